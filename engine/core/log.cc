@@ -1,0 +1,112 @@
+#include "kimi/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+namespace kimi::log {
+namespace {
+
+std::atomic<int> g_level{static_cast<int>(Level::kInfo)};
+std::atomic<int> g_format{static_cast<int>(Format::kAuto)};
+std::mutex g_write_mutex;
+
+std::string_view LevelName(Level level) {
+  switch (level) {
+    case Level::kDebug: return "debug";
+    case Level::kInfo: return "info";
+    case Level::kWarn: return "warn";
+    case Level::kError: return "error";
+  }
+  return "info";
+}
+
+std::string NowUtc() {
+  using namespace std::chrono;
+  auto now = system_clock::now();
+  std::time_t secs = system_clock::to_time_t(now);
+  auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+  return buf;
+}
+
+nlohmann::json ToJson(const Field::Value& v) {
+  return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
+}
+
+std::string FormatText(Level level, std::string_view message, std::initializer_list<Field> fields,
+                       std::string_view ts) {
+  std::string out(ts);
+  out += ' ';
+  std::string lvl(LevelName(level));
+  for (auto& c : lvl) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  out += lvl;
+  out.append(6 - lvl.size(), ' ');
+  out += message;
+  for (const Field& f : fields) {
+    out += ' ';
+    out += f.key;
+    out += '=';
+    if (auto* s = std::get_if<std::string>(&f.value)) {
+      bool plain = !s->empty() && s->find_first_of(" \"=\n\t") == std::string::npos;
+      out += plain ? *s : nlohmann::json(*s).dump();
+    } else {
+      out += ToJson(f.value).dump();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void Configure(Level level, Format format) {
+  g_level.store(static_cast<int>(level));
+  g_format.store(static_cast<int>(format));
+}
+
+Level CurrentLevel() { return static_cast<Level>(g_level.load()); }
+
+bool ParseLevel(std::string_view name, Level* out) {
+  for (Level l : {Level::kDebug, Level::kInfo, Level::kWarn, Level::kError}) {
+    if (name == LevelName(l)) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string FormatJson(Level level, std::string_view message, std::initializer_list<Field> fields,
+                       std::string_view timestamp) {
+  nlohmann::ordered_json j;
+  j["ts"] = timestamp;
+  j["level"] = LevelName(level);
+  j["msg"] = message;
+  for (const Field& f : fields) j[f.key] = ToJson(f.value);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void Write(Level level, std::string_view message, std::initializer_list<Field> fields) {
+  if (static_cast<int>(level) < g_level.load()) return;
+  std::string ts = NowUtc();
+  auto format = static_cast<Format>(g_format.load());
+  if (format == Format::kAuto) format = isatty(STDERR_FILENO) ? Format::kText : Format::kJson;
+  std::string line = format == Format::kJson ? FormatJson(level, message, fields, ts)
+                                             : FormatText(level, message, fields, ts);
+  line += '\n';
+  std::lock_guard<std::mutex> lock(g_write_mutex);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace kimi::log

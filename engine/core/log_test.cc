@@ -1,0 +1,35 @@
+#include "kimi/log.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace kimi::log {
+namespace {
+
+TEST(LogTest, JsonLineHasFieldsInOrder) {
+  std::string line = FormatJson(Level::kWarn, "slow client", {{"request_id", "r-1"}, {"ms", 1500}, {"tls", true}},
+                                "2026-01-01T00:00:00.000Z");
+  auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["level"], "warn");
+  EXPECT_EQ(j["msg"], "slow client");
+  EXPECT_EQ(j["request_id"], "r-1");
+  EXPECT_EQ(j["ms"], 1500);
+  EXPECT_EQ(j["tls"], true);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(LogTest, InvalidUtf8IsReplacedNotThrown) {
+  std::string bad = "\xff\xfe";
+  std::string line = FormatJson(Level::kInfo, bad, {{"k", bad}}, "t");
+  EXPECT_NO_THROW(nlohmann::json::parse(line));
+}
+
+TEST(LogTest, ParseLevel) {
+  Level l;
+  ASSERT_TRUE(ParseLevel("debug", &l));
+  EXPECT_EQ(l, Level::kDebug);
+  EXPECT_FALSE(ParseLevel("verbose", &l));
+}
+
+}  // namespace
+}  // namespace kimi::log
