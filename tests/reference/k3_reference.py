@@ -12,7 +12,9 @@ three modes:
 Numerics: every weight is converted exactly (BF16, F32 and MXFP4 are all exactly representable)
 to float64, and every activation is kept in float64; nothing is rounded to BF16 between ops.
 Only the logits written to --out are rounded to float32. The reference is therefore the
-"infinite precision" answer an engine computing in float32 should approach.
+"infinite precision" answer an engine computing in float32 should approach. `--precision
+float32` runs the same code with float32 weights and activations instead; its distance to the
+float64 run measures what float32 arithmetic alone costs, which sizes engine tolerances.
 
 It is meant for small models (k3-nano): weights are cached in float64.
 Dependencies: numpy and the standard library only.
@@ -107,7 +109,8 @@ def canonical_name(name):
 class Checkpoint:
     """All shards of a model directory, addressed by canonical tensor name."""
 
-    def __init__(self, model_dir):
+    def __init__(self, model_dir, dtype=np.float64):
+        self.dtype = dtype
         index_path = os.path.join(model_dir, "model.safetensors.index.json")
         if os.path.exists(index_path):
             with open(index_path) as f:
@@ -133,7 +136,7 @@ class Checkpoint:
         return shard.raw(stored_name)
 
     def get(self, name):
-        """A BF16/F32/F16/F64 tensor as float64 (cached)."""
+        """A BF16/F32/F16/F64 tensor in the compute dtype (cached)."""
         if name not in self._cache:
             array, dtype = self.raw(name)
             if dtype == "BF16":
@@ -142,11 +145,11 @@ class Checkpoint:
                 array = array.astype(np.float64)
             else:
                 raise ValueError(f"tensor {name}: dtype {dtype} is not a float type")
-            self._cache[name] = array
+            self._cache[name] = array.astype(self.dtype)
         return self._cache[name]
 
     def get_linear(self, prefix):
-        """A linear weight [out, in] as float64: `prefix.weight` (BF16) or MXFP4 planes."""
+        """A linear weight [out, in]: `prefix.weight` (BF16) or MXFP4 planes."""
         if self.has(prefix + ".weight"):
             return self.get(prefix + ".weight")
         key = prefix + ".weight_packed"
@@ -157,7 +160,7 @@ class Checkpoint:
                 raise ValueError(f"{prefix}: mxfp4 planes must be U8")
             if scale.shape != (packed.shape[0], 2 * packed.shape[1] // MXFP4_BLOCK):
                 raise ValueError(f"{prefix}: weight_scale shape does not match weight_packed")
-            self._cache[key] = mxfp4_dequantize(packed, scale)
+            self._cache[key] = mxfp4_dequantize(packed, scale).astype(self.dtype)
         return self._cache[key]
 
 
@@ -313,7 +316,7 @@ def kda_recurrent(q, k, v, g, beta, state):
       S <- S + beta_t k_t (v_t - S^T k_t)^T
       o_t = S^T q_t
     """
-    out = np.zeros(v.shape)
+    out = np.zeros_like(v)
     for t in range(len(q)):
         state = state * np.exp(g[t])[:, :, None]
         recalled = np.einsum("hk,hkv->hv", k[t], state)
@@ -334,7 +337,7 @@ def kda_chunked(q, k, v, g, beta, state, chunk_size=64):
       S_end   = diag(exp G_n) S0 + (K * exp(G_n - G))^T Delta
     """
     steps, heads, _ = q.shape
-    out = np.zeros(v.shape)
+    out = np.zeros_like(v)
     state = state.copy()
     for start in range(0, steps, chunk_size):
         end = min(start + chunk_size, steps)
@@ -348,7 +351,7 @@ def kda_chunked(q, k, v, g, beta, state, chunk_size=64):
             decay = np.exp(np.where(lower_incl[:, :, None], diff, -np.inf))
             a = bc[:, None] * np.einsum("ri,si,rsi->rs", kc, kc, decay)
             a = np.where(lower_strict, a, 0.0)
-            t_mat = np.linalg.solve(np.eye(n) + a, np.diag(bc))
+            t_mat = np.linalg.solve(np.eye(n, dtype=a.dtype) + a, np.diag(bc))
             w = t_mat @ (kc * np.exp(G))
             u = t_mat @ vc
             delta = u - w @ state[h]
@@ -360,10 +363,10 @@ def kda_chunked(q, k, v, g, beta, state, chunk_size=64):
 
 
 class KdaState:
-    def __init__(self, cfg):
+    def __init__(self, cfg, dtype):
         p = cfg.kda_heads * cfg.kda_head_dim
-        self.conv = np.zeros((3, cfg.conv_size - 1, p))  # q, k, v pre-conv history
-        self.S = np.zeros((cfg.kda_heads, cfg.kda_head_dim, cfg.kda_head_dim))
+        self.conv = np.zeros((3, cfg.conv_size - 1, p), dtype)  # q, k, v pre-conv history
+        self.S = np.zeros((cfg.kda_heads, cfg.kda_head_dim, cfg.kda_head_dim), dtype)
 
 
 class KdaLayer:
@@ -387,7 +390,7 @@ class KdaLayer:
         self.o_proj = ckpt.get(f"{prefix}.o_proj.weight")                             # [D, P]
 
     def new_state(self):
-        return KdaState(self.cfg)
+        return KdaState(self.cfg, self.o_proj.dtype)
 
     def decay_log(self, f):
         """Per-channel log decay g (< 0) from f = f_b(f_a(x)), shape [T, H, d]."""
@@ -426,9 +429,9 @@ MLA_NORM_EPS = 1e-6  # q_a_layernorm and kv_a_layernorm (see docs/engine.md on t
 
 
 class MlaState:
-    def __init__(self, cfg):
-        self.latent = np.zeros((0, cfg.kv_lora_rank))   # normalised c_kv per past token
-        self.k_pe = np.zeros((0, cfg.qk_rope_dim))       # shared positional key per past token
+    def __init__(self, cfg, dtype):
+        self.latent = np.zeros((0, cfg.kv_lora_rank), dtype)  # normalised c_kv per past token
+        self.k_pe = np.zeros((0, cfg.qk_rope_dim), dtype)     # shared positional key per past token
 
 
 class MlaLayer:
@@ -453,7 +456,7 @@ class MlaLayer:
         self.scale = (dn + dr) ** -0.5
 
     def new_state(self):
-        return MlaState(self.cfg)
+        return MlaState(self.cfg, self.o_proj.dtype)
 
     def __call__(self, x, state, opts):
         cfg = self.cfg
@@ -597,9 +600,10 @@ class Sequence:
 
 
 class Model:
-    def __init__(self, model_dir):
+    def __init__(self, model_dir, dtype=np.float64):
+        """dtype float64 is the reference; float32 estimates what a float32 engine deviates."""
         self.cfg = Config.load(model_dir)
-        ckpt = Checkpoint(model_dir)
+        ckpt = Checkpoint(model_dir, dtype)
         cfg = self.cfg
         self.embed = ckpt.get("model.embed_tokens.weight")                            # [V, D]
         self.layers = [Layer(ckpt, cfg, i) for i in range(cfg.num_layers)]
@@ -678,10 +682,12 @@ def main(argv=None):
     ap.add_argument("--mla", choices=["naive", "absorbed"], default=None,
                     help="MLA form (default: naive for prefill, absorbed for decode)")
     ap.add_argument("--max-tokens", type=int, default=32, help="generate: ids to produce")
+    ap.add_argument("--precision", choices=["float64", "float32"], default="float64",
+                    help="float32 computes everything in float32, to size engine tolerances")
     args = ap.parse_args(argv)
 
     ids = [int(t) for t in args.token_ids.split(",") if t.strip()]
-    model = Model(args.model)
+    model = Model(args.model, np.float32 if args.precision == "float32" else np.float64)
     if any(t < 0 or t >= model.cfg.vocab_size for t in ids):
         ap.error("token id outside the vocabulary")
     if args.mode == "generate":

@@ -171,6 +171,20 @@ class ModelTest(unittest.TestCase):
             sequence = sequence + [token]
 
 
+class PrecisionTest(unittest.TestCase):
+    def test_float32_run_stays_close_to_float64(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            model_dir = make_tiny_model.write_model(os.path.join(tmp, "m"), seed=13)
+            exact, _ = ref.Model(model_dir).prefill(TOKENS)
+            single, _ = ref.Model(model_dir, np.float32).prefill(TOKENS)
+            single_decode, _ = ref.Model(model_dir, np.float32).decode(TOKENS)
+            self.assertEqual(single.dtype, np.float32)
+            err = relative_error(single, exact)
+            self.assertGreater(err, 0.0)       # really computed in float32
+            self.assertLess(err, 1e-4)
+            self.assertLess(relative_error(single_decode, exact), 1e-4)
+
+
 class LayoutVariantsTest(unittest.TestCase):
     def test_unprefixed_names_load_to_the_same_model(self):
         with tempfile.TemporaryDirectory() as tmp:
