@@ -206,6 +206,55 @@ class LayoutVariantsTest(unittest.TestCase):
                 self.assertLess(relative_error(decode, prefill), 1e-10, name)
 
 
+FAKE_ENGINE = """#!{python}
+# Stands in for kimi-engine: synth/eval/generate answered by the reference itself, with the
+# logits scaled by 1 + {error} so the comparison has something to catch.
+import sys
+sys.path.insert(0, {here!r})
+import numpy as np
+import k3_reference as ref
+import make_tiny_model
+args = sys.argv[1:]
+opt = dict(zip(args[1::2], args[2::2]))
+if args[0] == "synth":
+    make_tiny_model.write_model(opt["--out"], seed=21)
+    sys.exit(0)
+model = ref.Model(opt["--model"])
+ids = [int(t) for t in opt["--token-ids"].split(",")]
+if args[0] == "eval":
+    if opt.get("--mode") == "decode":
+        logits, _ = model.decode(ids)
+    else:
+        logits, _ = model.prefill(ids)
+    (logits * (1.0 + {error})).astype("<f4").tofile(opt["--dump-logits"])
+elif args[0] == "generate":
+    print("ids:", " ".join(map(str, model.generate(ids, int(opt["--max-tokens"])))))
+"""
+
+
+class EngineDriverTest(unittest.TestCase):
+    def run_driver(self, error):
+        with tempfile.TemporaryDirectory() as tmp:
+            engine = os.path.join(tmp, "fake-engine")
+            with open(engine, "w") as f:
+                f.write(FAKE_ENGINE.format(python=sys.executable, here=HERE, error=error))
+            os.chmod(engine, 0o755)
+            return subprocess.run(
+                [sys.executable, os.path.join(HERE, "check_engine.py"), "--engine", engine,
+                 "--synth-preset", "k3-nano", "--decode-flag", "--mode decode",
+                 "--greedy-steps", "5"], capture_output=True, text=True)
+
+    def test_accepts_an_engine_within_tolerance(self):
+        done = self.run_driver(1e-5)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("greedy: 5 steps compared, ok", done.stdout)
+
+    def test_rejects_an_engine_outside_tolerance(self):
+        done = self.run_driver(1e-2)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertIn("prefill: max relative error 1.000e-02", done.stdout)
+
+
 class CommandLineTest(unittest.TestCase):
     def test_writes_float32_logits_per_token(self):
         with tempfile.TemporaryDirectory() as tmp:

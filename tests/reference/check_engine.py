@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Compares `kimi-engine` with the numpy reference on one model directory.
+
+Runs, for the same token ids:
+  prefill   `ENGINE eval --model DIR --token-ids IDS --dump-logits F` against
+            `k3_reference.py --mode prefill`
+  decode    the same eval with --decode-flag (for example "--mode decode"), when given,
+            against `k3_reference.py --mode decode`
+  greedy    `ENGINE generate --model DIR --token-ids IDS --max-tokens N` against the reference's
+            greedy ids (the last N integers the engine prints are taken as its ids)
+
+and fails when max |engine - reference| / max |reference| exceeds --tolerance, or when a greedy
+id differs at a step where the reference's top-two logit gap exceeds the tolerance (see
+docs/engine.md, "Tolerances against the reference"). With --synth-preset the model directory is
+first written by `ENGINE synth --preset NAME --out DIR`.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import k3_reference as ref  # noqa: E402
+
+
+def run(cmd):
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"command failed ({done.returncode}): {shlex.join(cmd)}")
+    return done.stdout
+
+
+def engine_logits(engine, model_dir, ids, path, extra, vocab):
+    run([engine, "eval", "--model", model_dir, "--token-ids", ",".join(map(str, ids)),
+         "--dump-logits", path] + extra)
+    logits = np.fromfile(path, dtype="<f4")
+    if logits.size != len(ids) * vocab:
+        raise SystemExit(f"{path}: {logits.size} floats, expected {len(ids)} x {vocab}")
+    return logits.reshape(len(ids), vocab).astype(np.float64)
+
+
+def compare(name, actual, expected, tolerance):
+    error = float(np.max(np.abs(actual - expected)) / np.max(np.abs(expected)))
+    same_argmax = float(np.mean(actual.argmax(1) == expected.argmax(1)))
+    print(f"{name}: max relative error {error:.3e} (tolerance {tolerance:.1e}), "
+          f"argmax agreement {same_argmax:.3f}")
+    return error <= tolerance
+
+
+def check_greedy(engine, model, model_dir, ids, steps, tolerance):
+    out = run([engine, "generate", "--model", model_dir, "--token-ids", ",".join(map(str, ids)),
+               "--max-tokens", str(steps)])
+    printed = [int(t) for t in re.findall(r"-?\d+", out)]
+    if len(printed) < steps:
+        print(f"greedy: engine printed {len(printed)} ids, expected {steps}")
+        return False
+    engine_ids = printed[-steps:]
+    logits, seq = model.prefill(list(ids))
+    last, ok = logits[-1], True
+    for step, token in enumerate(engine_ids):
+        top2 = np.sort(last)[-2:]
+        gap = (top2[1] - top2[0]) / np.max(np.abs(last))
+        expected = int(np.argmax(last))
+        if token != expected:
+            decisive = gap > tolerance
+            print(f"greedy step {step}: engine {token}, reference {expected}, "
+                  f"top-two gap {gap:.2e} ({'FAIL' if decisive else 'near tie, accepted'})")
+            if decisive:
+                ok = False
+                break
+        # follow the engine's choice so later steps compare like with like
+        last = model.forward([(seq, [token])], ref.Options(mla="absorbed"))[0][0]
+    print(f"greedy: {steps} steps compared, {'ok' if ok else 'mismatch'}")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--engine", required=True, help="path of the kimi-engine binary")
+    ap.add_argument("--model", help="model directory (or use --synth-preset)")
+    ap.add_argument("--synth-preset", help="write the model with ENGINE synth --preset NAME")
+    ap.add_argument("--token-ids", default="1,7,42,3,99,250,13,5,77,64,2,31")
+    ap.add_argument("--decode-flag", default="",
+                    help="extra eval arguments selecting token-by-token decode")
+    ap.add_argument("--greedy-steps", type=int, default=32)
+    ap.add_argument("--tolerance", type=float, default=1e-3)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = args.model
+        if args.synth_preset:
+            model_dir = os.path.join(tmp, args.synth_preset)
+            run([args.engine, "synth", "--preset", args.synth_preset, "--out", model_dir])
+        if not model_dir:
+            ap.error("give --model or --synth-preset")
+        model = ref.Model(model_dir)
+        vocab = model.cfg.vocab_size
+        ids = [int(t) % vocab for t in args.token_ids.split(",")]
+        ok = True
+
+        expected, _ = model.prefill(ids, ref.Options(kda="chunked"))
+        actual = engine_logits(args.engine, model_dir, ids, os.path.join(tmp, "p.bin"), [], vocab)
+        ok &= compare("prefill", actual, expected, args.tolerance)
+
+        if args.decode_flag:
+            expected, _ = model.decode(ids)
+            actual = engine_logits(args.engine, model_dir, ids, os.path.join(tmp, "d.bin"),
+                                   shlex.split(args.decode_flag), vocab)
+            ok &= compare("decode", actual, expected, args.tolerance)
+
+        if args.greedy_steps:
+            ok &= check_greedy(args.engine, model, model_dir, ids[:4], args.greedy_steps,
+                               args.tolerance)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
