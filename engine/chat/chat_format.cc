@@ -395,6 +395,13 @@ std::string_view ChatFormat::GenerationStub(bool thinking) { return thinking ? k
 
 Result<RenderedPrompt> ChatFormat::Render(const ChatRequest& request) {
   if (!request.messages.is_array()) return Status::InvalidArgument("messages: must be an array of messages");
+  for (const auto& [field, value] : {std::pair<const char*, const Json*>{"messages", &request.messages},
+                                     {"tools", &request.tools}, {"response_format", &request.response_format}}) {
+    if (!chat::NestingWithin(*value, chat::kMaxNesting)) {
+      return Status::InvalidArgument(std::string(field) + ": nested deeper than " +
+                                     std::to_string(chat::kMaxNesting) + " levels");
+    }
+  }
   return Renderer(request).Run();
 }
 

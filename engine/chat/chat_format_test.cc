@@ -135,5 +135,24 @@ TEST(ChatFormat, ThinkingEffortErrorNamesTheValue) {
   EXPECT_FALSE(ChatFormat::Render(body).ok());
 }
 
+TEST(ChatFormat, RefusesPathologicallyDeepJson) {
+  Json deep = Json::array();
+  for (int i = 0; i < 5000; ++i) deep = Json::array({std::move(deep)});
+  Json body = {{"messages", {{{"role", "user"}, {"content", "x"}}}}};
+  body["tools"] = std::move(deep);
+  Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+  ASSERT_FALSE(prompt.ok());
+  EXPECT_NE(prompt.status().message().find("tools: nested deeper"), std::string::npos);
+  Json shallow = Json::array();
+  for (int i = 0; i < 150; ++i) shallow = Json::array({std::move(shallow)});
+  body["tools"] = shallow;
+  EXPECT_TRUE(ChatFormat::Render(body).ok());
+  // From text, the depth is checked before anything copies the tree.
+  std::string text = R"({"messages": [], "response_format": )" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  Result<ChatRequest> request = ParseChatRequest(std::string_view(text));
+  ASSERT_FALSE(request.ok());
+  EXPECT_NE(request.status().message().find("response_format: nested deeper"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kimi

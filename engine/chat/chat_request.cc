@@ -3,6 +3,8 @@
 
 #include "kimi/chat_format.h"
 
+#include "chat/python_text.h"
+
 namespace kimi {
 namespace {
 
@@ -42,6 +44,12 @@ Status ReadThinking(const Json& value, bool* out) {
 
 Result<ChatRequest> ParseChatRequest(const Json& body) {
   if (!body.is_object()) return Status::InvalidArgument("request body: must be a JSON object");
+  // Copying a JSON tree recurses, so depth is checked before any field is copied.
+  for (const auto& [key, value] : body.items()) {
+    if (!chat::NestingWithin(value, chat::kMaxNesting)) {
+      return Status::InvalidArgument(key + ": nested deeper than " + std::to_string(chat::kMaxNesting) + " levels");
+    }
+  }
   ChatRequest request;
   const Json* messages = Find(body, "messages");
   if (messages == nullptr || !messages->is_array()) {

@@ -192,6 +192,19 @@ void AppendSorted(const Json& v, std::string* out) {
 
 }  // namespace
 
+bool NestingWithin(const Json& root, size_t limit) {
+  std::vector<std::pair<const Json*, size_t>> stack = {{&root, 1}};
+  while (!stack.empty()) {
+    auto [value, depth] = stack.back();
+    stack.pop_back();
+    if (depth > limit) return false;
+    if (value->is_structured()) {
+      for (const Json& child : *value) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return true;
+}
+
 void AppendPythonJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   for (char ch : s) {

@@ -9,6 +9,7 @@
 // Owns nothing. Thread safety: pure functions, callable from any thread.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,6 +18,12 @@
 namespace kimi::chat {
 
 using Json = nlohmann::ordered_json;
+
+// The printers below recurse once per nesting level; requests nested deeper than this are
+// refused before rendering (Python's own recursion limit would stop the template too).
+inline constexpr size_t kMaxNesting = 200;
+// True when no value in the tree is nested deeper than `limit` levels. Iterative.
+bool NestingWithin(const Json& root, size_t limit);
 
 // json.dumps(s, ensure_ascii=False) for a string: quotes, escapes ", \, controls (\u00xx).
 void AppendPythonJsonString(std::string_view s, std::string* out);
