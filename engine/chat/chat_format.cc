@@ -194,7 +194,9 @@ class Renderer {
     const Json& message = request_.messages[index];
     if (!message.is_object()) return Status::OK();  // the template skips non-mappings
     if (!message.contains("role")) return Status::InvalidArgument(Path(index) + ": a message needs a role");
-    if (RoleIs(message, "user") || (RoleIs(message, "system") && !PythonTruthy(Get(message, "tools") ? *Get(message, "tools") : Json()))) {
+    const Json* tools = Get(message, "tools");
+    const bool declares_tools = RoleIs(message, "system") && tools != nullptr && PythonTruthy(*tools);
+    if (RoleIs(message, "user") || (RoleIs(message, "system") && !declares_tools)) {
       Attrs attrs = {{"role", RoleIs(message, "user") ? "user" : "system"}};
       NameAttr(message, &attrs);
       OpenTag("message", attrs);
@@ -202,8 +204,8 @@ class Renderer {
       EndMessage();
       return Status::OK();
     }
-    if (RoleIs(message, "system")) {  // a system message carrying tools: dynamic tool declaration
-      ToolDeclare(message["tools"], /*dynamic=*/true);
+    if (declares_tools) {  // a system message carrying tools: dynamic tool declaration
+      ToolDeclare(*tools, /*dynamic=*/true);
       return Status::OK();
     }
     if (RoleIs(message, "assistant")) return Assistant(index);

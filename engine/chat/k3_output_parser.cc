@@ -15,6 +15,8 @@ namespace {
 constexpr std::string_view kOpenText = "<|open|>";
 constexpr std::string_view kCloseText = "<|close|>";
 constexpr std::string_view kSepText = "<|sep|>";
+// Longer than any tag the template writes (a tool name and an argument key included).
+constexpr size_t kMaxTagHeaderBytes = 1024;
 
 // Standard JSON string escaping, without the quotes, for text made of whole characters.
 void AppendJsonEscaped(std::string_view text, std::string* out) {
@@ -78,6 +80,7 @@ class K3OutputParser final : public OutputParser {
       EndOfMessage();
     } else if (pending_tag_ != PendingTag::kNone) {
       tag_text_.append(token.text);
+      if (tag_text_.size() > kMaxTagHeaderBytes) GiveUpOnLongTag();
     } else {
       Text(token.text);
     }
@@ -182,6 +185,18 @@ class K3OutputParser final : public OutputParser {
     const std::string_view marker = pending_tag_ == PendingTag::kOpen ? kOpenText : kCloseText;
     pending_tag_ = PendingTag::kNone;
     Literal(std::string(marker) + tag_text_, "a tag without its <|sep|>");
+  }
+
+  // An <|open|> or <|close|> whose <|sep|> does not come within kMaxTagHeaderBytes is not a
+  // tag: its first bytes (cut at a character boundary, so where the tokens were cut does not
+  // matter) become answer text and the rest is text of the current channel.
+  void GiveUpOnLongTag() {
+    size_t cut = kMaxTagHeaderBytes;
+    while (cut > 0 && (static_cast<unsigned char>(tag_text_[cut]) & 0xC0) == 0x80) --cut;
+    std::string rest = tag_text_.substr(cut);
+    tag_text_.resize(cut);
+    AbandonPendingTag();
+    Text(rest);
   }
 
   void LiteralOpen(std::string_view why) { Literal(std::string(kOpenText) + tag_text_ + std::string(kSepText), why); }

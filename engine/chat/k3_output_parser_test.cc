@@ -236,6 +236,27 @@ TEST(K3OutputParser, SpecialTextInAnOrdinaryTokenIsText) {
   EXPECT_EQ(run.warnings, 0u);
 }
 
+TEST(K3OutputParser, AnOpenWithoutSepDoesNotSwallowTheStream) {
+  // Built with append: GCC 12 warns falsely (-Wrestrict) on chains of string operator+.
+  std::string output = "r<|open|>";
+  output.append(1500, 'x').append("東京<|close|>think<|sep|><|open|>response<|sep|>a");
+  std::string answer = "<|open|>";
+  answer.append(1024, 'x').append("a");
+  std::string reasoning = "r";
+  reasoning.append(476, 'x').append("東京");
+  const ParserRun whole = FeedText(output, OutputStart::kThinkChannel);
+  EXPECT_EQ(whole.parsed.answer, answer);
+  EXPECT_EQ(whole.parsed.reasoning, reasoning);
+  for (size_t piece : {1, 3, 7}) {
+    ParserRun split = Feed(SplitAtSpecialTokens(output, SpecialTokenIds::K3(), piece), OutputStart::kThinkChannel);
+    EXPECT_EQ(split.parsed, whole.parsed) << piece;
+  }
+  // A cut inside a character moves to the character's start.
+  std::string cjk = "<|open|>";
+  cjk.append(1023, 'y').append("東<|sep|>");
+  EXPECT_EQ(FeedText(cjk).parsed.answer, cjk);
+}
+
 TEST(K3OutputParser, TextAfterTheEndIsIgnored) {
   ParserRun run = FeedText("a<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>junk");
   EXPECT_EQ(run.parsed.answer, "a");

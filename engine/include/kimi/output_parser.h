@@ -107,8 +107,9 @@ struct ParsedOutput {
 void FoldEvent(const OutputEvent& event, ParsedOutput* out);
 ParsedOutput FoldEvents(std::span<const OutputEvent> events);
 
-// Whole-output parse: feeds every token to a fresh parser, finishes it, folds the events.
-// Defined as exactly that fold, so streaming and whole-output parsing cannot disagree.
+// Whole-output parse: feeds every token, finishes the parser and folds the events; defined
+// as exactly that fold, so streaming and whole-output parsing cannot disagree.
+// Preconditions: `parser` is fresh (nothing fed yet).
 ParsedOutput ParseOutput(OutputParser& parser, std::span<const GeneratedToken> tokens);
 
 // A token with owned text, for callers that build token lists from text (tests, tools).

@@ -259,6 +259,12 @@ CASES = [
             "parameters": {"type": "object", "properties": {"place": {"type": "string"}, "people": {"type": "integer"},
                                                               "time": {"type": "string"}, "confirm": {"type": "boolean"}}}}}],
         "thinking_effort": "medium", "chat_template_kwargs": {"preserve_thinking": False}}),
+    ("tool_message_first", {"messages": [{"role": "tool", "name": "boot", "content": "ready"}, U("x")]}),
+    ("empty_tool_calls_list_and_string_function", {"messages": [U("x"),
+        {"role": "assistant", "content": "none", "tool_calls": []},
+        {"role": "tool", "name": "named", "content": "r"},
+        {"role": "assistant", "tool_calls": [{"id": "s", "function": "not a mapping", "name": "top_level", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "s", "content": "r2"}]}),
     # Errors the template raises.
     ("error_unknown_effort", {"messages": [U("x")], "thinking_effort": "ultra"}, "thinking_effort"),
     ("error_tool_call_without_name", {"messages": [U("x"), {"role": "assistant", "tool_calls": [{"id": "a", "function": {"arguments": {}}}]}]},
