@@ -395,6 +395,11 @@ class Renderer {
 
 std::string_view ChatFormat::GenerationStub(bool thinking) { return thinking ? kThinkStub : kResponseStub; }
 
+OutputStart ChatFormat::OutputStartFor(const ChatRequest& request) {
+  if (!request.add_generation_prompt) return OutputStart::kBeforeMessage;
+  return request.thinking ? OutputStart::kThinkChannel : OutputStart::kResponseChannel;
+}
+
 Result<RenderedPrompt> ChatFormat::Render(const ChatRequest& request) {
   if (!request.messages.is_array()) return Status::InvalidArgument("messages: must be an array of messages");
   for (const auto& [field, value] : {std::pair<const char*, const Json*>{"messages", &request.messages},

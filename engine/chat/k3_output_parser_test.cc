@@ -286,6 +286,12 @@ TEST(K3OutputParser, UsesTheSpecialIdsItIsGiven) {
 TEST(K3OutputParser, PromptStubMatchesTheParserStart) {
   // The stub ends the prompt, so the first generated token is inside that channel.
   EXPECT_EQ(ChatFormat::GenerationStub(true), "<|open|>think<|sep|>");
+  ChatRequest request;
+  EXPECT_EQ(ChatFormat::OutputStartFor(request), OutputStart::kThinkChannel);
+  request.thinking = false;
+  EXPECT_EQ(ChatFormat::OutputStartFor(request), OutputStart::kResponseChannel);
+  request.add_generation_prompt = false;
+  EXPECT_EQ(ChatFormat::OutputStartFor(request), OutputStart::kBeforeMessage);
   ParserRun run = FeedText("r<|close|>think<|sep|><|open|>response<|sep|>a", OutputStart::kThinkChannel);
   EXPECT_EQ(run.parsed.reasoning, "r");
   EXPECT_EQ(run.parsed.answer, "a");

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/output_parser.h"
 #include "kimi/status.h"
 
 namespace kimi {
@@ -68,6 +69,10 @@ class ChatFormat {
   // "<|open|>think<|sep|>" when thinking, else "<|open|>response<|sep|>": the three tokens that
   // open the channel the model writes first. They follow the assistant message header.
   static std::string_view GenerationStub(bool thinking);
+
+  // Where the model's output starts for this request, for OutputParserOptions::start: inside
+  // the channel the stub opened, or before the assistant header without a generation prompt.
+  static OutputStart OutputStartFor(const ChatRequest& request);
 
   // Renders the prompt. Errors: InvalidArgument for an unsupported thinking_effort, a tool
   // call that is not an object or has no function name, arguments that are neither an
