@@ -155,15 +155,23 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  kimi::log::Info("starting", {{"version", KIMI_APPLIANCE_VERSION}, {"config", flags.config_path},
-                               {"pid", static_cast<int64_t>(getpid())}});
-
   kimi::metrics::Registry registry;
   RegisterProcessMetrics(registry);
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
   // No model loader exists in this build; the component stays not ready, honestly.
   readiness.Declare("model", "not loaded: no model configured");
+
+  // The port first: a daemon that cannot listen should say so before touching anything else.
+  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
+  kimi::http::Services services{&registry, &readiness};
+  kimi::http::Server server(options, services, registry);
+  if (kimi::Status bound = server.Bind(); !bound.ok()) {
+    kimi::log::Error(bound.message());
+    return 1;
+  }
+  kimi::log::Info("starting", {{"version", KIMI_APPLIANCE_VERSION}, {"config", flags.config_path},
+                               {"pid", static_cast<int64_t>(getpid())}});
 
   kimi::Result<std::unique_ptr<kimi::store::Store>> store = kimi::store::Store::Open(config.storage.data_dir);
   if (!store.ok()) {
@@ -178,13 +186,7 @@ int main(int argc, char** argv) {
   kimi::log::Info("database open", {{"path", (*store)->path()}, {"migrations_applied", *migrated}});
   readiness.MarkReady("database", "open: " + (*store)->path());
 
-  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
-  kimi::http::Services services{&registry, &readiness};
-  kimi::http::Server server(options, services, registry);
-  if (kimi::Status bound = server.Bind(); !bound.ok()) {
-    kimi::log::Error(bound.message());
-    return 1;
-  }
+  // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},
                                 {"url", "http://" + server.bound_address() + "/"},
                                 {"max_connections", config.limits.max_connections}});

@@ -35,8 +35,10 @@ Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Wait::kError;
     if (n == 0) return Clock::now() >= deadline ? Wait::kTimeout : Wait::kReadable;
-    if (stop_fd >= 0 && (fds[1].revents & POLLIN)) return Wait::kStop;
-    return Wait::kReadable;  // POLLHUP/POLLERR too: the next recv reports them
+    // Bytes from the client win over the stop: a request that has started arriving is in
+    // flight and gets served; only a connection with nothing to read is closed.
+    if (fds[0].revents != 0) return Wait::kReadable;  // POLLHUP/POLLERR too: recv reports them
+    return Wait::kStop;
   }
 }
 

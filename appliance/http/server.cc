@@ -132,7 +132,8 @@ void Server::AcceptLoop() {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (pending_.size() < idle_workers_) {
+      if (assigned_ < static_cast<size_t>(options_.limits.max_connections)) {
+        ++assigned_;
         pending_.push_back(fd);
         work_cv_.notify_one();
         continue;
@@ -186,9 +187,7 @@ void Server::WorkerLoop() {
     int fd;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      ++idle_workers_;
       work_cv_.wait(lock, [this] { return !pending_.empty() || exit_; });
-      --idle_workers_;
       if (pending_.empty()) return;
       fd = pending_.front();
       pending_.pop_front();
@@ -202,7 +201,7 @@ void Server::WorkerLoop() {
       // Erased before close() so that Drain() never shuts down a reused descriptor.
       active_fds_.erase(fd);
       ::close(fd);
-      if (active_fds_.empty() && pending_.empty()) drained_cv_.notify_all();
+      if (--assigned_ == 0) drained_cv_.notify_all();
     }
   }
 }
@@ -211,9 +210,8 @@ void Server::Drain() {
   auto grace = std::chrono::milliseconds(options_.limits.shutdown_grace_ms);
   {
     std::unique_lock<std::mutex> lock(mu_);
-    size_t in_flight = active_fds_.size() + pending_.size();
-    if (in_flight > 0) log::Info("waiting for requests in flight", {{"connections", in_flight}});
-    bool drained = drained_cv_.wait_for(lock, grace, [this] { return active_fds_.empty() && pending_.empty(); });
+    if (assigned_ > 0) log::Info("waiting for requests in flight", {{"connections", assigned_}});
+    bool drained = drained_cv_.wait_for(lock, grace, [this] { return assigned_ == 0; });
     if (!drained) {
       log::Warn("shutdown grace period over; closing connections still open",
                 {{"connections", active_fds_.size()}, {"grace_ms", options_.limits.shutdown_grace_ms}});

@@ -74,10 +74,13 @@ class Server {
 
   std::mutex mu_;
   std::condition_variable work_cv_;    // pending_ gained a connection, or exit_
-  std::condition_variable drained_cv_;  // active_fds_ became empty
+  std::condition_variable drained_cv_;  // assigned_ dropped to 0
   std::deque<int> pending_;             // guarded by mu_: accepted, not yet picked by a worker
   std::set<int> active_fds_;            // guarded by mu_: connections a worker is serving
-  size_t idle_workers_ = 0;             // guarded by mu_
+  // guarded by mu_: connections handed to the pool and not yet closed (pending_ plus
+  // active_fds_). Never above the worker count, so every handed-off connection has a worker
+  // even when the workers have not reached their wait yet.
+  size_t assigned_ = 0;
   bool exit_ = false;                   // guarded by mu_: workers and rejecter leave
   std::deque<int> rejects_;             // guarded by mu_
   std::condition_variable reject_cv_;
