@@ -159,6 +159,10 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
 }
 
 Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Override>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("configuration file " + path + " is a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return Status::NotFound("cannot read configuration file " + path + ": " + std::strerror(errno));
