@@ -1,0 +1,196 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/listen_address.h"
+
+namespace kimi::config {
+namespace {
+
+ObjectSchema<ServerConfig> ServerSchema() {
+  return ObjectSchema<ServerConfig>()
+      .String("listen", &ServerConfig::listen,
+              "Address and port to listen on: \"127.0.0.1:8080\", \"[::1]:8080\". Numeric addresses only; "
+              "port 0 picks a free port.",
+              [](const std::string& v) {
+                Result<ListenAddress> parsed = ParseListenAddress(v);
+                return parsed.ok() ? std::string() : parsed.status().message();
+              })
+      .Boolean("allow_plain_http_on_loopback", &ServerConfig::allow_plain_http_on_loopback,
+               "Serve plain HTTP when the listen address is loopback. This build has no TLS, so the daemon "
+               "only starts when this is true and the address is loopback.");
+}
+
+ObjectSchema<StorageConfig> StorageSchema() {
+  return ObjectSchema<StorageConfig>().String(
+      "data_dir", &StorageConfig::data_dir,
+      "Directory of the daemon's state (appliance.db). Created with mode 0700 when missing. A relative path "
+      "is resolved against the directory of the configuration file.",
+      [](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); });
+}
+
+ObjectSchema<LogConfig> LogSchema() {
+  return ObjectSchema<LogConfig>()
+      .OneOf("level", &LogConfig::level, {"debug", "info", "warn", "error"}, "Lowest level written.")
+      .OneOf("format", &LogConfig::format, {"auto", "json", "text"},
+             "json: one JSON object a line; text: readable lines; auto: text on a terminal, json otherwise.");
+}
+
+ObjectSchema<LimitsConfig> LimitsSchema() {
+  constexpr int64_t kHour = 3'600'000;
+  return ObjectSchema<LimitsConfig>()
+      .Integer("max_body_bytes", &LimitsConfig::max_body_bytes, 1, int64_t{1} << 30,
+               "Largest request body accepted; larger ones get 413.")
+      .Integer("max_header_bytes", &LimitsConfig::max_header_bytes, 1024, 1 << 20,
+               "Largest request head (request line and headers) accepted; larger ones, or one header line over "
+               "8192 bytes, get 431.")
+      .Integer("read_timeout_ms", &LimitsConfig::read_timeout_ms, 100, kHour,
+               "Time allowed to receive a whole request (head and body), counted from its first byte (from the "
+               "connection's accept for the first request). A client that is slower is disconnected.")
+      .Integer("write_timeout_ms", &LimitsConfig::write_timeout_ms, 100, kHour,
+               "Longest a single write may wait for the client to take bytes.")
+      .Integer("idle_timeout_ms", &LimitsConfig::idle_timeout_ms, 100, kHour,
+               "How long a keep-alive connection may wait idle for its next request.")
+      .Integer("max_connections", &LimitsConfig::max_connections, 1, 4096,
+               "Connections served at once; each has a worker thread. Excess connections get 503 at once.")
+      .Integer("max_requests_per_connection", &LimitsConfig::max_requests_per_connection, 1, 1'000'000,
+               "Requests served on one keep-alive connection before the server closes it.")
+      .Integer("shutdown_grace_ms", &LimitsConfig::shutdown_grace_ms, 0, kHour,
+               "On SIGTERM/SIGINT, how long in-flight requests may run before their connections are closed.");
+}
+
+// Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"
+// silently wins over an earlier one is a trap for the operator.
+struct DuplicateKeyCheck {
+  struct Frame {
+    bool is_object = false;
+    std::vector<std::string> keys;  // keys seen so far; the last one is the current key
+  };
+  std::vector<Frame> frames;
+  std::string duplicate_path;
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      frames.push_back(Frame{event == E::object_start, {}});
+    } else if (event == E::object_end || event == E::array_end) {
+      if (!frames.empty()) frames.pop_back();
+    } else if (event == E::key && !frames.empty()) {
+      std::string key = parsed.get<std::string>();
+      Frame& frame = frames.back();
+      bool seen = std::find(frame.keys.begin(), frame.keys.end(), key) != frame.keys.end();
+      frame.keys.push_back(key);
+      if (seen && duplicate_path.empty()) {
+        duplicate_path = "$";
+        for (const Frame& f : frames) duplicate_path += f.is_object ? "." + f.keys.back() : std::string("[]");
+      }
+    }
+    return true;
+  }
+};
+
+std::string LineAndColumn(std::string_view text, size_t byte) {
+  size_t line = 1;
+  size_t column = 1;
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + " column " + std::to_string(column);
+}
+
+Result<nlohmann::json> ParseJson(std::string_view text, std::string_view origin) {
+  DuplicateKeyCheck dup;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end(), std::ref(dup));
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
+    size_t colon = what.find(": ");
+    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+    return Status::InvalidArgument(std::string(origin) + ": invalid JSON at " + LineAndColumn(text, e.byte) + ": " +
+                                   reason);
+  }
+  if (!dup.duplicate_path.empty()) {
+    return Status::InvalidArgument(std::string(origin) + ": " + dup.duplicate_path + ": duplicate key");
+  }
+  return j;
+}
+
+}  // namespace
+
+const ObjectSchema<AppConfig>& AppConfigSchema() {
+  static const ObjectSchema<AppConfig> schema =
+      ObjectSchema<AppConfig>()
+          .Object("server", &AppConfig::server, ServerSchema(), "HTTP listener.")
+          .Object("storage", &AppConfig::storage, StorageSchema(), "Where state is kept.")
+          .Object("log", &AppConfig::log, LogSchema(), "Logging.")
+          .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.");
+  return schema;
+}
+
+Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, const std::vector<Override>& overrides,
+                              const std::string& base_dir) {
+  KIMI_ASSIGN_OR_RETURN(nlohmann::json doc, ParseJson(text, origin));
+  AppConfig config;
+  const auto& schema = AppConfigSchema();
+  KIMI_RETURN_IF_ERROR(schema.Bind(doc, "$", &config).WithContext(origin));
+  namespace fs = std::filesystem;
+  if (fs::path(config.storage.data_dir).is_relative() && !base_dir.empty()) {
+    config.storage.data_dir = (fs::path(base_dir) / config.storage.data_dir).lexically_normal().string();
+  }
+  for (const Override& o : overrides) {
+    // An override is bound through the same schema as a one-key document.
+    nlohmann::json patch = o.value;
+    for (auto it = o.keys.rbegin(); it != o.keys.rend(); ++it) patch = nlohmann::json{{*it, patch}};
+    KIMI_RETURN_IF_ERROR(schema.Bind(patch, "$", &config).WithContext(o.flag));
+  }
+  return config;
+}
+
+Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Override>& overrides) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("configuration file " + path + " is a directory");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound("cannot read configuration file " + path + ": " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IOError("error reading configuration file " + path);
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  if (base_dir.empty()) base_dir = ".";
+  KIMI_ASSIGN_OR_RETURN(AppConfig config, ParseConfig(text.str(), path, overrides, base_dir));
+  KIMI_RETURN_IF_ERROR(CheckConfig(config).WithContext(path));
+  return config;
+}
+
+Status CheckConfig(const AppConfig& config) {
+  KIMI_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress(config.server.listen));
+  if (!listen.IsLoopback()) {
+    return Status::FailedPrecondition("$.server.listen: " + listen.ToString() +
+                                      " is not a loopback address; this build serves plain HTTP only (no TLS), "
+                                      "which is allowed on loopback only");
+  }
+  if (!config.server.allow_plain_http_on_loopback) {
+    return Status::FailedPrecondition(
+        "$.server.allow_plain_http_on_loopback is false and this build has no TLS, so there is nothing to serve; "
+        "set it to true to serve plain HTTP on " +
+        listen.ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace kimi::config

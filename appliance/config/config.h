@@ -1,0 +1,79 @@
+// The daemon's configuration: one typed struct per section, loaded from one JSON file.
+//
+// The struct member initialisers are the defaults; AppConfigSchema() binds JSON onto them
+// (see schema.h) and is the only place keys are declared. LoadConfigFile() reads the file,
+// rejects invalid JSON, duplicate keys, unknown keys and wrong types with the key's JSON path,
+// applies command-line overrides through the same schema, resolves relative paths and runs
+// the cross-key checks of CheckConfig(). docs/configuration.md documents every key; a unit
+// test keeps the two in step.
+//
+// Thread safety: AppConfig is a value; the schema is immutable and shared.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/schema.h"
+#include "kimi/status.h"
+
+namespace kimi::config {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/kimi-appliance/appliance.json";
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8080";
+  bool allow_plain_http_on_loopback = false;
+};
+
+struct StorageConfig {
+  std::string data_dir = "/var/lib/kimi-appliance";
+};
+
+struct LogConfig {
+  std::string level = "info";
+  std::string format = "auto";
+};
+
+struct LimitsConfig {
+  int64_t max_body_bytes = 8 * 1024 * 1024;
+  int64_t max_header_bytes = 16 * 1024;
+  int64_t read_timeout_ms = 30'000;
+  int64_t write_timeout_ms = 30'000;
+  int64_t idle_timeout_ms = 5'000;
+  int64_t max_connections = 64;
+  int64_t max_requests_per_connection = 1000;
+  int64_t shutdown_grace_ms = 10'000;
+};
+
+struct AppConfig {
+  ServerConfig server;
+  StorageConfig storage;
+  LogConfig log;
+  LimitsConfig limits;
+};
+
+const ObjectSchema<AppConfig>& AppConfigSchema();
+
+// A command-line flag that replaces one string key, e.g. {"--listen", {"server","listen"}, v}.
+struct Override {
+  std::string flag;
+  std::vector<std::string> keys;
+  std::string value;
+};
+
+// Parses configuration text. `origin` names the source in messages (a file path).
+// Relative storage.data_dir values from the text are resolved against `base_dir`; values
+// from overrides against the working directory.
+Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, const std::vector<Override>& overrides,
+                              const std::string& base_dir);
+
+// Reads and parses the file at `path` (see ParseConfig), then CheckConfig().
+Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Override>& overrides);
+
+// Checks that involve several keys or what this build can do: the listen address parses,
+// and plain HTTP is served only on loopback and only when allowed (this build has no TLS).
+Status CheckConfig(const AppConfig& config);
+
+}  // namespace kimi::config

@@ -1,0 +1,43 @@
+#include "http/access_log.h"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "kimi/log.h"
+
+namespace kimi::http {
+
+HttpMetrics::HttpMetrics(metrics::Registry& registry)
+    : requests(registry.AddCounter("kimi_http_requests_total", "HTTP requests answered, by route and status code.",
+                                   {"route", "code"})),
+      duration(registry.AddHistogram("kimi_http_request_duration_seconds",
+                                     "Time from a request's first byte to its response written, by route.", {"route"},
+                                     metrics::DefaultLatencyBuckets())),
+      connections_active(registry.AddGauge("kimi_http_connections_active", "Connections being served now.")
+                             .WithLabels(std::initializer_list<std::string_view>{})),
+      connections_rejected(registry.AddCounter("kimi_http_connections_rejected_total",
+                                               "Connections refused with 503 because every worker was busy.",
+                                               {"reason"})),
+      connections_closed(registry.AddCounter("kimi_http_connections_closed_total",
+                                             "Connections the server closed because of a limit, by reason.",
+                                             {"reason"})) {}
+
+void RecordRequest(HttpMetrics& metrics, const RequestContext& ctx, std::string_view method, std::string_view path,
+                   int status) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
+  metrics.requests.WithLabels({ctx.route, std::to_string(status)}).Increment();
+  metrics.duration.WithLabels({ctx.route}).Observe(seconds);
+  constexpr size_t kMaxLoggedPath = 256;
+  std::string logged_path(path.substr(0, kMaxLoggedPath));
+  if (path.size() > kMaxLoggedPath) logged_path += "...";
+  log::Info("request", {{"method", method.empty() ? std::string_view("-") : method},
+                        {"path", logged_path},
+                        {"status", status},
+                        {"duration_ms", std::round(seconds * 1e6) / 1e3},  // microsecond precision
+                        {"request_id", ctx.request_id},
+                        {"remote", ctx.remote_addr},
+                        {"route", ctx.route}});
+}
+
+}  // namespace kimi::http

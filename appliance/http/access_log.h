@@ -1,0 +1,34 @@
+// The end of every request: one structured access-log line and the HTTP metrics.
+//
+//   kimi_http_requests_total{route,code}             counter
+//   kimi_http_request_duration_seconds{route}        histogram (first byte to response written)
+//   kimi_http_connections_active                     gauge
+//   kimi_http_connections_rejected_total{reason}     counter (overload)
+//   kimi_http_connections_closed_total{reason}       counter (read_timeout, header_too_large, ...)
+//
+// Thread safety: HttpMetrics holds references into a thread-safe registry; RecordRequest
+// may be called from any thread.
+#pragma once
+
+#include <string_view>
+
+#include "http/metrics.h"
+#include "http/request_context.h"
+
+namespace kimi::http {
+
+struct HttpMetrics {
+  explicit HttpMetrics(metrics::Registry& registry);
+  metrics::Family<metrics::Counter>& requests;
+  metrics::Family<metrics::Histogram>& duration;
+  metrics::Gauge& connections_active;
+  metrics::Family<metrics::Counter>& connections_rejected;
+  metrics::Family<metrics::Counter>& connections_closed;
+};
+
+// Writes the access-log line and updates the request metrics. `path` is logged truncated
+// to 256 bytes; the route name, not the path, labels the metrics.
+void RecordRequest(HttpMetrics& metrics, const RequestContext& ctx, std::string_view method, std::string_view path,
+                   int status);
+
+}  // namespace kimi::http

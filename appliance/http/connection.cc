@@ -1,0 +1,322 @@
+#include "http/connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "http/request_head.h"
+#include "http/request_id.h"
+#include "kimi/log.h"
+
+namespace kimi::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int RemainingMs(Clock::time_point deadline) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX));
+}
+
+enum class Wait { kReadable, kTimeout, kStop, kError };
+
+// Waits until `fd` is readable, the deadline passes, or (when stop_fd >= 0) the server stops.
+Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline) {
+  for (;;) {
+    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(fds, stop_fd >= 0 ? 2 : 1, RemainingMs(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Wait::kError;
+    if (n == 0) return Clock::now() >= deadline ? Wait::kTimeout : Wait::kReadable;
+    // Bytes from the client win over the stop: a request that has started arriving is in
+    // flight and gets served; only a connection with nothing to read is closed.
+    if (fds[0].revents != 0) return Wait::kReadable;  // POLLHUP/POLLERR too: recv reports them
+    return Wait::kStop;
+  }
+}
+
+void Address(int fd, bool peer, std::string* ip, int* port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  int rc = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len)
+                : getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  char buf[INET6_ADDRSTRLEN] = "?";
+  *port = 0;
+  if (rc == 0 && addr.ss_family == AF_INET) {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
+    *port = ntohs(a->sin_port);
+  } else if (rc == 0 && addr.ss_family == AF_INET6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
+    *port = ntohs(a->sin6_port);
+  }
+  *ip = buf;
+}
+
+// The bytes of a connection as the HTTP library sees them, one request at a time.
+class ConnectionStream : public httplib::Stream {
+ public:
+  ConnectionStream(int fd, int64_t write_timeout_ms) : fd_(fd), write_timeout_ms_(write_timeout_ms) {
+    Address(fd, true, &remote_ip_, &remote_port_);
+    Address(fd, false, &local_ip_, &local_port_);
+  }
+
+  std::string RemoteAddress() const {
+    return (remote_ip_.find(':') != std::string::npos ? "[" + remote_ip_ + "]" : remote_ip_) + ":" +
+           std::to_string(remote_port_);
+  }
+
+  // Bytes received and not yet handed out.
+  std::string_view Unconsumed() const { return std::string_view(buffer_).substr(pos_); }
+
+  enum class Fill { kOk, kEof, kTimeout, kError };
+  // Receives more bytes into the buffer, waiting until `deadline` at most.
+  // With stop_fd >= 0 the wait also ends (kError) when the server stops.
+  Fill ReceiveMore(Clock::time_point deadline, int stop_fd = -1) {
+    if (pos_ > 0 && pos_ == buffer_.size()) {
+      buffer_.clear();
+      pos_ = 0;
+    }
+    Wait w = WaitReadable(fd_, stop_fd, deadline);
+    if (w == Wait::kTimeout) return Fill::kTimeout;
+    if (w != Wait::kReadable) return Fill::kError;
+    char chunk[16384];
+    for (;;) {
+      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Fill::kError;
+      if (n == 0) return Fill::kEof;
+      buffer_.append(chunk, static_cast<size_t>(n));
+      return Fill::kOk;
+    }
+  }
+
+  // Starts a request whose head is the first `head_bytes` unconsumed bytes.
+  void BeginRequest(size_t head_bytes, BodyFraming framing, uint64_t content_length, uint64_t chunked_cap,
+                    Clock::time_point deadline, RequestContext* ctx) {
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    consumed_ = 0;
+    head_bytes_ = head_bytes;
+    framing_ = framing;
+    limit_ = head_bytes + (framing == BodyFraming::kContentLength ? content_length
+                           : framing == BodyFraming::kChunked    ? chunked_cap
+                                                                 : 0);
+    deadline_ = deadline;
+    ctx_ = ctx;
+  }
+
+  uint64_t BodyConsumed() const { return consumed_ > head_bytes_ ? consumed_ - head_bytes_ : 0; }
+
+  bool is_readable() const override {
+    if (pos_ < buffer_.size()) return true;
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, RemainingMs(deadline_)) > 0;
+  }
+
+  bool is_writable() const override {
+    pollfd p{fd_, POLLOUT, 0};
+    return ::poll(&p, 1, static_cast<int>(write_timeout_ms_)) > 0 && !(p.revents & (POLLERR | POLLHUP));
+  }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (consumed_ >= limit_) {
+      if (framing_ == BodyFraming::kChunked) {  // a chunked body ran past the cap
+        if (ctx_) ctx_->body_limit_hit = true;
+        return -1;
+      }
+      return 0;  // the end of this request's body: the next bytes belong to the next request
+    }
+    size = std::min<uint64_t>(size, limit_ - consumed_);
+    if (size == 0) return 0;
+    if (pos_ == buffer_.size()) {
+      Fill f = ReceiveMore(deadline_);
+      if (f == Fill::kTimeout && ctx_) ctx_->read_deadline_hit = true;
+      if (f == Fill::kEof) return 0;
+      if (f != Fill::kOk) return -1;
+    }
+    size_t n = std::min(size, buffer_.size() - pos_);
+    std::memcpy(ptr, buffer_.data() + pos_, n);
+    pos_ += n;
+    consumed_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    for (;;) {
+      pollfd p{fd_, POLLOUT, 0};
+      int r = ::poll(&p, 1, static_cast<int>(write_timeout_ms_));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return -1;
+      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      return n;
+    }
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = remote_ip_;
+    port = remote_port_;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = local_ip_;
+    port = local_port_;
+  }
+  socket_t socket() const override { return fd_; }
+
+ private:
+  int fd_;
+  int64_t write_timeout_ms_;
+  std::string remote_ip_, local_ip_;
+  int remote_port_ = 0, local_port_ = 0;
+  std::string buffer_;
+  size_t pos_ = 0;             // buffer_[pos_..] not yet handed out
+  uint64_t consumed_ = 0;      // bytes of the current request handed out
+  uint64_t head_bytes_ = 0;
+  uint64_t limit_ = 0;         // consumed_ stops here: end of body, or the chunked cap
+  BodyFraming framing_ = BodyFraming::kNone;
+  Clock::time_point deadline_ = Clock::now();
+  RequestContext* ctx_ = nullptr;
+};
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+// Answers on the raw socket, records the request, and closes the connection's reading side.
+void Refuse(int fd, const ConnectionEnv& env, RequestContext& ctx, const ApiError& error, std::string_view method,
+            std::string_view path, const char* reason) {
+  SendAll(fd, RenderRawErrorResponse(error, ctx.request_id), env.limits.write_timeout_ms);
+  RecordRequest(*env.metrics, ctx, method, path, error.http_status);
+  env.metrics->connections_closed.WithLabels({reason}).Increment();
+  LingeringClose(fd, 500);
+}
+
+// Method and target of a request line that may be all that arrived.
+void PeekRequestLine(std::string_view received, std::string* method, std::string* path) {
+  size_t eol = received.find("\r\n");
+  std::string_view line = received.substr(0, std::min(eol, kLibraryMaxLineBytes));
+  size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return;
+  size_t sp2 = line.find(' ', sp1 + 1);
+  *method = std::string(line.substr(0, std::min<size_t>(sp1, 16)));
+  *path = std::string(PathOf(line.substr(sp1 + 1, sp2 == std::string_view::npos ? sp2 : sp2 - sp1 - 1)));
+}
+
+}  // namespace
+
+void LingeringClose(int fd, int64_t max_ms) {
+  ::shutdown(fd, SHUT_WR);
+  auto until = Clock::now() + std::chrono::milliseconds(max_ms);
+  char sink[16384];
+  size_t drained = 0;
+  while (drained < (1u << 20) && WaitReadable(fd, -1, until) == Wait::kReadable) {
+    ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
+  }
+}
+
+bool SendAll(int fd, std::string_view data, int64_t timeout_ms) {
+  while (!data.empty()) {
+    pollfd p{fd, POLLOUT, 0};
+    int r = ::poll(&p, 1, static_cast<int>(timeout_ms));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void ServeConnection(int fd, const ConnectionEnv& env) {
+  const config::LimitsConfig& limits = env.limits;
+  ConnectionStream stream(fd, limits.write_timeout_ms);
+  const std::string remote = stream.RemoteAddress();
+  auto read_timeout = std::chrono::milliseconds(limits.read_timeout_ms);
+  // The first request's time starts at accept, so a client that connects and sends nothing
+  // holds its worker no longer than one read timeout.
+  Clock::time_point deadline = Clock::now() + read_timeout;
+  int64_t served = 0;
+
+  for (;;) {
+    if (served > 0) {
+      if (stream.Unconsumed().empty()) {
+        Wait w = WaitReadable(fd, env.stop_fd, Clock::now() + std::chrono::milliseconds(limits.idle_timeout_ms));
+        if (w != Wait::kReadable) return;  // idle timeout, server stopping, or error: close quietly
+      }
+      deadline = Clock::now() + read_timeout;
+    }
+    RequestContext ctx;
+    ctx.start = Clock::now();
+    ctx.remote_addr = remote;
+
+    HeadScan scan = ScanHead(stream.Unconsumed(), static_cast<size_t>(limits.max_header_bytes));
+    while (scan.outcome == HeadScan::Outcome::kNeedMore) {
+      // Until a request's first byte arrives, a stopping server may close the connection.
+      ConnectionStream::Fill f = stream.ReceiveMore(deadline, stream.Unconsumed().empty() ? env.stop_fd : -1);
+      if (f != ConnectionStream::Fill::kOk) {
+        if (f == ConnectionStream::Fill::kTimeout) {
+          env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
+          log::Debug("closing a connection whose request did not arrive in time",
+                     {{"remote", remote}, {"received_bytes", stream.Unconsumed().size()}});
+        }
+        return;
+      }
+      scan = ScanHead(stream.Unconsumed(), static_cast<size_t>(limits.max_header_bytes));
+    }
+
+    std::string method, path;
+    PeekRequestLine(stream.Unconsumed(), &method, &path);
+    if (const Route* r = FindRoute(method, path)) ctx.route = std::string(r->name);
+    if (scan.outcome == HeadScan::Outcome::kTooLarge) {
+      ctx.request_id = NewRequestId();
+      Refuse(fd, env, ctx, HeadersTooLarge(limits.max_header_bytes), method, path, "header_too_large");
+      return;
+    }
+    if (scan.outcome == HeadScan::Outcome::kBareLineFeed) {
+      ctx.request_id = NewRequestId();
+      Refuse(fd, env, ctx, MalformedRequest("header lines must end with CRLF"), method, path, "malformed");
+      return;
+    }
+
+    HeadParse parsed = ParseRequestHead(stream.Unconsumed().substr(0, scan.head_bytes), limits.max_body_bytes,
+                                        limits.max_header_bytes);
+    ctx.request_id = ChooseRequestId(parsed.head.request_id);
+    if (parsed.error) {
+      const char* reason = parsed.error->http_status == 413   ? "body_too_large"
+                           : parsed.error->http_status == 431 ? "header_too_large"
+                                                              : "refused_request";
+      Refuse(fd, env, ctx, *parsed.error, method, path, reason);
+      return;
+    }
+
+    stream.BeginRequest(scan.head_bytes, parsed.head.framing, parsed.head.content_length,
+                        static_cast<uint64_t>(limits.max_body_bytes), deadline, &ctx);
+    ++served;
+    bool close_after = env.stopping->load() || served >= limits.max_requests_per_connection;
+    Dispatcher::Outcome out = env.dispatcher->Process(stream, ctx, close_after);
+
+    bool body_in_sync = parsed.head.framing == BodyFraming::kNone ||
+                        (parsed.head.framing == BodyFraming::kContentLength &&
+                         stream.BodyConsumed() >= parsed.head.content_length) ||
+                        (parsed.head.framing == BodyFraming::kChunked && out.status > 0 && out.status < 400);
+    if (ctx.body_limit_hit) env.metrics->connections_closed.WithLabels({"body_too_large"}).Increment();
+    if (ctx.read_deadline_hit) env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
+    if (!out.ok || out.connection_closed || close_after || ctx.body_limit_hit || ctx.read_deadline_hit ||
+        !body_in_sync) {
+      if (ctx.body_limit_hit) LingeringClose(fd, 500);
+      return;
+    }
+  }
+}
+
+}  // namespace kimi::http

@@ -1,0 +1,45 @@
+// One client connection, served by one worker thread from accept to close.
+//
+// For each request on the connection the loop: waits for its first byte (up to
+// limits.idle_timeout_ms between requests, or until the server stops), reads the head itself
+// within limits.max_header_bytes and the request deadline (limits.read_timeout_ms), refuses
+// bad heads on the raw socket (431, 413, 415, 400), and hands good ones to the Dispatcher
+// through a ConnectionStream. The stream serves the buffered bytes, then the socket, stops
+// the body at its framing (so a POST without Content-Length has an empty body instead of
+// reading to EOF), caps chunked bodies at limits.max_body_bytes (the chunk framing counts),
+// and enforces the request deadline on every read and limits.write_timeout_ms on every write.
+// A connection whose next request could not be found reliably (a refused body, an error
+// before the body was read) is closed.
+//
+// Thread safety: a Connection belongs to one thread; `stop_fd` is only polled.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "config/config.h"
+#include "http/access_log.h"
+#include "http/dispatcher.h"
+
+namespace kimi::http {
+
+struct ConnectionEnv {
+  Dispatcher* dispatcher;
+  HttpMetrics* metrics;
+  config::LimitsConfig limits;
+  int stop_fd;                    // readable once the server is stopping
+  const std::atomic<bool>* stopping;
+};
+
+// Serves `fd` until it closes; does not close `fd` (the caller does).
+void ServeConnection(int fd, const ConnectionEnv& env);
+
+// After refusing a request the client may still be sending; closing with unread bytes would
+// reset the connection and can destroy the response before the client reads it. So: stop
+// writing, then read and discard until the client closes, 1 MiB, or `max_ms`.
+void LingeringClose(int fd, int64_t max_ms);
+
+// Sends all of `data` within `timeout_ms` per wait. Returns false on error or timeout.
+bool SendAll(int fd, std::string_view data, int64_t timeout_ms);
+
+}  // namespace kimi::http

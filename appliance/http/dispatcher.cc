@@ -1,0 +1,122 @@
+#include "http/dispatcher.h"
+
+#include <regex>
+
+#include "http/error_response.h"
+#include "kimi/log.h"
+
+namespace kimi::http {
+namespace {
+
+struct ActiveRequest {
+  RequestContext* ctx = nullptr;
+  int status = 0;
+};
+thread_local ActiveRequest* t_active = nullptr;
+
+std::string RegexEscape(std::string_view path) {
+  static const std::string kSpecial = R"(\^$.|?*+()[]{})";
+  std::string out;
+  for (char c : path) {
+    if (kSpecial.find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::LimitsConfig& limits)
+    : services_(services), metrics_(metrics), limits_(limits) {
+  library_.set_payload_max_length(static_cast<size_t>(limits.max_body_bytes));
+  library_.set_keep_alive_max_count(static_cast<size_t>(limits.max_requests_per_connection));
+  library_.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(limits.idle_timeout_ms / 1000)));
+  RegisterRoutes();
+
+  // Every response with status >= 400 passes here; bodies already set by the route wrapper
+  // (from a handler's Status) are left alone, library-made ones get their JSON here.
+  library_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    ApiError error;
+    if (ctx != nullptr && ctx->body_limit_hit) {
+      error = PayloadTooLarge(limits_.max_body_bytes);
+    } else if (ctx != nullptr && ctx->read_deadline_hit) {
+      error = RequestTimeout();
+    } else if (res.status == 404 && !AllowedMethods(req.path).empty()) {
+      std::string allowed = AllowedMethods(req.path);
+      res.set_header("Allow", allowed);
+      error = MethodNotAllowed(req.method, req.path, allowed);
+    } else {
+      error = FromLibraryStatus(res.status, req.method, req.path);
+    }
+    WriteError(error, res);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+
+  library_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::string id = t_active && t_active->ctx ? t_active->ctx->request_id : "";
+    log::Error("handler threw an exception", {{"request_id", id}, {"what", what}});
+    WriteError(FromStatus(Status::Internal(what), id), res);
+  });
+
+  library_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (t_active && t_active->ctx) res.set_header("X-Request-Id", t_active->ctx->request_id);
+  });
+
+  library_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    if (t_active == nullptr || t_active->ctx == nullptr) return;
+    t_active->status = res.status;
+    RecordRequest(metrics_, *t_active->ctx, req.method, req.path, res.status);
+  });
+}
+
+void Dispatcher::RegisterRoutes() {
+  for (const Route& route : Routes()) {
+    const Route* r = &route;
+    httplib::Server::Handler wrapper = [this, r](const httplib::Request& req, httplib::Response& res) {
+      RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+      RequestContext fallback;
+      if (ctx == nullptr) ctx = &fallback;
+      ctx->route = std::string(r->name);
+      Status status = r->handler(services_, *ctx, req, res);
+      if (!status.ok()) {
+        ApiError error = FromStatus(status, ctx->request_id);
+        if (error.http_status >= 500) {
+          log::Error("request failed", {{"request_id", ctx->request_id}, {"route", ctx->route},
+                                        {"status", status.ToString()}});
+        }
+        res = httplib::Response();
+        WriteError(error, res);
+      }
+    };
+    std::string pattern = RegexEscape(r->path);
+    if (r->method == "GET") library_.Get(pattern, wrapper);
+    else if (r->method == "POST") library_.Post(pattern, wrapper);
+    else if (r->method == "PUT") library_.Put(pattern, wrapper);
+    else if (r->method == "PATCH") library_.Patch(pattern, wrapper);
+    else if (r->method == "DELETE") library_.Delete(pattern, wrapper);
+    else if (r->method == "OPTIONS") library_.Options(pattern, wrapper);
+    else log::Error("route with an unsupported method is not served", {{"method", r->method}, {"path", r->path}});
+  }
+}
+
+Dispatcher::Outcome Dispatcher::Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection) {
+  ActiveRequest active{&ctx, 0};
+  t_active = &active;
+  Outcome out;
+  out.ok = library_.process_request(stream, close_connection, out.connection_closed, nullptr);
+  t_active = nullptr;
+  out.status = active.status;
+  return out;
+}
+
+}  // namespace kimi::http

@@ -1,0 +1,52 @@
+// Dispatcher: the bridge to cpp-httplib for one request whose head already passed the
+// server's checks. The library parses the request, reads the body, routes it through the
+// route table and writes the response; the dispatcher's callbacks turn every library error
+// into OpenAI JSON (error_response.h), add X-Request-Id, and write the access log.
+//
+// The library's callbacks receive only the request and response, so Process() publishes
+// the request's context to them through a thread-local pointer for its duration: a request
+// runs on one thread from start to end.
+//
+// Thread safety: Process() may run on many threads at once; configuration happens in the
+// constructor only.
+#pragma once
+
+#include <httplib.h>
+
+#include "config/config.h"
+#include "http/access_log.h"
+#include "http/request_context.h"
+#include "http/routes.h"
+
+namespace kimi::http {
+
+class Dispatcher {
+ public:
+  Dispatcher(Services services, HttpMetrics& metrics, const config::LimitsConfig& limits);
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  struct Outcome {
+    bool ok = false;                 // the library read a request and wrote a response
+    bool connection_closed = false;  // the client asked to close
+    int status = 0;                  // the status written, 0 when none was
+  };
+  // Precondition: `stream` is positioned at the start of a head accepted by ParseRequestHead.
+  Outcome Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection);
+
+ private:
+  // Exposes the library's per-request entry point so the server can own its connections.
+  class Library : public httplib::Server {
+   public:
+    using httplib::Server::process_request;
+  };
+
+  void RegisterRoutes();
+
+  Services services_;
+  HttpMetrics& metrics_;
+  config::LimitsConfig limits_;
+  Library library_;
+};
+
+}  // namespace kimi::http

@@ -1,0 +1,131 @@
+#include "http/request_head.h"
+
+#include <charconv>
+#include <strings.h>
+
+namespace kimi::http {
+namespace {
+
+bool IsTokenChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+HeadScan ScanHead(std::string_view received, size_t max_head_bytes) {
+  HeadScan scan;
+  size_t line_start = 0;
+  for (size_t i = 0; i < received.size(); ++i) {
+    if (i >= max_head_bytes) {
+      scan.outcome = HeadScan::Outcome::kTooLarge;
+      return scan;
+    }
+    if (received[i] != '\n') continue;
+    if (i == 0 || received[i - 1] != '\r') {
+      scan.outcome = HeadScan::Outcome::kBareLineFeed;
+      return scan;
+    }
+    if (i - line_start == 1 && line_start > 0) {  // "\r\n" alone after the request line
+      scan.outcome = HeadScan::Outcome::kComplete;
+      scan.head_bytes = i + 1;
+      return scan;
+    }
+    line_start = i + 1;
+  }
+  if (received.size() > max_head_bytes) scan.outcome = HeadScan::Outcome::kTooLarge;
+  return scan;
+}
+
+HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_t max_head_bytes) {
+  HeadParse out;
+  auto fail = [&out](ApiError e) {
+    out.error = std::move(e);
+    return out;
+  };
+  size_t eol = head.find("\r\n");
+  if (eol == std::string_view::npos) return fail(MalformedRequest("no request line"));
+  std::string_view request_line = head.substr(0, eol);
+  if (request_line.size() > kLibraryMaxLineBytes) return fail(UriTooLong());
+  size_t sp1 = request_line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || request_line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return fail(MalformedRequest("the request line is not METHOD TARGET VERSION"));
+  }
+  std::string_view method = request_line.substr(0, sp1);
+  std::string_view target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string_view version = request_line.substr(sp2 + 1);
+  if (method.empty() || target.empty()) return fail(MalformedRequest("empty method or target"));
+  for (char c : method) {
+    if (!IsTokenChar(c)) return fail(MalformedRequest("invalid method"));
+  }
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(MalformedRequest("unsupported HTTP version"));
+  out.head.method = std::string(method);
+  out.head.target = std::string(target);
+
+  bool has_length = false;
+  bool chunked = false;
+  size_t pos = eol + 2;
+  while (pos < head.size()) {
+    size_t end = head.find("\r\n", pos);
+    if (end == std::string_view::npos || end == pos) break;  // the blank line ends the head
+    std::string_view line = head.substr(pos, end - pos);
+    pos = end + 2;
+    if (line.size() > kLibraryMaxLineBytes) return fail(HeadersTooLarge(max_head_bytes));
+    if (line.front() == ' ' || line.front() == '\t') {
+      return fail(MalformedRequest("folded header lines are not accepted"));
+    }
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) return fail(MalformedRequest("a header line has no name"));
+    std::string_view name = line.substr(0, colon);
+    for (char c : name) {
+      if (!IsTokenChar(c)) return fail(MalformedRequest("invalid header name"));
+    }
+    std::string_view value = Trim(line.substr(colon + 1));
+    if (EqualsIgnoreCase(name, "Content-Length")) {
+      uint64_t n = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+      if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
+        return fail(MalformedRequest("invalid Content-Length"));
+      }
+      if (has_length && n != out.head.content_length) return fail(MalformedRequest("conflicting Content-Length headers"));
+      has_length = true;
+      out.head.content_length = n;
+    } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+      if (!EqualsIgnoreCase(value, "chunked") || chunked) {
+        return fail(MalformedRequest("only a single \"Transfer-Encoding: chunked\" is accepted"));
+      }
+      chunked = true;
+    } else if (EqualsIgnoreCase(name, "Content-Encoding")) {
+      if (!EqualsIgnoreCase(value, "identity")) return fail(UnsupportedContentEncoding(value));
+    } else if (EqualsIgnoreCase(name, "X-Request-Id")) {
+      out.head.request_id = std::string(value);
+    }
+  }
+  if (has_length && chunked) return fail(MalformedRequest("both Content-Length and Transfer-Encoding"));
+  if (chunked) {
+    out.head.framing = BodyFraming::kChunked;
+  } else if (has_length) {
+    out.head.framing = BodyFraming::kContentLength;
+    if (out.head.content_length > static_cast<uint64_t>(max_body_bytes)) return fail(PayloadTooLarge(max_body_bytes));
+  }
+  return out;
+}
+
+}  // namespace kimi::http

@@ -1,0 +1,51 @@
+// The route table: every endpoint of the daemon in one list of (method, path, name, handler).
+//
+// Handlers are named functions (handlers.h) that fill the response and return OK, or return
+// an error Status that the server turns into OpenAI error JSON (error_response.h); they do
+// not write error bodies themselves. The name is the route's label in metrics and logs.
+// Paths match exactly; a known path with another method gets 405, anything else 404.
+// Adding an endpoint: write its handler, add one line to kRoutes in routes.cc, and add the
+// services it needs to Services.
+//
+// Thread safety: the table is immutable; handlers may run on many threads at once and must
+// only use thread-safe services.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "http/metrics.h"
+#include "http/readiness.h"
+#include "http/request_context.h"
+#include "kimi/status.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace kimi::http {
+
+// What handlers may use. Pointers are owned by main() and outlive the server.
+struct Services {
+  metrics::Registry* metrics = nullptr;
+  Readiness* readiness = nullptr;
+};
+
+using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+
+struct Route {
+  std::string_view method;
+  std::string_view path;
+  std::string_view name;
+  Handler handler;
+};
+
+std::span<const Route> Routes();
+// The route for (method, path); HEAD finds the GET route. nullptr when there is none.
+const Route* FindRoute(std::string_view method, std::string_view path);
+// "GET, HEAD" for a known path; "" when no route has this path.
+std::string AllowedMethods(std::string_view path);
+
+}  // namespace kimi::http

@@ -1,0 +1,234 @@
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "http/connection.h"
+#include "http/error_response.h"
+#include "http/request_id.h"
+#include "kimi/log.h"
+
+namespace kimi::http {
+namespace {
+
+constexpr size_t kMaxQueuedRejects = 64;
+constexpr int kListenBacklog = 1024;
+
+std::string Lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options, Services services, metrics::Registry& registry)
+    : options_(std::move(options)), metrics_(registry), dispatcher_(services, metrics_, options_.limits) {
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+Server::~Server() {
+  Stop();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+Status Server::Bind() {
+  const config::ListenAddress& a = options_.listen;
+  if (stop_fd_ < 0) return Status::IOError(std::string("eventfd: ") + std::strerror(errno));
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (a.ipv6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(a.port));
+    if (inet_pton(AF_INET6, a.host.c_str(), &in6->sin6_addr) != 1) {
+      return Status::InvalidArgument("not an IPv6 address: " + a.host);
+    }
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* in4 = reinterpret_cast<sockaddr_in*>(&addr);
+    in4->sin_family = AF_INET;
+    in4->sin_port = htons(static_cast<uint16_t>(a.port));
+    if (inet_pton(AF_INET, a.host.c_str(), &in4->sin_addr) != 1) {
+      return Status::InvalidArgument("not an IPv4 address: " + a.host);
+    }
+    len = sizeof(sockaddr_in);
+  }
+  int fd = ::socket(a.ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("cannot create a socket: " + Lowercase(std::strerror(errno)));
+  int one = 1;
+  // SO_REUSEADDR lets a restarted daemon bind while old connections sit in TIME_WAIT; on
+  // Linux it does not let two listeners share a port, so "in use" is still detected.
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (a.ipv6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    int err = errno;
+    ::close(fd);
+    std::string why = err == EADDRINUSE      ? "address already in use (another process is listening there)"
+                      : err == EACCES        ? "permission denied (ports below 1024 need CAP_NET_BIND_SERVICE)"
+                      : err == EADDRNOTAVAIL ? "address not available on this machine"
+                                             : Lowercase(std::strerror(err));
+    return Status::Unavailable("cannot listen on " + a.ToString() + ": " + why);
+  }
+  if (::listen(fd, kListenBacklog) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::Unavailable("cannot listen on " + a.ToString() + ": " + Lowercase(std::strerror(err)));
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  config::ListenAddress actual = a;
+  actual.port = ntohs(a.ipv6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                             : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  bound_address_ = actual.ToString();
+  listen_fd_ = fd;
+  return Status::OK();
+}
+
+void Server::Stop() {
+  if (stopping_.exchange(true)) return;
+  if (stop_fd_ >= 0) {
+    uint64_t one = 1;
+    // Never read back: the eventfd stays readable, so every poller sees the stop.
+    [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
+  }
+}
+
+void Server::Run() {
+  size_t n = static_cast<size_t>(options_.limits.max_connections);
+  workers_.reserve(n);
+  for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  rejecter_ = std::thread([this] { RejecterLoop(); });
+  AcceptLoop();
+  Drain();
+}
+
+void Server::AcceptLoop() {
+  for (;;) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    int r = ::poll(fds, 2, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || (fds[1].revents & POLLIN)) break;
+    if (!(fds[0].revents & POLLIN)) continue;
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        log::Warn("accept failed; pausing 100 ms", {{"error", std::strerror(errno)}});
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (assigned_ < static_cast<size_t>(options_.limits.max_connections)) {
+        ++assigned_;
+        pending_.push_back(fd);
+        work_cv_.notify_one();
+        continue;
+      }
+    }
+    Reject(fd);
+  }
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  log::Info("stopped accepting connections", {{"address", bound_address_}});
+}
+
+void Server::Reject(int fd) {
+  metrics_.connections_rejected.WithLabels({"overload"}).Increment();
+  static std::atomic<int64_t> last_logged_ms{0};
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch()).count();
+  int64_t last = last_logged_ms.load();
+  if (now_ms - last >= 10'000 && last_logged_ms.compare_exchange_strong(last, now_ms)) {
+    log::Warn("every worker is busy; refusing connections with 503 (logged at most every 10 s)",
+              {{"max_connections", options_.limits.max_connections}});
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rejects_.size() >= kMaxQueuedRejects) {
+    ::close(fd);  // a flood: even the polite refusal has to be skipped
+    return;
+  }
+  rejects_.push_back(fd);
+  reject_cv_.notify_one();
+}
+
+void Server::RejecterLoop() {
+  for (;;) {
+    int fd;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      reject_cv_.wait(lock, [this] { return !rejects_.empty() || exit_; });
+      if (rejects_.empty()) return;
+      fd = rejects_.front();
+      rejects_.pop_front();
+    }
+    SendAll(fd, RenderRawErrorResponse(Overloaded(), NewRequestId()), 1000);
+    LingeringClose(fd, 200);
+    ::close(fd);
+  }
+}
+
+void Server::WorkerLoop() {
+  ConnectionEnv env{&dispatcher_, &metrics_, options_.limits, stop_fd_, &stopping_};
+  for (;;) {
+    int fd;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [this] { return !pending_.empty() || exit_; });
+      if (pending_.empty()) return;
+      fd = pending_.front();
+      pending_.pop_front();
+      active_fds_.insert(fd);
+    }
+    metrics_.connections_active.Add(1);
+    ServeConnection(fd, env);
+    metrics_.connections_active.Add(-1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Erased before close() so that Drain() never shuts down a reused descriptor.
+      active_fds_.erase(fd);
+      ::close(fd);
+      if (--assigned_ == 0) drained_cv_.notify_all();
+    }
+  }
+}
+
+void Server::Drain() {
+  auto grace = std::chrono::milliseconds(options_.limits.shutdown_grace_ms);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (assigned_ > 0) log::Info("waiting for requests in flight", {{"connections", assigned_}});
+    bool drained = drained_cv_.wait_for(lock, grace, [this] { return assigned_ == 0; });
+    if (!drained) {
+      log::Warn("shutdown grace period over; closing connections still open",
+                {{"connections", active_fds_.size()}, {"grace_ms", options_.limits.shutdown_grace_ms}});
+      for (int fd : active_fds_) ::shutdown(fd, SHUT_RDWR);
+    }
+    exit_ = true;
+  }
+  work_cv_.notify_all();
+  reject_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  if (rejecter_.joinable()) rejecter_.join();
+  // Connections accepted but never picked up (only possible when the grace ran out).
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int fd : pending_) ::close(fd);
+  pending_.clear();
+  log::Info("http server stopped", {{"address", bound_address_}});
+}
+
+}  // namespace kimi::http

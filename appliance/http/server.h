@@ -1,0 +1,92 @@
+// The HTTP server: the listening socket, the accept loop, a fixed pool of connection
+// workers, and the graceful stop.
+//
+// Concurrency model: limits.max_connections worker threads, each serving one connection at
+// a time with blocking I/O under deadlines (connection.h). The accept loop hands a new
+// connection to an idle worker or, when none is idle, to a small rejecter thread that
+// answers 503 (OpenAI JSON) at once and closes, so excess clients learn quickly instead of
+// queueing behind slow ones. A slow client holds only its own worker, and only until its
+// read timeout. Idle keep-alive connections hold a worker too, up to limits.idle_timeout_ms.
+//
+// Stop(): the accept loop closes the listening socket, idle keep-alive connections are
+// closed, requests in flight run to completion (their responses say Connection: close)
+// for up to limits.shutdown_grace_ms; then the remaining connections are shut down, and
+// Run() returns once every thread has been joined.
+//
+// Thread safety: Bind() and Run() from one thread; Stop() from any thread, any number of
+// times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "config/listen_address.h"
+#include "http/access_log.h"
+#include "http/dispatcher.h"
+#include "http/routes.h"
+
+namespace kimi::http {
+
+struct ServerOptions {
+  config::ListenAddress listen;
+  config::LimitsConfig limits;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, Services services, metrics::Registry& registry);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Creates the listening socket. Unavailable("cannot listen on 127.0.0.1:8080: address
+  // already in use") and the like on failure.
+  Status Bind();
+  // "127.0.0.1:41234": the address actually bound (the kernel's port when 0 was asked).
+  const std::string& bound_address() const { return bound_address_; }
+
+  // Precondition: Bind() succeeded. Serves until Stop(), then drains and returns.
+  void Run();
+  void Stop();
+
+ private:
+  void AcceptLoop();
+  void WorkerLoop();
+  void RejecterLoop();
+  void Reject(int fd);
+  void Drain();
+
+  ServerOptions options_;
+  HttpMetrics metrics_;
+  Dispatcher dispatcher_;
+  int listen_fd_ = -1;
+  int stop_fd_ = -1;  // eventfd; readable once Stop() was called
+  std::string bound_address_;
+  std::atomic<bool> stopping_{false};
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;    // pending_ gained a connection, or exit_
+  std::condition_variable drained_cv_;  // assigned_ dropped to 0
+  std::deque<int> pending_;             // guarded by mu_: accepted, not yet picked by a worker
+  std::set<int> active_fds_;            // guarded by mu_: connections a worker is serving
+  // guarded by mu_: connections handed to the pool and not yet closed (pending_ plus
+  // active_fds_). Never above the worker count, so every handed-off connection has a worker
+  // even when the workers have not reached their wait yet.
+  size_t assigned_ = 0;
+  bool exit_ = false;                   // guarded by mu_: workers and rejecter leave
+  std::deque<int> rejects_;             // guarded by mu_
+  std::condition_variable reject_cv_;
+
+  std::vector<std::thread> workers_;
+  std::thread rejecter_;
+};
+
+}  // namespace kimi::http

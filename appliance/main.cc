@@ -1,0 +1,209 @@
+// kimi-appliance: the daemon. Loads the configuration, opens the store, serves HTTP until
+// SIGTERM or SIGINT, then drains in-flight requests, closes the database and exits 0.
+// A second signal during the drain exits at once with status 1.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "build_info.h"
+#include "config/config.h"
+#include "config/listen_address.h"
+#include "http/metrics.h"
+#include "http/readiness.h"
+#include "http/routes.h"
+#include "http/server.h"
+#include "kimi/log.h"
+#include "store/store.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: kimi-appliance [--config PATH] [--listen HOST:PORT] [--data-dir DIR]\n"
+    "                      [--log-level debug|info|warn|error] [--log-format auto|json|text]\n"
+    "                      [--version] [--help]\n"
+    "Serves the appliance's HTTP API. The configuration file (default /etc/kimi-appliance/appliance.json)\n"
+    "is described in docs/configuration.md; flags override its keys.\n";
+
+// Startup failures before logging is set up are one plain line on stderr.
+int Fail(const std::string& message, int code = 1) {
+  std::fprintf(stderr, "kimi-appliance: %s\n", message.c_str());
+  return code;
+}
+
+struct Flags {
+  std::string config_path = kimi::config::kDefaultConfigPath;
+  std::vector<kimi::config::Override> overrides;
+};
+
+// Returns -1 to continue, otherwise the exit code.
+int ParseFlags(int argc, char** argv, Flags* flags) {
+  struct Known {
+    const char* flag;
+    std::vector<std::string> keys;
+  };
+  const Known known[] = {
+      {"--listen", {"server", "listen"}},
+      {"--data-dir", {"storage", "data_dir"}},
+      {"--log-level", {"log", "level"}},
+      {"--log-format", {"log", "format"}},
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    if (size_t eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("kimi-appliance %s\n", KIMI_APPLIANCE_VERSION);
+      return 0;
+    }
+    auto take_value = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    if (arg == "--config") {
+      if (!take_value()) return Fail("--config needs a value (see --help)", 2);
+      flags->config_path = value;
+      continue;
+    }
+    bool matched = false;
+    for (const Known& k : known) {
+      if (arg != k.flag) continue;
+      if (!take_value()) return Fail(arg + " needs a value (see --help)", 2);
+      flags->overrides.push_back({arg, k.keys, value});
+      matched = true;
+    }
+    if (!matched) return Fail("unknown argument " + arg + " (see --help)", 2);
+  }
+  return -1;
+}
+
+kimi::log::Format ParseFormat(const std::string& name) {
+  if (name == "json") return kimi::log::Format::kJson;
+  if (name == "text") return kimi::log::Format::kText;
+  return kimi::log::Format::kAuto;
+}
+
+void RegisterProcessMetrics(kimi::metrics::Registry& registry) {
+  double start = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  registry.AddGauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds.")
+      .WithLabels(std::vector<std::string>{})
+      .Set(start);
+  registry.AddGauge("kimi_build_info", "Build of the running daemon; the value is always 1.",
+                    {"version", "build_type", "compiler"})
+      .WithLabels({KIMI_APPLIANCE_VERSION, KIMI_APPLIANCE_BUILD_TYPE, KIMI_APPLIANCE_COMPILER})
+      .Set(1);
+}
+
+// Waits for SIGINT/SIGTERM (blocked in every thread) and asks the server to stop; a second
+// signal ends the process at once.
+void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int received = 0;
+  while (!done->load()) {
+    timespec tick{0, 200'000'000};
+    int sig = sigtimedwait(&set, nullptr, &tick);
+    if (sig < 0) continue;
+    if (++received == 1) {
+      kimi::log::Info("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      server->Stop();
+    } else {
+      kimi::log::Warn("second signal during shutdown; exiting without waiting");
+      std::_Exit(1);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (int code = ParseFlags(argc, argv, &flags); code >= 0) return code;
+
+  kimi::Result<kimi::config::AppConfig> loaded = kimi::config::LoadConfigFile(flags.config_path, flags.overrides);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const kimi::config::AppConfig& config = *loaded;
+
+  kimi::log::Level level = kimi::log::Level::kInfo;
+  kimi::log::ParseLevel(config.log.level, &level);
+  kimi::log::Configure(level, ParseFormat(config.log.format));
+
+  // Block the stop signals before any thread starts, so that only WatchSignals sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  kimi::metrics::Registry registry;
+  RegisterProcessMetrics(registry);
+  kimi::http::Readiness readiness(&registry);
+  readiness.Declare("database", "not open yet");
+  // No model loader exists in this build; the component stays not ready, honestly.
+  readiness.Declare("model", "not loaded: no model configured");
+
+  // The port first: a daemon that cannot listen should say so before touching anything else.
+  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
+  kimi::http::Services services{&registry, &readiness};
+  kimi::http::Server server(options, services, registry);
+  if (kimi::Status bound = server.Bind(); !bound.ok()) {
+    kimi::log::Error(bound.message());
+    return 1;
+  }
+  kimi::log::Info("starting", {{"version", KIMI_APPLIANCE_VERSION}, {"config", flags.config_path},
+                               {"pid", static_cast<int64_t>(getpid())}});
+
+  kimi::Result<std::unique_ptr<kimi::store::Store>> store = kimi::store::Store::Open(config.storage.data_dir);
+  if (!store.ok()) {
+    kimi::log::Error("cannot open the database", {{"error", store.status().message()}});
+    return 1;
+  }
+  kimi::Result<int> migrated = (*store)->Migrate(kimi::store::AllMigrations());
+  if (!migrated.ok()) {
+    kimi::log::Error("cannot migrate the database", {{"error", migrated.status().message()}});
+    return 1;
+  }
+  kimi::log::Info("database open", {{"path", (*store)->path()}, {"migrations_applied", *migrated}});
+  readiness.MarkReady("database", "open: " + (*store)->path());
+
+  // Connections that arrive from here on are served; the kernel queued earlier ones.
+  kimi::log::Info("listening", {{"address", server.bound_address()},
+                                {"url", "http://" + server.bound_address() + "/"},
+                                {"max_connections", config.limits.max_connections}});
+
+  std::atomic<bool> done{false};
+  std::thread signals(WatchSignals, &server, &done);
+  server.Run();
+
+  readiness.MarkNotReady("database", "closed: shutting down");
+  kimi::Status closed = (*store)->Close();
+  if (!closed.ok()) {
+    kimi::log::Error("closing the database failed", {{"error", closed.message()}});
+  } else {
+    kimi::log::Info("database closed", {{"path", (*store)->path()}});
+  }
+  done.store(true);
+  signals.join();
+  kimi::log::Info("stopped");
+  return closed.ok() ? 0 : 1;
+}

@@ -1,0 +1,159 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace kimi::store {
+namespace {
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-store-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    dir_ = root_ + "/data";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  Result<int64_t> CountRows(Store& s, const std::string& table) {
+    int64_t n = -1;
+    Status st = s.Read([&](sqlite3* db) {
+      sqlite3_stmt* stmt = nullptr;
+      std::string sql = "SELECT count(*) FROM " + table;
+      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return Status::IOError(sqlite3_errmsg(db));
+      if (sqlite3_step(stmt) == SQLITE_ROW) n = sqlite3_column_int64(stmt, 0);
+      sqlite3_finalize(stmt);
+      return Status::OK();
+    });
+    if (!st.ok()) return st;
+    return n;
+  }
+
+  std::string root_;
+  std::string dir_;
+};
+
+const Migration kTwo[] = {
+    {"things", 1, "create things", "CREATE TABLE things(id INTEGER PRIMARY KEY, name TEXT NOT NULL)"},
+    {"parts", 1, "create parts",
+     "CREATE TABLE parts(id INTEGER PRIMARY KEY, thing INTEGER NOT NULL REFERENCES things(id))"},
+    {"things", 2, "add colour", "ALTER TABLE things ADD COLUMN colour TEXT"},
+};
+
+TEST_F(StoreTest, OpenCreatesDirectoryAndDatabaseWithSettings) {
+  Result<std::unique_ptr<Store>> s = Store::Open(dir_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/appliance.db"));
+  struct stat st {};
+  ASSERT_EQ(stat(dir_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat((dir_ + "/appliance.db").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::string journal;
+  int fk = -1;
+  ASSERT_TRUE((*s)->Read([&](sqlite3* db) {
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr);
+    if (sqlite3_step(stmt) == SQLITE_ROW) journal = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    sqlite3_finalize(stmt);
+    sqlite3_prepare_v2(db, "PRAGMA foreign_keys", -1, &stmt, nullptr);
+    if (sqlite3_step(stmt) == SQLITE_ROW) fk = sqlite3_column_int(stmt, 0);
+    sqlite3_finalize(stmt);
+    return Status::OK();
+  }).ok());
+  EXPECT_EQ(journal, "wal");
+  EXPECT_EQ(fk, 1);
+  EXPECT_TRUE((*s)->QuickCheck().ok());
+}
+
+TEST_F(StoreTest, MigrationsApplyOnceInOrder) {
+  auto s = Store::Open(dir_);
+  ASSERT_TRUE(s.ok());
+  Result<int> applied = (*s)->Migrate(kTwo);
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  EXPECT_EQ(*applied, 3);
+  applied = (*s)->Migrate(kTwo);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_EQ(*applied, 0);
+  EXPECT_EQ(*CountRows(**s, "schema_migrations"), 3);
+  // The tables exist and foreign keys are enforced.
+  EXPECT_TRUE((*s)->Write([](sqlite3* db) { return Exec(db, "INSERT INTO things(id, name, colour) VALUES(1, 'a', 'red')"); }).ok());
+  Status bad = (*s)->Write([](sqlite3* db) { return Exec(db, "INSERT INTO parts(thing) VALUES(42)"); });
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("FOREIGN KEY"), std::string::npos) << bad.message();
+}
+
+TEST_F(StoreTest, MigrationsSurviveReopenAndNewOnesAreAdded) {
+  {
+    auto s = Store::Open(dir_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->Migrate(std::span<const Migration>(kTwo, 2)).ok());
+    EXPECT_TRUE((*s)->Close().ok());
+    EXPECT_EQ((*s)->Migrate(kTwo).status().code(), Status::Code::kFailedPrecondition);
+  }
+  auto s = Store::Open(dir_);
+  ASSERT_TRUE(s.ok());
+  Result<int> applied = (*s)->Migrate(kTwo);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_EQ(*applied, 1);
+}
+
+TEST_F(StoreTest, RefusesUnknownOrChangedMigrations) {
+  auto s = Store::Open(dir_);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE((*s)->Migrate(kTwo).ok());
+  Result<int> older = (*s)->Migrate(std::span<const Migration>(kTwo, 2));
+  ASSERT_FALSE(older.ok());
+  EXPECT_NE(older.status().message().find("things/2"), std::string::npos) << older.status().message();
+  const Migration edited[] = {kTwo[0], kTwo[1], {"things", 2, "add colour", "ALTER TABLE things ADD COLUMN hue TEXT"}};
+  Result<int> changed = (*s)->Migrate(edited);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_NE(changed.status().message().find("differs"), std::string::npos);
+}
+
+TEST_F(StoreTest, RejectsInconsistentListsAndRollsBackFailures) {
+  auto s = Store::Open(dir_);
+  ASSERT_TRUE(s.ok());
+  const Migration gap[] = {{"a", 1, "one", "CREATE TABLE a1(x)"}, {"a", 3, "three", "CREATE TABLE a3(x)"}};
+  EXPECT_EQ((*s)->Migrate(gap).status().code(), Status::Code::kInvalidArgument);
+  const Migration broken[] = {{"b", 1, "ok", "CREATE TABLE b1(x)"},
+                              {"b", 2, "half", "CREATE TABLE b2(x); THIS IS NOT SQL"}};
+  Result<int> r = (*s)->Migrate(broken);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("migration b/2 (half)"), std::string::npos) << r.status().message();
+  // b/1 committed; b/2 rolled back entirely (b2 does not exist).
+  EXPECT_EQ(*CountRows(**s, "schema_migrations"), 1);
+  EXPECT_FALSE(CountRows(**s, "b2").ok());
+}
+
+TEST_F(StoreTest, OpenFailsWhenDataDirIsAFile) {
+  std::filesystem::create_directories(root_);
+  std::string file = root_ + "/file";
+  FILE* f = fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  fclose(f);
+  auto s = Store::Open(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("not a directory"), std::string::npos);
+}
+
+TEST(StoreMigrationsTest, TheDaemonsListIsConsistent) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-store-XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  auto s = Store::Open(tmpl);
+  ASSERT_TRUE(s.ok());
+  Result<int> r = (*s)->Migrate(AllMigrations());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  (*s)->Close();
+  std::filesystem::remove_all(tmpl);
+}
+
+}  // namespace
+}  // namespace kimi::store

@@ -1,0 +1,201 @@
+"""Starts the real kimi-appliance binary on a free loopback port for integration tests.
+
+Each Daemon gets its own temporary directory (config, data) and port 0, so tests may run in
+parallel with each other and with anything else on the machine. Python standard library only.
+"""
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+
+DAEMON = os.environ.get("KIMI_APPLIANCE_BIN", "")
+KIMICTL = os.environ.get("KIMICTL_BIN", "")
+
+# Generous bounds for waiting on the daemon; they only stop a hung test, they measure nothing.
+START_TIMEOUT_S = 30
+EXIT_TIMEOUT_S = 30
+
+
+def write_config(directory, config):
+    path = os.path.join(directory, "appliance.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def base_config(limits=None):
+    config = {
+        "server": {"listen": "127.0.0.1:0", "allow_plain_http_on_loopback": True},
+        "storage": {"data_dir": "data"},
+        "log": {"level": "info", "format": "json"},
+    }
+    if limits:
+        config["limits"] = limits
+    return config
+
+
+def run_to_exit(args, timeout=EXIT_TIMEOUT_S):
+    """Runs a program that is expected to exit by itself; returns (code, stdout, stderr)."""
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+class Daemon:
+    def __init__(self, limits=None, config=None):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-it-")
+        self.dir = self.tmp.name
+        self.config_path = write_config(self.dir, config or base_config(limits))
+        self.lines = []          # every stderr line, in order
+        self._lines_lock = threading.Lock()
+        self._queue = queue.Queue()
+        self.proc = subprocess.Popen([DAEMON, "--config", self.config_path], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True)
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        self.port = self._wait_for_listening()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            with self._lines_lock:
+                self.lines.append(line.rstrip("\n"))
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def _wait_for_listening(self):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=deadline - time.monotonic())
+            except queue.Empty:
+                break
+            if line is None:
+                raise RuntimeError("daemon exited before listening:\n" + "\n".join(self.lines))
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("msg") == "listening":
+                return int(event["address"].rsplit(":", 1)[1])
+        self.proc.kill()
+        raise RuntimeError("daemon did not report listening:\n" + "\n".join(self.lines))
+
+    def events(self):
+        """Every stderr line that is a JSON log event, parsed."""
+        out = []
+        with self._lines_lock:
+            lines = list(self.lines)
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def wait_for_event(self, predicate, timeout=EXIT_TIMEOUT_S):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for e in self.events():
+                if predicate(e):
+                    return e
+            time.sleep(0.05)
+        return None
+
+    def connect(self, timeout=10):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        return s
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.wait_exit()
+
+    def wait_exit(self):
+        code = self.proc.wait(timeout=EXIT_TIMEOUT_S)
+        self._reader.join(timeout=EXIT_TIMEOUT_S)
+        return code
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stderr.close()
+        if os.environ.get("KIMI_IT_VERBOSE"):
+            print("\n--- daemon log ---\n" + "\n".join(self.lines), file=sys.stderr)
+        self.tmp.cleanup()
+
+
+class HttpReply:
+    def __init__(self, status, reason, headers, body):
+        self.status = status
+        self.reason = reason
+        self.headers = headers  # lower-case names
+        self.body = body
+
+    def json(self):
+        return json.loads(self.body)
+
+
+# Bytes received past the end of the last response read from each socket (pipelining).
+_leftover = weakref.WeakKeyDictionary()
+
+
+def read_reply(sock):
+    """Reads one HTTP/1.1 response (Content-Length framed) from a socket."""
+    data = _leftover.pop(sock, b"")
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed before a full response head: %r" % data)
+        data += chunk
+    head, rest = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    m = re.match(r"HTTP/1\.[01] (\d{3}) ?(.*)", lines[0])
+    if not m:
+        raise ValueError("bad status line %r" % lines[0])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("connection closed inside the body")
+        rest += chunk
+    if len(rest) > length:
+        _leftover[sock] = rest[length:]
+    return HttpReply(int(m.group(1)), m.group(2), headers, rest[:length].decode("utf-8"))
+
+
+def request(daemon, method, path, headers=None, body=b""):
+    """One request on a fresh connection; returns HttpReply."""
+    with daemon.connect() as s:
+        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" % (method, path)
+        for k, v in (headers or {}).items():
+            head += "%s: %s\r\n" % (k, v)
+        if body:
+            head += "Content-Length: %d\r\n" % len(body)
+        s.sendall(head.encode() + b"\r\n" + body)
+        return read_reply(s)
+
+
+def is_closed(sock, timeout):
+    """True when the peer closes (or resets) `sock` within `timeout` seconds."""
+    sock.settimeout(timeout)
+    try:
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                return True
+    except socket.timeout:
+        return False
+    except (ConnectionResetError, BrokenPipeError):
+        return True

@@ -1,0 +1,350 @@
+"""Integration tests: the real kimi-appliance binary on a free loopback port.
+
+Run through CTest (tests/CMakeLists.txt sets KIMI_APPLIANCE_BIN and KIMICTL_BIN), or by hand:
+  KIMI_APPLIANCE_BIN=build/appliance/kimi-appliance KIMICTL_BIN=build/appliance/kimictl \
+      python3 tests/integration/daemon_test.py -v
+"""
+import json
+import os
+import signal
+import socket
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import prometheus_text  # noqa: E402
+from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, is_closed, read_reply, request,  # noqa: E402
+                            run_to_exit, write_config)
+
+import tempfile  # noqa: E402
+
+
+def assert_openai_error(test, reply, status, code=None):
+    test.assertEqual(reply.status, status, reply.body)
+    test.assertEqual(reply.headers.get("content-type"), "application/json")
+    body = reply.json()
+    test.assertEqual(set(body.keys()), {"error"})
+    test.assertEqual(set(body["error"].keys()), {"message", "type", "param", "code"})
+    test.assertIsInstance(body["error"]["message"], str)
+    test.assertTrue(body["error"]["message"])
+    test.assertIsInstance(body["error"]["type"], str)
+    if code is not None:
+        test.assertEqual(body["error"]["code"], code)
+    test.assertTrue(reply.headers.get("x-request-id"))
+    return body["error"]
+
+
+class ServingTest(unittest.TestCase):
+    """One daemon with default limits shared by the read-only checks."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+
+    def test_healthz_is_200(self):
+        reply = request(self.daemon, "GET", "/healthz")
+        self.assertEqual(reply.status, 200)
+        self.assertEqual(reply.json(), {"status": "ok"})
+
+    def test_readyz_is_503_and_says_why(self):
+        reply = request(self.daemon, "GET", "/readyz")
+        self.assertEqual(reply.status, 503)
+        body = reply.json()
+        self.assertEqual(body["status"], "not_ready")
+        self.assertTrue(body["components"]["database"]["ready"])
+        self.assertFalse(body["components"]["model"]["ready"])
+        self.assertEqual(body["components"]["model"]["detail"], "not loaded: no model configured")
+
+    def test_metrics_is_valid_prometheus_text(self):
+        request(self.daemon, "GET", "/healthz")
+        reply = request(self.daemon, "GET", "/metrics")
+        self.assertEqual(reply.status, 200)
+        self.assertTrue(reply.headers["content-type"].startswith("text/plain; version=0.0.4"))
+        families = prometheus_text.parse(reply.body)
+        self.assertEqual(families["kimi_http_requests_total"]["type"], "counter")
+        self.assertEqual(families["kimi_http_request_duration_seconds"]["type"], "histogram")
+        self.assertEqual(families["process_start_time_seconds"]["type"], "gauge")
+        self.assertEqual(families["kimi_build_info"]["type"], "gauge")
+        healthz = [v for n, labels, v in families["kimi_http_requests_total"]["samples"]
+                   if labels == {"route": "healthz", "code": "200"}]
+        self.assertEqual(len(healthz), 1)
+        self.assertGreaterEqual(healthz[0], 1)
+        ready = {labels["component"]: v for _, labels, v in families["kimi_component_ready"]["samples"]}
+        self.assertEqual(ready, {"database": 1, "model": 0})
+
+    def test_unknown_route_is_404_openai_json(self):
+        error = assert_openai_error(self, request(self.daemon, "GET", "/v1/nothing-here"), 404, "unknown_route")
+        self.assertIn("/v1/nothing-here", error["message"])
+        assert_openai_error(self, request(self.daemon, "POST", "/nope", body=b"{}"), 404, "unknown_route")
+
+    def test_wrong_method_is_405_with_allow(self):
+        reply = request(self.daemon, "DELETE", "/healthz")
+        assert_openai_error(self, reply, 405, "method_not_allowed")
+        self.assertEqual(reply.headers.get("allow"), "GET, HEAD")
+
+    def test_request_id_is_echoed_or_generated(self):
+        self.assertEqual(request(self.daemon, "GET", "/healthz", {"X-Request-Id": "abc-123"}).headers["x-request-id"],
+                         "abc-123")
+        generated = request(self.daemon, "GET", "/healthz", {"X-Request-Id": "bad id\twith tab"}).headers["x-request-id"]
+        self.assertRegex(generated, r"^req_[0-9a-f]{24}$")
+        self.assertRegex(request(self.daemon, "GET", "/healthz").headers["x-request-id"], r"^req_[0-9a-f]{24}$")
+
+    def test_access_log_line_per_request(self):
+        request(self.daemon, "GET", "/healthz?probe=1", {"X-Request-Id": "log-check-7"})
+        event = self.daemon.wait_for_event(lambda e: e.get("msg") == "request" and e.get("request_id") == "log-check-7")
+        self.assertIsNotNone(event, "no access log line")
+        self.assertEqual(event["method"], "GET")
+        self.assertEqual(event["path"], "/healthz")
+        self.assertEqual(event["status"], 200)
+        self.assertEqual(event["route"], "healthz")
+        self.assertIsInstance(event["duration_ms"], (int, float))
+        self.assertRegex(event["remote"], r"^127\.0\.0\.1:\d+$")
+
+    def test_oversized_body_is_413_before_reading_it(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (8 * 1024 * 1024 + 1))
+            assert_openai_error(self, read_reply(s), 413, "request_too_large")
+
+    def test_oversized_headers_are_431(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"a" * 4000 + b"\r\n")
+            for i in range(5):  # 20 KB of headers, over the 16 KiB default
+                s.sendall(b"X-More-%d: %s\r\n" % (i, b"b" * 4000))
+            s.sendall(b"\r\n")
+            assert_openai_error(self, read_reply(s), 431, "request_header_fields_too_large")
+
+    def test_one_header_line_over_library_limit_is_431(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nX-Long: " + b"a" * 9000 + b"\r\n\r\n")
+            assert_openai_error(self, read_reply(s), 431)
+
+    def test_compressed_body_is_415(self):
+        reply = request(self.daemon, "POST", "/healthz", {"Content-Encoding": "gzip"}, body=b"xx")
+        assert_openai_error(self, reply, 415, "unsupported_content_encoding")
+
+    def test_keep_alive_and_pipelining_stay_in_step(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p1\r\n\r\n"
+                      b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nX-Request-Id: p2\r\n\r\nhello"
+                      b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p3\r\n\r\n"
+                      b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p4\r\n\r\n")
+            replies = [read_reply(s) for _ in range(4)]
+        self.assertEqual([r.status for r in replies], [200, 404, 405, 200])
+        self.assertEqual([r.headers["x-request-id"] for r in replies], ["p1", "p2", "p3", "p4"])
+
+    def test_malformed_request_is_400_json(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"GET / HTTP/1.1\nHost: x\n\n")
+            assert_openai_error(self, read_reply(s), 400, "malformed_request")
+
+
+class LimitsTest(unittest.TestCase):
+    def test_chunked_body_over_cap_is_413(self):
+        daemon = Daemon(limits={"max_body_bytes": 1024})
+        try:
+            with daemon.connect() as s:
+                s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                for _ in range(4):
+                    s.sendall(b"200\r\n" + b"z" * 0x200 + b"\r\n")
+                s.sendall(b"0\r\n\r\n")
+                assert_openai_error(self, read_reply(s), 413, "request_too_large")
+        finally:
+            daemon.stop()
+            daemon.close()
+
+    def test_slow_clients_do_not_block_others_and_excess_gets_503(self):
+        daemon = Daemon(limits={"max_connections": 3, "read_timeout_ms": 60000})
+        slow = []
+        try:
+            # Two slowloris clients: a head that never ends.
+            for i in range(2):
+                s = daemon.connect()
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-%d: " % i)
+                slow.append(s)
+            # A normal client is served while both slow ones still hold their workers.
+            self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            for s in slow:
+                self.assertFalse(is_closed(s, 0.2), "a slow client was dropped before its read timeout")
+            # The third worker taken too: the next connection is refused at once, not queued.
+            third = daemon.connect()
+            third.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-3: ")
+            slow.append(third)
+            refused = request(daemon, "GET", "/healthz")
+            assert_openai_error(self, refused, 503, "overloaded")
+            # A slow client that finishes its request is answered normally.
+            slow[0].sendall(b"1\r\nConnection: close\r\n\r\n")
+            self.assertEqual(read_reply(slow[0]).status, 200)
+            for s in slow:
+                s.close()
+            # The workers come free as the server sees the closes; until then /metrics may
+            # itself be refused, so ask a bounded number of times.
+            metrics = None
+            for _ in range(100):
+                reply = request(daemon, "GET", "/metrics")
+                if reply.status == 200:
+                    metrics = reply.body
+                    break
+                daemon.wait_for_event(lambda e: False, timeout=0.05)
+            self.assertIsNotNone(metrics, "the workers never came free")
+            families = prometheus_text.parse(metrics)
+            rejected = [v for _, labels, v in families["kimi_http_connections_rejected_total"]["samples"]
+                        if labels == {"reason": "overload"}]
+            self.assertGreaterEqual(rejected[0], 1)
+        finally:
+            for s in slow:
+                s.close()
+            daemon.stop()
+            daemon.close()
+
+    def test_slow_client_is_cut_off_at_the_read_deadline(self):
+        daemon = Daemon(limits={"read_timeout_ms": 500})
+        try:
+            with daemon.connect() as s:
+                s.sendall(b"GET /healthz HTTP/1.1\r\n")
+                s.settimeout(0.1)
+                closed = False
+                # Trickle one header byte at a time: each byte arrives long before any per-read
+                # timeout, but the request as a whole misses its deadline.
+                for _ in range(300):
+                    try:
+                        s.sendall(b"X")
+                    except (BrokenPipeError, ConnectionResetError):
+                        closed = True
+                        break
+                    try:
+                        if s.recv(1024) == b"":
+                            closed = True
+                            break
+                    except socket.timeout:
+                        pass
+                    except ConnectionResetError:
+                        closed = True
+                        break
+                self.assertTrue(closed, "a trickling client was never disconnected")
+            self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+        finally:
+            daemon.stop()
+            daemon.close()
+
+
+class ShutdownTest(unittest.TestCase):
+    def test_sigterm_exits_0_and_closes_the_database(self):
+        daemon = Daemon()
+        try:
+            self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            self.assertEqual(daemon.stop(signal.SIGTERM), 0)
+            messages = [e.get("msg") for e in daemon.events()]
+            self.assertIn("database closed", messages)
+            self.assertLess(messages.index("stopped accepting connections"), messages.index("database closed"))
+        finally:
+            daemon.close()
+
+    def test_request_in_flight_at_sigterm_is_answered(self):
+        daemon = Daemon()
+        try:
+            with daemon.connect() as s:
+                # A first request makes sure a worker owns the connection before the signal.
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                self.assertEqual(read_reply(s).status, 200)
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # half a request
+                daemon.proc.send_signal(signal.SIGINT)
+                self.assertIsNotNone(daemon.wait_for_event(lambda e: e.get("msg") == "stopped accepting connections"))
+                s.sendall(b"\r\n")
+                reply = read_reply(s)
+                self.assertEqual(reply.status, 200)
+                self.assertEqual(reply.headers.get("connection"), "close")
+            self.assertEqual(daemon.wait_exit(), 0)  # the one signal was enough
+        finally:
+            daemon.close()
+
+
+class StartupFailureTest(unittest.TestCase):
+    def run_daemon(self, config, *extra):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+            path = write_config(d, config)
+            code, _, err = run_to_exit([DAEMON, "--config", path, *extra])
+        return code, err
+
+    def assert_one_line_failure(self, code, err, *fragments):
+        self.assertNotEqual(code, 0)
+        lines = [l for l in err.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, err)
+        for f in fragments:
+            self.assertIn(f, lines[0])
+
+    def test_unknown_key(self):
+        config = base_config()
+        config["limits"] = {"max_body_bytez": 5}
+        code, err = self.run_daemon(config)
+        self.assert_one_line_failure(code, err, "$.limits.max_body_bytez: unknown key")
+
+    def test_wrong_type(self):
+        config = base_config()
+        config["server"]["allow_plain_http_on_loopback"] = "yes"
+        code, err = self.run_daemon(config)
+        self.assert_one_line_failure(code, err, "$.server.allow_plain_http_on_loopback: expected a boolean, got a string")
+
+    def test_bad_flag_value_names_the_flag(self):
+        code, err = self.run_daemon(base_config(), "--log-level", "loud")
+        self.assert_one_line_failure(code, err, "--log-level", "$.log.level")
+
+    def test_missing_config_file(self):
+        code, _, err = run_to_exit([DAEMON, "--config", "/nonexistent/appliance.json"])
+        self.assert_one_line_failure(code, err, "/nonexistent/appliance.json")
+
+    def test_port_in_use(self):
+        with socket.socket() as holder:
+            holder.bind(("127.0.0.1", 0))
+            holder.listen()
+            port = holder.getsockname()[1]
+            code, err = self.run_daemon(base_config(), "--listen", "127.0.0.1:%d" % port)
+        self.assert_one_line_failure(code, err, "127.0.0.1:%d" % port, "address already in use")
+
+    def test_plain_http_off_loopback_is_refused(self):
+        code, err = self.run_daemon(base_config(), "--listen", "0.0.0.0:0")
+        self.assert_one_line_failure(code, err, "0.0.0.0:0 is not a loopback address")
+
+
+class KimictlTest(unittest.TestCase):
+    def test_config_check(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+            good = write_config(d, base_config())
+            code, out, _ = run_to_exit([KIMICTL, "config", "check", "--config", good])
+            self.assertEqual(code, 0)
+            self.assertIn("ok", out)
+            config = base_config()
+            config["log"]["level"] = 3
+            bad = write_config(d, config)
+            code, _, err = run_to_exit([KIMICTL, "config", "check", "--config", bad])
+            self.assertEqual(code, 1)
+            self.assertIn("$.log.level: expected a string, got an integer", err)
+
+    def test_version_and_unknown_command(self):
+        code, out, _ = run_to_exit([KIMICTL, "version"])
+        self.assertEqual(code, 0)
+        self.assertRegex(out, r"^kimictl \d+\.\d+\.\d+")
+        code, _, err = run_to_exit([KIMICTL, "frobnicate"])
+        self.assertEqual(code, 2)
+        self.assertIn("unknown command", err)
+
+    def test_config_defaults_round_trips_through_check(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+            code, out, _ = run_to_exit([KIMICTL, "config", "defaults"])
+            self.assertEqual(code, 0)
+            defaults = json.loads(out)
+            defaults["server"]["allow_plain_http_on_loopback"] = True
+            path = write_config(d, defaults)
+            code, _, err = run_to_exit([KIMICTL, "config", "check", "--config", path])
+            self.assertEqual(code, 0, err)
+
+
+if __name__ == "__main__":
+    if not DAEMON or not os.access(DAEMON, os.X_OK):
+        sys.exit("set KIMI_APPLIANCE_BIN to the kimi-appliance binary (and KIMICTL_BIN to kimictl)")
+    unittest.main()
