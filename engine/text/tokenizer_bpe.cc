@@ -27,8 +27,8 @@ void BytePairEncodeQuadratic(const RankTable& ranks, std::string_view piece, std
   for (size_t i = 0; i <= n; ++i) {
     parts.push_back({static_cast<uint32_t>(i), i + 2 <= n ? RankOrNone(ranks, piece.substr(i, 2)) : kNoRank});
   }
-  // Rank of parts[i] joined with parts[i + 1], as it will be after parts[i + 1] is merged
-  // into parts[i]... i.e. the bytes from parts[i] to parts[i + 3].
+  // The pair rank parts[i] will have once parts[i + 1] and parts[i + 2] are one part: the
+  // rank of the bytes from parts[i] up to parts[i + 3]. Called before the erase.
   auto joined_rank = [&](size_t i) {
     if (i + 3 >= parts.size()) return kNoRank;
     return RankOrNone(ranks, piece.substr(parts[i].start, parts[i + 3].start - parts[i].start));

@@ -3,7 +3,9 @@
 // the text exactly; the stream decoder, fed any split of the ids, rebuilds the same text.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "kimi/tokenizer.h"
 #include "text/pretokenizer.h"
@@ -86,6 +88,66 @@ TEST(TokenizerPropertyTest, LongRunsAreCutLikeTokenizationKimi) {
   auto ids = t.Encode(text, false);
   ASSERT_TRUE(ids.ok());
   EXPECT_EQ(*t.Decode(*ids), text);
+}
+
+TEST(TokenizerPropertyTest, RandomBytesAreRejectedOrRoundTripNeverCrash) {
+  const Tokenizer& t = testing::DemoTokenizer();
+  std::mt19937_64 rng(9);
+  int rejected = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string bytes = testing::RandomUnicodeText(rng, 30);
+    const int flips = static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips && !bytes.empty(); ++f) bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    auto ids = t.Encode(bytes, round % 2 == 0);
+    if (ValidateUtf8(bytes).ok()) {
+      ASSERT_TRUE(ids.ok());
+      ASSERT_EQ(*t.Decode(*ids), bytes);
+    } else {
+      ASSERT_EQ(ids.status().code(), Status::Code::kInvalidArgument);
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 100);  // the flips did produce invalid text
+}
+
+TEST(TokenizerPropertyTest, StreamDecoderOutputIsAlwaysValidUtf8) {
+  // Arbitrary ids, as a model may generate them: byte tokens in any order, specials between.
+  const Tokenizer& t = testing::DemoTokenizer();
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 500; ++round) {
+    StreamDecoder decoder(t);
+    std::string text;
+    for (int i = 0; i < 40; ++i) {
+      const int32_t id = static_cast<int32_t>(rng() % t.vocab_size());
+      ASSERT_TRUE(decoder.Push(id, &text).ok());
+    }
+    decoder.Flush(&text);
+    ASSERT_TRUE(ValidateUtf8(text).ok());
+  }
+}
+
+TEST(TokenizerPropertyTest, ConcurrentEncodesAgreeWithOneThread) {
+  // Each thread has its own piece cache; the shared state is read-only.
+  const Tokenizer& t = testing::DemoTokenizer();
+  std::mt19937_64 rng(5);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i) texts.push_back(testing::RandomUnicodeText(rng, 100));
+  std::vector<std::vector<int32_t>> expected;
+  for (const auto& text : texts) expected.push_back(*t.Encode(text, true));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int k = 0; k < 4; ++k) {
+    threads.emplace_back([&, k] {
+      for (int round = 0; round < 3; ++round) {
+        for (size_t i = 0; i < texts.size(); ++i) {
+          const size_t j = (i * 7 + k) % texts.size();
+          if (*t.Encode(texts[j], true) != expected[j]) ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace

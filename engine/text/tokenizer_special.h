@@ -24,7 +24,8 @@ namespace kimi::text {
 Result<std::vector<SpecialToken>> ParseAddedTokensDecoder(std::string_view config_json,
                                                           int32_t num_base_tokens);
 
-// Fills in "<|reserved_token_ID|>" for the ids named_ids lacks and sorts by id.
+// The full 256-entry table: the named entries, and "<|reserved_token_ID|>" for every id
+// they leave out; ascending ids.
 std::vector<SpecialToken> CompleteSpecialTable(std::vector<SpecialToken> named, int32_t num_base_tokens);
 
 struct SpecialMatch {

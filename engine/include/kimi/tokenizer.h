@@ -86,7 +86,6 @@ class Tokenizer {
  private:
   struct State;
   explicit Tokenizer(std::shared_ptr<const State> state) : state_(std::move(state)) {}
-  friend class StreamDecoder;
 
   std::shared_ptr<const State> state_;
 };
