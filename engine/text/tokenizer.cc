@@ -2,7 +2,9 @@
 // docs/tokenizer.md for the format and the pre-tokeniser.
 #include "kimi/tokenizer.h"
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -177,30 +179,74 @@ std::vector<SpecialToken> Tokenizer::K3SpecialTokens(int32_t num_base_tokens) {
                                     num_base_tokens);
 }
 
-Status Tokenizer::EncodeAppend(std::string_view text, bool allow_special, std::vector<int32_t>* ids) const {
+namespace {
+
+// Encodes text, recognising special tokens only where allowed(begin, end) says a match may
+// lie (byte offsets into text). Slices are cut first and searched one by one, as the
+// reference tokenizer does, so a special-token text across a cut stays ordinary text.
+template <typename AllowedAt>
+Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, const text::SpecialMatcher& matcher,
+                          std::string_view text, AllowedAt allowed, std::vector<int32_t>* ids) {
   KIMI_RETURN_IF_ERROR(text::ValidateUtf8(text));
-  const State& state = *state_;
   const size_t initial_size = ids->size();
   Status status = ForEachSlice(text, [&](std::string_view slice) -> Status {
-    if (!allow_special) {
-      EncodeOrdinary(state.ranks, state.instance_id, slice, ids);
-      return Status::OK();
-    }
-    size_t pos = 0;
+    const size_t slice_offset = static_cast<size_t>(slice.data() - text.data());
+    size_t pos = 0;       // next byte of the slice to encode
+    size_t search = 0;    // where to look for the next special-token text
     while (pos < slice.size()) {
-      const text::SpecialMatch match = state.matcher.FindNext(slice, pos);
+      text::SpecialMatch match{std::string_view::npos, 0, -1};
+      while (search < slice.size()) {
+        match = matcher.FindNext(slice, search);
+        if (match.position == std::string_view::npos) break;
+        if (allowed(slice_offset + match.position, slice_offset + match.position + match.length)) break;
+        search = match.position + 1;  // not allowed here: ordinary text, look further
+        match.position = std::string_view::npos;
+      }
       const size_t ordinary_end = match.position == std::string_view::npos ? slice.size() : match.position;
       if (ordinary_end > pos) {
-        EncodeOrdinary(state.ranks, state.instance_id, slice.substr(pos, ordinary_end - pos), ids);
+        EncodeOrdinary(ranks, instance_id, slice.substr(pos, ordinary_end - pos), ids);
       }
       if (match.position == std::string_view::npos) break;
       ids->push_back(match.id);
-      pos = match.position + match.length;
+      pos = search = match.position + match.length;
     }
     return Status::OK();
   });
   if (!status.ok()) ids->resize(initial_size);
   return status;
+}
+
+}  // namespace
+
+Status Tokenizer::EncodeAppend(std::string_view text, bool allow_special, std::vector<int32_t>* ids) const {
+  const State& s = *state_;
+  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, text,
+                            [allow_special](size_t, size_t) { return allow_special; }, ids);
+}
+
+Status Tokenizer::EncodeSegmentsAppend(std::span<const TextSegment> segments, std::vector<int32_t>* ids) const {
+  std::string joined;
+  std::vector<std::pair<size_t, size_t>> allowed_ranges;  // [begin, end), ascending
+  for (const TextSegment& segment : segments) {
+    if (segment.allow_special && !segment.text.empty()) {
+      allowed_ranges.emplace_back(joined.size(), joined.size() + segment.text.size());
+    }
+    joined.append(segment.text);
+  }
+  auto allowed = [&allowed_ranges](size_t begin, size_t end) {
+    auto it = std::upper_bound(allowed_ranges.begin(), allowed_ranges.end(), std::make_pair(begin, SIZE_MAX));
+    if (it == allowed_ranges.begin()) return false;
+    --it;
+    return begin >= it->first && end <= it->second;
+  };
+  const State& s = *state_;
+  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, joined, allowed, ids);
+}
+
+Result<std::vector<int32_t>> Tokenizer::EncodeSegments(std::span<const TextSegment> segments) const {
+  std::vector<int32_t> ids;
+  KIMI_RETURN_IF_ERROR(EncodeSegmentsAppend(segments, &ids));
+  return ids;
 }
 
 Result<std::vector<int32_t>> Tokenizer::Encode(std::string_view text, bool allow_special) const {

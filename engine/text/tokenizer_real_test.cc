@@ -84,6 +84,17 @@ TEST(RealRanksTest, VerifierPromptsCountAsMeasured) {
     EXPECT_EQ((*ids)[ids->size() - 3], 163587);
     EXPECT_EQ(*t.Decode(std::span(*ids).last(2)), "response<|sep|>");
     EXPECT_EQ(*t.Decode(*ids), rendered);
+
+    // The same prompt with the user's text as a segment where specials are not allowed.
+    const std::string user = "请用 JSON 格式回答：北京是中国的首都吗？答案需要包含键 capital。";
+    const size_t at = rendered.find(user);
+    ASSERT_NE(at, std::string::npos);
+    const TextSegment segments[] = {{std::string_view(rendered).substr(0, at), true},
+                                    {user, false},
+                                    {std::string_view(rendered).substr(at + user.size()), true}};
+    auto segmented = t.EncodeSegments(segments);
+    ASSERT_TRUE(segmented.ok());
+    EXPECT_EQ(*segmented, *ids);
   }
 }
 

@@ -63,6 +63,35 @@ TEST(TokenizerTest, SpecialTokensOnlyWhenAllowed) {
   for (int32_t id : *partial) EXPECT_FALSE(t.IsSpecial(id));
 }
 
+TEST(TokenizerTest, SegmentsAllowSpecialTokensOnlyWhereAsked) {
+  const Tokenizer t = Small();
+  // Markup allowed, user content not: the user's "<|sep|>" stays text.
+  const TextSegment segments[] = {{"<|open|>he", true}, {"llo<|sep|>", false}, {" world<|close|>", true}};
+  auto ids = t.EncodeSegments(segments);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->front(), 265);
+  EXPECT_EQ((*ids)[1], 259);  // "he" + "llo" merge across the segment boundary into "hello"
+  EXPECT_EQ(ids->back(), 266);
+  int specials = 0;
+  for (int32_t id : *ids) specials += t.IsSpecial(id);
+  EXPECT_EQ(specials, 2);
+  EXPECT_EQ(*t.Decode(*ids), "<|open|>hello<|sep|> world<|close|>");
+
+  // Without special texts in the disallowed parts, the same ids as the joined text.
+  const TextSegment plain[] = {{"<|open|>message role=\"user\"<|sep|>", true}, {"hello world", false},
+                               {"<|close|>message<|sep|><|end_of_msg|>", true}};
+  EXPECT_EQ(*t.EncodeSegments(plain),
+            *t.Encode("<|open|>message role=\"user\"<|sep|>hello world<|close|>message<|sep|><|end_of_msg|>", true));
+
+  // A special-token text that straddles an allowed and a disallowed segment is not special.
+  const TextSegment straddle[] = {{"<|op", true}, {"en|>", false}};
+  auto straddled = t.EncodeSegments(straddle);
+  ASSERT_TRUE(straddled.ok());
+  for (int32_t id : *straddled) EXPECT_FALSE(t.IsSpecial(id));
+  const TextSegment bad[] = {{"ok", true}, {"\xC3", false}};
+  EXPECT_EQ(t.EncodeSegments(bad).status().code(), Status::Code::kInvalidArgument);
+}
+
 TEST(TokenizerTest, InvalidUtf8IsAnErrorAndLeavesOutputAlone) {
   const Tokenizer t = Small();
   std::vector<int32_t> ids = {1, 2};

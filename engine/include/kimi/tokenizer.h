@@ -48,6 +48,12 @@ struct SpecialToken {
   std::string text;
 };
 
+// A part of a text to encode, and whether special-token texts inside it are special.
+struct TextSegment {
+  std::string_view text;
+  bool allow_special;
+};
+
 class Tokenizer {
  public:
   static constexpr int32_t kNumSpecialTokens = 256;
@@ -68,6 +74,15 @@ class Tokenizer {
   Result<std::vector<int32_t>> Encode(std::string_view text, bool allow_special) const;
   // As Encode, appending to *ids. On error *ids is unchanged.
   Status EncodeAppend(std::string_view text, bool allow_special, std::vector<int32_t>* ids) const;
+
+  // Encodes the concatenation of the segments as one text (pieces and merges run across
+  // segment boundaries, exactly as Encode of the joined text), but recognises special tokens
+  // only inside segments that allow them: a rendered prompt passes its markup with
+  // allow_special and the users' content without, so typed "<|open|>" stays text. When no
+  // disallowed segment contains a special-token text, the ids equal
+  // Encode(joined, /*allow_special=*/true). Errors: as Encode.
+  Result<std::vector<int32_t>> EncodeSegments(std::span<const TextSegment> segments) const;
+  Status EncodeSegmentsAppend(std::span<const TextSegment> segments, std::vector<int32_t>* ids) const;
 
   // The bytes the ids spell; special tokens as their text. The result is valid UTF-8 when the
   // ids came from Encode; an arbitrary id sequence may end inside a character (use
