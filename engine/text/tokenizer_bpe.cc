@@ -25,7 +25,12 @@ void BytePairEncodeQuadratic(const RankTable& ranks, std::string_view piece, std
   parts.clear();
   const size_t n = piece.size();
   for (size_t i = 0; i <= n; ++i) {
-    parts.push_back({static_cast<uint32_t>(i), i + 2 <= n ? RankOrNone(ranks, piece.substr(i, 2)) : kNoRank});
+    int32_t pair = kNoRank;
+    if (i + 2 <= n) {
+      const int32_t r = ranks.TwoByteRank(static_cast<uint8_t>(piece[i]), static_cast<uint8_t>(piece[i + 1]));
+      if (r != RankTable::kAbsent) pair = r;
+    }
+    parts.push_back({static_cast<uint32_t>(i), pair});
   }
   // The pair rank parts[i] will have once parts[i + 1] and parts[i + 2] are one part: the
   // rank of the bytes from parts[i] up to parts[i + 3]. Called before the erase.

@@ -192,6 +192,11 @@ Status RankTable::Build() {
                                 " has no rank");
     }
   }
+  two_byte_rank_.assign(65536, kAbsent);
+  for (int32_t rank = 0; rank < n; ++rank) {
+    const std::string_view bytes = Bytes(rank);
+    if (bytes.size() == 2) two_byte_rank_[(uint8_t(bytes[0]) << 8) | uint8_t(bytes[1])] = rank;
+  }
   return Status::OK();
 }
 

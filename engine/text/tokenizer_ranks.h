@@ -36,6 +36,8 @@ class RankTable {
     return std::string_view(arena_).substr(offsets_[rank], offsets_[rank + 1] - offsets_[rank]);
   }
   int32_t ByteRank(uint8_t byte) const { return byte_rank_[byte]; }
+  // The rank of the two bytes a b, or kAbsent; a table lookup (every BPE starts with these).
+  int32_t TwoByteRank(uint8_t a, uint8_t b) const { return two_byte_rank_[(a << 8) | b]; }
   int32_t size() const { return static_cast<int32_t>(offsets_.size()) - 1; }
 
   // The table in tiktoken format, ranks ascending (ParseTiktoken's inverse).
@@ -57,6 +59,7 @@ class RankTable {
   std::vector<Slot> slots_;
   uint64_t mask_ = 0;
   int32_t byte_rank_[256] = {};
+  std::vector<int32_t> two_byte_rank_;  // 65,536 entries
 };
 
 // Base64 (RFC 4648, with padding) as tiktoken files use it.
