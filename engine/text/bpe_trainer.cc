@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <queue>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +11,7 @@
 
 #include "kimi/tokenizer.h"
 #include "text/pretokenizer.h"
+#include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_utf8.h"
 
@@ -193,12 +192,9 @@ Status TrainDemoTokenizer(const std::vector<std::string>& corpus_files, int voca
                           const std::string& out_dir) {
   std::vector<std::string> texts;
   for (const std::string& path : corpus_files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::NotFound("cannot open training file " + path);
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    if (in.bad()) return Status::IOError("cannot read training file " + path);
-    texts.push_back(contents.str());
+    auto contents = text::ReadWholeFile(path);
+    if (!contents.ok()) return contents.status().WithContext("training file");
+    texts.push_back(std::move(contents).value());
     if (!text::ValidateUtf8(texts.back()).ok()) {
       return Status::InvalidArgument("training file is not valid UTF-8: " + path);
     }
@@ -215,11 +211,7 @@ Status TrainDemoTokenizer(const std::vector<std::string>& corpus_files, int voca
       {"tokenizer_config.json", DemoTokenizerConfigJson(num_base)},
   };
   for (const auto& [name, contents] : files) {
-    const std::string path = (std::filesystem::path(out_dir) / name).string();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << contents;
-    out.close();
-    if (!out) return Status::IOError("cannot write " + path);
+    KIMI_RETURN_IF_ERROR(text::WriteWholeFile((std::filesystem::path(out_dir) / name).string(), contents));
   }
   return Status::OK();
 }

@@ -6,13 +6,12 @@
 #include <atomic>
 #include <climits>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "text/pretokenizer.h"
 #include "text/pretokenizer_classes.h"
 #include "text/tokenizer_bpe.h"
+#include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_special.h"
 #include "text/tokenizer_utf8.h"
@@ -36,15 +35,6 @@ constexpr size_t kMaxEncodeCodePoints = 400'000;
 constexpr size_t kMaxConsecutiveRun = 25'000;
 
 std::atomic<uint64_t> g_next_instance_id{1};
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return contents.str();
-}
 
 // Calls slice(sub) for each slice of text cut the way tokenization_kimi.py cuts it.
 // Precondition: text is valid UTF-8.
@@ -148,10 +138,10 @@ Result<Tokenizer> Tokenizer::FromContents(std::string_view tiktoken_text, std::s
 }
 
 Result<Tokenizer> Tokenizer::LoadFiles(const std::string& tiktoken_path, const std::string& config_path) {
-  KIMI_ASSIGN_OR_RETURN(std::string ranks, ReadFile(tiktoken_path));
+  KIMI_ASSIGN_OR_RETURN(std::string ranks, text::ReadWholeFile(tiktoken_path));
   std::string config;
   if (!config_path.empty()) {
-    KIMI_ASSIGN_OR_RETURN(config, ReadFile(config_path));
+    KIMI_ASSIGN_OR_RETURN(config, text::ReadWholeFile(config_path));
   }
   auto tokenizer = FromContents(ranks, config);
   if (!tokenizer.ok()) return tokenizer.status().WithContext(tiktoken_path);

@@ -14,26 +14,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "kimi/tokenizer.h"
 #include "text/bpe_trainer.h"
 #include "text/pretokenizer.h"
+#include "text/tokenizer_files.h"
 #include "text/tokenizer_utf8.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Corpus {
   std::string text;
@@ -47,8 +39,9 @@ Corpus BuildCorpus(const std::string& source_dir, size_t target_bytes) {
   std::string unique;
   std::string multilingual;
   for (const std::string& path : kimi::DemoCorpusFiles(source_dir)) {
-    std::string text = ReadAll(path);
-    if (!kimi::text::ValidateUtf8(text).ok()) continue;
+    auto contents = kimi::text::ReadWholeFile(path);
+    if (!contents.ok() || !kimi::text::ValidateUtf8(*contents).ok()) continue;
+    const std::string& text = *contents;
     if (path.ends_with("multilingual.txt")) multilingual = text;
     unique += text;
     ++corpus.files;

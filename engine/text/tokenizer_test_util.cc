@@ -2,11 +2,10 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "text/bpe_trainer.h"
+#include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_utf8.h"
 
@@ -20,11 +19,9 @@ std::string TokenizerDataDir() {
 }
 
 std::string ReadTestFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open test file " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto contents = ReadWholeFile(path);
+  if (!contents.ok()) throw std::runtime_error(contents.status().ToString());
+  return std::move(contents).value();
 }
 
 std::optional<std::string> RealRanksDir() {
