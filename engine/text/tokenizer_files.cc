@@ -1,0 +1,25 @@
+#include "text/tokenizer_files.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace kimi::text {
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + path);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return Status::IOError("cannot read " + path);
+  return contents.str();
+}
+
+Status WriteWholeFile(const std::string& path, std::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.close();
+  if (!out) return Status::IOError("cannot write " + path);
+  return Status::OK();
+}
+
+}  // namespace kimi::text

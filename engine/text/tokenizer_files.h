@@ -1,0 +1,19 @@
+// Whole-file reads and writes for the tokenizer's files (rank files, configs, training text).
+//
+// Thread safety: no shared state; concurrent calls on distinct paths are independent.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kimi/status.h"
+
+namespace kimi::text {
+
+// The file's bytes. Errors: NotFound when it cannot be opened, IOError when a read fails.
+Result<std::string> ReadWholeFile(const std::string& path);
+
+// Replaces the file's contents. Errors: IOError.
+Status WriteWholeFile(const std::string& path, std::string_view contents);
+
+}  // namespace kimi::text

@@ -1,0 +1,90 @@
+#include "text/tokenizer_special.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace kimi::text {
+
+std::vector<SpecialToken> CompleteSpecialTable(std::vector<SpecialToken> named, int32_t num_base_tokens) {
+  std::map<int32_t, std::string> by_id;
+  for (auto& t : named) by_id[t.id] = std::move(t.text);
+  std::vector<SpecialToken> table;
+  table.reserve(Tokenizer::kNumSpecialTokens);
+  for (int32_t id = num_base_tokens; id < num_base_tokens + Tokenizer::kNumSpecialTokens; ++id) {
+    auto it = by_id.find(id);
+    table.push_back({id, it != by_id.end() ? it->second : "<|reserved_token_" + std::to_string(id) + "|>"});
+  }
+  return table;
+}
+
+Result<std::vector<SpecialToken>> ParseAddedTokensDecoder(std::string_view config_json,
+                                                          int32_t num_base_tokens) {
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded() || !config.is_object()) {
+    return Status::InvalidArgument("tokenizer_config.json is not a JSON object");
+  }
+  std::vector<SpecialToken> named;
+  auto decoder = config.find("added_tokens_decoder");
+  if (decoder != config.end()) {
+    if (!decoder->is_object()) return Status::InvalidArgument("added_tokens_decoder is not an object");
+    for (const auto& [key, entry] : decoder->items()) {
+      int32_t id = -1;
+      const auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+      if (ec != std::errc() || ptr != key.data() + key.size()) {
+        return Status::InvalidArgument("added_tokens_decoder key is not an id: " + key);
+      }
+      if (id < num_base_tokens || id >= num_base_tokens + Tokenizer::kNumSpecialTokens) {
+        return Status::InvalidArgument("added token id " + key + " is outside the special range [" +
+                                       std::to_string(num_base_tokens) + ", " +
+                                       std::to_string(num_base_tokens + Tokenizer::kNumSpecialTokens) + ")");
+      }
+      if (!entry.is_object() || !entry.contains("content") || !entry["content"].is_string() ||
+          entry["content"].get_ref<const std::string&>().empty()) {
+        return Status::InvalidArgument("added token " + key + " has no content string");
+      }
+      named.push_back({id, entry["content"].get<std::string>()});
+    }
+  }
+  std::vector<SpecialToken> table = CompleteSpecialTable(std::move(named), num_base_tokens);
+  std::map<std::string_view, int32_t> seen;
+  for (const auto& t : table) {
+    auto [it, inserted] = seen.emplace(t.text, t.id);
+    if (!inserted) {
+      return Status::InvalidArgument("special token text " + t.text + " names ids " +
+                                     std::to_string(it->second) + " and " + std::to_string(t.id));
+    }
+  }
+  return table;
+}
+
+SpecialMatcher::SpecialMatcher(const std::vector<SpecialToken>& table) {
+  for (const auto& t : table) {
+    by_text_.emplace(t.text, t.id);
+    lengths_.push_back(t.text.size());
+    first_byte_[static_cast<uint8_t>(t.text[0])] = true;
+  }
+  std::sort(lengths_.begin(), lengths_.end(), std::greater<>());
+  lengths_.erase(std::unique(lengths_.begin(), lengths_.end()), lengths_.end());
+}
+
+int32_t SpecialMatcher::Find(std::string_view text) const {
+  auto it = by_text_.find(text);
+  return it == by_text_.end() ? -1 : it->second;
+}
+
+SpecialMatch SpecialMatcher::FindNext(std::string_view text, size_t from) const {
+  for (size_t pos = from; pos < text.size(); ++pos) {
+    if (!first_byte_[static_cast<uint8_t>(text[pos])]) continue;
+    for (size_t len : lengths_) {
+      if (pos + len > text.size()) continue;
+      auto it = by_text_.find(text.substr(pos, len));
+      if (it != by_text_.end()) return {pos, len, it->second};
+    }
+  }
+  return {std::string_view::npos, 0, -1};
+}
+
+}  // namespace kimi::text
