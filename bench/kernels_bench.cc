@@ -18,6 +18,8 @@
 
 #include "core/machine_limits.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/kernels.h"
 #include "kimi/dtype.h"
 
@@ -65,7 +67,7 @@ std::vector<uint8_t> Bytes(size_t n, uint32_t seed, int lo, int hi) {
 
 void Row(const char* name, const std::string& shape, double secs, double flops, double bytes, const char* ratio_name = nullptr,
          double ratio = 0) {
-  std::printf("  %-22s %-26s %10.3f ms %9.2f GFLOP/s %8.2f GB/s", name, shape.c_str(), secs * 1e3,
+  std::printf("  %-24s %-24s %10.3f ms %9.2f GFLOP/s %8.2f GB/s", name, shape.c_str(), secs * 1e3,
               flops / secs / 1e9, bytes / secs / 1e9);
   if (ratio_name) std::printf("   %s %.2f", ratio_name, ratio);
   std::printf("\n");
@@ -110,6 +112,21 @@ void BenchThreads(int threads, const Options& opt) {
       double bytes = double(N) * K / 2 + double(N) * K / 32;
       Row("gemv_mxfp4", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=7168", s, 2.0 * M * N * K, bytes,
           "bw/measured", bytes / s / 1e9 / bw.gbytes_per_s);
+#if defined(__x86_64__)
+      // The variant that keeps activations fp32 (not the table's choice), for comparison.
+      if (kernels::Avx2Kernels() != nullptr) {
+        s = TimePerCall(
+            [&] {
+              pool.ParallelFor(0, N, 16, [&](int64_t n0, int64_t n1, int) {
+                kernels::avx2::GemvMxfp4F32(x.data(), K, packed.data() + n0 * K / 2, scales.data() + n0 * K / 32, M,
+                                            n1 - n0, K, y.data() + n0, N);
+              });
+            },
+            min_time);
+        Row("gemv_mxfp4 (fp32 act)", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=7168", s,
+            2.0 * M * N * K, bytes, "bw/measured", bytes / s / 1e9 / bw.gbytes_per_s);
+      }
+#endif
     }
   }
   // Prefill GEMM.

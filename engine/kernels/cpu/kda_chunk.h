@@ -17,14 +17,14 @@
 //   Dot(a, b, n) -> float;  Axpy(alpha, x, y, n): y += alpha·x;  Scale(alpha, y, n): y *= alpha;
 //   Exp(x, out, n): out = e^x;
 //   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi}.
-// Thread safety: uses a thread_local scratch buffer; distinct threads may run distinct heads.
+// Thread safety: uses per-thread scratch (scratch.h, slot kB); distinct threads may run distinct heads.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels {
 namespace {  // each including translation unit gets its own copy, compiled with its own flags
@@ -32,10 +32,8 @@ namespace {  // each including translation unit gets its own copy, compiled with
 template <class Ops>
 void KdaChunkedHeads(const KdaArgs& a) {
   const int64_t dk = a.dk, dv = a.dv, Cmax = kKdaChunk;
-  thread_local std::vector<float> scratch;
   const size_t need = static_cast<size_t>(4 * Cmax * dk + 2 * Cmax * Cmax + 2 * Cmax * dv + dk);
-  if (scratch.size() < need) scratch.resize(need);
-  float* G = scratch.data();       // [C, dk] cumulative log gates
+  float* G = ThreadScratchArray<float>(ScratchSlot::kB, need);  // [C, dk] cumulative log gates
   float* Kg = G + Cmax * dk;       // [C, dk] e^{G[t]}⊙k_t, later e^{G[C−1]−G[i]}⊙k_i
   float* Qg = Kg + Cmax * dk;      // [C, dk] e^{G[t]}⊙q_t
   float* E = Qg + Cmax * dk;       // [C, dk] e^{G[t]}

@@ -4,10 +4,10 @@
 // 1 KiB runs (walking one channel block down all tokens instead strides by a whole row per
 // load and defeats the prefetcher: measured 5× slower at C = 12288).
 #include <algorithm>
-#include <vector>
 
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
 namespace {
@@ -33,8 +33,7 @@ inline __m256 ConvAt(const float* x, int64_t ldx, int64_t t, int64_t c, int64_t 
 void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
                       const float* bias, int width, float* state, int64_t ld_state, float* out,
                       int64_t ldo) {
-  thread_local std::vector<float> taps;
-  if (taps.size() < static_cast<size_t>(width * C)) taps.resize(width * C);
+  float* taps = ThreadScratchArray<float>(ScratchSlot::kA, width * C);
   for (int64_t c = 0; c < C; ++c)
     for (int j = 0; j < width; ++j) taps[j * C + c] = w[c * width + j];
   const int hist = width - 1;
@@ -43,7 +42,7 @@ void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const f
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t c = c0; c < c1; c += 8) {
         const int64_t lanes = std::min<int64_t>(8, c1 - c);
-        __m256 acc = ConvAt(x, ldx, t, c, lanes, taps.data(), C, bias, width, state, ld_state);
+        __m256 acc = ConvAt(x, ldx, t, c, lanes, taps, C, bias, width, state, ld_state);
         __m256 y = _mm256_mul_ps(acc, Sigmoid8(acc));
         if (lanes == 8) _mm256_storeu_ps(out + t * ldo + c, y);
         else StorePartial(out + t * ldo + c, lanes, y);

@@ -3,7 +3,6 @@
 // while it sits in L1 (128 rows × 32 columns = 16 KiB). The chunked kernel is kda_chunk.h
 // with vectorised primitives.
 #include <cmath>
-#include <vector>
 
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
@@ -128,12 +127,11 @@ struct Avx2Ops {
 }  // namespace
 
 void KdaRecurrent(const KdaArgs& a) {
-  thread_local std::vector<float> decay;
-  if (decay.size() < static_cast<size_t>(a.dk)) decay.resize(a.dk);
+  float* decay = ThreadScratchArray<float>(ScratchSlot::kA, a.dk);
   for (int64_t h = 0; h < a.H; ++h) {
     int64_t j = 0;
-    for (; j + 8 * kColVecs <= a.dv; j += 8 * kColVecs) RecurrentColumns<kColVecs>(a, h, j, decay.data());
-    for (; j + 8 <= a.dv; j += 8) RecurrentColumns<1>(a, h, j, decay.data());
+    for (; j + 8 * kColVecs <= a.dv; j += 8 * kColVecs) RecurrentColumns<kColVecs>(a, h, j, decay);
+    for (; j + 8 <= a.dv; j += 8) RecurrentColumns<1>(a, h, j, decay);
     for (; j < a.dv; ++j) RecurrentColumn(a, h, j);
   }
 }

@@ -7,11 +7,11 @@
 // shared scale and the halving. Activations stay fp32: nothing is rounded except by the FMAs.
 // The GEMM dequantises blocks of W to fp32 panels for the shared blocked driver.
 #include <cmath>
-#include <vector>
 
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kernels/cpu/scratch.h"
 #include "kimi/dtype.h"
 
 namespace kimi::kernels::avx2 {
@@ -126,13 +126,13 @@ struct Mxfp4Packer {
 // measured at the same speed: see docs/kernels.md).
 
 struct QuantisedActivations {
-  std::vector<int16_t> q;      // [M, K], even/odd-permuted per block
-  std::vector<float> scales;   // [M, K/32]
+  int16_t* q;      // [M, K], even/odd-permuted per block
+  float* scales;   // [M, K/32]
 };
 
 void QuantiseActivations(const float* x, int64_t ldx, int64_t M, int64_t K, QuantisedActivations* out) {
-  out->q.resize(M * K);
-  out->scales.resize(M * K / kMxfp4BlockSize);
+  out->q = ThreadScratchArray<int16_t>(ScratchSlot::kA, M * K);
+  out->scales = ThreadScratchArray<float>(ScratchSlot::kB, M * K / kMxfp4BlockSize);
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t b = 0; b < K / kMxfp4BlockSize; ++b) {
@@ -142,7 +142,7 @@ void QuantiseActivations(const float* x, int64_t ldx, int64_t M, int64_t K, Quan
       const float mx = HorizontalMax(amax);
       const float inv = mx > 0.0f ? 32767.0f / mx : 0.0f;
       out->scales[m * (K / kMxfp4BlockSize) + b] = mx / 32767.0f;
-      int16_t* qb = out->q.data() + m * K + b * kMxfp4BlockSize;
+      int16_t* qb = out->q + m * K + b * kMxfp4BlockSize;
       for (int i = 0; i < 16; ++i) {
         qb[i] = static_cast<int16_t>(std::lrintf(xb[2 * i] * inv));
         qb[16 + i] = static_cast<int16_t>(std::lrintf(xb[2 * i + 1] * inv));
@@ -165,7 +165,7 @@ void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, 
     const int16_t* xq[MB];
     float xs[MB];
     for (int m = 0; m < MB; ++m) {
-      xq[m] = xa.q.data() + (m0 + m) * K + b * kMxfp4BlockSize;
+      xq[m] = xa.q + (m0 + m) * K + b * kMxfp4BlockSize;
       xs[m] = xa.scales[(m0 + m) * row_blocks + b];
     }
     for (int r = 0; r < R; ++r) {
@@ -206,7 +206,7 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
 
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
-  thread_local QuantisedActivations xa;
+  QuantisedActivations xa;
   QuantiseActivations(x, ldx, M, K, &xa);
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
   int64_t n = 0;
