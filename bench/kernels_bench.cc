@@ -4,6 +4,9 @@
 // FMA peak (register-only loop), then per kernel the time per call, GFLOP/s and GB/s, with
 // the ratios that matter: GEMV effective weight bandwidth / measured bandwidth (decode is
 // bandwidth-bound) and GEMM GFLOP/s / measured FMA peak (prefill is compute-bound).
+// Each line also prints the CPU share the process got while it ran (100% = the threads had
+// their cores to themselves); on a shared machine the limits and the kernels are measured
+// under the same load, so the ratios stay meaningful even when the absolute figures are not.
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick]
 #include <algorithm>
 #include <chrono>
@@ -15,6 +18,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "core/machine_limits.h"
 #include "core/thread_pool.h"
@@ -34,11 +39,23 @@ struct Options {
   bool quick = false;
 };
 
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// CPU time the process got during the last TimePerCall, over wall time × threads: 1.0 on an
+// idle machine; lower means other processes took the cores and every figure is pessimistic.
+double g_last_cpu_share = 0;
+int g_threads = 1;
+
 // Seconds per call: repeats the call until min_time has passed (after one warm-up call), and
 // reports the mean.
 double TimePerCall(const std::function<void()>& fn, double min_time) {
   fn();
   int64_t calls = 0;
+  const double cpu0 = ProcessCpuSeconds();
   auto t0 = Clock::now();
   double elapsed = 0;
   do {
@@ -46,6 +63,7 @@ double TimePerCall(const std::function<void()>& fn, double min_time) {
     ++calls;
     elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
   } while (elapsed < min_time);
+  g_last_cpu_share = (ProcessCpuSeconds() - cpu0) / (elapsed * g_threads);
   return elapsed / calls;
 }
 
@@ -67,20 +85,28 @@ std::vector<uint8_t> Bytes(size_t n, uint32_t seed, int lo, int hi) {
 
 void Row(const char* name, const std::string& shape, double secs, double flops, double bytes, const char* ratio_name = nullptr,
          double ratio = 0) {
-  std::printf("  %-24s %-24s %10.3f ms %9.2f GFLOP/s %8.2f GB/s", name, shape.c_str(), secs * 1e3,
-              flops / secs / 1e9, bytes / secs / 1e9);
+  std::printf("  %-24s %-24s %10.3f ms %9.2f GFLOP/s %8.2f GB/s  cpu %3.0f%%", name, shape.c_str(), secs * 1e3,
+              flops / secs / 1e9, bytes / secs / 1e9, 100 * g_last_cpu_share);
   if (ratio_name) std::printf("   %s %.2f", ratio_name, ratio);
   std::printf("\n");
 }
 
 void BenchThreads(int threads, const Options& opt) {
   ThreadPool pool(threads);
+  g_threads = threads;
   const double min_time = opt.min_time;
   std::printf("\n== %d thread%s ==\n", threads, threads == 1 ? "" : "s");
+  double cpu0 = ProcessCpuSeconds();
+  auto t0 = Clock::now();
   BandwidthResult bw = MeasureMemoryReadBandwidth(&pool, opt.quick ? size_t{128} << 20 : size_t{512} << 20);
+  double share = (ProcessCpuSeconds() - cpu0) / (std::chrono::duration<double>(Clock::now() - t0).count() * threads);
+  std::printf("  measured memory read bandwidth  %8.2f GB/s (%zu MiB buffer)  cpu %3.0f%%\n", bw.gbytes_per_s,
+              bw.bytes >> 20, 100 * share);
+  cpu0 = ProcessCpuSeconds();
+  t0 = Clock::now();
   FmaPeakResult peak = MeasureFmaPeak(&pool, opt.quick ? 0.1 : 0.3);
-  std::printf("  measured memory read bandwidth  %8.2f GB/s (%zu MiB buffer)\n", bw.gbytes_per_s, bw.bytes >> 20);
-  std::printf("  measured FMA peak               %8.2f GFLOP/s (%s)\n", peak.gflops, peak.isa);
+  share = (ProcessCpuSeconds() - cpu0) / (std::chrono::duration<double>(Clock::now() - t0).count() * threads);
+  std::printf("  measured FMA peak               %8.2f GFLOP/s (%s)  cpu %3.0f%%\n", peak.gflops, peak.isa, 100 * share);
 
   // Decode GEMV, BF16: weights larger than the L3 so every call streams them from memory.
   {
