@@ -74,6 +74,11 @@ void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool) {
   Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
 }
 
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out, ThreadPool* pool) {
+  auto fn = ActiveKernels().mul_sigmoid;
+  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, gate + b, e - b, out + b); });
+}
+
 void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().softmax;
   Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * n, r1 - r0, n, out + r0 * n); });

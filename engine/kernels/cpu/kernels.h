@@ -58,6 +58,9 @@ void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_
 void Silu(const float* x, int64_t n, float* out, ThreadPool* pool);
 void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool);
 
+// out = x·sigmoid(gate): [n]. The output gates of KDA (after o_norm) and of gated MLA.
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out, ThreadPool* pool);
+
 // Row-wise softmax, max-subtracted. x, out: [rows, n] contiguous.
 void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool);
 
