@@ -167,7 +167,15 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
   request.signature_path = a.One("--signature");
   request.private_key = *key;
   for (const auto& p : a.All("--ignore")) request.ignore_paths.push_back(p);
-  if (!a.One("--shard-size").empty()) request.shard_size = std::strtoull(a.One("--shard-size").c_str(), nullptr, 10);
+  if (!a.One("--shard-size").empty()) {
+    const std::string& text = a.One("--shard-size");
+    char* end = nullptr;
+    request.shard_size = std::strtoull(text.c_str(), &end, 10);
+    if (request.shard_size == 0 || *end != '\0') {
+      err << "error: --shard-size needs a positive number of bytes, got \"" << text << "\"\n";
+      return kExitUsage;
+    }
+  }
   if (!a.One("--threads").empty()) request.hashing.threads = static_cast<unsigned>(std::atoi(a.One("--threads").c_str()));
   if (!a.Has("--quiet")) request.hashing.progress = ProgressPrinter(err, "hashing");
   auto result = models::SignModel(request);

@@ -13,6 +13,7 @@
 // and prints throughput and the ratios verify / openssl and verify / read. With the default
 // size the files stay in the page cache, so "read" is memory bandwidth, not a disk.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -91,12 +92,29 @@ bool WriteRandomFile(const std::string& path, uint64_t size, uint64_t seed) {
   return std::fclose(f) == 0;
 }
 
-double BestSeconds(int repeat, const std::function<bool()>& run) {
-  double best = 1e300;
+double CpuSeconds(int who) {
+  struct rusage u {};
+  getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Wall time of the fastest run, and the CPU time (this process and its children) it used.
+// On a shared machine the CPU time is the steadier figure: MiB per CPU-second is what one
+// core would do alone.
+struct Timing {
+  double wall = -1;
+  double cpu = -1;
+};
+
+Timing Best(int repeat, const std::function<bool()>& run) {
+  Timing best{1e300, 0};
   for (int r = 0; r < repeat; ++r) {
+    double cpu0 = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN);
     auto t0 = std::chrono::steady_clock::now();
-    if (!run()) return -1;
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (!run()) return Timing{};
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN) - cpu0;
+    if (wall < best.wall) best = {wall, cpu};
   }
   return best;
 }
@@ -124,12 +142,14 @@ bool ReadAll(const std::vector<HashRange>& ranges, unsigned threads, size_t buff
   return ok;
 }
 
-void PrintRow(const char* what, double seconds, uint64_t bytes) {
-  if (seconds < 0) {
-    std::printf("  %-28s failed\n", what);
+void PrintRow(const char* what, Timing t, uint64_t bytes) {
+  if (t.wall < 0) {
+    std::printf("  %-30s failed\n", what);
     return;
   }
-  std::printf("  %-28s %8.3f s  %9.1f MiB/s\n", what, seconds, static_cast<double>(bytes) / seconds / (1 << 20));
+  double mib = static_cast<double>(bytes) / (1 << 20);
+  std::printf("  %-30s %8.3f s %9.1f MiB/s   cpu %7.3f s %9.1f MiB/cpu-s\n", what, t.wall, mib / t.wall, t.cpu,
+              t.cpu > 0 ? mib / t.cpu : 0.0);
 }
 
 }  // namespace
@@ -185,16 +205,16 @@ int main(int argc, char** argv) {
               o.repeat);
   ReadAll(ranges, threads, buffer);  // warm the page cache so every row sees the same state
 
-  double read1 = BestSeconds(o.repeat, [&] { return ReadAll(ranges, 1, buffer); });
-  double readn = BestSeconds(o.repeat, [&] { return ReadAll(ranges, threads, buffer); });
+  Timing read1 = Best(o.repeat, [&] { return ReadAll(ranges, 1, buffer); });
+  Timing readn = Best(o.repeat, [&] { return ReadAll(ranges, threads, buffer); });
   std::string cmd = "openssl dgst -sha256" + file_list + " > /dev/null";
-  double openssl = BestSeconds(o.repeat, [&] { return std::system(cmd.c_str()) == 0; });
-  double serial = BestSeconds(o.repeat, [&] { return kimi::models::HashRangesSerial(ranges, buffer).ok(); });
+  Timing openssl = Best(o.repeat, [&] { return std::system(cmd.c_str()) == 0; });
+  Timing serial = Best(o.repeat, [&] { return kimi::models::HashRangesSerial(ranges, buffer).ok(); });
   kimi::models::VerifyRequest verify;
   verify.model_path = model;
   verify.hashing.threads = threads;
   verify.hashing.buffer_bytes = buffer;
-  double verified = BestSeconds(o.repeat, [&] { return kimi::models::ModelVerifier::Verify(verify, trust).ok(); });
+  Timing verified = Best(o.repeat, [&] { return kimi::models::ModelVerifier::Verify(verify, trust).ok(); });
 
   PrintRow("read, 1 thread", read1, total);
   char label[64];
@@ -204,9 +224,10 @@ int main(int argc, char** argv) {
   PrintRow("sha256, 1 thread (ours)", serial, total);
   std::snprintf(label, sizeof(label), "verify, %u threads", threads);
   PrintRow(label, verified, total);
-  if (verified > 0 && openssl > 0 && readn > 0) {
-    std::printf("  verify / openssl one core:   %.2fx\n", openssl / verified);
-    std::printf("  verify / read (%u threads):  %.2f (1.00 = as fast as reading)\n", threads, readn / verified);
+  if (verified.wall > 0 && openssl.wall > 0 && readn.wall > 0) {
+    std::printf("  verify / openssl one core (wall):  %.2fx\n", openssl.wall / verified.wall);
+    std::printf("  verify / read %u threads (wall):    %.2f (1.00 = as fast as reading)\n", threads, readn.wall / verified.wall);
+    std::printf("  CPU cost, verify / openssl:        %.2f (1.00 = same CPU-seconds per byte)\n", verified.cpu / openssl.cpu);
   }
   if (!o.keep) fs::remove_all(o.dir);
   return 0;
