@@ -2,7 +2,7 @@
 // one core of `openssl dgst -sha256` and the raw read throughput of the same files.
 //
 //   kimi-bench-verify [--size-gib 2] [--files 8] [--dir /tmp/kimi-bench-verify] [--threads N]
-//                     [--buffer-mib 8] [--repeat 3] [--keep]
+//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold]
 //
 // It writes --files files totalling --size-gib of pseudo-random bytes (kept between runs when
 // the sizes match), signs them, then times, best of --repeat runs each:
@@ -10,8 +10,9 @@
 //   openssl dgst -sha256        the openssl CLI over the same files, one core
 //   sha256 1 thread             this project's hasher, serial
 //   verify N threads            the full ModelVerifier::Verify (signature, walk, hash, compare)
-// and prints throughput and the ratios verify / openssl and verify / read. With the default
-// size the files stay in the page cache, so "read" is memory bandwidth, not a disk.
+// and prints throughput and the ratios verify / openssl and verify / read. By default the
+// files stay in the page cache, so "read" is memory bandwidth; --cold evicts them before every
+// run (posix_fadvise DONTNEED), so every row reads from the disk.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -46,6 +47,7 @@ struct Options {
   size_t buffer_mib = 8;
   int repeat = 3;
   bool keep = false;
+  bool cold = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options* o) {
@@ -53,8 +55,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--keep") {
-      o->keep = true;
+    if (a == "--keep" || a == "--cold") {
+      (a == "--keep" ? o->keep : o->cold) = true;
       continue;
     }
     if ((v = value()) == nullptr) return false;
@@ -106,9 +108,13 @@ struct Timing {
   double cpu = -1;
 };
 
+// Set by --cold: called before every timed run to evict the files from the page cache.
+std::function<void()> g_before_run = [] {};
+
 Timing Best(int repeat, const std::function<bool()>& run) {
   Timing best{1e300, 0};
   for (int r = 0; r < repeat; ++r) {
+    g_before_run();
     double cpu0 = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN);
     auto t0 = std::chrono::steady_clock::now();
     if (!run()) return Timing{};
@@ -117,6 +123,18 @@ Timing Best(int repeat, const std::function<bool()>& run) {
     if (wall < best.wall) best = {wall, cpu};
   }
   return best;
+}
+
+// Drops the files' clean pages from the page cache (no root needed), so the next read comes
+// from the disk.
+void EvictFromCache(const std::vector<HashRange>& ranges) {
+  for (const auto& r : ranges) {
+    int fd = open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
 }
 
 bool ReadAll(const std::vector<HashRange>& ranges, unsigned threads, size_t buffer) {
@@ -159,7 +177,7 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: kimi-bench-verify [--size-gib 2] [--files 8] [--dir PATH] [--threads N] [--buffer-mib 8] "
-                 "[--repeat 3] [--keep]\n");
+                 "[--repeat 3] [--keep] [--cold]\n");
     return 2;
   }
   kimi::log::Configure(kimi::log::Level::kWarn, kimi::log::Format::kText);
@@ -203,7 +221,12 @@ int main(int argc, char** argv) {
   std::printf("kimi-bench-verify: %d files, %.2f GiB, %u threads (%u cores online), %zu MiB buffers, best of %d\n",
               o.files, static_cast<double>(total) / (1 << 30), threads, std::thread::hardware_concurrency(), o.buffer_mib,
               o.repeat);
-  ReadAll(ranges, threads, buffer);  // warm the page cache so every row sees the same state
+  if (o.cold) {
+    g_before_run = [&] { EvictFromCache(ranges); };
+    std::printf("cold: every run starts with the files evicted from the page cache\n");
+  } else {
+    ReadAll(ranges, threads, buffer);  // warm the page cache so every row sees the same state
+  }
 
   Timing read1 = Best(o.repeat, [&] { return ReadAll(ranges, 1, buffer); });
   Timing readn = Best(o.repeat, [&] { return ReadAll(ranges, threads, buffer); });

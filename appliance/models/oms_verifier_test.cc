@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "models/oms_encoding.h"
@@ -47,6 +48,9 @@ std::string ExpectedSubject(const Vector& v) {
   if (v.single_file) return "afa48c8674afe334b8a7dea34f7b46ab256e9255edf8da2132792341b667a45b";
   return "92745110b1ab4368471cbe31664e10174e954b113a3df333db860317b2c6dec4";
 }
+
+// Only ModelVerifier makes a VerifiedManifest; nothing else can build or fake one.
+static_assert(!std::is_default_constructible_v<VerifiedManifest>);
 
 class VectorTest : public ::testing::TestWithParam<Vector> {};
 
