@@ -2,3 +2,9 @@
 add_library(kimi_warnings INTERFACE)
 target_compile_options(kimi_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Werror -Wno-missing-field-initializers>)
+
+# GCC 12 reports a false -Wrestrict inside libstdc++'s operator+(const char*, std::string&&)
+# (GCC bug 105651, fixed in GCC 13); under -Werror it would reject every "literal" + string.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(kimi_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+endif()

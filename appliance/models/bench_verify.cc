@@ -1,0 +1,257 @@
+// kimi-bench-verify: how fast model verification runs against the two limits that matter,
+// one core of `openssl dgst -sha256` and the raw read throughput of the same files.
+//
+//   kimi-bench-verify [--size-gib 2] [--files 8] [--dir /tmp/kimi-bench-verify] [--threads N]
+//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold]
+//
+// It writes --files files totalling --size-gib of pseudo-random bytes (kept between runs when
+// the sizes match), signs them, then times, best of --repeat runs each:
+//   read 1 thread / N threads   pread() into a buffer, no hashing (the I/O ceiling)
+//   openssl dgst -sha256        the openssl CLI over the same files, one core
+//   sha256 1 thread             this project's hasher, serial
+//   verify N threads            the full ModelVerifier::Verify (signature, walk, hash, compare)
+// and prints throughput and the ratios verify / openssl and verify / read. By default the
+// files stay in the page cache, so "read" is memory bandwidth; --cold evicts them before every
+// run (posix_fadvise DONTNEED), so every row reads from the disk.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kimi/log.h"
+#include "models/oms_hasher.h"
+#include "models/oms_keys.h"
+#include "models/oms_signer.h"
+#include "models/oms_verifier.h"
+
+namespace fs = std::filesystem;
+using kimi::models::HashRange;
+
+namespace {
+
+struct Options {
+  double size_gib = 2;
+  int files = 8;
+  std::string dir = "/tmp/kimi-bench-verify";
+  unsigned threads = 0;
+  size_t buffer_mib = 8;
+  int repeat = 3;
+  bool keep = false;
+  bool cold = false;
+};
+
+bool ParseOptions(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--keep" || a == "--cold") {
+      (a == "--keep" ? o->keep : o->cold) = true;
+      continue;
+    }
+    if ((v = value()) == nullptr) return false;
+    if (a == "--size-gib") o->size_gib = std::atof(v);
+    else if (a == "--files") o->files = std::atoi(v);
+    else if (a == "--dir") o->dir = v;
+    else if (a == "--threads") o->threads = static_cast<unsigned>(std::atoi(v));
+    else if (a == "--buffer-mib") o->buffer_mib = static_cast<size_t>(std::atoi(v));
+    else if (a == "--repeat") o->repeat = std::atoi(v);
+    else return false;
+  }
+  return o->size_gib > 0 && o->files > 0 && o->repeat > 0 && o->buffer_mib > 0;
+}
+
+// Fills `path` with `size` pseudo-random bytes (xorshift; incompressible enough for SHA-256).
+bool WriteRandomFile(const std::string& path, uint64_t size, uint64_t seed) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  std::vector<uint64_t> chunk((8u << 20) / sizeof(uint64_t));
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (uint64_t written = 0; written < size;) {
+    for (auto& w : chunk) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w = x;
+    }
+    size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size() * sizeof(uint64_t), size - written));
+    if (std::fwrite(chunk.data(), 1, n, f) != n) {
+      std::fclose(f);
+      return false;
+    }
+    written += n;
+  }
+  return std::fclose(f) == 0;
+}
+
+double CpuSeconds(int who) {
+  struct rusage u {};
+  getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// Wall time of the fastest run, and the CPU time (this process and its children) it used.
+// On a shared machine the CPU time is the steadier figure: MiB per CPU-second is what one
+// core would do alone.
+struct Timing {
+  double wall = -1;
+  double cpu = -1;
+};
+
+// Set by --cold: called before every timed run to evict the files from the page cache.
+std::function<void()> g_before_run = [] {};
+
+Timing Best(int repeat, const std::function<bool()>& run) {
+  Timing best{1e300, 0};
+  for (int r = 0; r < repeat; ++r) {
+    g_before_run();
+    double cpu0 = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN);
+    auto t0 = std::chrono::steady_clock::now();
+    if (!run()) return Timing{};
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN) - cpu0;
+    if (wall < best.wall) best = {wall, cpu};
+  }
+  return best;
+}
+
+// Drops the files' clean pages from the page cache (no root needed), so the next read comes
+// from the disk.
+void EvictFromCache(const std::vector<HashRange>& ranges) {
+  for (const auto& r : ranges) {
+    int fd = open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+  }
+}
+
+bool ReadAll(const std::vector<HashRange>& ranges, unsigned threads, size_t buffer) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> ok{true};
+  auto worker = [&]() {
+    std::vector<char> buf(buffer);
+    for (size_t i; (i = next.fetch_add(1)) < ranges.size();) {
+      int fd = open(ranges[i].path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        ok = false;
+        return;
+      }
+      posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+      off_t pos = 0;
+      for (ssize_t n; (n = pread(fd, buf.data(), buf.size(), pos)) > 0;) pos += n;
+      close(fd);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return ok;
+}
+
+void PrintRow(const char* what, Timing t, uint64_t bytes) {
+  if (t.wall < 0) {
+    std::printf("  %-30s failed\n", what);
+    return;
+  }
+  double mib = static_cast<double>(bytes) / (1 << 20);
+  std::printf("  %-30s %8.3f s %9.1f MiB/s   cpu %7.3f s %9.1f MiB/cpu-s\n", what, t.wall, mib / t.wall, t.cpu,
+              t.cpu > 0 ? mib / t.cpu : 0.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (!ParseOptions(argc, argv, &o)) {
+    std::fprintf(stderr,
+                 "usage: kimi-bench-verify [--size-gib 2] [--files 8] [--dir PATH] [--threads N] [--buffer-mib 8] "
+                 "[--repeat 3] [--keep] [--cold]\n");
+    return 2;
+  }
+  kimi::log::Configure(kimi::log::Level::kWarn, kimi::log::Format::kText);
+  unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  size_t buffer = o.buffer_mib << 20;
+  uint64_t total = static_cast<uint64_t>(o.size_gib * (1ull << 30));
+  uint64_t per_file = total / static_cast<uint64_t>(o.files);
+  total = per_file * static_cast<uint64_t>(o.files);
+
+  std::string model = o.dir + "/model";
+  fs::create_directories(model);
+  std::vector<HashRange> ranges;
+  std::string file_list;
+  for (int i = 0; i < o.files; ++i) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "model-%05d-of-%05d.safetensors", i + 1, o.files);
+    std::string path = model + "/" + name;
+    std::error_code ec;
+    if (fs::file_size(path, ec) != per_file || ec) {
+      if (!WriteRandomFile(path, per_file, static_cast<uint64_t>(i) + 1)) {
+        std::fprintf(stderr, "cannot write %s\n", path.c_str());
+        return 1;
+      }
+    }
+    ranges.push_back({path, 0, per_file, true});
+    file_list += " '" + path + "'";
+  }
+
+  auto key = kimi::models::GenerateP256Key();
+  kimi::models::SignRequest sign;
+  sign.model_path = model;
+  sign.private_key = *key;
+  auto signed_model = kimi::models::SignModel(sign);
+  if (!signed_model.ok()) {
+    std::fprintf(stderr, "signing failed: %s\n", signed_model.status().ToString().c_str());
+    return 1;
+  }
+  kimi::models::TrustStore trust;
+  if (!trust.AddPem(kimi::models::PublicKeyPem(key->get()), "bench key").ok()) return 1;
+
+  std::printf("kimi-bench-verify: %d files, %.2f GiB, %u threads (%u cores online), %zu MiB buffers, best of %d\n",
+              o.files, static_cast<double>(total) / (1 << 30), threads, std::thread::hardware_concurrency(), o.buffer_mib,
+              o.repeat);
+  if (o.cold) {
+    g_before_run = [&] { EvictFromCache(ranges); };
+    std::printf("cold: every run starts with the files evicted from the page cache\n");
+  } else {
+    ReadAll(ranges, threads, buffer);  // warm the page cache so every row sees the same state
+  }
+
+  Timing read1 = Best(o.repeat, [&] { return ReadAll(ranges, 1, buffer); });
+  Timing readn = Best(o.repeat, [&] { return ReadAll(ranges, threads, buffer); });
+  std::string cmd = "openssl dgst -sha256" + file_list + " > /dev/null";
+  Timing openssl = Best(o.repeat, [&] { return std::system(cmd.c_str()) == 0; });
+  Timing serial = Best(o.repeat, [&] { return kimi::models::HashRangesSerial(ranges, buffer).ok(); });
+  kimi::models::VerifyRequest verify;
+  verify.model_path = model;
+  verify.hashing.threads = threads;
+  verify.hashing.buffer_bytes = buffer;
+  Timing verified = Best(o.repeat, [&] { return kimi::models::ModelVerifier::Verify(verify, trust).ok(); });
+
+  PrintRow("read, 1 thread", read1, total);
+  char label[64];
+  std::snprintf(label, sizeof(label), "read, %u threads", threads);
+  PrintRow(label, readn, total);
+  PrintRow("openssl dgst -sha256 (1 core)", openssl, total);
+  PrintRow("sha256, 1 thread (ours)", serial, total);
+  std::snprintf(label, sizeof(label), "verify, %u threads", threads);
+  PrintRow(label, verified, total);
+  if (verified.wall > 0 && openssl.wall > 0 && readn.wall > 0) {
+    std::printf("  verify / openssl one core (wall):  %.2fx\n", openssl.wall / verified.wall);
+    std::printf("  verify / read %u threads (wall):    %.2f (1.00 = as fast as reading)\n", threads, readn.wall / verified.wall);
+    std::printf("  CPU cost, verify / openssl:        %.2f (1.00 = same CPU-seconds per byte)\n", verified.cpu / openssl.cpu);
+  }
+  if (!o.keep) fs::remove_all(o.dir);
+  return 0;
+}

@@ -1,0 +1,154 @@
+#include "models/oms_hasher.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "models/oms_openssl.h"
+
+namespace kimi::models {
+namespace {
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Hashes one range with `buffer`; adds every chunk read to *bytes_done as it goes.
+Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, EVP_MD_CTX* ctx,
+                            std::atomic<uint64_t>* bytes_done) {
+  FileDescriptor fd(open(range.path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return Status::IOError("cannot open " + range.path + ": " + std::strerror(errno));
+  posix_fadvise(fd.get(), static_cast<off_t>(range.offset), static_cast<off_t>(range.length), POSIX_FADV_SEQUENTIAL);
+  if (EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) return Status::Internal("SHA-256 init failed");
+  uint64_t pos = range.offset;
+  uint64_t end = range.offset + range.length;
+  while (pos < end) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - pos));
+    ssize_t got = pread(fd.get(), buffer.data(), want, static_cast<off_t>(pos));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError("cannot read " + range.path + ": " + std::strerror(errno));
+    }
+    if (got == 0) return Status::IOError(range.path + " is shorter than expected (changed while verifying?)");
+    EVP_DigestUpdate(ctx, buffer.data(), static_cast<size_t>(got));
+    pos += static_cast<uint64_t>(got);
+    if (bytes_done != nullptr) bytes_done->fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
+  }
+  if (range.to_eof) {
+    char probe;
+    ssize_t extra = pread(fd.get(), &probe, 1, static_cast<off_t>(end));
+    if (extra != 0) return Status::IOError(range.path + " is longer than expected (changed while verifying?)");
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(ctx, digest, &len);
+  return std::string(reinterpret_cast<char*>(digest), len);
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> HashRangesSerial(const std::vector<HashRange>& ranges, size_t buffer_bytes) {
+  std::vector<char> buffer(std::max<size_t>(buffer_bytes, 4096));
+  MdCtxPtr ctx(EVP_MD_CTX_new());
+  std::vector<std::string> out;
+  out.reserve(ranges.size());
+  for (const auto& r : ranges) {
+    KIMI_ASSIGN_OR_RETURN(std::string d, HashOne(r, buffer, ctx.get(), nullptr));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges, const HashOptions& options) {
+  unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(ranges.size(), 1)));
+
+  // Largest first: the longest range bounds the wall time, so it must not start last.
+  std::vector<size_t> order(ranges.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ranges[a].length > ranges[b].length; });
+  uint64_t total = 0;
+  for (const auto& r : ranges) total += r.length;
+
+  std::vector<std::string> digests(ranges.size());
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> bytes_done{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::condition_variable done_cv;
+  Status first_error;     // guarded by mu
+  unsigned running = threads;  // guarded by mu
+
+  auto worker = [&]() {
+    std::vector<char> buffer(std::max<size_t>(options.buffer_bytes, 4096));
+    MdCtxPtr ctx(EVP_MD_CTX_new());
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= order.size() || failed.load()) break;
+      auto digest = HashOne(ranges[order[i]], buffer, ctx.get(), &bytes_done);
+      if (!digest.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed.exchange(true)) first_error = digest.status();
+        break;
+      }
+      digests[order[i]] = std::move(digest).value();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (--running == 0) done_cv.notify_all();
+  };
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+
+  auto report = [&](bool finished) {
+    if (!options.progress) return;
+    HashProgress p;
+    p.bytes_done = bytes_done.load(std::memory_order_relaxed);
+    p.bytes_total = total;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    p.bytes_per_second = elapsed > 0 ? static_cast<double>(p.bytes_done) / elapsed : 0;
+    p.eta_seconds = (!finished && p.bytes_per_second > 0) ? static_cast<double>(total - p.bytes_done) / p.bytes_per_second : 0;
+    p.finished = finished;
+    options.progress(p);
+  };
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (running != 0) {
+      done_cv.wait_for(lock, options.progress_interval);
+      if (running != 0) {
+        lock.unlock();
+        report(false);
+        lock.lock();
+      }
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (failed.load()) return first_error;
+  report(true);
+  return digests;
+}
+
+}  // namespace kimi::models

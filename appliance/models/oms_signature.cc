@@ -1,0 +1,176 @@
+#include "models/oms_signature.h"
+
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "models/oms_encoding.h"
+#include "models/oms_keys.h"
+#include "models/oms_statement.h"
+
+namespace kimi::models {
+namespace {
+
+bool IsLegacyPayload(std::string_view payload) {
+  auto j = nlohmann::json::parse(payload, nullptr, false);
+  return !j.is_discarded() && j.is_object() && j.contains("predicateType") && j["predicateType"] == kLegacyPredicateType;
+}
+
+// Tries the standard PAE with the curve's digest, then for 0.2 payloads the legacy encoding
+// with SHA-256 (the digest that signer used whatever the curve).
+bool SignatureMatches(EVP_PKEY* key, const OmsBundle& bundle) {
+  if (EcdsaVerify(key, Pae(bundle.payload_type, bundle.payload), bundle.signature)) return true;
+  if (!IsLegacyPayload(bundle.payload)) return false;
+  std::string legacy = LegacyPae(bundle.payload_type, bundle.payload);
+  return EcdsaVerify(key, legacy, bundle.signature, EVP_sha256()) || EcdsaVerify(key, legacy, bundle.signature);
+}
+
+Result<SignerIdentity> VerifyWithKeys(const OmsBundle& bundle, const TrustStore& trust) {
+  if (trust.keys().empty())
+    return Status::FailedPrecondition("the model is signed with a key but the trust store has no public key (" +
+                                      trust.description() + ")");
+  // The bundle names its key (by hint, or by embedding it); only that key may have signed it.
+  std::string wanted = bundle.key_hint;
+  if (wanted.empty() && !bundle.embedded_public_key_pem.empty()) {
+    auto embedded = LoadPublicKeyPem(bundle.embedded_public_key_pem);
+    if (!embedded.ok()) return Status::InvalidArgument("signature bundle: embedded public key: " + embedded.status().message());
+    wanted = KeyFingerprint(embedded->get());
+  }
+  bool any_candidate = false;
+  for (const TrustedKey& k : trust.keys()) {
+    if (!wanted.empty() && k.fingerprint != wanted) continue;
+    any_candidate = true;
+    if (SignatureMatches(k.key.get(), bundle)) {
+      return SignerIdentity{SignerIdentity::Kind::kKey, "key sha256:" + k.fingerprint + " (" + k.source + ")", k.fingerprint};
+    }
+  }
+  if (!any_candidate)
+    return Status::PermissionDenied("key mismatch: the model was signed by key sha256:" + wanted +
+                                    ", which is not in the trust store (" + trust.description() + ")");
+  return Status::PermissionDenied("invalid signature: the DSSE signature does not verify with the trusted key");
+}
+
+Result<time_t> CertNotBefore(X509* cert) {
+  struct tm tm {};
+  if (ASN1_TIME_to_tm(X509_get0_notBefore(cert), &tm) != 1) return Status::InvalidArgument("certificate has no valid notBefore");
+  return timegm(&tm);
+}
+
+std::string NameText(X509_NAME* name) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253);
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(len));
+}
+
+Result<X509Ptr> ParseDer(const std::string& der) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
+  X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  if (!cert || p != reinterpret_cast<const unsigned char*>(der.data()) + der.size())
+    return Status::InvalidArgument("signature bundle: a certificate is not valid DER");
+  return cert;
+}
+
+Result<SignerIdentity> VerifyWithChain(const OmsBundle& bundle, const TrustStore& trust) {
+  if (trust.cas().empty())
+    return Status::FailedPrecondition("the model is signed with a certificate but the trust store has no CA certificate (" +
+                                      trust.description() + ")");
+  KIMI_ASSIGN_OR_RETURN(X509Ptr leaf, ParseDer(bundle.certificates_der[0]));
+  X509StackPtr untrusted(sk_X509_new_null());
+  for (size_t i = 1; i < bundle.certificates_der.size(); ++i) {
+    KIMI_ASSIGN_OR_RETURN(X509Ptr c, ParseDer(bundle.certificates_der[i]));
+    sk_X509_push(untrusted.get(), c.release());
+  }
+  StorePtr store(X509_STORE_new());
+  for (const TrustedCa& ca : trust.cas()) X509_STORE_add_cert(store.get(), ca.cert.get());
+  StoreCtxPtr ctx(X509_STORE_CTX_new());
+  X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), untrusted.get());
+  // As the reference verifier does: the chain is judged at the moment the signing certificate
+  // became valid, so a model signed during a certificate's life stays valid after it expires.
+  KIMI_ASSIGN_OR_RETURN(time_t when, CertNotBefore(leaf.get()));
+  X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()), when);
+  if (X509_verify_cert(ctx.get()) != 1) {
+    int err = X509_STORE_CTX_get_error(ctx.get());
+    ERR_clear_error();
+    return Status::PermissionDenied(std::string("untrusted certificate chain: ") + X509_verify_cert_error_string(err) +
+                                    " (leaf " + NameText(X509_get_subject_name(leaf.get())) + ")");
+  }
+  uint32_t flags = X509_get_extension_flags(leaf.get());
+  bool digital_signature = (flags & EXFLAG_KUSAGE) && (X509_get_key_usage(leaf.get()) & KU_DIGITAL_SIGNATURE);
+  bool code_signing = (flags & EXFLAG_XKUSAGE) && (X509_get_extended_key_usage(leaf.get()) & XKU_CODE_SIGN);
+  if (!digital_signature && !code_signing)
+    return Status::PermissionDenied("signing certificate is not allowed to sign (no digitalSignature or codeSigning usage)");
+  EVP_PKEY* key = X509_get0_pubkey(leaf.get());
+  if (key == nullptr || DigestForKey(key) == nullptr)
+    return Status::PermissionDenied("signing certificate's key is not ECDSA P-256/P-384/P-521");
+  if (!SignatureMatches(key, bundle))
+    return Status::PermissionDenied("invalid signature: the DSSE signature does not verify with the certificate's key");
+
+  unsigned char fp[EVP_MAX_MD_SIZE];
+  unsigned int fp_len = 0;
+  X509_digest(leaf.get(), EVP_sha256(), fp, &fp_len);
+  SignerIdentity id;
+  id.kind = SignerIdentity::Kind::kCertificate;
+  id.fingerprint = HexEncode(std::string_view(reinterpret_cast<char*>(fp), fp_len));
+  id.description = "certificate " + NameText(X509_get_subject_name(leaf.get())) + " issued by " +
+                   NameText(X509_get_issuer_name(leaf.get())) + " (sha256:" + id.fingerprint + ")";
+  return id;
+}
+
+}  // namespace
+
+std::string Pae(std::string_view payload_type, std::string_view payload) {
+  std::string out = "DSSEv1 " + std::to_string(payload_type.size()) + " " + std::string(payload_type) + " " +
+                    std::to_string(payload.size()) + " ";
+  out.append(payload);
+  return out;
+}
+
+std::string LegacyPae(std::string_view payload_type, std::string_view payload) {
+  bool has_single = payload.find('\'') != std::string_view::npos;
+  bool has_double = payload.find('"') != std::string_view::npos;
+  char quote = has_single && !has_double ? '"' : '\'';
+  std::string literal = "b";
+  literal += quote;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned char c : payload) {
+    if (c == static_cast<unsigned char>(quote) || c == '\\') {
+      literal += '\\';
+      literal += static_cast<char>(c);
+    } else if (c == '\t') {
+      literal += "\\t";
+    } else if (c == '\n') {
+      literal += "\\n";
+    } else if (c == '\r') {
+      literal += "\\r";
+    } else if (c < 0x20 || c >= 0x7f) {
+      literal += "\\x";
+      literal += kHex[c >> 4];
+      literal += kHex[c & 15];
+    } else {
+      literal += static_cast<char>(c);
+    }
+  }
+  literal += quote;
+  return "DSSEV1 " + std::to_string(payload_type.size()) + " " + std::string(payload_type) + " " +
+         std::to_string(payload.size()) + " " + literal;
+}
+
+Result<SignerIdentity> VerifyEnvelopeSignature(const OmsBundle& bundle, const TrustStore& trust) {
+  switch (bundle.kind) {
+    case MaterialKind::kKeyless:
+      return Status::FailedPrecondition(
+          "keyless (Fulcio/Rekor) signature: offline verification needs a configured Sigstore trust root, and this "
+          "appliance has none; re-sign the model with a key or a certificate chain from the operator's CA");
+    case MaterialKind::kPublicKey:
+      return VerifyWithKeys(bundle, trust);
+    case MaterialKind::kCertificateChain:
+      return VerifyWithChain(bundle, trust);
+  }
+  return Status::Internal("unknown verification material");
+}
+
+}  // namespace kimi::models

@@ -1,0 +1,148 @@
+#include "models/oms_signer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "models/oms_bundle.h"
+#include "models/oms_encoding.h"
+#include "models/oms_keys.h"
+#include "models/oms_model_tree.h"
+#include "models/oms_signature.h"
+#include "models/oms_statement.h"
+#include "models/oms_verifier.h"
+
+namespace kimi::models {
+namespace fs = std::filesystem;
+
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+std::string ModelName(const std::string& model_path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(model_path, ec);
+  if (ec) p = fs::path(model_path);
+  std::string name = p.filename().string();
+  if (name.empty()) name = p.parent_path().filename().string();
+  return name;
+}
+
+Status WriteAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
+  if (rename(tmp.c_str(), path.c_str()) != 0) return Status::IOError("cannot rename " + tmp + ": " + std::strerror(errno));
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) {
+  if (!request.private_key) return Status::InvalidArgument("no signing key");
+  std::string signature_path =
+      request.signature_path.empty() ? DefaultSignaturePath(request.model_path) : request.signature_path;
+
+  ModelTreeOptions tree;
+  tree.ignore_paths = request.ignore_paths;
+  std::error_code ec;
+  bool is_dir = fs::is_directory(request.model_path, ec);
+  if (is_dir) {
+    fs::path rel = fs::weakly_canonical(signature_path, ec).lexically_relative(fs::weakly_canonical(request.model_path, ec));
+    std::string sig_rel = rel.generic_string();
+    if (!sig_rel.empty() && sig_rel.rfind("..", 0) != 0 && !IsIgnoredPath(sig_rel, tree.ignore_paths))
+      tree.ignore_paths.push_back(sig_rel);
+  }
+  KIMI_ASSIGN_OR_RETURN(std::vector<ModelFile> files, ListModelFiles(request.model_path, tree));
+  if (files.empty()) return Status::InvalidArgument("model " + request.model_path + " has no files to sign");
+
+  std::vector<HashRange> ranges;
+  std::vector<ManifestResource> resources;
+  for (const auto& f : files) {
+    if (request.shard_size == 0) {
+      ranges.push_back({f.abs_path, 0, f.size, true});
+      resources.push_back({f.name, f.name, 0, f.size, ""});
+      continue;
+    }
+    for (uint64_t start = 0; start < f.size; start += request.shard_size) {
+      uint64_t end = std::min(f.size, start + request.shard_size);
+      ranges.push_back({f.abs_path, start, end - start, end == f.size});
+      resources.push_back({ShardName(f.name, start, end), f.name, start, end, ""});
+    }
+  }
+  KIMI_ASSIGN_OR_RETURN(std::vector<std::string> digests, HashRanges(ranges, request.hashing));
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    resources[i].digest = digests[i];
+    bytes += ranges[i].length;
+  }
+
+  std::string hash_type = "sha256";
+  OrderedJson resource_list = OrderedJson::array();
+  for (const auto& r : resources)
+    resource_list.push_back({{"algorithm", "sha256"}, {"digest", HexEncode(r.digest)}, {"name", r.name}});
+  std::vector<std::string> ignore_list = tree.ignore_paths;
+  std::sort(ignore_list.begin(), ignore_list.end());
+  OrderedJson serialization = {{"method", request.shard_size == 0 ? "files" : "shards"}, {"hash_type", hash_type}};
+  if (request.shard_size != 0) serialization["shard_size"] = request.shard_size;
+  serialization["allow_symlinks"] = false;
+  serialization["ignore_paths"] = ignore_list;
+
+  std::string subject_digest = SubjectDigest(resources);
+  OrderedJson statement = {
+      {"_type", kStatementType},
+      {"subject", OrderedJson::array({{{"name", ModelName(request.model_path)},
+                                       {"digest", {{"sha256", HexEncode(subject_digest)}}}}})},
+      {"predicateType", kPredicateType},
+      {"predicate", {{"serialization", serialization}, {"resources", resource_list}}},
+  };
+  std::string payload;
+  try {
+    payload = statement.dump(2);
+  } catch (const nlohmann::json::exception&) {
+    // Only invalid UTF-8 in a file name can make dump() fail; such a name has no JSON form.
+    return Status::InvalidArgument("a file name in " + request.model_path + " is not valid UTF-8");
+  }
+
+  KIMI_ASSIGN_OR_RETURN(std::string signature, EcdsaSign(request.private_key.get(), Pae(kInTotoPayloadType, payload)));
+  OrderedJson bundle = {
+      {"mediaType", kBundleMediaType},
+      {"verificationMaterial",
+       {{"publicKey", {{"hint", KeyFingerprint(request.private_key.get())}}}, {"tlogEntries", OrderedJson::array()}}},
+      {"dsseEnvelope",
+       {{"payload", Base64Encode(payload)},
+        {"payloadType", kInTotoPayloadType},
+        {"signatures", OrderedJson::array({{{"sig", Base64Encode(signature)}, {"keyid", ""}}})}}},
+  };
+  if (result != nullptr) {
+    result->signature_path = signature_path;
+    result->subject_digest_hex = HexEncode(subject_digest);
+    result->resources = resources.size();
+    result->bytes = bytes;
+  }
+  return bundle.dump();
+}
+
+Result<SignResult> SignModel(const SignRequest& request) {
+  SignResult result;
+  KIMI_ASSIGN_OR_RETURN(std::string text, BuildBundle(request, &result));
+  KIMI_RETURN_IF_ERROR(WriteAtomically(result.signature_path, text));
+  return result;
+}
+
+}  // namespace kimi::models

@@ -1,0 +1,46 @@
+// Signing a model directory (or file) into an OMS bundle, in the format of the reference
+// signer (model_signing 1.1): a Sigstore bundle v0.3 with a public-key hint, an empty
+// tlogEntries list and a DSSE envelope over an in-toto Statement v1 with predicate
+// https://model_signing/signature/v1.0. The bundle is written compactly; the payload is
+// indented by two spaces, as the reference's protobuf JSON writer does.
+//
+// Thread safety: SignModel() is reentrant; it writes only the signature file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kimi/status.h"
+#include "models/oms_hasher.h"
+#include "models/oms_openssl.h"
+
+namespace kimi::models {
+
+// The reference signer's default ignore list; a signature written elsewhere inside the model
+// directory is added to it.
+inline const std::vector<std::string> kDefaultSignIgnorePaths = {".git", ".gitattributes", ".github", ".gitignore",
+                                                                 "model.sig"};
+
+struct SignRequest {
+  std::string model_path;
+  std::string signature_path;  // empty: DefaultSignaturePath(model_path)
+  SharedPkey private_key;      // ECDSA P-256/P-384/P-521
+  std::vector<std::string> ignore_paths = kDefaultSignIgnorePaths;
+  uint64_t shard_size = 0;     // 0: one resource per file ("files"); else "shards"
+  HashOptions hashing;
+};
+
+struct SignResult {
+  std::string signature_path;
+  std::string subject_digest_hex;
+  size_t resources = 0;
+  uint64_t bytes = 0;
+};
+
+// Builds the bundle text without writing it.
+Result<std::string> BuildBundle(const SignRequest& request, SignResult* result);
+
+// BuildBundle() and writes it to the signature path (replacing an old signature atomically).
+Result<SignResult> SignModel(const SignRequest& request);
+
+}  // namespace kimi::models

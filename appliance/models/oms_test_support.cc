@@ -1,0 +1,125 @@
+#include "models/oms_test_support.h"
+
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/oms_bundle.h"
+#include "models/oms_encoding.h"
+#include "models/oms_keys.h"
+#include "models/oms_signature.h"
+#include "models/oms_statement.h"
+
+namespace kimi::models::testing {
+namespace fs = std::filesystem;
+
+std::string VectorsDir() {
+  const char* src = std::getenv("KIMI_SOURCE_DIR");
+  std::string root = src != nullptr ? src : KIMI_TEST_SOURCE_DIR;
+  return root + "/tests/data/model-signing";
+}
+
+std::vector<Vector> AllVectors() {
+  return {
+      {"v0.2.0-certificate", true, false, {}},
+      {"v0.3.1-certificate", true, false, {}},
+      {"v0.3.1-elliptic-key", false, true, {}},
+      {"v1.0.0-certificate", true, false, {}},
+      {"v1.0.0-elliptic-key", false, true, {}},
+      {"v1.0.1-certificate", true, false, {"ignore-me"}},
+      {"v1.0.1-elliptic-key", false, false, {"ignore-me"}},
+      {"v1.1.0-certificate", true, false, {}},
+      {"v1.1.0-elliptic-key", false, false, {}},
+  };
+}
+
+TrustStore TrustFor(const Vector& v) {
+  TrustStore trust;
+  std::string file = VectorsDir() + (v.certificate ? "/keys/ca-cert.pem" : "/keys/signing-key-pub.pem");
+  Status s = trust.AddPemFile(file);
+  if (!s.ok()) throw std::runtime_error(s.ToString());
+  return trust;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (fs::temp_directory_path() / "kimi-oms-XXXXXX").string();
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+std::string CopyVector(const Vector& v, const std::string& dest) {
+  fs::path model = fs::path(dest) / v.name;
+  fs::copy(fs::path(VectorsDir()) / v.name, model, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(model))
+    fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  return v.single_file ? (model / "signme-1").string() : model.string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+void FlipByte(const std::string& path, size_t offset) {
+  std::string bytes = ReadFile(path);
+  bytes.at(offset) ^= 0x01;
+  WriteFile(path, bytes);
+}
+
+std::string MakeKeyBundle(const std::string& payload, EVP_PKEY* key) {
+  auto sig = EcdsaSign(key, Pae(kInTotoPayloadType, payload));
+  if (!sig.ok()) throw std::runtime_error(sig.status().ToString());
+  nlohmann::ordered_json bundle = {
+      {"mediaType", kBundleMediaType},
+      {"verificationMaterial", {{"publicKey", {{"hint", KeyFingerprint(key)}}}, {"tlogEntries", nlohmann::json::array()}}},
+      {"dsseEnvelope",
+       {{"payload", Base64Encode(payload)},
+        {"payloadType", kInTotoPayloadType},
+        {"signatures", nlohmann::json::array({{{"sig", Base64Encode(*sig)}, {"keyid", ""}}})}}}};
+  return bundle.dump();
+}
+
+std::string Sha256Hex(const std::string& bytes) {
+  unsigned char d[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), d, &len, EVP_sha256(), nullptr);
+  return HexEncode(std::string_view(reinterpret_cast<char*>(d), len));
+}
+
+std::string MakeStatement(const std::vector<std::pair<std::string, std::string>>& resources, const std::string& subject_hex,
+                          const std::string& method, bool allow_symlinks) {
+  nlohmann::ordered_json list = nlohmann::json::array();
+  std::string concatenated;
+  for (const auto& [name, hex] : resources) {
+    list.push_back({{"algorithm", "sha256"}, {"digest", hex}, {"name", name}});
+    concatenated += *HexDecode(hex);
+  }
+  nlohmann::ordered_json serialization = {{"method", method}, {"hash_type", "sha256"}, {"allow_symlinks", allow_symlinks}};
+  if (method == "shards") serialization["shard_size"] = 4;
+  nlohmann::ordered_json st = {
+      {"_type", kStatementType},
+      {"subject", nlohmann::json::array({{{"name", "crafted"},
+                                          {"digest", {{"sha256", subject_hex.empty() ? Sha256Hex(concatenated) : subject_hex}}}}})},
+      {"predicateType", kPredicateType},
+      {"predicate", {{"serialization", serialization}, {"resources", list}}}};
+  return st.dump(2);
+}
+
+}  // namespace kimi::models::testing

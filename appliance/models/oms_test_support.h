@@ -1,0 +1,61 @@
+// Helpers shared by the model-signing tests: the reference vectors, temporary model
+// directories, and bundles built around arbitrary payloads. Test-only.
+//
+// Thread safety: none needed; tests are single-threaded.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/oms_openssl.h"
+#include "models/oms_trust.h"
+
+namespace kimi::models::testing {
+
+// tests/data/model-signing in the source tree (from KIMI_SOURCE_DIR, or the compile-time path).
+std::string VectorsDir();
+
+struct Vector {
+  std::string name;         // e.g. "v1.1.0-elliptic-key"
+  bool certificate = false;  // signed with the certificate chain rather than the bare key
+  bool single_file = false;  // the model is the file signme-1, not the directory
+  std::vector<std::string> extra_ignore;  // what the caller must ignore besides the bundle's list
+};
+std::vector<Vector> AllVectors();
+
+// The trust a vector needs: the public key or the root CA.
+TrustStore TrustFor(const Vector& v);
+
+// A fresh directory under the system temp dir, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Copies the vector's directory to `dest` (writable) and returns the model path to verify.
+std::string CopyVector(const Vector& v, const std::string& dest);
+
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, const std::string& bytes);
+void FlipByte(const std::string& path, size_t offset);
+
+// A v0.3 bundle (public-key hint material) over `payload`, signed with `key`.
+std::string MakeKeyBundle(const std::string& payload, EVP_PKEY* key);
+
+// An in-toto statement of the v1.0 predicate for files with the given (name, hex digest)
+// pairs, kept in the order given, with a correct subject digest unless `subject_hex` is set.
+std::string MakeStatement(const std::vector<std::pair<std::string, std::string>>& resources,
+                          const std::string& subject_hex = "", const std::string& method = "files",
+                          bool allow_symlinks = false);
+
+std::string Sha256Hex(const std::string& bytes);
+
+}  // namespace kimi::models::testing
