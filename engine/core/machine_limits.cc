@@ -1,0 +1,176 @@
+#include "core/machine_limits.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "core/thread_pool.h"
+
+namespace kimi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+template <typename Fn>
+void OnAllThreads(ThreadPool* pool, int64_t n, Fn&& fn) {
+  if (pool == nullptr) {
+    fn(0, n);
+    return;
+  }
+  pool->ParallelFor(0, n, 1, [&](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
+float SumScalar(const float* p, size_t n) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (size_t i = 0; i + 4 <= n; i += 4) {
+    s0 += p[i];
+    s1 += p[i + 1];
+    s2 += p[i + 2];
+    s3 += p[i + 3];
+  }
+  return s0 + s1 + s2 + s3;
+}
+
+// Sum of squares with a fixed number of iterations of independent chains: ops = iters * lanes.
+double FmaLoopScalar(int64_t iters) {
+  double a[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  const double m = 0.999999, c = 1e-7;
+  for (int64_t i = 0; i < iters; ++i)
+    for (double& v : a) v = v * m + c;
+  double s = 0;
+  for (double v : a) s += v;
+  return s;
+}
+constexpr int kScalarFmaPerIter = 8;
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) float SumAvx2(const float* p, size_t n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+  alignas(32) float out[8];
+  _mm256_store_ps(out, s);
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
+// 10 independent accumulators cover FMA latency (4–5 cycles) × 2 ports.
+constexpr int kAvx2Chains = 10;
+constexpr int kAvx2FlopsPerIter = kAvx2Chains * 8 * 2;
+__attribute__((target("avx2,fma"))) float FmaLoopAvx2(int64_t iters) {
+  __m256 acc[kAvx2Chains];
+  for (int c = 0; c < kAvx2Chains; ++c) acc[c] = _mm256_set1_ps(1.0f + c * 1e-3f);
+  const __m256 m = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int c = 0; c < kAvx2Chains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], m, add);
+    // Keep the compiler from folding or vectorising away the chains.
+    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]), "+x"(acc[4]),
+                     "+x"(acc[5]), "+x"(acc[6]), "+x"(acc[7]), "+x"(acc[8]), "+x"(acc[9]));
+  }
+  __m256 s = acc[0];
+  for (int c = 1; c < kAvx2Chains; ++c) s = _mm256_add_ps(s, acc[c]);
+  alignas(32) float out[8];
+  _mm256_store_ps(out, s);
+  return out[0];
+}
+bool HaveAvx2Fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#else
+bool HaveAvx2Fma() { return false; }
+#endif
+
+std::atomic<float> g_sink{0};  // keeps results alive
+
+}  // namespace
+
+BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
+  BandwidthResult result;
+  result.threads = pool ? pool->num_threads() : 1;
+  bytes &= ~size_t{4095};
+  float* buf = static_cast<float*>(std::aligned_alloc(4096, bytes));
+  if (buf == nullptr) return result;
+  std::unique_ptr<float, void (*)(void*)> owner(buf, std::free);
+  const int64_t pages = static_cast<int64_t>(bytes / 4096);
+  // Each thread first touches the pages it later reads (first-touch placement on NUMA).
+  OnAllThreads(pool, pages, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p)
+      for (size_t i = 0; i < 1024; ++i) buf[p * 1024 + i] = static_cast<float>(i & 7);
+  });
+  [[maybe_unused]] const bool avx2 = HaveAvx2Fma();
+  double best = 0;
+  for (int r = 0; r <= repeats; ++r) {
+    auto t0 = Clock::now();
+    OnAllThreads(pool, pages, [&](int64_t b, int64_t e) {
+      const float* p = buf + b * 1024;
+      const size_t count = static_cast<size_t>(e - b) * 1024;
+#if defined(__x86_64__)
+      float s = avx2 ? SumAvx2(p, count) : SumScalar(p, count);
+#else
+      float s = SumScalar(p, count);
+#endif
+      g_sink.store(s, std::memory_order_relaxed);
+    });
+    double secs = Seconds(t0, Clock::now());
+    if (r > 0 && secs > 0) best = std::max(best, static_cast<double>(bytes) / secs / 1e9);
+  }
+  result.gbytes_per_s = best;
+  result.bytes = bytes;
+  return result;
+}
+
+FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
+  FmaPeakResult result;
+  const int threads = pool ? pool->num_threads() : 1;
+  result.threads = threads;
+  const bool avx2 = HaveAvx2Fma();
+  result.isa = avx2 ? "avx2-fma" : "scalar";
+  auto run = [&](int64_t iters) {
+#if defined(__x86_64__)
+    if (avx2) return static_cast<double>(FmaLoopAvx2(iters));
+#endif
+    return FmaLoopScalar(iters);
+  };
+  const double flops_per_iter = avx2 ? 160.0 : 2.0 * kScalarFmaPerIter;
+  // Calibrate the iteration count on one thread, then time every thread together.
+  int64_t iters = 1 << 16;
+  for (;;) {
+    auto t0 = Clock::now();
+    g_sink.store(static_cast<float>(run(iters)), std::memory_order_relaxed);
+    double secs = Seconds(t0, Clock::now());
+    if (secs > seconds / 4 || iters > (int64_t{1} << 40)) {
+      iters = static_cast<int64_t>(iters * (seconds / std::max(secs, 1e-6)));
+      break;
+    }
+    iters *= 4;
+  }
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = Clock::now();
+    OnAllThreads(pool, threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) g_sink.store(static_cast<float>(run(iters)), std::memory_order_relaxed);
+    });
+    double secs = Seconds(t0, Clock::now());
+    best = std::max(best, flops_per_iter * static_cast<double>(iters) * threads / secs / 1e9);
+  }
+#if defined(__x86_64__)
+  static_assert(kAvx2FlopsPerIter == 160);
+#endif
+  result.gflops = best;
+  return result;
+}
+
+}  // namespace kimi

@@ -1,0 +1,37 @@
+// Measured limits of the machine the engine runs on, so benchmarks can state how close a
+// kernel comes to them: memory read bandwidth (a STREAM-like sum over a buffer much larger
+// than the caches) and the FMA peak (independent register-only FMA chains, no memory).
+// Used by bench/kimi-bench-kernels and by `kimi-engine bench`.
+//
+// Owns: nothing beyond a call (the read buffer is allocated and freed inside the call).
+// Thread safety: the functions may be called from any thread; running two at once, or while
+// other work loads the machine, lowers what they measure.
+#pragma once
+
+#include <cstddef>
+
+namespace kimi {
+
+class ThreadPool;
+
+struct BandwidthResult {
+  double gbytes_per_s = 0;  // best of `repeats` passes, 1 GB = 1e9 bytes
+  size_t bytes = 0;         // size of the buffer read per pass
+  int threads = 0;
+};
+
+struct FmaPeakResult {
+  double gflops = 0;  // 2 flops per FMA lane, all threads together
+  int threads = 0;
+  const char* isa = "";  // "avx2-fma" or "scalar"
+};
+
+// Reads a buffer of `bytes` (rounded down to 4 KiB multiples) with every thread of `pool`
+// (nullptr: the calling thread) `repeats` times after one warm-up pass.
+BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes = size_t{512} << 20,
+                                           int repeats = 5);
+
+// Runs a register-only FMA loop on every thread of `pool` for about `seconds`.
+FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds = 0.3);
+
+}  // namespace kimi

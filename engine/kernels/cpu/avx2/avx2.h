@@ -1,0 +1,36 @@
+// The AVX2+FMA kernels (signatures as in kernel_table.h). Compiled with -mavx2 -mfma; call
+// them only when the CPU has both (Avx2Kernels() checks). Thread safety: pure functions.
+#pragma once
+
+#include "kernels/cpu/kernel_table.h"
+
+namespace kimi::kernels::avx2 {
+
+void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
+void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
+void GemvMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+               int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+               int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
+void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
+void Silu(const float* x, int64_t n, float* out);
+void Sigmoid(const float* x, int64_t n, float* out);
+void Softmax(const float* x, int64_t rows, int64_t n, float* out);
+void L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float scale, float* out);
+void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
+                      const float* bias, int width, float* state, int64_t ld_state, float* out,
+                      int64_t ldo);
+void KdaRecurrent(const KdaArgs& a);
+void KdaChunked(const KdaArgs& a);
+void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T, int64_t H,
+             int64_t dk, float lower_bound, float* g);
+void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
+                 int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                 int64_t ld_out);
+void TopKRoute(const float* logits, const float* bias, int64_t E, int top_k, bool renormalize,
+               float scaling, int32_t* ids, float* weights);
+
+}  // namespace kimi::kernels::avx2

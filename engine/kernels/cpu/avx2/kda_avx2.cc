@@ -1,0 +1,143 @@
+// KDA with AVX2+FMA. The recurrence is independent per column of S (per value dimension), so
+// the recurrent kernel walks S in blocks of 32 columns and runs every token over one block
+// while it sits in L1 (128 rows × 32 columns = 16 KiB). The chunked kernel is kda_chunk.h
+// with vectorised primitives.
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kernels/cpu/kda_chunk.h"
+
+namespace kimi::kernels::avx2 {
+namespace {
+
+constexpr int kColVecs = 4;  // 32 columns per block
+
+void ExpArray(const float* x, float* out, int64_t n) {
+  Map8(x, n, out, [](__m256 v) { return Exp8(v); });
+}
+
+// Columns [j0, j0 + 8·NV) of one head for all tokens.
+template <int NV>
+void RecurrentColumns(const KdaArgs& a, int64_t h, int64_t j0, float* decay) {
+  const int64_t dk = a.dk, dv = a.dv;
+  float* S = a.state + h * dk * dv + j0;
+  for (int64_t t = 0; t < a.T; ++t) {
+    const float* q = a.q + t * a.ld_qk + h * dk;
+    const float* k = a.k + t * a.ld_qk + h * dk;
+    const float* v = a.v + t * a.ld_v + h * dv + j0;
+    ExpArray(a.g + t * a.ld_qk + h * dk, decay, dk);
+    __m256 acc[NV];
+    for (int i = 0; i < NV; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t d = 0; d < dk; ++d) {
+      const __m256 e = _mm256_set1_ps(decay[d]), kd = _mm256_set1_ps(k[d]);
+      for (int i = 0; i < NV; ++i) {
+        __m256 s = _mm256_mul_ps(_mm256_loadu_ps(S + d * dv + 8 * i), e);
+        _mm256_storeu_ps(S + d * dv + 8 * i, s);
+        acc[i] = _mm256_fmadd_ps(kd, s, acc[i]);
+      }
+    }
+    const __m256 beta = _mm256_set1_ps(a.beta[t * a.ld_beta + h]);
+    __m256 u[NV], o[NV];
+    for (int i = 0; i < NV; ++i) {
+      u[i] = _mm256_mul_ps(beta, _mm256_sub_ps(_mm256_loadu_ps(v + 8 * i), acc[i]));
+      o[i] = _mm256_setzero_ps();
+    }
+    for (int64_t d = 0; d < dk; ++d) {
+      const __m256 kd = _mm256_set1_ps(k[d]), qd = _mm256_set1_ps(q[d]);
+      for (int i = 0; i < NV; ++i) {
+        __m256 s = _mm256_fmadd_ps(kd, u[i], _mm256_loadu_ps(S + d * dv + 8 * i));
+        _mm256_storeu_ps(S + d * dv + 8 * i, s);
+        o[i] = _mm256_fmadd_ps(qd, s, o[i]);
+      }
+    }
+    float* out = a.out + t * a.ld_out + h * dv + j0;
+    const __m256 scale = _mm256_set1_ps(a.scale);
+    for (int i = 0; i < NV; ++i) _mm256_storeu_ps(out + 8 * i, _mm256_mul_ps(o[i], scale));
+  }
+}
+
+// One column j of one head for all tokens (the dv % 8 tail).
+void RecurrentColumn(const KdaArgs& a, int64_t h, int64_t j) {
+  const int64_t dk = a.dk, dv = a.dv;
+  float* S = a.state + h * dk * dv + j;
+  for (int64_t t = 0; t < a.T; ++t) {
+    const float* q = a.q + t * a.ld_qk + h * dk;
+    const float* k = a.k + t * a.ld_qk + h * dk;
+    const float* g = a.g + t * a.ld_qk + h * dk;
+    float acc = 0.0f;
+    for (int64_t d = 0; d < dk; ++d) {
+      S[d * dv] *= std::exp(g[d]);
+      acc += k[d] * S[d * dv];
+    }
+    const float u = a.beta[t * a.ld_beta + h] * (a.v[t * a.ld_v + h * dv + j] - acc);
+    float o = 0.0f;
+    for (int64_t d = 0; d < dk; ++d) {
+      S[d * dv] += k[d] * u;
+      o += q[d] * S[d * dv];
+    }
+    a.out[t * a.ld_out + h * dv + j] = a.scale * o;
+  }
+}
+
+struct Avx2Ops {
+  static float Dot(const float* a, const float* b, int64_t n) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+    float s = HorizontalSum(acc);
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+  }
+  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(alpha);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += alpha * x[i];
+  }
+  static void Scale(float alpha, float* y, int64_t n) {
+    const __m256 va = _mm256_set1_ps(alpha);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(va, _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] *= alpha;
+  }
+  static void Exp(const float* x, float* out, int64_t n) { ExpArray(x, out, n); }
+  static void DecayedDots(const float* qt, const float* kt, const float* ki, const float* Gt,
+                          const float* Gi, int64_t n, float* qk, float* kk) {
+    __m256 aq = _mm256_setzero_ps(), ak = _mm256_setzero_ps();
+    int64_t d = 0;
+    for (; d + 8 <= n; d += 8) {
+      __m256 decayed = _mm256_mul_ps(_mm256_loadu_ps(ki + d),
+                                     Exp8(_mm256_sub_ps(_mm256_loadu_ps(Gt + d), _mm256_loadu_ps(Gi + d))));
+      aq = _mm256_fmadd_ps(_mm256_loadu_ps(qt + d), decayed, aq);
+      ak = _mm256_fmadd_ps(_mm256_loadu_ps(kt + d), decayed, ak);
+    }
+    if (d < n) {
+      const int64_t r = n - d;
+      __m256 decayed = _mm256_mul_ps(LoadPartial(ki + d, r, 0.0f),
+                                     Exp8(_mm256_sub_ps(LoadPartial(Gt + d, r, 0.0f), LoadPartial(Gi + d, r, 0.0f))));
+      aq = _mm256_fmadd_ps(LoadPartial(qt + d, r, 0.0f), decayed, aq);
+      ak = _mm256_fmadd_ps(LoadPartial(kt + d, r, 0.0f), decayed, ak);
+    }
+    *qk = HorizontalSum(aq);
+    *kk = HorizontalSum(ak);
+  }
+};
+
+}  // namespace
+
+void KdaRecurrent(const KdaArgs& a) {
+  thread_local std::vector<float> decay;
+  if (decay.size() < static_cast<size_t>(a.dk)) decay.resize(a.dk);
+  for (int64_t h = 0; h < a.H; ++h) {
+    int64_t j = 0;
+    for (; j + 8 * kColVecs <= a.dv; j += 8 * kColVecs) RecurrentColumns<kColVecs>(a, h, j, decay.data());
+    for (; j + 8 <= a.dv; j += 8) RecurrentColumns<1>(a, h, j, decay.data());
+    for (; j < a.dv; ++j) RecurrentColumn(a, h, j);
+  }
+}
+
+void KdaChunked(const KdaArgs& a) { KdaChunkedHeads<Avx2Ops>(a); }
+
+}  // namespace kimi::kernels::avx2

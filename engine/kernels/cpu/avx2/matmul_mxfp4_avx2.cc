@@ -1,0 +1,129 @@
+// MXFP4-weight products with AVX2+FMA. The GEMV decodes each 32-element block in registers:
+// nibbles are split and interleaved back into element order, a vpshufb table maps each code
+// to twice its E2M1 value as int8 (exact: 0, ±1, ±2, ±3, ±4, ±6, ±8, ±12), the block's dot
+// product with x is taken in fp32, and one multiply by 2^(e−128) per block applies the
+// shared scale and the halving. Activations stay fp32: nothing is rounded except by the FMAs.
+// The GEMM dequantises blocks of W to fp32 panels for the shared blocked driver.
+#include <cmath>
+
+#include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/gemm_driver_avx2.h"
+#include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kimi/dtype.h"
+
+namespace kimi::kernels::avx2 {
+namespace {
+
+// 2^(e−128) for every E8M0 byte (half the block scale; the int8 codes are doubled), NaN at 255.
+struct HalfScaleTable {
+  float v[256];
+  HalfScaleTable() {
+    for (int e = 0; e < 256; ++e) v[e] = e == 255 ? NAN : std::ldexp(1.0f, e - 128);
+  }
+};
+const HalfScaleTable& HalfScales() {
+  static const HalfScaleTable table;
+  return table;
+}
+
+// 32 weights of one block as int8 doubled E2M1 values, in element order (lo, hi halves).
+static inline void DecodeBlock(const uint8_t* packed16, __m128i* first16, __m128i* last16) {
+  const __m128i lut = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  const __m128i low_mask = _mm_set1_epi8(0x0f);
+  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed16));
+  __m128i even = _mm_shuffle_epi8(lut, _mm_and_si128(bytes, low_mask));
+  __m128i odd = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(bytes, 4), low_mask));
+  *first16 = _mm_unpacklo_epi8(even, odd);
+  *last16 = _mm_unpackhi_epi8(even, odd);
+}
+
+static inline __m256 I8ToF32(__m128i v) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(v)); }
+
+template <int R, int MB>
+void GemvTile(const float* x, int64_t ldx, const uint8_t* wp, const uint8_t* ws, int64_t K, float* y,
+              int64_t ldy) {
+  const float* half_scale = HalfScales().v;
+  const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
+  __m256 acc[R][MB];
+  for (int r = 0; r < R; ++r)
+    for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < row_blocks; ++b) {
+    const int64_t k = b * kMxfp4BlockSize;
+    for (int r = 0; r < R; ++r) {
+      __m128i lo, hi;
+      DecodeBlock(wp + r * row_bytes + b * 16, &lo, &hi);
+      __m256 w0 = I8ToF32(lo), w1 = I8ToF32(_mm_srli_si128(lo, 8));
+      __m256 w2 = I8ToF32(hi), w3 = I8ToF32(_mm_srli_si128(hi, 8));
+      __m256 scale = _mm256_set1_ps(half_scale[ws[r * row_blocks + b]]);
+      for (int m = 0; m < MB; ++m) {
+        const float* xm = x + m * ldx + k;
+        __m256 s = _mm256_mul_ps(w0, _mm256_loadu_ps(xm));
+        s = _mm256_fmadd_ps(w1, _mm256_loadu_ps(xm + 8), s);
+        s = _mm256_fmadd_ps(w2, _mm256_loadu_ps(xm + 16), s);
+        s = _mm256_fmadd_ps(w3, _mm256_loadu_ps(xm + 24), s);
+        acc[r][m] = _mm256_fmadd_ps(s, scale, acc[r][m]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int m = 0; m < MB; ++m) y[m * ldy + r] = HorizontalSum(acc[r][m]);
+}
+
+template <int R>
+void GemvRows(const float* x, int64_t ldx, const uint8_t* wp, const uint8_t* ws, int64_t M, int64_t K,
+              float* y, int64_t ldy) {
+  int64_t m = 0;
+  for (; m + 2 <= M; m += 2) GemvTile<R, 2>(x + m * ldx, ldx, wp, ws, K, y + m * ldy, ldy);
+  if (m < M) GemvTile<R, 1>(x + m * ldx, ldx, wp, ws, K, y + m * ldy, ldy);
+}
+
+struct Mxfp4Packer {
+  const uint8_t* wp;
+  const uint8_t* ws;
+  int64_t K;
+  void Pack(int64_t n0, int64_t rows, int64_t k0, int64_t kc, float* dst) const {
+    const float* half_scale = HalfScales().v;
+    for (int64_t p = 0; p * kNR < rows; ++p) {
+      float* panel = dst + p * kc * kNR;
+      for (int64_t j = 0; j < kNR; ++j) {
+        const int64_t n = p * kNR + j;
+        if (n >= rows) {
+          for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = 0.0f;
+          continue;
+        }
+        const uint8_t* prow = wp + (n0 + n) * (K / 2);
+        const uint8_t* srow = ws + (n0 + n) * (K / kMxfp4BlockSize);
+        for (int64_t k = 0; k < kc; k += kMxfp4BlockSize) {
+          const int64_t b = (k0 + k) / kMxfp4BlockSize;
+          __m128i lo, hi;
+          DecodeBlock(prow + b * 16, &lo, &hi);
+          __m256 scale = _mm256_set1_ps(half_scale[srow[b]]);
+          alignas(32) float tmp[32];
+          _mm256_store_ps(tmp, _mm256_mul_ps(I8ToF32(lo), scale));
+          _mm256_store_ps(tmp + 8, _mm256_mul_ps(I8ToF32(_mm_srli_si128(lo, 8)), scale));
+          _mm256_store_ps(tmp + 16, _mm256_mul_ps(I8ToF32(hi), scale));
+          _mm256_store_ps(tmp + 24, _mm256_mul_ps(I8ToF32(_mm_srli_si128(hi, 8)), scale));
+          for (int i = 0; i < 32; ++i) panel[(k + i) * kNR + j] = tmp[i];
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void GemvMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+               int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
+  int64_t n = 0;
+  for (; n + 4 <= N; n += 4)
+    GemvRows<4>(x, ldx, w_packed + n * row_bytes, w_scale + n * row_blocks, M, K, y + n, ldy);
+  for (; n < N; ++n) GemvRows<1>(x, ldx, w_packed + n * row_bytes, w_scale + n * row_blocks, M, K, y + n, ldy);
+}
+
+void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+               int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  BlockedGemm(Mxfp4Packer{w_packed, w_scale, K}, x, ldx, M, N, K, y, ldy);
+}
+
+}  // namespace kimi::kernels::avx2

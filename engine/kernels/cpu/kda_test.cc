@@ -1,0 +1,130 @@
+// KDA: the chunked form and the optimised kernels against the token-by-token reference on
+// sequences of 1, 63, 64, 65 and 200 tokens (around the chunk length of 64) with a nonzero
+// initial state, unit-norm q/k, β in (0, 1) and gates from K3's gate function (lower bound
+// −5) as well as gentle gates near 0.
+// Tolerance 2e-5 absolute + 2e-5 relative (observed differences stay below 2e-6): the forms
+// sum the same terms in different orders in fp32 over up to 200 steps; outputs and states are
+// of order 0.01–1, and a wrong decay, a doubled β or an off-by-one in the chunk gives errors
+// of order 1e-3–1 (a β² slip in the UT solve was caught at 2e-4).
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/kernel_test_util.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ref/reference.h"
+
+namespace kimi::kernels {
+namespace {
+
+using testing::AllClose;
+using testing::RandomFloats;
+
+struct KdaCase {
+  int64_t T, H, dk, dv;
+  std::vector<float> q, k, v, g, beta, state0;
+
+  KdaCase(int64_t T_, int64_t H_, int64_t dk_, int64_t dv_, uint32_t seed, float gate_lower_bound)
+      : T(T_), H(H_), dk(dk_), dv(dv_) {
+    q = RandomFloats(T * H * dk, seed);
+    k = RandomFloats(T * H * dk, seed + 1);
+    ref::L2Normalize(q.data(), T * H, dk, 1e-6f, 1.0f, q.data());
+    ref::L2Normalize(k.data(), T * H, dk, 1e-6f, 1.0f, k.data());
+    v = RandomFloats(T * H * dv, seed + 2);
+    auto f = RandomFloats(T * H * dk, seed + 3, -4.0f, 4.0f);
+    auto A_log = RandomFloats(H, seed + 4, -1.0f, 1.0f);
+    auto bias = RandomFloats(H * dk, seed + 5);
+    g.resize(T * H * dk);
+    ref::KdaGate(f.data(), A_log.data(), bias.data(), T, H, dk, gate_lower_bound, g.data());
+    auto b = RandomFloats(T * H, seed + 6, -3.0f, 3.0f);
+    beta.resize(T * H);
+    ref::Sigmoid(b.data(), T * H, beta.data());
+    state0 = RandomFloats(H * dk * dv, seed + 7, -0.5f, 0.5f);
+  }
+
+  // Runs fn on tokens [t0, t1) starting from `state`; writes outputs into out.
+  template <typename Fn>
+  void Run(Fn fn, int64_t t0, int64_t t1, std::vector<float>* state, std::vector<float>* out) const {
+    KdaArgs a{};
+    a.q = q.data() + t0 * H * dk;
+    a.k = k.data() + t0 * H * dk;
+    a.v = v.data() + t0 * H * dv;
+    a.g = g.data() + t0 * H * dk;
+    a.beta = beta.data() + t0 * H;
+    a.T = t1 - t0;
+    a.H = H;
+    a.dk = dk;
+    a.dv = dv;
+    a.ld_qk = H * dk;
+    a.ld_v = H * dv;
+    a.ld_beta = H;
+    a.scale = 1.0f / std::sqrt(float(dk));
+    a.state = state->data();
+    a.out = out->data() + t0 * H * dv;
+    a.ld_out = H * dv;
+    fn(a);
+  }
+};
+
+TEST(KdaTest, ReferenceRecurrenceOneStepByHand) {
+  // dk = dv = 1: S' = e^g·s + β·k·(v − k·e^g·s); o = scale·q·S'.
+  const float q = 0.6f, k = 0.8f, v = 2.0f, g = -0.5f, beta = 0.3f, scale = 0.5f;
+  std::vector<float> state = {1.5f}, out(1);
+  KdaArgs a{&q, &k, &v, &g, &beta, 1, 1, 1, 1, 1, 1, 1, scale, state.data(), out.data(), 1};
+  ref::KdaRecurrent(a);
+  const float decayed = std::exp(g) * 1.5f;
+  const float expected_state = decayed + beta * k * (v - k * decayed);
+  EXPECT_NEAR(state[0], expected_state, 1e-6);
+  EXPECT_NEAR(out[0], scale * q * expected_state, 1e-6);
+}
+
+TEST(KdaTest, ChunkedEqualsRecurrent) {
+  for (float lb : {-5.0f, -0.05f}) {
+    for (int64_t T : {1, 63, 64, 65, 200}) {
+      KdaCase c(T, 2, 32, 24, 100 + T, lb);
+      std::vector<float> s_rec = c.state0, o_rec(T * c.H * c.dv);
+      c.Run(ref::KdaRecurrent, 0, T, &s_rec, &o_rec);
+      std::vector<const KernelTable*> tables = {&ReferenceKernels()};
+      for (const KernelTable* t : testing::OptimisedTables()) tables.push_back(t);
+      for (const KernelTable* t : tables) {
+        std::vector<float> s = c.state0, o(T * c.H * c.dv);
+        c.Run(t->kda_chunked, 0, T, &s, &o);
+        EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f)) << t->isa << " chunked out T=" << T << " lb=" << lb;
+        EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f)) << t->isa << " chunked state T=" << T << " lb=" << lb;
+      }
+    }
+  }
+}
+
+TEST(KdaTest, OptimisedRecurrentMatchesReference) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  // dv = 128 takes the 32-column blocks, 44 = 32 + 8 + 4 every path, 5 only the scalar one.
+  for (int64_t dv : {128, 44, 5}) {
+    for (int64_t T : {1, 65}) {
+      KdaCase c(T, 2, 40, dv, 200 + T, -5.0f);
+      std::vector<float> s_want = c.state0, o_want(T * c.H * dv);
+      c.Run(ref::KdaRecurrent, 0, T, &s_want, &o_want);
+      for (const KernelTable* t : testing::OptimisedTables()) {
+        std::vector<float> s = c.state0, o(T * c.H * dv);
+        c.Run(t->kda_recurrent, 0, T, &s, &o);
+        EXPECT_TRUE(AllClose(o, o_want, 1e-5f, 1e-5f)) << t->isa << " dv=" << dv << " T=" << T;
+        EXPECT_TRUE(AllClose(s, s_want, 1e-5f, 1e-5f)) << t->isa << " dv=" << dv << " T=" << T;
+      }
+    }
+  }
+}
+
+TEST(KdaTest, K3HeadSizeChunkedPrefillThenDecodeEqualsRecurrence) {
+  ThreadPool pool(2);
+  const int64_t T = 130, prefix = 70;
+  KdaCase c(T, 3, 128, 128, 300, -5.0f);
+  std::vector<float> s_rec = c.state0, o_rec(T * c.H * c.dv);
+  c.Run(ref::KdaRecurrent, 0, T, &s_rec, &o_rec);
+  std::vector<float> s = c.state0, o(T * c.H * c.dv);
+  c.Run([&](const KdaArgs& a) { KdaChunked(a, &pool); }, 0, prefix, &s, &o);
+  for (int64_t t = prefix; t < T; ++t) c.Run([&](const KdaArgs& a) { KdaRecurrent(a, &pool); }, t, t + 1, &s, &o);
+  EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f));
+  EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f));
+}
+
+}  // namespace
+}  // namespace kimi::kernels

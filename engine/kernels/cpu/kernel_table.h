@@ -1,0 +1,76 @@
+// The dispatch table of the CPU kernels: one function pointer per kernel, filled once per
+// instruction set. kernels.cc picks the table at first use (AVX2+FMA when the CPU has both,
+// else the scalar reference) and splits work over threads; every function in a table runs
+// single-threaded on the slice it is given.
+//
+// The scalar table is the readable definition of each op (plain loops, ref/*.cc); every
+// optimised table entry is tested against it (kernels/cpu/*_test.cc).
+// Owns: nothing (static tables). Thread safety: the tables are immutable after start-up.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/kernels.h"
+
+namespace kimi::kernels {
+
+using MatmulBf16Fn = void (*)(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N,
+                              int64_t K, float* y, int64_t ldy);
+using MatmulMxfp4Fn = void (*)(const float* x, int64_t ldx, const uint8_t* w_packed,
+                               const uint8_t* w_scale, int64_t M, int64_t N, int64_t K, float* y,
+                               int64_t ldy);
+using RmsNormFn = void (*)(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
+                           float* out);
+using SituFn = void (*)(const float* gate, const float* up, int64_t n, float beta, float beta_lin,
+                        float* out);
+using UnaryFn = void (*)(const float* x, int64_t n, float* out);
+using SoftmaxFn = void (*)(const float* x, int64_t rows, int64_t n, float* out);
+using L2NormalizeFn = void (*)(const float* x, int64_t rows, int64_t dim, float eps, float scale,
+                               float* out);
+// Channels [0, C) of a conv whose state rows are ld_state apart (the full C of the layer).
+using CausalConv1dSiluFn = void (*)(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
+                                    const float* bias, int width, float* state, int64_t ld_state,
+                                    float* out, int64_t ldo);
+// Heads [0, a.H) of a KdaArgs (the dispatcher offsets pointers to slice heads).
+using KdaFn = void (*)(const KdaArgs& a);
+using KdaGateFn = void (*)(const float* f, const float* A_log, const float* dt_bias, int64_t T,
+                           int64_t H, int64_t dk, float lower_bound, float* g);
+// Heads [0, H) whose query rows are ld_q* apart (H_total*dim for the full layer).
+using MlaFn = void (*)(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe,
+                       int64_t nq, int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale,
+                       float* out_latent, int64_t ld_out);
+// One token.
+using TopKRouteFn = void (*)(const float* logits, const float* bias, int64_t E, int top_k,
+                             bool renormalize, float scaling, int32_t* ids, float* weights);
+
+struct KernelTable {
+  const char* isa;
+  MatmulBf16Fn gemv_bf16;    // M small: weights streamed once for all rows of x
+  MatmulBf16Fn gemm_bf16;    // any M; blocked for large M
+  MatmulMxfp4Fn gemv_mxfp4;
+  MatmulMxfp4Fn gemm_mxfp4;
+  RmsNormFn rms_norm;
+  SituFn situ;
+  UnaryFn silu;
+  UnaryFn sigmoid;
+  SoftmaxFn softmax;
+  L2NormalizeFn l2_normalize;
+  CausalConv1dSiluFn causal_conv1d_silu;
+  KdaFn kda_recurrent;
+  KdaFn kda_chunked;
+  KdaGateFn kda_gate;
+  MlaFn mla_absorbed;
+  TopKRouteFn topk_route;
+};
+
+// The plain-loop reference; always available.
+const KernelTable& ReferenceKernels();
+// The AVX2+FMA table, or nullptr when this build or this CPU lacks AVX2/FMA.
+const KernelTable* Avx2Kernels();
+// The table the entry points use: KIMI_KERNELS=scalar in the environment forces the reference.
+const KernelTable& ActiveKernels();
+
+// The chunk length of KdaChunked.
+inline constexpr int64_t kKdaChunk = 64;
+
+}  // namespace kimi::kernels

@@ -1,0 +1,150 @@
+// Entry points of kernels.h: pick the table once, then split each call over the pool.
+#include "kernels/cpu/kernels.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/kernel_table.h"
+
+namespace kimi::kernels {
+namespace {
+
+// Decode batches up to this many rows take the streaming product.
+constexpr int64_t kGemvMaxRows = 8;
+
+template <typename Fn>
+void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
+  if (pool == nullptr || pool->num_threads() == 1) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  pool->ParallelFor(0, n, align, [&](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
+}  // namespace
+
+const KernelTable& ActiveKernels() {
+  static const KernelTable& table = [] () -> const KernelTable& {
+    const char* force = std::getenv("KIMI_KERNELS");
+    if (force != nullptr && std::strcmp(force, "scalar") == 0) return ReferenceKernels();
+    if (const KernelTable* avx2 = Avx2Kernels()) return *avx2;
+    return ReferenceKernels();
+  }();
+  return table;
+}
+
+const char* ActiveIsa() { return ActiveKernels().isa; }
+
+void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy, ThreadPool* pool) {
+  const KernelTable& kt = ActiveKernels();
+  MatmulBf16Fn fn = M <= kGemvMaxRows ? kt.gemv_bf16 : kt.gemm_bf16;
+  Split(pool, N, 16, [&](int64_t n0, int64_t n1) { fn(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
+}
+
+void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+                 int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool) {
+  const KernelTable& kt = ActiveKernels();
+  MatmulMxfp4Fn fn = M <= kGemvMaxRows ? kt.gemv_mxfp4 : kt.gemm_mxfp4;
+  Split(pool, N, 16, [&](int64_t n0, int64_t n1) {
+    fn(x, ldx, w_packed + n0 * (K / 2), w_scale + n0 * (K / 32), M, n1 - n0, K, y + n0, ldy);
+  });
+}
+
+void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,
+             ThreadPool* pool) {
+  auto fn = ActiveKernels().rms_norm;
+  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, weight, r1 - r0, dim, eps, out + r0 * dim); });
+}
+
+void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out,
+          ThreadPool* pool) {
+  auto fn = ActiveKernels().situ;
+  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(gate + b, up + b, e - b, beta, beta_lin, out + b); });
+}
+
+void Silu(const float* x, int64_t n, float* out, ThreadPool* pool) {
+  auto fn = ActiveKernels().silu;
+  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
+}
+
+void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool) {
+  auto fn = ActiveKernels().sigmoid;
+  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
+}
+
+void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool) {
+  auto fn = ActiveKernels().softmax;
+  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * n, r1 - r0, n, out + r0 * n); });
+}
+
+void L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float scale, float* out,
+                 ThreadPool* pool) {
+  auto fn = ActiveKernels().l2_normalize;
+  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, r1 - r0, dim, eps, scale, out + r0 * dim); });
+}
+
+void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
+                      const float* bias, int width, float* state, float* out, int64_t ldo,
+                      ThreadPool* pool) {
+  auto fn = ActiveKernels().causal_conv1d_silu;
+  Split(pool, C, 16, [&](int64_t c0, int64_t c1) {
+    fn(x + c0, ldx, T, c1 - c0, w + c0 * width, bias ? bias + c0 : nullptr, width, state + c0, C,
+       out + c0, ldo);
+  });
+}
+
+namespace {
+KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
+  KdaArgs s = a;
+  s.q += h0 * a.dk;
+  s.k += h0 * a.dk;
+  s.g += h0 * a.dk;
+  s.v += h0 * a.dv;
+  s.beta += h0;
+  s.state += h0 * a.dk * a.dv;
+  s.out += h0 * a.dv;
+  s.H = h1 - h0;
+  return s;
+}
+}  // namespace
+
+void KdaRecurrent(const KdaArgs& a, ThreadPool* pool) {
+  auto fn = ActiveKernels().kda_recurrent;
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+}
+
+void KdaChunked(const KdaArgs& a, ThreadPool* pool) {
+  auto fn = ActiveKernels().kda_chunked;
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+}
+
+void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T, int64_t H,
+             int64_t dk, float lower_bound, float* g, ThreadPool* pool) {
+  auto fn = ActiveKernels().kda_gate;
+  const int64_t row = H * dk;
+  Split(pool, T, 1, [&](int64_t t0, int64_t t1) { fn(f + t0 * row, A_log, dt_bias, t1 - t0, H, dk, lower_bound, g + t0 * row); });
+}
+
+void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H,
+                          int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                          ThreadPool* pool) {
+  auto fn = ActiveKernels().mla_absorbed;
+  const int64_t R = cache.kv_rank, P = cache.rope_dim;
+  Split(pool, H, 1, [&](int64_t h0, int64_t h1) {
+    fn(q_latent + h0 * R, H * R, q_pe + h0 * P, H * P, nq, h1 - h0, q_pos0, cache, scale,
+       out_latent + h0 * R, H * R);
+  });
+}
+
+void TopKRoute(const float* logits, const float* bias, int64_t T, int64_t E, int top_k,
+               bool renormalize, float scaling, int32_t* ids, float* weights, ThreadPool* pool) {
+  auto fn = ActiveKernels().topk_route;
+  Split(pool, T, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      fn(logits + t * E, bias, E, top_k, renormalize, scaling, ids + t * top_k, weights + t * top_k);
+  });
+}
+
+}  // namespace kimi::kernels

@@ -1,0 +1,118 @@
+// Dense products: every optimised GEMV/GEMM against the double-accumulating reference, over
+// sizes that hit every tail (rows not a multiple of 4/6, columns not a multiple of 8/16, K
+// past the 256-wide blocks, N past the 128-wide blocks) and padded row strides.
+// Tolerance: atol = 1e-5·sqrt(K) (fp32 accumulation of K products of magnitude <= ~3),
+// rtol = 1e-5; an indexing or decoding bug gives errors of order 1.
+#include <cmath>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/kernel_test_util.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ref/reference.h"
+#include "kimi/dtype.h"
+
+namespace kimi::kernels {
+namespace {
+
+using testing::AllClose;
+using testing::RandomBf16;
+using testing::RandomBytes;
+using testing::RandomFloats;
+
+struct Shape {
+  int64_t M, N, K;
+};
+
+TEST(MatmulTest, Bf16OptimisedMatchesReference) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  const Shape shapes[] = {{1, 1, 1},   {1, 5, 7},    {2, 17, 9},    {3, 16, 8},   {4, 33, 300},
+                          {5, 130, 64}, {7, 9, 520}, {8, 40, 257},  {9, 17, 31},  {13, 130, 300},
+                          {33, 47, 520}, {64, 16, 16}};
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    for (const Shape& s : shapes) {
+      const int64_t ldx = s.K + 3, ldy = s.N + 2;
+      auto x = RandomFloats(s.M * ldx, 1 + s.M);
+      auto w = RandomBf16(s.N * s.K, 2 + s.N);
+      std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
+      ref::MatmulBf16(x.data(), ldx, w.data(), s.M, s.N, s.K, want.data(), ldy);
+      const float atol = 1e-5f * std::sqrt(float(s.K));
+      for (MatmulBf16Fn fn : {table->gemv_bf16, table->gemm_bf16}) {
+        std::fill(got.begin(), got.end(), 0.0f);
+        fn(x.data(), ldx, w.data(), s.M, s.N, s.K, got.data(), ldy);
+        EXPECT_TRUE(AllClose(got, want, atol, 1e-5f))
+            << table->isa << " " << (fn == table->gemv_bf16 ? "gemv" : "gemm") << " M=" << s.M << " N=" << s.N
+            << " K=" << s.K;
+      }
+    }
+  }
+}
+
+TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  const Shape shapes[] = {{1, 1, 32},  {1, 5, 64},   {2, 17, 96},  {3, 16, 288}, {4, 33, 544},
+                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64}};
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    for (const Shape& s : shapes) {
+      const int64_t ldx = s.K + 1, ldy = s.N + 5;
+      auto x = RandomFloats(s.M * ldx, 3 + s.K);
+      auto packed = RandomBytes(s.N * s.K / 2, 4 + s.N);
+      auto scales = RandomBytes(s.N * s.K / 32, 5 + s.N, 124, 129);
+      std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
+      ref::MatmulMxfp4(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, want.data(), ldy);
+      const float atol = 1e-5f * std::sqrt(float(s.K)) * 4;  // |w| up to 6·2^2
+      for (MatmulMxfp4Fn fn : {table->gemv_mxfp4, table->gemm_mxfp4}) {
+        std::fill(got.begin(), got.end(), 0.0f);
+        fn(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, got.data(), ldy);
+        EXPECT_TRUE(AllClose(got, want, atol, 1e-5f))
+            << table->isa << " " << (fn == table->gemv_mxfp4 ? "gemv" : "gemm") << " M=" << s.M << " N=" << s.N
+            << " K=" << s.K;
+      }
+    }
+  }
+}
+
+// The reference itself against a hand-computed product (so the reference can fail too).
+TEST(MatmulTest, ReferenceComputesKnownProducts) {
+  const float x[2 * 3] = {1, 2, 3, -1, 0, 0.5f};
+  const uint16_t w[2 * 3] = {F32ToBf16(1), F32ToBf16(0), F32ToBf16(-2), F32ToBf16(0.5f), F32ToBf16(4), F32ToBf16(1)};
+  float y[4];
+  ref::MatmulBf16(x, 3, w, 2, 2, 3, y, 2);
+  EXPECT_FLOAT_EQ(y[0], 1 - 6);
+  EXPECT_FLOAT_EQ(y[1], 0.5f + 8 + 3);
+  EXPECT_FLOAT_EQ(y[2], -1 - 1);
+  EXPECT_FLOAT_EQ(y[3], -0.5f + 0.5f);
+
+  // One MXFP4 row of 32: element i has code (i % 16); scale 2^1.
+  uint8_t packed[16], scale[1] = {128};
+  for (int i = 0; i < 16; ++i) packed[i] = static_cast<uint8_t>(((2 * i) % 16) | (((2 * i + 1) % 16) << 4));
+  float ones[32];
+  for (float& v : ones) v = 1.0f;
+  float out;
+  ref::MatmulMxfp4(ones, 32, packed, scale, 1, 1, 32, &out, 1);
+  // Each code appears twice; the positive and negative codes cancel except ±0.
+  EXPECT_FLOAT_EQ(out, 0.0f);
+  ones[1] = 0.0f;  // drop element 1 (code 1 = +0.5): sum becomes −0.5·2
+  ref::MatmulMxfp4(ones, 32, packed, scale, 1, 1, 32, &out, 1);
+  EXPECT_FLOAT_EQ(out, -1.0f);
+}
+
+TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
+  ThreadPool pool(3);
+  for (int64_t M : {1, 3, 8, 9, 20}) {
+    const int64_t N = 70, K = 96;
+    auto x = RandomFloats(M * K, 7);
+    auto w = RandomBf16(N * K, 8);
+    auto packed = RandomBytes(N * K / 2, 9);
+    auto scales = RandomBytes(N * K / 32, 10, 125, 128);
+    std::vector<float> want(M * N), got(M * N);
+    ref::MatmulBf16(x.data(), K, w.data(), M, N, K, want.data(), N);
+    MatmulBf16(x.data(), K, w.data(), M, N, K, got.data(), N, &pool);
+    EXPECT_TRUE(AllClose(got, want, 1e-4f, 1e-5f)) << "bf16 M=" << M;
+    ref::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, want.data(), N);
+    MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, got.data(), N, &pool);
+    EXPECT_TRUE(AllClose(got, want, 4e-4f, 1e-5f)) << "mxfp4 M=" << M;
+  }
+}
+
+}  // namespace
+}  // namespace kimi::kernels

@@ -1,0 +1,78 @@
+// Reference KDA: the recurrence token by token (the definition), and the chunked form with
+// scalar vector operations.
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/kda_chunk.h"
+#include "kernels/cpu/ref/reference.h"
+
+namespace kimi::kernels::ref {
+namespace {
+
+struct ScalarOps {
+  static float Dot(const float* a, const float* b, int64_t n) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+    return s;
+  }
+  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  }
+  static void Scale(float alpha, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
+  }
+  static void Exp(const float* x, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i]);
+  }
+  static void DecayedDots(const float* qt, const float* kt, const float* ki, const float* Gt,
+                          const float* Gi, int64_t n, float* qk, float* kk) {
+    float sq = 0.0f, sk = 0.0f;
+    for (int64_t d = 0; d < n; ++d) {
+      float decayed = ki[d] * std::exp(Gt[d] - Gi[d]);
+      sq += qt[d] * decayed;
+      sk += kt[d] * decayed;
+    }
+    *qk = sq;
+    *kk = sk;
+  }
+};
+
+}  // namespace
+
+void KdaRecurrent(const KdaArgs& a) {
+  std::vector<float> kS(a.dv);
+  for (int64_t h = 0; h < a.H; ++h) {
+    float* S = a.state + h * a.dk * a.dv;
+    for (int64_t t = 0; t < a.T; ++t) {
+      const float* q = a.q + t * a.ld_qk + h * a.dk;
+      const float* k = a.k + t * a.ld_qk + h * a.dk;
+      const float* g = a.g + t * a.ld_qk + h * a.dk;
+      const float* v = a.v + t * a.ld_v + h * a.dv;
+      const float beta = a.beta[t * a.ld_beta + h];
+      float* o = a.out + t * a.ld_out + h * a.dv;
+      // S ← diag(e^g)·S
+      for (int64_t d = 0; d < a.dk; ++d) {
+        float decay = std::exp(g[d]);
+        for (int64_t j = 0; j < a.dv; ++j) S[d * a.dv + j] *= decay;
+      }
+      // S ← S + β·k·(v − kᵀS)ᵀ
+      for (int64_t j = 0; j < a.dv; ++j) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < a.dk; ++d) acc += k[d] * S[d * a.dv + j];
+        kS[j] = beta * (v[j] - acc);
+      }
+      for (int64_t d = 0; d < a.dk; ++d)
+        for (int64_t j = 0; j < a.dv; ++j) S[d * a.dv + j] += k[d] * kS[j];
+      // o = scale·qᵀS
+      for (int64_t j = 0; j < a.dv; ++j) {
+        float acc = 0.0f;
+        for (int64_t d = 0; d < a.dk; ++d) acc += q[d] * S[d * a.dv + j];
+        o[j] = a.scale * acc;
+      }
+    }
+  }
+}
+
+void KdaChunked(const KdaArgs& a) { KdaChunkedHeads<ScalarOps>(a); }
+
+}  // namespace kimi::kernels::ref

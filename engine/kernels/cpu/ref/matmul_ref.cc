@@ -1,0 +1,32 @@
+// Reference dense products: one dot product per output, accumulated in double so the tests
+// compare the optimised kernels against a result with negligible rounding of its own.
+#include "kernels/cpu/ref/reference.h"
+#include "kimi/dtype.h"
+
+namespace kimi::kernels::ref {
+
+void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy) {
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += double(x[m * ldx + k]) * Bf16ToF32(w[n * K + k]);
+      y[m * ldy + n] = static_cast<float>(acc);
+    }
+  }
+}
+
+void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+                 int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      const uint8_t* packed_row = w_packed + n * (K / 2);
+      const uint8_t* scale_row = w_scale + n * (K / kMxfp4BlockSize);
+      double acc = 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += double(x[m * ldx + k]) * Mxfp4Element(packed_row, scale_row, k);
+      y[m * ldy + n] = static_cast<float>(acc);
+    }
+  }
+}
+
+}  // namespace kimi::kernels::ref

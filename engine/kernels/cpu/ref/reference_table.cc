@@ -1,0 +1,28 @@
+#include "kernels/cpu/ref/reference.h"
+
+namespace kimi::kernels {
+
+const KernelTable& ReferenceKernels() {
+  static const KernelTable table = {
+      .isa = "scalar",
+      .gemv_bf16 = ref::MatmulBf16,
+      .gemm_bf16 = ref::MatmulBf16,
+      .gemv_mxfp4 = ref::MatmulMxfp4,
+      .gemm_mxfp4 = ref::MatmulMxfp4,
+      .rms_norm = ref::RmsNorm,
+      .situ = ref::Situ,
+      .silu = ref::Silu,
+      .sigmoid = ref::Sigmoid,
+      .softmax = ref::Softmax,
+      .l2_normalize = ref::L2Normalize,
+      .causal_conv1d_silu = ref::CausalConv1dSilu,
+      .kda_recurrent = ref::KdaRecurrent,
+      .kda_chunked = ref::KdaChunked,
+      .kda_gate = ref::KdaGate,
+      .mla_absorbed = ref::MlaAbsorbed,
+      .topk_route = ref::TopKRoute,
+  };
+  return table;
+}
+
+}  // namespace kimi::kernels
