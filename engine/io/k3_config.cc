@@ -464,6 +464,7 @@ std::string K3ConfigToJson(const K3Config& c) {
   t["moe_renormalize"] = c.moe_renormalize;
   t["moe_router_activation_func"] = c.moe_router_activation_func;
   t["routed_scaling_factor"] = c.routed_scaling_factor;
+  t["topk_method"] = "noaux_tc";
   t["use_grouped_topk"] = c.use_grouped_topk;
   t["num_expert_group"] = c.num_expert_group;
   t["topk_group"] = c.topk_group;

@@ -32,6 +32,10 @@ Result<std::string> ReadSmallFile(const fs::path& path, uint64_t limit) {
   return text;
 }
 
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
 std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
   TensorView v;
   v.dtype = dtype;
@@ -94,9 +98,29 @@ Result<SafetensorsFile*> ModelDir::Shard(const std::string& file) {
   return raw;
 }
 
+// Early exports spell the attention-residual weights `self_attention_res.proj_weight`; the
+// published checkpoint (and the tensor table) says `self_attention_res_proj.weight`.
+static std::string LegacyResidualSpelling(std::string_view name) {
+  for (std::string_view leaf : {"_res_proj.weight", "_res_norm.weight"}) {
+    if (name.size() > leaf.size() && name.substr(name.size() - leaf.size()) == leaf) {
+      std::string out(name.substr(0, name.size() - leaf.size()));
+      out += leaf == "_res_proj.weight" ? "_res.proj_weight" : "_res.norm_weight";
+      return out;
+    }
+  }
+  return "";
+}
+
 Result<const TensorView*> ModelDir::Tensor(std::string_view name) {
   auto it = location_.find(prefix_ + std::string(name));
   if (it == location_.end()) it = location_.find(name);
+  if (it == location_.end()) {
+    std::string legacy = LegacyResidualSpelling(name);
+    if (!legacy.empty()) {
+      it = location_.find(prefix_ + legacy);
+      if (it == location_.end()) it = location_.find(legacy);
+    }
+  }
   if (it == location_.end()) {
     return Status::NotFound(dir_ + ": no tensor '" + std::string(name) + "' in " +
                             (index_path_.empty() ? kSingleName : kIndexName));
@@ -145,6 +169,10 @@ Status ModelDir::ValidateLayout() {
     if (!status.ok()) return;
     std::string stored = prefix_ + spec.name;
     if (location_.find(stored) == location_.end()) {
+      std::string legacy = LegacyResidualSpelling(spec.name);
+      if (!legacy.empty() && location_.count(prefix_ + legacy)) stored = prefix_ + legacy;
+    }
+    if (location_.find(stored) == location_.end()) {
       status = Status::NotFound(dir_ + ": tensor '" + stored + "' (" + ShapeText(spec.dtype, spec.shape) +
                                 ") required by config.json is not in the checkpoint");
       return;
@@ -156,11 +184,14 @@ Status ModelDir::ValidateLayout() {
     }
     auto [dtype, shape] = *got;
     bool same = dtype == spec.dtype && shape == spec.shape;
-    if (!same && spec.name.size() >= 5 && spec.name.compare(spec.name.size() - 5, 5, "A_log") == 0) {
-      // A_log only needs one live entry per head; checkpoints pad it differently.
-      int64_t n = 1;
+    if (!same && dtype == spec.dtype) {
+      // Per-head vectors whose exporters disagree on the shape: A_log needs one live entry per
+      // head (the published file pads 96 to 128), dt_bias may come as [heads, head_dim].
+      int64_t n = 1, want = 1;
       for (int64_t d : shape) n *= d;
-      same = dtype == spec.dtype && n >= config_.linear_attn.num_heads;
+      for (int64_t d : spec.shape) want *= d;
+      if (EndsWith(spec.name, ".A_log")) same = n >= config_.linear_attn.num_heads;
+      if (EndsWith(spec.name, ".dt_bias")) same = n == want;
     }
     if (!same) {
       status = Status::Corruption(dir_ + ": tensor '" + stored + "' is " + ShapeText(dtype, shape) +

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "io/k3_presets.h"
@@ -113,8 +114,17 @@ TEST(ModelDir, ReadsASingleUnprefixedFile) {
   ASSERT_TRUE(from.ok());
   auto shard = SafetensorsFile::Open(src + "/" + ShardFileName(0, 1));
   ASSERT_TRUE(shard.ok());
+  // Also use the legacy spelling of the attention-residual weights of early exports.
+  auto rename = [](const std::string& stored) {
+    std::string n = stored.substr(15);
+    for (auto [from, to] : {std::pair{"_res_proj.weight", "_res.proj_weight"}, {"_res_norm.weight", "_res.norm_weight"}}) {
+      auto pos = n.find(from);
+      if (pos != std::string::npos) n.replace(pos, std::strlen(from), to);
+    }
+    return n;
+  };
   SafetensorsWriter w;
-  for (const auto& t : (*shard)->tensors()) ASSERT_TRUE(w.Declare(t.name.substr(15), t.dtype, t.shape).ok());
+  for (const auto& t : (*shard)->tensors()) ASSERT_TRUE(w.Declare(rename(t.name), t.dtype, t.shape).ok());
   ASSERT_TRUE(w.Open(dir + "/model.safetensors").ok());
   for (const auto& t : (*shard)->tensors()) ASSERT_TRUE(w.Append(t.data, t.bytes).ok());
   ASSERT_TRUE(w.Finish().ok());
@@ -123,6 +133,9 @@ TEST(ModelDir, ReadsASingleUnprefixedFile) {
   EXPECT_EQ((*m)->name_prefix(), "");
   EXPECT_TRUE((*m)->ValidateLayout().ok());
   EXPECT_TRUE((*m)->Tensor("lm_head.weight").ok());
+  auto res = (*m)->Tensor("model.layers.2.self_attention_res_proj.weight");
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_EQ((*res)->name, "model.layers.2.self_attention_res.proj_weight");
   fs::remove_all(src);
   fs::remove_all(dir);
 }

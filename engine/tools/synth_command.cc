@@ -17,7 +17,7 @@ const std::vector<FlagSpec>& SynthFlags() {
       {"preset", true, "NAME  k3-nano, k3-mini or k3-full-shape"},
       {"out", true, "DIR   directory to write (created if missing)"},
       {"seed", true, "N     random seed (default 0); same seed, same bytes"},
-      {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano)"},
+      {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano, 16384 for k3-full-shape)"},
       {"help", false, "      this text"},
   };
   return flags;
@@ -61,7 +61,8 @@ int RunSynth(const Args& args) {
   if (!seed.ok()) return Fail(seed.status());
   auto config = K3Preset(*preset);
   if (!config.ok()) return Fail(Status::InvalidArgument(config.status().message()));
-  auto shard_mb = flags->GetUint("max-shard-mb", *preset == "k3-nano" ? 1 : 64);
+  const uint64_t default_shard_mb = *preset == "k3-nano" ? 1 : K3PresetIsShapeOnly(*preset) ? 16384 : 64;
+  auto shard_mb = flags->GetUint("max-shard-mb", default_shard_mb);
   if (!shard_mb.ok()) return Fail(shard_mb.status());
   if (*shard_mb == 0) return Fail(Status::InvalidArgument("--max-shard-mb must be at least 1"));
 
