@@ -14,17 +14,20 @@
 // whatever the gate's range (the factored form e^{G[t]}·e^{−G[i]} would overflow past ~88).
 //
 // Ops must provide (n = vector length, all pointers to contiguous floats):
-//   Dot(a, b, n) -> float;  Axpy(alpha, x, y, n): y += alpha·x;  Scale(alpha, y, n): y *= alpha;
+//   Scale(alpha, y, n): y *= alpha;
+//   CombineRows(out, out_scale, alpha, coeffs, coeff_stride, rows, row_stride, count, n):
+//     out[j] = out_scale·out[j] + alpha·Σ_{i<count} coeffs[i·coeff_stride]·rows[i·row_stride + j]
+//     (out_scale == 0 ignores out's old contents, NaN included);
 //   Exp(x, out, n): out = e^x;
 //   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi}.
-// Thread safety: uses a thread_local scratch buffer; distinct threads may run distinct heads.
+// Thread safety: uses per-thread scratch (scratch.h, slot kB); distinct threads may run distinct heads.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels {
 namespace {  // each including translation unit gets its own copy, compiled with its own flags
@@ -32,10 +35,8 @@ namespace {  // each including translation unit gets its own copy, compiled with
 template <class Ops>
 void KdaChunkedHeads(const KdaArgs& a) {
   const int64_t dk = a.dk, dv = a.dv, Cmax = kKdaChunk;
-  thread_local std::vector<float> scratch;
   const size_t need = static_cast<size_t>(4 * Cmax * dk + 2 * Cmax * Cmax + 2 * Cmax * dv + dk);
-  if (scratch.size() < need) scratch.resize(need);
-  float* G = scratch.data();       // [C, dk] cumulative log gates
+  float* G = ThreadScratchArray<float>(ScratchSlot::kB, need);  // [C, dk] cumulative log gates
   float* Kg = G + Cmax * dk;       // [C, dk] e^{G[t]}⊙k_t, later e^{G[C−1]−G[i]}⊙k_i
   float* Qg = Kg + Cmax * dk;      // [C, dk] e^{G[t]}⊙q_t
   float* E = Qg + Cmax * dk;       // [C, dk] e^{G[t]}
@@ -78,32 +79,26 @@ void KdaChunkedHeads(const KdaArgs& a) {
           A[t * Cmax + i] = kk;
         }
       }
-      // Right-hand sides and the inter-chunk part of the outputs: one pass over S0's rows.
+      // Right-hand sides v_t − S0ᵀ(e^{G[t]}⊙k_t) and inter-chunk outputs S0ᵀ(e^{G[t]}⊙q_t).
       for (int64_t t = 0; t < C; ++t) {
         const float* vt = v + (t0 + t) * a.ld_v;
         std::copy(vt, vt + dv, W + t * dv);
-        std::fill(O + t * dv, O + (t + 1) * dv, 0.0f);
-      }
-      for (int64_t d = 0; d < dk; ++d) {
-        const float* Sd = S + d * dv;
-        for (int64_t t = 0; t < C; ++t) {
-          Ops::Axpy(-Kg[t * dk + d], Sd, W + t * dv, dv);
-          Ops::Axpy(Qg[t * dk + d], Sd, O + t * dv, dv);
-        }
+        Ops::CombineRows(W + t * dv, 1.0f, -1.0f, Kg + t * dk, 1, S, dv, dk, dv);
+        Ops::CombineRows(O + t * dv, 0.0f, 1.0f, Qg + t * dk, 1, S, dv, dk, dv);
       }
       // Forward substitution (the UT transform), then the intra-chunk outputs.
       for (int64_t t = 0; t < C; ++t) {
         float* Wt = W + t * dv;
-        for (int64_t i = 0; i < t; ++i) Ops::Axpy(-A[t * Cmax + i], W + i * dv, Wt, dv);
+        Ops::CombineRows(Wt, 1.0f, -1.0f, A + t * Cmax, 1, W, dv, t, dv);
         Ops::Scale(beta[(t0 + t) * a.ld_beta], Wt, dv);
       }
       for (int64_t t = 0; t < C; ++t) {
         float* Ot = O + t * dv;
-        for (int64_t i = 0; i <= t; ++i) Ops::Axpy(B[t * Cmax + i], W + i * dv, Ot, dv);
+        Ops::CombineRows(Ot, 1.0f, 1.0f, B + t * Cmax, 1, W, dv, t + 1, dv);
         float* dst = out + (t0 + t) * a.ld_out;
         for (int64_t j = 0; j < dv; ++j) dst[j] = Ot[j] * a.scale;
       }
-      // State at the chunk's end.
+      // State at the chunk's end: S[d] = e^{G[C−1,d]}·S0[d] + Σ_i k_i[d]·e^{G[C−1,d]−G[i,d]}·w_i.
       const float* Glast = G + (C - 1) * dk;
       for (int64_t i = 0; i < C; ++i)
         for (int64_t d = 0; d < dk; ++d) Kg[i * dk + d] = Glast[d] - G[i * dk + d];
@@ -111,11 +106,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
       for (int64_t i = 0; i < C; ++i)
         for (int64_t d = 0; d < dk; ++d) Kg[i * dk + d] *= k_at(i)[d];
       std::copy(E + (C - 1) * dk, E + C * dk, last);
-      for (int64_t d = 0; d < dk; ++d) {
-        float* Sd = S + d * dv;
-        Ops::Scale(last[d], Sd, dv);
-        for (int64_t i = 0; i < C; ++i) Ops::Axpy(Kg[i * dk + d], W + i * dv, Sd, dv);
-      }
+      for (int64_t d = 0; d < dk; ++d) Ops::CombineRows(S + d * dv, last[d], 1.0f, Kg + d, dk, W, dv, C, dv);
     }
   }
 }

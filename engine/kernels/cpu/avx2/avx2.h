@@ -10,8 +10,12 @@ void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t
               float* y, int64_t ldy);
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
-void GemvMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+// Activations kept fp32 (exact up to fp32 accumulation); slower than GemvMxfp4Q16.
+void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+// Activations quantised to int16 per block of 32 (error bound in matmul_mxfp4_avx2.cc).
+void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
+                 int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);

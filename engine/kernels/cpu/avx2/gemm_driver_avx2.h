@@ -12,7 +12,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
+
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
 namespace {
@@ -62,11 +63,7 @@ constexpr MicroKernelFn kMicroKernels[kMR + 1] = {nullptr, MicroKernel<1>, Micro
 template <class Packer>
 void BlockedGemm(const Packer& packer, const float* x, int64_t ldx, int64_t M, int64_t N, int64_t K,
                  float* y, int64_t ldy) {
-  thread_local std::vector<float, std::allocator<float>> storage;
-  const size_t need = static_cast<size_t>(kNC * kKC + 8);
-  if (storage.size() < need) storage.resize(need);
-  // 32-byte alignment for the panel loads.
-  float* packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(storage.data()) + 31) & ~uintptr_t{31});
+  float* packed = ThreadScratchArray<float>(ScratchSlot::kA, kNC * kKC);  // 64-byte aligned
   for (int64_t n0 = 0; n0 < N; n0 += kNC) {
     const int64_t nc = std::min(kNC, N - n0);
     for (int64_t k0 = 0; k0 < K; k0 += kKC) {

@@ -3,7 +3,6 @@
 // while it sits in L1 (128 rows × 32 columns = 16 KiB). The chunked kernel is kda_chunk.h
 // with vectorised primitives.
 #include <cmath>
-#include <vector>
 
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
@@ -82,19 +81,36 @@ void RecurrentColumn(const KdaArgs& a, int64_t h, int64_t j) {
 }
 
 struct Avx2Ops {
-  static float Dot(const float* a, const float* b, int64_t n) {
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
-    float s = HorizontalSum(acc);
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-  }
-  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
-    const __m256 va = _mm256_set1_ps(alpha);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] += alpha * x[i];
+  // 32 columns at a time held in registers across the whole sum over rows.
+  static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
+                          const float* rows, int64_t row_stride, int64_t count, int64_t n) {
+    const __m256 vs = _mm256_set1_ps(out_scale), va = _mm256_set1_ps(alpha);
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+      __m256 acc[4];
+      for (int u = 0; u < 4; ++u) acc[u] = _mm256_setzero_ps();
+      for (int64_t i = 0; i < count; ++i) {
+        const __m256 c = _mm256_broadcast_ss(coeffs + i * coeff_stride);
+        const float* r = rows + i * row_stride + j;
+        for (int u = 0; u < 4; ++u) acc[u] = _mm256_fmadd_ps(c, _mm256_loadu_ps(r + 8 * u), acc[u]);
+      }
+      for (int u = 0; u < 4; ++u) {
+        __m256 base = out_scale == 0.0f ? _mm256_setzero_ps() : _mm256_mul_ps(vs, _mm256_loadu_ps(out + j + 8 * u));
+        _mm256_storeu_ps(out + j + 8 * u, _mm256_fmadd_ps(va, acc[u], base));
+      }
+    }
+    for (; j + 8 <= n; j += 8) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t i = 0; i < count; ++i)
+        acc = _mm256_fmadd_ps(_mm256_broadcast_ss(coeffs + i * coeff_stride), _mm256_loadu_ps(rows + i * row_stride + j), acc);
+      __m256 base = out_scale == 0.0f ? _mm256_setzero_ps() : _mm256_mul_ps(vs, _mm256_loadu_ps(out + j));
+      _mm256_storeu_ps(out + j, _mm256_fmadd_ps(va, acc, base));
+    }
+    for (; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < count; ++i) acc += coeffs[i * coeff_stride] * rows[i * row_stride + j];
+      out[j] = (out_scale == 0.0f ? 0.0f : out_scale * out[j]) + alpha * acc;
+    }
   }
   static void Scale(float alpha, float* y, int64_t n) {
     const __m256 va = _mm256_set1_ps(alpha);
@@ -128,12 +144,11 @@ struct Avx2Ops {
 }  // namespace
 
 void KdaRecurrent(const KdaArgs& a) {
-  thread_local std::vector<float> decay;
-  if (decay.size() < static_cast<size_t>(a.dk)) decay.resize(a.dk);
+  float* decay = ThreadScratchArray<float>(ScratchSlot::kA, a.dk);
   for (int64_t h = 0; h < a.H; ++h) {
     int64_t j = 0;
-    for (; j + 8 * kColVecs <= a.dv; j += 8 * kColVecs) RecurrentColumns<kColVecs>(a, h, j, decay.data());
-    for (; j + 8 <= a.dv; j += 8) RecurrentColumns<1>(a, h, j, decay.data());
+    for (; j + 8 * kColVecs <= a.dv; j += 8 * kColVecs) RecurrentColumns<kColVecs>(a, h, j, decay);
+    for (; j + 8 <= a.dv; j += 8) RecurrentColumns<1>(a, h, j, decay);
     for (; j < a.dv; ++j) RecurrentColumn(a, h, j);
   }
 }

@@ -3,10 +3,10 @@
 // with an online softmax (running max and sum, rescaling the accumulator when the max grows).
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
 namespace {
@@ -39,11 +39,8 @@ void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_
                  int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                  int64_t ld_out) {
   const int64_t R = cache.kv_rank, P = cache.rope_dim, row = R + P;
-  thread_local std::vector<float> running;  // [H] max, [H] sum
-  thread_local std::vector<const float*> rows;
-  if (running.size() < static_cast<size_t>(2 * H)) running.resize(2 * H);
-  if (rows.size() < static_cast<size_t>(kTokenBlock)) rows.resize(kTokenBlock);
-  float* run_max = running.data();
+  float* run_max = ThreadScratchArray<float>(ScratchSlot::kA, 2 * H);  // [H] max, [H] sum
+  const float* rows[kTokenBlock];
   float* run_sum = run_max + H;
   float p[kTokenBlock];
   for (int64_t j = 0; j < nq; ++j) {

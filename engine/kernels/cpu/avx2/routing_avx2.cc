@@ -2,20 +2,17 @@
 // sorted list (insertion), instead of sorting all E experts. A candidate enters only when its
 // biased score is strictly greater than the list's last entry, so among equal scores the
 // lower expert index (seen first) stays ahead: the reference's stable order.
-#include <vector>
-
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
 
 void TopKRoute(const float* logits, const float* bias, int64_t E, int top_k, bool renormalize,
                float scaling, int32_t* ids, float* weights) {
-  thread_local std::vector<float> s;
-  thread_local std::vector<float> best;
-  if (s.size() < static_cast<size_t>(E)) s.resize(E);
-  if (best.size() < static_cast<size_t>(top_k)) best.resize(top_k);
-  Map8(logits, E, s.data(), [](__m256 v) { return Sigmoid8(v); });
+  float* s = ThreadScratchArray<float>(ScratchSlot::kA, E);
+  float* best = ThreadScratchArray<float>(ScratchSlot::kB, top_k);
+  Map8(logits, E, s, [](__m256 v) { return Sigmoid8(v); });
   int count = 0;
   for (int64_t e = 0; e < E; ++e) {
     const float c = s[e] + (bias ? bias[e] : 0.0f);

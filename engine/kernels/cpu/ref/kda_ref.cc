@@ -10,13 +10,13 @@ namespace kimi::kernels::ref {
 namespace {
 
 struct ScalarOps {
-  static float Dot(const float* a, const float* b, int64_t n) {
-    float s = 0.0f;
-    for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-    return s;
-  }
-  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
+                          const float* rows, int64_t row_stride, int64_t count, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < count; ++i) acc += coeffs[i * coeff_stride] * rows[i * row_stride + j];
+      out[j] = (out_scale == 0.0f ? 0.0f : out_scale * out[j]) + alpha * acc;
+    }
   }
   static void Scale(float alpha, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= alpha;

@@ -1,0 +1,295 @@
+// kimi-bench-kernels: throughput of every CPU kernel next to the machine's measured limits.
+//
+// Prints, for 1 and 2 threads (or --threads a,b,...): memory read bandwidth (STREAM-like),
+// FMA peak (register-only loop), then per kernel the time per call, GFLOP/s and GB/s, with
+// the ratios that matter: GEMV effective weight bandwidth / measured bandwidth (decode is
+// bandwidth-bound) and GEMM GFLOP/s / measured FMA peak (prefill is compute-bound).
+// Each line also prints the CPU share the process got while it ran (100% = the threads had
+// their cores to themselves); on a shared machine the limits and the kernels are measured
+// under the same load, so the ratios stay meaningful even when the absolute figures are not.
+// Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "core/machine_limits.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/kernels.h"
+#include "kimi/dtype.h"
+
+namespace kimi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::vector<int> threads = {1, 2};
+  double min_time = 0.3;
+  bool quick = false;
+};
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// CPU time the process got during the last TimePerCall, over wall time × threads: 1.0 on an
+// idle machine; lower means other processes took the cores and every figure is pessimistic.
+double g_last_cpu_share = 0;
+int g_threads = 1;
+
+// Seconds per call: repeats the call until min_time has passed (after one warm-up call), and
+// reports the mean.
+double TimePerCall(const std::function<void()>& fn, double min_time) {
+  fn();
+  int64_t calls = 0;
+  const double cpu0 = ProcessCpuSeconds();
+  auto t0 = Clock::now();
+  double elapsed = 0;
+  do {
+    fn();
+    ++calls;
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (elapsed < min_time);
+  g_last_cpu_share = (ProcessCpuSeconds() - cpu0) / (elapsed * g_threads);
+  return elapsed / calls;
+}
+
+std::vector<float> Floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<uint8_t> Bytes(size_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<uint8_t> v(n);
+  for (uint8_t& x : v) x = static_cast<uint8_t>(d(rng));
+  return v;
+}
+
+void Row(const char* name, const std::string& shape, double secs, double flops, double bytes, const char* ratio_name = nullptr,
+         double ratio = 0) {
+  std::printf("  %-24s %-24s %10.3f ms %9.2f GFLOP/s %8.2f GB/s  cpu %3.0f%%", name, shape.c_str(), secs * 1e3,
+              flops / secs / 1e9, bytes / secs / 1e9, 100 * g_last_cpu_share);
+  if (ratio_name) std::printf("   %s %.2f", ratio_name, ratio);
+  std::printf("\n");
+}
+
+void BenchThreads(int threads, const Options& opt) {
+  ThreadPool pool(threads);
+  g_threads = threads;
+  const double min_time = opt.min_time;
+  std::printf("\n== %d thread%s ==\n", threads, threads == 1 ? "" : "s");
+  double cpu0 = ProcessCpuSeconds();
+  auto t0 = Clock::now();
+  BandwidthResult bw = MeasureMemoryReadBandwidth(&pool, opt.quick ? size_t{128} << 20 : size_t{512} << 20);
+  double share = (ProcessCpuSeconds() - cpu0) / (std::chrono::duration<double>(Clock::now() - t0).count() * threads);
+  std::printf("  measured memory read bandwidth  %8.2f GB/s (%zu MiB buffer)  cpu %3.0f%%\n", bw.gbytes_per_s,
+              bw.bytes >> 20, 100 * share);
+  cpu0 = ProcessCpuSeconds();
+  t0 = Clock::now();
+  FmaPeakResult peak = MeasureFmaPeak(&pool, opt.quick ? 0.1 : 0.3);
+  share = (ProcessCpuSeconds() - cpu0) / (std::chrono::duration<double>(Clock::now() - t0).count() * threads);
+  std::printf("  measured FMA peak               %8.2f GFLOP/s (%s)  cpu %3.0f%%\n", peak.gflops, peak.isa, 100 * share);
+
+  // Decode GEMV, BF16: weights larger than the L3 so every call streams them from memory.
+  {
+    const int64_t N = opt.quick ? 4096 : 8192, K = 7168;
+    std::vector<uint16_t> w(N * K);
+    auto wf = Floats(N * K, 1);
+    for (int64_t i = 0; i < N * K; ++i) w[i] = F32ToBf16(wf[i]);
+    wf.clear();
+    wf.shrink_to_fit();
+    for (int64_t M : {1, 4}) {
+      auto x = Floats(M * K, 2);
+      std::vector<float> y(M * N);
+      double s = TimePerCall([&] { kernels::MatmulBf16(x.data(), K, w.data(), M, N, K, y.data(), N, &pool); }, min_time);
+      double bytes = double(N) * K * 2;
+      Row("gemv_bf16", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=7168", s, 2.0 * M * N * K, bytes,
+          "bw/measured", bytes / s / 1e9 / bw.gbytes_per_s);
+    }
+  }
+  // Decode GEMV, MXFP4.
+  {
+    const int64_t N = opt.quick ? 8192 : 16384, K = 7168;
+    auto packed = Bytes(N * K / 2, 3, 0, 255);
+    auto scales = Bytes(N * K / 32, 4, 120, 130);
+    for (int64_t M : {1, 4}) {
+      auto x = Floats(M * K, 5);
+      std::vector<float> y(M * N);
+      double s = TimePerCall(
+          [&] { kernels::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, y.data(), N, &pool); }, min_time);
+      double bytes = double(N) * K / 2 + double(N) * K / 32;
+      Row("gemv_mxfp4", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=7168", s, 2.0 * M * N * K, bytes,
+          "bw/measured", bytes / s / 1e9 / bw.gbytes_per_s);
+#if defined(__x86_64__)
+      // The variant that keeps activations fp32 (not the table's choice), for comparison.
+      if (kernels::Avx2Kernels() != nullptr) {
+        s = TimePerCall(
+            [&] {
+              pool.ParallelFor(0, N, 16, [&](int64_t n0, int64_t n1, int) {
+                kernels::avx2::GemvMxfp4F32(x.data(), K, packed.data() + n0 * K / 2, scales.data() + n0 * K / 32, M,
+                                            n1 - n0, K, y.data() + n0, N);
+              });
+            },
+            min_time);
+        Row("gemv_mxfp4 (fp32 act)", "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=7168", s,
+            2.0 * M * N * K, bytes, "bw/measured", bytes / s / 1e9 / bw.gbytes_per_s);
+      }
+#endif
+    }
+  }
+  // Prefill GEMM.
+  {
+    const int64_t M = 256, N = 2048, K = 2048;
+    auto x = Floats(M * K, 6);
+    std::vector<uint16_t> w(N * K);
+    auto wf = Floats(N * K, 7);
+    for (int64_t i = 0; i < N * K; ++i) w[i] = F32ToBf16(wf[i]);
+    auto packed = Bytes(N * K / 2, 8, 0, 255);
+    auto scales = Bytes(N * K / 32, 9, 120, 130);
+    std::vector<float> y(M * N);
+    const std::string shape = "M=256 N=2048 K=2048";
+    double s = TimePerCall([&] { kernels::MatmulBf16(x.data(), K, w.data(), M, N, K, y.data(), N, &pool); }, min_time);
+    Row("gemm_bf16", shape, s, 2.0 * M * N * K, double(N) * K * 2, "flops/peak", 2.0 * M * N * K / s / 1e9 / peak.gflops);
+    s = TimePerCall([&] { kernels::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, y.data(), N, &pool); },
+                    min_time);
+    Row("gemm_mxfp4", shape, s, 2.0 * M * N * K, double(N) * K * 17 / 32, "flops/peak",
+        2.0 * M * N * K / s / 1e9 / peak.gflops);
+  }
+  // Row-wise and element-wise ops on a prefill-sized activation block.
+  {
+    const int64_t rows = 64, dim = 7168, n = rows * dim;
+    auto x = Floats(n, 10, -4, 4), u = Floats(n, 11, -4, 4), w = Floats(dim, 12);
+    std::vector<float> out(n);
+    const std::string shape = "64x7168";
+    double s = TimePerCall([&] { kernels::RmsNorm(x.data(), w.data(), rows, dim, 1e-5f, out.data(), &pool); }, min_time);
+    Row("rms_norm", shape, s, 3.0 * n, 8.0 * n);
+    s = TimePerCall([&] { kernels::Situ(x.data(), u.data(), n, 4.0f, 25.0f, out.data(), &pool); }, min_time);
+    Row("situ", shape, s, 0, 12.0 * n);
+    s = TimePerCall([&] { kernels::Silu(x.data(), n, out.data(), &pool); }, min_time);
+    Row("silu", shape, s, 0, 8.0 * n);
+    s = TimePerCall([&] { kernels::Softmax(x.data(), rows, dim, out.data(), &pool); }, min_time);
+    Row("softmax", shape, s, 0, 8.0 * n);
+    s = TimePerCall([&] { kernels::L2Normalize(x.data(), n / 128, 128, 1e-6f, 1.0f, out.data(), &pool); }, min_time);
+    Row("l2_normalize", "rows of 128", s, 3.0 * n, 8.0 * n);
+  }
+  // Short conv over KDA's q/k/v width (3 × 96 heads × 128 = 36864 channels in K3).
+  {
+    const int64_t C = 12288, T = 64, width = 4;
+    auto x = Floats(T * C, 13), w = Floats(C * width, 14), state = Floats((width - 1) * C, 15);
+    std::vector<float> out(T * C);
+    double s = TimePerCall(
+        [&] { kernels::CausalConv1dSilu(x.data(), C, T, C, w.data(), nullptr, width, state.data(), out.data(), C, &pool); },
+        min_time);
+    Row("conv1d_silu prefill", "T=64 C=12288 W=4", s, 2.0 * T * C * width, 8.0 * T * C);
+    s = TimePerCall(
+        [&] { kernels::CausalConv1dSilu(x.data(), C, 1, C, w.data(), nullptr, width, state.data(), out.data(), C, &pool); },
+        min_time);
+    Row("conv1d_silu decode", "T=1 C=12288 W=4", s, 2.0 * C * width, 4.0 * C * (2 + 2 * width));
+  }
+  // KDA: 8 heads of 128×128.
+  {
+    const int64_t H = 8, dk = 128, dv = 128;
+    for (int64_t T : {int64_t{1}, int64_t{512}}) {
+      auto q = Floats(T * H * dk, 16, -0.1f, 0.1f), k = Floats(T * H * dk, 17, -0.1f, 0.1f);
+      auto v = Floats(T * H * dv, 18), g = Floats(T * H * dk, 19, -0.5f, 0.0f), beta = Floats(T * H, 20, 0, 1);
+      auto state = Floats(H * dk * dv, 21, -0.1f, 0.1f);
+      std::vector<float> out(T * H * dv);
+      kernels::KdaArgs a{q.data(), k.data(), v.data(), g.data(), beta.data(), T, H, dk, dv, H * dk, H * dv, H,
+                         0.088f, state.data(), out.data(), H * dv};
+      const double flops = 8.0 * T * H * dk * dv;  // decay, kᵀS, update, qᵀS
+      const std::string shape = "T=" + std::to_string(T) + " H=8 128x128";
+      double s = TimePerCall([&] { kernels::KdaRecurrent(a, &pool); }, min_time);
+      Row("kda_recurrent", shape, s, flops, 0);
+      if (T > 1) {
+        s = TimePerCall([&] { kernels::KdaChunked(a, &pool); }, min_time);
+        Row("kda_chunked", shape, s, flops, 0);
+      }
+    }
+  }
+  // MLA absorbed decode: 16 heads, 4096 cached tokens in pages of 64.
+  {
+    const int64_t H = 16, R = 512, P = 64, n_ctx = 4096, page = 64;
+    const int64_t pages = n_ctx / page;
+    auto pool_data = Floats(pages * page * (R + P), 22);
+    std::vector<int32_t> table(pages);
+    for (int64_t i = 0; i < pages; ++i) table[i] = static_cast<int32_t>((i * 7) % pages);
+    kernels::MlaPagedCache cache{pool_data.data(), table.data(), page, R, P};
+    auto ql = Floats(H * R, 23), qp = Floats(H * P, 24);
+    std::vector<float> out(H * R);
+    double s = TimePerCall(
+        [&] { kernels::MlaAbsorbedAttention(ql.data(), qp.data(), 1, H, n_ctx - 1, cache, 0.07f, out.data(), &pool); },
+        min_time);
+    Row("mla_absorbed decode", "H=16 ctx=4096", s, 4.0 * H * n_ctx * (R + P), 4.0 * n_ctx * (R + P));
+  }
+  // Routing: 896 experts, top 16, 64 tokens.
+  {
+    const int64_t T = 64, E = 896;
+    const int k = 16;
+    auto logits = Floats(T * E, 25, -4, 4), bias = Floats(E, 26, -0.1f, 0.1f);
+    std::vector<int32_t> ids(T * k);
+    std::vector<float> wts(T * k);
+    double s = TimePerCall(
+        [&] { kernels::TopKRoute(logits.data(), bias.data(), T, E, k, true, 2.5f, ids.data(), wts.data(), &pool); },
+        min_time);
+    Row("topk_route", "T=64 E=896 k=16", s, 0, 4.0 * T * E);
+  }
+}
+
+bool ParseOptions(int argc, char** argv, Options* opt) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      opt->threads.clear();
+      std::string list = argv[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        size_t comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        int t = std::atoi(list.substr(pos, comma - pos).c_str());
+        if (t < 1) return false;
+        opt->threads.push_back(t);
+        pos = comma + 1;
+      }
+    } else if (a == "--min-time" && i + 1 < argc) {
+      opt->min_time = std::atof(argv[++i]);
+    } else if (a == "--quick") {
+      opt->quick = true;
+      opt->min_time = 0.05;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace kimi
+
+int main(int argc, char** argv) {
+  kimi::Options opt;
+  if (!kimi::ParseOptions(argc, argv, &opt)) {
+    std::fprintf(stderr, "usage: kimi-bench-kernels [--threads 1,2] [--min-time SECONDS] [--quick]\n");
+    return 2;
+  }
+  std::printf("kimi-bench-kernels: kernels isa=%s\n", kimi::kernels::ActiveIsa());
+  for (int t : opt.threads) kimi::BenchThreads(t, opt);
+  return 0;
+}
