@@ -27,5 +27,8 @@ inline constexpr int kExitUsage = 2;
 
 int RunSynth(const Args& args);
 int RunInfo(const Args& args);
+int RunEval(const Args& args);
+int RunGenerate(const Args& args);
+int RunBench(const Args& args);
 
 }  // namespace kimi::tools

@@ -10,6 +10,9 @@ namespace {
 
 // One entry per subcommand; keep the list sorted by name.
 constexpr Command kCommands[] = {
+    {"bench", "prefill and decode tokens/s against the machine's measured bandwidth and FMA peak", RunBench},
+    {"eval", "run token ids through a model; write the logits of every position", RunEval},
+    {"generate", "greedy generation from token ids; print the generated ids", RunGenerate},
     {"info", "print a model's configuration, sizes and memory arithmetic; validate its files", RunInfo},
     {"synth", "write a random-weight model directory of the Kimi K3 architecture", RunSynth},
 };
