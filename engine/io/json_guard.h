@@ -19,9 +19,8 @@ inline constexpr int kMaxJsonDepth = 64;
 // JSON or nests deeper than kMaxJsonDepth.
 Result<nlohmann::json> ParseUntrustedJson(std::string_view text, std::string_view label);
 
-}  // namespace kimi
-
-namespace kimi {
-// Fails with Corruption when `text` nests arrays/objects deeper than kMaxJsonDepth.
+// Fails with Corruption when `text` nests arrays/objects deeper than kMaxJsonDepth (for callers
+// that parse with their own SAX handler).
 Status CheckJsonDepth(std::string_view text, std::string_view label);
+
 }  // namespace kimi

@@ -129,12 +129,9 @@ void FillTensor(const K3Config& c, const TensorSpec& spec, uint64_t seed, std::v
     for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Uniform(-0.05, 0.05)));
     return;
   }
-  double stddev = 1.0;
-  if (EndsWith(n, "_conv1d.weight")) {
-    stddev = 1.0 / std::sqrt(static_cast<double>(spec.shape.back()));
-  } else if (spec.group != TensorGroup::kEmbedding) {
-    stddev = 1.0 / std::sqrt(static_cast<double>(spec.shape.back()));  // fan-in of a [out, in] Linear
-  }
+  // Embeddings ~ N(0, 1); everything else by its fan-in, the last dimension: `in` of a Linear
+  // [out, in], the kernel width of a depthwise convolution [P, 1, K].
+  double stddev = spec.group == TensorGroup::kEmbedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape.back()));
   for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Normal() * stddev));
 }
 

@@ -42,6 +42,29 @@ FILES = {
     "bad_trailing_bytes.safetensors": image({"a": t("U8", [2], 0, 2)}, bytes(6)),
 }
 
+# Seeds for the JSON parsers that share the entry point (config.json, the index). Neither good_
+# nor bad_: the replay test only runs them.
+TEXT_CONFIG = {
+    "model_type": "kimi_linear", "hidden_size": 128, "num_hidden_layers": 2, "vocab_size": 4352,
+    "rms_norm_eps": 1e-5, "num_attention_heads": 2, "kv_lora_rank": 64, "q_lora_rank": 96,
+    "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32, "mla_use_output_gate": True,
+    "intermediate_size": 384, "num_experts": 4, "num_experts_per_token": 2, "num_shared_experts": 2,
+    "moe_intermediate_size": 96, "routed_expert_hidden_size": 64, "latent_moe_use_norm": True,
+    "first_k_dense_replace": 1, "hidden_act": "situ", "activation_situ_beta": 4.0,
+    "activation_situ_linear_beta": 25.0, "attn_res_block_size": 2,
+    "linear_attn_config": {"kda_layers": [1], "full_attn_layers": [2], "num_heads": 2, "head_dim": 32,
+                           "short_conv_kernel_size": 4, "gate_lower_bound": -5.0, "use_full_rank_gate": True},
+    "quantization_config": {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized",
+                            "config_groups": {"group_0": {"weights": {"num_bits": 4, "group_size": 32}}}},
+}
+FILES["seed_config.json"] = json.dumps({"model_type": "kimi_k3", "text_config": TEXT_CONFIG}).encode()
+FILES["seed_index.json"] = json.dumps({
+    "metadata": {"total_size": 68},
+    "weight_map": {"language_model.model.norm.weight": "model-00001-of-00002.safetensors",
+                   "language_model.lm_head.weight": "model-00002-of-00002.safetensors"},
+    "tensor_specs": {"language_model.model.norm.weight": {"dtype": "BF16", "shape": [128]}},
+}).encode()
+
 os.makedirs(HERE, exist_ok=True)
 for name, data in FILES.items():
     with open(os.path.join(HERE, name), "wb") as f:
