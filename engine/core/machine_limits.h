@@ -9,19 +9,25 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace kimi {
 
 class ThreadPool;
 
+// Each figure comes twice: per second of wall time (what an idle machine delivers), and per
+// second that the measuring threads actually ran (the slowest thread's CPU time), which stays
+// meaningful on a machine shared with other work.
 struct BandwidthResult {
-  double gbytes_per_s = 0;  // best of `repeats` passes, 1 GB = 1e9 bytes
+  double gbytes_per_s = 0;      // best of `repeats` passes, 1 GB = 1e9 bytes
+  double gbytes_per_cpu_s = 0;  // best of `repeats`, over the slowest thread's CPU time
   size_t bytes = 0;         // size of the buffer read per pass
   int threads = 0;
 };
 
 struct FmaPeakResult {
-  double gflops = 0;  // 2 flops per FMA lane, all threads together
+  double gflops = 0;          // 2 flops per FMA lane, all threads together
+  double gflops_per_cpu_s = 0;  // the same over the slowest thread's CPU time
   int threads = 0;
   const char* isa = "";  // "avx2-fma" or "scalar"
 };
@@ -30,6 +36,9 @@ struct FmaPeakResult {
 // (nullptr: the calling thread) `repeats` times after one warm-up pass.
 BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes = size_t{512} << 20,
                                            int repeats = 5);
+
+// CPU time consumed so far by the calling thread, in seconds.
+double ThreadCpuSeconds();
 
 // Runs a register-only FMA loop on every thread of `pool` for about `seconds`.
 FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds = 0.3);

@@ -21,6 +21,7 @@ void ExpectComplete(const KernelTable& t) {
   EXPECT_NE(t.situ, nullptr);
   EXPECT_NE(t.silu, nullptr);
   EXPECT_NE(t.sigmoid, nullptr);
+  EXPECT_NE(t.mul_sigmoid, nullptr);
   EXPECT_NE(t.softmax, nullptr);
   EXPECT_NE(t.l2_normalize, nullptr);
   EXPECT_NE(t.causal_conv1d_silu, nullptr);

@@ -21,6 +21,8 @@ TEST(ElementwiseTest, ReferenceKnownValues) {
   float x[3] = {0.0f, 3.0f, 4.0f}, out[3];
   ref::Sigmoid(x, 1, out);
   EXPECT_FLOAT_EQ(out[0], 0.5f);
+  ref::MulSigmoid(x + 2, x, 1, out);  // 4·σ(0)
+  EXPECT_FLOAT_EQ(out[0], 2.0f);
   ref::Silu(x + 1, 1, out);
   EXPECT_FLOAT_EQ(out[0], 3.0f / (1.0f + std::exp(-3.0f)));
   const float w[2] = {1.0f, 2.0f};
@@ -51,6 +53,10 @@ TEST(ElementwiseTest, UnaryOpsMatchReference) {
       ref::Silu(x.data(), n, want.data());
       t->silu(x.data(), n, got.data());
       EXPECT_TRUE(AllClose(got, want, 1e-30f, 2e-6f)) << "silu n=" << n;
+      auto y = RandomFloats(n, 31 + n, -3.0f, 3.0f);
+      ref::MulSigmoid(y.data(), x.data(), n, want.data());
+      t->mul_sigmoid(y.data(), x.data(), n, got.data());
+      EXPECT_TRUE(AllClose(got, want, 1e-30f, 2e-6f)) << "mul_sigmoid n=" << n;
     }
   }
 }

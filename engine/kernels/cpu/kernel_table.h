@@ -24,6 +24,7 @@ using RmsNormFn = void (*)(const float* x, const float* weight, int64_t rows, in
 using SituFn = void (*)(const float* gate, const float* up, int64_t n, float beta, float beta_lin,
                         float* out);
 using UnaryFn = void (*)(const float* x, int64_t n, float* out);
+using MulSigmoidFn = void (*)(const float* x, const float* gate, int64_t n, float* out);
 using SoftmaxFn = void (*)(const float* x, int64_t rows, int64_t n, float* out);
 using L2NormalizeFn = void (*)(const float* x, int64_t rows, int64_t dim, float eps, float scale,
                                float* out);
@@ -53,6 +54,7 @@ struct KernelTable {
   SituFn situ;
   UnaryFn silu;
   UnaryFn sigmoid;
+  MulSigmoidFn mul_sigmoid;
   SoftmaxFn softmax;
   L2NormalizeFn l2_normalize;
   CausalConv1dSiluFn causal_conv1d_silu;

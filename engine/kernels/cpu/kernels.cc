@@ -10,8 +10,10 @@
 namespace kimi::kernels {
 namespace {
 
-// Decode batches up to this many rows take the streaming product.
-constexpr int64_t kGemvMaxRows = 8;
+// Decode batches take the streaming product (each weight read once, activation rows from
+// L2) while the activations fit in L2 alongside a weight strip; measured faster than the
+// blocked GEMM up to 16 rows at K = 2048 and up to 8 at K = 7168 (docs/kernels.md).
+bool UseGemv(int64_t M, int64_t K) { return M <= 4 || (M <= 16 && M * K <= 64 * 1024); }
 
 template <typename Fn>
 void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
@@ -39,14 +41,14 @@ const char* ActiveIsa() { return ActiveKernels().isa; }
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy, ThreadPool* pool) {
   const KernelTable& kt = ActiveKernels();
-  MatmulBf16Fn fn = M <= kGemvMaxRows ? kt.gemv_bf16 : kt.gemm_bf16;
+  MatmulBf16Fn fn = UseGemv(M, K) ? kt.gemv_bf16 : kt.gemm_bf16;
   Split(pool, N, 16, [&](int64_t n0, int64_t n1) { fn(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
 }
 
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool) {
   const KernelTable& kt = ActiveKernels();
-  MatmulMxfp4Fn fn = M <= kGemvMaxRows ? kt.gemv_mxfp4 : kt.gemm_mxfp4;
+  MatmulMxfp4Fn fn = UseGemv(M, K) ? kt.gemv_mxfp4 : kt.gemm_mxfp4;
   Split(pool, N, 16, [&](int64_t n0, int64_t n1) {
     fn(x, ldx, w_packed + n0 * (K / 2), w_scale + n0 * (K / 32), M, n1 - n0, K, y + n0, ldy);
   });
@@ -72,6 +74,11 @@ void Silu(const float* x, int64_t n, float* out, ThreadPool* pool) {
 void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().sigmoid;
   Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
+}
+
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out, ThreadPool* pool) {
+  auto fn = ActiveKernels().mul_sigmoid;
+  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, gate + b, e - b, out + b); });
 }
 
 void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool) {

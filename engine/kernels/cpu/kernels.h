@@ -30,15 +30,16 @@ namespace kimi::kernels {
 
 // Y[m, n] = Σ_k X[m, k] · W[n, k] with W in BF16.
 //   x: [M, K] fp32 (row stride ldx)   w: [N, K] bf16, contiguous rows   y: [M, N] (row stride ldy)
-// Small M (decode batches, M <= 8) streams each weight row once for all M vectors;
-// larger M (prefill) uses a blocked, register-tiled product with W converted to fp32 per block.
+// Small M (decode batches: M <= 4, or M <= 16 with M·K <= 65536) streams each weight row
+// once for all M vectors; larger M (prefill) uses a blocked, register-tiled product with W
+// converted to fp32 per block.
 // Precondition: M, N, K >= 1.
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy, ThreadPool* pool);
 
 // The same with MXFP4 weights: packed [N, K/2], scales [N, K/32].
-// For M <= 8 the AVX2 path quantises x to int16 per block of 32 (scale max|x|/32767); the
-// added error per output is at most Σ_blocks (max|x_b|/65534)·Σ_{i∈b}|w_i| (relative ~2e-5).
+// On the streaming path the AVX2 code quantises x to int16 per block of 32 (scale
+// max|x|/32767); the added error per output is at most Σ_blocks (max|x_b|/65534)·Σ_{i∈b}|w_i| (relative ~2e-5).
 // Precondition: K % 32 == 0.
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool);
@@ -57,6 +58,9 @@ void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_
 // out = x·sigmoid(x), out = 1/(1+e^-x): [n].
 void Silu(const float* x, int64_t n, float* out, ThreadPool* pool);
 void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool);
+
+// out = x·sigmoid(gate): [n]. The output gates of KDA (after o_norm) and of gated MLA.
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out, ThreadPool* pool);
 
 // Row-wise softmax, max-subtracted. x, out: [rows, n] contiguous.
 void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool);

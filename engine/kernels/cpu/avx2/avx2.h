@@ -22,6 +22,7 @@ void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, flo
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);
 void Sigmoid(const float* x, int64_t n, float* out);
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out);
 void Softmax(const float* x, int64_t rows, int64_t n, float* out);
 void L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float scale, float* out);
 void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,

@@ -14,6 +14,7 @@ const KernelTable* Avx2Kernels() {
       .situ = avx2::Situ,
       .silu = avx2::Silu,
       .sigmoid = avx2::Sigmoid,
+      .mul_sigmoid = avx2::MulSigmoid,
       .softmax = avx2::Softmax,
       .l2_normalize = avx2::L2Normalize,
       .causal_conv1d_silu = avx2::CausalConv1dSilu,

@@ -58,6 +58,14 @@ void Silu(const float* x, int64_t n, float* out) {
 
 void Sigmoid(const float* x, int64_t n, float* out) { Map8(x, n, out, [](__m256 v) { return Sigmoid8(v); }); }
 
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), Sigmoid8(_mm256_loadu_ps(gate + i))));
+  if (i < n)
+    StorePartial(out + i, n - i, _mm256_mul_ps(LoadPartial(x + i, n - i, 0.0f), Sigmoid8(LoadPartial(gate + i, n - i, 0.0f))));
+}
+
 void Softmax(const float* x, int64_t rows, int64_t n, float* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;

@@ -1,7 +1,7 @@
 // The blocked fp32 GEMM behind the prefill products: Y[M, N] = X[M, K] · Wᵀ with W [N, K] in
 // any storage format. A Packer converts a block of W (NC rows × KC columns) to fp32 panels of
 // 16 output columns laid out [k][16]; a 6×16 register tile (12 accumulators) then runs over
-// each panel with X read in place. KC = 256, NC = 128 keep a packed block (128 KiB) in L2 and
+// each panel with X read in place (fewer than 6 rows: a row at a time). KC = 256, NC = 128 keep a packed block (128 KiB) in L2 and
 // one panel (16 KiB) plus six X rows (6 KiB) in L1.
 //
 // Packer::Pack(n0, rows, k0, kc, dst) writes ceil(rows/16) panels of kc×16 floats,
@@ -20,45 +20,80 @@ namespace {
 
 constexpr int64_t kMR = 6, kNR = 16, kKC = 256, kNC = 128;
 
-// C[MR, 16] (+)= A[MR, kc] · Bp[kc, 16]; only the first `ncols` columns are written.
-template <int MR>
-void MicroKernel(const float* a, int64_t lda, const float* bp, int64_t kc, float* c, int64_t ldc,
-                 bool accumulate, int64_t ncols) {
-  __m256 acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < kc; ++k) {
-    __m256 b0 = _mm256_load_ps(bp + k * kNR);
-    __m256 b1 = _mm256_load_ps(bp + k * kNR + 8);
-    for (int r = 0; r < MR; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r * lda + k);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-    }
-  }
+// Writes a finished tile row: C (+)= acc, only the first `ncols` columns.
+inline void StoreTileRow(float* cr, __m256 a0, __m256 a1, bool accumulate, int64_t ncols) {
   if (ncols == kNR) {
-    for (int r = 0; r < MR; ++r) {
-      float* cr = c + r * ldc;
-      if (accumulate) {
-        acc[r][0] = _mm256_add_ps(acc[r][0], _mm256_loadu_ps(cr));
-        acc[r][1] = _mm256_add_ps(acc[r][1], _mm256_loadu_ps(cr + 8));
-      }
-      _mm256_storeu_ps(cr, acc[r][0]);
-      _mm256_storeu_ps(cr + 8, acc[r][1]);
+    if (accumulate) {
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(cr));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(cr + 8));
     }
+    _mm256_storeu_ps(cr, a0);
+    _mm256_storeu_ps(cr + 8, a1);
     return;
   }
   alignas(32) float tmp[kNR];
+  _mm256_store_ps(tmp, a0);
+  _mm256_store_ps(tmp + 8, a1);
+  for (int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + tmp[j] : tmp[j];
+}
+
+// C[6, 16] (+)= A[6, kc] · Bp[kc, 16]: twelve named accumulators, so the compiler keeps them
+// in registers (with an array of __m256 GCC 12 stored all twelve to the stack every k step,
+// halving the speed).
+void MicroKernel6(const float* a, int64_t lda, const float* bp, int64_t kc, float* c, int64_t ldc,
+                  bool accumulate, int64_t ncols) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda, *a5 = a + 5 * lda;
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_load_ps(bp + k * kNR);
+    const __m256 b1 = _mm256_load_ps(bp + k * kNR + 8);
+    __m256 av = _mm256_broadcast_ss(a0 + k);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a1 + k);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a2 + k);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a3 + k);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a4 + k);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a5 + k);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+  }
+  StoreTileRow(c, c00, c01, accumulate, ncols);
+  StoreTileRow(c + ldc, c10, c11, accumulate, ncols);
+  StoreTileRow(c + 2 * ldc, c20, c21, accumulate, ncols);
+  StoreTileRow(c + 3 * ldc, c30, c31, accumulate, ncols);
+  StoreTileRow(c + 4 * ldc, c40, c41, accumulate, ncols);
+  StoreTileRow(c + 5 * ldc, c50, c51, accumulate, ncols);
+}
+
+// The M tail (fewer than 6 rows): one row of A at a time over the panel.
+template <int MR>
+void MicroKernel(const float* a, int64_t lda, const float* bp, int64_t kc, float* c, int64_t ldc,
+                 bool accumulate, int64_t ncols) {
   for (int r = 0; r < MR; ++r) {
-    _mm256_store_ps(tmp, acc[r][0]);
-    _mm256_store_ps(tmp + 8, acc[r][1]);
-    float* cr = c + r * ldc;
-    for (int64_t j = 0; j < ncols; ++j) cr[j] = accumulate ? cr[j] + tmp[j] : tmp[j];
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0;
+    const float* ar = a + r * lda;
+    for (int64_t k = 0; k < kc; ++k) {
+      const __m256 av = _mm256_broadcast_ss(ar + k);
+      c0 = _mm256_fmadd_ps(av, _mm256_load_ps(bp + k * kNR), c0);
+      c1 = _mm256_fmadd_ps(av, _mm256_load_ps(bp + k * kNR + 8), c1);
+    }
+    StoreTileRow(c + r * ldc, c0, c1, accumulate, ncols);
   }
 }
 
 using MicroKernelFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, bool, int64_t);
 constexpr MicroKernelFn kMicroKernels[kMR + 1] = {nullptr, MicroKernel<1>, MicroKernel<2>, MicroKernel<3>,
-                                                  MicroKernel<4>, MicroKernel<5>, MicroKernel<6>};
+                                                  MicroKernel<4>, MicroKernel<5>, MicroKernel6};
 
 template <class Packer>
 void BlockedGemm(const Packer& packer, const float* x, int64_t ldx, int64_t M, int64_t N, int64_t K,

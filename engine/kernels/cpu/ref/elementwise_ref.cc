@@ -34,6 +34,10 @@ void Sigmoid(const float* x, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = SigmoidOf(x[i]);
 }
 
+void MulSigmoid(const float* x, const float* gate, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * SigmoidOf(gate[i]);
+}
+
 void Softmax(const float* x, int64_t rows, int64_t n, float* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;

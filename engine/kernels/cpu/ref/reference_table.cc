@@ -13,6 +13,7 @@ const KernelTable& ReferenceKernels() {
       .situ = ref::Situ,
       .silu = ref::Silu,
       .sigmoid = ref::Sigmoid,
+      .mul_sigmoid = ref::MulSigmoid,
       .softmax = ref::Softmax,
       .l2_normalize = ref::L2Normalize,
       .causal_conv1d_silu = ref::CausalConv1dSilu,
