@@ -143,8 +143,7 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
     Apply(w.g_a, u, R, f_low, pool);
     Apply(w.g_b, f_low, R, gate, pool);
   }
-  kernels::Sigmoid(gate, R * P, gate, pool);
-  for (int64_t i = 0; i < R * P; ++i) o[i] *= gate[i];
+  kernels::MulSigmoid(o, gate, R * P, o, pool);
 
   // y = W_o o.
   Apply(w.o_proj, o, R, y, pool);

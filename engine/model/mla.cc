@@ -119,8 +119,7 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   if (w.g_proj.present()) {
     float* gate = Reserve(s.gate, R * H * dv);
     Apply(w.g_proj, u, R, gate, pool);
-    kernels::Sigmoid(gate, R * H * dv, gate, pool);
-    for (int64_t i = 0; i < R * H * dv; ++i) o[i] *= gate[i];
+    kernels::MulSigmoid(o, gate, R * H * dv, o, pool);
   }
   Apply(w.o_proj, o, R, y, pool);
 }
