@@ -89,6 +89,7 @@ void Model::Impl::Forward(std::span<const int32_t> tokens, model::Segments segme
     std::memcpy(mixed, partial, sizeof(float) * R * D);
   }
   const int64_t n = static_cast<int64_t>(logit_rows.size());
+  if (n == 0) return;  // a prefill piece before the last one, when only the last row is wanted
   float* head_in = Reserve(a.head_in, n * D);
   for (int64_t j = 0; j < n; ++j) std::memcpy(head_in + j * D, mixed + logit_rows[j] * D, sizeof(float) * D);
   kernels::RmsNorm(head_in, w.final_norm.data(), n, D, eps, head_in, tp);
