@@ -1,0 +1,179 @@
+#include "kimi/model_size.h"
+
+#include <cstdio>
+
+namespace kimi {
+namespace {
+
+void Add(K3SizeReport& r, TensorGroup g, uint64_t params, uint64_t bytes) {
+  auto& c = r.groups[static_cast<int>(g)];
+  c.params += params;
+  c.bytes += bytes;
+}
+
+// Adds n BF16 parameters.
+void Bf16(K3SizeReport& r, TensorGroup g, uint64_t n) { Add(r, g, n, 2 * n); }
+void F32(K3SizeReport& r, TensorGroup g, uint64_t n) { Add(r, g, n, 4 * n); }
+
+// One routed expert matrix of out×in.
+ComponentSize ExpertMatrix(const K3Config& c, uint64_t out, uint64_t in) {
+  if (c.ExpertsMxfp4()) return {out * in, out * in / 2 + out * in / kMxfp4BlockSize};
+  return {out * in, out * in * 2};
+}
+
+}  // namespace
+
+K3SizeReport ComputeK3Sizes(const K3Config& c) {
+  K3SizeReport r;
+  const uint64_t h = c.hidden_size, v = c.vocab_size, layers = c.num_hidden_layers;
+  const auto& la = c.linear_attn;
+
+  r.kda_layers = c.NumKdaLayers();
+  r.mla_layers = c.NumMlaLayers();
+  r.moe_layers = c.NumMoeLayers();
+  r.dense_mlp_layers = c.num_hidden_layers - r.moe_layers;
+
+  Bf16(r, TensorGroup::kEmbedding, v * h);
+  if (!c.tie_word_embeddings) Bf16(r, TensorGroup::kLmHead, v * h);
+  Bf16(r, TensorGroup::kNorms, layers * 2 * h + h);
+  if (c.attn_res_block_size > 0) Bf16(r, TensorGroup::kAttnResidual, layers * 4 * h + 2 * h);
+
+  // KDA layers.
+  {
+    const uint64_t p = c.KdaProjectionDim(), dk = la.head_dim, nh = la.num_heads, n = r.kda_layers;
+    uint64_t bf16 = 3 * p * h + dk * h + p * dk + nh * h + h * p;
+    bf16 += la.use_full_rank_gate ? p * h : dk * h + p * dk;
+    uint64_t f32 = 3 * p * la.short_conv_kernel_size + p + dk;  // convs, dt_bias, o_norm
+    uint64_t a_log_stored = c.ALogStoredLength();
+    Add(r, TensorGroup::kKdaAttention, n * (bf16 + f32 + nh), n * (2 * bf16 + 4 * f32 + 4 * a_log_stored));
+  }
+  // MLA layers.
+  {
+    const uint64_t nh = c.num_attention_heads, n = r.mla_layers;
+    uint64_t bf16 = 0;
+    if (c.q_lora_rank > 0) {
+      bf16 += c.q_lora_rank * h + c.q_lora_rank + nh * c.MlaQHeadDim() * c.q_lora_rank;
+    } else {
+      bf16 += nh * c.MlaQHeadDim() * h;
+    }
+    bf16 += (c.kv_lora_rank + c.qk_rope_head_dim) * h + c.kv_lora_rank;
+    bf16 += nh * (c.qk_nope_head_dim + c.v_head_dim) * c.kv_lora_rank;
+    if (c.mla_use_output_gate) bf16 += nh * c.v_head_dim * h;
+    bf16 += h * nh * c.v_head_dim;
+    Bf16(r, TensorGroup::kMlaAttention, n * bf16);
+  }
+  Bf16(r, TensorGroup::kDenseMlp, r.dense_mlp_layers * 3 * c.intermediate_size * h);
+
+  // MoE layers.
+  ComponentSize one_expert;
+  if (r.moe_layers > 0) {
+    const uint64_t n = r.moe_layers, e = c.num_experts, latent = c.ExpertInputDim(), f = c.moe_intermediate_size;
+    Bf16(r, TensorGroup::kRouter, n * e * h);
+    F32(r, TensorGroup::kRouter, n * e);
+    if (c.routed_expert_hidden_size > 0) {
+      Bf16(r, TensorGroup::kLatentProjection, n * (2 * latent * h + (c.latent_moe_use_norm ? latent : 0)));
+    }
+    Bf16(r, TensorGroup::kSharedExperts, n * 3 * c.SharedExpertWidth() * h);
+    ComponentSize up = ExpertMatrix(c, f, latent), down = ExpertMatrix(c, latent, f);
+    one_expert = {2 * up.params + down.params, 2 * up.bytes + down.bytes};
+    Add(r, TensorGroup::kRoutedExperts, n * e * one_expert.params, n * e * one_expert.bytes);
+  }
+
+  for (const auto& g : r.groups) {
+    r.total.params += g.params;
+    r.total.bytes += g.bytes;
+  }
+
+  // Per decoded token: one embedding row instead of the table; top-k experts instead of all.
+  const auto& emb = r.group(TensorGroup::kEmbedding);
+  const auto& experts = r.group(TensorGroup::kRoutedExperts);
+  const uint64_t active_experts = static_cast<uint64_t>(r.moe_layers) * c.num_experts_per_token;
+  r.active_params_per_token = r.total.params - emb.params + h - experts.params + active_experts * one_expert.params;
+  r.weight_bytes_per_token = r.total.bytes - emb.bytes + 2 * h - experts.bytes + active_experts * one_expert.bytes;
+  if (c.tie_word_embeddings) {  // the table is read whole as the output projection
+    r.active_params_per_token += emb.params;
+    r.weight_bytes_per_token += emb.bytes;
+  }
+
+  r.mla_cache_values_per_token = static_cast<uint64_t>(c.MlaCacheValuesPerToken()) * r.mla_layers;
+  r.kda_recurrent_state_bytes = static_cast<uint64_t>(r.kda_layers) * la.num_heads * la.head_dim * la.head_dim * 4;
+  r.kda_conv_state_bytes = la.short_conv_kernel_size > 0
+                               ? static_cast<uint64_t>(r.kda_layers) * 3 * c.KdaProjectionDim() *
+                                     (la.short_conv_kernel_size - 1) * 4
+                               : 0;
+  return r;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, kUnits[u]);
+  return buf;
+}
+
+std::string FormatCount(uint64_t count) {
+  static const char* kUnits[] = {"", "K", "M", "B", "T"};
+  double v = static_cast<double>(count);
+  int u = 0;
+  while (v >= 1000.0 && u < 4) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.3f %s", v, kUnits[u]);
+  return buf;
+}
+
+std::string FormatSizeReport(const K3Config& c, const K3SizeReport& r) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "layers %lld (KDA %lld, MLA %lld; dense MLP %lld, MoE %lld)  hidden %lld  vocab %lld\n",
+                (long long)c.num_hidden_layers, (long long)r.kda_layers, (long long)r.mla_layers,
+                (long long)r.dense_mlp_layers, (long long)r.moe_layers, (long long)c.hidden_size,
+                (long long)c.vocab_size);
+  out += line;
+  std::snprintf(line, sizeof line, "experts %lld (top %lld, %lld shared), expert width %lld -> %lld, %s\n",
+                (long long)c.num_experts, (long long)c.num_experts_per_token, (long long)c.num_shared_experts,
+                (long long)c.ExpertInputDim(), (long long)c.moe_intermediate_size,
+                c.ExpertsMxfp4() ? "MXFP4" : "BF16");
+  out += line;
+  std::snprintf(line, sizeof line, "%-22s %18s %12s %16s\n", "component", "parameters", "", "bytes");
+  out += line;
+  for (int g = 0; g < kNumTensorGroups; ++g) {
+    const auto& s = r.groups[g];
+    if (s.params == 0 && s.bytes == 0) continue;
+    std::snprintf(line, sizeof line, "%-22s %18llu %12s %16llu (%s)\n",
+                  std::string(TensorGroupName(static_cast<TensorGroup>(g))).c_str(),
+                  (unsigned long long)s.params, FormatCount(s.params).c_str(), (unsigned long long)s.bytes,
+                  FormatBytes(s.bytes).c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%-22s %18llu %12s %16llu (%s)\n", "total",
+                (unsigned long long)r.total.params, FormatCount(r.total.params).c_str(),
+                (unsigned long long)r.total.bytes, FormatBytes(r.total.bytes).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "active parameters per token   %llu (%s)\n",
+                (unsigned long long)r.active_params_per_token, FormatCount(r.active_params_per_token).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "weight bytes read per token   %llu (%s)\n",
+                (unsigned long long)r.weight_bytes_per_token, FormatBytes(r.weight_bytes_per_token).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "MLA cache per token           %llu values = %s BF16 (%s fp32)\n",
+                (unsigned long long)r.mla_cache_values_per_token, FormatBytes(r.MlaCacheBytesPerToken(2)).c_str(),
+                FormatBytes(r.MlaCacheBytesPerToken(4)).c_str());
+  out += line;
+  std::snprintf(line, sizeof line, "KDA state per sequence        %s (recurrent %s + conv %s, fp32)\n",
+                FormatBytes(r.KdaStateBytesPerSequence()).c_str(), FormatBytes(r.kda_recurrent_state_bytes).c_str(),
+                FormatBytes(r.kda_conv_state_bytes).c_str());
+  out += line;
+  return out;
+}
+
+}  // namespace kimi

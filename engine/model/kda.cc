@@ -1,0 +1,152 @@
+#include "model/kda.h"
+
+#include <cmath>
+
+#include "kernels/cpu/kernels.h"
+
+namespace kimi::model {
+
+KdaDims::KdaDims(const K3Config& c)
+    : D(c.hidden_size),
+      H(c.linear_attn.num_heads),
+      d(c.linear_attn.head_dim),
+      P(c.KdaProjectionDim()),
+      K(c.linear_attn.short_conv_kernel_size),
+      eps(float(c.rms_norm_eps)) {
+  if (c.linear_attn.gate_lower_bound) lower_bound = float(*c.linear_attn.gate_lower_bound);
+}
+
+void KdaWeights::Bind(WeightBinder& b, const std::string& p, const KdaDims& n, bool full_rank_gate) {
+  q_proj = b.Matrix(p + "q_proj.weight", n.P, n.D);
+  k_proj = b.Matrix(p + "k_proj.weight", n.P, n.D);
+  v_proj = b.Matrix(p + "v_proj.weight", n.P, n.D);
+  q_conv = b.Vector(p + "q_conv1d.weight", {n.P, 1, n.K});
+  k_conv = b.Vector(p + "k_conv1d.weight", {n.P, 1, n.K});
+  v_conv = b.Vector(p + "v_conv1d.weight", {n.P, 1, n.K});
+  a_log = b.Leading(p + "A_log", n.H);
+  dt_bias = b.Leading(p + "dt_bias", n.P);
+  f_a = b.Matrix(p + "f_a_proj.weight", n.d, n.D);
+  f_b = b.Matrix(p + "f_b_proj.weight", n.P, n.d);
+  b_proj = b.Matrix(p + "b_proj.weight", n.H, n.D);
+  if (full_rank_gate) {
+    g_proj = b.Matrix(p + "g_proj.weight", n.P, n.D);
+  } else {
+    g_a = b.Matrix(p + "g_a_proj.weight", n.d, n.D);
+    g_b = b.Matrix(p + "g_b_proj.weight", n.P, n.d);
+  }
+  o_norm = b.Vector(p + "o_norm.weight", {n.d});
+  o_proj = b.Matrix(p + "o_proj.weight", n.D, n.P);
+}
+
+uint64_t KdaWeights::MatrixBytes() const {
+  return q_proj.bytes() + k_proj.bytes() + v_proj.bytes() + f_a.bytes() + f_b.bytes() + b_proj.bytes() +
+         g_proj.bytes() + g_a.bytes() + g_b.bytes() + o_proj.bytes();
+}
+
+KdaLayerState NewKdaState(const KdaDims& n) {
+  KdaLayerState s;
+  s.recurrent.assign(n.H * n.d * n.d, 0.0f);
+  s.conv.assign(3 * (n.K - 1) * n.P, 0.0f);
+  return s;
+}
+
+void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R, Segments segments, int slot,
+                KdaScratch& s, float* y, ThreadPool* pool) {
+  const int64_t P = n.P, H = n.H, d = n.d;
+  float* q_pre = Reserve(s.q_pre, R * P);
+  float* k_pre = Reserve(s.k_pre, R * P);
+  float* v_pre = Reserve(s.v_pre, R * P);
+  float* q = Reserve(s.q, R * P);
+  float* k = Reserve(s.k, R * P);
+  float* v = Reserve(s.v, R * P);
+  float* f_low = Reserve(s.f_low, R * d);
+  float* g = Reserve(s.g, R * P);
+  float* beta = Reserve(s.beta, R * H);
+  float* gate = Reserve(s.gate, R * P);
+  float* o = Reserve(s.o, R * P);
+
+  // q̃, k̃, ṽ = W_q u, W_k u, W_v u.
+  Apply(w.q_proj, u, R, q_pre, pool);
+  Apply(w.k_proj, u, R, k_pre, pool);
+  Apply(w.v_proj, u, R, v_pre, pool);
+
+  // Causal conv + SiLU per sequence, continuing each one's pre-conv history.
+  const int width = int(n.K);
+  const int64_t history = (n.K - 1) * P;
+  for (const Segment& seg : segments) {
+    float* conv_state = seg.state->kda[slot].conv.data();
+    const int64_t off = seg.begin * P;
+    kernels::CausalConv1dSilu(q_pre + off, P, seg.count, P, w.q_conv.data(), nullptr, width, conv_state,
+                              q + off, P, pool);
+    kernels::CausalConv1dSilu(k_pre + off, P, seg.count, P, w.k_conv.data(), nullptr, width,
+                              conv_state + history, k + off, P, pool);
+    kernels::CausalConv1dSilu(v_pre + off, P, seg.count, P, w.v_conv.data(), nullptr, width,
+                              conv_state + 2 * history, v + off, P, pool);
+  }
+
+  // q ← d^-0.5 · q/‖q‖, k ← k/‖k‖ per head.
+  kernels::L2Normalize(q, R * H, d, 1e-6f, 1.0f / std::sqrt(float(d)), q, pool);
+  kernels::L2Normalize(k, R * H, d, 1e-6f, 1.0f, k, pool);
+
+  // Log decay g from the low-rank f path.
+  Apply(w.f_a, u, R, f_low, pool);
+  float* f = gate;  // the gate buffer is free until the output gate
+  Apply(w.f_b, f_low, R, f, pool);
+  if (n.lower_bound) {
+    kernels::KdaGate(f, w.a_log.data(), w.dt_bias.data(), R, H, d, *n.lower_bound, g, pool);
+  } else {
+    // g = −exp(A_log)·softplus(f + dt_bias)
+    for (int64_t r = 0; r < R; ++r) {
+      for (int64_t c = 0; c < P; ++c) {
+        const float z = f[r * P + c] + w.dt_bias[c];
+        const float softplus = z > 20.0f ? z : std::log1p(std::exp(z));
+        g[r * P + c] = -std::exp(w.a_log[c / d]) * softplus;
+      }
+    }
+  }
+
+  // β = σ(W_b u), one per head.
+  Apply(w.b_proj, u, R, beta, pool);
+  kernels::Sigmoid(beta, R * H, beta, pool);
+
+  // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step.
+  for (const Segment& seg : segments) {
+    kernels::KdaArgs a{};
+    a.q = q + seg.begin * P;
+    a.k = k + seg.begin * P;
+    a.v = v + seg.begin * P;
+    a.g = g + seg.begin * P;
+    a.beta = beta + seg.begin * H;
+    a.T = seg.count;
+    a.H = H;
+    a.dk = d;
+    a.dv = d;
+    a.ld_qk = P;
+    a.ld_v = P;
+    a.ld_beta = H;
+    a.scale = 1.0f;  // folded into the L2 normalisation of q
+    a.state = seg.state->kda[slot].recurrent.data();
+    a.out = o + seg.begin * P;
+    a.ld_out = P;
+    if (seg.count > 1) {
+      kernels::KdaChunked(a, pool);
+    } else {
+      kernels::KdaRecurrent(a, pool);
+    }
+  }
+
+  // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head.
+  kernels::RmsNorm(o, w.o_norm.data(), R * H, d, n.eps, o, pool);
+  if (w.g_proj.present()) {
+    Apply(w.g_proj, u, R, gate, pool);
+  } else {
+    Apply(w.g_a, u, R, f_low, pool);
+    Apply(w.g_b, f_low, R, gate, pool);
+  }
+  kernels::MulSigmoid(o, gate, R * P, o, pool);
+
+  // y = W_o o.
+  Apply(w.o_proj, o, R, y, pool);
+}
+
+}  // namespace kimi::model

@@ -1,0 +1,63 @@
+// The KDA (Kimi Delta Attention) layer, docs/engine.md "KDA layer": q/k/v projections with a
+// causal conv and SiLU, L2-normalised q and k, per-channel decay gate, per-head write strength,
+// the delta-rule recurrence (chunked for multi-token segments, token by token for one token),
+// o_norm, the sigmoid output gate and o_proj.
+//
+// Owns: nothing but views of its weights. Scratch comes from the caller.
+// Thread safety: Forward mutates only the segments' states and the scratch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kimi/config.h"
+#include "model/batch.h"
+#include "model/linear.h"
+#include "model/weight_binder.h"
+
+namespace kimi::model {
+
+// Sizes from the config: D hidden, H heads of d, P = H·d, K conv width.
+struct KdaDims {
+  int64_t D, H, d, P, K;
+  std::optional<float> lower_bound;  // gate_lower_bound (K3: −5)
+  float eps;                         // o_norm (rms_norm_eps)
+  explicit KdaDims(const K3Config& c);
+};
+
+struct KdaWeights {
+  Bf16Matrix q_proj, k_proj, v_proj;          // [P, D]
+  std::vector<float> q_conv, k_conv, v_conv;  // [P, K] depthwise taps, tap K−1 = current token
+  std::vector<float> a_log;                   // [H] (first H stored entries)
+  std::vector<float> dt_bias;                 // [P]
+  Bf16Matrix f_a;                             // [d, D]
+  Bf16Matrix f_b;                             // [P, d]
+  Bf16Matrix b_proj;                          // [H, D]
+  Bf16Matrix g_proj;                          // [P, D] (use_full_rank_gate)
+  Bf16Matrix g_a, g_b;                        // [d, D], [P, d] (low-rank gate otherwise)
+  std::vector<float> o_norm;                  // [d]
+  Bf16Matrix o_proj;                          // [D, P]
+
+  void Bind(WeightBinder& binder, const std::string& prefix, const KdaDims& dims, bool full_rank_gate);
+  uint64_t MatrixBytes() const;
+};
+
+// Activations of one pass, R rows.
+struct KdaScratch {
+  std::vector<float> q_pre, k_pre, v_pre;  // [R, P] projections before the conv
+  std::vector<float> q, k, v;              // [R, P] after conv + SiLU (q, k then L2-normalised)
+  std::vector<float> f_low;                // [R, d] f_a u (and g_a u)
+  std::vector<float> g;                    // [R, P] log decay per key channel
+  std::vector<float> beta;                 // [R, H]
+  std::vector<float> gate;                 // [R, P] f_b f_a u, then the output gate
+  std::vector<float> o;                    // [R, P] attention output
+};
+
+KdaLayerState NewKdaState(const KdaDims& dims);
+
+// y[R, D] = KDA(u[R, D]); each segment continues from its state's kda[slot] and leaves it updated.
+void KdaForward(const KdaWeights& w, const KdaDims& dims, const float* u, int64_t R, Segments segments,
+                int slot, KdaScratch& s, float* y, ThreadPool* pool);
+
+}  // namespace kimi::model

@@ -1,0 +1,58 @@
+// Views of the weight matrices the forward pass multiplies by, and the products it needs that
+// the kernels do not offer directly. A view points into the mapped safetensors file; it owns
+// nothing and is valid while the model's ModelDir is alive.
+//
+// Thread safety: views are immutable values; the helpers are reentrant (the pool serialises its
+// own parallel regions).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/kernels.h"
+
+namespace kimi {
+class ThreadPool;
+}
+
+namespace kimi::model {
+
+// A BF16 linear weight [rows = out, cols = in], row-major, read in place.
+struct Bf16Matrix {
+  const uint16_t* w = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+
+  bool present() const { return w != nullptr; }
+  uint64_t bytes() const { return uint64_t(rows) * uint64_t(cols) * 2; }
+  // One row's elements: row r of the matrix starts at w + r * cols.
+  const uint16_t* Row(int64_t r) const { return w + r * cols; }
+};
+
+// An MXFP4 linear weight [rows, cols]: packed [rows, cols/2], E8M0 scales [rows, cols/32].
+struct Mxfp4Matrix {
+  const uint8_t* packed = nullptr;
+  const uint8_t* scale = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+
+  uint64_t bytes() const { return uint64_t(rows) * uint64_t(cols) / 2 + uint64_t(rows) * uint64_t(cols) / 32; }
+};
+
+// y[M, W.rows] = x[M, W.cols] · Wᵀ (contiguous rows).
+inline void Apply(const Bf16Matrix& W, const float* x, int64_t M, float* y, ThreadPool* pool) {
+  kernels::MatmulBf16(x, W.cols, W.w, M, W.rows, W.cols, y, W.rows, pool);
+}
+inline void Apply(const Mxfp4Matrix& W, const float* x, int64_t M, float* y, ThreadPool* pool) {
+  kernels::MatmulMxfp4(x, W.cols, W.packed, W.scale, M, W.rows, W.cols, y, W.rows, pool);
+}
+
+// The transposed product of per-head BF16 blocks, used to absorb W_UK into the MLA query:
+//   for every row m and head h:  y[m, h, :] = Σ_n x[m, h, n] · W_h[n, :]
+// where W_h = w + h*w_head_stride is [n_in, n_out] row-major. x[m, h, :] starts at
+// x + m*ldx + h*x_head_stride; y: [M, H, n_out] contiguous. Parallel over heads.
+void HeadsTransposedProduct(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
+                            int64_t w_head_stride,
+                            int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
+                            ThreadPool* pool);
+
+}  // namespace kimi::model

@@ -1,0 +1,201 @@
+// kimi::Model: loading and binding the weights, sequence states, and the two entry points
+// (Prefill, DecodeBatch) that turn a request into forward passes.
+#include <algorithm>
+#include <string>
+
+#include "model/k3_model.h"
+#include "model/weight_binder.h"
+
+namespace kimi {
+
+using model::Segment;
+
+uint64_t SequenceState::Bytes() const {
+  uint64_t bytes = 0;
+  for (const auto& k : kda) bytes += (k.recurrent.size() + k.conv.size()) * sizeof(float);
+  for (const auto& m : mla) bytes += m.pages.size() * sizeof(float) + m.block_table.size() * sizeof(int32_t);
+  return bytes;
+}
+
+Status Model::Impl::Bind() {
+  const K3Config& c = config;
+  const int64_t D = c.hidden_size, V = c.vocab_size;
+  if (c.mla_use_nope == false) return Status::Unimplemented(dir->path() + ": only NoPE MLA (mla_use_nope) is supported");
+  if (c.hidden_act != "situ") return Status::Unimplemented(dir->path() + ": hidden_act '" + c.hidden_act + "'");
+  if (c.moe_router_activation_func != "sigmoid") {
+    return Status::Unimplemented(dir->path() + ": router activation '" + c.moe_router_activation_func + "'");
+  }
+  if (c.num_experts > 0 && c.num_expert_group > 1) {
+    return Status::Unimplemented(dir->path() + ": group-limited routing (num_expert_group > 1)");
+  }
+  if (c.num_experts > 0 && !c.ExpertsMxfp4()) {
+    return Status::Unimplemented(dir->path() + ": routed experts must be MXFP4 (quantization_config)");
+  }
+
+  model::WeightBinder b(*dir);
+  const model::KdaDims kda_dims(c);
+  const model::MlaDims mla_dims(c);
+  model::ModelWeights& w = weights;
+  w.embed = b.Matrix("model.embed_tokens.weight", V, D);
+  w.layers.resize(c.num_hidden_layers);
+  for (int64_t i = 0; i < c.num_hidden_layers && b.status().ok(); ++i) {
+    model::LayerWeights& layer = w.layers[i];
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    layer.input_norm = b.Vector(p + "input_layernorm.weight", {D});
+    layer.post_norm = b.Vector(p + "post_attention_layernorm.weight", {D});
+    if (c.attn_res_block_size > 0) {
+      layer.attn_res.Bind(b, p + "self_attention_res", D);
+      layer.mlp_res.Bind(b, p + "mlp_res", D);
+    }
+    layer.is_kda = c.IsKdaLayer(i);
+    if (layer.is_kda) {
+      layer.slot = num_kda++;
+      layer.kda.Bind(b, p + "self_attn.", kda_dims, c.linear_attn.use_full_rank_gate);
+    } else {
+      layer.slot = num_mla++;
+      layer.mla.Bind(b, p + "self_attn.", mla_dims, c);
+    }
+    layer.is_moe = c.IsMoeLayer(i);
+    if (layer.is_moe) {
+      layer.moe.Bind(b, p + "block_sparse_moe.", c);
+    } else {
+      layer.mlp.Bind(b, p + "mlp.", D, c.intermediate_size);
+    }
+  }
+  w.final_norm = b.Vector("model.norm.weight", {D});
+  if (c.attn_res_block_size > 0) w.output_res.Bind(b, "model.output_attn_res", D);
+  w.lm_head = c.tie_word_embeddings ? w.embed : b.Matrix("lm_head.weight", V, D);
+  KIMI_RETURN_IF_ERROR(b.status());
+  owned = b.TakeOwned();
+  return Status::OK();
+}
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  KIMI_ASSIGN_OR_RETURN(impl->dir, ModelDir::Open(dir));
+  if (impl->dir->shape_only()) {
+    return Status::FailedPrecondition(dir + ": a shape-only model directory (no tensor data) cannot be run");
+  }
+  impl->config = impl->dir->config();
+  impl->options = options;
+  if (impl->options.prefill_piece < 1 || impl->options.mla_page_tokens < 1) {
+    return Status::InvalidArgument("ModelOptions: prefill_piece and mla_page_tokens must be >= 1");
+  }
+  // Every tensor of the K3 table with its dtype and shape, then each one we bind.
+  KIMI_RETURN_IF_ERROR(impl->dir->ValidateLayout());
+  KIMI_RETURN_IF_ERROR(impl->Bind());
+  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+const K3Config& Model::config() const { return impl_->config; }
+int Model::threads() const { return impl_->pool->num_threads(); }
+
+std::unique_ptr<SequenceState> Model::NewSequence() const {
+  auto state = std::make_unique<SequenceState>();
+  const model::KdaDims kda_dims(impl_->config);
+  const model::MlaDims mla_dims(impl_->config);
+  for (int i = 0; i < impl_->num_kda; ++i) state->kda.push_back(model::NewKdaState(kda_dims));
+  for (int i = 0; i < impl_->num_mla; ++i) {
+    state->mla.push_back(model::NewMlaCache(mla_dims, impl_->options.mla_page_tokens));
+  }
+  return state;
+}
+
+namespace {
+
+Status CheckTokens(std::span<const int32_t> tokens, int64_t vocab) {
+  for (int32_t t : tokens) {
+    if (t < 0 || t >= vocab) {
+      return Status::InvalidArgument("token id " + std::to_string(t) + " outside the vocabulary [0, " +
+                                     std::to_string(vocab) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Model::Prefill(SequenceState& state, std::span<const int32_t> tokens, LogitsRows rows,
+                      std::vector<float>* logits) {
+  if (tokens.empty()) return Status::InvalidArgument("Prefill: no tokens");
+  KIMI_RETURN_IF_ERROR(CheckTokens(tokens, impl_->config.vocab_size));
+  const int64_t V = impl_->config.vocab_size, T = static_cast<int64_t>(tokens.size());
+  logits->assign((rows == LogitsRows::kAll ? T : 1) * V, 0.0f);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  // Pieces of at most prefill_piece tokens bound the scratch; the state carries between them.
+  std::vector<int64_t> logit_rows;
+  for (int64_t begin = 0; begin < T; begin += impl_->options.prefill_piece) {
+    const int64_t n = std::min(impl_->options.prefill_piece, T - begin);
+    const Segment seg{&state, 0, n, state.length};
+    logit_rows.clear();
+    float* dst = logits->data();
+    if (rows == LogitsRows::kAll) {
+      for (int64_t j = 0; j < n; ++j) logit_rows.push_back(j);
+      dst += begin * V;
+    } else if (begin + n == T) {
+      logit_rows.push_back(n - 1);
+    }
+    impl_->Forward(tokens.subspan(begin, n), std::span<const Segment>(&seg, 1), logit_rows, dst);
+    state.length += n;
+  }
+  return Status::OK();
+}
+
+Status Model::DecodeBatch(std::span<SequenceState* const> states, std::span<const int32_t> tokens,
+                          std::vector<float>* logits) {
+  if (states.empty() || states.size() != tokens.size()) {
+    return Status::InvalidArgument("DecodeBatch: need one token per sequence (and at least one)");
+  }
+  KIMI_RETURN_IF_ERROR(CheckTokens(tokens, impl_->config.vocab_size));
+  const int64_t B = static_cast<int64_t>(states.size());
+  std::vector<Segment> segments;
+  std::vector<int64_t> logit_rows;
+  for (int64_t i = 0; i < B; ++i) {
+    for (int64_t j = 0; j < i; ++j) {
+      if (states[j] == states[i]) return Status::InvalidArgument("DecodeBatch: a sequence appears twice");
+    }
+    segments.push_back({states[i], i, 1, states[i]->length});
+    logit_rows.push_back(i);
+  }
+  logits->assign(B * impl_->config.vocab_size, 0.0f);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->Forward(tokens, segments, logit_rows, logits->data());
+  for (SequenceState* s : states) s->length += 1;
+  return Status::OK();
+}
+
+uint64_t Model::DecodeWeightBytesPerToken() const {
+  const K3Config& c = impl_->config;
+  const model::ModelWeights& w = impl_->weights;
+  uint64_t bytes = uint64_t(c.hidden_size) * 2 + w.lm_head.bytes();  // one embedding row, lm_head
+  for (const model::LayerWeights& layer : w.layers) {
+    bytes += layer.is_kda ? layer.kda.MatrixBytes() : layer.mla.MatrixBytes();
+    bytes += layer.is_moe ? layer.moe.BytesPerToken(c.num_experts_per_token) : layer.mlp.MatrixBytes();
+  }
+  return bytes;
+}
+
+uint64_t Model::MatmulFlopsPerToken() const {
+  // BF16 matrices: bytes/2 elements; MXFP4: 2 elements per packed byte plus 1/16 byte of scale
+  // per element, i.e. bytes·32/17 elements. Two flops per element.
+  const K3Config& c = impl_->config;
+  const model::ModelWeights& w = impl_->weights;
+  uint64_t elements = w.lm_head.bytes() / 2;
+  for (const model::LayerWeights& layer : w.layers) {
+    elements += (layer.is_kda ? layer.kda.MatrixBytes() : layer.mla.MatrixBytes()) / 2;
+    if (layer.is_moe) {
+      const model::MoeWeights& m = layer.moe;
+      elements += (m.router.bytes() + m.latent_down.bytes() + m.latent_up.bytes() + m.shared.MatrixBytes()) / 2;
+      if (!m.experts.empty()) elements += uint64_t(c.num_experts_per_token) * m.experts[0].Bytes() * 32 / 17;
+    } else {
+      elements += layer.mlp.MatrixBytes() / 2;
+    }
+  }
+  return 2 * elements;
+}
+
+}  // namespace kimi

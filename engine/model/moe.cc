@@ -1,0 +1,148 @@
+#include "model/moe.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/kernels.h"
+#include "model/batch.h"
+
+namespace kimi::model {
+
+SituParams::SituParams(const K3Config& c)
+    : beta(float(c.activation_situ_beta)),
+      beta_lin(c.activation_situ_linear_beta ? float(*c.activation_situ_linear_beta)
+                                             : std::numeric_limits<float>::infinity()) {}
+
+void SituMlpWeights::Bind(WeightBinder& b, const std::string& p, int64_t D, int64_t width) {
+  gate = b.Matrix(p + "gate_proj.weight", width, D);
+  up = b.Matrix(p + "up_proj.weight", width, D);
+  down = b.Matrix(p + "down_proj.weight", D, width);
+}
+
+void MoeWeights::Bind(WeightBinder& b, const std::string& p, const K3Config& c) {
+  const int64_t D = c.hidden_size, E = c.num_experts, Dl = c.ExpertInputDim(), F = c.moe_intermediate_size;
+  router = b.Matrix(p + "gate.weight", E, D);
+  choice_bias = b.Vector(p + "gate.e_score_correction_bias", {E});
+  if (c.routed_expert_hidden_size > 0) {
+    latent_down = b.Matrix(p + "routed_expert_down_proj.weight", Dl, D);
+    latent_up = b.Matrix(p + "routed_expert_up_proj.weight", D, Dl);
+    if (c.latent_moe_use_norm) latent_norm = b.Vector(p + "routed_expert_norm.weight", {Dl});
+  }
+  experts.resize(E);
+  for (int64_t e = 0; e < E && b.status().ok(); ++e) {
+    const std::string ep = p + "experts." + std::to_string(e) + ".";
+    experts[e].w1 = b.Mxfp4(ep + "w1", F, Dl);
+    experts[e].w3 = b.Mxfp4(ep + "w3", F, Dl);
+    experts[e].w2 = b.Mxfp4(ep + "w2", Dl, F);
+  }
+  if (c.num_shared_experts > 0) shared.Bind(b, p + "shared_experts.", D, c.SharedExpertWidth());
+}
+
+uint64_t MoeWeights::BytesPerToken(int64_t top_k) const {
+  uint64_t expert = experts.empty() ? 0 : experts[0].Bytes();
+  return router.bytes() + latent_down.bytes() + latent_up.bytes() + shared.MatrixBytes() + top_k * expert;
+}
+
+namespace {
+
+// gate ← SiTU(gate, up); without a linear β the up factor passes unchanged.
+void SituInPlace(float* gate, const float* up, int64_t n, const SituParams& act, ThreadPool* pool) {
+  if (std::isfinite(act.beta_lin)) {
+    kernels::Situ(gate, up, n, act.beta, act.beta_lin, gate, pool);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = act.beta * std::tanh(g / act.beta) / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+// out[m, Dl] = Expert(in[m, Dl]) = w2 · SiTU(w1 in, w3 in), MXFP4 weights.
+void ExpertForward(const ExpertWeights& e, const SituParams& act, const float* in, int64_t m, FfnScratch& s,
+                   float* out, ThreadPool* pool) {
+  const int64_t F = e.w1.rows;
+  float* gate = Reserve(s.gate, m * F);
+  float* up = Reserve(s.up, m * F);
+  Apply(e.w1, in, m, gate, pool);
+  Apply(e.w3, in, m, up, pool);
+  SituInPlace(gate, up, m * F, act, pool);
+  Apply(e.w2, gate, m, out, pool);
+}
+
+}  // namespace
+
+void SituMlpForward(const SituMlpWeights& w, const SituParams& act, const float* x, int64_t R, FfnScratch& s,
+                    float* y, ThreadPool* pool) {
+  const int64_t width = w.gate.rows;
+  float* gate = Reserve(s.gate, R * width);
+  float* up = Reserve(s.up, R * width);
+  Apply(w.gate, x, R, gate, pool);
+  Apply(w.up, x, R, up, pool);
+  SituInPlace(gate, up, R * width, act, pool);
+  Apply(w.down, gate, R, y, pool);
+}
+
+void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, const float* x, int64_t R,
+                FfnScratch& s, float* y, ThreadPool* pool) {
+  const int64_t D = c.hidden_size, E = c.num_experts, Dl = c.ExpertInputDim();
+  const int k = int(c.num_experts_per_token);
+
+  // Router: s = σ(W_r x), top-k on s + bias, weights the unbiased s (renormalised, scaled).
+  float* logits = Reserve(s.logits, R * E);
+  Apply(w.router, x, R, logits, pool);
+  if (static_cast<int64_t>(s.ids.size()) < R * k) s.ids.resize(R * k);
+  float* weights = Reserve(s.weights, R * k);
+  kernels::TopKRoute(logits, w.choice_bias.data(), R, E, k, c.moe_renormalize && k > 1,
+                     float(c.routed_scaling_factor), s.ids.data(), weights, pool);
+
+  // z = W_rdown x: the experts work in the latent space.
+  const float* z = x;
+  if (w.latent_down.present()) {
+    float* zb = Reserve(s.z, R * Dl);
+    Apply(w.latent_down, x, R, zb, pool);
+    z = zb;
+  }
+
+  // Group rows by expert, so each chosen expert's weights are streamed once per pass.
+  s.by_expert.resize(E);
+  for (auto& list : s.by_expert) list.clear();
+  for (int64_t r = 0; r < R; ++r) {
+    for (int j = 0; j < k; ++j) s.by_expert[s.ids[r * k + j]].push_back({int32_t(r), weights[r * k + j]});
+  }
+
+  // acc = Σ_e w_e · Expert_e(z).
+  float* acc = Reserve(s.acc, R * Dl);
+  std::memset(acc, 0, sizeof(float) * R * Dl);
+  for (int64_t e = 0; e < E; ++e) {
+    const auto& rows = s.by_expert[e];
+    if (rows.empty()) continue;
+    const int64_t m = static_cast<int64_t>(rows.size());
+    float* in = Reserve(s.rows_in, m * Dl);
+    float* out = Reserve(s.rows_out, m * Dl);
+    for (int64_t i = 0; i < m; ++i) std::memcpy(in + i * Dl, z + rows[i].first * Dl, sizeof(float) * Dl);
+    ExpertForward(w.experts[e], act, in, m, s, out, pool);
+    for (int64_t i = 0; i < m; ++i) {
+      float* dst = acc + rows[i].first * Dl;
+      const float wt = rows[i].second;
+      for (int64_t j = 0; j < Dl; ++j) dst[j] += wt * out[i * Dl + j];
+    }
+  }
+
+  // Latent norm and up projection back to D.
+  if (!w.latent_norm.empty()) kernels::RmsNorm(acc, w.latent_norm.data(), R, Dl, float(c.rms_norm_eps), acc, pool);
+  if (w.latent_up.present()) {
+    Apply(w.latent_up, acc, R, y, pool);
+  } else {
+    std::memcpy(y, acc, sizeof(float) * R * D);
+  }
+
+  // Shared experts on x.
+  if (w.shared.gate.present()) {
+    float* shared = Reserve(s.shared_out, R * D);
+    SituMlpForward(w.shared, act, x, R, s, shared, pool);
+    for (int64_t i = 0; i < R * D; ++i) y[i] += shared[i];
+  }
+}
+
+}  // namespace kimi::model

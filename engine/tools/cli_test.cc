@@ -1,0 +1,73 @@
+// Runs the built kimi-engine binary the way other tests and scripts will: exit statuses, output,
+// and a synth -> info round trip.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+CliRun Engine(const std::string& args) {
+  const char* build = std::getenv("KIMI_BUILD_DIR");
+  std::string cmd = std::string(build ? build : ".") + "/engine/kimi-engine " + args + " 2>&1";
+  CliRun r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int raw = pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+TEST(KimiEngineCli, HelpAndUsageErrors) {
+  CliRun help = Engine("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.output.find("synth"), std::string::npos);
+  EXPECT_NE(help.output.find("info"), std::string::npos);
+  EXPECT_EQ(Engine("").status, 2);
+  CliRun unknown = Engine("frobnicate");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("unknown command 'frobnicate'"), std::string::npos);
+  CliRun missing = Engine("synth --out /tmp/x");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.output.find("--preset is required"), std::string::npos);
+  CliRun bad_preset = Engine("synth --preset k3-giant --out /tmp/x");
+  EXPECT_EQ(bad_preset.status, 2);
+  EXPECT_NE(bad_preset.output.find("k3-nano"), std::string::npos);  // lists the known presets
+  EXPECT_EQ(Engine("info --model /nonexistent/dir").status, 1);
+  EXPECT_EQ(Engine("synth --help").status, 0);
+}
+
+TEST(KimiEngineCli, SynthThenInfo) {
+  auto dir = std::filesystem::temp_directory_path() / ("kimi_cli_nano_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  CliRun synth = Engine("synth --preset k3-nano --out " + dir.string() + " --seed 3");
+  ASSERT_EQ(synth.status, 0) << synth.output;
+  EXPECT_NE(synth.output.find("636 tensors"), std::string::npos) << synth.output;
+  CliRun info = Engine("info --model " + dir.string());
+  ASSERT_EQ(info.status, 0) << info.output;
+  EXPECT_NE(info.output.find("validated"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("KKKMKM"), std::string::npos) << info.output;
+  // Damage a shard: info must fail, naming the file.
+  auto shard = dir / "model-00003-of-00006.safetensors";
+  std::filesystem::resize_file(shard, 20);
+  CliRun broken = Engine("info --model " + dir.string());
+  EXPECT_EQ(broken.status, 1);
+  EXPECT_NE(broken.output.find("model-00003-of-00006.safetensors"), std::string::npos) << broken.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

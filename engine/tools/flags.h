@@ -1,0 +1,42 @@
+// Parses the `--name value` / `--name=value` / `--switch` arguments of one subcommand against a
+// declared list, rejecting unknown flags and missing values with a readable message.
+//
+// Thread safety: a Flags object is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kimi/status.h"
+
+namespace kimi::tools {
+
+struct FlagSpec {
+  std::string name;   // without the leading "--"
+  bool takes_value;
+  std::string help;   // "DIR  where to write the model"
+};
+
+class Flags {
+ public:
+  // Fails with InvalidArgument naming the offending argument.
+  static Result<Flags> Parse(const std::vector<std::string>& args, const std::vector<FlagSpec>& specs);
+
+  bool Has(const std::string& name) const { return values_.count(name) != 0; }
+  std::optional<std::string> Get(const std::string& name) const;
+  // The value of a required flag, or InvalidArgument "--name is required".
+  Result<std::string> Require(const std::string& name) const;
+  // An unsigned integer flag; `fallback` when absent.
+  Result<uint64_t> GetUint(const std::string& name, uint64_t fallback) const;
+
+  // "  --out DIR    where to write the model" lines for the usage text.
+  static std::string Usage(const std::vector<FlagSpec>& specs);
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+}  // namespace kimi::tools
