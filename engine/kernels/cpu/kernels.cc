@@ -1,6 +1,7 @@
 // Entry points of kernels.h: pick the table once, then split each call over the pool.
 #include "kernels/cpu/kernels.h"
 
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 
@@ -40,6 +41,7 @@ const char* ActiveIsa() { return ActiveKernels().isa; }
 
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy, ThreadPool* pool) {
+  assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
   MatmulBf16Fn fn = UseGemv(M, K) ? kt.gemv_bf16 : kt.gemm_bf16;
   Split(pool, N, 16, [&](int64_t n0, int64_t n1) { fn(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
@@ -47,6 +49,7 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
 
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool) {
+  assert(M >= 1 && N >= 1 && K >= 32 && K % 32 == 0 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
   MatmulMxfp4Fn fn = UseGemv(M, K) ? kt.gemv_mxfp4 : kt.gemm_mxfp4;
   Split(pool, N, 16, [&](int64_t n0, int64_t n1) {
@@ -95,6 +98,7 @@ void L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float sca
 void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
                       const float* bias, int width, float* state, float* out, int64_t ldo,
                       ThreadPool* pool) {
+  assert(width >= 2 && width <= 8 && T >= 0 && ldx >= C && ldo >= C);
   auto fn = ActiveKernels().causal_conv1d_silu;
   Split(pool, C, 16, [&](int64_t c0, int64_t c1) {
     fn(x + c0, ldx, T, c1 - c0, w + c0 * width, bias ? bias + c0 : nullptr, width, state + c0, C,
@@ -118,11 +122,13 @@ KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
 }  // namespace
 
 void KdaRecurrent(const KdaArgs& a, ThreadPool* pool) {
+  assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_recurrent;
   Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
 }
 
 void KdaChunked(const KdaArgs& a, ThreadPool* pool) {
+  assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_chunked;
   Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
 }
@@ -137,6 +143,7 @@ void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T
 void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H,
                           int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                           ThreadPool* pool) {
+  assert(nq >= 1 && H >= 1 && q_pos0 >= 0 && cache.page_size >= 1 && cache.kv_rank >= 1 && cache.rope_dim >= 0);
   auto fn = ActiveKernels().mla_absorbed;
   const int64_t R = cache.kv_rank, P = cache.rope_dim;
   Split(pool, H, 1, [&](int64_t h0, int64_t h1) {
@@ -147,6 +154,7 @@ void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, 
 
 void TopKRoute(const float* logits, const float* bias, int64_t T, int64_t E, int top_k,
                bool renormalize, float scaling, int32_t* ids, float* weights, ThreadPool* pool) {
+  assert(top_k >= 1 && top_k <= E);
   auto fn = ActiveKernels().topk_route;
   Split(pool, T, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t)

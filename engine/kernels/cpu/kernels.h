@@ -12,7 +12,7 @@
 //   * BF16 values are raw uint16_t bits; MXFP4 weights are `weight_packed` uint8 [out, in/2]
 //     (low nibble = even element) and `weight_scale` uint8 E8M0 [out, in/32] (kimi/dtype.h).
 //   * Outputs never alias inputs unless a function says in-place is allowed.
-//   * Preconditions are checked with assert() in debug builds only; these are hot loops.
+//   * The entry points assert() their shape preconditions in debug builds only (hot loops).
 //
 // Thread safety: every function is reentrant; distinct calls may run concurrently on
 // distinct output buffers (a shared pool serialises its own parallel regions).
@@ -39,7 +39,8 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
 
 // The same with MXFP4 weights: packed [N, K/2], scales [N, K/32].
 // On the streaming path the AVX2 code quantises x to int16 per block of 32 (scale
-// max|x|/32767); the added error per output is at most Σ_blocks (max|x_b|/65534)·Σ_{i∈b}|w_i| (relative ~2e-5).
+// max|x|/32767); the added error per output is at most Σ_blocks (max|x_b|/65534)·Σ_{i∈b}|w_i|
+// (relative ~2e-5).
 // Precondition: K % 32 == 0.
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool);
