@@ -176,6 +176,8 @@ TEST(SafetensorsFile, WriterOutputReadsBackThroughTheMapping) {
   EXPECT_EQ((*f)->Find("c"), nullptr);
   // The data region starts on a 64-byte boundary.
   EXPECT_EQ(reinterpret_cast<uintptr_t>(va->data) % 64, 0u);
+  f->reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SafetensorsFile, WriterRefusesAnIncompleteTensor) {
@@ -189,6 +191,7 @@ TEST(SafetensorsFile, WriterRefusesAnIncompleteTensor) {
   Status s = w.Finish();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("'a'"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SafetensorsFile, OpenReportsMissingAndCorruptFilesByPath) {
@@ -202,6 +205,7 @@ TEST(SafetensorsFile, OpenReportsMissingAndCorruptFilesByPath) {
   EXPECT_NE(bad.status().message().find(path), std::string::npos);
   EXPECT_NE(bad.status().message().find("'t'"), std::string::npos);
   EXPECT_EQ(SafetensorsFile::Open(dir).status().code(), Status::Code::kInvalidArgument);  // a directory
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
