@@ -98,6 +98,11 @@ uint64_t AuditSink::TreeSize() const {
   return committed_size_;
 }
 
+AuditSinkStats AuditSink::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
 void AuditSink::SetHealth(const Status& status) {
   bool changed = false;
   {
@@ -134,6 +139,8 @@ Result<SignedTreeHead> AuditSink::SignHeadNow() {
     if (s.ok()) {
       last_signed_size_ = head.tree_size;
       signed_any_ = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.heads_signed;
       result = head;
     } else {
       result = s;
@@ -156,6 +163,8 @@ Status AuditSink::SignHead(bool even_if_unchanged) {
   if (s.ok()) {
     last_signed_size_ = head.tree_size;
     signed_any_ = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.heads_signed;
   }
   return s;
 }
@@ -177,6 +186,8 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       committed_size_ = tree_.size();
+      stats_.records_committed += batch->size();
+      ++stats_.transactions;
     }
     for (Pending& p : *batch) Complete(p.ticket.get(), Status::OK(), p.record.seq);
     return;
@@ -184,6 +195,10 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   // A failed COMMIT may still have reached the disk; trust only what the database now says.
   Result<CompactTree> reloaded = store_->LoadTree();
   if (reloaded.ok()) tree_ = std::move(reloaded).value();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.failed_batches;
+  }
   const Status failure = Status::Unavailable("audit record not committed: " + s.ToString());
   for (Pending& p : *batch) Complete(p.ticket.get(), failure, 0);
 }

@@ -71,6 +71,14 @@ class Ticket {
   std::shared_ptr<TicketState> state_;
 };
 
+// Counters since Open(), for the benchmark and the daemon's metrics.
+struct AuditSinkStats {
+  uint64_t records_committed = 0;
+  uint64_t transactions = 0;   // successful batch commits
+  uint64_t failed_batches = 0;
+  uint64_t heads_signed = 0;
+};
+
 class AuditSink {
  public:
   // Opens <data_dir>/audit.db and the audit key (creating both when absent), loads the tree,
@@ -86,6 +94,7 @@ class AuditSink {
   bool Healthy() const;
   std::string Reason() const;  // empty when healthy
   uint64_t TreeSize() const;   // records committed so far
+  AuditSinkStats Stats() const;
   const PublicKey& public_key() const { return key_.public_key(); }
 
   // Signs and stores a head of the current tree now (even when unchanged) and returns it.
@@ -130,6 +139,7 @@ class AuditSink {
   bool healthy_ = true;           // guarded by mu_
   std::string reason_;            // guarded by mu_
   uint64_t committed_size_ = 0;   // guarded by mu_
+  AuditSinkStats stats_;          // guarded by mu_
   Status close_status_;           // written by the writer before it exits
 
   std::once_flag close_once_;

@@ -1,7 +1,10 @@
 #include "audit/audit_sink.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -205,6 +208,38 @@ TEST(AuditSink, PurgingContentKeepsTheLogVerifiable) {
   Result<VerifyReport> report = VerifyAuditLog(*store, key);
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->ok());
+}
+
+TEST(AuditSink, KilledWriterLosesNoCommittedRecord) {
+  TempDir dir;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child commits 25 records, each acknowledged, then dies without closing: no final
+    // signed head, no orderly shutdown.
+    Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(TestSinkOptions(dir.path()));
+    if (!sink.ok()) ::_exit(3);
+    for (int i = 0; i < 25; ++i) {
+      if (!(*sink)->Record(SampleRecord(i)).WaitCommitted().ok()) ::_exit(4);
+    }
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(5);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+
+  Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(TestSinkOptions(dir.path()));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  EXPECT_EQ((*sink)->TreeSize(), 25u);
+  const PublicKey key = (*sink)->public_key();
+  ASSERT_TRUE((*sink)->Close().ok());
+  auto store = OpenReader(dir);
+  ASSERT_NE(store, nullptr);
+  Result<VerifyReport> report = VerifyAuditLog(*store, key);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->covered_size, 25u);  // Open() covered the crash tail with a new head
 }
 
 TEST(AuditSink, RecordAfterCloseFails) {

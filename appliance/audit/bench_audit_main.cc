@@ -138,13 +138,18 @@ int main(int argc, char** argv) {
   }
   std::printf("audit benchmark: dir=%s synchronous=FULL journal=WAL, %.1f s a configuration\n", cfg.dir.c_str(),
               cfg.seconds);
-  std::printf("%9s %9s %14s %14s %7s\n", "producers", "work_us", "baseline_rps", "audited_rps", "ratio");
+  std::printf("%9s %9s %14s %14s %7s %13s\n", "producers", "work_us", "baseline_rps", "audited_rps", "ratio",
+              "records/txn");
   uint64_t failures = 0;
   for (int work : cfg.work_us) {
     for (int producers : cfg.producers) {
       const double base = Run(nullptr, producers, work, cfg.seconds, &failures);
+      const AuditSinkStats before = (*sink)->Stats();
       const double audited = Run(sink->get(), producers, work, cfg.seconds, &failures);
-      std::printf("%9d %9d %14.0f %14.0f %7.3f\n", producers, work, base, audited, audited / base);
+      const AuditSinkStats after = (*sink)->Stats();
+      const double txns = static_cast<double>(after.transactions - before.transactions);
+      const double per_txn = txns > 0 ? static_cast<double>(after.records_committed - before.records_committed) / txns : 0;
+      std::printf("%9d %9d %14.0f %14.0f %7.3f %13.1f\n", producers, work, base, audited, audited / base, per_txn);
       std::fflush(stdout);
     }
   }
