@@ -53,7 +53,8 @@ Hash CheckRow(const StoredRecord& row, Findings* findings) {
 
 }  // namespace
 
-Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key) {
+Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key,
+                                    std::span<const SignedTreeHead> kept_heads) {
   VerifyReport report;
   Findings findings;
 
@@ -75,6 +76,8 @@ Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key) {
 
   // 2. Signed heads, checked in order of size against one incremental tree.
   KIMI_ASSIGN_OR_RETURN(std::vector<SignedTreeHead> heads, store.ReadHeads());
+  const size_t stored_heads = heads.size();
+  heads.insert(heads.end(), kept_heads.begin(), kept_heads.end());
   report.heads = heads.size();
   std::vector<size_t> order(heads.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -84,7 +87,8 @@ Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key) {
   uint64_t last_good = 0;
   for (size_t i : order) {
     const SignedTreeHead& h = heads[i];
-    const std::string name = "signed head #" + std::to_string(i + 1) + " (size " + std::to_string(h.tree_size) + ")";
+    const std::string name = (i < stored_heads ? "signed head #" + std::to_string(i + 1) : std::string("kept signed head")) +
+                             " (size " + std::to_string(h.tree_size) + ")";
     if (Status s = VerifyTreeHead(h, key); !s.ok()) {
       findings.Add(last_good, name + " is forged: " + s.message());
       continue;

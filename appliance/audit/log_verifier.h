@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,11 @@ struct VerifyReport {
 };
 
 // Returns a report (tampering is a report, not an error); an error only when the database
-// cannot be read at all.
-Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key);
+// cannot be read at all. kept_heads are signed heads an auditor kept outside the database
+// (exported earlier); they are checked like the stored ones, which also catches heads
+// deleted from the database and rewrites they cover.
+Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key,
+                                    std::span<const SignedTreeHead> kept_heads = {});
 
 // Leaf hashes recomputed from the rows [0, size); Corruption naming the first bad row when a
 // row is missing, malformed or disagrees with its stored leaf hash.

@@ -118,13 +118,21 @@ int Fail(const Status& s, std::ostream& err) {
 }  // namespace
 
 int RunAuditVerify(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({}));
+  Result<Args> a = ParseArgs(argv, WithCommon({"head"}));
   if (!a.ok()) return Fail(a.status(), err);
   Result<audit::PublicKey> key = LoadKey(*a);
   if (!key.ok()) return Fail(key.status(), err);
+  std::vector<audit::SignedTreeHead> kept;
+  if (a->options.count("head")) {
+    Result<nlohmann::json> j = audit::ReadJsonFile(Opt(*a, "head"));
+    if (!j.ok()) return Fail(j.status(), err);
+    Result<audit::SignedTreeHead> head = audit::TreeHeadFromJson(*j);
+    if (!head.ok()) return Fail(head.status().WithContext(Opt(*a, "head")), err);
+    kept.push_back(*head);
+  }
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);
-  Result<audit::VerifyReport> report = audit::VerifyAuditLog(**store, *key);
+  Result<audit::VerifyReport> report = audit::VerifyAuditLog(**store, *key, kept);
   if (!report.ok()) return Fail(report.status(), err);
   out << "records: " << report->records << "\nsigned heads: " << report->heads
       << "\ncovered by a good signed head: " << report->covered_size << "\n";

@@ -20,7 +20,8 @@
 
 namespace kimi::cli {
 
-// audit verify [common options]
+// audit verify [--head KEPT_HEAD.json] [common options]
+// KEPT_HEAD.json: a signed head the auditor exported earlier (`audit head`), checked as well.
 int RunAuditVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit prove SEQ [--tree-size N] [--out FILE] [common options]
 int RunAuditProve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -4,6 +4,9 @@
 
 #include <sstream>
 
+#include "audit/audit_store.h"
+#include "audit/log_verifier.h"
+#include "audit/merkle.h"
 #include "audit/test_util.h"
 
 namespace kimi::cli {
@@ -34,6 +37,28 @@ TEST_F(AuditCommandsTest, VerifyPassesThenReportsTheFirstBadSeq) {
   TamperSql(dir_.File("audit.db"), "UPDATE audit_records SET role = 'admin' WHERE seq = 6");
   EXPECT_EQ(Run(RunAuditVerify, {}), 1);
   EXPECT_NE(out_.str().find("first bad sequence number 6"), std::string::npos) << out_.str();
+}
+
+TEST_F(AuditCommandsTest, KeptHeadCatchesATruncationHiddenByDeletingHeads) {
+  ASSERT_EQ(Run(RunAuditHead, {"--out", dir_.File("kept.json")}), 0) << err_.str();
+  // Someone deletes the last record, every signed head, and rewrites the writer's tree state
+  // to match: the database alone is consistent again.
+  std::string root_hex;
+  {
+    audit::AuditStoreOptions o;
+    o.read_only = true;
+    auto store = audit::AuditStore::Open(dir_.File("audit.db"), o);
+    ASSERT_TRUE(store.ok());
+    auto leaves = audit::RecomputeLeafHashes(**store, 8);
+    ASSERT_TRUE(leaves.ok());
+    root_hex = audit::ToHex(audit::TreeRoot(*leaves));  // size 8: the edge is the root alone
+  }
+  TamperSql(dir_.File("audit.db"), "DELETE FROM audit_records WHERE seq = 8; DELETE FROM audit_heads; "
+                                   "UPDATE audit_tree SET size = 8, edge = x'" + root_hex + "'");
+  EXPECT_EQ(Run(RunAuditVerify, {}), 0) << out_.str();
+  EXPECT_NE(out_.str().find("no signed head"), std::string::npos);
+  EXPECT_EQ(Run(RunAuditVerify, {"--head", dir_.File("kept.json")}), 1);
+  EXPECT_NE(out_.str().find("first bad sequence number 8"), std::string::npos) << out_.str();
 }
 
 TEST_F(AuditCommandsTest, ProveAndConsistencyPrintProofJson) {
