@@ -1,4 +1,5 @@
 // kimictl's subcommands, one line each. Keep the list sorted by path.
+#include "cli/audit_commands.h"
 #include "cli/commands.h"
 #include "cli/model_commands.h"
 #include "cli/stdio_adapter.h"
@@ -7,6 +8,14 @@ namespace kimi::cli {
 namespace {
 
 const Command kCommands[] = {
+    {"audit consistency", "OLD_SIZE [--data-dir DIR]", "print a consistency proof from OLD_SIZE to the newest signed head",
+     &OnStdio<RunAuditConsistency>},
+    {"audit export", "--format jsonl|csv [--since T] [--until T] [--data-dir DIR]",
+     "export audit records with the signed heads that cover them", &OnStdio<RunAuditExport>},
+    {"audit head", "[--data-dir DIR]", "print the newest signed tree head", &OnStdio<RunAuditHead>},
+    {"audit prove", "SEQ [--data-dir DIR]", "print an inclusion proof of record SEQ", &OnStdio<RunAuditProve>},
+    {"audit verify", "[--head KEPT_HEAD.json] [--data-dir DIR]", "recompute the Merkle tree and check every signed head",
+     &OnStdio<RunAuditVerify>},
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
     {"keygen", "[--out PREFIX] [--force]", "make an ECDSA P-256 key pair for signing models", &OnStdio<RunKeygen>},

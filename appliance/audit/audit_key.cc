@@ -1,0 +1,127 @@
+#include "audit/audit_key.h"
+
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kimi::audit {
+namespace {
+
+Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+
+Status WriteWholeFile(const std::string& path, std::string_view data, mode_t mode, bool exclusive) {
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
+  const int fd = ::open(path.c_str(), flags, mode);
+  if (fd < 0) return Errno("cannot create " + path);
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = Errno("cannot write " + path);
+      ::close(fd);
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status s = Errno("cannot fsync " + path);
+    ::close(fd);
+    return s;
+  }
+  if (::close(fd) != 0) return Errno("cannot close " + path);
+  return Status::OK();
+}
+
+void SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+AuditKey AuditKey::FromSeed(const std::array<uint8_t, 32>& seed) {
+  if (sodium_init() < 0) std::abort();  // no randomness or crypto without it: cannot continue
+  AuditKey key;
+  crypto_sign_seed_keypair(key.public_key_.data(), key.secret_key_.data(), seed.data());
+  key.key_id_ = KeyIdOf(key.public_key_);
+  return key;
+}
+
+Result<AuditKey> AuditKey::LoadOrCreate(const std::string& dir) {
+  if (sodium_init() < 0) return Status::Internal("libsodium failed to initialise");
+  const std::string path = dir + "/" + std::string(kAuditKeyFile);
+  std::array<uint8_t, 32> seed{};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if ((st.st_mode & 077) != 0) {
+      return Status::PermissionDenied(path + " is accessible to group or others; run chmod 600 on it");
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Errno("cannot open " + path);
+    const ssize_t n = ::read(fd, seed.data(), seed.size());
+    uint8_t extra = 0;
+    const ssize_t more = ::read(fd, &extra, 1);
+    ::close(fd);
+    if (n != static_cast<ssize_t>(seed.size()) || more != 0) {
+      return Status::Corruption(path + " is not a 32-byte Ed25519 seed");
+    }
+  } else if (errno == ENOENT) {
+    randombytes_buf(seed.data(), seed.size());
+    KIMI_RETURN_IF_ERROR(WriteWholeFile(
+        path, std::string_view(reinterpret_cast<const char*>(seed.data()), seed.size()), 0600, /*exclusive=*/true));
+    SyncDirectory(dir);
+  } else {
+    return Errno("cannot stat " + path);
+  }
+  AuditKey key = FromSeed(seed);
+  sodium_memzero(seed.data(), seed.size());
+  KIMI_RETURN_IF_ERROR(ExportPublicKey(key.public_key(), dir + "/" + std::string(kAuditPublicKeyFile)));
+  return key;
+}
+
+AuditKey::AuditKey(AuditKey&& other) noexcept
+    : secret_key_(other.secret_key_), public_key_(other.public_key_), key_id_(other.key_id_) {
+  sodium_memzero(other.secret_key_.data(), other.secret_key_.size());
+}
+
+AuditKey& AuditKey::operator=(AuditKey&& other) noexcept {
+  if (this != &other) {
+    secret_key_ = other.secret_key_;
+    public_key_ = other.public_key_;
+    key_id_ = other.key_id_;
+    sodium_memzero(other.secret_key_.data(), other.secret_key_.size());
+  }
+  return *this;
+}
+
+AuditKey::~AuditKey() { sodium_memzero(secret_key_.data(), secret_key_.size()); }
+
+SignedTreeHead AuditKey::Sign(uint64_t tree_size, int64_t timestamp_ms, const Hash& root_hash) const {
+  SignedTreeHead head;
+  head.tree_size = tree_size;
+  head.timestamp_ms = timestamp_ms;
+  head.root_hash = root_hash;
+  head.key_id = key_id_;
+  const std::string msg = TreeHeadSigningBytes(tree_size, timestamp_ms, root_hash, key_id_);
+  crypto_sign_detached(head.signature.data(), nullptr, reinterpret_cast<const unsigned char*>(msg.data()),
+                       msg.size(), secret_key_.data());
+  return head;
+}
+
+Status ExportPublicKey(const PublicKey& key, const std::string& path) {
+  const std::string text = PublicKeyToJson(key).dump(2) + "\n";
+  const std::string tmp = path + ".tmp";
+  KIMI_RETURN_IF_ERROR(WriteWholeFile(tmp, text, 0644, /*exclusive=*/false));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename " + tmp);
+  return Status::OK();
+}
+
+}  // namespace kimi::audit

@@ -1,0 +1,272 @@
+#include "audit/audit_sink.h"
+
+#include <chrono>
+
+#include "audit/merkle.h"
+#include "kimi/log.h"
+
+namespace kimi::audit {
+namespace {
+
+void Complete(TicketState* t, Status status, uint64_t seq) {
+  {
+    std::lock_guard<std::mutex> lock(t->mu);
+    t->done = true;
+    t->status = std::move(status);
+    t->seq = seq;
+  }
+  t->cv.notify_all();
+}
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status Ticket::WaitCommitted() const {
+  if (!state_) return Status::FailedPrecondition("empty audit ticket");
+  std::unique_lock<std::mutex> lock(state_->mu);
+  state_->cv.wait(lock, [&] { return state_->done; });
+  return state_->status;
+}
+
+uint64_t Ticket::seq() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->seq;
+}
+
+Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
+  if (options.data_dir.empty()) return Status::InvalidArgument("audit sink needs a data directory");
+  KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
+  const std::string path = options.data_dir + "/" + std::string(kAuditDbFile);
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> store, AuditStore::Open(path, options.store));
+  KIMI_ASSIGN_OR_RETURN(CompactTree tree, store->LoadTree());
+  KIMI_ASSIGN_OR_RETURN(std::vector<SignedTreeHead> heads, store->ReadHeads());
+  std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), std::move(tree)));
+  if (!heads.empty()) {
+    sink->signed_any_ = true;
+    sink->last_signed_size_ = heads.back().tree_size;
+  }
+  // Records committed before a crash are not covered by any head yet: cover them now.
+  KIMI_RETURN_IF_ERROR(sink->SignHead(/*even_if_unchanged=*/false));
+  sink->writer_ = std::thread([s = sink.get()] { s->WriterLoop(); });
+  log::Info("audit log open", {{"path", path}, {"records", static_cast<int64_t>(sink->tree_.size())},
+                               {"key_id", ToHex(sink->key_.key_id())}});
+  return sink;
+}
+
+AuditSink::AuditSink(AuditSinkOptions options, AuditKey key, std::unique_ptr<AuditStore> store, CompactTree tree)
+    : options_(std::move(options)), key_(std::move(key)), store_(std::move(store)), tree_(std::move(tree)) {
+  committed_size_ = tree_.size();
+}
+
+AuditSink::~AuditSink() { Close(); }
+
+int64_t AuditSink::NowMs() const { return options_.clock_ms ? options_.clock_ms() : SystemNowMs(); }
+
+Ticket AuditSink::Record(AuditRecord record) {
+  auto state = std::make_shared<TicketState>();
+  if (record.time_ms == 0) record.time_ms = NowMs();
+  // Sanitising and hashing the content here keeps that work off the writer thread.
+  NormalizeRecord(&record);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) {
+      Complete(state.get(), Status::Unavailable("audit log is closed"), 0);
+      return Ticket(state);
+    }
+    pending_.push_back(Pending{std::move(record), state});
+  }
+  cv_.notify_one();
+  return Ticket(state);
+}
+
+bool AuditSink::Healthy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return healthy_;
+}
+
+std::string AuditSink::Reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reason_;
+}
+
+uint64_t AuditSink::TreeSize() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return committed_size_;
+}
+
+AuditSinkStats AuditSink::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void AuditSink::SetHealth(const Status& status) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool healthy = status.ok();
+    changed = healthy != healthy_;
+    healthy_ = healthy;
+    reason_ = healthy ? std::string() : "audit store cannot write: " + status.ToString();
+  }
+  if (changed && status.ok()) log::Info("audit store writable again");
+  if (changed && !status.ok()) log::Error("audit store cannot write", {{"error", status.ToString()}});
+}
+
+void AuditSink::RunOnWriter(Task task) {
+  auto done = std::make_shared<TicketState>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    tasks_.push_back([task = std::move(task), done](AuditStore* store) {
+      task(store);
+      Complete(done.get(), Status::OK(), 0);
+    });
+  }
+  cv_.notify_one();
+  Ticket(done).WaitCommitted();
+}
+
+Result<SignedTreeHead> AuditSink::SignHeadNow() {
+  Result<SignedTreeHead> result = Status::Unavailable("audit log is closed");
+  RunOnWriter([&](AuditStore* store) {
+    SignedTreeHead head = key_.Sign(tree_.size(), NowMs(), tree_.Root());
+    Status s = store->InsertHead(head);
+    SetHealth(s);
+    if (s.ok()) {
+      last_signed_size_ = head.tree_size;
+      signed_any_ = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.heads_signed;
+      result = head;
+    } else {
+      result = s;
+    }
+  });
+  return result;
+}
+
+Result<int64_t> AuditSink::PurgeContentBefore(int64_t cutoff_ms) {
+  Result<int64_t> result = Status::Unavailable("audit log is closed");
+  RunOnWriter([&](AuditStore* store) { result = store->PurgeContentBefore(cutoff_ms); });
+  return result;
+}
+
+Status AuditSink::SignHead(bool even_if_unchanged) {
+  if (!even_if_unchanged && signed_any_ && last_signed_size_ == tree_.size()) return Status::OK();
+  if (!even_if_unchanged && !signed_any_ && tree_.size() == 0) return Status::OK();
+  const SignedTreeHead head = key_.Sign(tree_.size(), NowMs(), tree_.Root());
+  Status s = store_->InsertHead(head);
+  if (s.ok()) {
+    last_signed_size_ = head.tree_size;
+    signed_any_ = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.heads_signed;
+  }
+  return s;
+}
+
+void AuditSink::CommitBatch(std::vector<Pending>* batch) {
+  CompactTree next = tree_;
+  std::vector<PendingRow> rows(batch->size());
+  for (size_t i = 0; i < batch->size(); ++i) {
+    AuditRecord& r = (*batch)[i].record;
+    r.seq = next.size();
+    rows[i].record = &r;
+    rows[i].leaf_hash = HashLeaf(CanonicalRecordBytes(r));
+    next.AppendLeafHash(rows[i].leaf_hash);
+  }
+  Status s = store_->AppendBatch(rows, next);
+  SetHealth(s);
+  if (s.ok()) {
+    tree_ = std::move(next);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      committed_size_ = tree_.size();
+      stats_.records_committed += batch->size();
+      ++stats_.transactions;
+    }
+    for (Pending& p : *batch) Complete(p.ticket.get(), Status::OK(), p.record.seq);
+    return;
+  }
+  // A failed COMMIT may still have reached the disk; trust only what the database now says.
+  Result<CompactTree> reloaded = store_->LoadTree();
+  if (reloaded.ok()) tree_ = std::move(reloaded).value();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.failed_batches;
+  }
+  const Status failure = Status::Unavailable("audit record not committed: " + s.ToString());
+  for (Pending& p : *batch) Complete(p.ticket.get(), failure, 0);
+}
+
+void AuditSink::WriterLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto next_sign = Clock::now() + std::chrono::milliseconds(options_.sign_interval_ms);
+  auto next_probe = Clock::now() + std::chrono::milliseconds(options_.probe_interval_ms);
+  std::vector<Pending> batch;
+  for (;;) {
+    std::deque<Task> tasks;
+    bool stop = false;
+    bool healthy = true;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      const auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
+      cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
+      if (pending_.size() <= options_.max_batch) {
+        batch.swap(pending_);
+      } else {
+        batch.assign(std::make_move_iterator(pending_.begin()),
+                     std::make_move_iterator(pending_.begin() + static_cast<std::ptrdiff_t>(options_.max_batch)));
+        pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(options_.max_batch));
+      }
+      tasks.swap(tasks_);
+      stop = stopping_ && pending_.empty();
+      healthy = healthy_;
+    }
+    if (!batch.empty()) CommitBatch(&batch);
+    batch.clear();
+    for (Task& t : tasks) t(store_.get());
+
+    const auto now = Clock::now();
+    if (!healthy && now >= next_probe && !stop) {
+      SetHealth(SignHead(/*even_if_unchanged=*/true));
+      next_probe = now + std::chrono::milliseconds(options_.probe_interval_ms);
+    }
+    if (now >= next_sign) {
+      const Status s = SignHead(/*even_if_unchanged=*/false);
+      if (!s.ok()) SetHealth(s);
+      next_sign = now + std::chrono::milliseconds(options_.sign_interval_ms);
+    }
+    if (stop) {
+      close_status_ = SignHead(/*even_if_unchanged=*/false);
+      if (!close_status_.ok()) log::Error("audit log: final signed head not stored", {{"error", close_status_.ToString()}});
+      // Tasks queued after the last swap must not wait forever.
+      std::deque<Task> late;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        late.swap(tasks_);
+      }
+      for (Task& t : late) t(store_.get());
+      return;
+    }
+  }
+}
+
+Status AuditSink::Close() {
+  std::call_once(close_once_, [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+    store_.reset();
+  });
+  return close_status_;
+}
+
+}  // namespace kimi::audit

@@ -1,0 +1,149 @@
+// AuditSink: the daemon's one door into the audit log. Request handlers call Record() and,
+// before their response completes, Ticket::WaitCommitted().
+//
+// Owns the audit database (through AuditStore), the audit key, the in-memory compact tree and
+// one writer thread. The writer takes every pending record at once (group commit), gives them
+// dense sequence numbers, appends their leaf hashes to the tree, writes rows and tree in one
+// SQLite transaction (WAL, synchronous=FULL), and only after COMMIT wakes the waiting tickets.
+// It signs a tree head every sign_interval_ms when the tree grew, on SignHeadNow(), and on
+// Close().
+//
+// Fail-closed signal: when a write fails (disk full, database locked, I/O error, corruption)
+// every ticket of that batch fails with Unavailable, Healthy() turns false and Reason() says
+// why; the daemon then answers model requests with 503. While unhealthy the writer probes the
+// store every probe_interval_ms (by writing a signed head) and turns healthy again when a
+// write succeeds.
+//
+// Thread safety: Record, Healthy, Reason, TreeSize, SignHeadNow, PurgeContentBefore may be
+// called from any thread. Close() from one thread, once; the destructor calls it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "audit/audit_key.h"
+#include "audit/audit_store.h"
+#include "audit/compact_tree.h"
+#include "audit/record.h"
+#include "audit/signed_head.h"
+#include "kimi/status.h"
+
+namespace kimi::audit {
+
+inline constexpr std::string_view kAuditDbFile = "audit.db";
+
+struct AuditSinkOptions {
+  std::string data_dir;                 // holds audit.db and the audit key
+  int64_t sign_interval_ms = 10'000;    // sign a head this often when the tree grew
+  int64_t probe_interval_ms = 1'000;    // retry interval while the store is failing
+  size_t max_batch = 8192;              // records a transaction at most
+  AuditStoreOptions store;
+  std::function<int64_t()> clock_ms;    // Unix ms; the system clock when empty
+};
+
+// Shared by a Ticket and the writer; completed once.
+struct TicketState {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;  // guarded by mu
+  Status status;      // guarded by mu
+  uint64_t seq = 0;   // guarded by mu
+};
+
+class Ticket {
+ public:
+  Ticket() = default;
+  explicit Ticket(std::shared_ptr<TicketState> state) : state_(std::move(state)) {}
+  // Blocks until the record is durably committed (OK) or its batch failed (Unavailable).
+  Status WaitCommitted() const;
+  // The record's sequence number. Precondition: WaitCommitted() returned OK.
+  uint64_t seq() const;
+
+ private:
+  std::shared_ptr<TicketState> state_;
+};
+
+// Counters since Open(), for the benchmark and the daemon's metrics.
+struct AuditSinkStats {
+  uint64_t records_committed = 0;
+  uint64_t transactions = 0;   // successful batch commits
+  uint64_t failed_batches = 0;
+  uint64_t heads_signed = 0;
+};
+
+class AuditSink {
+ public:
+  // Opens <data_dir>/audit.db and the audit key (creating both when absent), loads the tree,
+  // signs a head if records are not covered by one (after a crash), starts the writer.
+  static Result<std::unique_ptr<AuditSink>> Open(AuditSinkOptions options);
+  ~AuditSink();
+  AuditSink(const AuditSink&) = delete;
+  AuditSink& operator=(const AuditSink&) = delete;
+
+  // Queues the record; never blocks on the database. time_ms is set when 0.
+  Ticket Record(AuditRecord record);
+
+  bool Healthy() const;
+  std::string Reason() const;  // empty when healthy
+  uint64_t TreeSize() const;   // records committed so far
+  AuditSinkStats Stats() const;
+  const PublicKey& public_key() const { return key_.public_key(); }
+
+  // Signs and stores a head of the current tree now (even when unchanged) and returns it.
+  Result<SignedTreeHead> SignHeadNow();
+  // Deletes the content of records older than cutoff_ms (the policy's retention age).
+  Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
+
+  // Commits everything queued, signs a final head, stops the writer. Returns the first
+  // error of those final steps.
+  Status Close();
+
+ private:
+  struct Pending {
+    AuditRecord record;
+    std::shared_ptr<TicketState> ticket;
+  };
+  using Task = std::function<void(AuditStore*)>;
+
+  AuditSink(AuditSinkOptions options, AuditKey key, std::unique_ptr<AuditStore> store, CompactTree tree);
+  int64_t NowMs() const;
+  void WriterLoop();
+  void CommitBatch(std::vector<Pending>* batch);
+  Status SignHead(bool even_if_unchanged);
+  void SetHealth(const Status& status);
+  // Runs task on the writer thread and waits for it.
+  void RunOnWriter(Task task);
+
+  const AuditSinkOptions options_;
+  const AuditKey key_;
+
+  // Writer thread only.
+  std::unique_ptr<AuditStore> store_;
+  CompactTree tree_;
+  uint64_t last_signed_size_ = 0;
+  bool signed_any_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Pending> pending_;  // guarded by mu_
+  std::deque<Task> tasks_;        // guarded by mu_
+  bool stopping_ = false;         // guarded by mu_
+  bool healthy_ = true;           // guarded by mu_
+  std::string reason_;            // guarded by mu_
+  uint64_t committed_size_ = 0;   // guarded by mu_
+  AuditSinkStats stats_;          // guarded by mu_
+  Status close_status_;           // written by the writer before it exits
+
+  std::once_flag close_once_;
+  std::thread writer_;
+};
+
+}  // namespace kimi::audit

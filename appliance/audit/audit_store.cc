@@ -1,0 +1,446 @@
+#include "audit/audit_store.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+
+#include "audit/canonical_json.h"
+
+namespace kimi::audit {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS audit_records(
+  seq INTEGER PRIMARY KEY NOT NULL,
+  time_ms INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  role TEXT NOT NULL,
+  source TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  model TEXT NOT NULL,
+  model_digest TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  http_status INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  ttft_us INTEGER NOT NULL,
+  total_us INTEGER NOT NULL,
+  policy TEXT NOT NULL,
+  request_sha256 TEXT NOT NULL,
+  response_sha256 TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  leaf_hash BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_records_time ON audit_records(time_ms);
+CREATE TABLE IF NOT EXISTS audit_content(
+  seq INTEGER PRIMARY KEY NOT NULL,
+  prompt TEXT NOT NULL,
+  completion TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_heads(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  tree_size INTEGER NOT NULL,
+  timestamp_ms INTEGER NOT NULL,
+  root_hash BLOB NOT NULL,
+  key_id BLOB NOT NULL,
+  signature BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_tree(
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  size INTEGER NOT NULL,
+  edge BLOB NOT NULL
+);
+)sql";
+
+// Columns of audit_records in the order the SELECTs below list them.
+constexpr const char* kRecordColumns =
+    "r.seq, r.time_ms, r.actor, r.role, r.source, r.request_id, r.action, r.target, r.model, r.model_digest, "
+    "r.outcome, r.http_status, r.prompt_tokens, r.completion_tokens, r.ttft_us, r.total_us, r.policy, "
+    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash";
+
+class Statement {
+ public:
+  Statement() = default;
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  sqlite3_stmt** out() { return &stmt_; }
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+Status SqliteError(sqlite3* db, int rc, const std::string& what) {
+  std::string msg = what + ": " + sqlite3_errstr(rc);
+  if (db != nullptr) {
+    const char* detail = sqlite3_errmsg(db);
+    if (detail != nullptr && std::strcmp(detail, sqlite3_errstr(rc)) != 0) msg += std::string(" (") + detail + ")";
+  }
+  switch (rc & 0xff) {
+    case SQLITE_FULL: return Status::ResourceExhausted(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return Status::Unavailable(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return Status::Corruption(msg);
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH: return Status::PermissionDenied(msg);
+    default: return Status::IOError(msg);
+  }
+}
+
+void BindText(sqlite3_stmt* st, int index, const std::string& text) {
+  sqlite3_bind_text(st, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+}
+
+void BindBlob(sqlite3_stmt* st, int index, std::string_view bytes) {
+  sqlite3_bind_blob(st, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
+}
+
+std::string ColumnBytes(sqlite3_stmt* st, int col) {
+  const void* p = sqlite3_column_blob(st, col);
+  const int n = sqlite3_column_bytes(st, col);
+  return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), static_cast<size_t>(n));
+}
+
+// Strict column readers: a value of another storage class is an edited row, not something
+// to convert.
+class RowDecoder {
+ public:
+  explicit RowDecoder(sqlite3_stmt* st) : st_(st) {}
+  void Text(int col, const char* name, std::string* out) {
+    if (sqlite3_column_type(st_, col) != SQLITE_TEXT) return Fail(name, "text");
+    *out = ColumnBytes(st_, col);
+  }
+  void Int(int col, const char* name, int64_t* out) {
+    if (sqlite3_column_type(st_, col) != SQLITE_INTEGER) return Fail(name, "an integer");
+    *out = sqlite3_column_int64(st_, col);
+  }
+  Status status() const { return status_; }
+
+ private:
+  void Fail(const char* name, const char* want) {
+    if (status_.ok()) status_ = Status::Corruption(std::string("column ") + name + " is not " + want);
+  }
+  sqlite3_stmt* st_;
+  Status status_;
+};
+
+void DecodePolicy(const std::string& text, AuditRecord* r, Status* error) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  bool ok = j.is_array();
+  if (ok) {
+    for (const auto& e : j) {
+      if (!e.is_string()) {
+        ok = false;
+        break;
+      }
+      r->policy.push_back(e.get<std::string>());
+    }
+  }
+  if (!ok || CanonicalStringArray(r->policy) != text) {
+    if (error->ok()) *error = Status::Corruption("column policy is not a canonical JSON array of strings");
+  }
+}
+
+// Reads one row of SELECT kRecordColumns, c.prompt, c.completion.
+StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
+  StoredRecord out;
+  out.seq = sqlite3_column_int64(st, 0);
+  AuditRecord& r = out.record;
+  r.seq = static_cast<uint64_t>(out.seq);
+  RowDecoder d(st);
+  std::string policy;
+  d.Int(1, "time_ms", &r.time_ms);
+  d.Text(2, "actor", &r.actor);
+  d.Text(3, "role", &r.role);
+  d.Text(4, "source", &r.source);
+  d.Text(5, "request_id", &r.request_id);
+  d.Text(6, "action", &r.action);
+  d.Text(7, "target", &r.target);
+  d.Text(8, "model", &r.model);
+  d.Text(9, "model_digest", &r.model_digest);
+  d.Text(10, "outcome", &r.outcome);
+  d.Int(11, "http_status", &r.http_status);
+  d.Int(12, "prompt_tokens", &r.prompt_tokens);
+  d.Int(13, "completion_tokens", &r.completion_tokens);
+  d.Int(14, "ttft_us", &r.ttft_us);
+  d.Int(15, "total_us", &r.total_us);
+  d.Text(16, "policy", &policy);
+  d.Text(17, "request_sha256", &r.request_sha256);
+  d.Text(18, "response_sha256", &r.response_sha256);
+  d.Text(19, "detail", &r.detail);
+  d.Text(20, "content_sha256", &r.content_sha256);
+  out.leaf_hash = ColumnBytes(st, 21);
+  out.decode_error = d.status();
+  DecodePolicy(policy, &r, &out.decode_error);
+  if (with_content && sqlite3_column_type(st, 22) != SQLITE_NULL) {
+    AuditContent c;
+    RowDecoder cd(st);
+    cd.Text(22, "prompt", &c.prompt);
+    cd.Text(23, "completion", &c.completion);
+    if (!cd.status().ok() && out.decode_error.ok()) out.decode_error = cd.status();
+    r.content = std::move(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, const AuditStoreOptions& options) {
+  sqlite3* db = nullptr;
+  const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status s = SqliteError(db, rc, "cannot open audit database " + path);
+    sqlite3_close(db);
+    return s;
+  }
+  std::unique_ptr<AuditStore> store(new AuditStore(db));
+  sqlite3_busy_timeout(db, options.busy_timeout_ms);
+  sqlite3_extended_result_codes(db, 1);
+  if (!options.read_only) {
+    // WAL so readers never block the writer; FULL so a commit survives power loss.
+    KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
+    KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
+    KIMI_RETURN_IF_ERROR(store->Exec(kSchema));
+    if (options.max_page_count > 0) {
+      const std::string pragma = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
+      KIMI_RETURN_IF_ERROR(store->Exec(pragma.c_str()));
+    }
+  } else {
+    // Fails with a clear error when the file is not an audit database.
+    KIMI_RETURN_IF_ERROR(store->Exec("SELECT 1 FROM audit_records LIMIT 1"));
+  }
+  return store;
+}
+
+AuditStore::~AuditStore() {
+  sqlite3_finalize(insert_record_);
+  sqlite3_finalize(insert_content_);
+  sqlite3_finalize(upsert_tree_);
+  sqlite3_close(db_);
+}
+
+Status AuditStore::Exec(const char* sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  sqlite3_free(err);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("audit database: ") + sql);
+  return Status::OK();
+}
+
+Status AuditStore::ExecForTest(const std::string& sql) { return Exec(sql.c_str()); }
+
+Status AuditStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
+  if (*stmt != nullptr) return Status::OK();
+  const int rc = sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare statement");
+  return Status::OK();
+}
+
+Result<CompactTree> AuditStore::LoadTree() {
+  KIMI_ASSIGN_OR_RETURN(std::optional<CompactTree> stored, ReadStoredTree());
+  KIMI_ASSIGN_OR_RETURN(uint64_t rows, RecordCount());
+  const CompactTree tree = stored.has_value() ? *stored : CompactTree();
+  if (tree.size() != rows) {
+    return Status::Corruption("audit database holds " + std::to_string(rows) + " records but its tree has " +
+                              std::to_string(tree.size()) + " leaves; run `kimictl audit verify`");
+  }
+  return tree;
+}
+
+Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after) {
+  KIMI_RETURN_IF_ERROR(Prepare(
+      "INSERT INTO audit_records(seq, time_ms, actor, role, source, request_id, action, target, model, "
+      "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
+      "request_sha256, response_sha256, detail, content_sha256, leaf_hash) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)",
+      &insert_record_));
+  KIMI_RETURN_IF_ERROR(
+      Prepare("INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)", &insert_content_));
+  KIMI_RETURN_IF_ERROR(Prepare(
+      "INSERT INTO audit_tree(id, size, edge) VALUES(1, ?1, ?2) "
+      "ON CONFLICT(id) DO UPDATE SET size = excluded.size, edge = excluded.edge",
+      &upsert_tree_));
+  for (const PendingRow& row : rows) {
+    const AuditRecord& r = *row.record;
+    const std::string policy = CanonicalStringArray(r.policy);
+    sqlite3_stmt* st = insert_record_;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, static_cast<int64_t>(r.seq));
+    sqlite3_bind_int64(st, 2, r.time_ms);
+    BindText(st, 3, r.actor);
+    BindText(st, 4, r.role);
+    BindText(st, 5, r.source);
+    BindText(st, 6, r.request_id);
+    BindText(st, 7, r.action);
+    BindText(st, 8, r.target);
+    BindText(st, 9, r.model);
+    BindText(st, 10, r.model_digest);
+    BindText(st, 11, r.outcome);
+    sqlite3_bind_int64(st, 12, r.http_status);
+    sqlite3_bind_int64(st, 13, r.prompt_tokens);
+    sqlite3_bind_int64(st, 14, r.completion_tokens);
+    sqlite3_bind_int64(st, 15, r.ttft_us);
+    sqlite3_bind_int64(st, 16, r.total_us);
+    BindText(st, 17, policy);
+    BindText(st, 18, r.request_sha256);
+    BindText(st, 19, r.response_sha256);
+    BindText(st, 20, r.detail);
+    BindText(st, 21, r.content_sha256);
+    BindBlob(st, 22, AsBytes(row.leaf_hash));
+    int rc = sqlite3_step(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert record");
+    if (r.content.has_value()) {
+      sqlite3_stmt* cs = insert_content_;
+      sqlite3_reset(cs);
+      sqlite3_bind_int64(cs, 1, static_cast<int64_t>(r.seq));
+      BindText(cs, 2, r.content->prompt);
+      BindText(cs, 3, r.content->completion);
+      rc = sqlite3_step(cs);
+      sqlite3_clear_bindings(cs);
+      if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert content");
+    }
+  }
+  const std::string edge = tree_after.SerializeEdge();
+  sqlite3_reset(upsert_tree_);
+  sqlite3_bind_int64(upsert_tree_, 1, static_cast<int64_t>(tree_after.size()));
+  BindBlob(upsert_tree_, 2, edge);
+  const int rc = sqlite3_step(upsert_tree_);
+  sqlite3_clear_bindings(upsert_tree_);
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store the tree");
+  return Status::OK();
+}
+
+Status AuditStore::AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after) {
+  KIMI_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status s = WriteRows(rows, tree_after);
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok() && sqlite3_get_autocommit(db_) == 0) {
+    // SQLite may already have rolled back (SQLITE_FULL does); a second rollback is harmless.
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  return s;
+}
+
+Status AuditStore::InsertHead(const SignedTreeHead& head) {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_,
+                              "INSERT INTO audit_heads(tree_size, timestamp_ms, root_hash, key_id, signature) "
+                              "VALUES(?1,?2,?3,?4,?5)",
+                              -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare head insert");
+  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(head.tree_size));
+  sqlite3_bind_int64(st.get(), 2, head.timestamp_ms);
+  BindBlob(st.get(), 3, AsBytes(head.root_hash));
+  BindBlob(st.get(), 4, AsBytes(head.key_id));
+  BindBlob(st.get(), 5, std::string_view(reinterpret_cast<const char*>(head.signature.data()), head.signature.size()));
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store a signed head");
+  return Status::OK();
+}
+
+Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
+  Statement st;
+  int rc = sqlite3_prepare_v2(
+      db_, "DELETE FROM audit_content WHERE seq IN (SELECT seq FROM audit_records WHERE time_ms < ?1)", -1,
+      st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare purge");
+  sqlite3_bind_int64(st.get(), 1, cutoff_ms);
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot purge content");
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
+  const std::string sql = std::string("SELECT ") + kRecordColumns +
+                          ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
+                          "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4 ORDER BY r.seq";
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare scan");
+  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(q.from_seq));
+  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(q.to_seq));
+  sqlite3_bind_int64(st.get(), 3, q.since_ms);
+  sqlite3_bind_int64(st.get(), 4, q.until_ms);
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    StoredRecord row = DecodeRow(st.get(), q.with_content);
+    KIMI_RETURN_IF_ERROR(visit(row));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: scan failed");
+  return Status::OK();
+}
+
+Result<std::optional<StoredRecord>> AuditStore::ReadRecord(uint64_t seq) {
+  std::optional<StoredRecord> found;
+  RecordQuery q;
+  q.from_seq = seq;
+  q.to_seq = seq + 1;
+  KIMI_RETURN_IF_ERROR(ScanRecords(q, [&](StoredRecord& r) {
+    found = std::move(r);
+    return Status::OK();
+  }));
+  return found;
+}
+
+Result<std::vector<SignedTreeHead>> AuditStore::ReadHeads() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT tree_size, timestamp_ms, root_hash, key_id, signature FROM audit_heads ORDER BY id",
+                              -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read signed heads");
+  std::vector<SignedTreeHead> heads;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    SignedTreeHead h;
+    h.tree_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+    h.timestamp_ms = sqlite3_column_int64(st.get(), 1);
+    // A blob of the wrong length leaves zeros, which then fail the signature check.
+    const std::string root = ColumnBytes(st.get(), 2);
+    const std::string key_id = ColumnBytes(st.get(), 3);
+    const std::string sig = ColumnBytes(st.get(), 4);
+    if (root.size() == kHashSize) std::memcpy(h.root_hash.data(), root.data(), kHashSize);
+    if (key_id.size() == kHashSize) std::memcpy(h.key_id.data(), key_id.data(), kHashSize);
+    if (sig.size() == kSignatureSize) std::memcpy(h.signature.data(), sig.data(), kSignatureSize);
+    heads.push_back(h);
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read signed heads");
+  return heads;
+}
+
+Result<uint64_t> AuditStore::RecordCount() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT count(*), coalesce(max(seq) + 1, 0) FROM audit_records", -1, st.out(),
+                              nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count records");
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
+  const int64_t count = sqlite3_column_int64(st.get(), 0);
+  const int64_t next = sqlite3_column_int64(st.get(), 1);
+  if (count != next) {
+    return Status::Corruption("audit records are not dense: " + std::to_string(count) + " rows, next seq " +
+                              std::to_string(next));
+  }
+  return static_cast<uint64_t>(count);
+}
+
+Result<std::optional<CompactTree>> AuditStore::ReadStoredTree() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT size, edge FROM audit_tree WHERE id = 1", -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the tree");
+  rc = sqlite3_step(st.get());
+  if (rc == SQLITE_DONE) return std::optional<CompactTree>();
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read the tree");
+  const int64_t size = sqlite3_column_int64(st.get(), 0);
+  if (size < 0) return Status::Corruption("audit tree size is negative");
+  KIMI_ASSIGN_OR_RETURN(CompactTree tree,
+                        CompactTree::Deserialize(static_cast<uint64_t>(size), ColumnBytes(st.get(), 1)));
+  return std::optional<CompactTree>(std::move(tree));
+}
+
+}  // namespace kimi::audit

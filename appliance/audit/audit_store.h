@@ -1,0 +1,109 @@
+// AuditStore: the audit log's own SQLite database (audit.db), apart from the appliance's main
+// database so that its one writer thread, WAL and synchronous=FULL never contend with
+// anything else.
+//
+// Owns one SQLite connection. Tables: audit_records (one row a record, columns as in
+// record.h, plus the leaf hash the writer computed), audit_content (purgeable text),
+// audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge).
+// Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
+// verifier can tell an edited row from an intact one.
+//
+// Thread safety: none. The audit sink's writer thread is the only user of a writable store;
+// readers (verify, prove, export) open their own read-only store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "audit/compact_tree.h"
+#include "audit/record.h"
+#include "audit/signed_head.h"
+#include "kimi/status.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kimi::audit {
+
+struct AuditStoreOptions {
+  bool read_only = false;
+  int busy_timeout_ms = 5000;
+  // SQLite's max_page_count; 0 leaves SQLite's default. Tests use a small value to make the
+  // database "full" on purpose.
+  int64_t max_page_count = 0;
+};
+
+// A record as read back. `decode_error` is not OK when a column had the wrong type or the
+// policy column is not the canonical encoding of a string array; `record` is then partial.
+struct StoredRecord {
+  int64_t seq = 0;
+  AuditRecord record;
+  Status decode_error;
+  std::string leaf_hash;  // as stored; 32 bytes when intact
+};
+
+struct RecordQuery {
+  uint64_t from_seq = 0;
+  uint64_t to_seq = std::numeric_limits<int64_t>::max();  // exclusive
+  int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
+  int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
+  bool with_content = true;
+};
+
+// A record about to be written, with its leaf hash (computed by the writer).
+struct PendingRow {
+  const AuditRecord* record = nullptr;
+  Hash leaf_hash{};
+};
+
+class AuditStore {
+ public:
+  static Result<std::unique_ptr<AuditStore>> Open(const std::string& path, const AuditStoreOptions& options);
+  ~AuditStore();
+  AuditStore(const AuditStore&) = delete;
+  AuditStore& operator=(const AuditStore&) = delete;
+
+  // The writer's compact tree; an empty tree for a new database. Corruption when the stored
+  // tree does not match the number of records.
+  Result<CompactTree> LoadTree();
+
+  // Writes the rows and the tree after them in one transaction (BEGIN IMMEDIATE ... COMMIT);
+  // nothing is written when it fails.
+  Status AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after);
+  Status InsertHead(const SignedTreeHead& head);
+  // Deletes stored content of records older than cutoff_ms; returns how many were purged.
+  Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
+
+  // Calls visit for each record matching the query, in sequence order; stops at the first
+  // error visit returns.
+  Status ScanRecords(const RecordQuery& query, const std::function<Status(StoredRecord&)>& visit);
+  Result<std::optional<StoredRecord>> ReadRecord(uint64_t seq);
+  // Every signed head, in insertion order.
+  Result<std::vector<SignedTreeHead>> ReadHeads();
+  // Number of rows and the highest seq + 1 (equal when dense).
+  Result<uint64_t> RecordCount();
+  Result<std::optional<CompactTree>> ReadStoredTree();
+
+  // Runs SQL directly; for tests that tamper with the database.
+  Status ExecForTest(const std::string& sql);
+
+ private:
+  explicit AuditStore(sqlite3* db) : db_(db) {}
+  Status Exec(const char* sql);
+  Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
+
+  sqlite3* db_;
+  // Prepared once on first use by the writer; finalised in the destructor.
+  sqlite3_stmt* insert_record_ = nullptr;
+  sqlite3_stmt* insert_content_ = nullptr;
+  sqlite3_stmt* upsert_tree_ = nullptr;
+};
+
+}  // namespace kimi::audit

@@ -1,0 +1,76 @@
+#include "audit/hash.h"
+
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <memory>
+
+namespace kimi::audit {
+namespace {
+
+struct MdCtxDeleter {
+  void operator()(EVP_MD_CTX* ctx) const { EVP_MD_CTX_free(ctx); }
+};
+
+// One context a thread, reused: creating an EVP context for every leaf would dominate the
+// cost of hashing a short record.
+EVP_MD_CTX* ThreadContext() {
+  thread_local std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> ctx(EVP_MD_CTX_new());
+  return ctx.get();
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+Hash Sha256(std::span<const std::string_view> parts) {
+  Hash out{};
+  EVP_MD_CTX* ctx = ThreadContext();
+  unsigned int len = 0;
+  // SHA-256 cannot fail on valid input; a failure here means OpenSSL itself is broken, and
+  // carrying on would write wrong hashes into a tamper-evident log.
+  if (ctx == nullptr || EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) std::abort();
+  for (std::string_view p : parts) {
+    if (EVP_DigestUpdate(ctx, p.data(), p.size()) != 1) std::abort();
+  }
+  if (EVP_DigestFinal_ex(ctx, out.data(), &len) != 1 || len != kHashSize) std::abort();
+  return out;
+}
+
+std::string ToHex(std::span<const uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.resize(bytes.size() * 2);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    out[2 * i] = kDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+Result<std::string> FromHex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return Status::InvalidArgument("hex string has odd length");
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = HexValue(hex[2 * i]);
+    int lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return Status::InvalidArgument("not a hex string");
+    out[i] = static_cast<char>((hi << 4) | lo);
+  }
+  return out;
+}
+
+Result<Hash> HashFromHex(std::string_view hex) {
+  if (hex.size() != 2 * kHashSize) return Status::InvalidArgument("a SHA-256 hash is 64 hex characters");
+  KIMI_ASSIGN_OR_RETURN(std::string bytes, FromHex(hex));
+  Hash h{};
+  for (size_t i = 0; i < kHashSize; ++i) h[i] = static_cast<uint8_t>(bytes[i]);
+  return h;
+}
+
+}  // namespace kimi::audit

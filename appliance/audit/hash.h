@@ -1,0 +1,39 @@
+// SHA-256 digests and hex/base64-free text forms for the audit log.
+//
+// Owns nothing: pure functions over bytes. SHA-256 comes from OpenSSL's EVP interface so the
+// hardware-accelerated implementation is used.
+//
+// Thread safety: every function may be called from any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kimi/status.h"
+
+namespace kimi::audit {
+
+inline constexpr size_t kHashSize = 32;
+using Hash = std::array<uint8_t, kHashSize>;
+
+// SHA-256 of the concatenation of the parts.
+Hash Sha256(std::span<const std::string_view> parts);
+inline Hash Sha256(std::string_view data) { return Sha256(std::span<const std::string_view>(&data, 1)); }
+
+// Lowercase hex, two characters a byte.
+std::string ToHex(std::span<const uint8_t> bytes);
+inline std::string ToHex(const Hash& h) { return ToHex(std::span<const uint8_t>(h)); }
+
+// Decodes hex of either case; InvalidArgument on odd length or a non-hex character.
+Result<std::string> FromHex(std::string_view hex);
+// Decodes exactly 64 hex characters.
+Result<Hash> HashFromHex(std::string_view hex);
+
+inline std::string_view AsBytes(const Hash& h) {
+  return std::string_view(reinterpret_cast<const char*>(h.data()), h.size());
+}
+
+}  // namespace kimi::audit

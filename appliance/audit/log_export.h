@@ -1,0 +1,38 @@
+// Export of audit records in a time range, with the signed heads that cover them, as JSON
+// lines or CSV (`kimictl audit export`). Formats are in docs/audit.md.
+//
+// Thread safety: pure over the store it is given.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+
+#include "audit/audit_store.h"
+#include "kimi/status.h"
+
+namespace kimi::audit {
+
+enum class ExportFormat { kJsonl, kCsv };
+
+struct ExportOptions {
+  int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
+  int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
+  ExportFormat format = ExportFormat::kJsonl;
+};
+
+struct ExportSummary {
+  uint64_t records = 0;
+  uint64_t heads = 0;
+  bool fully_covered = false;  // a signed head covers the last exported record
+};
+
+// Writes the records with since_ms <= time_ms < until_ms in sequence order, then every signed
+// head from the first that covers the first exported record up to the first that covers the
+// last one.
+Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& options, std::ostream& out);
+
+// CSV field quoting per RFC 4180.
+std::string CsvField(std::string_view value);
+
+}  // namespace kimi::audit

@@ -1,0 +1,54 @@
+// Verification of a whole audit database: recompute every leaf from the record rows, rebuild
+// the tree, and check every signed head (signature with the given public key, and root at its
+// size). What `kimictl audit verify` runs.
+//
+// The first bad sequence number is the smallest of:
+//  - the first seq that is missing (a deleted row; rows must be dense from 0);
+//  - the first row whose columns do not decode strictly, whose recomputed leaf hash differs
+//    from the leaf hash the writer stored (an edited, swapped or inserted row), or whose
+//    stored content no longer hashes to its content_sha256;
+//  - for a head whose signature fails (forged): the size of the last good head below it, i.e.
+//    the first record that head claims to cover that no genuine head vouches for;
+//  - for a genuine head whose root differs from the recomputed root at its size: the first seq
+//    after the last head that matched (rows rewritten together with their stored leaf hashes
+//    can only be located to that range), or the row count when the head covers more rows
+//    than exist (rows deleted at the end).
+//  - for rows past the last head: the writer's stored tree must agree with them.
+//
+// Thread safety: pure over the store it is given.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "audit/audit_store.h"
+#include "audit/signed_head.h"
+#include "kimi/status.h"
+
+namespace kimi::audit {
+
+struct VerifyReport {
+  uint64_t records = 0;        // rows read
+  uint64_t heads = 0;          // signed heads checked
+  uint64_t covered_size = 0;   // largest tree size vouched for by a good head
+  std::optional<uint64_t> first_bad_seq;
+  std::vector<std::string> problems;  // every problem found, first-found first
+  std::vector<std::string> notes;     // not failures: e.g. records not yet covered by a head
+  bool ok() const { return problems.empty(); }
+};
+
+// Returns a report (tampering is a report, not an error); an error only when the database
+// cannot be read at all. kept_heads are signed heads an auditor kept outside the database
+// (exported earlier); they are checked like the stored ones, which also catches heads
+// deleted from the database and rewrites they cover.
+Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key,
+                                    std::span<const SignedTreeHead> kept_heads = {});
+
+// Leaf hashes recomputed from the rows [0, size); Corruption naming the first bad row when a
+// row is missing, malformed or disagrees with its stored leaf hash.
+Result<std::vector<Hash>> RecomputeLeafHashes(AuditStore& store, uint64_t size);
+
+}  // namespace kimi::audit

@@ -1,0 +1,75 @@
+// AuditRecord: one audited event (an API request, refused or served, or an administrative act)
+// and its canonical bytes, which are the Merkle leaf data of the audit log.
+//
+// The optional content (prompt and completion text, after the policy's redaction) is not part
+// of the canonical bytes: only its SHA-256 is, so purging content at the retention age leaves
+// every leaf hash unchanged. docs/audit.md defines the canonical encoding byte for byte.
+//
+// Thread safety: value types and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kimi/status.h"
+
+namespace kimi::audit {
+
+// Version of the canonical encoding; written as "v" into every record.
+inline constexpr int64_t kRecordFormatVersion = 1;
+
+struct AuditContent {
+  std::string prompt;      // after redaction
+  std::string completion;  // after redaction
+  bool operator==(const AuditContent&) const = default;
+};
+
+struct AuditRecord {
+  uint64_t seq = 0;        // leaf index in the tree, dense from 0; assigned by the writer
+  int64_t time_ms = 0;     // Unix time in milliseconds, UTC; the sink fills it when 0
+  std::string actor;       // key id or user name, never a secret
+  std::string role;        // role of the actor at the time: user, admin, auditor, ...
+  std::string source;      // client address, "ip:port" or a unix socket name
+  std::string request_id;
+  std::string action;      // e.g. "chat.completions", "auth.login_failed", "model.activate"
+  std::string target;      // what an administrative act acted on (key id, user, model)
+  std::string model;
+  std::string model_digest;  // bundle digest of the model version
+  std::string outcome;     // "ok", "denied", "invalid", "error", ...
+  int64_t http_status = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t ttft_us = 0;     // time to first token, microseconds
+  int64_t total_us = 0;    // total latency, microseconds
+  std::vector<std::string> policy;  // policy decisions taken, in order
+  std::string request_sha256;   // hex of the request body's SHA-256; empty when no body
+  std::string response_sha256;  // hex of the response body's SHA-256; empty when no body
+  std::string detail;      // free text for administrative acts
+  std::string content_sha256;   // hex SHA-256 of CanonicalContentBytes(content); "" when none
+  std::optional<AuditContent> content;  // stored apart; purgeable
+
+  bool operator==(const AuditRecord&) const = default;
+};
+
+// Makes every text field valid UTF-8 (ill-formed bytes become U+FFFD) and sets
+// content_sha256 from content. The sink calls it before assigning a sequence number.
+void NormalizeRecord(AuditRecord* record);
+
+// The canonical bytes of the record (the Merkle leaf data). Precondition: normalised.
+std::string CanonicalRecordBytes(const AuditRecord& record);
+// Canonical bytes of the content, whose SHA-256 is the record's content_sha256.
+std::string CanonicalContentBytes(const AuditContent& content);
+
+// "2026-11-29T23:19:17.123Z".
+std::string FormatUtcMillis(int64_t unix_ms);
+// Accepts "YYYY-MM-DDTHH:MM:SS[.mmm]Z", "YYYY-MM-DD" (midnight UTC) or integer milliseconds.
+Result<int64_t> ParseUtcMillis(std::string_view text);
+
+// Readable JSON for export: every field, plus "time" in UTC text and the content when held.
+nlohmann::json RecordToJson(const AuditRecord& record);
+
+}  // namespace kimi::audit

@@ -1,0 +1,88 @@
+#include "audit/record.h"
+
+#include <gtest/gtest.h>
+
+#include "audit/canonical_json.h"
+#include "audit/hash.h"
+#include "audit/test_util.h"
+
+namespace kimi::audit {
+namespace {
+
+TEST(CanonicalRecord, ExactBytesOfAKnownRecord) {
+  AuditRecord r;
+  r.seq = 7;
+  r.time_ms = 1790000000123;
+  r.actor = "key_ab12";
+  r.role = "user";
+  r.source = "10.0.0.5:51234";
+  r.request_id = "req-1";
+  r.action = "chat.completions";
+  r.model = "kimi-k3";
+  r.model_digest = "sha256:00ff";
+  r.outcome = "ok";
+  r.http_status = 200;
+  r.prompt_tokens = 12;
+  r.completion_tokens = 34;
+  r.ttft_us = 5600;
+  r.total_us = 78000;
+  r.policy = {"allow"};
+  r.request_sha256 = "aa";
+  r.response_sha256 = "bb";
+  NormalizeRecord(&r);
+  EXPECT_EQ(CanonicalRecordBytes(r),
+            R"({"action":"chat.completions","actor":"key_ab12","completion_tokens":34,"content_sha256":"",)"
+            R"("detail":"","http_status":200,"model":"kimi-k3","model_digest":"sha256:00ff","outcome":"ok",)"
+            R"("policy":["allow"],"prompt_tokens":12,"request_id":"req-1","request_sha256":"aa",)"
+            R"("response_sha256":"bb","role":"user","seq":7,"source":"10.0.0.5:51234","target":"",)"
+            R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":1})");
+}
+
+TEST(CanonicalRecord, IsSortedCompactJson) {
+  // A JSON library that sorts keys and writes no whitespace must reproduce the bytes exactly.
+  for (int i = 0; i < 8; ++i) {
+    AuditRecord r = testing::SampleRecord(i);
+    r.detail = std::string("quote\" backslash\\ newline\n tab\t bell\x07 del\x7f caf\xc3\xa9");
+    NormalizeRecord(&r);
+    const std::string bytes = CanonicalRecordBytes(r);
+    EXPECT_EQ(nlohmann::json::parse(bytes).dump(), bytes);
+  }
+}
+
+TEST(CanonicalRecord, ContentIsRepresentedOnlyByItsDigest) {
+  AuditRecord with = testing::SampleRecord(1);
+  ASSERT_TRUE(with.content.has_value());
+  NormalizeRecord(&with);
+  const std::string bytes = CanonicalRecordBytes(with);
+  EXPECT_EQ(bytes.find("prompt 1"), std::string::npos);
+  EXPECT_EQ(with.content_sha256, ToHex(Sha256(R"({"completion":"completion 1","prompt":"prompt 1"})")));
+  // Purging the content keeps the digest and so the bytes.
+  AuditRecord purged = with;
+  purged.content.reset();
+  NormalizeRecord(&purged);
+  EXPECT_EQ(CanonicalRecordBytes(purged), bytes);
+}
+
+TEST(CanonicalRecord, IllFormedUtf8BecomesReplacementCharacter) {
+  AuditRecord r = testing::SampleRecord(0);
+  r.actor = std::string("a\xff") + "b\xc0\xaf" + "c\xed\xa0\x80" + "d\xe2\x82";
+  NormalizeRecord(&r);
+  EXPECT_TRUE(IsValidUtf8(r.actor));
+  EXPECT_EQ(r.actor, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c\xEF\xBF\xBD" "d\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+}
+
+TEST(RecordTime, FormatsAndParsesUtcMilliseconds) {
+  EXPECT_EQ(FormatUtcMillis(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(FormatUtcMillis(1790000000123), "2026-09-21T14:13:20.123Z");
+  EXPECT_EQ(*ParseUtcMillis("2026-09-21T14:13:20.123Z"), 1790000000123);
+  EXPECT_EQ(*ParseUtcMillis("2026-09-21T14:13:20Z"), 1790000000000);
+  EXPECT_EQ(*ParseUtcMillis("1970-01-02"), 86400000);
+  EXPECT_EQ(*ParseUtcMillis("12345"), 12345);
+  EXPECT_FALSE(ParseUtcMillis("yesterday").ok());
+  EXPECT_FALSE(ParseUtcMillis("2026-13-01").ok());
+}
+
+}  // namespace
+}  // namespace kimi::audit

@@ -1,0 +1,86 @@
+#include "audit/test_util.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+
+namespace kimi::audit::testing {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kimi-audit-test-XXXXXX";
+  char* made = ::mkdtemp(tmpl.data());
+  if (made == nullptr) ADD_FAILURE() << "mkdtemp failed";
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+AuditRecord SampleRecord(int i) {
+  AuditRecord r;
+  r.time_ms = 1'790'000'000'000 + i * 1000;
+  r.actor = "key_" + std::to_string(i % 3);
+  r.role = "user";
+  r.source = "127.0.0.1:" + std::to_string(40000 + i);
+  r.request_id = "req-" + std::to_string(i);
+  r.action = "chat.completions";
+  r.model = "kimi-k3";
+  r.model_digest = "sha256:0f3c";
+  r.outcome = "ok";
+  r.http_status = 200;
+  r.prompt_tokens = 10 + i;
+  r.completion_tokens = 20 + i;
+  r.ttft_us = 1500 + i;
+  r.total_us = 90000 + i;
+  r.policy = {"allow", "redact:email"};
+  r.request_sha256 = ToHex(Sha256("request " + std::to_string(i)));
+  r.response_sha256 = ToHex(Sha256("response " + std::to_string(i)));
+  if (i % 4 == 1) r.content = AuditContent{"prompt " + std::to_string(i), "completion " + std::to_string(i)};
+  return r;
+}
+
+AuditSinkOptions TestSinkOptions(const std::string& dir) {
+  AuditSinkOptions o;
+  o.data_dir = dir;
+  o.sign_interval_ms = 3'600'000;
+  o.probe_interval_ms = 20;
+  auto ticks = std::make_shared<std::atomic<int64_t>>(1'790'000'000'000);
+  o.clock_ms = [ticks] { return ticks->fetch_add(1); };
+  return o;
+}
+
+PublicKey BuildLog(const std::string& dir, int count, const std::vector<uint64_t>& head_sizes) {
+  Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(TestSinkOptions(dir));
+  EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+  if (!sink.ok()) return PublicKey{};
+  size_t next_head = 0;
+  for (int i = 0; i < count; ++i) {
+    const Status s = (*sink)->Record(SampleRecord(i)).WaitCommitted();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    while (next_head < head_sizes.size() && head_sizes[next_head] == static_cast<uint64_t>(i + 1)) {
+      EXPECT_TRUE((*sink)->SignHeadNow().ok());
+      ++next_head;
+    }
+  }
+  const PublicKey key = (*sink)->public_key();
+  EXPECT_TRUE((*sink)->Close().ok());
+  return key;
+}
+
+void TamperSql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << " in: " << sql;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+}  // namespace kimi::audit::testing

@@ -1,0 +1,45 @@
+// Helpers shared by the audit tests: a temporary directory, sample records, a small log
+// built through the real sink. Test-only.
+//
+// Thread safety: TempDir is owned by one test; the functions are independent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "audit/audit_sink.h"
+#include "audit/record.h"
+#include "audit/signed_head.h"
+
+namespace kimi::audit::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A plausible API request record, distinct for each i.
+AuditRecord SampleRecord(int i);
+
+// Options for a sink in dir with a deterministic clock and no timed signing.
+AuditSinkOptions TestSinkOptions(const std::string& dir);
+
+// Writes `count` sample records through a sink in dir, signing a head after each size listed
+// in head_sizes (sizes ascending), then closes the sink (which signs a final head if needed).
+// Returns the public key.
+PublicKey BuildLog(const std::string& dir, int count, const std::vector<uint64_t>& head_sizes);
+
+// Runs SQL on the database file directly, as someone with file access would.
+void TamperSql(const std::string& db_path, const std::string& sql);
+
+}  // namespace kimi::audit::testing

@@ -1,0 +1,259 @@
+#include "cli/audit_commands.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "audit/audit_key.h"
+#include "audit/audit_sink.h"
+#include "audit/audit_store.h"
+#include "audit/log_export.h"
+#include "audit/log_proofs.h"
+#include "audit/log_verifier.h"
+#include "audit/proof_format.h"
+#include "audit/signed_head.h"
+
+namespace kimi::cli {
+namespace {
+
+using audit::AuditStore;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBad = 1;
+constexpr int kExitUsage = 2;
+
+// Parsed "--name value" options and positional arguments.
+struct Args {
+  std::map<std::string, std::string> options;
+  std::vector<std::string> positional;
+};
+
+Result<Args> ParseArgs(const std::vector<std::string>& argv, const std::set<std::string>& allowed) {
+  Args out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      out.positional.push_back(a);
+      continue;
+    }
+    std::string name = a.substr(2);
+    std::string value;
+    if (const size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    } else if (i + 1 < argv.size()) {
+      value = argv[++i];
+    } else {
+      return Status::InvalidArgument("option --" + name + " needs a value");
+    }
+    if (!allowed.count(name)) return Status::InvalidArgument("unknown option --" + name);
+    out.options[name] = value;
+  }
+  return out;
+}
+
+std::string Opt(const Args& a, const std::string& name, const std::string& fallback = "") {
+  auto it = a.options.find(name);
+  return it == a.options.end() ? fallback : it->second;
+}
+
+Result<uint64_t> ParseCount(const std::string& text, const char* what) {
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return Status::InvalidArgument(std::string(what) + " must be a non-negative integer, got '" + text + "'");
+  }
+  return v;
+}
+
+std::string DataDir(const Args& a) {
+  if (auto it = a.options.find("data-dir"); it != a.options.end()) return it->second;
+  const char* env = std::getenv("KIMI_DATA_DIR");
+  return (env != nullptr && *env != '\0') ? env : "/var/lib/kimi-appliance";
+}
+
+std::set<std::string> WithCommon(std::set<std::string> names) {
+  names.insert({"data-dir", "db", "public-key"});
+  return names;
+}
+
+Result<std::unique_ptr<AuditStore>> OpenStore(const Args& a) {
+  const std::string path = Opt(a, "db", DataDir(a) + "/" + std::string(audit::kAuditDbFile));
+  audit::AuditStoreOptions options;
+  options.read_only = true;
+  return AuditStore::Open(path, options);
+}
+
+Result<audit::PublicKey> LoadKey(const Args& a) {
+  const std::string path = Opt(a, "public-key", DataDir(a) + "/" + std::string(audit::kAuditPublicKeyFile));
+  KIMI_ASSIGN_OR_RETURN(std::string text, audit::ReadTextFile(path));
+  Result<audit::PublicKey> key = audit::ParsePublicKey(text);
+  if (!key.ok()) return key.status().WithContext(path);
+  return key;
+}
+
+// Writes text to --out FILE, or to out.
+Status Emit(const Args& a, const std::string& text, std::ostream& out) {
+  const std::string path = Opt(a, "out");
+  if (path.empty()) {
+    out << text;
+    return Status::OK();
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return Status::IOError("cannot write " + path);
+  return Status::OK();
+}
+
+int Fail(const Status& s, std::ostream& err) {
+  err << "error: " << s.ToString() << "\n";
+  return s.code() == Status::Code::kCorruption ? kExitBad : kExitUsage;
+}
+
+}  // namespace
+
+int RunAuditVerify(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"head"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  Result<audit::PublicKey> key = LoadKey(*a);
+  if (!key.ok()) return Fail(key.status(), err);
+  std::vector<audit::SignedTreeHead> kept;
+  if (a->options.count("head")) {
+    Result<nlohmann::json> j = audit::ReadJsonFile(Opt(*a, "head"));
+    if (!j.ok()) return Fail(j.status(), err);
+    Result<audit::SignedTreeHead> head = audit::TreeHeadFromJson(*j);
+    if (!head.ok()) return Fail(head.status().WithContext(Opt(*a, "head")), err);
+    kept.push_back(*head);
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  Result<audit::VerifyReport> report = audit::VerifyAuditLog(**store, *key, kept);
+  if (!report.ok()) return Fail(report.status(), err);
+  out << "records: " << report->records << "\nsigned heads: " << report->heads
+      << "\ncovered by a good signed head: " << report->covered_size << "\n";
+  for (const std::string& n : report->notes) out << "note: " << n << "\n";
+  if (report->ok()) {
+    out << "audit log verifies\n";
+    return kExitOk;
+  }
+  for (const std::string& p : report->problems) out << "problem: " << p << "\n";
+  out << "FAILED: first bad sequence number " << *report->first_bad_seq << "\n";
+  err << "audit log verification failed at seq " << *report->first_bad_seq << "\n";
+  return kExitBad;
+}
+
+int RunAuditProve(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"tree-size", "out"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  if (a->positional.size() != 1) {
+    err << "usage: kimictl audit prove SEQ [--tree-size N] [--out FILE]\n";
+    return kExitUsage;
+  }
+  Result<uint64_t> seq = ParseCount(a->positional[0], "SEQ");
+  if (!seq.ok()) return Fail(seq.status(), err);
+  std::optional<uint64_t> size;
+  if (a->options.count("tree-size")) {
+    Result<uint64_t> s = ParseCount(Opt(*a, "tree-size"), "--tree-size");
+    if (!s.ok()) return Fail(s.status(), err);
+    size = *s;
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  Result<audit::InclusionProof> proof = audit::BuildInclusionProof(**store, *seq, size);
+  if (!proof.ok()) return Fail(proof.status(), err);
+  Status s = Emit(*a, audit::InclusionProofToJson(*proof).dump(2) + "\n", out);
+  return s.ok() ? kExitOk : Fail(s, err);
+}
+
+int RunAuditConsistency(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"new-size", "out"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  if (a->positional.size() != 1) {
+    err << "usage: kimictl audit consistency OLD_SIZE [--new-size N] [--out FILE]\n";
+    return kExitUsage;
+  }
+  Result<uint64_t> old_size = ParseCount(a->positional[0], "OLD_SIZE");
+  if (!old_size.ok()) return Fail(old_size.status(), err);
+  std::optional<uint64_t> new_size;
+  if (a->options.count("new-size")) {
+    Result<uint64_t> s = ParseCount(Opt(*a, "new-size"), "--new-size");
+    if (!s.ok()) return Fail(s.status(), err);
+    new_size = *s;
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  Result<audit::ConsistencyProof> proof = audit::BuildConsistencyProof(**store, *old_size, new_size);
+  if (!proof.ok()) return Fail(proof.status(), err);
+  Status s = Emit(*a, audit::ConsistencyProofToJson(*proof).dump(2) + "\n", out);
+  return s.ok() ? kExitOk : Fail(s, err);
+}
+
+int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"since", "until", "format", "out"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  if (!a->positional.empty()) {
+    err << "usage: kimictl audit export [--since T] [--until T] [--format jsonl|csv] [--out FILE]\n";
+    return kExitUsage;
+  }
+  audit::ExportOptions options;
+  if (a->options.count("since")) {
+    Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "since"));
+    if (!t.ok()) return Fail(t.status(), err);
+    options.since_ms = *t;
+  }
+  if (a->options.count("until")) {
+    Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "until"));
+    if (!t.ok()) return Fail(t.status(), err);
+    options.until_ms = *t;
+  }
+  const std::string format = Opt(*a, "format", "jsonl");
+  if (format == "csv") {
+    options.format = audit::ExportFormat::kCsv;
+  } else if (format != "jsonl") {
+    return Fail(Status::InvalidArgument("--format must be jsonl or csv"), err);
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  const std::string path = Opt(*a, "out");
+  std::ofstream file;
+  if (!path.empty()) {
+    file.open(path, std::ios::binary | std::ios::trunc);
+    if (!file) return Fail(Status::IOError("cannot create " + path), err);
+  }
+  Result<audit::ExportSummary> summary = audit::ExportAuditLog(**store, options, path.empty() ? out : file);
+  if (!summary.ok()) return Fail(summary.status(), err);
+  err << "exported " << summary->records << " record(s) and " << summary->heads << " signed head(s)\n";
+  if (summary->records > 0 && !summary->fully_covered) {
+    err << "note: the last exported records are not yet covered by a signed head\n";
+  }
+  return kExitOk;
+}
+
+int RunAuditHead(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"out"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  Result<std::vector<audit::SignedTreeHead>> heads = (*store)->ReadHeads();
+  if (!heads.ok()) return Fail(heads.status(), err);
+  if (heads->empty()) return Fail(Status::FailedPrecondition("the audit log has no signed head yet"), err);
+  const audit::SignedTreeHead* latest = &heads->front();
+  for (const audit::SignedTreeHead& h : *heads) {
+    if (h.tree_size >= latest->tree_size) latest = &h;
+  }
+  Status s = Emit(*a, audit::TreeHeadToJson(*latest).dump(2) + "\n", out);
+  return s.ok() ? kExitOk : Fail(s, err);
+}
+
+int RunAuditVerify(const std::vector<std::string>& args) { return RunAuditVerify(args, std::cout, std::cerr); }
+int RunAuditProve(const std::vector<std::string>& args) { return RunAuditProve(args, std::cout, std::cerr); }
+int RunAuditConsistency(const std::vector<std::string>& args) { return RunAuditConsistency(args, std::cout, std::cerr); }
+int RunAuditExport(const std::vector<std::string>& args) { return RunAuditExport(args, std::cout, std::cerr); }
+int RunAuditHead(const std::vector<std::string>& args) { return RunAuditHead(args, std::cout, std::cerr); }
+
+}  // namespace kimi::cli

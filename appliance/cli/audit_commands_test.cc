@@ -1,0 +1,89 @@
+#include "cli/audit_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "audit/audit_store.h"
+#include "audit/log_verifier.h"
+#include "audit/merkle.h"
+#include "audit/test_util.h"
+
+namespace kimi::cli {
+namespace {
+
+using audit::testing::BuildLog;
+using audit::testing::TamperSql;
+using audit::testing::TempDir;
+
+class AuditCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { BuildLog(dir_.path(), 9, {3}); }
+  int Run(int (*cmd)(const std::vector<std::string>&, std::ostream&, std::ostream&), std::vector<std::string> args) {
+    out_.str("");
+    err_.str("");
+    args.push_back("--data-dir");
+    args.push_back(dir_.path());
+    return cmd(args, out_, err_);
+  }
+  TempDir dir_;
+  std::ostringstream out_;
+  std::ostringstream err_;
+};
+
+TEST_F(AuditCommandsTest, VerifyPassesThenReportsTheFirstBadSeq) {
+  EXPECT_EQ(Run(RunAuditVerify, {}), 0) << out_.str() << err_.str();
+  EXPECT_NE(out_.str().find("audit log verifies"), std::string::npos);
+  TamperSql(dir_.File("audit.db"), "UPDATE audit_records SET role = 'admin' WHERE seq = 6");
+  EXPECT_EQ(Run(RunAuditVerify, {}), 1);
+  EXPECT_NE(out_.str().find("first bad sequence number 6"), std::string::npos) << out_.str();
+}
+
+TEST_F(AuditCommandsTest, KeptHeadCatchesATruncationHiddenByDeletingHeads) {
+  ASSERT_EQ(Run(RunAuditHead, {"--out", dir_.File("kept.json")}), 0) << err_.str();
+  // Someone deletes the last record, every signed head, and rewrites the writer's tree state
+  // to match: the database alone is consistent again.
+  std::string root_hex;
+  {
+    audit::AuditStoreOptions o;
+    o.read_only = true;
+    auto store = audit::AuditStore::Open(dir_.File("audit.db"), o);
+    ASSERT_TRUE(store.ok());
+    auto leaves = audit::RecomputeLeafHashes(**store, 8);
+    ASSERT_TRUE(leaves.ok());
+    root_hex = audit::ToHex(audit::TreeRoot(*leaves));  // size 8: the edge is the root alone
+  }
+  TamperSql(dir_.File("audit.db"), "DELETE FROM audit_records WHERE seq = 8; DELETE FROM audit_heads; "
+                                   "UPDATE audit_tree SET size = 8, edge = x'" + root_hex + "'");
+  EXPECT_EQ(Run(RunAuditVerify, {}), 0) << out_.str();
+  EXPECT_NE(out_.str().find("no signed head"), std::string::npos);
+  EXPECT_EQ(Run(RunAuditVerify, {"--head", dir_.File("kept.json")}), 1);
+  EXPECT_NE(out_.str().find("first bad sequence number 8"), std::string::npos) << out_.str();
+}
+
+TEST_F(AuditCommandsTest, ProveAndConsistencyPrintProofJson) {
+  ASSERT_EQ(Run(RunAuditProve, {"4"}), 0) << err_.str();
+  const auto proof = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(proof["format"], "kimi-audit-inclusion/1");
+  EXPECT_EQ(proof["leaf_index"], 4);
+  EXPECT_EQ(proof["tree_size"], 9);
+  ASSERT_EQ(Run(RunAuditConsistency, {"3"}), 0) << err_.str();
+  const auto con = nlohmann::json::parse(out_.str());
+  EXPECT_EQ(con["old_size"], 3);
+  EXPECT_FALSE(con["old_head"].is_null());
+  EXPECT_EQ(Run(RunAuditProve, {"99"}), 2);
+  EXPECT_EQ(Run(RunAuditProve, {}), 2);
+  EXPECT_EQ(Run(RunAuditProve, {"x"}), 2);
+}
+
+TEST_F(AuditCommandsTest, ExportAndHead) {
+  ASSERT_EQ(Run(RunAuditExport, {"--format", "csv", "--since", "1970-01-01"}), 0) << err_.str();
+  EXPECT_EQ(out_.str().rfind("type,seq,time", 0), 0u);
+  EXPECT_EQ(Run(RunAuditExport, {"--format", "xml"}), 2);
+  EXPECT_EQ(Run(RunAuditExport, {"--bogus", "1"}), 2);
+  ASSERT_EQ(Run(RunAuditHead, {}), 0);
+  EXPECT_EQ(nlohmann::json::parse(out_.str())["tree_size"], 9);
+}
+
+}  // namespace
+}  // namespace kimi::cli
