@@ -75,6 +75,18 @@ int RunSynth(const Args& args) {
   K3SizeReport report = ComputeK3Sizes(*config);
   if (Status s = CheckArithmetic(*config, report); !s.ok()) return Fail(s);
 
+  // The tokenizer first: a real one that does not fit fails before any weights are written.
+  // Shape-only directories stand for the real model: they take the real vocabulary or none.
+  std::string tokenizer_line = "tokenizer: none (pass --tokenizer DIR with the real K3 ranks)";
+  if (!K3PresetIsShapeOnly(*preset) || flags->Has("tokenizer")) {
+    SynthTokenizerOptions tok;
+    tok.real_tokenizer_dir = flags->Get("tokenizer").value_or("");
+    tok.source_dir = flags->Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
+    auto written = WriteSynthTokenizer(*config, tok, *out);
+    if (!written.ok()) return Fail(written.status());
+    tokenizer_line = *written;
+  }
+
   Result<SynthSummary> summary = K3PresetIsShapeOnly(*preset)
                                      ? WriteShapeOnlyModel(*config, *out, *shard_mb << 20)
                                      : WriteSyntheticModel(*config, *out, {*seed, *shard_mb << 20});
@@ -88,17 +100,6 @@ int RunSynth(const Args& args) {
   auto dir = ModelDir::Open(*out);
   if (!dir.ok()) return Fail(dir.status());
   if (Status s = (*dir)->ValidateLayout(); !s.ok()) return Fail(s);
-
-  // Shape-only directories stand for the real model: they take the real vocabulary or none.
-  std::string tokenizer_line = "tokenizer: none (pass --tokenizer DIR with the real K3 ranks)";
-  if (!K3PresetIsShapeOnly(*preset) || flags->Has("tokenizer")) {
-    SynthTokenizerOptions tok;
-    tok.real_tokenizer_dir = flags->Get("tokenizer").value_or("");
-    tok.source_dir = flags->Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
-    auto written = WriteSynthTokenizer(*config, tok, *out);
-    if (!written.ok()) return Fail(written.status());
-    tokenizer_line = *written;
-  }
 
   std::printf("wrote %s: preset %s, seed %llu, %llu tensors in %d shard%s%s\n", out->c_str(), preset->c_str(),
               static_cast<unsigned long long>(*seed), static_cast<unsigned long long>(summary->tensors),

@@ -183,17 +183,23 @@ TEST_F(TextCliTest, RenderIdsCountsTheVerifierPromptsWithRealRanks) {
   EXPECT_NE(b.err.find("prompt_tokens 119 (122 ids with the 3-token generation stub)"), std::string::npos) << b.err;
 }
 
-TEST_F(TextCliTest, SynthTakesARealTokenizerOnlyWhereItsVocabularyFits) {
+TEST_F(TextCliTest, SynthCopiesATokenizerThatFits) {
+  ASSERT_EQ(synth_->status, 0) << synth_->err;
+  const fs::path copy = TempDir() / "nano_copy";
+  CliRun r = Engine("synth --preset k3-nano --out " + copy.string() + Tok());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("tokenizer: copied from"), std::string::npos) << r.out;
+  EXPECT_EQ(ReadFile(copy / "tiktoken.model"), ReadFile(*model_dir_ / "tiktoken.model"));
+  EXPECT_EQ(ReadFile(copy / "tokenizer_config.json"), ReadFile(*model_dir_ / "tokenizer_config.json"));
+}
+
+TEST_F(TextCliTest, SynthRefusesARealTokenizerLargerThanThePreset) {
   REQUIRE_REAL_RANKS();
-  CliRun nano = Engine("synth --preset k3-nano --out " + (TempDir() / "nano_real").string() + " --tokenizer " +
-                       *RealRanksDir());
+  const fs::path dir = TempDir() / "nano_real";
+  CliRun nano = Engine("synth --preset k3-nano --out " + dir.string() + " --tokenizer " + *RealRanksDir());
   EXPECT_NE(nano.status, 0);
   EXPECT_NE(nano.err.find("vocab_size is 4352"), std::string::npos) << nano.err;
-  const fs::path full = TempDir() / "full";
-  CliRun shape = Engine("synth --preset k3-full-shape --out " + full.string() + " --tokenizer " + *RealRanksDir());
-  ASSERT_EQ(shape.status, 0) << shape.err;
-  EXPECT_NE(shape.out.find("tokenizer: copied from"), std::string::npos) << shape.out;
-  EXPECT_EQ(fs::file_size(full / "tiktoken.model"), fs::file_size(*RealRanksDir() + "/tiktoken.model"));
+  EXPECT_FALSE(fs::exists(dir / "config.json"));  // refused before any weights were written
 }
 
 }  // namespace
