@@ -8,7 +8,7 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev libssl-dev libsodium-dev nlohmann-json3-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   openssl sqlite3 curl procps
-  python3 python3-numpy python3-jinja2 python3-jsonschema
+  python3 python3-numpy python3-jinja2 python3-jsonschema python3-regex
 )
 
 missing=()

@@ -30,5 +30,8 @@ int RunInfo(const Args& args);
 int RunEval(const Args& args);
 int RunGenerate(const Args& args);
 int RunBench(const Args& args);
+int RunTokenize(const Args& args);
+int RunDetokenize(const Args& args);
+int RunRender(const Args& args);
 
 }  // namespace kimi::tools

@@ -11,15 +11,18 @@ namespace {
 // One entry per subcommand; keep the list sorted by name.
 constexpr Command kCommands[] = {
     {"bench", "prefill and decode tokens/s against the machine's measured bandwidth and FMA peak", RunBench},
+    {"detokenize", "token ids on stdin -> the text they spell", RunDetokenize},
     {"eval", "run token ids through a model; write the logits of every position", RunEval},
     {"generate", "greedy generation from token ids; print the generated ids", RunGenerate},
     {"info", "print a model's configuration, sizes and memory arithmetic; validate its files", RunInfo},
+    {"render", "chat-completions request JSON on stdin -> the K3 prompt text or its ids", RunRender},
     {"synth", "write a random-weight model directory of the Kimi K3 architecture", RunSynth},
+    {"tokenize", "UTF-8 text on stdin -> comma-separated token ids", RunTokenize},
 };
 
 void PrintUsage(std::FILE* out) {
   std::fprintf(out, "usage: kimi-engine <command> [flags]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  for (const auto& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
   std::fprintf(out, "\nrun `kimi-engine <command> --help` for a command's flags\n");
 }
 

@@ -8,6 +8,7 @@
 #include "kimi/model_size.h"
 #include "tools/command.h"
 #include "tools/flags.h"
+#include "tools/synth_tokenizer.h"
 
 namespace kimi::tools {
 namespace {
@@ -18,6 +19,10 @@ const std::vector<FlagSpec>& SynthFlags() {
       {"out", true, "DIR   directory to write (created if missing)"},
       {"seed", true, "N     random seed (default 0); same seed, same bytes"},
       {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano, 16384 for k3-full-shape)"},
+      {"tokenizer", true, "DIR   copy this real tokenizer (tiktoken.model, tokenizer_config.json) instead of\n"
+                          "              training the demo one; its vocabulary must fit the preset's"},
+      {"source-dir", true, "DIR   repository whose text trains the demo tokenizer (default: the source tree\n"
+                           "              this binary was built from)"},
       {"help", false, "      this text"},
   };
   return flags;
@@ -49,7 +54,8 @@ int RunSynth(const Args& args) {
   auto flags = Flags::Parse(args, SynthFlags());
   if (!flags.ok()) return Fail(flags.status());
   if (flags->Has("help")) {
-    std::printf("usage: kimi-engine synth --preset NAME --out DIR [--seed N] [--max-shard-mb N]\n%s",
+    std::printf("usage: kimi-engine synth --preset NAME --out DIR [--seed N] [--max-shard-mb N]\n"
+                "                         [--tokenizer DIR | --source-dir DIR]\n%s",
                 Flags::Usage(SynthFlags()).c_str());
     return kExitOk;
   }
@@ -69,6 +75,18 @@ int RunSynth(const Args& args) {
   K3SizeReport report = ComputeK3Sizes(*config);
   if (Status s = CheckArithmetic(*config, report); !s.ok()) return Fail(s);
 
+  // The tokenizer first: a real one that does not fit fails before any weights are written.
+  // Shape-only directories stand for the real model: they take the real vocabulary or none.
+  std::string tokenizer_line = "tokenizer: none (pass --tokenizer DIR with the real K3 ranks)";
+  if (!K3PresetIsShapeOnly(*preset) || flags->Has("tokenizer")) {
+    SynthTokenizerOptions tok;
+    tok.real_tokenizer_dir = flags->Get("tokenizer").value_or("");
+    tok.source_dir = flags->Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
+    auto written = WriteSynthTokenizer(*config, tok, *out);
+    if (!written.ok()) return Fail(written.status());
+    tokenizer_line = *written;
+  }
+
   Result<SynthSummary> summary = K3PresetIsShapeOnly(*preset)
                                      ? WriteShapeOnlyModel(*config, *out, *shard_mb << 20)
                                      : WriteSyntheticModel(*config, *out, {*seed, *shard_mb << 20});
@@ -87,6 +105,7 @@ int RunSynth(const Args& args) {
               static_cast<unsigned long long>(*seed), static_cast<unsigned long long>(summary->tensors),
               summary->shards, summary->shards == 1 ? "" : "s",
               K3PresetIsShapeOnly(*preset) ? " (shape only: config.json and index, no data)" : "");
+  std::printf("%s\n", tokenizer_line.c_str());
   std::printf("%s", FormatSizeReport(*config, report).c_str());
   return kExitOk;
 }

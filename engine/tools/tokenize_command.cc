@@ -1,0 +1,44 @@
+// kimi-engine tokenize: UTF-8 text on stdin -> comma-separated token ids on stdout.
+#include <cstdio>
+
+#include "kimi/tokenizer.h"
+#include "tools/command.h"
+#include "tools/flags.h"
+#include "tools/stdio_text.h"
+
+namespace kimi::tools {
+namespace {
+
+const std::vector<FlagSpec>& TokenizeFlags() {
+  static const std::vector<FlagSpec> flags = {
+      {"tokenizer", true, "DIR  directory with tiktoken.model (and tokenizer_config.json)"},
+      {"allow-special", false, "     recognise special-token texts such as <|open|> (default: plain text)"},
+      {"help", false, "     this text"},
+  };
+  return flags;
+}
+
+}  // namespace
+
+int RunTokenize(const Args& args) {
+  auto flags = Flags::Parse(args, TokenizeFlags());
+  if (!flags.ok()) return FailUsage("tokenize", flags.status());
+  if (flags->Has("help")) {
+    std::printf("usage: kimi-engine tokenize --tokenizer DIR [--allow-special] < text\n"
+                "Encodes every byte of stdin (a trailing newline is text too) and prints the ids.\n%s",
+                Flags::Usage(TokenizeFlags()).c_str());
+    return kExitOk;
+  }
+  auto dir = flags->Require("tokenizer");
+  if (!dir.ok()) return FailUsage("tokenize", dir.status());
+  auto tokenizer = Tokenizer::LoadDirectory(*dir);
+  if (!tokenizer.ok()) return FailInput("tokenize", tokenizer.status());
+  auto text = ReadAllStdin();
+  if (!text.ok()) return FailInput("tokenize", text.status());
+  auto ids = tokenizer->Encode(*text, flags->Has("allow-special"));
+  if (!ids.ok()) return FailInput("tokenize", ids.status());
+  std::printf("%s\n", FormatIdList(*ids).c_str());
+  return kExitOk;
+}
+
+}  // namespace kimi::tools
