@@ -107,15 +107,23 @@ class Renderer {
     if (request_.add_generation_prompt) {
       OpenTag("message", {{"role", "assistant"}});
       const std::string_view stub = ChatFormat::GenerationStub(thinking);
-      out_.append(stub);
+      AppendMarkup(stub);
       prompt.generation_stub_size = stub.size();
     }
     prompt.text = std::move(out_);
+    prompt.markup = std::move(markup_);
     return prompt;
   }
 
  private:
   using Attrs = std::vector<std::pair<std::string_view, std::string>>;
+
+  // Special-token text the template itself writes; everything else (content, names, schemas)
+  // must tokenise as ordinary text even when it spells a special token.
+  void AppendMarkup(std::string_view special) {
+    markup_.push_back({out_.size(), special.size()});
+    out_.append(special);
+  }
 
   static bool IsKnownEffort(const std::string& e) {
     return e == "low" || e == "medium" || e == "high" || e == "max";
@@ -123,7 +131,8 @@ class Renderer {
 
   // open_tag: attribute values escape only & and ", in that order.
   void OpenTag(std::string_view tag, const Attrs& attrs = {}) {
-    out_.append(kOpen).append(tag);
+    AppendMarkup(kOpen);
+    out_.append(tag);
     for (const auto& [key, value] : attrs) {
       out_.push_back(' ');
       out_.append(key).append("=\"");
@@ -138,14 +147,18 @@ class Renderer {
       }
       out_.push_back('"');
     }
-    out_.append(kSep);
+    AppendMarkup(kSep);
   }
 
-  void CloseTag(std::string_view tag) { out_.append(kClose).append(tag).append(kSep); }
+  void CloseTag(std::string_view tag) {
+    AppendMarkup(kClose);
+    out_.append(tag);
+    AppendMarkup(kSep);
+  }
 
   void EndMessage() {
     CloseTag("message");
-    out_.append(kEndOfMessage);
+    AppendMarkup(kEndOfMessage);
   }
 
   void InternalSystemMessage(std::string_view type, std::string_view body) {
@@ -177,7 +190,7 @@ class Renderer {
       const Json* type = Get(part, "type");
       if (type != nullptr && type->is_string() &&
           (type->get_ref<const std::string&>() == "image" || type->get_ref<const std::string&>() == "image_url")) {
-        out_.append(kImagePlaceholder);
+        AppendMarkup(kImagePlaceholder);
       } else if (const Json* text = Get(part, "text")) {
         out_.append(PythonStr(*text));
       }
@@ -386,6 +399,7 @@ class Renderer {
 
   const ChatRequest& request_;
   std::string out_;
+  std::vector<MarkupSpan> markup_;  // spans of out_ written as special-token text, in order
   const Json* tool_calls_ = nullptr;  // the latest assistant turn's tool_calls (template: state.tool_calls)
   size_t tool_index_ = 0;             // tool results written since that turn (state.tool_index)
   int64_t last_user_index_ = -1;

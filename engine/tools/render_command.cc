@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "kimi/chat_format.h"
+#include "kimi/prompt_encoding.h"
 #include "kimi/tokenizer.h"
 #include "tools/command.h"
 #include "tools/flags.h"
@@ -55,20 +56,13 @@ int RunRender(const Args& args) {
     }
     return kExitOk;
   }
-  // The rendered text is markup and content in one string, so special tokens are allowed
-  // across all of it (see docs/chat-format.md, "Token ids").
-  auto ids = tokenizer->Encode(prompt->text, /*allow_special=*/true);
-  if (!ids.ok()) return FailInput("render", ids.status());
-  auto counted = tokenizer->Encode(prompt->text_without_stub(), /*allow_special=*/true);
-  if (!counted.ok()) return FailInput("render", counted.status());
-  // The stub starts with a special token, so no BPE piece spans it: the prompt's ids are a
-  // prefix of the full ids. Check rather than assume.
-  if (counted->size() > ids->size() || !std::equal(counted->begin(), counted->end(), ids->begin())) {
-    return FailInput("render", Status::Internal("prompt ids are not a prefix of the ids with the generation stub"));
-  }
+  auto encoded = EncodePrompt(*tokenizer, *prompt);
+  if (!encoded.ok()) return FailInput("render", encoded.status());
+  const std::vector<int32_t>* ids = &encoded->ids;
+  const size_t counted = encoded->prompt_tokens;
   std::printf("%s\n", FormatIdList(*ids).c_str());
-  std::fprintf(stderr, "prompt_tokens %zu (%zu ids with the %zu-token generation stub)\n", counted->size(),
-               ids->size(), ids->size() - counted->size());
+  std::fprintf(stderr, "prompt_tokens %zu (%zu ids with the %zu-token generation stub)\n", counted, ids->size(),
+               ids->size() - counted);
   return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -55,9 +56,18 @@ Result<ChatRequest> ParseChatRequest(std::string_view body_json);
 
 // A rendered prompt. When add_generation_prompt was set, the text ends with the generation
 // stub (see GenerationStub); usage.prompt_tokens counts the tokens of text_without_stub().
+// A run of the rendered text that the template wrote as special-token markup.
+struct MarkupSpan {
+  size_t offset = 0;
+  size_t size = 0;
+};
+
 struct RenderedPrompt {
   std::string text;
   size_t generation_stub_size = 0;  // bytes of the stub at the end of text, 0 without one
+  // Where special tokens may be recognised when the text is tokenised: only here, so that a
+  // user who types "<|open|>" gets ordinary text (EncodePrompt in kimi/prompt_encoding.h).
+  std::vector<MarkupSpan> markup;
 
   std::string_view text_without_stub() const {
     return std::string_view(text).substr(0, text.size() - generation_stub_size);
