@@ -1,7 +1,9 @@
 // Runtime: request validation, the hand-off queue to the scheduler thread, and counters.
 #include "kimi/runtime.h"
 
+#include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 
