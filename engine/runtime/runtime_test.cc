@@ -318,5 +318,42 @@ TEST_F(RuntimeTest, SameSeedSameSampledTokensWhenBatchedTogether) {
   EXPECT_EQ(oa.tokens.size(), 16u);
 }
 
+// Allows only the token after the last one generated (starting at `first`), modulo the vocabulary.
+class CountingConstraint : public TokenConstraint {
+ public:
+  explicit CountingConstraint(int32_t first) : first_(first) {}
+  Status FillMask(std::span<const int32_t> generated, TokenMask* mask) override {
+    const int32_t next = generated.empty() ? first_ : int32_t((generated.back() + 1) % mask->vocab_size());
+    for (int64_t i = 0; i < mask->vocab_size(); ++i) {
+      if (i != next) mask->Disallow(i);
+    }
+    return Status::OK();
+  }
+
+ private:
+  int32_t first_;
+};
+
+class FailingConstraint : public TokenConstraint {
+ public:
+  Status FillMask(std::span<const int32_t>, TokenMask*) override { return Status::InvalidArgument("grammar rejects"); }
+};
+
+TEST_F(RuntimeTest, TokenConstraintDecidesTheTokens) {
+  auto runtime = Start({});
+  const int64_t V = runtime->model().config().vocab_size;
+  GenerationRequest r = Greedy(Tokens(7, 11, V), 5);
+  r.sampling.temperature = 1.0f;
+  r.constraint = std::make_shared<CountingConstraint>(int32_t(V - 2));
+  const Outcome out = Collect(*runtime->Submit(r));
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{int32_t(V - 2), int32_t(V - 1), 0, 1, 2}));
+
+  r.constraint = std::make_shared<FailingConstraint>();
+  const Outcome failed = Collect(*runtime->Submit(r));
+  EXPECT_EQ(failed.error.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(failed.error.message().find("grammar rejects"), std::string::npos);
+  EXPECT_EQ(IdleCounters(*runtime).memory_reserved_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace kimi
