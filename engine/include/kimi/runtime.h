@@ -1,0 +1,152 @@
+// The serving runtime: many concurrent generation requests over one Model, batched
+// continuously. A request joins the running batch at any step and leaves it the step it
+// finishes or is cancelled; long prompts prefill in chunks that share a per-step token budget
+// with the running decodes; admission is by a memory budget in bytes (docs/runtime.md).
+//
+// Submit() hands back a RequestHandle: a thread-safe queue of events (a token with its text
+// piece as soon as it is sampled, then exactly one final event: finish or error) and Cancel().
+//
+// Owns: the Model, one scheduler thread, every sequence state. Counters() is a snapshot.
+// Thread safety: all Runtime methods may be called from any thread. A RequestHandle may be read
+// by one thread while others call Cancel(); events are delivered in order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kimi/model.h"
+#include "kimi/sampler.h"
+#include "kimi/status.h"
+
+namespace kimi {
+
+class Tokenizer;
+
+// Text of generated tokens, one stream per request (text pieces never split a character).
+class TokenTextStream {
+ public:
+  virtual ~TokenTextStream() = default;
+  virtual Status Push(int32_t id, std::string* text) = 0;
+  virtual void Flush(std::string* text) = 0;  // end of stream
+};
+class Detokenizer {
+ public:
+  virtual ~Detokenizer() = default;
+  virtual std::unique_ptr<TokenTextStream> NewStream() const = 0;
+};
+// The detokeniser of a loaded tokenizer (StreamDecoder per request).
+std::shared_ptr<Detokenizer> TokenizerDetokenizer(const Tokenizer& tokenizer);
+
+// The constrained-decoding hook: before each sampling step, fills `mask` (all allowed on entry)
+// from the tokens generated so far. Called on the scheduler thread only.
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  virtual Status FillMask(std::span<const int32_t> generated, TokenMask* mask) = 0;
+};
+
+struct RuntimeOptions {
+  int max_num_seqs = 32;                 // sequences running at once
+  int64_t max_num_batched_tokens = 256;  // tokens per step, decodes (one each) and prefill chunks
+  uint64_t memory_budget_bytes = uint64_t(1) << 30;  // sequence state (KDA slots + MLA pages)
+  std::vector<int32_t> stop_token_ids;   // end-of-message / EOS ids that end every request
+  std::shared_ptr<Detokenizer> detokenizer;  // null: no text, stop strings unused
+};
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;    // at least one token
+  SamplingParams sampling;
+  std::vector<std::string> stop;  // stop strings, removed from the output
+  std::vector<int32_t> stop_token_ids;  // in addition to RuntimeOptions::stop_token_ids
+  int64_t max_tokens = 256;       // >= 1
+  std::shared_ptr<TokenConstraint> constraint;  // optional
+};
+
+enum class FinishReason { kStop, kLength, kCancelled };
+std::string_view FinishReasonName(FinishReason reason);  // "stop", "length", "cancelled"
+
+struct RequestStats {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;        // a stop token id counts, its (absent) text does not
+  double queue_seconds = 0;             // submit -> admitted into the running batch
+  double time_to_first_token_seconds = 0;  // submit -> first token sampled
+  std::vector<double> inter_token_seconds;  // between consecutive tokens
+};
+
+struct GenerationEvent {
+  enum class Kind { kToken, kFinish, kError };
+  Kind kind = Kind::kToken;
+  // kToken: the sampled id and the text it released (may be empty: held back or stopped).
+  int32_t token = -1;
+  std::string text;
+  SampledToken sampled;  // id, and logprobs when asked for
+  // kFinish
+  FinishReason finish_reason = FinishReason::kStop;
+  RequestStats stats;
+  // kError: why the request could not run (nothing is emitted after it).
+  Status error;
+};
+
+struct RuntimeCounters {
+  int64_t running = 0;
+  int64_t waiting = 0;
+  uint64_t memory_budget_bytes = 0;
+  uint64_t memory_reserved_bytes = 0;  // worst-case need of the running sequences
+  uint64_t memory_used_bytes = 0;      // what their states hold now
+  int64_t tokens_generated = 0;
+  int64_t prompt_tokens_processed = 0;
+  int64_t requests_finished = 0;
+  int64_t requests_cancelled = 0;
+  int64_t requests_refused = 0;        // need larger than the whole budget, or invalid
+  int64_t preemptions = 0;             // none yet: admission reserves the worst case
+  int64_t steps = 0;
+};
+
+class RequestChannel;
+
+class RequestHandle {
+ public:
+  explicit RequestHandle(std::shared_ptr<RequestChannel> channel);
+  ~RequestHandle();  // cancels the request if it has not ended
+  RequestHandle(const RequestHandle&) = delete;
+  RequestHandle& operator=(const RequestHandle&) = delete;
+
+  // Blocks for the next event. Returns false once the final event has been read.
+  bool Next(GenerationEvent* event);
+  // Asks the scheduler to drop the request; it ends with finish_reason kCancelled at the next step.
+  void Cancel();
+  uint64_t id() const;
+
+ private:
+  std::shared_ptr<RequestChannel> channel_;
+};
+
+class Runtime {
+ public:
+  // Starts the scheduler thread. Errors: InvalidArgument for options out of range.
+  static Result<std::unique_ptr<Runtime>> Create(std::unique_ptr<Model> model, RuntimeOptions options);
+  ~Runtime();  // cancels what is left, joins the thread
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Queues a request. An invalid or oversized request is not refused here: its handle gets one
+  // kError event, so callers have a single path.
+  std::unique_ptr<RequestHandle> Submit(GenerationRequest request);
+
+  RuntimeCounters Counters() const;
+  const Model& model() const;
+  // Worst-case bytes of state a request of this many tokens (prompt + max_tokens) holds.
+  uint64_t StateBytesFor(int64_t total_tokens) const;
+
+  class Impl;
+
+ private:
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kimi

@@ -1,0 +1,96 @@
+// Token sampling for one request: penalties, an optional constrained-decoding mask, temperature,
+// top-k, top-p, a per-request random stream, and the log-probabilities a client may ask for.
+//
+// Order of operations on one row of logits (what Sample() promises):
+//   1. presence and frequency penalties over the tokens this sampler has chosen so far
+//      (logit -= frequency_penalty * count + presence_penalty, for count > 0);
+//   2. the token mask, if any: a token the mask does not allow gets -inf;
+//   3. logprobs are taken here, as log_softmax of the row after 1 and 2 (the distribution the
+//      model was allowed to choose from, before temperature and truncation);
+//   4. temperature 0: greedy argmax, the lower index winning ties; otherwise the row is scaled
+//      by 1/temperature, cut to the top_k highest, then to the smallest prefix (in descending
+//      probability) whose mass reaches top_p, and one token is drawn from what is left.
+//
+// Owns: its parameters, the counts of chosen tokens, its random stream (std::mt19937_64 seeded
+// from the request's seed, so the same seed and the same logits give the same tokens).
+// Thread safety: a Sampler is used by one thread at a time; distinct Samplers are independent.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "kimi/status.h"
+
+namespace kimi {
+
+struct SamplingParams {
+  float temperature = 1.0f;      // in [0, 1]; 0 means greedy
+  float top_p = 1.0f;            // in (0, 1]
+  int32_t top_k = 0;             // 0: no limit
+  float presence_penalty = 0.0f;   // in [-2, 2]
+  float frequency_penalty = 0.0f;  // in [-2, 2]
+  std::optional<uint64_t> seed;  // absent: the runtime picks one per request
+  int32_t top_logprobs = -1;     // -1: no logprobs; 0: the chosen token's; N: and N alternatives
+
+  // InvalidArgument naming the field that is out of range.
+  Status Validate() const;
+};
+
+// Which tokens may be chosen next: a bitset over the vocabulary. The constrained-decoding hook
+// (structured output) fills one per step.
+class TokenMask {
+ public:
+  // All tokens allowed (allow_all) or none.
+  TokenMask(int64_t vocab_size, bool allow_all);
+  int64_t vocab_size() const { return vocab_size_; }
+  bool allowed(int64_t id) const { return (words_[size_t(id) >> 6] >> (id & 63)) & 1; }
+  void Allow(int64_t id) { words_[size_t(id) >> 6] |= uint64_t(1) << (id & 63); }
+  void Disallow(int64_t id) { words_[size_t(id) >> 6] &= ~(uint64_t(1) << (id & 63)); }
+  int64_t CountAllowed() const;
+
+ private:
+  int64_t vocab_size_;
+  std::vector<uint64_t> words_;
+};
+
+struct TokenLogprob {
+  int32_t id = -1;
+  float logprob = 0.0f;
+};
+
+struct SampledToken {
+  int32_t id = -1;
+  float logprob = 0.0f;             // filled when top_logprobs >= 0
+  std::vector<TokenLogprob> top;    // the top_logprobs most likely, most likely first
+};
+
+class Sampler {
+ public:
+  // Precondition: params.Validate().ok(), vocab_size > 0. `seed` is used when params.seed is
+  // absent.
+  Sampler(const SamplingParams& params, int64_t vocab_size, uint64_t seed);
+
+  // Chooses the next token from one row of logits (vocab_size floats) and counts it for the
+  // penalties. Errors: InvalidArgument for a row or mask of the wrong size; FailedPrecondition
+  // when the mask (with the logits) leaves no token to choose.
+  Result<SampledToken> Sample(std::span<const float> logits, const TokenMask* mask = nullptr);
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  int32_t Draw(std::span<const float> row);
+  double Uniform();  // in [0, 1)
+
+  SamplingParams params_;
+  int64_t vocab_size_;
+  std::mt19937_64 rng_;
+  std::unordered_map<int32_t, int32_t> counts_;  // chosen token -> times chosen
+  std::vector<float> row_;                        // scratch: the processed row
+  std::vector<int32_t> order_;                    // scratch: candidate ids
+};
+
+}  // namespace kimi

@@ -1,0 +1,359 @@
+// Runtime tests on a k3-nano model synthesised into a temp dir: 32 concurrent requests of
+// different lengths produce exactly the tokens each produces alone (greedy); cancelling half of
+// them frees their memory (runtime counters) and leaves the rest correct; a request larger than
+// the memory budget gets a clear error while others complete; stop strings and stop token ids
+// through the scheduler with a fake detokeniser; the same seed gives the same sampled tokens.
+//
+// The exactness tests run on the scalar reference kernels (KIMI_KERNELS=scalar, set before the
+// first kernel call, as in model_test.cc): the AVX2 kernels quantise activations, and a
+// near-tied argmax can then flip with the composition of the batch.
+#include "kimi/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "io/k3_presets.h"
+#include "io/k3_synth.h"
+
+namespace kimi {
+namespace {
+
+namespace fs = std::filesystem;
+
+const bool kScalarKernels = [] { return setenv("KIMI_KERNELS", "scalar", /*overwrite=*/0) == 0; }();
+
+struct Outcome {
+  std::vector<int32_t> tokens;
+  std::string text;
+  bool finished = false;
+  FinishReason reason = FinishReason::kStop;
+  RequestStats stats;
+  Status error;
+};
+
+Outcome Collect(RequestHandle& handle) {
+  Outcome out;
+  GenerationEvent event;
+  while (handle.Next(&event)) {
+    switch (event.kind) {
+      case GenerationEvent::Kind::kToken:
+        out.tokens.push_back(event.token);
+        out.text += event.text;
+        break;
+      case GenerationEvent::Kind::kFinish:
+        out.finished = true;
+        out.reason = event.finish_reason;
+        out.stats = event.stats;
+        break;
+      case GenerationEvent::Kind::kError:
+        out.error = event.error;
+        break;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> Tokens(int n, uint32_t seed, int64_t vocab) {
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = int32_t((seed = seed * 1664525u + 1013904223u) >> 8) % int32_t(vocab);
+  return t;
+}
+
+GenerationRequest Greedy(std::vector<int32_t> prompt, int64_t max_tokens) {
+  GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+// "<id>" per token: every piece is distinct ASCII, so stop strings can be placed across pieces.
+class FakeDetokenizer : public Detokenizer {
+ public:
+  class Stream : public TokenTextStream {
+   public:
+    Status Push(int32_t id, std::string* text) override {
+      *text += "<" + std::to_string(id) + ">";
+      return Status::OK();
+    }
+    void Flush(std::string*) override {}
+  };
+  std::unique_ptr<TokenTextStream> NewStream() const override { return std::make_unique<Stream>(); }
+};
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ASSERT_TRUE(kScalarKernels);
+    dir_ = new std::string((fs::temp_directory_path() / ("kimi_runtime_test_" + std::to_string(::getpid()))).string());
+    fs::remove_all(*dir_);
+    auto config = K3Preset("k3-nano");
+    ASSERT_TRUE(config.ok());
+    auto written = WriteSyntheticModel(*config, *dir_, {/*seed=*/7, /*max_shard_bytes=*/1u << 20});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static std::unique_ptr<Runtime> Start(RuntimeOptions options) {
+    ModelOptions model_options;
+    model_options.threads = 2;
+    model_options.mla_page_tokens = 16;
+    auto model = Model::Load(*dir_, model_options);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    auto runtime = Runtime::Create(std::move(model).value(), std::move(options));
+    EXPECT_TRUE(runtime.ok()) << runtime.status().ToString();
+    return std::move(runtime).value();
+  }
+
+  // Each request run by itself, one after another.
+  static std::vector<Outcome> Alone(const std::vector<GenerationRequest>& requests) {
+    auto runtime = Start({});
+    std::vector<Outcome> out;
+    for (const auto& r : requests) {
+      auto handle = runtime->Submit(r);
+      out.push_back(Collect(*handle));
+    }
+    return out;
+  }
+
+  // 32 requests: prompts of 1..64 tokens, 1..16 output tokens.
+  static std::vector<GenerationRequest> Mixed(int64_t vocab) {
+    std::vector<GenerationRequest> requests;
+    for (int i = 0; i < 32; ++i) requests.push_back(Greedy(Tokens(1 + (i * 37) % 64, 500 + i, vocab), 1 + (i * 7) % 16));
+    return requests;
+  }
+  // Alone(Mixed()), computed once for the tests that share it.
+  static const std::vector<Outcome>& MixedAlone(int64_t vocab) {
+    static const std::vector<Outcome> alone = Alone(Mixed(vocab));
+    return alone;
+  }
+
+  // The counters once the scheduler has published the step that ended the last request.
+  static RuntimeCounters IdleCounters(const Runtime& runtime) {
+    RuntimeCounters c = runtime.Counters();
+    while (c.running != 0 || c.waiting != 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      c = runtime.Counters();
+    }
+    return c;
+  }
+
+  static std::string* dir_;
+};
+std::string* RuntimeTest::dir_ = nullptr;
+
+TEST_F(RuntimeTest, ConcurrentRequestsProduceWhatEachProducesAlone) {
+  RuntimeOptions options;
+  options.max_num_seqs = 12;            // the rest wait and join as others leave
+  options.max_num_batched_tokens = 40;  // long prompts prefill in chunks beside the decodes
+  auto runtime = Start(options);
+  const auto requests = Mixed(runtime->model().config().vocab_size);
+  const auto& alone = MixedAlone(runtime->model().config().vocab_size);
+
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (const auto& r : requests) handles.push_back(runtime->Submit(r));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Outcome together = Collect(*handles[i]);
+    ASSERT_TRUE(together.error.ok()) << together.error.ToString();
+    ASSERT_TRUE(together.finished);
+    EXPECT_EQ(together.reason, FinishReason::kLength);
+    EXPECT_EQ(int64_t(together.tokens.size()), requests[i].max_tokens);
+    EXPECT_EQ(together.tokens, alone[i].tokens) << "request " << i;
+    EXPECT_EQ(together.stats.prompt_tokens, int64_t(requests[i].prompt.size()));
+    EXPECT_EQ(together.stats.completion_tokens, requests[i].max_tokens);
+    EXPECT_EQ(together.stats.inter_token_seconds.size(), size_t(requests[i].max_tokens - 1));
+  }
+  handles.clear();
+  const RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_EQ(c.requests_finished, 32);
+  EXPECT_EQ(c.running, 0);
+  EXPECT_EQ(c.memory_reserved_bytes, 0u);
+  EXPECT_EQ(c.memory_used_bytes, 0u);
+  int64_t expected_tokens = 0;
+  for (const auto& r : requests) expected_tokens += r.max_tokens;
+  EXPECT_EQ(c.tokens_generated, expected_tokens);
+}
+
+TEST_F(RuntimeTest, CancellingHalfFreesTheirMemoryAndTheRestStayCorrect) {
+  RuntimeOptions options;
+  options.max_num_seqs = 32;
+  options.max_num_batched_tokens = 64;
+  auto runtime = Start(options);
+  auto requests = Mixed(runtime->model().config().vocab_size);
+  for (size_t i = 0; i < requests.size(); i += 2) requests[i].max_tokens = 400;  // cancelled long before
+  std::vector<GenerationRequest> kept;
+  for (size_t i = 1; i < requests.size(); i += 2) kept.push_back(requests[i]);
+  const auto& alone_all = MixedAlone(runtime->model().config().vocab_size);
+  std::vector<Outcome> alone;
+  for (size_t i = 1; i < requests.size(); i += 2) alone.push_back(alone_all[i]);
+
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (const auto& r : requests) handles.push_back(runtime->Submit(r));
+  uint64_t kept_bytes = 0;
+  for (const auto& r : kept) kept_bytes += runtime->StateBytesFor(int64_t(r.prompt.size()) + r.max_tokens);
+
+  // Cancel each even request mid-stream: after its first token.
+  for (size_t i = 0; i < requests.size(); i += 2) {
+    GenerationEvent event;
+    ASSERT_TRUE(handles[i]->Next(&event));
+    ASSERT_EQ(event.kind, GenerationEvent::Kind::kToken);
+    handles[i]->Cancel();
+  }
+  for (size_t i = 0; i < requests.size(); i += 2) {
+    const Outcome cancelled = Collect(*handles[i]);
+    ASSERT_TRUE(cancelled.finished);
+    EXPECT_EQ(cancelled.reason, FinishReason::kCancelled);
+    EXPECT_LT(cancelled.stats.completion_tokens, 400);
+  }
+  // The finish events are pushed inside a step; wait for that step's counters.
+  const RuntimeCounters before = runtime->Counters();
+  RuntimeCounters c = before;
+  while (!(c.steps > before.steps || (c.running == 0 && c.waiting == 0))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    c = runtime->Counters();
+  }
+  EXPECT_EQ(c.requests_cancelled, 16);
+  EXPECT_LE(c.running, 16);
+  EXPECT_LE(c.memory_reserved_bytes, kept_bytes);
+  EXPECT_LE(c.memory_used_bytes, kept_bytes);
+
+  for (size_t k = 0; k < kept.size(); ++k) {
+    const Outcome rest = Collect(*handles[2 * k + 1]);
+    ASSERT_TRUE(rest.error.ok()) << rest.error.ToString();
+    EXPECT_EQ(rest.reason, FinishReason::kLength);
+    EXPECT_EQ(rest.tokens, alone[k].tokens) << "request " << 2 * k + 1;
+  }
+  handles.clear();
+  c = IdleCounters(*runtime);
+  EXPECT_EQ(c.memory_reserved_bytes, 0u);
+  EXPECT_EQ(c.memory_used_bytes, 0u);
+  EXPECT_EQ(c.requests_finished, 16);
+}
+
+TEST_F(RuntimeTest, RequestLargerThanTheBudgetGetsAClearErrorWhileOthersComplete) {
+  const int64_t V = Start({})->model().config().vocab_size;
+  const uint64_t per_request = Start({})->StateBytesFor(48);
+  RuntimeOptions options;
+  options.memory_budget_bytes = 2 * per_request;  // two at a time; the rest wait for memory
+  auto runtime = Start(options);
+
+  std::vector<GenerationRequest> small;
+  for (int i = 0; i < 4; ++i) small.push_back(Greedy(Tokens(20 + i, 900 + i, V), 24 - i));
+  const auto alone = Alone(small);
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (const auto& r : small) handles.push_back(runtime->Submit(r));
+  auto huge = runtime->Submit(Greedy(Tokens(30, 1, V), 1000000));
+
+  const Outcome refused = Collect(*huge);
+  EXPECT_FALSE(refused.finished);
+  EXPECT_EQ(refused.error.code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(refused.error.message().find("memory budget"), std::string::npos) << refused.error.message();
+  for (size_t i = 0; i < small.size(); ++i) {
+    const Outcome out = Collect(*handles[i]);
+    ASSERT_TRUE(out.error.ok()) << out.error.ToString();
+    EXPECT_EQ(out.tokens, alone[i].tokens) << "request " << i;
+  }
+  const RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_EQ(c.requests_refused, 1);
+  EXPECT_EQ(c.requests_finished, 4);
+}
+
+TEST_F(RuntimeTest, InvalidRequestsGetAnErrorEvent) {
+  auto runtime = Start({});
+  EXPECT_EQ(Collect(*runtime->Submit(Greedy({}, 4))).error.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(Collect(*runtime->Submit(Greedy({-1}, 4))).error.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(Collect(*runtime->Submit(Greedy({1}, 0))).error.code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(RuntimeTest, StopStringsAcrossTokensAndStopTokenIds) {
+  RuntimeOptions options;
+  options.detokenizer = std::make_shared<FakeDetokenizer>();
+  auto runtime = Start(options);
+  const int64_t V = runtime->model().config().vocab_size;
+  const GenerationRequest base = Greedy(Tokens(12, 77, V), 12);
+  const Outcome full = Collect(*runtime->Submit(base));
+  ASSERT_EQ(full.tokens.size(), 12u);
+  std::string expected_text;
+  for (int32_t id : full.tokens) expected_text += "<" + std::to_string(id) + ">";
+  EXPECT_EQ(full.text, expected_text);
+
+  // A stop string made of the end of token 4's text and the start of token 5's.
+  GenerationRequest stopped = base;
+  const std::string stop = std::to_string(full.tokens[4]) + "><" + std::to_string(full.tokens[5]).substr(0, 1);
+  stopped.stop = {stop};
+  const Outcome out = Collect(*runtime->Submit(stopped));
+  ASSERT_TRUE(out.finished);
+  EXPECT_EQ(out.reason, FinishReason::kStop);
+  EXPECT_EQ(out.text, expected_text.substr(0, expected_text.find(stop)));
+  EXPECT_LE(out.tokens.size(), 6u);
+
+  GenerationRequest by_id = base;
+  by_id.stop_token_ids = {full.tokens[3]};
+  const Outcome eos = Collect(*runtime->Submit(by_id));
+  const size_t first = size_t(std::find(full.tokens.begin(), full.tokens.end(), full.tokens[3]) - full.tokens.begin());
+  EXPECT_EQ(eos.reason, FinishReason::kStop);
+  EXPECT_EQ(eos.tokens.size(), first + 1);
+  EXPECT_EQ(eos.text.find("<" + std::to_string(full.tokens[3]) + ">"), std::string::npos);  // no stop-token text
+}
+
+TEST_F(RuntimeTest, SameSeedSameSampledTokensWhenBatchedTogether) {
+  RuntimeOptions options;
+  auto runtime = Start(options);
+  GenerationRequest r = Greedy(Tokens(9, 3, runtime->model().config().vocab_size), 16);
+  r.sampling.temperature = 1.0f;
+  r.sampling.seed = 1234;
+  r.sampling.top_logprobs = 2;
+  auto a = runtime->Submit(r);
+  auto b = runtime->Submit(r);
+  const Outcome oa = Collect(*a), ob = Collect(*b);
+  EXPECT_EQ(oa.tokens, ob.tokens);
+  EXPECT_EQ(oa.tokens.size(), 16u);
+}
+
+// Allows only the token after the last one generated (starting at `first`), modulo the vocabulary.
+class CountingConstraint : public TokenConstraint {
+ public:
+  explicit CountingConstraint(int32_t first) : first_(first) {}
+  Status FillMask(std::span<const int32_t> generated, TokenMask* mask) override {
+    const int32_t next = generated.empty() ? first_ : int32_t((generated.back() + 1) % mask->vocab_size());
+    for (int64_t i = 0; i < mask->vocab_size(); ++i) {
+      if (i != next) mask->Disallow(i);
+    }
+    return Status::OK();
+  }
+
+ private:
+  int32_t first_;
+};
+
+class FailingConstraint : public TokenConstraint {
+ public:
+  Status FillMask(std::span<const int32_t>, TokenMask*) override { return Status::InvalidArgument("grammar rejects"); }
+};
+
+TEST_F(RuntimeTest, TokenConstraintDecidesTheTokens) {
+  auto runtime = Start({});
+  const int64_t V = runtime->model().config().vocab_size;
+  GenerationRequest r = Greedy(Tokens(7, 11, V), 5);
+  r.sampling.temperature = 1.0f;
+  r.constraint = std::make_shared<CountingConstraint>(int32_t(V - 2));
+  const Outcome out = Collect(*runtime->Submit(r));
+  EXPECT_EQ(out.tokens, (std::vector<int32_t>{int32_t(V - 2), int32_t(V - 1), 0, 1, 2}));
+
+  r.constraint = std::make_shared<FailingConstraint>();
+  const Outcome failed = Collect(*runtime->Submit(r));
+  EXPECT_EQ(failed.error.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(failed.error.message().find("grammar rejects"), std::string::npos);
+  EXPECT_EQ(IdleCounters(*runtime).memory_reserved_bytes, 0u);
+}
+
+}  // namespace
+}  // namespace kimi

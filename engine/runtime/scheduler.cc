@@ -1,0 +1,218 @@
+// Scheduler::Step: admit, decode everyone who is decoding, prefill in chunks, sample, emit,
+// free. The order inside a step does not change any sequence's tokens: each state sees its own
+// tokens in its own order, whatever else shares the pass.
+#include "runtime/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace kimi::runtime {
+
+namespace {
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+StateSizer::StateSizer(const Model& model) {
+  const auto probe = model.NewSequence();
+  for (const auto& k : probe->kda) fixed_bytes_ += (k.recurrent.size() + k.conv.size()) * sizeof(float);
+  mla_layers_ = int64_t(probe->mla.size());
+  if (!probe->mla.empty()) {
+    page_tokens_ = probe->mla[0].page_tokens;
+    page_bytes_ = uint64_t(page_tokens_ * probe->mla[0].row_width) * sizeof(float) + sizeof(int32_t);
+  }
+}
+
+uint64_t StateSizer::BytesFor(int64_t tokens) const {
+  const uint64_t pages = uint64_t((std::max<int64_t>(tokens, 0) + page_tokens_ - 1) / page_tokens_);
+  return fixed_bytes_ + uint64_t(mla_layers_) * pages * page_bytes_;
+}
+
+Scheduler::Scheduler(Model& model, const RuntimeOptions& options)
+    : model_(model), options_(options), vocab_size_(model.config().vocab_size) {
+  counters_.memory_budget_bytes = options.memory_budget_bytes;
+}
+
+void Scheduler::Enqueue(WaitingRequest request) { waiting_.push_back(std::move(request)); }
+
+void Scheduler::Step() {
+  DropCancelled();
+  Admit();
+  int64_t budget = options_.max_num_batched_tokens;
+  RunDecodes(&budget);
+  RunPrefills(&budget);
+  RemoveDone();
+  ++counters_.steps;
+}
+
+void Scheduler::CancelAll() {
+  for (auto& w : waiting_) w.channel->Cancel();
+  for (auto& s : running_) s->channel->Cancel();
+  DropCancelled();
+  RemoveDone();
+}
+
+void Scheduler::DropCancelled() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (!it->channel->cancelled()) {
+      ++it;
+      continue;
+    }
+    GenerationEvent event;
+    event.kind = GenerationEvent::Kind::kFinish;
+    event.finish_reason = FinishReason::kCancelled;
+    event.stats.prompt_tokens = int64_t(it->request.prompt.size());
+    event.stats.queue_seconds = Seconds(Clock::now() - it->submitted);
+    it->channel->Push(std::move(event));
+    ++counters_.requests_cancelled;
+    it = waiting_.erase(it);
+  }
+  for (auto& seq : running_) {
+    if (!seq->done && seq->channel->cancelled()) Finish(*seq, FinishReason::kCancelled);
+  }
+  RemoveDone();
+}
+
+void Scheduler::Admit() {
+  // First come, first served: a request that does not fit yet blocks those behind it, so a
+  // large request is not starved by a stream of small ones.
+  while (!waiting_.empty() && int64_t(running_.size()) < options_.max_num_seqs &&
+         counters_.memory_reserved_bytes + waiting_.front().need_bytes <= options_.memory_budget_bytes) {
+    WaitingRequest w = std::move(waiting_.front());
+    waiting_.pop_front();
+    auto seq = std::make_unique<Sequence>();
+    seq->channel = std::move(w.channel);
+    seq->request = std::move(w.request);
+    seq->state = model_.NewSequence();
+    seq->sampler.emplace(seq->request.sampling, vocab_size_, next_seed_++);
+    if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
+    seq->stop.emplace(seq->request.stop);
+    seq->reserved_bytes = w.need_bytes;
+    seq->submitted = w.submitted;
+    seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
+    seq->stats.queue_seconds = Seconds(Clock::now() - w.submitted);
+    counters_.memory_reserved_bytes += seq->reserved_bytes;
+    running_.push_back(std::move(seq));
+  }
+}
+
+void Scheduler::RunDecodes(int64_t* budget) {
+  std::vector<Sequence*> decoding;
+  std::vector<SequenceState*> states;
+  std::vector<int32_t> tokens;
+  for (auto& seq : running_) {
+    if (seq->done || seq->next_input < 0) continue;
+    decoding.push_back(seq.get());
+    states.push_back(seq->state.get());
+    tokens.push_back(seq->next_input);
+  }
+  if (decoding.empty()) return;
+  *budget -= int64_t(decoding.size());
+  const Status status = model_.DecodeBatch(states, tokens, &logits_);
+  for (size_t i = 0; i < decoding.size(); ++i) {
+    if (!status.ok()) {
+      Fail(*decoding[i], status.WithContext("decode"));
+      continue;
+    }
+    Advance(*decoding[i], std::span<const float>(logits_).subspan(i * size_t(vocab_size_), size_t(vocab_size_)));
+  }
+}
+
+void Scheduler::RunPrefills(int64_t* budget) {
+  for (auto& seq : running_) {
+    if (*budget <= 0) break;
+    const int64_t prompt = int64_t(seq->request.prompt.size());
+    if (seq->done || seq->prefilled >= prompt) continue;
+    const int64_t chunk = std::min(prompt - seq->prefilled, *budget);
+    const auto piece = std::span<const int32_t>(seq->request.prompt).subspan(size_t(seq->prefilled), size_t(chunk));
+    const Status status = model_.Prefill(*seq->state, piece, LogitsRows::kLast, &logits_);
+    if (!status.ok()) {
+      Fail(*seq, status.WithContext("prefill"));
+      continue;
+    }
+    seq->prefilled += chunk;
+    *budget -= chunk;
+    counters_.prompt_tokens_processed += chunk;
+    if (seq->prefilled == prompt) Advance(*seq, logits_);
+  }
+}
+
+void Scheduler::Advance(Sequence& seq, std::span<const float> logits) {
+  std::optional<TokenMask> mask;
+  if (seq.request.constraint) {
+    mask.emplace(vocab_size_, /*allow_all=*/true);
+    const Status status = seq.request.constraint->FillMask(seq.generated, &*mask);
+    if (!status.ok()) return Fail(seq, status.WithContext("token constraint"));
+  }
+  auto sampled = seq.sampler->Sample(logits, mask ? &*mask : nullptr);
+  if (!sampled.ok()) return Fail(seq, sampled.status());
+
+  const auto now = Clock::now();
+  if (seq.generated.empty()) {
+    seq.stats.time_to_first_token_seconds = Seconds(now - seq.submitted);
+  } else {
+    seq.stats.inter_token_seconds.push_back(Seconds(now - seq.last_token));
+  }
+  seq.last_token = now;
+  const int32_t id = sampled->id;
+  seq.generated.push_back(id);
+  seq.stats.completion_tokens = int64_t(seq.generated.size());
+  ++counters_.tokens_generated;
+
+  auto is_stop_id = [id](const std::vector<int32_t>& ids) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  const bool stop_token = is_stop_id(options_.stop_token_ids) || is_stop_id(seq.request.stop_token_ids);
+  std::optional<FinishReason> finish;
+  GenerationEvent event;
+  event.token = id;
+  if (seq.text && !stop_token) {
+    std::string raw;
+    const Status status = seq.text->Push(id, &raw);
+    if (!status.ok()) return Fail(seq, status.WithContext("detokenise"));
+    if (seq.stop->Push(raw, &event.text)) finish = FinishReason::kStop;
+  }
+  if (!finish && stop_token) finish = FinishReason::kStop;
+  if (!finish && int64_t(seq.generated.size()) >= seq.request.max_tokens) finish = FinishReason::kLength;
+  if (finish && seq.text && !seq.stop->stopped()) {
+    std::string raw;
+    seq.text->Flush(&raw);
+    seq.stop->Push(raw, &event.text);
+    seq.stop->Flush(&event.text);
+  }
+  event.sampled = std::move(sampled).value();
+  seq.channel->Push(std::move(event));
+  if (finish) {
+    Finish(seq, *finish);
+  } else {
+    seq.next_input = id;
+  }
+}
+
+void Scheduler::Finish(Sequence& seq, FinishReason reason) {
+  GenerationEvent event;
+  event.kind = GenerationEvent::Kind::kFinish;
+  event.finish_reason = reason;
+  event.stats = seq.stats;
+  seq.channel->Push(std::move(event));
+  seq.done = true;
+  ++(reason == FinishReason::kCancelled ? counters_.requests_cancelled : counters_.requests_finished);
+}
+
+void Scheduler::Fail(Sequence& seq, Status status) {
+  GenerationEvent event;
+  event.kind = GenerationEvent::Kind::kError;
+  event.error = std::move(status);
+  seq.channel->Push(std::move(event));
+  seq.done = true;
+}
+
+void Scheduler::RemoveDone() {
+  std::erase_if(running_, [&](const std::unique_ptr<Sequence>& seq) {
+    if (seq->done) counters_.memory_reserved_bytes -= seq->reserved_bytes;
+    return seq->done;  // the state is freed with the sequence, within this step
+  });
+  counters_.running = int64_t(running_.size());
+  counters_.waiting = int64_t(waiting_.size());
+  counters_.memory_used_bytes = 0;
+  for (const auto& seq : running_) counters_.memory_used_bytes += seq->state->Bytes();
+}
+
+}  // namespace kimi::runtime

@@ -1,0 +1,94 @@
+// The continuous-batching scheduler: one Step() admits waiting requests, runs one DecodeBatch
+// for every decoding sequence and prefill chunks within the step's token budget, samples,
+// emits events, and frees the state of every sequence that finished or was cancelled.
+//
+// Owns: the waiting queue, the running sequences and their states, the counters.
+// Thread safety: none; the runtime calls it from its scheduler thread only.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "kimi/runtime.h"
+#include "runtime/request_channel.h"
+#include "runtime/stop_matcher.h"
+
+namespace kimi::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+struct WaitingRequest {
+  std::shared_ptr<RequestChannel> channel;
+  GenerationRequest request;
+  Clock::time_point submitted;
+  uint64_t need_bytes = 0;  // worst-case state, reserved at admission
+};
+
+struct Sequence {
+  std::shared_ptr<RequestChannel> channel;
+  GenerationRequest request;
+  std::unique_ptr<SequenceState> state;
+  std::optional<Sampler> sampler;
+  std::unique_ptr<TokenTextStream> text;
+  std::optional<StopMatcher> stop;
+  std::vector<int32_t> generated;
+  int64_t prefilled = 0;     // prompt tokens consumed
+  int32_t next_input = -1;   // the sampled token the next decode consumes; -1 while prefilling
+  uint64_t reserved_bytes = 0;
+  Clock::time_point submitted, last_token;
+  RequestStats stats;
+  bool done = false;
+};
+
+// Worst-case state bytes of a sequence, from the sizes a fresh state of the model exposes.
+class StateSizer {
+ public:
+  explicit StateSizer(const Model& model);
+  uint64_t BytesFor(int64_t tokens) const;
+
+ private:
+  uint64_t fixed_bytes_ = 0;   // KDA recurrent and conv state: independent of length
+  int64_t mla_layers_ = 0;
+  int64_t page_tokens_ = 1;
+  uint64_t page_bytes_ = 0;    // one page of one MLA layer, with its block-table entry
+};
+
+class Scheduler {
+ public:
+  Scheduler(Model& model, const RuntimeOptions& options);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void Enqueue(WaitingRequest request);
+  bool HasWork() const { return !waiting_.empty() || !running_.empty(); }
+  void Step();
+  // Ends every request (finish kCancelled); used at shutdown.
+  void CancelAll();
+
+  const RuntimeCounters& counters() const { return counters_; }
+
+ private:
+  void DropCancelled();
+  void Admit();
+  void RunDecodes(int64_t* budget);
+  void RunPrefills(int64_t* budget);
+  // Samples from one row of logits and emits the token (and the finish, if it ends here).
+  void Advance(Sequence& seq, std::span<const float> logits);
+  void Finish(Sequence& seq, FinishReason reason);
+  void Fail(Sequence& seq, Status status);
+  void RemoveDone();
+
+  Model& model_;
+  const RuntimeOptions& options_;
+  const int64_t vocab_size_;
+  uint64_t next_seed_ = 0x9e3779b97f4a7c15ull;
+  std::deque<WaitingRequest> waiting_;
+  std::vector<std::unique_ptr<Sequence>> running_;  // in admission order
+  std::vector<float> logits_;
+  RuntimeCounters counters_;
+};
+
+}  // namespace kimi::runtime
