@@ -240,6 +240,8 @@ class AuditCrashTest(unittest.TestCase):
             records = read_records(data_dir)
             recorded = {r["request_id"] for r in records}
             missing = [rid for rid in seen if rid not in recorded]
+            print("\n%d answered requests over %d kills, %d records" % (len(seen), self.KILLS, len(records)),
+                  file=sys.stderr)
             self.assertEqual(missing, [], "answered requests without a record")
             starts = [r for r in records if r["action"] == "service.start"]
             self.assertEqual(len(starts), self.KILLS + 1)
