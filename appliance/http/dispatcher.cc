@@ -89,7 +89,9 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
     if (ctx == nullptr) return;
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;
-    Status audited = services_.auditor->Commit(Exchange{ctx, req.method, req.path, res.status, req.body, res.body});
+    // A HEAD response carries no body, so none is hashed.
+    std::string_view sent_body = req.method == "HEAD" ? std::string_view() : std::string_view(res.body);
+    Status audited = services_.auditor->Commit(Exchange{ctx, req.method, req.path, res.status, req.body, sent_body});
     if (!audited.ok()) ReplaceWithAuditError(audited, *ctx, res);
   });
 

@@ -136,13 +136,20 @@ class AuditRecordsTest(unittest.TestCase):
     def test_probes_are_recorded_when_configured(self):
         daemon = Daemon(config=audit_config(self.data_dir, record_probes=True))
         try:
-            self.assertEqual(request(daemon, "GET", "/healthz", {"X-Request-Id": "it-hz"}).status, 200)
+            reply = request(daemon, "GET", "/healthz", {"X-Request-Id": "it-hz"})
+            self.assertEqual(reply.status, 200)
+            with daemon.connect() as s:  # HEAD: no body is sent, so none is hashed
+                s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: it-head\r\nConnection: close\r\n\r\n")
+                self.assertIn(b" 200 ", s.recv(65536))
             self.assertEqual(daemon.stop(), 0)
         finally:
             daemon.close()
-        actions = [(r["action"], r["request_id"], r["outcome"]) for r in read_records(self.data_dir)]
-        self.assertEqual(actions[1], ("http.healthz", "it-hz", "ok"))
-        self.assertEqual(len(actions), 3)
+        records = read_records(self.data_dir)
+        actions = [(r["action"], r["request_id"], r["outcome"]) for r in records]
+        self.assertEqual(actions[1:3], [("http.healthz", "it-hz", "ok"), ("http.healthz", "it-head", "ok")])
+        self.assertEqual(records[1]["response_sha256"], sha256_hex(reply.body.encode()))
+        self.assertEqual(records[2]["response_sha256"], "")
+        self.assertEqual(len(actions), 4)
 
 
 class AuditFailClosedTest(unittest.TestCase):
