@@ -13,11 +13,13 @@
 #include <thread>
 #include <vector>
 
+#include "audit/audit_sink.h"
 #include "build_info.h"
 #include "config/config.h"
 #include "config/listen_address.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
+#include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
 #include "kimi/log.h"
@@ -31,6 +33,18 @@ constexpr const char* kUsage =
     "                      [--version] [--help]\n"
     "Serves the appliance's HTTP API. The configuration file (default /etc/kimi-appliance/appliance.json)\n"
     "is described in docs/configuration.md; flags override its keys.\n";
+
+// Service start and stop are audited acts; the daemon does not go on (or claims no clean
+// stop) without their records.
+kimi::Status RecordServiceEvent(kimi::audit::AuditSink& sink, const std::string& action, const std::string& detail) {
+  kimi::audit::AuditRecord record;
+  record.actor = "kimi-appliance";
+  record.role = "system";
+  record.action = action;
+  record.outcome = "ok";
+  record.detail = detail;
+  return sink.Record(std::move(record)).WaitCommitted();
+}
 
 // Startup failures before logging is set up are one plain line on stderr.
 int Fail(const std::string& message, int code = 1) {
@@ -159,12 +173,15 @@ int main(int argc, char** argv) {
   RegisterProcessMetrics(registry);
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
+  readiness.Declare("audit", "not open yet");
   // No model loader exists in this build; the component stays not ready, honestly.
   readiness.Declare("model", "not loaded: no model configured");
 
   // The port first: a daemon that cannot listen should say so before touching anything else.
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
-  kimi::http::Services services{&registry, &readiness};
+  // The auditor is wired into the server now and gets its sink below, before Run().
+  kimi::http::RequestAuditor auditor(kimi::http::AuditPolicy{config.audit.fail_closed, config.audit.record_probes});
+  kimi::http::Services services{&registry, &readiness, &auditor};
   kimi::http::Server server(options, services, registry);
   if (kimi::Status bound = server.Bind(); !bound.ok()) {
     kimi::log::Error(bound.message());
@@ -186,6 +203,35 @@ int main(int argc, char** argv) {
   kimi::log::Info("database open", {{"path", (*store)->path()}, {"migrations_applied", *migrated}});
   readiness.MarkReady("database", "open: " + (*store)->path());
 
+  // The audit log, before any request is accepted: no request is ever served unaudited.
+  std::unique_ptr<kimi::audit::AuditSink> audit_sink;
+  {
+    kimi::audit::AuditSinkOptions audit_options;
+    audit_options.data_dir = config.storage.data_dir;
+    audit_options.sign_interval_ms = config.audit.sign_interval_ms;
+    audit_options.probe_interval_ms = config.audit.probe_interval_ms;
+    audit_options.store.busy_timeout_ms = static_cast<int>(config.audit.busy_timeout_ms);
+    audit_options.on_health_change = [&readiness](bool healthy, const std::string& reason) {
+      if (healthy) readiness.MarkReady("audit", "writable");
+      else readiness.MarkNotReady("audit", reason);
+    };
+    kimi::Result<std::unique_ptr<kimi::audit::AuditSink>> opened = kimi::audit::AuditSink::Open(audit_options);
+    if (!opened.ok()) {
+      kimi::log::Error("cannot open the audit log", {{"error", opened.status().ToString()}});
+      return 1;
+    }
+    audit_sink = std::move(opened).value();
+    kimi::Status started = RecordServiceEvent(*audit_sink, "service.start", std::string("version ") + KIMI_APPLIANCE_VERSION);
+    if (!started.ok()) {
+      kimi::log::Error("cannot record the service start in the audit log", {{"error", started.ToString()}});
+      return 1;
+    }
+    auditor.Attach(audit_sink.get());
+    if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");
+    kimi::log::Info("audit log open", {{"records", static_cast<int64_t>(audit_sink->TreeSize())},
+                                       {"fail_closed", config.audit.fail_closed}});
+  }
+
   // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},
                                 {"url", "http://" + server.bound_address() + "/"},
@@ -195,6 +241,19 @@ int main(int argc, char** argv) {
   std::thread signals(WatchSignals, &server, &done);
   server.Run();
 
+  // Every request has been answered (and so recorded); the stop is the log's last record,
+  // and Close() signs the head that covers it.
+  kimi::Status stop_recorded = RecordServiceEvent(*audit_sink, "service.stop", "clean shutdown");
+  if (!stop_recorded.ok()) {
+    kimi::log::Error("cannot record the service stop in the audit log", {{"error", stop_recorded.ToString()}});
+  }
+  kimi::Status audit_closed = audit_sink->Close();
+  readiness.MarkNotReady("audit", "closed: shutting down");
+  if (!audit_closed.ok()) {
+    kimi::log::Error("closing the audit log failed", {{"error", audit_closed.ToString()}});
+  } else {
+    kimi::log::Info("audit log closed", {{"records", static_cast<int64_t>(audit_sink->TreeSize())}});
+  }
   readiness.MarkNotReady("database", "closed: shutting down");
   kimi::Status closed = (*store)->Close();
   if (!closed.ok()) {
@@ -205,5 +264,5 @@ int main(int argc, char** argv) {
   done.store(true);
   signals.join();
   kimi::log::Info("stopped");
-  return closed.ok() ? 0 : 1;
+  return closed.ok() && stop_recorded.ok() && audit_closed.ok() ? 0 : 1;
 }

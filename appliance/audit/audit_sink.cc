@@ -105,13 +105,16 @@ AuditSinkStats AuditSink::Stats() const {
 
 void AuditSink::SetHealth(const Status& status) {
   bool changed = false;
+  std::string reason;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const bool healthy = status.ok();
     changed = healthy != healthy_;
     healthy_ = healthy;
     reason_ = healthy ? std::string() : "audit store cannot write: " + status.ToString();
+    reason = reason_;
   }
+  if (changed && options_.on_health_change) options_.on_health_change(status.ok(), reason);
   if (changed && status.ok()) log::Info("audit store writable again");
   if (changed && !status.ok()) log::Error("audit store cannot write", {{"error", status.ToString()}});
 }

@@ -47,6 +47,9 @@ struct AuditSinkOptions {
   size_t max_batch = 8192;              // records a transaction at most
   AuditStoreOptions store;
   std::function<int64_t()> clock_ms;    // Unix ms; the system clock when empty
+  // Called on the writer thread, outside the sink's lock, each time Healthy() changes, with
+  // the new state and Reason(); the daemon's readiness follows it. Must not call the sink.
+  std::function<void(bool healthy, const std::string& reason)> on_health_change;
 };
 
 // Shared by a Ticket and the writer; completed once.

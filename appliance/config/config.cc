@@ -64,6 +64,21 @@ ObjectSchema<LimitsConfig> LimitsSchema() {
                "On SIGTERM/SIGINT, how long in-flight requests may run before their connections are closed.");
 }
 
+ObjectSchema<AuditConfig> AuditSchema() {
+  constexpr int64_t kHour = 3'600'000;
+  return ObjectSchema<AuditConfig>()
+      .Boolean("fail_closed", &AuditConfig::fail_closed,
+               "When a request's audit record cannot be committed, answer 503 instead of the response.")
+      .Integer("sign_interval_ms", &AuditConfig::sign_interval_ms, 100, kHour,
+               "Sign a tree head this often when the log grew; one is also signed at shutdown.")
+      .Integer("probe_interval_ms", &AuditConfig::probe_interval_ms, 50, kHour,
+               "While the audit store cannot write, retry it this often.")
+      .Integer("busy_timeout_ms", &AuditConfig::busy_timeout_ms, 0, 600'000,
+               "How long one audit write waits for a locked audit database before it fails.")
+      .Boolean("record_probes", &AuditConfig::record_probes,
+               "Also record /healthz, /readyz and /metrics requests.");
+}
+
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"
 // silently wins over an earlier one is a trap for the operator.
 struct DuplicateKeyCheck {
@@ -135,7 +150,8 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("server", &AppConfig::server, ServerSchema(), "HTTP listener.")
           .Object("storage", &AppConfig::storage, StorageSchema(), "Where state is kept.")
           .Object("log", &AppConfig::log, LogSchema(), "Logging.")
-          .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.");
+          .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.")
+          .Object("audit", &AppConfig::audit, AuditSchema(), "The audit log of requests and administrative acts.");
   return schema;
 }
 

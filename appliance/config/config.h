@@ -47,11 +47,21 @@ struct LimitsConfig {
   int64_t shutdown_grace_ms = 10'000;
 };
 
+// The audit log of requests and administrative acts (<data_dir>/audit.db, docs/audit.md).
+struct AuditConfig {
+  bool fail_closed = true;            // refuse with 503 rather than answer unaudited
+  int64_t sign_interval_ms = 10'000;  // sign a tree head this often when the log grew
+  int64_t probe_interval_ms = 1'000;  // retry a failing audit store this often
+  int64_t busy_timeout_ms = 5'000;    // wait for a locked audit database this long per write
+  bool record_probes = false;         // also record /healthz, /readyz and /metrics
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
   LogConfig log;
   LimitsConfig limits;
+  AuditConfig audit;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "http/request_audit.h"
 #include "http/request_head.h"
 #include "http/request_id.h"
 #include "kimi/log.h"
@@ -190,8 +191,14 @@ class ConnectionStream : public httplib::Stream {
 std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
 
 // Answers on the raw socket, records the request, and closes the connection's reading side.
-void Refuse(int fd, const ConnectionEnv& env, RequestContext& ctx, const ApiError& error, std::string_view method,
+// Refusals are audited like routed responses: committed before the first byte is sent.
+void Refuse(int fd, const ConnectionEnv& env, RequestContext& ctx, ApiError error, std::string_view method,
             std::string_view path, const char* reason) {
+  if (const RequestAuditor* auditor = env.dispatcher->services().auditor) {
+    Status audited = auditor->Commit(Exchange{&ctx, method.empty() ? "-" : method, path, error.http_status, {},
+                                              RenderErrorBody(error)});
+    if (!audited.ok()) error = AuditUnavailable(audited.message());
+  }
   SendAll(fd, RenderRawErrorResponse(error, ctx.request_id), env.limits.write_timeout_ms);
   RecordRequest(*env.metrics, ctx, method, path, error.http_status);
   env.metrics->connections_closed.WithLabels({reason}).Increment();
@@ -276,7 +283,10 @@ void ServeConnection(int fd, const ConnectionEnv& env) {
 
     std::string method, path;
     PeekRequestLine(stream.Unconsumed(), &method, &path);
-    if (const Route* r = FindRoute(method, path)) ctx.route = std::string(r->name);
+    if (const Route* r = FindRoute(method, path)) {
+      ctx.route = std::string(r->name);
+      ctx.probe = r->probe;
+    }
     if (scan.outcome == HeadScan::Outcome::kTooLarge) {
       ctx.request_id = NewRequestId();
       Refuse(fd, env, ctx, HeadersTooLarge(limits.max_header_bytes), method, path, "header_too_large");

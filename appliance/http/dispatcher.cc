@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "http/error_response.h"
+#include "http/request_audit.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -22,6 +23,19 @@ std::string RegexEscape(std::string_view path) {
     out += c;
   }
   return out;
+}
+
+// Turns a finished response into the fail-closed 503. The library already set the framing
+// headers for the old body, so the new one gets its own; the connection headers stay.
+void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, httplib::Response& res) {
+  std::string connection = res.get_header_value("Connection");
+  std::string keep_alive = res.get_header_value("Keep-Alive");
+  res = httplib::Response();
+  WriteError(AuditUnavailable(audited.message()), res);
+  res.set_header("Content-Length", std::to_string(res.body.size()));
+  res.set_header("X-Request-Id", ctx.request_id);
+  if (!connection.empty()) res.set_header("Connection", connection);
+  if (!keep_alive.empty()) res.set_header("Keep-Alive", keep_alive);
 }
 
 }  // namespace
@@ -68,8 +82,17 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
     WriteError(FromStatus(Status::Internal(what), id), res);
   });
 
-  library_.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
-    if (t_active && t_active->ctx) res.set_header("X-Request-Id", t_active->ctx->request_id);
+  // The library calls this after the response is complete (error bodies included) and
+  // before its first byte is written: the audit hook's place.
+  library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    if (ctx == nullptr) return;
+    res.set_header("X-Request-Id", ctx->request_id);
+    if (services_.auditor == nullptr) return;
+    // A HEAD response carries no body, so none is hashed.
+    std::string_view sent_body = req.method == "HEAD" ? std::string_view() : std::string_view(res.body);
+    Status audited = services_.auditor->Commit(Exchange{ctx, req.method, req.path, res.status, req.body, sent_body});
+    if (!audited.ok()) ReplaceWithAuditError(audited, *ctx, res);
   });
 
   library_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
@@ -87,6 +110,7 @@ void Dispatcher::RegisterRoutes() {
       RequestContext fallback;
       if (ctx == nullptr) ctx = &fallback;
       ctx->route = std::string(r->name);
+      ctx->probe = r->probe;
       Status status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);

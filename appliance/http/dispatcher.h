@@ -1,7 +1,8 @@
 // Dispatcher: the bridge to cpp-httplib for one request whose head already passed the
 // server's checks. The library parses the request, reads the body, routes it through the
 // route table and writes the response; the dispatcher's callbacks turn every library error
-// into OpenAI JSON (error_response.h), add X-Request-Id, and write the access log.
+// into OpenAI JSON (error_response.h), add X-Request-Id, commit the request's audit record
+// before the response is written (request_audit.h), and write the access log.
 //
 // The library's callbacks receive only the request and response, so Process() publishes
 // the request's context to them through a thread-local pointer for its duration: a request
@@ -33,6 +34,8 @@ class Dispatcher {
   };
   // Precondition: `stream` is positioned at the start of a head accepted by ParseRequestHead.
   Outcome Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection);
+
+  const Services& services() const { return services_; }
 
  private:
   // Exposes the library's per-request entry point so the server can own its connections.

@@ -82,6 +82,11 @@ ApiError MalformedRequest(std::string_view reason) {
   return Make(400, "invalid_request_error", "malformed_request", "malformed HTTP request: " + std::string(reason));
 }
 
+ApiError AuditUnavailable(std::string_view reason) {
+  return Make(503, "server_error", "audit_unavailable",
+              "the request was not served because its audit record could not be stored: " + std::string(reason));
+}
+
 ApiError FromLibraryStatus(int http_status, std::string_view method, std::string_view path) {
   switch (http_status) {
     case 404: return RouteNotFound(method, path);

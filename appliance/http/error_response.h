@@ -44,6 +44,9 @@ ApiError UnsupportedContentEncoding(std::string_view encoding);
 ApiError RequestTimeout();
 ApiError Overloaded();
 ApiError MalformedRequest(std::string_view reason);
+// 503 when the request's audit record could not be committed and the daemon fails closed;
+// `reason` is the audit store's own (AuditSink::Reason()), for the operator.
+ApiError AuditUnavailable(std::string_view reason);
 // An error status produced inside the HTTP library (no body yet): 400, 404, 413, 414, 416...
 ApiError FromLibraryStatus(int http_status, std::string_view method, std::string_view path);
 

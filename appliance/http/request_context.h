@@ -16,6 +16,7 @@ struct RequestContext {
   std::string remote_addr;  // "127.0.0.1:53422"
   std::chrono::steady_clock::time_point start;
   std::string route = "unmatched";  // the route table's name, the metrics label
+  bool probe = false;               // the route is a probe (Route::probe)
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
 };

@@ -6,9 +6,9 @@ namespace kimi::http {
 namespace {
 
 const Route kRoutes[] = {
-    {"GET", "/healthz", "healthz", &HandleHealthz},
-    {"GET", "/readyz", "readyz", &HandleReadyz},
-    {"GET", "/metrics", "metrics", &HandleMetrics},
+    {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true},
+    {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true},
+    {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true},
 };
 
 }  // namespace

@@ -28,9 +28,12 @@ struct Response;
 namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
+class RequestAuditor;
+
 struct Services {
   metrics::Registry* metrics = nullptr;
   Readiness* readiness = nullptr;
+  const RequestAuditor* auditor = nullptr;  // null: requests are not audited
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
@@ -40,6 +43,10 @@ struct Route {
   std::string_view path;
   std::string_view name;
   Handler handler;
+  // Liveness, readiness and metrics: polled by machines, carry no user data, and must keep
+  // answering while the audit store fails, so they are not audited unless
+  // audit.record_probes is set.
+  bool probe = false;
 };
 
 std::span<const Route> Routes();

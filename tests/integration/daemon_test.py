@@ -58,6 +58,7 @@ class ServingTest(unittest.TestCase):
         body = reply.json()
         self.assertEqual(body["status"], "not_ready")
         self.assertTrue(body["components"]["database"]["ready"])
+        self.assertTrue(body["components"]["audit"]["ready"])
         self.assertFalse(body["components"]["model"]["ready"])
         self.assertEqual(body["components"]["model"]["detail"], "not loaded: no model configured")
 
@@ -76,7 +77,7 @@ class ServingTest(unittest.TestCase):
         self.assertEqual(len(healthz), 1)
         self.assertGreaterEqual(healthz[0], 1)
         ready = {labels["component"]: v for _, labels, v in families["kimi_component_ready"]["samples"]}
-        self.assertEqual(ready, {"database": 1, "model": 0})
+        self.assertEqual(ready, {"database": 1, "audit": 1, "model": 0})
 
     def test_unknown_route_is_404_openai_json(self):
         error = assert_openai_error(self, request(self.daemon, "GET", "/v1/nothing-here"), 404, "unknown_route")

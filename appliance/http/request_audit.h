@@ -1,0 +1,66 @@
+// RequestAuditor: the HTTP layer's one audit hook. Every response the daemon produces, from a
+// route or refused on the raw socket, passes through Commit() after it is complete and before
+// its first byte is written: Commit() builds the request's AuditRecord (request id, source,
+// action, outcome and status, total latency, SHA-256 of both bodies), queues it on the audit
+// sink, and waits for its group commit. The writing thread waits; the sink's writer commits
+// the records of many waiting requests in one transaction.
+//
+// When the record is not committed and fail_closed is set, Commit() returns Unavailable with
+// the sink's reason and the caller answers AuditUnavailable() instead of the response; with
+// fail_closed off it logs the failure and lets the response go.
+// Probe routes (Route::probe) are not recorded unless record_probes is set.
+//
+// Thread safety: Commit() may run on many threads at once (the sink is thread-safe);
+// Attach() happens before any of them.
+#pragma once
+
+#include <string_view>
+
+#include "http/request_context.h"
+#include "kimi/status.h"
+
+namespace kimi::audit {
+class AuditSink;
+}
+
+namespace kimi::http {
+
+struct AuditPolicy {
+  bool fail_closed = true;
+  bool record_probes = false;
+};
+
+// One finished exchange, as it is about to be written.
+struct Exchange {
+  const RequestContext* ctx = nullptr;
+  std::string_view method;  // "-" when the request line was unreadable
+  std::string_view path;    // without the query
+  int status = 0;
+  std::string_view request_body;   // as received (empty when refused before the body)
+  std::string_view response_body;  // as it will be sent
+};
+
+class RequestAuditor {
+ public:
+  explicit RequestAuditor(AuditPolicy policy) : policy_(policy) {}
+
+  // Gives the auditor its sink, which outlives it. Called once, before the server runs (the
+  // server's threads start after it); without a sink nothing is recorded.
+  void Attach(audit::AuditSink* sink) { sink_ = sink; }
+
+  // OK when the record is committed or the request is not recorded; Unavailable (with the
+  // reason for the operator) when the response must be replaced by a 503.
+  Status Commit(const Exchange& exchange) const;
+
+ private:
+  audit::AuditSink* sink_ = nullptr;
+  AuditPolicy policy_;
+};
+
+// "ok" below 400, "denied" for 401/403, "invalid" for other 4xx, "error" for 5xx.
+std::string_view OutcomeOf(int http_status);
+// The record's action: "http.<route>" for a route of the table, otherwise
+// "http.unmatched" (the method and path then go into the record's target).
+std::string ActionOf(const RequestContext& ctx);
+
+}  // namespace kimi::http

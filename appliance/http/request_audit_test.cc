@@ -1,0 +1,125 @@
+#include "http/request_audit.h"
+
+#include <gtest/gtest.h>
+
+#include "audit/audit_sink.h"
+#include "audit/audit_store.h"
+#include "audit/hash.h"
+#include "audit/test_util.h"
+
+namespace kimi::http {
+namespace {
+
+TEST(RequestAuditTest, OutcomeFollowsTheStatus) {
+  EXPECT_EQ(OutcomeOf(200), "ok");
+  EXPECT_EQ(OutcomeOf(304), "ok");
+  EXPECT_EQ(OutcomeOf(401), "denied");
+  EXPECT_EQ(OutcomeOf(403), "denied");
+  EXPECT_EQ(OutcomeOf(404), "invalid");
+  EXPECT_EQ(OutcomeOf(431), "invalid");
+  EXPECT_EQ(OutcomeOf(503), "error");
+}
+
+AuditPolicy Policy(bool fail_closed, bool record_probes) {
+  AuditPolicy p;
+  p.fail_closed = fail_closed;
+  p.record_probes = record_probes;
+  return p;
+}
+
+RequestContext Context(std::string route, bool probe) {
+  RequestContext ctx;
+  ctx.request_id = "req-1";
+  ctx.remote_addr = "127.0.0.1:4000";
+  ctx.start = std::chrono::steady_clock::now();
+  ctx.route = std::move(route);
+  ctx.probe = probe;
+  return ctx;
+}
+
+std::unique_ptr<audit::AuditSink> OpenSink(const std::string& dir) {
+  audit::AuditSinkOptions options;
+  options.data_dir = dir;
+  Result<std::unique_ptr<audit::AuditSink>> sink = audit::AuditSink::Open(options);
+  EXPECT_TRUE(sink.ok()) << sink.status().ToString();
+  return sink.ok() ? std::move(sink).value() : nullptr;
+}
+
+std::vector<audit::AuditRecord> ReadBack(const std::string& dir) {
+  std::vector<audit::AuditRecord> out;
+  audit::AuditStoreOptions read_only;
+  read_only.read_only = true;
+  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(dir + "/audit.db", read_only);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!store.ok()) return out;
+  Status s = (*store)->ScanRecords(audit::RecordQuery{}, [&](audit::StoredRecord& r) {
+    out.push_back(r.record);
+    return Status::OK();
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor auditor(AuditPolicy{});
+  auditor.Attach(sink.get());
+  RequestContext ctx = Context("unmatched", false);
+  ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "POST", "/v1/x", 404, "hello", R"({"error":{}})"}).ok());
+  ASSERT_TRUE(sink->Close().ok());
+
+  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  const audit::AuditRecord& r = records[0];
+  EXPECT_EQ(r.request_id, "req-1");
+  EXPECT_EQ(r.source, "127.0.0.1:4000");
+  EXPECT_EQ(r.action, "http.unmatched");
+  EXPECT_EQ(r.target, "POST /v1/x");
+  EXPECT_EQ(r.outcome, "invalid");
+  EXPECT_EQ(r.http_status, 404);
+  EXPECT_GT(r.time_ms, 0);
+  EXPECT_EQ(r.request_sha256, audit::ToHex(audit::Sha256("hello")));
+  EXPECT_EQ(r.response_sha256, audit::ToHex(audit::Sha256(R"({"error":{}})")));
+}
+
+TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor skip(Policy(true, false));
+  RequestAuditor keep(Policy(true, true));
+  skip.Attach(sink.get());
+  keep.Attach(sink.get());
+  RequestContext ctx = Context("healthz", true);
+  ASSERT_TRUE(skip.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
+  ASSERT_TRUE(keep.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].action, "http.healthz");
+  EXPECT_EQ(records[0].target, "");
+}
+
+TEST(RequestAuditTest, UncommittedRecordFailsClosedOrIsLoggedWhenOpen) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  ASSERT_TRUE(sink->Close().ok());  // a closed sink completes every ticket with Unavailable
+  RequestContext ctx = Context("unmatched", false);
+  Exchange e{&ctx, "GET", "/x", 404, "", "{}"};
+
+  RequestAuditor closed(Policy(true, false));
+  closed.Attach(sink.get());
+  Status s = closed.Commit(e);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  EXPECT_FALSE(s.message().empty());
+
+  RequestAuditor open(Policy(false, false));
+  open.Attach(sink.get());
+  EXPECT_TRUE(open.Commit(e).ok());
+}
+
+}  // namespace
+}  // namespace kimi::http

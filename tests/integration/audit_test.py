@@ -1,0 +1,261 @@
+"""Integration tests of the daemon's audit log: one record per request, verification after a
+clean stop and after kill -9, tamper detection, and fail-closed serving. Real daemon on a
+loopback port 0, Python standard library only (sqlite3 reads audit.db directly).
+"""
+import hashlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import KIMICTL, Daemon, base_config, read_reply, request, run_to_exit  # noqa: E402
+
+WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
+
+
+def audit_config(data_dir, **audit):
+    config = base_config()
+    config["storage"]["data_dir"] = data_dir
+    config["audit"] = audit
+    return config
+
+
+def read_records(data_dir):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records ORDER BY seq")]
+    finally:
+        db.close()
+
+
+def sha256_hex(data):
+    return hashlib.sha256(data).hexdigest() if data else ""
+
+
+def verify(data_dir):
+    return run_to_exit([KIMICTL, "audit", "verify", "--data-dir", data_dir])
+
+
+def audit_component(daemon):
+    reply = request(daemon, "GET", "/readyz")
+    return reply, reply.json()["components"]["audit"]
+
+
+def wait_until(predicate, timeout=WAIT_S):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+class AuditRecordsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-audit-it-")
+        self.data_dir = os.path.join(self.tmp.name, "data")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_every_request_has_one_record_and_the_log_verifies(self):
+        t0 = int(time.time() * 1000)
+        daemon = Daemon(config=audit_config(self.data_dir))
+        try:
+            sent = {}  # request id -> (reply, request body, expected status, expected action)
+            r = request(daemon, "GET", "/nope?x=1", {"X-Request-Id": "it-404"})
+            sent["it-404"] = (r, b"", 404, "http.unmatched")
+            r = request(daemon, "POST", "/v1/nothing", {"X-Request-Id": "it-post"}, body=b"hello")
+            sent["it-post"] = (r, b"hello", 404, "http.unmatched")
+            r = request(daemon, "POST", "/healthz", {"X-Request-Id": "it-405"}, body=b"{}")
+            sent["it-405"] = (r, b"{}", 405, "http.unmatched")
+            r = request(daemon, "POST", "/nope", {"X-Request-Id": "it-413", "Content-Length": "999999999999"})
+            sent["it-413"] = (r, b"", 413, "http.unmatched")
+            r = request(daemon, "POST", "/healthz", {"X-Request-Id": "it-415", "Content-Encoding": "gzip"}, body=b"xx")
+            sent["it-415"] = (r, b"", 415, "http.unmatched")
+            with daemon.connect() as s:  # 431: the head is over the cap, its id is not read
+                s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n" + b"".join(
+                    b"X-More-%d: %s\r\n" % (i, b"b" * 4000) for i in range(5)) + b"\r\n")
+                r = read_reply(s)
+            sent[r.headers["x-request-id"]] = (r, b"", 431, "http.unmatched")
+            with daemon.connect() as s:  # 400: bare line feeds
+                s.sendall(b"GET / HTTP/1.1\nHost: x\n\n")
+                r = read_reply(s)
+            sent[r.headers["x-request-id"]] = (r, b"", 400, "http.unmatched")
+            for path in ("/healthz", "/readyz", "/metrics"):  # probes: not recorded by default
+                request(daemon, "GET", path, {"X-Request-Id": "it-probe"})
+            for rid, (reply, _, status, _) in sent.items():
+                self.assertEqual(reply.status, status, rid)
+            self.assertEqual(daemon.stop(), 0)
+        finally:
+            daemon.close()
+        t1 = int(time.time() * 1000)
+
+        records = read_records(self.data_dir)
+        self.assertEqual([r["seq"] for r in records], list(range(len(records))))
+        self.assertEqual(records[0]["action"], "service.start")
+        self.assertEqual(records[-1]["action"], "service.stop")
+        by_id = {}
+        for rec in records[1:-1]:
+            self.assertNotIn(rec["request_id"], by_id, "two records for one request")
+            by_id[rec["request_id"]] = rec
+        self.assertEqual(set(by_id), set(sent), "exactly one record per request, none for probes")
+        for rid, (reply, body, status, action) in sent.items():
+            rec = by_id[rid]
+            self.assertEqual(rec["http_status"], status, rid)
+            self.assertEqual(rec["outcome"], "invalid", rid)
+            self.assertEqual(rec["action"], action, rid)
+            self.assertRegex(rec["source"], r"^127\.0\.0\.1:\d+$")
+            self.assertTrue(t0 <= rec["time_ms"] <= t1, rid)
+            self.assertGreater(rec["total_us"], 0, rid)
+            self.assertEqual(rec["request_sha256"], sha256_hex(body), rid)
+            self.assertEqual(rec["response_sha256"], sha256_hex(reply.body.encode()), rid)
+        self.assertEqual(by_id["it-404"]["target"], "GET /nope")
+
+        code, out, err = verify(self.data_dir)
+        self.assertEqual(code, 0, out + err)
+
+        # One byte of one record changed behind the log's back: verify names its sequence number.
+        edited = by_id["it-405"]["seq"]
+        db = sqlite3.connect(os.path.join(self.data_dir, "audit.db"))
+        db.execute("UPDATE audit_records SET http_status = 200 WHERE seq = ?", (edited,))
+        db.commit()
+        db.close()
+        code, out, err = verify(self.data_dir)
+        self.assertNotEqual(code, 0)
+        self.assertIn("first bad sequence number %d" % edited, out, out + err)
+
+    def test_probes_are_recorded_when_configured(self):
+        daemon = Daemon(config=audit_config(self.data_dir, record_probes=True))
+        try:
+            reply = request(daemon, "GET", "/healthz", {"X-Request-Id": "it-hz"})
+            self.assertEqual(reply.status, 200)
+            with daemon.connect() as s:  # HEAD: no body is sent, so none is hashed
+                s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: it-head\r\nConnection: close\r\n\r\n")
+                self.assertIn(b" 200 ", s.recv(65536))
+            self.assertEqual(daemon.stop(), 0)
+        finally:
+            daemon.close()
+        records = read_records(self.data_dir)
+        actions = [(r["action"], r["request_id"], r["outcome"]) for r in records]
+        self.assertEqual(actions[1:3], [("http.healthz", "it-hz", "ok"), ("http.healthz", "it-head", "ok")])
+        self.assertEqual(records[1]["response_sha256"], sha256_hex(reply.body.encode()))
+        self.assertEqual(records[2]["response_sha256"], "")
+        self.assertEqual(len(actions), 4)
+
+
+class AuditFailClosedTest(unittest.TestCase):
+    def test_locked_audit_db_gives_503_with_reason_then_recovers(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            daemon = Daemon(config=audit_config(data_dir, busy_timeout_ms=100, probe_interval_ms=100))
+            try:
+                self.assertEqual(request(daemon, "GET", "/nope").status, 404)
+                _, component = audit_component(daemon)
+                self.assertTrue(component["ready"], component)
+
+                lock = sqlite3.connect(os.path.join(data_dir, "audit.db"), isolation_level=None, timeout=10)
+                lock.execute("BEGIN EXCLUSIVE")
+                try:
+                    reply = request(daemon, "GET", "/nope", {"X-Request-Id": "it-refused"})
+                    self.assertEqual(reply.status, 503, reply.body)
+                    error = reply.json()["error"]
+                    self.assertEqual(error["code"], "audit_unavailable")
+                    self.assertIn("locked", error["message"])
+                    self.assertEqual(reply.headers.get("x-request-id"), "it-refused")
+                    readyz, component = audit_component(daemon)
+                    self.assertEqual(readyz.status, 503)
+                    self.assertFalse(component["ready"])
+                    self.assertIn("audit store cannot write", component["detail"])
+                    self.assertIsNotNone(daemon.wait_for_event(
+                        lambda e: e.get("msg") == "audit store cannot write"))
+                finally:
+                    lock.execute("ROLLBACK")
+                    lock.close()
+
+                self.assertTrue(wait_until(lambda: audit_component(daemon)[1]["ready"]),
+                                "audit component did not become ready again")
+                self.assertEqual(request(daemon, "GET", "/nope", {"X-Request-Id": "it-after"}).status, 404)
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+            ids = [r["request_id"] for r in read_records(data_dir)]
+            self.assertIn("it-after", ids)
+            self.assertNotIn("it-refused", ids)  # it was not served, and its record never committed
+            code, out, err = verify(data_dir)
+            self.assertEqual(code, 0, out + err)
+
+
+class AuditCrashTest(unittest.TestCase):
+    """kill -9 under concurrent load: every response a client saw has its record."""
+
+    CLIENTS = 8
+    KILLS = 3
+
+    def load(self, daemon, prefix, seen, seen_lock, stop):
+        n = 0
+        while not stop.is_set():
+            rid = "%s-%d" % (prefix, n)
+            n += 1
+            try:
+                reply = request(daemon, "POST", "/v1/load", {"X-Request-Id": rid}, body=b"payload")
+            except (OSError, ConnectionError, ValueError):
+                continue  # the daemon died mid-request: this response was never seen
+            if reply.status == 404:
+                with seen_lock:
+                    seen.append(rid)
+
+    def test_kill_9_under_load_loses_no_answered_request(self):
+        rng = random.Random(int(os.environ.get("KIMI_IT_SEED", "9")))
+        seen, seen_lock = [], threading.Lock()
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            for round_ in range(self.KILLS):
+                daemon = Daemon(config=audit_config(data_dir))
+                try:
+                    stop = threading.Event()
+                    clients = [threading.Thread(target=self.load,
+                                                args=(daemon, "c%d-%d" % (round_, i), seen, seen_lock, stop))
+                               for i in range(self.CLIENTS)]
+                    for c in clients:
+                        c.start()
+                    time.sleep(rng.uniform(0.2, 1.0))
+                    daemon.proc.send_signal(signal.SIGKILL)
+                    daemon.wait_exit()
+                    stop.set()
+                    for c in clients:
+                        c.join(timeout=WAIT_S)
+                finally:
+                    daemon.close()
+            self.assertGreater(len(seen), 0, "no request completed before the kills")
+
+            daemon = Daemon(config=audit_config(data_dir))
+            try:
+                self.assertTrue(wait_until(lambda: audit_component(daemon)[1]["ready"]))
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+
+            records = read_records(data_dir)
+            recorded = {r["request_id"] for r in records}
+            missing = [rid for rid in seen if rid not in recorded]
+            print("\n%d answered requests over %d kills, %d records" % (len(seen), self.KILLS, len(records)),
+                  file=sys.stderr)
+            self.assertEqual(missing, [], "answered requests without a record")
+            starts = [r for r in records if r["action"] == "service.start"]
+            self.assertEqual(len(starts), self.KILLS + 1)
+            self.assertEqual(records[-1]["action"], "service.stop")
+            code, out, err = verify(data_dir)
+            self.assertEqual(code, 0, out + err)
+
+
+if __name__ == "__main__":
+    unittest.main()
