@@ -19,12 +19,6 @@ EVP_MD_CTX* ThreadContext() {
   return ctx.get();
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -43,27 +37,10 @@ Hash Sha256(std::span<const std::string_view> parts) {
 }
 
 std::string ToHex(std::span<const uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.resize(bytes.size() * 2);
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return out;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
-Result<std::string> FromHex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return Status::InvalidArgument("hex string has odd length");
-  std::string out(hex.size() / 2, '\0');
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = HexValue(hex[2 * i]);
-    int lo = HexValue(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return Status::InvalidArgument("not a hex string");
-    out[i] = static_cast<char>((hi << 4) | lo);
-  }
-  return out;
-}
+Result<std::string> FromHex(std::string_view hex) { return HexDecode(hex); }
 
 Result<Hash> HashFromHex(std::string_view hex) {
   if (hex.size() != 2 * kHashSize) return Status::InvalidArgument("a SHA-256 hash is 64 hex characters");

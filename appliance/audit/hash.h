@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "kimi/hex.h"
 #include "kimi/status.h"
 
 namespace kimi::audit {

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kimi/status.h"
+#include "kimi/utc_time.h"
 
 namespace kimi::audit {
 
@@ -64,8 +65,8 @@ std::string CanonicalRecordBytes(const AuditRecord& record);
 // Canonical bytes of the content, whose SHA-256 is the record's content_sha256.
 std::string CanonicalContentBytes(const AuditContent& content);
 
-// "2026-11-29T23:19:17.123Z".
-std::string FormatUtcMillis(int64_t unix_ms);
+// "2026-11-29T23:19:17.123Z" (one formatter for logs and records: kimi/utc_time.h).
+using ::kimi::FormatUtcMillis;
 // Accepts "YYYY-MM-DDTHH:MM:SS[.mmm]Z", "YYYY-MM-DD" (midnight UTC) or integer milliseconds.
 Result<int64_t> ParseUtcMillis(std::string_view text);
 

@@ -15,12 +15,6 @@ constexpr std::array<int8_t, 256> MakeBase64Table() {
 }
 constexpr std::array<int8_t, 256> kBase64Table = MakeBase64Table();
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -81,28 +75,5 @@ Result<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
-std::string HexEncode(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    out += kDigits[(uint8_t(c) >> 4) & 15];
-    out += kDigits[uint8_t(c) & 15];
-  }
-  return out;
-}
-
-Result<std::string> HexDecode(std::string_view text) {
-  if (text.size() % 2 != 0) return Status::InvalidArgument("hex string has an odd length");
-  std::string out;
-  out.reserve(text.size() / 2);
-  for (size_t i = 0; i < text.size(); i += 2) {
-    int hi = HexValue(text[i]);
-    int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0) return Status::InvalidArgument("invalid hex character");
-    out += char((hi << 4) | lo);
-  }
-  return out;
-}
 
 }  // namespace kimi::models

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "kimi/hex.h"
 #include "kimi/status.h"
 
 namespace kimi::models {
@@ -17,8 +18,8 @@ namespace kimi::models {
 std::string Base64Encode(std::string_view bytes);
 Result<std::string> Base64Decode(std::string_view text);
 
-std::string HexEncode(std::string_view bytes);
+using ::kimi::HexEncode;
 // Accepts lower- or upper-case digits; refuses odd lengths and other characters.
-Result<std::string> HexDecode(std::string_view text);
+using ::kimi::HexDecode;
 
 }  // namespace kimi::models

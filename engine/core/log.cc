@@ -1,5 +1,7 @@
 #include "kimi/log.h"
 
+#include "kimi/utc_time.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -27,18 +29,7 @@ std::string_view LevelName(Level level) {
   return "info";
 }
 
-std::string NowUtc() {
-  using namespace std::chrono;
-  auto now = system_clock::now();
-  std::time_t secs = system_clock::to_time_t(now);
-  auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-  return buf;
-}
+std::string NowUtc() { return FormatUtcMillis(UnixMillisNow()); }
 
 nlohmann::json ToJson(const Field::Value& v) {
   return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
