@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
     }
     auditor.Attach(audit_sink.get());
     if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");
-    kimi::log::Info("audit log open", {{"records", static_cast<int64_t>(audit_sink->TreeSize())},
+    kimi::log::Info("service start recorded in the audit log", {{"records", static_cast<int64_t>(audit_sink->TreeSize())},
                                        {"fail_closed", config.audit.fail_closed}});
   }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/k3_tag.h"
+#include "chat/python_text.h"
 #include "chat/utf8_assembler.h"
 #include "kimi/log.h"
 
@@ -17,31 +18,6 @@ constexpr std::string_view kCloseText = "<|close|>";
 constexpr std::string_view kSepText = "<|sep|>";
 // Longer than any tag the template writes (a tool name and an argument key included).
 constexpr size_t kMaxTagHeaderBytes = 1024;
-
-// Standard JSON string escaping, without the quotes, for text made of whole characters.
-void AppendJsonEscaped(std::string_view text, std::string* out) {
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
-      default:
-        if (c < 0x20) {
-          static const char kHex[] = "0123456789abcdef";
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xF]);
-        } else {
-          out->push_back(ch);
-        }
-    }
-  }
-}
 
 class K3OutputParser final : public OutputParser {
  public:

@@ -207,6 +207,11 @@ bool NestingWithin(const Json& root, size_t limit) {
 
 void AppendPythonJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
+  AppendJsonEscaped(s, out);
+  out->push_back('"');
+}
+
+void AppendJsonEscaped(std::string_view s, std::string* out) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
@@ -225,7 +230,6 @@ void AppendPythonJsonString(std::string_view s, std::string* out) {
         }
     }
   }
-  out->push_back('"');
 }
 
 std::string PythonFloatRepr(double value) {

@@ -25,7 +25,10 @@ inline constexpr size_t kMaxNesting = 200;
 // True when no value in the tree is nested deeper than `limit` levels. Iterative.
 bool NestingWithin(const Json& root, size_t limit);
 
-// json.dumps(s, ensure_ascii=False) for a string: quotes, escapes ", \, controls (\u00xx).
+// JSON string escaping without the quotes, as json.dumps(s, ensure_ascii=False) escapes:
+// ", \, the named controls, other controls as \u00xx; every other byte is kept.
+void AppendJsonEscaped(std::string_view s, std::string* out);
+// json.dumps(s, ensure_ascii=False) for a string: the escaped text in quotes.
 void AppendPythonJsonString(std::string_view s, std::string* out);
 
 // repr(float) / json.dumps(float): shortest round-trip digits, exponent when exp < -4 or >= 16.
