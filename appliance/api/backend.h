@@ -1,0 +1,101 @@
+// The inference backend contract and the one internal event stream between backends and the
+// response encoders.
+//
+// Every backend (the embedded engine, an upstream `kimi-engine serve` worker, a vLLM server,
+// and the router that chooses among them) turns one validated chat-completions request into a
+// sequence of StreamEvents. The SSE encoder and the non-streaming response builder consume only
+// StreamEvents, so the OpenAI streaming rules (role frame, reasoning boundary, tool-call
+// chunking, usage frames) are written once, whatever the backend delivered and however it
+// delivered it (a vLLM `reasoning` field, a tool call sent whole, reasoning and answer text in
+// one delta).
+//
+// Event order for one request:
+//   (kReasoning | kAnswer | kToolCallBegin kToolCallArguments* kToolCallEnd)* kFinish
+// Text events carry whole UTF-8 characters. A tool call's kToolCallArguments pieces, joined,
+// are its arguments JSON text exactly; tool indices start at 0 and rise by one.
+//
+// Thread safety: a Backend is shared by all request threads; Generate() may run on many
+// threads at once. An EventSink belongs to one request and is called only from the thread
+// that called Generate().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kimi/status.h"
+
+namespace kimi::api {
+
+struct TokenUsage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t reasoning_tokens = 0;  // part of completion_tokens spent in the thinking channel
+};
+
+enum class StreamEventKind {
+  kReasoning,          // text
+  kAnswer,             // text
+  kToolCallBegin,      // tool_index, tool_call_id, tool_name
+  kToolCallArguments,  // tool_index, text: the next piece of the arguments JSON text
+  kToolCallEnd,        // tool_index
+  kFinish,             // finish_reason, usage: always the last event of a successful request
+};
+
+struct StreamEvent {
+  StreamEventKind kind = StreamEventKind::kAnswer;
+  std::string text;
+  int tool_index = -1;
+  std::string tool_call_id;
+  std::string tool_name;
+  std::string finish_reason;  // "stop", "length" or "tool_calls"
+  TokenUsage usage;
+};
+
+// Where a backend delivers events. Emit() returns false when the client has gone away: the
+// backend must then cancel its generation (freeing its memory) and return Cancelled.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual bool Emit(const StreamEvent& event) = 0;
+};
+
+enum class Endpoint { kChatCompletions, kCompletions };
+
+struct BackendRequest {
+  std::string request_id;        // the daemon's request id, forwarded upstream for tracing
+  std::string model;             // the model id the client named
+  Endpoint endpoint = Endpoint::kChatCompletions;
+  // The request body after validation and normalisation (see the request rules): what the
+  // backend renders (embedded) or forwards (upstream).
+  nlohmann::ordered_json body;
+};
+
+// What the router and /metrics know about a backend after a request.
+struct BackendOutcome {
+  std::string backend;  // name of the backend that served (or last failed) the request
+  int attempts = 0;     // 1 unless the router retried before the first byte
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // A stable name for metrics, logs and audit records ("embedded", "upstream:worker-1").
+  virtual std::string_view name() const = 0;
+  // Model ids this backend serves now (empty while not ready).
+  virtual std::vector<std::string> Models() const = 0;
+  // Ready to take a request for `model`.
+  virtual bool Healthy(std::string_view model) const = 0;
+
+  // Runs the request to its end, delivering events to `sink` as they exist. Returns OK after
+  // emitting kFinish. An error returned before any event was emitted is answered as an
+  // OpenAI error (its Status code picks the HTTP status); after the first event it ends the
+  // stream. `outcome` (may be null) says who served it.
+  virtual Status Generate(const BackendRequest& request, EventSink& sink, BackendOutcome* outcome) = 0;
+};
+
+}  // namespace kimi::api
