@@ -31,14 +31,14 @@ struct ChatStreamOptions {
   size_t argument_chunk_bytes = 64;  // >= 1
 };
 
-class ChatSseEncoder {
+class ChatSseEncoder : public StreamEncoder {
  public:
   ChatSseEncoder(ResponseMeta meta, ChatStreamOptions options);
 
   // Appends the frames `event` produces ("data: {...}\n\n" each) to *out. After kFinish the
   // stream is complete (the [DONE] line included) and further events are ignored.
-  void Encode(const StreamEvent& event, std::string* out);
-  bool finished() const { return finished_; }
+  void Encode(const StreamEvent& event, std::string* out) override;
+  bool finished() const override { return finished_; }
 
  private:
   void Frame(nlohmann::ordered_json delta, std::string* out);

@@ -14,14 +14,15 @@
 
 #include "api/backend.h"
 #include "api/response_meta.h"
+#include "api/sse_frames.h"
 
 namespace kimi::api {
 
-class CompletionSseEncoder {
+class CompletionSseEncoder : public StreamEncoder {
  public:
   CompletionSseEncoder(ResponseMeta meta, bool include_usage);
-  void Encode(const StreamEvent& event, std::string* out);
-  bool finished() const { return finished_; }
+  void Encode(const StreamEvent& event, std::string* out) override;
+  bool finished() const override { return finished_; }
 
  private:
   nlohmann::ordered_json Envelope() const;

@@ -16,6 +16,15 @@ namespace kimi::api {
 
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
+// What the HTTP layer drives for a streamed response: the chat and completions encoders.
+class StreamEncoder {
+ public:
+  virtual ~StreamEncoder() = default;
+  // Appends the frames `event` produces to *out; after kFinish the stream is complete.
+  virtual void Encode(const StreamEvent& event, std::string* out) = 0;
+  virtual bool finished() const = 0;
+};
+
 // "data: <json>\n\n"
 std::string SseFrame(const nlohmann::ordered_json& payload);
 
