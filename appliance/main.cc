@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
   readiness.Declare("audit", "not open yet");
-  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured (model.dir)"
+  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured"
                                                       : "not loaded yet: " + config.model.dir);
   kimi::api::EmbeddedBackend backend(config.model.served_id);
 
