@@ -240,6 +240,24 @@ class ServedModelTest(unittest.TestCase):
         self.assertEqual(engine_ended(self.daemon, "cancelled"), before + 1)
 
 
+class RefusalTest(unittest.TestCase):
+    def test_a_request_over_the_memory_budget_is_a_json_400(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-api-it-") as tmp:
+            model, public_key, _ = make_signed_model(tmp)
+            daemon = Daemon(config=model_config(model, public_key, memory_budget_bytes=1 << 20))
+            try:
+                self.assertTrue(wait_until_ready(daemon)["ready"])
+                for stream in (False, True):
+                    with self.subTest(stream=stream):
+                        reply = post_json(daemon, "/v1/chat/completions", chat_body(stream=stream, max_tokens=4000))
+                        error = assert_openai_error(self, reply, 400)
+                        self.assertIn("memory budget", error["message"])
+                self.assertEqual(post_json(daemon, "/v1/chat/completions", chat_body(max_tokens=4)).status, 200)
+                self.assertGreaterEqual(engine_ended(daemon, "refused"), 2)
+            finally:
+                daemon.close()
+
+
 class NotReadyTest(unittest.TestCase):
     def test_no_model_answers_503_with_the_reason(self):
         daemon = Daemon()
