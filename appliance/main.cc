@@ -9,10 +9,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "api/embedded_backend.h"
+#include "api/verified_model.h"
 #include "audit/audit_sink.h"
 #include "build_info.h"
 #include "config/config.h"
@@ -148,6 +152,59 @@ void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done) {
   }
 }
 
+kimi::api::VerifiedModelOptions ModelOptionsFrom(const kimi::config::ModelConfig& model) {
+  kimi::api::VerifiedModelOptions options;
+  options.dir = model.dir;
+  options.trust_store = model.trust_store;
+  options.service.model.threads = static_cast<int>(model.threads);
+  options.service.runtime.max_num_seqs = static_cast<int>(model.max_num_seqs);
+  options.service.runtime.max_num_batched_tokens = model.max_num_batched_tokens;
+  options.service.runtime.memory_budget_bytes = static_cast<uint64_t>(model.memory_budget_bytes);
+  options.service.default_max_tokens = model.default_max_tokens;
+  return options;
+}
+
+// Verifies the signed model, loads it and attaches it to the backend; the daemon serves
+// (probes, 503 for the API) meanwhile. A refusal leaves the model not ready, with the reason.
+void LoadModel(const kimi::config::ModelConfig& config, kimi::api::EmbeddedBackend* backend,
+               kimi::http::Readiness* readiness) {
+  kimi::log::Info("verifying the model", {{"dir", config.dir}, {"trust_store", config.trust_store}});
+  readiness->MarkNotReady("model", "verifying " + config.dir);
+  kimi::Result<kimi::api::VerifiedModel> loaded = kimi::api::LoadVerifiedModel(ModelOptionsFrom(config));
+  if (!loaded.ok()) {
+    kimi::log::Error("the model is not served", {{"dir", config.dir}, {"error", loaded.status().ToString()}});
+    readiness->MarkNotReady("model", loaded.status().ToString());
+    return;
+  }
+  backend->Attach(loaded->service);
+  kimi::log::Info("model verified and loaded", {{"dir", config.dir}, {"served_id", config.served_id},
+                                                {"signer", loaded->signer}, {"digest", loaded->subject_digest}});
+  readiness->MarkReady("model", config.served_id + " from " + config.dir + ", signed by " + loaded->signer);
+}
+
+// Engine figures on /metrics, read from the runtime when scraped.
+std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, const kimi::api::EmbeddedBackend& backend) {
+  auto& requests = registry.AddGauge("kimi_engine_requests", "Engine requests now, by state.", {"state"});
+  auto& totals = registry.AddGauge("kimi_engine_requests_ended", "Engine requests ended since start, by how.", {"outcome"});
+  auto& memory = registry.AddGauge("kimi_engine_memory_bytes", "Engine sequence-state memory, by kind.", {"kind"});
+  auto& tokens = registry.AddGauge("kimi_engine_tokens", "Tokens the engine processed since start.", {"kind"});
+  return [&, &backend = backend] {
+    std::shared_ptr<kimi::ChatService> service = backend.service();
+    if (service == nullptr) return;
+    const kimi::RuntimeCounters c = service->Counters();
+    requests.WithLabels({"running"}).Set(double(c.running));
+    requests.WithLabels({"waiting"}).Set(double(c.waiting));
+    totals.WithLabels({"finished"}).Set(double(c.requests_finished));
+    totals.WithLabels({"cancelled"}).Set(double(c.requests_cancelled));
+    totals.WithLabels({"refused"}).Set(double(c.requests_refused));
+    memory.WithLabels({"budget"}).Set(double(c.memory_budget_bytes));
+    memory.WithLabels({"reserved"}).Set(double(c.memory_reserved_bytes));
+    memory.WithLabels({"used"}).Set(double(c.memory_used_bytes));
+    tokens.WithLabels({"generated"}).Set(double(c.tokens_generated));
+    tokens.WithLabels({"prompt"}).Set(double(c.prompt_tokens_processed));
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,14 +231,18 @@ int main(int argc, char** argv) {
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
   readiness.Declare("audit", "not open yet");
-  // No model loader exists in this build; the component stays not ready, honestly.
-  readiness.Declare("model", "not loaded: no model configured");
+  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured (model.dir)"
+                                                      : "not loaded yet: " + config.model.dir);
+  kimi::api::EmbeddedBackend backend(config.model.served_id);
 
   // The port first: a daemon that cannot listen should say so before touching anything else.
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
   // The auditor is wired into the server now and gets its sink below, before Run().
   kimi::http::RequestAuditor auditor(kimi::http::AuditPolicy{config.audit.fail_closed, config.audit.record_probes});
   kimi::http::Services services{&registry, &readiness, &auditor};
+  services.backend = &backend;
+  services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
+  services.before_metrics_render = EngineMetricsRefresher(registry, backend);
   kimi::http::Server server(options, services, registry);
   if (kimi::Status bound = server.Bind(); !bound.ok()) {
     kimi::log::Error(bound.message());
@@ -237,9 +298,15 @@ int main(int argc, char** argv) {
                                 {"url", "http://" + server.bound_address() + "/"},
                                 {"max_connections", config.limits.max_connections}});
 
+  // The model loads while the server answers: probes work and the API says 503 until then.
+  std::thread model_loader;
+  if (!config.model.dir.empty()) model_loader = std::thread(LoadModel, std::cref(config.model), &backend, &readiness);
+
   std::atomic<bool> done{false};
   std::thread signals(WatchSignals, &server, &done);
   server.Run();
+  if (model_loader.joinable()) model_loader.join();
+  backend.Attach(nullptr);
 
   // Every request has been answered (and so recorded); the stop is the log's last record,
   // and Close() signs the head that covers it.

@@ -142,6 +142,30 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view origin)
   return j;
 }
 
+ObjectSchema<ModelConfig> ModelSchema() {
+  return ObjectSchema<ModelConfig>()
+      .String("dir", &ModelConfig::dir,
+              "Directory of the signed model the embedded engine serves (weights, tokenizer, model.sig). Verified "
+              "against model.trust_store before any byte is loaded. Empty: no model; the API answers 503. A "
+              "relative path is resolved against the directory of the configuration file.")
+      .String("served_id", &ModelConfig::served_id, "The model id clients name in requests and see in /v1/models.",
+              [](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); })
+      .String("trust_store", &ModelConfig::trust_store,
+              "The public keys trusted to sign models: a PEM file, or a directory of *.pem files. Relative to the "
+              "configuration file's directory when relative.")
+      .Integer("max_num_seqs", &ModelConfig::max_num_seqs, 1, 4096, "Sequences the engine runs at once.")
+      .Integer("max_num_batched_tokens", &ModelConfig::max_num_batched_tokens, 1, 1 << 20,
+               "Tokens per engine step, shared by the running decodes and prefill chunks.")
+      .Integer("memory_budget_bytes", &ModelConfig::memory_budget_bytes, 1 << 20, int64_t{1} << 50,
+               "Bytes of sequence state (KDA slots and MLA pages) the engine may hold; requests are admitted "
+               "against it.")
+      .Integer("default_max_tokens", &ModelConfig::default_max_tokens, 1, 1 << 20,
+               "Output cap of a request that names no max_tokens (always capped by the model's context).")
+      .Integer("threads", &ModelConfig::threads, 0, 1024, "Kernel threads of the engine; 0: one per hardware thread.")
+      .Integer("stream_argument_chunk_bytes", &ModelConfig::stream_argument_chunk_bytes, 1, 1 << 20,
+               "Largest piece of a tool call's arguments in one streamed frame.");
+}
+
 }  // namespace
 
 const ObjectSchema<AppConfig>& AppConfigSchema() {
@@ -151,7 +175,8 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("storage", &AppConfig::storage, StorageSchema(), "Where state is kept.")
           .Object("log", &AppConfig::log, LogSchema(), "Logging.")
           .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.")
-          .Object("audit", &AppConfig::audit, AuditSchema(), "The audit log of requests and administrative acts.");
+          .Object("audit", &AppConfig::audit, AuditSchema(), "The audit log of requests and administrative acts.")
+          .Object("model", &AppConfig::model, ModelSchema(), "The model the embedded engine serves.");
   return schema;
 }
 
@@ -164,6 +189,11 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
   namespace fs = std::filesystem;
   if (fs::path(config.storage.data_dir).is_relative() && !base_dir.empty()) {
     config.storage.data_dir = (fs::path(base_dir) / config.storage.data_dir).lexically_normal().string();
+  }
+  for (std::string* path : {&config.model.dir, &config.model.trust_store}) {
+    if (!path->empty() && fs::path(*path).is_relative() && !base_dir.empty()) {
+      *path = (fs::path(base_dir) / *path).lexically_normal().string();
+    }
   }
   for (const Override& o : overrides) {
     // An override is bound through the same schema as a one-key document.

@@ -56,12 +56,27 @@ struct AuditConfig {
   bool record_probes = false;         // also record /healthz, /readyz and /metrics
 };
 
+// The model the embedded engine serves (docs/api.md). Empty dir: no model; the API answers
+// 503 and /readyz says why.
+struct ModelConfig {
+  std::string dir;                  // a signed model directory (model.sig inside)
+  std::string served_id = "kimi-k3";  // the id clients name in "model"
+  std::string trust_store;          // a PEM file or a directory of *.pem files
+  int64_t max_num_seqs = 32;
+  int64_t max_num_batched_tokens = 256;
+  int64_t memory_budget_bytes = int64_t{1} << 30;
+  int64_t default_max_tokens = 2048;
+  int64_t threads = 0;                   // kernel threads; 0: one per hardware thread
+  int64_t stream_argument_chunk_bytes = 64;
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
   LogConfig log;
   LimitsConfig limits;
   AuditConfig audit;
+  ModelConfig model;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

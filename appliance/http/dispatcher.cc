@@ -1,6 +1,10 @@
 #include "http/dispatcher.h"
 
-#include <regex>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "http/error_response.h"
 #include "http/request_audit.h"
@@ -14,16 +18,6 @@ struct ActiveRequest {
   int status = 0;
 };
 thread_local ActiveRequest* t_active = nullptr;
-
-std::string RegexEscape(std::string_view path) {
-  static const std::string kSpecial = R"(\^$.|?*+()[]{})";
-  std::string out;
-  for (char c : path) {
-    if (kSpecial.find(c) != std::string::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // Turns a finished response into the fail-closed 503. The library already set the framing
 // headers for the old body, so the new one gets its own; the connection headers stay.
@@ -39,6 +33,20 @@ void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, htt
 }
 
 }  // namespace
+
+Dispatcher::Library::Library() {
+  placeholder_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  if (placeholder_fd_ < 0) {
+    log::Error("eventfd failed: streamed responses will be cut short", {{"error", std::strerror(errno)}});
+    return;
+  }
+  svr_sock_ = placeholder_fd_;
+}
+
+Dispatcher::Library::~Library() {
+  svr_sock_ = INVALID_SOCKET;
+  if (placeholder_fd_ >= 0) ::close(placeholder_fd_);
+}
 
 Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::LimitsConfig& limits)
     : services_(services), metrics_(metrics), limits_(limits) {
@@ -111,6 +119,7 @@ void Dispatcher::RegisterRoutes() {
       if (ctx == nullptr) ctx = &fallback;
       ctx->route = std::string(r->name);
       ctx->probe = r->probe;
+      MatchRoutePath(r->path, req.path, &ctx->path_params);
       Status status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);
@@ -122,7 +131,7 @@ void Dispatcher::RegisterRoutes() {
         WriteError(error, res);
       }
     };
-    std::string pattern = RegexEscape(r->path);
+    std::string pattern = RoutePathRegex(r->path);
     if (r->method == "GET") library_.Get(pattern, wrapper);
     else if (r->method == "POST") library_.Post(pattern, wrapper);
     else if (r->method == "PUT") library_.Put(pattern, wrapper);

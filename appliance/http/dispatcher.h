@@ -42,6 +42,16 @@ class Dispatcher {
   class Library : public httplib::Server {
    public:
     using httplib::Server::process_request;
+    // The library streams a chunked body (a content provider: Server-Sent Events) only while
+    // it believes its own listening socket is open; this server owns the sockets, so the
+    // library is given a descriptor of its own (an eventfd, never used for I/O) to check.
+    Library();
+    ~Library() override;
+    Library(const Library&) = delete;
+    Library& operator=(const Library&) = delete;
+
+   private:
+    int placeholder_fd_ = -1;
   };
 
   void RegisterRoutes();

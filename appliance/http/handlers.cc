@@ -30,6 +30,7 @@ Status HandleReadyz(const Services& services, RequestContext&, const httplib::Re
 
 Status HandleMetrics(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
   if (services.metrics == nullptr) return Status::Internal("metrics registry not wired");
+  if (services.before_metrics_render) services.before_metrics_render();
   res.status = 200;
   res.set_content(services.metrics->RenderText(), "text/plain; version=0.0.4; charset=utf-8");
   return Status::OK();

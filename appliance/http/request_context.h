@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 
 namespace kimi::http {
@@ -17,6 +18,8 @@ struct RequestContext {
   std::chrono::steady_clock::time_point start;
   std::string route = "unmatched";  // the route table's name, the metrics label
   bool probe = false;               // the route is a probe (Route::probe)
+  // Values of the route's path parameters: "/v1/models/{id...}" fills "id".
+  std::map<std::string, std::string> path_params;
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
 };

@@ -3,7 +3,10 @@
 // Handlers are named functions (handlers.h) that fill the response and return OK, or return
 // an error Status that the server turns into OpenAI error JSON (error_response.h); they do
 // not write error bodies themselves. The name is the route's label in metrics and logs.
-// Paths match exactly; a known path with another method gets 405, anything else 404.
+// Paths match segment by segment: a literal segment exactly, "{name}" any one non-empty
+// segment, and a last segment "{name...}" the non-empty rest of the path, slashes included
+// (model ids such as "moonshotai/Kimi-K3" have them). The values land in
+// RequestContext::path_params. A known path with another method gets 405, anything else 404.
 // Adding an endpoint: write its handler, add one line to kRoutes in routes.cc, and add the
 // services it needs to Services.
 //
@@ -11,6 +14,8 @@
 // only use thread-safe services.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +30,10 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
+namespace kimi::api {
+class Backend;
+}
+
 namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
@@ -34,6 +43,10 @@ struct Services {
   metrics::Registry* metrics = nullptr;
   Readiness* readiness = nullptr;
   const RequestAuditor* auditor = nullptr;  // null: requests are not audited
+  api::Backend* backend = nullptr;          // null: the generation endpoints answer 503
+  size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
+  // Called before /metrics renders, to refresh gauges that mirror other components.
+  std::function<void()> before_metrics_render;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
@@ -52,6 +65,10 @@ struct Route {
 std::span<const Route> Routes();
 // The route for (method, path); HEAD finds the GET route. nullptr when there is none.
 const Route* FindRoute(std::string_view method, std::string_view path);
+// Whether `path` matches the route pattern; fills *params (may be null) on a match.
+bool MatchRoutePath(std::string_view pattern, std::string_view path, std::map<std::string, std::string>* params);
+// The regular expression the HTTP library routes `pattern` with (same language as above).
+std::string RoutePathRegex(std::string_view pattern);
 // "GET, HEAD" for a known path; "" when no route has this path.
 std::string AllowedMethods(std::string_view path);
 
