@@ -1,0 +1,87 @@
+#include "api/request/field_error.h"
+
+#include <cmath>
+#include <limits>
+
+#include "chat/python_text.h"
+
+namespace kimi::api::request {
+
+Status FieldError(std::string_view field, std::string_view problem) {
+  std::string message(field);
+  message.push_back(' ');
+  message.append(problem);
+  return Status::InvalidArgument(std::move(message));
+}
+
+std::optional<std::string> FieldOfRuleError(const Status& status) {
+  if (status.code() != Status::Code::kInvalidArgument) return std::nullopt;
+  const std::string& m = status.message();
+  const size_t space = m.find(' ');
+  if (space == 0 || space == std::string::npos) return std::nullopt;
+  return m.substr(0, space);
+}
+
+std::string Indexed(std::string_view field, size_t index) {
+  return std::string(field) + "[" + std::to_string(index) + "]";
+}
+
+std::string Member(std::string_view field, std::string_view key) {
+  if (field.empty()) return std::string(key);
+  return std::string(field) + "." + std::string(key);
+}
+
+const Json* OptionalMember(const Json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Status ExpectObject(const Json& value, std::string_view field) {
+  return value.is_object() ? Status::OK() : FieldError(field, "must be an object");
+}
+
+Status ExpectArray(const Json& value, std::string_view field) {
+  return value.is_array() ? Status::OK() : FieldError(field, "must be an array");
+}
+
+Status ExpectString(const Json& value, std::string_view field) {
+  return value.is_string() ? Status::OK() : FieldError(field, "must be a string");
+}
+
+Status ExpectBool(const Json& value, std::string_view field) {
+  return value.is_boolean() ? Status::OK() : FieldError(field, "must be true or false");
+}
+
+Status ExpectNumber(const Json& value, std::string_view field, double* out) {
+  if (!value.is_number()) return FieldError(field, "must be a number");
+  *out = value.get<double>();
+  return Status::OK();
+}
+
+Status ExpectInteger(const Json& value, std::string_view field, int64_t* out) {
+  if (value.is_number_integer()) {
+    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) {
+      return FieldError(field, "is out of range");
+    }
+    *out = value.get<int64_t>();
+    return Status::OK();
+  }
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    // 2^63 is the first double past int64's range.
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9223372036854775808.0) {
+      *out = static_cast<int64_t>(d);
+      return Status::OK();
+    }
+  }
+  return FieldError(field, "must be an integer");
+}
+
+std::string NumberText(double value) {
+  if (std::trunc(value) == value && std::fabs(value) < 1e15) return std::to_string(static_cast<int64_t>(value));
+  return chat::PythonFloatRepr(value);
+}
+
+}  // namespace kimi::api::request

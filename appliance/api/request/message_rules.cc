@@ -1,0 +1,115 @@
+#include "api/request/message_rules.h"
+
+#include "api/request/tool_rules.h"
+
+namespace kimi::api::request {
+namespace {
+
+bool IsKnownRole(const std::string& role) {
+  return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
+}
+
+// Text, or an array of content parts ({"type": "text", "text": ...} or another typed part).
+Status CheckContent(const Json& content, const std::string& field) {
+  if (content.is_string()) return Status::OK();
+  if (!content.is_array()) return FieldError(field, "must be a string or an array of content parts");
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string part = Indexed(field, i);
+    KIMI_RETURN_IF_ERROR(ExpectObject(content[i], part));
+    const Json* type = OptionalMember(content[i], "type");
+    if (type == nullptr) return FieldError(Member(part, "type"), "is required");
+    KIMI_RETURN_IF_ERROR(ExpectString(*type, Member(part, "type")));
+    if (*type == "text") {
+      const Json* text = OptionalMember(content[i], "text");
+      if (text == nullptr) return FieldError(Member(part, "text"), "is required in a text part");
+      KIMI_RETURN_IF_ERROR(ExpectString(*text, Member(part, "text")));
+    }
+  }
+  return Status::OK();
+}
+
+bool IsEmptyContent(const Json* content) {
+  if (content == nullptr) return true;
+  if (content->is_string()) return content->get_ref<const std::string&>().empty();
+  return content->is_array() && content->empty();
+}
+
+Status CheckToolCalls(const Json& calls, const std::string& field) {
+  KIMI_RETURN_IF_ERROR(ExpectArray(calls, field));
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const std::string call = Indexed(field, i);
+    KIMI_RETURN_IF_ERROR(ExpectObject(calls[i], call));
+    if (const Json* id = OptionalMember(calls[i], "id")) KIMI_RETURN_IF_ERROR(ExpectString(*id, Member(call, "id")));
+    if (const Json* type = OptionalMember(calls[i], "type"); type != nullptr && *type != "function") {
+      return FieldError(Member(call, "type"), "must be \"function\"");
+    }
+    const std::string function_field = Member(call, "function");
+    const Json* function = OptionalMember(calls[i], "function");
+    if (function == nullptr) return FieldError(function_field, "is required");
+    KIMI_RETURN_IF_ERROR(ExpectObject(*function, function_field));
+    const Json* name = OptionalMember(*function, "name");
+    if (name == nullptr) return FieldError(Member(function_field, "name"), "is required");
+    KIMI_RETURN_IF_ERROR(ExpectString(*name, Member(function_field, "name")));
+    if (name->get_ref<const std::string&>().empty()) return FieldError(Member(function_field, "name"), "must not be empty");
+    const Json* arguments = OptionalMember(*function, "arguments");
+    if (arguments != nullptr && !arguments->is_string() && !arguments->is_object()) {
+      return FieldError(Member(function_field, "arguments"), "must be a JSON text or an object");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckMessage(const Json& message, size_t index) {
+  const std::string field = Indexed("messages", index);
+  KIMI_RETURN_IF_ERROR(ExpectObject(message, field));
+  const Json* role_value = OptionalMember(message, "role");
+  if (role_value == nullptr) return FieldError(Member(field, "role"), "is required");
+  KIMI_RETURN_IF_ERROR(ExpectString(*role_value, Member(field, "role")));
+  const std::string& role = role_value->get_ref<const std::string&>();
+  if (!IsKnownRole(role)) {
+    return FieldError(Member(field, "role"), "must be one of system, developer, user, assistant, tool");
+  }
+
+  const Json* content = OptionalMember(message, "content");
+  if (content != nullptr) KIMI_RETURN_IF_ERROR(CheckContent(*content, Member(field, "content")));
+  if (content == nullptr && (role == "user" || role == "tool")) {
+    return FieldError(Member(field, "content"), "is required in a " + role + " message");
+  }
+  if (const Json* name = OptionalMember(message, "name")) KIMI_RETURN_IF_ERROR(ExpectString(*name, Member(field, "name")));
+
+  if (const Json* tools = OptionalMember(message, "tools")) {
+    if (role != "system") return FieldError(Member(field, "tools"), "is allowed only in a system message");
+    KIMI_RETURN_IF_ERROR(CheckToolListShape(*tools, Member(field, "tools")));
+    if (!tools->empty() && !IsEmptyContent(content)) {
+      return FieldError(Member(field, "content"), "must be empty in a system message that declares tools");
+    }
+  }
+  if (role == "tool") {
+    const Json* id = OptionalMember(message, "tool_call_id");
+    if (id == nullptr) return FieldError(Member(field, "tool_call_id"), "is required in a tool message");
+    KIMI_RETURN_IF_ERROR(ExpectString(*id, Member(field, "tool_call_id")));
+    if (id->get_ref<const std::string&>().empty()) return FieldError(Member(field, "tool_call_id"), "must not be empty");
+  }
+  if (role == "assistant") {
+    if (const Json* calls = OptionalMember(message, "tool_calls")) {
+      KIMI_RETURN_IF_ERROR(CheckToolCalls(*calls, Member(field, "tool_calls")));
+    }
+    if (const Json* r = OptionalMember(message, "reasoning_content")) {
+      KIMI_RETURN_IF_ERROR(ExpectString(*r, Member(field, "reasoning_content")));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckMessages(const Json& body) {
+  const Json* messages = OptionalMember(body, "messages");
+  if (messages == nullptr) return FieldError("messages", "is required");
+  KIMI_RETURN_IF_ERROR(ExpectArray(*messages, "messages"));
+  if (messages->empty()) return FieldError("messages", "must contain at least one message");
+  for (size_t i = 0; i < messages->size(); ++i) KIMI_RETURN_IF_ERROR(CheckMessage((*messages)[i], i));
+  return Status::OK();
+}
+
+}  // namespace kimi::api::request

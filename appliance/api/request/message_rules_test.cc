@@ -1,0 +1,68 @@
+#include "api/request/message_rules.h"
+
+#include <gtest/gtest.h>
+
+#include "api/request/request_test_util.h"
+
+namespace kimi::api::request {
+namespace {
+
+using testing::Accepted;
+using testing::Chat;
+using testing::ChatBody;
+using testing::Rejected;
+
+Result<ValidatedRequest> WithMessages(const char* messages_json) {
+  return Chat(ChatBody({{"messages", Json::parse(messages_json)}}));
+}
+
+TEST(MessageRulesTest, MessagesAreARequiredNonEmptyArray) {
+  Json body = ChatBody();
+  body.erase("messages");
+  EXPECT_TRUE(Rejected(Chat(body), "messages", "is required"));
+  EXPECT_TRUE(Rejected(WithMessages("[]"), "messages", "at least one message"));
+  EXPECT_TRUE(Rejected(WithMessages(R"({"role": "user"})"), "messages", "must be an array"));
+  EXPECT_TRUE(Rejected(WithMessages(R"(["hello"])"), "messages[0]", "must be an object"));
+}
+
+TEST(MessageRulesTest, RoleIsRequiredAndKnown) {
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"content": "hi"}])"), "messages[0].role", "is required"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "robot", "content": "hi"}])"), "messages[0].role", "must be one of"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": 1, "content": "hi"}])"), "messages[0].role", "must be a string"));
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "developer", "content": "be brief"}, {"role": "user", "content": "hi"}])")));
+}
+
+TEST(MessageRulesTest, ContentIsTextOrParts) {
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])")));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": 5}])"), "messages[0].content", "string or an array"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"text": "hi"}]}])"), "messages[0].content[0].type"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "text"}]}])"), "messages[0].content[0].text"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "text", "text": 1}]}])"),
+                       "messages[0].content[0].text"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": ["hi"]}])"), "messages[0].content[0]"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user"}])"), "messages[0].content", "is required in a user message"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": "hi", "name": 3}])"), "messages[0].name"));
+}
+
+TEST(MessageRulesTest, AssistantToolCallsHaveAFunctionWithAName) {
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": "hi"},
+    {"role": "assistant", "content": null, "reasoning_content": "r",
+     "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}]},
+    {"role": "tool", "tool_call_id": "c0", "content": "42"}])")));
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": "hi"},
+    {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]}])")));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "tool_calls": {}}])"), "messages[0].tool_calls"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "tool_calls": [{"type": "function"}]}])"),
+                       "messages[0].tool_calls[0].function", "is required"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}])"),
+                       "messages[0].tool_calls[0].function.name"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "tool_calls": [{"type": "x", "function": {"name": "f"}}]}])"),
+                       "messages[0].tool_calls[0].type"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}])"),
+                       "messages[0].tool_calls[0].function.arguments"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "assistant", "content": "a", "reasoning_content": 1}])"),
+                       "messages[0].reasoning_content"));
+}
+
+}  // namespace
+}  // namespace kimi::api::request

@@ -1,0 +1,122 @@
+// The whole validator: the normalised body, agreement with the chat format's reader, the
+// completions endpoint, and what the HTTP layer gets from an error.
+#include "api/request/request_validator.h"
+
+#include <gtest/gtest.h>
+
+#include "api/request/request_test_util.h"
+#include "kimi/chat_format.h"
+
+namespace kimi::api::request {
+namespace {
+
+using testing::Accepted;
+using testing::Chat;
+using testing::ChatBody;
+using testing::ChatWith;
+using testing::Json;
+using testing::Rejected;
+
+TEST(RequestValidatorTest, TheVerifiersPlainRequestPassesInEveryThinkingMode) {
+  for (const char* fields : {"{}", R"({"thinking": {"type": "enabled"}})", R"({"thinking": {"type": "disabled"}})",
+                             R"({"chat_template_kwargs": {"thinking": true}})",
+                             R"({"chat_template_kwargs": {"thinking": false}})"}) {
+    EXPECT_TRUE(Accepted(ChatWith(fields))) << fields;
+  }
+}
+
+// The chat format reads the normalised body exactly as the validator resolved it.
+TEST(RequestValidatorTest, ChatFormatReadsTheResolvedThinkingControls) {
+  for (const char* fields : {
+           "{}",
+           R"({"thinking": {"type": "disabled"}})",
+           R"({"thinking": {"type": "enabled", "keep": "all", "effort": "low"}, "reasoning_effort": "max"})",
+           R"({"reasoning_effort": "high"})",
+           R"({"thinking": false, "thinking_effort": "medium"})",
+           R"({"chat_template_kwargs": {"thinking": false, "thinking_effort": null}, "thinking": {"type": "enabled"}})",
+           R"({"chat_template_kwargs": {"preserve_thinking": false}})",
+       }) {
+    auto validated = ChatWith(fields);
+    ASSERT_TRUE(Accepted(validated)) << fields;
+    auto parsed = ParseChatRequest(validated->body);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    EXPECT_EQ(parsed->thinking, validated->thinking) << fields;
+    EXPECT_EQ(parsed->preserve_thinking, validated->preserve_thinking) << fields;
+    if (validated->thinking_effort) {
+      EXPECT_EQ(parsed->thinking_effort, *validated->thinking_effort) << fields;
+    } else {
+      EXPECT_TRUE(parsed->thinking_effort.is_null()) << fields;
+    }
+    EXPECT_TRUE(ChatFormat::Render(validated->body).ok()) << fields;
+  }
+}
+
+TEST(RequestValidatorTest, OtherFieldsAreKeptAsSent) {
+  Json fields = Json::parse(R"({"temperature": 0.6, "stream": true, "stream_options": {"include_usage": true},
+    "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}],
+    "tool_choice": "auto", "response_format": {"type": "json_object"}, "max_tokens": 9, "user": "u"})");
+  Json body = ChatBody(fields);
+  auto r = Chat(body);
+  ASSERT_TRUE(Accepted(r));
+  for (const auto& [key, value] : body.items()) EXPECT_EQ(r->body[key], value) << key;
+  EXPECT_EQ(r->endpoint, Endpoint::kChatCompletions);
+  EXPECT_TRUE(r->ignored_fields.empty());
+}
+
+TEST(RequestValidatorTest, UnknownFieldsAreListedForTheLog) {
+  auto r = ChatWith(R"({"top_k": 5, "frobnicate": true, "seed": 1})");
+  ASSERT_TRUE(Accepted(r));
+  EXPECT_EQ(r->ignored_fields, (std::vector<std::string>{"top_k", "frobnicate"}));
+}
+
+TEST(RequestValidatorTest, PassiveFieldsAreTypeChecked) {
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logprobs": 1})"), "logprobs"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"top_logprobs": 21})"), "top_logprobs"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": []})"), "logit_bias"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"user": 1})"), "user"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"parallel_tool_calls": "yes"})"), "parallel_tool_calls"));
+  EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": false, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
+}
+
+TEST(RequestValidatorTest, BodyMustBeAnObjectOfBoundedDepth) {
+  EXPECT_TRUE(Rejected(Chat(Json::array()), "body", "must be a JSON object"));
+  Json deep = "x";
+  for (int i = 0; i < 300; ++i) deep = Json::array({deep});
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"metadata", deep}})), "metadata", "nested deeper than"));
+}
+
+TEST(RequestValidatorTest, ErrorsCarryTheParamForTheHttpLayer) {
+  auto r = ChatWith(R"({"temperature": 1.1})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(RequestErrorParam(r.status()), "temperature");
+  EXPECT_EQ(r.status().message(), "temperature must be in [0, 1] (got 1.1)");
+}
+
+TEST(RequestValidatorTest, CompletionsShareTheSamplingRules) {
+  auto ok = ValidateCompletion(Json::parse(R"({"model": "kimi-k3", "prompt": "Once", "max_tokens": 4, "temperature": 0.6,
+                                               "stream": true, "stream_options": {"include_usage": true}, "stop": "\n"})"),
+                               ModelRequestRules::K3());
+  ASSERT_TRUE(Accepted(ok));
+  EXPECT_EQ(ok->endpoint, Endpoint::kCompletions);
+  EXPECT_EQ(ok->prompt, "Once");
+  EXPECT_EQ(ok->max_tokens, 4);
+  EXPECT_TRUE(ok->include_usage);
+  auto completion = [](const char* text) { return ValidateCompletion(Json::parse(text), ModelRequestRules::K3()); };
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "temperature": 2.0})"), "temperature"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "top_p": 0.8})"), "top_p"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "n": 2})"), "n"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m"})"), "prompt", "is required"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": 3})"), "prompt"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": ["a", "b"]})"), "prompt", "exactly one"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": [3]})"), "prompt[0]"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "best_of": 2})"), "best_of"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "echo": "no"})"), "echo"));
+  EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "logprobs": 6})"), "logprobs"));
+  auto single = completion(R"({"model": "m", "prompt": ["only"], "messages": []})");
+  ASSERT_TRUE(Accepted(single));
+  EXPECT_EQ(single->body["prompt"], "only");
+  EXPECT_EQ(single->ignored_fields, std::vector<std::string>{"messages"});
+}
+
+}  // namespace
+}  // namespace kimi::api::request

@@ -1,0 +1,83 @@
+"""Runs openai_client_test.mjs (the official `openai` npm client) against the real daemon.
+
+The package is installed with npm into a folder of the build tree at test time, never into
+the source tree; without node, npm or a reachable registry the test is skipped (exit 77,
+CTest's SKIP_RETURN_CODE) with a message saying which. It is also skipped when the chat route
+answers 404 (the endpoint is not in this build) or no model is loaded.
+
+  KIMI_APPLIANCE_BIN=build/appliance/kimi-appliance python3 tests/conformance/run_openai_client.py \
+      --npm-dir build/tests/conformance/npm
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from conformance_harness import CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, post_json  # noqa: E402
+from daemon_harness import Daemon, request  # noqa: E402
+
+SKIP = 77
+# Versions of the client this suite speaks to; npm picks the newest 6.x.
+OPENAI_PACKAGE = "openai@>=4 <7"
+NPM_INSTALL_TIMEOUT_S = 300
+NODE_TIMEOUT_S = 600
+
+
+def skip(message):
+    print("SKIP: " + message)
+    sys.exit(SKIP)
+
+
+def ensure_package(npm_dir):
+    if shutil.which("node") is None:
+        skip("node is not installed (Debian: apt-get install nodejs npm)")
+    if os.path.isfile(os.path.join(npm_dir, "node_modules", "openai", "package.json")):
+        return
+    if shutil.which("npm") is None:
+        skip("npm is not installed and %s has no openai package" % npm_dir)
+    os.makedirs(npm_dir, exist_ok=True)
+    try:
+        proc = subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund", "--no-save",
+                               OPENAI_PACKAGE], capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        skip("npm install %s timed out (no registry reachable?)" % OPENAI_PACKAGE)
+    if proc.returncode != 0:
+        skip("npm install %s failed (no registry reachable?):\n%s" % (OPENAI_PACKAGE, proc.stderr[-2000:]))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--npm-dir", required=True, help="build-tree folder for node_modules")
+    args = parser.parse_args()
+    npm_dir = os.path.abspath(args.npm_dir)
+    ensure_package(npm_dir)
+
+    daemon = Daemon(config=conformance_config())
+    try:
+        probe = post_json(daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
+        if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":
+            skip("POST %s answers 404: the chat endpoint is not in this build" % CHAT_PATH)
+        if request(daemon, "GET", "/readyz").status != 200:
+            skip("no model is loaded (/readyz is not 200); set KIMI_CONFORMANCE_CONFIG to serve one")
+        model = DEFAULT_MODEL
+        models = request(daemon, "GET", "/v1/models")
+        if models.status == 200 and models.json().get("data"):
+            model = models.json()["data"][0]["id"]
+        env = dict(os.environ, KIMI_BASE_URL="http://127.0.0.1:%d/v1" % daemon.port, KIMI_MODEL=model,
+                   NODE_PATH=os.path.join(npm_dir, "node_modules"))
+        # An .mjs file resolves packages from its own folder upwards, not NODE_PATH: run a copy
+        # placed beside node_modules.
+        script = os.path.join(npm_dir, "openai_client_test.mjs")
+        shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), "openai_client_test.mjs"), script)
+        proc = subprocess.run(["node", script], env=env, timeout=NODE_TIMEOUT_S)
+        return proc.returncode
+    finally:
+        daemon.stop()
+        daemon.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
