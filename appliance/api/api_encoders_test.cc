@@ -1,0 +1,336 @@
+// The streaming rules of the API, checked frame by frame on ChatSseEncoder's output, and the
+// agreement between the streamed and the whole response built from the same events.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "api/chat_response_builder.h"
+#include "api/chat_sse_encoder.h"
+#include "api/completion_encoder.h"
+#include "api/embedded_backend.h"
+#include "api/request_gate.h"
+
+namespace kimi::api {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+StreamEvent Text(StreamEventKind kind, std::string text) {
+  StreamEvent e;
+  e.kind = kind;
+  e.text = std::move(text);
+  return e;
+}
+StreamEvent Begin(int index, std::string name) {
+  StreamEvent e;
+  e.kind = StreamEventKind::kToolCallBegin;
+  e.tool_index = index;
+  e.tool_name = name;
+  e.tool_call_id = ToolCallId(name, index);
+  return e;
+}
+StreamEvent Args(int index, std::string text) {
+  StreamEvent e = Text(StreamEventKind::kToolCallArguments, std::move(text));
+  e.tool_index = index;
+  return e;
+}
+StreamEvent End(int index) {
+  StreamEvent e;
+  e.kind = StreamEventKind::kToolCallEnd;
+  e.tool_index = index;
+  return e;
+}
+StreamEvent Finish(std::string reason) {
+  StreamEvent e;
+  e.kind = StreamEventKind::kFinish;
+  e.finish_reason = std::move(reason);
+  e.usage = TokenUsage{36, 20, 8};
+  return e;
+}
+
+struct Stream {
+  std::vector<Json> frames;  // every data frame before [DONE]
+  bool done = false;         // the last line was [DONE]
+};
+
+Stream Parse(const std::string& sse) {
+  Stream s;
+  size_t pos = 0;
+  while (pos < sse.size()) {
+    size_t end = sse.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos) << "every frame ends with a blank line";
+    if (end == std::string::npos) break;
+    std::string line = sse.substr(pos, end - pos);
+    pos = end + 2;
+    EXPECT_EQ(line.rfind("data: ", 0), 0u) << line;
+    std::string data = line.substr(6);
+    EXPECT_FALSE(s.done) << "nothing after [DONE]";
+    if (data == "[DONE]") {
+      s.done = true;
+      continue;
+    }
+    s.frames.push_back(Json::parse(data));  // throws on invalid UTF-8: a split character fails here
+  }
+  return s;
+}
+
+std::string EncodeAll(const std::vector<StreamEvent>& events, ChatStreamOptions options) {
+  ChatSseEncoder encoder(ResponseMeta{"chatcmpl-req_1", 1700000000, "kimi-k3"}, options);
+  std::string out;
+  for (const StreamEvent& e : events) encoder.Encode(e, &out);
+  EXPECT_TRUE(encoder.finished());
+  return out;
+}
+
+bool HasNull(const Json& j) {
+  if (j.is_null()) return true;
+  if (j.is_structured()) {
+    for (const auto& v : j) {
+      if (HasNull(v)) return true;
+    }
+  }
+  return false;
+}
+
+// What a client rebuilds from the frames.
+struct Joined {
+  std::string content, reasoning;
+  std::vector<std::string> arguments;
+  std::vector<std::string> names, ids;
+};
+Joined Join(const Stream& s) {
+  Joined j;
+  for (const Json& f : s.frames) {
+    if (f["choices"].empty()) continue;
+    const Json& d = f["choices"][0]["delta"];
+    if (d.contains("content")) j.content += d["content"].get<std::string>();
+    if (d.contains("reasoning_content")) j.reasoning += d["reasoning_content"].get<std::string>();
+    if (!d.contains("tool_calls")) continue;
+    const Json& call = d["tool_calls"][0];
+    size_t index = call["index"].get<size_t>();
+    if (call.contains("id")) {
+      EXPECT_EQ(index, j.ids.size()) << "indices start at 0 and rise by one";
+      j.ids.push_back(call["id"]);
+      j.names.push_back(call["function"]["name"]);
+      j.arguments.emplace_back();
+    }
+    j.arguments.at(index) += call["function"]["arguments"].get<std::string>();
+  }
+  return j;
+}
+
+const std::string kBigArguments = [] {
+  std::string s = R"({"city":")";
+  for (int i = 0; i < 40; ++i) s += "Zürich 東京 ";
+  return s + R"(","days":3})";
+}();
+
+std::vector<StreamEvent> MixedEvents() {
+  return {Text(StreamEventKind::kReasoning, "Let me "), Text(StreamEventKind::kReasoning, "think."),
+          Text(StreamEventKind::kAnswer, "Calling "), Text(StreamEventKind::kAnswer, "tools."),
+          Begin(0, "get_weather"), Args(0, kBigArguments), End(0),
+          Begin(1, "get_time"), Args(1, "{\"tz\":"), Args(1, "\"UTC\"}"), End(1),
+          Finish("tool_calls")};
+}
+
+TEST(ChatSseEncoderTest, FramesFollowEveryStreamingRule) {
+  ChatStreamOptions options;
+  options.argument_chunk_bytes = 16;
+  Stream s = Parse(EncodeAll(MixedEvents(), options));
+  ASSERT_TRUE(s.done);
+  ASSERT_GE(s.frames.size(), 3u);
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    const Json& f = s.frames[i];
+    EXPECT_FALSE(HasNull(f)) << f.dump();
+    EXPECT_EQ(f["id"], "chatcmpl-req_1");
+    EXPECT_EQ(f["object"], "chat.completion.chunk");
+    EXPECT_TRUE(f["created"].is_number_integer());
+    EXPECT_EQ(f["created"], 1700000000);
+    EXPECT_EQ(f["model"], "kimi-k3");
+    EXPECT_FALSE(f.contains("usage")) << "no top-level usage without include_usage";
+    const Json& choice = f["choices"][0];
+    const Json& delta = choice["delta"];
+    EXPECT_EQ(delta.contains("role"), i == 0) << "role only in the first frame";
+    const bool last = i + 1 == s.frames.size();
+    EXPECT_EQ(choice.contains("usage"), last) << "usage only in the end frame";
+    EXPECT_EQ(choice.contains("finish_reason"), last);
+    if (i > 0 && !last) {
+      EXPECT_EQ(int(delta.contains("content")) + int(delta.contains("reasoning_content")) +
+                    int(delta.contains("tool_calls")),
+                1)
+          << delta.dump();
+    }
+  }
+  EXPECT_EQ(s.frames[0]["choices"][0]["delta"], (Json{{"role", "assistant"}, {"content", ""}}));
+  // Reasoning, reasoning, boundary, then the answer.
+  EXPECT_EQ(s.frames[2]["choices"][0]["delta"], (Json{{"reasoning_content", "think."}}));
+  EXPECT_EQ(s.frames[3]["choices"][0]["delta"], (Json{{"reasoning_content", ""}}));
+  EXPECT_EQ(s.frames[4]["choices"][0]["delta"], (Json{{"content", "Calling "}}));
+  const Json& end = s.frames.back()["choices"][0];
+  EXPECT_EQ(end["delta"], Json::object());
+  EXPECT_EQ(end["finish_reason"], "tool_calls");
+  EXPECT_EQ(end["usage"]["prompt_tokens"], 36);
+  EXPECT_EQ(end["usage"]["total_tokens"], 56);
+  EXPECT_EQ(end["usage"]["completion_tokens_details"]["reasoning_tokens"], 8);
+}
+
+TEST(ChatSseEncoderTest, ToolCallsOpenWithTheirIdentityThenCarryBoundedArgumentChunks) {
+  ChatStreamOptions options;
+  options.argument_chunk_bytes = 16;
+  Stream s = Parse(EncodeAll(MixedEvents(), options));
+  int openings = 0;
+  size_t argument_frames = 0;
+  for (const Json& f : s.frames) {
+    const Json& d = f["choices"][0]["delta"];
+    if (!d.contains("tool_calls")) continue;
+    ASSERT_EQ(d["tool_calls"].size(), 1u);
+    const Json& call = d["tool_calls"][0];
+    if (call.contains("id")) {
+      ++openings;
+      EXPECT_EQ(call["type"], "function");
+      EXPECT_EQ(call["function"]["arguments"], "");
+      EXPECT_EQ(call["function"].size(), 2u);
+    } else {
+      ++argument_frames;
+      EXPECT_EQ(call.size(), 2u) << "only index and function: " << call.dump();
+      EXPECT_EQ(call["function"].size(), 1u) << "only arguments: " << call.dump();
+      const std::string piece = call["function"]["arguments"];
+      EXPECT_LE(piece.size(), 16u);
+      EXPECT_FALSE(piece.empty());
+    }
+  }
+  EXPECT_EQ(openings, 2);
+  EXPECT_GE(argument_frames, kBigArguments.size() / 16) << "a call delivered whole is re-chunked";
+  Joined j = Join(s);
+  ASSERT_EQ(j.arguments.size(), 2u);
+  EXPECT_EQ(j.arguments[0], kBigArguments);
+  EXPECT_EQ(j.arguments[1], R"({"tz":"UTC"})");
+  EXPECT_EQ(j.ids, (std::vector<std::string>{"functions.get_weather:0", "functions.get_time:1"}));
+}
+
+TEST(ChatSseEncoderTest, StreamedAndWholeResponsesAgree) {
+  ChatStreamOptions options;
+  options.argument_chunk_bytes = 7;
+  const std::vector<StreamEvent> events = MixedEvents();
+  Joined streamed = Join(Parse(EncodeAll(events, options)));
+  ChatResponseBuilder builder;
+  for (const StreamEvent& e : events) builder.Emit(e);
+  ASSERT_TRUE(builder.finished());
+  const Json whole = builder.Build(ResponseMeta{"chatcmpl-req_1", 1700000000, "kimi-k3"});
+  const Json& message = whole["choices"][0]["message"];
+  EXPECT_EQ(whole["object"], "chat.completion");
+  EXPECT_EQ(message["role"], "assistant");
+  EXPECT_EQ(message["content"], streamed.content);
+  EXPECT_EQ(message["reasoning_content"], streamed.reasoning);
+  ASSERT_EQ(message["tool_calls"].size(), streamed.arguments.size());
+  for (size_t i = 0; i < streamed.arguments.size(); ++i) {
+    EXPECT_EQ(message["tool_calls"][i]["id"], streamed.ids[i]);
+    EXPECT_EQ(message["tool_calls"][i]["type"], "function");
+    EXPECT_EQ(message["tool_calls"][i]["function"]["name"], streamed.names[i]);
+    EXPECT_EQ(message["tool_calls"][i]["function"]["arguments"], streamed.arguments[i]);
+  }
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(whole["usage"]["completion_tokens"], 20);
+}
+
+TEST(ChatSseEncoderTest, IncludeUsageAddsExactlyOneUsageFrame) {
+  ChatStreamOptions options;
+  options.include_usage = true;
+  Stream s = Parse(EncodeAll({Text(StreamEventKind::kAnswer, "hi"), Finish("stop")}, options));
+  ASSERT_TRUE(s.done);
+  ASSERT_EQ(s.frames.size(), 4u);  // role, content, end, usage
+  EXPECT_EQ(s.frames[2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(s.frames[3]["choices"], Json::array());
+  EXPECT_EQ(s.frames[3]["usage"]["prompt_tokens"], 36);
+  int with_top_usage = 0;
+  for (const Json& f : s.frames) with_top_usage += f.contains("usage");
+  EXPECT_EQ(with_top_usage, 1);
+}
+
+TEST(ChatSseEncoderTest, BoundaryFrameOnlyWithThinkingOnAndAlsoBeforeTheEnd) {
+  ChatStreamOptions on;
+  Stream s = Parse(EncodeAll({Text(StreamEventKind::kReasoning, "hmm"), Finish("length")}, on));
+  ASSERT_EQ(s.frames.size(), 4u);  // role, reasoning, boundary, end
+  EXPECT_EQ(s.frames[2]["choices"][0]["delta"], (Json{{"reasoning_content", ""}}));
+  ChatStreamOptions off;
+  off.thinking = false;
+  Stream t = Parse(EncodeAll({Text(StreamEventKind::kAnswer, "a"), Finish("stop")}, off));
+  for (const Json& f : t.frames) EXPECT_NE(f["choices"][0]["delta"], (Json{{"reasoning_content", ""}}));
+}
+
+TEST(ChatSseEncoderTest, ArgumentChunksNeverSplitACharacter) {
+  ChatStreamOptions options;
+  options.argument_chunk_bytes = 1;  // smaller than any multi-byte character
+  Stream s = Parse(EncodeAll({Begin(0, "f"), Args(0, "{\"k\":\"東京\"}"), End(0), Finish("tool_calls")}, options));
+  Joined j = Join(s);  // Parse() threw if a frame held a split character
+  ASSERT_EQ(j.arguments.size(), 1u);
+  EXPECT_EQ(j.arguments[0], "{\"k\":\"東京\"}");
+}
+
+TEST(Utf8PrefixLengthTest, CutsOnCharacterBoundaries) {
+  EXPECT_EQ(Utf8PrefixLength("abc", 8), 3u);
+  EXPECT_EQ(Utf8PrefixLength("ab東", 3), 2u);
+  EXPECT_EQ(Utf8PrefixLength("ab東", 5), 5u);
+  EXPECT_EQ(Utf8PrefixLength("東京", 1), 3u) << "one whole character at least";
+}
+
+TEST(CompletionEncoderTest, StreamAndWholeResponseCarryTheSameText) {
+  const std::vector<StreamEvent> events = {Text(StreamEventKind::kAnswer, "The river "),
+                                           Text(StreamEventKind::kAnswer, "flows."), Finish("length")};
+  ResponseMeta meta{"cmpl-req_2", 1700000001, "kimi-k3"};
+  CompletionSseEncoder encoder(meta, /*include_usage=*/false);
+  TextCompletionBuilder builder;
+  std::string sse;
+  for (const StreamEvent& e : events) {
+    encoder.Encode(e, &sse);
+    builder.Emit(e);
+  }
+  Stream s = Parse(sse);
+  ASSERT_TRUE(s.done);
+  std::string text;
+  for (const Json& f : s.frames) {
+    EXPECT_EQ(f["object"], "text_completion");
+    EXPECT_FALSE(HasNull(f));
+    text += f["choices"][0]["text"].get<std::string>();
+  }
+  EXPECT_EQ(s.frames.back()["choices"][0]["finish_reason"], "length");
+  const Json whole = builder.Build(meta);
+  EXPECT_EQ(whole["choices"][0]["text"], text);
+  EXPECT_EQ(whole["choices"][0]["finish_reason"], "length");
+}
+
+TEST(RequestGateTest, MinimalChecksAndResponseMode) {
+  Json not_object = Json::array();
+  EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &not_object).code(), Status::Code::kInvalidArgument);
+  Json no_messages{{"model", "kimi-k3"}};
+  EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &no_messages).code(), Status::Code::kInvalidArgument);
+  Json no_prompt{{"model", "kimi-k3"}};
+  EXPECT_EQ(PrepareRequest(Endpoint::kCompletions, &no_prompt).code(), Status::Code::kInvalidArgument);
+  Json ok{{"messages", Json::array()}, {"stream", true}, {"stream_options", {{"include_usage", true}}},
+          {"thinking", {{"type", "disabled"}}}};
+  EXPECT_TRUE(PrepareRequest(Endpoint::kChatCompletions, &ok).ok());
+  ResponseMode mode = ReadResponseMode(Endpoint::kChatCompletions, ok);
+  EXPECT_TRUE(mode.stream);
+  EXPECT_TRUE(mode.include_usage);
+  EXPECT_FALSE(mode.thinking);
+  EXPECT_TRUE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"messages", Json::array()}}).thinking);
+}
+
+TEST(EmbeddedBackendTest, ServesNothingUntilAttached) {
+  EmbeddedBackend backend("kimi-k3");
+  EXPECT_TRUE(backend.Models().empty());
+  EXPECT_FALSE(backend.Healthy("kimi-k3"));
+  ChatResponseBuilder sink;
+  BackendRequest request;
+  request.model = "kimi-k3";
+  EXPECT_EQ(backend.Generate(request, sink, nullptr).code(), Status::Code::kUnavailable);
+  OutputEvent begin{OutputEventKind::kToolCallBegin, "", "search", 2};
+  StreamEvent e = ToStreamEvent(begin);
+  EXPECT_EQ(e.kind, StreamEventKind::kToolCallBegin);
+  EXPECT_EQ(e.tool_call_id, "functions.search:2");
+  EXPECT_EQ(e.tool_index, 2);
+}
+
+}  // namespace
+}  // namespace kimi::api

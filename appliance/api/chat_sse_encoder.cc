@@ -1,0 +1,82 @@
+#include "api/chat_sse_encoder.h"
+
+#include <algorithm>
+
+namespace kimi::api {
+
+using Json = nlohmann::ordered_json;
+
+ChatSseEncoder::ChatSseEncoder(ResponseMeta meta, ChatStreamOptions options)
+    : meta_(std::move(meta)), options_(options) {
+  options_.argument_chunk_bytes = std::max<size_t>(1, options_.argument_chunk_bytes);
+}
+
+Json ChatSseEncoder::Envelope() const {
+  return {{"id", meta_.id}, {"object", "chat.completion.chunk"}, {"created", meta_.created}, {"model", meta_.model}};
+}
+
+void ChatSseEncoder::Frame(Json delta, std::string* out) {
+  Json frame = Envelope();
+  frame["choices"] = Json::array({Json{{"index", 0}, {"delta", std::move(delta)}}});
+  *out += SseFrame(frame);
+}
+
+void ChatSseEncoder::EndReasoning(std::string* out) {
+  if (!in_reasoning_) return;
+  in_reasoning_ = false;
+  if (options_.thinking) Frame(Json{{"reasoning_content", ""}}, out);
+}
+
+void ChatSseEncoder::Encode(const StreamEvent& event, std::string* out) {
+  if (finished_) return;
+  if (!started_) {
+    started_ = true;
+    Frame(Json{{"role", "assistant"}, {"content", ""}}, out);
+  }
+  switch (event.kind) {
+    case StreamEventKind::kReasoning:
+      if (event.text.empty()) return;
+      in_reasoning_ = true;
+      Frame(Json{{"reasoning_content", event.text}}, out);
+      return;
+    case StreamEventKind::kAnswer:
+      if (event.text.empty()) return;
+      EndReasoning(out);
+      Frame(Json{{"content", event.text}}, out);
+      return;
+    case StreamEventKind::kToolCallBegin: {
+      EndReasoning(out);
+      const std::string id = event.tool_call_id.empty() ? ToolCallId(event.tool_name, event.tool_index) : event.tool_call_id;
+      Json call{{"index", event.tool_index},
+                {"id", id},
+                {"type", "function"},
+                {"function", Json{{"name", event.tool_name}, {"arguments", ""}}}};
+      Frame(Json{{"tool_calls", Json::array({std::move(call)})}}, out);
+      return;
+    }
+    case StreamEventKind::kToolCallArguments: {
+      std::string_view rest = event.text;
+      while (!rest.empty()) {
+        const size_t n = Utf8PrefixLength(rest, options_.argument_chunk_bytes);
+        Json call{{"index", event.tool_index}, {"function", Json{{"arguments", std::string(rest.substr(0, n))}}}};
+        Frame(Json{{"tool_calls", Json::array({std::move(call)})}}, out);
+        rest.remove_prefix(n);
+      }
+      return;
+    }
+    case StreamEventKind::kToolCallEnd:
+      return;
+    case StreamEventKind::kFinish:
+      Finish(event, out);
+      return;
+  }
+}
+
+void ChatSseEncoder::Finish(const StreamEvent& event, std::string* out) {
+  EndReasoning(out);
+  AppendStreamEnd(Envelope(), Json{{"index", 0}, {"delta", Json::object()}, {"finish_reason", event.finish_reason}},
+                  event.usage, options_.include_usage, out);
+  finished_ = true;
+}
+
+}  // namespace kimi::api

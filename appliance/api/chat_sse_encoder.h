@@ -1,0 +1,56 @@
+// ChatSseEncoder: turns one request's StreamEvents into the Server-Sent Events of a
+// streamed chat completion (`chat.completion.chunk` frames), applying every streaming rule of
+// the API once, whatever the backend delivered (docs/api.md, "Streaming"):
+//   - keys whose value would be null are left out; id, object, created and model are the
+//     same in every frame;
+//   - the first frame is delta {"role":"assistant","content":""}; role never appears again;
+//   - one frame carries one of content, reasoning_content or tool_calls;
+//   - with thinking on, {"reasoning_content":""} follows the last reasoning frame, before any
+//     answer, tool call or the end;
+//   - a tool call opens with index, id, type, function.name and arguments ""; then frames of
+//     index and function.arguments only, each at most `argument_chunk_bytes` bytes (cut on
+//     character boundaries), however the backend delivered the arguments;
+//   - the end frame has delta {}, finish_reason and usage (in choices[0].usage); with
+//     include_usage one more frame with choices [] and usage; then "data: [DONE]".
+//
+// Owns: the state of one response. Thread safety: one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "api/backend.h"
+#include "api/response_meta.h"
+#include "api/sse_frames.h"
+
+namespace kimi::api {
+
+struct ChatStreamOptions {
+  bool thinking = true;        // the request's thinking mode: decides the boundary frame
+  bool include_usage = false;  // stream_options.include_usage
+  size_t argument_chunk_bytes = 64;  // >= 1
+};
+
+class ChatSseEncoder {
+ public:
+  ChatSseEncoder(ResponseMeta meta, ChatStreamOptions options);
+
+  // Appends the frames `event` produces ("data: {...}\n\n" each) to *out. After kFinish the
+  // stream is complete (the [DONE] line included) and further events are ignored.
+  void Encode(const StreamEvent& event, std::string* out);
+  bool finished() const { return finished_; }
+
+ private:
+  void Frame(nlohmann::ordered_json delta, std::string* out);
+  void EndReasoning(std::string* out);
+  void Finish(const StreamEvent& event, std::string* out);
+  nlohmann::ordered_json Envelope() const;
+
+  ResponseMeta meta_;
+  ChatStreamOptions options_;
+  bool started_ = false;
+  bool in_reasoning_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace kimi::api

@@ -1,0 +1,47 @@
+#include "api/completion_encoder.h"
+
+#include "api/sse_frames.h"
+
+namespace kimi::api {
+
+using Json = nlohmann::ordered_json;
+
+CompletionSseEncoder::CompletionSseEncoder(ResponseMeta meta, bool include_usage)
+    : meta_(std::move(meta)), include_usage_(include_usage) {}
+
+Json CompletionSseEncoder::Envelope() const {
+  return {{"id", meta_.id}, {"object", "text_completion"}, {"created", meta_.created}, {"model", meta_.model}};
+}
+
+void CompletionSseEncoder::Encode(const StreamEvent& event, std::string* out) {
+  if (finished_) return;
+  if (event.kind == StreamEventKind::kAnswer && !event.text.empty()) {
+    Json frame = Envelope();
+    frame["choices"] = Json::array({Json{{"index", 0}, {"text", event.text}}});
+    *out += SseFrame(frame);
+    return;
+  }
+  if (event.kind != StreamEventKind::kFinish) return;
+  AppendStreamEnd(Envelope(), Json{{"index", 0}, {"text", ""}, {"finish_reason", event.finish_reason}}, event.usage,
+                  include_usage_, out);
+  finished_ = true;
+}
+
+bool TextCompletionBuilder::Emit(const StreamEvent& event) {
+  if (event.kind == StreamEventKind::kAnswer) text_ += event.text;
+  if (event.kind == StreamEventKind::kFinish) finish_ = event;
+  return true;
+}
+
+Json TextCompletionBuilder::Build(const ResponseMeta& meta) const {
+  return Json{{"id", meta.id},
+              {"object", "text_completion"},
+              {"created", meta.created},
+              {"model", meta.model},
+              {"choices", Json::array({Json{{"index", 0},
+                                            {"text", text_},
+                                            {"finish_reason", finish_ ? finish_->finish_reason : "stop"}}})},
+              {"usage", UsageJson(finish_ ? finish_->usage : TokenUsage{})}};
+}
+
+}  // namespace kimi::api

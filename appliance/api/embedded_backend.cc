@@ -1,0 +1,72 @@
+#include "api/embedded_backend.h"
+
+#include "api/response_meta.h"
+
+namespace kimi::api {
+
+StreamEvent ToStreamEvent(const OutputEvent& output) {
+  StreamEvent e;
+  e.text = output.text;
+  e.tool_index = output.tool_index;
+  switch (output.kind) {
+    case OutputEventKind::kReasoning: e.kind = StreamEventKind::kReasoning; break;
+    case OutputEventKind::kAnswer: e.kind = StreamEventKind::kAnswer; break;
+    case OutputEventKind::kToolCallBegin:
+      e.kind = StreamEventKind::kToolCallBegin;
+      e.tool_name = output.tool_name;
+      e.tool_call_id = ToolCallId(output.tool_name, output.tool_index);
+      break;
+    case OutputEventKind::kToolCallArguments: e.kind = StreamEventKind::kToolCallArguments; break;
+    case OutputEventKind::kToolCallEnd: e.kind = StreamEventKind::kToolCallEnd; break;
+  }
+  return e;
+}
+
+EmbeddedBackend::EmbeddedBackend(std::string served_model_id) : model_id_(std::move(served_model_id)) {}
+
+void EmbeddedBackend::Attach(std::shared_ptr<ChatService> service) {
+  std::lock_guard<std::mutex> lock(mu_);
+  service_ = std::move(service);
+}
+
+std::shared_ptr<ChatService> EmbeddedBackend::service() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return service_;
+}
+
+std::vector<std::string> EmbeddedBackend::Models() const {
+  if (service() == nullptr) return {};
+  return {model_id_};
+}
+
+bool EmbeddedBackend::Healthy(std::string_view model) const { return service() != nullptr && model == model_id_; }
+
+Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink, BackendOutcome* outcome) {
+  if (outcome != nullptr) *outcome = BackendOutcome{std::string(name()), 1};
+  std::shared_ptr<ChatService> service = this->service();
+  if (service == nullptr) return Status::Unavailable("the model is not loaded yet");
+  const ServingEndpoint endpoint =
+      request.endpoint == Endpoint::kChatCompletions ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions;
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream, service->Start(request.body, endpoint));
+  ChatEvent event;
+  while (stream->Next(&event)) {
+    StreamEvent out;
+    switch (event.kind) {
+      case ChatEvent::Kind::kError: return event.error;
+      case ChatEvent::Kind::kOutput: out = ToStreamEvent(event.output); break;
+      case ChatEvent::Kind::kFinish:
+        out.kind = StreamEventKind::kFinish;
+        out.finish_reason = event.finish_reason;
+        out.usage = TokenUsage{event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.reasoning_tokens};
+        break;
+    }
+    if (!sink.Emit(out)) {
+      stream->Cancel();
+      return Status::Cancelled("the client went away");
+    }
+    if (out.kind == StreamEventKind::kFinish) return Status::OK();
+  }
+  return Status::Internal("the generation ended without a finish event");
+}
+
+}  // namespace kimi::api

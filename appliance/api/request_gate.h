@@ -1,0 +1,30 @@
+// The gate every API request body passes before it reaches a backend, and the few fields
+// the HTTP layer itself reads (stream, stream_options.include_usage, the thinking mode).
+//
+// PrepareRequest() is the single call site for request validation and normalisation. It
+// checks only what the handlers rely on (a JSON object; messages an array for chat, a prompt
+// for completions; model a string when present); the full request rules of the API
+// (appliance/api/request/) plug in here.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "api/backend.h"
+#include "kimi/status.h"
+
+namespace kimi::api {
+
+// Errors: InvalidArgument naming the field. May normalise *body.
+Status PrepareRequest(Endpoint endpoint, nlohmann::ordered_json* body);
+
+struct ResponseMode {
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool thinking = true;        // as the chat format reads the body (K3 default: on)
+};
+// Precondition: PrepareRequest() accepted `body`.
+ResponseMode ReadResponseMode(Endpoint endpoint, const nlohmann::ordered_json& body);
+
+}  // namespace kimi::api

@@ -1,0 +1,104 @@
+// ChatService: the engine as a chat-completions service. One request body in, a stream of
+// typed output events out: the path shared by the appliance's embedded backend and
+// `kimi-engine serve`.
+//
+// Start() does, in order: read the chat fields of the body (ParseChatRequest), render the K3
+// prompt (ChatFormat::Render), tokenise it (EncodePrompt), read the sampling fields
+// (GenerationParamsFromBody), submit to the Runtime, and start the model's OutputParser
+// where the prompt left the model (ChatFormat::OutputStartFor). For /v1/completions the
+// body's `prompt` text is tokenised without special tokens and the output is answer text.
+// Every error that Start() returns happens before generation; once a ChatStream exists,
+// its events carry the rest (a runtime refusal arrives as the first event, kError).
+//
+// Owns: the Runtime (and through it the Model), the Tokenizer. A ChatStream owns its
+// runtime request: destroying it, or Cancel(), drops the sequence and frees its memory.
+// Thread safety: ChatService methods may be called from any thread. A ChatStream is read by
+// one thread; Cancel() may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kimi/model.h"
+#include "kimi/output_parser.h"
+#include "kimi/runtime.h"
+#include "kimi/status.h"
+#include "kimi/tokenizer.h"
+
+namespace kimi {
+
+enum class ServingEndpoint { kChatCompletions, kCompletions };
+
+struct ChatUsage {
+  int64_t prompt_tokens = 0;      // the rendered prompt without the generation stub
+  int64_t completion_tokens = 0;  // every sampled token, the end-of-message token included
+  int64_t reasoning_tokens = 0;   // the part of completion_tokens spent in the thinking channel
+};
+
+struct ChatEvent {
+  enum class Kind {
+    kOutput,  // output: reasoning, answer or a tool-call piece, in the order produced
+    kFinish,  // finish_reason ("stop", "length", "tool_calls"), usage: the last event
+    kError,   // error: the request could not run (the last event)
+  };
+  Kind kind = Kind::kOutput;
+  OutputEvent output;
+  std::string finish_reason;
+  ChatUsage usage;
+  Status error;
+};
+
+class ChatStream {
+ public:
+  virtual ~ChatStream() = default;
+  // Blocks for the next event. Returns false once the final event (kFinish or kError, or the
+  // end of a cancelled request) has been read.
+  virtual bool Next(ChatEvent* event) = 0;
+  // Stops generation; Next() then ends without a kFinish event.
+  virtual void Cancel() = 0;
+  virtual int64_t prompt_tokens() const = 0;
+};
+
+struct ChatServiceOptions {
+  ModelOptions model;
+  // stop_token_ids and detokenizer are set by the service (end of message and EOS).
+  RuntimeOptions runtime;
+  std::string output_parser = "kimi_k3";
+  // max_tokens when the body names none; always capped by the model's context length.
+  int64_t default_max_tokens = 2048;
+};
+
+class ChatService {
+ public:
+  // Loads model_dir's weights (Model::Load) and its tokenizer (Tokenizer::LoadDirectory) and
+  // starts a Runtime. Errors: the loaders' errors; NotFound for an unknown output parser;
+  // FailedPrecondition when the tokenizer's vocabulary does not fit the model.
+  static Result<std::unique_ptr<ChatService>> Open(const std::string& model_dir, ChatServiceOptions options);
+  // Over an already loaded model and tokenizer.
+  static Result<std::unique_ptr<ChatService>> Create(std::unique_ptr<Model> model, Tokenizer tokenizer,
+                                                     ChatServiceOptions options);
+  ~ChatService();
+  ChatService(const ChatService&) = delete;
+  ChatService& operator=(const ChatService&) = delete;
+
+  // Errors (nothing was submitted): InvalidArgument naming the body field at fault.
+  Result<std::unique_ptr<ChatStream>> Start(const nlohmann::ordered_json& body, ServingEndpoint endpoint);
+
+  RuntimeCounters Counters() const;
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const SpecialTokenIds& special_ids() const { return special_ids_; }
+
+ private:
+  ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, SpecialTokenIds special_ids,
+              ChatServiceOptions options);
+
+  std::unique_ptr<Runtime> runtime_;
+  Tokenizer tokenizer_;
+  SpecialTokenIds special_ids_;
+  ChatServiceOptions options_;
+};
+
+}  // namespace kimi

@@ -1,0 +1,235 @@
+// ChatService on a k3-nano model synthesised into a temp dir, with the demo tokenizer
+// trained on the repository's text (as `kimi-engine synth` does): a chat request streams
+// parser events and ends with usage that counts the rendered prompt; the same seed gives the
+// same events; /v1/completions gives answer text only; bad bodies fail in Start() before
+// anything is submitted; Cancel() ends the stream without a finish event and the runtime
+// counts the cancellation.
+#include "kimi/chat_service.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "io/k3_presets.h"
+#include "io/k3_synth.h"
+#include "kimi/chat_format.h"
+#include "kimi/prompt_encoding.h"
+#include "serving/generation_params.h"
+#include "text/bpe_trainer.h"
+
+namespace kimi {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct Collected {
+  std::vector<ChatEvent> events;
+  ParsedOutput output;
+  bool finished = false;
+  std::string finish_reason;
+  ChatUsage usage;
+  Status error;
+};
+
+Collected Drain(ChatStream& stream) {
+  Collected c;
+  ChatEvent e;
+  while (stream.Next(&e)) {
+    c.events.push_back(e);
+    if (e.kind == ChatEvent::Kind::kOutput) FoldEvent(e.output, &c.output);
+    if (e.kind == ChatEvent::Kind::kFinish) {
+      c.finished = true;
+      c.finish_reason = e.finish_reason;
+      c.usage = e.usage;
+    }
+    if (e.kind == ChatEvent::Kind::kError) c.error = e.error;
+  }
+  return c;
+}
+
+Json ChatBody(int max_tokens) {
+  return Json{{"messages", Json::array({Json{{"role", "user"}, {"content", "Name three rivers."}}})},
+              {"max_tokens", max_tokens},
+              {"temperature", 0}};
+}
+
+class ChatServiceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* source = std::getenv("KIMI_SOURCE_DIR");
+    ASSERT_NE(source, nullptr) << "KIMI_SOURCE_DIR is set by kimi_add_test";
+    dir_ = new std::string((fs::temp_directory_path() / ("kimi_chat_service_test_" + std::to_string(::getpid()))).string());
+    fs::remove_all(*dir_);
+    auto config = K3Preset("k3-nano");
+    ASSERT_TRUE(config.ok());
+    auto written = WriteSyntheticModel(*config, *dir_, {/*seed=*/3, /*max_shard_bytes=*/1u << 20});
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    Status trained = TrainDemoTokenizer(DemoCorpusFiles(source), int(config->vocab_size - Tokenizer::kNumSpecialTokens), *dir_);
+    ASSERT_TRUE(trained.ok()) << trained.ToString();
+    ChatServiceOptions options;
+    options.model.threads = 2;
+    options.default_max_tokens = 16;
+    auto service = ChatService::Open(*dir_, options);
+    ASSERT_TRUE(service.ok()) << service.status().ToString();
+    service_ = std::move(service).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static std::string* dir_;
+  static ChatService* service_;
+};
+std::string* ChatServiceTest::dir_ = nullptr;
+ChatService* ChatServiceTest::service_ = nullptr;
+
+TEST_F(ChatServiceTest, ChatRequestStreamsEventsAndCountsTheRenderedPrompt) {
+  const Json body = ChatBody(12);
+  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  Collected c = Drain(**stream);
+  ASSERT_TRUE(c.error.ok()) << c.error.ToString();
+  ASSERT_TRUE(c.finished);
+  EXPECT_EQ(c.events.back().kind, ChatEvent::Kind::kFinish);
+
+  auto rendered = ChatFormat::Render(body);
+  ASSERT_TRUE(rendered.ok());
+  auto ids = EncodePrompt(service_->tokenizer(), *rendered);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(c.usage.prompt_tokens, int64_t(ids->prompt_tokens));
+  EXPECT_EQ((*stream)->prompt_tokens(), int64_t(ids->prompt_tokens));
+  EXPECT_GE(c.usage.completion_tokens, 1);
+  EXPECT_LE(c.usage.completion_tokens, 12);
+  EXPECT_LE(c.usage.reasoning_tokens, c.usage.completion_tokens);
+  if (c.usage.completion_tokens < 12) {
+    EXPECT_NE(c.finish_reason, "length");
+  } else {
+    EXPECT_TRUE(c.finish_reason == "length" || c.finish_reason == "stop" || c.finish_reason == "tool_calls");
+  }
+  if (c.finish_reason == "tool_calls") {
+    EXPECT_FALSE(c.output.tool_calls.empty());
+  }
+  // Thinking is on by default: generation starts in the thinking channel.
+  for (const ChatEvent& e : c.events) {
+    if (e.kind != ChatEvent::Kind::kOutput) continue;
+    EXPECT_EQ(e.output.kind, OutputEventKind::kReasoning) << "the first output event is reasoning";
+    break;
+  }
+  const std::string all = c.output.reasoning + c.output.answer;
+  EXPECT_EQ(all.find("\xEF\xBF\xBD"), std::string::npos) << "no replacement characters";
+}
+
+TEST_F(ChatServiceTest, SameSeedGivesTheSameEvents) {
+  Json body = ChatBody(10);
+  body["temperature"] = 1.0;
+  body["seed"] = 1234;
+  auto a = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(a.ok());
+  Collected first = Drain(**a);
+  auto b = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(b.ok());
+  Collected second = Drain(**b);
+  EXPECT_EQ(first.output, second.output);
+  EXPECT_EQ(first.usage.completion_tokens, second.usage.completion_tokens);
+}
+
+TEST_F(ChatServiceTest, ThinkingOffStartsInTheAnswer) {
+  Json body = ChatBody(8);
+  body["thinking"] = Json{{"type", "disabled"}};
+  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  Collected c = Drain(**stream);
+  ASSERT_TRUE(c.finished);
+  for (const ChatEvent& e : c.events) {
+    if (e.kind != ChatEvent::Kind::kOutput) continue;
+    EXPECT_NE(e.output.kind, OutputEventKind::kReasoning);
+    break;
+  }
+}
+
+TEST_F(ChatServiceTest, CompletionsGiveAnswerTextOnly) {
+  const Json body{{"prompt", "The river flows"}, {"max_tokens", 8}, {"temperature", 0}};
+  auto stream = service_->Start(body, ServingEndpoint::kCompletions);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  Collected c = Drain(**stream);
+  ASSERT_TRUE(c.finished);
+  for (const ChatEvent& e : c.events) {
+    if (e.kind == ChatEvent::Kind::kOutput) {
+      EXPECT_EQ(e.output.kind, OutputEventKind::kAnswer);
+    }
+  }
+  auto ids = service_->tokenizer().Encode("The river flows", false);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(c.usage.prompt_tokens, int64_t(ids->size()));
+  EXPECT_EQ(c.usage.reasoning_tokens, 0);
+  EXPECT_TRUE(c.output.reasoning.empty());
+}
+
+TEST_F(ChatServiceTest, BadBodiesFailBeforeSubmission) {
+  const int64_t before = service_->Counters().requests_refused + service_->Counters().requests_finished;
+  EXPECT_EQ(service_->Start(Json{{"max_tokens", 4}}, ServingEndpoint::kChatCompletions).status().code(),
+            Status::Code::kInvalidArgument);
+  Json hot = ChatBody(4);
+  hot["temperature"] = "hot";
+  auto s = service_->Start(hot, ServingEndpoint::kChatCompletions);
+  EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("temperature"), std::string::npos) << s.status().message();
+  Json zero = ChatBody(4);
+  zero["max_tokens"] = 0;
+  EXPECT_EQ(service_->Start(zero, ServingEndpoint::kChatCompletions).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(service_->Start(Json{{"prompt", 7}}, ServingEndpoint::kCompletions).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(service_->Counters().requests_refused + service_->Counters().requests_finished, before);
+}
+
+TEST_F(ChatServiceTest, CancelEndsTheStreamWithoutAFinishAndIsCounted) {
+  const int64_t cancelled_before = service_->Counters().requests_cancelled;
+  auto stream = service_->Start(ChatBody(4000), ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(stream.ok());
+  ChatEvent e;
+  (*stream)->Cancel();
+  bool finished = false;
+  while ((*stream)->Next(&e)) finished = finished || e.kind == ChatEvent::Kind::kFinish;
+  EXPECT_FALSE(finished);
+  // The counters are a snapshot taken by the scheduler thread after each step.
+  for (int i = 0; i < 200 && service_->Counters().requests_cancelled == cancelled_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(service_->Counters().requests_cancelled, cancelled_before + 1);
+  EXPECT_EQ(service_->Counters().running, 0);
+}
+
+TEST(GenerationParamsTest, ReadsTheSamplingFields) {
+  const Json body{{"temperature", 0.6}, {"top_p", 0.95}, {"top_k", 20}, {"seed", 7},
+                  {"stop", Json::array({"END", "###"})}, {"max_completion_tokens", 30}, {"max_tokens", 99},
+                  {"logprobs", true}, {"top_logprobs", 3}};
+  auto p = serving::GenerationParamsFromBody(body);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FLOAT_EQ(p->sampling.temperature, 0.6f);
+  EXPECT_FLOAT_EQ(p->sampling.top_p, 0.95f);
+  EXPECT_EQ(p->sampling.top_k, 20);
+  EXPECT_EQ(p->sampling.seed, 7u);
+  EXPECT_EQ(p->sampling.top_logprobs, 3);
+  EXPECT_EQ(p->stop, (std::vector<std::string>{"END", "###"}));
+  EXPECT_EQ(p->max_tokens, 30) << "max_completion_tokens wins over max_tokens";
+}
+
+TEST(GenerationParamsTest, RefusesWrongTypesNamingTheField) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
+           {"stop", Json::array({1})}, {"stop", ""}, {"top_k", 1.5}, {"top_logprobs", 3}, {"seed", "x"},
+           {"max_tokens", -2}, {"top_p", 0.0}}) {
+    auto p = serving::GenerationParamsFromBody(Json{{key, value}});
+    EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument) << key << "=" << value.dump();
+  }
+}
+
+}  // namespace
+}  // namespace kimi

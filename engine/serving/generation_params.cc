@@ -1,0 +1,95 @@
+#include "serving/generation_params.h"
+
+namespace kimi::serving {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+bool Present(const Json& body, const char* key) { return body.contains(key) && !body[key].is_null(); }
+
+Result<double> Number(const Json& body, const char* key) {
+  if (!body[key].is_number()) return Status::InvalidArgument(std::string(key) + " must be a number");
+  return body[key].get<double>();
+}
+
+Result<int64_t> Integer(const Json& body, const char* key) {
+  const Json& v = body[key];
+  if (!v.is_number_integer()) return Status::InvalidArgument(std::string(key) + " must be an integer");
+  return v.get<int64_t>();
+}
+
+Result<std::vector<std::string>> StopStrings(const Json& stop) {
+  std::vector<std::string> out;
+  if (stop.is_string()) {
+    out.push_back(stop.get<std::string>());
+  } else if (stop.is_array()) {
+    for (const Json& s : stop) {
+      if (!s.is_string()) return Status::InvalidArgument("stop must be a string or an array of strings");
+      out.push_back(s.get<std::string>());
+    }
+  } else {
+    return Status::InvalidArgument("stop must be a string or an array of strings");
+  }
+  for (const std::string& s : out) {
+    if (s.empty()) return Status::InvalidArgument("stop strings must not be empty");
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
+  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  GenerationParams p;
+  SamplingParams& s = p.sampling;
+  if (Present(body, "temperature")) {
+    KIMI_ASSIGN_OR_RETURN(double t, Number(body, "temperature"));
+    s.temperature = float(t);
+  }
+  if (Present(body, "top_p")) {
+    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "top_p"));
+    s.top_p = float(v);
+  }
+  if (Present(body, "top_k")) {
+    KIMI_ASSIGN_OR_RETURN(int64_t k, Integer(body, "top_k"));
+    // vLLM spells "no limit" as -1.
+    if (k < -1 || k > INT32_MAX) return Status::InvalidArgument("top_k must be -1, 0 or a positive integer");
+    s.top_k = k < 0 ? 0 : int32_t(k);
+  }
+  if (Present(body, "presence_penalty")) {
+    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "presence_penalty"));
+    s.presence_penalty = float(v);
+  }
+  if (Present(body, "frequency_penalty")) {
+    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "frequency_penalty"));
+    s.frequency_penalty = float(v);
+  }
+  if (Present(body, "seed")) {
+    KIMI_ASSIGN_OR_RETURN(int64_t seed, Integer(body, "seed"));
+    s.seed = uint64_t(seed);
+  }
+  if (Present(body, "logprobs")) {
+    if (!body["logprobs"].is_boolean()) return Status::InvalidArgument("logprobs must be a boolean");
+    if (body["logprobs"].get<bool>()) s.top_logprobs = 0;
+  }
+  if (Present(body, "top_logprobs")) {
+    KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, "top_logprobs"));
+    if (n < 0 || n > 20) return Status::InvalidArgument("top_logprobs must be between 0 and 20");
+    if (s.top_logprobs < 0) return Status::InvalidArgument("top_logprobs needs logprobs: true");
+    s.top_logprobs = int32_t(n);
+  }
+  KIMI_RETURN_IF_ERROR(s.Validate());
+  if (Present(body, "stop")) {
+    KIMI_ASSIGN_OR_RETURN(p.stop, StopStrings(body["stop"]));
+  }
+  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+    if (!Present(body, key)) continue;
+    KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, key));
+    if (n < 1) return Status::InvalidArgument(std::string(key) + " must be at least 1");
+    p.max_tokens = n;
+    break;
+  }
+  return p;
+}
+
+}  // namespace kimi::serving
