@@ -78,6 +78,9 @@ struct BackendRequest {
 struct BackendOutcome {
   std::string backend;  // name of the backend that served (or last failed) the request
   int attempts = 0;     // 1 unless the router retried before the first byte
+  // The router's choice in one line for the audit record: the candidates with their load,
+  // breaker or health, the one chosen, and each retry with the error that caused it.
+  std::string decision;
 };
 
 class Backend {

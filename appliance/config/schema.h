@@ -134,6 +134,64 @@ class ObjectSchema {
     return *this;
   }
 
+  // An array of strings; each element may be checked. The whole array replaces the default.
+  ObjectSchema& StringList(std::string key, std::vector<std::string> T::*member, std::string doc,
+                           StringCheck check = nullptr) {
+    Field f{std::move(key), std::move(doc)};
+    f.bind = [member, check](const nlohmann::json& j, const std::string& path, T* out) -> Status {
+      if (!j.is_array()) return Status::InvalidArgument(path + ": expected an array, got " + JsonTypeName(j));
+      std::vector<std::string> values;
+      for (size_t i = 0; i < j.size(); ++i) {
+        std::string item_path = path + "[" + std::to_string(i) + "]";
+        if (!j[i].is_string()) {
+          return Status::InvalidArgument(item_path + ": expected a string, got " + JsonTypeName(j[i]));
+        }
+        std::string value = j[i].get<std::string>();
+        if (check) {
+          std::string problem = check(value);
+          if (!problem.empty()) return Status::InvalidArgument(item_path + ": " + problem);
+        }
+        values.push_back(std::move(value));
+      }
+      out->*member = std::move(values);
+      return Status::OK();
+    };
+    f.dump = [member](const T& v) { return nlohmann::json(v.*member); };
+    f.type = "array of strings";
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
+  // An array of objects, each bound through `schema` onto a default-constructed S. The whole
+  // array replaces the default. Describe() lists the element's keys under "key[]".
+  template <typename S>
+  ObjectSchema& ObjectList(std::string key, std::vector<S> T::*member, ObjectSchema<S> schema, std::string doc) {
+    Field f{std::move(key), std::move(doc)};
+    f.bind = [member, schema](const nlohmann::json& j, const std::string& path, T* out) -> Status {
+      if (!j.is_array()) return Status::InvalidArgument(path + ": expected an array, got " + JsonTypeName(j));
+      std::vector<S> values(j.size());
+      for (size_t i = 0; i < j.size(); ++i) {
+        KIMI_RETURN_IF_ERROR(schema.Bind(j[i], path + "[" + std::to_string(i) + "]", &values[i]));
+      }
+      out->*member = std::move(values);
+      return Status::OK();
+    };
+    f.dump = [member, schema](const T& v) {
+      nlohmann::json items = nlohmann::json::array();
+      for (const S& item : v.*member) items.push_back(schema.ToJson(item));
+      return items;
+    };
+    f.describe = [member, schema, doc = f.doc](const std::string& path, const T& defaults, std::vector<KeyDoc>* out) {
+      nlohmann::json items = nlohmann::json::array();
+      for (const S& item : defaults.*member) items.push_back(schema.ToJson(item));
+      out->push_back(KeyDoc{path, "array of objects", items, doc});
+      schema.Describe(path + "[]", S{}, out);
+    };
+    f.type = "array of objects";
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
   // Binds the JSON object `j` found at `path` onto *out. Keys absent from `j` leave their
   // members untouched. Returns InvalidArgument naming the first offending key's path.
   Status Bind(const nlohmann::json& j, const std::string& path, T* out) const {

@@ -33,5 +33,6 @@ int RunBench(const Args& args);
 int RunTokenize(const Args& args);
 int RunDetokenize(const Args& args);
 int RunRender(const Args& args);
+int RunServe(const Args& args);
 
 }  // namespace kimi::tools

@@ -1,0 +1,24 @@
+// BuildRouter: the Router the daemon runs, from the `router` configuration section: one
+// UpstreamBackend (with its health thread) per upstream entry, the embedded engine backend
+// where the configuration places it (or alone, when the list is empty).
+//
+// Thread safety: call once at start-up.
+#pragma once
+
+#include <memory>
+
+#include "api/backend.h"
+#include "http/metrics.h"
+#include "kimi/status.h"
+#include "router/router.h"
+#include "router/router_config.h"
+
+namespace kimi::router {
+
+// `embedded` may be null when the configuration names no embedded backend; `metrics` may be
+// null. Errors: InvalidArgument from CheckRouterConfig; FailedPrecondition when the
+// configuration needs the embedded backend and there is none.
+Result<std::unique_ptr<Router>> BuildRouter(const RouterConfig& config, std::shared_ptr<api::Backend> embedded,
+                                            metrics::Registry* metrics);
+
+}  // namespace kimi::router

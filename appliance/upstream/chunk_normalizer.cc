@@ -1,0 +1,193 @@
+#include "upstream/chunk_normalizer.h"
+
+#include <string_view>
+
+namespace kimi::upstream {
+namespace {
+
+using Json = nlohmann::json;
+using api::StreamEvent;
+using api::StreamEventKind;
+
+std::string StringField(const Json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
+int64_t IntegerField(const Json& object, const char* key) {
+  if (!object.is_object()) return 0;
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+StreamEvent TextEvent(StreamEventKind kind, std::string text) {
+  StreamEvent e;
+  e.kind = kind;
+  e.text = std::move(text);
+  return e;
+}
+
+// The finish reasons the encoders know; other values an upstream may use are mapped onto them.
+std::string NormalFinishReason(const std::string& upstream) {
+  if (upstream == "length") return "length";
+  if (upstream == "tool_calls" || upstream == "function_call") return "tool_calls";
+  return "stop";  // "stop", "eos", "stop_sequence", "content_filter", ...
+}
+
+}  // namespace
+
+Status UpstreamErrorStatus(const Json& error_body, int http_status, const std::string& upstream_name) {
+  const Json* error = &error_body;
+  if (error_body.is_object() && error_body.contains("error") && error_body["error"].is_object()) {
+    error = &error_body["error"];
+  }
+  std::string message = StringField(*error, "message");
+  if (message.empty() && error_body.is_object() && error_body.contains("error") && error_body["error"].is_string()) {
+    message = error_body["error"].get<std::string>();
+  }
+  int code = http_status;
+  if (code == 0) code = static_cast<int>(IntegerField(*error, "code"));
+  if (message.empty()) message = "upstream " + upstream_name + " answered HTTP " + std::to_string(code);
+  if (code == 429) return Status::ResourceExhausted(message);
+  if (code >= 400 && code < 500) return Status::InvalidArgument(message);
+  return Status::Unavailable("upstream " + upstream_name + ": " + message);
+}
+
+Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* events) {
+  if (!chunk.is_object()) return Status::Corruption("upstream chunk is not a JSON object");
+  if (chunk.contains("error") || StringField(chunk, "object") == "error") {
+    return UpstreamErrorStatus(chunk, 0, "stream");
+  }
+  if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
+    usage_.prompt_tokens = IntegerField(*u, "prompt_tokens");
+    usage_.completion_tokens = IntegerField(*u, "completion_tokens");
+    if (auto d = u->find("completion_tokens_details"); d != u->end()) {
+      usage_.reasoning_tokens = IntegerField(*d, "reasoning_tokens");
+    }
+  }
+  auto choices = chunk.find("choices");
+  if (choices == chunk.end() || choices->is_null()) return Status::OK();
+  if (!choices->is_array()) return Status::Corruption("upstream chunk: choices is not an array");
+  for (const Json& choice : *choices) {
+    if (IntegerField(choice, "index") != 0) {
+      return Status::Corruption("upstream sent a second choice; only n = 1 is served");
+    }
+    if (auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
+      KIMI_RETURN_IF_ERROR(ConsumeDelta(*delta, events));
+    } else if (auto message = choice.find("message"); message != choice.end() && message->is_object()) {
+      KIMI_RETURN_IF_ERROR(ConsumeDelta(*message, events));
+    }
+    std::string reason = StringField(choice, "finish_reason");
+    if (!reason.empty()) finish_reason_ = NormalFinishReason(reason);
+  }
+  return Status::OK();
+}
+
+Status ChunkNormalizer::ConsumeDelta(const Json& delta, std::vector<StreamEvent>* events) {
+  std::string reasoning = StringField(delta, "reasoning_content");
+  if (reasoning.empty()) reasoning = StringField(delta, "reasoning");
+  if (!reasoning.empty()) {
+    CloseOpenCall(events);
+    events->push_back(TextEvent(StreamEventKind::kReasoning, std::move(reasoning)));
+  }
+  std::string content = StringField(delta, "content");
+  if (!content.empty()) {
+    CloseOpenCall(events);
+    events->push_back(TextEvent(StreamEventKind::kAnswer, std::move(content)));
+  }
+  auto calls = delta.find("tool_calls");
+  if (calls == delta.end() || calls->is_null()) return Status::OK();
+  if (!calls->is_array()) return Status::Corruption("upstream delta: tool_calls is not an array");
+  for (size_t i = 0; i < calls->size(); ++i) {
+    KIMI_RETURN_IF_ERROR(ConsumeToolCall((*calls)[i], i, events));
+  }
+  return Status::OK();
+}
+
+Status ChunkNormalizer::ConsumeToolCall(const Json& call, size_t position, std::vector<StreamEvent>* events) {
+  if (!call.is_object()) return Status::Corruption("upstream tool call piece is not an object");
+  const Json empty = Json::object();
+  auto fn = call.find("function");
+  const Json& function = fn != call.end() && fn->is_object() ? *fn : empty;
+  std::string name = StringField(function, "name");
+
+  long long key;
+  if (auto index = call.find("index"); index != call.end() && index->is_number_integer()) {
+    key = index->get<long long>();
+  } else if (!name.empty()) {
+    key = -1 - synthetic_keys_++;  // a whole call without an index: a new call
+  } else if (call_open_) {
+    key = open_key_;
+  } else {
+    return Status::Corruption("upstream tool call piece #" + std::to_string(position) +
+                              " has neither an index nor a name");
+  }
+
+  std::string id = StringField(call, "id");
+  auto known = call_index_.find(key);
+  if (known != call_index_.end() && !name.empty() && !id.empty() && id != call_ids_[key]) {
+    // Some servers send every whole call at index 0: a new id and name make it a new call.
+    key = -1 - synthetic_keys_++;
+    known = call_index_.end();
+  }
+  if (known == call_index_.end()) {
+    if (name.empty()) return Status::Corruption("upstream tool call begins without a function name");
+    CloseOpenCall(events);
+    int index = calls_begun_++;
+    call_index_[key] = index;
+    open_key_ = key;
+    call_open_ = true;
+    StreamEvent begin;
+    begin.kind = StreamEventKind::kToolCallBegin;
+    begin.tool_index = index;
+    begin.tool_call_id = id;
+    call_ids_[key] = id;
+    if (begin.tool_call_id.empty()) begin.tool_call_id = "call_" + std::to_string(index);
+    begin.tool_name = std::move(name);
+    events->push_back(std::move(begin));
+  } else if (!call_open_ || open_key_ != key) {
+    return Status::Corruption("upstream interleaved the pieces of two tool calls");
+  }
+
+  // Arguments are JSON text; a server that sends them as an object gets them re-serialised.
+  std::string arguments;
+  if (auto a = function.find("arguments"); a != function.end()) {
+    if (a->is_string()) arguments = a->get<std::string>();
+    else if (a->is_object()) arguments = a->dump();
+  }
+  if (!arguments.empty()) {
+    StreamEvent piece;
+    piece.kind = StreamEventKind::kToolCallArguments;
+    piece.tool_index = call_index_[key];
+    piece.text = std::move(arguments);
+    events->push_back(std::move(piece));
+  }
+  return Status::OK();
+}
+
+void ChunkNormalizer::CloseOpenCall(std::vector<StreamEvent>* events) {
+  if (!call_open_) return;
+  StreamEvent end;
+  end.kind = StreamEventKind::kToolCallEnd;
+  end.tool_index = call_index_[open_key_];
+  events->push_back(std::move(end));
+  call_open_ = false;
+}
+
+Status ChunkNormalizer::Finish(std::vector<StreamEvent>* events) {
+  if (finish_reason_.empty()) {
+    return Status::Unavailable("upstream stream ended without a finish_reason");
+  }
+  CloseOpenCall(events);
+  StreamEvent finish;
+  finish.kind = StreamEventKind::kFinish;
+  // A turn that made calls ends with "tool_calls" whatever word the upstream used for it.
+  finish.finish_reason = calls_begun_ > 0 && finish_reason_ == "stop" ? "tool_calls" : finish_reason_;
+  finish.usage = usage_;
+  events->push_back(std::move(finish));
+  return Status::OK();
+}
+
+}  // namespace kimi::upstream

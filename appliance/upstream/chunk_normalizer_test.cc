@@ -1,0 +1,176 @@
+#include "upstream/chunk_normalizer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kimi::upstream {
+namespace {
+
+using nlohmann::json;
+using api::StreamEvent;
+using api::StreamEventKind;
+
+// One line per event: "R:text", "A:text", "B0:id:name", "G0:args", "E0", "F:reason:p/c/r".
+std::string Describe(const StreamEvent& e) {
+  switch (e.kind) {
+    case StreamEventKind::kReasoning: return "R:" + e.text;
+    case StreamEventKind::kAnswer: return "A:" + e.text;
+    case StreamEventKind::kToolCallBegin:
+      return "B" + std::to_string(e.tool_index) + ":" + e.tool_call_id + ":" + e.tool_name;
+    case StreamEventKind::kToolCallArguments: return "G" + std::to_string(e.tool_index) + ":" + e.text;
+    case StreamEventKind::kToolCallEnd: return "E" + std::to_string(e.tool_index);
+    case StreamEventKind::kFinish:
+      return "F:" + e.finish_reason + ":" + std::to_string(e.usage.prompt_tokens) + "/" +
+             std::to_string(e.usage.completion_tokens) + "/" + std::to_string(e.usage.reasoning_tokens);
+  }
+  return "?";
+}
+
+json Delta(const json& delta, const std::string& finish = "") {
+  return {{"object", "chat.completion.chunk"},
+          {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish.empty() ? json(nullptr) : json(finish)}}}}};
+}
+
+json Usage(int prompt, int completion, int reasoning) {
+  return {{"choices", json::array()},
+          {"usage",
+           {{"prompt_tokens", prompt},
+            {"completion_tokens", completion},
+            {"completion_tokens_details", {{"reasoning_tokens", reasoning}}}}}};
+}
+
+std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* finish_status = nullptr) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  for (const json& c : chunks) {
+    Status s = n.Consume(c, &events);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  Status s = n.Finish(&events);
+  if (finish_status != nullptr) *finish_status = s;
+  else EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<std::string> out;
+  for (const StreamEvent& e : events) out.push_back(Describe(e));
+  return out;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(ChunkNormalizer, VllmReasoningFieldAndRoleFrame) {
+  EXPECT_EQ(Normalize({Delta({{"role", "assistant"}, {"content", ""}}), Delta({{"reasoning", "think"}}),
+                 Delta({{"reasoning_content", " more"}}), Delta({{"content", "Paris"}}), Delta(json::object(), "stop"),
+                 Usage(36, 5, 2)}),
+            (Lines{"R:think", "R: more", "A:Paris", "F:stop:36/5/2"}));
+}
+
+TEST(ChunkNormalizer, CombinedDeltaYieldsReasoningFirst) {
+  // Field order in the object must not matter: content is written before reasoning here.
+  json combined = {{"content", "answer"}, {"reasoning", "why"}};
+  EXPECT_EQ(Normalize({Delta(combined, "stop")}), (Lines{"R:why", "A:answer", "F:stop:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, BothReasoningFieldsWithTheSameTextAreEmittedOnce) {
+  EXPECT_EQ(Normalize({Delta({{"reasoning", "x"}, {"reasoning_content", "x"}}, "stop")}), (Lines{"R:x", "F:stop:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, IncrementalToolCallsAreRenumberedFromZero) {
+  auto piece = [](int index, json fn, const std::string& id = "") {
+    json call = {{"index", index}, {"function", fn}};
+    if (!id.empty()) call["id"] = id, call["type"] = "function";
+    return Delta({{"tool_calls", {call}}});
+  };
+  EXPECT_EQ(Normalize({Delta({{"content", "Let me check."}}), piece(3, {{"name", "get_weather"}, {"arguments", ""}}, "call_a"),
+                 piece(3, {{"arguments", "{\"city\":"}}), piece(3, {{"arguments", "\"Paris\"}"}}),
+                 piece(4, {{"name", "get_time"}, {"arguments", "{}"}}, "call_b"), Delta(json::object(), "tool_calls"),
+                 Usage(10, 20, 0)}),
+            (Lines{"A:Let me check.", "B0:call_a:get_weather", "G0:{\"city\":", "G0:\"Paris\"}", "E0",
+                   "B1:call_b:get_time", "G1:{}", "E1", "F:tool_calls:10/20/0"}));
+}
+
+TEST(ChunkNormalizer, WholeToolCallsInOneDelta) {
+  json calls = {{{"index", 0}, {"id", "c1"}, {"type", "function"}, {"function", {{"name", "f"}, {"arguments", "{\"a\":1}"}}}},
+                {{"index", 1}, {"id", "c2"}, {"type", "function"}, {"function", {{"name", "g"}, {"arguments", "{}"}}}}};
+  EXPECT_EQ(Normalize({Delta({{"reasoning", "plan"}, {"tool_calls", calls}}, "stop")}),
+            (Lines{"R:plan", "B0:c1:f", "G0:{\"a\":1}", "E0", "B1:c2:g", "G1:{}", "E1", "F:tool_calls:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, WholeCallsWithoutIndexOrAllAtIndexZero) {
+  json no_index = {{"id", "c1"}, {"function", {{"name", "f"}, {"arguments", {{"k", "v"}}}}}};
+  json second_at_zero = {{"index", 0}, {"id", "c2"}, {"function", {{"name", "g"}, {"arguments", "{}"}}}};
+  json first_at_zero = {{"index", 0}, {"id", "c0"}, {"function", {{"name", "h"}, {"arguments", "[]"}}}};
+  EXPECT_EQ(Normalize({Delta({{"tool_calls", {first_at_zero}}}), Delta({{"tool_calls", {second_at_zero}}}),
+                 Delta({{"tool_calls", {no_index}}}, "tool_calls")}),
+            (Lines{"B0:c0:h", "G0:[]", "E0", "B1:c2:g", "G1:{}", "E1", "B2:c1:f", "G2:{\"k\":\"v\"}", "E2",
+                   "F:tool_calls:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, MissingCallIdIsGenerated) {
+  json call = {{"index", 0}, {"function", {{"name", "f"}, {"arguments", "{}"}}}};
+  EXPECT_EQ(Normalize({Delta({{"tool_calls", {call}}}, "tool_calls")}), (Lines{"B0:call_0:f", "G0:{}", "E0", "F:tool_calls:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, LengthAndUnknownFinishReasons) {
+  EXPECT_EQ(Normalize({Delta({{"content", "a"}}, "length")}), (Lines{"A:a", "F:length:0/0/0"}));
+  EXPECT_EQ(Normalize({Delta({{"content", "a"}}, "eos")}), (Lines{"A:a", "F:stop:0/0/0"}));
+}
+
+TEST(ChunkNormalizer, WholeChatCompletionMessage) {
+  json whole = {{"object", "chat.completion"},
+                {"choices", {{{"index", 0},
+                              {"message", {{"role", "assistant"}, {"reasoning_content", "r"}, {"content", "a"}}},
+                              {"finish_reason", "stop"}}}},
+                {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 4}}}};
+  EXPECT_EQ(Normalize({whole}), (Lines{"R:r", "A:a", "F:stop:3/4/0"}));
+}
+
+TEST(ChunkNormalizer, StreamWithoutFinishReasonIsAnError) {
+  Status s;
+  Normalize({Delta({{"content", "cut"}})}, &s);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+}
+
+TEST(ChunkNormalizer, MalformedChunksAreErrors) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  EXPECT_EQ(n.Consume(json::array(), &events).code(), Status::Code::kCorruption);
+  EXPECT_EQ(n.Consume({{"choices", "x"}}, &events).code(), Status::Code::kCorruption);
+  json second_choice = {{"choices", {{{"index", 1}, {"delta", {{"content", "x"}}}}}}};
+  EXPECT_EQ(n.Consume(second_choice, &events).code(), Status::Code::kCorruption);
+  json nameless = {{"index", 0}, {"function", {{"arguments", "{}"}}}};
+  EXPECT_EQ(n.Consume(Delta({{"tool_calls", {nameless}}}), &events).code(), Status::Code::kCorruption);
+}
+
+TEST(ChunkNormalizer, InterleavedToolCallsAreAnError) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  ASSERT_TRUE(n.Consume(Delta({{"tool_calls", {{{"index", 0}, {"id", "a"}, {"function", {{"name", "f"}}}}}}}), &events).ok());
+  ASSERT_TRUE(n.Consume(Delta({{"tool_calls", {{{"index", 1}, {"id", "b"}, {"function", {{"name", "g"}}}}}}}), &events).ok());
+  Status s = n.Consume(Delta({{"tool_calls", {{{"index", 0}, {"function", {{"arguments", "{}"}}}}}}}), &events);
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+}
+
+TEST(ChunkNormalizer, InStreamErrorObject) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  Status s = n.Consume({{"error", {{"message", "engine died"}, {"code", 500}}}}, &events);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  EXPECT_NE(s.message().find("engine died"), std::string::npos);
+}
+
+TEST(UpstreamErrorStatus, MapsStatusAndKeepsMessage) {
+  json openai = {{"error", {{"message", "max_tokens is too large"}, {"type", "invalid_request_error"}}}};
+  Status bad = UpstreamErrorStatus(openai, 400, "w");
+  EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(bad.message(), "max_tokens is too large");
+  json vllm_flat = {{"object", "error"}, {"message", "model x does not exist"}, {"code", 404}};
+  EXPECT_EQ(UpstreamErrorStatus(vllm_flat, 404, "w").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(UpstreamErrorStatus(json::object(), 429, "w").code(), Status::Code::kResourceExhausted);
+  Status down = UpstreamErrorStatus(json::object(), 503, "w");
+  EXPECT_EQ(down.code(), Status::Code::kUnavailable);
+  EXPECT_NE(down.message().find("503"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kimi::upstream

@@ -1,0 +1,74 @@
+#include "upstream/sse_parser.h"
+
+#include <utility>
+
+namespace kimi::upstream {
+
+SseParser::SseParser(EventHandler on_event, size_t max_line_bytes)
+    : on_event_(std::move(on_event)), max_line_bytes_(max_line_bytes) {}
+
+Status SseParser::Feed(std::string_view bytes) {
+  size_t start = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    char c = bytes[i];
+    if (c != '\n' && c != '\r') continue;
+    if (c == '\n' && last_was_cr_ && i == start && line_.empty()) {
+      // The "\n" of a "\r\n" whose "\r" ended the previous line.
+      last_was_cr_ = false;
+      start = i + 1;
+      continue;
+    }
+    line_.append(bytes.substr(start, i - start));
+    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+    std::string line = std::move(line_);
+    line_.clear();
+    last_was_cr_ = c == '\r';
+    start = i + 1;
+    KIMI_RETURN_IF_ERROR(ProcessLine(line));
+  }
+  if (start < bytes.size()) {
+    last_was_cr_ = false;
+    line_.append(bytes.substr(start));
+    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+  }
+  return Status::OK();
+}
+
+Status SseParser::ProcessLine(std::string_view line) {
+  if (line.empty()) return Dispatch();
+  if (line.front() == ':') return Status::OK();  // a comment (keep-alive pings)
+  size_t colon = line.find(':');
+  std::string_view field = line.substr(0, colon);
+  std::string_view value;
+  if (colon != std::string_view::npos) {
+    value = line.substr(colon + 1);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  }
+  if (field == "data") {
+    if (has_data_) pending_.data += '\n';
+    pending_.data.append(value);
+    has_data_ = true;
+  } else if (field == "event") {
+    pending_.event.assign(value);
+  }
+  return Status::OK();  // "id", "retry" and unknown fields mean nothing to a one-shot reader
+}
+
+Status SseParser::Dispatch() {
+  SseEvent event = std::move(pending_);
+  bool had_data = has_data_;
+  pending_ = SseEvent{};
+  has_data_ = false;
+  if (!had_data) return Status::OK();
+  return on_event_(event);
+}
+
+bool SseParser::Finish() {
+  bool partial = !line_.empty() || has_data_;
+  line_.clear();
+  pending_ = SseEvent{};
+  has_data_ = false;
+  return partial;
+}
+
+}  // namespace kimi::upstream

@@ -1,0 +1,243 @@
+#include "upstream/upstream_backend.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "kimi/log.h"
+#include "upstream/chunk_normalizer.h"
+#include "upstream/sse_parser.h"
+#include "upstream/upstream_request.h"
+
+namespace kimi::upstream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// An error body is read for its message only; a runaway one is cut here.
+constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
+// A whole (non-streamed) JSON answer is held in memory; this bounds it.
+constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
+
+void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
+  auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
+  client.set_connection_timeout(ms(o.connect_timeout_ms));
+  client.set_read_timeout(ms(o.timeout_ms));
+  client.set_write_timeout(ms(o.timeout_ms));
+}
+
+bool IsEventStream(const std::string& content_type) {
+  return content_type.find("text/event-stream") != std::string::npos;
+}
+
+// State of one forwarded request, touched only by the thread running Generate().
+struct Exchange {
+  api::EventSink* sink = nullptr;
+  ChunkNormalizer normalizer;
+  std::vector<api::StreamEvent> pending;
+  int http_status = 0;
+  std::string content_type;
+  std::string error_body;   // 4xx/5xx body, or a whole JSON answer
+  bool done = false;        // "data: [DONE]" arrived
+  bool client_gone = false;
+  size_t events_emitted = 0;
+  Status stream_error;
+  Clock::time_point last_byte = Clock::now();
+
+  Status EmitPending() {
+    for (const api::StreamEvent& e : pending) {
+      if (!sink->Emit(e)) {
+        client_gone = true;
+        pending.clear();
+        return Status::Cancelled("the client went away");
+      }
+      ++events_emitted;
+    }
+    pending.clear();
+    return Status::OK();
+  }
+
+  Status OnSseEvent(const SseEvent& event) {
+    if (done) return Status::OK();
+    if (event.data == "[DONE]") {
+      done = true;
+      return Status::OK();
+    }
+    nlohmann::json chunk = nlohmann::json::parse(event.data, nullptr, /*allow_exceptions=*/false);
+    if (chunk.is_discarded()) return Status::Corruption("upstream sent an event that is not JSON");
+    KIMI_RETURN_IF_ERROR(normalizer.Consume(chunk, &pending));
+    return EmitPending();
+  }
+};
+
+}  // namespace
+
+UpstreamBackend::UpstreamBackend(UpstreamOptions options) : options_(std::move(options)) {
+  if (options_.health_interval_ms > 0) health_thread_ = std::thread([this] { HealthLoop(); });
+}
+
+UpstreamBackend::~UpstreamBackend() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (health_thread_.joinable()) health_thread_.join();
+}
+
+void UpstreamBackend::HealthLoop() {
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  while (!stopping_) {
+    lock.unlock();
+    CheckHealth();
+    lock.lock();
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(options_.health_interval_ms), [this] { return stopping_; });
+  }
+}
+
+Status UpstreamBackend::CheckHealth() {
+  httplib::Client client(options_.url);
+  ApplyTimeouts(client, options_);
+  Status verdict = Status::OK();
+  std::vector<std::string> served;
+  if (httplib::Result health = client.Get("/health"); !health) {
+    verdict = Status::Unavailable("GET /health: " + httplib::to_string(health.error()));
+  } else if (health->status != 200) {
+    verdict = Status::Unavailable("GET /health answered " + std::to_string(health->status));
+  } else if (httplib::Result models = client.Get("/v1/models"); !models) {
+    verdict = Status::Unavailable("GET /v1/models: " + httplib::to_string(models.error()));
+  } else if (models->status != 200) {
+    verdict = Status::Unavailable("GET /v1/models answered " + std::to_string(models->status));
+  } else {
+    nlohmann::json list = nlohmann::json::parse(models->body, nullptr, false);
+    if (!list.is_object() || !list.contains("data") || !list["data"].is_array()) {
+      verdict = Status::Unavailable("GET /v1/models: not a model list");
+    } else {
+      for (const auto& m : list["data"]) {
+        if (m.is_object() && m.contains("id") && m["id"].is_string()) served.push_back(m["id"].get<std::string>());
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (verdict.ok() != healthy_) {
+    if (verdict.ok()) log::Info("upstream healthy", {{"backend", options_.name}, {"url", options_.url}});
+    else log::Warn("upstream unhealthy", {{"backend", options_.name}, {"reason", verdict.message()}});
+  }
+  healthy_ = verdict.ok();
+  if (verdict.ok()) served_models_ = std::move(served);
+  unhealthy_reason_ = verdict.ok() ? "" : verdict.message();
+  return verdict;
+}
+
+void UpstreamBackend::MarkUnhealthy(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (healthy_) log::Warn("upstream unhealthy", {{"backend", options_.name}, {"reason", reason}});
+  healthy_ = false;
+  unhealthy_reason_ = reason;
+}
+
+std::vector<std::string> UpstreamBackend::Models() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!healthy_) return {};
+  return options_.models.empty() ? served_models_ : options_.models;
+}
+
+std::string UpstreamBackend::UpstreamModelFor(std::string_view model) const {
+  return options_.upstream_model.empty() ? std::string(model) : options_.upstream_model;
+}
+
+bool UpstreamBackend::Healthy(std::string_view model) const {
+  if (!options_.models.empty() &&
+      std::find(options_.models.begin(), options_.models.end(), model) == options_.models.end()) {
+    return false;
+  }
+  std::string wanted = UpstreamModelFor(model);
+  std::lock_guard<std::mutex> lock(mu_);
+  return healthy_ && std::find(served_models_.begin(), served_models_.end(), wanted) != served_models_.end();
+}
+
+Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventSink& sink,
+                                 api::BackendOutcome* outcome) {
+  if (outcome != nullptr) {
+    outcome->backend = options_.name;
+    outcome->attempts = 1;
+  }
+  if (request.endpoint != api::Endpoint::kChatCompletions) {
+    return Status::Unimplemented("upstream " + options_.name + " serves chat completions only");
+  }
+  KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, UpstreamChatBody(request.body, options_.upstream_model));
+
+  Exchange x;
+  x.sink = &sink;
+  SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
+
+  httplib::Client client(options_.url);
+  ApplyTimeouts(client, options_);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.set_header("Content-Type", "application/json");
+  req.set_header("Accept", "text/event-stream");
+  if (!request.request_id.empty()) req.set_header("X-Request-Id", request.request_id);
+  req.body = body.dump();
+  req.response_handler = [&x](const httplib::Response& response) {
+    x.http_status = response.status;
+    x.content_type = response.get_header_value("Content-Type");
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+    x.last_byte = Clock::now();
+    if (x.http_status != 200 || !IsEventStream(x.content_type)) {
+      size_t cap = x.http_status == 200 ? kMaxWholeBodyBytes : kMaxErrorBodyBytes;
+      x.error_body.append(data, std::min(size, cap - std::min(cap, x.error_body.size())));
+      return true;
+    }
+    Status fed = parser.Feed(std::string_view(data, size));
+    if (!fed.ok()) {
+      x.stream_error = fed;
+      return false;  // closes the connection: the upstream aborts the generation
+    }
+    return true;
+  };
+
+  httplib::Response response;
+  httplib::Error error = httplib::Error::Success;
+  bool sent = client.send(req, response, error);
+  client.stop();
+
+  if (x.client_gone) return Status::Cancelled("the client went away; upstream request closed");
+  if (!x.stream_error.ok()) return x.stream_error;
+  if (!sent) {
+    std::string what = httplib::to_string(error);
+    if (x.http_status == 0 && (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout)) {
+      MarkUnhealthy("connect: " + what);
+      return Status::Unavailable("upstream " + options_.name + " at " + options_.url + " is unreachable: " + what);
+    }
+    auto silent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - x.last_byte).count();
+    if (error == httplib::Error::Read && silent_ms + 50 >= options_.timeout_ms) {
+      return Status::DeadlineExceeded("upstream " + options_.name + " sent nothing for " +
+                                      std::to_string(options_.timeout_ms) + " ms");
+    }
+    return Status::Unavailable("upstream " + options_.name + " connection failed: " + what +
+                               (x.events_emitted > 0 ? " (mid-stream)" : ""));
+  }
+  if (x.http_status != 200) {
+    nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
+    if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
+    return UpstreamErrorStatus(error_json, x.http_status, options_.name);
+  }
+  if (!IsEventStream(x.content_type)) {
+    // An upstream that ignored `stream: true` and answered one chat.completion object.
+    nlohmann::json whole = nlohmann::json::parse(x.error_body, nullptr, false);
+    if (whole.is_discarded()) return Status::Corruption("upstream " + options_.name + " answered neither SSE nor JSON");
+    KIMI_RETURN_IF_ERROR(x.normalizer.Consume(whole, &x.pending));
+  } else if (parser.Finish() && !x.done) {
+    log::Debug("upstream stream ended inside an event", {{"backend", options_.name}});
+  }
+  KIMI_RETURN_IF_ERROR(x.normalizer.Finish(&x.pending).WithContext("upstream " + options_.name));
+  return x.EmitPending();
+}
+
+}  // namespace kimi::upstream

@@ -1,0 +1,82 @@
+// UpstreamBackend: an api::Backend served by a remote OpenAI-compatible server, either a
+// `kimi-engine serve` worker or a vLLM server (one node, or the head of a multi-node
+// tensor/expert-parallel deployment: see docs/operations.md).
+//
+// A request is forwarded as one streaming POST /v1/chat/completions in vLLM's dialect
+// (upstream_request.h); the SSE reply is parsed (sse_parser.h) and normalised
+// (chunk_normalizer.h) into StreamEvents delivered to the sink as they arrive. When the sink
+// reports the client gone, the upstream connection is closed at once, which makes vLLM and
+// `kimi-engine serve` abort the generation.
+//
+// Errors before the first event: connection refused or timed out -> Unavailable; the
+// upstream's 4xx -> InvalidArgument with its message (429 -> ResourceExhausted); its 5xx ->
+// Unavailable; no byte within timeout_ms -> DeadlineExceeded. The router retries only those
+// that happen before the first event.
+//
+// Health: CheckHealth() asks GET /health and GET /v1/models; the backend is healthy for a
+// model when both answered and the upstream lists the model. With health_interval_ms > 0 a
+// thread repeats the check; a refused connection during a request marks it unhealthy until
+// the next check passes.
+//
+// Owns: the health thread and the last health verdict. Each request opens its own connection.
+// Thread safety: Generate(), Healthy() and Models() may be called from any thread at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/backend.h"
+#include "kimi/status.h"
+
+namespace kimi::upstream {
+
+struct UpstreamOptions {
+  std::string name;                 // "upstream:<config name>" in metrics and audit records
+  std::string url;                  // "http://host:port", no path
+  std::vector<std::string> models;  // model ids clients use; empty: whatever /v1/models lists
+  std::string upstream_model;       // the name sent upstream, "" to forward the client's
+  int64_t connect_timeout_ms = 2'000;
+  int64_t timeout_ms = 60'000;      // longest silence: before the first byte and between bytes
+  int64_t health_interval_ms = 0;   // 0: no health thread (call CheckHealth())
+};
+
+class UpstreamBackend final : public api::Backend {
+ public:
+  // Starts the health thread when asked for; the first check runs on it at once.
+  explicit UpstreamBackend(UpstreamOptions options);
+  ~UpstreamBackend() override;
+  UpstreamBackend(const UpstreamBackend&) = delete;
+  UpstreamBackend& operator=(const UpstreamBackend&) = delete;
+
+  std::string_view name() const override { return options_.name; }
+  std::vector<std::string> Models() const override;
+  bool Healthy(std::string_view model) const override;
+  Status Generate(const api::BackendRequest& request, api::EventSink& sink, api::BackendOutcome* outcome) override;
+
+  // One health check now; returns why the upstream is unhealthy, or OK.
+  Status CheckHealth();
+
+ private:
+  void HealthLoop();
+  void MarkUnhealthy(const std::string& reason);
+  std::string UpstreamModelFor(std::string_view model) const;
+
+  const UpstreamOptions options_;
+
+  mutable std::mutex mu_;
+  bool healthy_ = false;                     // guarded by mu_
+  std::vector<std::string> served_models_;   // guarded by mu_: ids from the last /v1/models
+  std::string unhealthy_reason_ = "not checked yet";  // guarded by mu_
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by stop_mu_
+  std::thread health_thread_;
+};
+
+}  // namespace kimi::upstream

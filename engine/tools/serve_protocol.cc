@@ -1,0 +1,139 @@
+#include "tools/serve_protocol.h"
+
+#include <ctime>
+#include <random>
+
+#include "kimi/hex.h"
+
+namespace kimi::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string RandomHex(size_t bytes) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string raw(bytes, '\0');
+  for (char& c : raw) c = static_cast<char>(rng() & 0xff);
+  return HexEncode(raw);
+}
+
+std::string ToolCallId() { return "chatcmpl-tool-" + RandomHex(8); }
+
+}  // namespace
+
+ResponseIdentity NewResponseIdentity(const std::string& model) {
+  return ResponseIdentity{"chatcmpl-" + RandomHex(12), static_cast<int64_t>(std::time(nullptr)), model};
+}
+
+Json UsageJson(const ChatUsage& usage) {
+  return Json{{"prompt_tokens", usage.prompt_tokens},
+              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"completion_tokens_details", {{"reasoning_tokens", usage.reasoning_tokens}}},
+              {"prompt_tokens_details", nullptr}};
+}
+
+ChunkWriter::ChunkWriter(ResponseIdentity identity, bool include_usage)
+    : identity_(std::move(identity)), include_usage_(include_usage) {}
+
+std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason) const {
+  Json chunk = {{"id", identity_.id},
+                {"object", "chat.completion.chunk"},
+                {"created", identity_.created},
+                {"model", identity_.model},
+                {"choices", Json::array({Json{{"index", 0}, {"delta", delta}, {"logprobs", nullptr},
+                                              {"finish_reason", finish_reason}}})}};
+  return "data: " + chunk.dump() + "\n\n";
+}
+
+std::string ChunkWriter::RoleFrame() const { return Frame(Json{{"role", "assistant"}, {"content", ""}}, nullptr); }
+
+std::string ChunkWriter::OutputFrame(const OutputEvent& event) {
+  switch (event.kind) {
+    case OutputEventKind::kReasoning: return Frame(Json{{"reasoning", event.text}}, nullptr);
+    case OutputEventKind::kAnswer: return Frame(Json{{"content", event.text}}, nullptr);
+    case OutputEventKind::kToolCallBegin: {
+      std::string id = ToolCallId();
+      call_ids_[event.tool_index] = id;
+      Json call = {{"index", event.tool_index}, {"id", id}, {"type", "function"},
+                   {"function", {{"name", event.tool_name}, {"arguments", ""}}}};
+      return Frame(Json{{"tool_calls", Json::array({call})}}, nullptr);
+    }
+    case OutputEventKind::kToolCallArguments: {
+      Json call = {{"index", event.tool_index}, {"function", {{"arguments", event.text}}}};
+      return Frame(Json{{"tool_calls", Json::array({call})}}, nullptr);
+    }
+    case OutputEventKind::kToolCallEnd: return "";
+  }
+  return "";
+}
+
+std::string ChunkWriter::FinishFrames(const ChatEvent& finish) const {
+  std::string out = Frame(Json::object(), finish.finish_reason);
+  if (include_usage_) {
+    Json chunk = {{"id", identity_.id},        {"object", "chat.completion.chunk"}, {"created", identity_.created},
+                  {"model", identity_.model},  {"choices", Json::array()},          {"usage", UsageJson(finish.usage)}};
+    out += "data: " + chunk.dump() + "\n\n";
+  }
+  out += "data: [DONE]\n\n";
+  return out;
+}
+
+void ResponseBuilder::Add(const ChatEvent& event) {
+  if (event.kind == ChatEvent::Kind::kFinish) {
+    finish_reason_ = event.finish_reason;
+    usage_ = event.usage;
+    return;
+  }
+  if (event.kind != ChatEvent::Kind::kOutput) return;
+  const OutputEvent& o = event.output;
+  switch (o.kind) {
+    case OutputEventKind::kReasoning: reasoning_ += o.text; break;
+    case OutputEventKind::kAnswer: content_ += o.text; break;
+    case OutputEventKind::kToolCallBegin:
+      tool_calls_.push_back(Json{{"id", ToolCallId()}, {"type", "function"},
+                                 {"function", {{"name", o.tool_name}, {"arguments", ""}}}});
+      break;
+    case OutputEventKind::kToolCallArguments:
+      if (o.tool_index >= 0 && static_cast<size_t>(o.tool_index) < tool_calls_.size()) {
+        tool_calls_[o.tool_index]["function"]["arguments"] =
+            tool_calls_[o.tool_index]["function"]["arguments"].get<std::string>() + o.text;
+      }
+      break;
+    case OutputEventKind::kToolCallEnd: break;
+  }
+}
+
+Json ResponseBuilder::Build() const {
+  Json message = {{"role", "assistant"},
+                  {"content", content_.empty() && !tool_calls_.empty() ? Json(nullptr) : Json(content_)},
+                  {"reasoning", reasoning_.empty() ? Json(nullptr) : Json(reasoning_)},
+                  {"tool_calls", tool_calls_}};
+  return Json{{"id", identity_.id},
+              {"object", "chat.completion"},
+              {"created", identity_.created},
+              {"model", identity_.model},
+              {"choices", Json::array({Json{{"index", 0}, {"message", message}, {"logprobs", nullptr},
+                                            {"finish_reason", finish_reason_}}})},
+              {"usage", UsageJson(usage_)}};
+}
+
+int ErrorHttpStatus(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kResourceExhausted:
+    case Status::Code::kFailedPrecondition: return 400;
+    case Status::Code::kNotFound: return 404;
+    case Status::Code::kUnimplemented: return 501;
+    case Status::Code::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+nlohmann::ordered_json ErrorJson(const Status& status) {
+  int http = ErrorHttpStatus(status);
+  const char* type = http == 400 ? "BadRequestError" : http == 404 ? "NotFoundError" : "InternalServerError";
+  return Json{{"object", "error"}, {"message", status.message()}, {"type", type}, {"param", nullptr}, {"code", http}};
+}
+
+}  // namespace kimi::tools

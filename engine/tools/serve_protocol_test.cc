@@ -1,0 +1,112 @@
+#include "tools/serve_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kimi::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The JSON objects of "data: {...}\n\n" frames; "[DONE]" as a string.
+std::vector<Json> Frames(const std::string& text) {
+  std::vector<Json> out;
+  size_t at = 0;
+  while ((at = text.find("data: ", at)) != std::string::npos) {
+    size_t end = text.find("\n\n", at);
+    std::string data = text.substr(at + 6, end - at - 6);
+    out.push_back(data == "[DONE]" ? Json("[DONE]") : Json::parse(data));
+    at = end + 2;
+  }
+  return out;
+}
+
+ResponseIdentity Identity() { return ResponseIdentity{"chatcmpl-1", 1700000000, "kimi-k3"}; }
+
+OutputEvent Out(OutputEventKind kind, std::string text, int index = -1, std::string name = "") {
+  return OutputEvent{kind, std::move(text), std::move(name), index};
+}
+
+TEST(ChunkWriter, WritesVllmChunks) {
+  ChunkWriter writer(Identity(), /*include_usage=*/true);
+  std::vector<Json> role = Frames(writer.RoleFrame());
+  ASSERT_EQ(role.size(), 1u);
+  EXPECT_EQ(role[0]["id"], "chatcmpl-1");
+  EXPECT_EQ(role[0]["object"], "chat.completion.chunk");
+  EXPECT_EQ(role[0]["created"], 1700000000);
+  EXPECT_EQ(role[0]["choices"][0]["delta"], (Json{{"role", "assistant"}, {"content", ""}}));
+  EXPECT_TRUE(role[0]["choices"][0]["finish_reason"].is_null());
+
+  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kReasoning, "hm")))[0]["choices"][0]["delta"],
+            (Json{{"reasoning", "hm"}}));
+  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kAnswer, "ok")))[0]["choices"][0]["delta"],
+            (Json{{"content", "ok"}}));
+  Json begin = Frames(writer.OutputFrame(Out(OutputEventKind::kToolCallBegin, "", 0, "get")))[0]["choices"][0]["delta"];
+  const Json& call = begin["tool_calls"][0];
+  EXPECT_EQ(call["index"], 0);
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_EQ(call["function"], (Json{{"name", "get"}, {"arguments", ""}}));
+  EXPECT_EQ(call["id"].get<std::string>().rfind("chatcmpl-tool-", 0), 0u);
+  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kToolCallArguments, "{}", 0)))[0]["choices"][0]["delta"],
+            (Json{{"tool_calls", Json::array({Json{{"index", 0}, {"function", {{"arguments", "{}"}}}}})}}));
+  EXPECT_EQ(writer.OutputFrame(Out(OutputEventKind::kToolCallEnd, "", 0, "get")), "");
+
+  ChatEvent finish;
+  finish.kind = ChatEvent::Kind::kFinish;
+  finish.finish_reason = "tool_calls";
+  finish.usage = ChatUsage{10, 4, 1};
+  std::vector<Json> end = Frames(writer.FinishFrames(finish));
+  ASSERT_EQ(end.size(), 3u);
+  EXPECT_EQ(end[0]["choices"][0]["delta"], Json::object());
+  EXPECT_EQ(end[0]["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(end[1]["choices"], Json::array());
+  EXPECT_EQ(end[1]["usage"]["total_tokens"], 14);
+  EXPECT_EQ(end[1]["usage"]["completion_tokens_details"]["reasoning_tokens"], 1);
+  EXPECT_EQ(end[2], "[DONE]");
+
+  ChunkWriter no_usage(Identity(), false);
+  EXPECT_EQ(Frames(no_usage.FinishFrames(finish)).size(), 2u);
+}
+
+TEST(ResponseBuilder, JoinsTheStream) {
+  ResponseBuilder builder(Identity());
+  auto out = [](OutputEvent o) {
+    ChatEvent e;
+    e.output = std::move(o);
+    return e;
+  };
+  builder.Add(out(Out(OutputEventKind::kReasoning, "a")));
+  builder.Add(out(Out(OutputEventKind::kReasoning, "b")));
+  builder.Add(out(Out(OutputEventKind::kToolCallBegin, "", 0, "f")));
+  builder.Add(out(Out(OutputEventKind::kToolCallArguments, "{\"x\":", 0)));
+  builder.Add(out(Out(OutputEventKind::kToolCallArguments, "1}", 0)));
+  builder.Add(out(Out(OutputEventKind::kToolCallEnd, "", 0, "f")));
+  ChatEvent finish;
+  finish.kind = ChatEvent::Kind::kFinish;
+  finish.finish_reason = "tool_calls";
+  finish.usage = ChatUsage{3, 5, 2};
+  builder.Add(finish);
+  Json r = builder.Build();
+  EXPECT_EQ(r["object"], "chat.completion");
+  const Json& message = r["choices"][0]["message"];
+  EXPECT_EQ(message["reasoning"], "ab");
+  EXPECT_TRUE(message["content"].is_null());
+  EXPECT_EQ(message["tool_calls"][0]["function"], (Json{{"name", "f"}, {"arguments", "{\"x\":1}"}}));
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(r["usage"]["prompt_tokens"], 3);
+}
+
+TEST(ErrorJson, VllmShapeAndStatus) {
+  Json e = ErrorJson(Status::InvalidArgument("temperature must be a number"));
+  EXPECT_EQ(e["object"], "error");
+  EXPECT_EQ(e["code"], 400);
+  EXPECT_EQ(e["message"], "temperature must be a number");
+  EXPECT_EQ(ErrorHttpStatus(Status::ResourceExhausted("too big for the budget")), 400);
+  EXPECT_EQ(ErrorHttpStatus(Status::NotFound("model")), 404);
+  EXPECT_EQ(ErrorHttpStatus(Status::Internal("bug")), 500);
+}
+
+}  // namespace
+}  // namespace kimi::tools
