@@ -123,6 +123,13 @@ Result<VersionState> ParseVersionState(std::string_view name) {
   return Status::Corruption("unknown model version state \"" + std::string(name) + "\"");
 }
 
+nlohmann::json VersionToJson(const ModelVersion& v) {
+  return {{"model", v.model_id},       {"digest", v.digest},           {"version", v.version},
+          {"state", VersionStateName(v.state)}, {"signer", v.signer}, {"source", v.source},
+          {"files", v.files},          {"bytes", v.bytes},             {"imported_by", v.imported_by},
+          {"imported_at", v.imported_at}, {"verified_at", v.verified_at}, {"detail", v.detail}};
+}
+
 namespace versions {
 
 Result<std::vector<ModelVersion>> List(sqlite3* db) { return QueryVersions(db, "ORDER BY model_id, version", {}); }

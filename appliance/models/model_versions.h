@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kimi/status.h"
 
 struct sqlite3;
@@ -50,6 +52,9 @@ struct Activation {
   std::string actor;
   std::string at;
 };
+
+// The row as JSON for `kimictl model list --json` and GET /admin/v1/models.
+nlohmann::json VersionToJson(const ModelVersion& v);
 
 namespace versions {
 
