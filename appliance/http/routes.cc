@@ -1,5 +1,6 @@
 #include "http/routes.h"
 
+#include "admin/model_routes.h"
 #include "http/handlers.h"
 
 namespace kimi::http {
@@ -9,6 +10,12 @@ const Route kRoutes[] = {
     {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true},
     {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true},
     {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true},
+    {"GET", "/admin/v1/models", "admin_models_list", &admin::HandleListModels},
+    {"DELETE", "/admin/v1/models", "admin_models_remove", &admin::HandleRemoveModel},
+    {"POST", "/admin/v1/models/import", "admin_models_import", &admin::HandleImportModel},
+    {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus},
+    {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel},
+    {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel},
 };
 
 }  // namespace

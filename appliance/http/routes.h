@@ -25,6 +25,10 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
+namespace kimi::models {
+class ModelAdmin;
+}  // namespace kimi::models
+
 namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
@@ -34,6 +38,7 @@ struct Services {
   metrics::Registry* metrics = nullptr;
   Readiness* readiness = nullptr;
   const RequestAuditor* auditor = nullptr;  // null: requests are not audited
+  models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
