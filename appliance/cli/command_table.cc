@@ -2,6 +2,7 @@
 #include "cli/audit_commands.h"
 #include "cli/commands.h"
 #include "cli/model_commands.h"
+#include "cli/model_lifecycle_commands.h"
 #include "cli/stdio_adapter.h"
 
 namespace kimi::cli {
@@ -19,10 +20,22 @@ const Command kCommands[] = {
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
     {"keygen", "[--out PREFIX] [--force]", "make an ECDSA P-256 key pair for signing models", &OnStdio<RunKeygen>},
+    {"model activate", "[--data-dir DIR] [--trust-dir DIR] [--force] MODEL DIGEST",
+     "re-verify an installed version and make it the active one (blue-green)", &OnStdio<RunModelActivate>},
+    {"model import", "--id MODEL [--data-dir DIR] [--trust-dir DIR] [--ignore PATH]... [--quiet] SOURCE_DIR",
+     "copy a signed model into the model store and verify the copy", &OnStdio<RunModelImport>},
+    {"model list", "[--data-dir DIR] [--all] [--json]", "list installed model versions and their states",
+     &OnStdio<RunModelList>},
+    {"model remove", "[--data-dir DIR] MODEL DIGEST", "delete an installed version that is not active",
+     &OnStdio<RunModelRemove>},
+    {"model rollback", "[--data-dir DIR] [--trust-dir DIR] MODEL", "make the previously active version active again",
+     &OnStdio<RunModelRollback>},
     {"model sign", "--key KEY.pem [--ignore PATH]... MODEL_DIR", "write MODEL_DIR/model.sig (OpenSSF Model Signing)",
      &OnStdio<RunModelSign>},
     {"model verify", "[--key PUB.pem]... [--ca CA.pem]... [--trust-dir DIR] MODEL_DIR",
      "verify a model's signature and every file's digest", &OnStdio<RunModelVerify>},
+    {"model verify-installed", "[--data-dir DIR] [--trust-dir DIR] MODEL [DIGEST]",
+     "re-verify installed versions (detects tampering after import)", &OnStdio<RunModelVerifyInstalled>},
     {"version", "", "print kimictl's version and build", &RunVersion},
 };
 

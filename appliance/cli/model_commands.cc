@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/model_command_args.h"
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
 #include "models/oms_trust.h"
@@ -20,61 +21,6 @@
 
 namespace kimi::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
-
-// A tiny flag parser: "--name value" options, repeatable, and positional words.
-struct ParsedArgs {
-  std::vector<std::pair<std::string, std::string>> options;
-  std::vector<std::string> flags;
-  std::vector<std::string> positional;
-  std::string error;
-
-  std::vector<std::string> All(const std::string& name) const {
-    std::vector<std::string> out;
-    for (const auto& [k, v] : options)
-      if (k == name) out.push_back(v);
-    return out;
-  }
-  std::string One(const std::string& name) const {
-    auto all = All(name);
-    return all.empty() ? "" : all.back();
-  }
-  bool Has(const std::string& flag) const {
-    for (const auto& f : flags)
-      if (f == flag) return true;
-    return false;
-  }
-};
-
-ParsedArgs Parse(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
-                 const std::vector<std::string>& boolean) {
-  ParsedArgs parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) {
-      parsed.positional.push_back(a);
-      continue;
-    }
-    bool takes_value = std::find(with_value.begin(), with_value.end(), a) != with_value.end();
-    bool is_flag = std::find(boolean.begin(), boolean.end(), a) != boolean.end();
-    if (is_flag) {
-      parsed.flags.push_back(a);
-    } else if (takes_value) {
-      if (i + 1 >= args.size()) {
-        parsed.error = a + " needs a value";
-        return parsed;
-      }
-      parsed.options.emplace_back(a, args[++i]);
-    } else {
-      parsed.error = "unknown option " + a;
-      return parsed;
-    }
-  }
-  return parsed;
-}
 
 Result<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -98,37 +44,10 @@ Status WriteNewFile(const std::string& path, const std::string& text, mode_t mod
   return Status::OK();
 }
 
-std::string HumanBytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f %s", bytes, units[u]);
-  return buf;
-}
-
-models::HashProgressFn ProgressPrinter(std::ostream& err, const char* verb) {
-  return [&err, verb](const models::HashProgress& p) {
-    double pct = p.bytes_total ? 100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 100.0;
-    err << verb << ": " << HumanBytes(static_cast<double>(p.bytes_done)) << " / " << HumanBytes(static_cast<double>(p.bytes_total))
-        << " (" << static_cast<int>(pct) << "%), " << HumanBytes(p.bytes_per_second) << "/s";
-    if (!p.finished) err << ", ETA " << static_cast<long>(std::ceil(p.eta_seconds)) << " s";
-    err << "\n";
-  };
-}
-
-int Fail(std::ostream& err, const std::string& what, const Status& status) {
-  err << "error: " << what << ": " << status.message() << "\n";
-  return kExitFailed;
-}
-
 }  // namespace
 
 int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = Parse(args, {"--out"}, {"--force"});
+  ParsedArgs a = ParseArgs(args, {"--out"}, {"--force"});
   if (!a.error.empty() || !a.positional.empty()) {
     err << "usage: kimictl keygen [--out PREFIX] [--force]\n" << (a.error.empty() ? "" : "error: " + a.error + "\n");
     return kExitUsage;
@@ -151,7 +70,7 @@ int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostr
 }
 
 int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = Parse(args, {"--key", "--signature", "--shard-size", "--ignore", "--threads"}, {"--quiet"});
+  ParsedArgs a = ParseArgs(args, {"--key", "--signature", "--shard-size", "--ignore", "--threads"}, {"--quiet"});
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--key").empty()) {
     err << "usage: kimictl model sign --key KEY.pem [--signature PATH] [--shard-size BYTES] [--ignore PATH]... MODEL\n"
         << (a.error.empty() ? "" : "error: " + a.error + "\n");
@@ -189,31 +108,15 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
 }
 
 int RunModelVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = Parse(args, {"--key", "--ca", "--trust-dir", "--signature", "--ignore", "--threads"}, {"--quiet"});
+  ParsedArgs a = ParseArgs(args, {"--key", "--ca", "--trust-dir", "--signature", "--ignore", "--threads"}, {"--quiet"});
   if (!a.error.empty() || a.positional.size() != 1) {
     err << "usage: kimictl model verify [--key PUB.pem]... [--ca CA.pem]... [--trust-dir DIR] [--signature PATH]\n"
            "                            [--ignore PATH]... [--threads N] [--quiet] MODEL\n"
         << (a.error.empty() ? "" : "error: " + a.error + "\n");
     return kExitUsage;
   }
-  models::TrustStore trust;
-  std::vector<std::string> keys = a.All("--key");
-  std::vector<std::string> cas = a.All("--ca");
-  std::string trust_dir = a.One("--trust-dir");
-  if (keys.empty() && cas.empty() && trust_dir.empty()) trust_dir = std::string(models::kDefaultTrustDir);
-  if (!trust_dir.empty()) {
-    auto loaded = models::TrustStore::LoadDirectory(trust_dir);
-    if (!loaded.ok()) return Fail(err, "trust store", loaded.status());
-    trust = std::move(loaded).value();
-  }
-  for (const auto& path : keys) {
-    Status s = trust.AddPemFile(path);
-    if (!s.ok()) return Fail(err, "--key", s);
-  }
-  for (const auto& path : cas) {
-    Status s = trust.AddPemFile(path);
-    if (!s.ok()) return Fail(err, "--ca", s);
-  }
+  auto trust = TrustFromArgs(a);
+  if (!trust.ok()) return Fail(err, "trust store", trust.status());
 
   models::VerifyRequest request;
   request.model_path = a.positional[0];
@@ -221,7 +124,7 @@ int RunModelVerify(const std::vector<std::string>& args, std::ostream& out, std:
   request.extra_ignore_paths = a.All("--ignore");
   if (!a.One("--threads").empty()) request.hashing.threads = static_cast<unsigned>(std::atoi(a.One("--threads").c_str()));
   if (!a.Has("--quiet")) request.hashing.progress = ProgressPrinter(err, "verifying");
-  auto manifest = models::ModelVerifier::Verify(request, trust);
+  auto manifest = models::ModelVerifier::Verify(request, *trust);
   if (!manifest.ok()) {
     err << "REFUSED " << request.model_path << ": " << manifest.status().message() << "\n";
     return kExitFailed;

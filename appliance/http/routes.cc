@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "admin/model_routes.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 
@@ -16,6 +17,12 @@ const Route kRoutes[] = {
     {"POST", "/v1/completions", "completions", &HandleCompletions},
     {"GET", "/v1/models", "models", &HandleListModels},
     {"GET", "/v1/models/{id...}", "model", &HandleGetModel},
+    {"GET", "/admin/v1/models", "admin_models_list", &admin::HandleListModels},
+    {"DELETE", "/admin/v1/models", "admin_models_remove", &admin::HandleRemoveModel},
+    {"POST", "/admin/v1/models/import", "admin_models_import", &admin::HandleImportModel},
+    {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus},
+    {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel},
+    {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {

@@ -33,6 +33,9 @@ struct Response;
 namespace kimi::api {
 class Backend;
 }
+namespace kimi::models {
+class ModelAdmin;
+}  // namespace kimi::models
 
 namespace kimi::http {
 
@@ -47,6 +50,7 @@ struct Services {
   size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
+  models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

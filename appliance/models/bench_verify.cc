@@ -2,7 +2,7 @@
 // one core of `openssl dgst -sha256` and the raw read throughput of the same files.
 //
 //   kimi-bench-verify [--size-gib 2] [--files 8] [--dir /tmp/kimi-bench-verify] [--threads N]
-//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold]
+//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold] [--import]
 //
 // It writes --files files totalling --size-gib of pseudo-random bytes (kept between runs when
 // the sizes match), signs them, then times, best of --repeat runs each:
@@ -10,7 +10,12 @@
 //   openssl dgst -sha256        the openssl CLI over the same files, one core
 //   sha256 1 thread             this project's hasher, serial
 //   verify N threads            the full ModelVerifier::Verify (signature, walk, hash, compare)
-// and prints throughput and the ratios verify / openssl and verify / read. By default the
+// and prints throughput and the ratios verify / openssl and verify / read. With --import it
+// also times the model store's import from a "medium" (the generated directory) into a fresh
+// data directory on the same filesystem:
+//   copy only                   CopyModelTree(), the copy step alone
+//   import (copy + verify)      ModelStore::Import(): copy, verify the copy, rename, record
+// and prints import / openssl and import / (copy + openssl). By default the
 // files stay in the page cache, so "read" is memory bandwidth; --cold evicts them before every
 // run (posix_fadvise DONTNEED), so every row reads from the disk.
 #include <fcntl.h>
@@ -29,10 +34,13 @@
 #include <vector>
 
 #include "kimi/log.h"
+#include "models/model_copy.h"
+#include "models/model_store.h"
 #include "models/oms_hasher.h"
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
 #include "models/oms_verifier.h"
+#include "store/store.h"
 
 namespace fs = std::filesystem;
 using kimi::models::HashRange;
@@ -48,6 +56,7 @@ struct Options {
   int repeat = 3;
   bool keep = false;
   bool cold = false;
+  bool import = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options* o) {
@@ -55,8 +64,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--keep" || a == "--cold") {
-      (a == "--keep" ? o->keep : o->cold) = true;
+    if (a == "--keep" || a == "--cold" || a == "--import") {
+      (a == "--keep" ? o->keep : a == "--cold" ? o->cold : o->import) = true;
       continue;
     }
     if ((v = value()) == nullptr) return false;
@@ -111,7 +120,8 @@ struct Timing {
 // Set by --cold: called before every timed run to evict the files from the page cache.
 std::function<void()> g_before_run = [] {};
 
-Timing Best(int repeat, const std::function<bool()>& run) {
+// `cleanup` (optional) runs after each timed run, outside the timing.
+Timing Best(int repeat, const std::function<bool()>& run, const std::function<void()>& cleanup = {}) {
   Timing best{1e300, 0};
   for (int r = 0; r < repeat; ++r) {
     g_before_run();
@@ -120,6 +130,7 @@ Timing Best(int repeat, const std::function<bool()>& run) {
     if (!run()) return Timing{};
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double cpu = CpuSeconds(RUSAGE_SELF) + CpuSeconds(RUSAGE_CHILDREN) - cpu0;
+    if (cleanup) cleanup();
     if (wall < best.wall) best = {wall, cpu};
   }
   return best;
@@ -170,6 +181,27 @@ void PrintRow(const char* what, Timing t, uint64_t bytes) {
               t.cpu > 0 ? mib / t.cpu : 0.0);
 }
 
+// One import into a fresh data directory: database, store, copy, verification of the copy.
+bool ImportOnce(const std::string& model, const std::string& data_dir, const kimi::models::TrustStore& trust,
+                unsigned threads) {
+  auto db = kimi::store::Store::Open(data_dir);
+  if (!db.ok() || !(*db)->Migrate(kimi::store::AllMigrations()).ok()) return false;
+  kimi::models::ModelStoreOptions options;
+  options.data_dir = data_dir;
+  options.db = db->get();
+  options.trust = &trust;
+  options.audit = [](kimi::audit::AuditRecord) { return kimi::Status::OK(); };
+  auto store = kimi::models::ModelStore::Open(std::move(options));
+  if (!store.ok()) return false;
+  kimi::models::ImportRequest request;
+  request.model_id = "bench";
+  request.source = model;
+  request.threads = threads;
+  auto v = (*store)->Import(request, kimi::models::Actor{});
+  if (!v.ok()) std::fprintf(stderr, "import failed: %s\n", v.status().ToString().c_str());
+  return v.ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -177,7 +209,7 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: kimi-bench-verify [--size-gib 2] [--files 8] [--dir PATH] [--threads N] [--buffer-mib 8] "
-                 "[--repeat 3] [--keep] [--cold]\n");
+                 "[--repeat 3] [--keep] [--cold] [--import]\n");
     return 2;
   }
   kimi::log::Configure(kimi::log::Level::kWarn, kimi::log::Format::kText);
@@ -251,6 +283,26 @@ int main(int argc, char** argv) {
     std::printf("  verify / openssl one core (wall):  %.2fx\n", openssl.wall / verified.wall);
     std::printf("  verify / read %u threads (wall):    %.2f (1.00 = as fast as reading)\n", threads, readn.wall / verified.wall);
     std::printf("  CPU cost, verify / openssl:        %.2f (1.00 = same CPU-seconds per byte)\n", verified.cpu / openssl.cpu);
+  }
+  if (o.import) {
+    std::string copy_dir = o.dir + "/copy";
+    std::string data_dir = o.dir + "/import-data";
+    auto remove = [&] {
+      fs::remove_all(copy_dir);
+      fs::remove_all(data_dir);
+    };
+    remove();
+    Timing copied = Best(o.repeat, [&] { return kimi::models::CopyModelTree(model, copy_dir, {}).ok(); }, remove);
+    Timing imported = Best(o.repeat, [&] { return ImportOnce(model, data_dir, trust, threads); }, remove);
+    PrintRow("copy only", copied, total);
+    std::snprintf(label, sizeof(label), "import (copy + verify), %u thr", threads);
+    PrintRow(label, imported, total);
+    if (imported.wall > 0 && openssl.wall > 0 && copied.wall > 0) {
+      std::printf("  import / openssl one core (wall):  %.2fx\n", openssl.wall / imported.wall);
+      std::printf("  import / (copy + openssl) (wall):  %.2fx (1.00 = copying then hashing on one core)\n",
+                  (copied.wall + openssl.wall) / imported.wall);
+      std::printf("  CPU cost, import / (copy + openssl): %.2f\n", imported.cpu / (copied.cpu + openssl.cpu));
+    }
   }
   if (!o.keep) fs::remove_all(o.dir);
   return 0;

@@ -68,6 +68,20 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
 
 }  // namespace
 
+HashProgress ProgressSince(std::chrono::steady_clock::time_point start, uint64_t bytes_done, uint64_t bytes_total,
+                           bool finished) {
+  HashProgress p;
+  p.bytes_done = bytes_done;
+  p.bytes_total = bytes_total;
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  p.bytes_per_second = elapsed > 0 ? static_cast<double>(bytes_done) / elapsed : 0;
+  p.eta_seconds = (!finished && p.bytes_per_second > 0 && bytes_total > bytes_done)
+                      ? static_cast<double>(bytes_total - bytes_done) / p.bytes_per_second
+                      : 0;
+  p.finished = finished;
+  return p;
+}
+
 Result<std::vector<std::string>> HashRangesSerial(const std::vector<HashRange>& ranges, size_t buffer_bytes) {
   std::vector<char> buffer(std::max<size_t>(buffer_bytes, 4096));
   MdCtxPtr ctx(EVP_MD_CTX_new());
@@ -125,14 +139,7 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
 
   auto report = [&](bool finished) {
     if (!options.progress) return;
-    HashProgress p;
-    p.bytes_done = bytes_done.load(std::memory_order_relaxed);
-    p.bytes_total = total;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    p.bytes_per_second = elapsed > 0 ? static_cast<double>(p.bytes_done) / elapsed : 0;
-    p.eta_seconds = (!finished && p.bytes_per_second > 0) ? static_cast<double>(total - p.bytes_done) / p.bytes_per_second : 0;
-    p.finished = finished;
-    options.progress(p);
+    options.progress(ProgressSince(start, bytes_done.load(std::memory_order_relaxed), total, finished));
   };
   {
     std::unique_lock<std::mutex> lock(mu);

@@ -37,6 +37,11 @@ struct HashProgress {
 
 using HashProgressFn = std::function<void(const HashProgress&)>;
 
+// The progress of a job that started at `start` and has done bytes_done of bytes_total:
+// the average rate since the start and the ETA at that rate. Shared by hashing and copying.
+HashProgress ProgressSince(std::chrono::steady_clock::time_point start, uint64_t bytes_done, uint64_t bytes_total,
+                           bool finished);
+
 struct HashOptions {
   unsigned threads = 0;             // 0: one per online core
   size_t buffer_bytes = 8u << 20;   // per worker

@@ -1,12 +1,20 @@
 // The ordered list of every module's migrations. A module adds its migrations here as
-// entries {component, version, name, sql}; see store.h for the rules. The list is empty
-// until a module needs tables: the store itself keeps only schema_migrations.
+// entries {component, version, name, sql}; see store.h for the rules. Each module keeps its
+// own list beside its code and this file concatenates them.
+#include <vector>
+
+#include "models/model_migrations.h"
 #include "store/store.h"
 
 namespace kimi::store {
 
 std::span<const Migration> AllMigrations() {
-  return {};
+  static const std::vector<Migration> all = [] {
+    std::vector<Migration> out;
+    for (const Migration& m : models::kModelMigrations) out.push_back(m);
+    return out;
+  }();
+  return all;
 }
 
 }  // namespace kimi::store

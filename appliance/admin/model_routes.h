@@ -1,0 +1,38 @@
+// The admin API's model endpoints: HTTP handlers over models::ModelAdmin (model_admin.h
+// documents the JSON of each).
+//
+//   GET    /admin/v1/models                      list versions and states
+//   POST   /admin/v1/models/import               start an import job        -> 202
+//   GET    /admin/v1/models/import?job=ID        poll its progress
+//   POST   /admin/v1/models/activate             {"model","digest","force"}
+//   POST   /admin/v1/models/rollback             {"model"}
+//   DELETE /admin/v1/models?model=M&digest=D     remove a version that is not active
+//
+// The acts are audited by the model store (model.import, model.activate, ...) with the request
+// id and the client address; the actor is "admin-api" until the auth module hands handlers a
+// principal. These routes must be reachable by the admin role only: see
+// docs/model-lifecycle.md (integration). Without services.model_admin they answer 503.
+//
+// Thread safety: handlers may run on many threads at once; ModelAdmin is thread-safe.
+#pragma once
+
+#include <span>
+
+#include "http/routes.h"
+
+namespace kimi::admin {
+
+Status HandleListModels(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                        httplib::Response& res);
+Status HandleImportModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res);
+Status HandleImportStatus(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                          httplib::Response& res);
+Status HandleActivateModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                           httplib::Response& res);
+Status HandleRollbackModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                           httplib::Response& res);
+Status HandleRemoveModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res);
+
+}  // namespace kimi::admin

@@ -1,0 +1,94 @@
+#include "cli/model_command_args.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace kimi::cli {
+
+std::vector<std::string> ParsedArgs::All(const std::string& name) const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : options)
+    if (k == name) out.push_back(v);
+  return out;
+}
+
+std::string ParsedArgs::One(const std::string& name) const {
+  auto all = All(name);
+  return all.empty() ? "" : all.back();
+}
+
+bool ParsedArgs::Has(const std::string& flag) const {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
+                     const std::vector<std::string>& boolean) {
+  ParsedArgs parsed;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      parsed.positional.push_back(a);
+      continue;
+    }
+    bool takes_value = std::find(with_value.begin(), with_value.end(), a) != with_value.end();
+    bool is_flag = std::find(boolean.begin(), boolean.end(), a) != boolean.end();
+    if (is_flag) {
+      parsed.flags.push_back(a);
+    } else if (takes_value) {
+      if (i + 1 >= args.size()) {
+        parsed.error = a + " needs a value";
+        return parsed;
+      }
+      parsed.options.emplace_back(a, args[++i]);
+    } else {
+      parsed.error = "unknown option " + a;
+      return parsed;
+    }
+  }
+  return parsed;
+}
+
+Result<models::TrustStore> TrustFromArgs(const ParsedArgs& a) {
+  models::TrustStore trust;
+  std::vector<std::string> keys = a.All("--key");
+  std::vector<std::string> cas = a.All("--ca");
+  std::string trust_dir = a.One("--trust-dir");
+  if (keys.empty() && cas.empty() && trust_dir.empty()) trust_dir = std::string(models::kDefaultTrustDir);
+  if (!trust_dir.empty()) {
+    KIMI_ASSIGN_OR_RETURN(trust, models::TrustStore::LoadDirectory(trust_dir));
+  }
+  for (const auto& path : keys) KIMI_RETURN_IF_ERROR(trust.AddPemFile(path).WithContext("--key"));
+  for (const auto& path : cas) KIMI_RETURN_IF_ERROR(trust.AddPemFile(path).WithContext("--ca"));
+  return trust;
+}
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+models::HashProgressFn ProgressPrinter(std::ostream& err, std::string verb) {
+  return [&err, verb = std::move(verb)](const models::HashProgress& p) {
+    double pct = p.bytes_total ? 100.0 * static_cast<double>(p.bytes_done) / static_cast<double>(p.bytes_total) : 100.0;
+    err << verb << ": " << HumanBytes(static_cast<double>(p.bytes_done)) << " / "
+        << HumanBytes(static_cast<double>(p.bytes_total)) << " (" << static_cast<int>(pct) << "%), "
+        << HumanBytes(p.bytes_per_second) << "/s";
+    if (!p.finished) err << ", ETA " << static_cast<long>(std::ceil(p.eta_seconds)) << " s";
+    err << "\n";
+  };
+}
+
+int Fail(std::ostream& err, const std::string& what, const Status& status) {
+  err << "error: " << what << ": " << status.message() << "\n";
+  return kExitFailed;
+}
+
+}  // namespace kimi::cli

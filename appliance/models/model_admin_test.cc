@@ -1,0 +1,144 @@
+#include "models/model_admin.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "admin/model_routes.h"
+#include "models/model_store_test_support.h"
+
+namespace kimi::models {
+namespace {
+
+using testing::StoreFixture;
+
+class ModelAdminTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = fx_.OpenStore();
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    ModelAdminOptions options;
+    options.import_roots = {fx_.root() + "/medium"};
+    admin_ = std::make_unique<ModelAdmin>(store_.get(), options);
+    services_.model_admin = admin_.get();
+  }
+
+  // Runs a handler as the server would, on a request with `body` and query `params`.
+  std::pair<Status, nlohmann::json> Call(http::Handler handler, const std::string& body,
+                                         std::vector<std::pair<std::string, std::string>> params = {}) {
+    httplib::Request req;
+    req.body = body;
+    for (auto& [k, v] : params) req.params.emplace(k, v);
+    httplib::Response res;
+    http::RequestContext ctx;
+    ctx.request_id = "req-" + std::to_string(++requests_);
+    ctx.remote_addr = "10.0.0.5:4711";
+    Status s = handler(services_, ctx, req, res);
+    last_status_ = res.status;
+    nlohmann::json reply = s.ok() ? nlohmann::json::parse(res.body) : nlohmann::json();
+    return {s, reply};
+  }
+
+  std::string ImportAndWait(const std::string& source) {
+    auto [s, job] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(last_status_, 202);
+    admin_->WaitForJob(job["job"]);
+    auto [polled, status] = Call(&admin::HandleImportStatus, "", {{"job", job["job"]}});
+    EXPECT_TRUE(polled.ok());
+    EXPECT_EQ(status["state"], "succeeded") << status.dump();
+    EXPECT_EQ(status["bytes_done"], status["bytes_total"]);
+    return status["version"]["digest"];
+  }
+
+  StoreFixture fx_;
+  std::unique_ptr<ModelStore> store_;
+  std::unique_ptr<ModelAdmin> admin_;
+  http::Services services_;
+  int requests_ = 0;
+  int last_status_ = 0;
+};
+
+TEST_F(ModelAdminTest, RoutesAreInTheTable) {
+  for (auto [method, path] : {std::pair{"GET", "/admin/v1/models"}, {"DELETE", "/admin/v1/models"},
+                              {"POST", "/admin/v1/models/import"}, {"GET", "/admin/v1/models/import"},
+                              {"POST", "/admin/v1/models/activate"}, {"POST", "/admin/v1/models/rollback"}}) {
+    EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
+  }
+}
+
+TEST_F(ModelAdminTest, ImportPollActivateRollbackDeleteAreAudited) {
+  std::string a = ImportAndWait(fx_.MakeSignedModel("medium/a", "alpha"));
+  std::string b = ImportAndWait(fx_.MakeSignedModel("medium/b", "bravo"));
+
+  auto [listed, list] = Call(&admin::HandleListModels, "");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(list["models"].size(), 2u);
+  EXPECT_EQ(list["models"][0]["state"], "verified");
+
+  auto [activated, reply] = Call(&admin::HandleActivateModel, nlohmann::json{{"model", "k3"}, {"digest", a}}.dump());
+  ASSERT_TRUE(activated.ok()) << activated.ToString();
+  EXPECT_EQ(reply["version"]["state"], "active");
+  ASSERT_TRUE(Call(&admin::HandleActivateModel, nlohmann::json{{"model", "k3"}, {"digest", b}}.dump()).first.ok());
+
+  auto [refused, nothing] = Call(&admin::HandleRemoveModel, "", {{"model", "k3"}, {"digest", b}});
+  EXPECT_EQ(refused.code(), Status::Code::kFailedPrecondition);
+
+  auto [rolled, back] = Call(&admin::HandleRollbackModel, R"({"model":"k3"})");
+  ASSERT_TRUE(rolled.ok()) << rolled.ToString();
+  EXPECT_EQ(back["version"]["digest"], a);
+
+  auto [removed, gone] = Call(&admin::HandleRemoveModel, "", {{"model", "k3"}, {"digest", b}});
+  ASSERT_TRUE(removed.ok()) << removed.ToString();
+  EXPECT_EQ(gone["removed"]["digest"], b);
+
+  std::vector<std::string> trail;
+  for (const auto& r : fx_.AuditRecords()) {
+    EXPECT_EQ(r.source, "10.0.0.5:4711");
+    EXPECT_EQ(r.request_id.rfind("req-", 0), 0u);
+    EXPECT_FALSE(r.model_digest.empty()) << r.action;
+    trail.push_back(r.action + ":" + r.outcome);
+  }
+  EXPECT_EQ(trail, (std::vector<std::string>{"model.import:ok", "model.import:ok", "model.activate:ok", "model.activate:ok",
+                                             "model.remove:refused", "model.rollback:ok", "model.remove:ok"}));
+}
+
+TEST_F(ModelAdminTest, RefusalsAreReadable) {
+  std::string source = fx_.MakeSignedModel("medium/a", "alpha");
+  std::string outside = fx_.MakeSignedModel("elsewhere/a", "alpha");
+  auto [denied, r1] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", outside}}.dump());
+  EXPECT_EQ(denied.code(), Status::Code::kPermissionDenied);
+  EXPECT_NE(denied.message().find("mounted media"), std::string::npos);
+  EXPECT_EQ(Call(&admin::HandleImportModel, "not json").first.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(Call(&admin::HandleImportModel, R"({"model":"k3"})").first.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(Call(&admin::HandleImportStatus, "", {{"job", "99"}}).first.code(), Status::Code::kNotFound);
+  EXPECT_EQ(Call(&admin::HandleActivateModel, R"({"model":"k3","digest":"x","force":"yes"})").first.code(),
+            Status::Code::kInvalidArgument);
+
+  // A version tampered with after import: the refusal names the file, not a generic error.
+  std::string digest = ImportAndWait(source);
+  models::testing::FlipByte(store_->VersionDirectory("k3", digest) + "/config.json", 1);
+  auto [tampered, r2] = Call(&admin::HandleActivateModel, nlohmann::json{{"model", "k3"}, {"digest", digest}}.dump());
+  EXPECT_EQ(tampered.code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(tampered.message().find("config.json"), std::string::npos) << tampered.message();
+
+  // A failed import job reports why.
+  models::testing::FlipByte(source + "/config.json", 1);
+  store_->Remove("k3", digest, Actor{});
+  auto [started, job] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+  ASSERT_TRUE(started.ok());
+  admin_->WaitForJob(job["job"]);
+  auto status = admin_->ImportStatus(job["job"]);
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ((*status)["state"], "failed");
+  EXPECT_NE((*status)["error"].get<std::string>().find("config.json"), std::string::npos) << status->dump();
+
+  http::Services none;
+  httplib::Request req;
+  httplib::Response res;
+  http::RequestContext ctx;
+  EXPECT_EQ(admin::HandleListModels(none, ctx, req, res).code(), Status::Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace kimi::models

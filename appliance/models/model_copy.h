@@ -1,0 +1,43 @@
+// Copying a model from a mounted medium (USB disk, ISO) into the model store's staging area.
+//
+// CopyModelTree() copies a model directory tree byte for byte: directories and
+// regular files only; a symlink, fifo, socket or device in the source is refused (naming it),
+// because the store holds plain files whose bytes the verifier can account for. Files are read
+// with large sequential reads, written, fsync()ed, and every directory created is fsync()ed,
+// so a copy that returned OK survives a power cut. Progress (bytes, rate, ETA) goes to the
+// callback on the calling thread at most every `progress_interval`, and once at the end.
+// The copy is not verified here: the caller verifies the destination, never the source.
+//
+// On error the partial destination is left for the caller to remove (it is a staging
+// directory the caller owns).
+//
+// Thread safety: reentrant; the callback runs on the calling thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "kimi/status.h"
+#include "models/oms_hasher.h"
+
+namespace kimi::models {
+
+struct CopyOptions {
+  size_t buffer_bytes = 8u << 20;
+  HashProgressFn progress;  // may be empty; HashProgress describes bytes copied
+  std::chrono::milliseconds progress_interval{250};
+};
+
+struct CopyStats {
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+};
+
+// Copies the directory `source` to `destination`, which must not exist.
+Result<CopyStats> CopyModelTree(const std::string& source, const std::string& destination, const CopyOptions& options);
+
+// fsync() of a directory, so an entry created or renamed in it is durable.
+Status SyncDirectory(const std::string& dir);
+
+}  // namespace kimi::models

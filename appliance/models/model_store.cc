@@ -1,0 +1,511 @@
+#include "models/model_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "kimi/log.h"
+#include "kimi/utc_time.h"
+#include "models/model_copy.h"
+
+namespace kimi::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kStaging = ".staging";
+constexpr std::string_view kLockFile = ".lock";
+constexpr std::string_view kSignatureFile = "model.sig";
+
+std::string Short(std::string_view digest) { return std::string(digest.substr(0, 12)); }
+
+std::string Describe(const ModelVersion& v) {
+  return "version " + std::to_string(v.version) + " of " + v.model_id + " (" + Short(v.digest) + ")";
+}
+
+std::string NowText() { return FormatUtcMillis(UnixMillisNow()); }
+
+std::string OutcomeName(const Status& s) {
+  if (s.ok()) return "ok";
+  switch (s.code()) {
+    case Status::Code::kInvalidArgument:
+    case Status::Code::kNotFound:
+    case Status::Code::kAlreadyExists:
+    case Status::Code::kPermissionDenied:
+    case Status::Code::kFailedPrecondition:
+    case Status::Code::kCorruption:
+      return "refused";
+    default:
+      return "error";
+  }
+}
+
+// Removes a staging directory when the import that made it does not get to rename it.
+class StagingGuard {
+ public:
+  explicit StagingGuard(std::string path) : path_(std::move(path)) {}
+  ~StagingGuard() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (ec) log::Warn("cannot remove staging directory", {{"path", path_}, {"error", ec.message()}});
+  }
+  StagingGuard(const StagingGuard&) = delete;
+  StagingGuard& operator=(const StagingGuard&) = delete;
+  void Dismiss() { path_.clear(); }
+
+ private:
+  std::string path_;
+};
+
+// Deletes what the manifest does not name (ignored paths such as .git) so the store holds
+// only signed bytes and the signature.
+Status PruneUnsigned(const std::string& dir, const VerifiedManifest& manifest) {
+  std::vector<std::string> listed = manifest.files();
+  std::set<std::string> keep(listed.begin(), listed.end());
+  keep.insert(std::string(kSignatureFile));
+  std::vector<fs::path> doomed, dirs;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory(ec)) {
+      dirs.push_back(it->path());
+    } else if (!keep.count(fs::relative(it->path(), dir).generic_string())) {
+      doomed.push_back(it->path());
+    }
+  }
+  if (ec) return Status::IOError("cannot list " + dir + ": " + ec.message());
+  for (const fs::path& p : doomed) {
+    if (!fs::remove(p, ec)) return Status::IOError("cannot remove " + p.string() + ": " + ec.message());
+  }
+  // Deepest first; a directory that still holds model files is not empty and stays.
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) fs::remove(*it, ec);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ValidateModelId(std::string_view id) {
+  bool ok = !id.empty() && id.size() <= 64;
+  for (size_t i = 0; ok && i < id.size(); ++i) {
+    char c = id[i];
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    ok = alnum || (i > 0 && (c == '.' || c == '_' || c == '-'));
+  }
+  if (!ok) {
+    return Status::InvalidArgument("model id \"" + std::string(id) +
+                                   "\" must be 1-64 characters of a-z, 0-9, '.', '_', '-', starting with a letter or digit");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) {
+  if (options.db == nullptr || options.trust == nullptr || !options.audit) {
+    return Status::InvalidArgument("model store needs a database, a trust store and an audit function");
+  }
+  std::string models_dir = (fs::path(options.data_dir) / "models").string();
+  std::error_code ec;
+  fs::create_directories(models_dir, ec);
+  if (ec) return Status::IOError("cannot create " + models_dir + ": " + ec.message());
+  std::string lock_path = models_dir + "/" + std::string(kLockFile);
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::FailedPrecondition("the model store " + models_dir +
+                                        " is in use by another process (is kimi-appliance running? then use its "
+                                        "admin API, /admin/v1/models)");
+    }
+    return Status::IOError("cannot lock " + lock_path + ": " + std::strerror(err));
+  }
+  std::unique_ptr<ModelStore> store(new ModelStore(std::move(options), models_dir, fd));
+  KIMI_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+ModelStore::ModelStore(ModelStoreOptions options, std::string models_dir, int lock_fd)
+    : options_(std::move(options)),
+      models_dir_(std::move(models_dir)),
+      staging_dir_(models_dir_ + "/" + std::string(kStaging)),
+      lock_fd_(lock_fd) {}
+
+ModelStore::~ModelStore() { ::close(lock_fd_); }  // releases the flock
+
+std::string ModelStore::VersionDirectory(std::string_view model_id, std::string_view digest) const {
+  return models_dir_ + "/" + std::string(model_id) + "/" + std::string(digest);
+}
+
+Status ModelStore::Recover() {
+  std::error_code ec;
+  fs::remove_all(staging_dir_, ec);
+  if (ec) return Status::IOError("cannot clear " + staging_dir_ + ": " + ec.message());
+  fs::create_directories(staging_dir_, ec);
+  if (ec) return Status::IOError("cannot create " + staging_dir_ + ": " + ec.message());
+
+  KIMI_ASSIGN_OR_RETURN(std::vector<ModelVersion> rows, List());
+  std::set<std::pair<std::string, std::string>> live;
+  for (const ModelVersion& v : rows) {
+    if (v.state != VersionState::kRemoved) live.insert({v.model_id, v.digest});
+  }
+  // A directory without its row was renamed into place by an import that did not commit.
+  for (const auto& model : fs::directory_iterator(models_dir_, ec)) {
+    std::string id = model.path().filename().string();
+    if (id.starts_with(".") || !model.is_directory()) continue;
+    for (const auto& version : fs::directory_iterator(model.path(), ec)) {
+      std::string digest = version.path().filename().string();
+      if (live.count({id, digest})) continue;
+      log::Warn("removing a model directory with no version row (an interrupted import or removal)",
+                {{"path", version.path().string()}});
+      fs::remove_all(version.path(), ec);
+    }
+  }
+  // A row whose directory is gone cannot be loaded.
+  for (const ModelVersion& v : rows) {
+    if (v.state == VersionState::kRemoved || v.state == VersionState::kFailed) continue;
+    if (fs::exists(VersionDirectory(v.model_id, v.digest), ec)) continue;
+    KIMI_RETURN_IF_ERROR(options_.db->Write([&](sqlite3* db) {
+      return versions::SetState(db, v.model_id, v.digest, VersionState::kFailed, "directory missing");
+    }));
+    log::Error("model version directory missing", {{"model", v.model_id}, {"digest", v.digest}});
+  }
+  return Status::OK();
+}
+
+Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
+                         const Actor& actor, const Status& outcome, std::string detail) const {
+  audit::AuditRecord r;
+  r.actor = actor.name;
+  r.role = actor.role;
+  r.source = actor.source;
+  r.request_id = actor.request_id;
+  r.action = std::string(action);
+  r.target = std::string(model_id);
+  r.model = std::string(model_id);
+  r.model_digest = std::string(digest);
+  r.outcome = OutcomeName(outcome);
+  if (!outcome.ok()) detail += (detail.empty() ? "" : ": ") + outcome.message();
+  r.detail = std::move(detail);
+  Status s = options_.audit(std::move(r));
+  if (!s.ok()) return Status::Unavailable("audit record for " + std::string(action) + " failed: " + s.message());
+  return Status::OK();
+}
+
+Result<std::vector<ModelVersion>> ModelStore::List() const {
+  std::vector<ModelVersion> out;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(out, versions::List(db));
+    return Status::OK();
+  }));
+  return out;
+}
+
+Result<ModelVersion> ModelStore::FindRow(std::string_view model_id, std::string_view digest) const {
+  std::optional<ModelVersion> row;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(row, versions::Find(db, model_id, digest));
+    return Status::OK();
+  }));
+  if (!row || row->state == VersionState::kRemoved) {
+    return Status::NotFound("no installed version " + std::string(digest) + " of model " + std::string(model_id));
+  }
+  return *row;
+}
+
+Result<VerifiedManifest> ModelStore::VerifyDirectory(const std::string& dir, std::string_view digest,
+                                                     const HashOptions& hashing) const {
+  VerifyRequest request;
+  request.model_path = dir;
+  request.hashing = hashing;
+  KIMI_ASSIGN_OR_RETURN(VerifiedManifest manifest, ModelVerifier::Verify(request, *options_.trust));
+  if (manifest.subject_digest_hex() != digest) {
+    return Status::Corruption("the signature in " + dir + " names model " + manifest.subject_digest_hex() +
+                              ", not this version");
+  }
+  return manifest;
+}
+
+Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(ValidateModelId(request.model_id));
+  auto refuse = [&](const Status& s, std::string_view digest) -> Status {
+    Status audited = Audit("model.import", request.model_id, digest, actor, s, "from " + request.source);
+    return audited.ok() ? s : audited;
+  };
+  auto step = [&](std::string_view name) {
+    if (request.on_step) request.on_step(name);
+  };
+
+  std::string staging = staging_dir_ + "/import-" + std::to_string(::getpid()) + "-" +
+                        std::to_string(staging_counter_.fetch_add(1));
+  StagingGuard guard(staging);
+  CopyOptions copy;
+  if (request.progress) copy.progress = [&](const HashProgress& p) { request.progress({"copying", p}); };
+  Result<CopyStats> copied = CopyModelTree(request.source, staging, copy);
+  if (!copied.ok()) return refuse(copied.status().WithContext("copying " + request.source), "");
+  step("copied");
+
+  // The copy is what will be loaded, so the copy is what is verified.
+  VerifyRequest verify;
+  verify.model_path = staging;
+  verify.extra_ignore_paths = request.extra_ignore_paths;
+  verify.hashing.threads = request.threads;
+  if (request.progress) verify.hashing.progress = [&](const HashProgress& p) { request.progress({"verifying", p}); };
+  Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *options_.trust);
+  if (!manifest.ok()) return refuse(manifest.status().WithContext("verifying the copy of " + request.source), "");
+  const std::string digest = manifest->subject_digest_hex();
+  KIMI_RETURN_IF_ERROR(PruneUnsigned(staging, *manifest));
+  step("verified");
+
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<ModelVersion> existing;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(existing, versions::Find(db, request.model_id, digest));
+    return Status::OK();
+  }));
+  if (existing && existing->state != VersionState::kRemoved) {
+    return refuse(Status::AlreadyExists(Describe(*existing) + " is already installed (state " +
+                                        std::string(VersionStateName(existing->state)) + ")"),
+                  digest);
+  }
+  std::string parent = models_dir_ + "/" + request.model_id;
+  std::string target = VersionDirectory(request.model_id, digest);
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) return Status::IOError("cannot create " + parent + ": " + ec.message());
+  if (::rename(staging.c_str(), target.c_str()) != 0) {
+    return Status::IOError("cannot move the verified copy to " + target + ": " + std::strerror(errno));
+  }
+  guard.Dismiss();
+  StagingGuard undo(target);  // until the row is committed, the directory is not a version
+  KIMI_RETURN_IF_ERROR(SyncDirectory(parent));
+  step("renamed");
+
+  ModelVersion row;
+  row.model_id = request.model_id;
+  row.digest = digest;
+  row.state = VersionState::kVerified;
+  row.signer = manifest->signer().description;
+  row.source = request.source;
+  row.files = static_cast<int64_t>(copied->files);
+  row.bytes = static_cast<int64_t>(manifest->total_bytes());
+  row.imported_by = actor.name;
+  row.imported_at = row.verified_at = NowText();
+  // The audit record commits inside the row's transaction: an act is never without its record.
+  Status written = options_.db->Write([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(int64_t max_version, versions::MaxVersion(db, row.model_id));
+    row.version = max_version + 1;
+    KIMI_RETURN_IF_ERROR(versions::Put(db, row));
+    return Audit("model.import", row.model_id, digest, actor, Status::OK(),
+                 "version " + std::to_string(row.version) + " from " + request.source + ", " + std::to_string(row.files) +
+                     " files, " + std::to_string(row.bytes) + " bytes, signer " + row.signer);
+  });
+  if (!written.ok()) return written;
+  undo.Dismiss();
+  log::Info("model version imported", {{"model", row.model_id}, {"digest", digest}, {"version", row.version}});
+  return row;
+}
+
+Result<ActiveVersion> ModelStore::ReverifyLocked(const ModelVersion& row, const Actor& actor, std::string_view act) {
+  std::string dir = VersionDirectory(row.model_id, row.digest);
+  HashOptions hashing;
+  hashing.threads = options_.verify_threads;
+  Result<VerifiedManifest> manifest = VerifyDirectory(dir, row.digest, hashing);
+  if (!manifest.ok()) {
+    Status failure = manifest.status().WithContext(Describe(row) + " failed re-verification");
+    Status marked = options_.db->Write([&](sqlite3* db) {
+      KIMI_RETURN_IF_ERROR(versions::SetState(db, row.model_id, row.digest, VersionState::kFailed, failure.message()));
+      return Audit("model.verify", row.model_id, row.digest, actor, manifest.status(), "re-verification at " + std::string(act));
+    });
+    if (!marked.ok()) log::Error("cannot record a failed re-verification", {{"error", marked.ToString()}});
+    if (marked.ok() && row.state == VersionState::kActive) {
+      generation_.fetch_add(1);
+      if (options_.listener) options_.listener->Switch(row.model_id, std::nullopt);
+    }
+    return failure;
+  }
+  ActiveVersion next;
+  next.model_id = row.model_id;
+  next.digest = row.digest;
+  next.version = row.version;
+  next.directory = dir;
+  next.signer = manifest->signer().description;
+  next.manifest = std::make_shared<const VerifiedManifest>(std::move(manifest).value());
+  return next;
+}
+
+Result<ModelVersion> ModelStore::MakeActiveLocked(const ModelVersion& target, std::string_view kind,
+                                                  const Actor& actor) {
+  const std::string action = "model." + std::string(kind);
+  KIMI_ASSIGN_OR_RETURN(ActiveVersion next, ReverifyLocked(target, actor, kind));
+  if (options_.listener) {
+    Status prepared = options_.listener->Prepare(next);
+    if (!prepared.ok()) {
+      Status refused = prepared.WithContext("loading " + Describe(target));
+      Status audited = Audit(action, target.model_id, target.digest, actor, refused, "");
+      return audited.ok() ? refused : audited;
+    }
+  }
+  ModelVersion result = target;
+  Status written = options_.db->Write([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(std::optional<ModelVersion> active, versions::FindActive(db, target.model_id));
+    std::string previous = active ? active->digest : "";
+    if (kind == "rollback") {
+      // The target goes back to what preceded it, so repeated rollbacks walk further back.
+      KIMI_ASSIGN_OR_RETURN(std::optional<Activation> earlier,
+                            versions::LastActivationOf(db, target.model_id, target.digest));
+      previous = earlier ? earlier->previous_digest : "";
+    }
+    if (active) KIMI_RETURN_IF_ERROR(versions::SetState(db, active->model_id, active->digest, VersionState::kRetired, ""));
+    std::string now = NowText();
+    KIMI_RETURN_IF_ERROR(versions::SetState(db, target.model_id, target.digest, VersionState::kActive, ""));
+    KIMI_RETURN_IF_ERROR(versions::SetVerified(db, target.model_id, target.digest, now));
+    KIMI_RETURN_IF_ERROR(
+        versions::AddActivation(db, {0, target.model_id, target.digest, previous, std::string(kind), actor.name, now}));
+    result.state = VersionState::kActive;
+    result.verified_at = now;
+    result.detail.clear();
+    return Audit(action, target.model_id, target.digest, actor, Status::OK(),
+                 "version " + std::to_string(target.version) + " re-verified and active" +
+                     (active ? ", replacing version " + std::to_string(active->version) + " (" + Short(active->digest) + ")"
+                             : ""));
+  });
+  if (!written.ok()) {
+    if (options_.listener) options_.listener->Abort(next);
+    return written;
+  }
+  generation_.fetch_add(1);
+  if (options_.listener) options_.listener->Switch(target.model_id, next);
+  log::Info("model version active", {{"model", target.model_id}, {"digest", target.digest}, {"how", std::string(kind)}});
+  return result;
+}
+
+Result<ModelVersion> ModelStore::Activate(std::string_view model_id, std::string_view digest, const Actor& actor,
+                                          bool force) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto refuse = [&](const Status& s) -> Status {
+    Status audited = Audit("model.activate", model_id, digest, actor, s, "");
+    return audited.ok() ? s : audited;
+  };
+  Result<ModelVersion> target = FindRow(model_id, digest);
+  if (!target.ok()) return refuse(target.status());
+  if (target->state == VersionState::kActive) return *target;
+  std::optional<ModelVersion> active;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(active, versions::FindActive(db, model_id));
+    return Status::OK();
+  }));
+  if (active && target->version < active->version && !force) {
+    return refuse(Status::FailedPrecondition(
+        Describe(*target) + " is older than the active version " + std::to_string(active->version) +
+        ": activating it is a downgrade; use rollback, or force the activation"));
+  }
+  return MakeActiveLocked(*target, "activate", actor);
+}
+
+Result<ModelVersion> ModelStore::Rollback(std::string_view model_id, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto refuse = [&](const Status& s, std::string_view digest) -> Status {
+    Status audited = Audit("model.rollback", model_id, digest, actor, s, "");
+    return audited.ok() ? s : audited;
+  };
+  std::optional<ModelVersion> active;
+  std::optional<Activation> last;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(active, versions::FindActive(db, model_id));
+    KIMI_ASSIGN_OR_RETURN(last, versions::LastActivation(db, model_id));
+    return Status::OK();
+  }));
+  if (!active) return refuse(Status::FailedPrecondition("model " + std::string(model_id) + " has no active version to roll back"), "");
+  if (!last || last->digest != active->digest || last->previous_digest.empty()) {
+    return refuse(Status::FailedPrecondition("nothing to roll back to: " + Describe(*active) +
+                                             " was activated with no version active before it"),
+                  active->digest);
+  }
+  Result<ModelVersion> target = FindRow(model_id, last->previous_digest);
+  if (!target.ok()) {
+    return refuse(Status::FailedPrecondition("the previous version " + Short(last->previous_digest) +
+                                             " has been removed; activate another version instead"),
+                  last->previous_digest);
+  }
+  return MakeActiveLocked(*target, "rollback", actor);
+}
+
+Status ModelStore::Remove(std::string_view model_id, std::string_view digest, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto refuse = [&](const Status& s) -> Status {
+    Status audited = Audit("model.remove", model_id, digest, actor, s, "");
+    return audited.ok() ? s : audited;
+  };
+  Result<ModelVersion> row = FindRow(model_id, digest);
+  if (!row.ok()) return refuse(row.status());
+  if (row->state == VersionState::kActive) {
+    return refuse(Status::FailedPrecondition(Describe(*row) + " is active; activate another version before removing it"));
+  }
+  // Out of the models tree first (one rename), then the row, then the bytes.
+  std::string dir = VersionDirectory(model_id, digest);
+  std::string doomed = staging_dir_ + "/remove-" + std::to_string(staging_counter_.fetch_add(1));
+  std::error_code ec;
+  bool had_dir = fs::exists(dir, ec);
+  if (had_dir && ::rename(dir.c_str(), doomed.c_str()) != 0) {
+    return Status::IOError("cannot move " + dir + " out of the store: " + std::strerror(errno));
+  }
+  Status written = options_.db->Write([&](sqlite3* db) {
+    KIMI_RETURN_IF_ERROR(versions::SetState(db, model_id, digest, VersionState::kRemoved, ""));
+    return Audit("model.remove", model_id, digest, actor, Status::OK(), Describe(*row) + " removed");
+  });
+  if (!written.ok()) {
+    if (had_dir && ::rename(doomed.c_str(), dir.c_str()) != 0) {
+      log::Error("cannot put back a version after a failed removal", {{"path", dir}});
+    }
+    return written;
+  }
+  StagingGuard remove_bytes(doomed);
+  return Status::OK();
+}
+
+Result<ModelVersion> ModelStore::VerifyInstalled(std::string_view model_id, std::string_view digest,
+                                                 const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Result<ModelVersion> row = FindRow(model_id, digest);
+  if (!row.ok()) {
+    Status audited = Audit("model.verify", model_id, digest, actor, row.status(), "");
+    return audited.ok() ? row.status() : audited;
+  }
+  KIMI_ASSIGN_OR_RETURN(ActiveVersion verified, ReverifyLocked(*row, actor, "verify"));
+  ModelVersion result = *row;
+  result.verified_at = NowText();
+  // A version that failed before and verifies again (its files were restored) is usable again.
+  if (result.state == VersionState::kFailed) result.state = VersionState::kVerified;
+  result.detail.clear();
+  KIMI_RETURN_IF_ERROR(options_.db->Write([&](sqlite3* db) {
+    KIMI_RETURN_IF_ERROR(versions::SetState(db, model_id, digest, result.state, ""));
+    KIMI_RETURN_IF_ERROR(versions::SetVerified(db, model_id, digest, result.verified_at));
+    return Audit("model.verify", model_id, digest, actor, Status::OK(),
+                 Describe(result) + ": " + std::to_string(verified.manifest->entries().size()) + " resources match");
+  }));
+  return result;
+}
+
+Result<ActiveVersion> ModelStore::LoadableActive(std::string_view model_id, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<ModelVersion> active;
+  KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
+    KIMI_ASSIGN_OR_RETURN(active, versions::FindActive(db, model_id));
+    return Status::OK();
+  }));
+  if (!active) return Status::NotFound("model " + std::string(model_id) + " has no active version");
+  KIMI_ASSIGN_OR_RETURN(ActiveVersion next, ReverifyLocked(*active, actor, "load"));
+  KIMI_RETURN_IF_ERROR(options_.db->Write([&](sqlite3* db) {
+    KIMI_RETURN_IF_ERROR(versions::SetVerified(db, model_id, next.digest, NowText()));
+    return Audit("model.verify", model_id, next.digest, actor, Status::OK(), Describe(*active) + " re-verified for loading");
+  }));
+  return next;
+}
+
+}  // namespace kimi::models

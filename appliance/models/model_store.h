@@ -1,0 +1,169 @@
+// ModelStore: the appliance's installed model versions and which one is active, in the data
+// directory. docs/model-lifecycle.md describes the layout, the states and every flow.
+//
+//   <data_dir>/models/<model id>/<version digest>/   a verified copy, never written again
+//   <data_dir>/models/.staging/                      imports and removals in progress
+//   <data_dir>/models/.lock                          flock()ed by the one process that owns the store
+//   <data_dir>/appliance.db                          model_versions, model_activations
+//
+// A version is named by its OMS subject digest. Import copies from a mounted medium into
+// staging, verifies the copy (never the source) against the trust store, and renames it into
+// place; only then is the row written, so a failure or a crash leaves no version (Open()
+// sweeps staging and any directory without its row). Activation and rollback re-verify the
+// version's bytes first (tampering after import is detected and the version marked failed),
+// ask the ActivationListener to load it beside the running one, commit, then let the listener
+// switch traffic. Version numbers grow per model id; activating an older number than the
+// active one is refused unless forced (rollback is the explicit way back). Each act and each
+// refusal produces one audit record carrying the model digest.
+//
+// Owns: the models directory (exclusively, through the lock file) and its rows. Borrows the
+// store::Store, the trust store, the audit function and the listener; they must outlive it.
+// Thread safety: every public method may be called from any thread. Acts that change state
+// (import's final step, activate, rollback, remove, verify) are serialised on one mutex;
+// import's copy and verification run outside it, so a long import does not block the others.
+// Listener callbacks run on the thread of the act, under that mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "audit/record.h"
+#include "kimi/status.h"
+#include "models/model_versions.h"
+#include "models/oms_hasher.h"
+#include "models/oms_trust.h"
+#include "models/oms_verifier.h"
+#include "store/store.h"
+
+namespace kimi::models {
+
+// Who asks, for the audit record and the versions table.
+struct Actor {
+  std::string name = "operator";  // user or key id
+  std::string role = "admin";
+  std::string source = "local";   // client address, or "kimictl"
+  std::string request_id;
+};
+
+// What the serving side needs to load a version. `manifest` is the verification that has
+// just been run on `directory`: the loader must read only the files it lists.
+struct ActiveVersion {
+  std::string model_id;
+  std::string digest;     // OMS subject digest, hex
+  int64_t version = 0;
+  std::string directory;  // absolute path of the verified copy
+  std::string signer;
+  std::shared_ptr<const VerifiedManifest> manifest;
+};
+
+// The serving side's part in blue-green activation (slot_switcher.h adapts a ModelSlot).
+class ActivationListener {
+ public:
+  virtual ~ActivationListener() = default;
+  // Load and warm `next` beside the running version. An error aborts the act; nothing changes.
+  virtual Status Prepare(const ActiveVersion& next) = 0;
+  // The database now names `next` active (nullopt: nothing is active for `model_id`, after the
+  // active version failed re-verification): switch new requests and drain the old version.
+  virtual void Switch(const std::string& model_id, const std::optional<ActiveVersion>& next) = 0;
+  // Prepare() succeeded but the act failed afterwards: drop what Prepare() loaded.
+  virtual void Abort(const ActiveVersion& next) = 0;
+};
+
+// Writes one audit record; the act fails when it returns an error (fail closed). The daemon
+// passes AuditSink::Record + Ticket::WaitCommitted.
+using AuditFn = std::function<Status(audit::AuditRecord)>;
+
+struct ImportProgress {
+  std::string_view phase;  // "copying", then "verifying"
+  HashProgress bytes;
+};
+using ImportProgressFn = std::function<void(const ImportProgress&)>;
+
+struct ImportRequest {
+  std::string model_id;  // [a-z0-9][a-z0-9._-]*, at most 64 characters
+  std::string source;    // the model directory on the mounted medium (model.sig inside it)
+  std::vector<std::string> extra_ignore_paths;
+  unsigned threads = 0;  // hashing threads; 0: one per core
+  ImportProgressFn progress;
+  // Test hook for crash tests: called with "copied", "verified" and "renamed" as import passes
+  // each step. Empty in production.
+  std::function<void(std::string_view step)> on_step;
+};
+
+struct ModelStoreOptions {
+  std::string data_dir;
+  store::Store* db = nullptr;            // migrated with store::AllMigrations()
+  const TrustStore* trust = nullptr;
+  AuditFn audit;                         // required
+  ActivationListener* listener = nullptr;  // null: nothing is loaded (kimictl)
+  unsigned verify_threads = 0;           // for re-verification; 0: one per core
+};
+
+class ModelStore {
+ public:
+  // Takes the lock file (FailedPrecondition when another process holds it), sweeps what a
+  // crash left in staging, and reconciles directories with rows.
+  static Result<std::unique_ptr<ModelStore>> Open(ModelStoreOptions options);
+  ~ModelStore();
+  ModelStore(const ModelStore&) = delete;
+  ModelStore& operator=(const ModelStore&) = delete;
+
+  Result<ModelVersion> Import(const ImportRequest& request, const Actor& actor);
+  // Re-verifies, then makes the version active. A lower version number than the active one's
+  // is a downgrade: FailedPrecondition unless `force`.
+  Result<ModelVersion> Activate(std::string_view model_id, std::string_view digest, const Actor& actor,
+                                bool force = false);
+  // Makes the version that was active before the current one active again (re-verified).
+  Result<ModelVersion> Rollback(std::string_view model_id, const Actor& actor);
+  // Deletes a version's files; refused for the active version. The row stays, as 'removed'.
+  Status Remove(std::string_view model_id, std::string_view digest, const Actor& actor);
+  // Re-verifies an installed version's bytes against the trust store. A failure marks it
+  // 'failed' (and, when it was active, deactivates it) and is returned.
+  Result<ModelVersion> VerifyInstalled(std::string_view model_id, std::string_view digest, const Actor& actor);
+
+  Result<std::vector<ModelVersion>> List() const;  // removed rows included
+  // Integration hook: the active version of `model_id`, re-verified now, ready to load (the
+  // daemon calls it at start-up). NotFound when none is active.
+  Result<ActiveVersion> LoadableActive(std::string_view model_id, const Actor& actor);
+  // Counts changes of any model's active version; the serving side may poll it instead of
+  // using a listener.
+  uint64_t activation_generation() const { return generation_.load(); }
+
+  std::string VersionDirectory(std::string_view model_id, std::string_view digest) const;
+  const std::string& models_dir() const { return models_dir_; }
+
+ private:
+  ModelStore(ModelStoreOptions options, std::string models_dir, int lock_fd);
+  Status Recover();
+  // Verifies a version directory; the manifest's subject must equal `digest`.
+  Result<VerifiedManifest> VerifyDirectory(const std::string& dir, std::string_view digest,
+                                           const HashOptions& hashing) const;
+  // Re-verification shared by activate, rollback, verify and LoadableActive; marks the
+  // version failed (and deactivates it) on a mismatch. Precondition: mu_ held.
+  Result<ActiveVersion> ReverifyLocked(const ModelVersion& row, const Actor& actor, std::string_view act);
+  // The switch shared by activate and rollback. Precondition: mu_ held.
+  Result<ModelVersion> MakeActiveLocked(const ModelVersion& target, std::string_view kind, const Actor& actor);
+  Result<ModelVersion> FindRow(std::string_view model_id, std::string_view digest) const;
+  Status Audit(std::string_view action, std::string_view model_id, std::string_view digest, const Actor& actor,
+               const Status& outcome, std::string detail) const;
+
+  const ModelStoreOptions options_;
+  const std::string models_dir_;
+  const std::string staging_dir_;
+  const int lock_fd_;
+  std::mutex mu_;  // serialises acts that change state
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> staging_counter_{0};
+};
+
+// Model ids name directories: [a-z0-9][a-z0-9._-]*, at most 64 characters.
+Status ValidateModelId(std::string_view model_id);
+
+}  // namespace kimi::models
