@@ -1,5 +1,5 @@
-// kimi::Model: loading and binding the weights, sequence states, and the two entry points
-// (Prefill, DecodeBatch) that turn a request into forward passes.
+// kimi::Model: loading and binding the weights, sequence states, and the entry points
+// (Prefill, DecodeBatch, ForwardBatch) that turn a request into forward passes.
 #include <algorithm>
 #include <string>
 
@@ -150,21 +150,36 @@ Status Model::DecodeBatch(std::span<SequenceState* const> states, std::span<cons
   if (states.empty() || states.size() != tokens.size()) {
     return Status::InvalidArgument("DecodeBatch: need one token per sequence (and at least one)");
   }
-  KIMI_RETURN_IF_ERROR(CheckTokens(tokens, impl_->config.vocab_size));
-  const int64_t B = static_cast<int64_t>(states.size());
+  std::vector<BatchInput> inputs;
+  inputs.reserve(states.size());
+  for (size_t i = 0; i < states.size(); ++i) inputs.push_back({states[i], tokens.subspan(i, 1), true});
+  return ForwardBatch(inputs, logits);
+}
+
+Status Model::ForwardBatch(std::span<const BatchInput> inputs, std::vector<float>* logits) {
+  if (inputs.empty()) return Status::InvalidArgument("ForwardBatch: no inputs");
+  std::vector<int32_t> tokens;
   std::vector<Segment> segments;
   std::vector<int64_t> logit_rows;
-  for (int64_t i = 0; i < B; ++i) {
-    for (int64_t j = 0; j < i; ++j) {
-      if (states[j] == states[i]) return Status::InvalidArgument("DecodeBatch: a sequence appears twice");
+  segments.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const BatchInput& in = inputs[i];
+    if (in.state == nullptr || in.tokens.empty()) {
+      return Status::InvalidArgument("ForwardBatch: input " + std::to_string(i) + " has no state or no tokens");
     }
-    segments.push_back({states[i], i, 1, states[i]->length});
-    logit_rows.push_back(i);
+    for (size_t j = 0; j < i; ++j) {
+      if (inputs[j].state == in.state) return Status::InvalidArgument("ForwardBatch: a sequence appears twice");
+    }
+    KIMI_RETURN_IF_ERROR(CheckTokens(in.tokens, impl_->config.vocab_size));
+    const int64_t begin = static_cast<int64_t>(tokens.size()), n = static_cast<int64_t>(in.tokens.size());
+    segments.push_back({in.state, begin, n, in.state->length});
+    tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    if (in.want_logits) logit_rows.push_back(begin + n - 1);
   }
-  logits->assign(B * impl_->config.vocab_size, 0.0f);
+  logits->assign(logit_rows.size() * size_t(impl_->config.vocab_size), 0.0f);
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->Forward(tokens, segments, logit_rows, logits->data());
-  for (SequenceState* s : states) s->length += 1;
+  for (const Segment& seg : segments) seg.state->length += seg.count;
   return Status::OK();
 }
 

@@ -1,5 +1,5 @@
-// Scheduler::Step: admit, decode everyone who is decoding, prefill in chunks, sample, emit,
-// free. The order inside a step does not change any sequence's tokens: each state sees its own
+// Scheduler::Step: admit, one forward pass for every decode and the prefill chunks that fit
+// the step's token budget, sample, emit, free. The order inside a step does not change any sequence's tokens: each state sees its own
 // tokens in its own order, whatever else shares the pass.
 #include "runtime/scheduler.h"
 
@@ -37,9 +37,7 @@ void Scheduler::Enqueue(WaitingRequest request) { waiting_.push_back(std::move(r
 void Scheduler::Step() {
   DropCancelled();
   Admit();
-  int64_t budget = options_.max_num_batched_tokens;
-  RunDecodes(&budget);
-  RunPrefills(&budget);
+  RunBatch();
   RemoveDone();
   ++counters_.steps;
 }
@@ -95,44 +93,43 @@ void Scheduler::Admit() {
   }
 }
 
-void Scheduler::RunDecodes(int64_t* budget) {
-  std::vector<Sequence*> decoding;
-  std::vector<SequenceState*> states;
-  std::vector<int32_t> tokens;
+void Scheduler::RunBatch() {
+  // Decodes first (one token each), then prefill chunks in admission order with what is left of
+  // the step's token budget; all of them go through one forward pass.
+  std::vector<Sequence*> members;
+  std::vector<BatchInput> inputs;
+  int64_t budget = options_.max_num_batched_tokens;
   for (auto& seq : running_) {
     if (seq->done || seq->next_input < 0) continue;
-    decoding.push_back(seq.get());
-    states.push_back(seq->state.get());
-    tokens.push_back(seq->next_input);
+    members.push_back(seq.get());
+    inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
+    --budget;
   }
-  if (decoding.empty()) return;
-  *budget -= int64_t(decoding.size());
-  const Status status = model_.DecodeBatch(states, tokens, &logits_);
-  for (size_t i = 0; i < decoding.size(); ++i) {
-    if (!status.ok()) {
-      Fail(*decoding[i], status.WithContext("decode"));
-      continue;
-    }
-    Advance(*decoding[i], std::span<const float>(logits_).subspan(i * size_t(vocab_size_), size_t(vocab_size_)));
-  }
-}
-
-void Scheduler::RunPrefills(int64_t* budget) {
   for (auto& seq : running_) {
-    if (*budget <= 0) break;
+    if (budget <= 0) break;
     const int64_t prompt = int64_t(seq->request.prompt.size());
     if (seq->done || seq->prefilled >= prompt) continue;
-    const int64_t chunk = std::min(prompt - seq->prefilled, *budget);
+    const int64_t chunk = std::min(prompt - seq->prefilled, budget);
     const auto piece = std::span<const int32_t>(seq->request.prompt).subspan(size_t(seq->prefilled), size_t(chunk));
-    const Status status = model_.Prefill(*seq->state, piece, LogitsRows::kLast, &logits_);
+    members.push_back(seq.get());
+    inputs.push_back({seq->state.get(), piece, seq->prefilled + chunk == prompt});
+    budget -= chunk;
+  }
+  if (inputs.empty()) return;
+  const Status status = model_.ForwardBatch(inputs, &logits_);
+  size_t row = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    Sequence& seq = *members[i];
     if (!status.ok()) {
-      Fail(*seq, status.WithContext("prefill"));
+      Fail(seq, status.WithContext(seq.next_input < 0 ? "prefill" : "decode"));
       continue;
     }
-    seq->prefilled += chunk;
-    *budget -= chunk;
-    counters_.prompt_tokens_processed += chunk;
-    if (seq->prefilled == prompt) Advance(*seq, logits_);
+    if (seq.next_input < 0) {
+      seq.prefilled += int64_t(inputs[i].tokens.size());
+      counters_.prompt_tokens_processed += int64_t(inputs[i].tokens.size());
+    }
+    if (!inputs[i].want_logits) continue;
+    Advance(seq, std::span<const float>(logits_).subspan(row++ * size_t(vocab_size_), size_t(vocab_size_)));
   }
 }
 

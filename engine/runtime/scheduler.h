@@ -1,6 +1,6 @@
-// The continuous-batching scheduler: one Step() admits waiting requests, runs one DecodeBatch
-// for every decoding sequence and prefill chunks within the step's token budget, samples,
-// emits events, and frees the state of every sequence that finished or was cancelled.
+// The continuous-batching scheduler: one Step() admits waiting requests, runs one forward pass
+// (Model::ForwardBatch) for every decoding sequence and the prefill chunks within the step's
+// token budget, samples, emits events, and frees the state of every sequence that finished or was cancelled.
 //
 // Owns: the waiting queue, the running sequences and their states, the counters.
 // Thread safety: none; the runtime calls it from its scheduler thread only.
@@ -73,8 +73,8 @@ class Scheduler {
  private:
   void DropCancelled();
   void Admit();
-  void RunDecodes(int64_t* budget);
-  void RunPrefills(int64_t* budget);
+  // One Model::ForwardBatch over the decodes and the prefill chunks within the token budget.
+  void RunBatch();
   // Samples from one row of logits and emits the token (and the finish, if it ends here).
   void Advance(Sequence& seq, std::span<const float> logits);
   void Finish(Sequence& seq, FinishReason reason);

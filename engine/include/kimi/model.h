@@ -9,7 +9,8 @@
 // cache (c_kv and k_pe per past token, in pages addressed through a block table, so a runtime
 // can later hand out pages from a shared pool), per KDA layer the recurrent state S and the
 // causal-conv history. Prefill() runs many tokens of one sequence; DecodeBatch() runs one token
-// for each of several sequences in one pass, so every weight is streamed once per step.
+// for each of several sequences in one pass, and ForwardBatch() any mix of prefill chunks and
+// decodes in one pass, so every weight is streamed once per step.
 //
 // Owns: the mapped model directory, the thread pool the kernels run on, the scratch buffers of
 // the forward pass. SequenceState owns its caches.
@@ -67,6 +68,13 @@ enum class LogitsRows {
   kLast,  // only the row of the last token
 };
 
+// One sequence's share of a batched step: `tokens` (at least one) continue `state`.
+struct BatchInput {
+  SequenceState* state = nullptr;
+  std::span<const int32_t> tokens;
+  bool want_logits = true;  // the logits row of its last token
+};
+
 class Model {
  public:
   // Opens, validates and binds the model in `dir`. Errors name the file and the tensor.
@@ -90,6 +98,15 @@ class Model {
   // `logits` receives [states.size() × V]. Precondition: the states are distinct.
   Status DecodeBatch(std::span<SequenceState* const> states, std::span<const int32_t> tokens,
                      std::vector<float>* logits);
+
+  // Any mix of prefill chunks and decodes of distinct sequences in ONE forward pass: every
+  // weight matrix is streamed once for all rows (routed experts grouped by token), while the
+  // KDA and MLA steps run per sequence on its own state. `logits` receives one row [V] per
+  // input with want_logits, in input order. The tokens of all inputs together form the pass,
+  // so the caller bounds its size (the scratch grows to the largest pass).
+  // Errors: InvalidArgument for no inputs, an empty input, a token outside the vocabulary or a
+  // state that appears twice; nothing is run then.
+  Status ForwardBatch(std::span<const BatchInput> inputs, std::vector<float>* logits);
 
   // Bytes of weights a batch-1 decode step reads: every matrix a token touches (one embedding
   // row, the k routed experts it is sent to per MoE layer, all the rest in full).
