@@ -39,11 +39,20 @@ struct ModelOptions {
 // The latent cache of one MLA layer for one sequence. Token t lives in physical page
 // block_table[t / page_tokens], slot t % page_tokens; a page holds page_tokens rows of
 // [c_kv (kv_lora_rank) | k_pe (qk_rope_head_dim)] float32.
+//
+// Two ways to hold the pages:
+// - private (shared_pages == nullptr): `pages` is this sequence's own storage, grown by the
+//   forward pass as tokens arrive;
+// - pooled (shared_pages set): physical page p is at shared_pages + p·page_tokens·row_width, an
+//   arena owned by someone else (the runtime's page pool), so pages can be shared read-only
+//   between sequences (prefix caching). The owner appends page ids to block_table before a pass
+//   needs them; the pass only writes rows of pages past the shared prefix.
 struct MlaLatentCache {
   int64_t page_tokens = 0;
   int64_t row_width = 0;              // kv_lora_rank + qk_rope_head_dim
-  std::vector<float> pages;           // [num_pages, page_tokens, row_width]
+  std::vector<float> pages;           // private: [num_pages, page_tokens, row_width]
   std::vector<int32_t> block_table;   // logical page -> physical page
+  float* shared_pages = nullptr;      // pooled: the arena block_table indexes
 };
 
 // The state of one KDA layer for one sequence.
@@ -59,7 +68,8 @@ struct SequenceState {
   std::vector<KdaLayerState> kda;
   std::vector<MlaLatentCache> mla;
 
-  // Bytes held by the caches (for memory accounting).
+  // Bytes held by the caches (for memory accounting); pooled MLA pages count at their full
+  // size, also when other sequences share them.
   uint64_t Bytes() const;
 };
 
@@ -105,7 +115,8 @@ class Model {
   // input with want_logits, in input order. The tokens of all inputs together form the pass,
   // so the caller bounds its size (the scratch grows to the largest pass).
   // Errors: InvalidArgument for no inputs, an empty input, a token outside the vocabulary or a
-  // state that appears twice; nothing is run then.
+  // state that appears twice; FailedPrecondition for a pooled MLA cache whose block table does
+  // not cover the new tokens. Nothing is run then.
   Status ForwardBatch(std::span<const BatchInput> inputs, std::vector<float>* logits);
 
   // Bytes of weights a batch-1 decode step reads: every matrix a token touches (one embedding
