@@ -10,9 +10,12 @@
 // - decode tok/s: tokens sampled while every stream was decoding (between the last stream's
 //   first token and the first stream's last token) / that window; token times come from each
 //   request's own stats (time to first token, then every inter-token gap);
+// - busy tok/s: completion tokens / (process CPU seconds during the run / threads), the rate a
+//   machine running nothing else would approach (the build machine is shared);
 // - TTFT and inter-token latency, median and p99 over all requests and gaps.
 // Then the 16-to-1 ratios and the p99 inter-token latency at 16 streams over the 1-stream median.
 // Prints figures; asserts nothing.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,8 +42,15 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
 }
 
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 struct Figures {
   double e2e_rate = 0, decode_rate = 0;
+  double busy_rate = 0;  // completion tokens per second of process CPU time / threads
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // ms
 };
 
@@ -49,6 +59,7 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
   const int64_t vocab = runtime.model().config().vocab_size;
   std::vector<std::unique_ptr<RequestHandle>> handles;
   std::vector<Clock::time_point> submitted;
+  const double cpu_start = ProcessCpuSeconds();
   const auto start = Clock::now();
   for (int s = 0; s < streams; ++s) {
     GenerationRequest r;
@@ -77,6 +88,8 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
     }
   }
   Figures f;
+  const double busy = (ProcessCpuSeconds() - cpu_start) / double(runtime.model().threads());
+  f.busy_rate = busy > 0 ? double(generated) / busy : 0;
   double end = 0, all_decoding = 0, first_done = 1e300;
   for (const auto& times : token_times) {
     if (times.empty()) continue;
@@ -158,20 +171,21 @@ int main(int argc, char** argv) {
               "max_num_batched_tokens %lld\n",
               dir.c_str(), (*runtime)->model().threads(), static_cast<long long>(prompt),
               static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens));
-  std::printf("%8s %10s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "ttft p50 ms",
-              "ttft p99 ms", "itl p50 ms", "itl p99 ms");
+  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
+              "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
   std::map<int, Figures> results;
   for (int streams : stream_counts) {
     const Figures f = RunLoad(**runtime, streams, prompt, tokens);
     results[streams] = f;
-    std::printf("%8d %10.2f %12.2f %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate, f.decode_rate, f.ttft_p50,
-                f.ttft_p99, f.itl_p50, f.itl_p99);
+    std::printf("%8d %10.2f %12.2f %11.2f %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate, f.decode_rate,
+                f.busy_rate, f.ttft_p50, f.ttft_p99, f.itl_p50, f.itl_p99);
     std::fflush(stdout);
   }
   if (results.count(1) && results.count(16)) {
     const Figures &one = results[1], &sixteen = results[16];
-    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx; p99 ITL at 16 / median ITL at 1: %.2fx\n",
-                sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate, sixteen.itl_p99 / one.itl_p50);
+    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx; p99 ITL at 16 / median ITL at 1: %.2fx\n",
+                sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate,
+                sixteen.busy_rate / one.busy_rate, sixteen.itl_p99 / one.itl_p50);
   }
   const RuntimeCounters c = (*runtime)->Counters();
   std::printf("steps %lld, prefix cache hits %lld of %lld\n", static_cast<long long>(c.steps),
