@@ -1,7 +1,9 @@
 // The serving runtime: many concurrent generation requests over one Model, batched
 // continuously. A request joins the running batch at any step and leaves it the step it
 // finishes or is cancelled; long prompts prefill in chunks that share a per-step token budget
-// with the running decodes; admission is by a memory budget in bytes (docs/runtime.md).
+// with the running decodes, and every step is one forward pass over all of its sequences;
+// admission is by a memory budget in bytes that covers the MLA page pool and the KDA slots;
+// repeated prompt beginnings reuse cached MLA pages and KDA snapshots (docs/runtime.md).
 //
 // Submit() hands back a RequestHandle: a thread-safe queue of events (a token with its text
 // piece as soon as it is sampled, then exactly one final event: finish or error) and Cancel().
