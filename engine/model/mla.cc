@@ -10,16 +10,17 @@ namespace {
 
 constexpr float kMlaNormEps = 1e-6f;  // q_a_layernorm and kv_a_layernorm (docs/engine.md, Decisions)
 
-// Row t of the cache, growing it by a page when t is the first token of a new page.
+// Row t of the cache. A private cache grows by a page when t is the first token of a new page;
+// a pooled one already has the page (ForwardBatch checked the block table).
 float* CacheRow(MlaLatentCache& cache, int64_t t) {
   const int64_t page = t / cache.page_tokens;
-  while (static_cast<int64_t>(cache.block_table.size()) <= page) {
+  while (cache.shared_pages == nullptr && static_cast<int64_t>(cache.block_table.size()) <= page) {
     const int64_t physical = static_cast<int64_t>(cache.pages.size()) / (cache.page_tokens * cache.row_width);
     cache.pages.resize(cache.pages.size() + cache.page_tokens * cache.row_width);
     cache.block_table.push_back(static_cast<int32_t>(physical));
   }
-  return cache.pages.data() + (int64_t(cache.block_table[page]) * cache.page_tokens + t % cache.page_tokens) *
-                                  cache.row_width;
+  float* base = cache.shared_pages != nullptr ? cache.shared_pages : cache.pages.data();
+  return base + (int64_t(cache.block_table[page]) * cache.page_tokens + t % cache.page_tokens) * cache.row_width;
 }
 
 }  // namespace
@@ -104,7 +105,8 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   // Causal attention of each sequence's new tokens over its latent cache.
   for (const Segment& seg : segments) {
     const MlaLatentCache& cache = seg.state->mla[slot];
-    kernels::MlaPagedCache view{cache.pages.data(), cache.block_table.data(), cache.page_tokens, rc, dr};
+    const float* base = cache.shared_pages != nullptr ? cache.shared_pages : cache.pages.data();
+    kernels::MlaPagedCache view{base, cache.block_table.data(), cache.page_tokens, rc, dr};
     kernels::MlaAbsorbedAttention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count, H,
                                   seg.past, view, n.scale, o_latent + seg.begin * H * rc, pool);
   }

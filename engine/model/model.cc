@@ -1,5 +1,5 @@
-// kimi::Model: loading and binding the weights, sequence states, and the two entry points
-// (Prefill, DecodeBatch) that turn a request into forward passes.
+// kimi::Model: loading and binding the weights, sequence states, and the entry points
+// (Prefill, DecodeBatch, ForwardBatch) that turn a request into forward passes.
 #include <algorithm>
 #include <string>
 
@@ -13,7 +13,11 @@ using model::Segment;
 uint64_t SequenceState::Bytes() const {
   uint64_t bytes = 0;
   for (const auto& k : kda) bytes += (k.recurrent.size() + k.conv.size()) * sizeof(float);
-  for (const auto& m : mla) bytes += m.pages.size() * sizeof(float) + m.block_table.size() * sizeof(int32_t);
+  for (const auto& m : mla) {
+    const uint64_t page_floats = m.shared_pages != nullptr ? m.block_table.size() * m.page_tokens * m.row_width
+                                                           : m.pages.size();
+    bytes += page_floats * sizeof(float) + m.block_table.size() * sizeof(int32_t);
+  }
   return bytes;
 }
 
@@ -117,12 +121,25 @@ Status CheckTokens(std::span<const int32_t> tokens, int64_t vocab) {
   return Status::OK();
 }
 
+// A pooled MLA cache cannot grow itself: its owner must have given it the pages for `n` more
+// tokens.
+Status CheckPooledPages(const SequenceState& state, int64_t n) {
+  for (const MlaLatentCache& m : state.mla) {
+    if (m.shared_pages != nullptr && static_cast<int64_t>(m.block_table.size()) * m.page_tokens < state.length + n) {
+      return Status::FailedPrecondition("the pooled MLA cache has no page for token " +
+                                        std::to_string(state.length + n - 1));
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status Model::Prefill(SequenceState& state, std::span<const int32_t> tokens, LogitsRows rows,
                       std::vector<float>* logits) {
   if (tokens.empty()) return Status::InvalidArgument("Prefill: no tokens");
   KIMI_RETURN_IF_ERROR(CheckTokens(tokens, impl_->config.vocab_size));
+  KIMI_RETURN_IF_ERROR(CheckPooledPages(state, static_cast<int64_t>(tokens.size())));
   const int64_t V = impl_->config.vocab_size, T = static_cast<int64_t>(tokens.size());
   logits->assign((rows == LogitsRows::kAll ? T : 1) * V, 0.0f);
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -150,21 +167,38 @@ Status Model::DecodeBatch(std::span<SequenceState* const> states, std::span<cons
   if (states.empty() || states.size() != tokens.size()) {
     return Status::InvalidArgument("DecodeBatch: need one token per sequence (and at least one)");
   }
-  KIMI_RETURN_IF_ERROR(CheckTokens(tokens, impl_->config.vocab_size));
-  const int64_t B = static_cast<int64_t>(states.size());
+  std::vector<BatchInput> inputs;
+  inputs.reserve(states.size());
+  for (size_t i = 0; i < states.size(); ++i) inputs.push_back({states[i], tokens.subspan(i, 1), true});
+  return ForwardBatch(inputs, logits);
+}
+
+Status Model::ForwardBatch(std::span<const BatchInput> inputs, std::vector<float>* logits) {
+  if (inputs.empty()) return Status::InvalidArgument("ForwardBatch: no inputs");
+  std::vector<int32_t> tokens;
   std::vector<Segment> segments;
   std::vector<int64_t> logit_rows;
-  for (int64_t i = 0; i < B; ++i) {
-    for (int64_t j = 0; j < i; ++j) {
-      if (states[j] == states[i]) return Status::InvalidArgument("DecodeBatch: a sequence appears twice");
+  segments.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const BatchInput& in = inputs[i];
+    if (in.state == nullptr || in.tokens.empty()) {
+      return Status::InvalidArgument("ForwardBatch: input " + std::to_string(i) + " has no state or no tokens");
     }
-    segments.push_back({states[i], i, 1, states[i]->length});
-    logit_rows.push_back(i);
+    for (size_t j = 0; j < i; ++j) {
+      if (inputs[j].state == in.state) return Status::InvalidArgument("ForwardBatch: a sequence appears twice");
+    }
+    KIMI_RETURN_IF_ERROR(CheckTokens(in.tokens, impl_->config.vocab_size));
+    KIMI_RETURN_IF_ERROR(CheckPooledPages(*in.state, static_cast<int64_t>(in.tokens.size()))
+                             .WithContext("ForwardBatch input " + std::to_string(i)));
+    const int64_t begin = static_cast<int64_t>(tokens.size()), n = static_cast<int64_t>(in.tokens.size());
+    segments.push_back({in.state, begin, n, in.state->length});
+    tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    if (in.want_logits) logit_rows.push_back(begin + n - 1);
   }
-  logits->assign(B * impl_->config.vocab_size, 0.0f);
+  logits->assign(logit_rows.size() * size_t(impl_->config.vocab_size), 0.0f);
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->Forward(tokens, segments, logit_rows, logits->data());
-  for (SequenceState* s : states) s->length += 1;
+  for (const Segment& seg : segments) seg.state->length += seg.count;
   return Status::OK();
 }
 

@@ -155,6 +155,97 @@ TEST_F(NanoModelTest, BatchedDecodeMatchesEachSequenceAlone) {
   }
 }
 
+// ForwardBatch with prefill chunks of several lengths and decodes in the same pass: each input's
+// logits equal what it gets in a pass of its own, and greedy continuations stay identical.
+TEST_F(NanoModelTest, MixedBatchMatchesEachSequenceAlone) {
+  const int64_t V = model_->config().vocab_size;
+  const std::vector<int> prompt_lengths = {1, 9, 40, 70, 3};
+  const int64_t chunk = 16;  // prompts longer than this prefill over several passes
+  const size_t n = prompt_lengths.size();
+  std::vector<std::unique_ptr<SequenceState>> batched, alone;
+  std::vector<std::vector<int32_t>> prompts, greedy_batched(n), greedy_alone(n);
+  for (size_t i = 0; i < n; ++i) {
+    prompts.push_back(Tokens(prompt_lengths[i], 300 + uint32_t(i), V));
+    batched.push_back(model_->NewSequence());
+    alone.push_back(model_->NewSequence());
+  }
+  auto argmax = [V](const float* row) { return int32_t(std::max_element(row, row + V) - row); };
+  // Sequence i consumes its prompt in chunks, then decodes its own greedy tokens; the sequences
+  // are staggered so that most passes mix prefill chunks with decodes.
+  auto next_input = [&](size_t i, const std::vector<int32_t>& generated, int64_t consumed, bool* last) {
+    const int64_t P = int64_t(prompts[i].size());
+    if (consumed < P) {
+      const int64_t len = std::min(chunk, P - consumed);
+      *last = consumed + len == P;
+      return std::span<const int32_t>(prompts[i]).subspan(size_t(consumed), size_t(len));
+    }
+    *last = true;
+    return std::span<const int32_t>(&generated.back(), 1);
+  };
+  for (int pass = 0; pass < 10; ++pass) {
+    std::vector<BatchInput> inputs;
+    std::vector<size_t> who;
+    for (size_t i = 0; i < n; ++i) {
+      if (size_t(pass) < i) continue;  // sequence i joins at pass i
+      bool last = false;
+      const auto tokens = next_input(i, greedy_batched[i], batched[i]->length, &last);
+      inputs.push_back({batched[i].get(), tokens, last});
+      who.push_back(i);
+    }
+    std::vector<float> together;
+    ASSERT_TRUE(model_->ForwardBatch(inputs, &together).ok());
+    size_t row = 0;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const size_t i = who[j];
+      bool last = false;
+      const auto tokens = next_input(i, greedy_alone[i], alone[i]->length, &last);
+      ASSERT_EQ(tokens.size(), inputs[j].tokens.size());
+      BatchInput single_input{alone[i].get(), tokens, last};
+      std::vector<float> single;
+      ASSERT_TRUE(model_->ForwardBatch(std::span<const BatchInput>(&single_input, 1), &single).ok());
+      ASSERT_EQ(single.size(), last ? size_t(V) : 0u);
+      if (!last) continue;
+      const std::vector<float> mixed(together.begin() + row * V, together.begin() + (row + 1) * V);
+      ++row;
+      EXPECT_LT(RelativeError(mixed, single), 1e-5) << "sequence " << i << " pass " << pass;
+      greedy_batched[i].push_back(argmax(mixed.data()));
+      greedy_alone[i].push_back(argmax(single.data()));
+    }
+    ASSERT_EQ(row * V, together.size());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_FALSE(greedy_alone[i].empty()) << "sequence " << i;
+    EXPECT_EQ(greedy_batched[i], greedy_alone[i]) << "sequence " << i;
+  }
+  // Batched prefill in chunks equals the one-call Prefill of the whole prompt.
+  auto whole = model_->NewSequence();
+  std::vector<float> whole_logits;
+  ASSERT_TRUE(model_->Prefill(*whole, prompts[3], LogitsRows::kLast, &whole_logits).ok());
+  auto pieces = model_->NewSequence();
+  std::vector<float> piece_logits;
+  for (size_t begin = 0; begin < prompts[3].size(); begin += chunk) {
+    const size_t len = std::min<size_t>(chunk, prompts[3].size() - begin);
+    const BatchInput in{pieces.get(), std::span<const int32_t>(prompts[3]).subspan(begin, len),
+                        begin + len == prompts[3].size()};
+    ASSERT_TRUE(model_->ForwardBatch(std::span<const BatchInput>(&in, 1), &piece_logits).ok());
+  }
+  EXPECT_LT(RelativeError(piece_logits, whole_logits), 1e-5);
+}
+
+TEST_F(NanoModelTest, ForwardBatchRejectsBadInputs) {
+  auto a = model_->NewSequence();
+  const std::vector<int32_t> ok = {1, 2}, bad = {1, int32_t(model_->config().vocab_size)};
+  std::vector<float> logits;
+  EXPECT_FALSE(model_->ForwardBatch({}, &logits).ok());
+  const BatchInput empty[] = {{a.get(), {}, true}};
+  EXPECT_FALSE(model_->ForwardBatch(empty, &logits).ok());
+  const BatchInput twice[] = {{a.get(), ok, true}, {a.get(), ok, true}};
+  EXPECT_FALSE(model_->ForwardBatch(twice, &logits).ok());
+  const BatchInput outside[] = {{a.get(), bad, true}};
+  EXPECT_FALSE(model_->ForwardBatch(outside, &logits).ok());
+  EXPECT_EQ(a->length, 0);  // nothing ran
+}
+
 TEST_F(NanoModelTest, RejectsBadTokensAndDuplicateStates) {
   auto seq = model_->NewSequence();
   std::vector<float> logits;

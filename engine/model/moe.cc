@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/thread_pool.h"
 #include "kernels/cpu/kernels.h"
 #include "model/batch.h"
 
@@ -59,11 +60,11 @@ void SituInPlace(float* gate, const float* up, int64_t n, const SituParams& act,
 }
 
 // out[m, Dl] = Expert(in[m, Dl]) = w2 · SiTU(w1 in, w3 in), MXFP4 weights.
-void ExpertForward(const ExpertWeights& e, const SituParams& act, const float* in, int64_t m, FfnScratch& s,
-                   float* out, ThreadPool* pool) {
+void ExpertForward(const ExpertWeights& e, const SituParams& act, const float* in, int64_t m,
+                   std::vector<float>& gate_buffer, std::vector<float>& up_buffer, float* out, ThreadPool* pool) {
   const int64_t F = e.w1.rows;
-  float* gate = Reserve(s.gate, m * F);
-  float* up = Reserve(s.up, m * F);
+  float* gate = Reserve(gate_buffer, m * F);
+  float* up = Reserve(up_buffer, m * F);
   Apply(e.w1, in, m, gate, pool);
   Apply(e.w3, in, m, up, pool);
   SituInPlace(gate, up, m * F, act, pool);
@@ -111,21 +112,54 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
     for (int j = 0; j < k; ++j) s.by_expert[s.ids[r * k + j]].push_back({int32_t(r), weights[r * k + j]});
   }
 
-  // acc = Σ_e w_e · Expert_e(z).
-  float* acc = Reserve(s.acc, R * Dl);
-  std::memset(acc, 0, sizeof(float) * R * Dl);
+  // The rows of each chosen expert, packed expert after expert.
+  float* in = Reserve(s.rows_in, R * k * Dl);
+  float* out = Reserve(s.rows_out, R * k * Dl);
+  s.active.clear();
+  int64_t total = 0;
   for (int64_t e = 0; e < E; ++e) {
     const auto& rows = s.by_expert[e];
     if (rows.empty()) continue;
-    const int64_t m = static_cast<int64_t>(rows.size());
-    float* in = Reserve(s.rows_in, m * Dl);
-    float* out = Reserve(s.rows_out, m * Dl);
-    for (int64_t i = 0; i < m; ++i) std::memcpy(in + i * Dl, z + rows[i].first * Dl, sizeof(float) * Dl);
-    ExpertForward(w.experts[e], act, in, m, s, out, pool);
-    for (int64_t i = 0; i < m; ++i) {
+    s.active.push_back({int32_t(e), total});
+    for (const auto& [row, weight] : rows) std::memcpy(in + total++ * Dl, z + row * Dl, sizeof(float) * Dl);
+  }
+
+  // Few rows per expert (decode batches): each thread runs whole experts on its own, one
+  // parallel region for all of them instead of three small ones per expert; the thread whose
+  // share of the packed rows holds an expert's first row runs that expert. Many rows
+  // (prefill): one expert at a time, each product split over the threads. Either way an
+  // expert's output rows are computed the same way.
+  constexpr int64_t kSpreadRowsPerExpert = 16;
+  const int64_t n_active = static_cast<int64_t>(s.active.size());
+  if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
+    s.thread_gate.resize(size_t(pool->num_threads()));
+    s.thread_up.resize(size_t(pool->num_threads()));
+    pool->ParallelFor(0, total, 1, [&](int64_t r0, int64_t r1, int t) {
+      for (int64_t a = 0; a < n_active; ++a) {
+        const auto [e, first] = s.active[size_t(a)];
+        if (first < r0 || first >= r1) continue;
+        const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
+        ExpertForward(w.experts[e], act, in + first * Dl, m, s.thread_gate[size_t(t)], s.thread_up[size_t(t)],
+                      out + first * Dl, nullptr);
+      }
+    });
+  } else {
+    for (const auto& [e, first] : s.active) {
+      const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
+      ExpertForward(w.experts[e], act, in + first * Dl, m, s.gate, s.up, out + first * Dl, pool);
+    }
+  }
+
+  // acc = Σ_e w_e · Expert_e(z), in expert order.
+  float* acc = Reserve(s.acc, R * Dl);
+  std::memset(acc, 0, sizeof(float) * R * Dl);
+  for (const auto& [e, first] : s.active) {
+    const auto& rows = s.by_expert[e];
+    for (size_t i = 0; i < rows.size(); ++i) {
       float* dst = acc + rows[i].first * Dl;
+      const float* src = out + (first + int64_t(i)) * Dl;
       const float wt = rows[i].second;
-      for (int64_t j = 0; j < Dl; ++j) dst[j] += wt * out[i * Dl + j];
+      for (int64_t j = 0; j < Dl; ++j) dst[j] += wt * src[j];
     }
   }
 

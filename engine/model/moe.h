@@ -58,8 +58,10 @@ struct FfnScratch {
   std::vector<float> weights;         // [R, k]
   std::vector<float> z;               // [R, Dl] latent input
   std::vector<float> acc;             // [R, Dl] weighted sum of expert outputs
-  std::vector<float> rows_in;         // [m, Dl] rows sent to one expert
-  std::vector<float> rows_out;        // [m, Dl]
+  std::vector<float> rows_in;         // [R·k, Dl] the rows sent to each chosen expert, grouped by expert
+  std::vector<float> rows_out;        // [R·k, Dl] their expert outputs
+  std::vector<std::pair<int32_t, int64_t>> active;  // (expert, its first row in rows_in)
+  std::vector<std::vector<float>> thread_gate, thread_up;  // per pool thread, when experts are spread
   std::vector<float> shared_out;      // [R, D]
   std::vector<std::vector<std::pair<int32_t, float>>> by_expert;  // per expert: (row, weight)
 };

@@ -24,6 +24,14 @@ std::string_view FinishReasonName(FinishReason reason) {
   return "unknown";
 }
 
+void LatencyHistogram::Observe(double seconds) {
+  size_t bucket = 0;
+  while (bucket < std::size(kUpperBounds) && seconds > kUpperBounds[bucket]) ++bucket;
+  ++counts[bucket];
+  sum_seconds += seconds;
+  ++count;
+}
+
 namespace {
 
 class TokenizerTextStream : public TokenTextStream {

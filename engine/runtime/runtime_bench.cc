@@ -1,13 +1,30 @@
-// kimi-bench-runtime [PRESET] [TOKENS]: load figures of the runtime on a synthetic model
-// (default k3-nano, written into a temp dir). For 1, 4, 16 concurrent streams of TOKENS output
-// tokens each (default 32): aggregate decode tokens/s, median and p99 time to first token and
-// inter-token latency, and the 16-to-1 throughput ratio. Prints figures; asserts nothing.
+// kimi-bench-runtime: load figures of the serving runtime (docs/benchmarks.md, "Serving runtime").
+//
+//   kimi-bench-runtime [--preset k3-mini] [--model DIR] [--streams 1,4,16,64] [--prompt 32]
+//                      [--tokens 32] [--batch-tokens 512] [--threads 0]
+//
+// Without --model, a synthetic model of the preset is written into a temp dir and removed at
+// the end. For each stream count, that many greedy requests (distinct prompts) are submitted at
+// once and read to the end. Printed per stream count:
+// - e2e tok/s: completion tokens / (first submit -> last token), prefill included;
+// - decode tok/s: tokens sampled while every stream was decoding (between the last stream's
+//   first token and the first stream's last token) / that window; token times come from each
+//   request's own stats (time to first token, then every inter-token gap);
+// - busy tok/s: completion tokens / (process CPU seconds during the run / threads), the rate a
+//   machine running nothing else would approach (the build machine is shared);
+// - TTFT and inter-token latency, median and p99 over all requests and gaps.
+// Then the 16-to-1 ratios and the p99 inter-token latency at 16 streams over the 1-stream median.
+// Prints figures; asserts nothing.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,10 +34,88 @@
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
+}
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+struct Figures {
+  double e2e_rate = 0, decode_rate = 0;
+  double busy_rate = 0;  // completion tokens per second of process CPU time / threads
+  double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // ms
+};
+
+Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int64_t tokens) {
+  using namespace kimi;
+  const int64_t vocab = runtime.model().config().vocab_size;
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  std::vector<Clock::time_point> submitted;
+  const double cpu_start = ProcessCpuSeconds();
+  const auto start = Clock::now();
+  for (int s = 0; s < streams; ++s) {
+    GenerationRequest r;
+    for (int64_t i = 0; i < prompt_tokens; ++i) r.prompt.push_back(int32_t((s * 131 + i * 17 + 1) % vocab));
+    r.sampling.temperature = 0;
+    r.max_tokens = tokens;
+    submitted.push_back(Clock::now());
+    handles.push_back(runtime.Submit(std::move(r)));
+  }
+  std::vector<double> ttft, itl;
+  std::vector<std::vector<double>> token_times(static_cast<size_t>(streams));  // seconds since start
+  int64_t generated = 0;
+  for (int s = 0; s < streams; ++s) {
+    GenerationEvent e;
+    while (handles[size_t(s)]->Next(&e)) {
+      if (e.kind == GenerationEvent::Kind::kError) std::fprintf(stderr, "stream %d: %s\n", s, e.error.ToString().c_str());
+      if (e.kind != GenerationEvent::Kind::kFinish) continue;
+      ttft.push_back(e.stats.time_to_first_token_seconds * 1e3);
+      double t = std::chrono::duration<double>(submitted[size_t(s)] - start).count() + e.stats.time_to_first_token_seconds;
+      token_times[size_t(s)].push_back(t);
+      for (double gap : e.stats.inter_token_seconds) {
+        itl.push_back(gap * 1e3);
+        token_times[size_t(s)].push_back(t += gap);
+      }
+      generated += e.stats.completion_tokens;
+    }
+  }
+  Figures f;
+  const double busy = (ProcessCpuSeconds() - cpu_start) / double(runtime.model().threads());
+  f.busy_rate = busy > 0 ? double(generated) / busy : 0;
+  double end = 0, all_decoding = 0, first_done = 1e300;
+  for (const auto& times : token_times) {
+    if (times.empty()) continue;
+    end = std::max(end, times.back());
+    all_decoding = std::max(all_decoding, times.front());
+    first_done = std::min(first_done, times.back());
+  }
+  f.e2e_rate = end > 0 ? double(generated) / end : 0;
+  int64_t in_window = 0;
+  for (const auto& times : token_times) {
+    for (double t : times) in_window += (t > all_decoding && t <= first_done) ? 1 : 0;
+  }
+  f.decode_rate = first_done > all_decoding ? double(in_window) / (first_done - all_decoding) : 0;
+  f.ttft_p50 = Percentile(ttft, 0.5);
+  f.ttft_p99 = Percentile(ttft, 0.99);
+  f.itl_p50 = Percentile(itl, 0.5);
+  f.itl_p99 = Percentile(itl, 0.99);
+  return f;
+}
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
+  return out;
 }
 
 }  // namespace
@@ -28,69 +123,74 @@ double Percentile(std::vector<double> v, double p) {
 int main(int argc, char** argv) {
   using namespace kimi;
   namespace fs = std::filesystem;
-  const std::string preset = argc > 1 ? argv[1] : "k3-nano";
-  const int64_t tokens = argc > 2 ? std::stoll(argv[2]) : 32;
-  auto config = K3Preset(preset);
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
-    return 1;
+  std::map<std::string, std::string> args = {{"--preset", "k3-mini"}, {"--model", ""},       {"--streams", "1,4,16,64"},
+                                             {"--prompt", "32"},      {"--tokens", "32"},    {"--batch-tokens", "512"},
+                                             {"--threads", "0"}};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (args.count(argv[i]) == 0) {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+    args[argv[i]] = argv[i + 1];
   }
-  const fs::path dir = fs::temp_directory_path() / ("kimi_runtime_bench_" + std::to_string(::getpid()));
-  auto written = WriteSyntheticModel(*config, dir.string(), {/*seed=*/7, /*max_shard_bytes=*/1u << 30});
-  if (!written.ok()) {
-    std::fprintf(stderr, "%s\n", written.status().ToString().c_str());
-    return 1;
+  std::string dir = args["--model"];
+  fs::path temp;
+  if (dir.empty()) {
+    auto config = K3Preset(args["--preset"]);
+    if (!config.ok()) {
+      std::fprintf(stderr, "%s\n", config.status().ToString().c_str());
+      return 1;
+    }
+    temp = fs::temp_directory_path() / ("kimi_runtime_bench_" + std::to_string(::getpid()));
+    auto written = WriteSyntheticModel(*config, temp.string(), {/*seed=*/7, /*max_shard_bytes=*/1u << 30});
+    if (!written.ok()) {
+      std::fprintf(stderr, "%s\n", written.status().ToString().c_str());
+      return 1;
+    }
+    dir = temp.string();
   }
-  auto model = Model::Load(dir.string());
+  ModelOptions model_options;
+  model_options.threads = std::stoi(args["--threads"]);
+  auto model = Model::Load(dir, model_options);
   if (!model.ok()) {
     std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
     return 1;
   }
+  const std::vector<int> stream_counts = ParseList(args["--streams"]);
+  const int64_t prompt = std::stoll(args["--prompt"]), tokens = std::stoll(args["--tokens"]);
   RuntimeOptions options;
-  options.max_num_seqs = 64;
-  options.max_num_batched_tokens = 512;
-  options.memory_budget_bytes = uint64_t(8) << 30;
+  options.max_num_seqs = std::max(1, *std::max_element(stream_counts.begin(), stream_counts.end()));
+  options.max_num_batched_tokens = std::max<int64_t>(std::stoll(args["--batch-tokens"]), options.max_num_seqs);
+  options.memory_budget_bytes = uint64_t(2) << 30;
   auto runtime = Runtime::Create(std::move(model).value(), options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str());
     return 1;
   }
-  const int64_t vocab = (*runtime)->model().config().vocab_size;
-  std::printf("preset %s, %lld output tokens per stream, prompt 32 tokens, greedy\n", preset.c_str(),
-              static_cast<long long>(tokens));
-  std::printf("%8s %12s %12s %12s %12s %12s\n", "streams", "agg tok/s", "ttft p50 ms", "ttft p99 ms", "itl p50 ms",
-              "itl p99 ms");
-  double single = 0;
-  for (int streams : {1, 4, 16}) {
-    std::vector<std::unique_ptr<RequestHandle>> handles;
-    const auto start = std::chrono::steady_clock::now();
-    for (int s = 0; s < streams; ++s) {
-      GenerationRequest r;
-      for (int i = 0; i < 32; ++i) r.prompt.push_back(int32_t((s * 131 + i * 17) % vocab));
-      r.sampling.temperature = 0;
-      r.max_tokens = tokens;
-      handles.push_back((*runtime)->Submit(std::move(r)));
-    }
-    std::vector<double> ttft, itl;
-    int64_t generated = 0;
-    for (auto& h : handles) {
-      GenerationEvent e;
-      while (h->Next(&e)) {
-        if (e.kind == GenerationEvent::Kind::kFinish) {
-          ttft.push_back(e.stats.time_to_first_token_seconds * 1e3);
-          for (double x : e.stats.inter_token_seconds) itl.push_back(x * 1e3);
-          generated += e.stats.completion_tokens;
-        }
-      }
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double rate = double(generated) / seconds;
-    if (streams == 1) single = rate;
-    std::printf("%8d %12.1f %12.2f %12.2f %12.2f %12.2f\n", streams, rate, Percentile(ttft, 0.5), Percentile(ttft, 0.99),
-                Percentile(itl, 0.5), Percentile(itl, 0.99));
-    if (streams == 16 && single > 0) std::printf("16-stream / 1-stream aggregate throughput: %.2fx\n", rate / single);
+  std::printf("model %s, %d threads, prompt %lld tokens, %lld output tokens per stream, greedy, "
+              "max_num_batched_tokens %lld\n",
+              dir.c_str(), (*runtime)->model().threads(), static_cast<long long>(prompt),
+              static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens));
+  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
+              "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
+  std::map<int, Figures> results;
+  for (int streams : stream_counts) {
+    const Figures f = RunLoad(**runtime, streams, prompt, tokens);
+    results[streams] = f;
+    std::printf("%8d %10.2f %12.2f %11.2f %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate, f.decode_rate,
+                f.busy_rate, f.ttft_p50, f.ttft_p99, f.itl_p50, f.itl_p99);
+    std::fflush(stdout);
   }
+  if (results.count(1) && results.count(16)) {
+    const Figures &one = results[1], &sixteen = results[16];
+    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx; p99 ITL at 16 / median ITL at 1: %.2fx\n",
+                sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate,
+                sixteen.busy_rate / one.busy_rate, sixteen.itl_p99 / one.itl_p50);
+  }
+  const RuntimeCounters c = (*runtime)->Counters();
+  std::printf("steps %lld, prefix cache hits %lld of %lld\n", static_cast<long long>(c.steps),
+              static_cast<long long>(c.prefix_cache_hits), static_cast<long long>(c.prefix_cache_queries));
   runtime->reset();
-  fs::remove_all(dir);
+  if (!temp.empty()) fs::remove_all(temp);
   return 0;
 }

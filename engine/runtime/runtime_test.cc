@@ -266,6 +266,101 @@ TEST_F(RuntimeTest, RequestLargerThanTheBudgetGetsAClearErrorWhileOthersComplete
   EXPECT_EQ(c.requests_finished, 4);
 }
 
+// A repeated system prompt: the requests after the first reuse its cached MLA pages and KDA
+// snapshot (counted in the counters) and produce the tokens they produce without the cache.
+TEST_F(RuntimeTest, RepeatedSystemPromptHitsThePrefixCacheWithTheSameTokens) {
+  const int64_t vocab = [] {
+    auto probe = Start({});
+    return probe->model().config().vocab_size;
+  }();
+  const std::vector<int32_t> system = Tokens(50, 900, vocab);  // 3 full pages of 16 tokens
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int32_t> prompt = system;
+    const auto user = Tokens(3 + 5 * i, 950 + i, vocab);
+    prompt.insert(prompt.end(), user.begin(), user.end());
+    requests.push_back(Greedy(std::move(prompt), 8));
+  }
+  std::vector<Outcome> uncached;
+  {
+    RuntimeOptions options;
+    options.prefix_caching = false;
+    auto runtime = Start(options);
+    for (const auto& r : requests) uncached.push_back(Collect(*runtime->Submit(r)));
+    const RuntimeCounters c = IdleCounters(*runtime);
+    EXPECT_EQ(c.prefix_cache_queries, 0);
+    EXPECT_EQ(c.prefix_cache_bytes, 0u);
+  }
+
+  RuntimeOptions options;
+  options.max_num_seqs = 4;
+  options.max_num_batched_tokens = 24;  // chunks stop at page boundaries 16, 32, 48
+  auto runtime = Start(options);
+  const Outcome first = Collect(*runtime->Submit(requests[0]));
+  ASSERT_TRUE(first.error.ok()) << first.error.ToString();
+  EXPECT_EQ(first.tokens, uncached[0].tokens);
+  RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_EQ(c.prefix_cache_hits, 0);
+  EXPECT_GE(c.prefix_cache_pages, 3);
+  EXPECT_GT(c.prefix_cache_bytes, 0u);
+
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (size_t i = 1; i < requests.size(); ++i) handles.push_back(runtime->Submit(requests[i]));
+  for (size_t i = 1; i < requests.size(); ++i) {
+    const Outcome cached = Collect(*handles[i - 1]);
+    ASSERT_TRUE(cached.error.ok()) << cached.error.ToString();
+    EXPECT_EQ(cached.tokens, uncached[i].tokens) << "request " << i;
+  }
+  handles.clear();
+  c = IdleCounters(*runtime);
+  EXPECT_EQ(c.prefix_cache_queries, 4);
+  EXPECT_EQ(c.prefix_cache_hits, 3);
+  EXPECT_EQ(c.prefix_cache_hit_tokens, 3 * 48);  // the three full pages of the system prompt
+  EXPECT_EQ(c.memory_reserved_bytes, 0u);
+  EXPECT_EQ(c.mla_pages_used, c.prefix_cache_pages);  // what is left in the pool is the cache's
+  EXPECT_EQ(c.kda_slots_used, 0);
+  EXPECT_EQ(c.time_to_first_token.count, 4);
+  EXPECT_EQ(c.inter_token.count, 4 * 7);
+}
+
+// When the budget is full, the prefix cache gives its memory back (LRU) to admit a request,
+// which still produces its own tokens.
+TEST_F(RuntimeTest, PrefixCacheIsEvictedWhenARequestNeedsItsMemory) {
+  uint64_t one_request = 0;
+  int64_t vocab = 0;
+  {
+    auto probe = Start({});
+    vocab = probe->model().config().vocab_size;
+    one_request = probe->StateBytesFor(64 + 4);
+  }
+  const auto a = Greedy(Tokens(64, 1200, vocab), 4);
+  const auto b = Greedy(Tokens(64, 1300, vocab), 4);
+  std::vector<Outcome> uncached;
+  {
+    RuntimeOptions options;
+    options.prefix_caching = false;
+    auto runtime = Start(options);
+    uncached.push_back(Collect(*runtime->Submit(a)));
+    uncached.push_back(Collect(*runtime->Submit(b)));
+  }
+  RuntimeOptions options;
+  options.memory_budget_bytes = one_request;  // one request at a time, nothing left over
+  auto runtime = Start(options);
+  const Outcome first = Collect(*runtime->Submit(a));
+  RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_GT(c.prefix_cache_bytes, 0u);
+  EXPECT_LE(c.prefix_cache_bytes, options.memory_budget_bytes);
+  const Outcome second = Collect(*runtime->Submit(b));
+  ASSERT_TRUE(first.error.ok()) << first.error.ToString();
+  ASSERT_TRUE(second.error.ok()) << second.error.ToString();
+  EXPECT_EQ(first.tokens, uncached[0].tokens);
+  EXPECT_EQ(second.tokens, uncached[1].tokens);
+  c = IdleCounters(*runtime);
+  EXPECT_GT(c.prefix_cache_evictions, 0);
+  EXPECT_LE(c.prefix_cache_bytes, options.memory_budget_bytes);
+  EXPECT_LE(uint64_t(c.mla_pages_used) * c.mla_page_bytes, options.memory_budget_bytes);
+}
+
 TEST_F(RuntimeTest, InvalidRequestsGetAnErrorEvent) {
   auto runtime = Start({});
   EXPECT_EQ(Collect(*runtime->Submit(Greedy({}, 4))).error.code(), Status::Code::kInvalidArgument);

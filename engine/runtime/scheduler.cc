@@ -1,5 +1,5 @@
-// Scheduler::Step: admit, decode everyone who is decoding, prefill in chunks, sample, emit,
-// free. The order inside a step does not change any sequence's tokens: each state sees its own
+// Scheduler::Step: admit, one forward pass for every decode and the prefill chunks that fit
+// the step's token budget, sample, emit, free. The order inside a step does not change any sequence's tokens: each state sees its own
 // tokens in its own order, whatever else shares the pass.
 #include "runtime/scheduler.h"
 
@@ -14,22 +14,34 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 StateSizer::StateSizer(const Model& model) {
   const auto probe = model.NewSequence();
-  for (const auto& k : probe->kda) fixed_bytes_ += (k.recurrent.size() + k.conv.size()) * sizeof(float);
-  mla_layers_ = int64_t(probe->mla.size());
+  fixed_bytes_ = PrefixCache::SnapshotBytes(probe->kda);
   if (!probe->mla.empty()) {
     page_tokens_ = probe->mla[0].page_tokens;
-    page_bytes_ = uint64_t(page_tokens_ * probe->mla[0].row_width) * sizeof(float) + sizeof(int32_t);
+    page_bytes_ = uint64_t(probe->mla.size()) *
+                  (uint64_t(page_tokens_ * probe->mla[0].row_width) * sizeof(float) + sizeof(int32_t));
   }
 }
 
-uint64_t StateSizer::BytesFor(int64_t tokens) const {
-  const uint64_t pages = uint64_t((std::max<int64_t>(tokens, 0) + page_tokens_ - 1) / page_tokens_);
-  return fixed_bytes_ + uint64_t(mla_layers_) * pages * page_bytes_;
+namespace {
+
+int64_t PoolCapacity(const StateSizer& sizer, uint64_t budget) {
+  return sizer.page_bytes() == 0 ? 0 : int64_t(budget / sizer.page_bytes());
 }
 
+}  // namespace
+
 Scheduler::Scheduler(Model& model, const RuntimeOptions& options)
-    : model_(model), options_(options), vocab_size_(model.config().vocab_size) {
+    : model_(model),
+      options_(options),
+      vocab_size_(model.config().vocab_size),
+      sizer_(model),
+      pool_(*model.NewSequence(), PoolCapacity(sizer_, options.memory_budget_bytes)),
+      cache_(pool_) {
   counters_.memory_budget_bytes = options.memory_budget_bytes;
+  counters_.mla_page_bytes = pool_.page_bytes();
+  counters_.mla_page_tokens = pool_.page_tokens();
+  counters_.mla_pages_capacity = pool_.capacity();
+  counters_.kda_slot_bytes = sizer_.fixed_bytes();
 }
 
 void Scheduler::Enqueue(WaitingRequest request) { waiting_.push_back(std::move(request)); }
@@ -37,9 +49,7 @@ void Scheduler::Enqueue(WaitingRequest request) { waiting_.push_back(std::move(r
 void Scheduler::Step() {
   DropCancelled();
   Admit();
-  int64_t budget = options_.max_num_batched_tokens;
-  RunDecodes(&budget);
-  RunPrefills(&budget);
+  RunBatch();
   RemoveDone();
   ++counters_.steps;
 }
@@ -74,65 +84,126 @@ void Scheduler::DropCancelled() {
 
 void Scheduler::Admit() {
   // First come, first served: a request that does not fit yet blocks those behind it, so a
-  // large request is not starved by a stream of small ones.
-  while (!waiting_.empty() && int64_t(running_.size()) < options_.max_num_seqs &&
-         counters_.memory_reserved_bytes + waiting_.front().need_bytes <= options_.memory_budget_bytes) {
-    WaitingRequest w = std::move(waiting_.front());
+  // large request is not starved by a stream of small ones. The prefix cache gives way (LRU)
+  // to a request that needs its memory.
+  const uint64_t budget = options_.memory_budget_bytes;
+  while (!waiting_.empty() && int64_t(running_.size()) < options_.max_num_seqs) {
+    WaitingRequest& head = waiting_.front();
+    const int64_t prompt_tokens = int64_t(head.request.prompt.size());
+    PrefixHit hit;
+    if (options_.prefix_caching && pool_.capacity() > 0) hit = cache_.Lookup(head.request.prompt);
+    const int64_t total = prompt_tokens + head.request.max_tokens;
+    const int64_t own_pages = sizer_.PagesFor(total) - int64_t(hit.pages.size());
+    const uint64_t need = sizer_.fixed_bytes() + uint64_t(own_pages) * sizer_.page_bytes();
+    const bool fits = counters_.memory_reserved_bytes + need <= budget &&
+                      cache_.EvictTo(budget - counters_.memory_reserved_bytes - need);
+    if (!fits) {
+      for (int32_t page : hit.pages) pool_.Release(page);
+      break;
+    }
+    if (options_.prefix_caching) cache_.Record(hit, prompt_tokens);
+    WaitingRequest w = std::move(head);
     waiting_.pop_front();
     auto seq = std::make_unique<Sequence>();
     seq->channel = std::move(w.channel);
     seq->request = std::move(w.request);
     seq->state = model_.NewSequence();
+    pool_.Attach(*seq->state);
+    for (int32_t page : hit.pages) PagePool::Append(*seq->state, page);
+    if (hit.kda) {
+      seq->state->kda = *hit.kda;
+      seq->state->length = hit.tokens;
+      seq->prefilled = hit.tokens;
+    }
     seq->sampler.emplace(seq->request.sampling, vocab_size_, next_seed_++);
     if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
     seq->stop.emplace(seq->request.stop);
-    seq->reserved_bytes = w.need_bytes;
+    seq->reserved_bytes = need;
     seq->submitted = w.submitted;
-    seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
+    seq->stats.prompt_tokens = prompt_tokens;
     seq->stats.queue_seconds = Seconds(Clock::now() - w.submitted);
+    counters_.queue_time.Observe(seq->stats.queue_seconds);
     counters_.memory_reserved_bytes += seq->reserved_bytes;
     running_.push_back(std::move(seq));
   }
 }
 
-void Scheduler::RunDecodes(int64_t* budget) {
-  std::vector<Sequence*> decoding;
-  std::vector<SequenceState*> states;
-  std::vector<int32_t> tokens;
-  for (auto& seq : running_) {
-    if (seq->done || seq->next_input < 0) continue;
-    decoding.push_back(seq.get());
-    states.push_back(seq->state.get());
-    tokens.push_back(seq->next_input);
-  }
-  if (decoding.empty()) return;
-  *budget -= int64_t(decoding.size());
-  const Status status = model_.DecodeBatch(states, tokens, &logits_);
-  for (size_t i = 0; i < decoding.size(); ++i) {
-    if (!status.ok()) {
-      Fail(*decoding[i], status.WithContext("decode"));
-      continue;
+bool Scheduler::EnsurePages(Sequence& seq, int64_t tokens) {
+  SequenceState& state = *seq.state;
+  if (state.mla.empty()) return true;
+  const int64_t needed = sizer_.PagesFor(state.length + tokens);
+  while (int64_t(state.mla[0].block_table.size()) < needed) {
+    const auto page = pool_.Allocate();
+    if (!page) {
+      Fail(seq, Status::ResourceExhausted("the MLA page pool (" + std::to_string(pool_.capacity()) +
+                                          " pages) is exhausted"));
+      return false;
     }
-    Advance(*decoding[i], std::span<const float>(logits_).subspan(i * size_t(vocab_size_), size_t(vocab_size_)));
+    PagePool::Append(state, *page);
   }
+  return true;
 }
 
-void Scheduler::RunPrefills(int64_t* budget) {
+void Scheduler::CachePrefix(Sequence& seq) {
+  const int64_t page_tokens = pool_.page_tokens();
+  if (!options_.prefix_caching || seq.prefilled == 0 || seq.prefilled % page_tokens != 0) return;
+  // The snapshot is new memory; the pages only move from the sequence's reservation to the cache.
+  const uint64_t budget = options_.memory_budget_bytes;
+  const uint64_t snapshot = sizer_.fixed_bytes();
+  const bool room = Committed() + snapshot <= budget ||
+                    (counters_.memory_reserved_bytes + snapshot <= budget &&
+                     cache_.EvictTo(budget - counters_.memory_reserved_bytes - snapshot));
+  const int64_t moved = cache_.Insert(seq.request.prompt, seq.prefilled, *seq.state, room);
+  const uint64_t moved_bytes = std::min(seq.reserved_bytes, uint64_t(moved) * sizer_.page_bytes());
+  seq.reserved_bytes -= moved_bytes;
+  counters_.memory_reserved_bytes -= moved_bytes;
+}
+
+void Scheduler::RunBatch() {
+  // Decodes first (one token each), then prefill chunks in admission order with what is left of
+  // the step's token budget; all of them go through one forward pass.
+  std::vector<Sequence*> members;
+  std::vector<BatchInput> inputs;
+  int64_t budget = options_.max_num_batched_tokens;
   for (auto& seq : running_) {
-    if (*budget <= 0) break;
+    if (seq->done || seq->next_input < 0 || !EnsurePages(*seq, 1)) continue;
+    members.push_back(seq.get());
+    inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
+    --budget;
+  }
+  const int64_t page_tokens = pool_.page_tokens();
+  for (auto& seq : running_) {
+    if (budget <= 0) break;
     const int64_t prompt = int64_t(seq->request.prompt.size());
     if (seq->done || seq->prefilled >= prompt) continue;
-    const int64_t chunk = std::min(prompt - seq->prefilled, *budget);
+    int64_t end = seq->prefilled + std::min(prompt - seq->prefilled, budget);
+    // With prefix caching a chunk that crosses a page boundary stops at the last one it
+    // crosses, so the KDA state can be snapshotted there.
+    const int64_t boundary = end / page_tokens * page_tokens;
+    if (options_.prefix_caching && boundary > seq->prefilled && boundary < end) end = boundary;
+    const int64_t chunk = end - seq->prefilled;
+    if (!EnsurePages(*seq, chunk)) continue;
     const auto piece = std::span<const int32_t>(seq->request.prompt).subspan(size_t(seq->prefilled), size_t(chunk));
-    const Status status = model_.Prefill(*seq->state, piece, LogitsRows::kLast, &logits_);
+    members.push_back(seq.get());
+    inputs.push_back({seq->state.get(), piece, end == prompt});
+    budget -= chunk;
+  }
+  if (inputs.empty()) return;
+  const Status status = model_.ForwardBatch(inputs, &logits_);
+  size_t row = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    Sequence& seq = *members[i];
     if (!status.ok()) {
-      Fail(*seq, status.WithContext("prefill"));
+      Fail(seq, status.WithContext(seq.next_input < 0 ? "prefill" : "decode"));
       continue;
     }
-    seq->prefilled += chunk;
-    *budget -= chunk;
-    counters_.prompt_tokens_processed += chunk;
-    if (seq->prefilled == prompt) Advance(*seq, logits_);
+    if (seq.next_input < 0) {
+      seq.prefilled += int64_t(inputs[i].tokens.size());
+      counters_.prompt_tokens_processed += int64_t(inputs[i].tokens.size());
+      CachePrefix(seq);
+    }
+    if (!inputs[i].want_logits) continue;
+    Advance(seq, std::span<const float>(logits_).subspan(row++ * size_t(vocab_size_), size_t(vocab_size_)));
   }
 }
 
@@ -149,8 +220,10 @@ void Scheduler::Advance(Sequence& seq, std::span<const float> logits) {
   const auto now = Clock::now();
   if (seq.generated.empty()) {
     seq.stats.time_to_first_token_seconds = Seconds(now - seq.submitted);
+    counters_.time_to_first_token.Observe(seq.stats.time_to_first_token_seconds);
   } else {
     seq.stats.inter_token_seconds.push_back(Seconds(now - seq.last_token));
+    counters_.inter_token.Observe(seq.stats.inter_token_seconds.back());
   }
   seq.last_token = now;
   const int32_t id = sampled->id;
@@ -206,13 +279,30 @@ void Scheduler::Fail(Sequence& seq, Status status) {
 
 void Scheduler::RemoveDone() {
   std::erase_if(running_, [&](const std::unique_ptr<Sequence>& seq) {
-    if (seq->done) counters_.memory_reserved_bytes -= seq->reserved_bytes;
-    return seq->done;  // the state is freed with the sequence, within this step
+    if (!seq->done) return false;
+    counters_.memory_reserved_bytes -= seq->reserved_bytes;
+    pool_.ReleaseAll(*seq->state);  // its own pages are free now; cached ones stay in the cache
+    return true;                    // the state is freed with the sequence, within this step
   });
+  PublishCounters();
+}
+
+void Scheduler::PublishCounters() {
   counters_.running = int64_t(running_.size());
   counters_.waiting = int64_t(waiting_.size());
   counters_.memory_used_bytes = 0;
   for (const auto& seq : running_) counters_.memory_used_bytes += seq->state->Bytes();
+  counters_.mla_pages_used = pool_.in_use();
+  counters_.kda_slots_used = int64_t(running_.size());
+  const PrefixCacheStats& c = cache_.stats();
+  counters_.prefix_cache_queries = c.queries;
+  counters_.prefix_cache_hits = c.hits;
+  counters_.prefix_cache_query_tokens = c.query_tokens;
+  counters_.prefix_cache_hit_tokens = c.hit_tokens;
+  counters_.prefix_cache_bytes = c.bytes;
+  counters_.prefix_cache_pages = c.pages;
+  counters_.prefix_cache_snapshots = c.snapshots;
+  counters_.prefix_cache_evictions = c.evictions;
 }
 
 }  // namespace kimi::runtime

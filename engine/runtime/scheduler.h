@@ -1,11 +1,14 @@
-// The continuous-batching scheduler: one Step() admits waiting requests, runs one DecodeBatch
-// for every decoding sequence and prefill chunks within the step's token budget, samples,
-// emits events, and frees the state of every sequence that finished or was cancelled.
+// The continuous-batching scheduler: one Step() admits waiting requests (reusing cached prompt
+// prefixes), runs one forward pass (Model::ForwardBatch) for every decoding sequence and the
+// prefill chunks within the step's token budget, samples, emits events, and frees the state of
+// every sequence that finished or was cancelled.
 //
-// Owns: the waiting queue, the running sequences and their states, the counters.
+// Owns: the waiting queue, the running sequences and their states, the MLA page pool, the
+// prefix cache, the counters.
 // Thread safety: none; the runtime calls it from its scheduler thread only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -13,6 +16,8 @@
 #include <vector>
 
 #include "kimi/runtime.h"
+#include "runtime/page_pool.h"
+#include "runtime/prefix_cache.h"
 #include "runtime/request_channel.h"
 #include "runtime/stop_matcher.h"
 
@@ -37,7 +42,7 @@ struct Sequence {
   std::vector<int32_t> generated;
   int64_t prefilled = 0;     // prompt tokens consumed
   int32_t next_input = -1;   // the sampled token the next decode consumes; -1 while prefilling
-  uint64_t reserved_bytes = 0;
+  uint64_t reserved_bytes = 0;  // KDA slot + the MLA pages it may still need of its own
   Clock::time_point submitted, last_token;
   RequestStats stats;
   bool done = false;
@@ -47,13 +52,15 @@ struct Sequence {
 class StateSizer {
  public:
   explicit StateSizer(const Model& model);
-  uint64_t BytesFor(int64_t tokens) const;
+  uint64_t BytesFor(int64_t tokens) const { return fixed_bytes_ + uint64_t(PagesFor(tokens)) * page_bytes_; }
+  int64_t PagesFor(int64_t tokens) const { return (std::max<int64_t>(tokens, 0) + page_tokens_ - 1) / page_tokens_; }
+  uint64_t fixed_bytes() const { return fixed_bytes_; }
+  uint64_t page_bytes() const { return page_bytes_; }
 
  private:
   uint64_t fixed_bytes_ = 0;   // KDA recurrent and conv state: independent of length
-  int64_t mla_layers_ = 0;
   int64_t page_tokens_ = 1;
-  uint64_t page_bytes_ = 0;    // one page of one MLA layer, with its block-table entry
+  uint64_t page_bytes_ = 0;    // one page of every MLA layer, with its block-table entries
 };
 
 class Scheduler {
@@ -73,17 +80,28 @@ class Scheduler {
  private:
   void DropCancelled();
   void Admit();
-  void RunDecodes(int64_t* budget);
-  void RunPrefills(int64_t* budget);
+  // Gives `seq` pool pages for `tokens` more tokens; false (and the sequence failed) if the
+  // pool is out of pages, which the reservations rule out.
+  bool EnsurePages(Sequence& seq, int64_t tokens);
+  // After a prefill chunk that ended on a page boundary: hands its pages to the prefix cache.
+  void CachePrefix(Sequence& seq);
+  // One Model::ForwardBatch over the decodes and the prefill chunks within the token budget.
+  void RunBatch();
   // Samples from one row of logits and emits the token (and the finish, if it ends here).
   void Advance(Sequence& seq, std::span<const float> logits);
   void Finish(Sequence& seq, FinishReason reason);
   void Fail(Sequence& seq, Status status);
   void RemoveDone();
+  void PublishCounters();
+  // Bytes the budget has committed: running reservations and the prefix cache.
+  uint64_t Committed() const { return counters_.memory_reserved_bytes + cache_.bytes(); }
 
   Model& model_;
   const RuntimeOptions& options_;
   const int64_t vocab_size_;
+  const StateSizer sizer_;
+  PagePool pool_;       // before cache_ and running_: both hold its pages
+  PrefixCache cache_;
   uint64_t next_seed_ = 0x9e3779b97f4a7c15ull;
   std::deque<WaitingRequest> waiting_;
   std::vector<std::unique_ptr<Sequence>> running_;  // in admission order

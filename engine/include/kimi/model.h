@@ -9,7 +9,8 @@
 // cache (c_kv and k_pe per past token, in pages addressed through a block table, so a runtime
 // can later hand out pages from a shared pool), per KDA layer the recurrent state S and the
 // causal-conv history. Prefill() runs many tokens of one sequence; DecodeBatch() runs one token
-// for each of several sequences in one pass, so every weight is streamed once per step.
+// for each of several sequences in one pass, and ForwardBatch() any mix of prefill chunks and
+// decodes in one pass, so every weight is streamed once per step.
 //
 // Owns: the mapped model directory, the thread pool the kernels run on, the scratch buffers of
 // the forward pass. SequenceState owns its caches.
@@ -38,11 +39,20 @@ struct ModelOptions {
 // The latent cache of one MLA layer for one sequence. Token t lives in physical page
 // block_table[t / page_tokens], slot t % page_tokens; a page holds page_tokens rows of
 // [c_kv (kv_lora_rank) | k_pe (qk_rope_head_dim)] float32.
+//
+// Two ways to hold the pages:
+// - private (shared_pages == nullptr): `pages` is this sequence's own storage, grown by the
+//   forward pass as tokens arrive;
+// - pooled (shared_pages set): physical page p is at shared_pages + p·page_tokens·row_width, an
+//   arena owned by someone else (the runtime's page pool), so pages can be shared read-only
+//   between sequences (prefix caching). The owner appends page ids to block_table before a pass
+//   needs them; the pass only writes rows of pages past the shared prefix.
 struct MlaLatentCache {
   int64_t page_tokens = 0;
   int64_t row_width = 0;              // kv_lora_rank + qk_rope_head_dim
-  std::vector<float> pages;           // [num_pages, page_tokens, row_width]
+  std::vector<float> pages;           // private: [num_pages, page_tokens, row_width]
   std::vector<int32_t> block_table;   // logical page -> physical page
+  float* shared_pages = nullptr;      // pooled: the arena block_table indexes
 };
 
 // The state of one KDA layer for one sequence.
@@ -58,13 +68,21 @@ struct SequenceState {
   std::vector<KdaLayerState> kda;
   std::vector<MlaLatentCache> mla;
 
-  // Bytes held by the caches (for memory accounting).
+  // Bytes held by the caches (for memory accounting); pooled MLA pages count at their full
+  // size, also when other sequences share them.
   uint64_t Bytes() const;
 };
 
 enum class LogitsRows {
   kAll,   // one row of logits per input token
   kLast,  // only the row of the last token
+};
+
+// One sequence's share of a batched step: `tokens` (at least one) continue `state`.
+struct BatchInput {
+  SequenceState* state = nullptr;
+  std::span<const int32_t> tokens;
+  bool want_logits = true;  // the logits row of its last token
 };
 
 class Model {
@@ -90,6 +108,16 @@ class Model {
   // `logits` receives [states.size() × V]. Precondition: the states are distinct.
   Status DecodeBatch(std::span<SequenceState* const> states, std::span<const int32_t> tokens,
                      std::vector<float>* logits);
+
+  // Any mix of prefill chunks and decodes of distinct sequences in ONE forward pass: every
+  // weight matrix is streamed once for all rows (routed experts grouped by token), while the
+  // KDA and MLA steps run per sequence on its own state. `logits` receives one row [V] per
+  // input with want_logits, in input order. The tokens of all inputs together form the pass,
+  // so the caller bounds its size (the scratch grows to the largest pass).
+  // Errors: InvalidArgument for no inputs, an empty input, a token outside the vocabulary or a
+  // state that appears twice; FailedPrecondition for a pooled MLA cache whose block table does
+  // not cover the new tokens. Nothing is run then.
+  Status ForwardBatch(std::span<const BatchInput> inputs, std::vector<float>* logits);
 
   // Bytes of weights a batch-1 decode step reads: every matrix a token touches (one embedding
   // row, the k routed experts it is sent to per MoE layer, all the rest in full).

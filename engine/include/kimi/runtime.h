@@ -1,7 +1,9 @@
 // The serving runtime: many concurrent generation requests over one Model, batched
 // continuously. A request joins the running batch at any step and leaves it the step it
 // finishes or is cancelled; long prompts prefill in chunks that share a per-step token budget
-// with the running decodes; admission is by a memory budget in bytes (docs/runtime.md).
+// with the running decodes, and every step is one forward pass over all of its sequences;
+// admission is by a memory budget in bytes that covers the MLA page pool and the KDA slots;
+// repeated prompt beginnings reuse cached MLA pages and KDA snapshots (docs/runtime.md).
 //
 // Submit() hands back a RequestHandle: a thread-safe queue of events (a token with its text
 // piece as soon as it is sampled, then exactly one final event: finish or error) and Cancel().
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,6 +58,9 @@ struct RuntimeOptions {
   uint64_t memory_budget_bytes = uint64_t(1) << 30;  // sequence state (KDA slots + MLA pages)
   std::vector<int32_t> stop_token_ids;   // end-of-message / EOS ids that end every request
   std::shared_ptr<Detokenizer> detokenizer;  // null: no text, stop strings unused
+  // Prefix caching (docs/runtime.md): MLA pages and KDA snapshots of prompt beginnings kept
+  // within memory_budget_bytes and reused by later requests that start with the same tokens.
+  bool prefix_caching = true;
 };
 
 struct GenerationRequest {
@@ -91,6 +97,18 @@ struct GenerationEvent {
   Status error;
 };
 
+// A latency histogram in the shape /metrics exports (Prometheus): counts per bucket with upper
+// bounds in seconds (the last bucket, +Inf, has no bound), their sum and count.
+struct LatencyHistogram {
+  static constexpr double kUpperBounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                            1.0,   2.5,  5.0,   10.0, 30.0, 60.0};
+  static constexpr size_t kBuckets = std::size(kUpperBounds) + 1;
+  int64_t counts[kBuckets] = {};  // counts[i]: observations in (bound[i-1], bound[i]]; not cumulative
+  double sum_seconds = 0;
+  int64_t count = 0;
+  void Observe(double seconds);
+};
+
 struct RuntimeCounters {
   int64_t running = 0;
   int64_t waiting = 0;
@@ -102,8 +120,32 @@ struct RuntimeCounters {
   int64_t requests_finished = 0;
   int64_t requests_cancelled = 0;
   int64_t requests_refused = 0;        // need larger than the whole budget, or invalid
-  int64_t preemptions = 0;             // none yet: admission reserves the worst case
+  int64_t preemptions = 0;             // always 0: admission reserves the worst case (docs/runtime.md)
   int64_t steps = 0;
+
+  // Memory by kind. The budget covers the MLA page pool and the KDA slots: running sequences
+  // reserve their worst case, the prefix cache holds the rest.
+  uint64_t mla_page_bytes = 0;         // one page id: page_tokens tokens of every MLA layer
+  int64_t mla_page_tokens = 0;
+  int64_t mla_pages_capacity = 0;      // pages the pool can hand out (budget / page bytes)
+  int64_t mla_pages_used = 0;          // pages of running sequences and of the prefix cache
+  uint64_t kda_slot_bytes = 0;         // one sequence's KDA recurrent + conv state
+  int64_t kda_slots_used = 0;          // one per running sequence
+
+  // Prefix cache. Hit rate over prompt tokens = prefix_cache_hit_tokens / prefix_cache_query_tokens.
+  int64_t prefix_cache_queries = 0;    // admitted requests looked up
+  int64_t prefix_cache_hits = 0;       // of them, served a cached prefix
+  int64_t prefix_cache_query_tokens = 0;
+  int64_t prefix_cache_hit_tokens = 0;
+  uint64_t prefix_cache_bytes = 0;     // pages and KDA snapshots it holds
+  int64_t prefix_cache_pages = 0;
+  int64_t prefix_cache_snapshots = 0;
+  int64_t prefix_cache_evictions = 0;
+
+  // Latency of every finished or running request, for /metrics histograms.
+  LatencyHistogram queue_time;           // submit -> admitted
+  LatencyHistogram time_to_first_token;  // submit -> first token sampled
+  LatencyHistogram inter_token;          // between consecutive tokens of a request
 };
 
 class RequestChannel;
