@@ -260,14 +260,32 @@ int64_t GrammarMatcher::Remaining(int32_t set) {
         }
       }
     }
+    // A counted loop still owes (at_least - counter) iterations of its cheapest body.
+    rule_minimum_.assign(grammar_->rules.size(), 0);
+    rule_iteration_.assign(grammar_->rules.size(), 1);
+    for (const GrammarState& st : states) {
+      for (const EpsilonEdge& e : st.epsilons) {
+        rule_minimum_[size_t(st.rule)] = std::max(rule_minimum_[size_t(st.rule)], e.at_least);
+      }
+      for (const CallEdge& e : st.calls) {
+        const int64_t body = 1 + distance_[size_t(grammar_->rules[size_t(e.rule)].start)];
+        int64_t& iteration = rule_iteration_[size_t(st.rule)];
+        iteration = iteration == 1 ? body : std::min(iteration, body);
+      }
+    }
   }
   if (finished_ || set == kDead) return 0;
   if (sets_[size_t(set)].complete) return 0;
+  auto owed = [&](int32_t state, int64_t count) {
+    const size_t rule = size_t(states[size_t(state)].rule);
+    const int64_t missing = std::max<int64_t>(0, std::min<int64_t>(rule_minimum_[rule], kFar) - count);
+    return distance_[size_t(state)] + std::min(missing, kFar) * rule_iteration_[rule];
+  };
   int64_t best = kFar;
   for (const Config& c : sets_[size_t(set)].configs) {
-    int64_t d = distance_[size_t(c.state)];
+    int64_t d = owed(c.state, c.count);
     for (int32_t stack = c.stack; stack >= 0; stack = frames_[size_t(stack)].parent) {
-      d += distance_[size_t(frames_[size_t(stack)].return_state)];
+      d += owed(frames_[size_t(stack)].return_state, frames_[size_t(stack)].count);
     }
     best = std::min(best, d);
   }

@@ -126,6 +126,7 @@ class GrammarMatcher {
   std::vector<ConfigSet> sets_;
   std::unordered_map<std::string, int32_t> set_ids_;
   std::vector<int64_t> distance_;  // per state: fewest bytes to its rule's end (lazy)
+  std::vector<int64_t> rule_minimum_, rule_iteration_;  // per rule: counter minimum, loop body cost
   int32_t current_ = kDead;
   bool finished_ = false;
 };
