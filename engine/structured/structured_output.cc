@@ -37,16 +37,7 @@ class GrammarConstraint final : public TokenConstraint {
       KIMI_RETURN_IF_ERROR(matcher_.Advance(generated[consumed_]).WithContext("structured output"));
     }
     matcher_.AllowedTokens(&words_);
-    const int64_t vocab = mask->vocab_size();
-    for (size_t w = 0; w < words_.size(); ++w) {
-      uint64_t refused = ~words_[w];
-      while (refused != 0) {
-        const int64_t id = int64_t(w) * 64 + __builtin_ctzll(refused);
-        if (id >= vocab) break;
-        mask->Disallow(id);
-        refused &= refused - 1;
-      }
-    }
+    mask->Intersect(words_);
     return Status::OK();
   }
 
