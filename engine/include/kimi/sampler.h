@@ -50,6 +50,11 @@ class TokenMask {
   bool allowed(int64_t id) const { return (words_[size_t(id) >> 6] >> (id & 63)) & 1; }
   void Allow(int64_t id) { words_[size_t(id) >> 6] |= uint64_t(1) << (id & 63); }
   void Disallow(int64_t id) { words_[size_t(id) >> 6] &= ~(uint64_t(1) << (id & 63)); }
+  // Keeps only the tokens whose bit is set in `allowed` (bit id & 63 of word id >> 6); words
+  // past allowed.size() are left as they are.
+  void Intersect(std::span<const uint64_t> allowed) {
+    for (size_t i = 0; i < words_.size() && i < allowed.size(); ++i) words_[i] &= allowed[i];
+  }
   int64_t CountAllowed() const;
 
  private:

@@ -1,0 +1,100 @@
+// Structured output: token masks that keep generation inside a JSON Schema (OpenAI's
+// response_format json_schema and json_object, and strict tools with tool_choice "required"),
+// through the runtime's constrained-decoding hook (kimi::TokenConstraint).
+//
+//   auto vocabulary = StructuredVocabulary::Build(tokenizer);          // once per tokenizer
+//   auto output = StructuredOutput::ForJsonSchema(schema_text, {vocabulary, ...});  // per request
+//   if (!output.ok()) -> HTTP 400 with output.status().message() (names keyword and pointer)
+//   request.constraint = (*output)->NewConstraint();
+//
+// A StructuredOutput is compiled once per schema and may be kept (keyed by the schema text)
+// and shared: its mask cache then serves every request with that schema. Masks: see
+// docs/structured-output.md.
+//
+// Owns: the compiled grammar, the vocabulary reference and the shared mask cache.
+// Thread safety: StructuredVocabulary and StructuredOutput are immutable (the cache inside is
+// locked) and may be shared across threads; each constraint NewConstraint() returns belongs to
+// one request and is called from the scheduler thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kimi/runtime.h"
+#include "kimi/status.h"
+#include "kimi/tokenizer.h"
+
+namespace kimi {
+
+namespace structured {
+struct Grammar;
+class TokenTrie;
+class MaskCache;
+}  // namespace structured
+
+// The byte trie of a tokenizer's vocabulary and its K3 markup tokens. Build once, share.
+class StructuredVocabulary {
+ public:
+  static Result<std::shared_ptr<const StructuredVocabulary>> Build(const Tokenizer& tokenizer);
+  const std::shared_ptr<const structured::TokenTrie>& trie() const { return trie_; }
+
+ private:
+  std::shared_ptr<const structured::TokenTrie> trie_;
+};
+
+struct StructuredOutputOptions {
+  std::shared_ptr<const StructuredVocabulary> vocabulary;  // required
+
+  // kBare: the output is the JSON value alone, then one of end_token_ids.
+  // kK3: the output is K3's assistant turn, as the prompt's generation stub left it:
+  //   thinking on:  REASONING <|close|>think<|sep|><|open|>response<|sep|> ...
+  //   thinking off: ... (generation starts inside the response channel)
+  // then, for a json_schema / json_object: JSON <|close|>response<|sep|><|close|>message<|sep|>
+  // and for tool calls: <|close|>response<|sep|><|open|>tools<|sep|> CALLS
+  // <|close|>tools<|sep|><|close|>message<|sep|>; then <|end_of_msg|> (end_token_ids ignored).
+  enum class Frame { kBare, kK3 } frame = Frame::kBare;
+  bool thinking = false;          // kK3: generation starts in the think channel
+  int64_t max_reasoning_bytes = -1;  // kK3 + thinking: the reasoning is closed after this many bytes; -1: free
+  std::vector<int32_t> end_token_ids;  // kBare: allowed once the value is complete
+};
+
+// A strict tool: its name and `parameters` schema as JSON text (empty: any JSON object).
+struct StrictTool {
+  std::string name;
+  std::string parameters_json;
+};
+
+class StructuredOutput {
+ public:
+  // response_format {"type":"json_schema"}: the schema's JSON text. Errors: InvalidArgument
+  // naming an unsupported keyword and its JSON pointer, or a schema that admits no value.
+  static Result<std::shared_ptr<const StructuredOutput>> ForJsonSchema(std::string_view schema_json,
+                                                                        const StructuredOutputOptions& options);
+  // response_format {"type":"json_object"}: any JSON object.
+  static Result<std::shared_ptr<const StructuredOutput>> ForJsonObject(const StructuredOutputOptions& options);
+  // tool_choice "required" (or a named tool: pass only that one): between 1 and max_calls calls,
+  // each `<|open|>call tool="NAME" index="i"<|sep|><|open|>json type="object"<|sep|>ARGS
+  // <|close|>json<|sep|><|close|>call<|sep|>` with ARGS valid for that tool's parameters.
+  // Requires options.frame == kK3. Errors: as ForJsonSchema, the message naming the tool.
+  static Result<std::shared_ptr<const StructuredOutput>> ForRequiredToolCalls(std::span<const StrictTool> tools,
+                                                                               int max_calls,
+                                                                               const StructuredOutputOptions& options);
+
+  // A fresh per-request constraint (state at the start of generation).
+  std::shared_ptr<TokenConstraint> NewConstraint() const;
+
+  size_t grammar_states() const;
+  size_t cached_masks() const;
+
+  struct Parts;
+  explicit StructuredOutput(std::shared_ptr<const Parts> parts) : parts_(std::move(parts)) {}
+
+ private:
+  std::shared_ptr<const Parts> parts_;
+};
+
+}  // namespace kimi

@@ -1,0 +1,186 @@
+#include "structured/grammar.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace kimi::structured {
+
+int32_t GrammarBuilder::NewRule(std::string name) {
+  const int32_t rule = static_cast<int32_t>(grammar_.rules.size());
+  grammar_.rules.push_back(GrammarRule{std::move(name)});
+  grammar_.rules.back().start = NewState(rule);
+  return rule;
+}
+
+int32_t GrammarBuilder::NewState(int32_t rule) {
+  grammar_.states.emplace_back();
+  grammar_.states.back().rule = rule;
+  return static_cast<int32_t>(grammar_.states.size() - 1);
+}
+
+void GrammarBuilder::AddBytes(int32_t from, const ByteSet& bytes, int32_t to) {
+  if (bytes.Empty()) return;
+  grammar_.states[size_t(from)].bytes.push_back(ByteEdge{bytes, to});
+}
+
+void GrammarBuilder::AddLiteral(int32_t from, std::string_view text, int32_t to) {
+  if (text.empty()) return AddEpsilon(from, to);
+  int32_t at = from;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const int32_t next = i + 1 == text.size() ? to : NewState(RuleOf(from));
+    ByteSet one;
+    one.Add(static_cast<uint8_t>(text[i]));
+    AddBytes(at, one, next);
+    at = next;
+  }
+}
+
+void GrammarBuilder::AddSpecial(int32_t from, int32_t token, int32_t to) {
+  grammar_.states[size_t(from)].specials.push_back(SpecialEdge{token, to});
+}
+
+void GrammarBuilder::AddEpsilon(int32_t from, EpsilonEdge edge) {
+  grammar_.states[size_t(from)].epsilons.push_back(edge);
+}
+
+void GrammarBuilder::AddCall(int32_t from, int32_t rule, int32_t return_state) {
+  grammar_.states[size_t(from)].calls.push_back(CallEdge{rule, return_state});
+}
+
+namespace {
+
+// States from which the end of their rule can be reached (counters ignored: the compiler
+// only emits counter guards that a loop can always satisfy).
+std::vector<bool> ProductiveStates(const Grammar& g) {
+  std::vector<bool> productive(g.states.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t s = 0; s < g.states.size(); ++s) {
+      if (productive[s]) continue;
+      const GrammarState& st = g.states[s];
+      bool p = st.rule_end;
+      for (const ByteEdge& e : st.bytes) p = p || productive[size_t(e.target)];
+      for (const SpecialEdge& e : st.specials) p = p || productive[size_t(e.target)];
+      for (const EpsilonEdge& e : st.epsilons) p = p || productive[size_t(e.target)];
+      for (const CallEdge& e : st.calls) {
+        p = p || (productive[size_t(g.rules[size_t(e.rule)].start)] && productive[size_t(e.return_state)]);
+      }
+      if (p) {
+        productive[s] = true;
+        changed = true;
+      }
+    }
+  }
+  return productive;
+}
+
+void RemoveDeadEdges(const std::vector<bool>& productive, Grammar* g) {
+  for (GrammarState& st : g->states) {
+    std::erase_if(st.bytes, [&](const ByteEdge& e) { return !productive[size_t(e.target)]; });
+    std::erase_if(st.specials, [&](const SpecialEdge& e) { return !productive[size_t(e.target)]; });
+    std::erase_if(st.epsilons, [&](const EpsilonEdge& e) { return !productive[size_t(e.target)]; });
+    std::erase_if(st.calls, [&](const CallEdge& e) {
+      return !productive[size_t(g->rules[size_t(e.rule)].start)] || !productive[size_t(e.return_state)];
+    });
+  }
+}
+
+// For each rule, the rules it can call before consuming a byte. Nullable rules (which can
+// return without consuming) let the walk continue after their call.
+std::vector<std::vector<int32_t>> CallsBeforeInput(const Grammar& g) {
+  const size_t n = g.rules.size();
+  std::vector<bool> nullable(n, false);
+  std::vector<std::vector<int32_t>> calls(n);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < n; ++r) {
+      std::vector<int32_t> todo = {g.rules[r].start};
+      std::vector<int32_t> visited;
+      std::vector<int32_t> called;
+      bool reaches_end = false;
+      while (!todo.empty()) {
+        const int32_t s = todo.back();
+        todo.pop_back();
+        if (std::find(visited.begin(), visited.end(), s) != visited.end()) continue;
+        visited.push_back(s);
+        const GrammarState& st = g.states[size_t(s)];
+        reaches_end = reaches_end || st.rule_end;
+        for (const EpsilonEdge& e : st.epsilons) todo.push_back(e.target);
+        for (const CallEdge& e : st.calls) {
+          called.push_back(e.rule);
+          if (nullable[size_t(e.rule)]) todo.push_back(e.return_state);
+        }
+      }
+      std::sort(called.begin(), called.end());
+      called.erase(std::unique(called.begin(), called.end()), called.end());
+      if (reaches_end != nullable[r] || called != calls[r]) {
+        nullable[r] = reaches_end;
+        calls[r] = std::move(called);
+        changed = true;
+      }
+    }
+  }
+  return calls;
+}
+
+// The first rule found on a cycle of calls made before any input, or -1.
+int32_t LeftRecursiveRule(const Grammar& g) {
+  const std::vector<std::vector<int32_t>> calls = CallsBeforeInput(g);
+  std::vector<int> mark(g.rules.size(), 0);  // 0 new, 1 on the path, 2 done
+  std::function<int32_t(int32_t)> visit = [&](int32_t r) -> int32_t {
+    mark[size_t(r)] = 1;
+    for (int32_t c : calls[size_t(r)]) {
+      if (mark[size_t(c)] == 1) return c;
+      if (mark[size_t(c)] == 0) {
+        if (int32_t found = visit(c); found >= 0) return found;
+      }
+    }
+    mark[size_t(r)] = 2;
+    return -1;
+  };
+  for (size_t r = 0; r < g.rules.size(); ++r) {
+    if (mark[r] == 0) {
+      if (int32_t found = visit(static_cast<int32_t>(r)); found >= 0) return found;
+    }
+  }
+  return -1;
+}
+
+Status CollectCounterBounds(Grammar* g) {
+  for (GrammarState& st : g->states) {
+    GrammarRule& rule = g->rules[size_t(st.rule)];
+    for (const EpsilonEdge& e : st.epsilons) {
+      for (int64_t bound : {e.at_least, e.below, e.saturate}) {
+        if (bound <= 0 || bound == kUnbounded) continue;
+        if (rule.bounds[0] == bound || rule.bounds[1] == bound) continue;
+        if (rule.bounds[0] < 0) {
+          rule.bounds[0] = bound;
+        } else if (rule.bounds[1] < 0) {
+          rule.bounds[1] = bound;
+        } else {
+          return Status::Internal("rule " + rule.name + " compares its counter with more than two bounds");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> GrammarBuilder::Finish(int32_t root_rule, std::string_view what) {
+  grammar_.root_rule = root_rule;
+  const std::vector<bool> productive = ProductiveStates(grammar_);
+  if (!productive[size_t(grammar_.rules[size_t(root_rule)].start)]) {
+    return Status::InvalidArgument(std::string(what) + " admits no value (its constraints contradict each other)");
+  }
+  RemoveDeadEdges(productive, &grammar_);
+  if (int32_t rule = LeftRecursiveRule(grammar_); rule >= 0) {
+    return Status::InvalidArgument(std::string(what) + ": " + grammar_.rules[size_t(rule)].name +
+                                   " refers to itself before any text ($ref cycle without an object or array in between)");
+  }
+  KIMI_RETURN_IF_ERROR(CollectCounterBounds(&grammar_));
+  return std::shared_ptr<const Grammar>(std::make_shared<Grammar>(std::move(grammar_)));
+}
+
+}  // namespace kimi::structured

@@ -1,0 +1,295 @@
+#include "structured/matcher.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+namespace kimi::structured {
+namespace {
+
+constexpr size_t kMaxClosure = 1 << 20;
+
+void SetBit(std::vector<uint64_t>* words, int32_t id) {
+  if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
+}
+
+}  // namespace
+
+std::shared_ptr<const LocalMask> MaskCache::Find(const MaskCacheKey& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+void MaskCache::Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask> mask) {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.emplace(key, std::move(mask));
+}
+
+size_t MaskCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
+                               std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens)
+    : grammar_(std::move(grammar)), trie_(std::move(trie)), cache_(std::move(cache)), end_tokens_(std::move(end_tokens)) {
+  const int32_t root_start = grammar_->rules[size_t(grammar_->root_rule)].start;
+  current_ = Close({Config{root_start, kRealBottom, 0}});
+}
+
+int32_t GrammarMatcher::InternFrame(int32_t parent, int32_t return_state, int64_t count) {
+  std::string key(16, '\0');
+  std::memcpy(key.data(), &parent, 4);
+  std::memcpy(key.data() + 4, &return_state, 4);
+  std::memcpy(key.data() + 8, &count, 8);
+  auto [it, fresh] = frame_ids_.try_emplace(std::move(key), int32_t(frames_.size()));
+  if (fresh) frames_.push_back(Frame{parent, return_state, count});
+  return it->second;
+}
+
+int32_t GrammarMatcher::Close(std::vector<Config> seeds) {
+  struct ConfigHash {
+    size_t operator()(const Config& c) const {
+      return std::hash<int64_t>()((int64_t(c.state) << 32) ^ (int64_t(c.stack) << 12) ^ c.count);
+    }
+  };
+  std::unordered_set<Config, ConfigHash> visited;
+  std::vector<Config> out;
+  bool complete = false, left_start = false;
+  std::vector<Config>& todo = seeds;
+  while (!todo.empty() && visited.size() < kMaxClosure) {
+    const Config c = todo.back();
+    todo.pop_back();
+    if (!visited.insert(c).second) continue;
+    const GrammarState& st = grammar_->states[size_t(c.state)];
+    if (st.Consumes()) out.push_back(c);
+    if (st.rule_end) {
+      if (c.stack == kRealBottom) {
+        complete = true;
+      } else if (c.stack == kLocalBottom) {
+        left_start = true;
+      } else {
+        const Frame f = frames_[size_t(c.stack)];
+        todo.push_back(Config{f.return_state, f.parent, f.count});
+      }
+    }
+    for (const EpsilonEdge& e : st.epsilons) {
+      if (c.count < e.at_least || c.count >= e.below) continue;
+      int64_t count = c.count;
+      if (e.action == CounterAction::kReset) count = 0;
+      if (e.action == CounterAction::kIncrement) count = std::min(count + 1, e.saturate);
+      todo.push_back(Config{e.target, c.stack, count});
+    }
+    for (const CallEdge& call : st.calls) {
+      todo.push_back(Config{grammar_->rules[size_t(call.rule)].start, InternFrame(c.stack, call.return_state, c.count), 0});
+    }
+  }
+  if (out.empty() && !complete && !left_start) return kDead;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::string key(out.size() * sizeof(Config) + 1, '\0');
+  if (!out.empty()) std::memcpy(key.data(), out.data(), out.size() * sizeof(Config));
+  key.back() = char((complete ? 1 : 0) | (left_start ? 2 : 0));
+  auto [it, fresh] = set_ids_.try_emplace(std::move(key), int32_t(sets_.size()));
+  if (fresh) {
+    sets_.emplace_back();
+    sets_.back().configs = std::move(out);
+    sets_.back().complete = complete;
+    sets_.back().left_start = left_start;
+  }
+  return it->second;
+}
+
+int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
+  if (sets_[size_t(set)].next.empty()) sets_[size_t(set)].next.assign(256, kUnknown);
+  if (int32_t known = sets_[size_t(set)].next[byte]; known != kUnknown) return known;
+  std::vector<Config> seeds;
+  for (const Config& c : sets_[size_t(set)].configs) {
+    for (const ByteEdge& e : grammar_->states[size_t(c.state)].bytes) {
+      if (e.bytes.Has(byte)) seeds.push_back(Config{e.target, c.stack, c.count});
+    }
+  }
+  const int32_t next = seeds.empty() ? kDead : Close(std::move(seeds));
+  sets_[size_t(set)].next[byte] = next;
+  return next;
+}
+
+int32_t GrammarMatcher::StepSpecial(int32_t set, int32_t token) {
+  std::vector<Config> seeds;
+  for (const Config& c : sets_[size_t(set)].configs) {
+    for (const SpecialEdge& e : grammar_->states[size_t(c.state)].specials) {
+      if (e.token == token) seeds.push_back(Config{e.target, c.stack, c.count});
+    }
+  }
+  return seeds.empty() ? kDead : Close(std::move(seeds));
+}
+
+void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule) {
+  const std::vector<TrieNode>& nodes = trie_->nodes();
+  struct Level {
+    int32_t end;
+    int32_t set;
+  };
+  std::vector<Level> levels = {{nodes[size_t(from_node)].subtree_end, set}};
+  int32_t i = from_node + 1;
+  while (i < levels.front().end) {
+    while (i >= levels.back().end) levels.pop_back();
+    const TrieNode& node = nodes[size_t(i)];
+    const int32_t next = Step(levels.back().set, node.byte);
+    if (next == kDead) {
+      i = node.subtree_end;
+      continue;
+    }
+    if (node.token >= 0) words[node.token >> 6] |= uint64_t(1) << (node.token & 63);
+    const ConfigSet& s = sets_[size_t(next)];
+    if (leaves_rule != nullptr && s.left_start) leaves_rule->push_back(i);
+    if (s.configs.empty()) {
+      i = node.subtree_end;
+      continue;
+    }
+    levels.push_back({node.subtree_end, next});
+    ++i;
+  }
+}
+
+MaskCacheKey GrammarMatcher::KeyFor(const Config& c) const {
+  const GrammarRule& rule = grammar_->rules[size_t(grammar_->states[size_t(c.state)].rule)];
+  const int64_t far = int64_t(trie_->max_token_bytes()) + 1;
+  MaskCacheKey key{c.state, {0, 0}};
+  for (int i = 0; i < 2; ++i) {
+    if (rule.bounds[i] >= 0) key.distance[i] = std::clamp<int64_t>(rule.bounds[i] - c.count, 0, far);
+  }
+  return key;
+}
+
+std::shared_ptr<const LocalMask> GrammarMatcher::LocalMaskFor(const Config& c) {
+  const MaskCacheKey key = KeyFor(c);
+  if (std::shared_ptr<const LocalMask> hit = cache_->Find(key)) return hit;
+  auto mask = std::make_shared<LocalMask>();
+  mask->words.assign(size_t(trie_->vocab_size() + 63) / 64, 0);
+  const int32_t start = Close({Config{c.state, kLocalBottom, c.count}});
+  if (start != kDead) Walk(0, start, mask->words.data(), &mask->leaves_rule);
+  cache_->Insert(key, mask);
+  return mask;
+}
+
+void GrammarMatcher::AllowedTokens(std::vector<uint64_t>* words) {
+  words->assign(size_t(trie_->vocab_size() + 63) / 64, 0);
+  if (finished_ || current_ == kDead) return;
+  const std::vector<Config> configs = sets_[size_t(current_)].configs;
+  for (const Config& c : configs) {
+    const GrammarState& st = grammar_->states[size_t(c.state)];
+    for (const SpecialEdge& e : st.specials) SetBit(words, e.token);
+    if (st.bytes.empty()) continue;
+    std::shared_ptr<const LocalMask> local = LocalMaskFor(c);
+    for (size_t w = 0; w < words->size(); ++w) (*words)[w] |= local->words[w];
+    if (local->leaves_rule.empty() || c.stack == kRealBottom) continue;
+    // Tokens that run past the end of c's rule continue in the caller's frame.
+    const Frame f = frames_[size_t(c.stack)];
+    const int32_t caller = Close({Config{f.return_state, f.parent, f.count}});
+    if (caller == kDead) continue;
+    for (int32_t node : local->leaves_rule) Walk(node, caller, words->data(), nullptr);
+  }
+  if (sets_[size_t(current_)].complete) {
+    for (int32_t id : end_tokens_) SetBit(words, id);
+  }
+}
+
+Status GrammarMatcher::Advance(int32_t token) {
+  if (finished_ || current_ == kDead) return Status::InvalidArgument("the constrained output has already ended");
+  if (std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end()) {
+    if (!sets_[size_t(current_)].complete) {
+      return Status::InvalidArgument("end token " + std::to_string(token) + " before the value is complete");
+    }
+    finished_ = true;
+    return Status::OK();
+  }
+  const int32_t next = StepToken(current_, token);
+  if (next == kDead) return Status::InvalidArgument("token " + std::to_string(token) + " is not allowed by the output grammar");
+  current_ = next;
+  return Status::OK();
+}
+
+int32_t GrammarMatcher::StepToken(int32_t set, int32_t token) {
+  const std::string_view bytes = trie_->TokenBytes(token);
+  if (bytes.empty()) return StepSpecial(set, token);
+  for (char b : bytes) {
+    set = Step(set, static_cast<uint8_t>(b));
+    if (set == kDead) break;
+  }
+  return set;
+}
+
+bool GrammarMatcher::complete() const { return finished_ || (current_ != kDead && sets_[size_t(current_)].complete); }
+
+bool GrammarMatcher::AcceptsBytes(std::string_view bytes, bool require_complete) {
+  int32_t s = finished_ ? kDead : current_;
+  for (char b : bytes) {
+    if (s == kDead) return false;
+    s = Step(s, static_cast<uint8_t>(b));
+  }
+  return s != kDead && (!require_complete || sets_[size_t(s)].complete);
+}
+
+int64_t GrammarMatcher::RemainingBytesAfter(int32_t token) {
+  if (finished_ || current_ == kDead) return -1;
+  const int32_t next = StepToken(current_, token);
+  return next == kDead ? -1 : Remaining(next);
+}
+
+int64_t GrammarMatcher::Remaining(int32_t set) {
+  const std::vector<GrammarState>& states = grammar_->states;
+  constexpr int64_t kFar = int64_t(1) << 40;
+  if (distance_.empty()) {
+    distance_.assign(states.size(), kFar);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t s = 0; s < states.size(); ++s) {
+        const GrammarState& st = states[s];
+        int64_t best = st.rule_end ? 0 : kFar;
+        for (const ByteEdge& e : st.bytes) best = std::min(best, 1 + distance_[size_t(e.target)]);
+        for (const SpecialEdge& e : st.specials) best = std::min(best, 1 + distance_[size_t(e.target)]);
+        for (const EpsilonEdge& e : st.epsilons) best = std::min(best, distance_[size_t(e.target)]);
+        for (const CallEdge& e : st.calls) {
+          best = std::min(best, distance_[size_t(grammar_->rules[size_t(e.rule)].start)] + distance_[size_t(e.return_state)]);
+        }
+        if (best < distance_[s]) {
+          distance_[s] = best;
+          changed = true;
+        }
+      }
+    }
+    // A counted loop still owes (at_least - counter) iterations of its cheapest body.
+    rule_minimum_.assign(grammar_->rules.size(), 0);
+    rule_iteration_.assign(grammar_->rules.size(), 1);
+    for (const GrammarState& st : states) {
+      for (const EpsilonEdge& e : st.epsilons) {
+        rule_minimum_[size_t(st.rule)] = std::max(rule_minimum_[size_t(st.rule)], e.at_least);
+      }
+      for (const CallEdge& e : st.calls) {
+        const int64_t body = 1 + distance_[size_t(grammar_->rules[size_t(e.rule)].start)];
+        int64_t& iteration = rule_iteration_[size_t(st.rule)];
+        iteration = iteration == 1 ? body : std::min(iteration, body);
+      }
+    }
+  }
+  if (finished_ || set == kDead) return 0;
+  if (sets_[size_t(set)].complete) return 0;
+  auto owed = [&](int32_t state, int64_t count) {
+    const size_t rule = size_t(states[size_t(state)].rule);
+    const int64_t missing = std::max<int64_t>(0, std::min<int64_t>(rule_minimum_[rule], kFar) - count);
+    return distance_[size_t(state)] + std::min(missing, kFar) * rule_iteration_[rule];
+  };
+  int64_t best = kFar;
+  for (const Config& c : sets_[size_t(set)].configs) {
+    int64_t d = owed(c.state, c.count);
+    for (int32_t stack = c.stack; stack >= 0; stack = frames_[size_t(stack)].parent) {
+      d += owed(frames_[size_t(stack)].return_state, frames_[size_t(stack)].count);
+    }
+    best = std::min(best, d);
+  }
+  return best;
+}
+
+}  // namespace kimi::structured

@@ -1,0 +1,134 @@
+// Runs a grammar over generated tokens and computes which tokens may come next.
+//
+// State: a set of configurations (grammar state, counter, call stack), closed under epsilon
+// edges, calls and returns, so every configuration in it waits for a byte or a special token.
+// Stacks and sets are interned to small integers, and each set remembers where each byte takes
+// it, so re-reading a byte from a known set is an array lookup.
+//
+// Masks: for each configuration the tokens whose bytes stay inside the rule it is in (or in
+// rules it calls) do not depend on the stack below; a walk of the token trie from that
+// configuration alone gives them once, and MaskCache keeps the result for every request that
+// shares the grammar and vocabulary, keyed by the state and the counter's distance to the
+// rule's bounds (further than the longest token is the same as infinitely far). Tokens that run
+// past the end of the rule are listed as trie nodes in the cached entry and finished per step
+// with the real stack. A token is allowed only when some configuration survives all its bytes,
+// and the grammar is trimmed, so no allowed token leads into a dead end.
+//
+// Owns: the per-request intern tables. Thread safety: a GrammarMatcher is used by one thread
+// at a time; MaskCache is shared and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kimi/status.h"
+#include "structured/grammar.h"
+#include "structured/token_trie.h"
+
+namespace kimi::structured {
+
+// The stack-independent part of a mask for one configuration.
+struct LocalMask {
+  std::vector<uint64_t> words;        // tokens allowed whatever the stack holds
+  std::vector<int32_t> leaves_rule;   // trie nodes where a path returned from the rule
+};
+
+struct MaskCacheKey {
+  int32_t state;
+  int64_t distance[2];
+  bool operator==(const MaskCacheKey&) const = default;
+};
+struct MaskCacheKeyHash {
+  size_t operator()(const MaskCacheKey& k) const {
+    return std::hash<int64_t>()((int64_t(k.state) << 24) ^ (k.distance[0] << 12) ^ k.distance[1]);
+  }
+};
+
+class MaskCache {
+ public:
+  std::shared_ptr<const LocalMask> Find(const MaskCacheKey& key) const;
+  void Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask> mask);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<MaskCacheKey, std::shared_ptr<const LocalMask>, MaskCacheKeyHash> entries_;  // guarded by mu_
+};
+
+class GrammarMatcher {
+ public:
+  GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
+                 std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens);
+  GrammarMatcher(const GrammarMatcher&) = delete;
+  GrammarMatcher& operator=(const GrammarMatcher&) = delete;
+
+  // Consumes one token. Errors: InvalidArgument when the grammar does not allow it (the state
+  // is then unchanged).
+  Status Advance(int32_t token);
+  // Sets *words (vocab_size bits) to the tokens allowed next.
+  void AllowedTokens(std::vector<uint64_t>* words);
+  // The value is complete: an end token is allowed (or was consumed).
+  bool complete() const;
+  bool finished() const { return finished_; }
+  // Whether these bytes may come next (and, with require_complete, end the value); does not
+  // change the state.
+  bool AcceptsBytes(std::string_view bytes, bool require_complete = false);
+  // A lower bound on the bytes still needed to complete the value (0 when complete), counting
+  // a special token as one byte; counters are ignored. For steering a walk to its end.
+  int64_t RemainingBytesEstimate() { return Remaining(current_); }
+  // The same after `token` (an ordinary or special token), or -1 when it is not allowed.
+  int64_t RemainingBytesAfter(int32_t token);
+
+ private:
+  struct Config {
+    int32_t state;
+    int32_t stack;
+    int64_t count;
+    bool operator==(const Config&) const = default;
+    bool operator<(const Config& o) const {
+      return state != o.state ? state < o.state : stack != o.stack ? stack < o.stack : count < o.count;
+    }
+  };
+  struct Frame {
+    int32_t parent;
+    int32_t return_state;
+    int64_t count;
+  };
+  struct ConfigSet {
+    std::vector<Config> configs;
+    bool complete = false;     // returned from the root rule
+    bool left_start = false;   // returned below the configuration a local walk started from
+    std::vector<int32_t> next; // byte -> set, filled lazily (kUnknown until computed)
+  };
+  static constexpr int32_t kRealBottom = -1, kLocalBottom = -2;
+  static constexpr int32_t kDead = -1, kUnknown = -2;
+
+  int32_t InternFrame(int32_t parent, int32_t return_state, int64_t count);
+  int32_t Close(std::vector<Config> seeds);  // closure of seeds, interned; kDead when empty
+  int32_t Step(int32_t set, uint8_t byte);
+  int32_t StepSpecial(int32_t set, int32_t token);
+  int32_t StepToken(int32_t set, int32_t token);
+  int64_t Remaining(int32_t set);
+  void Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule);
+  std::shared_ptr<const LocalMask> LocalMaskFor(const Config& c);
+  MaskCacheKey KeyFor(const Config& c) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const TokenTrie> trie_;
+  std::shared_ptr<MaskCache> cache_;
+  std::vector<int32_t> end_tokens_;
+  std::vector<Frame> frames_;
+  std::unordered_map<std::string, int32_t> frame_ids_;
+  std::vector<ConfigSet> sets_;
+  std::unordered_map<std::string, int32_t> set_ids_;
+  std::vector<int64_t> distance_;  // per state: fewest bytes to its rule's end (lazy)
+  std::vector<int64_t> rule_minimum_, rule_iteration_;  // per rule: counter minimum, loop body cost
+  int32_t current_ = kDead;
+  bool finished_ = false;
+};
+
+}  // namespace kimi::structured

@@ -1,0 +1,223 @@
+#include "structured/matcher.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kimi/output_parser.h"
+#include "kimi/structured_output.h"
+#include "structured/structured_test_util.h"
+#include "text/tokenizer_test_util.h"
+
+namespace kimi::structured {
+namespace {
+
+using testing::CompileSchema;
+
+// JSON text with no whitespace outside strings.
+bool Compact(const std::string& text) {
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The mask the trie walk computes equals, token by token, what feeding each token's bytes
+// to the matcher says.
+void ExpectMaskMatchesBruteForce(GrammarMatcher& matcher, const TokenTrie& trie, int32_t end_token, const std::string& where) {
+  std::vector<uint64_t> words;
+  matcher.AllowedTokens(&words);
+  int mismatches = 0;
+  for (int32_t id = 0; id < trie.num_base_tokens() && mismatches < 5; ++id) {
+    const bool allowed = (words[size_t(id) >> 6] >> (id & 63)) & 1;
+    const bool expected = !trie.TokenBytes(id).empty() && matcher.AcceptsBytes(trie.TokenBytes(id));
+    if (allowed != expected) {
+      ++mismatches;
+      ADD_FAILURE() << where << ": token " << id << " '" << trie.TokenBytes(id) << "' mask says " << allowed;
+    }
+  }
+  const bool end_allowed = (words[size_t(end_token) >> 6] >> (end_token & 63)) & 1;
+  EXPECT_EQ(end_allowed, matcher.complete()) << where;
+}
+
+TEST(GrammarMatcher, MaskEqualsBruteForceAlongWalksOnTheDemoVocabulary) {
+  auto cases = testing::VerifierSchemaCases();
+  if (!cases) GTEST_SKIP() << "skipped: ../shared/kimi-k3/kvv-schema-cases is absent";
+  auto trie = testing::DemoTrie();
+  const int32_t end_token = *trie->end_of_msg;
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i < cases->size(); i += 3) {  // a third of the cases, every step checked
+    const auto& c = (*cases)[i];
+    auto g = CompileSchema(c.schema);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    GrammarMatcher matcher(*g, trie, std::make_shared<MaskCache>(), {end_token});
+    testing::Walk walk = testing::RandomWalk(*g, trie, end_token, rng, 20, 300);
+    const std::string where = c.suite + ":" + std::to_string(c.line);
+    ExpectMaskMatchesBruteForce(matcher, *trie, end_token, where + " step 0");
+    for (size_t t = 0; t < walk.tokens.size(); ++t) {
+      ASSERT_TRUE(matcher.Advance(walk.tokens[t]).ok()) << where;
+      ExpectMaskMatchesBruteForce(matcher, *trie, end_token, where + " step " + std::to_string(t + 1));
+    }
+  }
+}
+
+TEST(GrammarMatcher, WalksEndWithCompactValidJsonOnTheDemoVocabulary) {
+  auto cases = testing::VerifierSchemaCases();
+  if (!cases) GTEST_SKIP() << "skipped: ../shared/kimi-k3/kvv-schema-cases is absent";
+  auto trie = testing::DemoTrie();
+  const int32_t end_token = *trie->end_of_msg;
+  std::mt19937_64 rng(11);
+  int walks = 0;
+  for (const auto& c : *cases) {
+    auto g = CompileSchema(c.schema);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    // A value of minLength 999999999999 has no end within any budget.
+    const bool endless = c.schema.find("999999999999") != std::string::npos;
+    for (int k = 0; k < 3; ++k) {
+      testing::Walk walk = testing::RandomWalk(*g, trie, end_token, rng, 30, 4000);
+      const std::string where = c.suite + ":" + std::to_string(c.line) + " " + c.schema;
+      EXPECT_FALSE(walk.stuck) << where << " after " << walk.text;  // never a dead end
+      if (endless) continue;
+      ++walks;
+      ASSERT_TRUE(walk.ended) << where << " did not end: " << walk.text.substr(0, 300);
+      EXPECT_TRUE(nlohmann::json::accept(walk.text)) << where << ": " << walk.text;
+      EXPECT_TRUE(Compact(walk.text)) << where << ": " << walk.text;
+    }
+  }
+  std::printf("%d walks ended with valid compact JSON\n", walks);
+}
+
+TEST(GrammarMatcher, RefusesTokensOutsideTheGrammarAndEndsOnlyWhenComplete) {
+  auto g = CompileSchema(R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false})");
+  ASSERT_TRUE(g.ok());
+  auto trie = testing::DemoTrie();
+  const int32_t end_token = *trie->end_of_msg;
+  GrammarMatcher m(*g, trie, std::make_shared<MaskCache>(), {end_token});
+  EXPECT_TRUE(m.AcceptsBytes(R"({"a":12})", true));
+  EXPECT_FALSE(m.AcceptsBytes(R"({"b":12})"));
+  EXPECT_FALSE(m.Advance(end_token).ok());
+  EXPECT_GT(m.RemainingBytesEstimate(), 6);
+}
+
+// The public API: a strict tool call through TokenConstraint::FillMask, parsed back by the K3
+// output parser.
+TEST(StructuredOutput, RequiredToolCallParsesBackAsItsArguments) {
+  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
+  auto vocabulary = StructuredVocabulary::Build(tokenizer);
+  ASSERT_TRUE(vocabulary.ok());
+  StructuredOutputOptions options;
+  options.vocabulary = *vocabulary;
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  std::vector<StrictTool> tools = {
+      {"get_weather", R"({"type":"object","properties":{"city":{"enum":["Paris","Hanoi"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city","days"],"additionalProperties":false})"},
+      {"now", R"({"type":"object","properties":{"tz":{"type":"string","maxLength":3}},"additionalProperties":false})"}};
+  auto output = StructuredOutput::ForRequiredToolCalls(tools, 2, options);
+  ASSERT_TRUE(output.ok()) << output.status().ToString();
+  SpecialTokenIds ids{*tokenizer.SpecialTokenId(k3::kEos), *tokenizer.SpecialTokenId(k3::kEndOfMessage),
+                      *tokenizer.SpecialTokenId(k3::kOpen), *tokenizer.SpecialTokenId(k3::kClose), *tokenizer.SpecialTokenId(k3::kSep)};
+  std::mt19937_64 rng(3);
+  for (int run = 0; run < 20; ++run) {
+    auto constraint = (*output)->NewConstraint();
+    std::vector<int32_t> generated;
+    for (int step = 0; step < 3000; ++step) {
+      TokenMask mask(tokenizer.vocab_size(), true);
+      ASSERT_TRUE(constraint->FillMask(generated, &mask).ok());
+      std::vector<int32_t> allowed;
+      for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+        if (mask.allowed(id)) allowed.push_back(id);
+      }
+      ASSERT_FALSE(allowed.empty());
+      // Prefer short tokens so that free strings close in reasonable time.
+      int32_t choice = allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)];
+      if (mask.allowed(ids.end_of_message)) choice = ids.end_of_message;
+      generated.push_back(choice);
+      if (choice == ids.end_of_message) break;
+    }
+    ASSERT_EQ(generated.back(), ids.end_of_message);
+    std::vector<std::string> texts;
+    for (int32_t id : generated) texts.emplace_back(*tokenizer.TokenBytes(id));
+    std::vector<GeneratedToken> tokens;
+    for (size_t i = 0; i < generated.size(); ++i) tokens.push_back({generated[i], texts[i]});
+    auto parser = OutputParserRegistry::Create("kimi_k3", {ids, OutputStart::kResponseChannel});
+    ASSERT_TRUE(parser.ok());
+    ParsedOutput parsed = ParseOutput(**parser, tokens);
+    ASSERT_GE(parsed.tool_calls.size(), 1u);
+    ASSERT_LE(parsed.tool_calls.size(), 2u);
+    EXPECT_EQ(parsed.answer, "");
+    for (const ParsedToolCall& call : parsed.tool_calls) {
+      auto args = nlohmann::json::parse(call.arguments, nullptr, false);
+      ASSERT_TRUE(args.is_object()) << call.arguments;
+      if (call.name == "get_weather") {
+        EXPECT_TRUE(args["city"] == "Paris" || args["city"] == "Hanoi") << call.arguments;
+        EXPECT_TRUE(args["days"].is_number_integer() && args["days"] >= 1 && args["days"] <= 7) << call.arguments;
+      } else {
+        EXPECT_EQ(call.name, "now");
+      }
+    }
+  }
+}
+
+TEST(StructuredOutput, JsonSchemaAnswerAfterBoundedReasoning) {
+  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
+  StructuredOutputOptions options;
+  options.vocabulary = *StructuredVocabulary::Build(tokenizer);
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  options.thinking = true;
+  options.max_reasoning_bytes = 40;
+  auto output = StructuredOutput::ForJsonSchema(R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false})", options);
+  ASSERT_TRUE(output.ok()) << output.status().ToString();
+  const int32_t end = *tokenizer.SpecialTokenId(k3::kEndOfMessage);
+  std::mt19937_64 rng(5);
+  auto constraint = (*output)->NewConstraint();
+  std::vector<int32_t> generated;
+  std::string text;
+  while (generated.empty() || generated.back() != end) {
+    ASSERT_LT(generated.size(), 500u);
+    TokenMask mask(tokenizer.vocab_size(), true);
+    ASSERT_TRUE(constraint->FillMask(generated, &mask).ok());
+    std::vector<int32_t> allowed;
+    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+      if (mask.allowed(id)) allowed.push_back(id);
+    }
+    ASSERT_FALSE(allowed.empty());
+    generated.push_back(allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)]);
+    text += *tokenizer.TokenBytes(generated.back());
+  }
+  const size_t open = text.find("<|close|>think<|sep|><|open|>response<|sep|>");
+  ASSERT_NE(open, std::string::npos) << text;
+  EXPECT_LE(open, 40u);
+  const std::string tail = "<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>";
+  ASSERT_TRUE(text.ends_with(tail)) << text;
+  const std::string answer = text.substr(open + 44, text.size() - open - 44 - tail.size());
+  EXPECT_TRUE(answer == R"({"ok":true})" || answer == R"({"ok":false})") << answer;
+}
+
+TEST(StructuredOutput, UnsupportedKeywordIsAnInvalidArgument) {
+  StructuredOutputOptions options;
+  options.vocabulary = *StructuredVocabulary::Build(text::testing::DemoTokenizer());
+  auto output = StructuredOutput::ForJsonSchema(R"({"type":"object","properties":{"x":{"type":"string","not":{"const":"a"}}}})", options);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(output.status().message().find("/properties/x/not"), std::string::npos) << output.status().message();
+  std::vector<StrictTool> tools = {{"f", R"({"type":"object","dependentRequired":{}})"}};
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  auto tool = StructuredOutput::ForRequiredToolCalls(tools, 1, options);
+  ASSERT_FALSE(tool.ok());
+  EXPECT_NE(tool.status().message().find("tool \"f\""), std::string::npos) << tool.status().message();
+}
+
+}  // namespace
+}  // namespace kimi::structured

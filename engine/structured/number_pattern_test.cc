@@ -1,0 +1,68 @@
+#include "structured/number_pattern.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "structured/schema_compiler.h"
+#include "structured/structured_test_util.h"
+
+namespace kimi::structured {
+namespace {
+
+using testing::Accepts;
+using testing::CompileSchema;
+
+TEST(NumberPattern, EveryIntegerOfARangeAndNothingElse) {
+  // Exhaustive over small ranges, against the definition.
+  for (auto [lo, hi] : std::vector<std::pair<int64_t, int64_t>>{{0, 0}, {0, 9}, {3, 47}, {10, 999}, {95, 1205}, {-30, 17}, {-120, -7}}) {
+    Json schema = {{"type", "integer"}, {"minimum", lo}, {"maximum", hi}};
+    auto g = CompileSchema(schema.dump());
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    for (int64_t v = -1500; v <= 1500; ++v) {
+      EXPECT_EQ(Accepts(*g, std::to_string(v)), v >= lo && v <= hi) << v << " in [" << lo << "," << hi << "]";
+    }
+    EXPECT_FALSE(Accepts(*g, "01"));
+    EXPECT_FALSE(Accepts(*g, "-0"));
+    EXPECT_FALSE(Accepts(*g, "1.0"));
+  }
+}
+
+TEST(NumberPattern, ExclusiveAndFractionalBounds) {
+  auto g = CompileSchema(R"({"type":"number","exclusiveMinimum":0,"exclusiveMaximum":10})");
+  ASSERT_TRUE(g.ok());
+  EXPECT_FALSE(Accepts(*g, "0"));
+  EXPECT_TRUE(Accepts(*g, "1"));
+  EXPECT_TRUE(Accepts(*g, "9"));
+  EXPECT_FALSE(Accepts(*g, "10"));
+  EXPECT_TRUE(Accepts(*g, "3.25"));
+  EXPECT_FALSE(Accepts(*g, "-1"));
+  EXPECT_FALSE(Accepts(*g, "1e3"));
+  auto f = CompileSchema(R"({"type":"number","minimum":-10.5111111,"maximum":20.333333333})");
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(Accepts(*f, "-10"));
+  EXPECT_TRUE(Accepts(*f, "-9.75"));
+  EXPECT_TRUE(Accepts(*f, "19.99"));
+  EXPECT_TRUE(Accepts(*f, "20"));
+  EXPECT_FALSE(Accepts(*f, "21"));
+  EXPECT_FALSE(Accepts(*f, "-11"));
+}
+
+TEST(NumberPattern, UnboundedNumbersAreJsonNumbers) {
+  auto g = CompileSchema(R"({"type":"number"})");
+  ASSERT_TRUE(g.ok());
+  for (const char* ok : {"0", "-0", "12", "-3.5", "1e5", "2.5E-3", "0.001"}) EXPECT_TRUE(Accepts(*g, ok)) << ok;
+  for (const char* bad : {"01", "+1", ".5", "1.", "1e", "--1", "NaN"}) EXPECT_FALSE(Accepts(*g, bad)) << bad;
+}
+
+TEST(NumberPattern, EmptyRangeAdmitsNoValue) {
+  auto g = CompileSchema(R"({"type":"integer","minimum":5,"maximum":4})");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), Status::Code::kInvalidArgument);
+  auto h = CompileSchema(R"({"type":"integer","exclusiveMinimum":0.5,"exclusiveMaximum":1})");
+  EXPECT_FALSE(h.ok());
+}
+
+}  // namespace
+}  // namespace kimi::structured

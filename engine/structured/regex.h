@@ -1,0 +1,48 @@
+// The regular-expression subset that structured output compiles into grammars: JSON Schema's
+// `pattern` (ECMA-262 syntax, a search: unanchored unless ^ and $ say otherwise), and the
+// fixed patterns of `format` and number ranges.
+//
+// Supported: literals (UTF-8), `.`, classes `[...]` with ranges and `^` negation, the escapes
+// \d \w \s \D \W \S \t \n \r \f \v \0 \xHH \uHHHH and escaped punctuation, groups `(...)` and
+// `(?:...)`, alternation `|`, quantifiers `* + ? {n} {n,} {n,m}` (a lazy `?` suffix is accepted:
+// laziness does not change the language), `^` at the very start and `$` at the very end.
+// Refused (InvalidArgument naming the construct): backreferences, lookaround, named groups,
+// \b \B \p \P, anchors elsewhere, and expressions whose automaton would exceed kMaxRegexStates.
+//
+// Classes that contain negated shorthands (\D \W \S, or \d \w \s inside [^...]) are taken within
+// ASCII, because validators disagree on their Unicode meaning; `.` is every character but line
+// terminators.
+//
+// Owns nothing. Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kimi/status.h"
+#include "structured/char_class.h"
+
+namespace kimi::structured {
+
+inline constexpr size_t kMaxRegexStates = 20000;
+
+// A nondeterministic automaton over characters.
+struct CharNfa {
+  struct Edge {
+    CharClass chars;
+    int32_t target;
+  };
+  struct State {
+    std::vector<Edge> edges;
+    std::vector<int32_t> epsilons;
+  };
+  std::vector<State> states;
+  int32_t start = 0;
+  int32_t accept = 0;
+};
+
+// The automaton of every string the pattern matches somewhere (search semantics).
+Result<CharNfa> CompileRegex(std::string_view pattern);
+
+}  // namespace kimi::structured

@@ -1,0 +1,81 @@
+// JSON Schema (a Draft 2020-12 subset, docs/structured-output.md) to grammar rules whose text
+// is exactly the compact JSON (no whitespace) of values that validate against the schema.
+//
+// Supported keywords: type (one or a list), enum, const, properties, required,
+// additionalProperties (bool or schema), items (bool or schema), prefixItems, minItems,
+// maxItems, anyOf, oneOf (branches of distinct types), allOf (merged), $ref (local "#..."
+// pointers, recursion included), $defs/definitions, minLength, maxLength, pattern (regex.h),
+// format (date-time, date, time, email, uuid), minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, nullable; annotations (description, default, title, examples, $id,
+// $schema, $comment, $anchor, deprecated, readOnly, writeOnly) are ignored. Any other keyword
+// is refused with InvalidArgument naming it and its JSON pointer.
+//
+// The grammar produces a subset of the valid values where the full set is not context-free
+// or not worth it: properties in the schema's order, each at most once, extra property names
+// in printable ASCII without escapes, one spelling per character, numbers of at most 18
+// integer digits. Every text it produces validates.
+//
+// Owns: nothing after compilation. Thread safety: a SchemaCompiler is used by one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kimi/status.h"
+#include "structured/grammar.h"
+
+namespace kimi::structured {
+
+using Json = nlohmann::ordered_json;
+
+// Rules for JSON values that need no schema: any value, any object. Built once per builder.
+class JsonValueRules {
+ public:
+  explicit JsonValueRules(GrammarBuilder* builder) : builder_(builder) {}
+  int32_t AnyValue();
+  int32_t AnyObject();
+  int32_t AnyArray();
+  int32_t FreeString();  // any JSON string
+  int32_t String(int64_t min_length, int64_t max_length);  // characters, counted
+  int32_t Literal(const std::string& text);               // one fixed text
+  int32_t Number();                                        // any JSON number
+  GrammarBuilder* builder() { return builder_; }
+
+ private:
+  void BuildAnyValue();
+  GrammarBuilder* builder_;
+  int32_t any_value_ = -1, any_object_ = -1, any_array_ = -1, number_ = -1;
+  std::map<std::pair<int64_t, int64_t>, int32_t> strings_;
+  std::map<std::string, int32_t> literals_;
+};
+
+// Compiles one schema document (the root that "#" pointers resolve in) into rules of a builder.
+class SchemaCompiler {
+ public:
+  SchemaCompiler(JsonValueRules* values, const Json& document) : values_(values), document_(document) {}
+  // The rule of the document's root. Errors: InvalidArgument naming the keyword and pointer.
+  Result<int32_t> CompileRoot();
+
+ private:
+  Result<int32_t> Compile(const Json& schema, const std::string& pointer);
+  Result<int32_t> CompileRef(const std::string& ref, const std::string& pointer);
+  Result<int32_t> CompileObject(const Json& schema, const std::string& pointer);
+  Result<int32_t> CompileArray(const Json& schema, const std::string& pointer);
+  Result<int32_t> CompileString(const Json& schema, const std::string& pointer);
+  Result<int32_t> CompileNumber(const Json& schema, const std::string& pointer, bool integer);
+  Result<int32_t> CompileLiterals(const Json& schema, const std::string& pointer);
+  Result<Json> Resolve(const std::string& ref, const std::string& pointer) const;
+  Result<Json> Merge(const Json& a, const Json& b, const std::string& pointer) const;
+
+  JsonValueRules* values_;
+  GrammarBuilder* builder() { return values_->builder(); }
+  const Json& document_;
+  std::map<std::string, int32_t> ref_rules_;  // "#/..." -> rule, so recursion terminates
+  int depth_ = 0;
+};
+
+}  // namespace kimi::structured

@@ -1,0 +1,250 @@
+#include "kimi/structured_output.h"
+
+#include "structured/grammar.h"
+#include "structured/matcher.h"
+#include "structured/schema_compiler.h"
+#include "structured/token_trie.h"
+
+namespace kimi {
+
+using structured::GrammarBuilder;
+using structured::GrammarMatcher;
+using structured::Json;
+using structured::JsonValueRules;
+using structured::SchemaCompiler;
+
+struct StructuredOutput::Parts {
+  std::shared_ptr<const structured::Grammar> grammar;
+  std::shared_ptr<const structured::TokenTrie> trie;
+  std::shared_ptr<structured::MaskCache> cache;
+  std::vector<int32_t> end_tokens;
+};
+
+namespace {
+
+// The per-request constraint: the matcher advanced by the tokens generated since the last call.
+class GrammarConstraint final : public TokenConstraint {
+ public:
+  GrammarConstraint(std::shared_ptr<const StructuredOutput::Parts> parts)
+      : parts_(parts), matcher_(parts->grammar, parts->trie, parts->cache, parts->end_tokens) {}
+
+  Status FillMask(std::span<const int32_t> generated, TokenMask* mask) override {
+    if (mask->vocab_size() != parts_->trie->vocab_size()) {
+      return Status::InvalidArgument("a token mask of " + std::to_string(mask->vocab_size()) +
+                                     " tokens for a structured-output vocabulary of " + std::to_string(parts_->trie->vocab_size()));
+    }
+    for (; consumed_ < generated.size(); ++consumed_) {
+      KIMI_RETURN_IF_ERROR(matcher_.Advance(generated[consumed_]).WithContext("structured output"));
+    }
+    matcher_.AllowedTokens(&words_);
+    mask->Intersect(words_);
+    return Status::OK();
+  }
+
+ private:
+  std::shared_ptr<const StructuredOutput::Parts> parts_;
+  GrammarMatcher matcher_;
+  size_t consumed_ = 0;
+  std::vector<uint64_t> words_;
+};
+
+// Writes a sequence of markup pieces from one state to the next.
+class Chain {
+ public:
+  Chain(GrammarBuilder* builder, int32_t rule, int32_t at) : b_(builder), rule_(rule), at_(at) {}
+  Chain& Special(int32_t token) {
+    const int32_t next = b_->NewState(rule_);
+    b_->AddSpecial(at_, token, next);
+    at_ = next;
+    return *this;
+  }
+  Chain& Text(std::string_view text) {
+    const int32_t next = b_->NewState(rule_);
+    b_->AddLiteral(at_, text, next);
+    at_ = next;
+    return *this;
+  }
+  Chain& Call(int32_t rule) {
+    const int32_t next = b_->NewState(rule_);
+    b_->AddCall(at_, rule, next);
+    at_ = next;
+    return *this;
+  }
+  int32_t at() const { return at_; }
+
+ private:
+  GrammarBuilder* b_;
+  int32_t rule_;
+  int32_t at_;
+};
+
+struct Markup {
+  int32_t open, close, sep, end_of_msg;
+};
+
+Result<Markup> K3Markup(const structured::TokenTrie& trie) {
+  if (!trie.open || !trie.close || !trie.sep || !trie.end_of_msg) {
+    return Status::FailedPrecondition("the tokenizer has no K3 markup tokens (<|open|>, <|close|>, <|sep|>, <|end_of_msg|>)");
+  }
+  return Markup{*trie.open, *trie.close, *trie.sep, *trie.end_of_msg};
+}
+
+// The reasoning (when thinking) and the opening of the response channel.
+Chain OpenResponse(GrammarBuilder* b, int32_t rule, const Markup& m, const StructuredOutputOptions& options) {
+  Chain chain(b, rule, b->RuleStart(rule));
+  if (!options.thinking) return chain;
+  structured::ByteSet any;
+  any.AddRange(0, 255);
+  const int32_t reasoning = b->NewRule("reasoning");
+  const int32_t head = b->RuleStart(reasoning), end = b->NewState(reasoning);
+  b->MarkEnd(end);
+  if (options.max_reasoning_bytes < 0) {
+    b->AddBytes(head, any, head);
+  } else {
+    const int32_t in_byte = b->NewState(reasoning);
+    const int64_t limit = options.max_reasoning_bytes;
+    b->AddEpsilon(head, structured::EpsilonEdge{in_byte, 0, limit, structured::CounterAction::kIncrement, limit});
+    b->AddBytes(in_byte, any, head);
+  }
+  b->AddEpsilon(head, end);
+  chain.Call(reasoning).Special(m.close).Text("think").Special(m.sep).Special(m.open).Text("response").Special(m.sep);
+  return chain;
+}
+
+Result<std::shared_ptr<const StructuredOutput>> Finish(GrammarBuilder* b, int32_t root, std::string_view what,
+                                                       const StructuredOutputOptions& options, std::vector<int32_t> end_tokens) {
+  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const structured::Grammar> grammar, b->Finish(root, what));
+  auto parts = std::make_shared<StructuredOutput::Parts>();
+  parts->grammar = std::move(grammar);
+  parts->trie = options.vocabulary->trie();
+  parts->cache = std::make_shared<structured::MaskCache>();
+  parts->end_tokens = std::move(end_tokens);
+  return std::make_shared<const StructuredOutput>(std::move(parts));
+}
+
+// A response_format answer: the value alone, or framed as K3's response channel.
+Result<std::shared_ptr<const StructuredOutput>> ForValue(GrammarBuilder* b, int32_t value, std::string_view what,
+                                                         const StructuredOutputOptions& options) {
+  if (options.frame == StructuredOutputOptions::Frame::kBare) return Finish(b, value, what, options, options.end_token_ids);
+  KIMI_ASSIGN_OR_RETURN(Markup m, K3Markup(*options.vocabulary->trie()));
+  const int32_t turn = b->NewRule("k3 answer");
+  Chain chain = OpenResponse(b, turn, m, options);
+  chain.Call(value).Special(m.close).Text("response").Special(m.sep).Special(m.close).Text("message").Special(m.sep);
+  b->MarkEnd(chain.at());
+  return Finish(b, turn, what, options, {m.end_of_msg});
+}
+
+Status CheckOptions(const StructuredOutputOptions& options) {
+  if (!options.vocabulary) return Status::InvalidArgument("structured output needs a vocabulary");
+  return Status::OK();
+}
+
+Result<Json> ParseSchema(std::string_view text, std::string_view what) {
+  Json schema = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (schema.is_discarded()) return Status::InvalidArgument(std::string(what) + " is not valid JSON");
+  return schema;
+}
+
+std::string EscapeAttribute(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '&') {
+      out += "&amp;";
+    } else if (c == '"') {
+      out += "&quot;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const StructuredVocabulary>> StructuredVocabulary::Build(const Tokenizer& tokenizer) {
+  auto vocabulary = std::make_shared<StructuredVocabulary>();
+  KIMI_ASSIGN_OR_RETURN(vocabulary->trie_, structured::TokenTrie::Build(tokenizer));
+  return std::shared_ptr<const StructuredVocabulary>(std::move(vocabulary));
+}
+
+Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForJsonSchema(std::string_view schema_json,
+                                                                               const StructuredOutputOptions& options) {
+  KIMI_RETURN_IF_ERROR(CheckOptions(options));
+  KIMI_ASSIGN_OR_RETURN(Json schema, ParseSchema(schema_json, "the JSON schema"));
+  GrammarBuilder builder;
+  JsonValueRules values(&builder);
+  SchemaCompiler compiler(&values, schema);
+  KIMI_ASSIGN_OR_RETURN(int32_t value, compiler.CompileRoot());
+  return ForValue(&builder, value, "the JSON schema", options);
+}
+
+Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForJsonObject(const StructuredOutputOptions& options) {
+  KIMI_RETURN_IF_ERROR(CheckOptions(options));
+  GrammarBuilder builder;
+  JsonValueRules values(&builder);
+  return ForValue(&builder, values.AnyObject(), "a JSON object", options);
+}
+
+Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToolCalls(std::span<const StrictTool> tools, int max_calls,
+                                                                                      const StructuredOutputOptions& options) {
+  KIMI_RETURN_IF_ERROR(CheckOptions(options));
+  if (options.frame != StructuredOutputOptions::Frame::kK3) return Status::InvalidArgument("tool calls need the K3 frame");
+  if (tools.empty()) return Status::InvalidArgument("tool_choice required with no tools");
+  if (max_calls < 1) return Status::InvalidArgument("max_calls must be at least 1");
+  KIMI_ASSIGN_OR_RETURN(Markup m, K3Markup(*options.vocabulary->trie()));
+  GrammarBuilder builder;
+  JsonValueRules values(&builder);
+  std::vector<int32_t> argument_rules;
+  for (const StrictTool& tool : tools) {
+    const std::string what = "the parameters of tool \"" + tool.name + "\"";
+    int32_t arguments = -1;
+    if (tool.parameters_json.empty()) {
+      arguments = values.AnyObject();
+    } else {
+      KIMI_ASSIGN_OR_RETURN(Json schema, ParseSchema(tool.parameters_json, what));
+      SchemaCompiler compiler(&values, schema);
+      Result<int32_t> compiled = compiler.CompileRoot();
+      if (!compiled.ok()) return compiled.status().WithContext(what);
+      arguments = *compiled;
+    }
+    argument_rules.push_back(arguments);
+  }
+  const int32_t section = builder.NewRule("k3 tool calls");
+  Chain chain = OpenResponse(&builder, section, m, options);
+  chain.Special(m.close).Text("response").Special(m.sep).Special(m.open).Text("tools").Special(m.sep);
+  const int32_t close_tools = builder.NewState(section);
+  int32_t at = chain.at();
+  for (int index = 1; index <= max_calls; ++index) {
+    const int32_t after = builder.NewState(section);
+    for (size_t t = 0; t < tools.size(); ++t) {
+      Chain one(&builder, section, at);
+      one.Special(m.open)
+          .Text("call tool=\"" + EscapeAttribute(tools[t].name) + "\" index=\"" + std::to_string(index) + "\"")
+          .Special(m.sep)
+          .Special(m.open)
+          .Text("json type=\"object\"")
+          .Special(m.sep)
+          .Call(argument_rules[t])
+          .Special(m.close)
+          .Text("json")
+          .Special(m.sep)
+          .Special(m.close)
+          .Text("call")
+          .Special(m.sep);
+      builder.AddEpsilon(one.at(), after);
+    }
+    builder.AddEpsilon(after, close_tools);
+    at = after;
+  }
+  Chain tail(&builder, section, close_tools);
+  tail.Special(m.close).Text("tools").Special(m.sep).Special(m.close).Text("message").Special(m.sep);
+  builder.MarkEnd(tail.at());
+  return Finish(&builder, section, "the tool calls", options, {m.end_of_msg});
+}
+
+std::shared_ptr<TokenConstraint> StructuredOutput::NewConstraint() const { return std::make_shared<GrammarConstraint>(parts_); }
+
+size_t StructuredOutput::grammar_states() const { return parts_->grammar->states.size(); }
+size_t StructuredOutput::cached_masks() const { return parts_->cache->size(); }
+
+}  // namespace kimi

@@ -1,0 +1,55 @@
+// Helpers shared by the structured-output tests and benchmark: schemas compiled straight to
+// matchers, the demo and real vocabularies, the verifier's schema cases, and random walks
+// that sample uniformly among the allowed tokens.
+//
+// Thread safety: test-only; cached vocabularies are built under function-local statics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kimi/status.h"
+#include "structured/grammar.h"
+#include "structured/matcher.h"
+#include "structured/token_trie.h"
+
+namespace kimi::structured::testing {
+
+// The grammar of a schema given as JSON text (the value alone, no framing).
+Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json);
+
+// Trie of the 512-rank demo tokenizer (built once) and of K3's real ranks (nullopt without
+// ../shared).
+std::shared_ptr<const TokenTrie> DemoTrie();
+std::optional<std::shared_ptr<const TokenTrie>> RealTrie();
+
+// Whether the schema's grammar accepts exactly this text as a complete value.
+bool Accepts(const std::shared_ptr<const Grammar>& grammar, const std::string& text);
+
+struct SchemaCase {
+  std::string suite;
+  int line = 0;
+  std::string schema;
+};
+// Every line of <shared>/kimi-k3/kvv-schema-cases/*/valid.jsonl; nullopt without ../shared.
+std::optional<std::vector<SchemaCase>> VerifierSchemaCases();
+
+struct Walk {
+  std::vector<int32_t> tokens;
+  std::string text;     // the bytes of the tokens (the end token excluded)
+  bool ended = false;   // an end token was chosen
+  bool stuck = false;   // the mask allowed nothing before the end (a dead end: a bug)
+  int steps_to_complete = 0;
+};
+
+// Samples uniformly among the allowed tokens for `free_steps` steps, then steers to the end
+// (the end token when allowed, else the sampled candidate with the fewest bytes left),
+// up to max_steps tokens in all. end_token is the id allowed once the value is complete.
+Walk RandomWalk(const std::shared_ptr<const Grammar>& grammar, const std::shared_ptr<const TokenTrie>& trie,
+                int32_t end_token, std::mt19937_64& rng, int free_steps, int max_steps);
+
+}  // namespace kimi::structured::testing
