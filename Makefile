@@ -1,12 +1,13 @@
 # The two commands of the README, and the few targets they are made of.
 #   make run   install missing packages, build, prepare var/, start the appliance on loopback
 #   make test  the same set-up, then every test through CTest
+#   make package  the Debian packages (docs/packaging.md)
 SHELL := /bin/bash
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(CURDIR)/.ccache
 
-.PHONY: all deps build run test test-asan clean
+.PHONY: all deps build run test test-asan package clean
 
 all: build
 
@@ -25,6 +26,11 @@ run: build
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 900
+
+# The Debian packages kimi-appliance and kimi-engine, into $(BUILD_DIR)/packages/.
+package: build
+	cpack --config $(BUILD_DIR)/CPackConfig.cmake -B $(BUILD_DIR)/packages
+	@ls -1 $(BUILD_DIR)/packages/*.deb
 
 # AddressSanitizer + UndefinedBehaviorSanitizer in their own tree; not part of `make test`.
 test-asan: deps

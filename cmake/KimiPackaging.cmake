@@ -1,0 +1,84 @@
+# Install rules and the Debian packages (CPack DEB), built by `make package`:
+#   kimi-appliance  the daemon, kimictl, kimi-audit-verify, the systemd unit, the default
+#                   configuration (a conffile), man pages
+#   kimi-engine     the engine's command-line tool and worker
+# Runtime library dependencies come from dpkg-shlibdeps, so they always match what the
+# binaries were linked against. packaging/tests/deb_test.sh checks the result.
+
+set(_pkg ${PROJECT_SOURCE_DIR}/packaging)
+set(_gen ${PROJECT_BINARY_DIR}/packaging)
+
+# Debian wants man pages and changelogs compressed reproducibly (gzip -n: no name, no time).
+set(_kimi_gzipped)
+function(kimi_gzip src out)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_gen}
+    COMMAND gzip -9nc ${src} > ${out}
+    DEPENDS ${src} VERBATIM)
+  set(_kimi_gzipped ${_kimi_gzipped} ${out} PARENT_SCOPE)
+endfunction()
+foreach(page kimi-appliance.8 kimictl.8 kimi-engine.1 kimi-audit-verify.1)
+  kimi_gzip(${_pkg}/man/${page} ${_gen}/${page}.gz)
+endforeach()
+kimi_gzip(${_pkg}/changelog ${_gen}/changelog.gz)
+add_custom_target(kimi_package_files ALL DEPENDS ${_kimi_gzipped})
+
+# kimi-appliance
+install(TARGETS kimi-appliance RUNTIME DESTINATION sbin COMPONENT appliance)
+install(TARGETS kimictl kimi-audit-verify RUNTIME DESTINATION bin COMPONENT appliance)
+install(FILES ${_pkg}/systemd/kimi-appliance.service DESTINATION lib/systemd/system COMPONENT appliance)
+install(FILES ${_pkg}/etc/appliance.json DESTINATION /etc/kimi-appliance
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ COMPONENT appliance)
+install(FILES ${_gen}/kimi-appliance.8.gz ${_gen}/kimictl.8.gz DESTINATION share/man/man8 COMPONENT appliance)
+install(FILES ${_gen}/kimi-audit-verify.1.gz DESTINATION share/man/man1 COMPONENT appliance)
+install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-appliance COMPONENT appliance)
+
+# kimi-engine
+install(TARGETS kimi-engine RUNTIME DESTINATION bin COMPONENT engine)
+install(FILES ${_gen}/kimi-engine.1.gz DESTINATION share/man/man1 COMPONENT engine)
+install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-engine COMPONENT engine)
+
+# `make package` builds first; packaging itself must not rebuild the whole tree.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME kimi-appliance)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+# The packages' Maintainer: the team that builds the bundle for a site can name itself.
+set(KIMI_PACKAGE_MAINTAINER "Kimi appliance developers <dev@kimi-appliance.local>" CACHE STRING
+  "Maintainer field of the Debian packages")
+set(CPACK_PACKAGE_CONTACT "${KIMI_PACKAGE_MAINTAINER}")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL appliance engine)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+
+set(CPACK_DEBIAN_APPLIANCE_PACKAGE_NAME kimi-appliance)
+set(CPACK_DEBIAN_APPLIANCE_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_APPLIANCE_PACKAGE_DEPENDS "adduser")
+set(CPACK_DEBIAN_APPLIANCE_DESCRIPTION "Kimi K3 sovereign appliance daemon
+Serves the Kimi K3 model inside the operator's network through an
+OpenAI-compatible API, records every request and administrative act in a
+tamper-evident audit log, and loads only model files whose OpenSSF Model
+Signing signature verifies against the operator's trust store.")
+set(CPACK_DEBIAN_APPLIANCE_PACKAGE_CONTROL_EXTRA
+  ${_pkg}/debian/kimi-appliance/postinst
+  ${_pkg}/debian/kimi-appliance/prerm
+  ${_pkg}/debian/kimi-appliance/postrm
+  ${_pkg}/debian/kimi-appliance/conffiles)
+
+set(CPACK_DEBIAN_ENGINE_PACKAGE_NAME kimi-engine)
+set(CPACK_DEBIAN_ENGINE_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_ENGINE_DESCRIPTION "Kimi K3 inference engine tool and worker
+Runs the Kimi K3 architecture (Kimi Delta Attention and gated MLA layers,
+mixture of experts, MXFP4 weights) from safetensors model directories on
+the CPU: inspection, generation, tokenisation, benchmarks and a worker.")
+
+include(CPack)
+
+add_test(NAME packaging_deb COMMAND ${_pkg}/tests/deb_test.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(packaging_deb PROPERTIES TIMEOUT 600 LABELS packaging)

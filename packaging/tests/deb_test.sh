@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds the Debian packages from the build tree with CPack and checks what an operator's
+# dpkg will see: names, dependencies from dpkg-shlibdeps, the files and their modes, the
+# conffile, the maintainer scripts, the shipped configuration accepted by the shipped
+# kimictl, the unit's hardening score, and lintian when it is installed.
+#
+# usage: packaging/tests/deb_test.sh BUILD_DIR
+set -euo pipefail
+
+build_dir=$(cd "${1:?usage: deb_test.sh BUILD_DIR}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+
+cpack --config "$build_dir/CPackConfig.cmake" -B "$work/out" >"$work/cpack.log" 2>&1 ||
+  { cat "$work/cpack.log" >&2; echo "FAIL: cpack could not build the packages" >&2; exit 1; }
+
+arch=$(dpkg --print-architecture)
+version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build_dir/CPackConfig.cmake")
+appliance="$work/out/kimi-appliance_${version}_${arch}.deb"
+engine="$work/out/kimi-engine_${version}_${arch}.deb"
+for deb in "$appliance" "$engine"; do
+  [ -f "$deb" ] || { ls -l "$work/out" >&2; echo "FAIL: $(basename "$deb") was not built" >&2; exit 1; }
+done
+pass "built $(basename "$appliance") and $(basename "$engine")"
+
+# Dependencies: the libraries the binaries link, found by dpkg-shlibdeps, plus adduser.
+depends=$(dpkg-deb -f "$appliance" Depends)
+for lib in libc6 libstdc++6 libsqlite3-0 libssl3 libsodium23 adduser; do
+  [[ ",$depends," == *"$lib"* ]] && pass "kimi-appliance depends on $lib" ||
+    fail "kimi-appliance Depends lacks $lib: $depends"
+done
+[[ "$(dpkg-deb -f "$engine" Depends)" == *libc6* ]] && pass "kimi-engine has shlib dependencies" ||
+  fail "kimi-engine Depends: $(dpkg-deb -f "$engine" Depends)"
+
+# Files and modes.
+dpkg-deb -c "$appliance" >"$work/appliance.list"
+for path in ./usr/sbin/kimi-appliance ./usr/bin/kimictl ./usr/bin/kimi-audit-verify \
+            ./usr/lib/systemd/system/kimi-appliance.service ./etc/kimi-appliance/appliance.json \
+            ./usr/share/man/man8/kimi-appliance.8.gz ./usr/share/man/man8/kimictl.8.gz \
+            ./usr/share/doc/kimi-appliance/copyright ./usr/share/doc/kimi-appliance/changelog.gz; do
+  grep -q " $path\$" "$work/appliance.list" && pass "kimi-appliance ships $path" || fail "kimi-appliance lacks $path"
+done
+grep -q -- "-rw-r----- .* ./etc/kimi-appliance/appliance.json\$" "$work/appliance.list" &&
+  pass "configuration is not world-readable" || fail "configuration mode: $(grep appliance.json "$work/appliance.list")"
+dpkg-deb -c "$engine" >"$work/engine.list"
+grep -q " ./usr/bin/kimi-engine\$" "$work/engine.list" && pass "kimi-engine ships /usr/bin/kimi-engine" ||
+  fail "kimi-engine lacks /usr/bin/kimi-engine"
+
+# Control area: the conffile and executable maintainer scripts.
+dpkg-deb -e "$appliance" "$work/control"
+grep -qx /etc/kimi-appliance/appliance.json "$work/control/conffiles" && pass "configuration is a conffile" ||
+  fail "conffiles: $(cat "$work/control/conffiles" 2>/dev/null)"
+for script in postinst prerm postrm; do
+  [ -x "$work/control/$script" ] && sh -n "$work/control/$script" && pass "$script is an executable shell script" ||
+    fail "$script missing, not executable or not valid sh"
+done
+grep -q 'purge)' "$work/control/postrm" && grep -q 'rm -rf /etc/kimi-appliance /var/lib/kimi-appliance' "$work/control/postrm" &&
+  pass "purge removes configuration and data" || fail "postrm does not remove data on purge"
+
+# The shipped configuration passes the shipped kimictl's checks.
+dpkg-deb -x "$appliance" "$work/root"
+if "$work/root/usr/bin/kimictl" config check --config "$work/root/etc/kimi-appliance/appliance.json" >"$work/check.log" 2>&1; then
+  pass "shipped configuration is valid"
+else
+  fail "shipped configuration rejected: $(cat "$work/check.log")"
+fi
+
+# Hardening of the unit (docs/operations.md reports the score; the product's target is < 2.0).
+if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+  unit="$work/root/usr/lib/systemd/system/kimi-appliance.service"
+  score_line=$(systemd-analyze security --offline=true "$unit" 2>/dev/null | grep 'Overall exposure level' || true)
+  echo "$score_line"
+  score=$(sed -n 's/.*: \([0-9.]*\) .*/\1/p' <<<"$score_line")
+  if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s < 2.0) }'; then
+    pass "systemd exposure $score < 2.0"
+  else
+    fail "systemd exposure level '${score:-unknown}' is not below 2.0"
+  fi
+else
+  echo "skip: systemd-analyze security --offline is not available"
+fi
+
+if command -v lintian >/dev/null; then
+  for deb in "$appliance" "$engine"; do
+    lintian --suppress-tags-from-file "$(dirname "$0")/../lintian-overrides.tags" "$deb" >"$work/lintian.log" 2>&1 || true
+    cat "$work/lintian.log"
+    if grep -q '^E: ' "$work/lintian.log"; then fail "lintian errors in $(basename "$deb")"; else pass "lintian: no errors in $(basename "$deb")"; fi
+  done
+else
+  echo "skip: lintian is not installed"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all package checks passed"
