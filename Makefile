@@ -1,13 +1,13 @@
 # The two commands of the README, and the few targets they are made of.
 #   make run   install missing packages, build, prepare var/, start the appliance on loopback
 #   make test  the same set-up, then every test through CTest
-#   make package  the Debian packages (docs/packaging.md)
+#   make package  the Debian packages; make iso  the offline medium; make test-install  (docs/packaging.md)
 SHELL := /bin/bash
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(CURDIR)/.ccache
 
-.PHONY: all deps build run test test-asan package clean
+.PHONY: all deps build run test test-asan package iso test-install clean
 
 all: build
 
@@ -31,6 +31,18 @@ test: build
 package: build
 	cpack --config $(BUILD_DIR)/CPackConfig.cmake -B $(BUILD_DIR)/packages
 	@ls -1 $(BUILD_DIR)/packages/*.deb
+
+# The offline installation medium (docs/packaging.md): a signed apt repository, the installer,
+# SHA256SUMS signed with the distribution key (KEY_DIR: a GnuPG home; a development key is
+# created under $(BUILD_DIR)/distribution-key when absent).
+ISO ?= $(BUILD_DIR)/kimi-appliance.iso
+iso: build
+	packaging/iso/build-iso.sh --build-dir $(BUILD_DIR) --out $(ISO) $(if $(KEY_DIR),--key-dir $(KEY_DIR)) $(if $(MODEL),--model $(MODEL))
+
+# The offline install end to end, in a minimal Debian 12 root with no network (root only;
+# about 6 minutes, the first run also fetches debootstrap's packages). Not part of `make test`.
+test-install: build
+	packaging/tests/install_test.sh $(BUILD_DIR)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer in their own tree; not part of `make test`.
 test-asan: deps

@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   openssl sqlite3 curl procps
   python3 python3-numpy python3-jinja2 python3-jsonschema python3-regex
-  dpkg-dev lintian systemd
+  dpkg-dev lintian systemd xorriso apt-utils debootstrap gnupg
 )
 
 missing=()

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the offline installation medium: an ISO 9660 image holding a signed local apt
+# repository (the kimi packages and every Debian package they need that a minimal Debian 12
+# lacks), the installer, the distribution public key, optionally a signed model directory,
+# and SHA256SUMS over every file, signed with the distribution key. Nothing on it is unsigned:
+# each file is covered by SHA256SUMS, whose detached signature the installer checks first.
+#
+# usage: packaging/iso/build-iso.sh --build-dir DIR --out FILE.iso [--key-dir DIR] [--model DIR]
+#   --key-dir  a GnuPG home holding the distribution signing key; created (ed25519, no
+#              passphrase, for development and CI) when it does not exist. Production builds
+#              pass the organisation's release key here.
+#   --model    a model directory with its model.sig, copied to /model on the medium.
+# Needs: cpack (the build tree), apt-get (to fetch dependencies), dpkg-scanpackages,
+# apt-ftparchive, gpg, xorriso.
+set -euo pipefail
+
+die() { echo "build-iso: $*" >&2; exit 1; }
+build_dir="" out="" key_dir="" model=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    --key-dir) key_dir=${2:?}; shift 2 ;;
+    --model) model=${2:?}; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+done
+[ -n "$build_dir" ] && [ -n "$out" ] || die "--build-dir and --out are required (see --help)"
+[ -f "$build_dir/CPackConfig.cmake" ] || die "$build_dir is not a configured build tree"
+for tool in python3 cpack apt-get dpkg-scanpackages apt-ftparchive gpg xorriso; do
+  command -v "$tool" >/dev/null || die "$tool is missing (packaging/build-deps.sh installs it)"
+done
+src_dir=$(cd "$(dirname "$0")/../.." && pwd)
+key_dir=${key_dir:-$build_dir/distribution-key}
+suite=bookworm
+arch=$(dpkg --print-architecture)
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+medium="$stage/medium"
+pool="$medium/pool/main"
+mkdir -p "$pool" "$medium/dists/$suite/main/binary-$arch"
+
+echo "build-iso: building the kimi packages"
+cpack --config "$build_dir/CPackConfig.cmake" -B "$stage/packages" >"$stage/cpack.log" 2>&1 ||
+  { cat "$stage/cpack.log" >&2; die "cpack failed"; }
+cp "$stage"/packages/*.deb "$pool/"
+
+# Dependencies: what the kimi packages need that a minimal Debian 12 lacks (offline_closure.py).
+mapfile -t needed < <(apt-cache dumpavail | python3 "$src_dir/packaging/iso/offline_closure.py" "$pool"/*.deb) ||
+  die "could not resolve the packages' dependencies"
+echo "build-iso: fetching ${#needed[@]} Debian packages a minimal system lacks: ${needed[*]}"
+(cd "$pool" && apt-get download -qq "${needed[@]}") || die "apt-get download failed"
+
+echo "build-iso: writing the apt repository"
+(cd "$medium" && dpkg-scanpackages --multiversion pool/main /dev/null >"dists/$suite/main/binary-$arch/Packages" 2>/dev/null)
+gzip -9nk "$medium/dists/$suite/main/binary-$arch/Packages"
+apt-ftparchive \
+  -o APT::FTPArchive::Release::Origin=kimi-appliance -o APT::FTPArchive::Release::Label=kimi-appliance \
+  -o APT::FTPArchive::Release::Suite=$suite -o APT::FTPArchive::Release::Codename=$suite \
+  -o APT::FTPArchive::Release::Architectures=$arch -o APT::FTPArchive::Release::Components=main \
+  release "$medium/dists/$suite" >"$stage/Release"
+mv "$stage/Release" "$medium/dists/$suite/Release"
+
+# The distribution key.
+export GNUPGHOME="$key_dir"
+if [ ! -d "$key_dir" ]; then
+  mkdir -p "$key_dir" && chmod 700 "$key_dir"
+  echo "build-iso: creating a distribution key in $key_dir (development; pass --key-dir for releases)"
+  gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
+    --quick-gen-key "Kimi appliance distribution (development) <dist@kimi-appliance.local>" ed25519 sign never
+fi
+fingerprint=$(gpg --batch --with-colons --list-secret-keys | awk -F: '$1 == "fpr" { print $10; exit }')
+[ -n "$fingerprint" ] || die "no secret key in $key_dir"
+sign() { gpg --batch --yes --quiet --local-user "$fingerprint" "$@"; }
+sign --clearsign -o "$medium/dists/$suite/InRelease" "$medium/dists/$suite/Release"
+sign --detach-sign --armor -o "$medium/dists/$suite/Release.gpg" "$medium/dists/$suite/Release"
+gpg --batch --armor --export "$fingerprint" >"$medium/distribution-key.asc"
+
+install -m 0755 "$src_dir/installer/install.sh" "$medium/install.sh"
+cp "$src_dir/installer/README.medium" "$medium/README.txt"
+if [ -n "$model" ]; then
+  [ -f "$model/model.sig" ] || die "$model has no model.sig: only signed models go on the medium"
+  cp -r "$model" "$medium/model"
+fi
+
+# SHA256SUMS over every file, signed; then the image.
+(cd "$medium" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | LC_ALL=C sort |
+  xargs -d '\n' sha256sum >SHA256SUMS)
+sign --detach-sign -o "$medium/SHA256SUMS.sig" "$medium/SHA256SUMS"
+
+mkdir -p "$(dirname "$out")"
+xorriso -as mkisofs -quiet -o "$out.tmp" -V KIMI_APPLIANCE -J -R -iso-level 3 "$medium"
+mv "$out.tmp" "$out"
+echo "build-iso: wrote $out ($(du -h "$out" | cut -f1)); distribution key fingerprint:"
+echo "  $fingerprint"
