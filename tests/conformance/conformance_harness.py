@@ -2,10 +2,14 @@
 
 Starts the daemon through tests/integration/daemon_harness.py (its Daemon class and its
 request()/read_reply() helpers, so a credential the harness adds reaches these tests too),
-with a served model when the environment names one:
+serving a model:
 
-  KIMI_CONFORMANCE_CONFIG   path of a JSON object merged over the harness's base config (for
-                            example the "model" section that loads a synthetic K3 model)
+  KIMI_CONFORMANCE_CONFIG   path of a JSON object merged over the harness's base config (a
+                            "model" section of your own); else
+  KIMI_ENGINE_BIN, KIMICTL_BIN  the harness writes a random-weight k3-nano model with
+                            `kimi-engine synth`, signs it with a fresh key (`kimictl keygen`,
+                            `kimictl model sign`) and serves it as "kimi-k3".
+Without either, the daemon serves no model and only the rules' refusals are fully checked.
 
 Python standard library only (Debian's python3); jsonschema (python3-jsonschema) is used when
 installed and the structured-output checks skip without it.
@@ -13,12 +17,14 @@ installed and the structured-output checks skip without it.
 import json
 import os
 import sys
+import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from daemon_harness import Daemon, base_config, request  # noqa: E402
+from daemon_harness import Daemon, base_config, request, run_to_exit  # noqa: E402
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -37,13 +43,64 @@ def merge(base, override):
     return out
 
 
+MODEL_READY_TIMEOUT_S = 120
+
+
+class ModelFixture:
+    """A signed random-weight k3-nano model in a temporary directory."""
+
+    def __init__(self, engine, kimictl):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-conformance-model-")
+        self.model_dir = os.path.join(self.tmp.name, "model")
+        key = os.path.join(self.tmp.name, "signer")
+        for args in ([engine, "synth", "--preset", "k3-nano", "--out", self.model_dir],
+                     [kimictl, "keygen", "--out", key],
+                     [kimictl, "model", "sign", "--key", key + ".pem", self.model_dir]):
+            code, out, err = run_to_exit(args, timeout=300)
+            if code != 0:
+                raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(args), code, out, err))
+        self.trust_store = key + ".pub.pem"
+
+    def config(self):
+        return {"model": {"dir": self.model_dir, "trust_store": self.trust_store, "served_id": DEFAULT_MODEL,
+                          "threads": 1, "max_num_seqs": 8, "default_max_tokens": 16}}
+
+    def close(self):
+        self.tmp.cleanup()
+
+
+_fixture = None
+
+
 def conformance_config():
+    """The daemon config: base, plus KIMI_CONFORMANCE_CONFIG or a synthetic model."""
+    global _fixture
     config = base_config()
     extra = os.environ.get("KIMI_CONFORMANCE_CONFIG")
     if extra:
         with open(extra) as f:
-            config = merge(config, json.load(f))
+            return merge(config, json.load(f))
+    engine, kimictl = os.environ.get("KIMI_ENGINE_BIN"), os.environ.get("KIMICTL_BIN")
+    if engine and kimictl:
+        if _fixture is None:
+            _fixture = ModelFixture(engine, kimictl)
+        config = merge(config, _fixture.config())
     return config
+
+
+def wait_until_ready(daemon, timeout=MODEL_READY_TIMEOUT_S):
+    """True once /readyz is 200 (the model verified and loaded), False when it never is or
+    the daemon serves no model."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = request(daemon, "GET", "/readyz")
+        if reply.status == 200:
+            return True
+        detail = json.dumps(reply.json().get("components", {}).get("model", {}))
+        if "no model configured" in detail:
+            return False
+        time.sleep(0.2)
+    return False
 
 
 def post_json(daemon, path, body):
@@ -99,8 +156,7 @@ class DaemonSuite(unittest.TestCase):
             data = models.json().get("data") or []
             if data:
                 cls.model = data[0]["id"]
-        ready = request(cls.daemon, "GET", "/readyz")
-        cls.model_ready = ready.status == 200
+        cls.model_ready = wait_until_ready(cls.daemon)
 
     @classmethod
     def tearDownClass(cls):

@@ -90,6 +90,11 @@ TEST(RequestValidatorTest, ErrorsCarryTheParamForTheHttpLayer) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(RequestErrorParam(r.status()), "temperature");
   EXPECT_EQ(r.status().message(), "temperature must be in [0, 1] (got 1.1)");
+  EXPECT_EQ(RequestErrorParam(ChatWith(R"({"tools": [null]})").status()), "tools[0]");
+  EXPECT_EQ(RequestErrorParam(ChatWith(R"({"thinking": {"keep": "none"}})").status()), "thinking.keep");
+  EXPECT_EQ(RequestErrorParam(Chat(Json::array()).status()), std::nullopt);  // "body" is no field
+  EXPECT_EQ(RequestErrorParam(Status::InvalidArgument("the request body is not valid JSON")), std::nullopt);
+  EXPECT_EQ(RequestErrorParam(Status::NotFound("model x does not exist")), std::nullopt);
 }
 
 TEST(RequestValidatorTest, CompletionsShareTheSamplingRules) {
