@@ -172,14 +172,15 @@ void LoadModel(const kimi::config::ModelConfig& config, kimi::api::EmbeddedBacke
   readiness->MarkNotReady("model", "verifying " + config.dir);
   kimi::Result<kimi::api::VerifiedModel> loaded = kimi::api::LoadVerifiedModel(ModelOptionsFrom(config));
   if (!loaded.ok()) {
-    kimi::log::Error("the model is not served", {{"dir", config.dir}, {"error", loaded.status().ToString()}});
+    // Readiness first: whoever reads the log line then finds /readyz saying the same.
     readiness->MarkNotReady("model", loaded.status().ToString());
+    kimi::log::Error("the model is not served", {{"dir", config.dir}, {"error", loaded.status().ToString()}});
     return;
   }
   backend->Attach(loaded->service);
+  readiness->MarkReady("model", config.served_id + " from " + config.dir + ", signed by " + loaded->signer);
   kimi::log::Info("model verified and loaded", {{"dir", config.dir}, {"served_id", config.served_id},
                                                 {"signer", loaded->signer}, {"digest", loaded->subject_digest}});
-  readiness->MarkReady("model", config.served_id + " from " + config.dir + ", signed by " + loaded->signer);
 }
 
 // Engine figures on /metrics, read from the runtime when scraped.
@@ -231,7 +232,7 @@ int main(int argc, char** argv) {
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
   readiness.Declare("audit", "not open yet");
-  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured (model.dir)"
+  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured"
                                                       : "not loaded yet: " + config.model.dir);
   kimi::api::EmbeddedBackend backend(config.model.served_id);
 

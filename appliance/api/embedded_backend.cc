@@ -52,7 +52,11 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
   while (stream->Next(&event)) {
     StreamEvent out;
     switch (event.kind) {
-      case ChatEvent::Kind::kError: return event.error;
+      case ChatEvent::Kind::kError:
+        // The runtime refuses a request whose worst case exceeds its whole memory budget: the
+        // client must shorten it, so it is an invalid request, not a transient overload.
+        if (event.error.code() == Status::Code::kResourceExhausted) return Status::InvalidArgument(event.error.message());
+        return event.error;
       case ChatEvent::Kind::kOutput: out = ToStreamEvent(event.output); break;
       case ChatEvent::Kind::kFinish:
         out.kind = StreamEventKind::kFinish;

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Prepares var/ for `make run`: a development configuration that serves plain HTTP on
-# 127.0.0.1:8080, and var/data for the database.
+# 127.0.0.1:8080, var/data for the database, and a signed demo model for the embedded engine:
+#   var/model/k3-nano    the k3-nano preset with its demo tokenizer (kimi-engine synth), signed
+#   var/keys/            a development signing key (kimictl keygen); never leaves this machine
+#   var/trust/           the trust store: the development public key
 #
 # Idempotent and respectful of the operator: an existing var/appliance.json is never
 # overwritten (it is checked with kimictl instead, so a broken edit is reported before the
-# daemon starts). Prints the URL the daemon will serve.
+# daemon starts); an existing model, key or signature is kept (a model that no longer matches
+# its signature stays refused by the daemon, as it should be). Prints the URL the daemon
+# will serve.
 #
 # usage: appliance/dev/prepare-var.sh [BUILD_DIR] [VAR_DIR]
 set -euo pipefail
@@ -13,14 +18,53 @@ build_dir=${1:-build}
 var_dir=${2:-var}
 config="$var_dir/appliance.json"
 kimictl="$build_dir/appliance/kimictl"
+engine="$build_dir/engine/kimi-engine"
 
-if [ ! -x "$kimictl" ]; then
-  echo "prepare-var: $kimictl is missing; build first (make build)" >&2
-  exit 1
-fi
+for tool in "$kimictl" "$engine"; do
+  if [ ! -x "$tool" ]; then
+    echo "prepare-var: $tool is missing; build first (make build)" >&2
+    exit 1
+  fi
+done
 
 mkdir -p "$var_dir/data"
 chmod 700 "$var_dir/data"
+
+# The demo model, written to a scratch directory and moved into place whole.
+model="$var_dir/model/k3-nano"
+if [ -e "$model/config.json" ]; then
+  echo "prepare-var: keeping existing $model"
+else
+  mkdir -p "$var_dir/model"
+  rm -rf "$model.partial"
+  "$engine" synth --preset k3-nano --out "$model.partial" >/dev/null
+  rm -rf "$model"
+  mv "$model.partial" "$model"
+  echo "prepare-var: synthesised the k3-nano demo model (random weights, demo tokenizer) in $model"
+fi
+
+key="$var_dir/keys/dev-signing-key"
+if [ -e "$key.pem" ]; then
+  echo "prepare-var: keeping existing signing key $key.pem"
+else
+  mkdir -p "$var_dir/keys"
+  chmod 700 "$var_dir/keys"
+  "$kimictl" keygen --out "$key" >/dev/null
+  echo "prepare-var: made a development signing key $key.pem"
+fi
+
+mkdir -p "$var_dir/trust"
+if [ ! -e "$var_dir/trust/dev-signing-key.pub.pem" ]; then
+  cp "$key.pub.pem" "$var_dir/trust/dev-signing-key.pub.pem"
+  echo "prepare-var: trusting $key.pub.pem (in $var_dir/trust)"
+fi
+
+if [ -e "$model/model.sig" ]; then
+  echo "prepare-var: keeping existing signature $model/model.sig"
+else
+  "$kimictl" model sign --key "$key.pem" --quiet "$model" >/dev/null
+  echo "prepare-var: signed $model"
+fi
 
 if [ -e "$config" ]; then
   echo "prepare-var: keeping existing $config"
@@ -30,7 +74,8 @@ else
 {
   "server": { "listen": "127.0.0.1:8080", "allow_plain_http_on_loopback": true },
   "storage": { "data_dir": "data" },
-  "log": { "level": "info", "format": "auto" }
+  "log": { "level": "info", "format": "auto" },
+  "model": { "dir": "model/k3-nano", "trust_store": "trust", "served_id": "kimi-k3" }
 }
 JSON
   chmod 644 "$tmp"
@@ -45,6 +90,11 @@ if ! "$kimictl" config check --config "$config" >/dev/null; then
   exit 1
 fi
 
+if ! grep -q '"model"' "$config"; then
+  echo "prepare-var: $config has no \"model\" section, so the API will answer 503; add" \
+       "\"model\": {\"dir\": \"model/k3-nano\", \"trust_store\": \"trust\"} to serve the demo model"
+fi
+
 listen=$(python3 -c '
 import json, sys
 with open(sys.argv[1]) as f:
@@ -52,5 +102,5 @@ with open(sys.argv[1]) as f:
 ' "$config")
 case "$listen" in
   *:0) echo "prepare-var: kimi-appliance will serve on a free port of ${listen%:0} (see its \"listening\" log line)" ;;
-  *) echo "prepare-var: kimi-appliance will serve http://$listen/  (/healthz, /readyz, /metrics; Ctrl-C stops it)" ;;
+  *) echo "prepare-var: kimi-appliance will serve http://$listen/  (/v1/chat/completions, /v1/models, /readyz, /metrics; Ctrl-C stops it)" ;;
 esac

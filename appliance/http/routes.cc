@@ -35,7 +35,7 @@ bool IsParameter(std::string_view segment) {
 }
 
 bool IsRestParameter(std::string_view segment) {
-  return IsParameter(segment) && segment.substr(segment.size() - 4) == "...}";
+  return IsParameter(segment) && segment.size() > 5 && segment.ends_with("...}");
 }
 
 std::string ParameterName(std::string_view segment) {

@@ -4,8 +4,8 @@
 #include <deque>
 
 #include "kimi/chat_format.h"
-#include "kimi/log.h"
 #include "kimi/prompt_encoding.h"
+#include "serving/chat_event_assembler.h"
 #include "serving/generation_params.h"
 #include "serving/visible_text.h"
 
@@ -41,13 +41,8 @@ Result<std::string> CompletionPrompt(const Json& body) {
 
 class ChatStreamImpl : public ChatStream {
  public:
-  ChatStreamImpl(std::unique_ptr<RequestHandle> handle, std::unique_ptr<OutputParser> parser, const Tokenizer& tokenizer,
-                 bool starts_in_reasoning, int64_t prompt_tokens)
-      : handle_(std::move(handle)),
-        parser_(std::move(parser)),
-        tokenizer_(tokenizer),
-        in_reasoning_(starts_in_reasoning),
-        prompt_tokens_(prompt_tokens) {}
+  ChatStreamImpl(std::unique_ptr<RequestHandle> handle, serving::ChatEventAssembler assembler, int64_t prompt_tokens)
+      : handle_(std::move(handle)), assembler_(std::move(assembler)), prompt_tokens_(prompt_tokens) {}
 
   bool Next(ChatEvent* event) override {
     for (;;) {
@@ -63,8 +58,11 @@ class ChatStreamImpl : public ChatStream {
         continue;
       }
       switch (g.kind) {
-        case GenerationEvent::Kind::kToken: OnToken(g); break;
-        case GenerationEvent::Kind::kFinish: OnFinish(g); break;
+        case GenerationEvent::Kind::kToken: assembler_.OnToken(g.token, g.text, &pending_); break;
+        case GenerationEvent::Kind::kFinish:
+          assembler_.OnFinish(g.finish_reason, g.stats.completion_tokens, &pending_);
+          ended_ = true;
+          break;
         case GenerationEvent::Kind::kError: {
           ChatEvent e;
           e.kind = ChatEvent::Kind::kError;
@@ -81,65 +79,9 @@ class ChatStreamImpl : public ChatStream {
   int64_t prompt_tokens() const override { return prompt_tokens_; }
 
  private:
-  void OnToken(const GenerationEvent& g) {
-    std::vector<OutputEvent> events;
-    if (parser_ == nullptr) {
-      if (!g.text.empty()) events.push_back(OutputEvent{OutputEventKind::kAnswer, g.text, "", -1});
-    } else {
-      // The runtime's text is whole characters of ordinary tokens, possibly released late
-      // (held back for a stop string) together with a special token: the text goes first.
-      if (!g.text.empty()) parser_->Feed(GeneratedToken{-1, g.text}, &events);
-      if (tokenizer_.IsSpecial(g.token)) parser_->Feed(GeneratedToken{g.token, ""}, &events);
-    }
-    CountReasoning(events);
-    Queue(events);
-  }
-
-  // A token belongs to the thinking channel when it produced reasoning text, or produced
-  // nothing while the output was last in that channel (markup, held-back bytes).
-  void CountReasoning(const std::vector<OutputEvent>& events) {
-    bool reasoning = events.empty() ? in_reasoning_ : false;
-    for (const OutputEvent& e : events) {
-      if (e.kind == OutputEventKind::kReasoning) reasoning = true;
-      in_reasoning_ = e.kind == OutputEventKind::kReasoning;
-    }
-    if (reasoning) ++reasoning_tokens_;
-  }
-
-  void OnFinish(const GenerationEvent& g) {
-    ended_ = true;
-    if (g.finish_reason == FinishReason::kCancelled) return;
-    if (parser_ != nullptr) {
-      std::vector<OutputEvent> events;
-      parser_->Finish(&events);
-      Queue(events);
-    }
-    ChatEvent e;
-    e.kind = ChatEvent::Kind::kFinish;
-    e.finish_reason = g.finish_reason == FinishReason::kLength ? "length" : saw_tool_call_ ? "tool_calls" : "stop";
-    e.usage.prompt_tokens = prompt_tokens_;
-    e.usage.completion_tokens = g.stats.completion_tokens;
-    e.usage.reasoning_tokens = std::min(reasoning_tokens_, g.stats.completion_tokens);
-    pending_.push_back(std::move(e));
-  }
-
-  void Queue(std::vector<OutputEvent>& events) {
-    for (OutputEvent& o : events) {
-      if (o.kind == OutputEventKind::kToolCallBegin) saw_tool_call_ = true;
-      ChatEvent e;
-      e.kind = ChatEvent::Kind::kOutput;
-      e.output = std::move(o);
-      pending_.push_back(std::move(e));
-    }
-  }
-
   std::unique_ptr<RequestHandle> handle_;
-  std::unique_ptr<OutputParser> parser_;  // null for /v1/completions: all output is answer text
-  Tokenizer tokenizer_;
-  bool in_reasoning_;
+  serving::ChatEventAssembler assembler_;
   int64_t prompt_tokens_;
-  int64_t reasoning_tokens_ = 0;
-  bool saw_tool_call_ = false;
   bool ended_ = false;
   std::deque<ChatEvent> pending_;
 };
@@ -211,8 +153,11 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   request.stop = std::move(params.stop);
   request.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
   std::unique_ptr<RequestHandle> handle = runtime_->Submit(std::move(request));
-  return std::unique_ptr<ChatStream>(
-      new ChatStreamImpl(std::move(handle), std::move(parser), tokenizer_, starts_in_reasoning, prompt_tokens));
+  Tokenizer tokenizer = tokenizer_;
+  serving::ChatEventAssembler assembler(
+      std::move(parser), [tokenizer](int32_t id) { return tokenizer.IsSpecial(id); }, starts_in_reasoning,
+      prompt_tokens);
+  return std::unique_ptr<ChatStream>(new ChatStreamImpl(std::move(handle), std::move(assembler), prompt_tokens));
 }
 
 RuntimeCounters ChatService::Counters() const { return runtime_->Counters(); }

@@ -42,27 +42,23 @@ Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   GenerationParams p;
   SamplingParams& s = p.sampling;
-  if (Present(body, "temperature")) {
-    KIMI_ASSIGN_OR_RETURN(double t, Number(body, "temperature"));
-    s.temperature = float(t);
-  }
-  if (Present(body, "top_p")) {
-    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "top_p"));
-    s.top_p = float(v);
+  struct FloatField {
+    const char* key;
+    float SamplingParams::*member;
+  };
+  for (const FloatField& f : {FloatField{"temperature", &SamplingParams::temperature},
+                              FloatField{"top_p", &SamplingParams::top_p},
+                              FloatField{"presence_penalty", &SamplingParams::presence_penalty},
+                              FloatField{"frequency_penalty", &SamplingParams::frequency_penalty}}) {
+    if (!Present(body, f.key)) continue;
+    KIMI_ASSIGN_OR_RETURN(double v, Number(body, f.key));
+    s.*f.member = float(v);
   }
   if (Present(body, "top_k")) {
     KIMI_ASSIGN_OR_RETURN(int64_t k, Integer(body, "top_k"));
     // vLLM spells "no limit" as -1.
     if (k < -1 || k > INT32_MAX) return Status::InvalidArgument("top_k must be -1, 0 or a positive integer");
     s.top_k = k < 0 ? 0 : int32_t(k);
-  }
-  if (Present(body, "presence_penalty")) {
-    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "presence_penalty"));
-    s.presence_penalty = float(v);
-  }
-  if (Present(body, "frequency_penalty")) {
-    KIMI_ASSIGN_OR_RETURN(double v, Number(body, "frequency_penalty"));
-    s.frequency_penalty = float(v);
   }
   if (Present(body, "seed")) {
     KIMI_ASSIGN_OR_RETURN(int64_t seed, Integer(body, "seed"));

@@ -18,6 +18,7 @@ import weakref
 
 DAEMON = os.environ.get("KIMI_APPLIANCE_BIN", "")
 KIMICTL = os.environ.get("KIMICTL_BIN", "")
+KIMI_ENGINE = os.environ.get("KIMI_ENGINE_BIN", "")
 
 # Generous bounds for waiting on the daemon; they only stop a hung test, they measure nothing.
 START_TIMEOUT_S = 30
@@ -147,8 +148,8 @@ class HttpReply:
 _leftover = weakref.WeakKeyDictionary()
 
 
-def read_reply(sock):
-    """Reads one HTTP/1.1 response (Content-Length framed) from a socket."""
+def read_head(sock):
+    """Reads a response head; returns (status, reason, headers, bytes already read past it)."""
     data = _leftover.pop(sock, b"")
     while b"\r\n\r\n" not in data:
         chunk = sock.recv(65536)
@@ -164,6 +165,48 @@ def read_reply(sock):
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
+    return int(m.group(1)), m.group(2), headers, rest
+
+
+def read_chunk(sock, buffered):
+    """Reads one chunk of a chunked body; returns (payload, leftover). b"" marks the end."""
+    data = buffered
+    while b"\r\n" not in data:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("connection closed inside a chunked body")
+        data += more
+    size_line, data = data.split(b"\r\n", 1)
+    size = int(size_line.split(b";")[0], 16)
+    while len(data) < size + 2:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("connection closed inside a chunk")
+        data += more
+    if data[size:size + 2] != b"\r\n":
+        raise ValueError("chunk of %d bytes not followed by CRLF" % size)
+    return data[:size], data[size + 2:]
+
+
+def read_reply(sock):
+    """Reads one HTTP/1.1 response (Content-Length framed or chunked) from a socket."""
+    status, reason, headers, rest = read_head(sock)
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = b""
+        while True:
+            payload, rest = read_chunk(sock, rest)
+            if not payload:
+                break
+            body += payload
+        # The last chunk is followed by an empty trailer line.
+        while not rest.startswith(b"\r\n"):
+            more = sock.recv(65536)
+            if not more:
+                break
+            rest += more
+        if rest[2:]:
+            _leftover[sock] = rest[2:]
+        return HttpReply(status, reason, headers, body.decode("utf-8"))
     length = int(headers.get("content-length", "0"))
     while len(rest) < length:
         chunk = sock.recv(65536)
@@ -172,19 +215,54 @@ def read_reply(sock):
         rest += chunk
     if len(rest) > length:
         _leftover[sock] = rest[length:]
-    return HttpReply(int(m.group(1)), m.group(2), headers, rest[:length].decode("utf-8"))
+    return HttpReply(status, reason, headers, rest[:length].decode("utf-8"))
+
+
+def send_request(sock, method, path, headers=None, body=b""):
+    """Writes one request (Connection: close) on an open socket."""
+    head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" % (method, path)
+    for k, v in (headers or {}).items():
+        head += "%s: %s\r\n" % (k, v)
+    if body:
+        head += "Content-Length: %d\r\n" % len(body)
+    sock.sendall(head.encode() + b"\r\n" + body)
 
 
 def request(daemon, method, path, headers=None, body=b""):
     """One request on a fresh connection; returns HttpReply."""
     with daemon.connect() as s:
-        head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" % (method, path)
-        for k, v in (headers or {}).items():
-            head += "%s: %s\r\n" % (k, v)
-        if body:
-            head += "Content-Length: %d\r\n" % len(body)
-        s.sendall(head.encode() + b"\r\n" + body)
+        send_request(s, method, path, headers, body)
         return read_reply(s)
+
+
+def post_json(daemon, path, payload):
+    return request(daemon, "POST", path, {"Content-Type": "application/json"}, json.dumps(payload).encode())
+
+
+def make_signed_model(directory, preset="k3-nano"):
+    """Synthesises a model with its demo tokenizer under directory/model, makes a signing key
+    and signs the model. Returns (model_dir, public_key_path, private_key_path)."""
+    model = os.path.join(directory, "model")
+    key = os.path.join(directory, "signing-key")
+    for args in ([KIMI_ENGINE, "synth", "--preset", preset, "--out", model],
+                 [KIMICTL, "keygen", "--out", key],
+                 [KIMICTL, "model", "sign", "--key", key + ".pem", "--quiet", model]):
+        code, out, err = run_to_exit(args, timeout=300)
+        if code != 0:
+            raise RuntimeError("%s failed (%d): %s%s" % (" ".join(args), code, out, err))
+    return model, key + ".pub.pem", key + ".pem"
+
+
+def wait_until_ready(daemon, component="model", timeout=START_TIMEOUT_S * 4):
+    """Polls /readyz until `component` is ready; returns its last state."""
+    deadline = time.monotonic() + timeout
+    state = None
+    while time.monotonic() < deadline:
+        state = request(daemon, "GET", "/readyz").json()["components"].get(component)
+        if state and state["ready"]:
+            return state
+        time.sleep(0.1)
+    return state
 
 
 def is_closed(sock, timeout):

@@ -1,0 +1,65 @@
+#include "serving/chat_event_assembler.h"
+
+#include <algorithm>
+
+namespace kimi::serving {
+
+ChatEventAssembler::ChatEventAssembler(std::unique_ptr<OutputParser> parser, std::function<bool(int32_t)> is_special,
+                                       bool starts_in_reasoning, int64_t prompt_tokens)
+    : parser_(std::move(parser)),
+      is_special_(std::move(is_special)),
+      in_reasoning_(starts_in_reasoning),
+      prompt_tokens_(prompt_tokens) {}
+
+void ChatEventAssembler::OnToken(int32_t id, std::string_view text, std::deque<ChatEvent>* out) {
+  std::vector<OutputEvent> events;
+  const bool special = is_special_(id);
+  if (parser_ == nullptr) {
+    if (!text.empty()) events.push_back(OutputEvent{OutputEventKind::kAnswer, std::string(text), "", -1});
+  } else {
+    if (!text.empty()) parser_->Feed(GeneratedToken{-1, text}, &events);
+    if (special) parser_->Feed(GeneratedToken{id, ""}, &events);
+  }
+  CountReasoning(events);
+  // The thinking channel is plain text: the first special token after it (its <|close|>) is
+  // its last token, and the markup that follows belongs to the answer.
+  if (special) in_reasoning_ = false;
+  Queue(events, out);
+}
+
+void ChatEventAssembler::CountReasoning(const std::vector<OutputEvent>& events) {
+  bool reasoning = events.empty() ? in_reasoning_ : false;
+  for (const OutputEvent& e : events) {
+    if (e.kind == OutputEventKind::kReasoning) reasoning = true;
+    in_reasoning_ = e.kind == OutputEventKind::kReasoning;
+  }
+  if (reasoning) ++reasoning_tokens_;
+}
+
+void ChatEventAssembler::OnFinish(FinishReason reason, int64_t completion_tokens, std::deque<ChatEvent>* out) {
+  if (reason == FinishReason::kCancelled) return;
+  if (parser_ != nullptr) {
+    std::vector<OutputEvent> events;
+    parser_->Finish(&events);
+    Queue(events, out);
+  }
+  ChatEvent e;
+  e.kind = ChatEvent::Kind::kFinish;
+  e.finish_reason = reason == FinishReason::kLength ? "length" : saw_tool_call_ ? "tool_calls" : "stop";
+  e.usage.prompt_tokens = prompt_tokens_;
+  e.usage.completion_tokens = completion_tokens;
+  e.usage.reasoning_tokens = std::min(reasoning_tokens_, completion_tokens);
+  out->push_back(std::move(e));
+}
+
+void ChatEventAssembler::Queue(std::vector<OutputEvent>& events, std::deque<ChatEvent>* out) {
+  for (OutputEvent& o : events) {
+    if (o.kind == OutputEventKind::kToolCallBegin) saw_tool_call_ = true;
+    ChatEvent e;
+    e.kind = ChatEvent::Kind::kOutput;
+    e.output = std::move(o);
+    out->push_back(std::move(e));
+  }
+}
+
+}  // namespace kimi::serving

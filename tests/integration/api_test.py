@@ -1,0 +1,300 @@
+"""The OpenAI-compatible API of the real daemon serving a signed k3-nano model (random
+weights, demo tokenizer): whole and streamed chat completions checked rule by rule on the
+real frames, completions, the models endpoints, errors before a stream as JSON, a client
+disconnect cancelling its generation, and a model that is absent or tampered with keeping the
+daemon not ready. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and KIMI_ENGINE_BIN set.
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import prometheus_text  # noqa: E402
+from daemon_harness import (Daemon, base_config, make_signed_model, post_json, read_chunk, read_head,  # noqa: E402
+                            request, send_request, wait_until_ready)
+
+MODEL_ID = "kimi-k3-nano"
+REPLACEMENT = "\ufffd"
+
+
+def model_config(model_dir, trust_store, **model):
+    config = base_config()
+    config["model"] = {"dir": model_dir, "trust_store": trust_store, "served_id": MODEL_ID, "threads": 2,
+                       "stream_argument_chunk_bytes": 8, **model}
+    return config
+
+
+def chat_body(**extra):
+    body = {"model": MODEL_ID, "messages": [{"role": "user", "content": "Name three rivers."}],
+            "max_tokens": 12, "temperature": 0}
+    body.update(extra)
+    return body
+
+
+def sse_frames(text):
+    """The data payloads of an event stream, in order; [DONE] stays a string."""
+    frames = []
+    for block in text.split("\n\n"):
+        if not block:
+            continue
+        assert block.startswith("data: "), block
+        data = block[len("data: "):]
+        frames.append(data if data == "[DONE]" else json.loads(data))
+    return frames
+
+
+def has_null(value):
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_null(v) for v in value)
+    return False
+
+
+def assert_openai_error(test, reply, status):
+    test.assertEqual(reply.status, status, reply.body)
+    test.assertTrue(reply.headers.get("content-type", "").startswith("application/json"), reply.headers)
+    error = reply.json()["error"]
+    for key in ("message", "type", "param", "code"):
+        test.assertIn(key, error)
+    return error
+
+
+def engine_ended(daemon, outcome):
+    families = prometheus_text.parse(request(daemon, "GET", "/metrics").body)
+    family = families.get("kimi_engine_requests_ended")
+    if not family:
+        return 0
+    return sum(v for _, labels, v in family["samples"] if labels.get("outcome") == outcome)
+
+
+class ServedModelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-api-it-")
+        model, public_key, _ = make_signed_model(cls.tmp.name)
+        cls.daemon = Daemon(config=model_config(model, public_key))
+        state = wait_until_ready(cls.daemon)
+        if not state or not state["ready"]:
+            cls.daemon.close()
+            raise RuntimeError("the model did not become ready: %r" % (state,))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.close()
+        cls.tmp.cleanup()
+
+    def test_whole_chat_completion(self):
+        reply = post_json(self.daemon, "/v1/chat/completions", chat_body())
+        self.assertEqual(reply.status, 200, reply.body)
+        body = reply.json()
+        self.assertEqual(body["object"], "chat.completion")
+        self.assertEqual(body["model"], MODEL_ID)
+        self.assertIsInstance(body["created"], int)
+        choice = body["choices"][0]
+        self.assertEqual(choice["message"]["role"], "assistant")
+        self.assertIn(choice["finish_reason"], ("stop", "length", "tool_calls"))
+        usage = body["usage"]
+        self.assertGreater(usage["prompt_tokens"], 0)
+        self.assertGreaterEqual(usage["completion_tokens"], 1)
+        self.assertLessEqual(usage["completion_tokens"], 12)
+        self.assertEqual(usage["total_tokens"], usage["prompt_tokens"] + usage["completion_tokens"])
+        self.assertNotIn(REPLACEMENT, reply.body)
+
+    def test_streamed_chat_follows_every_rule(self):
+        for thinking in ("enabled", "disabled"):
+            with self.subTest(thinking=thinking):
+                body = chat_body(stream=True, stream_options={"include_usage": True},
+                                 thinking={"type": thinking}, max_tokens=24)
+                reply = post_json(self.daemon, "/v1/chat/completions", body)
+                self.assertEqual(reply.status, 200, reply.body)
+                self.assertTrue(reply.headers["content-type"].startswith("text/event-stream"))
+                self.assertNotIn(REPLACEMENT, reply.body)
+                frames = sse_frames(reply.body)
+                self.assertEqual(frames[-1], "[DONE]")
+                frames = frames[:-1]
+                self.assertGreaterEqual(len(frames), 3)
+                identity = {k: frames[0][k] for k in ("id", "object", "created", "model")}
+                self.assertEqual(identity["object"], "chat.completion.chunk")
+                self.assertIsInstance(identity["created"], int)
+                for i, frame in enumerate(frames):
+                    self.assertFalse(has_null(frame), frame)
+                    self.assertEqual({k: frame[k] for k in identity}, identity)
+                # The usage frame, exactly one, last.
+                usage_frames = [f for f in frames if "usage" in f]
+                self.assertEqual(len(usage_frames), 1)
+                self.assertIs(usage_frames[0], frames[-1])
+                self.assertEqual(frames[-1]["choices"], [])
+                end = frames[-2]["choices"][0]
+                self.assertEqual(end["delta"], {})
+                self.assertIn(end["finish_reason"], ("stop", "length", "tool_calls"))
+                self.assertEqual(end["usage"], frames[-1]["usage"])
+                self.assertEqual(frames[0]["choices"][0]["delta"], {"role": "assistant", "content": ""})
+                middle = [f["choices"][0] for f in frames[1:-2]]
+                saw_reasoning = saw_other = False
+                boundary_at = None
+                for j, choice in enumerate(middle):
+                    self.assertNotIn("usage", choice)
+                    self.assertNotIn("finish_reason", choice)
+                    delta = choice["delta"]
+                    self.assertNotIn("role", delta)
+                    self.assertEqual(sum(k in delta for k in ("content", "reasoning_content", "tool_calls")), 1, delta)
+                    if delta == {"reasoning_content": ""}:
+                        boundary_at = j
+                        continue
+                    if "reasoning_content" in delta:
+                        self.assertFalse(saw_other, "reasoning after the answer")
+                        saw_reasoning = True
+                    else:
+                        saw_other = True
+                        if thinking == "enabled" and saw_reasoning:
+                            self.assertIsNotNone(boundary_at, "boundary frame before the answer")
+                if thinking == "enabled" and saw_reasoning:
+                    self.assertIsNotNone(boundary_at)
+                    later = [c["delta"] for c in middle[boundary_at + 1:]]
+                    self.assertFalse(any("reasoning_content" in d for d in later))
+                if thinking == "disabled":
+                    self.assertIsNone(boundary_at)
+                    self.assertFalse(saw_reasoning)
+                self.check_tool_call_frames(middle)
+
+    def check_tool_call_frames(self, choices):
+        opened = []
+        for choice in choices:
+            for call in choice["delta"].get("tool_calls", []):
+                if "id" in call:
+                    self.assertEqual(call["index"], len(opened))
+                    self.assertEqual(call["type"], "function")
+                    self.assertEqual(call["function"]["arguments"], "")
+                    opened.append(call["index"])
+                else:
+                    self.assertEqual(set(call), {"index", "function"})
+                    self.assertEqual(set(call["function"]), {"arguments"})
+                    self.assertLessEqual(len(call["function"]["arguments"].encode()), 8)
+
+    def test_streamed_and_whole_agree(self):
+        body = chat_body(max_tokens=16, seed=5)
+        whole = post_json(self.daemon, "/v1/chat/completions", body).json()["choices"][0]["message"]
+        streamed = sse_frames(post_json(self.daemon, "/v1/chat/completions", dict(body, stream=True)).body)
+        content = "".join(f["choices"][0]["delta"].get("content", "") for f in streamed[:-1] if f["choices"])
+        reasoning = "".join(f["choices"][0]["delta"].get("reasoning_content", "") for f in streamed[:-1]
+                            if f["choices"])
+        self.assertEqual(whole["content"], content)
+        self.assertEqual(whole.get("reasoning_content", ""), reasoning)
+
+    def test_completions_whole_and_streamed(self):
+        body = {"model": MODEL_ID, "prompt": "The river flows", "max_tokens": 6, "temperature": 0}
+        whole = post_json(self.daemon, "/v1/completions", body)
+        self.assertEqual(whole.status, 200, whole.body)
+        self.assertEqual(whole.json()["object"], "text_completion")
+        frames = sse_frames(post_json(self.daemon, "/v1/completions", dict(body, stream=True)).body)
+        self.assertEqual(frames[-1], "[DONE]")
+        text = "".join(f["choices"][0]["text"] for f in frames[:-1])
+        self.assertEqual(text, whole.json()["choices"][0]["text"])
+        self.assertEqual(frames[-2]["choices"][0]["finish_reason"], whole.json()["choices"][0]["finish_reason"])
+
+    def test_models_endpoints(self):
+        listed = request(self.daemon, "GET", "/v1/models")
+        self.assertEqual(listed.status, 200)
+        self.assertEqual([m["id"] for m in listed.json()["data"]], [MODEL_ID])
+        one = request(self.daemon, "GET", "/v1/models/" + MODEL_ID)
+        self.assertEqual(one.status, 200)
+        self.assertEqual(one.json()["id"], MODEL_ID)
+        assert_openai_error(self, request(self.daemon, "GET", "/v1/models/no-such-model"), 404)
+        assert_openai_error(self, request(self.daemon, "GET", "/v1/models/org/no-such-model"), 404)
+
+    def test_unknown_model_is_404(self):
+        error = assert_openai_error(self, post_json(self.daemon, "/v1/chat/completions",
+                                                    chat_body(model="gpt-nothing")), 404)
+        self.assertIn("gpt-nothing", error["message"])
+
+    def test_errors_before_streaming_are_json(self):
+        for body in (chat_body(stream=True, temperature="hot"), {"model": MODEL_ID, "stream": True},
+                     chat_body(stream=True, model="gpt-nothing"), chat_body(stream=True, max_tokens=0)):
+            with self.subTest(body=body):
+                reply = post_json(self.daemon, "/v1/chat/completions", body)
+                self.assertIn(reply.status, (400, 404))
+                assert_openai_error(self, reply, reply.status)
+        reply = request(self.daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"}, b"{nope")
+        assert_openai_error(self, reply, 400)
+
+    def test_disconnect_cancels_the_generation(self):
+        before = engine_ended(self.daemon, "cancelled")
+        body = json.dumps(chat_body(stream=True, max_tokens=3000)).encode()
+        with self.daemon.connect() as s:
+            send_request(s, "POST", "/v1/chat/completions", {"Content-Type": "application/json"}, body)
+            status, _, headers, rest = read_head(s)
+            self.assertEqual(status, 200)
+            self.assertEqual(headers.get("transfer-encoding"), "chunked")
+            payload, rest = read_chunk(s, rest)  # the role frame: the stream is running
+            self.assertIn(b'"role":"assistant"', payload)
+        # The socket is closed; the daemon notices at its next write and cancels.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and engine_ended(self.daemon, "cancelled") == before:
+            time.sleep(0.1)
+        self.assertEqual(engine_ended(self.daemon, "cancelled"), before + 1)
+
+
+class RefusalTest(unittest.TestCase):
+    def test_a_request_over_the_memory_budget_is_a_json_400(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-api-it-") as tmp:
+            model, public_key, _ = make_signed_model(tmp)
+            daemon = Daemon(config=model_config(model, public_key, memory_budget_bytes=1 << 20))
+            try:
+                self.assertTrue(wait_until_ready(daemon)["ready"])
+                for stream in (False, True):
+                    with self.subTest(stream=stream):
+                        reply = post_json(daemon, "/v1/chat/completions", chat_body(stream=stream, max_tokens=4000))
+                        error = assert_openai_error(self, reply, 400)
+                        self.assertIn("memory budget", error["message"])
+                self.assertEqual(post_json(daemon, "/v1/chat/completions", chat_body(max_tokens=4)).status, 200)
+                self.assertGreaterEqual(engine_ended(daemon, "refused"), 2)
+            finally:
+                daemon.close()
+
+
+class NotReadyTest(unittest.TestCase):
+    def test_no_model_answers_503_with_the_reason(self):
+        daemon = Daemon()
+        try:
+            error = assert_openai_error(self, post_json(daemon, "/v1/chat/completions", chat_body()), 503)
+            self.assertIn("no model configured", error["message"])
+            reply = post_json(daemon, "/v1/chat/completions", chat_body(stream=True))
+            assert_openai_error(self, reply, 503)
+            self.assertEqual(request(daemon, "GET", "/v1/models").json()["data"], [])
+        finally:
+            daemon.close()
+
+    def test_tampered_model_is_not_loaded(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-api-it-") as tmp:
+            model, public_key, _ = make_signed_model(tmp)
+            shard = os.path.join(model, "model-00001-of-00006.safetensors")
+            with open(shard, "r+b") as f:
+                f.seek(os.path.getsize(shard) - 1)
+                last = f.read(1)
+                f.seek(-1, os.SEEK_CUR)
+                f.write(bytes([last[0] ^ 0xFF]))
+            daemon = Daemon(config=model_config(model, public_key))
+            try:
+                failed = daemon.wait_for_event(lambda e: e.get("msg") == "the model is not served")
+                self.assertIsNotNone(failed, "a clear log line for the refusal")
+                self.assertIn("verification failed", failed["error"])
+                state = request(daemon, "GET", "/readyz")
+                self.assertEqual(state.status, 503)
+                model_state = state.json()["components"]["model"]
+                self.assertFalse(model_state["ready"])
+                self.assertIn("verification failed", model_state["detail"])
+                self.assertFalse(any(e.get("msg") == "model verified and loaded" for e in daemon.events()))
+                error = assert_openai_error(self, post_json(daemon, "/v1/chat/completions", chat_body()), 503)
+                self.assertIn("verification failed", error["message"])
+            finally:
+                daemon.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
