@@ -6,9 +6,8 @@ serving a model:
 
   KIMI_CONFORMANCE_CONFIG   path of a JSON object merged over the harness's base config (a
                             "model" section of your own); else
-  KIMI_ENGINE_BIN, KIMICTL_BIN  the harness writes a random-weight k3-nano model with
-                            `kimi-engine synth`, signs it with a fresh key (`kimictl keygen`,
-                            `kimictl model sign`) and serves it as "kimi-k3".
+  KIMI_ENGINE_BIN, KIMICTL_BIN  the harness signs a fresh random-weight k3-nano model
+                            (daemon_harness.make_signed_model) and serves it as "kimi-k3".
 Without either, the daemon serves no model and only the rules' refusals are fully checked.
 
 Python standard library only (Debian's python3); jsonschema (python3-jsonschema) is used when
@@ -18,13 +17,13 @@ import json
 import os
 import sys
 import tempfile
-import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from daemon_harness import Daemon, base_config, request, run_to_exit  # noqa: E402
+from daemon_harness import (KIMI_ENGINE, KIMICTL, Daemon, base_config, make_signed_model, post_json,  # noqa: E402
+                            request, wait_until_ready)
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -43,30 +42,16 @@ def merge(base, override):
     return out
 
 
-MODEL_READY_TIMEOUT_S = 120
-
-
 class ModelFixture:
     """A signed random-weight k3-nano model in a temporary directory."""
 
-    def __init__(self, engine, kimictl):
+    def __init__(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="kimi-conformance-model-")
-        self.model_dir = os.path.join(self.tmp.name, "model")
-        key = os.path.join(self.tmp.name, "signer")
-        for args in ([engine, "synth", "--preset", "k3-nano", "--out", self.model_dir],
-                     [kimictl, "keygen", "--out", key],
-                     [kimictl, "model", "sign", "--key", key + ".pem", self.model_dir]):
-            code, out, err = run_to_exit(args, timeout=300)
-            if code != 0:
-                raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(args), code, out, err))
-        self.trust_store = key + ".pub.pem"
+        self.model_dir, self.trust_store, _ = make_signed_model(self.tmp.name)
 
     def config(self):
         return {"model": {"dir": self.model_dir, "trust_store": self.trust_store, "served_id": DEFAULT_MODEL,
                           "threads": 1, "max_num_seqs": 8, "default_max_tokens": 16}}
-
-    def close(self):
-        self.tmp.cleanup()
 
 
 _fixture = None
@@ -80,32 +65,19 @@ def conformance_config():
     if extra:
         with open(extra) as f:
             return merge(config, json.load(f))
-    engine, kimictl = os.environ.get("KIMI_ENGINE_BIN"), os.environ.get("KIMICTL_BIN")
-    if engine and kimictl:
+    if KIMI_ENGINE and KIMICTL:
         if _fixture is None:
-            _fixture = ModelFixture(engine, kimictl)
+            _fixture = ModelFixture()
         config = merge(config, _fixture.config())
     return config
 
 
-def wait_until_ready(daemon, timeout=MODEL_READY_TIMEOUT_S):
-    """True once /readyz is 200 (the model verified and loaded), False when it never is or
-    the daemon serves no model."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        reply = request(daemon, "GET", "/readyz")
-        if reply.status == 200:
-            return True
-        detail = json.dumps(reply.json().get("components", {}).get("model", {}))
-        if "no model configured" in detail:
-            return False
-        time.sleep(0.2)
-    return False
-
-
-def post_json(daemon, path, body):
-    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    return request(daemon, "POST", path, headers={"Content-Type": "application/json"}, body=payload)
+def model_served(daemon, config):
+    """True once the configured model is verified and loaded; False without one."""
+    if not config.get("model", {}).get("dir"):
+        return False
+    state = wait_until_ready(daemon)
+    return bool(state and state["ready"])
 
 
 def error_of(reply):
@@ -143,7 +115,8 @@ class DaemonSuite(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.daemon = Daemon(config=conformance_config())
+        config = conformance_config()
+        cls.daemon = Daemon(config=config)
         probe = post_json(cls.daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":
             global route_missing
@@ -156,7 +129,7 @@ class DaemonSuite(unittest.TestCase):
             data = models.json().get("data") or []
             if data:
                 cls.model = data[0]["id"]
-        cls.model_ready = wait_until_ready(cls.daemon)
+        cls.model_ready = model_served(cls.daemon, config)
 
     @classmethod
     def tearDownClass(cls):

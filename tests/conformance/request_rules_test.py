@@ -13,7 +13,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import conformance_harness  # noqa: E402
-from conformance_harness import COMPLETIONS_PATH, DaemonSuite, post_json  # noqa: E402
+from conformance_harness import COMPLETIONS_PATH, DaemonSuite  # noqa: E402
+from daemon_harness import post_json  # noqa: E402
 
 # The verifier's two ways to switch thinking: Moonshot's `thinking` object ("kimi") and vLLM's
 # chat_template_kwargs ("opensource"); each on and off.

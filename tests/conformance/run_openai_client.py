@@ -16,9 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from conformance_harness import (CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, post_json,  # noqa: E402
-                                 wait_until_ready)
-from daemon_harness import Daemon, request  # noqa: E402
+from conformance_harness import CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, model_served  # noqa: E402
+from daemon_harness import Daemon, post_json, request  # noqa: E402
 
 SKIP = 77
 # Versions of the client this suite speaks to; npm picks the newest 6.x.
@@ -58,12 +57,13 @@ def main():
     npm_dir = os.path.abspath(args.npm_dir)
     ensure_package(npm_dir)
 
-    daemon = Daemon(config=conformance_config())
+    config = conformance_config()
+    daemon = Daemon(config=config)
     try:
         probe = post_json(daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":
             skip("POST %s answers 404: the chat endpoint is not in this build" % CHAT_PATH)
-        if not wait_until_ready(daemon):
+        if not model_served(daemon, config):
             skip("no model is loaded (/readyz is not 200); set KIMI_CONFORMANCE_CONFIG to serve one")
         model = DEFAULT_MODEL
         models = request(daemon, "GET", "/v1/models")
