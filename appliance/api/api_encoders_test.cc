@@ -307,8 +307,9 @@ TEST(RequestGateTest, MinimalChecksAndResponseMode) {
   EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &no_messages).code(), Status::Code::kInvalidArgument);
   Json no_prompt{{"model", "kimi-k3"}};
   EXPECT_EQ(PrepareRequest(Endpoint::kCompletions, &no_prompt).code(), Status::Code::kInvalidArgument);
-  Json ok{{"messages", Json::array()}, {"stream", true}, {"stream_options", {{"include_usage", true}}},
-          {"thinking", {{"type", "disabled"}}}};
+  // The full request rules apply (appliance/api/request/): a model and at least one message.
+  Json ok{{"model", "kimi-k3"}, {"messages", Json::array({Json{{"role", "user"}, {"content", "hi"}}})},
+          {"stream", true}, {"stream_options", {{"include_usage", true}}}, {"thinking", {{"type", "disabled"}}}};
   EXPECT_TRUE(PrepareRequest(Endpoint::kChatCompletions, &ok).ok());
   ResponseMode mode = ReadResponseMode(Endpoint::kChatCompletions, ok);
   EXPECT_TRUE(mode.stream);

@@ -1,5 +1,6 @@
 #include "api/request_gate.h"
 
+#include "api/request/request_validator.h"
 #include "kimi/chat_format.h"
 
 namespace kimi::api {
@@ -7,17 +8,12 @@ namespace kimi::api {
 using Json = nlohmann::ordered_json;
 
 Status PrepareRequest(Endpoint endpoint, Json* body) {
-  if (!body->is_object()) return Status::InvalidArgument("the request body must be a JSON object");
-  if (body->contains("model") && !(*body)["model"].is_string()) return Status::InvalidArgument("model must be a string");
-  if (body->contains("stream") && !(*body)["stream"].is_boolean() && !(*body)["stream"].is_null()) {
-    return Status::InvalidArgument("stream must be a boolean");
-  }
-  if (endpoint == Endpoint::kChatCompletions) {
-    if (!body->contains("messages")) return Status::InvalidArgument("messages is required");
-    if (!(*body)["messages"].is_array()) return Status::InvalidArgument("messages must be an array");
-  } else if (!body->contains("prompt")) {
-    return Status::InvalidArgument("prompt is required");
-  }
+  // The K3 request rules (docs/api.md, "Request rules"); the body becomes their normalised form.
+  const ModelRequestRules rules = ModelRequestRules::K3();
+  KIMI_ASSIGN_OR_RETURN(ValidatedRequest validated, endpoint == Endpoint::kChatCompletions
+                                                         ? ValidateChatCompletion(*body, rules)
+                                                         : ValidateCompletion(*body, rules));
+  *body = std::move(validated.body);
   return Status::OK();
 }
 

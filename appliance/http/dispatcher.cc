@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "api/request/request_validator.h"
 #include "http/error_response.h"
 #include "http/request_audit.h"
 #include "kimi/log.h"
@@ -123,6 +124,7 @@ void Dispatcher::RegisterRoutes() {
       Status status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);
+        if (status.code() == Status::Code::kInvalidArgument) error.param = api::RequestErrorParam(status);
         if (error.http_status >= 500) {
           log::Error("request failed", {{"request_id", ctx->request_id}, {"route", ctx->route},
                                         {"status", status.ToString()}});

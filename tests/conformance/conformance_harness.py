@@ -2,10 +2,13 @@
 
 Starts the daemon through tests/integration/daemon_harness.py (its Daemon class and its
 request()/read_reply() helpers, so a credential the harness adds reaches these tests too),
-with a served model when the environment names one:
+serving a model:
 
-  KIMI_CONFORMANCE_CONFIG   path of a JSON object merged over the harness's base config (for
-                            example the "model" section that loads a synthetic K3 model)
+  KIMI_CONFORMANCE_CONFIG   path of a JSON object merged over the harness's base config (a
+                            "model" section of your own); else
+  KIMI_ENGINE_BIN, KIMICTL_BIN  the harness signs a fresh random-weight k3-nano model
+                            (daemon_harness.make_signed_model) and serves it as "kimi-k3".
+Without either, the daemon serves no model and only the rules' refusals are fully checked.
 
 Python standard library only (Debian's python3); jsonschema (python3-jsonschema) is used when
 installed and the structured-output checks skip without it.
@@ -13,12 +16,14 @@ installed and the structured-output checks skip without it.
 import json
 import os
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from daemon_harness import Daemon, base_config, request  # noqa: E402
+from daemon_harness import (KIMI_ENGINE, KIMICTL, Daemon, base_config, make_signed_model, post_json,  # noqa: E402
+                            request, wait_until_ready)
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -37,18 +42,42 @@ def merge(base, override):
     return out
 
 
+class ModelFixture:
+    """A signed random-weight k3-nano model in a temporary directory."""
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-conformance-model-")
+        self.model_dir, self.trust_store, _ = make_signed_model(self.tmp.name)
+
+    def config(self):
+        return {"model": {"dir": self.model_dir, "trust_store": self.trust_store, "served_id": DEFAULT_MODEL,
+                          "threads": 1, "max_num_seqs": 8, "default_max_tokens": 16}}
+
+
+_fixture = None
+
+
 def conformance_config():
+    """The daemon config: base, plus KIMI_CONFORMANCE_CONFIG or a synthetic model."""
+    global _fixture
     config = base_config()
     extra = os.environ.get("KIMI_CONFORMANCE_CONFIG")
     if extra:
         with open(extra) as f:
-            config = merge(config, json.load(f))
+            return merge(config, json.load(f))
+    if KIMI_ENGINE and KIMICTL:
+        if _fixture is None:
+            _fixture = ModelFixture()
+        config = merge(config, _fixture.config())
     return config
 
 
-def post_json(daemon, path, body):
-    payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    return request(daemon, "POST", path, headers={"Content-Type": "application/json"}, body=payload)
+def model_served(daemon, config):
+    """True once the configured model is verified and loaded; False without one."""
+    if not config.get("model", {}).get("dir"):
+        return False
+    state = wait_until_ready(daemon)
+    return bool(state and state["ready"])
 
 
 def error_of(reply):
@@ -86,7 +115,8 @@ class DaemonSuite(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.daemon = Daemon(config=conformance_config())
+        config = conformance_config()
+        cls.daemon = Daemon(config=config)
         probe = post_json(cls.daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":
             global route_missing
@@ -99,8 +129,7 @@ class DaemonSuite(unittest.TestCase):
             data = models.json().get("data") or []
             if data:
                 cls.model = data[0]["id"]
-        ready = request(cls.daemon, "GET", "/readyz")
-        cls.model_ready = ready.status == 200
+        cls.model_ready = model_served(cls.daemon, config)
 
     @classmethod
     def tearDownClass(cls):

@@ -13,7 +13,8 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import conformance_harness  # noqa: E402
-from conformance_harness import COMPLETIONS_PATH, DaemonSuite, post_json  # noqa: E402
+from conformance_harness import COMPLETIONS_PATH, DaemonSuite  # noqa: E402
+from daemon_harness import post_json  # noqa: E402
 
 # The verifier's two ways to switch thinking: Moonshot's `thinking` object ("kimi") and vLLM's
 # chat_template_kwargs ("opensource"); each on and off.
@@ -167,13 +168,6 @@ class DynamicToolsTest(DaemonSuite):
         self.assertAccepted(self.chat_with([dynamic_system([WEATHER_TOOL]), user("what is the weather in beijing?")],
                                            tools=[fn("get_stock_price")], tool_choice="required"))
 
-    def test_required_forces_a_call_of_a_declared_tool(self):
-        body = self.assertAccepted(self.chat_with([dynamic_system([WEATHER_TOOL]), user("what is the weather in beijing?")],
-                                                  tool_choice="required", max_tokens=256))
-        choice = body["choices"][0]
-        self.assertEqual(choice["finish_reason"], "tool_calls", choice)
-        self.assertEqual(choice["message"]["tool_calls"][0]["function"]["name"], "get_weather", choice)
-
     def test_tools_on_user_or_assistant_messages_are_rejected(self):
         self.assertRejected(self.chat_with([{"role": "user", "content": "hi", "tools": [WEATHER_TOOL]}, user()]),
                             "messages[0].tools")
@@ -251,19 +245,9 @@ class ToolChoiceTest(DaemonSuite):
         body = self.assertAccepted(self.chat(tools=[WEATHER_TOOL], tool_choice="none"))
         self.assertFalse(body["choices"][0]["message"].get("tool_calls"))
 
-    def test_required_with_global_tools_forces_a_call(self):
-        body = self.assertAccepted(self.chat(tools=[WEATHER_TOOL], tool_choice="required", max_tokens=256))
-        choice = body["choices"][0]
-        self.assertEqual(choice["finish_reason"], "tool_calls", choice)
-        self.assertTrue(choice["message"]["tool_calls"], choice)
-
 
 class ResponseFormatTest(DaemonSuite):
     """response_format text / json_object / json_schema."""
-
-    CAPITAL = {"name": "capital_answer", "strict": True, "schema": {
-        "type": "object", "properties": {"capital": {"type": "string"}}, "required": ["capital"],
-        "additionalProperties": False}}
 
     def test_text_and_json_object_are_accepted(self):
         self.assertAccepted(self.chat(response_format={"type": "text"}))
@@ -279,21 +263,6 @@ class ResponseFormatTest(DaemonSuite):
                             "response_format.json_schema.strict")
         self.assertRejected(self.chat(response_format={"type": "json_schema"}), "response_format.json_schema")
         self.assertRejected(self.chat(response_format={"type": "yaml"}), "response_format.type")
-
-    def test_json_schema_output_is_compact_and_valid(self):
-        body = self.assertAccepted(self.chat(response_format={"type": "json_schema", "json_schema": self.CAPITAL},
-                                             thinking={"type": "disabled"}, max_tokens=256))
-        choice = body["choices"][0]
-        content = choice["message"]["content"] or ""
-        self.assertNotIn("\n", content)
-        self.assertNotIn("\t", content)
-        self.assertEqual(choice["finish_reason"], "stop", choice)
-        value = json.loads(content)
-        try:
-            import jsonschema
-        except ImportError:
-            self.skipTest("python3-jsonschema is not installed")
-        jsonschema.validate(value, self.CAPITAL["schema"])
 
 
 class MessageShapeTest(DaemonSuite):

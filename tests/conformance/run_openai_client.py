@@ -16,8 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from conformance_harness import CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, post_json  # noqa: E402
-from daemon_harness import Daemon, request  # noqa: E402
+from conformance_harness import CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, model_served  # noqa: E402
+from daemon_harness import Daemon, post_json, request  # noqa: E402
 
 SKIP = 77
 # Versions of the client this suite speaks to; npm picks the newest 6.x.
@@ -51,22 +51,25 @@ def ensure_package(npm_dir):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--npm-dir", required=True, help="build-tree folder for node_modules")
+    parser.add_argument("--checks", choices=("api", "constrained"), default="api",
+                        help="api: requests, errors, streaming; constrained: forced tool calls, json_schema")
     args = parser.parse_args()
     npm_dir = os.path.abspath(args.npm_dir)
     ensure_package(npm_dir)
 
-    daemon = Daemon(config=conformance_config())
+    config = conformance_config()
+    daemon = Daemon(config=config)
     try:
         probe = post_json(daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":
             skip("POST %s answers 404: the chat endpoint is not in this build" % CHAT_PATH)
-        if request(daemon, "GET", "/readyz").status != 200:
+        if not model_served(daemon, config):
             skip("no model is loaded (/readyz is not 200); set KIMI_CONFORMANCE_CONFIG to serve one")
         model = DEFAULT_MODEL
         models = request(daemon, "GET", "/v1/models")
         if models.status == 200 and models.json().get("data"):
             model = models.json()["data"][0]["id"]
-        env = dict(os.environ, KIMI_BASE_URL="http://127.0.0.1:%d/v1" % daemon.port, KIMI_MODEL=model,
+        env = dict(os.environ, KIMI_BASE_URL="http://127.0.0.1:%d/v1" % daemon.port, KIMI_MODEL=model, KIMI_CHECKS=args.checks,
                    NODE_PATH=os.path.join(npm_dir, "node_modules"))
         # An .mjs file resolves packages from its own folder upwards, not NODE_PATH: run a copy
         # placed beside node_modules.

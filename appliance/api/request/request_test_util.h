@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/request/field_error.h"
 #include "api/request/request_validator.h"
 
 namespace kimi::api::request::testing {
@@ -36,7 +37,7 @@ inline ::testing::AssertionResult Rejected(const Result<ValidatedRequest>& resul
   if (result.ok()) return ::testing::AssertionFailure() << "accepted; expected a 400 naming " << param;
   const Status& s = result.status();
   if (s.code() != Status::Code::kInvalidArgument) return ::testing::AssertionFailure() << "not InvalidArgument: " << s.ToString();
-  const auto named = RequestErrorParam(s);
+  const auto named = FieldOfRuleError(s);
   if (!named || *named != param) {
     return ::testing::AssertionFailure() << "names " << named.value_or("<nothing>") << ", expected " << param << ": "
                                          << s.message();

@@ -145,6 +145,13 @@ Result<ValidatedRequest> ValidateCompletion(const Json& body, const ModelRequest
   return out;
 }
 
-std::optional<std::string> RequestErrorParam(const Status& status) { return request::FieldOfRuleError(status); }
+std::optional<std::string> RequestErrorParam(const Status& status) {
+  std::optional<std::string> field = request::FieldOfRuleError(status);
+  if (!field) return std::nullopt;
+  // Only a path that starts at a request field: other handlers' messages start with words.
+  const std::string_view root = std::string_view(*field).substr(0, field->find_first_of(".["));
+  if (In(kSharedFields, root) || In(kChatFields, root) || In(kCompletionFields, root)) return field;
+  return std::nullopt;
+}
 
 }  // namespace kimi::api

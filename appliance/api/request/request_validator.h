@@ -75,8 +75,9 @@ struct ValidatedRequest {
 Result<ValidatedRequest> ValidateChatCompletion(const nlohmann::ordered_json& body, const ModelRequestRules& rules);
 Result<ValidatedRequest> ValidateCompletion(const nlohmann::ordered_json& body, const ModelRequestRules& rules);
 
-// The request field a validation error names, for OpenAI's error `param`; nullopt when the
-// status did not come from a request rule.
+// The request field a validation error names, for OpenAI's error `param`: the path its
+// message starts with, when that path starts at a known request field; nullopt for any other
+// status (so it may be applied to every handler error).
 std::optional<std::string> RequestErrorParam(const Status& status);
 
 }  // namespace kimi::api

@@ -51,6 +51,39 @@ TEST(RequestValidatorTest, ChatFormatReadsTheResolvedThinkingControls) {
   }
 }
 
+// Normalising never changes the prompt of a request the chat format already read fully (so
+// usage.prompt_tokens is what Moonshot counts); thinking.effort, which only the rules read,
+// now reaches the prompt.
+TEST(RequestValidatorTest, NormalisingKeepsThePrompt) {
+  const char* tools = R"([{"type": "function", "function": {"name": "get_weather", "parameters":
+                          {"type": "object", "properties": {"city": {"type": "string"}}}}}])";
+  for (std::string fields : {
+           std::string("{}"),
+           std::string(R"({"thinking": {"type": "disabled"}})"),
+           std::string(R"({"thinking": {"type": "enabled", "keep": "all"}, "reasoning_effort": "low"})"),
+           std::string(R"({"chat_template_kwargs": {"thinking": false}, "temperature": 0.6, "top_p": 0.95})"),
+           R"({"tool_choice": "auto", "tools": )" + std::string(tools) + "}",
+           R"({"tool_choice": "required", "thinking": {"type": "disabled"}, "tools": )" + std::string(tools) + "}",
+           std::string(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "capital_answer",
+               "schema": {"type": "object", "properties": {"capital": {"type": "string"}}}}}})"),
+       }) {
+    Json body = ChatBody(Json::parse(fields));
+    body["messages"].push_back({{"role", "system"}, {"content", ""}, {"tools", Json::parse(
+        R"([{"type": "function", "function": {"name": "get_time"}}])")}});
+    auto validated = Chat(body);
+    ASSERT_TRUE(Accepted(validated)) << fields;
+    auto before = ChatFormat::Render(body);
+    auto after = ChatFormat::Render(validated->body);
+    ASSERT_TRUE(before.ok() && after.ok()) << fields;
+    EXPECT_EQ(after->text, before->text) << fields;
+  }
+  auto effort = ChatWith(R"({"thinking": {"type": "enabled", "keep": "all", "effort": "low"}})");
+  ASSERT_TRUE(Accepted(effort));
+  auto prompt = ChatFormat::Render(effort->body);
+  ASSERT_TRUE(prompt.ok());
+  EXPECT_NE(prompt->text.find("thinking_effort=low"), std::string::npos);
+}
+
 TEST(RequestValidatorTest, OtherFieldsAreKeptAsSent) {
   Json fields = Json::parse(R"({"temperature": 0.6, "stream": true, "stream_options": {"include_usage": true},
     "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}],
@@ -90,6 +123,11 @@ TEST(RequestValidatorTest, ErrorsCarryTheParamForTheHttpLayer) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(RequestErrorParam(r.status()), "temperature");
   EXPECT_EQ(r.status().message(), "temperature must be in [0, 1] (got 1.1)");
+  EXPECT_EQ(RequestErrorParam(ChatWith(R"({"tools": [null]})").status()), "tools[0]");
+  EXPECT_EQ(RequestErrorParam(ChatWith(R"({"thinking": {"keep": "none"}})").status()), "thinking.keep");
+  EXPECT_EQ(RequestErrorParam(Chat(Json::array()).status()), std::nullopt);  // "body" is no field
+  EXPECT_EQ(RequestErrorParam(Status::InvalidArgument("the request body is not valid JSON")), std::nullopt);
+  EXPECT_EQ(RequestErrorParam(Status::NotFound("model x does not exist")), std::nullopt);
 }
 
 TEST(RequestValidatorTest, CompletionsShareTheSamplingRules) {
