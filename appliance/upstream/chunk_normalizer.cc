@@ -78,6 +78,8 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
       KIMI_RETURN_IF_ERROR(ConsumeDelta(*delta, events));
     } else if (auto message = choice.find("message"); message != choice.end() && message->is_object()) {
       KIMI_RETURN_IF_ERROR(ConsumeDelta(*message, events));
+    } else if (std::string text = StringField(choice, "text"); !text.empty()) {
+      events->push_back(TextEvent(StreamEventKind::kAnswer, std::move(text)));  // /v1/completions
     }
     std::string reason = StringField(choice, "finish_reason");
     if (!reason.empty()) finish_reason_ = NormalFinishReason(reason);

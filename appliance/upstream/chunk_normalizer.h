@@ -11,6 +11,7 @@
 //     with a new `index` (or, without an index, a new name) and ends when the next call
 //     begins, text arrives, or the stream finishes. Upstream indices are renumbered from 0.
 //     Pieces of a call that already ended (interleaved calls) are an error.
+//   - `choices[0].text` of a /v1/completions stream -> kAnswer;
 //   - `finish_reason` and `usage` (also in the usage-only chunk with `choices: []`);
 //   - an in-stream `{"error": {...}}` object becomes a Status.
 // Finish() closes the call left open and appends kFinish; a stream that never said

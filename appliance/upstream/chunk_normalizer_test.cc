@@ -125,6 +125,12 @@ TEST(ChunkNormalizer, WholeChatCompletionMessage) {
   EXPECT_EQ(Normalize({whole}), (Lines{"R:r", "A:a", "F:stop:3/4/0"}));
 }
 
+TEST(ChunkNormalizer, CompletionsTextChoices) {
+  json text = {{"object", "text_completion"}, {"choices", {{{"index", 0}, {"text", "once"}, {"finish_reason", nullptr}}}}};
+  json end = {{"object", "text_completion"}, {"choices", {{{"index", 0}, {"text", ""}, {"finish_reason", "length"}}}}};
+  EXPECT_EQ(Normalize({text, end, Usage(2, 1, 0)}), (Lines{"A:once", "F:length:2/1/0"}));
+}
+
 TEST(ChunkNormalizer, StreamWithoutFinishReasonIsAnError) {
   Status s;
   Normalize({Delta({{"content", "cut"}})}, &s);

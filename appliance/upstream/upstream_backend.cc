@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
 constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
+constexpr int64_t kHealthReadTimeoutMs = 5'000;
 
 void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
   auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
@@ -74,7 +75,15 @@ struct Exchange {
 
 }  // namespace
 
-UpstreamBackend::UpstreamBackend(UpstreamOptions options) : options_(std::move(options)) {
+namespace {
+// httplib takes "http://host:port" only; the configuration also allows a trailing slash.
+UpstreamOptions WithoutTrailingSlash(UpstreamOptions options) {
+  while (!options.url.empty() && options.url.back() == '/') options.url.pop_back();
+  return options;
+}
+}  // namespace
+
+UpstreamBackend::UpstreamBackend(UpstreamOptions options) : options_(WithoutTrailingSlash(std::move(options))) {
   if (options_.health_interval_ms > 0) health_thread_ = std::thread([this] { HealthLoop(); });
 }
 
@@ -100,6 +109,9 @@ void UpstreamBackend::HealthLoop() {
 Status UpstreamBackend::CheckHealth() {
   httplib::Client client(options_.url);
   ApplyTimeouts(client, options_);
+  // A probe needs no generation's patience: a server that cannot answer /health quickly is
+  // not one to send requests to.
+  client.set_read_timeout(std::chrono::milliseconds(std::min<int64_t>(options_.timeout_ms, kHealthReadTimeoutMs)));
   Status verdict = Status::OK();
   std::vector<std::string> served;
   if (httplib::Result health = client.Get("/health"); !health) {
@@ -164,10 +176,9 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
     outcome->backend = options_.name;
     outcome->attempts = 1;
   }
-  if (request.endpoint != api::Endpoint::kChatCompletions) {
-    return Status::Unimplemented("upstream " + options_.name + " serves chat completions only");
-  }
-  KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, UpstreamChatBody(request.body, options_.upstream_model));
+  const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
+  KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, chat ? UpstreamChatBody(request.body, options_.upstream_model)
+                                                          : UpstreamCompletionBody(request.body, options_.upstream_model));
 
   Exchange x;
   x.sink = &sink;
@@ -177,7 +188,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   ApplyTimeouts(client, options_);
   httplib::Request req;
   req.method = "POST";
-  req.path = "/v1/chat/completions";
+  req.path = chat ? "/v1/chat/completions" : "/v1/completions";
   req.set_header("Content-Type", "application/json");
   req.set_header("Accept", "text/event-stream");
   if (!request.request_id.empty()) req.set_header("X-Request-Id", request.request_id);

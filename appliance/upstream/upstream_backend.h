@@ -3,7 +3,7 @@
 // tensor/expert-parallel deployment: see docs/operations.md).
 //
 // A request is forwarded as one streaming POST /v1/chat/completions in vLLM's dialect
-// (upstream_request.h); the SSE reply is parsed (sse_parser.h) and normalised
+// (upstream_request.h), or POST /v1/completions for the completions endpoint; the SSE reply is parsed (sse_parser.h) and normalised
 // (chunk_normalizer.h) into StreamEvents delivered to the sink as they arrive. When the sink
 // reports the client gone, the upstream connection is closed at once, which makes vLLM and
 // `kimi-engine serve` abort the generation.

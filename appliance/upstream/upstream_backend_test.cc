@@ -199,7 +199,7 @@ TEST(UpstreamBackend, HealthFollowsHealthAndModelList) {
   EXPECT_TRUE(backend.Models().empty());
   server.SetHealthStatus(200);
   server.SetModels({"served-k3"});
-  UpstreamOptions renamed = Options(server.url());
+  UpstreamOptions renamed = Options(server.url() + "/");
   renamed.models = {"kimi-k3"};
   renamed.upstream_model = "served-k3";
   UpstreamBackend aliased(renamed);

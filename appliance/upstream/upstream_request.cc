@@ -6,6 +6,20 @@ namespace kimi::upstream {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+void AskForStreamWithUsage(const Json& body, const std::string& upstream_model, Json* out) {
+  (*out)["stream"] = true;
+  Json stream_options = body.contains("stream_options") && body["stream_options"].is_object()
+                            ? body["stream_options"]
+                            : Json::object();
+  stream_options["include_usage"] = true;
+  (*out)["stream_options"] = std::move(stream_options);
+  if (!upstream_model.empty()) (*out)["model"] = upstream_model;
+}
+
+}  // namespace
+
 Result<Json> UpstreamChatBody(const Json& body, const std::string& upstream_model) {
   if (!body.is_object()) return Status::InvalidArgument("request body: must be a JSON object");
   // The API's `thinking` object says effort and keep inside it; ParseChatRequest reads the
@@ -32,13 +46,14 @@ Result<Json> UpstreamChatBody(const Json& body, const std::string& upstream_mode
   kwargs["thinking_effort"] = settings.thinking_effort;
   kwargs["preserve_thinking"] = settings.preserve_thinking;
   out["chat_template_kwargs"] = std::move(kwargs);
-  out["stream"] = true;
-  Json stream_options = body.contains("stream_options") && body["stream_options"].is_object()
-                            ? body["stream_options"]
-                            : Json::object();
-  stream_options["include_usage"] = true;
-  out["stream_options"] = std::move(stream_options);
-  if (!upstream_model.empty()) out["model"] = upstream_model;
+  AskForStreamWithUsage(body, upstream_model, &out);
+  return out;
+}
+
+Result<Json> UpstreamCompletionBody(const Json& body, const std::string& upstream_model) {
+  if (!body.is_object()) return Status::InvalidArgument("request body: must be a JSON object");
+  Json out = body;
+  AskForStreamWithUsage(body, upstream_model, &out);
   return out;
 }
 

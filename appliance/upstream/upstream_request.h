@@ -24,5 +24,8 @@ namespace kimi::upstream {
 
 // `upstream_model`: the model name to send, "" to keep the body's.
 Result<nlohmann::ordered_json> UpstreamChatBody(const nlohmann::ordered_json& body, const std::string& upstream_model);
+// A /v1/completions body: no chat template, so only the stream, usage and model parts apply.
+Result<nlohmann::ordered_json> UpstreamCompletionBody(const nlohmann::ordered_json& body,
+                                                      const std::string& upstream_model);
 
 }  // namespace kimi::upstream

@@ -44,6 +44,17 @@ TEST(UpstreamChatBody, DefaultsAndClientKwargsAreKept) {
             (Json{{"thinking", true}, {"thinking_effort", "max"}, {"preserve_thinking", true}}));
 }
 
+TEST(UpstreamCompletionBody, StreamsWithUsageAndNoTemplateKwargs) {
+  Json body = {{"model", "kimi-k3"}, {"prompt", "Once"}, {"stream_options", {{"include_usage", false}}}};
+  Result<Json> out = UpstreamCompletionBody(body, "k3");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ((*out)["stream"], true);
+  EXPECT_EQ((*out)["stream_options"]["include_usage"], true);
+  EXPECT_EQ((*out)["model"], "k3");
+  EXPECT_EQ((*out)["prompt"], "Once");
+  EXPECT_FALSE(out->contains("chat_template_kwargs"));
+}
+
 TEST(UpstreamChatBody, RejectsWhatTheEngineWouldReject) {
   EXPECT_FALSE(UpstreamChatBody(Json::array(), "").ok());
   Json body = Base();

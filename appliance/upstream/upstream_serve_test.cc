@@ -219,6 +219,21 @@ TEST_F(UpstreamServeTest, SameEventsAsTheEngineInProcess) {
   }
 }
 
+TEST_F(UpstreamServeTest, CompletionsEndpoint) {
+  UpstreamBackend backend = Backend();
+  RecordingSink sink;
+  api::BackendRequest r = ApiRequest(Json{{"model", "kimi-k3"}, {"prompt", "Once upon a time"}, {"max_tokens", 5},
+                                          {"temperature", 0}});
+  r.endpoint = api::Endpoint::kCompletions;
+  Status s = backend.Generate(r, sink, nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_FALSE(sink.events.empty());
+  for (size_t i = 0; i + 1 < sink.events.size(); ++i) EXPECT_EQ(sink.events[i].kind, api::StreamEventKind::kAnswer);
+  EXPECT_EQ(sink.events.back().kind, api::StreamEventKind::kFinish);
+  EXPECT_EQ(sink.events.back().usage.completion_tokens, 5);
+  EXPECT_EQ(sink.events.back().finish_reason, "length");
+}
+
 TEST_F(UpstreamServeTest, ClientGoneFreesTheWorkersSequence) {
   const double cancelled_before = MetricValue(worker_->url(), "kimi_engine_requests_cancelled_total");
   ASSERT_GE(cancelled_before, 0);

@@ -4,6 +4,7 @@
 //   POST /v1/chat/completions  stream or not; chat_template_kwargs, tools, tool_choice,
 //                              response_format, sampling fields; vLLM's output fields
 //                              (delta.reasoning) as serve_protocol.h describes
+//   POST /v1/completions       the same for a plain text prompt (vLLM's text_completion)
 //   GET  /v1/models            the one served model
 //   GET  /health               200 once the model is loaded
 //   GET  /metrics              the runtime's counters (Prometheus text)
@@ -85,14 +86,15 @@ struct StreamState {
   ChunkWriter writer;
 };
 
-void HandleChat(const ServeContext& ctx, const httplib::Request& req, httplib::Response& res) {
+void HandleGeneration(const ServeContext& ctx, ServingEndpoint endpoint, const httplib::Request& req,
+                      httplib::Response& res) {
   Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return SendError(res, Status::InvalidArgument("the request body is not valid JSON"));
   if (Status s = CheckBody(body, ctx.model_name); !s.ok()) return SendError(res, s);
   const bool stream = BoolField(body, "stream");
   const bool include_usage = body.contains("stream_options") && BoolField(body["stream_options"], "include_usage");
 
-  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(body, ServingEndpoint::kChatCompletions);
+  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(body, endpoint);
   if (!started.ok()) return SendError(res, started.status());
   std::unique_ptr<ChatStream> chat = std::move(started).value();
   // The first event decides the status line: a refusal by the runtime is still an HTTP error.
@@ -100,7 +102,7 @@ void HandleChat(const ServeContext& ctx, const httplib::Request& req, httplib::R
   if (!chat->Next(&first)) return SendError(res, Status::Internal("generation ended without a result"));
   if (first.kind == ChatEvent::Kind::kError) return SendError(res, first.error);
 
-  ResponseIdentity identity = NewResponseIdentity(ctx.model_name);
+  ResponseIdentity identity = NewResponseIdentity(ctx.model_name, endpoint);
   if (!stream) {
     ResponseBuilder builder(identity);
     ChatEvent e = std::move(first);
@@ -218,8 +220,12 @@ Status Serve(const Flags& flags) {
   server.Get("/metrics", [&ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(MetricsText(ctx.service->Counters()), "text/plain; version=0.0.4");
   });
-  server.Post("/v1/chat/completions",
-              [&ctx](const httplib::Request& req, httplib::Response& res) { HandleChat(ctx, req, res); });
+  server.Post("/v1/chat/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    HandleGeneration(ctx, ServingEndpoint::kChatCompletions, req, res);
+  });
+  server.Post("/v1/completions", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    HandleGeneration(ctx, ServingEndpoint::kCompletions, req, res);
+  });
 
   int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, int(port)) ? int(port) : -1);
   if (bound <= 0) return Status::Unavailable("cannot listen on " + host + ":" + port_text);

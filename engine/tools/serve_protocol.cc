@@ -19,10 +19,14 @@ std::string RandomHex(size_t bytes) {
 
 std::string ToolCallId() { return "chatcmpl-tool-" + RandomHex(8); }
 
+bool IsChat(const ResponseIdentity& identity) { return identity.endpoint == ServingEndpoint::kChatCompletions; }
+
 }  // namespace
 
-ResponseIdentity NewResponseIdentity(const std::string& model) {
-  return ResponseIdentity{"chatcmpl-" + RandomHex(12), static_cast<int64_t>(std::time(nullptr)), model};
+ResponseIdentity NewResponseIdentity(const std::string& model, ServingEndpoint endpoint) {
+  bool chat = endpoint == ServingEndpoint::kChatCompletions;
+  return ResponseIdentity{(chat ? "chatcmpl-" : "cmpl-") + RandomHex(12), static_cast<int64_t>(std::time(nullptr)),
+                          model, endpoint};
 }
 
 Json UsageJson(const ChatUsage& usage) {
@@ -37,18 +41,26 @@ ChunkWriter::ChunkWriter(ResponseIdentity identity, bool include_usage)
     : identity_(std::move(identity)), include_usage_(include_usage) {}
 
 std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason) const {
+  Json choice = {{"index", 0}};
+  if (IsChat(identity_)) choice["delta"] = delta;
+  else choice["text"] = delta.value("content", "");
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish_reason;
   Json chunk = {{"id", identity_.id},
-                {"object", "chat.completion.chunk"},
+                {"object", IsChat(identity_) ? "chat.completion.chunk" : "text_completion"},
                 {"created", identity_.created},
                 {"model", identity_.model},
-                {"choices", Json::array({Json{{"index", 0}, {"delta", delta}, {"logprobs", nullptr},
-                                              {"finish_reason", finish_reason}}})}};
+                {"choices", Json::array({choice})}};
   return "data: " + chunk.dump() + "\n\n";
 }
 
-std::string ChunkWriter::RoleFrame() const { return Frame(Json{{"role", "assistant"}, {"content", ""}}, nullptr); }
+std::string ChunkWriter::RoleFrame() const {
+  return IsChat(identity_) ? Frame(Json{{"role", "assistant"}, {"content", ""}}, nullptr) : "";
+}
 
 std::string ChunkWriter::OutputFrame(const OutputEvent& event) {
+  // A completion has no channels: everything the model wrote is its text.
+  if (!IsChat(identity_)) return event.text.empty() ? "" : Frame(Json{{"content", event.text}}, nullptr);
   switch (event.kind) {
     case OutputEventKind::kReasoning: return Frame(Json{{"reasoning", event.text}}, nullptr);
     case OutputEventKind::kAnswer: return Frame(Json{{"content", event.text}}, nullptr);
@@ -71,8 +83,12 @@ std::string ChunkWriter::OutputFrame(const OutputEvent& event) {
 std::string ChunkWriter::FinishFrames(const ChatEvent& finish) const {
   std::string out = Frame(Json::object(), finish.finish_reason);
   if (include_usage_) {
-    Json chunk = {{"id", identity_.id},        {"object", "chat.completion.chunk"}, {"created", identity_.created},
-                  {"model", identity_.model},  {"choices", Json::array()},          {"usage", UsageJson(finish.usage)}};
+    Json chunk = {{"id", identity_.id},
+                  {"object", IsChat(identity_) ? "chat.completion.chunk" : "text_completion"},
+                  {"created", identity_.created},
+                  {"model", identity_.model},
+                  {"choices", Json::array()},
+                  {"usage", UsageJson(finish.usage)}};
     out += "data: " + chunk.dump() + "\n\n";
   }
   out += "data: [DONE]\n\n";
@@ -105,6 +121,15 @@ void ResponseBuilder::Add(const ChatEvent& event) {
 }
 
 Json ResponseBuilder::Build() const {
+  if (!IsChat(identity_)) {
+    return Json{{"id", identity_.id},
+                {"object", "text_completion"},
+                {"created", identity_.created},
+                {"model", identity_.model},
+                {"choices", Json::array({Json{{"index", 0}, {"text", reasoning_ + content_}, {"logprobs", nullptr},
+                                              {"finish_reason", finish_reason_}}})},
+                {"usage", UsageJson(usage_)}};
+  }
   Json message = {{"role", "assistant"},
                   {"content", content_.empty() && !tool_calls_.empty() ? Json(nullptr) : Json(content_)},
                   {"reasoning", reasoning_.empty() ? Json(nullptr) : Json(reasoning_)},

@@ -8,7 +8,8 @@
 // function {name, arguments: ""}, later frames index and function.arguments; the finish
 // frame has an empty delta and finish_reason; with stream_options.include_usage one more
 // frame with `choices: []` and usage; then "data: [DONE]". Not streaming: one chat.completion
-// with message {role, content, reasoning, tool_calls} and usage.
+// with message {role, content, reasoning, tool_calls} and usage. /v1/completions writes
+// "text_completion" objects whose choices carry `text` (no role frame, no reasoning).
 // Errors: vLLM's {"object": "error", "message", "type", "param", "code"}.
 //
 // Thread safety: a writer or builder belongs to one request.
@@ -26,18 +27,20 @@
 namespace kimi::tools {
 
 struct ResponseIdentity {
-  std::string id;       // "chatcmpl-<hex>"
+  std::string id;       // "chatcmpl-<hex>", "cmpl-<hex>" for completions
   int64_t created = 0;  // Unix seconds
   std::string model;
+  ServingEndpoint endpoint = ServingEndpoint::kChatCompletions;
 };
 
 // A fresh identity: a random id and the current time.
-ResponseIdentity NewResponseIdentity(const std::string& model);
+ResponseIdentity NewResponseIdentity(const std::string& model,
+                                     ServingEndpoint endpoint = ServingEndpoint::kChatCompletions);
 
 class ChunkWriter {
  public:
   ChunkWriter(ResponseIdentity identity, bool include_usage);
-  std::string RoleFrame() const;
+  std::string RoleFrame() const;  // "" for completions
   // The frame for one output event; "" for events that have none (the end of a tool call).
   std::string OutputFrame(const OutputEvent& event);
   // The finish frame, the usage frame when asked for, and [DONE].

@@ -98,6 +98,33 @@ TEST(ResponseBuilder, JoinsTheStream) {
   EXPECT_EQ(r["usage"]["prompt_tokens"], 3);
 }
 
+TEST(ChunkWriter, CompletionsWriteTextChoices) {
+  ResponseIdentity identity = NewResponseIdentity("m", ServingEndpoint::kCompletions);
+  EXPECT_EQ(identity.id.rfind("cmpl-", 0), 0u);
+  ChunkWriter writer(identity, /*include_usage=*/false);
+  EXPECT_EQ(writer.RoleFrame(), "");
+  Json chunk = Frames(writer.OutputFrame(Out(OutputEventKind::kAnswer, "once")))[0];
+  EXPECT_EQ(chunk["object"], "text_completion");
+  EXPECT_EQ(chunk["choices"][0]["text"], "once");
+  EXPECT_FALSE(chunk["choices"][0].contains("delta"));
+  ChatEvent finish;
+  finish.kind = ChatEvent::Kind::kFinish;
+  finish.finish_reason = "length";
+  std::vector<Json> end = Frames(writer.FinishFrames(finish));
+  EXPECT_EQ(end[0]["choices"][0]["text"], "");
+  EXPECT_EQ(end[0]["choices"][0]["finish_reason"], "length");
+
+  ResponseBuilder builder(identity);
+  ChatEvent text;
+  text.output = Out(OutputEventKind::kAnswer, "upon");
+  builder.Add(text);
+  builder.Add(finish);
+  Json r = builder.Build();
+  EXPECT_EQ(r["object"], "text_completion");
+  EXPECT_EQ(r["choices"][0]["text"], "upon");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+}
+
 TEST(ErrorJson, VllmShapeAndStatus) {
   Json e = ErrorJson(Status::InvalidArgument("temperature must be a number"));
   EXPECT_EQ(e["object"], "error");
