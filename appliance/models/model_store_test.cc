@@ -95,7 +95,7 @@ TEST_F(ModelStoreTest, ImportCopiesVerifiesTheCopyAndRecordsAVersion) {
   EXPECT_EQ(v->digest.size(), 64u);
   EXPECT_NE(v->signer.find("key"), std::string::npos) << v->signer;
   EXPECT_EQ(v->imported_by, "alice");
-  EXPECT_EQ(v->files, 5);  // three model files, model.sig, .git/HEAD copied (then pruned)
+  EXPECT_EQ(v->files, 3);  // the signed files; model.sig is kept, .git/HEAD pruned
 
   std::string dir = (*store)->VersionDirectory("k3", v->digest);
   EXPECT_TRUE(fs::exists(dir + "/model-00001.safetensors"));
