@@ -119,6 +119,9 @@ Status CopyFile(const std::string& from, const std::string& to, uint64_t expecte
   uint64_t copied = 0;
   bool read_write = false;
   for (;;) {
+    if (meter.options.cancel != nullptr && meter.options.cancel->load()) {
+      return Status::Cancelled("copy of " + from + " cancelled");
+    }
     ssize_t n;
     if (!read_write) {
       n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, buffer.size(), 0);

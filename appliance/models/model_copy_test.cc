@@ -50,6 +50,19 @@ TEST(ModelCopyTest, CopiesTheTreeByteForByteWithProgress) {
   EXPECT_EQ(CopyModelTree(dir / "src/big.bin", dir / "dst3", {}).status().code(), Status::Code::kInvalidArgument);
 }
 
+TEST(ModelCopyTest, StopsWhenCancelled) {
+  TempDir dir;
+  fs::create_directories(dir / "src");
+  testing::WriteFile(dir / "src/weights.bin", std::string(1 << 20, 'w'));
+  std::atomic<bool> cancel{true};
+  CopyOptions options;
+  options.cancel = &cancel;
+  Result<CopyStats> stopped = CopyModelTree(dir / "src", dir / "dst", options);
+  EXPECT_EQ(stopped.status().code(), Status::Code::kCancelled);
+  cancel.store(false);
+  EXPECT_TRUE(CopyModelTree(dir / "src", dir / "dst2", options).ok());
+}
+
 TEST(ModelCopyTest, RefusesSymlinksAndSpecialFilesBeforeWriting) {
   TempDir dir;
   fs::create_directories(dir / "src");

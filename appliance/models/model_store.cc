@@ -245,6 +245,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
                         std::to_string(staging_counter_.fetch_add(1));
   StagingGuard guard(staging);
   CopyOptions copy;
+  copy.cancel = request.cancel;
   if (request.progress) copy.progress = [&](const HashProgress& p) { request.progress({"copying", p}); };
   Result<CopyStats> copied = CopyModelTree(request.source, staging, copy);
   if (!copied.ok()) return refuse(copied.status().WithContext("copying " + request.source), "");

@@ -134,6 +134,13 @@ TEST_F(ModelStoreTest, ImportRefusesATamperedOrUntrustedSourceAndLeavesNothing) 
   EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
   EXPECT_EQ(fx_.AuditTrail(), std::vector<std::string>{"model.import:refused"});
 
+  std::atomic<bool> cancel{true};
+  ImportRequest cancelled{"k3", source};
+  cancelled.cancel = &cancel;
+  EXPECT_EQ((*store)->Import(cancelled, actor_).status().code(), Status::Code::kCancelled);
+  EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+  EXPECT_EQ(fx_.AuditTrail().back(), "model.import:error");
+
   EXPECT_EQ((*store)->Import({"Bad/Id", source}, actor_).status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ((*store)->Import({"k3", fx_.root() + "/absent"}, actor_).status().code(), Status::Code::kNotFound);
 }
