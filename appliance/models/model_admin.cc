@@ -42,6 +42,7 @@ Result<bool> BoolField(const nlohmann::json& body, const char* name) {
 ModelAdmin::ModelAdmin(ModelStore* store, ModelAdminOptions options) : store_(store), options_(std::move(options)) {}
 
 ModelAdmin::~ModelAdmin() {
+  stopping_.store(true);
   std::vector<std::thread> workers;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,6 +81,7 @@ Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const
   KIMI_RETURN_IF_ERROR(ValidateModelId(model_id));
   ImportRequest request;
   request.model_id = model_id;
+  request.cancel = &stopping_;
   if (auto it = body.find("ignore"); it != body.end()) {
     if (!it->is_array()) return Status::InvalidArgument("\"ignore\" must be an array of paths");
     for (const auto& p : *it) {

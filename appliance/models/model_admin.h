@@ -15,11 +15,12 @@
 // (Corruption in the store) is reported as FailedPrecondition with its message, because an
 // administrator needs to know which file failed.
 //
-// Owns: the import jobs and their threads (joined by the destructor, which waits for running
-// imports). Borrows the ModelStore.
+// Owns: the import jobs and their threads. The destructor cancels a running import's copy
+// (a verification already under way finishes) and joins the threads. Borrows the ModelStore.
 // Thread safety: every method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -80,6 +81,7 @@ class ModelAdmin {
   std::condition_variable job_done_;
   std::map<uint64_t, std::unique_ptr<Job>> jobs_;  // guarded by mu_; by job number
   uint64_t next_job_ = 1;                           // guarded by mu_
+  std::atomic<bool> stopping_{false};               // set by the destructor: cancels imports
 };
 
 }  // namespace kimi::models

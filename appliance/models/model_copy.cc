@@ -94,6 +94,19 @@ struct Meter {
   }
 };
 
+Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
+  size_t written = 0;
+  while (written < size) {
+    ssize_t w = ::write(fd, data + written, size - written);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Errno("cannot write", path);
+    }
+    written += static_cast<size_t>(w);
+  }
+  return Status::OK();
+}
+
 Status CopyFile(const std::string& from, const std::string& to, uint64_t expected_size, std::vector<char>& buffer,
                 Meter& meter) {
   Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
@@ -101,25 +114,32 @@ Status CopyFile(const std::string& from, const std::string& to, uint64_t expecte
   posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (out.get() < 0) return Errno("cannot create", to);
+  // In-kernel copy first (no trip through user space; a reflink where the filesystem has
+  // them); read/write when the kernel cannot copy between these two files.
   uint64_t copied = 0;
+  bool read_write = false;
   for (;;) {
-    ssize_t got = ::read(in.get(), buffer.data(), buffer.size());
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot read", from);
+    if (meter.options.cancel != nullptr && meter.options.cancel->load()) {
+      return Status::Cancelled("copy of " + from + " cancelled");
     }
-    if (got == 0) break;
-    size_t written = 0;
-    while (written < static_cast<size_t>(got)) {
-      ssize_t w = ::write(out.get(), buffer.data() + written, static_cast<size_t>(got) - written);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return Errno("cannot write", to);
+    ssize_t n;
+    if (!read_write) {
+      n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, buffer.size(), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && copied == 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+        read_write = true;
+        continue;
       }
-      written += static_cast<size_t>(w);
+      if (n < 0) return Errno("cannot copy", from);
+    } else {
+      n = ::read(in.get(), buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Errno("cannot read", from);
+      KIMI_RETURN_IF_ERROR(WriteAll(out.get(), buffer.data(), static_cast<size_t>(n), to));
     }
-    copied += static_cast<uint64_t>(got);
-    meter.Add(static_cast<uint64_t>(got));
+    if (n == 0) break;
+    copied += static_cast<uint64_t>(n);
+    meter.Add(static_cast<uint64_t>(n));
   }
   if (copied != expected_size) {
     return Status::IOError(from + " changed size while it was copied (" + std::to_string(expected_size) + " -> " +

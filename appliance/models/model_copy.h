@@ -14,6 +14,7 @@
 // Thread safety: reentrant; the callback runs on the calling thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -27,6 +28,8 @@ struct CopyOptions {
   size_t buffer_bytes = 8u << 20;
   HashProgressFn progress;  // may be empty; HashProgress describes bytes copied
   std::chrono::milliseconds progress_interval{250};
+  // When set and true, the copy stops at the next chunk with Cancelled (daemon shutdown).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct CopyStats {

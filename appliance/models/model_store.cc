@@ -245,6 +245,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
                         std::to_string(staging_counter_.fetch_add(1));
   StagingGuard guard(staging);
   CopyOptions copy;
+  copy.cancel = request.cancel;
   if (request.progress) copy.progress = [&](const HashProgress& p) { request.progress({"copying", p}); };
   Result<CopyStats> copied = CopyModelTree(request.source, staging, copy);
   if (!copied.ok()) return refuse(copied.status().WithContext("copying " + request.source), "");
@@ -259,7 +260,8 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *options_.trust);
   if (!manifest.ok()) return refuse(manifest.status().WithContext("verifying the copy of " + request.source), "");
   const std::string digest = manifest->subject_digest_hex();
-  KIMI_RETURN_IF_ERROR(PruneUnsigned(staging, *manifest));
+  Status pruned = PruneUnsigned(staging, *manifest);
+  if (!pruned.ok()) return refuse(pruned, digest);
   step("verified");
 
   std::lock_guard<std::mutex> lock(mu_);
@@ -292,7 +294,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   row.state = VersionState::kVerified;
   row.signer = manifest->signer().description;
   row.source = request.source;
-  row.files = static_cast<int64_t>(copied->files);
+  row.files = static_cast<int64_t>(manifest->files().size());  // signed files, as kept
   row.bytes = static_cast<int64_t>(manifest->total_bytes());
   row.imported_by = actor.name;
   row.imported_at = row.verified_at = NowText();

@@ -92,6 +92,9 @@ struct ImportRequest {
   std::vector<std::string> extra_ignore_paths;
   unsigned threads = 0;  // hashing threads; 0: one per core
   ImportProgressFn progress;
+  // When set and true, the copy stops (Cancelled) and the import leaves nothing; the
+  // verification pass, once started, runs to its end.
+  const std::atomic<bool>* cancel = nullptr;
   // Test hook for crash tests: called with "copied", "verified" and "renamed" as import passes
   // each step. Empty in production.
   std::function<void(std::string_view step)> on_step;

@@ -95,7 +95,7 @@ TEST_F(ModelStoreTest, ImportCopiesVerifiesTheCopyAndRecordsAVersion) {
   EXPECT_EQ(v->digest.size(), 64u);
   EXPECT_NE(v->signer.find("key"), std::string::npos) << v->signer;
   EXPECT_EQ(v->imported_by, "alice");
-  EXPECT_EQ(v->files, 5);  // three model files, model.sig, .git/HEAD copied (then pruned)
+  EXPECT_EQ(v->files, 3);  // the signed files; model.sig is kept, .git/HEAD pruned
 
   std::string dir = (*store)->VersionDirectory("k3", v->digest);
   EXPECT_TRUE(fs::exists(dir + "/model-00001.safetensors"));
@@ -133,6 +133,13 @@ TEST_F(ModelStoreTest, ImportRefusesATamperedOrUntrustedSourceAndLeavesNothing) 
   EXPECT_TRUE(VersionDirs((*store)->models_dir()).empty());
   EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
   EXPECT_EQ(fx_.AuditTrail(), std::vector<std::string>{"model.import:refused"});
+
+  std::atomic<bool> cancel{true};
+  ImportRequest cancelled{"k3", source};
+  cancelled.cancel = &cancel;
+  EXPECT_EQ((*store)->Import(cancelled, actor_).status().code(), Status::Code::kCancelled);
+  EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+  EXPECT_EQ(fx_.AuditTrail().back(), "model.import:error");
 
   EXPECT_EQ((*store)->Import({"Bad/Id", source}, actor_).status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ((*store)->Import({"k3", fx_.root() + "/absent"}, actor_).status().code(), Status::Code::kNotFound);

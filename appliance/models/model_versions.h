@@ -35,8 +35,8 @@ struct ModelVersion {
   VersionState state = VersionState::kVerified;
   std::string signer;      // the verified signer's description
   std::string source;      // where it was imported from
-  int64_t files = 0;
-  int64_t bytes = 0;
+  int64_t files = 0;        // files the signature names
+  int64_t bytes = 0;        // their total size
   std::string imported_by;
   std::string imported_at;  // UTC, "2026-11-30T02:10:00.000Z"
   std::string verified_at;  // the last successful verification

@@ -1,0 +1,86 @@
+#include "models/model_copy.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "models/oms_test_support.h"
+
+namespace kimi::models {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+TEST(ModelCopyTest, CopiesTheTreeByteForByteWithProgress) {
+  TempDir dir;
+  fs::create_directories(dir / "src/a/b");
+  fs::create_directories(dir / "src/empty");
+  std::string big(3 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 + 7);
+  testing::WriteFile(dir / "src/big.bin", big);
+  testing::WriteFile(dir / "src/a/b/small.txt", "small");
+  testing::WriteFile(dir / "src/zero", "");
+  uint64_t last_done = 0, total = 0;
+  bool finished = false;
+  CopyOptions options;
+  options.buffer_bytes = 1 << 20;
+  options.progress_interval = std::chrono::milliseconds(0);  // every chunk
+  options.progress = [&](const HashProgress& p) {
+    EXPECT_GE(p.bytes_done, last_done);
+    last_done = p.bytes_done;
+    total = p.bytes_total;
+    finished = p.finished;
+  };
+  Result<CopyStats> stats = CopyModelTree(dir / "src", dir / "dst", options);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->files, 3u);
+  EXPECT_EQ(stats->bytes, big.size() + 5);
+  EXPECT_EQ(total, stats->bytes);
+  EXPECT_EQ(last_done, stats->bytes);
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(testing::ReadFile(dir / "dst/big.bin"), big);
+  EXPECT_EQ(testing::ReadFile(dir / "dst/a/b/small.txt"), "small");
+  EXPECT_TRUE(fs::exists(dir / "dst/zero"));
+  EXPECT_TRUE(fs::is_directory(dir / "dst/empty"));
+
+  EXPECT_EQ(CopyModelTree(dir / "src", dir / "dst", {}).status().code(), Status::Code::kAlreadyExists);
+  EXPECT_EQ(CopyModelTree(dir / "absent", dir / "dst2", {}).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(CopyModelTree(dir / "src/big.bin", dir / "dst3", {}).status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(ModelCopyTest, StopsWhenCancelled) {
+  TempDir dir;
+  fs::create_directories(dir / "src");
+  testing::WriteFile(dir / "src/weights.bin", std::string(1 << 20, 'w'));
+  std::atomic<bool> cancel{true};
+  CopyOptions options;
+  options.cancel = &cancel;
+  Result<CopyStats> stopped = CopyModelTree(dir / "src", dir / "dst", options);
+  EXPECT_EQ(stopped.status().code(), Status::Code::kCancelled);
+  cancel.store(false);
+  EXPECT_TRUE(CopyModelTree(dir / "src", dir / "dst2", options).ok());
+}
+
+TEST(ModelCopyTest, RefusesSymlinksAndSpecialFilesBeforeWriting) {
+  TempDir dir;
+  fs::create_directories(dir / "src");
+  testing::WriteFile(dir / "src/weights.bin", "w");
+  fs::create_symlink("/etc/passwd", dir / "src/link");
+  Result<CopyStats> linked = CopyModelTree(dir / "src", dir / "dst", {});
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(linked.status().message().find("link"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "dst"));
+
+  fs::remove(dir / "src/link");
+  ASSERT_EQ(mkfifo((dir / "src/fifo").c_str(), 0600), 0);
+  Result<CopyStats> fifo = CopyModelTree(dir / "src", dir / "dst", {});
+  EXPECT_EQ(fifo.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(fifo.status().message().find("fifo"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "dst"));
+}
+
+}  // namespace
+}  // namespace kimi::models
