@@ -67,7 +67,12 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
   // A sampler thread polls the counters: the CPU time spent while every stream was decoding
   // (all prompts consumed, none finished) gives a rate that other load on the machine does not
   // bend.
-  const RuntimeCounters before = runtime.Counters();
+  // The step that ended the previous run may not be published yet when its last event arrives.
+  RuntimeCounters before = runtime.Counters();
+  while (before.running != 0 || before.waiting != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    before = runtime.Counters();
+  }
   std::atomic<bool> sampling{true};
   double window_tokens = 0, window_cpu = 0;
   std::thread sampler([&] {
