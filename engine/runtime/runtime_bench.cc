@@ -218,8 +218,15 @@ int main(int argc, char** argv) {
   for (int streams : stream_counts) {
     const Figures f = RunLoad(**runtime, streams, prompt, tokens);
     results[streams] = f;
-    std::printf("%8d %10.2f %12.2f %11.2f %12.2f %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate, f.decode_rate,
-                f.busy_rate, f.busy_decode_rate, f.ttft_p50, f.ttft_p99, f.itl_p50, f.itl_p99);
+    // No window when the first stream finishes before the last one has its prompt consumed.
+    auto rate = [](double r) {
+      char text[32] = "n/a";
+      if (r > 0) std::snprintf(text, sizeof(text), "%.2f", r);
+      return std::string(text);
+    };
+    std::printf("%8d %10.2f %12s %11.2f %12s %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate,
+                rate(f.decode_rate).c_str(), f.busy_rate, rate(f.busy_decode_rate).c_str(), f.ttft_p50, f.ttft_p99,
+                f.itl_p50, f.itl_p99);
     std::fflush(stdout);
   }
   if (results.count(1) && results.count(16)) {
