@@ -12,6 +12,8 @@
 //   request's own stats (time to first token, then every inter-token gap);
 // - busy tok/s: completion tokens / (process CPU seconds during the run / threads), the rate a
 //   machine running nothing else would approach (the build machine is shared);
+// - busy decode: the same over the window in which every stream decodes (a thread polls the
+//   runtime's counters and the process CPU clock every 5 ms);
 // - TTFT and inter-token latency, median and p99 over all requests and gaps.
 // Then the 16-to-1 ratios and the p99 inter-token latency at 16 streams over the 1-stream median.
 // Prints figures; asserts nothing.
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +29,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/k3_presets.h"
@@ -50,7 +54,8 @@ double ProcessCpuSeconds() {
 
 struct Figures {
   double e2e_rate = 0, decode_rate = 0;
-  double busy_rate = 0;  // completion tokens per second of process CPU time / threads
+  double busy_rate = 0;         // completion tokens per second of process CPU time / threads
+  double busy_decode_rate = 0;  // the same over the window in which every stream decodes
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // ms
 };
 
@@ -59,6 +64,38 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
   const int64_t vocab = runtime.model().config().vocab_size;
   std::vector<std::unique_ptr<RequestHandle>> handles;
   std::vector<Clock::time_point> submitted;
+  // A sampler thread polls the counters: the CPU time spent while every stream was decoding
+  // (all prompts consumed, none finished) gives a rate that other load on the machine does not
+  // bend.
+  // The step that ended the previous run may not be published yet when its last event arrives.
+  RuntimeCounters before = runtime.Counters();
+  while (before.running != 0 || before.waiting != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    before = runtime.Counters();
+  }
+  std::atomic<bool> sampling{true};
+  double window_tokens = 0, window_cpu = 0;
+  std::thread sampler([&] {
+    bool in_window = false;
+    double cpu0 = 0;
+    int64_t tokens0 = 0;
+    while (sampling.load()) {
+      const RuntimeCounters c = runtime.Counters();
+      const double cpu = ProcessCpuSeconds();
+      const bool all_decoding = c.prompt_tokens_processed - before.prompt_tokens_processed >= streams * prompt_tokens &&
+                                c.requests_finished == before.requests_finished;
+      if (all_decoding && !in_window) {
+        in_window = true;
+        cpu0 = cpu;
+        tokens0 = c.tokens_generated;
+      } else if (in_window) {
+        window_tokens = double(c.tokens_generated - tokens0);
+        window_cpu = cpu - cpu0;
+        if (!all_decoding) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
   const double cpu_start = ProcessCpuSeconds();
   const auto start = Clock::now();
   for (int s = 0; s < streams; ++s) {
@@ -87,8 +124,12 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
       generated += e.stats.completion_tokens;
     }
   }
+  sampling = false;
+  sampler.join();
   Figures f;
-  const double busy = (ProcessCpuSeconds() - cpu_start) / double(runtime.model().threads());
+  const double threads = double(runtime.model().threads());
+  f.busy_decode_rate = window_cpu > 0 ? window_tokens / (window_cpu / threads) : 0;
+  const double busy = (ProcessCpuSeconds() - cpu_start) / threads;
   f.busy_rate = busy > 0 ? double(generated) / busy : 0;
   double end = 0, all_decoding = 0, first_done = 1e300;
   for (const auto& times : token_times) {
@@ -171,21 +212,30 @@ int main(int argc, char** argv) {
               "max_num_batched_tokens %lld\n",
               dir.c_str(), (*runtime)->model().threads(), static_cast<long long>(prompt),
               static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens));
-  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
-              "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
+  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
+              "busy decode", "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
   std::map<int, Figures> results;
   for (int streams : stream_counts) {
     const Figures f = RunLoad(**runtime, streams, prompt, tokens);
     results[streams] = f;
-    std::printf("%8d %10.2f %12.2f %11.2f %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate, f.decode_rate,
-                f.busy_rate, f.ttft_p50, f.ttft_p99, f.itl_p50, f.itl_p99);
+    // No window when the first stream finishes before the last one has its prompt consumed.
+    auto rate = [](double r) {
+      char text[32] = "n/a";
+      if (r > 0) std::snprintf(text, sizeof(text), "%.2f", r);
+      return std::string(text);
+    };
+    std::printf("%8d %10.2f %12s %11.2f %12s %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate,
+                rate(f.decode_rate).c_str(), f.busy_rate, rate(f.busy_decode_rate).c_str(), f.ttft_p50, f.ttft_p99,
+                f.itl_p50, f.itl_p99);
     std::fflush(stdout);
   }
   if (results.count(1) && results.count(16)) {
     const Figures &one = results[1], &sixteen = results[16];
-    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx; p99 ITL at 16 / median ITL at 1: %.2fx\n",
+    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx, busy decode %.2fx; "
+                "p99 ITL at 16 / median ITL at 1: %.2fx\n",
                 sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate,
-                sixteen.busy_rate / one.busy_rate, sixteen.itl_p99 / one.itl_p50);
+                sixteen.busy_rate / one.busy_rate, sixteen.busy_decode_rate / one.busy_decode_rate,
+                sixteen.itl_p99 / one.itl_p50);
   }
   const RuntimeCounters c = (*runtime)->Counters();
   std::printf("steps %lld, prefix cache hits %lld of %lld\n", static_cast<long long>(c.steps),
