@@ -146,6 +146,24 @@ int32_t LeftRecursiveRule(const Grammar& g) {
   return -1;
 }
 
+// Keeps shared_key only on rules whose states are one contiguous run without calls: their
+// masks then depend on nothing but the key and the state's offset in the run.
+void CheckShareableRules(Grammar* g) {
+  std::vector<int64_t> first(g->rules.size(), -1), last(g->rules.size(), -1), count(g->rules.size(), 0);
+  std::vector<bool> calls(g->rules.size(), false);
+  for (size_t s = 0; s < g->states.size(); ++s) {
+    const size_t r = size_t(g->states[s].rule);
+    if (first[r] < 0) first[r] = int64_t(s);
+    last[r] = int64_t(s);
+    ++count[r];
+    calls[r] = calls[r] || !g->states[s].calls.empty();
+  }
+  for (size_t r = 0; r < g->rules.size(); ++r) {
+    GrammarRule& rule = g->rules[r];
+    if (calls[r] || first[r] != rule.start || last[r] - first[r] + 1 != count[r]) rule.shared_key.clear();
+  }
+}
+
 Status CollectCounterBounds(Grammar* g) {
   for (GrammarState& st : g->states) {
     GrammarRule& rule = g->rules[size_t(st.rule)];
@@ -180,6 +198,7 @@ Result<std::shared_ptr<const Grammar>> GrammarBuilder::Finish(int32_t root_rule,
                                    " refers to itself before any text ($ref cycle without an object or array in between)");
   }
   KIMI_RETURN_IF_ERROR(CollectCounterBounds(&grammar_));
+  CheckShareableRules(&grammar_);
   return std::shared_ptr<const Grammar>(std::make_shared<Grammar>(std::move(grammar_)));
 }
 

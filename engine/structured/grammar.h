@@ -80,6 +80,10 @@ struct GrammarRule {
   int32_t start = -1;
   // The constants the rule's counter is compared with (at most two; -1: none).
   int64_t bounds[2] = {-1, -1};
+  // Non-empty when the rule is self-contained (no calls, contiguous states) and built the same
+  // way wherever this key appears, so its masks can be shared by every grammar over a
+  // vocabulary ("string[0,inf]", a number pattern...).
+  std::string shared_key;
 };
 
 struct Grammar {
@@ -103,8 +107,12 @@ class GrammarBuilder {
   void AddEpsilon(int32_t from, int32_t to) { AddEpsilon(from, EpsilonEdge{to}); }
   void AddEpsilon(int32_t from, EpsilonEdge edge);
   void AddCall(int32_t from, int32_t rule, int32_t return_state);
+  // Declares that the rule's structure depends on `key` alone (see GrammarRule::shared_key);
+  // Finish() drops the key when the rule calls others or its states are not contiguous.
+  void MarkShareable(int32_t rule, std::string key) { grammar_.rules[size_t(rule)].shared_key = std::move(key); }
 
   size_t num_states() const { return grammar_.states.size(); }
+  const std::string& grammar_rule_name(int32_t rule) const { return grammar_.rules[size_t(rule)].name; }
 
   // Trims, checks and freezes. Errors: InvalidArgument when the root rule cannot produce any
   // text ("admits no value") or a rule is left-recursive; `what` names the input in messages.

@@ -26,6 +26,17 @@ void MaskCache::Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask>
   entries_.emplace(key, std::move(mask));
 }
 
+std::shared_ptr<const LocalMask> MaskCache::FindShared(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = shared_entries_.find(key);
+  return it == shared_entries_.end() ? nullptr : it->second;
+}
+
+void MaskCache::InsertShared(const std::string& key, std::shared_ptr<const LocalMask> mask) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shared_entries_.size() < kMaxSharedEntries) shared_entries_.emplace(key, std::move(mask));
+}
+
 size_t MaskCache::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return entries_.size();
@@ -166,11 +177,23 @@ MaskCacheKey GrammarMatcher::KeyFor(const Config& c) const {
 std::shared_ptr<const LocalMask> GrammarMatcher::LocalMaskFor(const Config& c) {
   const MaskCacheKey key = KeyFor(c);
   if (std::shared_ptr<const LocalMask> hit = cache_->Find(key)) return hit;
+  const GrammarRule& rule = grammar_->rules[size_t(grammar_->states[size_t(c.state)].rule)];
+  MaskCache* shared = rule.shared_key.empty() ? nullptr : cache_->vocabulary_wide();
+  std::string shared_key;
+  if (shared != nullptr) {
+    shared_key = rule.shared_key + '\0' + std::to_string(c.state - rule.start) + ',' + std::to_string(key.distance[0]) + ',' +
+                 std::to_string(key.distance[1]);
+    if (std::shared_ptr<const LocalMask> hit = shared->FindShared(shared_key)) {
+      cache_->Insert(key, hit);
+      return hit;
+    }
+  }
   auto mask = std::make_shared<LocalMask>();
   mask->words.assign(size_t(trie_->vocab_size() + 63) / 64, 0);
   const int32_t start = Close({Config{c.state, kLocalBottom, c.count}});
   if (start != kDead) Walk(0, start, mask->words.data(), &mask->leaves_rule);
   cache_->Insert(key, mask);
+  if (shared != nullptr) shared->InsertShared(shared_key, mask);
   return mask;
 }
 

@@ -48,15 +48,26 @@ struct MaskCacheKeyHash {
   }
 };
 
+// Masks of one grammar over one vocabulary, keyed by state; and, when given the
+// vocabulary-wide cache, masks of shareable rules (GrammarRule::shared_key) that every grammar
+// over the vocabulary reuses (a free string's masks are computed once per process).
 class MaskCache {
  public:
+  static constexpr size_t kMaxSharedEntries = 2048;  // about 20 KB each on K3's vocabulary
+
+  explicit MaskCache(std::shared_ptr<MaskCache> vocabulary_wide = nullptr) : vocabulary_wide_(std::move(vocabulary_wide)) {}
   std::shared_ptr<const LocalMask> Find(const MaskCacheKey& key) const;
   void Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask> mask);
   size_t size() const;
+  MaskCache* vocabulary_wide() const { return vocabulary_wide_.get(); }
+  std::shared_ptr<const LocalMask> FindShared(const std::string& key) const;
+  void InsertShared(const std::string& key, std::shared_ptr<const LocalMask> mask);
 
  private:
+  std::shared_ptr<MaskCache> vocabulary_wide_;
   mutable std::mutex mu_;
   std::unordered_map<MaskCacheKey, std::shared_ptr<const LocalMask>, MaskCacheKeyHash> entries_;  // guarded by mu_
+  std::unordered_map<std::string, std::shared_ptr<const LocalMask>> shared_entries_;  // guarded by mu_
 };
 
 class GrammarMatcher {

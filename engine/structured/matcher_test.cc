@@ -59,17 +59,40 @@ TEST(GrammarMatcher, MaskEqualsBruteForceAlongWalksOnTheDemoVocabulary) {
   auto trie = testing::DemoTrie();
   const int32_t end_token = *trie->end_of_msg;
   std::mt19937_64 rng(7);
+  // One vocabulary-wide cache across all the schemas: shared pieces must mask the same everywhere.
+  auto vocabulary_wide = std::make_shared<MaskCache>();
   for (size_t i = 0; i < cases->size(); i += 3) {  // a third of the cases, every step checked
     const auto& c = (*cases)[i];
     auto g = CompileSchema(c.schema);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
-    GrammarMatcher matcher(*g, trie, std::make_shared<MaskCache>(), {end_token});
+    GrammarMatcher matcher(*g, trie, std::make_shared<MaskCache>(vocabulary_wide), {end_token});
     testing::Walk walk = testing::RandomWalk(*g, trie, end_token, rng, 20, 300);
     const std::string where = c.suite + ":" + std::to_string(c.line);
     ExpectMaskMatchesBruteForce(matcher, *trie, end_token, where + " step 0");
     for (size_t t = 0; t < walk.tokens.size(); ++t) {
       ASSERT_TRUE(matcher.Advance(walk.tokens[t]).ok()) << where;
       ExpectMaskMatchesBruteForce(matcher, *trie, end_token, where + " step " + std::to_string(t + 1));
+    }
+  }
+}
+
+TEST(GrammarMatcher, MaskEqualsBruteForceOnTheRealVocabulary) {
+  auto real = testing::RealTrie();
+  if (!real) GTEST_SKIP() << "skipped: ../shared/kimi-k3/tiktoken.model is absent";
+  const int32_t end_token = *(*real)->end_of_msg;
+  auto vocabulary_wide = std::make_shared<MaskCache>();
+  std::mt19937_64 rng(9);
+  for (const char* schema : {R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},"tags":{"type":"array","items":{"enum":["a","b"]},"minItems":1},"n":{"type":"number","minimum":-2.5,"maximum":99}},"required":["name","n"],"additionalProperties":false})",
+                             R"({"$defs":{"node":{"type":"object","properties":{"next":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/node"}]},"v":{"type":"string","pattern":"^[a-f0-9]{2,6}$"}},"required":["v"]}},"$ref":"#/$defs/node"})",
+                             R"({})"}) {
+    auto g = CompileSchema(schema);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    testing::Walk walk = testing::RandomWalk(*g, *real, end_token, rng, 10, 40);
+    GrammarMatcher matcher(*g, *real, std::make_shared<MaskCache>(vocabulary_wide), {end_token});
+    ExpectMaskMatchesBruteForce(matcher, **real, end_token, std::string(schema) + " step 0");
+    for (size_t t = 0; t < walk.tokens.size(); ++t) {
+      ASSERT_TRUE(matcher.Advance(walk.tokens[t]).ok());
+      ExpectMaskMatchesBruteForce(matcher, **real, end_token, std::string(schema) + " step " + std::to_string(t + 1));
     }
   }
 }

@@ -292,6 +292,7 @@ int32_t JsonValueRules::String(int64_t min_length, int64_t max_length) {
     builder_->AddEpsilon(head, EpsilonEdge{closing, min_length});
     builder_->AddLiteral(closing, "\"", end);
   }
+  builder_->MarkShareable(rule, builder_->grammar_rule_name(rule));
   strings_[{min_length, max_length}] = rule;
   return rule;
 }
@@ -304,6 +305,7 @@ int32_t JsonValueRules::Number() {
   Result<CharNfa> nfa = CompileRegex(*NumberPattern(NumberBounds{}));
   // The pattern is a constant of this file; it compiles.
   if (nfa.ok()) (void)EmbedCharNfa(builder_, *nfa, builder_->RuleStart(number_), end, false, 0, kUnbounded);
+  builder_->MarkShareable(number_, "number");
   return number_;
 }
 
@@ -597,6 +599,7 @@ Result<int32_t> SchemaCompiler::CompileNumber(const Json& schema, const std::str
   if (!pattern) return rule;  // no value in range: the rule has no way to its end
   KIMI_ASSIGN_OR_RETURN(CharNfa nfa, CompileRegex(*pattern));
   KIMI_RETURN_IF_ERROR(EmbedCharNfa(builder(), nfa, builder()->RuleStart(rule), end, false, 0, kUnbounded));
+  builder()->MarkShareable(rule, "number " + *pattern);
   return rule;
 }
 
@@ -624,6 +627,7 @@ Result<int32_t> SchemaCompiler::CompileString(const Json& schema, const std::str
   builder()->AddLiteral(close, "\"", end);
   Status embedded = EmbedCharNfa(builder(), *nfa, open, close, true, min_length, max_length);
   if (!embedded.ok()) return embedded.WithContext("unsupported JSON Schema combination at " + DisplayPointer(pointer));
+  builder()->MarkShareable(rule, "string /" + pattern + "/ [" + std::to_string(min_length) + "," + std::to_string(max_length) + "]");
   return rule;
 }
 

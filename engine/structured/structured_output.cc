@@ -117,7 +117,7 @@ Result<std::shared_ptr<const StructuredOutput>> Finish(GrammarBuilder* b, int32_
   auto parts = std::make_shared<StructuredOutput::Parts>();
   parts->grammar = std::move(grammar);
   parts->trie = options.vocabulary->trie();
-  parts->cache = std::make_shared<structured::MaskCache>();
+  parts->cache = std::make_shared<structured::MaskCache>(options.vocabulary->shared_masks());
   parts->end_tokens = std::move(end_tokens);
   return std::make_shared<const StructuredOutput>(std::move(parts));
 }
@@ -164,6 +164,7 @@ std::string EscapeAttribute(std::string_view value) {
 Result<std::shared_ptr<const StructuredVocabulary>> StructuredVocabulary::Build(const Tokenizer& tokenizer) {
   auto vocabulary = std::make_shared<StructuredVocabulary>();
   KIMI_ASSIGN_OR_RETURN(vocabulary->trie_, structured::TokenTrie::Build(tokenizer));
+  vocabulary->shared_masks_ = std::make_shared<structured::MaskCache>();
   return std::shared_ptr<const StructuredVocabulary>(std::move(vocabulary));
 }
 

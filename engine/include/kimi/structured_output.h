@@ -41,9 +41,12 @@ class StructuredVocabulary {
  public:
   static Result<std::shared_ptr<const StructuredVocabulary>> Build(const Tokenizer& tokenizer);
   const std::shared_ptr<const structured::TokenTrie>& trie() const { return trie_; }
+  // Masks of grammar pieces every schema shares (free strings, numbers), computed once.
+  const std::shared_ptr<structured::MaskCache>& shared_masks() const { return shared_masks_; }
 
  private:
   std::shared_ptr<const structured::TokenTrie> trie_;
+  std::shared_ptr<structured::MaskCache> shared_masks_;
 };
 
 struct StructuredOutputOptions {
