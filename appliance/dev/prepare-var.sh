@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares var/ for `make run`: a development configuration that serves plain HTTP on
-# 127.0.0.1:8080, and var/data for the database.
+# 127.0.0.1:8080, var/data for the database, and (once) the first console admin, whose
+# one-time password it prints.
 #
 # Idempotent and respectful of the operator: an existing var/appliance.json is never
 # overwritten (it is checked with kimictl instead, so a broken edit is reported before the
@@ -44,6 +45,14 @@ if ! "$kimictl" config check --config "$config" >/dev/null; then
   echo "prepare-var: fix $config (or delete it to get the development default)" >&2
   exit 1
 fi
+
+# The first console admin, once: its one-time password is printed here and never again.
+if otp=$("$kimictl" admin bootstrap --config "$config" 2>"$var_dir/.bootstrap.err"); then
+  echo "prepare-var: console admin 'admin' created; one-time password (change it at first login): $otp"
+elif ! grep -q "already has users" "$var_dir/.bootstrap.err"; then
+  cat "$var_dir/.bootstrap.err" >&2; rm -f "$var_dir/.bootstrap.err"; exit 1
+fi
+rm -f "$var_dir/.bootstrap.err"
 
 listen=$(python3 -c '
 import json, sys

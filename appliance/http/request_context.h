@@ -1,5 +1,6 @@
 // RequestContext: what the server knows about one request besides its bytes: its id, the
-// peer, when it started, which route served it, and transport events (a cap or a deadline
+// peer, when it started, which route served it, who sent it (once authenticated), and
+// transport events (a cap or a deadline
 // hit while the HTTP library read the body) that decide the error sent back.
 //
 // Owned by the connection loop for the duration of one request and passed by reference to
@@ -7,7 +8,10 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+
+#include "auth/principal.h"
 
 namespace kimi::http {
 
@@ -19,6 +23,11 @@ struct RequestContext {
   bool probe = false;               // the route is a probe (Route::probe)
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
+  // Set once the request authenticated; its id and role go into the audit record.
+  std::optional<auth::Principal> principal;
+  // Why authentication or authorisation refused the request (never the presented secret);
+  // the audit record's detail.
+  std::string auth_failure;
 };
 
 }  // namespace kimi::http

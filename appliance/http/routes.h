@@ -4,8 +4,11 @@
 // an error Status that the server turns into OpenAI error JSON (error_response.h); they do
 // not write error bodies themselves. The name is the route's label in metrics and logs.
 // Paths match exactly; a known path with another method gets 405, anything else 404.
-// Adding an endpoint: write its handler, add one line to kRoutes in routes.cc, and add the
-// services it needs to Services.
+// Adding an endpoint: write its handler, add one line to kRoutes in routes.cc with the
+// permission it requires (auth/roles.h), and add the services it needs to Services.
+// Authentication and the permission check happen in the dispatcher before the handler runs;
+// a route that declares no permission is admin-only, and only kPublic routes are served to
+// anonymous clients.
 //
 // Thread safety: the table is immutable; handlers may run on many threads at once and must
 // only use thread-safe services.
@@ -15,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/roles.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
 #include "http/request_context.h"
@@ -25,6 +29,10 @@ struct Request;
 struct Response;
 }  // namespace httplib
 
+namespace kimi::auth {
+class Authenticator;
+}  // namespace kimi::auth
+
 namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
@@ -34,6 +42,8 @@ struct Services {
   metrics::Registry* metrics = nullptr;
   Readiness* readiness = nullptr;
   const RequestAuditor* auditor = nullptr;  // null: requests are not audited
+  // null: every non-public route answers 503 (the daemon always wires one)
+  auth::Authenticator* authenticator = nullptr;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
@@ -47,6 +57,8 @@ struct Route {
   // answering while the audit store fails, so they are not audited unless
   // audit.record_probes is set.
   bool probe = false;
+  // What the caller must hold; see auth/roles.h. kPublic routes skip authentication.
+  auth::Permission permission = auth::Permission::kAdminOnly;
 };
 
 std::span<const Route> Routes();
@@ -54,5 +66,8 @@ std::span<const Route> Routes();
 const Route* FindRoute(std::string_view method, std::string_view path);
 // "GET, HEAD" for a known path; "" when no route has this path.
 std::string AllowedMethods(std::string_view path);
+// True when every route of this path is public (so a wrong method there gets 405 without
+// credentials); false for unknown paths, which need authentication before they get 404.
+bool IsPublicPath(std::string_view path);
 
 }  // namespace kimi::http

@@ -1,12 +1,19 @@
 // The ordered list of every module's migrations. A module adds its migrations here as
-// entries {component, version, name, sql}; see store.h for the rules. The list is empty
-// until a module needs tables: the store itself keeps only schema_migrations.
+// entries {component, version, name, sql}; see store.h for the rules.
+#include <vector>
+
+#include "auth/auth_migrations.h"
 #include "store/store.h"
 
 namespace kimi::store {
 
 std::span<const Migration> AllMigrations() {
-  return {};
+  static const std::vector<Migration> all = [] {
+    std::vector<Migration> out;
+    out.insert(out.end(), std::begin(auth::kAuthMigrations), std::end(auth::kAuthMigrations));
+    return out;
+  }();
+  return all;
 }
 
 }  // namespace kimi::store
