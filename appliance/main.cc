@@ -283,6 +283,7 @@ int main(int argc, char** argv) {
     kimi::log::Error("auth events left in the outbox for the next start", {{"error", drained.ToString()}});
   }
   authenticator.FlushLastUsed();
+  auth_store.Close();
 
   // Every request has been answered (and so recorded); the stop is the log's last record,
   // and Close() signs the head that covers it.

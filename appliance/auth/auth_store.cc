@@ -78,11 +78,20 @@ Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const Au
   });
 }
 
+void AuthStore::Close() {
+  if (find_key_ == nullptr) return;
+  store_->Read([this](sqlite3*) {
+    sqlite3_finalize(find_key_);
+    find_key_ = nullptr;
+    return Status::OK();
+  });
+}
+
 Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash) {
   std::optional<KeyRecord> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
-    SqlStatement s(db, sql.c_str());
+    static const std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
+    SqlStatement s(db, sql.c_str(), &find_key_);
     if (!s.ok()) return s.Error();
     s.Bind(1, key_hash);
     int rc = s.Step();

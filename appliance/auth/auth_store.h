@@ -1,5 +1,6 @@
 // AuthStore: the rows of the auth tables (auth_migrations.h), read and written through the
-// daemon's Store (one connection, serialised writes). No policy lives here: the
+// daemon's Store (one connection, serialised writes). The key lookup of every request uses a
+// statement prepared once (guarded, like the connection, by the Store's mutex). No policy lives here: the
 // Authenticator decides, this class only reads and writes rows. Each mutating method runs in
 // one transaction together with the auth event it is given (the audit outbox).
 //
@@ -15,6 +16,8 @@
 #include "auth/server_secret.h"
 #include "kimi/status.h"
 #include "store/store.h"
+
+struct sqlite3_stmt;
 
 namespace kimi::auth {
 
@@ -65,6 +68,13 @@ struct AuthEvent {
 class AuthStore {
  public:
   explicit AuthStore(store::Store* store) : store_(store) {}
+  ~AuthStore() { Close(); }
+  AuthStore(const AuthStore&) = delete;
+  AuthStore& operator=(const AuthStore&) = delete;
+
+  // Finalises the statements kept prepared for the request path; call before the Store
+  // closes (a connection with live statements does not close). Idempotent.
+  void Close();
 
   Status InsertKey(const KeyRecord& key, const Digest& key_hash, const AuthEvent& event);
   // The key whose stored hash equals `key_hash` (compared again in constant time), or nullopt.
@@ -100,6 +110,7 @@ class AuthStore {
 
  private:
   store::Store* store_;
+  sqlite3_stmt* find_key_ = nullptr;  // used only inside store_->Read(), under its mutex
 };
 
 }  // namespace kimi::auth

@@ -21,7 +21,23 @@ class SqlStatement {
   SqlStatement(sqlite3* db, const char* sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
   }
-  ~SqlStatement() { sqlite3_finalize(stmt_); }
+  // Uses a statement prepared earlier and kept by the caller (*cache, prepared on first use
+  // with SQLITE_PREPARE_PERSISTENT); it is reset, not finalised, on destruction. The caller
+  // finalises *cache before the connection closes.
+  SqlStatement(sqlite3* db, const char* sql, sqlite3_stmt** cache) : db_(db), owned_(false) {
+    if (*cache == nullptr && sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, cache, nullptr) != SQLITE_OK) {
+      *cache = nullptr;
+    }
+    stmt_ = *cache;
+  }
+  ~SqlStatement() {
+    if (owned_) {
+      sqlite3_finalize(stmt_);
+    } else if (stmt_ != nullptr) {
+      sqlite3_reset(stmt_);
+      sqlite3_clear_bindings(stmt_);
+    }
+  }
   SqlStatement(const SqlStatement&) = delete;
   SqlStatement& operator=(const SqlStatement&) = delete;
 
@@ -67,6 +83,7 @@ class SqlStatement {
 
  private:
   sqlite3* db_;
+  bool owned_ = true;
   sqlite3_stmt* stmt_ = nullptr;
 };
 
