@@ -52,6 +52,8 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " target TEXT NOT NULL,"
      " outcome TEXT NOT NULL,"
      " detail TEXT NOT NULL);"},
+    {"auth", 2, "per-key requests-per-minute limit",
+     "ALTER TABLE auth_keys ADD COLUMN requests_per_minute INTEGER NOT NULL DEFAULT 0;"},
 };
 
 }  // namespace kimi::auth

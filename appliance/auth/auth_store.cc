@@ -8,7 +8,7 @@ namespace kimi::auth {
 namespace {
 
 constexpr const char* kKeyColumns =
-    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash";
+    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, requests_per_minute";
 constexpr const char* kUserColumns =
     "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
     "last_login_ms";
@@ -36,6 +36,7 @@ KeyRecord ReadKey(const SqlStatement& s) {
   k.expires_ms = s.Int(6);
   k.revoked_ms = s.Int(7);
   k.last_used_ms = s.Int(8);
+  k.requests_per_minute = s.Int(10);
   return k;
 }
 
@@ -68,11 +69,11 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
 Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db,
-                   "INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                   "INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, "
+                   "requests_per_minute) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     if (!s.ok()) return s.Error();
     s.Bind(1, k.id).Bind(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
-    s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms);
+    s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms).Bind(9, k.requests_per_minute);
     KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
   });

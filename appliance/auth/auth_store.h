@@ -31,6 +31,7 @@ struct KeyRecord {
   int64_t expires_ms = 0;           // 0: never
   int64_t revoked_ms = 0;           // 0: not revoked
   int64_t last_used_ms = 0;
+  int64_t requests_per_minute = 0;  // 0: no limit
 };
 
 struct UserRecord {

@@ -95,6 +95,7 @@ Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
   p.role = *role;
   p.owner = key->owner;
   p.models = key->models;
+  p.requests_per_minute = key->requests_per_minute;
   return p;
 }
 
@@ -140,6 +141,11 @@ Status Authenticator::Authorize(const Principal& principal, Permission permissio
                                     std::string(PermissionName(permission)));
   }
   return Status::OK();
+}
+
+Status Authenticator::Admit(const Principal& principal, int64_t* retry_after_s) {
+  if (principal.kind != Principal::Kind::kApiKey) return Status::OK();
+  return rate_limiter_.Admit(principal.id, principal.requests_per_minute, NowMs(), retry_after_s);
 }
 
 Status Authenticator::CheckModelAllowed(const Principal& principal, std::string_view model) {
@@ -278,8 +284,11 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   k.models = spec.models;
   k.created_ms = NowMs();
   k.expires_ms = spec.expires_ms;
+  if (spec.requests_per_minute < 0) return Status::InvalidArgument("requests_per_minute must not be negative");
+  k.requests_per_minute = spec.requests_per_minute;
   std::string detail = "name " + k.name + "; owner " + k.owner + "; role " + k.role;
   if (k.expires_ms != 0) detail += "; expires " + FormatUtcMillis(k.expires_ms);
+  if (k.requests_per_minute != 0) detail += "; requests_per_minute " + std::to_string(k.requests_per_minute);
   KIMI_RETURN_IF_ERROR(store_->InsertKey(k, secret_->KeyedHash(created.secret),
                                          Event(actor, "auth.key_created", k.id, "ok", detail)));
   return created;

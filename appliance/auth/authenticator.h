@@ -29,6 +29,7 @@
 #include "auth/auth_store.h"
 #include "auth/password.h"
 #include "auth/principal.h"
+#include "auth/rate_limiter.h"
 #include "auth/roles.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
@@ -62,6 +63,7 @@ struct NewKey {
   Role role = Role::kUser;
   std::vector<std::string> models;
   int64_t expires_ms = 0;  // 0: never
+  int64_t requests_per_minute = 0;  // 0: no limit
 };
 
 struct CreatedKey {
@@ -103,6 +105,10 @@ class Authenticator {
   // PermissionDenied when the principal's key is limited to models that do not include `model`.
   static Status CheckModelAllowed(const Principal& principal, std::string_view model);
 
+  // Spends one request of the principal's rate limit (API keys with a limit only);
+  // ResourceExhausted with *retry_after_s when none is left.
+  Status Admit(const Principal& principal, int64_t* retry_after_s);
+
   // Console login. Unauthenticated with one message for every failure (unknown user, wrong
   // password, disabled, locked); the auth event says which.
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& source);
@@ -141,6 +147,7 @@ class Authenticator {
   AuditOutbox* outbox_ = nullptr;          // set by Attach()
   const AuthOptions options_;
 
+  RateLimiter rate_limiter_;
   std::mutex mu_;
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_

@@ -133,6 +133,23 @@ TEST_F(AuthenticatorTest, ExpiredKeyIsRefused) {
   EXPECT_FALSE(auth_->CreateKey(admin_, NewKey{"past", "", Role::kUser, {}, now_ms_ - 1}).ok());
 }
 
+TEST_F(AuthenticatorTest, KeyRateLimitComesFromTheStoredKey) {
+  NewKey spec{"limited", "", Role::kUser, {}, 0};
+  spec.requests_per_minute = 2;
+  CreatedKey key = *auth_->CreateKey(admin_, spec);
+  int64_t retry = 0;
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(auth_->Admit(*WithKey(key.secret), &retry).ok());
+  EXPECT_EQ(auth_->Admit(*WithKey(key.secret), &retry).code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(retry, 30);
+  now_ms_ += 30'000;
+  EXPECT_TRUE(auth_->Admit(*WithKey(key.secret), &retry).ok());
+  // Keys without a limit, and sessions, are never refused.
+  CreatedKey free = *auth_->CreateKey(admin_, NewKey{"free", "", Role::kUser, {}, 0});
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(auth_->Admit(*WithKey(free.secret), &retry).ok());
+  spec.requests_per_minute = -1;
+  EXPECT_EQ(auth_->CreateKey(admin_, spec).status().code(), Status::Code::kInvalidArgument);
+}
+
 TEST_F(AuthenticatorTest, LastUseIsWrittenInBatches) {
   CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "", Role::kUser, {}, 0});
   now_ms_ += 5;

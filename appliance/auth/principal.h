@@ -6,6 +6,7 @@
 // Thread safety: value types.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,7 @@ struct Principal {
   std::string owner;                // the key's owner; the user name for a session
   std::vector<std::string> models;  // allowed models of a key; empty: all
   bool must_change_password = false;
+  int64_t requests_per_minute = 0;  // keys: the rate limit; 0: none
   Digest session_hash{};            // sessions: the stored hash of the session id
 };
 

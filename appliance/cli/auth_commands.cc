@@ -120,10 +120,10 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
 
 int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   Common c;
-  std::string name, role_name, owner, models, expires;
+  std::string name, role_name, owner, models, expires, rpm;
   const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
                               {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
-                              {"--expires", &expires}};
+                              {"--expires", &expires},     {"--rpm", &rpm}};
   if (!ParseOptions("key create", args, specs, io)) return kUsage;
   if (name.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl key create: --name and --role are required\n");
@@ -136,6 +136,14 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
     Result<int64_t> ms = audit::ParseUtcMillis(expires);
     if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
     spec.expires_ms = *ms;
+  }
+  if (!rpm.empty()) {
+    char* end = nullptr;
+    spec.requests_per_minute = std::strtoll(rpm.c_str(), &end, 10);
+    if (*end != '\0' || spec.requests_per_minute < 0) {
+      std::fprintf(io.err, "kimictl key create: --rpm must be a non-negative integer\n");
+      return kUsage;
+    }
   }
   Result<Opened> opened = Open(c);
   if (!opened.ok()) return Fail("key create", opened.status(), io);

@@ -17,13 +17,17 @@ namespace {
 using nlohmann::json;
 
 // The request body as a JSON object whose keys are all in `allowed` and whose values are
-// strings, except the keys in `arrays` (arrays of strings).
+// strings, except the keys in `arrays` (arrays of strings) and `integers`.
 Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>& allowed,
-                       const std::set<std::string>& arrays = {}) {
+                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {}) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
     if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
+    if (integers.count(key)) {
+      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
+      continue;
+    }
     bool ok = arrays.count(key) ? value.is_array() : value.is_string();
     if (ok && value.is_array()) {
       for (const auto& v : value) ok = ok && v.is_string();
@@ -68,7 +72,7 @@ json KeyJson(const auth::KeyRecord& k) {
   return json{{"id", k.id},           {"name", k.name},       {"owner", k.owner},
               {"role", k.role},       {"models", k.models},   {"created_at", time(k.created_ms)},
               {"expires_at", time(k.expires_ms)}, {"revoked_at", time(k.revoked_ms)},
-              {"last_used_at", time(k.last_used_ms)}};
+              {"last_used_at", time(k.last_used_ms)}, {"requests_per_minute", k.requests_per_minute}};
 }
 
 json PrincipalJson(const auth::Principal& p) {
@@ -140,12 +144,14 @@ Status HandleKeysList(const Services& services, RequestContext&, const httplib::
 
 Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"name", "owner", "role", "models", "expires_at"}, {"models"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"name", "owner", "role", "models", "expires_at", "requests_per_minute"},
+                                             {"models"}, {"requests_per_minute"}));
   auth::NewKey spec;
   KIMI_ASSIGN_OR_RETURN(spec.name, Required(body, "name"));
   KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
   spec.owner = Field(body, "owner");
   if (body.contains("models")) spec.models = body["models"].get<std::vector<std::string>>();
+  if (body.contains("requests_per_minute")) spec.requests_per_minute = body["requests_per_minute"].get<int64_t>();
   if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
     KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
   }

@@ -149,6 +149,9 @@ void Dispatcher::RegisterRoutes() {
         res = httplib::Response();
         WriteError(error, res);
         if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
+        if (error.http_status == 429 && ctx->retry_after_s > 0) {
+          res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
+        }
       }
     };
     std::string pattern = RegexEscape(r->path);

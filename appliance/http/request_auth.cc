@@ -70,8 +70,13 @@ Status AuthenticateRequest(const Services& services, const httplib::Request& req
     ctx.principal = *std::move(principal);
   }
   Status allowed = auth::Authenticator::Authorize(*ctx.principal, permission);
-  if (!allowed.ok()) ctx.auth_failure = "forbidden: " + allowed.message();
-  return allowed;
+  if (!allowed.ok()) {
+    ctx.auth_failure = "forbidden: " + allowed.message();
+    return allowed;
+  }
+  Status admitted = services.authenticator->Admit(*ctx.principal, &ctx.retry_after_s);
+  if (!admitted.ok()) ctx.auth_failure = "rate limited: " + admitted.message();
+  return admitted;
 }
 
 std::string SessionCookie(std::string_view session_id, int64_t max_age_s) {

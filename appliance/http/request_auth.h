@@ -2,7 +2,8 @@
 // Bearer, x-api-key, the session cookie and X-CSRF-Token), asks the Authenticator who sent
 // it, and checks the route's permission. On success the principal is stored in the request
 // context (and so reaches the audit record); on failure the context says why, without the
-// presented secret, and the Status is Unauthenticated (401) or PermissionDenied (403).
+// presented secret, and the Status is Unauthenticated (401) or PermissionDenied (403). Last,
+// the key's rate limit: ResourceExhausted (429) with ctx.retry_after_s set.
 //
 // Thread safety: pure functions of their arguments; the Authenticator is thread-safe.
 #pragma once

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,8 @@ struct RequestContext {
   // Why authentication or authorisation refused the request (never the presented secret);
   // the audit record's detail.
   std::string auth_failure;
+  // Seconds the client should wait when its key's rate limit refused it (Retry-After).
+  int64_t retry_after_s = 0;
 };
 
 }  // namespace kimi::http

@@ -202,6 +202,22 @@ class KeyLifecycleTest(unittest.TestCase):
             status = request(self.daemon, "GET", "/admin/v1/session", auth=key).status
         self.assertEqual(status, 401)
 
+    def test_rate_limit_per_key_answers_429_with_retry_after(self):
+        reply = post_json(self.daemon, "/admin/v1/keys", {"name": "slow", "role": "user", "requests_per_minute": 2})
+        self.assertEqual(reply.status, 201, reply.body)
+        self.assertEqual(reply.json()["requests_per_minute"], 2)
+        key = reply.json()["key"]
+        for _ in range(2):
+            self.assertEqual(request(self.daemon, "GET", "/admin/v1/session", auth=key).status, 200)
+        refused = request(self.daemon, "GET", "/admin/v1/session", {"X-Request-Id": "it-429"}, auth=key)
+        assert_error(self, refused, 429, "rate_limit_error")
+        self.assertEqual(refused.headers["retry-after"], "30")
+        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-429")
+        self.assertIn("rate limited", record["detail"])
+        # The admin key has no limit.
+        for _ in range(5):
+            self.assertEqual(request(self.daemon, "GET", "/admin/v1/session").status, 200)
+
     def test_bad_requests_to_the_admin_api(self):
         assert_error(self, post_json(self.daemon, "/admin/v1/keys", {"name": "x", "role": "root"}), 400,
                      "invalid_request_error")
