@@ -138,6 +138,7 @@ void Dispatcher::RegisterRoutes() {
       if (ctx == nullptr) ctx = &fallback;
       ctx->route = std::string(r->name);
       ctx->probe = r->probe;
+      ctx->body_has_password = r->body_has_password;
       Status status = AuthenticateRequest(services_, req, r->permission, *ctx);
       if (status.ok()) status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {

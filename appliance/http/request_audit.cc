@@ -55,7 +55,7 @@ Status RequestAuditor::Commit(const Exchange& e) const {
   record.http_status = e.status;
   record.total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
-  record.request_sha256 = BodyDigest(e.request_body);
+  record.request_sha256 = ctx.body_has_password ? std::string() : BodyDigest(e.request_body);
   record.response_sha256 = BodyDigest(e.response_body);
 
   Status committed = sink_->Record(std::move(record)).WaitCommitted();

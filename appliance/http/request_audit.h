@@ -11,6 +11,8 @@
 // Probe routes (Route::probe) are not recorded unless record_probes is set or the request
 // was refused by authentication. The record's actor and role are the authenticated
 // principal's (a key id or user name, never a secret); a refused request's detail says why.
+// A request whose route carries a password in its body (Route::body_has_password) gets no
+// request_sha256: a hash of a guessable secret would let a reader of the log guess it.
 //
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe);
 // Attach() happens before any of them.

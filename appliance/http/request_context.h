@@ -22,6 +22,7 @@ struct RequestContext {
   std::chrono::steady_clock::time_point start;
   std::string route = "unmatched";  // the route table's name, the metrics label
   bool probe = false;               // the route is a probe (Route::probe)
+  bool body_has_password = false;   // Route::body_has_password: the body is not hashed
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
   // Set once the request authenticated; its id and role go into the audit record.

@@ -59,6 +59,9 @@ struct Route {
   bool probe = false;
   // What the caller must hold; see auth/roles.h. kPublic routes skip authentication.
   auth::Permission permission = auth::Permission::kAdminOnly;
+  // The request body carries a password: its audit record gets no request_sha256, since a
+  // hash of a low-entropy secret can be reversed by guessing.
+  bool body_has_password = false;
 };
 
 std::span<const Route> Routes();
