@@ -76,6 +76,9 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
       // An unknown path or method says nothing to a client without credentials: 401 first.
       error = FromStatus(denied, ctx ? ctx->request_id : "");
       if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
+      if (error.http_status == 429 && ctx != nullptr && ctx->retry_after_s > 0) {
+        res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
+      }
     } else if (res.status == 404 && !AllowedMethods(req.path).empty()) {
       std::string allowed = AllowedMethods(req.path);
       res.set_header("Allow", allowed);
