@@ -18,6 +18,10 @@
 #include "api/embedded_backend.h"
 #include "api/verified_model.h"
 #include "audit/audit_sink.h"
+#include "auth/audit_outbox.h"
+#include "auth/auth_store.h"
+#include "auth/authenticator.h"
+#include "auth/server_secret.h"
 #include "build_info.h"
 #include "config/config.h"
 #include "config/listen_address.h"
@@ -48,6 +52,20 @@ kimi::Status RecordServiceEvent(kimi::audit::AuditSink& sink, const std::string&
   record.outcome = "ok";
   record.detail = detail;
   return sink.Record(std::move(record)).WaitCommitted();
+}
+
+kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
+  kimi::auth::AuthOptions o;
+  o.password.ops_limit = static_cast<uint64_t>(c.argon2_ops_limit);
+  o.password.mem_limit_bytes = static_cast<uint64_t>(c.argon2_mem_limit_kib) * 1024;
+  o.password.min_length = c.password_min_length;
+  o.lockout_threshold = c.lockout_threshold;
+  o.lockout_base_ms = c.lockout_base_ms;
+  o.lockout_max_ms = c.lockout_max_ms;
+  o.session_idle_timeout_ms = c.session_idle_timeout_ms;
+  o.session_absolute_timeout_ms = c.session_absolute_timeout_ms;
+  o.last_used_flush_ms = c.key_last_used_flush_ms;
+  return o;
 }
 
 // Startup failures before logging is set up are one plain line on stderr.
@@ -240,7 +258,10 @@ int main(int argc, char** argv) {
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
   // The auditor is wired into the server now and gets its sink below, before Run().
   kimi::http::RequestAuditor auditor(kimi::http::AuditPolicy{config.audit.fail_closed, config.audit.record_probes});
+  // Likewise the authenticator: its store is attached once the database is open.
+  kimi::auth::Authenticator authenticator(AuthOptionsOf(config.auth));
   kimi::http::Services services{&registry, &readiness, &auditor};
+  services.authenticator = &authenticator;
   services.backend = &backend;
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   services.before_metrics_render = EngineMetricsRefresher(registry, backend);
@@ -294,6 +315,23 @@ int main(int argc, char** argv) {
                                        {"fail_closed", config.audit.fail_closed}});
   }
 
+  // Authentication: the server secret, the key/user/session tables, and the outbox that
+  // moves auth events (including those kimictl wrote while the daemon was down) into the
+  // audit log.
+  kimi::Result<kimi::auth::ServerSecret> secret = kimi::auth::ServerSecret::LoadOrCreate(config.storage.data_dir);
+  if (!secret.ok()) {
+    kimi::log::Error("cannot load the authentication secret", {{"error", secret.status().ToString()}});
+    return 1;
+  }
+  kimi::auth::AuthStore auth_store(store->get());
+  kimi::auth::AuditOutbox auth_outbox(&auth_store, audit_sink.get());
+  authenticator.Attach(&auth_store, *secret, &auth_outbox);
+  if (kimi::Status drained = auth_outbox.Drain(); !drained.ok()) {
+    kimi::log::Error("cannot move pending auth events into the audit log", {{"error", drained.ToString()}});
+    return 1;
+  }
+  auth_outbox.Start(1000);
+
   // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},
                                 {"url", "http://" + server.bound_address() + "/"},
@@ -308,6 +346,13 @@ int main(int argc, char** argv) {
   server.Run();
   if (model_loader.joinable()) model_loader.join();
   backend.Attach(nullptr);
+
+  auth_outbox.Stop();
+  if (kimi::Status drained = auth_outbox.Drain(); !drained.ok()) {
+    kimi::log::Error("auth events left in the outbox for the next start", {{"error", drained.ToString()}});
+  }
+  authenticator.FlushLastUsed();
+  auth_store.Close();
 
   // Every request has been answered (and so recorded); the stop is the log's last record,
   // and Close() signs the head that covers it.

@@ -1,5 +1,6 @@
 // kimictl's subcommands, one line each. Keep the list sorted by path.
 #include "cli/audit_commands.h"
+#include "cli/auth_commands.h"
 #include "cli/commands.h"
 #include "cli/model_commands.h"
 #include "cli/model_lifecycle_commands.h"
@@ -9,6 +10,8 @@ namespace kimi::cli {
 namespace {
 
 const Command kCommands[] = {
+    {"admin bootstrap", "[--username NAME] [--data-dir DIR] [--config PATH]",
+     "create the first admin user; prints its one-time password once", &RunAdminBootstrap},
     {"audit consistency", "OLD_SIZE [--data-dir DIR]", "print a consistency proof from OLD_SIZE to the newest signed head",
      &OnStdio<RunAuditConsistency>},
     {"audit export", "--format jsonl|csv [--since T] [--until T] [--data-dir DIR]",
@@ -19,6 +22,10 @@ const Command kCommands[] = {
      &OnStdio<RunAuditVerify>},
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
+    {"key create", "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--data-dir DIR]",
+     "create an API key; prints it once", &RunKeyCreate},
+    {"key list", "[--data-dir DIR]", "list API keys (never their secrets)", &RunKeyList},
+    {"key revoke", "KEY_ID [--data-dir DIR]", "revoke an API key; refused from the next request on", &RunKeyRevoke},
     {"keygen", "[--out PREFIX] [--force]", "make an ECDSA P-256 key pair for signing models", &OnStdio<RunKeygen>},
     {"model activate", "[--data-dir DIR] [--trust-dir DIR] [--force] MODEL DIGEST",
      "re-verify an installed version and make it the active one (blue-green)", &OnStdio<RunModelActivate>},
@@ -36,6 +43,10 @@ const Command kCommands[] = {
      "verify a model's signature and every file's digest", &OnStdio<RunModelVerify>},
     {"model verify-installed", "[--data-dir DIR] [--trust-dir DIR] MODEL [DIGEST]",
      "re-verify installed versions (detects tampering after import)", &OnStdio<RunModelVerifyInstalled>},
+    {"user add", "USERNAME --role ROLE [--data-dir DIR]", "add a console user; prints a one-time password once",
+     &RunUserAdd},
+    {"user disable", "USERNAME [--data-dir DIR]", "disable a console user and end its sessions", &RunUserDisable},
+    {"user list", "[--data-dir DIR]", "list console users", &RunUserList},
     {"version", "", "print kimictl's version and build", &RunVersion},
 };
 

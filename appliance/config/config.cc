@@ -79,6 +79,28 @@ ObjectSchema<AuditConfig> AuditSchema() {
                "Also record /healthz, /readyz and /metrics requests.");
 }
 
+ObjectSchema<AuthConfig> AuthSchema() {
+  constexpr int64_t kDay = 86'400'000;
+  return ObjectSchema<AuthConfig>()
+      .Integer("argon2_ops_limit", &AuthConfig::argon2_ops_limit, 1, 20,
+               "Argon2id passes over memory per password hash (libsodium's opslimit).")
+      .Integer("argon2_mem_limit_kib", &AuthConfig::argon2_mem_limit_kib, 8, 4 * 1024 * 1024,
+               "Argon2id memory per password hash, in KiB (libsodium's memlimit / 1024).")
+      .Integer("password_min_length", &AuthConfig::password_min_length, 8, 1024,
+               "Shortest password accepted for a console user.")
+      .Integer("lockout_threshold", &AuthConfig::lockout_threshold, 1, 1000,
+               "Consecutive failed logins after which the account is locked.")
+      .Integer("lockout_base_ms", &AuthConfig::lockout_base_ms, 1, kDay,
+               "Length of the first lock; each further failure doubles it.")
+      .Integer("lockout_max_ms", &AuthConfig::lockout_max_ms, 1, 30 * kDay, "Longest lock.")
+      .Integer("session_idle_timeout_ms", &AuthConfig::session_idle_timeout_ms, 1000, kDay,
+               "A console session unused this long ends.")
+      .Integer("session_absolute_timeout_ms", &AuthConfig::session_absolute_timeout_ms, 1000, 30 * kDay,
+               "A console session ends this long after login, used or not.")
+      .Integer("key_last_used_flush_ms", &AuthConfig::key_last_used_flush_ms, 100, kDay,
+               "API key last-use times are written to the database at most this often.");
+}
+
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"
 // silently wins over an earlier one is a trap for the operator.
 struct DuplicateKeyCheck {
@@ -176,7 +198,8 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("log", &AppConfig::log, LogSchema(), "Logging.")
           .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.")
           .Object("audit", &AppConfig::audit, AuditSchema(), "The audit log of requests and administrative acts.")
-          .Object("model", &AppConfig::model, ModelSchema(), "The model the embedded engine serves.");
+          .Object("model", &AppConfig::model, ModelSchema(), "The model the embedded engine serves.")
+          .Object("auth", &AppConfig::auth, AuthSchema(), "Authentication of API clients and console users.");
   return schema;
 }
 

@@ -70,6 +70,19 @@ struct ModelConfig {
   int64_t stream_argument_chunk_bytes = 64;
 };
 
+// Authentication of API clients and console users (docs/security.md).
+struct AuthConfig {
+  int64_t argon2_ops_limit = 2;            // Argon2id passes (libsodium "interactive")
+  int64_t argon2_mem_limit_kib = 65'536;   // Argon2id memory per hash
+  int64_t password_min_length = 12;
+  int64_t lockout_threshold = 5;           // consecutive failures that lock an account
+  int64_t lockout_base_ms = 30'000;        // first lock; doubles with each further failure
+  int64_t lockout_max_ms = 3'600'000;
+  int64_t session_idle_timeout_ms = 1'800'000;
+  int64_t session_absolute_timeout_ms = 43'200'000;
+  int64_t key_last_used_flush_ms = 10'000;
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
@@ -77,6 +90,7 @@ struct AppConfig {
   LimitsConfig limits;
   AuditConfig audit;
   ModelConfig model;
+  AuthConfig auth;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

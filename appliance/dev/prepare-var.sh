@@ -4,6 +4,7 @@
 #   var/model/k3-nano    the k3-nano preset with its demo tokenizer (kimi-engine synth), signed
 #   var/keys/            a development signing key (kimictl keygen); never leaves this machine
 #   var/trust/           the trust store: the development public key
+#   and (once) the first console admin, whose one-time password it prints.
 #
 # Idempotent and respectful of the operator: an existing var/appliance.json is never
 # overwritten (it is checked with kimictl instead, so a broken edit is reported before the
@@ -94,6 +95,14 @@ if ! grep -q '"model"' "$config"; then
   echo "prepare-var: $config has no \"model\" section, so the API will answer 503; add" \
        "\"model\": {\"dir\": \"model/k3-nano\", \"trust_store\": \"trust\"} to serve the demo model"
 fi
+
+# The first console admin, once: its one-time password is printed here and never again.
+if otp=$("$kimictl" admin bootstrap --config "$config" 2>"$var_dir/.bootstrap.err"); then
+  echo "prepare-var: console admin 'admin' created; one-time password (change it at first login): $otp"
+elif ! grep -q "already has users" "$var_dir/.bootstrap.err"; then
+  cat "$var_dir/.bootstrap.err" >&2; rm -f "$var_dir/.bootstrap.err"; exit 1
+fi
+rm -f "$var_dir/.bootstrap.err"
 
 listen=$(python3 -c '
 import json, sys

@@ -9,6 +9,7 @@
 #include "api/request/request_validator.h"
 #include "http/error_response.h"
 #include "http/request_audit.h"
+#include "http/request_auth.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -31,6 +32,19 @@ void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, htt
   res.set_header("X-Request-Id", ctx.request_id);
   if (!connection.empty()) res.set_header("Connection", connection);
   if (!keep_alive.empty()) res.set_header("Keep-Alive", keep_alive);
+}
+
+// Headers of every console (/admin/) response: nothing in it may be framed, sniffed, cached,
+// sent on as a referrer, or load anything (the admin API answers JSON only).
+void AddConsoleSecurityHeaders(const httplib::Request& req, httplib::Response& res) {
+  if (req.path.rfind("/admin/", 0) != 0) return;
+  res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Frame-Options", "DENY");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("Cross-Origin-Opener-Policy", "same-origin");
+  res.set_header("Cross-Origin-Resource-Policy", "same-origin");
 }
 
 }  // namespace
@@ -61,12 +75,19 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
   library_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
                                                                          httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
     ApiError error;
     if (ctx != nullptr && ctx->body_limit_hit) {
       error = PayloadTooLarge(limits_.max_body_bytes);
     } else if (ctx != nullptr && ctx->read_deadline_hit) {
       error = RequestTimeout();
+    } else if (Status denied = res.status == 404 ? AuthenticateUnrouted(req, ctx) : Status::OK(); !denied.ok()) {
+      // An unknown path or method says nothing to a client without credentials: 401 first.
+      error = FromStatus(denied, ctx ? ctx->request_id : "");
+      if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
+      if (error.http_status == 429 && ctx != nullptr && ctx->retry_after_s > 0) {
+        res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
+      }
     } else if (res.status == 404 && !AllowedMethods(req.path).empty()) {
       std::string allowed = AllowedMethods(req.path);
       res.set_header("Allow", allowed);
@@ -95,6 +116,7 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
   // before its first byte is written: the audit hook's place.
   library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    AddConsoleSecurityHeaders(req, res);
     if (ctx == nullptr) return;
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;
@@ -111,6 +133,14 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
   });
 }
 
+Status Dispatcher::AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const {
+  if (IsPublicPath(req.path)) return Status::OK();
+  RequestContext scratch;
+  if (ctx == nullptr) ctx = &scratch;
+  // Any authenticated principal may learn that a path does not exist.
+  return AuthenticateRequest(services_, req, auth::Permission::kSessionSelf, *ctx);
+}
+
 void Dispatcher::RegisterRoutes() {
   for (const Route& route : Routes()) {
     const Route* r = &route;
@@ -120,8 +150,10 @@ void Dispatcher::RegisterRoutes() {
       if (ctx == nullptr) ctx = &fallback;
       ctx->route = std::string(r->name);
       ctx->probe = r->probe;
+      ctx->body_has_password = r->body_has_password;
       MatchRoutePath(r->path, req.path, &ctx->path_params);
-      Status status = r->handler(services_, *ctx, req, res);
+      Status status = AuthenticateRequest(services_, req, r->permission, *ctx);
+      if (status.ok()) status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);
         if (status.code() == Status::Code::kInvalidArgument) error.param = api::RequestErrorParam(status);
@@ -131,6 +163,10 @@ void Dispatcher::RegisterRoutes() {
         }
         res = httplib::Response();
         WriteError(error, res);
+        if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
+        if (error.http_status == 429 && ctx->retry_after_s > 0) {
+          res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
+        }
       }
     };
     std::string pattern = RoutePathRegex(r->path);

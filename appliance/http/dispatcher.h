@@ -1,7 +1,9 @@
 // Dispatcher: the bridge to cpp-httplib for one request whose head already passed the
 // server's checks. The library parses the request, reads the body, routes it through the
 // route table and writes the response; the dispatcher's callbacks turn every library error
-// into OpenAI JSON (error_response.h), add X-Request-Id, commit the request's audit record
+// into OpenAI JSON (error_response.h), authenticate the request and check its route's
+// permission before the handler runs (request_auth.h; 401 and 403 in OpenAI JSON), add the
+// console's security headers, add X-Request-Id, commit the request's audit record
 // before the response is written (request_audit.h), and write the access log.
 //
 // The library's callbacks receive only the request and response, so Process() publishes
@@ -55,6 +57,9 @@ class Dispatcher {
   };
 
   void RegisterRoutes();
+  // For a request no route took (404, 405): OK when the path is public or the request
+  // authenticates; otherwise the 401 it gets instead.
+  Status AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const;
 
   Services services_;
   HttpMetrics& metrics_;

@@ -38,18 +38,24 @@ std::string ActionOf(const RequestContext& ctx) { return "http." + ctx.route; }
 Status RequestAuditor::Commit(const Exchange& e) const {
   if (sink_ == nullptr) return Status::OK();
   const RequestContext& ctx = *e.ctx;
-  if (ctx.probe && !policy_.record_probes) return Status::OK();
+  // Refused probes are recorded anyway: every authentication failure is audited.
+  if (ctx.probe && !policy_.record_probes && ctx.auth_failure.empty()) return Status::OK();
 
   audit::AuditRecord record;
   record.source = ctx.remote_addr;
   record.request_id = ctx.request_id;
+  if (ctx.principal) {
+    record.actor = ctx.principal->id;  // a key id or a user name, never a secret
+    record.role = std::string(auth::RoleName(ctx.principal->role));
+  }
+  record.detail = ctx.auth_failure;
   record.action = ActionOf(ctx);
   if (ctx.route == "unmatched") record.target = TargetOf(e);
   record.outcome = std::string(OutcomeOf(e.status));
   record.http_status = e.status;
   record.total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
-  record.request_sha256 = BodyDigest(e.request_body);
+  record.request_sha256 = ctx.body_has_password ? std::string() : BodyDigest(e.request_body);
   record.response_sha256 = BodyDigest(e.response_body);
 
   Status committed = sink_->Record(std::move(record)).WaitCommitted();

@@ -8,7 +8,11 @@
 // When the record is not committed and fail_closed is set, Commit() returns Unavailable with
 // the sink's reason and the caller answers AuditUnavailable() instead of the response; with
 // fail_closed off it logs the failure and lets the response go.
-// Probe routes (Route::probe) are not recorded unless record_probes is set.
+// Probe routes (Route::probe) are not recorded unless record_probes is set or the request
+// was refused by authentication. The record's actor and role are the authenticated
+// principal's (a key id or user name, never a secret); a refused request's detail says why.
+// A request whose route carries a password in its body (Route::body_has_password) gets no
+// request_sha256: a hash of a guessable secret would let a reader of the log guess it.
 //
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe);
 // Attach() happens before any of them.

@@ -1,5 +1,6 @@
 // RequestContext: what the server knows about one request besides its bytes: its id, the
-// peer, when it started, which route served it, and transport events (a cap or a deadline
+// peer, when it started, which route served it, who sent it (once authenticated), and
+// transport events (a cap or a deadline
 // hit while the HTTP library read the body) that decide the error sent back.
 //
 // Owned by the connection loop for the duration of one request and passed by reference to
@@ -7,8 +8,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+
+#include "auth/principal.h"
 
 namespace kimi::http {
 
@@ -20,8 +25,16 @@ struct RequestContext {
   bool probe = false;               // the route is a probe (Route::probe)
   // Values of the route's path parameters: "/v1/models/{id...}" fills "id".
   std::map<std::string, std::string> path_params;
+  bool body_has_password = false;   // Route::body_has_password: the body is not hashed
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
+  // Set once the request authenticated; its id and role go into the audit record.
+  std::optional<auth::Principal> principal;
+  // Why authentication or authorisation refused the request (never the presented secret);
+  // the audit record's detail.
+  std::string auth_failure;
+  // Seconds the client should wait when its key's rate limit refused it (Retry-After).
+  int64_t retry_after_s = 0;
 };
 
 }  // namespace kimi::http

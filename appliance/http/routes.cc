@@ -3,26 +3,42 @@
 #include <vector>
 
 #include "admin/model_routes.h"
+#include "http/admin_handlers.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 
 namespace kimi::http {
 namespace {
 
+using P = auth::Permission;
+
 const Route kRoutes[] = {
-    {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true},
-    {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true},
-    {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true},
-    {"POST", "/v1/chat/completions", "chat_completions", &HandleChatCompletions},
-    {"POST", "/v1/completions", "completions", &HandleCompletions},
-    {"GET", "/v1/models", "models", &HandleListModels},
-    {"GET", "/v1/models/{id...}", "model", &HandleGetModel},
-    {"GET", "/admin/v1/models", "admin_models_list", &admin::HandleListModels},
-    {"DELETE", "/admin/v1/models", "admin_models_remove", &admin::HandleRemoveModel},
-    {"POST", "/admin/v1/models/import", "admin_models_import", &admin::HandleImportModel},
-    {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus},
-    {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel},
-    {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel},
+    {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true, P::kPublic},
+    {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true, P::kPublic},
+    {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true, P::kMetricsRead},
+    {"POST", "/v1/chat/completions", "chat_completions", &HandleChatCompletions, false, P::kInference},
+    {"POST", "/v1/completions", "completions", &HandleCompletions, false, P::kInference},
+    {"GET", "/v1/models", "models", &HandleListModels, false, P::kModelsRead},
+    {"GET", "/v1/models/{id...}", "model", &HandleGetModel, false, P::kModelsRead},
+    {"GET", "/admin/v1/models", "admin_models_list", &admin::HandleListModels, false, P::kModelsRead},
+    {"DELETE", "/admin/v1/models", "admin_models_remove", &admin::HandleRemoveModel, false, P::kModelsManage},
+    {"POST", "/admin/v1/models/import", "admin_models_import", &admin::HandleImportModel, false, P::kModelsManage},
+    {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus, false, P::kModelsRead},
+    {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel, false, P::kModelsManage},
+    {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel, false, P::kModelsManage},
+    // The login form's POST is public by nature: it is how a person authenticates.
+    {"POST", "/admin/v1/session", "admin_session_login", &HandleSessionLogin, false, P::kPublic,
+     /*body_has_password=*/true},
+    {"GET", "/admin/v1/session", "admin_session_get", &HandleSessionGet, false, P::kSessionSelf},
+    {"DELETE", "/admin/v1/session", "admin_session_logout", &HandleSessionLogout, false, P::kSessionSelf},
+    {"POST", "/admin/v1/session/password", "admin_session_password", &HandleSessionPassword, false, P::kSessionSelf,
+     /*body_has_password=*/true},
+    {"GET", "/admin/v1/keys", "admin_keys_list", &HandleKeysList, false, P::kKeysManage},
+    {"POST", "/admin/v1/keys", "admin_keys_create", &HandleKeysCreate, false, P::kKeysManage},
+    {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", &HandleKeysRevoke, false, P::kKeysManage},
+    {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
+    {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
+    {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {
@@ -119,6 +135,16 @@ std::string RoutePathRegex(std::string_view pattern) {
     }
   }
   return out;
+}
+
+bool IsPublicPath(std::string_view path) {
+  bool any = false;
+  for (const Route& r : kRoutes) {
+    if (!MatchRoutePath(r.path, path, nullptr)) continue;
+    if (r.permission != auth::Permission::kPublic) return false;
+    any = true;
+  }
+  return any;
 }
 
 }  // namespace kimi::http

@@ -8,7 +8,11 @@
 // (model ids such as "moonshotai/Kimi-K3" have them). The values land in
 // RequestContext::path_params. A known path with another method gets 405, anything else 404.
 // Adding an endpoint: write its handler, add one line to kRoutes in routes.cc, and add the
-// services it needs to Services.
+// services it needs to Services, with the
+// permission it requires (auth/roles.h).
+// Authentication and the permission check happen in the dispatcher before the handler runs;
+// a route that declares no permission is admin-only, and only kPublic routes are served to
+// anonymous clients.
 //
 // Thread safety: the table is immutable; handlers may run on many threads at once and must
 // only use thread-safe services.
@@ -20,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/roles.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
 #include "http/request_context.h"
@@ -36,6 +41,9 @@ class Backend;
 namespace kimi::models {
 class ModelAdmin;
 }  // namespace kimi::models
+namespace kimi::auth {
+class Authenticator;
+}  // namespace kimi::auth
 
 namespace kimi::http {
 
@@ -51,6 +59,8 @@ struct Services {
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
+  // null: every non-public route answers 503 (the daemon always wires one)
+  auth::Authenticator* authenticator = nullptr;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
@@ -64,6 +74,11 @@ struct Route {
   // answering while the audit store fails, so they are not audited unless
   // audit.record_probes is set.
   bool probe = false;
+  // What the caller must hold; see auth/roles.h. kPublic routes skip authentication.
+  auth::Permission permission = auth::Permission::kAdminOnly;
+  // The request body carries a password: its audit record gets no request_sha256, since a
+  // hash of a low-entropy secret can be reversed by guessing.
+  bool body_has_password = false;
 };
 
 std::span<const Route> Routes();
@@ -75,5 +90,8 @@ bool MatchRoutePath(std::string_view pattern, std::string_view path, std::map<st
 std::string RoutePathRegex(std::string_view pattern);
 // "GET, HEAD" for a known path; "" when no route has this path.
 std::string AllowedMethods(std::string_view path);
+// True when every route of this path is public (so a wrong method there gets 405 without
+// credentials); false for unknown paths, which need authentication before they get 404.
+bool IsPublicPath(std::string_view path);
 
 }  // namespace kimi::http

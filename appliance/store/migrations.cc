@@ -3,6 +3,7 @@
 // own list beside its code and this file concatenates them.
 #include <vector>
 
+#include "auth/auth_migrations.h"
 #include "models/model_migrations.h"
 #include "store/store.h"
 
@@ -11,6 +12,7 @@ namespace kimi::store {
 std::span<const Migration> AllMigrations() {
   static const std::vector<Migration> all = [] {
     std::vector<Migration> out;
+    out.insert(out.end(), std::begin(auth::kAuthMigrations), std::end(auth::kAuthMigrations));
     for (const Migration& m : models::kModelMigrations) out.push_back(m);
     return out;
   }();

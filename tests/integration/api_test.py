@@ -227,7 +227,8 @@ class ServedModelTest(unittest.TestCase):
         before = engine_ended(self.daemon, "cancelled")
         body = json.dumps(chat_body(stream=True, max_tokens=3000)).encode()
         with self.daemon.connect() as s:
-            send_request(s, "POST", "/v1/chat/completions", {"Content-Type": "application/json"}, body)
+            send_request(s, "POST", "/v1/chat/completions",
+                         {"Content-Type": "application/json", "Authorization": "Bearer " + self.daemon.api_key}, body)
             status, _, headers, rest = read_head(s)
             self.assertEqual(status, 200)
             self.assertEqual(headers.get("transfer-encoding"), "chunked")

@@ -2,6 +2,12 @@
 
 Each Daemon gets its own temporary directory (config, data) and port 0, so tests may run in
 parallel with each other and with anything else on the machine. Python standard library only.
+
+Every endpoint but /healthz and /readyz needs a credential, so before starting the daemon the
+harness creates an admin API key in its data directory with kimictl (Daemon.api_key), and
+request() sends it as "Authorization: Bearer ..." unless told otherwise: pass auth=None to
+send no credential, or auth="sk-kimi-..." (any string) to send that one instead. A test that
+sets its own Authorization, x-api-key or Cookie header sends only what it set.
 """
 import json
 import os
@@ -43,6 +49,22 @@ def base_config(limits=None):
     return config
 
 
+def data_dir_of(directory, config):
+    """The data directory a config file in `directory` names (relative paths resolve there)."""
+    data_dir = config.get("storage", {}).get("data_dir", "data")
+    return data_dir if os.path.isabs(data_dir) else os.path.join(directory, data_dir)
+
+
+def create_api_key(data_dir, name="harness", role="admin", *extra):
+    """Creates an API key with kimictl directly in `data_dir`; returns (key, key_id)."""
+    code, out, err = run_to_exit([KIMICTL, "key", "create", "--data-dir", data_dir, "--name", name, "--role", role,
+                                  *extra])
+    if code != 0:
+        raise RuntimeError("kimictl key create failed: " + err)
+    key_id = re.search(r"created (key_[0-9a-f]+)", err).group(1)
+    return out.strip(), key_id
+
+
 def run_to_exit(args, timeout=EXIT_TIMEOUT_S):
     """Runs a program that is expected to exit by itself; returns (code, stdout, stderr)."""
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
@@ -53,7 +75,11 @@ class Daemon:
     def __init__(self, limits=None, config=None):
         self.tmp = tempfile.TemporaryDirectory(prefix="kimi-it-")
         self.dir = self.tmp.name
-        self.config_path = write_config(self.dir, config or base_config(limits))
+        config = config or base_config(limits)
+        self.config_path = write_config(self.dir, config)
+        self.data_dir = data_dir_of(self.dir, config)
+        # The credential request() sends by default: an admin key made before the start.
+        self.api_key, self.api_key_id = create_api_key(self.data_dir)
         self.lines = []          # every stderr line, in order
         self._lines_lock = threading.Lock()
         self._queue = queue.Queue()
@@ -87,6 +113,10 @@ class Daemon:
                 return int(event["address"].rsplit(":", 1)[1])
         self.proc.kill()
         raise RuntimeError("daemon did not report listening:\n" + "\n".join(self.lines))
+
+    def auth_header(self):
+        """The default credential as a raw header line, for tests that write requests by hand."""
+        return b"Authorization: Bearer " + self.api_key.encode() + b"\r\n"
 
     def events(self):
         """Every stderr line that is a JSON log event, parsed."""
@@ -228,8 +258,21 @@ def send_request(sock, method, path, headers=None, body=b""):
     sock.sendall(head.encode() + b"\r\n" + body)
 
 
-def request(daemon, method, path, headers=None, body=b""):
-    """One request on a fresh connection; returns HttpReply."""
+_DEFAULT = object()
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "cookie")
+
+
+def request(daemon, method, path, headers=None, body=b"", auth=_DEFAULT):
+    """One request on a fresh connection; returns HttpReply.
+
+    auth: by default the daemon's admin key as a bearer token; None sends no credential; a
+    string is sent as the bearer token instead. Headers that carry a credential replace it.
+    """
+    headers = dict(headers or {})
+    if not any(k.lower() in _CREDENTIAL_HEADERS for k in headers):
+        token = daemon.api_key if auth is _DEFAULT else auth
+        if token is not None:
+            headers["Authorization"] = "Bearer " + token
     with daemon.connect() as s:
         send_request(s, method, path, headers, body)
         return read_reply(s)

@@ -132,7 +132,8 @@ class ServingTest(unittest.TestCase):
     def test_keep_alive_and_pipelining_stay_in_step(self):
         with self.daemon.connect() as s:
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p1\r\n\r\n"
-                      b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nX-Request-Id: p2\r\n\r\nhello"
+                      b"POST /nope HTTP/1.1\r\nHost: x\r\n" + self.daemon.auth_header() +
+                      b"Content-Length: 5\r\nX-Request-Id: p2\r\n\r\nhello"
                       b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p3\r\n\r\n"
                       b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p4\r\n\r\n")
             replies = [read_reply(s) for _ in range(4)]

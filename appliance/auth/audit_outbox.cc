@@ -1,0 +1,65 @@
+#include "auth/audit_outbox.h"
+
+#include <chrono>
+#include <vector>
+
+#include "audit/audit_sink.h"
+#include "kimi/log.h"
+
+namespace kimi::auth {
+namespace {
+
+constexpr int kBatch = 256;
+
+audit::AuditRecord ToRecord(const AuthEvent& e) {
+  audit::AuditRecord r;
+  r.time_ms = e.time_ms;
+  r.actor = e.actor;
+  r.role = e.role;
+  r.source = e.source;
+  r.action = e.action;
+  r.target = e.target;
+  r.outcome = e.outcome;
+  r.detail = e.detail;
+  return r;
+}
+
+}  // namespace
+
+Status AuditOutbox::Drain() {
+  std::lock_guard<std::mutex> lock(drain_mu_);
+  while (true) {
+    KIMI_ASSIGN_OR_RETURN(std::vector<AuthEvent> events, store_->PendingEvents(kBatch));
+    if (events.empty()) return Status::OK();
+    std::vector<audit::Ticket> tickets;
+    for (const AuthEvent& e : events) tickets.push_back(sink_->Record(ToRecord(e)));
+    for (const audit::Ticket& t : tickets) KIMI_RETURN_IF_ERROR(t.WaitCommitted());
+    KIMI_RETURN_IF_ERROR(store_->DeleteEventsThrough(events.back().id));
+    if (events.size() < static_cast<size_t>(kBatch)) return Status::OK();
+  }
+}
+
+void AuditOutbox::Start(int64_t interval_ms) {
+  thread_ = std::thread([this, interval_ms] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(interval_ms));
+      if (stopping_) break;
+      lock.unlock();
+      Status s = Drain();
+      if (!s.ok()) log::Warn("auth events not yet in the audit log; retrying", {{"error", s.ToString()}});
+      lock.lock();
+    }
+  });
+}
+
+void AuditOutbox::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace kimi::auth

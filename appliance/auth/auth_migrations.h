@@ -1,0 +1,59 @@
+// The auth module's tables in appliance.db (component "auth" of store/migrations.cc).
+// Released migrations never change; a new column is a new migration.
+//
+//   auth_keys      API keys: public id, keyed hash of the secret, metadata, revocation, use
+//   auth_users     console users: Argon2id hash, role, lockout state
+//   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times
+//   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
+//                  into the audit log; kimictl writes here in the same transaction as its
+//                  change, because only the daemon may append to the audit log
+#pragma once
+
+#include "store/store.h"
+
+namespace kimi::auth {
+
+inline constexpr store::Migration kAuthMigrations[] = {
+    {"auth", 1, "create auth_keys, auth_users, auth_sessions, auth_events",
+     "CREATE TABLE auth_keys("
+     " id TEXT PRIMARY KEY,"
+     " key_hash BLOB NOT NULL UNIQUE,"
+     " name TEXT NOT NULL,"
+     " owner TEXT NOT NULL,"
+     " role TEXT NOT NULL,"
+     " models TEXT NOT NULL,"
+     " created_ms INTEGER NOT NULL,"
+     " expires_ms INTEGER NOT NULL,"
+     " revoked_ms INTEGER NOT NULL DEFAULT 0,"
+     " last_used_ms INTEGER NOT NULL DEFAULT 0);"
+     "CREATE TABLE auth_users("
+     " username TEXT PRIMARY KEY,"
+     " password_hash TEXT NOT NULL,"
+     " role TEXT NOT NULL,"
+     " disabled INTEGER NOT NULL DEFAULT 0,"
+     " must_change_password INTEGER NOT NULL,"
+     " failed_logins INTEGER NOT NULL DEFAULT 0,"
+     " locked_until_ms INTEGER NOT NULL DEFAULT 0,"
+     " created_ms INTEGER NOT NULL,"
+     " last_login_ms INTEGER NOT NULL DEFAULT 0);"
+     "CREATE TABLE auth_sessions("
+     " id_hash BLOB PRIMARY KEY,"
+     " username TEXT NOT NULL REFERENCES auth_users(username) ON DELETE CASCADE,"
+     " csrf_token TEXT NOT NULL,"
+     " created_ms INTEGER NOT NULL,"
+     " last_seen_ms INTEGER NOT NULL);"
+     "CREATE TABLE auth_events("
+     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " time_ms INTEGER NOT NULL,"
+     " actor TEXT NOT NULL,"
+     " role TEXT NOT NULL,"
+     " source TEXT NOT NULL,"
+     " action TEXT NOT NULL,"
+     " target TEXT NOT NULL,"
+     " outcome TEXT NOT NULL,"
+     " detail TEXT NOT NULL);"},
+    {"auth", 2, "per-key requests-per-minute limit",
+     "ALTER TABLE auth_keys ADD COLUMN requests_per_minute INTEGER NOT NULL DEFAULT 0;"},
+};
+
+}  // namespace kimi::auth

@@ -1,0 +1,341 @@
+#include "auth/auth_store.h"
+
+#include <nlohmann/json.hpp>
+
+#include "auth/sql_statement.h"
+
+namespace kimi::auth {
+namespace {
+
+constexpr const char* kKeyColumns =
+    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, requests_per_minute";
+constexpr const char* kUserColumns =
+    "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
+    "last_login_ms";
+
+std::string ModelsToText(const std::vector<std::string>& models) { return nlohmann::json(models).dump(); }
+
+std::vector<std::string> ModelsFromText(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> out;
+  if (!j.is_array()) return out;
+  for (const auto& m : j) {
+    if (m.is_string()) out.push_back(m.get<std::string>());
+  }
+  return out;
+}
+
+KeyRecord ReadKey(const SqlStatement& s) {
+  KeyRecord k;
+  k.id = s.Text(0);
+  k.name = s.Text(1);
+  k.owner = s.Text(2);
+  k.role = s.Text(3);
+  k.models = ModelsFromText(s.Text(4));
+  k.created_ms = s.Int(5);
+  k.expires_ms = s.Int(6);
+  k.revoked_ms = s.Int(7);
+  k.last_used_ms = s.Int(8);
+  k.requests_per_minute = s.Int(10);
+  return k;
+}
+
+UserRecord ReadUser(const SqlStatement& s) {
+  UserRecord u;
+  u.username = s.Text(0);
+  u.password_hash = s.Text(1);
+  u.role = s.Text(2);
+  u.disabled = s.Int(3) != 0;
+  u.must_change_password = s.Int(4) != 0;
+  u.failed_logins = s.Int(5);
+  u.locked_until_ms = s.Int(6);
+  u.created_ms = s.Int(7);
+  u.last_login_ms = s.Int(8);
+  return u;
+}
+
+Status InsertEvent(sqlite3* db, const AuthEvent& e) {
+  SqlStatement s(db,
+                 "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!s.ok()) return s.Error();
+  s.Bind(1, e.time_ms).Bind(2, e.actor).Bind(3, e.role).Bind(4, e.source).Bind(5, e.action).Bind(6, e.target);
+  s.Bind(7, e.outcome).Bind(8, e.detail);
+  return s.Run();
+}
+
+}  // namespace
+
+Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, "
+                   "requests_per_minute) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, k.id).Bind(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
+    s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms).Bind(9, k.requests_per_minute);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+void AuthStore::Close() {
+  if (find_key_ == nullptr) return;
+  store_->Read([this](sqlite3*) {
+    sqlite3_finalize(find_key_);
+    find_key_ = nullptr;
+    return Status::OK();
+  });
+}
+
+Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash) {
+  std::optional<KeyRecord> found;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    static const std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
+    SqlStatement s(db, sql.c_str(), &find_key_);
+    if (!s.ok()) return s.Error();
+    s.Bind(1, key_hash);
+    int rc = s.Step();
+    if (rc == SQLITE_ROW) {
+      // The index lookup is on a keyed hash the client cannot compute, so its timing says
+      // nothing about the secret; the constant-time compare guards against any collation slip.
+      if (DigestEquals(s.Blob(9), key_hash)) found = ReadKey(s);
+      return Status::OK();
+    }
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return found;
+}
+
+Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
+  std::vector<KeyRecord> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys ORDER BY created_ms, id";
+    SqlStatement s(db, sql.c_str());
+    if (!s.ok()) return s.Error();
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadKey(s));
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+Status AuthStore::RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement check(db, "SELECT revoked_ms FROM auth_keys WHERE id = ?1");
+    if (!check.ok()) return check.Error();
+    check.Bind(1, id);
+    int rc = check.Step();
+    if (rc == SQLITE_DONE) return Status::NotFound("no API key with id " + id);
+    if (rc != SQLITE_ROW) return check.Error();
+    if (check.Int(0) != 0) return Status::FailedPrecondition("API key " + id + " is already revoked");
+    SqlStatement s(db, "UPDATE auth_keys SET revoked_ms = ?2 WHERE id = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id).Bind(2, now_ms);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::TouchKeys(const std::map<std::string, int64_t>& last_used_ms) {
+  if (last_used_ms.empty()) return Status::OK();
+  return store_->Write([&](sqlite3* db) -> Status {
+    for (const auto& [id, ms] : last_used_ms) {
+      SqlStatement s(db, "UPDATE auth_keys SET last_used_ms = max(last_used_ms, ?2) WHERE id = ?1");
+      s.Bind(1, id).Bind(2, ms);
+      KIMI_RETURN_IF_ERROR(s.Run());
+    }
+    return Status::OK();
+  });
+}
+
+Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement check(db, "SELECT 1 FROM auth_users WHERE username = ?1");
+    if (!check.ok()) return check.Error();
+    check.Bind(1, u.username);
+    if (check.Step() == SQLITE_ROW) return Status::AlreadyExists("user " + u.username + " exists");
+    SqlStatement s(db,
+                   "INSERT INTO auth_users(username, password_hash, role, disabled, must_change_password, created_ms) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, u.username).Bind(2, u.password_hash).Bind(3, u.role).Bind(4, int64_t{u.disabled});
+    s.Bind(5, int64_t{u.must_change_password}).Bind(6, u.created_ms);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+Result<std::optional<UserRecord>> AuthStore::FindUser(const std::string& username) {
+  std::optional<UserRecord> found;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    std::string sql = std::string("SELECT ") + kUserColumns + " FROM auth_users WHERE username = ?1";
+    SqlStatement s(db, sql.c_str());
+    if (!s.ok()) return s.Error();
+    s.Bind(1, username);
+    int rc = s.Step();
+    if (rc == SQLITE_ROW) found = ReadUser(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return found;
+}
+
+Result<std::vector<UserRecord>> AuthStore::ListUsers() {
+  std::vector<UserRecord> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    std::string sql = std::string("SELECT ") + kUserColumns + " FROM auth_users ORDER BY username";
+    SqlStatement s(db, sql.c_str());
+    if (!s.ok()) return s.Error();
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadUser(s));
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+Status AuthStore::CountUsers(int64_t* count) {
+  return store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "SELECT count(*) FROM auth_users");
+    if (!s.ok() || s.Step() != SQLITE_ROW) return s.Error();
+    *count = s.Int(0);
+    return Status::OK();
+  });
+}
+
+Status AuthStore::UpdateLoginState(const UserRecord& u, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "UPDATE auth_users SET failed_logins = ?2, locked_until_ms = ?3, last_login_ms = ?4 "
+                   "WHERE username = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, u.username).Bind(2, u.failed_logins).Bind(3, u.locked_until_ms).Bind(4, u.last_login_ms);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::SetPassword(const std::string& username, const std::string& hash, const Digest* keep_session,
+                              const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "UPDATE auth_users SET password_hash = ?2, must_change_password = 0, failed_logins = 0, "
+                   "locked_until_ms = 0 WHERE username = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, username).Bind(2, hash);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    if (s.Changes() == 0) return Status::NotFound("no user " + username);
+    SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1 AND id_hash != ?2");
+    if (!drop.ok()) return drop.Error();
+    drop.Bind(1, username).Bind(2, keep_session ? *keep_session : Digest{});
+    KIMI_RETURN_IF_ERROR(drop.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::DisableUser(const std::string& username, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "UPDATE auth_users SET disabled = 1 WHERE username = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, username);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    if (s.Changes() == 0) return Status::NotFound("no user " + username);
+    SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1");
+    if (!drop.ok()) return drop.Error();
+    drop.Bind(1, username);
+    KIMI_RETURN_IF_ERROR(drop.Run());
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::InsertSession(const Digest& id_hash, const SessionRecord& r) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "INSERT INTO auth_sessions(id_hash, username, csrf_token, created_ms, last_seen_ms) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5)");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id_hash).Bind(2, r.username).Bind(3, r.csrf_token).Bind(4, r.created_ms).Bind(5, r.last_seen_ms);
+    return s.Run();
+  });
+}
+
+Result<std::optional<SessionRecord>> AuthStore::FindSession(const Digest& id_hash) {
+  std::optional<SessionRecord> found;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "SELECT username, csrf_token, created_ms, last_seen_ms, id_hash FROM auth_sessions WHERE id_hash = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id_hash);
+    int rc = s.Step();
+    if (rc == SQLITE_ROW && DigestEquals(s.Blob(4), id_hash)) {
+      found = SessionRecord{s.Text(0), s.Text(1), s.Int(2), s.Int(3)};
+    }
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return found;
+}
+
+Status AuthStore::TouchSession(const Digest& id_hash, int64_t now_ms) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "UPDATE auth_sessions SET last_seen_ms = ?2 WHERE id_hash = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id_hash).Bind(2, now_ms);
+    return s.Run();
+  });
+}
+
+Status AuthStore::DeleteSession(const Digest& id_hash, const AuthEvent* event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "DELETE FROM auth_sessions WHERE id_hash = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id_hash);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return event ? InsertEvent(db, *event) : Status::OK();
+  });
+}
+
+Status AuthStore::DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "DELETE FROM auth_sessions WHERE created_ms < ?1 OR last_seen_ms < ?2");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, created_before_ms).Bind(2, seen_before_ms);
+    return s.Run();
+  });
+}
+
+Status AuthStore::AppendEvent(const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) { return InsertEvent(db, event); });
+}
+
+Result<std::vector<AuthEvent>> AuthStore::PendingEvents(int limit) {
+  std::vector<AuthEvent> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "SELECT id, time_ms, actor, role, source, action, target, outcome, detail FROM auth_events "
+                   "ORDER BY id LIMIT ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, int64_t{limit});
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) {
+      out.push_back(AuthEvent{s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Text(7),
+                              s.Text(8)});
+    }
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+Status AuthStore::DeleteEventsThrough(int64_t id) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "DELETE FROM auth_events WHERE id <= ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id);
+    return s.Run();
+  });
+}
+
+}  // namespace kimi::auth

@@ -1,0 +1,117 @@
+// AuthStore: the rows of the auth tables (auth_migrations.h), read and written through the
+// daemon's Store (one connection, serialised writes). The key lookup of every request uses a
+// statement prepared once (guarded, like the connection, by the Store's mutex). No policy lives here: the
+// Authenticator decides, this class only reads and writes rows. Each mutating method runs in
+// one transaction together with the auth event it is given (the audit outbox).
+//
+// Thread safety: every method may be called from any thread (the Store serialises them).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth/server_secret.h"
+#include "kimi/status.h"
+#include "store/store.h"
+
+struct sqlite3_stmt;
+
+namespace kimi::auth {
+
+struct KeyRecord {
+  std::string id;                   // "key_..."; public
+  std::string name;
+  std::string owner;                // user name or free text
+  std::string role;                 // roles.h name
+  std::vector<std::string> models;  // allowed models; empty: every model
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;           // 0: never
+  int64_t revoked_ms = 0;           // 0: not revoked
+  int64_t last_used_ms = 0;
+  int64_t requests_per_minute = 0;  // 0: no limit
+};
+
+struct UserRecord {
+  std::string username;
+  std::string password_hash;
+  std::string role;
+  bool disabled = false;
+  bool must_change_password = false;
+  int64_t failed_logins = 0;     // consecutive failures since the last success
+  int64_t locked_until_ms = 0;
+  int64_t created_ms = 0;
+  int64_t last_login_ms = 0;
+};
+
+struct SessionRecord {
+  std::string username;
+  std::string csrf_token;
+  int64_t created_ms = 0;
+  int64_t last_seen_ms = 0;
+};
+
+// One row of the outbox; becomes one audit record.
+struct AuthEvent {
+  int64_t id = 0;  // assigned by the database
+  int64_t time_ms = 0;
+  std::string actor;
+  std::string role;
+  std::string source;
+  std::string action;   // "auth.login", "auth.login_failed", "auth.key_created", ...
+  std::string target;   // key id or user name
+  std::string outcome;  // "ok", "denied"
+  std::string detail;
+};
+
+class AuthStore {
+ public:
+  explicit AuthStore(store::Store* store) : store_(store) {}
+  ~AuthStore() { Close(); }
+  AuthStore(const AuthStore&) = delete;
+  AuthStore& operator=(const AuthStore&) = delete;
+
+  // Finalises the statements kept prepared for the request path; call before the Store
+  // closes (a connection with live statements does not close). Idempotent.
+  void Close();
+
+  Status InsertKey(const KeyRecord& key, const Digest& key_hash, const AuthEvent& event);
+  // The key whose stored hash equals `key_hash` (compared again in constant time), or nullopt.
+  Result<std::optional<KeyRecord>> FindKeyByHash(const Digest& key_hash);
+  Result<std::vector<KeyRecord>> ListKeys();
+  // NotFound for an unknown id; FailedPrecondition when already revoked.
+  Status RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event);
+  Status TouchKeys(const std::map<std::string, int64_t>& last_used_ms);
+
+  // AlreadyExists for a taken name.
+  Status InsertUser(const UserRecord& user, const AuthEvent& event);
+  Result<std::optional<UserRecord>> FindUser(const std::string& username);
+  Result<std::vector<UserRecord>> ListUsers();
+  Status CountUsers(int64_t* count);
+  // Writes the lockout fields and last_login_ms, with the event.
+  Status UpdateLoginState(const UserRecord& user, const AuthEvent& event);
+  // New hash, clears must_change_password, drops the user's other sessions (keeps `keep`).
+  Status SetPassword(const std::string& username, const std::string& hash, const Digest* keep_session,
+                     const AuthEvent& event);
+  // Disables the user and deletes its sessions. NotFound for an unknown user.
+  Status DisableUser(const std::string& username, const AuthEvent& event);
+
+  Status InsertSession(const Digest& id_hash, const SessionRecord& session);
+  Result<std::optional<SessionRecord>> FindSession(const Digest& id_hash);
+  Status TouchSession(const Digest& id_hash, int64_t now_ms);
+  Status DeleteSession(const Digest& id_hash, const AuthEvent* event);
+  Status DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms);
+
+  Status AppendEvent(const AuthEvent& event);
+  // Up to `limit` events, oldest first.
+  Result<std::vector<AuthEvent>> PendingEvents(int limit);
+  Status DeleteEventsThrough(int64_t id);
+
+ private:
+  store::Store* store_;
+  sqlite3_stmt* find_key_ = nullptr;  // used only inside store_->Read(), under its mutex
+};
+
+}  // namespace kimi::auth

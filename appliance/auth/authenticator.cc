@@ -1,0 +1,337 @@
+#include "auth/authenticator.h"
+
+#include <algorithm>
+
+#include "auth/api_key.h"
+#include "auth/audit_outbox.h"
+#include "kimi/log.h"
+#include "kimi/utc_time.h"
+
+namespace kimi::auth {
+namespace {
+
+constexpr int64_t kSessionTouchMs = 15'000;  // last_seen is written at most this often
+constexpr size_t kSessionIdHexChars = 64;
+
+bool IsHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// A generic refusal for the client; the audit event and log carry the reason.
+Status BadLogin() { return Status::Unauthenticated("invalid user name or password, or the account is locked"); }
+
+}  // namespace
+
+Status CheckUsername(std::string_view username) {
+  bool ok = !username.empty() && username.size() <= 64 && username[0] != '.' && username[0] != '-' &&
+            std::all_of(username.begin(), username.end(), [](char c) {
+              return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+            });
+  return ok ? Status::OK()
+            : Status::InvalidArgument("user names are 1-64 characters of a-z, 0-9, '.', '_', '-', not starting "
+                                      "with '.' or '-'");
+}
+
+Authenticator::Authenticator(AuthOptions options) : options_(std::move(options)) { last_flush_ms_ = NowMs(); }
+
+Authenticator::Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options)
+    : Authenticator(std::move(options)) {
+  Attach(store, secret, nullptr);
+}
+
+// Pending last-use times are written by the owner's FlushLastUsed() before the store closes;
+// the destructor cannot know whether the store still exists.
+Authenticator::~Authenticator() = default;
+
+void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* outbox) {
+  store_ = store;
+  secret_ = secret;
+  outbox_ = outbox;
+}
+
+Status Authenticator::DrainEvents() { return outbox_ ? outbox_->Drain() : Status::OK(); }
+
+int64_t Authenticator::NowMs() const { return options_.clock_ms ? options_.clock_ms() : UnixMillisNow(); }
+
+AuthEvent Authenticator::Event(const Actor& actor, std::string action, std::string target, std::string outcome,
+                               std::string detail) const {
+  AuthEvent e;
+  e.time_ms = NowMs();
+  e.actor = actor.id;
+  e.role = actor.role;
+  e.source = actor.source;
+  e.action = std::move(action);
+  e.target = std::move(target);
+  e.outcome = std::move(outcome);
+  e.detail = std::move(detail);
+  return e;
+}
+
+Result<Principal> Authenticator::Authenticate(const Credentials& c) {
+  if (store_ == nullptr) return Status::Unavailable("authentication is not ready yet");
+  if (!c.bearer.empty() && !c.api_key.empty() && c.bearer != c.api_key) {
+    return Status::Unauthenticated("both Authorization and x-api-key were sent and they differ; send one");
+  }
+  if (!c.bearer.empty()) return AuthenticateKey(c.bearer);
+  if (!c.api_key.empty()) return AuthenticateKey(c.api_key);
+  if (!c.session_id.empty()) return AuthenticateSession(c);
+  return Status::Unauthenticated(
+      "authentication required: send an API key as 'Authorization: Bearer sk-kimi-...' or 'x-api-key', or log in");
+}
+
+Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
+  if (!HasApiKeyShape(presented)) return Status::Unauthenticated("invalid API key");
+  KIMI_ASSIGN_OR_RETURN(std::optional<KeyRecord> key, store_->FindKeyByHash(secret_->KeyedHash(presented)));
+  if (!key) return Status::Unauthenticated("invalid API key");
+  int64_t now = NowMs();
+  if (key->revoked_ms != 0) return Status::Unauthenticated("API key " + key->id + " is revoked");
+  if (key->expires_ms != 0 && now >= key->expires_ms) return Status::Unauthenticated("API key " + key->id + " expired");
+  std::optional<Role> role = ParseRole(key->role);
+  if (!role) return Status::Unauthenticated("API key " + key->id + " has an unknown role");
+  NoteKeyUse(key->id, now);
+  Principal p;
+  p.kind = Principal::Kind::kApiKey;
+  p.id = key->id;
+  p.role = *role;
+  p.owner = key->owner;
+  p.models = key->models;
+  p.requests_per_minute = key->requests_per_minute;
+  return p;
+}
+
+Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
+  if (c.session_id.size() != kSessionIdHexChars || !IsHex(c.session_id)) {
+    return Status::Unauthenticated("invalid session; log in again");
+  }
+  Digest hash = secret_->KeyedHash(c.session_id);
+  KIMI_ASSIGN_OR_RETURN(std::optional<SessionRecord> session, store_->FindSession(hash));
+  if (!session) return Status::Unauthenticated("invalid session; log in again");
+  int64_t now = NowMs();
+  if (now >= session->created_ms + options_.session_absolute_timeout_ms ||
+      now >= session->last_seen_ms + options_.session_idle_timeout_ms) {
+    store_->DeleteSession(hash, nullptr);
+    return Status::Unauthenticated("session expired; log in again");
+  }
+  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(session->username));
+  std::optional<Role> role = user ? ParseRole(user->role) : std::nullopt;
+  if (!user || user->disabled || !role) return Status::Unauthenticated("invalid session; log in again");
+  if (c.state_changing) {
+    Digest expected = secret_->KeyedHash(session->csrf_token);
+    if (c.csrf_token.empty() || !DigestEquals(secret_->KeyedHash(c.csrf_token), expected)) {
+      return Status::PermissionDenied("missing or wrong X-CSRF-Token for a request made with the session cookie");
+    }
+  }
+  if (now - session->last_seen_ms >= kSessionTouchMs) store_->TouchSession(hash, now);
+  Principal p;
+  p.kind = Principal::Kind::kSession;
+  p.id = user->username;
+  p.role = *role;
+  p.owner = user->username;
+  p.must_change_password = user->must_change_password;
+  p.session_hash = hash;
+  return p;
+}
+
+Status Authenticator::Authorize(const Principal& principal, Permission permission) {
+  if (principal.must_change_password && permission != Permission::kSessionSelf) {
+    return Status::PermissionDenied("the password must be changed first (POST /admin/v1/session/password)");
+  }
+  if (!RoleAllows(principal.role, permission)) {
+    return Status::PermissionDenied("role " + std::string(RoleName(principal.role)) + " lacks the permission " +
+                                    std::string(PermissionName(permission)));
+  }
+  return Status::OK();
+}
+
+Status Authenticator::Admit(const Principal& principal, int64_t* retry_after_s) {
+  if (principal.kind != Principal::Kind::kApiKey) return Status::OK();
+  return rate_limiter_.Admit(principal.id, principal.requests_per_minute, NowMs(), retry_after_s);
+}
+
+Status Authenticator::CheckModelAllowed(const Principal& principal, std::string_view model) {
+  if (principal.models.empty()) return Status::OK();
+  for (const std::string& m : principal.models) {
+    if (m == model) return Status::OK();
+  }
+  return Status::PermissionDenied("this API key may not use the model " + std::string(model));
+}
+
+void Authenticator::NoteKeyUse(const std::string& key_id, int64_t now_ms) {
+  bool flush = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_used_[key_id] = now_ms;
+    flush = now_ms - last_flush_ms_ >= options_.last_used_flush_ms;
+  }
+  if (flush) FlushLastUsed();
+}
+
+Status Authenticator::FlushLastUsed() {
+  std::map<std::string, int64_t> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(last_used_);
+    last_flush_ms_ = NowMs();
+  }
+  Status s = store_->TouchKeys(batch);
+  if (!s.ok()) log::Warn("cannot record API key use times", {{"error", s.ToString()}});
+  return s;
+}
+
+Result<Session> Authenticator::Login(const std::string& username, const std::string& password,
+                                     const std::string& source) {
+  Actor actor{username, "", source};
+  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(username));
+  if (!user) {
+    VerifyDummyPassword(password, options_.password);
+    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied", "unknown user")));
+    return BadLogin();
+  }
+  actor.role = user->role;
+  int64_t now = NowMs();
+  if (user->disabled) {
+    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied", "user disabled")));
+    return BadLogin();
+  }
+  if (user->locked_until_ms > now) {
+    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied",
+                                                   "account locked until " + FormatUtcMillis(user->locked_until_ms))));
+    return BadLogin();
+  }
+  if (!VerifyPassword(user->password_hash, password)) {
+    KIMI_RETURN_IF_ERROR(RecordLoginFailure(*user, source, "wrong password"));
+    return BadLogin();
+  }
+  std::optional<Role> role = ParseRole(user->role);
+  if (!role) return Status::Internal("user " + username + " has an unknown role");
+  user->failed_logins = 0;
+  user->locked_until_ms = 0;
+  user->last_login_ms = now;
+  KIMI_RETURN_IF_ERROR(store_->UpdateLoginState(
+      *user, Event(actor, "auth.login", username, "ok", user->must_change_password ? "password change required" : "")));
+
+  Session session;
+  session.session_id = RandomHex(32);
+  session.csrf_token = RandomHex(32);
+  session.expires_ms = now + options_.session_absolute_timeout_ms;
+  Digest hash = secret_->KeyedHash(session.session_id);
+  KIMI_RETURN_IF_ERROR(store_->InsertSession(hash, SessionRecord{username, session.csrf_token, now, now}));
+  session.principal.kind = Principal::Kind::kSession;
+  session.principal.id = username;
+  session.principal.role = *role;
+  session.principal.owner = username;
+  session.principal.must_change_password = user->must_change_password;
+  session.principal.session_hash = hash;
+  return session;
+}
+
+Status Authenticator::RecordLoginFailure(UserRecord user, const std::string& source, const std::string& why) {
+  int64_t now = NowMs();
+  user.failed_logins += 1;
+  std::string detail = why + "; consecutive failures " + std::to_string(user.failed_logins);
+  std::string action = "auth.login_failed";
+  if (user.failed_logins >= options_.lockout_threshold) {
+    int64_t doublings = std::min<int64_t>(user.failed_logins - options_.lockout_threshold, 30);
+    int64_t lock_ms = std::min(options_.lockout_max_ms, options_.lockout_base_ms << doublings);
+    user.locked_until_ms = now + lock_ms;
+    action = "auth.account_locked";
+    detail += "; locked until " + FormatUtcMillis(user.locked_until_ms);
+    log::Warn("console account locked after repeated login failures",
+              {{"user", user.username}, {"failures", user.failed_logins}, {"source", source}});
+  }
+  return store_->UpdateLoginState(user, Event(Actor{user.username, user.role, source}, action, user.username,
+                                              "denied", detail));
+}
+
+Status Authenticator::Logout(const Principal& principal, const std::string& source) {
+  if (principal.kind != Principal::Kind::kSession) {
+    return Status::InvalidArgument("logout needs the session cookie, not an API key");
+  }
+  AuthEvent event = Event(Actor::Of(principal, source), "auth.logout", principal.id, "ok", "");
+  return store_->DeleteSession(principal.session_hash, &event);
+}
+
+Status Authenticator::ChangePassword(const Principal& principal, const std::string& old_password,
+                                     const std::string& new_password, const std::string& source) {
+  if (principal.kind != Principal::Kind::kSession) {
+    return Status::InvalidArgument("changing a password needs the session cookie, not an API key");
+  }
+  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(principal.id));
+  if (!user) return Status::Unauthenticated("invalid session; log in again");
+  if (!VerifyPassword(user->password_hash, old_password)) {
+    KIMI_RETURN_IF_ERROR(RecordLoginFailure(*user, source, "wrong current password at password change"));
+    return Status::PermissionDenied("the current password is wrong");
+  }
+  if (old_password == new_password) return Status::InvalidArgument("the new password must differ from the old one");
+  KIMI_RETURN_IF_ERROR(CheckPasswordRules(principal.id, new_password, options_.password));
+  KIMI_ASSIGN_OR_RETURN(std::string hash, HashPassword(new_password, options_.password));
+  return store_->SetPassword(principal.id, hash, &principal.session_hash,
+                             Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", ""));
+}
+
+Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& spec) {
+  if (spec.name.empty() || spec.name.size() > 128) return Status::InvalidArgument("a key needs a name of 1-128 characters");
+  if (spec.expires_ms != 0 && spec.expires_ms <= NowMs()) {
+    return Status::InvalidArgument("the expiry must be in the future");
+  }
+  CreatedKey created;
+  created.secret = GenerateApiKey();
+  KeyRecord& k = created.record;
+  k.id = GenerateKeyId();
+  k.name = spec.name;
+  k.owner = spec.owner.empty() ? actor.id : spec.owner;
+  k.role = std::string(RoleName(spec.role));
+  k.models = spec.models;
+  k.created_ms = NowMs();
+  k.expires_ms = spec.expires_ms;
+  if (spec.requests_per_minute < 0) return Status::InvalidArgument("requests_per_minute must not be negative");
+  k.requests_per_minute = spec.requests_per_minute;
+  std::string detail = "name " + k.name + "; owner " + k.owner + "; role " + k.role;
+  if (k.expires_ms != 0) detail += "; expires " + FormatUtcMillis(k.expires_ms);
+  if (k.requests_per_minute != 0) detail += "; requests_per_minute " + std::to_string(k.requests_per_minute);
+  KIMI_RETURN_IF_ERROR(store_->InsertKey(k, secret_->KeyedHash(created.secret),
+                                         Event(actor, "auth.key_created", k.id, "ok", detail)));
+  return created;
+}
+
+Result<std::vector<KeyRecord>> Authenticator::ListKeys() {
+  FlushLastUsed();
+  return store_->ListKeys();
+}
+
+Status Authenticator::RevokeKey(const Actor& actor, const std::string& key_id) {
+  return store_->RevokeKey(key_id, NowMs(), Event(actor, "auth.key_revoked", key_id, "ok", ""));
+}
+
+Result<std::string> Authenticator::AddUser(const Actor& actor, const std::string& username, Role role) {
+  KIMI_RETURN_IF_ERROR(CheckUsername(username));
+  if (!IsUserRole(role)) return Status::InvalidArgument("role scrape is for API keys only");
+  std::string one_time = GenerateOneTimePassword();
+  KIMI_ASSIGN_OR_RETURN(std::string hash, HashPassword(one_time, options_.password));
+  UserRecord u;
+  u.username = username;
+  u.password_hash = hash;
+  u.role = std::string(RoleName(role));
+  u.must_change_password = true;
+  u.created_ms = NowMs();
+  KIMI_RETURN_IF_ERROR(store_->InsertUser(u, Event(actor, "auth.user_added", username, "ok", "role " + u.role)));
+  return one_time;
+}
+
+Result<std::vector<UserRecord>> Authenticator::ListUsers() { return store_->ListUsers(); }
+
+Status Authenticator::DisableUser(const Actor& actor, const std::string& username) {
+  if (actor.id == username) return Status::InvalidArgument("a user cannot disable itself");
+  return store_->DisableUser(username, Event(actor, "auth.user_disabled", username, "ok", ""));
+}
+
+Result<std::string> Authenticator::Bootstrap(const Actor& actor, const std::string& username) {
+  int64_t users = 0;
+  KIMI_RETURN_IF_ERROR(store_->CountUsers(&users));
+  if (users > 0) {
+    return Status::FailedPrecondition("the appliance already has users; bootstrap runs once (add users as an admin)");
+  }
+  return AddUser(actor, username, Role::kAdmin);
+}
+
+}  // namespace kimi::auth

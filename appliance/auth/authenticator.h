@@ -1,0 +1,159 @@
+// Authenticator: the auth module's policy. Turns credentials into a Principal (API key or
+// console session), decides whether a principal holds a permission, and performs every
+// change to keys, users and sessions, each with its auth event in the same transaction
+// (AuthStore's outbox, which AuditOutbox moves into the audit log).
+//
+// API keys: looked up by their keyed BLAKE2b hash (server_secret.h); refused when unknown,
+// revoked or expired, at the next request after the change (no cache). last_used_ms is
+// collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
+//
+// Passwords: Argon2id; after lockout_threshold consecutive failures the account is locked
+// for lockout_base_ms, doubling with each further failure up to lockout_max_ms. An unknown
+// user name costs the same hashing as a wrong password.
+//
+// Sessions: 256-bit random ids kept only as keyed hashes; an idle and an absolute timeout;
+// a CSRF token per session that must accompany every state-changing request made with the
+// session cookie.
+//
+// Thread safety: after Attach(), every public method may be called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth/auth_store.h"
+#include "auth/password.h"
+#include "auth/principal.h"
+#include "auth/rate_limiter.h"
+#include "auth/roles.h"
+#include "auth/server_secret.h"
+#include "kimi/status.h"
+
+namespace kimi::auth {
+
+struct AuthOptions {
+  PasswordParams password;
+  int64_t lockout_threshold = 5;
+  int64_t lockout_base_ms = 30'000;
+  int64_t lockout_max_ms = 3'600'000;
+  int64_t session_idle_timeout_ms = 1'800'000;
+  int64_t session_absolute_timeout_ms = 43'200'000;
+  int64_t last_used_flush_ms = 10'000;
+  std::function<int64_t()> clock_ms;  // Unix ms; the system clock when empty
+};
+
+// Who performs an administrative act (for its auth event).
+struct Actor {
+  std::string id;      // user name, key id, or "kimictl" for local commands
+  std::string role;    // roles.h name, or "system"
+  std::string source;  // client address, or "local"
+  static Actor Of(const Principal& p, std::string source) {
+    return Actor{p.id, std::string(RoleName(p.role)), std::move(source)};
+  }
+};
+
+struct NewKey {
+  std::string name;
+  std::string owner;
+  Role role = Role::kUser;
+  std::vector<std::string> models;
+  int64_t expires_ms = 0;  // 0: never
+  int64_t requests_per_minute = 0;  // 0: no limit
+};
+
+struct CreatedKey {
+  std::string secret;  // "sk-kimi-...": shown once, never stored
+  KeyRecord record;
+};
+
+struct Session {
+  std::string session_id;  // the cookie value: shown once, stored only as a hash
+  std::string csrf_token;
+  Principal principal;
+  int64_t expires_ms = 0;  // absolute expiry
+};
+
+class AuditOutbox;
+
+class Authenticator {
+ public:
+  // The daemon builds the authenticator with the server (before the database is open) and
+  // attaches its store later, before serving; until then Authenticate() answers Unavailable.
+  explicit Authenticator(AuthOptions options);
+  Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options);
+  ~Authenticator();
+  Authenticator(const Authenticator&) = delete;
+  Authenticator& operator=(const Authenticator&) = delete;
+
+  // Called once, before any other thread uses the authenticator. `outbox` may be null (kimictl).
+  void Attach(AuthStore* store, ServerSecret secret, AuditOutbox* outbox);
+  // Moves pending auth events into the audit log (a no-op without an outbox).
+  Status DrainEvents();
+
+  // Unauthenticated when the credentials are absent, malformed, unknown, revoked, expired or
+  // belong to a disabled user; PermissionDenied when a cookie-authenticated state-changing
+  // request lacks the session's CSRF token. Messages never repeat the secret.
+  Result<Principal> Authenticate(const Credentials& credentials);
+  // PermissionDenied unless the role holds the permission; a user who must change the
+  // password holds only kSessionSelf until then.
+  static Status Authorize(const Principal& principal, Permission permission);
+  // PermissionDenied when the principal's key is limited to models that do not include `model`.
+  static Status CheckModelAllowed(const Principal& principal, std::string_view model);
+
+  // Spends one request of the principal's rate limit (API keys with a limit only);
+  // ResourceExhausted with *retry_after_s when none is left.
+  Status Admit(const Principal& principal, int64_t* retry_after_s);
+
+  // Console login. Unauthenticated with one message for every failure (unknown user, wrong
+  // password, disabled, locked); the auth event says which.
+  Result<Session> Login(const std::string& username, const std::string& password, const std::string& source);
+  Status Logout(const Principal& principal, const std::string& source);
+  Status ChangePassword(const Principal& principal, const std::string& old_password, const std::string& new_password,
+                        const std::string& source);
+
+  // InvalidArgument for an empty name or an unusable role.
+  Result<CreatedKey> CreateKey(const Actor& actor, const NewKey& spec);
+  Result<std::vector<KeyRecord>> ListKeys();
+  Status RevokeKey(const Actor& actor, const std::string& key_id);
+
+  // Adds a user with a one-time password (returned; must be changed at first login).
+  Result<std::string> AddUser(const Actor& actor, const std::string& username, Role role);
+  Result<std::vector<UserRecord>> ListUsers();
+  Status DisableUser(const Actor& actor, const std::string& username);
+  // The first admin: FailedPrecondition when any user exists. Returns the one-time password.
+  Result<std::string> Bootstrap(const Actor& actor, const std::string& username);
+
+  // Writes the batched last-used times now. Call before closing the store.
+  Status FlushLastUsed();
+
+  const AuthOptions& options() const { return options_; }
+
+ private:
+  int64_t NowMs() const;
+  AuthEvent Event(const Actor& actor, std::string action, std::string target, std::string outcome,
+                  std::string detail) const;
+  Result<Principal> AuthenticateKey(std::string_view presented);
+  Result<Principal> AuthenticateSession(const Credentials& credentials);
+  void NoteKeyUse(const std::string& key_id, int64_t now_ms);
+  Status RecordLoginFailure(UserRecord user, const std::string& source, const std::string& why);
+
+  AuthStore* store_ = nullptr;             // set by Attach()
+  std::optional<ServerSecret> secret_;     // set by Attach()
+  AuditOutbox* outbox_ = nullptr;          // set by Attach()
+  const AuthOptions options_;
+
+  RateLimiter rate_limiter_;
+  std::mutex mu_;
+  std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
+  int64_t last_flush_ms_ = 0;                 // guarded by mu_
+};
+
+// User names: 1-64 of [a-z0-9._-], starting with a letter or digit.
+Status CheckUsername(std::string_view username);
+
+}  // namespace kimi::auth

@@ -1,0 +1,260 @@
+#include "auth/authenticator.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "auth/api_key.h"
+
+namespace kimi::auth {
+namespace {
+
+class AuthenticatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-auth-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    auto opened = store::Store::Open(root_ + "/data");
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    db_ = std::move(opened).value();
+    ASSERT_TRUE(db_->Migrate(store::AllMigrations()).ok());
+    store_ = std::make_unique<AuthStore>(db_.get());
+    AuthOptions options;
+    options.password = PasswordParams{1, 8192, 12};
+    options.lockout_threshold = 3;
+    options.lockout_base_ms = 1000;
+    options.lockout_max_ms = 8000;
+    options.session_idle_timeout_ms = 60'000;
+    options.session_absolute_timeout_ms = 300'000;
+    options.clock_ms = [this] { return now_ms_; };
+    std::array<uint8_t, 32> secret{};
+    secret.fill(7);
+    auth_ = std::make_unique<Authenticator>(store_.get(), ServerSecret::FromBytes(secret), options);
+  }
+  void TearDown() override {
+    auth_.reset();
+    store_.reset();
+    db_.reset();
+    std::filesystem::remove_all(root_);
+  }
+
+  Result<Principal> WithKey(const std::string& key) { return auth_->Authenticate(Credentials{key, {}, {}, {}, false}); }
+  Result<Principal> WithSession(const Session& s, bool state_changing, std::string_view csrf) {
+    return auth_->Authenticate(Credentials{{}, {}, s.session_id, csrf, state_changing});
+  }
+  // Logs in as a fresh user whose one-time password is already changed.
+  Session LoggedInUser(const std::string& name, Role role) {
+    std::string otp = *auth_->AddUser(admin_, name, role);
+    Result<Session> first = auth_->Login(name, otp, "test");
+    EXPECT_TRUE(first.ok());
+    EXPECT_TRUE(auth_->ChangePassword(first->principal, otp, "a-new-password-1", "test").ok());
+    Result<Session> s = auth_->Login(name, "a-new-password-1", "test");
+    EXPECT_TRUE(s.ok());
+    return *s;
+  }
+  size_t PendingEventsWithAction(const std::string& action) {
+    size_t n = 0;
+    Result<std::vector<AuthEvent>> events = store_->PendingEvents(1000);
+    EXPECT_TRUE(events.ok());
+    for (const AuthEvent& e : *events) n += e.action == action;
+    return n;
+  }
+
+  std::string root_;
+  int64_t now_ms_ = 1'800'000'000'000;
+  Actor admin_{"root-admin", "admin", "local"};
+  std::unique_ptr<store::Store> db_;
+  std::unique_ptr<AuthStore> store_;
+  std::unique_ptr<Authenticator> auth_;
+};
+
+TEST_F(AuthenticatorTest, KeyAuthenticatesWithItsRoleAndIdButNeverStoresTheSecret) {
+  Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"ci", "alice", Role::kUser, {"k3"}, 0});
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  Result<Principal> p = WithKey(key->secret);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->id, key->record.id);
+  EXPECT_EQ(p->role, Role::kUser);
+  EXPECT_EQ(p->owner, "alice");
+  EXPECT_TRUE(Authenticator::CheckModelAllowed(*p, "k3").ok());
+  EXPECT_EQ(Authenticator::CheckModelAllowed(*p, "other").code(), Status::Code::kPermissionDenied);
+  // The x-api-key header works the same.
+  EXPECT_TRUE(auth_->Authenticate(Credentials{{}, key->secret, {}, {}, false}).ok());
+
+  // Nothing in the database contains the secret's base62 digits.
+  std::string digits = key->secret.substr(8);
+  bool found = false;
+  db_->Read([&](sqlite3* db) {
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db, "SELECT * FROM auth_keys", -1, &stmt, nullptr);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+        const unsigned char* t = sqlite3_column_text(stmt, c);
+        if (t && std::string(reinterpret_cast<const char*>(t)).find(digits) != std::string::npos) found = true;
+      }
+    }
+    sqlite3_finalize(stmt);
+    return Status::OK();
+  });
+  EXPECT_FALSE(found);
+}
+
+TEST_F(AuthenticatorTest, UnknownMalformedAndConflictingKeysAreUnauthenticated) {
+  EXPECT_EQ(WithKey(GenerateApiKey()).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithKey("sk-kimi-short").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(auth_->Authenticate(Credentials{}).status().code(), Status::Code::kUnauthenticated);
+  std::string real = auth_->CreateKey(admin_, NewKey{"a", "", Role::kAdmin, {}, 0})->secret;
+  Result<Principal> both = auth_->Authenticate(Credentials{real, GenerateApiKey(), {}, {}, false});
+  EXPECT_EQ(both.status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(both.status().message().find(real), std::string::npos);
+}
+
+TEST_F(AuthenticatorTest, RevocationTakesEffectOnTheNextRequest) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "", Role::kUser, {}, 0});
+  ASSERT_TRUE(WithKey(key.secret).ok());
+  ASSERT_TRUE(auth_->RevokeKey(admin_, key.record.id).ok());
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(auth_->RevokeKey(admin_, key.record.id).code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(auth_->RevokeKey(admin_, "key_0000").code(), Status::Code::kNotFound);
+  EXPECT_EQ(PendingEventsWithAction("auth.key_revoked"), 1u);
+  EXPECT_EQ(PendingEventsWithAction("auth.key_created"), 1u);
+}
+
+TEST_F(AuthenticatorTest, ExpiredKeyIsRefused) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"short", "", Role::kUser, {}, now_ms_ + 1000});
+  EXPECT_TRUE(WithKey(key.secret).ok());
+  now_ms_ += 1000;
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_FALSE(auth_->CreateKey(admin_, NewKey{"past", "", Role::kUser, {}, now_ms_ - 1}).ok());
+}
+
+TEST_F(AuthenticatorTest, KeyRateLimitComesFromTheStoredKey) {
+  NewKey spec{"limited", "", Role::kUser, {}, 0};
+  spec.requests_per_minute = 2;
+  CreatedKey key = *auth_->CreateKey(admin_, spec);
+  int64_t retry = 0;
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(auth_->Admit(*WithKey(key.secret), &retry).ok());
+  EXPECT_EQ(auth_->Admit(*WithKey(key.secret), &retry).code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(retry, 30);
+  now_ms_ += 30'000;
+  EXPECT_TRUE(auth_->Admit(*WithKey(key.secret), &retry).ok());
+  // Keys without a limit, and sessions, are never refused.
+  CreatedKey free = *auth_->CreateKey(admin_, NewKey{"free", "", Role::kUser, {}, 0});
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(auth_->Admit(*WithKey(free.secret), &retry).ok());
+  spec.requests_per_minute = -1;
+  EXPECT_EQ(auth_->CreateKey(admin_, spec).status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(AuthenticatorTest, LastUseIsWrittenInBatches) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "", Role::kUser, {}, 0});
+  now_ms_ += 5;
+  ASSERT_TRUE(WithKey(key.secret).ok());
+  Result<std::vector<KeyRecord>> keys = auth_->ListKeys();  // flushes
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ((*keys)[0].last_used_ms, now_ms_);
+}
+
+TEST_F(AuthenticatorTest, RoleChecksAndPasswordChangeGate) {
+  Principal p;
+  p.role = Role::kAuditor;
+  EXPECT_TRUE(Authenticator::Authorize(p, Permission::kAuditRead).ok());
+  EXPECT_EQ(Authenticator::Authorize(p, Permission::kInference).code(), Status::Code::kPermissionDenied);
+  p.role = Role::kAdmin;
+  p.must_change_password = true;
+  EXPECT_EQ(Authenticator::Authorize(p, Permission::kKeysManage).code(), Status::Code::kPermissionDenied);
+  EXPECT_TRUE(Authenticator::Authorize(p, Permission::kSessionSelf).ok());
+}
+
+TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
+  Result<std::string> otp = auth_->Bootstrap(Actor{"kimictl", "system", "local"}, "admin");
+  ASSERT_TRUE(otp.ok()) << otp.status().ToString();
+  EXPECT_EQ(auth_->Bootstrap(Actor{"kimictl", "system", "local"}, "admin2").status().code(),
+            Status::Code::kFailedPrecondition);
+  Result<Session> s = auth_->Login("admin", *otp, "test");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->principal.must_change_password);
+  EXPECT_EQ(auth_->ChangePassword(s->principal, *otp, "short", "test").code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(auth_->ChangePassword(s->principal, *otp, "a-much-better-one", "test").ok());
+  Result<Principal> after = WithSession(*s, false, "");
+  ASSERT_TRUE(after.ok());
+  EXPECT_FALSE(after->must_change_password);
+  EXPECT_FALSE(auth_->Login("admin", *otp, "test").ok());
+}
+
+TEST_F(AuthenticatorTest, LockoutWithDoublingBackoff) {
+  std::string otp = *auth_->AddUser(admin_, "bob", Role::kUser);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(auth_->Login("bob", "wrong-password-" + std::to_string(i), "10.0.0.9").ok());
+  EXPECT_EQ(PendingEventsWithAction("auth.account_locked"), 1u);
+  // Locked: even the right password is refused, with the same message.
+  Result<Session> locked = auth_->Login("bob", otp, "10.0.0.9");
+  EXPECT_EQ(locked.status().message(), auth_->Login("bob", "wrong", "x").status().message());
+  now_ms_ += 999;
+  EXPECT_FALSE(auth_->Login("bob", otp, "10.0.0.9").ok());
+  now_ms_ += 1;
+  // The lock expired; another failure locks for twice as long.
+  EXPECT_FALSE(auth_->Login("bob", "wrong-again-xx", "10.0.0.9").ok());
+  UserRecord u = **store_->FindUser("bob");
+  EXPECT_EQ(u.failed_logins, 4);
+  EXPECT_EQ(u.locked_until_ms, now_ms_ + 2000);
+  now_ms_ += 2000;
+  ASSERT_TRUE(auth_->Login("bob", otp, "10.0.0.9").ok());
+  EXPECT_EQ((**store_->FindUser("bob")).failed_logins, 0);
+}
+
+TEST_F(AuthenticatorTest, UnknownAndDisabledUsersGetTheSameAnswer) {
+  Result<Session> unknown = auth_->Login("nobody", "whatever-password", "x");
+  Session s = LoggedInUser("carol", Role::kOperator);
+  ASSERT_TRUE(auth_->DisableUser(admin_, "carol").ok());
+  Result<Session> disabled = auth_->Login("carol", "a-new-password-1", "x");
+  EXPECT_EQ(unknown.status(), disabled.status());
+  // Disabling ends the sessions too.
+  EXPECT_EQ(WithSession(s, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, SessionsNeedCsrfForChangesAndEndAtLogoutAndTimeouts) {
+  Session s = LoggedInUser("dave", Role::kAdmin);
+  EXPECT_TRUE(WithSession(s, false, "").ok());
+  EXPECT_EQ(WithSession(s, true, "").status().code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(WithSession(s, true, RandomHex(32)).status().code(), Status::Code::kPermissionDenied);
+  EXPECT_TRUE(WithSession(s, true, s.csrf_token).ok());
+
+  // Idle timeout.
+  now_ms_ += 60'000;
+  EXPECT_EQ(WithSession(s, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // Absolute timeout, even while active.
+  Session t = *auth_->Login("dave", "a-new-password-1", "x");
+  for (int i = 0; i < 5; ++i) {
+    now_ms_ += 50'000;
+    EXPECT_TRUE(WithSession(t, false, "").ok()) << i;
+  }
+  now_ms_ += 50'000;
+  EXPECT_EQ(WithSession(t, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // Logout invalidates server-side: the same id is refused afterwards.
+  Session u = *auth_->Login("dave", "a-new-password-1", "x");
+  Principal p = *WithSession(u, false, "");
+  ASSERT_TRUE(auth_->Logout(p, "x").ok());
+  EXPECT_EQ(WithSession(u, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {
+  std::string dir = root_ + "/secret";
+  Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  Result<ServerSecret> b = ServerSecret::LoadOrCreate(dir);
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(DigestEquals(a->KeyedHash("x"), b->KeyedHash("x")));
+  auto perms = std::filesystem::status(dir + "/auth-secret.key").permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::all, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(dir + "/auth-secret.key", std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  EXPECT_EQ(ServerSecret::LoadOrCreate(dir).status().code(), Status::Code::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace kimi::auth

@@ -1,0 +1,40 @@
+// Principal: who a request acts as, once authenticated, and the credentials it came with.
+// The HTTP layer builds Credentials from headers, the Authenticator turns them into a
+// Principal, and the audit record takes the principal's id (a key id or a user name, never
+// a secret) and role.
+//
+// Thread safety: value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "auth/roles.h"
+#include "auth/server_secret.h"
+
+namespace kimi::auth {
+
+struct Credentials {
+  std::string_view bearer;      // the token of "Authorization: Bearer <token>"
+  std::string_view api_key;     // the x-api-key header
+  std::string_view session_id;  // the session cookie
+  std::string_view csrf_token;  // the X-CSRF-Token header
+  bool state_changing = false;  // the method is not GET, HEAD or OPTIONS
+  bool Empty() const { return bearer.empty() && api_key.empty() && session_id.empty(); }
+};
+
+struct Principal {
+  enum class Kind { kApiKey, kSession };
+  Kind kind = Kind::kApiKey;
+  std::string id;    // key id ("key_...") or user name: the audit actor
+  Role role = Role::kUser;
+  std::string owner;                // the key's owner; the user name for a session
+  std::vector<std::string> models;  // allowed models of a key; empty: all
+  bool must_change_password = false;
+  int64_t requests_per_minute = 0;  // keys: the rate limit; 0: none
+  Digest session_hash{};            // sessions: the stored hash of the session id
+};
+
+}  // namespace kimi::auth

@@ -1,0 +1,49 @@
+#include "auth/roles.h"
+
+#include <gtest/gtest.h>
+
+namespace kimi::auth {
+namespace {
+
+TEST(RolesTest, NamesRoundTrip) {
+  for (Role r : AllRoles()) EXPECT_EQ(ParseRole(RoleName(r)), r);
+  EXPECT_FALSE(ParseRole("root").has_value());
+  EXPECT_FALSE(ParseRole("").has_value());
+}
+
+TEST(RolesTest, AdminHoldsEveryPermission) {
+  for (Permission p : AllPermissions()) EXPECT_TRUE(RoleAllows(Role::kAdmin, p)) << PermissionName(p);
+}
+
+// The matrix of docs/security.md, row by row: (role, permission, allowed).
+TEST(RolesTest, MatrixAsDocumented) {
+  struct Row {
+    Role role;
+    Permission permission;
+    bool allowed;
+  };
+  const Row rows[] = {
+      {Role::kOperator, Permission::kModelsManage, true},  {Role::kOperator, Permission::kInference, true},
+      {Role::kOperator, Permission::kMetricsRead, true},   {Role::kOperator, Permission::kAuditRead, false},
+      {Role::kOperator, Permission::kKeysManage, false},   {Role::kOperator, Permission::kUsersManage, false},
+      {Role::kAuditor, Permission::kAuditRead, true},      {Role::kAuditor, Permission::kModelsRead, true},
+      {Role::kAuditor, Permission::kMetricsRead, true},    {Role::kAuditor, Permission::kInference, false},
+      {Role::kAuditor, Permission::kModelsManage, false},  {Role::kAuditor, Permission::kKeysManage, false},
+      {Role::kUser, Permission::kInference, true},         {Role::kUser, Permission::kModelsRead, true},
+      {Role::kUser, Permission::kMetricsRead, false},      {Role::kUser, Permission::kAuditRead, false},
+      {Role::kUser, Permission::kModelsManage, false},     {Role::kUser, Permission::kUsersManage, false},
+      {Role::kScrape, Permission::kMetricsRead, true},     {Role::kScrape, Permission::kModelsRead, false},
+      {Role::kScrape, Permission::kInference, false},      {Role::kScrape, Permission::kAuditRead, false},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(RoleAllows(r.role, r.permission), r.allowed) << RoleName(r.role) << " " << PermissionName(r.permission);
+  }
+}
+
+TEST(RolesTest, ScrapeIsNotAUserRole) {
+  EXPECT_FALSE(IsUserRole(Role::kScrape));
+  EXPECT_TRUE(IsUserRole(Role::kAuditor));
+}
+
+}  // namespace
+}  // namespace kimi::auth

@@ -1,0 +1,89 @@
+#include "auth/server_secret.h"
+
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace kimi::auth {
+namespace {
+
+Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+
+Status WriteAll(int fd, const uint8_t* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Errno("cannot write " + path);
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return ::fsync(fd) == 0 ? Status::OK() : Errno("cannot sync " + path);
+}
+
+Result<std::array<uint8_t, 32>> ReadSecret(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open " + path);
+  struct stat st {};
+  std::array<uint8_t, 32> bytes{};
+  Status status;
+  if (::fstat(fd, &st) != 0) {
+    status = Errno("cannot stat " + path);
+  } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    status = Status::FailedPrecondition(path + " is readable by group or others; chmod 600 it");
+  } else if (st.st_size != static_cast<off_t>(bytes.size())) {
+    status = Status::Corruption(path + " is " + std::to_string(st.st_size) + " bytes, expected 32");
+  } else if (::read(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
+    status = Errno("cannot read " + path);
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return bytes;
+}
+
+}  // namespace
+
+Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir) {
+  if (sodium_init() < 0) return Status::Internal("libsodium failed to initialise");
+  std::error_code ec;
+  if (!std::filesystem::exists(data_dir, ec)) {
+    std::filesystem::create_directories(data_dir, ec);
+    if (ec) return Status::IOError("cannot create data directory " + data_dir + ": " + ec.message());
+    std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace, ec);
+  }
+  std::string path = (std::filesystem::path(data_dir) / kServerSecretFile).string();
+  std::array<uint8_t, 32> bytes{};
+  randombytes_buf(bytes.data(), bytes.size());
+  // Written under a temporary name and linked into place: a racing process sees either no
+  // file or the whole secret, and link() lets exactly one of them win.
+  if (!std::filesystem::exists(path, ec)) {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
+    if (fd < 0) return Errno("cannot create " + tmp);
+    Status written = WriteAll(fd, bytes.data(), bytes.size(), tmp);
+    ::close(fd);
+    sodium_memzero(bytes.data(), bytes.size());
+    if (written.ok() && ::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+      written = Errno("cannot create " + path);
+    }
+    ::unlink(tmp.c_str());
+    KIMI_RETURN_IF_ERROR(written);
+  }
+  KIMI_ASSIGN_OR_RETURN(bytes, ReadSecret(path));
+  return ServerSecret(bytes);
+}
+
+Digest ServerSecret::KeyedHash(std::string_view data) const {
+  Digest out{};
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+                     bytes_.data(), bytes_.size());
+  return out;
+}
+
+bool DigestEquals(const Digest& a, const Digest& b) { return sodium_memcmp(a.data(), b.data(), a.size()) == 0; }
+
+}  // namespace kimi::auth

@@ -1,0 +1,256 @@
+#include "cli/auth_commands.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include "audit/record.h"
+#include "auth/auth_store.h"
+#include "auth/authenticator.h"
+#include "auth/server_secret.h"
+#include "config/config.h"
+#include "kimi/utc_time.h"
+#include "store/store.h"
+
+namespace kimi::cli {
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kFailed = 1;
+constexpr int kUsage = 2;
+
+// Options every identity command takes.
+struct Common {
+  std::string data_dir;
+  std::string config_path;
+};
+
+// An open database with the authenticator on it.
+struct Opened {
+  std::unique_ptr<store::Store> db;
+  std::unique_ptr<auth::AuthStore> store;
+  std::unique_ptr<auth::Authenticator> auth;
+};
+
+int Fail(const char* command, const Status& status, const Io& io) {
+  std::fprintf(io.err, "kimictl %s: %s\n", command, status.message().c_str());
+  return kFailed;
+}
+
+// Splits a leading positional argument off `args` (kimictl key revoke KEY_ID --data-dir D).
+std::vector<std::string> TakePositional(const std::vector<std::string>& args, std::string* positional) {
+  if (args.empty() || args[0].rfind("--", 0) == 0) return args;
+  *positional = args[0];
+  return std::vector<std::string>(args.begin() + 1, args.end());
+}
+
+Result<Opened> Open(const Common& common) {
+  config::AppConfig cfg;
+  if (!common.config_path.empty()) {
+    KIMI_ASSIGN_OR_RETURN(cfg, config::LoadConfigFile(common.config_path, {}));
+  }
+  std::string data_dir = common.data_dir;
+  if (data_dir.empty() && !common.config_path.empty()) data_dir = cfg.storage.data_dir;
+  if (data_dir.empty()) {
+    const char* env = std::getenv("KIMI_DATA_DIR");
+    data_dir = env != nullptr && *env != '\0' ? env : config::StorageConfig{}.data_dir;
+  }
+  Opened out;
+  KIMI_ASSIGN_OR_RETURN(out.db, store::Store::Open(data_dir));
+  KIMI_ASSIGN_OR_RETURN(int applied, out.db->Migrate(store::AllMigrations()));
+  (void)applied;
+  KIMI_ASSIGN_OR_RETURN(auth::ServerSecret secret, auth::ServerSecret::LoadOrCreate(data_dir));
+  auth::AuthOptions options;
+  options.password.ops_limit = static_cast<uint64_t>(cfg.auth.argon2_ops_limit);
+  options.password.mem_limit_bytes = static_cast<uint64_t>(cfg.auth.argon2_mem_limit_kib) * 1024;
+  options.password.min_length = cfg.auth.password_min_length;
+  out.store = std::make_unique<auth::AuthStore>(out.db.get());
+  out.auth = std::make_unique<auth::Authenticator>(out.store.get(), secret, options);
+  return out;
+}
+
+// kimictl acts as the local operator who can read the data directory.
+auth::Actor LocalActor() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return auth::Actor{std::string("kimictl:") + (pw ? pw->pw_name : std::to_string(::geteuid())), "system", "local"};
+}
+
+std::string TimeOrDash(int64_t ms) { return ms == 0 ? "-" : FormatUtcMillis(ms); }
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<auth::Role> ParseRoleOption(const std::string& name) {
+  std::optional<auth::Role> role = auth::ParseRole(name);
+  if (!role) return Status::InvalidArgument("--role must be admin, operator, auditor, user or scrape, got '" + name + "'");
+  return *role;
+}
+
+}  // namespace
+
+int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string username = "admin";
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--username", &username}};
+  if (!ParseOptions("admin bootstrap", args, specs, io)) return kUsage;
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("admin bootstrap", opened.status(), io);
+  Result<std::string> one_time = opened->auth->Bootstrap(LocalActor(), username);
+  if (!one_time.ok()) return Fail("admin bootstrap", one_time.status(), io);
+  std::fprintf(io.err,
+               "kimictl admin bootstrap: created admin user '%s'. Its one-time password follows; it is shown only "
+               "now and must be changed at the first login (POST /admin/v1/session, then /admin/v1/session/password).\n",
+               username.c_str());
+  std::fprintf(io.out, "%s\n", one_time->c_str());
+  return kOk;
+}
+
+int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string name, role_name, owner, models, expires, rpm;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
+                              {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
+                              {"--expires", &expires},     {"--rpm", &rpm}};
+  if (!ParseOptions("key create", args, specs, io)) return kUsage;
+  if (name.empty() || role_name.empty()) {
+    std::fprintf(io.err, "kimictl key create: --name and --role are required\n");
+    return kUsage;
+  }
+  Result<auth::Role> role = ParseRoleOption(role_name);
+  if (!role.ok()) return Fail("key create", role.status(), io);
+  auth::NewKey spec{name, owner, *role, SplitComma(models), 0};
+  if (!expires.empty()) {
+    Result<int64_t> ms = audit::ParseUtcMillis(expires);
+    if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
+    spec.expires_ms = *ms;
+  }
+  if (!rpm.empty()) {
+    char* end = nullptr;
+    spec.requests_per_minute = std::strtoll(rpm.c_str(), &end, 10);
+    if (*end != '\0' || spec.requests_per_minute < 0) {
+      std::fprintf(io.err, "kimictl key create: --rpm must be a non-negative integer\n");
+      return kUsage;
+    }
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("key create", opened.status(), io);
+  auth::Actor actor = LocalActor();
+  if (spec.owner.empty()) spec.owner = actor.id;
+  Result<auth::CreatedKey> created = opened->auth->CreateKey(actor, spec);
+  if (!created.ok()) return Fail("key create", created.status(), io);
+  std::fprintf(io.err, "kimictl key create: created %s (name %s, role %s, owner %s, expires %s); the key follows and is shown only now\n",
+               created->record.id.c_str(), name.c_str(), created->record.role.c_str(), created->record.owner.c_str(),
+               TimeOrDash(spec.expires_ms).c_str());
+  std::fprintf(io.out, "%s\n", created->secret.c_str());
+  return kOk;
+}
+
+int RunKeyList(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("key list", args, specs, io)) return kUsage;
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("key list", opened.status(), io);
+  Result<std::vector<auth::KeyRecord>> keys = opened->auth->ListKeys();
+  if (!keys.ok()) return Fail("key list", keys.status(), io);
+  std::fprintf(io.out, "%-20s %-9s %-8s %-24s %-24s %-24s %s\n", "ID", "ROLE", "STATE", "EXPIRES", "LAST USED", "OWNER",
+               "NAME");
+  for (const auth::KeyRecord& k : *keys) {
+    std::string models;
+    for (const std::string& m : k.models) models += (models.empty() ? " models=" : ",") + m;
+    std::fprintf(io.out, "%-20s %-9s %-8s %-24s %-24s %-24s %s%s\n", k.id.c_str(), k.role.c_str(),
+                 k.revoked_ms ? "revoked" : "active", TimeOrDash(k.expires_ms).c_str(),
+                 TimeOrDash(k.last_used_ms).c_str(), k.owner.c_str(), k.name.c_str(), models.c_str());
+  }
+  return kOk;
+}
+
+int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string id;
+  std::vector<std::string> rest = TakePositional(args, &id);
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("key revoke", rest, specs, io)) return kUsage;
+  if (id.empty()) {
+    std::fprintf(io.err, "kimictl key revoke: name the key: kimictl key revoke KEY_ID\n");
+    return kUsage;
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("key revoke", opened.status(), io);
+  Status revoked = opened->auth->RevokeKey(LocalActor(), id);
+  if (!revoked.ok()) return Fail("key revoke", revoked, io);
+  std::fprintf(io.out, "revoked %s\n", id.c_str());
+  return kOk;
+}
+
+int RunUserAdd(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string username, role_name;
+  std::vector<std::string> rest = TakePositional(args, &username);
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}};
+  if (!ParseOptions("user add", rest, specs, io)) return kUsage;
+  if (username.empty() || role_name.empty()) {
+    std::fprintf(io.err, "kimictl user add: usage: kimictl user add USERNAME --role ROLE\n");
+    return kUsage;
+  }
+  Result<auth::Role> role = ParseRoleOption(role_name);
+  if (!role.ok()) return Fail("user add", role.status(), io);
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("user add", opened.status(), io);
+  Result<std::string> one_time = opened->auth->AddUser(LocalActor(), username, *role);
+  if (!one_time.ok()) return Fail("user add", one_time.status(), io);
+  std::fprintf(io.err, "kimictl user add: created '%s' (role %s); the one-time password follows, shown only now\n",
+               username.c_str(), role_name.c_str());
+  std::fprintf(io.out, "%s\n", one_time->c_str());
+  return kOk;
+}
+
+int RunUserList(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("user list", args, specs, io)) return kUsage;
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("user list", opened.status(), io);
+  Result<std::vector<auth::UserRecord>> users = opened->auth->ListUsers();
+  if (!users.ok()) return Fail("user list", users.status(), io);
+  std::fprintf(io.out, "%-24s %-9s %-9s %-24s %s\n", "USER", "ROLE", "STATE", "LAST LOGIN", "LOCKED UNTIL");
+  for (const auth::UserRecord& u : *users) {
+    const char* state = u.disabled ? "disabled" : u.must_change_password ? "new" : "active";
+    std::fprintf(io.out, "%-24s %-9s %-9s %-24s %s\n", u.username.c_str(), u.role.c_str(), state,
+                 TimeOrDash(u.last_login_ms).c_str(), TimeOrDash(u.locked_until_ms).c_str());
+  }
+  return kOk;
+}
+
+int RunUserDisable(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string username;
+  std::vector<std::string> rest = TakePositional(args, &username);
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("user disable", rest, specs, io)) return kUsage;
+  if (username.empty()) {
+    std::fprintf(io.err, "kimictl user disable: usage: kimictl user disable USERNAME\n");
+    return kUsage;
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("user disable", opened.status(), io);
+  Status disabled = opened->auth->DisableUser(LocalActor(), username);
+  if (!disabled.ok()) return Fail("user disable", disabled, io);
+  std::fprintf(io.out, "disabled %s\n", username.c_str());
+  return kOk;
+}
+
+}  // namespace kimi::cli

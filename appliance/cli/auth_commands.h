@@ -1,0 +1,32 @@
+// `kimictl admin bootstrap`, `kimictl key ...`, `kimictl user ...`: the identity commands,
+// working directly on the data directory's database (appliance.db and auth-secret.key), so
+// they run with or without the daemon (SQLite WAL; the daemon sees a revocation at the next
+// request). Each change writes its auth event to the outbox the daemon moves into the audit
+// log (auth/audit_outbox.h).
+//
+// Secrets (an API key, a one-time password) are printed once, alone on stdout, so a script
+// can capture them; everything else goes to stderr.
+//
+// The data directory: --data-dir, else the storage.data_dir of --config, else
+// $KIMI_DATA_DIR, else /var/lib/kimi-appliance. --config also supplies the auth section
+// (Argon2id parameters, password rules).
+//
+// Thread safety: single-threaded, like kimictl.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace kimi::cli {
+
+int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io);
+int RunKeyCreate(const std::vector<std::string>& args, const Io& io);
+int RunKeyList(const std::vector<std::string>& args, const Io& io);
+int RunKeyRevoke(const std::vector<std::string>& args, const Io& io);
+int RunUserAdd(const std::vector<std::string>& args, const Io& io);
+int RunUserList(const std::vector<std::string>& args, const Io& io);
+int RunUserDisable(const std::vector<std::string>& args, const Io& io);
+
+}  // namespace kimi::cli

@@ -1,0 +1,219 @@
+#include "http/admin_handlers.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "audit/record.h"
+#include "auth/authenticator.h"
+#include "http/request_auth.h"
+#include "kimi/log.h"
+#include "kimi/utc_time.h"
+
+namespace kimi::http {
+namespace {
+
+using nlohmann::json;
+
+// The request body as a JSON object whose keys are all in `allowed` and whose values are
+// strings, except the keys in `arrays` (arrays of strings) and `integers`.
+Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>& allowed,
+                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {}) {
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
+    if (integers.count(key)) {
+      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
+      continue;
+    }
+    bool ok = arrays.count(key) ? value.is_array() : value.is_string();
+    if (ok && value.is_array()) {
+      for (const auto& v : value) ok = ok && v.is_string();
+    }
+    if (!ok) return Status::InvalidArgument("field '" + key + (arrays.count(key) ? "' must be an array of strings" : "' must be a string"));
+  }
+  return body;
+}
+
+std::string Field(const json& body, const char* key) { return body.contains(key) ? body[key].get<std::string>() : ""; }
+
+Result<std::string> Required(const json& body, const char* key) {
+  std::string v = Field(body, key);
+  if (v.empty()) return Status::InvalidArgument("field '" + std::string(key) + "' is required");
+  return v;
+}
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+// The auth events of the change just made go into the audit log before the response does.
+void DrainEvents(const Services& services, const RequestContext& ctx) {
+  Status s = services.authenticator->DrainEvents();
+  if (!s.ok()) log::Warn("auth events not yet in the audit log", {{"request_id", ctx.request_id}, {"error", s.ToString()}});
+}
+
+auth::Authenticator& Auth(const Services& services) { return *services.authenticator; }
+
+auth::Actor ActorOf(const RequestContext& ctx) { return auth::Actor::Of(*ctx.principal, ctx.remote_addr); }
+
+Result<auth::Role> RoleField(const json& body) {
+  KIMI_ASSIGN_OR_RETURN(std::string name, Required(body, "role"));
+  std::optional<auth::Role> role = auth::ParseRole(name);
+  if (!role) return Status::InvalidArgument("unknown role '" + name + "' (admin, operator, auditor, user, scrape)");
+  return *role;
+}
+
+json KeyJson(const auth::KeyRecord& k) {
+  auto time = [](int64_t ms) { return ms == 0 ? json(nullptr) : json(FormatUtcMillis(ms)); };
+  return json{{"id", k.id},           {"name", k.name},       {"owner", k.owner},
+              {"role", k.role},       {"models", k.models},   {"created_at", time(k.created_ms)},
+              {"expires_at", time(k.expires_ms)}, {"revoked_at", time(k.revoked_ms)},
+              {"last_used_at", time(k.last_used_ms)}, {"requests_per_minute", k.requests_per_minute}};
+}
+
+json PrincipalJson(const auth::Principal& p) {
+  return json{{"id", p.id},
+              {"kind", p.kind == auth::Principal::Kind::kSession ? "session" : "api_key"},
+              {"role", auth::RoleName(p.role)},
+              {"owner", p.owner},
+              {"must_change_password", p.must_change_password}};
+}
+
+}  // namespace
+
+Status HandleSessionLogin(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                          httplib::Response& res) {
+  if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}));
+  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, "password"));
+  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr);
+  DrainEvents(services, ctx);
+  if (!session.ok()) {
+    ctx.auth_failure = "login failed for " + username;
+    return session.status();
+  }
+  ctx.principal = session->principal;
+  int64_t max_age_s = Auth(services).options().session_absolute_timeout_ms / 1000;
+  res.set_header("Set-Cookie", SessionCookie(session->session_id, max_age_s));
+  json out = PrincipalJson(session->principal);
+  out["csrf_token"] = session->csrf_token;
+  out["expires_at"] = FormatUtcMillis(session->expires_ms);
+  Reply(res, 200, out);
+  return Status::OK();
+}
+
+Status HandleSessionGet(const Services&, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
+  Reply(res, 200, PrincipalJson(*ctx.principal));
+  return Status::OK();
+}
+
+Status HandleSessionLogout(const Services& services, RequestContext& ctx, const httplib::Request&,
+                           httplib::Response& res) {
+  Status s = Auth(services).Logout(*ctx.principal, ctx.remote_addr);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  res.set_header("Set-Cookie", ExpiredSessionCookie());
+  Reply(res, 200, json{{"status", "logged_out"}});
+  return Status::OK();
+}
+
+Status HandleSessionPassword(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                             httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}));
+  KIMI_ASSIGN_OR_RETURN(std::string old_password, Required(body, "old_password"));
+  KIMI_ASSIGN_OR_RETURN(std::string new_password, Required(body, "new_password"));
+  Status s = Auth(services).ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  Reply(res, 200, json{{"status", "password_changed"}});
+  return Status::OK();
+}
+
+Status HandleKeysList(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(std::vector<auth::KeyRecord> keys, Auth(services).ListKeys());
+  json data = json::array();
+  for (const auth::KeyRecord& k : keys) data.push_back(KeyJson(k));
+  Reply(res, 200, json{{"object", "list"}, {"data", data}});
+  return Status::OK();
+}
+
+Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                        httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"name", "owner", "role", "models", "expires_at", "requests_per_minute"},
+                                             {"models"}, {"requests_per_minute"}));
+  auth::NewKey spec;
+  KIMI_ASSIGN_OR_RETURN(spec.name, Required(body, "name"));
+  KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
+  spec.owner = Field(body, "owner");
+  if (body.contains("models")) spec.models = body["models"].get<std::vector<std::string>>();
+  if (body.contains("requests_per_minute")) spec.requests_per_minute = body["requests_per_minute"].get<int64_t>();
+  if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
+    KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
+  }
+  Result<auth::CreatedKey> created = Auth(services).CreateKey(ActorOf(ctx), spec);
+  DrainEvents(services, ctx);
+  if (!created.ok()) return created.status();
+  json out = KeyJson(created->record);
+  out["key"] = created->secret;  // the only time it is ever shown
+  Reply(res, 201, out);
+  return Status::OK();
+}
+
+Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                        httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"id"}));
+  KIMI_ASSIGN_OR_RETURN(std::string id, Required(body, "id"));
+  Status s = Auth(services).RevokeKey(ActorOf(ctx), id);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  Reply(res, 200, json{{"id", id}, {"revoked", true}});
+  return Status::OK();
+}
+
+Status HandleUsersList(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(std::vector<auth::UserRecord> users, Auth(services).ListUsers());
+  json data = json::array();
+  for (const auth::UserRecord& u : users) {
+    data.push_back(json{{"username", u.username},
+                        {"role", u.role},
+                        {"disabled", u.disabled},
+                        {"must_change_password", u.must_change_password},
+                        {"locked_until", u.locked_until_ms ? json(FormatUtcMillis(u.locked_until_ms)) : json(nullptr)},
+                        {"last_login_at", u.last_login_ms ? json(FormatUtcMillis(u.last_login_ms)) : json(nullptr)}});
+  }
+  Reply(res, 200, json{{"object", "list"}, {"data", data}});
+  return Status::OK();
+}
+
+Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                      httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}));
+  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  KIMI_ASSIGN_OR_RETURN(auth::Role role, RoleField(body));
+  Result<std::string> one_time = Auth(services).AddUser(ActorOf(ctx), username, role);
+  DrainEvents(services, ctx);
+  if (!one_time.ok()) return one_time.status();
+  Reply(res, 201, json{{"username", username},
+                       {"role", auth::RoleName(role)},
+                       {"one_time_password", *one_time},
+                       {"must_change_password", true}});
+  return Status::OK();
+}
+
+Status HandleUsersDisable(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                          httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}));
+  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  Status s = Auth(services).DisableUser(ActorOf(ctx), username);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  Reply(res, 200, json{{"username", username}, {"disabled", true}});
+  return Status::OK();
+}
+
+}  // namespace kimi::http

@@ -1,0 +1,35 @@
+// Handlers of the admin API's identity endpoints (/admin/v1/...): console sessions, API keys
+// and users. JSON in, JSON out; unknown request fields are refused with 400. Every change is
+// written with its auth event, and the events are moved into the audit log before the
+// response (auth/audit_outbox.h). The route table (routes.cc) says who may call each one.
+//
+//   POST   /admin/v1/session           {username, password} -> session cookie + CSRF token
+//   GET    /admin/v1/session           who am I (any principal, key or session)
+//   DELETE /admin/v1/session           logout: the session id stops working at once
+//   POST   /admin/v1/session/password  {old_password, new_password}
+//   GET    /admin/v1/keys              every key, without secrets
+//   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?} -> the key, once
+//   POST   /admin/v1/keys/revoke       {id}
+//   GET    /admin/v1/users             every user, without hashes
+//   POST   /admin/v1/users             {username, role} -> a one-time password, once
+//   POST   /admin/v1/users/disable     {username}
+//
+// Thread safety: each handler may run on many threads at once.
+#pragma once
+
+#include "http/routes.h"
+
+namespace kimi::http {
+
+Status HandleSessionLogin(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleSessionGet(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleSessionLogout(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleSessionPassword(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeysList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeysCreate(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeysRevoke(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleUsersList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleUsersAdd(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleUsersDisable(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+
+}  // namespace kimi::http

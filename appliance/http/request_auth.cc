@@ -1,0 +1,91 @@
+#include "http/request_auth.h"
+
+#include <httplib.h>
+
+#include <cctype>
+
+#include "auth/authenticator.h"
+
+namespace kimi::http {
+namespace {
+
+bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view Header(const httplib::Request& req, const char* name) {
+  auto it = req.headers.find(name);  // the library's header map compares names without case
+  return it == req.headers.end() ? std::string_view() : std::string_view(it->second);
+}
+
+}  // namespace
+
+std::string_view CookieValue(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    size_t semi = header.find(';');
+    std::string_view pair = Trim(header.substr(0, semi));
+    header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
+    size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && Trim(pair.substr(0, eq)) == name) return Trim(pair.substr(eq + 1));
+  }
+  return {};
+}
+
+auth::Credentials CredentialsOf(const httplib::Request& req) {
+  auth::Credentials c;
+  std::string_view authorization = Header(req, "Authorization");
+  if (!authorization.empty()) {
+    // Any other scheme is passed on as a bearer token that cannot match, so it gets 401.
+    c.bearer = StartsWithIgnoringCase(authorization, "Bearer ") ? Trim(authorization.substr(7)) : authorization;
+  }
+  c.api_key = Trim(Header(req, "x-api-key"));
+  c.session_id = CookieValue(Header(req, "Cookie"), kSessionCookie);
+  c.csrf_token = Trim(Header(req, "X-CSRF-Token"));
+  c.state_changing = !(req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS");
+  return c;
+}
+
+Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
+                           RequestContext& ctx) {
+  if (permission == auth::Permission::kPublic) return Status::OK();
+  if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
+  if (!ctx.principal) {
+    Result<auth::Principal> principal = services.authenticator->Authenticate(CredentialsOf(req));
+    if (!principal.ok()) {
+      ctx.auth_failure = "authentication failed: " + principal.status().message();
+      return principal.status();
+    }
+    ctx.principal = *std::move(principal);
+  }
+  Status allowed = auth::Authenticator::Authorize(*ctx.principal, permission);
+  if (!allowed.ok()) {
+    ctx.auth_failure = "forbidden: " + allowed.message();
+    return allowed;
+  }
+  Status admitted = services.authenticator->Admit(*ctx.principal, &ctx.retry_after_s);
+  if (!admitted.ok()) ctx.auth_failure = "rate limited: " + admitted.message();
+  return admitted;
+}
+
+std::string SessionCookie(std::string_view session_id, int64_t max_age_s) {
+  return std::string(kSessionCookie) + "=" + std::string(session_id) + "; Path=/; Max-Age=" +
+         std::to_string(max_age_s) + "; HttpOnly; Secure; SameSite=Strict";
+}
+
+std::string ExpiredSessionCookie() {
+  return std::string(kSessionCookie) + "=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Strict";
+}
+
+}  // namespace kimi::http

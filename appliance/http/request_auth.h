@@ -1,0 +1,38 @@
+// The dispatcher's authentication step: reads the credentials of a request (Authorization:
+// Bearer, x-api-key, the session cookie and X-CSRF-Token), asks the Authenticator who sent
+// it, and checks the route's permission. On success the principal is stored in the request
+// context (and so reaches the audit record); on failure the context says why, without the
+// presented secret, and the Status is Unauthenticated (401) or PermissionDenied (403). Last,
+// the key's rate limit: ResourceExhausted (429) with ctx.retry_after_s set.
+//
+// Thread safety: pure functions of their arguments; the Authenticator is thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "auth/principal.h"
+#include "auth/roles.h"
+#include "http/request_context.h"
+#include "http/routes.h"
+#include "kimi/status.h"
+
+namespace kimi::http {
+
+inline constexpr std::string_view kSessionCookie = "kimi_session";
+
+// Credentials as found in the headers; views into `req`.
+auth::Credentials CredentialsOf(const httplib::Request& req);
+
+// The value of cookie `name` in a Cookie header, or "".
+std::string_view CookieValue(std::string_view cookie_header, std::string_view name);
+
+// Authenticates (unless `permission` is kPublic) and authorises the request; see above.
+Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
+                           RequestContext& ctx);
+
+// The Set-Cookie value of a session, and of its removal at logout.
+std::string SessionCookie(std::string_view session_id, int64_t max_age_s);
+std::string ExpiredSessionCookie();
+
+}  // namespace kimi::http

@@ -1,0 +1,58 @@
+#include "http/request_auth.h"
+
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+
+namespace kimi::http {
+namespace {
+
+TEST(RequestAuthTest, CookieValueFindsTheNamedCookie) {
+  EXPECT_EQ(CookieValue("a=1; kimi_session=abc; b=2", "kimi_session"), "abc");
+  EXPECT_EQ(CookieValue("kimi_session=abc", "kimi_session"), "abc");
+  EXPECT_EQ(CookieValue("xkimi_session=abc; kimi_session_old=1", "kimi_session"), "");
+  EXPECT_EQ(CookieValue("", "kimi_session"), "");
+}
+
+TEST(RequestAuthTest, CredentialsFromHeaders) {
+  httplib::Request req;
+  req.method = "POST";
+  req.headers.emplace("authorization", "bearer sk-kimi-x");
+  req.headers.emplace("X-Api-Key", " sk-kimi-y ");
+  req.headers.emplace("Cookie", "kimi_session=s1");
+  req.headers.emplace("X-CSRF-Token", "t1");
+  auth::Credentials c = CredentialsOf(req);
+  EXPECT_EQ(c.bearer, "sk-kimi-x");
+  EXPECT_EQ(c.api_key, "sk-kimi-y");
+  EXPECT_EQ(c.session_id, "s1");
+  EXPECT_EQ(c.csrf_token, "t1");
+  EXPECT_TRUE(c.state_changing);
+  req.method = "GET";
+  EXPECT_FALSE(CredentialsOf(req).state_changing);
+}
+
+TEST(RequestAuthTest, OtherSchemesArePassedOnWhole) {
+  httplib::Request req;
+  req.method = "GET";
+  req.headers.emplace("Authorization", "Basic YWRtaW4=");
+  EXPECT_EQ(CredentialsOf(req).bearer, "Basic YWRtaW4=");
+}
+
+TEST(RequestAuthTest, PublicRoutesNeedNothingAndOthersNeedAnAuthenticator) {
+  httplib::Request req;
+  RequestContext ctx;
+  Services none;
+  EXPECT_TRUE(AuthenticateRequest(none, req, auth::Permission::kPublic, ctx).ok());
+  EXPECT_EQ(AuthenticateRequest(none, req, auth::Permission::kMetricsRead, ctx).code(), Status::Code::kUnavailable);
+}
+
+TEST(RequestAuthTest, CookiesCarryEveryFlag) {
+  std::string c = SessionCookie("abc", 60);
+  for (const char* flag : {"kimi_session=abc", "Path=/", "Max-Age=60", "HttpOnly", "Secure", "SameSite=Strict"}) {
+    EXPECT_NE(c.find(flag), std::string::npos) << flag;
+  }
+  EXPECT_NE(ExpiredSessionCookie().find("Max-Age=0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kimi::http

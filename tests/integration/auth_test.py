@@ -1,0 +1,333 @@
+"""Integration tests of authentication and authorisation against the real daemon: 401 and 403
+in OpenAI error JSON, the role matrix over the routes, immediate revocation, expiry, password
+lockout, console login with its cookie and CSRF token, logout, bootstrap once, and what the
+audit log records (the actor and role, never a secret). Python standard library only.
+"""
+import json
+import os
+import sqlite3
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import KIMICTL, Daemon, base_config, create_api_key, request, run_to_exit  # noqa: E402
+
+WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
+
+# The permission table of appliance/auth/roles.cc, as the routes use it.
+ALLOWED = {
+    "metrics.read": {"admin", "operator", "auditor", "scrape"},
+    "keys.manage": {"admin"},
+    "users.manage": {"admin"},
+    "session.self": {"admin", "operator", "auditor", "user", "scrape"},
+}
+ROLES = ["admin", "operator", "auditor", "user", "scrape"]
+# (method, path, body, permission)
+ENDPOINTS = [
+    ("GET", "/metrics", b"", "metrics.read"),
+    ("GET", "/admin/v1/keys", b"", "keys.manage"),
+    ("POST", "/admin/v1/keys", json.dumps({"name": "matrix", "role": "user"}).encode(), "keys.manage"),
+    ("GET", "/admin/v1/users", b"", "users.manage"),
+    ("GET", "/admin/v1/session", b"", "session.self"),
+]
+
+
+def fast_auth_config(**auth):
+    """Small Argon2id parameters keep the tests quick; the algorithm is the same."""
+    config = base_config()
+    config["auth"] = dict({"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}, **auth)
+    return config
+
+
+def audit_records(daemon):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "audit.db"), uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records ORDER BY seq")]
+    finally:
+        db.close()
+
+
+def wait_for_record(daemon, predicate):
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        for r in audit_records(daemon):
+            if predicate(r):
+                return r
+        time.sleep(0.1)
+    return None
+
+
+def post_json(daemon, path, payload, **kw):
+    return request(daemon, "POST", path, {"Content-Type": "application/json"}, json.dumps(payload).encode(), **kw)
+
+
+def assert_error(test, reply, status, error_type):
+    test.assertEqual(reply.status, status, reply.body)
+    body = reply.json()
+    test.assertEqual(body["error"]["type"], error_type, body)
+    test.assertIn("message", body["error"])
+
+
+def file_contains(path, needle):
+    with open(path, "rb") as f:
+        return needle.encode() in f.read()
+
+
+class AnonymousAndBadCredentialsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(config=fast_auth_config())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+
+    def test_probes_are_open_and_everything_else_needs_a_credential(self):
+        self.assertEqual(request(self.daemon, "GET", "/healthz", auth=None).status, 200)
+        self.assertIn(request(self.daemon, "GET", "/readyz", auth=None).status, (200, 503))
+        for method, path in (("GET", "/metrics"), ("GET", "/admin/v1/keys"), ("GET", "/v1/nothing"),
+                             ("DELETE", "/admin/v1/session")):
+            reply = request(self.daemon, method, path, auth=None)
+            assert_error(self, reply, 401, "authentication_error")
+            self.assertEqual(reply.headers.get("www-authenticate"), 'Bearer realm="kimi"')
+        # With a credential, an unknown path is a plain 404.
+        self.assertEqual(request(self.daemon, "GET", "/v1/nothing").status, 404)
+
+    def test_wrong_or_malformed_keys_get_401_and_are_audited_without_the_secret(self):
+        wrong = "sk-kimi-" + "A" * 43
+        for reply in (request(self.daemon, "GET", "/metrics", {"X-Request-Id": "it-wrong-key"}, auth=wrong),
+                      request(self.daemon, "GET", "/metrics", auth="not-a-key"),
+                      request(self.daemon, "GET", "/metrics", {"Authorization": "Basic YWRtaW46YWRtaW4="})):
+            assert_error(self, reply, 401, "authentication_error")
+        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-wrong-key")
+        self.assertIsNotNone(record, "a refused probe is audited")
+        self.assertEqual(record["outcome"], "denied")
+        self.assertEqual(record["http_status"], 401)
+        self.assertIn("authentication failed", record["detail"])
+        self.assertEqual(record["actor"], "")
+        self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, "audit.db"), wrong))
+
+    def test_x_api_key_header_is_accepted(self):
+        reply = request(self.daemon, "GET", "/admin/v1/session", {"x-api-key": self.daemon.api_key})
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(reply.json()["id"], self.daemon.api_key_id)
+        self.assertEqual(reply.json()["kind"], "api_key")
+
+    def test_authenticated_requests_are_audited_with_key_id_and_role(self):
+        request(self.daemon, "GET", "/v1/nothing", {"X-Request-Id": "it-actor"})
+        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-actor")
+        self.assertEqual(record["actor"], self.daemon.api_key_id)
+        self.assertEqual(record["role"], "admin")
+        created = wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_created")
+        self.assertEqual(created["target"], self.daemon.api_key_id)
+        for name in ("audit.db", "appliance.db"):
+            self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, name), self.daemon.api_key), name)
+
+
+class RoleMatrixTest(unittest.TestCase):
+    def test_each_role_against_each_endpoint(self):
+        daemon = Daemon(config=fast_auth_config())
+        try:
+            keys = {}
+            for role in ROLES:
+                reply = post_json(daemon, "/admin/v1/keys", {"name": "role-" + role, "role": role})
+                self.assertEqual(reply.status, 201, reply.body)
+                self.assertTrue(reply.json()["key"].startswith("sk-kimi-"))
+                keys[role] = reply.json()["key"]
+            for method, path, body, permission in ENDPOINTS:
+                for role in ROLES + [None]:
+                    reply = request(daemon, method, path, {"Content-Type": "application/json"}, body,
+                                    auth=keys.get(role))
+                    where = "%s %s as %s" % (method, path, role or "anonymous")
+                    if role is None:
+                        assert_error(self, reply, 401, "authentication_error")
+                    elif role in ALLOWED[permission]:
+                        self.assertTrue(200 <= reply.status < 300, "%s: %d %s" % (where, reply.status, reply.body))
+                    else:
+                        assert_error(self, reply, 403, "permission_error")
+                        self.assertIn(permission, reply.json()["error"]["message"], where)
+        finally:
+            daemon.stop()
+            daemon.close()
+
+
+class KeyLifecycleTest(unittest.TestCase):
+    def setUp(self):
+        self.daemon = Daemon(config=fast_auth_config())
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.daemon.close()
+
+    def test_revocation_through_the_api_is_immediate(self):
+        key = post_json(self.daemon, "/admin/v1/keys", {"name": "victim", "role": "operator"}).json()
+        self.assertEqual(request(self.daemon, "GET", "/metrics", auth=key["key"]).status, 200)
+        reply = post_json(self.daemon, "/admin/v1/keys/revoke", {"id": key["id"]})
+        self.assertEqual(reply.status, 200, reply.body)
+        assert_error(self, request(self.daemon, "GET", "/metrics", auth=key["key"]), 401, "authentication_error")
+        listed = {k["id"]: k for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
+        self.assertIsNotNone(listed[key["id"]]["revoked_at"])
+        self.assertIsNotNone(listed[key["id"]]["last_used_at"])
+        self.assertNotIn("key", listed[key["id"]])
+        revoked = wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_revoked")
+        self.assertEqual((revoked["target"], revoked["actor"]), (key["id"], self.daemon.api_key_id))
+
+    def test_keys_made_and_revoked_with_kimictl_while_running(self):
+        key, key_id = create_api_key(self.daemon.data_dir, "offline", "scrape")
+        self.assertEqual(request(self.daemon, "GET", "/metrics", auth=key).status, 200)
+        code, out, err = run_to_exit([KIMICTL, "key", "revoke", key_id, "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 0, err)
+        assert_error(self, request(self.daemon, "GET", "/metrics", auth=key), 401, "authentication_error")
+        # kimictl's events reach the audit log through the daemon's outbox.
+        self.assertIsNotNone(wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_revoked"
+                                             and r["target"] == key_id and r["actor"].startswith("kimictl:")))
+        code, out, _ = run_to_exit([KIMICTL, "key", "list", "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 0)
+        self.assertRegex(out, key_id + r"\s+scrape\s+revoked")
+        self.assertNotIn(key, out)
+
+    def test_expired_key_is_refused(self):
+        expires = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + 2))
+        reply = post_json(self.daemon, "/admin/v1/keys", {"name": "brief", "role": "user", "expires_at": expires})
+        self.assertEqual(reply.status, 201, reply.body)
+        key = reply.json()["key"]
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/session", auth=key).status, 200)
+        deadline = time.monotonic() + WAIT_S
+        status = 200
+        while status == 200 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = request(self.daemon, "GET", "/admin/v1/session", auth=key).status
+        self.assertEqual(status, 401)
+
+    def test_rate_limit_per_key_answers_429_with_retry_after(self):
+        reply = post_json(self.daemon, "/admin/v1/keys", {"name": "slow", "role": "user", "requests_per_minute": 2})
+        self.assertEqual(reply.status, 201, reply.body)
+        self.assertEqual(reply.json()["requests_per_minute"], 2)
+        key = reply.json()["key"]
+        for _ in range(2):
+            self.assertEqual(request(self.daemon, "GET", "/admin/v1/session", auth=key).status, 200)
+        refused = request(self.daemon, "GET", "/admin/v1/session", {"X-Request-Id": "it-429"}, auth=key)
+        assert_error(self, refused, 429, "rate_limit_error")
+        self.assertEqual(refused.headers["retry-after"], "30")
+        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-429")
+        self.assertIn("rate limited", record["detail"])
+        # The admin key has no limit.
+        for _ in range(5):
+            self.assertEqual(request(self.daemon, "GET", "/admin/v1/session").status, 200)
+
+    def test_bad_requests_to_the_admin_api(self):
+        assert_error(self, post_json(self.daemon, "/admin/v1/keys", {"name": "x", "role": "root"}), 400,
+                     "invalid_request_error")
+        assert_error(self, post_json(self.daemon, "/admin/v1/keys", {"name": "x", "role": "user", "colour": "red"}),
+                     400, "invalid_request_error")
+        assert_error(self, post_json(self.daemon, "/admin/v1/keys/revoke", {"id": "key_0000000000000000"}), 404,
+                     "not_found_error")
+
+
+class ConsoleSessionTest(unittest.TestCase):
+    def setUp(self):
+        self.daemon = Daemon(config=fast_auth_config(lockout_threshold=3, lockout_base_ms=60000))
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.daemon.close()
+
+    def bootstrap(self):
+        code, out, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 0, err)
+        return out.strip()
+
+    def login(self, username, password):
+        return post_json(self.daemon, "/admin/v1/session", {"username": username, "password": password}, auth=None)
+
+    def with_cookie(self, method, path, cookie, csrf=None, payload=None):
+        headers = {"Cookie": "kimi_session=" + cookie, "Content-Type": "application/json"}
+        if csrf:
+            headers["X-CSRF-Token"] = csrf
+        body = json.dumps(payload).encode() if payload is not None else b""
+        return request(self.daemon, method, path, headers, body)
+
+    def test_bootstrap_runs_once(self):
+        self.assertEqual(len(self.bootstrap()), 20)
+        code, out, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 1)
+        self.assertIn("already has users", err)
+        self.assertEqual(out, "")
+
+    def test_login_cookie_csrf_password_change_and_logout(self):
+        otp = self.bootstrap()
+        reply = self.login("admin", otp)
+        self.assertEqual(reply.status, 200, reply.body)
+        cookie_header = reply.headers["set-cookie"]
+        for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/"):
+            self.assertIn(flag, cookie_header)
+        self.assertEqual(reply.headers["content-security-policy"].split(";")[0], "default-src 'none'")
+        self.assertEqual(reply.headers["x-frame-options"], "DENY")
+        self.assertEqual(reply.headers["x-content-type-options"], "nosniff")
+        session = cookie_header.split(";")[0].split("=", 1)[1]
+        csrf = reply.json()["csrf_token"]
+        self.assertTrue(reply.json()["must_change_password"])
+
+        # Until the one-time password is changed, only the session's own routes work.
+        assert_error(self, self.with_cookie("GET", "/admin/v1/keys", session), 403, "permission_error")
+        new_password = "a-fresh-console-password"
+        change = {"old_password": otp, "new_password": new_password}
+        assert_error(self, self.with_cookie("POST", "/admin/v1/session/password", session, None, change), 403,
+                     "permission_error")
+        assert_error(self, self.with_cookie("POST", "/admin/v1/session/password", session, "0" * 64, change), 403,
+                     "permission_error")
+        reply = self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change)
+        self.assertEqual(reply.status, 200, reply.body)
+
+        self.assertEqual(self.with_cookie("GET", "/admin/v1/keys", session).status, 200)
+        new_key = {"name": "from-console", "role": "user"}
+        assert_error(self, self.with_cookie("POST", "/admin/v1/keys", session, None, new_key), 403, "permission_error")
+        self.assertEqual(self.with_cookie("POST", "/admin/v1/keys", session, csrf, new_key).status, 201)
+
+        # Logout ends the session on the server: the same id, replayed, is refused.
+        reply = self.with_cookie("DELETE", "/admin/v1/session", session, csrf)
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertIn("Max-Age=0", reply.headers["set-cookie"])
+        assert_error(self, self.with_cookie("GET", "/admin/v1/session", session), 401, "authentication_error")
+
+        records = audit_records(self.daemon)
+        # Bodies with passwords are not hashed into the log: such a hash could be reversed by guessing.
+        with_password = [r for r in records if r["action"] in ("http.admin_session_login",
+                                                                  "http.admin_session_password")]
+        self.assertEqual(len(with_password), 4)  # one login, three password change attempts
+        for r in with_password:
+            self.assertEqual(r["request_sha256"], "", r)
+        actions = [r["action"] for r in records]
+        for a in ("auth.user_added", "auth.login", "auth.password_changed", "auth.key_created", "auth.logout"):
+            self.assertIn(a, actions)
+        for name in ("audit.db", "appliance.db"):
+            path = os.path.join(self.daemon.data_dir, name)
+            self.assertFalse(file_contains(path, new_password), name)
+            self.assertFalse(file_contains(path, session), name)
+
+    def test_brute_force_locks_the_account_and_is_audited(self):
+        reply = post_json(self.daemon, "/admin/v1/users", {"username": "mallory-target", "role": "user"})
+        self.assertEqual(reply.status, 201, reply.body)
+        password = reply.json()["one_time_password"]
+        for i in range(3):
+            assert_error(self, self.login("mallory-target", "guess-number-%d" % i), 401, "authentication_error")
+        # Locked: the right password is refused too, with the same answer.
+        locked = self.login("mallory-target", password)
+        assert_error(self, locked, 401, "authentication_error")
+        self.assertEqual(locked.json()["error"]["message"], self.login("nobody-at-all", "x" * 12).json()["error"]["message"])
+        records = audit_records(self.daemon)
+        failed = [r for r in records if r["action"] == "auth.login_failed" and r["target"] == "mallory-target"]
+        locks = [r for r in records if r["action"] == "auth.account_locked" and r["target"] == "mallory-target"]
+        self.assertEqual(len(failed), 3)  # two wrong guesses, then the refusal while locked
+        self.assertEqual(len(locks), 1)
+        self.assertIn("locked until", locks[0]["detail"])
+        self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, "audit.db"), "guess-number-"))
+        users = {u["username"]: u for u in request(self.daemon, "GET", "/admin/v1/users").json()["data"]}
+        self.assertIsNotNone(users["mallory-target"]["locked_until"])
+
+
+if __name__ == "__main__":
+    unittest.main()
