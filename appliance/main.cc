@@ -22,6 +22,7 @@
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
 #include "auth/server_secret.h"
+#include "router/router_builder.h"
 #include "build_info.h"
 #include "config/config.h"
 #include "config/listen_address.h"
@@ -252,7 +253,8 @@ int main(int argc, char** argv) {
   readiness.Declare("audit", "not open yet");
   readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured"
                                                       : "not loaded yet: " + config.model.dir);
-  kimi::api::EmbeddedBackend backend(config.model.served_id);
+  auto embedded = std::make_shared<kimi::api::EmbeddedBackend>(config.model.served_id);
+  kimi::api::EmbeddedBackend& backend = *embedded;
 
   // The port first: a daemon that cannot listen should say so before touching anything else.
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
@@ -262,7 +264,14 @@ int main(int argc, char** argv) {
   kimi::auth::Authenticator authenticator(AuthOptionsOf(config.auth));
   kimi::http::Services services{&registry, &readiness, &auditor};
   services.authenticator = &authenticator;
-  services.backend = &backend;
+  // The router chooses among the embedded engine and the configured upstreams; with no
+  // `router.backends` it serves the embedded engine alone.
+  auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
+  if (!router.ok()) {
+    kimi::log::Error("cannot build the inference router", {{"error", router.status().ToString()}});
+    return 1;
+  }
+  services.backend = router->get();
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   services.before_metrics_render = EngineMetricsRefresher(registry, backend);
   kimi::http::Server server(options, services, registry);

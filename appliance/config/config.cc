@@ -199,7 +199,9 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("limits", &AppConfig::limits, LimitsSchema(), "Caps and timeouts of the HTTP server.")
           .Object("audit", &AppConfig::audit, AuditSchema(), "The audit log of requests and administrative acts.")
           .Object("model", &AppConfig::model, ModelSchema(), "The model the embedded engine serves.")
-          .Object("auth", &AppConfig::auth, AuthSchema(), "Authentication of API clients and console users.");
+          .Object("auth", &AppConfig::auth, AuthSchema(), "Authentication of API clients and console users.")
+          .Object("router", &AppConfig::router, router::RouterConfigSchema(),
+                  "Backends and the inference router (docs/operations.md).");
   return schema;
 }
 
@@ -259,6 +261,7 @@ Status CheckConfig(const AppConfig& config) {
         "set it to true to serve plain HTTP on " +
         listen.ToString());
   }
+  KIMI_RETURN_IF_ERROR(router::CheckRouterConfig(config.router));
   return Status::OK();
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/schema.h"
+#include "router/router_config.h"
 #include "kimi/status.h"
 
 namespace kimi::config {
@@ -91,6 +92,7 @@ struct AppConfig {
   AuditConfig audit;
   ModelConfig model;
   AuthConfig auth;
+  router::RouterConfig router;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

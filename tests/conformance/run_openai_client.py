@@ -69,7 +69,7 @@ def main():
         models = request(daemon, "GET", "/v1/models")
         if models.status == 200 and models.json().get("data"):
             model = models.json()["data"][0]["id"]
-        env = dict(os.environ, KIMI_BASE_URL="http://127.0.0.1:%d/v1" % daemon.port, KIMI_MODEL=model, KIMI_CHECKS=args.checks,
+        env = dict(os.environ, KIMI_API_KEY=daemon.api_key, KIMI_BASE_URL="http://127.0.0.1:%d/v1" % daemon.port, KIMI_MODEL=model, KIMI_CHECKS=args.checks,
                    NODE_PATH=os.path.join(npm_dir, "node_modules"))
         # An .mjs file resolves packages from its own folder upwards, not NODE_PATH: run a copy
         # placed beside node_modules.
