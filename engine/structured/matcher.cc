@@ -8,6 +8,8 @@ namespace kimi::structured {
 namespace {
 
 constexpr size_t kMaxClosure = 1 << 20;
+// Subtrees with more nodes than this are checked for being allowed whole.
+constexpr int32_t kSkipAtLeast = 32;
 
 void SetBit(std::vector<uint64_t>* words, int32_t id) {
   if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
@@ -159,9 +161,27 @@ void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::
       i = node.subtree_end;
       continue;
     }
+    // A large subtree whose every byte leads back to this set (string contents, mostly) is
+    // allowed whole, without stepping through it.
+    if (node.subtree_end - i > kSkipAtLeast && !s.left_start) {
+      if (LoopsOver(next, trie_->bytes_below(i))) {
+        for (int32_t token : trie_->tokens_below(i)) words[token >> 6] |= uint64_t(1) << (token & 63);
+        i = node.subtree_end;
+        continue;
+      }
+    }
     levels.push_back({node.subtree_end, next});
     ++i;
   }
+}
+
+bool GrammarMatcher::LoopsOver(int32_t set, const ByteSet& bytes) {
+  for (int w = 0; w < 4; ++w) {
+    for (uint64_t bits = bytes.words[w]; bits != 0; bits &= bits - 1) {
+      if (Step(set, uint8_t(w * 64 + __builtin_ctzll(bits))) != set) return false;
+    }
+  }
+  return true;
 }
 
 MaskCacheKey GrammarMatcher::KeyFor(const Config& c) const {
