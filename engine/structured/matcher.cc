@@ -8,6 +8,7 @@ namespace kimi::structured {
 namespace {
 
 constexpr size_t kMaxClosure = 1 << 20;
+constexpr int32_t kMaxMemoizedSets = 1 << 16;
 // Subtrees with more nodes than this are checked for being allowed whole.
 constexpr int32_t kSkipAtLeast = 32;
 
@@ -115,8 +116,13 @@ int32_t GrammarMatcher::Close(std::vector<Config> seeds) {
 }
 
 int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
-  if (sets_[size_t(set)].next.empty()) sets_[size_t(set)].next.assign(256, kUnknown);
-  if (int32_t known = sets_[size_t(set)].next[byte]; known != kUnknown) return known;
+  // Past kMaxMemoizedSets sets (a very long counted string makes a new set per character)
+  // new sets are stepped without a table, so memory stays bounded.
+  if (sets_[size_t(set)].next.empty() && set < kMaxMemoizedSets) sets_[size_t(set)].next.assign(256, kUnknown);
+  const bool memoized = !sets_[size_t(set)].next.empty();
+  if (memoized) {
+    if (int32_t known = sets_[size_t(set)].next[byte]; known != kUnknown) return known;
+  }
   std::vector<Config> seeds;
   for (const Config& c : sets_[size_t(set)].configs) {
     for (const ByteEdge& e : grammar_->states[size_t(c.state)].bytes) {
@@ -124,7 +130,7 @@ int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
     }
   }
   const int32_t next = seeds.empty() ? kDead : Close(std::move(seeds));
-  sets_[size_t(set)].next[byte] = next;
+  if (memoized) sets_[size_t(set)].next[byte] = next;
   return next;
 }
 
