@@ -8,6 +8,9 @@ namespace kimi::structured {
 namespace {
 
 constexpr size_t kMaxClosure = 1 << 20;
+constexpr int32_t kMaxMemoizedSets = 1 << 16;
+// Subtrees with more nodes than this are checked for being allowed whole.
+constexpr int32_t kSkipAtLeast = 32;
 
 void SetBit(std::vector<uint64_t>* words, int32_t id) {
   if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
@@ -113,8 +116,13 @@ int32_t GrammarMatcher::Close(std::vector<Config> seeds) {
 }
 
 int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
-  if (sets_[size_t(set)].next.empty()) sets_[size_t(set)].next.assign(256, kUnknown);
-  if (int32_t known = sets_[size_t(set)].next[byte]; known != kUnknown) return known;
+  // Past kMaxMemoizedSets sets (a very long counted string makes a new set per character)
+  // new sets are stepped without a table, so memory stays bounded.
+  if (sets_[size_t(set)].next.empty() && set < kMaxMemoizedSets) sets_[size_t(set)].next.assign(256, kUnknown);
+  const bool memoized = !sets_[size_t(set)].next.empty();
+  if (memoized) {
+    if (int32_t known = sets_[size_t(set)].next[byte]; known != kUnknown) return known;
+  }
   std::vector<Config> seeds;
   for (const Config& c : sets_[size_t(set)].configs) {
     for (const ByteEdge& e : grammar_->states[size_t(c.state)].bytes) {
@@ -122,7 +130,7 @@ int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
     }
   }
   const int32_t next = seeds.empty() ? kDead : Close(std::move(seeds));
-  sets_[size_t(set)].next[byte] = next;
+  if (memoized) sets_[size_t(set)].next[byte] = next;
   return next;
 }
 
@@ -159,9 +167,27 @@ void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::
       i = node.subtree_end;
       continue;
     }
+    // A large subtree whose every byte leads back to this set (string contents, mostly) is
+    // allowed whole, without stepping through it.
+    if (node.subtree_end - i > kSkipAtLeast && !s.left_start) {
+      if (LoopsOver(next, trie_->bytes_below(i))) {
+        for (int32_t token : trie_->tokens_below(i)) words[token >> 6] |= uint64_t(1) << (token & 63);
+        i = node.subtree_end;
+        continue;
+      }
+    }
     levels.push_back({node.subtree_end, next});
     ++i;
   }
+}
+
+bool GrammarMatcher::LoopsOver(int32_t set, const ByteSet& bytes) {
+  for (int w = 0; w < 4; ++w) {
+    for (uint64_t bits = bytes.words[w]; bits != 0; bits &= bits - 1) {
+      if (Step(set, uint8_t(w * 64 + __builtin_ctzll(bits))) != set) return false;
+    }
+  }
+  return true;
 }
 
 MaskCacheKey GrammarMatcher::KeyFor(const Config& c) const {

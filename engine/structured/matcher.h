@@ -121,6 +121,8 @@ class GrammarMatcher {
   int32_t InternFrame(int32_t parent, int32_t return_state, int64_t count);
   int32_t Close(std::vector<Config> seeds);  // closure of seeds, interned; kDead when empty
   int32_t Step(int32_t set, uint8_t byte);
+  // Whether every byte of `bytes` leads from the set back to itself.
+  bool LoopsOver(int32_t set, const ByteSet& bytes);
   int32_t StepSpecial(int32_t set, int32_t token);
   int32_t StepToken(int32_t set, int32_t token);
   int64_t Remaining(int32_t set);

@@ -103,7 +103,7 @@ Result<std::set<std::string>> TypesOf(const Json& schema, const std::string& poi
     }
     if (types.empty()) types.insert(kTypeNames.begin(), kTypeNames.end());
   }
-  if (schema.value("nullable", false)) types.insert("null");
+  if (schema.contains("nullable") && schema["nullable"] == Json(true)) types.insert("null");
   return types;
 }
 
@@ -360,7 +360,15 @@ int32_t JsonValueRules::AnyArray() {
   return any_array_;
 }
 
-Result<int32_t> SchemaCompiler::CompileRoot() { return CompileRef("#", ""); }
+Result<int32_t> SchemaCompiler::CompileRoot() {
+  // nlohmann throws on a value of an unexpected type somewhere this file did not check; it
+  // is the caller's input that is wrong, and no exception leaves the module.
+  try {
+    return CompileRef("#", "");
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(std::string("malformed JSON Schema: ") + e.what());
+  }
+}
 
 Result<Json> SchemaCompiler::Resolve(const std::string& ref, const std::string& pointer) const {
   if (ref.empty() || ref[0] != '#') {

@@ -124,6 +124,17 @@ TEST(SchemaCompiler, UnsupportedKeywordIsNamedWithItsPointer) {
   }
 }
 
+TEST(SchemaCompiler, MalformedSchemasAreInvalidArgumentsNotCrashes) {
+  EXPECT_TRUE(CompileSchema(R"({"type":"string","nullable":"yes"})").ok());  // only true adds null
+  for (const char* schema : {R"({"oneOf":[{"$ref":5}]})", R"({"allOf":[{"type":[1]},{"type":"string"}]})",
+                             R"({"type":7})", R"({"properties":[]})", R"({"required":"a"})", R"({"minLength":-1})", R"({"items":3})",
+                             R"({"allOf":[{"$ref":{}}]})", R"({"enum":3})", R"({"pattern":5})", R"({"$ref":"#/$defs/x/0"})"}) {
+    auto g = CompileSchema(schema);
+    ASSERT_FALSE(g.ok()) << schema;
+    EXPECT_EQ(g.status().code(), Status::Code::kInvalidArgument) << schema << ": " << g.status().ToString();
+  }
+}
+
 TEST(SchemaCompiler, EveryVerifierCaseCompilesOrIsRefusedByName) {
   auto cases = testing::VerifierSchemaCases();
   if (!cases) GTEST_SKIP() << "skipped: ../shared/kimi-k3/kvv-schema-cases is absent";

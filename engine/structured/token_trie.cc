@@ -26,6 +26,7 @@ Result<std::shared_ptr<const TokenTrie>> TokenTrie::Build(const Tokenizer& token
   std::vector<TrieNode>& nodes = trie->nodes_;
   nodes.push_back(TrieNode{});
   std::vector<int32_t> path = {0};  // path[d]: the node at depth d on the current branch
+  std::vector<int32_t> parents = {-1};
   std::string_view previous;
   for (const auto& [bytes, id] : tokens) {
     size_t common = 0;
@@ -36,6 +37,7 @@ Result<std::shared_ptr<const TokenTrie>> TokenTrie::Build(const Tokenizer& token
     }
     for (size_t d = common; d < bytes.size(); ++d) {
       nodes.push_back(TrieNode{static_cast<uint8_t>(bytes[d]), 0, -1});
+      parents.push_back(path.back());
       path.push_back(int32_t(nodes.size() - 1));
     }
     if (nodes[size_t(path.back())].token < 0) nodes[size_t(path.back())].token = id;  // duplicates keep the first id
@@ -45,6 +47,18 @@ Result<std::shared_ptr<const TokenTrie>> TokenTrie::Build(const Tokenizer& token
     nodes[size_t(path.back())].subtree_end = int32_t(nodes.size());
     path.pop_back();
   }
+  trie->bytes_below_.resize(nodes.size());
+  for (size_t i = nodes.size(); i-- > 1;) {  // children come after their parent
+    ByteSet& below = trie->bytes_below_[size_t(parents[i])];
+    below.Add(nodes[i].byte);
+    for (int w = 0; w < 4; ++w) below.words[w] |= trie->bytes_below_[i].words[w];
+  }
+  trie->tokens_before_.reserve(nodes.size() + 1);
+  for (const TrieNode& node : nodes) {
+    trie->tokens_before_.push_back(int32_t(trie->tokens_in_order_.size()));
+    if (node.token >= 0) trie->tokens_in_order_.push_back(node.token);
+  }
+  trie->tokens_before_.push_back(int32_t(trie->tokens_in_order_.size()));
   trie->open = tokenizer.SpecialTokenId(k3::kOpen);
   trie->close = tokenizer.SpecialTokenId(k3::kClose);
   trie->sep = tokenizer.SpecialTokenId(k3::kSep);

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kimi/status.h"
 #include "kimi/tokenizer.h"
+#include "structured/grammar.h"
 
 namespace kimi::structured {
 
@@ -33,6 +35,14 @@ class TokenTrie {
   int32_t vocab_size() const { return vocab_size_; }          // ordinary + special tokens
   int32_t max_token_bytes() const { return max_token_bytes_; }
   int32_t num_base_tokens() const { return num_base_tokens_; }
+  // The bytes on the edges strictly below a node.
+  const ByteSet& bytes_below(int32_t node) const { return bytes_below_[size_t(node)]; }
+  // The tokens at the nodes strictly below `node`, in depth-first order.
+  std::span<const int32_t> tokens_below(int32_t node) const {
+    const TrieNode& n = nodes_[size_t(node)];
+    const int32_t begin = tokens_before_[size_t(node)] + (n.token >= 0 ? 1 : 0);
+    return std::span<const int32_t>(tokens_in_order_).subspan(size_t(begin), size_t(tokens_before_[size_t(n.subtree_end)] - begin));
+  }
   // The bytes of an ordinary token (empty for special tokens and ids out of range).
   std::string_view TokenBytes(int32_t id) const {
     if (id < 0 || id >= num_base_tokens_) return {};
@@ -48,6 +58,9 @@ class TokenTrie {
   int32_t num_base_tokens_ = 0;
   std::string bytes_;             // every ordinary token's bytes, by id
   std::vector<uint32_t> offsets_; // token id -> start in bytes_ (one more entry at the end)
+  std::vector<ByteSet> bytes_below_;      // per node
+  std::vector<int32_t> tokens_in_order_;  // the tokens of the nodes, in node order
+  std::vector<int32_t> tokens_before_;    // per node (and one past the end): tokens at earlier nodes
 };
 
 }  // namespace kimi::structured
