@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "kimi/chat_format.h"
 #include "kimi/prompt_encoding.h"
 #include "serving/chat_event_assembler.h"
 #include "serving/generation_params.h"
+#include "serving/structured_request.h"
 #include "serving/visible_text.h"
 
 namespace kimi {
@@ -107,16 +109,20 @@ Result<std::unique_ptr<ChatService>> ChatService::Create(std::unique_ptr<Model> 
   KIMI_RETURN_IF_ERROR(OutputParserRegistry::Create(options.output_parser, {ids, OutputStart::kThinkChannel}).status());
   options.runtime.stop_token_ids = {ids.end_of_message, ids.eos};
   options.runtime.detokenizer = serving::VisibleTextDetokenizer(tokenizer);
+  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredVocabulary> vocabulary, StructuredVocabulary::Build(tokenizer));
+  auto structured = std::make_unique<serving::StructuredRequests>(std::move(vocabulary));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create(std::move(model), options.runtime));
-  return std::unique_ptr<ChatService>(new ChatService(std::move(runtime), std::move(tokenizer), ids, std::move(options)));
+  return std::unique_ptr<ChatService>(
+      new ChatService(std::move(runtime), std::move(tokenizer), ids, std::move(options), std::move(structured)));
 }
 
 ChatService::ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, SpecialTokenIds special_ids,
-                         ChatServiceOptions options)
+                         ChatServiceOptions options, std::unique_ptr<serving::StructuredRequests> structured)
     : runtime_(std::move(runtime)),
       tokenizer_(std::move(tokenizer)),
       special_ids_(special_ids),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      structured_(std::move(structured)) {}
 
 ChatService::~ChatService() = default;
 
@@ -126,8 +132,10 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   int64_t prompt_tokens = 0;
   std::unique_ptr<OutputParser> parser;
   bool starts_in_reasoning = false;
+  std::optional<ChatRequest> chat;
   if (endpoint == ServingEndpoint::kChatCompletions) {
     KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
+    chat = request;
     KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
     KIMI_ASSIGN_OR_RETURN(PromptIds prompt, EncodePrompt(tokenizer_, rendered));
     const OutputStart start = ChatFormat::OutputStartFor(request);
@@ -152,6 +160,9 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   request.sampling = params.sampling;
   request.stop = std::move(params.stop);
   request.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
+  if (chat) {
+    KIMI_ASSIGN_OR_RETURN(request.constraint, structured_->ConstraintFor(body, *chat, request.max_tokens));
+  }
   std::unique_ptr<RequestHandle> handle = runtime_->Submit(std::move(request));
   Tokenizer tokenizer = tokenizer_;
   serving::ChatEventAssembler assembler(

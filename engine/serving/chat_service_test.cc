@@ -207,6 +207,59 @@ TEST_F(ChatServiceTest, CancelEndsTheStreamWithoutAFinishAndIsCounted) {
   EXPECT_EQ(service_->Counters().running, 0);
 }
 
+// Random weights never close a JSON value or a tool call by chance: only the constraint
+// built from response_format / tool_choice makes these finish as asked.
+TEST_F(ChatServiceTest, JsonSchemaAnswerIsCompactAndValidUnderRandomWeights) {
+  const Json schema = Json::parse(R"({"type":"object","properties":{"capital":{"type":"string",
+      "enum":["Beijing","Shanghai"]}},"required":["capital"],"additionalProperties":false})");
+  for (bool thinking : {false, true}) {
+    Json body = ChatBody(256);
+    body["temperature"] = 1.0;
+    body["seed"] = 11;
+    body["thinking"] = Json{{"type", thinking ? "enabled" : "disabled"}};
+    body["response_format"] = Json{{"type", "json_schema"}, {"json_schema", {{"name", "capital_answer"}, {"schema", schema}}}};
+    auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    Collected c = Drain(**stream);
+    ASSERT_TRUE(c.finished) << c.error.ToString();
+    EXPECT_EQ(c.finish_reason, "stop") << "thinking " << thinking;
+    EXPECT_EQ(c.output.answer.find_first_of("\n\t"), std::string::npos) << c.output.answer;
+    Json answer = Json::parse(c.output.answer, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(answer.is_object()) << c.output.answer;
+    EXPECT_TRUE(answer["capital"] == "Beijing" || answer["capital"] == "Shanghai") << c.output.answer;
+  }
+}
+
+TEST_F(ChatServiceTest, RequiredToolChoiceEndsInAValidCall) {
+  Json body = ChatBody(96);
+  body["temperature"] = 1.0;
+  body["seed"] = 5;
+  body["tools"] = Json::parse(R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+      "properties":{"city":{"type":"string","enum":["Beijing","Paris"]}},"required":["city"],
+      "additionalProperties":false}}}])");
+  body["tool_choice"] = "required";
+  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  Collected c = Drain(**stream);
+  ASSERT_TRUE(c.finished) << c.error.ToString();
+  EXPECT_EQ(c.finish_reason, "tool_calls");
+  ASSERT_FALSE(c.output.tool_calls.empty());
+  EXPECT_EQ(c.output.tool_calls[0].name, "get_weather");
+  Json arguments = Json::parse(c.output.tool_calls[0].arguments, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(arguments.is_object()) << c.output.tool_calls[0].arguments;
+  EXPECT_TRUE(arguments["city"] == "Beijing" || arguments["city"] == "Paris");
+}
+
+TEST_F(ChatServiceTest, UnsupportedSchemaKeywordIsRefusedByName) {
+  Json body = ChatBody(8);
+  body["response_format"] = Json::parse(
+      R"({"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","contentEncoding":"base64"}}})");
+  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  ASSERT_FALSE(stream.ok());
+  EXPECT_EQ(stream.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(stream.status().message().find("contentEncoding"), std::string::npos) << stream.status().ToString();
+}
+
 TEST(GenerationParamsTest, ReadsTheSamplingFields) {
   const Json body{{"temperature", 0.6}, {"top_p", 0.95}, {"top_k", 20}, {"seed", 7},
                   {"stop", Json::array({"END", "###"})}, {"max_completion_tokens", 30}, {"max_tokens", 99},

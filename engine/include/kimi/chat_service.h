@@ -4,7 +4,8 @@
 //
 // Start() does, in order: read the chat fields of the body (ParseChatRequest), render the K3
 // prompt (ChatFormat::Render), tokenise it (EncodePrompt), read the sampling fields
-// (GenerationParamsFromBody), submit to the Runtime, and start the model's OutputParser
+// (GenerationParamsFromBody), build the token constraint of a structured answer
+// (response_format json_schema / json_object, tool_choice "required"), submit to the Runtime, and start the model's OutputParser
 // where the prompt left the model (ChatFormat::OutputStartFor). For /v1/completions the
 // body's `prompt` text is tokenised without special tokens and the output is answer text.
 // Every error that Start() returns happens before generation; once a ChatStream exists,
@@ -29,6 +30,10 @@
 #include "kimi/tokenizer.h"
 
 namespace kimi {
+
+namespace serving {
+class StructuredRequests;
+}  // namespace serving
 
 enum class ServingEndpoint { kChatCompletions, kCompletions };
 
@@ -75,7 +80,8 @@ class ChatService {
  public:
   // Loads model_dir's weights (Model::Load) and its tokenizer (Tokenizer::LoadDirectory) and
   // starts a Runtime. Errors: the loaders' errors; NotFound for an unknown output parser;
-  // FailedPrecondition when the tokenizer's vocabulary does not fit the model.
+  // FailedPrecondition when the tokenizer's vocabulary does not fit the model. Builds the
+  // vocabulary trie structured answers are constrained with, once.
   static Result<std::unique_ptr<ChatService>> Open(const std::string& model_dir, ChatServiceOptions options);
   // Over an already loaded model and tokenizer.
   static Result<std::unique_ptr<ChatService>> Create(std::unique_ptr<Model> model, Tokenizer tokenizer,
@@ -93,12 +99,13 @@ class ChatService {
 
  private:
   ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, SpecialTokenIds special_ids,
-              ChatServiceOptions options);
+              ChatServiceOptions options, std::unique_ptr<serving::StructuredRequests> structured);
 
   std::unique_ptr<Runtime> runtime_;
   Tokenizer tokenizer_;
   SpecialTokenIds special_ids_;
   ChatServiceOptions options_;
+  std::unique_ptr<serving::StructuredRequests> structured_;
 };
 
 }  // namespace kimi

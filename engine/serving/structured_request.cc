@@ -1,0 +1,105 @@
+#include "serving/structured_request.h"
+
+#include <vector>
+
+namespace kimi::serving {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Compiled schemas kept at most; past it the cache starts over (schemas repeat in practice:
+// an agent sends the same tools with every turn).
+constexpr size_t kMaxCompiled = 256;
+// Calls a required tool choice may make when parallel_tool_calls is true.
+constexpr int kMaxParallelCalls = 4;
+
+// The function tools of a request: global `tools` and the dynamic tools of system messages.
+std::vector<StrictTool> DeclaredTools(const Json& body) {
+  std::vector<StrictTool> tools;
+  auto add = [&tools](const Json& list) {
+    if (!list.is_array()) return;
+    for (const Json& tool : list) {
+      if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object()) continue;
+      const Json& function = tool["function"];
+      StrictTool strict;
+      strict.name = function.value("name", "");
+      if (function.contains("parameters") && !function["parameters"].is_null()) {
+        strict.parameters_json = function["parameters"].dump();
+      }
+      tools.push_back(std::move(strict));
+    }
+  };
+  if (body.contains("tools")) add(body["tools"]);
+  if (body.contains("messages") && body["messages"].is_array()) {
+    for (const Json& message : body["messages"]) {
+      if (message.is_object() && message.value("role", "") == "system" && message.contains("tools")) {
+        add(message["tools"]);
+      }
+    }
+  }
+  return tools;
+}
+
+}  // namespace
+
+StructuredRequests::StructuredRequests(std::shared_ptr<const StructuredVocabulary> vocabulary)
+    : vocabulary_(std::move(vocabulary)) {}
+
+StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
+                                                        const std::function<Compiled()>& compile) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+  }
+  // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
+  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (compiled_.size() >= kMaxCompiled) compiled_.clear();
+  compiled_.emplace(key, output);
+  return output;
+}
+
+Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const Json& body, const ChatRequest& request,
+                                                                            int64_t max_tokens) {
+  StructuredOutputOptions options;
+  options.vocabulary = vocabulary_;
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  options.thinking = ChatFormat::OutputStartFor(request) == OutputStart::kThinkChannel;
+  if (options.thinking) options.max_reasoning_bytes = max_tokens / 4;
+  const std::string frame_key =
+      (options.thinking ? "think:" + std::to_string(options.max_reasoning_bytes) : std::string("answer")) + "\n";
+
+  std::shared_ptr<const StructuredOutput> output;
+  const Json& format = request.response_format;
+  const std::string format_type =
+      request.has_response_format && format.is_object() ? format.value("type", "") : std::string();
+  if (format_type == "json_schema") {
+    const Json& spec = format.contains("json_schema") ? format["json_schema"] : Json();
+    if (!spec.is_object() || !spec.contains("schema")) {
+      return Status::InvalidArgument("response_format.json_schema.schema is required");
+    }
+    const std::string schema = spec["schema"].dump();
+    KIMI_ASSIGN_OR_RETURN(output, Cached("schema\n" + frame_key + schema,
+                                         [&] { return StructuredOutput::ForJsonSchema(schema, options); }));
+  } else if (format_type == "json_object") {
+    KIMI_ASSIGN_OR_RETURN(output, Cached("object\n" + frame_key,
+                                         [&] { return StructuredOutput::ForJsonObject(options); }));
+  } else if (request.has_tool_choice && request.tool_choice == "required") {
+    const std::vector<StrictTool> tools = DeclaredTools(body);
+    if (tools.empty()) return Status::InvalidArgument("tool_choice: \"required\" needs at least one tool");
+    // One call unless the client asks for parallel calls explicitly: every further call a
+    // constrained model may add is room taken from max_tokens.
+    const bool parallel = body.contains("parallel_tool_calls") && body["parallel_tool_calls"] == true;
+    const int max_calls = parallel ? kMaxParallelCalls : 1;
+    std::string key = "tools\n" + frame_key + std::to_string(max_calls) + "\n";
+    for (const StrictTool& tool : tools) key += tool.name + "\n" + tool.parameters_json + "\n";
+    KIMI_ASSIGN_OR_RETURN(output, Cached(key, [&] {
+                            return StructuredOutput::ForRequiredToolCalls(tools, max_calls, options);
+                          }));
+  } else {
+    return std::shared_ptr<TokenConstraint>();
+  }
+  return output->NewConstraint();
+}
+
+}  // namespace kimi::serving
