@@ -208,6 +208,10 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
   auto& totals = registry.AddGauge("kimi_engine_requests_ended", "Engine requests ended since start, by how.", {"outcome"});
   auto& memory = registry.AddGauge("kimi_engine_memory_bytes", "Engine sequence-state memory, by kind.", {"kind"});
   auto& tokens = registry.AddGauge("kimi_engine_tokens", "Tokens the engine processed since start.", {"kind"});
+  auto& pages = registry.AddGauge("kimi_engine_mla_pages", "MLA latent-cache pages of the pool, by state.", {"state"});
+  auto& kda_slots = registry.AddGauge("kimi_engine_kda_slots_used", "KDA state slots held by running sequences.");
+  auto& prefix = registry.AddGauge("kimi_engine_prefix_cache", "Prefix cache since start: lookups and hits in requests "
+                                   "and prompt tokens, evictions; held pages, snapshots and bytes now.", {"kind"});
   return [&, &backend = backend] {
     std::shared_ptr<kimi::ChatService> service = backend.service();
     if (service == nullptr) return;
@@ -222,6 +226,17 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
     memory.WithLabels({"used"}).Set(double(c.memory_used_bytes));
     tokens.WithLabels({"generated"}).Set(double(c.tokens_generated));
     tokens.WithLabels({"prompt"}).Set(double(c.prompt_tokens_processed));
+    pages.WithLabels({"capacity"}).Set(double(c.mla_pages_capacity));
+    pages.WithLabels({"used"}).Set(double(c.mla_pages_used));
+    kda_slots.WithLabels({}).Set(double(c.kda_slots_used));
+    prefix.WithLabels({"query_requests"}).Set(double(c.prefix_cache_queries));
+    prefix.WithLabels({"hit_requests"}).Set(double(c.prefix_cache_hits));
+    prefix.WithLabels({"query_tokens"}).Set(double(c.prefix_cache_query_tokens));
+    prefix.WithLabels({"hit_tokens"}).Set(double(c.prefix_cache_hit_tokens));
+    prefix.WithLabels({"evictions"}).Set(double(c.prefix_cache_evictions));
+    prefix.WithLabels({"pages"}).Set(double(c.prefix_cache_pages));
+    prefix.WithLabels({"snapshots"}).Set(double(c.prefix_cache_snapshots));
+    prefix.WithLabels({"bytes"}).Set(double(c.prefix_cache_bytes));
   };
 }
 
