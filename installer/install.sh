@@ -4,6 +4,8 @@
 #   /media/kimi/install.sh --key /path/to/distribution-key.asc            install (or repair)
 #   /media/kimi/install.sh --key KEY --upgrade                           upgrade in place, data kept
 #   /media/kimi/install.sh --uninstall [--purge]                          remove (purge: data too)
+#   a medium that carries a model also needs --model-trust DIR (the public keys of its signers,
+#   *.pem) and takes --model-id NAME (default kimi-k3)
 #
 # It trusts nothing on the medium until the medium's SHA256SUMS signature verifies against the
 # distribution key the operator received out of band (--key; its fingerprint is printed to be
@@ -21,7 +23,7 @@ data_dir=/var/lib/kimi-appliance
 packages=(kimi-appliance kimi-engine)
 
 medium=$(cd "$(dirname "$0")" && pwd)
-key="" mode=install purge=no
+key="" mode=install purge=no model_id=kimi-k3 model_trust=""
 usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -30,6 +32,8 @@ while [ $# -gt 0 ]; do
     --upgrade) mode=upgrade; shift ;;
     --uninstall) mode=uninstall; shift ;;
     --purge) purge=yes; shift ;;
+    --model-id) model_id=${2:?--model-id needs a name}; shift 2 ;;
+    --model-trust) model_trust=${2:?--model-trust needs a directory}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -146,8 +150,12 @@ fi
 
 # 5. The model on the medium, if any: imported into the store and verified there.
 if [ -d "$medium/model" ]; then
-  run_as_kimi kimictl model import --data-dir "$data_dir" "$medium/model" || die "the model on the medium did not import"
-  step "model imported and verified"
+  [ -n "$model_trust" ] || die "the medium carries a model: name the directory of its signers' public keys with --model-trust"
+  install -d -m 0750 -o root -g kimi /etc/kimi-appliance/trust
+  install -m 0640 -o root -g kimi "$model_trust"/*.pem /etc/kimi-appliance/trust/ || die "no *.pem in $model_trust"
+  run_as_kimi kimictl model import --id "$model_id" --data-dir "$data_dir" --trust-dir /etc/kimi-appliance/trust \
+    "$medium/model" || die "the model on the medium did not import"
+  step "model $model_id imported and verified"
 fi
 
 # 6. The service.
