@@ -90,16 +90,17 @@ void AppendPythonScalar(const Json& v, std::string* out) {
   }
 }
 
-void AppendPythonReprValue(const Json& v, std::string* out) {
-  if (v.is_string()) {
-    AppendPythonRepr(v.get_ref<const std::string&>(), out);
-  } else if (v.is_array()) {
+// Python's str() of a list or dict and json.dumps() of one differ only in how keys and leaves
+// are written; the brackets and ", " / ": " separators are the same, so one walker serves both.
+template <typename WriteKey, typename WriteLeaf>
+void AppendNested(const Json& v, std::string* out, const WriteKey& write_key, const WriteLeaf& write_leaf) {
+  if (v.is_array()) {
     out->push_back('[');
     bool first = true;
     for (const Json& item : v) {
       if (!first) out->append(", ");
       first = false;
-      AppendPythonReprValue(item, out);
+      AppendNested(item, out, write_key, write_leaf);
     }
     out->push_back(']');
   } else if (v.is_object()) {
@@ -108,14 +109,23 @@ void AppendPythonReprValue(const Json& v, std::string* out) {
     for (const auto& [key, item] : v.items()) {
       if (!first) out->append(", ");
       first = false;
-      AppendPythonRepr(key, out);
+      write_key(key, out);
       out->append(": ");
-      AppendPythonReprValue(item, out);
+      AppendNested(item, out, write_key, write_leaf);
     }
     out->push_back('}');
   } else {
-    AppendPythonScalar(v, out);
+    write_leaf(v, out);
   }
+}
+
+void AppendPythonReprValue(const Json& v, std::string* out) {
+  AppendNested(
+      v, out, [](const std::string& key, std::string* o) { AppendPythonRepr(key, o); },
+      [](const Json& leaf, std::string* o) {
+        if (leaf.is_string()) AppendPythonRepr(leaf.get_ref<const std::string&>(), o);
+        else AppendPythonScalar(leaf, o);
+      });
 }
 
 void AppendJsonScalar(const Json& v, std::string* out) {
@@ -128,29 +138,9 @@ void AppendJsonScalar(const Json& v, std::string* out) {
 }
 
 void AppendDumps(const Json& v, std::string* out) {
-  if (v.is_array()) {
-    out->push_back('[');
-    bool first = true;
-    for (const Json& item : v) {
-      if (!first) out->append(", ");
-      first = false;
-      AppendDumps(item, out);
-    }
-    out->push_back(']');
-  } else if (v.is_object()) {
-    out->push_back('{');
-    bool first = true;
-    for (const auto& [key, item] : v.items()) {
-      if (!first) out->append(", ");
-      first = false;
-      AppendPythonJsonString(key, out);
-      out->append(": ");
-      AppendDumps(item, out);
-    }
-    out->push_back('}');
-  } else {
-    AppendJsonScalar(v, out);
-  }
+  AppendNested(
+      v, out, [](const std::string& key, std::string* o) { AppendPythonJsonString(key, o); },
+      [](const Json& leaf, std::string* o) { AppendJsonScalar(leaf, o); });
 }
 
 void AppendSorted(const Json& v, std::string* out) {
