@@ -417,7 +417,8 @@ TEST_F(RuntimeTest, SameSeedSameSampledTokensWhenBatchedTogether) {
 class CountingConstraint : public TokenConstraint {
  public:
   explicit CountingConstraint(int32_t first) : first_(first) {}
-  Status FillMask(std::span<const int32_t> generated, TokenMask* mask) override {
+  Status FillMask(std::span<const int32_t> generated, int64_t tokens_left, TokenMask* mask) override {
+    budgets.push_back(tokens_left);
     const int32_t next = generated.empty() ? first_ : int32_t((generated.back() + 1) % mask->vocab_size());
     for (int64_t i = 0; i < mask->vocab_size(); ++i) {
       if (i != next) mask->Disallow(i);
@@ -425,13 +426,15 @@ class CountingConstraint : public TokenConstraint {
     return Status::OK();
   }
 
+  std::vector<int64_t> budgets;  // tokens_left at each call
+
  private:
   int32_t first_;
 };
 
 class FailingConstraint : public TokenConstraint {
  public:
-  Status FillMask(std::span<const int32_t>, TokenMask*) override { return Status::InvalidArgument("grammar rejects"); }
+  Status FillMask(std::span<const int32_t>, int64_t, TokenMask*) override { return Status::InvalidArgument("grammar rejects"); }
 };
 
 TEST_F(RuntimeTest, TokenConstraintDecidesTheTokens) {
@@ -439,9 +442,11 @@ TEST_F(RuntimeTest, TokenConstraintDecidesTheTokens) {
   const int64_t V = runtime->model().config().vocab_size;
   GenerationRequest r = Greedy(Tokens(7, 11, V), 5);
   r.sampling.temperature = 1.0f;
-  r.constraint = std::make_shared<CountingConstraint>(int32_t(V - 2));
+  auto counting = std::make_shared<CountingConstraint>(int32_t(V - 2));
+  r.constraint = counting;
   const Outcome out = Collect(*runtime->Submit(r));
   EXPECT_EQ(out.tokens, (std::vector<int32_t>{int32_t(V - 2), int32_t(V - 1), 0, 1, 2}));
+  EXPECT_EQ(counting->budgets, (std::vector<int64_t>{5, 4, 3, 2, 1}));
 
   r.constraint = std::make_shared<FailingConstraint>();
   const Outcome failed = Collect(*runtime->Submit(r));

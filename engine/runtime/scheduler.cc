@@ -211,7 +211,8 @@ void Scheduler::Advance(Sequence& seq, std::span<const float> logits) {
   std::optional<TokenMask> mask;
   if (seq.request.constraint) {
     mask.emplace(vocab_size_, /*allow_all=*/true);
-    const Status status = seq.request.constraint->FillMask(seq.generated, &*mask);
+    const Status status = seq.request.constraint->FillMask(
+        seq.generated, seq.request.max_tokens - int64_t(seq.generated.size()), &*mask);
     if (!status.ok()) return Fail(seq, status.WithContext("token constraint"));
   }
   auto sampled = seq.sampler->Sample(logits, mask ? &*mask : nullptr);

@@ -161,7 +161,7 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   request.stop = std::move(params.stop);
   request.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
   if (chat) {
-    KIMI_ASSIGN_OR_RETURN(request.constraint, structured_->ConstraintFor(body, *chat, request.max_tokens));
+    KIMI_ASSIGN_OR_RETURN(request.constraint, structured_->ConstraintFor(body, *chat));
   }
   std::unique_ptr<RequestHandle> handle = runtime_->Submit(std::move(request));
   Tokenizer tokenizer = tokenizer_;

@@ -230,24 +230,29 @@ TEST_F(ChatServiceTest, JsonSchemaAnswerIsCompactAndValidUnderRandomWeights) {
   }
 }
 
+// However long the random model would reason or write inside a string, the constraint closes
+// the call before max_tokens (the shortest whole turn here is about 140 tokens with thinking).
 TEST_F(ChatServiceTest, RequiredToolChoiceEndsInAValidCall) {
-  Json body = ChatBody(96);
-  body["temperature"] = 1.0;
-  body["seed"] = 5;
-  body["tools"] = Json::parse(R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
-      "properties":{"city":{"type":"string","enum":["Beijing","Paris"]}},"required":["city"],
-      "additionalProperties":false}}}])");
-  body["tool_choice"] = "required";
-  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
-  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
-  Collected c = Drain(**stream);
-  ASSERT_TRUE(c.finished) << c.error.ToString();
-  EXPECT_EQ(c.finish_reason, "tool_calls");
-  ASSERT_FALSE(c.output.tool_calls.empty());
-  EXPECT_EQ(c.output.tool_calls[0].name, "get_weather");
-  Json arguments = Json::parse(c.output.tool_calls[0].arguments, nullptr, /*allow_exceptions=*/false);
-  ASSERT_TRUE(arguments.is_object()) << c.output.tool_calls[0].arguments;
-  EXPECT_TRUE(arguments["city"] == "Beijing" || arguments["city"] == "Paris");
+  for (bool thinking : {false, true}) {
+    Json body = ChatBody(200);
+    body["temperature"] = 1.0;
+    body["seed"] = 5;
+    body["thinking"] = Json{{"type", thinking ? "enabled" : "disabled"}};
+    body["tools"] = Json::parse(R"([{"type":"function","function":{"name":"get_weather","parameters":{"type":"object",
+        "properties":{"city":{"type":"string","enum":["Beijing","Paris"]},"note":{"type":"string"}},
+        "required":["city","note"],"additionalProperties":false}}}])");
+    body["tool_choice"] = "required";
+    auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    Collected c = Drain(**stream);
+    ASSERT_TRUE(c.finished) << c.error.ToString();
+    EXPECT_EQ(c.finish_reason, "tool_calls") << "thinking " << thinking;
+    ASSERT_FALSE(c.output.tool_calls.empty());
+    EXPECT_EQ(c.output.tool_calls[0].name, "get_weather");
+    Json arguments = Json::parse(c.output.tool_calls[0].arguments, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(arguments.is_object()) << c.output.tool_calls[0].arguments;
+    EXPECT_TRUE(arguments["city"] == "Beijing" || arguments["city"] == "Paris");
+  }
 }
 
 TEST_F(ChatServiceTest, UnsupportedSchemaKeywordIsRefusedByName) {

@@ -59,15 +59,12 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   return output;
 }
 
-Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const Json& body, const ChatRequest& request,
-                                                                            int64_t max_tokens) {
+Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const Json& body, const ChatRequest& request) {
   StructuredOutputOptions options;
   options.vocabulary = vocabulary_;
   options.frame = StructuredOutputOptions::Frame::kK3;
   options.thinking = ChatFormat::OutputStartFor(request) == OutputStart::kThinkChannel;
-  if (options.thinking) options.max_reasoning_bytes = max_tokens / 4;
-  const std::string frame_key =
-      (options.thinking ? "think:" + std::to_string(options.max_reasoning_bytes) : std::string("answer")) + "\n";
+  const std::string frame_key = options.thinking ? "think\n" : "answer\n";
 
   std::shared_ptr<const StructuredOutput> output;
   const Json& format = request.response_format;

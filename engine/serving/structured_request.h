@@ -8,9 +8,8 @@
 //                                                                        4 with parallel_tool_calls: true),
 //                                                                        arguments valid for its parameters
 // The constraint covers the whole K3 assistant turn the prompt's generation stub opened
-// (kimi/structured_output.h). With thinking on, reasoning is closed after max_tokens / 4 bytes
-// so that a constrained answer always has room before max_tokens: a model that closes its
-// reasoning earlier, as a trained one does, is not affected. docs/structured-output.md.
+// (kimi/structured_output.h); reasoning stays free, and the constraint closes it and the value
+// as max_tokens nears, so a constrained answer ends complete. docs/structured-output.md.
 //
 // Owns: the compiled StructuredOutputs, keyed by what they were compiled from (bounded).
 // Thread safety: StructuredRequests may be used from any thread.
@@ -38,8 +37,7 @@ class StructuredRequests {
 
   // nullptr when the request asks for no structure. Errors: InvalidArgument naming the
   // unsupported schema keyword (and the tool) — the API answers 400.
-  Result<std::shared_ptr<TokenConstraint>> ConstraintFor(const nlohmann::ordered_json& body, const ChatRequest& request,
-                                                         int64_t max_tokens);
+  Result<std::shared_ptr<TokenConstraint>> ConstraintFor(const nlohmann::ordered_json& body, const ChatRequest& request);
 
  private:
   using Compiled = Result<std::shared_ptr<const StructuredOutput>>;

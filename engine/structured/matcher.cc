@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <unordered_set>
 
 namespace kimi::structured {
@@ -11,6 +12,8 @@ constexpr size_t kMaxClosure = 1 << 20;
 constexpr int32_t kMaxMemoizedSets = 1 << 16;
 // Subtrees with more nodes than this are checked for being allowed whole.
 constexpr int32_t kSkipAtLeast = 32;
+// Further than any value can need: unreachable.
+constexpr int64_t kFar = int64_t(1) << 40;
 
 void SetBit(std::vector<uint64_t>* words, int32_t id) {
   if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
@@ -144,7 +147,15 @@ int32_t GrammarMatcher::StepSpecial(int32_t set, int32_t token) {
   return seeds.empty() ? kDead : Close(std::move(seeds));
 }
 
-void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule) {
+bool GrammarMatcher::Admits(int32_t set, ByteBudget* budget) {
+  if (budget == nullptr) return true;
+  const int64_t left = Remaining(set);
+  budget->fewest_after = std::min(budget->fewest_after, left);
+  budget->most_after = std::max(budget->most_after, left);
+  return left <= budget->limit;
+}
+
+void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule, ByteBudget* budget) {
   const std::vector<TrieNode>& nodes = trie_->nodes();
   struct Level {
     int32_t end;
@@ -160,7 +171,7 @@ void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::
       i = node.subtree_end;
       continue;
     }
-    if (node.token >= 0) words[node.token >> 6] |= uint64_t(1) << (node.token & 63);
+    if (node.token >= 0 && Admits(next, budget)) words[node.token >> 6] |= uint64_t(1) << (node.token & 63);
     const ConfigSet& s = sets_[size_t(next)];
     if (leaves_rule != nullptr && s.left_start) leaves_rule->push_back(i);
     if (s.configs.empty()) {
@@ -171,7 +182,10 @@ void GrammarMatcher::Walk(int32_t from_node, int32_t set, uint64_t* words, std::
     // allowed whole, without stepping through it.
     if (node.subtree_end - i > kSkipAtLeast && !s.left_start) {
       if (LoopsOver(next, trie_->bytes_below(i))) {
-        for (int32_t token : trie_->tokens_below(i)) words[token >> 6] |= uint64_t(1) << (token & 63);
+        // Every token below ends in `next` itself.
+        if (Admits(next, budget)) {
+          for (int32_t token : trie_->tokens_below(i)) words[token >> 6] |= uint64_t(1) << (token & 63);
+        }
         i = node.subtree_end;
         continue;
       }
@@ -287,44 +301,47 @@ int64_t GrammarMatcher::RemainingBytesAfter(int32_t token) {
   return next == kDead ? -1 : Remaining(next);
 }
 
-int64_t GrammarMatcher::Remaining(int32_t set) {
+void GrammarMatcher::ComputeDistances() {
   const std::vector<GrammarState>& states = grammar_->states;
-  constexpr int64_t kFar = int64_t(1) << 40;
-  if (distance_.empty()) {
-    distance_.assign(states.size(), kFar);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t s = 0; s < states.size(); ++s) {
-        const GrammarState& st = states[s];
-        int64_t best = st.rule_end ? 0 : kFar;
-        for (const ByteEdge& e : st.bytes) best = std::min(best, 1 + distance_[size_t(e.target)]);
-        for (const SpecialEdge& e : st.specials) best = std::min(best, 1 + distance_[size_t(e.target)]);
-        for (const EpsilonEdge& e : st.epsilons) best = std::min(best, distance_[size_t(e.target)]);
-        for (const CallEdge& e : st.calls) {
-          best = std::min(best, distance_[size_t(grammar_->rules[size_t(e.rule)].start)] + distance_[size_t(e.return_state)]);
-        }
-        if (best < distance_[s]) {
-          distance_[s] = best;
-          changed = true;
-        }
-      }
-    }
-    // A counted loop still owes (at_least - counter) iterations of its cheapest body.
-    rule_minimum_.assign(grammar_->rules.size(), 0);
-    rule_iteration_.assign(grammar_->rules.size(), 1);
-    for (const GrammarState& st : states) {
-      for (const EpsilonEdge& e : st.epsilons) {
-        rule_minimum_[size_t(st.rule)] = std::max(rule_minimum_[size_t(st.rule)], e.at_least);
-      }
+  distance_.assign(states.size(), kFar);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t s = 0; s < states.size(); ++s) {
+      const GrammarState& st = states[s];
+      int64_t best = st.rule_end ? 0 : kFar;
+      for (const ByteEdge& e : st.bytes) best = std::min(best, 1 + distance_[size_t(e.target)]);
+      for (const SpecialEdge& e : st.specials) best = std::min(best, 1 + distance_[size_t(e.target)]);
+      for (const EpsilonEdge& e : st.epsilons) best = std::min(best, distance_[size_t(e.target)]);
       for (const CallEdge& e : st.calls) {
-        const int64_t body = 1 + distance_[size_t(grammar_->rules[size_t(e.rule)].start)];
-        int64_t& iteration = rule_iteration_[size_t(st.rule)];
-        iteration = iteration == 1 ? body : std::min(iteration, body);
+        best = std::min(best, distance_[size_t(grammar_->rules[size_t(e.rule)].start)] + distance_[size_t(e.return_state)]);
+      }
+      if (best < distance_[s]) {
+        distance_[s] = best;
+        changed = true;
       }
     }
   }
+  // A counted loop still owes (at_least - counter) iterations of its cheapest body.
+  rule_minimum_.assign(grammar_->rules.size(), 0);
+  rule_iteration_.assign(grammar_->rules.size(), 1);
+  for (const GrammarState& st : states) {
+    for (const EpsilonEdge& e : st.epsilons) {
+      rule_minimum_[size_t(st.rule)] = std::max(rule_minimum_[size_t(st.rule)], e.at_least);
+    }
+    for (const CallEdge& e : st.calls) {
+      const int64_t body = 1 + distance_[size_t(grammar_->rules[size_t(e.rule)].start)];
+      int64_t& iteration = rule_iteration_[size_t(st.rule)];
+      iteration = iteration == 1 ? body : std::min(iteration, body);
+    }
+  }
+}
+
+int64_t GrammarMatcher::Remaining(int32_t set) {
+  const std::vector<GrammarState>& states = grammar_->states;
+  if (distance_.empty()) ComputeDistances();
   if (finished_ || set == kDead) return 0;
-  if (sets_[size_t(set)].complete) return 0;
+  if (sets_[size_t(set)].remaining >= 0) return sets_[size_t(set)].remaining;
+  if (sets_[size_t(set)].complete) return sets_[size_t(set)].remaining = 0;
   auto owed = [&](int32_t state, int64_t count) {
     const size_t rule = size_t(states[size_t(state)].rule);
     const int64_t missing = std::max<int64_t>(0, std::min<int64_t>(rule_minimum_[rule], kFar) - count);
@@ -338,7 +355,43 @@ int64_t GrammarMatcher::Remaining(int32_t set) {
     }
     best = std::min(best, d);
   }
-  return best;
+  return sets_[size_t(set)].remaining = best;
+}
+
+void GrammarMatcher::WalkWithin(ByteBudget* budget, std::vector<uint64_t>* words) {
+  words->assign(size_t(trie_->vocab_size() + 63) / 64, 0);
+  Walk(0, current_, words->data(), nullptr, budget);
+  const std::vector<Config> configs = sets_[size_t(current_)].configs;
+  for (const Config& c : configs) {
+    for (const SpecialEdge& e : grammar_->states[size_t(c.state)].specials) {
+      const int32_t next = StepSpecial(current_, e.token);
+      if (next != kDead && Admits(next, budget)) SetBit(words, e.token);
+    }
+  }
+  if (sets_[size_t(current_)].complete) {
+    for (int32_t id : end_tokens_) SetBit(words, id);
+  }
+}
+
+void GrammarMatcher::KeepCompletableWithin(int64_t tokens_left, std::vector<uint64_t>* words) {
+  if (finished_ || current_ == kDead) return;
+  // After this token: tokens_left - 1, one of them kept for the end token.
+  const int64_t limit = tokens_left - 1 - (end_tokens_.empty() ? 0 : 1);
+  if (limit >= Remaining(current_) + kClosingWindow) return;
+  const int64_t most_after = sets_[size_t(current_)].most_after;
+  if (most_after >= 0 && most_after <= limit) return;
+  ByteBudget budget{limit, std::numeric_limits<int64_t>::max()};
+  std::vector<uint64_t> within;
+  WalkWithin(&budget, &within);
+  sets_[size_t(current_)].most_after = budget.most_after;
+  if (budget.most_after <= limit) return;
+  if (budget.fewest_after > limit) {
+    // Nothing fits (the estimate is a lower bound, or max_tokens was too small from the
+    // start): steer to the nearest end.
+    budget.limit = budget.fewest_after;
+    WalkWithin(&budget, &within);
+  }
+  for (size_t w = 0; w < words->size() && w < within.size(); ++w) (*words)[w] &= within[w];
 }
 
 }  // namespace kimi::structured

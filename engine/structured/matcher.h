@@ -93,6 +93,16 @@ class GrammarMatcher {
   int64_t RemainingBytesEstimate() { return Remaining(current_); }
   // The same after `token` (an ordinary or special token), or -1 when it is not allowed.
   int64_t RemainingBytesAfter(int32_t token);
+  // Narrows *words (as AllowedTokens left it) to the tokens after which the value can still be
+  // completed, and an end token written, within the tokens_left - 1 that remain after this one,
+  // so that a request reaching max_tokens ends on a complete value rather than being cut. Every
+  // byte is assumed to be a token of its own (true of byte-level BPE vocabularies); the bytes
+  // still needed are RemainingBytesEstimate's, so counted loops are approximate. When no allowed
+  // token fits, keeps those that leave the fewest bytes. Checks only within kClosingWindow
+  // bytes of the budget: a single token that opens more required structure than that, further
+  // from the end, can still be cut.
+  static constexpr int64_t kClosingWindow = 1024;
+  void KeepCompletableWithin(int64_t tokens_left, std::vector<uint64_t>* words);
 
  private:
   struct Config {
@@ -114,6 +124,14 @@ class GrammarMatcher {
     bool complete = false;     // returned from the root rule
     bool left_start = false;   // returned below the configuration a local walk started from
     std::vector<int32_t> next; // byte -> set, filled lazily (kUnknown until computed)
+    int64_t remaining = -1;    // Remaining(), once computed
+    int64_t most_after = -1;   // the largest Remaining() after any allowed token, once walked
+  };
+  // Tokens are admitted by a walk only when they leave at most `limit` bytes to write.
+  struct ByteBudget {
+    int64_t limit;
+    int64_t fewest_after;
+    int64_t most_after = 0;
   };
   static constexpr int32_t kRealBottom = -1, kLocalBottom = -2;
   static constexpr int32_t kDead = -1, kUnknown = -2;
@@ -126,7 +144,13 @@ class GrammarMatcher {
   int32_t StepSpecial(int32_t set, int32_t token);
   int32_t StepToken(int32_t set, int32_t token);
   int64_t Remaining(int32_t set);
-  void Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule);
+  void ComputeDistances();
+  bool Admits(int32_t set, ByteBudget* budget);
+  // Sets the bits of the tokens below trie node from_node that the set accepts (and, with a
+  // budget, that leave at most budget->limit bytes to write).
+  void Walk(int32_t from_node, int32_t set, uint64_t* words, std::vector<int32_t>* leaves_rule, ByteBudget* budget = nullptr);
+  // The walk from the current set with its real stack, special tokens included.
+  void WalkWithin(ByteBudget* budget, std::vector<uint64_t>* words);
   std::shared_ptr<const LocalMask> LocalMaskFor(const Config& c);
   MaskCacheKey KeyFor(const Config& c) const;
 

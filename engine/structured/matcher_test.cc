@@ -157,7 +157,7 @@ TEST(StructuredOutput, RequiredToolCallParsesBackAsItsArguments) {
     std::vector<int32_t> generated;
     for (int step = 0; step < 3000; ++step) {
       TokenMask mask(tokenizer.vocab_size(), true);
-      ASSERT_TRUE(constraint->FillMask(generated, &mask).ok());
+      ASSERT_TRUE(constraint->FillMask(generated, 3000 - step, &mask).ok());
       std::vector<int32_t> allowed;
       for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
         if (mask.allowed(id)) allowed.push_back(id);
@@ -193,39 +193,81 @@ TEST(StructuredOutput, RequiredToolCallParsesBackAsItsArguments) {
   }
 }
 
-TEST(StructuredOutput, JsonSchemaAnswerAfterBoundedReasoning) {
+// Uniform choices among the allowed tokens, as the runtime would call the constraint under
+// max_tokens: free text (reasoning, strings) then never ends by chance, as with random weights.
+std::string SampleUnderBudget(TokenConstraint& constraint, const Tokenizer& tokenizer, int64_t max_tokens, uint64_t seed) {
+  const int32_t end = *tokenizer.SpecialTokenId(k3::kEndOfMessage);
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> generated;
+  std::string text;
+  while (int64_t(generated.size()) < max_tokens && (generated.empty() || generated.back() != end)) {
+    TokenMask mask(tokenizer.vocab_size(), true);
+    const Status filled = constraint.FillMask(generated, max_tokens - int64_t(generated.size()), &mask);
+    EXPECT_TRUE(filled.ok()) << filled.ToString();
+    std::vector<int32_t> allowed;
+    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
+      if (mask.allowed(id)) allowed.push_back(id);
+    }
+    if (allowed.empty()) {
+      ADD_FAILURE() << "no token allowed after " << text;
+      break;
+    }
+    generated.push_back(allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)]);
+    text += *tokenizer.TokenBytes(generated.back());
+  }
+  return text;
+}
+
+TEST(StructuredOutput, FreeReasoningAndStringsCloseBeforeMaxTokens) {
   const Tokenizer& tokenizer = text::testing::DemoTokenizer();
   StructuredOutputOptions options;
   options.vocabulary = *StructuredVocabulary::Build(tokenizer);
   options.frame = StructuredOutputOptions::Frame::kK3;
   options.thinking = true;
-  options.max_reasoning_bytes = 40;
-  auto output = StructuredOutput::ForJsonSchema(R"({"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false})", options);
+  auto output = StructuredOutput::ForJsonSchema(
+      R"({"type":"object","properties":{"note":{"type":"string"},"ok":{"type":"boolean"}},"required":["note","ok"],"additionalProperties":false})",
+      options);
   ASSERT_TRUE(output.ok()) << output.status().ToString();
-  const int32_t end = *tokenizer.SpecialTokenId(k3::kEndOfMessage);
-  std::mt19937_64 rng(5);
-  auto constraint = (*output)->NewConstraint();
-  std::vector<int32_t> generated;
-  std::string text;
-  while (generated.empty() || generated.back() != end) {
-    ASSERT_LT(generated.size(), 500u);
-    TokenMask mask(tokenizer.vocab_size(), true);
-    ASSERT_TRUE(constraint->FillMask(generated, &mask).ok());
-    std::vector<int32_t> allowed;
-    for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
-      if (mask.allowed(id)) allowed.push_back(id);
-    }
-    ASSERT_FALSE(allowed.empty());
-    generated.push_back(allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)]);
-    text += *tokenizer.TokenBytes(generated.back());
-  }
-  const size_t open = text.find("<|close|>think<|sep|><|open|>response<|sep|>");
-  ASSERT_NE(open, std::string::npos) << text;
-  EXPECT_LE(open, 40u);
+  const std::string close_think = "<|close|>think<|sep|><|open|>response<|sep|>";
   const std::string tail = "<|close|>response<|sep|><|close|>message<|sep|><|end_of_msg|>";
-  ASSERT_TRUE(text.ends_with(tail)) << text;
-  const std::string answer = text.substr(open + 44, text.size() - open - 44 - tail.size());
-  EXPECT_TRUE(answer == R"({"ok":true})" || answer == R"({"ok":false})") << answer;
+  // The shortest output is 58 tokens: 37 of markup (special tokens and their words, one byte a
+  // token), {"note":"","ok":true} and the end token.
+  for (int64_t max_tokens : {58, 59, 90, 300}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const std::string text = SampleUnderBudget(*(*output)->NewConstraint(), tokenizer, max_tokens, seed);
+      const size_t open = text.find(close_think);
+      ASSERT_NE(open, std::string::npos) << max_tokens << ": " << text;
+      ASSERT_TRUE(text.ends_with(tail)) << max_tokens << ": " << text;
+      const std::string answer = text.substr(open + close_think.size(), text.size() - open - close_think.size() - tail.size());
+      const auto value = nlohmann::json::parse(answer, nullptr, false);
+      ASSERT_TRUE(value.is_object()) << answer;
+      EXPECT_TRUE(value["note"].is_string() && value["ok"].is_boolean()) << answer;
+    }
+  }
+}
+
+TEST(StructuredOutput, RequiredToolCallEndsWithinMaxTokens) {
+  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
+  StructuredOutputOptions options;
+  options.vocabulary = *StructuredVocabulary::Build(tokenizer);
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  std::vector<StrictTool> tools = {
+      {"search", R"({"type":"object","properties":{"query":{"type":"string"},"tags":{"type":"array","items":{"type":"string"},"minItems":2}},"required":["query","tags"],"additionalProperties":false})"}};
+  auto output = StructuredOutput::ForRequiredToolCalls(tools, 4, options);
+  ASSERT_TRUE(output.ok()) << output.status().ToString();
+  for (int64_t max_tokens : {120, 200}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const std::string text = SampleUnderBudget(*(*output)->NewConstraint(), tokenizer, max_tokens, seed);
+      ASSERT_TRUE(text.ends_with("<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>")) << max_tokens << ": " << text;
+      const std::string open_args = "<|open|>json type=\"object\"<|sep|>";
+      const size_t args = text.find(open_args);
+      ASSERT_NE(args, std::string::npos) << text;
+      const size_t args_end = text.find("<|close|>json", args);
+      const auto value = nlohmann::json::parse(text.substr(args + open_args.size(), args_end - args - open_args.size()), nullptr, false);
+      ASSERT_TRUE(value.is_object()) << text;
+      EXPECT_TRUE(value["query"].is_string() && value["tags"].is_array() && value["tags"].size() >= 2) << text;
+    }
+  }
 }
 
 TEST(StructuredOutput, UnsupportedKeywordIsAnInvalidArgument) {

@@ -8,9 +8,11 @@
 // every cache empty (a schema's first request in a fresh process); with an empty cache for the
 // schema but the vocabulary-wide cache of shared pieces (free strings, numbers) that earlier
 // schemas filled (a new schema in a running server); and sharing the schema's filled cache
-// (every later request with that schema). A step's time is computing
-// the allowed set and applying it to a TokenMask (TokenConstraint::FillMask's work), in CPU
-// time of the measuring thread.
+// (every later request with that schema); and once more sharing the filled cache with
+// max_tokens equal to the walk's length, so that every step is inside the closing window and
+// KeepCompletableWithin runs (the last steps of a request that nears max_tokens). A step's time
+// is computing the allowed set and applying it to a TokenMask (TokenConstraint::FillMask's
+// work), in CPU time of the measuring thread.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
   }
   const int32_t end_token = *(*trie)->end_of_msg;
   std::mt19937_64 rng(1);
-  std::vector<double> cold, fresh_schema, warm, apply;
+  std::vector<double> cold, fresh_schema, warm, closing, apply;
   auto vocabulary_wide = std::make_shared<MaskCache>();
   size_t tokens = 0, cache_entries = 0;
   for (const auto& c : *cases) {
@@ -79,15 +81,17 @@ int main(int argc, char** argv) {
     for (int w = 0; w < walks_per_schema; ++w) {
       kimi::structured::testing::Walk walk = kimi::structured::testing::RandomWalk(*grammar, *trie, end_token, rng, 30, 600);
       auto cache = std::make_shared<MaskCache>(vocabulary_wide);
-      for (int replay = 0; replay < 3; ++replay) {
+      for (int replay = 0; replay < 4; ++replay) {
         auto isolated = std::make_shared<MaskCache>();
         GrammarMatcher matcher(*grammar, *trie, replay == 0 ? isolated : cache, {end_token});
-        std::vector<double>& times = replay == 0 ? cold : replay == 1 ? fresh_schema : warm;
+        std::vector<double>& times = replay == 0 ? cold : replay == 1 ? fresh_schema : replay == 2 ? warm : closing;
+        const int64_t max_tokens = int64_t(walk.tokens.size()) + 1;  // the walk, then the end token
         std::vector<uint64_t> words;
         for (size_t t = 0; t <= walk.tokens.size(); ++t) {
           kimi::TokenMask mask((*trie)->vocab_size(), true);
           const auto t0 = Clock::now();
           matcher.AllowedTokens(&words);
+          if (replay == 3) matcher.KeepCompletableWithin(max_tokens - int64_t(t), &words);
           const auto t1 = Clock::now();
           mask.Intersect(words);
           const auto t2 = Clock::now();
@@ -104,6 +108,7 @@ int main(int argc, char** argv) {
   Report("fresh process, first request", cold);
   Report("running server, new schema", fresh_schema);
   Report("later requests of a schema", warm);
+  Report("the same, closing before max_tokens", closing);
   Report("of which: mask applied to TokenMask", apply);
   return 0;
 }

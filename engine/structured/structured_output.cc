@@ -28,7 +28,7 @@ class GrammarConstraint final : public TokenConstraint {
   GrammarConstraint(std::shared_ptr<const StructuredOutput::Parts> parts)
       : parts_(parts), matcher_(parts->grammar, parts->trie, parts->cache, parts->end_tokens) {}
 
-  Status FillMask(std::span<const int32_t> generated, TokenMask* mask) override {
+  Status FillMask(std::span<const int32_t> generated, int64_t tokens_left, TokenMask* mask) override {
     if (mask->vocab_size() != parts_->trie->vocab_size()) {
       return Status::InvalidArgument("a token mask of " + std::to_string(mask->vocab_size()) +
                                      " tokens for a structured-output vocabulary of " + std::to_string(parts_->trie->vocab_size()));
@@ -37,6 +37,7 @@ class GrammarConstraint final : public TokenConstraint {
       KIMI_RETURN_IF_ERROR(matcher_.Advance(generated[consumed_]).WithContext("structured output"));
     }
     matcher_.AllowedTokens(&words_);
+    matcher_.KeepCompletableWithin(tokens_left, &words_);
     mask->Intersect(words_);
     return Status::OK();
   }
@@ -98,14 +99,7 @@ Chain OpenResponse(GrammarBuilder* b, int32_t rule, const Markup& m, const Struc
   const int32_t reasoning = b->NewRule("reasoning");
   const int32_t head = b->RuleStart(reasoning), end = b->NewState(reasoning);
   b->MarkEnd(end);
-  if (options.max_reasoning_bytes < 0) {
-    b->AddBytes(head, any, head);
-  } else {
-    const int32_t in_byte = b->NewState(reasoning);
-    const int64_t limit = options.max_reasoning_bytes;
-    b->AddEpsilon(head, structured::EpsilonEdge{in_byte, 0, limit, structured::CounterAction::kIncrement, limit});
-    b->AddBytes(in_byte, any, head);
-  }
+  b->AddBytes(head, any, head);
   b->AddEpsilon(head, end);
   chain.Call(reasoning).Special(m.close).Text("think").Special(m.sep).Special(m.open).Text("response").Special(m.sep);
   return chain;

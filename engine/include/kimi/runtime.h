@@ -45,11 +45,13 @@ class Detokenizer {
 std::shared_ptr<Detokenizer> TokenizerDetokenizer(const Tokenizer& tokenizer);
 
 // The constrained-decoding hook: before each sampling step, fills `mask` (all allowed on entry)
-// from the tokens generated so far. Called on the scheduler thread only.
+// from the tokens generated so far. tokens_left counts the tokens the request may still
+// generate, this one included (max_tokens - generated.size()), so a constraint can close its
+// output before the budget cuts it. Called on the scheduler thread only.
 class TokenConstraint {
  public:
   virtual ~TokenConstraint() = default;
-  virtual Status FillMask(std::span<const int32_t> generated, TokenMask* mask) = 0;
+  virtual Status FillMask(std::span<const int32_t> generated, int64_t tokens_left, TokenMask* mask) = 0;
 };
 
 struct RuntimeOptions {

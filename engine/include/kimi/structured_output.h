@@ -54,14 +54,13 @@ struct StructuredOutputOptions {
 
   // kBare: the output is the JSON value alone, then one of end_token_ids.
   // kK3: the output is K3's assistant turn, as the prompt's generation stub left it:
-  //   thinking on:  REASONING <|close|>think<|sep|><|open|>response<|sep|> ...
+  //   thinking on:  REASONING (free) <|close|>think<|sep|><|open|>response<|sep|> ...
   //   thinking off: ... (generation starts inside the response channel)
   // then, for a json_schema / json_object: JSON <|close|>response<|sep|><|close|>message<|sep|>
   // and for tool calls: <|close|>response<|sep|><|open|>tools<|sep|> CALLS
   // <|close|>tools<|sep|><|close|>message<|sep|>; then <|end_of_msg|> (end_token_ids ignored).
   enum class Frame { kBare, kK3 } frame = Frame::kBare;
   bool thinking = false;          // kK3: generation starts in the think channel
-  int64_t max_reasoning_bytes = -1;  // kK3 + thinking: the reasoning is closed after this many bytes; -1: free
   std::vector<int32_t> end_token_ids;  // kBare: allowed once the value is complete
 };
 
@@ -87,7 +86,10 @@ class StructuredOutput {
                                                                                int max_calls,
                                                                                const StructuredOutputOptions& options);
 
-  // A fresh per-request constraint (state at the start of generation).
+  // A fresh per-request constraint (state at the start of generation). It closes the output
+  // (ends free reasoning, picks the shortest completions) as the request's max_tokens nears, so
+  // a constrained output reaching max_tokens still ends complete when the budget allows any
+  // complete output at all.
   std::shared_ptr<TokenConstraint> NewConstraint() const;
 
   size_t grammar_states() const;
