@@ -89,6 +89,7 @@ async function adminSuite(page) {
   });
 
   let key = '';
+  let auditorPassword = '';
   await check('create a key: its secret is shown once, with a copy button, and works', async () => {
     await page.getByRole('link', {name: 'Keys and users'}).click();
     await page.getByLabel('Name', {exact: true}).fill('browser-test');
@@ -136,6 +137,19 @@ async function adminSuite(page) {
     }
   });
 
+  await check('add an auditor: its one-time password is shown once', async () => {
+    await page.getByRole('link', {name: 'Keys and users'}).click();
+    await page.getByLabel('User name').fill('auditor1');
+    await page.locator('#user-role').selectOption('auditor');
+    await page.getByRole('button', {name: 'Add user'}).click();
+    const secret = page.locator('#secret-once');
+    await secret.waitFor({timeout: WAIT_MS});
+    auditorPassword = await secret.inputValue();
+    assert(auditorPassword.length >= 12, 'one-time password shown: ' + auditorPassword);
+    await page.locator('#user-list').getByText('auditor1').waitFor({timeout: WAIT_MS});
+    await page.getByRole('button', {name: 'Done'}).click();
+  });
+
   await check('a session that ends returns to sign-in with a message', async () => {
     // The session ends on the server (as when it expires); the next call gets 401.
     await page.evaluate(async () => {
@@ -154,6 +168,21 @@ async function adminSuite(page) {
     await page.getByRole('heading', {name: 'Sign in'}).waitFor({timeout: WAIT_MS});
     const status = await page.evaluate(async () => (await fetch('/admin/v1/session')).status);
     assert(status === 401, 'the session still answers ' + status);
+  });
+
+  await check('an auditor sees no keys screen, even by its address', async () => {
+    await signIn(page, 'auditor1', auditorPassword);
+    await changePassword(page);
+    await page.getByRole('heading', {name: 'Overview', level: 1}).waitFor({timeout: WAIT_MS});
+    const links = await page.locator('#nav a').allTextContents();
+    assert(!links.includes('Keys and users'), 'auditor navigation: ' + links.join(', '));
+    assert(links.includes('Audit'), 'auditor navigation lacks Audit: ' + links.join(', '));
+    await page.goto(base + '/console/#/keys');
+    await page.getByRole('heading', {name: 'Overview', level: 1}).waitFor({timeout: WAIT_MS});
+    assert((await page.locator('#keys-area').count()) === 0, 'the keys screen rendered for an auditor');
+    await screenshot(page, 'auditor-overview');
+    await page.getByRole('button', {name: 'Sign out'}).click();
+    await page.getByRole('heading', {name: 'Sign in'}).waitFor({timeout: WAIT_MS});
   });
 }
 
