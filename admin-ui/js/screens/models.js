@@ -32,11 +32,28 @@ export function render(container, {principal}) {
     load();
   }
 
+  // An older version is refused as a downgrade unless forced: the operator is asked again.
+  async function activate(m) {
+    const request = {model: m.model, digest: m.digest};
+    try {
+      return await post('/admin/v1/models/activate', request);
+    } catch (e) {
+      if (!/downgrade|older/i.test(e.message)) throw e;
+      const anyway = await confirmAction({
+        title: 'Activate an older version?', body: [e.message, 'Activating it anyway serves an older version ' +
+          'than the newest installed one; “Roll back” is the usual way back.'],
+        confirmLabel: 'Activate older version', danger: true});
+      if (!anyway) throw e;
+      return post('/admin/v1/models/activate', {...request, force: true});
+    }
+  }
+
   function actions(m) {
     if (!manage) return '';
     const name = m.model + ' ' + (m.version || m.digest);
     const buttons = [];
-    if (m.state !== 'active') {
+    // States (docs/model-lifecycle.md): verified, active, retired, failed, removed.
+    if (m.state === 'verified' || m.state === 'retired') {
       buttons.push(h('button', {type: 'button', class: 'small', onclick: async () => {
         const sure = await confirmAction({
           title: 'Activate ' + name + '?',
@@ -44,8 +61,10 @@ export function render(container, {principal}) {
                  'requests of ' + m.model + ' with it. Requests already running finish on the current version.',
                  'The current version stays installed; “Roll back” makes it active again.'],
           confirmLabel: 'Activate'});
-        if (sure) act('Activation', () => post('/admin/v1/models/activate', {model: m.model, digest: m.digest}));
+        if (sure) act('Activation', () => activate(m));
       }}, 'Activate'));
+    }
+    if (m.state === 'verified' || m.state === 'retired' || m.state === 'failed') {
       buttons.push(h('button', {type: 'button', class: 'small danger', onclick: async () => {
         const sure = await confirmAction({
           title: 'Remove ' + name + '?',
@@ -53,7 +72,8 @@ export function render(container, {principal}) {
           confirmLabel: 'Remove', danger: true});
         if (sure) act('Removal', () => del('/admin/v1/models', {query: {model: m.model, digest: m.digest}}));
       }}, 'Remove'));
-    } else {
+    }
+    if (m.state === 'active') {
       buttons.push(h('button', {type: 'button', class: 'small', onclick: async () => {
         const sure = await confirmAction({
           title: 'Roll back ' + m.model + '?',
