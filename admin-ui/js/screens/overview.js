@@ -8,6 +8,10 @@ import {figures, history, parsePrometheus, remember} from '../metrics.js';
 import {errorLine, formatBytes, formatNumber, formatSeconds, h, replace} from '../dom.js';
 
 export const POLL_MS = 3000;
+// Polling keeps the session in use, so it stops when nobody is looking: while the tab is
+// hidden, and after this long without a key press or pointer move (the session's idle
+// timeout then applies as it should).
+const IDLE_PAUSE_MS = 10 * 60 * 1000;
 
 // Scrapes survive leaving the screen, so that rates resume from the last one.
 let lastScrape = null;
@@ -90,10 +94,28 @@ export function render(container, {principal}) {
   const metricsBox = h('div', {});
   container.append(h('div', {class: 'columns'}, readyBox), metricsBox);
   const mayReadMetrics = principal.role !== 'user';
+  const paused = h('p', {class: 'notice-inline', role: 'status', hidden: true},
+                   'Live figures paused while the console is idle; move the pointer or press a key to resume.');
+  container.prepend(paused);
   let stopped = false;
   let timer = null;
+  let lastActivity = Date.now();
+  const idle = () => document.hidden || Date.now() - lastActivity > IDLE_PAUSE_MS;
+  const wake = () => {
+    lastActivity = Date.now();
+    if (paused.hidden || document.hidden || stopped) return;
+    paused.hidden = true;
+    refresh();
+  };
+  const activity = ['keydown', 'pointermove', 'pointerdown', 'visibilitychange'];
+  for (const name of activity) document.addEventListener(name, wake);
 
   async function refresh() {
+    clearTimeout(timer);
+    if (idle()) {
+      paused.hidden = false;
+      return;
+    }
     try {
       const [ready, served, store] = await Promise.all([
         readiness(),
@@ -119,5 +141,6 @@ export function render(container, {principal}) {
   return () => {
     stopped = true;
     clearTimeout(timer);
+    for (const name of activity) document.removeEventListener(name, wake);
   };
 }
