@@ -45,7 +45,8 @@ function queryString(query) {
   return text ? '?' + text : '';
 }
 
-async function errorOf(res) {
+// The ApiError of a reply that is not 2xx.
+export async function errorOf(res) {
   let detail = {};
   try {
     detail = (await res.json()).error || {};
@@ -57,7 +58,8 @@ async function errorOf(res) {
 }
 
 // method, path; options: body (sent as JSON, or as-is when a string), query, as ('json' |
-// 'text' | 'blob' | 'response'), signIn (a 401 is a wrong password, not an expiry).
+// 'text' | 'blob' | 'response': the reply itself, whatever its status), signal (an
+// AbortSignal), signIn (a 401 is a wrong password, not an expiry).
 export async function call(method, path, options = {}) {
   const headers = {};
   let body;
@@ -72,19 +74,18 @@ export async function call(method, path, options = {}) {
   let res;
   try {
     res = await fetch(path + queryString(options.query),
-                      {method, headers, body, credentials: 'same-origin', cache: 'no-store', redirect: 'error'});
+                      {method, headers, body, credentials: 'same-origin', cache: 'no-store', redirect: 'error',
+                       signal: options.signal});
   } catch (e) {
+    if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'The appliance cannot be reached (' + e.message + ')', 'network_error');
   }
-  if (options.as === 'response') return res;
-  if (!res.ok) {
-    const error = await errorOf(res);
-    if (res.status === 401 && !options.signIn && !expiredSignalled) {
-      expiredSignalled = true;
-      expiredHandler(error);
-    }
-    throw error;
+  if (res.status === 401 && !options.signIn && !expiredSignalled) {
+    expiredSignalled = true;
+    expiredHandler();
   }
+  if (options.as === 'response') return res;
+  if (!res.ok) throw await errorOf(res);
   if (options.as === 'text') return res.text();
   if (options.as === 'blob') return res.blob();
   const type = res.headers.get('Content-Type') || '';

@@ -9,6 +9,7 @@ import * as audit from './screens/audit.js';
 import * as keys from './screens/keys.js';
 import * as models from './screens/models.js';
 import * as overview from './screens/overview.js';
+import * as playground from './screens/playground.js';
 import * as policies from './screens/policies.js';
 import * as signin from './screens/signin.js';
 
@@ -20,6 +21,7 @@ const SCREENS = [
   {id: 'keys', label: 'Keys and users', module: keys, roles: ['admin']},
   {id: 'audit', label: 'Audit', module: audit, roles: ['admin', 'auditor']},
   {id: 'policies', label: 'Policies', module: policies, roles: ['admin', 'operator', 'auditor']},
+  {id: 'playground', label: 'Playground', module: playground, roles: ['admin', 'operator', 'user']},
 ];
 
 const main = document.getElementById('main');

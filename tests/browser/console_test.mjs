@@ -88,6 +88,20 @@ async function adminSuite(page) {
     await screenshot(page, 'overview');
   });
 
+  await check('the playground streams one chat turn and shows how it finished', async () => {
+    await page.getByRole('link', {name: 'Playground'}).click();
+    await page.locator('#play-model option').first().waitFor({state: 'attached', timeout: WAIT_MS});
+    await page.getByLabel('Message').fill('Say hello.');
+    await page.getByLabel('Output tokens at most').fill('8');
+    await page.getByRole('button', {name: 'Send'}).click();
+    // The demo model's weights are random: only the shape of the outcome is checked.
+    const finished = page.locator('#play-finished');
+    await finished.waitFor({timeout: WAIT_MS * 4});
+    assert(/^Finished: \w+, \d+ prompt and \d+ completion tokens\.$/.test(await finished.textContent()),
+           'status: ' + await finished.textContent());
+    await screenshot(page, 'playground');
+  });
+
   let key = '';
   let auditorPassword = '';
   await check('create a key: its secret is shown once, with a copy button, and works', async () => {
