@@ -3,9 +3,10 @@
 //
 // Only plain files below the root whose extension is in the known table are served; every
 // other name is NotFound, never an error that tells a client what exists. A request path is
-// checked before it touches the file system (no empty, "." or ".." segments, no backslash,
-// NUL or control byte, nothing hidden), and the file's resolved path must still lie below
-// the resolved root, so neither "../" nor a symbolic link leads out of the directory.
+// checked before it touches the file system (at most 256 bytes; no empty, "." or ".."
+// segment; no backslash, colon, NUL or control byte; nothing hidden), and the file's resolved
+// path must still lie below the resolved root, so neither "../" nor a symbolic link leads
+// out of the directory.
 // Files are read on each request: an upgrade that replaces the directory is served at once,
 // and the console is a handful of small files.
 //
