@@ -1,5 +1,6 @@
 # The two commands of the README, and the few targets they are made of.
 #   make run   install missing packages, build, prepare var/, start the appliance on loopback
+#              (the console at http://127.0.0.1:8080/console/, served from admin-ui/)
 #   make test  the same set-up, then every test through CTest
 #   make package  the Debian packages; make iso  the offline medium; make test-install  (docs/packaging.md)
 SHELL := /bin/bash
@@ -22,7 +23,7 @@ build: deps $(BUILD_DIR)/CMakeCache.txt
 
 run: build
 	@appliance/dev/prepare-var.sh $(BUILD_DIR) var
-	exec $(BUILD_DIR)/appliance/kimi-appliance --config var/appliance.json
+	exec $(BUILD_DIR)/appliance/kimi-appliance --config var/appliance.json --console-assets $(CURDIR)/admin-ui
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 900

@@ -26,6 +26,7 @@
 #include "build_info.h"
 #include "config/config.h"
 #include "config/listen_address.h"
+#include "http/console_assets.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
 #include "http/request_audit.h"
@@ -39,6 +40,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kimi-appliance [--config PATH] [--listen HOST:PORT] [--data-dir DIR]\n"
     "                      [--log-level debug|info|warn|error] [--log-format auto|json|text]\n"
+    "                      [--console-assets DIR]\n"
     "                      [--version] [--help]\n"
     "Serves the appliance's HTTP API. The configuration file (default /etc/kimi-appliance/appliance.json)\n"
     "is described in docs/configuration.md; flags override its keys.\n";
@@ -91,6 +93,7 @@ int ParseFlags(int argc, char** argv, Flags* flags) {
       {"--data-dir", {"storage", "data_dir"}},
       {"--log-level", {"log", "level"}},
       {"--log-format", {"log", "format"}},
+      {"--console-assets", {"console", "assets_dir"}},
   };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -289,6 +292,8 @@ int main(int argc, char** argv) {
   services.backend = router->get();
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   services.before_metrics_render = EngineMetricsRefresher(registry, backend);
+  kimi::http::ConsoleAssets console(config.console.assets_dir);
+  if (!config.console.assets_dir.empty()) services.console = &console;
   kimi::http::Server server(options, services, registry);
   if (kimi::Status bound = server.Bind(); !bound.ok()) {
     kimi::log::Error(bound.message());
@@ -360,6 +365,11 @@ int main(int argc, char** argv) {
   kimi::log::Info("listening", {{"address", server.bound_address()},
                                 {"url", "http://" + server.bound_address() + "/"},
                                 {"max_connections", config.limits.max_connections}});
+  if (console.Installed()) {
+    kimi::log::Info("console", {{"url", "http://" + server.bound_address() + "/console/"}, {"assets_dir", console.root()}});
+  } else if (!config.console.assets_dir.empty()) {
+    kimi::log::Warn("the console is not installed; /console/ answers 404", {{"assets_dir", console.root()}});
+  }
 
   // The model loads while the server answers: probes work and the API says 503 until then.
   std::thread model_loader;

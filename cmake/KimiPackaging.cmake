@@ -1,6 +1,6 @@
 # Install rules and the Debian packages (CPack DEB), built by `make package`:
 #   kimi-appliance  the daemon, kimictl, kimi-audit-verify, the systemd unit, the default
-#                   configuration (a conffile), man pages
+#                   configuration (a conffile), man pages, the web console (admin-ui/)
 #   kimi-engine     the engine's command-line tool and worker
 # Runtime library dependencies come from dpkg-shlibdeps, so they always match what the
 # binaries were linked against. packaging/tests/deb_test.sh checks the result.
@@ -32,6 +32,10 @@ install(FILES ${_pkg}/etc/appliance.json DESTINATION /etc/kimi-appliance
 install(FILES ${_gen}/kimi-appliance.8.gz ${_gen}/kimictl.8.gz DESTINATION share/man/man8 COMPONENT appliance)
 install(FILES ${_gen}/kimi-audit-verify.1.gz DESTINATION share/man/man1 COMPONENT appliance)
 install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-appliance COMPONENT appliance)
+# The web console's static files, served from console.assets_dir (default
+# /usr/share/kimi-appliance/console); the source files are the shipped files (no build step).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/admin-ui/ DESTINATION share/kimi-appliance/console COMPONENT appliance
+  FILES_MATCHING PATTERN "*.html" PATTERN "*.css" PATTERN "*.js" PATTERN "*.svg")
 
 # kimi-engine
 install(TARGETS kimi-engine RUNTIME DESTINATION bin COMPONENT engine)

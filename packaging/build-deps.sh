@@ -10,6 +10,7 @@ packages=(
   openssl sqlite3 curl procps
   python3 python3-numpy python3-jinja2 python3-jsonschema python3-regex
   dpkg-dev lintian systemd xorriso apt-utils debootstrap gnupg
+  chromium
 )
 
 missing=()

@@ -188,6 +188,13 @@ ObjectSchema<ModelConfig> ModelSchema() {
                "Largest piece of a tool call's arguments in one streamed frame.");
 }
 
+ObjectSchema<ConsoleConfig> ConsoleSchema() {
+  return ObjectSchema<ConsoleConfig>().String(
+      "assets_dir", &ConsoleConfig::assets_dir,
+      "Directory of the web console's files (index.html and its scripts), served at /console/. Empty: the "
+      "console is not served. Relative to the configuration file's directory when relative.");
+}
+
 }  // namespace
 
 const ObjectSchema<AppConfig>& AppConfigSchema() {
@@ -201,7 +208,8 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("model", &AppConfig::model, ModelSchema(), "The model the embedded engine serves.")
           .Object("auth", &AppConfig::auth, AuthSchema(), "Authentication of API clients and console users.")
           .Object("router", &AppConfig::router, router::RouterConfigSchema(),
-                  "Backends and the inference router (docs/operations.md).");
+                  "Backends and the inference router (docs/operations.md).")
+          .Object("console", &AppConfig::console, ConsoleSchema(), "The web console (docs/console.md).");
   return schema;
 }
 
@@ -215,7 +223,7 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
   if (fs::path(config.storage.data_dir).is_relative() && !base_dir.empty()) {
     config.storage.data_dir = (fs::path(base_dir) / config.storage.data_dir).lexically_normal().string();
   }
-  for (std::string* path : {&config.model.dir, &config.model.trust_store}) {
+  for (std::string* path : {&config.model.dir, &config.model.trust_store, &config.console.assets_dir}) {
     if (!path->empty() && fs::path(*path).is_relative() && !base_dir.empty()) {
       *path = (fs::path(base_dir) / *path).lexically_normal().string();
     }

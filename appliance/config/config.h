@@ -84,6 +84,11 @@ struct AuthConfig {
   int64_t key_last_used_flush_ms = 10'000;
 };
 
+// The web console's static files (admin-ui/, docs/console.md).
+struct ConsoleConfig {
+  std::string assets_dir = "/usr/share/kimi-appliance/console";  // empty: the console is not served
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
@@ -93,6 +98,7 @@ struct AppConfig {
   ModelConfig model;
   AuthConfig auth;
   router::RouterConfig router;
+  ConsoleConfig console;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

@@ -111,5 +111,6 @@ with open(sys.argv[1]) as f:
 ' "$config")
 case "$listen" in
   *:0) echo "prepare-var: kimi-appliance will serve on a free port of ${listen%:0} (see its \"listening\" log line)" ;;
-  *) echo "prepare-var: kimi-appliance will serve http://$listen/  (/v1/chat/completions, /v1/models, /readyz, /metrics; Ctrl-C stops it)" ;;
+  *) echo "prepare-var: kimi-appliance will serve http://$listen/  (/v1/chat/completions, /v1/models, /readyz, /metrics; Ctrl-C stops it)"
+     echo "prepare-var: the console: http://$listen/console/  (sign in as admin)" ;;
 esac

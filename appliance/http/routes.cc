@@ -4,6 +4,7 @@
 
 #include "admin/model_routes.h"
 #include "http/admin_handlers.h"
+#include "http/console_handlers.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 
@@ -16,6 +17,11 @@ const Route kRoutes[] = {
     {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true, P::kPublic},
     {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true, P::kPublic},
     {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true, P::kMetricsRead},
+    // The web console's static files: public and unaudited like the probes (console_handlers.h).
+    {"GET", "/", "console_root", &HandleConsoleRedirect, /*probe=*/true, P::kPublic},
+    {"GET", "/console", "console_redirect", &HandleConsoleRedirect, /*probe=*/true, P::kPublic},
+    {"GET", "/console/", "console_index", &HandleConsoleAsset, /*probe=*/true, P::kPublic},
+    {"GET", "/console/{path...}", "console_asset", &HandleConsoleAsset, /*probe=*/true, P::kPublic},
     {"POST", "/v1/chat/completions", "chat_completions", &HandleChatCompletions, false, P::kInference},
     {"POST", "/v1/completions", "completions", &HandleCompletions, false, P::kInference},
     {"GET", "/v1/models", "models", &HandleListModels, false, P::kModelsRead},

@@ -49,6 +49,7 @@ namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
 class RequestAuditor;
+class ConsoleAssets;
 
 struct Services {
   metrics::Registry* metrics = nullptr;
@@ -61,6 +62,7 @@ struct Services {
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
+  const ConsoleAssets* console = nullptr;  // null: the console routes answer 404
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

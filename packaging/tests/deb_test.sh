@@ -40,7 +40,8 @@ dpkg-deb -c "$appliance" >"$work/appliance.list"
 for path in ./usr/sbin/kimi-appliance ./usr/bin/kimictl ./usr/bin/kimi-audit-verify \
             ./usr/lib/systemd/system/kimi-appliance.service ./etc/kimi-appliance/appliance.json \
             ./usr/share/man/man8/kimi-appliance.8.gz ./usr/share/man/man8/kimictl.8.gz \
-            ./usr/share/doc/kimi-appliance/copyright ./usr/share/doc/kimi-appliance/changelog.gz; do
+            ./usr/share/doc/kimi-appliance/copyright ./usr/share/doc/kimi-appliance/changelog.gz \
+            ./usr/share/kimi-appliance/console/index.html ./usr/share/kimi-appliance/console/js/main.js; do
   grep -q " $path\$" "$work/appliance.list" && pass "kimi-appliance ships $path" || fail "kimi-appliance lacks $path"
 done
 grep -q -- "-rw-r----- .* ./etc/kimi-appliance/appliance.json\$" "$work/appliance.list" &&

@@ -87,7 +87,7 @@ class AuditRecordsTest(unittest.TestCase):
                 r = read_reply(s)
             sent[r.headers["x-request-id"]] = (r, b"", 431, "http.unmatched")
             with daemon.connect() as s:  # 400: bare line feeds
-                s.sendall(b"GET / HTTP/1.1\nHost: x\n\n")
+                s.sendall(b"GET /nope HTTP/1.1\nHost: x\n\n")
                 r = read_reply(s)
             sent[r.headers["x-request-id"]] = (r, b"", 400, "http.unmatched")
             for path in ("/healthz", "/readyz", "/metrics"):  # probes: not recorded by default

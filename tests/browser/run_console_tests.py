@@ -1,0 +1,111 @@
+"""Runs the web console's browser tests (console_test.mjs) against the real daemon.
+
+Starts kimi-appliance through the integration harness with the console served from the
+source tree's admin-ui/ and a signed k3-nano demo model, bootstraps the first console admin
+with kimictl, and runs the tests in Debian's Chromium (headless) through playwright-core.
+playwright-core is installed with npm into a folder of the build tree at test time, never
+into the source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when
+Chromium, node or npm is missing or the package cannot be installed. Screenshots of every
+screen go to --screenshots.
+
+  KIMI_APPLIANCE_BIN=build/appliance/kimi-appliance KIMICTL_BIN=build/appliance/kimictl \\
+  KIMI_ENGINE_BIN=build/engine/kimi-engine python3 tests/browser/run_console_tests.py \\
+      --npm-dir build/tests/browser/npm --screenshots build/screenshots
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+from daemon_harness import KIMICTL, Daemon, base_config, make_signed_model, run_to_exit, wait_until_ready  # noqa: E402
+
+SKIP = 77
+# The newest releases need node 20; Debian 12 ships node 18.
+PACKAGE = "playwright-core@>=1.40 <1.62"
+NPM_INSTALL_TIMEOUT_S = 300
+# Bounds that stop a hung run; the suite itself takes a few seconds.
+NODE_TIMEOUT_S = 180
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+
+
+def skip(message):
+    print("SKIP: " + message)
+    sys.exit(SKIP)
+
+
+def find_chromium():
+    wanted = os.environ.get("KIMI_CHROMIUM")
+    for candidate in ([wanted] if wanted else []) + list(CHROMIUM_CANDIDATES):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    skip("Chromium is not installed (Debian: apt-get install chromium; packaging/build-deps.sh lists it)")
+
+
+def ensure_package(npm_dir):
+    if shutil.which("node") is None:
+        skip("node is not installed (Debian: apt-get install nodejs npm)")
+    if os.path.isfile(os.path.join(npm_dir, "node_modules", "playwright-core", "package.json")):
+        return
+    if shutil.which("npm") is None:
+        skip("npm is not installed and %s has no playwright-core package" % npm_dir)
+    os.makedirs(npm_dir, exist_ok=True)
+    try:
+        proc = subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund", "--no-save", PACKAGE],
+                              capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        skip("npm install %s timed out (no registry reachable?)" % PACKAGE)
+    if proc.returncode != 0:
+        skip("npm install %s failed (no registry reachable?):\n%s" % (PACKAGE, proc.stderr[-2000:]))
+
+
+def console_config(model_dir, trust):
+    config = base_config()
+    config["model"] = {"dir": model_dir, "trust_store": trust}
+    config["console"] = {"assets_dir": os.path.join(SOURCE, "admin-ui")}
+    # Small Argon2id parameters keep sign-in quick; the algorithm is the same.
+    config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
+    return config
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--npm-dir", required=True, help="build-tree folder for node_modules")
+    parser.add_argument("--screenshots", default="", help="folder for the screenshots (created)")
+    args = parser.parse_args()
+    chromium = find_chromium()
+    npm_dir = os.path.abspath(args.npm_dir)
+    ensure_package(npm_dir)
+
+    with tempfile.TemporaryDirectory(prefix="kimi-console-model-") as scratch:
+        model_dir, public_key, _ = make_signed_model(scratch)
+        daemon = Daemon(config=console_config(model_dir, public_key))
+        try:
+            state = wait_until_ready(daemon)
+            if not state or not state["ready"]:
+                print("the demo model did not load: %s" % state)
+                return 1
+            code, otp, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", daemon.data_dir])
+            if code != 0:
+                print("kimictl admin bootstrap failed: " + err)
+                return 1
+            # An .mjs file resolves packages from its own folder upwards: run a copy placed
+            # beside node_modules.
+            script = os.path.join(npm_dir, "console_test.mjs")
+            shutil.copyfile(os.path.join(HERE, "console_test.mjs"), script)
+            env = dict(os.environ, KIMI_CONSOLE_URL="http://127.0.0.1:%d" % daemon.port, KIMI_ADMIN_OTP=otp.strip(),
+                       KIMI_CHROMIUM=chromium,
+                       KIMI_SCREENSHOT_DIR=os.path.abspath(args.screenshots) if args.screenshots else "")
+            return subprocess.run(["node", script], env=env, timeout=NODE_TIMEOUT_S).returncode
+        finally:
+            daemon.stop()
+            daemon.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
