@@ -26,6 +26,15 @@ enum class Action { kMask, kHash, kBlock };
 std::string_view ActionName(Action action);
 std::optional<Action> ParseAction(std::string_view name);
 
+// What redaction did to one category in one request: never the value. The request's audit
+// record carries these.
+struct RedactionDecision {
+  std::string category;
+  Action action = Action::kMask;
+  int64_t count = 0;
+  bool operator==(const RedactionDecision&) const = default;
+};
+
 struct RedactionRule {
   std::string category;  // a built-in category (detectors.h) or a custom pattern's name
   Action action = Action::kMask;

@@ -28,14 +28,6 @@
 
 namespace kimi::policy {
 
-// What redaction did to one category in one request: never the value.
-struct RedactionDecision {
-  std::string category;
-  Action action = Action::kMask;
-  int64_t count = 0;
-  bool operator==(const RedactionDecision&) const = default;
-};
-
 // Accumulates decisions over the several texts of one request.
 class RedactionTally {
  public:
