@@ -7,8 +7,17 @@
 namespace kimi::policy {
 
 PolicyService::PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
-                             std::function<int64_t()> clock_ms)
-    : store_(store), secret_(secret), audit_(std::move(audit)), clock_ms_(std::move(clock_ms)) {}
+                             std::function<int64_t()> clock_ms) {
+  Attach(store, secret, std::move(audit), std::move(clock_ms));
+}
+
+void PolicyService::Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+                           std::function<int64_t()> clock_ms) {
+  store_ = store;
+  secret_ = secret;
+  audit_ = std::move(audit);
+  clock_ms_ = std::move(clock_ms);
+}
 
 int64_t PolicyService::NowMs() const {
   if (clock_ms_) return clock_ms_();
@@ -28,6 +37,7 @@ Result<std::shared_ptr<ActivePolicy>> PolicyService::Compile(int64_t version, co
 }
 
 Status PolicyService::Start(const nlohmann::json& initial, const PolicyActor& system) {
+  if (store_ == nullptr) return Status::FailedPrecondition("the policy service has no store attached");
   KIMI_ASSIGN_OR_RETURN(std::optional<StoredPolicy> latest, store_->Latest());
   if (!latest) return Submit(initial, system).status();
   nlohmann::json document = nlohmann::json::parse(latest->document, nullptr, /*allow_exceptions=*/false);

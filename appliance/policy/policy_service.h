@@ -55,6 +55,12 @@ class PolicyService {
   // `store` and `secret` (may be null: then no rule may hash) outlive the service.
   PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
                 std::function<int64_t()> clock_ms = nullptr);
+  // Detached: Active() is null until Attach() and Start(). The daemon hands the service to
+  // the HTTP server before its database is open, and attaches it before serving.
+  PolicyService() = default;
+  // Precondition: no other thread uses the service yet.
+  void Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+              std::function<int64_t()> clock_ms = nullptr);
   PolicyService(const PolicyService&) = delete;
   PolicyService& operator=(const PolicyService&) = delete;
 
@@ -76,8 +82,8 @@ class PolicyService {
   Result<std::shared_ptr<ActivePolicy>> Compile(int64_t version, const nlohmann::json& document) const;
   int64_t NowMs() const;
 
-  PolicyStore* store_;
-  const auth::ServerSecret* secret_;
+  PolicyStore* store_ = nullptr;
+  const auth::ServerSecret* secret_ = nullptr;
   AuditAct audit_;
   std::function<int64_t()> clock_ms_;
 
