@@ -62,6 +62,9 @@ using BuiltinDetector = void (*)(std::string_view, std::vector<Finding>*);
 BuiltinDetector BuiltinDetectorFor(std::string_view category);
 
 // Finds the matches of an ECMAScript regular expression; empty matches are skipped.
+// std::regex is slow when it searches every position of a long text, so a pattern that
+// starts (after an optional \b) with a literal of two or more characters is only tried where
+// that literal occurs (string_view::find), anchored there; others search the whole text.
 class PatternDetector {
  public:
   // InvalidArgument when the pattern does not compile.
@@ -70,9 +73,11 @@ class PatternDetector {
   const std::string& category() const { return category_; }
 
  private:
-  PatternDetector(std::string category, std::regex regex) : category_(std::move(category)), regex_(std::move(regex)) {}
+  PatternDetector(std::string category, std::regex regex, std::string literal_prefix)
+      : category_(std::move(category)), regex_(std::move(regex)), literal_prefix_(std::move(literal_prefix)) {}
   std::string category_;
   std::regex regex_;
+  std::string literal_prefix_;  // every match starts with it; empty: unknown
 };
 
 }  // namespace kimi::policy

@@ -141,6 +141,27 @@ TEST(DetectorsTest, PatternDetectorUsesEcmaScript) {
   EXPECT_EQ(found[0].category, "medical_record");
 }
 
+// A pattern with a literal prefix is only tried where the literal occurs; the findings must
+// be those of a plain search (the same pattern behind a group, which has no prefilter).
+TEST(DetectorsTest, LiteralPrefilterFindsWhatAPlainSearchFinds) {
+  const std::string text = "MRN-1234567 xMRN-7654321 MRN 12 (MRN:1111111) MRN-22222222, ABC-1 ab MRN-";
+  for (const std::string pattern : {R"(\bMRN[-: ]?[0-9]{6,10}\b)", R"(MRN-?[0-9]+)", R"(MRN|ABC-[0-9])",
+                                    R"(MRNx?-[0-9]+)"}) {
+    auto fast = PatternDetector::Create("p", pattern);
+    auto plain = PatternDetector::Create("p", "(?:" + pattern + ")");
+    ASSERT_TRUE(fast.ok() && plain.ok()) << pattern;
+    std::vector<Finding> a, b;
+    (*fast)->Find(text, &a);
+    (*plain)->Find(text, &b);
+    ASSERT_EQ(a.size(), b.size()) << pattern;
+    ASSERT_FALSE(a.empty()) << pattern;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].begin, b[i].begin) << pattern;
+      EXPECT_EQ(a[i].end, b[i].end) << pattern;
+    }
+  }
+}
+
 TEST(DetectorsTest, PatternThatDoesNotCompileIsRefused) {
   EXPECT_FALSE(PatternDetector::Create("x", "([0-9]").ok());
 }
