@@ -116,7 +116,7 @@ std::string Redactor::Replacement(std::string_view category, std::string_view va
   return "[REDACTED:" + CategoryLabel(category) + "]";
 }
 
-std::string Redactor::Redact(std::string_view text, RedactionTally* tally) const {
+std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool mask_blocked) const {
   if (empty()) return std::string(text);
   std::string out;
   out.reserve(text.size());
@@ -124,9 +124,10 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally) const
   for (const Finding& f : FindAll(text)) {
     const Action action = ActionOf(f.category);
     tally->Add(f.category, action);
-    if (action == Action::kBlock) continue;  // the request is refused; the text is not used
+    if (action == Action::kBlock && !mask_blocked) continue;  // the request is refused; the text is not used
     out.append(text.substr(copied, f.begin - copied));
-    out.append(Replacement(f.category, text.substr(f.begin, f.end - f.begin), action));
+    out.append(Replacement(f.category, text.substr(f.begin, f.end - f.begin),
+                           action == Action::kBlock ? Action::kMask : action));
     copied = f.end;
   }
   out.append(text.substr(copied));

@@ -47,8 +47,10 @@ class Redactor {
   // without a secret.
   static Result<std::unique_ptr<Redactor>> Create(const RedactionPolicy& policy, const auth::ServerSecret* secret);
 
-  // Redacts `text` and adds its findings to *tally.
-  std::string Redact(std::string_view text, RedactionTally* tally) const;
+  // Redacts `text` and adds its findings to *tally. Values of a block category are left in
+  // place (the caller refuses the request) unless mask_blocked is set, as for text that is
+  // about to be stored.
+  std::string Redact(std::string_view text, RedactionTally* tally, bool mask_blocked = false) const;
   // True when no rule is enabled (Redact() would return the text unchanged).
   bool empty() const { return builtins_.empty() && patterns_.empty(); }
 
