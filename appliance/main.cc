@@ -33,6 +33,9 @@
 #include "http/routes.h"
 #include "http/server.h"
 #include "kimi/log.h"
+#include "policy/default_policy.h"
+#include "policy/policy_service.h"
+#include "policy/policy_store.h"
 #include "store/store.h"
 
 namespace {
@@ -282,6 +285,9 @@ int main(int argc, char** argv) {
   kimi::auth::Authenticator authenticator(AuthOptionsOf(config.auth));
   kimi::http::Services services{&registry, &readiness, &auditor};
   services.authenticator = &authenticator;
+  // Likewise the policy service: attached and started once the database and audit log are.
+  kimi::policy::PolicyService policy_service;
+  services.policy = &policy_service;
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
@@ -360,6 +366,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   auth_outbox.Start(1000);
+
+  // Policies: the newest stored version is active; a first start installs the shipped
+  // default as version 1. Each change is an audited act.
+  kimi::policy::PolicyStore policy_store(store->get());
+  policy_service.Attach(&policy_store, &*secret, [&audit_sink](kimi::audit::AuditRecord record) {
+    return audit_sink->Record(std::move(record)).WaitCommitted();
+  });
+  if (kimi::Status started = policy_service.Start(kimi::policy::DefaultPolicyDocument(), {"kimi-appliance", "system", "", ""});
+      !started.ok()) {
+    kimi::log::Error("cannot load the active policy", {{"error", started.ToString()}});
+    return 1;
+  }
+  kimi::log::Info("policy active", {{"version", policy_service.Active()->version},
+                                    {"name", policy_service.Active()->policy.name}});
 
   // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},

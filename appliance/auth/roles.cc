@@ -37,12 +37,14 @@ constexpr PermissionRow kPermissions[] = {
     {Permission::kAuditRead, "audit.read", Bit(Role::kAdmin) | Bit(Role::kAuditor)},
     {Permission::kKeysManage, "keys.manage", Bit(Role::kAdmin)},
     {Permission::kUsersManage, "users.manage", Bit(Role::kAdmin)},
+    {Permission::kPolicyRead, "policy.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kAdminOnly, "admin.only", Bit(Role::kAdmin)},
 };
 constexpr Permission kPermissionList[] = {
     Permission::kPublic,       Permission::kSessionSelf, Permission::kMetricsRead,
     Permission::kModelsRead,   Permission::kInference,   Permission::kModelsManage,
     Permission::kAuditRead,    Permission::kKeysManage,  Permission::kUsersManage,
+    Permission::kPolicyRead,
     Permission::kAdminOnly,
 };
 

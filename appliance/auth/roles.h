@@ -32,6 +32,7 @@ enum class Permission {
   kAuditRead,      // read, prove and export the audit log
   kKeysManage,     // create, list and revoke anyone's API keys
   kUsersManage,    // add, list and disable console users
+  kPolicyRead,     // read the active policy and its versions (changing one is admin.only)
   kAdminOnly,      // the default of a route that declares nothing: fail closed to admin
 };
 

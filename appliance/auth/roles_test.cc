@@ -34,6 +34,8 @@ TEST(RolesTest, MatrixAsDocumented) {
       {Role::kUser, Permission::kModelsManage, false},     {Role::kUser, Permission::kUsersManage, false},
       {Role::kScrape, Permission::kMetricsRead, true},     {Role::kScrape, Permission::kModelsRead, false},
       {Role::kScrape, Permission::kInference, false},      {Role::kScrape, Permission::kAuditRead, false},
+      {Role::kOperator, Permission::kPolicyRead, true},    {Role::kAuditor, Permission::kPolicyRead, true},
+      {Role::kUser, Permission::kPolicyRead, false},       {Role::kScrape, Permission::kPolicyRead, false},
   };
   for (const Row& r : rows) {
     EXPECT_EQ(RoleAllows(r.role, r.permission), r.allowed) << RoleName(r.role) << " " << PermissionName(r.permission);

@@ -16,6 +16,7 @@
 #include "api/response_meta.h"
 #include "http/error_response.h"
 #include "kimi/log.h"
+#include "policy/policy_routes.h"
 
 namespace kimi::http {
 namespace {
@@ -113,6 +114,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body));
+  // The one policy decision step, before any backend is chosen or called.
+  KIMI_RETURN_IF_ERROR(policy::ApplyRequestPolicy(endpoint, services, ctx, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);

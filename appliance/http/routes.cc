@@ -7,6 +7,7 @@
 #include "http/console_handlers.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
+#include "policy/policy_routes.h"
 
 namespace kimi::http {
 namespace {
@@ -45,6 +46,9 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
     {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
     {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},
+    {"GET", "/admin/v1/policies", "admin_policies_list", &policy::HandleListPolicies, false, P::kPolicyRead},
+    {"POST", "/admin/v1/policies", "admin_policies_submit", &policy::HandleSubmitPolicy, false, P::kAdminOnly},
+    {"GET", "/admin/v1/policies/{version}", "admin_policies_get", &policy::HandleGetPolicy, false, P::kPolicyRead},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {

@@ -44,6 +44,9 @@ class ModelAdmin;
 namespace kimi::auth {
 class Authenticator;
 }  // namespace kimi::auth
+namespace kimi::policy {
+class PolicyService;
+}  // namespace kimi::policy
 
 namespace kimi::http {
 
@@ -63,6 +66,8 @@ struct Services {
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
   const ConsoleAssets* console = nullptr;  // null: the console routes answer 404
+  // null: /admin/v1/policies answers 503 and API requests pass without a policy step
+  policy::PolicyService* policy = nullptr;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

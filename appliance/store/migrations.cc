@@ -5,6 +5,7 @@
 
 #include "auth/auth_migrations.h"
 #include "models/model_migrations.h"
+#include "policy/policy_migrations.h"
 #include "store/store.h"
 
 namespace kimi::store {
@@ -14,6 +15,7 @@ std::span<const Migration> AllMigrations() {
     std::vector<Migration> out;
     out.insert(out.end(), std::begin(auth::kAuthMigrations), std::end(auth::kAuthMigrations));
     for (const Migration& m : models::kModelMigrations) out.push_back(m);
+    for (const Migration& m : policy::kPolicyMigrations) out.push_back(m);
     return out;
   }();
   return all;

@@ -1,0 +1,34 @@
+// What of a request's content the audit log may keep under a policy: the policy's
+// content_logging says whether prompt and completion text are stored and for how long, and
+// redaction.before_storage whether the redactor runs over them first (block categories are
+// masked there: by then the request was allowed, and the value must not be stored). The
+// audit content writer calls these; they hold no state.
+//
+// Thread safety: pure functions of an immutable ActivePolicy.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy_service.h"
+
+namespace kimi::policy {
+
+struct ContentToStore {
+  std::string prompt;      // empty when the policy does not store prompts
+  std::string completion;  // empty when the policy does not store completions
+  std::vector<RedactionDecision> redactions;  // what redaction before storage did
+};
+
+// nullopt when the policy stores neither prompts nor completions.
+std::optional<ContentToStore> ContentForStorage(const ActivePolicy& active, std::string_view prompt,
+                                                std::string_view completion);
+
+// Stored content older than this Unix time in ms is past the policy's retention
+// (AuditSink::PurgeContentBefore takes it).
+int64_t RetentionCutoffMs(const Policy& policy, int64_t now_ms);
+
+}  // namespace kimi::policy

@@ -1,0 +1,34 @@
+#include "policy/content_storage.h"
+
+#include <gtest/gtest.h>
+
+#include "policy/policy_test_util.h"
+
+namespace kimi::policy {
+namespace {
+
+std::shared_ptr<ActivePolicy> Load(const char* name, const auth::ServerSecret* secret) {
+  auto active = std::make_shared<ActivePolicy>();
+  active->policy = *ParsePolicy(testing::LoadShipped(name));
+  active->redactor = std::move(Redactor::Create(active->policy.redaction, secret).value());
+  return active;
+}
+
+TEST(ContentStorageTest, DefaultStoresNothing) {
+  auto active = Load("default.json", nullptr);
+  EXPECT_FALSE(ContentForStorage(*active, "a@b.io", "ok").has_value());
+  EXPECT_EQ(RetentionCutoffMs(active->policy, 31LL * 86400000), 86400000);
+}
+
+TEST(ContentStorageTest, HospitalStoresRedactedPromptsOnlyAndMasksBlockedValues) {
+  const auth::ServerSecret secret = auth::ServerSecret::FromBytes({3});
+  auto active = Load("examples/hospital.json", &secret);
+  std::optional<ContentToStore> c = ContentForStorage(*active, "MRN-0012345 card 4111111111111111", "answer");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->prompt, "[REDACTED:MEDICAL_RECORD] card [REDACTED:PAYMENT_CARD]");
+  EXPECT_EQ(c->completion, "");
+  EXPECT_EQ(c->redactions.size(), 2u);
+}
+
+}  // namespace
+}  // namespace kimi::policy

@@ -1,0 +1,13 @@
+// The shipped default policy (policies/default.json, compiled into the binary), which the
+// daemon installs as version 1 when its database holds no policy yet.
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace kimi::policy {
+
+nlohmann::json DefaultPolicyDocument();
+
+}  // namespace kimi::policy

@@ -1,0 +1,99 @@
+// Regular-expression detectors (the medical record number and operator patterns), and the
+// table of built-in detectors: see detectors.h.
+#include <algorithm>
+
+#include "policy/detectors.h"
+
+namespace kimi::policy {
+namespace {
+
+constexpr std::string_view kCategories[] = {kPaymentCard, kIban,      kUsSsn,  kEmail,
+                                            kIpAddress,   kDateOfBirth, kPhone, kMedicalRecord};
+
+struct Builtin {
+  std::string_view category;
+  BuiltinDetector detector;
+};
+constexpr Builtin kBuiltins[] = {
+    {kEmail, &FindEmails},    {kPhone, &FindPhones},           {kIban, &FindIbans},
+    {kPaymentCard, &FindPaymentCards}, {kUsSsn, &FindUsSsns}, {kDateOfBirth, &FindDatesOfBirth},
+    {kIpAddress, &FindIpAddresses},
+};
+
+}  // namespace
+
+std::span<const std::string_view> BuiltinCategories() { return kCategories; }
+
+bool IsBuiltinCategory(std::string_view category) {
+  return std::find(std::begin(kCategories), std::end(kCategories), category) != std::end(kCategories);
+}
+
+BuiltinDetector BuiltinDetectorFor(std::string_view category) {
+  for (const Builtin& b : kBuiltins) {
+    if (b.category == category) return b.detector;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// The literal every match of `pattern` starts with: the characters after an optional
+// leading \b up to the first one with a meaning in ECMAScript syntax, less a last character
+// that a quantifier follows. Shorter than two characters, or any alternation in the
+// pattern: "" (no prefilter).
+std::string LiteralPrefix(std::string_view pattern) {
+  if (pattern.find('|') != std::string_view::npos) return "";
+  if (pattern.starts_with("\\b")) pattern.remove_prefix(2);
+  std::string literal;
+  size_t i = 0;
+  auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == ':' || c == ' ' || c == '#' || c == '/' || c == '=';
+  };
+  while (i < pattern.size() && plain(pattern[i])) literal.push_back(pattern[i++]);
+  if (i < pattern.size() && !literal.empty() && std::string_view("?*{").find(pattern[i]) != std::string_view::npos) {
+    literal.pop_back();  // "ab?c": only "a" is certain
+  }
+  return literal.size() >= 2 ? literal : std::string();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PatternDetector>> PatternDetector::Create(std::string category, const std::string& pattern) {
+  try {
+    std::regex regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    return std::unique_ptr<PatternDetector>(
+        new PatternDetector(std::move(category), std::move(regex), LiteralPrefix(pattern)));
+  } catch (const std::regex_error& e) {
+    return Status::InvalidArgument("the pattern does not compile as an ECMAScript regular expression: " +
+                                   std::string(e.what()));
+  }
+}
+
+void PatternDetector::Find(std::string_view text, std::vector<Finding>* out) const {
+  if (!literal_prefix_.empty()) {
+    std::match_results<std::string_view::const_iterator> match;
+    for (size_t pos = text.find(literal_prefix_); pos != std::string_view::npos; pos = text.find(literal_prefix_, pos)) {
+      // Anchored at the candidate; the byte before it stays visible so \b is judged right.
+      auto flags = std::regex_constants::match_continuous;
+      if (pos > 0) flags |= std::regex_constants::match_prev_avail;
+      if (std::regex_search(text.begin() + static_cast<std::ptrdiff_t>(pos), text.end(), match, regex_, flags) &&
+          match.length(0) > 0) {
+        out->push_back({pos, pos + static_cast<size_t>(match.length(0)), category_});
+        pos += static_cast<size_t>(match.length(0));
+      } else {
+        ++pos;
+      }
+    }
+    return;
+  }
+  using Iterator = std::regex_iterator<std::string_view::const_iterator>;
+  for (Iterator it(text.begin(), text.end(), regex_), last; it != last; ++it) {
+    const auto& match = *it;
+    if (match.length(0) == 0) continue;
+    const size_t begin = static_cast<size_t>(match.position(0));
+    out->push_back({begin, begin + static_cast<size_t>(match.length(0)), category_});
+  }
+}
+
+}  // namespace kimi::policy

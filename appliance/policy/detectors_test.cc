@@ -1,0 +1,177 @@
+// Table tests of every detector: true positives, near misses, and values inside Vietnamese,
+// Chinese and English text.
+#include "policy/detectors.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kimi::policy {
+namespace {
+
+struct Case {
+  std::string text;
+  std::vector<std::string> found;  // the matched substrings, in order
+};
+
+std::vector<std::string> Run(BuiltinDetector detector, const std::string& text) {
+  std::vector<Finding> findings;
+  detector(text, &findings);
+  std::vector<std::string> out;
+  for (const Finding& f : findings) out.push_back(text.substr(f.begin, f.end - f.begin));
+  return out;
+}
+
+void Check(BuiltinDetector detector, const std::vector<Case>& cases) {
+  for (const Case& c : cases) EXPECT_EQ(Run(detector, c.text), c.found) << c.text;
+}
+
+TEST(DetectorsTest, Emails) {
+  Check(&FindEmails, {
+                         {"write to jane.doe+tag@example.co.uk today", {"jane.doe+tag@example.co.uk"}},
+                         {"Email của tôi là nguyen.van.a@congty.vn.", {"nguyen.van.a@congty.vn"}},
+                         {"我的邮箱是zhang_san@example.cn，请联系", {"zhang_san@example.cn"}},
+                         {"two: a@b.io and c-d@e-f.org", {"a@b.io", "c-d@e-f.org"}},
+                         {"not an address: user@localhost", {}},
+                         {"@example.com alone", {}},
+                         {"trailing dot user.@example.com", {}},
+                         {"tld too short a@b.c", {}},
+                         {"numeric tld a@b.12", {}},
+                     });
+}
+
+TEST(DetectorsTest, Phones) {
+  Check(&FindPhones, {
+                         {"call +1 415 555 2671 now", {"+1 415 555 2671"}},
+                         {"US office (415) 555-2671.", {"(415) 555-2671"}},
+                         {"or 415-555-2671", {"415-555-2671"}},
+                         {"Số điện thoại: 0912 345 678", {"0912 345 678"}},
+                         {"Gọi 0912345678 nhé", {"0912345678"}},
+                         {"电话：13800138000，谢谢", {"13800138000"}},
+                         {"UK 020 7946 0958", {"020 7946 0958"}},
+                         {"+84 28 3822 1234 (Sài Gòn)", {"+84 28 3822 1234"}},
+                         {"order 4155552671 shipped", {}},
+                         {"version 1.2.3 and year 2024", {}},
+                         {"date 2024-01-15", {}},
+                         {"short +123 45", {}},
+                         {"12345678901234567890 too long", {}},
+                     });
+}
+
+TEST(DetectorsTest, Ibans) {
+  Check(&FindIbans, {
+                        {"IBAN GB82WEST12345698765432 please", {"GB82WEST12345698765432"}},
+                        {"IBAN: GB82 WEST 1234 5698 7654 32.", {"GB82 WEST 1234 5698 7654 32"}},
+                        {"Tài khoản DE89 3704 0044 0532 0130 00 của tôi", {"DE89 3704 0044 0532 0130 00"}},
+                        {"账号FR1420041010050500013M02606。", {"FR1420041010050500013M02606"}},
+                        {"bad check GB82WEST12345698765433", {}},
+                        {"bad check GB82 WEST 1234 5698 7654 33 here", {}},
+                        {"lower case gb82west12345698765432", {}},
+                        {"inside a word XGB82WEST12345698765432", {}},
+                    });
+}
+
+TEST(DetectorsTest, PaymentCards) {
+  Check(&FindPaymentCards, {
+                               {"card 4111 1111 1111 1111 exp 12/29", {"4111 1111 1111 1111"}},
+                               {"card 4111-1111-1111-1111.", {"4111-1111-1111-1111"}},
+                               {"amex 378282246310005", {"378282246310005"}},
+                               {"Thẻ của tôi: 5555555555554444, cảm ơn", {"5555555555554444"}},
+                               {"我的卡号是6011111111111117。", {"6011111111111117"}},
+                               {"Luhn fails 4111 1111 1111 1112", {}},
+                               {"Luhn fails 5555555555554440", {}},
+                               {"too short 411111111111", {}},
+                               {"double separator 4111  1111 1111 1111", {}},
+                               {"part of a word A4111111111111111", {}},
+                           });
+}
+
+TEST(DetectorsTest, UsSsns) {
+  Check(&FindUsSsns, {
+                         {"SSN 123-45-6789.", {"123-45-6789"}},
+                         {"SSN 123 45 6789", {"123 45 6789"}},
+                         {"Số an sinh 078-05-1120 của Mỹ", {"078-05-1120"}},
+                         {"社会安全号码123-45-6789", {"123-45-6789"}},
+                         {"never issued 000-12-3456 666-12-3456 912-34-5678", {}},
+                         {"zero group 123-00-4567 or serial 123-45-0000", {}},
+                         {"mixed separators 123-45 6789", {}},
+                         {"longer 1234-56-7890", {}},
+                     });
+}
+
+TEST(DetectorsTest, DatesOfBirth) {
+  Check(&FindDatesOfBirth, {
+                               {"DOB: 1985-03-14", {"1985-03-14"}},
+                               {"born on 14/03/1985 in Hanoi", {"14/03/1985"}},
+                               {"Date of birth 03/14/1985", {"03/14/1985"}},
+                               {"Ngày sinh: 14.03.1985", {"14.03.1985"}},
+                               {"出生日期：1985年3月14日", {"1985年3月14日"}},
+                               {"meeting on 2024-01-15", {}},
+                               {"DOB: 1985-02-30", {}},
+                               {"DOB: 1985-13-01", {}},
+                               {"born 31/31/1985", {}},
+                           });
+}
+
+TEST(DetectorsTest, IpAddresses) {
+  Check(&FindIpAddresses, {
+                              {"host 192.168.1.10 is up", {"192.168.1.10"}},
+                              {"máy chủ 10.0.0.1, cổng 22", {"10.0.0.1"}},
+                              {"服务器地址：172.16.254.1。", {"172.16.254.1"}},
+                              {"v6 2001:db8::8a2e:370:7334 and ::1.", {"2001:db8::8a2e:370:7334", "::1"}},
+                              {"link fe80::1%eth0", {"fe80::1"}},
+                              {"out of range 256.1.1.1 and 1.2.3", {}},
+                              {"leading zero 01.2.3.4", {}},
+                              {"version 1.2.3.4.5", {}},
+                              {"time 12:30:45", {}},
+                              {"hex word deadbeef", {}},
+                          });
+}
+
+TEST(DetectorsTest, PatternDetectorUsesEcmaScript) {
+  auto detector = PatternDetector::Create("medical_record", R"(\bMRN[-: ]?[0-9]{6,10}\b)");
+  ASSERT_TRUE(detector.ok());
+  std::vector<Finding> found;
+  std::string text = "Bệnh nhân MRN-0012345 và MRN 9876543; not MRN-12";
+  (*detector)->Find(text, &found);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(text.substr(found[0].begin, found[0].end - found[0].begin), "MRN-0012345");
+  EXPECT_EQ(text.substr(found[1].begin, found[1].end - found[1].begin), "MRN 9876543");
+  EXPECT_EQ(found[0].category, "medical_record");
+}
+
+// A pattern with a literal prefix is only tried where the literal occurs; the findings must
+// be those of a plain search (the same pattern behind a group, which has no prefilter).
+TEST(DetectorsTest, LiteralPrefilterFindsWhatAPlainSearchFinds) {
+  const std::string text = "MRN-1234567 xMRN-7654321 MRN 12 (MRN:1111111) MRN-22222222, ABC-1 ab MRN-";
+  for (const std::string pattern : {R"(\bMRN[-: ]?[0-9]{6,10}\b)", R"(MRN-?[0-9]+)", R"(MRN|ABC-[0-9])",
+                                    R"(MRNx?-[0-9]+)"}) {
+    auto fast = PatternDetector::Create("p", pattern);
+    auto plain = PatternDetector::Create("p", "(?:" + pattern + ")");
+    ASSERT_TRUE(fast.ok() && plain.ok()) << pattern;
+    std::vector<Finding> a, b;
+    (*fast)->Find(text, &a);
+    (*plain)->Find(text, &b);
+    ASSERT_EQ(a.size(), b.size()) << pattern;
+    ASSERT_FALSE(a.empty()) << pattern;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].begin, b[i].begin) << pattern;
+      EXPECT_EQ(a[i].end, b[i].end) << pattern;
+    }
+  }
+}
+
+TEST(DetectorsTest, PatternThatDoesNotCompileIsRefused) {
+  EXPECT_FALSE(PatternDetector::Create("x", "([0-9]").ok());
+}
+
+TEST(DetectorsTest, EveryBuiltinCategoryHasADetectorOrIsAPattern) {
+  for (std::string_view category : BuiltinCategories()) {
+    EXPECT_TRUE(BuiltinDetectorFor(category) != nullptr || category == kMedicalRecord) << category;
+  }
+  EXPECT_EQ(BuiltinDetectorFor("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace kimi::policy

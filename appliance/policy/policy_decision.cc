@@ -1,0 +1,144 @@
+#include "policy/policy_decision.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace kimi::policy {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+PolicyDecision Deny(PolicyDecision decision, Status reason) {
+  decision.verdict = PolicyDecision::Verdict::kDeny;
+  decision.reason = std::move(reason);
+  return decision;
+}
+
+std::string Caller(const RequestFacts& facts) {
+  return facts.key_id.empty() ? "role '" + facts.role + "'" : "key '" + facts.key_id + "' (role '" + facts.role + "')";
+}
+
+bool DeclaresTools(const Json& body) {
+  if (body.contains("tools") && body["tools"].is_array() && !body["tools"].empty()) return true;
+  if (!body.contains("messages") || !body["messages"].is_array()) return false;
+  return std::any_of(body["messages"].begin(), body["messages"].end(), [](const Json& m) {
+    return m.is_object() && m.contains("tools") && m["tools"].is_array() && !m["tools"].empty();
+  });
+}
+
+// Applies `fn` to every prompt string of the body, in place.
+void ForEachPromptText(Json* body, bool chat, const std::function<void(std::string*)>& fn) {
+  auto visit = [&](Json& value) {
+    if (value.is_string()) {
+      std::string text = value.get<std::string>();
+      fn(&text);
+      value = std::move(text);
+    }
+  };
+  if (!chat) {
+    if (!body->contains("prompt")) return;
+    Json& prompt = (*body)["prompt"];
+    if (prompt.is_array()) {
+      for (Json& p : prompt) visit(p);
+    } else {
+      visit(prompt);
+    }
+    return;
+  }
+  if (!body->contains("messages") || !(*body)["messages"].is_array()) return;
+  for (Json& message : (*body)["messages"]) {
+    if (!message.is_object() || !message.contains("content")) continue;
+    Json& content = message["content"];
+    if (content.is_array()) {
+      for (Json& part : content) {
+        if (part.is_object() && part.contains("text")) visit(part["text"]);
+      }
+    } else {
+      visit(content);
+    }
+  }
+}
+
+// Access rules; OK or the refusal.
+Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFacts& facts, Json* body,
+                   PolicyDecision* decision) {
+  if (rule == nullptr) {
+    return Status::PermissionDenied("the policy '" + policy.name + "' has no access rule for " + Caller(facts));
+  }
+  const bool any_model = std::find(rule->models.begin(), rule->models.end(), "*") != rule->models.end();
+  if (!any_model && std::find(rule->models.begin(), rule->models.end(), facts.model) == rule->models.end()) {
+    return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use the model '" + facts.model + "'");
+  }
+  if (!rule->tools && facts.chat && DeclaresTools(*body)) {
+    return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use tools");
+  }
+  if (!rule->thinking_max && facts.chat && body->contains("chat_template_kwargs") &&
+      (*body)["chat_template_kwargs"].is_object()) {
+    Json& kwargs = (*body)["chat_template_kwargs"];
+    if (kwargs.value("thinking_effort", Json()) == "max") {
+      kwargs["thinking_effort"] = "high";
+      decision->transformations.push_back("thinking_effort:max->high");
+    }
+  }
+  if (rule->max_output_tokens > 0) {
+    bool sent = false;
+    for (const char* field : {"max_completion_tokens", "max_tokens"}) {
+      if (!body->contains(field) || !(*body)[field].is_number_integer()) continue;
+      sent = true;
+      if ((*body)[field].get<int64_t>() > rule->max_output_tokens) {
+        return Status::InvalidArgument(std::string(field) + " exceeds the policy's limit of " +
+                                       std::to_string(rule->max_output_tokens) + " output tokens for " + Caller(facts));
+      }
+    }
+    if (!sent) {
+      (*body)["max_tokens"] = rule->max_output_tokens;
+      decision->transformations.push_back("max_tokens:" + std::to_string(rule->max_output_tokens));
+    }
+  }
+  return Status::OK();
+}
+
+bool HasBlockRule(const RedactionPolicy& r) {
+  auto blocks = [](const auto& rule) { return rule.action == Action::kBlock; };
+  return std::any_of(r.rules.begin(), r.rules.end(), blocks) ||
+         std::any_of(r.custom_patterns.begin(), r.custom_patterns.end(), blocks);
+}
+
+}  // namespace
+
+PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, nlohmann::ordered_json* body) {
+  const Policy& policy = active.policy;
+  PolicyDecision decision;
+  decision.policy_version = active.version;
+  if (Status access = CheckAccess(policy, policy.RuleFor(facts.role, facts.key_id), facts, body, &decision);
+      !access.ok()) {
+    return Deny(std::move(decision), std::move(access));
+  }
+
+  const bool rewrite = policy.redaction.before_model;
+  if (!rewrite && !HasBlockRule(policy.redaction)) return decision;
+  RedactionTally tally;
+  Json rewritten = *body;
+  ForEachPromptText(&rewritten, facts.chat, [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
+  if (std::optional<std::string> blocked = tally.BlockedCategory()) {
+    decision.redactions = tally.decisions();
+    return Deny(std::move(decision), Status::InvalidArgument("the prompt contains a value of the category '" + *blocked +
+                                                             "', which the policy '" + policy.name + "' blocks"));
+  }
+  if (rewrite) {
+    decision.redactions = tally.decisions();
+    *body = std::move(rewritten);
+  }
+  return decision;
+}
+
+std::vector<std::string> DecisionAuditEntries(const PolicyDecision& decision) {
+  std::vector<std::string> out;
+  for (const RedactionDecision& d : decision.redactions) {
+    out.push_back("redact:" + d.category + ":" + std::string(ActionName(d.action)) + ":" + std::to_string(d.count));
+  }
+  for (const std::string& t : decision.transformations) out.push_back(t);
+  return out;
+}
+
+}  // namespace kimi::policy

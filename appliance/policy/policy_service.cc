@@ -1,0 +1,97 @@
+#include "policy/policy_service.h"
+
+#include <chrono>
+
+#include "kimi/log.h"
+
+namespace kimi::policy {
+
+PolicyService::PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+                             std::function<int64_t()> clock_ms) {
+  Attach(store, secret, std::move(audit), std::move(clock_ms));
+}
+
+void PolicyService::Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+                           std::function<int64_t()> clock_ms) {
+  store_ = store;
+  secret_ = secret;
+  audit_ = std::move(audit);
+  clock_ms_ = std::move(clock_ms);
+}
+
+int64_t PolicyService::NowMs() const {
+  if (clock_ms_) return clock_ms_();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::shared_ptr<ActivePolicy>> PolicyService::Compile(int64_t version, const nlohmann::json& document) const {
+  auto active = std::make_shared<ActivePolicy>();
+  active->version = version;
+  active->document = document;
+  KIMI_ASSIGN_OR_RETURN(active->policy, ParsePolicy(document));
+  Result<std::unique_ptr<Redactor>> redactor = Redactor::Create(active->policy.redaction, secret_);
+  if (!redactor.ok()) return Status::InvalidArgument("the policy is invalid: /redaction: " + redactor.status().message());
+  active->redactor = std::move(redactor).value();
+  return active;
+}
+
+Status PolicyService::Start(const nlohmann::json& initial, const PolicyActor& system) {
+  if (store_ == nullptr) return Status::FailedPrecondition("the policy service has no store attached");
+  KIMI_ASSIGN_OR_RETURN(std::optional<StoredPolicy> latest, store_->Latest());
+  if (!latest) return Submit(initial, system).status();
+  nlohmann::json document = nlohmann::json::parse(latest->document, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) {
+    return Status::Corruption("stored policy version " + std::to_string(latest->version) + " is not JSON");
+  }
+  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<ActivePolicy> active, Compile(latest->version, document));
+  std::lock_guard<std::mutex> lock(mu_);
+  active_ = std::move(active);
+  return Status::OK();
+}
+
+std::shared_ptr<const ActivePolicy> PolicyService::Active() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return active_;
+}
+
+Result<int64_t> PolicyService::Submit(const nlohmann::json& document, const PolicyActor& actor) {
+  std::lock_guard<std::mutex> submit(submit_mu_);
+  // Compile first: a refused document touches neither the database nor the audit log.
+  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<ActivePolicy> candidate, Compile(0, document));
+  std::shared_ptr<const ActivePolicy> previous = Active();
+  const nlohmann::json before = previous ? previous->document : nlohmann::json::object();
+
+  StoredPolicy row;
+  row.created_ms = NowMs();
+  row.actor = actor.name;
+  row.name = candidate->policy.name;
+  row.document = document.dump();
+  KIMI_ASSIGN_OR_RETURN(int64_t version, store_->Append(row, [&](int64_t version) -> Status {
+    audit::AuditRecord record;
+    record.time_ms = row.created_ms;
+    record.actor = actor.name;
+    record.role = actor.role;
+    record.source = actor.source;
+    record.request_id = actor.request_id;
+    record.action = "policy.update";
+    record.target = "policy/" + std::to_string(version);
+    record.outcome = "ok";
+    record.detail = nlohmann::json{{"version", version},
+                                   {"previous", previous ? previous->version : 0},
+                                   {"name", row.name},
+                                   {"diff", nlohmann::json::diff(before, document)}}
+                        .dump();
+    return audit_ ? audit_(std::move(record)) : Status::OK();
+  }));
+
+  candidate->version = version;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = std::move(candidate);
+  }
+  log::Info("policy version installed", {{"version", version}, {"name", row.name}, {"actor", actor.name}});
+  return version;
+}
+
+}  // namespace kimi::policy

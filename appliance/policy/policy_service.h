@@ -1,0 +1,95 @@
+// PolicyService: the daemon's active policy and its history. Holds the active version (the
+// parsed Policy and its compiled Redactor) behind a shared pointer, so a request takes one
+// snapshot and keeps it for its whole life while an administrator installs a new version;
+// the next request sees the new one, no restart needed.
+//
+// Submit() validates a document (every error, with its JSON pointer), compiles it, stores it
+// as the next version and records an administrative audit act "policy.update" whose detail
+// is {"version", "previous", "name", "diff"} with the RFC 6902 patch from the previous
+// document, and only then activates it. Any failure (invalid document, database, audit
+// record) leaves the previous version active and nothing stored.
+//
+// Thread safety: Active() may be called from any thread at any time; Submit() calls are
+// serialised on their own mutex so each diff is taken against the version it replaces.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/record.h"
+#include "auth/server_secret.h"
+#include "kimi/status.h"
+#include "policy/policy.h"
+#include "policy/policy_store.h"
+#include "policy/redactor.h"
+
+namespace kimi::policy {
+
+// One installed version, immutable.
+struct ActivePolicy {
+  int64_t version = 0;
+  nlohmann::json document;
+  Policy policy;
+  std::unique_ptr<Redactor> redactor;
+};
+
+// Who changes the policy, for the audit record.
+struct PolicyActor {
+  std::string name;  // key id or user name; "kimi-appliance" at first start
+  std::string role;
+  std::string source;
+  std::string request_id;
+};
+
+// Records an administrative audit act and waits until it is committed.
+using AuditAct = std::function<Status(audit::AuditRecord)>;
+
+class PolicyService {
+ public:
+  // `store` and `secret` (may be null: then no rule may hash) outlive the service.
+  PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+                std::function<int64_t()> clock_ms = nullptr);
+  // Detached: Active() is null until Attach() and Start(). The daemon hands the service to
+  // the HTTP server before its database is open, and attaches it before serving.
+  PolicyService() = default;
+  // Precondition: no other thread uses the service yet.
+  void Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
+              std::function<int64_t()> clock_ms = nullptr);
+  PolicyService(const PolicyService&) = delete;
+  PolicyService& operator=(const PolicyService&) = delete;
+
+  // Activates the highest stored version; when none is stored, submits `initial` (the
+  // shipped default) as version 1. Errors: a stored version that no longer compiles, or the
+  // initial document refused.
+  Status Start(const nlohmann::json& initial, const PolicyActor& system);
+
+  // The active version; null before Start() succeeded.
+  std::shared_ptr<const ActivePolicy> Active() const;
+
+  // Installs `document` as the next version. InvalidArgument listing every error when the
+  // document is refused. Returns the new version.
+  Result<int64_t> Submit(const nlohmann::json& document, const PolicyActor& actor);
+
+  PolicyStore& store() { return *store_; }
+
+ private:
+  Result<std::shared_ptr<ActivePolicy>> Compile(int64_t version, const nlohmann::json& document) const;
+  int64_t NowMs() const;
+
+  PolicyStore* store_ = nullptr;
+  const auth::ServerSecret* secret_ = nullptr;
+  AuditAct audit_;
+  std::function<int64_t()> clock_ms_;
+
+  std::mutex submit_mu_;  // one Submit() at a time
+  mutable std::mutex mu_;
+  std::shared_ptr<const ActivePolicy> active_;  // guarded by mu_
+};
+
+}  // namespace kimi::policy

@@ -1,0 +1,128 @@
+// The policy store and service: versions kept, the active one loaded at start, a change
+// taking effect at once and audited with its diff, an invalid policy changing nothing.
+#include "policy/policy_service.h"
+
+#include <gtest/gtest.h>
+
+#include "policy/policy_test_util.h"
+
+namespace kimi::policy {
+namespace {
+
+using nlohmann::json;
+using testing::LoadShipped;
+using testing::ScratchStore;
+
+struct Recorder {
+  std::vector<audit::AuditRecord> records;
+  Status result = Status::OK();
+  AuditAct Act() {
+    return [this](audit::AuditRecord r) {
+      records.push_back(std::move(r));
+      return result;
+    };
+  }
+};
+
+const PolicyActor kAdmin{"alice", "admin", "127.0.0.1:1", "req-1"};
+
+TEST(PolicyServiceTest, FirstStartStoresTheDefaultAsVersionOne) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  PolicyService service(&store, nullptr, audit.Act());
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), {"kimi-appliance", "system", "", ""}).ok());
+  ASSERT_NE(service.Active(), nullptr);
+  EXPECT_EQ(service.Active()->version, 1);
+  EXPECT_EQ(service.Active()->policy.name, "default");
+  ASSERT_EQ(audit.records.size(), 1u);
+  EXPECT_EQ(audit.records[0].action, "policy.update");
+  EXPECT_EQ(audit.records[0].actor, "kimi-appliance");
+}
+
+TEST(PolicyServiceTest, ChangeTakesEffectAtOnceIsAuditedWithItsDiffAndSurvivesRestart) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  const auth::ServerSecret secret = auth::ServerSecret::FromBytes({});
+  {
+    PolicyService service(&store, &secret, audit.Act());
+    ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+    std::shared_ptr<const ActivePolicy> before = service.Active();
+    json changed = LoadShipped("default.json");
+    changed["content_logging"]["retention_days"] = 90;
+    Result<int64_t> v = service.Submit(changed, kAdmin);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_EQ(*v, 2);
+    EXPECT_EQ(service.Active()->policy.content_logging.retention_days, 90);
+    EXPECT_EQ(before->policy.content_logging.retention_days, 30);  // a snapshot stays as it was
+    ASSERT_EQ(audit.records.size(), 2u);
+    const audit::AuditRecord& r = audit.records[1];
+    EXPECT_EQ(r.actor, "alice");
+    EXPECT_EQ(r.role, "admin");
+    EXPECT_EQ(r.request_id, "req-1");
+    EXPECT_EQ(r.target, "policy/2");
+    const json detail = json::parse(r.detail);
+    EXPECT_EQ(detail["version"], 2);
+    EXPECT_EQ(detail["previous"], 1);
+    EXPECT_EQ(detail["diff"], json::parse(R"([{"op":"replace","path":"/content_logging/retention_days","value":90}])"));
+  }
+  PolicyService restarted(&store, &secret, audit.Act());
+  ASSERT_TRUE(restarted.Start(LoadShipped("default.json"), kAdmin).ok());
+  EXPECT_EQ(restarted.Active()->version, 2);
+  EXPECT_EQ(restarted.Active()->policy.content_logging.retention_days, 90);
+  EXPECT_EQ(audit.records.size(), 2u);  // nothing new stored at the restart
+  Result<std::vector<StoredPolicy>> versions = store.List();
+  ASSERT_TRUE(versions.ok());
+  ASSERT_EQ(versions->size(), 2u);
+  EXPECT_EQ((*versions)[1].actor, "alice");
+}
+
+TEST(PolicyServiceTest, InvalidPolicyChangesNothingAndListsEveryPath) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  PolicyService service(&store, nullptr, audit.Act());
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+  json bad = LoadShipped("default.json");
+  bad["content_logging"]["retention_days"] = -1;
+  bad["redaction"]["rules"][0]["action"] = "shred";
+  Result<int64_t> v = service.Submit(bad, kAdmin);
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(v.status().message().find("/content_logging/retention_days"), std::string::npos);
+  EXPECT_NE(v.status().message().find("/redaction/rules/0/action"), std::string::npos);
+  EXPECT_EQ(service.Active()->version, 1);
+  EXPECT_EQ(store.List()->size(), 1u);
+  EXPECT_EQ(audit.records.size(), 1u);
+}
+
+TEST(PolicyServiceTest, HashRuleWithoutSecretIsRefused) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  PolicyService service(&store, nullptr, nullptr);
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+  EXPECT_FALSE(service.Submit(LoadShipped("examples/bank.json"), kAdmin).ok());
+  EXPECT_EQ(service.Active()->version, 1);
+}
+
+TEST(PolicyServiceTest, FailedAuditRecordStoresNothing) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  PolicyService service(&store, nullptr, audit.Act());
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+  audit.result = Status::Unavailable("audit store down");
+  json changed = LoadShipped("default.json");
+  changed["name"] = "changed";
+  EXPECT_FALSE(service.Submit(changed, kAdmin).ok());
+  EXPECT_EQ(service.Active()->policy.name, "default");
+  EXPECT_EQ(store.List()->size(), 1u);
+  Result<std::optional<StoredPolicy>> latest = store.Latest();
+  ASSERT_TRUE(latest.ok() && latest->has_value());
+  EXPECT_EQ((*latest)->version, 1);
+  EXPECT_FALSE(store.Get(2)->has_value());
+}
+
+}  // namespace
+}  // namespace kimi::policy

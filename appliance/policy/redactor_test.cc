@@ -1,0 +1,103 @@
+#include "policy/redactor.h"
+
+#include <gtest/gtest.h>
+
+namespace kimi::policy {
+namespace {
+
+auth::ServerSecret Secret(uint8_t fill) {
+  std::array<uint8_t, 32> bytes;
+  bytes.fill(fill);
+  return auth::ServerSecret::FromBytes(bytes);
+}
+
+RedactionPolicy Rules(std::vector<RedactionRule> rules) {
+  RedactionPolicy p;
+  p.rules = std::move(rules);
+  return p;
+}
+
+TEST(RedactorTest, MasksWithTheCategoryAndCountsWithoutValues) {
+  auto r = Redactor::Create(Rules({{"iban", Action::kMask}, {"email", Action::kMask}}), nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RedactionTally tally;
+  std::string out = (*r)->Redact("Pay GB82WEST12345698765432 or DE89370400440532013000, mail a@b.io", &tally);
+  EXPECT_EQ(out, "Pay [REDACTED:IBAN] or [REDACTED:IBAN], mail [REDACTED:EMAIL]");
+  EXPECT_EQ(tally.decisions(), (std::vector<RedactionDecision>{{"iban", Action::kMask, 2}, {"email", Action::kMask, 1}}));
+  EXPECT_FALSE(tally.BlockedCategory().has_value());
+}
+
+TEST(RedactorTest, NearMissesStayAsWritten) {
+  auto r = Redactor::Create(Rules({{"iban", Action::kMask}, {"payment_card", Action::kMask}}), nullptr);
+  ASSERT_TRUE(r.ok());
+  RedactionTally tally;
+  const std::string text = "GB82WEST12345698765433 and 4111 1111 1111 1112";
+  EXPECT_EQ((*r)->Redact(text, &tally), text);
+  EXPECT_TRUE(tally.decisions().empty());
+}
+
+TEST(RedactorTest, HashIsKeyedAndStable) {
+  const auth::ServerSecret a = Secret(1), b = Secret(2);
+  auto ra = Redactor::Create(Rules({{"payment_card", Action::kHash}}), &a);
+  auto rb = Redactor::Create(Rules({{"payment_card", Action::kHash}}), &b);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  RedactionTally tally;
+  std::string one = (*ra)->Redact("4111111111111111", &tally);
+  std::string two = (*ra)->Redact("4111111111111111", &tally);
+  std::string other_value = (*ra)->Redact("5555555555554444", &tally);
+  std::string other_secret = (*rb)->Redact("4111111111111111", &tally);
+  EXPECT_EQ(one, two);
+  EXPECT_TRUE(one.starts_with("[HASH:PAYMENT_CARD:")) << one;
+  EXPECT_EQ(one.size(), std::string("[HASH:PAYMENT_CARD:]").size() + 16);
+  EXPECT_NE(one, other_value);
+  EXPECT_NE(one, other_secret);
+  EXPECT_EQ(one.find("4111"), std::string::npos);
+  EXPECT_EQ(tally.decisions()[0].count, 4);
+}
+
+TEST(RedactorTest, HashWithoutSecretIsRefused) {
+  EXPECT_FALSE(Redactor::Create(Rules({{"iban", Action::kHash}}), nullptr).ok());
+}
+
+TEST(RedactorTest, BlockNamesTheCategory) {
+  auto r = Redactor::Create(Rules({{"payment_card", Action::kBlock}, {"email", Action::kMask}}), nullptr);
+  ASSERT_TRUE(r.ok());
+  RedactionTally tally;
+  (*r)->Redact("mail a@b.io card 4111-1111-1111-1111", &tally);
+  EXPECT_EQ(tally.BlockedCategory(), "payment_card");
+}
+
+TEST(RedactorTest, MedicalRecordAndCustomPatterns) {
+  RedactionPolicy p = Rules({{"medical_record", Action::kMask}, {"phone", Action::kMask}});
+  p.medical_record_pattern = R"(\bMRN-[0-9]{7}\b)";
+  p.custom_patterns.push_back({"employee_id", R"(EMP-[0-9]{5})", Action::kMask});
+  auto r = Redactor::Create(p, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RedactionTally tally;
+  EXPECT_EQ((*r)->Redact("Bệnh nhân MRN-0012345, nhân viên EMP-00042, gọi 0912 345 678", &tally),
+            "Bệnh nhân [REDACTED:MEDICAL_RECORD], nhân viên [REDACTED:EMPLOYEE_ID], gọi [REDACTED:PHONE]");
+}
+
+TEST(RedactorTest, MedicalRecordWithoutPatternIsRefused) {
+  EXPECT_FALSE(Redactor::Create(Rules({{"medical_record", Action::kMask}}), nullptr).ok());
+}
+
+TEST(RedactorTest, OverlapsKeepTheEarliestLongestFinding) {
+  // A card number also reads as digits a phone detector could see; the card wins.
+  auto r = Redactor::Create(Rules({{"phone", Action::kMask}, {"payment_card", Action::kMask}}), nullptr);
+  ASSERT_TRUE(r.ok());
+  RedactionTally tally;
+  EXPECT_EQ((*r)->Redact("card 4111 1111 1111 1111", &tally), "card [REDACTED:PAYMENT_CARD]");
+  EXPECT_EQ(tally.decisions().size(), 1u);
+}
+
+TEST(RedactorTest, NoRulesLeavesTextAlone) {
+  auto r = Redactor::Create(RedactionPolicy{}, nullptr);
+  ASSERT_TRUE(r.ok());
+  RedactionTally tally;
+  EXPECT_TRUE((*r)->empty());
+  EXPECT_EQ((*r)->Redact("a@b.io", &tally), "a@b.io");
+}
+
+}  // namespace
+}  // namespace kimi::policy

@@ -1,0 +1,104 @@
+"""Policies through the real daemon: the shipped default active at first start, a new version
+uploaded and listed, an invalid one refused with the JSON pointer of every error while the
+previous stays active, the change audited with its diff, and a prompt holding a card number
+refused under a blocking policy with a 400 that names the category and not the value.
+No model is loaded: the policy step runs before a backend is chosen.
+"""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from audit_test import read_records  # noqa: E402
+from daemon_harness import Daemon, create_api_key, post_json, request  # noqa: E402
+
+POLICIES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "policies")
+
+
+def load_policy(relative):
+    with open(os.path.join(POLICIES, relative), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def chat(text):
+    return {"model": "kimi-k3", "messages": [{"role": "user", "content": text}], "max_tokens": 8}
+
+
+class PolicyTest(unittest.TestCase):
+    def setUp(self):
+        self.daemon = Daemon()
+
+    def tearDown(self):
+        self.daemon.close()
+
+    def active(self):
+        reply = request(self.daemon, "GET", "/admin/v1/policies")
+        self.assertEqual(reply.status, 200, reply.body)
+        return reply.json()
+
+    def test_default_is_version_one(self):
+        listed = self.active()
+        self.assertEqual(listed["active_version"], 1)
+        self.assertEqual(listed["active"], load_policy("default.json"))
+        self.assertEqual([v["version"] for v in listed["versions"]], [1])
+        one = request(self.daemon, "GET", "/admin/v1/policies/1")
+        self.assertEqual(one.status, 200)
+        self.assertEqual(one.json()["document"]["name"], "default")
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/policies/9").status, 404)
+
+    def test_upload_block_and_audit(self):
+        # Under the default a card number passes the policy (no model: 503, not 400).
+        before = post_json(self.daemon, "/v1/chat/completions", chat("card 4111 1111 1111 1111"))
+        self.assertEqual(before.status, 503, before.body)
+
+        uploaded = post_json(self.daemon, "/admin/v1/policies", load_policy("examples/bank.json"))
+        self.assertEqual(uploaded.status, 201, uploaded.body)
+        self.assertEqual(uploaded.json()["version"], 2)
+        self.assertEqual(self.active()["active_version"], 2)
+
+        # The next request is under the new version, without a restart.
+        blocked = post_json(self.daemon, "/v1/chat/completions", chat("Thẻ của tôi: 4111 1111 1111 1111"))
+        self.assertEqual(blocked.status, 400, blocked.body)
+        error = blocked.json()["error"]
+        self.assertIn("payment_card", error["message"])
+        self.assertNotIn("4111", error["message"])
+        # A near miss (Luhn fails) is not blocked.
+        near = post_json(self.daemon, "/v1/chat/completions", chat("order 4111 1111 1111 1112"))
+        self.assertEqual(near.status, 503, near.body)
+
+        records = [r for r in read_records(self.daemon.data_dir) if r["action"] == "policy.update"]
+        self.assertEqual([r["target"] for r in records], ["policy/1", "policy/2"])
+        detail = json.loads(records[1]["detail"])
+        self.assertEqual(detail["previous"], 1)
+        self.assertIn({"op": "replace", "path": "/name", "value": "bank"}, detail["diff"])
+        self.assertEqual(records[1]["actor"], self.daemon.api_key_id)
+
+    def test_invalid_policy_lists_every_path_and_changes_nothing(self):
+        bad = load_policy("default.json")
+        bad["content_logging"]["retention_days"] = 0
+        bad["redaction"]["rules"][0]["action"] = "shred"
+        bad["access"]["rules"][1]["subject"] = "role:root"
+        reply = post_json(self.daemon, "/admin/v1/policies", bad)
+        self.assertEqual(reply.status, 400, reply.body)
+        message = reply.json()["error"]["message"]
+        for path in ("/content_logging/retention_days", "/redaction/rules/0/action", "/access/rules/1/subject"):
+            self.assertIn(path, message)
+        listed = self.active()
+        self.assertEqual(listed["active_version"], 1)
+        self.assertEqual(len(listed["versions"]), 1)
+
+    def test_permissions(self):
+        auditor, _ = create_api_key(self.daemon.data_dir, "auditor", "auditor")
+        user, _ = create_api_key(self.daemon.data_dir, "user", "user")
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/policies", auth=auditor).status, 200)
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/policies", auth=user).status, 403)
+        body = json.dumps(load_policy("default.json")).encode()
+        refused = request(self.daemon, "POST", "/admin/v1/policies", {"Content-Type": "application/json"}, body,
+                          auth=auditor)
+        self.assertEqual(refused.status, 403)
+
+
+if __name__ == "__main__":
+    unittest.main()
