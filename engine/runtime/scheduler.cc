@@ -227,7 +227,7 @@ void Scheduler::RunBatch() {
   for (auto& seq : running_) {
     if (budget <= 0) break;
     const int64_t context = int64_t(seq->context.size());
-    if (seq->done || seq->preempted || seq->next_input >= 0) continue;
+    if (seq->done || seq->preempted || seq->next_input >= 0 || seq->prefilled >= context) continue;
     int64_t end = seq->prefilled + std::min(context - seq->prefilled, budget);
     // With prefix caching a chunk that crosses a page boundary stops at the last one it
     // crosses, so the KDA state can be snapshotted there.
