@@ -97,10 +97,8 @@ void Scheduler::Admit() {
   // gives way (LRU) to a request that needs its memory.
   while (!waiting_.empty() && int64_t(running_.size()) < options_.max_num_seqs) {
     Sequence& head = *waiting_.front();
-    if (head.generated.empty()) {
-      head.context = head.request.prompt;
-    } else {  // recompute after a preemption
-      head.context = head.request.prompt;
+    head.context = head.request.prompt;
+    if (!head.generated.empty()) {  // recompute after a preemption: all but the last generated token
       head.context.insert(head.context.end(), head.generated.begin(), head.generated.end() - 1);
     }
     const int64_t context_tokens = int64_t(head.context.size());
