@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,6 +37,7 @@
 #include "policy/default_policy.h"
 #include "policy/policy_service.h"
 #include "policy/policy_store.h"
+#include "kimi/runtime.h"
 #include "store/store.h"
 
 namespace {
@@ -218,6 +220,18 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
   auto& kda_slots = registry.AddGauge("kimi_engine_kda_slots_used", "KDA state slots held by running sequences.");
   auto& prefix = registry.AddGauge("kimi_engine_prefix_cache", "Prefix cache since start: lookups and hits in requests "
                                    "and prompt tokens, evictions; held pages, snapshots and bytes now.", {"kind"});
+  auto& preemptions = registry.AddGauge("kimi_engine_preemptions", "Sequences preempted since start: state freed "
+                                        "when memory ran out, recomputed when readmitted.");
+  const std::vector<double> bounds(std::begin(kimi::LatencyHistogram::kUpperBounds),
+                                   std::end(kimi::LatencyHistogram::kUpperBounds));
+  auto latency = [&](const char* name, const char* help) -> kimi::metrics::Histogram& {
+    return registry.AddHistogram(name, help, {}, bounds).WithLabels({});
+  };
+  auto& ttft = latency("kimi_engine_time_to_first_token_seconds", "Engine requests: submitted to first token sampled.");
+  auto& itl = latency("kimi_engine_inter_token_latency_seconds", "Engine requests: between consecutive tokens.");
+  auto& queue = latency("kimi_engine_queue_time_seconds", "Engine requests: submitted to admitted into the running batch.");
+  auto& e2e = latency("kimi_engine_e2e_request_latency_seconds", "Engine requests that finished (stop or length): "
+                      "submitted to last token.");
   return [&, &backend = backend] {
     std::shared_ptr<kimi::ChatService> service = backend.service();
     if (service == nullptr) return;
@@ -243,6 +257,16 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
     prefix.WithLabels({"pages"}).Set(double(c.prefix_cache_pages));
     prefix.WithLabels({"snapshots"}).Set(double(c.prefix_cache_snapshots));
     prefix.WithLabels({"bytes"}).Set(double(c.prefix_cache_bytes));
+    preemptions.WithLabels({}).Set(double(c.preemptions));
+    auto assign = [](kimi::metrics::Histogram& to, const kimi::LatencyHistogram& from) {
+      uint64_t counts[kimi::LatencyHistogram::kBuckets];
+      for (size_t i = 0; i < kimi::LatencyHistogram::kBuckets; ++i) counts[i] = uint64_t(from.counts[i]);
+      to.Assign(counts, from.sum_seconds);
+    };
+    assign(ttft, c.time_to_first_token);
+    assign(itl, c.inter_token);
+    assign(queue, c.queue_time);
+    assign(e2e, c.end_to_end);
   };
 }
 

@@ -77,6 +77,14 @@ void Histogram::Observe(double value) {
   AtomicAdd(sum_, value);
 }
 
+void Histogram::Assign(std::span<const uint64_t> counts, double sum) {
+  if (counts.size() != bounds_.size() + 1) {
+    Fatal("histogram assigned " + std::to_string(counts.size()) + " buckets, has " + std::to_string(bounds_.size() + 1));
+  }
+  for (size_t i = 0; i < counts.size(); ++i) buckets_[i].store(counts[i], std::memory_order_relaxed);
+  sum_.store(sum, std::memory_order_relaxed);
+}
+
 Histogram::Snapshot Histogram::Read() const {
   Snapshot s;
   s.bounds = bounds_;

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,10 @@ class Histogram {
   // `bounds`: strictly increasing upper bounds, without +Inf.
   explicit Histogram(std::vector<double> bounds);
   void Observe(double value);
+  // Replaces the buckets and sum with those of a histogram kept elsewhere (read when scraped).
+  // `counts`: observations per bucket, not cumulative, one per bound then +Inf; another size is
+  // a programming error and aborts.
+  void Assign(std::span<const uint64_t> counts, double sum);
 
   struct Snapshot {
     std::vector<double> bounds;

@@ -42,6 +42,22 @@ TEST(MetricsTest, HistogramBucketsAreCumulativeWithInfSumAndCount) {
             "app_latency_seconds_count{route=\"a\"} 4\n");
 }
 
+TEST(MetricsTest, AssignedHistogramRendersWhatItWasGiven) {
+  Registry r;
+  auto& h = r.AddHistogram("app_wait_seconds", "Wait.", {}, {0.1, 1});
+  h.WithLabels({}).Observe(0.5);  // replaced by the assignment
+  const uint64_t counts[] = {2, 0, 1};
+  h.WithLabels({}).Assign(counts, 3.25);
+  EXPECT_EQ(r.RenderText(),
+            "# HELP app_wait_seconds Wait.\n"
+            "# TYPE app_wait_seconds histogram\n"
+            "app_wait_seconds_bucket{le=\"0.1\"} 2\n"
+            "app_wait_seconds_bucket{le=\"1\"} 2\n"
+            "app_wait_seconds_bucket{le=\"+Inf\"} 3\n"
+            "app_wait_seconds_sum 3.25\n"
+            "app_wait_seconds_count 3\n");
+}
+
 TEST(MetricsTest, EscapingAndValues) {
   EXPECT_EQ(EscapeLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
   EXPECT_EQ(FormatValue(1.0 / 0.0), "+Inf");

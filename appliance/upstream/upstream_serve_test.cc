@@ -254,6 +254,24 @@ TEST_F(UpstreamServeTest, ClientGoneFreesTheWorkersSequence) {
   EXPECT_EQ(MetricValue(worker_->url(), "kimi_engine_requests_running"), 0);
 }
 
+// The worker's /metrics carries the runtime's latency histograms and preemption counter.
+TEST_F(UpstreamServeTest, WorkerMetricsHaveLatencyHistograms) {
+  UpstreamBackend backend = Backend();
+  RecordingSink sink;
+  Json body = GreedyBody(false);
+  body["max_tokens"] = 3;
+  ASSERT_TRUE(backend.Generate(ApiRequest(body), sink, nullptr).ok());
+  for (const char* name : {"kimi_engine_time_to_first_token_seconds", "kimi_engine_queue_time_seconds",
+                           "kimi_engine_e2e_request_latency_seconds"}) {
+    const double count = MetricValue(worker_->url(), std::string(name) + "_count");
+    EXPECT_GE(count, 1) << name;
+    EXPECT_EQ(MetricValue(worker_->url(), std::string(name) + "_bucket{le=\"+Inf\"}"), count) << name;
+    EXPECT_GE(MetricValue(worker_->url(), std::string(name) + "_sum"), 0) << name;
+  }
+  EXPECT_GE(MetricValue(worker_->url(), "kimi_engine_inter_token_latency_seconds_count"), 0);
+  EXPECT_EQ(MetricValue(worker_->url(), "kimi_engine_preemptions_total"), 0);
+}
+
 TEST_F(UpstreamServeTest, WorkerRefusalsArriveAsInvalidArgument) {
   UpstreamBackend backend = Backend();
   RecordingSink sink;

@@ -102,7 +102,7 @@ class Runtime::Impl {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      incoming_.push_back({std::move(channel), std::move(request), Clock::now(), need});
+      incoming_.push_back({std::move(channel), std::move(request), Clock::now()});
       ++snapshot_.waiting;
     }
     wake_.notify_all();

@@ -2,6 +2,7 @@
 //
 //   kimi-bench-runtime [--preset k3-mini] [--model DIR] [--streams 1,4,16,64] [--prompt 32]
 //                      [--tokens 32] [--batch-tokens 512] [--threads 0]
+//   kimi-bench-runtime ... --mixed-long 1024 [--streams 4] [--tokens 64]
 //
 // Without --model, a synthetic model of the preset is written into a temp dir and removed at
 // the end. For each stream count, that many greedy requests (distinct prompts) are submitted at
@@ -16,6 +17,12 @@
 //   runtime's counters and the process CPU clock every 5 ms);
 // - TTFT and inter-token latency, median and p99 over all requests and gaps.
 // Then the 16-to-1 ratios and the p99 inter-token latency at 16 streams over the 1-stream median.
+//
+// With --mixed-long L (mixed load): for each stream count N, N greedy decodes run twice, once
+// alone and once with an L-token prompt submitted as soon as every decode has its first token;
+// printed: the inter-token latency (median, p99, max) of the decodes' gaps in each case, and the
+// long request's time to first token. Chunked prefill (--batch-tokens B < L) spreads the long
+// prompt over ceil(L / (B - N)) steps beside the decodes; B >= L + N runs it in one step.
 // Prints figures; asserts nothing.
 #include <time.h>
 #include <unistd.h>
@@ -151,12 +158,99 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
   return f;
 }
 
+struct MixedFigures {
+  double itl_p50 = 0, itl_p99 = 0, itl_max = 0;  // ms, the decodes' gaps
+  double long_ttft = 0;                          // ms, the long request
+};
+
+// N decodes; with long_prompt > 0, a long prompt arrives once each decode has its first token.
+MixedFigures RunMixed(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int64_t tokens, int64_t long_prompt,
+                      int salt) {
+  using namespace kimi;
+  const int64_t vocab = runtime.model().config().vocab_size;
+  auto request = [&](int64_t length, int id, int64_t max_tokens) {
+    GenerationRequest r;
+    for (int64_t i = 0; i < length; ++i) r.prompt.push_back(int32_t((id * 977 + salt * 7919 + i * 31 + 3) % vocab));
+    r.sampling.temperature = 0;
+    r.max_tokens = max_tokens;
+    return r;
+  };
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (int s = 0; s < streams; ++s) handles.push_back(runtime.Submit(request(prompt_tokens, s, tokens)));
+  GenerationEvent e;
+  for (auto& h : handles) h->Next(&e);  // every decode has its first token
+  std::unique_ptr<RequestHandle> long_handle;
+  if (long_prompt > 0) long_handle = runtime.Submit(request(long_prompt, 1000, 1));
+  std::vector<double> itl;
+  for (auto& h : handles) {
+    while (h->Next(&e)) {
+      if (e.kind != GenerationEvent::Kind::kFinish) continue;
+      for (double gap : e.stats.inter_token_seconds) itl.push_back(gap * 1e3);
+    }
+  }
+  MixedFigures f;
+  if (long_handle) {
+    while (long_handle->Next(&e)) {
+      if (e.kind == GenerationEvent::Kind::kFinish) f.long_ttft = e.stats.time_to_first_token_seconds * 1e3;
+      if (e.kind == GenerationEvent::Kind::kError) std::fprintf(stderr, "long: %s\n", e.error.ToString().c_str());
+    }
+  }
+  f.itl_p50 = Percentile(itl, 0.5);
+  f.itl_p99 = Percentile(itl, 0.99);
+  f.itl_max = itl.empty() ? 0 : *std::max_element(itl.begin(), itl.end());
+  return f;
+}
+
 std::vector<int> ParseList(const std::string& text) {
   std::vector<int> out;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) out.push_back(std::stoi(item));
   return out;
+}
+
+void PrintMixed(kimi::Runtime& runtime, const std::vector<int>& stream_counts, int64_t prompt, int64_t tokens,
+                int64_t long_prompt) {
+  std::printf("mixed load: decodes alone, then with a %lld-token prompt arriving once each has its first token\n",
+              static_cast<long long>(long_prompt));
+  std::printf("%8s %26s %26s %16s\n", "streams", "alone ITL p50/p99/max ms", "with long ITL p50/p99/max",
+              "long TTFT ms");
+  int salt = 0;
+  for (int streams : stream_counts) {
+    const MixedFigures alone = RunMixed(runtime, streams, prompt, tokens, 0, ++salt);
+    const MixedFigures mixed = RunMixed(runtime, streams, prompt, tokens, long_prompt, ++salt);
+    std::printf("%8d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %16.1f\n", streams, alone.itl_p50, alone.itl_p99,
+                alone.itl_max, mixed.itl_p50, mixed.itl_p99, mixed.itl_max, mixed.long_ttft);
+    std::fflush(stdout);
+  }
+}
+
+void PrintLoad(kimi::Runtime& runtime, const std::vector<int>& stream_counts, int64_t prompt, int64_t tokens) {
+  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
+              "busy decode", "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
+  std::map<int, Figures> results;
+  for (int streams : stream_counts) {
+    const Figures f = RunLoad(runtime, streams, prompt, tokens);
+    results[streams] = f;
+    // No window when the first stream finishes before the last one has its prompt consumed.
+    auto rate = [](double r) {
+      char text[32] = "n/a";
+      if (r > 0) std::snprintf(text, sizeof(text), "%.2f", r);
+      return std::string(text);
+    };
+    std::printf("%8d %10.2f %12s %11.2f %12s %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate,
+                rate(f.decode_rate).c_str(), f.busy_rate, rate(f.busy_decode_rate).c_str(), f.ttft_p50, f.ttft_p99,
+                f.itl_p50, f.itl_p99);
+    std::fflush(stdout);
+  }
+  if (results.count(1) && results.count(16)) {
+    const Figures &one = results[1], &sixteen = results[16];
+    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx, busy decode %.2fx; "
+                "p99 ITL at 16 / median ITL at 1: %.2fx\n",
+                sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate,
+                sixteen.busy_rate / one.busy_rate, sixteen.busy_decode_rate / one.busy_decode_rate,
+                sixteen.itl_p99 / one.itl_p50);
+  }
 }
 
 }  // namespace
@@ -166,7 +260,7 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   std::map<std::string, std::string> args = {{"--preset", "k3-mini"}, {"--model", ""},       {"--streams", "1,4,16,64"},
                                              {"--prompt", "32"},      {"--tokens", "32"},    {"--batch-tokens", "512"},
-                                             {"--threads", "0"}};
+                                             {"--threads", "0"},      {"--mixed-long", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (args.count(argv[i]) == 0) {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -200,7 +294,9 @@ int main(int argc, char** argv) {
   const std::vector<int> stream_counts = ParseList(args["--streams"]);
   const int64_t prompt = std::stoll(args["--prompt"]), tokens = std::stoll(args["--tokens"]);
   RuntimeOptions options;
-  options.max_num_seqs = std::max(1, *std::max_element(stream_counts.begin(), stream_counts.end()));
+  const int64_t long_prompt = std::stoll(args["--mixed-long"]);
+  // In mixed load the long request runs beside the decodes.
+  options.max_num_seqs = std::max(1, *std::max_element(stream_counts.begin(), stream_counts.end())) + (long_prompt > 0);
   options.max_num_batched_tokens = std::max<int64_t>(std::stoll(args["--batch-tokens"]), options.max_num_seqs);
   options.memory_budget_bytes = uint64_t(2) << 30;
   auto runtime = Runtime::Create(std::move(model).value(), options);
@@ -212,34 +308,15 @@ int main(int argc, char** argv) {
               "max_num_batched_tokens %lld\n",
               dir.c_str(), (*runtime)->model().threads(), static_cast<long long>(prompt),
               static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens));
-  std::printf("%8s %10s %12s %11s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
-              "busy decode", "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
-  std::map<int, Figures> results;
-  for (int streams : stream_counts) {
-    const Figures f = RunLoad(**runtime, streams, prompt, tokens);
-    results[streams] = f;
-    // No window when the first stream finishes before the last one has its prompt consumed.
-    auto rate = [](double r) {
-      char text[32] = "n/a";
-      if (r > 0) std::snprintf(text, sizeof(text), "%.2f", r);
-      return std::string(text);
-    };
-    std::printf("%8d %10.2f %12s %11.2f %12s %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate,
-                rate(f.decode_rate).c_str(), f.busy_rate, rate(f.busy_decode_rate).c_str(), f.ttft_p50, f.ttft_p99,
-                f.itl_p50, f.itl_p99);
-    std::fflush(stdout);
-  }
-  if (results.count(1) && results.count(16)) {
-    const Figures &one = results[1], &sixteen = results[16];
-    std::printf("16-to-1 aggregate: decode %.2fx, e2e %.2fx, busy %.2fx, busy decode %.2fx; "
-                "p99 ITL at 16 / median ITL at 1: %.2fx\n",
-                sixteen.decode_rate / one.decode_rate, sixteen.e2e_rate / one.e2e_rate,
-                sixteen.busy_rate / one.busy_rate, sixteen.busy_decode_rate / one.busy_decode_rate,
-                sixteen.itl_p99 / one.itl_p50);
+  if (long_prompt > 0) {
+    PrintMixed(**runtime, stream_counts, prompt, tokens, long_prompt);
+  } else {
+    PrintLoad(**runtime, stream_counts, prompt, tokens);
   }
   const RuntimeCounters c = (*runtime)->Counters();
-  std::printf("steps %lld, prefix cache hits %lld of %lld\n", static_cast<long long>(c.steps),
-              static_cast<long long>(c.prefix_cache_hits), static_cast<long long>(c.prefix_cache_queries));
+  std::printf("steps %lld, prefix cache hits %lld of %lld, preemptions %lld\n", static_cast<long long>(c.steps),
+              static_cast<long long>(c.prefix_cache_hits), static_cast<long long>(c.prefix_cache_queries),
+              static_cast<long long>(c.preemptions));
   runtime->reset();
   if (!temp.empty()) fs::remove_all(temp);
   return 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -264,6 +265,99 @@ TEST_F(RuntimeTest, RequestLargerThanTheBudgetGetsAClearErrorWhileOthersComplete
   const RuntimeCounters c = IdleCounters(*runtime);
   EXPECT_EQ(c.requests_refused, 1);
   EXPECT_EQ(c.requests_finished, 4);
+}
+
+// A budget that holds the worst case of only a few requests at once: admission reserves the
+// context and first decode of each, so more run than the worst case allows; when a decode needs
+// a page the budget cannot give, the newest sequence is preempted and later recomputes its
+// prompt and generated tokens. Every request still produces exactly what it produces alone, and
+// the reservations and the prefix cache never exceed the budget.
+TEST_F(RuntimeTest, TightBudgetPreemptsTheNewestAndEveryRequestStillProducesWhatItProducesAlone) {
+  int64_t vocab = 0;
+  uint64_t slot = 0, page = 0;
+  {
+    auto probe = Start({});
+    vocab = probe->model().config().vocab_size;
+    slot = probe->StateBytesFor(0);
+    page = probe->StateBytesFor(1) - slot;
+  }
+  // Prompts of 1..40 tokens and 20..36 more: at most 5 pages of 16 tokens each, 1..3 of them at
+  // admission. Room for three KDA slots and 6 pages: three run, and they outgrow it.
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 10; ++i) requests.push_back(Greedy(Tokens(1 + (i * 23) % 40, 2100 + i, vocab), 20 + (i * 5) % 17));
+  const auto alone = Alone(requests);
+
+  RuntimeOptions options;
+  options.max_num_seqs = 10;
+  options.max_num_batched_tokens = 48;
+  options.memory_budget_bytes = 3 * slot + 6 * page;
+  auto runtime = Start(options);
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (const auto& r : requests) handles.push_back(runtime->Submit(r));
+  for (RuntimeCounters c = runtime->Counters(); c.requests_finished < int64_t(requests.size()); c = runtime->Counters()) {
+    ASSERT_LE(c.memory_reserved_bytes + c.prefix_cache_bytes, options.memory_budget_bytes);
+    ASSERT_LE(uint64_t(c.mla_pages_used) * c.mla_page_bytes, options.memory_budget_bytes);
+    ASSERT_EQ(c.requests_refused + c.requests_cancelled, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Outcome together = Collect(*handles[i]);
+    ASSERT_TRUE(together.error.ok()) << together.error.ToString();
+    EXPECT_EQ(together.reason, FinishReason::kLength);
+    EXPECT_EQ(together.tokens, alone[i].tokens) << "request " << i;
+    EXPECT_EQ(together.stats.completion_tokens, requests[i].max_tokens);
+    EXPECT_EQ(together.stats.inter_token_seconds.size(), size_t(requests[i].max_tokens - 1));
+  }
+  handles.clear();
+  const RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_GT(c.preemptions, 0);
+  EXPECT_EQ(c.requests_finished, int64_t(requests.size()));
+  EXPECT_EQ(c.memory_reserved_bytes, 0u);
+  EXPECT_EQ(c.kda_slots_used, 0);
+  EXPECT_EQ(c.end_to_end.count, int64_t(requests.size()));
+  EXPECT_EQ(c.queue_time.count, int64_t(requests.size()));  // once per request, not per admission
+  int64_t expected_tokens = 0;
+  for (const auto& r : requests) expected_tokens += r.max_tokens;
+  EXPECT_EQ(c.tokens_generated, expected_tokens);  // recomputed tokens are not emitted twice
+  std::printf("preemptions: %lld, prompt tokens processed: %lld\n", (long long)c.preemptions,
+              (long long)c.prompt_tokens_processed);
+}
+
+// A preempted request that is cancelled while it waits to be readmitted ends cancelled, and
+// the others are unaffected.
+TEST_F(RuntimeTest, CancellingWhileWaitingEndsTheRequestAndLeavesTheRestCorrect) {
+  int64_t vocab = 0;
+  uint64_t slot = 0, page = 0;
+  {
+    auto probe = Start({});
+    vocab = probe->model().config().vocab_size;
+    slot = probe->StateBytesFor(0);
+    page = probe->StateBytesFor(1) - slot;
+  }
+  std::vector<GenerationRequest> requests;
+  for (int i = 0; i < 5; ++i) requests.push_back(Greedy(Tokens(8 + 4 * i, 3100 + i, vocab), 24));
+  const auto alone = Alone(requests);
+  RuntimeOptions options;
+  options.max_num_seqs = 5;
+  options.max_num_batched_tokens = 48;
+  options.memory_budget_bytes = 2 * slot + 5 * page;
+  auto runtime = Start(options);
+  std::vector<std::unique_ptr<RequestHandle>> handles;
+  for (const auto& r : requests) handles.push_back(runtime->Submit(r));
+  handles.back()->Cancel();  // waiting, running or preempted: it ends cancelled all the same
+  const Outcome cancelled = Collect(*handles.back());
+  ASSERT_TRUE(cancelled.finished);
+  EXPECT_EQ(cancelled.reason, FinishReason::kCancelled);
+  for (size_t i = 0; i + 1 < requests.size(); ++i) {
+    const Outcome out = Collect(*handles[i]);
+    ASSERT_TRUE(out.error.ok()) << out.error.ToString();
+    EXPECT_EQ(out.tokens, alone[i].tokens) << "request " << i;
+  }
+  handles.clear();
+  const RuntimeCounters c = IdleCounters(*runtime);
+  EXPECT_EQ(c.requests_finished, int64_t(requests.size()) - 1);
+  EXPECT_EQ(c.requests_cancelled, 1);
+  EXPECT_EQ(c.memory_reserved_bytes, 0u);
 }
 
 // A repeated system prompt: the requests after the first reuse its cached MLA pages and KDA

@@ -44,18 +44,29 @@ Scheduler::Scheduler(Model& model, const RuntimeOptions& options)
   counters_.kda_slot_bytes = sizer_.fixed_bytes();
 }
 
-void Scheduler::Enqueue(WaitingRequest request) { waiting_.push_back(std::move(request)); }
+void Scheduler::Enqueue(WaitingRequest request) {
+  auto seq = std::make_unique<Sequence>();
+  seq->channel = std::move(request.channel);
+  seq->request = std::move(request.request);
+  seq->sampler.emplace(seq->request.sampling, vocab_size_, next_seed_++);
+  if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
+  seq->stop.emplace(seq->request.stop);
+  seq->submitted = request.submitted;
+  seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
+  waiting_.push_back(std::move(seq));
+}
 
 void Scheduler::Step() {
   DropCancelled();
   Admit();
   RunBatch();
+  RequeuePreempted();
   RemoveDone();
   ++counters_.steps;
 }
 
 void Scheduler::CancelAll() {
-  for (auto& w : waiting_) w.channel->Cancel();
+  for (auto& w : waiting_) w->channel->Cancel();
   for (auto& s : running_) s->channel->Cancel();
   DropCancelled();
   RemoveDone();
@@ -63,17 +74,13 @@ void Scheduler::CancelAll() {
 
 void Scheduler::DropCancelled() {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
-    if (!it->channel->cancelled()) {
+    Sequence& seq = **it;
+    if (!seq.channel->cancelled()) {
       ++it;
       continue;
     }
-    GenerationEvent event;
-    event.kind = GenerationEvent::Kind::kFinish;
-    event.finish_reason = FinishReason::kCancelled;
-    event.stats.prompt_tokens = int64_t(it->request.prompt.size());
-    event.stats.queue_seconds = Seconds(Clock::now() - it->submitted);
-    it->channel->Push(std::move(event));
-    ++counters_.requests_cancelled;
+    if (!seq.admitted_before) seq.stats.queue_seconds = Seconds(Clock::now() - seq.submitted);
+    Finish(seq, FinishReason::kCancelled);
     it = waiting_.erase(it);
   }
   for (auto& seq : running_) {
@@ -84,57 +91,82 @@ void Scheduler::DropCancelled() {
 
 void Scheduler::Admit() {
   // First come, first served: a request that does not fit yet blocks those behind it, so a
-  // large request is not starved by a stream of small ones. The prefix cache gives way (LRU)
-  // to a request that needs its memory.
-  const uint64_t budget = options_.memory_budget_bytes;
+  // large request is not starved by a stream of small ones (and a preempted one, at the head,
+  // comes back first). Admission reserves the KDA slot and the pages of the context and of the
+  // first decode; later pages are reserved as decodes need them (EnsurePages). The prefix cache
+  // gives way (LRU) to a request that needs its memory.
   while (!waiting_.empty() && int64_t(running_.size()) < options_.max_num_seqs) {
-    WaitingRequest& head = waiting_.front();
-    const int64_t prompt_tokens = int64_t(head.request.prompt.size());
+    Sequence& head = *waiting_.front();
+    head.context = head.request.prompt;
+    if (!head.generated.empty()) {  // recompute after a preemption: all but the last generated token
+      head.context.insert(head.context.end(), head.generated.begin(), head.generated.end() - 1);
+    }
+    const int64_t context_tokens = int64_t(head.context.size());
     PrefixHit hit;
-    if (options_.prefix_caching && pool_.capacity() > 0) hit = cache_.Lookup(head.request.prompt);
-    const int64_t total = prompt_tokens + head.request.max_tokens;
-    const int64_t own_pages = sizer_.PagesFor(total) - int64_t(hit.pages.size());
+    if (options_.prefix_caching && pool_.capacity() > 0) hit = cache_.Lookup(head.context);
+    const int64_t own_pages = sizer_.PagesFor(context_tokens + 1) - int64_t(hit.pages.size());
     const uint64_t need = sizer_.fixed_bytes() + uint64_t(own_pages) * sizer_.page_bytes();
-    const bool fits = counters_.memory_reserved_bytes + need <= budget &&
-                      cache_.EvictTo(budget - counters_.memory_reserved_bytes - need);
-    if (!fits) {
+    if (!Fits(need)) {
       for (int32_t page : hit.pages) pool_.Release(page);
       break;
     }
-    if (options_.prefix_caching) cache_.Record(hit, prompt_tokens);
-    WaitingRequest w = std::move(head);
+    if (options_.prefix_caching) cache_.Record(hit, context_tokens);
+    std::unique_ptr<Sequence> seq = std::move(waiting_.front());
     waiting_.pop_front();
-    auto seq = std::make_unique<Sequence>();
-    seq->channel = std::move(w.channel);
-    seq->request = std::move(w.request);
     seq->state = model_.NewSequence();
     pool_.Attach(*seq->state);
     for (int32_t page : hit.pages) PagePool::Append(*seq->state, page);
+    seq->prefilled = 0;
+    seq->next_input = -1;
     if (hit.kda) {
       seq->state->kda = *hit.kda;
       seq->state->length = hit.tokens;
       seq->prefilled = hit.tokens;
     }
-    seq->sampler.emplace(seq->request.sampling, vocab_size_, next_seed_++);
-    if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
-    seq->stop.emplace(seq->request.stop);
+    seq->page_quota = own_pages;
+    seq->borrowed_pages = int64_t(hit.pages.size());
     seq->reserved_bytes = need;
-    seq->submitted = w.submitted;
-    seq->stats.prompt_tokens = prompt_tokens;
-    seq->stats.queue_seconds = Seconds(Clock::now() - w.submitted);
-    counters_.queue_time.Observe(seq->stats.queue_seconds);
-    counters_.memory_reserved_bytes += seq->reserved_bytes;
+    counters_.memory_reserved_bytes += need;
+    if (!seq->admitted_before) {
+      seq->admitted_before = true;
+      seq->stats.queue_seconds = Seconds(Clock::now() - seq->submitted);
+      counters_.queue_time.Observe(seq->stats.queue_seconds);
+    }
     running_.push_back(std::move(seq));
   }
 }
 
-bool Scheduler::EnsurePages(Sequence& seq, int64_t tokens) {
+bool Scheduler::Fits(uint64_t bytes) {
+  const uint64_t budget = options_.memory_budget_bytes;
+  const uint64_t reserved = counters_.memory_reserved_bytes;
+  return reserved + bytes <= budget && cache_.EvictTo(budget - reserved - bytes);
+}
+
+bool Scheduler::EnsurePages(Sequence& seq, int64_t tokens, bool may_preempt) {
   SequenceState& state = *seq.state;
   if (state.mla.empty()) return true;
   const int64_t needed = sizer_.PagesFor(state.length + tokens);
   while (int64_t(state.mla[0].block_table.size()) < needed) {
+    const int64_t own = int64_t(state.mla[0].block_table.size()) - seq.borrowed_pages;
+    if (own >= seq.page_quota) {
+      // Beyond its quota: the budget must give one more page, or the newest sequences give
+      // theirs back. The oldest sequence always gets its page (Submit refused any request
+      // whose worst case exceeds the whole budget), so every request ends.
+      while (!Fits(sizer_.page_bytes())) {
+        if (!may_preempt) return false;
+        Sequence* victim = nullptr;
+        for (auto it = running_.rbegin(); it != running_.rend() && victim == nullptr; ++it) {
+          if (!(*it)->done && !(*it)->preempted) victim = it->get();
+        }
+        Preempt(*victim);  // `seq` itself is a candidate, so there is one
+        if (victim == &seq) return false;
+      }
+      ++seq.page_quota;
+      seq.reserved_bytes += sizer_.page_bytes();
+      counters_.memory_reserved_bytes += sizer_.page_bytes();
+    }
     const auto page = pool_.Allocate();
-    if (!page) {
+    if (!page) {  // ruled out: the pool holds the whole budget in pages
       Fail(seq, Status::ResourceExhausted("the MLA page pool (" + std::to_string(pool_.capacity()) +
                                           " pages) is exhausted"));
       return false;
@@ -144,17 +176,35 @@ bool Scheduler::EnsurePages(Sequence& seq, int64_t tokens) {
   return true;
 }
 
+void Scheduler::Preempt(Sequence& seq) {
+  pool_.ReleaseAll(*seq.state);
+  seq.state.reset();
+  counters_.memory_reserved_bytes -= seq.reserved_bytes;
+  seq.reserved_bytes = 0;
+  seq.page_quota = 0;
+  seq.borrowed_pages = 0;
+  seq.preempted = true;
+  ++counters_.preemptions;
+}
+
+void Scheduler::RequeuePreempted() {
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    if (!(*it)->preempted) continue;
+    (*it)->preempted = false;
+    waiting_.push_front(std::move(*it));  // the earliest admitted ends up first
+  }
+  std::erase(running_, nullptr);
+}
+
 void Scheduler::CachePrefix(Sequence& seq) {
   const int64_t page_tokens = pool_.page_tokens();
   if (!options_.prefix_caching || seq.prefilled == 0 || seq.prefilled % page_tokens != 0) return;
   // The snapshot is new memory; the pages only move from the sequence's reservation to the cache.
-  const uint64_t budget = options_.memory_budget_bytes;
-  const uint64_t snapshot = sizer_.fixed_bytes();
-  const bool room = Committed() + snapshot <= budget ||
-                    (counters_.memory_reserved_bytes + snapshot <= budget &&
-                     cache_.EvictTo(budget - counters_.memory_reserved_bytes - snapshot));
-  const int64_t moved = cache_.Insert(seq.request.prompt, seq.prefilled, *seq.state, room);
-  const uint64_t moved_bytes = std::min(seq.reserved_bytes, uint64_t(moved) * sizer_.page_bytes());
+  const bool room = Fits(sizer_.fixed_bytes());
+  const int64_t moved = cache_.Insert(seq.context, seq.prefilled, *seq.state, room);
+  const uint64_t moved_bytes = uint64_t(moved) * sizer_.page_bytes();
+  seq.page_quota -= moved;
+  seq.borrowed_pages += moved;
   seq.reserved_bytes -= moved_bytes;
   counters_.memory_reserved_bytes -= moved_bytes;
 }
@@ -166,7 +216,7 @@ void Scheduler::RunBatch() {
   std::vector<BatchInput> inputs;
   int64_t budget = options_.max_num_batched_tokens;
   for (auto& seq : running_) {
-    if (seq->done || seq->next_input < 0 || !EnsurePages(*seq, 1)) continue;
+    if (seq->done || seq->preempted || seq->next_input < 0 || !EnsurePages(*seq, 1, /*may_preempt=*/true)) continue;
     members.push_back(seq.get());
     inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
     --budget;
@@ -174,18 +224,21 @@ void Scheduler::RunBatch() {
   const int64_t page_tokens = pool_.page_tokens();
   for (auto& seq : running_) {
     if (budget <= 0) break;
-    const int64_t prompt = int64_t(seq->request.prompt.size());
-    if (seq->done || seq->prefilled >= prompt) continue;
-    int64_t end = seq->prefilled + std::min(prompt - seq->prefilled, budget);
+    const int64_t context = int64_t(seq->context.size());
+    if (seq->done || seq->preempted || seq->next_input >= 0 || seq->prefilled >= context) continue;
+    int64_t end = seq->prefilled + std::min(context - seq->prefilled, budget);
     // With prefix caching a chunk that crosses a page boundary stops at the last one it
     // crosses, so the KDA state can be snapshotted there.
     const int64_t boundary = end / page_tokens * page_tokens;
     if (options_.prefix_caching && boundary > seq->prefilled && boundary < end) end = boundary;
     const int64_t chunk = end - seq->prefilled;
-    if (!EnsurePages(*seq, chunk)) continue;
-    const auto piece = std::span<const int32_t>(seq->request.prompt).subspan(size_t(seq->prefilled), size_t(chunk));
+    // Within the quota reserved at admission; preempting here could take a sequence that is
+    // already in this step's batch.
+    if (!EnsurePages(*seq, chunk, /*may_preempt=*/false)) continue;
+    const auto piece = std::span<const int32_t>(seq->context).subspan(size_t(seq->prefilled), size_t(chunk));
     members.push_back(seq.get());
-    inputs.push_back({seq->state.get(), piece, end == prompt});
+    // A recomputed context ends before the last generated token, whose logits were sampled.
+    inputs.push_back({seq->state.get(), piece, end == context && seq->generated.empty()});
     budget -= chunk;
   }
   if (inputs.empty()) return;
@@ -201,6 +254,9 @@ void Scheduler::RunBatch() {
       seq.prefilled += int64_t(inputs[i].tokens.size());
       counters_.prompt_tokens_processed += int64_t(inputs[i].tokens.size());
       CachePrefix(seq);
+      if (seq.prefilled == int64_t(seq.context.size()) && !seq.generated.empty()) {
+        seq.next_input = seq.generated.back();  // recomputed: decoding resumes
+      }
     }
     if (!inputs[i].want_logits) continue;
     Advance(seq, std::span<const float>(logits_).subspan(row++ * size_t(vocab_size_), size_t(vocab_size_)));
@@ -267,6 +323,7 @@ void Scheduler::Finish(Sequence& seq, FinishReason reason) {
   event.stats = seq.stats;
   seq.channel->Push(std::move(event));
   seq.done = true;
+  if (reason != FinishReason::kCancelled) counters_.end_to_end.Observe(Seconds(Clock::now() - seq.submitted));
   ++(reason == FinishReason::kCancelled ? counters_.requests_cancelled : counters_.requests_finished);
 }
 

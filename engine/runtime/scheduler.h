@@ -1,7 +1,9 @@
 // The continuous-batching scheduler: one Step() admits waiting requests (reusing cached prompt
 // prefixes), runs one forward pass (Model::ForwardBatch) for every decoding sequence and the
 // prefill chunks within the step's token budget, samples, emits events, and frees the state of
-// every sequence that finished or was cancelled.
+// every sequence that finished or was cancelled. When a decode needs a page that the memory
+// budget cannot give, the most recently admitted sequence is preempted: its state is freed and
+// it goes back to the head of the waiting queue, to recompute its tokens when readmitted.
 //
 // Owns: the waiting queue, the running sequences and their states, the MLA page pool, the
 // prefix cache, the counters.
@@ -25,27 +27,38 @@ namespace kimi::runtime {
 
 using Clock = std::chrono::steady_clock;
 
+// A request as the runtime hands it over.
 struct WaitingRequest {
   std::shared_ptr<RequestChannel> channel;
   GenerationRequest request;
   Clock::time_point submitted;
-  uint64_t need_bytes = 0;  // worst-case state, reserved at admission
 };
 
+// One request from enqueueing to its end. While waiting (or preempted) it has no state; what it
+// has generated, its sampler (RNG), text stream and stop matcher survive a preemption.
 struct Sequence {
   std::shared_ptr<RequestChannel> channel;
   GenerationRequest request;
-  std::unique_ptr<SequenceState> state;
+  std::unique_ptr<SequenceState> state;  // null while waiting
   std::optional<Sampler> sampler;
   std::unique_ptr<TokenTextStream> text;
   std::optional<StopMatcher> stop;
   std::vector<int32_t> generated;
-  int64_t prefilled = 0;     // prompt tokens consumed
+  // What the state must consume before decoding: the prompt, or after a preemption the prompt
+  // and every generated token but the last (which the next decode consumes).
+  std::vector<int32_t> context;
+  int64_t prefilled = 0;     // context tokens consumed
   int32_t next_input = -1;   // the sampled token the next decode consumes; -1 while prefilling
-  uint64_t reserved_bytes = 0;  // KDA slot + the MLA pages it may still need of its own
+  // Memory (docs/runtime.md): the KDA slot and page_quota pages of its own are reserved in the
+  // budget; borrowed_pages of its block table are the prefix cache's (counted there).
+  int64_t page_quota = 0;
+  int64_t borrowed_pages = 0;
+  uint64_t reserved_bytes = 0;
+  bool admitted_before = false;
   Clock::time_point submitted, last_token;
   RequestStats stats;
   bool done = false;
+  bool preempted = false;    // state freed this step; back to the waiting queue after it
 };
 
 // Worst-case state bytes of a sequence, from the sizes a fresh state of the model exposes.
@@ -80,9 +93,16 @@ class Scheduler {
  private:
   void DropCancelled();
   void Admit();
-  // Gives `seq` pool pages for `tokens` more tokens; false (and the sequence failed) if the
-  // pool is out of pages, which the reservations rule out.
-  bool EnsurePages(Sequence& seq, int64_t tokens);
+  // Gives `seq` pool pages for `tokens` more tokens. Pages beyond its quota are reserved from
+  // the budget (evicting the prefix cache), and, if `may_preempt`, by preempting the most
+  // recently admitted sequences, possibly `seq` itself. False if `seq` got no pages (it waits,
+  // or was preempted).
+  bool EnsurePages(Sequence& seq, int64_t tokens, bool may_preempt);
+  // Whether `bytes` more fit in the budget, evicting the prefix cache if needed.
+  bool Fits(uint64_t bytes);
+  void Preempt(Sequence& seq);
+  // Moves this step's preempted sequences to the head of the waiting queue, in admission order.
+  void RequeuePreempted();
   // After a prefill chunk that ended on a page boundary: hands its pages to the prefix cache.
   void CachePrefix(Sequence& seq);
   // One Model::ForwardBatch over the decodes and the prefill chunks within the token budget.
@@ -93,8 +113,6 @@ class Scheduler {
   void Fail(Sequence& seq, Status status);
   void RemoveDone();
   void PublishCounters();
-  // Bytes the budget has committed: running reservations and the prefix cache.
-  uint64_t Committed() const { return counters_.memory_reserved_bytes + cache_.bytes(); }
 
   Model& model_;
   const RuntimeOptions& options_;
@@ -103,7 +121,7 @@ class Scheduler {
   PagePool pool_;       // before cache_ and running_: both hold its pages
   PrefixCache cache_;
   uint64_t next_seed_ = 0x9e3779b97f4a7c15ull;
-  std::deque<WaitingRequest> waiting_;
+  std::deque<std::unique_ptr<Sequence>> waiting_;  // preempted ones at the head
   std::vector<std::unique_ptr<Sequence>> running_;  // in admission order
   std::vector<float> logits_;
   RuntimeCounters counters_;

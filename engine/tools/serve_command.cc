@@ -16,9 +16,11 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "kimi/chat_service.h"
 #include "kimi/config.h"
@@ -170,12 +172,33 @@ std::string MetricsText(const RuntimeCounters& c) {
       {"kimi_engine_requests_refused_total", "counter", double(c.requests_refused)},
       {"kimi_engine_generation_tokens_total", "counter", double(c.tokens_generated)},
       {"kimi_engine_prompt_tokens_total", "counter", double(c.prompt_tokens_processed)},
+      {"kimi_engine_preemptions_total", "counter", double(c.preemptions)},
   };
   std::string out;
   for (const Line& l : lines) {
     char value[64];
     std::snprintf(value, sizeof value, "%.17g", l.value);
     out += std::string("# TYPE ") + l.name + " " + l.type + "\n" + l.name + " " + value + "\n";
+  }
+  // The latency histograms, named as on the appliance's /metrics (docs/runtime.md).
+  const std::pair<const char*, const LatencyHistogram*> histograms[] = {
+      {"kimi_engine_time_to_first_token_seconds", &c.time_to_first_token},
+      {"kimi_engine_inter_token_latency_seconds", &c.inter_token},
+      {"kimi_engine_queue_time_seconds", &c.queue_time},
+      {"kimi_engine_e2e_request_latency_seconds", &c.end_to_end},
+  };
+  for (const auto& [name, h] : histograms) {
+    out += std::string("# TYPE ") + name + " histogram\n";
+    int64_t cumulative = 0;
+    for (size_t i = 0; i < LatencyHistogram::kBuckets; ++i) {
+      cumulative += h->counts[i];
+      char bound[32] = "+Inf";
+      if (i < std::size(LatencyHistogram::kUpperBounds)) std::snprintf(bound, sizeof bound, "%g", LatencyHistogram::kUpperBounds[i]);
+      out += std::string(name) + "_bucket{le=\"" + bound + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    char sum[64];
+    std::snprintf(sum, sizeof sum, "%.17g", h->sum_seconds);
+    out += std::string(name) + "_sum " + sum + "\n" + name + "_count " + std::to_string(h->count) + "\n";
   }
   return out;
 }

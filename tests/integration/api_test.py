@@ -240,6 +240,27 @@ class ServedModelTest(unittest.TestCase):
             time.sleep(0.1)
         self.assertEqual(engine_ended(self.daemon, "cancelled"), before + 1)
 
+    def test_engine_latency_histograms_on_metrics(self):
+        reply = post_json(self.daemon, "/v1/chat/completions", chat_body(max_tokens=4))
+        self.assertEqual(reply.status, 200, reply.body)
+        families = prometheus_text.parse(request(self.daemon, "GET", "/metrics").body)  # checks buckets
+        counts = {}
+        for name in ("kimi_engine_time_to_first_token_seconds", "kimi_engine_inter_token_latency_seconds",
+                     "kimi_engine_queue_time_seconds", "kimi_engine_e2e_request_latency_seconds"):
+            family = families.get(name)
+            self.assertIsNotNone(family, name)
+            self.assertEqual(family["type"], "histogram")
+            samples = {(n, labels.get("le")): v for n, labels, v in family["samples"]}
+            self.assertIn((name + "_bucket", "+Inf"), samples)
+            self.assertGreaterEqual(samples[(name + "_sum", None)], 0)
+            counts[name] = samples[(name + "_count", None)]
+        # Every request admitted got a first token; this one finished, so it is in the end-to-end count.
+        self.assertGreaterEqual(counts["kimi_engine_queue_time_seconds"], 1)
+        self.assertGreaterEqual(counts["kimi_engine_time_to_first_token_seconds"], 1)
+        self.assertGreaterEqual(counts["kimi_engine_e2e_request_latency_seconds"], 1)
+        self.assertEqual(families["kimi_engine_preemptions"]["type"], "gauge")
+        self.assertGreaterEqual(families["kimi_engine_preemptions"]["samples"][0][2], 0)
+
 
 class RefusalTest(unittest.TestCase):
     def test_a_request_over_the_memory_budget_is_a_json_400(self):

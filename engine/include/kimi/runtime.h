@@ -115,14 +115,14 @@ struct RuntimeCounters {
   int64_t running = 0;
   int64_t waiting = 0;
   uint64_t memory_budget_bytes = 0;
-  uint64_t memory_reserved_bytes = 0;  // worst-case need of the running sequences
+  uint64_t memory_reserved_bytes = 0;  // KDA slots and own pages reserved by running sequences
   uint64_t memory_used_bytes = 0;      // what their states hold now
   int64_t tokens_generated = 0;
   int64_t prompt_tokens_processed = 0;
   int64_t requests_finished = 0;
   int64_t requests_cancelled = 0;
   int64_t requests_refused = 0;        // need larger than the whole budget, or invalid
-  int64_t preemptions = 0;             // always 0: admission reserves the worst case (docs/runtime.md)
+  int64_t preemptions = 0;             // sequences whose state was freed to give a decode a page
   int64_t steps = 0;
 
   // Memory by kind. The budget covers the MLA page pool and the KDA slots: running sequences
@@ -148,6 +148,7 @@ struct RuntimeCounters {
   LatencyHistogram queue_time;           // submit -> admitted
   LatencyHistogram time_to_first_token;  // submit -> first token sampled
   LatencyHistogram inter_token;          // between consecutive tokens of a request
+  LatencyHistogram end_to_end;           // submit -> finished (stop or length; not cancelled)
 };
 
 class RequestChannel;
