@@ -1,6 +1,7 @@
 # Install rules and the Debian packages (CPack DEB), built by `make package`:
 #   kimi-appliance  the daemon, kimictl, kimi-audit-verify, the systemd unit, the default
-#                   configuration (a conffile), man pages, the web console (admin-ui/)
+#                   configuration (a conffile), man pages, the web console (admin-ui/), the
+#                   policy schema, default and examples (policies/)
 #   kimi-engine     the engine's command-line tool and worker
 # Runtime library dependencies come from dpkg-shlibdeps, so they always match what the
 # binaries were linked against. packaging/tests/deb_test.sh checks the result.
@@ -36,6 +37,12 @@ install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-
 # /usr/share/kimi-appliance/console); the source files are the shipped files (no build step).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/admin-ui/ DESTINATION share/kimi-appliance/console COMPONENT appliance
   FILES_MATCHING PATTERN "*.html" PATTERN "*.css" PATTERN "*.js" PATTERN "*.svg")
+# The policy schema, the default policy and the bank and hospital examples, for operators to
+# start from (the default is also compiled in and installed as version 1 on first start).
+install(FILES ${PROJECT_SOURCE_DIR}/policies/schema.json ${PROJECT_SOURCE_DIR}/policies/default.json
+  DESTINATION share/kimi-appliance/policies COMPONENT appliance)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/policies/examples/ DESTINATION share/kimi-appliance/policies/examples
+  COMPONENT appliance FILES_MATCHING PATTERN "*.json")
 
 # kimi-engine
 install(TARGETS kimi-engine RUNTIME DESTINATION bin COMPONENT engine)
