@@ -268,7 +268,8 @@ int main(int argc, char** argv) {
   kimi::http::Readiness readiness(&registry);
   readiness.Declare("database", "not open yet");
   readiness.Declare("audit", "not open yet");
-  readiness.Declare("model", "not loaded yet");
+  readiness.Declare("model", config.model.dir.empty() ? "not loaded: no model configured"
+                                                      : "not loaded yet: " + config.model.dir);
   auto embedded = std::make_shared<kimi::api::EmbeddedBackend>(config.model.served_id);
   kimi::api::EmbeddedBackend& backend = *embedded;
 

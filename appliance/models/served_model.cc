@@ -153,8 +153,8 @@ void ServedModel::PublishInitial(std::shared_ptr<ChatService> service, ServedVer
 void ServedModel::StartFromDirectory() {
   if (options_.direct_dir.empty()) {
     if (options_.on_state) {
-      options_.on_state(false, "no model: the store has no active version of " + options_.model_id +
-                                   " and model.dir is not set");
+      // Neither an active store version nor model.dir.
+      options_.on_state(false, "not loaded: no model configured");
     }
     return;
   }
@@ -171,6 +171,8 @@ void ServedModel::StartFromDirectory() {
     log::Error("the model is not served", {{"dir", options_.direct_dir}, {"error", loaded.status().ToString()}});
     return;
   }
+  log::Info("model verified and loaded", {{"dir", options_.direct_dir}, {"signer", loaded->signer},
+                                          {"digest", loaded->subject_digest}});
   PublishInitial(std::move(loaded->service),
                  ServedVersion{loaded->subject_digest, 0, loaded->signer, options_.direct_dir, NowUnixSeconds()});
 }
