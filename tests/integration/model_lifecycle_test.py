@@ -1,8 +1,8 @@
 """The model lifecycle through the real daemon: signed k3-nano models imported from a
 "mounted medium" with the admin API (progress polled), activated and rolled back while
 streamed chat requests run (none fails, /readyz stays 200), /v1/models naming the version
-served, a tampered import refused without touching the active version, and every act in the
-audit log with its model digest. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and
+served, a tampered import refused and a version that fails to load leaving the active version
+serving, and every act in the audit log with its model digest. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and
 KIMI_ENGINE_BIN set.
 """
 import json
@@ -57,6 +57,12 @@ class ModelLifecycleTest(unittest.TestCase):
         with open(os.path.join(cls.second, "release-notes.txt"), "w") as f:
             f.write("second version\n")
         sign(cls.second, private_key)
+        # Signed and verifiable, but not a model the engine can load.
+        cls.unloadable = os.path.join(media, "unloadable")
+        os.makedirs(cls.unloadable)
+        with open(os.path.join(cls.unloadable, "weights.bin"), "wb") as f:
+            f.write(b"not a model" * 100)
+        sign(cls.unloadable, private_key)
         cls.tampered_file = largest_file(cls.tampered)
         with open(cls.tampered_file, "r+b") as f:
             f.seek(os.path.getsize(cls.tampered_file) // 2)
@@ -221,6 +227,20 @@ class ModelLifecycleTest(unittest.TestCase):
         self.assertEqual(self.versions()[first["digest"]]["state"], "active")
         self.assertEqual(len(self.versions()), 2)
 
+        # A verified version whose engine fails to load: the activation reports the error and
+        # the running version keeps serving.
+        job = self.import_model(self.unloadable)
+        self.assertEqual(job["state"], "succeeded", job)
+        unloadable = job["version"]
+        failed, replies, probes = self.under_streaming_load(lambda: self.activate(unloadable["digest"]))
+        self.assertNotEqual(failed.status, 200, failed.body)
+        self.assertIn("error", failed.json())
+        self.assert_every_stream_completed(replies, probes)
+        self.assertEqual(self.served()["digest"], first["digest"])
+        self.assertEqual(self.versions()[first["digest"]]["state"], "active")
+        removed = request(self.daemon, "DELETE", "/admin/v1/models?model=%s&digest=%s" % (STORE_ID, unloadable["digest"]))
+        self.assertEqual(removed.status, 200, removed.body)
+
         # Rollback under load returns to the second version.
         rolled, replies, probes = self.under_streaming_load(
             lambda: post_json(self.daemon, "/admin/v1/models/rollback", {"model": STORE_ID}))
@@ -230,7 +250,8 @@ class ModelLifecycleTest(unittest.TestCase):
         self.assertEqual(self.served()["digest"], second["digest"])
         self.assertEqual(self.chat().status, 200)
         states = {d: v["state"] for d, v in self.versions().items()}
-        self.assertEqual(states, {second["digest"]: "active", first["digest"]: "retired"})
+        self.assertEqual(states, {second["digest"]: "active", first["digest"]: "retired",
+                                  unloadable["digest"]: "removed"})
 
         # Every act is in the audit log with the digest of the version it concerned.
         records = [r for r in read_records(self.daemon.data_dir) if r["action"].startswith("model.")]
@@ -243,6 +264,8 @@ class ModelLifecycleTest(unittest.TestCase):
         refused = [r for r in records if r["action"] == "model.import" and r["outcome"] != "ok"]
         self.assertEqual(len(refused), 1, refused)
         self.assertIn(os.path.basename(self.tampered_file), refused[0]["detail"])
+        self.assertIn(("model.remove", "ok", unloadable["digest"]), acts)
+        self.assertTrue(any(a == "model.activate" and o != "ok" and d == unloadable["digest"] for a, o, d in acts), acts)
         for r in records:
             if r["outcome"] == "ok":
                 self.assertEqual(r["actor"], self.daemon.api_key_id, r)
