@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "api/embedded_backend.h"
-#include "api/verified_model.h"
 #include "audit/audit_sink.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
@@ -38,6 +37,8 @@
 #include "policy/policy_service.h"
 #include "policy/policy_store.h"
 #include "kimi/runtime.h"
+#include "models/model_admin.h"
+#include "models/served_model.h"
 #include "store/store.h"
 
 namespace {
@@ -179,35 +180,36 @@ void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done) {
   }
 }
 
-kimi::api::VerifiedModelOptions ModelOptionsFrom(const kimi::config::ModelConfig& model) {
-  kimi::api::VerifiedModelOptions options;
-  options.dir = model.dir;
-  options.trust_store = model.trust_store;
-  options.service.model.threads = static_cast<int>(model.threads);
-  options.service.runtime.max_num_seqs = static_cast<int>(model.max_num_seqs);
-  options.service.runtime.max_num_batched_tokens = model.max_num_batched_tokens;
-  options.service.runtime.memory_budget_bytes = static_cast<uint64_t>(model.memory_budget_bytes);
-  options.service.default_max_tokens = model.default_max_tokens;
+kimi::ChatServiceOptions ServiceOptionsFrom(const kimi::config::ModelConfig& model) {
+  kimi::ChatServiceOptions options;
+  options.model.threads = static_cast<int>(model.threads);
+  options.runtime.max_num_seqs = static_cast<int>(model.max_num_seqs);
+  options.runtime.max_num_batched_tokens = model.max_num_batched_tokens;
+  options.runtime.memory_budget_bytes = static_cast<uint64_t>(model.memory_budget_bytes);
+  options.default_max_tokens = model.default_max_tokens;
   return options;
 }
 
-// Verifies the signed model, loads it and attaches it to the backend; the daemon serves
-// (probes, 503 for the API) meanwhile. A refusal leaves the model not ready, with the reason.
-void LoadModel(const kimi::config::ModelConfig& config, kimi::api::EmbeddedBackend* backend,
-               kimi::http::Readiness* readiness) {
-  kimi::log::Info("verifying the model", {{"dir", config.dir}, {"trust_store", config.trust_store}});
-  readiness->MarkNotReady("model", "verifying " + config.dir);
-  kimi::Result<kimi::api::VerifiedModel> loaded = kimi::api::LoadVerifiedModel(ModelOptionsFrom(config));
-  if (!loaded.ok()) {
-    // Readiness first: whoever reads the log line then finds /readyz saying the same.
-    readiness->MarkNotReady("model", loaded.status().ToString());
-    kimi::log::Error("the model is not served", {{"dir", config.dir}, {"error", loaded.status().ToString()}});
-    return;
-  }
-  backend->Attach(loaded->service);
-  readiness->MarkReady("model", config.served_id + " from " + config.dir + ", signed by " + loaded->signer);
-  kimi::log::Info("model verified and loaded", {{"dir", config.dir}, {"served_id", config.served_id},
-                                                {"signer", loaded->signer}, {"digest", loaded->subject_digest}});
+// The model store and what the engine serves (models/served_model.h): the store's active
+// version of model.store_id, else model.dir. Every model act is audited through `sink`.
+kimi::Result<std::unique_ptr<kimi::models::ServedModel>> OpenServedModel(const kimi::config::AppConfig& config,
+                                                                          kimi::store::Store* db,
+                                                                          kimi::audit::AuditSink* sink,
+                                                                          kimi::api::EmbeddedBackend* backend,
+                                                                          kimi::http::Readiness* readiness) {
+  kimi::models::ServedModelOptions options;
+  options.model_id = config.model.store_id;
+  options.data_dir = config.storage.data_dir;
+  options.trust_store = config.model.trust_store;
+  options.direct_dir = config.model.dir;
+  options.service = ServiceOptionsFrom(config.model);
+  options.db = db;
+  options.audit = [sink](kimi::audit::AuditRecord record) { return sink->Record(std::move(record)).WaitCommitted(); };
+  options.on_state = [readiness](bool ready, const std::string& detail) {
+    if (ready) readiness->MarkReady("model", detail);
+    else readiness->MarkNotReady("model", detail);
+  };
+  return kimi::models::ServedModel::Open(std::move(options), backend);
 }
 
 // Engine figures on /metrics, read from the runtime when scraped.
@@ -324,6 +326,20 @@ int main(int argc, char** argv) {
   services.before_metrics_render = EngineMetricsRefresher(registry, backend);
   kimi::http::ConsoleAssets console(config.console.assets_dir);
   if (!config.console.assets_dir.empty()) services.console = &console;
+  // The model admin API; the model store is attached once the database is open.
+  kimi::models::ModelAdminOptions admin_options;
+  admin_options.import_roots = config.model.import_roots;
+  kimi::models::ModelAdmin model_admin(nullptr, admin_options);
+  services.model_admin = &model_admin;
+  // Set once the model store is open, before the server runs.
+  kimi::models::ServedModel* served_model = nullptr;
+  services.describe_model = [&served_model, served_id = config.model.served_id](
+                                const std::string& model) -> std::optional<kimi::http::ServedModelDetails> {
+    if (served_model == nullptr || model != served_id) return std::nullopt;
+    std::optional<kimi::models::ServedVersion> current = served_model->Current();
+    if (!current) return std::nullopt;
+    return kimi::http::ServedModelDetails{current->digest, current->version, current->since_unix_s};
+  };
   kimi::http::Server server(options, services, registry);
   if (kimi::Status bound = server.Bind(); !bound.ok()) {
     kimi::log::Error(bound.message());
@@ -415,15 +431,27 @@ int main(int argc, char** argv) {
     kimi::log::Warn("the console is not installed; /console/ answers 404", {{"assets_dir", console.root()}});
   }
 
-  // The model loads while the server answers: probes work and the API says 503 until then.
-  std::thread model_loader;
-  if (!config.model.dir.empty()) model_loader = std::thread(LoadModel, std::cref(config.model), &backend, &readiness);
+  // The model store; the model loads while the server answers: probes work and the API
+  // says 503 until then. The admin model routes work from here on.
+  kimi::Result<std::unique_ptr<kimi::models::ServedModel>> served =
+      OpenServedModel(config, store->get(), audit_sink.get(), &backend, &readiness);
+  if (!served.ok()) {
+    kimi::log::Error("cannot open the model store", {{"error", served.status().ToString()}});
+    return 1;
+  }
+  model_admin.Attach((*served)->store());
+  served_model = served->get();
+  std::thread model_loader([&served] { (*served)->Start(); });
 
   std::atomic<bool> done{false};
   std::thread signals(WatchSignals, &server, &done);
   server.Run();
-  if (model_loader.joinable()) model_loader.join();
-  backend.Attach(nullptr);
+  model_loader.join();
+  // Cancels a running import, detaches and unloads the engine; its acts are audited, so
+  // before the audit log closes.
+  model_admin.Close();
+  served_model = nullptr;
+  served->reset();
 
   auth_outbox.Stop();
   if (kimi::Status drained = auth_outbox.Drain(); !drained.ok()) {

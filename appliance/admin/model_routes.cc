@@ -16,8 +16,8 @@ Result<models::ModelAdmin*> Admin(const http::Services& services) {
 
 models::Actor ActorOf(const http::RequestContext& ctx) {
   models::Actor actor;
-  actor.name = "admin-api";
-  actor.role = "admin";
+  actor.name = ctx.principal ? ctx.principal->id : "admin-api";
+  actor.role = ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "admin";
   actor.source = ctx.remote_addr;
   actor.request_id = ctx.request_id;
   return actor;
@@ -54,7 +54,7 @@ Status HandleImportModel(const http::Services& services, http::RequestContext& c
 Status HandleImportStatus(const http::Services& services, http::RequestContext&, const httplib::Request& req,
                           httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
-  if (!req.has_param("job")) return Status::InvalidArgument("the query parameter \"job\" is required");
+  if (!req.has_param("job")) return Reply(admin->ImportJobs(), 200, res);
   return Reply(admin->ImportStatus(req.get_param_value("job")), 200, res);
 }
 

@@ -4,14 +4,15 @@
 //   GET    /admin/v1/models                      list versions and states
 //   POST   /admin/v1/models/import               start an import job        -> 202
 //   GET    /admin/v1/models/import?job=ID        poll its progress
+//   GET    /admin/v1/models/import               every import job kept, newest first
 //   POST   /admin/v1/models/activate             {"model","digest","force"}
 //   POST   /admin/v1/models/rollback             {"model"}
 //   DELETE /admin/v1/models?model=M&digest=D     remove a version that is not active
 //
 // The acts are audited by the model store (model.import, model.activate, ...) with the request
-// id and the client address; the actor is "admin-api" until the auth module hands handlers a
-// principal. These routes must be reachable by the admin role only: see
-// docs/model-lifecycle.md (integration). Without services.model_admin they answer 503.
+// id, the client address and the authenticated principal (key id or user, and role); the
+// route table gives the permissions (models.read, models.manage). Without
+// services.model_admin, or before the daemon has opened the store, they answer 503.
 //
 // Thread safety: handlers may run on many threads at once; ModelAdmin is thread-safe.
 #pragma once

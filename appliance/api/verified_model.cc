@@ -1,30 +1,16 @@
 #include "api/verified_model.h"
 
-#include <filesystem>
-
 #include "models/oms_trust.h"
 #include "models/oms_verifier.h"
 
 namespace kimi::api {
-
-namespace {
-
-Result<models::TrustStore> LoadTrustStore(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return models::TrustStore::LoadDirectory(path);
-  models::TrustStore store;
-  KIMI_RETURN_IF_ERROR(store.AddPemFile(path));
-  return store;
-}
-
-}  // namespace
 
 Result<VerifiedModel> LoadVerifiedModel(const VerifiedModelOptions& options) {
   if (options.dir.empty()) return Status::FailedPrecondition("no model configured (model.dir is empty)");
   if (options.trust_store.empty()) {
     return Status::FailedPrecondition("model.trust_store is empty: a model is loaded only when it verifies against it");
   }
-  Result<models::TrustStore> trust = LoadTrustStore(options.trust_store);
+  Result<models::TrustStore> trust = models::TrustStore::LoadPath(options.trust_store);
   if (!trust.ok()) return trust.status().WithContext("trust store " + options.trust_store);
   models::VerifyRequest request;
   request.model_path = options.dir;

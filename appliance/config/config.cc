@@ -185,7 +185,14 @@ ObjectSchema<ModelConfig> ModelSchema() {
                "Output cap of a request that names no max_tokens (always capped by the model's context).")
       .Integer("threads", &ModelConfig::threads, 0, 1024, "Kernel threads of the engine; 0: one per hardware thread.")
       .Integer("stream_argument_chunk_bytes", &ModelConfig::stream_argument_chunk_bytes, 1, 1 << 20,
-               "Largest piece of a tool call's arguments in one streamed frame.");
+               "Largest piece of a tool call's arguments in one streamed frame.")
+      .String("store_id", &ModelConfig::store_id,
+              "The model id in the model store whose active version the engine serves; an active version wins "
+              "over model.dir. 1-64 characters of a-z, 0-9, '.', '_', '-'.",
+              [](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); })
+      .StringList("import_roots", &ModelConfig::import_roots,
+                  "Directories (mount points of removable media) the admin API may import models from.",
+                  [](const std::string& v) { return v.starts_with("/") ? std::string() : std::string("must be an absolute path"); });
 }
 
 ObjectSchema<ConsoleConfig> ConsoleSchema() {

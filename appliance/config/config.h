@@ -69,6 +69,10 @@ struct ModelConfig {
   int64_t default_max_tokens = 2048;
   int64_t threads = 0;                   // kernel threads; 0: one per hardware thread
   int64_t stream_argument_chunk_bytes = 64;
+  // The model store (<data_dir>/models, docs/model-lifecycle.md): the id of the model whose
+  // active version is served (it wins over `dir`), and where imports may read from.
+  std::string store_id = "k3";
+  std::vector<std::string> import_roots = {"/media", "/mnt", "/run/media"};
 };
 
 // Authentication of API clients and console users (docs/security.md).

@@ -142,8 +142,17 @@ int64_t ServedSince() {
   return since;
 }
 
-Json ModelObject(const std::string& id) {
-  return Json{{"id", id}, {"object", "model"}, {"created", ServedSince()}, {"owned_by", "kimi-appliance"}};
+Json ModelObject(const Services& services, const std::string& id) {
+  std::optional<ServedModelDetails> details;
+  if (services.describe_model) details = services.describe_model(id);
+  Json object{{"id", id}, {"object", "model"}, {"created", details ? details->created : ServedSince()},
+              {"owned_by", "kimi-appliance"}};
+  // Which signed weights answer under this id, so that a client sees an activation.
+  if (details) {
+    object["digest"] = details->digest;
+    object["version"] = details->version;
+  }
+  return object;
 }
 
 std::vector<std::string> ServedModels(const Services& services) {
@@ -164,7 +173,7 @@ Status HandleCompletions(const Services& services, RequestContext& ctx, const ht
 
 Status HandleListModels(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
   Json data = Json::array();
-  for (const std::string& id : ServedModels(services)) data.push_back(ModelObject(id));
+  for (const std::string& id : ServedModels(services)) data.push_back(ModelObject(services, id));
   res.status = 200;
   res.set_content(api::DumpJson(Json{{"object", "list"}, {"data", std::move(data)}}), "application/json");
   return Status::OK();
@@ -177,7 +186,7 @@ Status HandleGetModel(const Services& services, RequestContext& ctx, const httpl
     return Status::NotFound("the model '" + id + "' does not exist");
   }
   res.status = 200;
-  res.set_content(api::DumpJson(ModelObject(id)), "application/json");
+  res.set_content(api::DumpJson(ModelObject(services, id)), "application/json");
   return Status::OK();
 }
 

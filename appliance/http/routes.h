@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,13 @@ namespace kimi::http {
 class RequestAuditor;
 class ConsoleAssets;
 
+// What /v1/models says of a served model besides its id: the version the engine serves.
+struct ServedModelDetails {
+  std::string digest;       // OMS subject digest of the weights, hex
+  int64_t version = 0;      // the model store's version number; 0 when not from the store
+  int64_t created = 0;      // when it began serving, Unix seconds
+};
+
 struct Services {
   metrics::Registry* metrics = nullptr;
   Readiness* readiness = nullptr;
@@ -63,6 +71,8 @@ struct Services {
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
+  // Details of a served model for /v1/models; may be empty, and may return nothing.
+  std::function<std::optional<ServedModelDetails>(const std::string& model)> describe_model;
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
   const ConsoleAssets* console = nullptr;  // null: the console routes answer 404

@@ -41,7 +41,17 @@ Result<bool> BoolField(const nlohmann::json& body, const char* name) {
 
 ModelAdmin::ModelAdmin(ModelStore* store, ModelAdminOptions options) : store_(store), options_(std::move(options)) {}
 
-ModelAdmin::~ModelAdmin() {
+ModelAdmin::~ModelAdmin() { Close(); }
+
+void ModelAdmin::Attach(ModelStore* store) { store_.store(store); }
+
+Result<ModelStore*> ModelAdmin::Store() const {
+  ModelStore* store = store_.load();
+  if (store == nullptr) return Status::Unavailable("the model store is not open");
+  return store;
+}
+
+void ModelAdmin::Close() {
   stopping_.store(true);
   std::vector<std::thread> workers;
   {
@@ -50,13 +60,15 @@ ModelAdmin::~ModelAdmin() {
   }
   for (auto& t : workers)
     if (t.joinable()) t.join();
+  store_.store(nullptr);
 }
 
 Result<nlohmann::json> ModelAdmin::List() const {
-  KIMI_ASSIGN_OR_RETURN(std::vector<ModelVersion> rows, store_->List());
+  KIMI_ASSIGN_OR_RETURN(ModelStore * store, Store());
+  KIMI_ASSIGN_OR_RETURN(std::vector<ModelVersion> rows, store->List());
   nlohmann::json models = nlohmann::json::array();
   for (const auto& v : rows) models.push_back(VersionToJson(v));
-  return nlohmann::json{{"models", std::move(models)}, {"activation_generation", store_->activation_generation()}};
+  return nlohmann::json{{"models", std::move(models)}, {"activation_generation", store->activation_generation()}};
 }
 
 Result<std::string> ModelAdmin::CheckSource(const std::string& source) const {
@@ -76,6 +88,7 @@ Result<std::string> ModelAdmin::CheckSource(const std::string& source) const {
 }
 
 Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const Actor& actor) {
+  KIMI_ASSIGN_OR_RETURN(ModelStore * store, Store());
   KIMI_ASSIGN_OR_RETURN(std::string model_id, StringField(body, "model"));
   KIMI_ASSIGN_OR_RETURN(std::string source, StringField(body, "source"));
   KIMI_RETURN_IF_ERROR(ValidateModelId(model_id));
@@ -110,8 +123,8 @@ Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const
     std::lock_guard<std::mutex> progress_lock(mu_);
     j->progress = p;
   };
-  j->worker = std::thread([this, j, request = std::move(request), actor] {
-    Result<ModelVersion> v = store_->Import(request, actor);
+  j->worker = std::thread([this, store, j, request = std::move(request), actor] {
+    Result<ModelVersion> v = store->Import(request, actor);
     std::lock_guard<std::mutex> done_lock(mu_);
     if (v.ok()) {
       j->state = "succeeded";
@@ -164,6 +177,13 @@ Result<nlohmann::json> ModelAdmin::ImportStatus(const std::string& job_id) const
   return Status::NotFound("no import job \"" + job_id + "\"");
 }
 
+Result<nlohmann::json> ModelAdmin::ImportJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  nlohmann::json jobs = nlohmann::json::array();
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) jobs.push_back(JobJson(*it->second));
+  return nlohmann::json{{"jobs", std::move(jobs)}};
+}
+
 void ModelAdmin::WaitForJob(const std::string& job_id) {
   std::unique_lock<std::mutex> lock(mu_);
   job_done_.wait(lock, [&] {
@@ -177,19 +197,22 @@ Result<nlohmann::json> ModelAdmin::Activate(const nlohmann::json& body, const Ac
   KIMI_ASSIGN_OR_RETURN(std::string model_id, StringField(body, "model"));
   KIMI_ASSIGN_OR_RETURN(std::string digest, StringField(body, "digest"));
   KIMI_ASSIGN_OR_RETURN(bool force, BoolField(body, "force"));
-  KIMI_ASSIGN_OR_RETURN(ModelVersion v, AdminVisible(store_->Activate(model_id, digest, actor, force)));
+  KIMI_ASSIGN_OR_RETURN(ModelStore * store, Store());
+  KIMI_ASSIGN_OR_RETURN(ModelVersion v, AdminVisible(store->Activate(model_id, digest, actor, force)));
   return nlohmann::json{{"version", VersionToJson(v)}};
 }
 
 Result<nlohmann::json> ModelAdmin::Rollback(const nlohmann::json& body, const Actor& actor) {
   KIMI_ASSIGN_OR_RETURN(std::string model_id, StringField(body, "model"));
-  KIMI_ASSIGN_OR_RETURN(ModelVersion v, AdminVisible(store_->Rollback(model_id, actor)));
+  KIMI_ASSIGN_OR_RETURN(ModelStore * store, Store());
+  KIMI_ASSIGN_OR_RETURN(ModelVersion v, AdminVisible(store->Rollback(model_id, actor)));
   return nlohmann::json{{"version", VersionToJson(v)}};
 }
 
 Result<nlohmann::json> ModelAdmin::Remove(const std::string& model_id, const std::string& digest, const Actor& actor) {
   if (model_id.empty() || digest.empty()) return Status::InvalidArgument("\"model\" and \"digest\" are required");
-  KIMI_RETURN_IF_ERROR(AdminVisible(store_->Remove(model_id, digest, actor)));
+  KIMI_ASSIGN_OR_RETURN(ModelStore * store, Store());
+  KIMI_RETURN_IF_ERROR(AdminVisible(store->Remove(model_id, digest, actor)));
   return nlohmann::json{{"removed", {{"model", model_id}, {"digest", digest}}}};
 }
 

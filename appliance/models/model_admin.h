@@ -8,6 +8,7 @@
 //   ImportStatus(job)      {"job","model","source","state":"running|succeeded|failed","phase",
 //                           "bytes_done","bytes_total","bytes_per_second","eta_seconds",
 //                           "version":{...} on success, "error" on failure}
+//   ImportJobs()           {"jobs":[...newest first...]}: what the console polls, no job id needed
 //   Activate(body)         {"model","digest","force":false} -> {"version":{...}}
 //   Rollback(body)         {"model"} -> {"version":{...}}
 //   Remove(model, digest)  -> {"removed":{"model","digest"}}
@@ -15,9 +16,13 @@
 // (Corruption in the store) is reported as FailedPrecondition with its message, because an
 // administrator needs to know which file failed.
 //
-// Owns: the import jobs and their threads. The destructor cancels a running import's copy
-// (a verification already under way finishes) and joins the threads. Borrows the ModelStore.
-// Thread safety: every method may be called from any thread.
+// The daemon makes its ModelAdmin before the store is open (the HTTP server is built first)
+// and attaches the store once it is; until then every method answers Unavailable.
+//
+// Owns: the import jobs and their threads. Close() and the destructor cancel a running
+// import's copy and join the threads. Borrows the ModelStore.
+// Thread safety: every method may be called from any thread, except Attach() (before the
+// HTTP server runs) and Close() (after it has stopped).
 #pragma once
 
 #include <atomic>
@@ -45,6 +50,7 @@ struct ModelAdminOptions {
 
 class ModelAdmin {
  public:
+  // `store` may be null until Attach().
   ModelAdmin(ModelStore* store, ModelAdminOptions options);
   ~ModelAdmin();
   ModelAdmin(const ModelAdmin&) = delete;
@@ -53,6 +59,11 @@ class ModelAdmin {
   Result<nlohmann::json> List() const;
   Result<nlohmann::json> StartImport(const nlohmann::json& body, const Actor& actor);
   Result<nlohmann::json> ImportStatus(const std::string& job_id) const;
+  Result<nlohmann::json> ImportJobs() const;
+
+  void Attach(ModelStore* store);
+  // Cancels a running import, joins the import threads and detaches the store.
+  void Close();
   Result<nlohmann::json> Activate(const nlohmann::json& body, const Actor& actor);
   Result<nlohmann::json> Rollback(const nlohmann::json& body, const Actor& actor);
   Result<nlohmann::json> Remove(const std::string& model_id, const std::string& digest, const Actor& actor);
@@ -73,9 +84,10 @@ class ModelAdmin {
   };
   nlohmann::json JobJson(const Job& job) const;  // precondition: mu_ held
   Result<std::string> CheckSource(const std::string& source) const;
+  Result<ModelStore*> Store() const;
   void DropOldJobs();  // precondition: mu_ held
 
-  ModelStore* const store_;
+  std::atomic<ModelStore*> store_;
   const ModelAdminOptions options_;
   mutable std::mutex mu_;
   std::condition_variable job_done_;

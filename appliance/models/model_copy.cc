@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -73,80 +74,31 @@ class Fd {
   int fd_;
 };
 
-// Progress reporting shared by the file copies of one call.
-struct Meter {
-  const CopyOptions& options;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_report = start;
-  uint64_t done = 0;
-  uint64_t total = 0;
-
-  void Add(uint64_t n) {
-    done += n;
-    if (!options.progress) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_report < options.progress_interval) return;
-    last_report = now;
-    options.progress(ProgressSince(start, done, total, false));
+// The reads of the copy: one range per file, or per shard of `shard_size` bytes, each
+// written to its place in the destination as it is hashed.
+std::vector<HashRange> CopyRanges(const Plan& plan, const fs::path& root, const fs::path& destination,
+                                  uint64_t shard_size, std::vector<std::string>* names) {
+  std::vector<HashRange> ranges;
+  for (const auto& [rel, size] : plan.files) {
+    std::string from = (root / rel).string();
+    std::string to = (destination / rel).string();
+    uint64_t step = shard_size == 0 ? std::max<uint64_t>(size, 1) : shard_size;
+    uint64_t start = 0;
+    do {  // an empty file is one empty range, so that it is created
+      uint64_t length = std::min(step, size - start);
+      ranges.push_back({from, start, length, /*to_eof=*/start + length == size, to});
+      names->push_back(rel.generic_string());
+      start += length;
+    } while (start < size);
   }
-  void Finish() {
-    if (options.progress) options.progress(ProgressSince(start, done, total, true));
-  }
-};
-
-Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
-  size_t written = 0;
-  while (written < size) {
-    ssize_t w = ::write(fd, data + written, size - written);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Errno("cannot write", path);
-    }
-    written += static_cast<size_t>(w);
-  }
-  return Status::OK();
+  return ranges;
 }
 
-Status CopyFile(const std::string& from, const std::string& to, uint64_t expected_size, std::vector<char>& buffer,
-                Meter& meter) {
-  Fd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (in.get() < 0) return Errno("cannot open", from);
-  posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  Fd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-  if (out.get() < 0) return Errno("cannot create", to);
-  // In-kernel copy first (no trip through user space; a reflink where the filesystem has
-  // them); read/write when the kernel cannot copy between these two files.
-  uint64_t copied = 0;
-  bool read_write = false;
-  for (;;) {
-    if (meter.options.cancel != nullptr && meter.options.cancel->load()) {
-      return Status::Cancelled("copy of " + from + " cancelled");
-    }
-    ssize_t n;
-    if (!read_write) {
-      n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, buffer.size(), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && copied == 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
-        read_write = true;
-        continue;
-      }
-      if (n < 0) return Errno("cannot copy", from);
-    } else {
-      n = ::read(in.get(), buffer.data(), buffer.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Errno("cannot read", from);
-      KIMI_RETURN_IF_ERROR(WriteAll(out.get(), buffer.data(), static_cast<size_t>(n), to));
-    }
-    if (n == 0) break;
-    copied += static_cast<uint64_t>(n);
-    meter.Add(static_cast<uint64_t>(n));
-  }
-  if (copied != expected_size) {
-    return Status::IOError(from + " changed size while it was copied (" + std::to_string(expected_size) + " -> " +
-                           std::to_string(copied) + " bytes)");
-  }
-  if (::fsync(out.get()) != 0) return Errno("cannot sync", to);
-  if (out.Close() != 0) return Errno("cannot close", to);
+Status SyncFile(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (fd.get() < 0) return Errno("cannot open", path);
+  if (::fsync(fd.get()) != 0) return Errno("cannot sync", path);
+  if (fd.Close() != 0) return Errno("cannot close", path);
   return Status::OK();
 }
 
@@ -175,19 +127,29 @@ Result<CopyStats> CopyModelTree(const std::string& source, const std::string& de
     std::string to = (fs::path(destination) / d).string();
     if (::mkdir(to.c_str(), 0755) != 0) return Errno("cannot create", to);
   }
-  Meter meter{options};
-  meter.total = plan.bytes;
-  std::vector<char> buffer(std::max<size_t>(options.buffer_bytes, 4096));
-  for (const auto& [rel, size] : plan.files) {
-    KIMI_RETURN_IF_ERROR(CopyFile((root / rel).string(), (fs::path(destination) / rel).string(), size, buffer, meter));
+  std::vector<std::string> names;
+  std::vector<HashRange> ranges = CopyRanges(plan, root, destination, options.shard_size, &names);
+  HashOptions hashing;
+  hashing.threads = options.threads;
+  hashing.buffer_bytes = options.buffer_bytes;
+  hashing.progress = options.progress;
+  hashing.progress_interval = options.progress_interval;
+  hashing.cancel = options.cancel;
+  Result<std::vector<std::string>> digests = HashRanges(ranges, hashing);
+  if (!digests.ok()) return digests.status().code() == Status::Code::kCancelled
+                               ? Status::Cancelled("copy of " + source + " cancelled")
+                               : digests.status();
+  CopyStats stats{plan.files.size(), plan.bytes, {}};
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    stats.digests[RangeKey(names[i], ranges[i].offset, ranges[i].length)] = std::move((*digests)[i]);
   }
+  for (const auto& [rel, size] : plan.files) KIMI_RETURN_IF_ERROR(SyncFile((fs::path(destination) / rel).string()));
   // Children before parents: a directory's entries are durable once it is synced.
   for (auto it = plan.dirs.rbegin(); it != plan.dirs.rend(); ++it) {
     KIMI_RETURN_IF_ERROR(SyncDirectory((fs::path(destination) / *it).string()));
   }
   KIMI_RETURN_IF_ERROR(SyncDirectory(destination));
-  meter.Finish();
-  return CopyStats{plan.files.size(), plan.bytes};
+  return stats;
 }
 
 }  // namespace kimi::models

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <map>
 
+#include "models/oms_encoding.h"
 #include "models/oms_test_support.h"
 
 namespace kimi::models {
@@ -48,6 +50,39 @@ TEST(ModelCopyTest, CopiesTheTreeByteForByteWithProgress) {
   EXPECT_EQ(CopyModelTree(dir / "src", dir / "dst", {}).status().code(), Status::Code::kAlreadyExists);
   EXPECT_EQ(CopyModelTree(dir / "absent", dir / "dst2", {}).status().code(), Status::Code::kNotFound);
   EXPECT_EQ(CopyModelTree(dir / "src/big.bin", dir / "dst3", {}).status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(ModelCopyTest, HashesEveryRangeItWritesInTheSameRead) {
+  TempDir dir;
+  fs::create_directories(dir / "src/sub");
+  std::string weights(2500, '\0');
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 17 + 3);
+  testing::WriteFile(dir / "src/sub/weights.bin", weights);
+  testing::WriteFile(dir / "src/empty", "");
+  for (uint64_t shard_size : {uint64_t{0}, uint64_t{1000}}) {
+    SCOPED_TRACE(shard_size);
+    CopyOptions options;
+    options.shard_size = shard_size;
+    options.buffer_bytes = 4096;
+    options.threads = 2;
+    std::string out = "dst" + std::to_string(shard_size);
+    Result<CopyStats> stats = CopyModelTree(dir / "src", dir / out, options);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(testing::ReadFile(dir / (out + "/sub/weights.bin")), weights);
+    std::map<std::string, std::string> expected;
+    expected[RangeKey("empty", 0, 0)] = testing::Sha256Hex("");
+    if (shard_size == 0) {
+      expected[RangeKey("sub/weights.bin", 0, 2500)] = testing::Sha256Hex(weights);
+    } else {
+      for (uint64_t start = 0; start < weights.size(); start += shard_size) {
+        uint64_t length = std::min<uint64_t>(shard_size, weights.size() - start);
+        expected[RangeKey("sub/weights.bin", start, length)] = testing::Sha256Hex(weights.substr(start, length));
+      }
+    }
+    std::map<std::string, std::string> got;
+    for (const auto& [key, digest] : stats->digests) got[key] = HexEncode(digest);
+    EXPECT_EQ(got, expected);
+  }
 }
 
 TEST(ModelCopyTest, StopsWhenCancelled) {

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "models/slot_switcher.h"
 
 namespace kimi::models {
 namespace {
@@ -140,6 +143,55 @@ TEST(ModelSlotTest, NoRequestSeesAHalfSwappedVersionUnderConcurrentSwaps) {
   EXPECT_EQ(empty.load(), 0);
   EXPECT_GT(leases.load(), 0);
   EXPECT_EQ(slot.generation(), static_cast<uint64_t>(kVersions));
+}
+
+// The daemon's pattern: a holder (the backend) re-pointed in on_switched hands requests
+// shared_ptrs made from a lease, so the old version drains when the last copy goes.
+TEST(SlotSwitcherTest, AHolderRepointedOnSwitchDrainsLikeALease) {
+  ModelSlot<FakeModel> slot;
+  std::atomic<int> unloaded{0};
+  std::mutex attached_mu;
+  std::shared_ptr<FakeModel> attached;  // guarded by attached_mu
+  auto repoint = [&] {
+    auto lease = std::make_shared<ModelSlot<FakeModel>::Lease>(slot.Acquire());
+    std::lock_guard<std::mutex> lock(attached_mu);
+    attached = *lease ? std::shared_ptr<FakeModel>(lease, lease->get()) : nullptr;
+  };
+  auto current = [&] {
+    std::lock_guard<std::mutex> lock(attached_mu);
+    return attached;
+  };
+  std::atomic<int> next_version{1};
+  SlotSwitcher<FakeModel> switcher(
+      "k3", &slot,
+      [&](const ActiveVersion&) -> Result<std::shared_ptr<FakeModel>> {
+        return std::make_shared<FakeModel>(next_version.load(), &unloaded);
+      },
+      std::chrono::minutes(1), repoint);
+  ActiveVersion v1;
+  v1.model_id = "k3";
+  v1.digest = "d1";
+  ASSERT_TRUE(switcher.LoadInitial(v1).ok());
+  std::shared_ptr<FakeModel> request = current();  // a request in flight on version 1
+  ASSERT_TRUE(request);
+  ASSERT_EQ(request->version, 1);
+
+  next_version = 2;
+  ActiveVersion v2 = v1;
+  v2.digest = "d2";
+  ASSERT_TRUE(switcher.Prepare(v2).ok());
+  std::thread swapper([&] { switcher.Switch("k3", v2); });
+  for (;;) {  // new requests get version 2 once the hook has run, before the drain ends
+    std::shared_ptr<FakeModel> now = current();
+    if (now && now->version == 2) break;
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(unloaded.load(), 0);  // version 1 is still held by the request
+  EXPECT_EQ(request->version, 1);
+  request.reset();                // the request finishes: the drain can end
+  swapper.join();
+  EXPECT_EQ(unloaded.load(), 1);  // version 1 unloaded, version 2 serving
+  EXPECT_EQ(current()->version, 2);
 }
 
 }  // namespace

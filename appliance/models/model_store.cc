@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "kimi/log.h"
 #include "kimi/utc_time.h"
 #include "models/model_copy.h"
+#include "models/oms_bundle.h"
+#include "models/oms_statement.h"
 
 namespace kimi::models {
 namespace {
@@ -86,6 +89,22 @@ Status PruneUnsigned(const std::string& dir, const VerifiedManifest& manifest) {
   // Deepest first; a directory that still holds model files is not empty and stays.
   for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) fs::remove(*it, ec);
   return Status::OK();
+}
+
+// The shard size the source's signature names, read without checking the signature: it only
+// chooses how the copy cuts files into hashed ranges. Verification then trusts nothing of it
+// and hashes again any range the copy did not cut the way the verified statement says.
+uint64_t UnverifiedShardSize(const std::string& source) {
+  std::ifstream in(fs::path(source) / kSignatureFile, std::ios::binary);
+  std::string text;
+  text.resize(kMaxBundleBytes);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  Result<OmsBundle> bundle = ParseBundle(text);
+  if (!bundle.ok()) return 0;
+  Result<SignedStatement> statement = ParseStatement(bundle->payload);
+  if (!statement.ok() || statement->method != SerializationMethod::kShards) return 0;
+  return statement->shard_size;
 }
 
 }  // namespace
@@ -244,8 +263,12 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   std::string staging = staging_dir_ + "/import-" + std::to_string(::getpid()) + "-" +
                         std::to_string(staging_counter_.fetch_add(1));
   StagingGuard guard(staging);
+  // One read of the medium: the copy hashes what it writes, and verification uses those
+  // digests instead of reading the copy again.
   CopyOptions copy;
   copy.cancel = request.cancel;
+  copy.threads = request.threads;
+  copy.shard_size = UnverifiedShardSize(request.source);
   if (request.progress) copy.progress = [&](const HashProgress& p) { request.progress({"copying", p}); };
   Result<CopyStats> copied = CopyModelTree(request.source, staging, copy);
   if (!copied.ok()) return refuse(copied.status().WithContext("copying " + request.source), "");
@@ -256,6 +279,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   verify.model_path = staging;
   verify.extra_ignore_paths = request.extra_ignore_paths;
   verify.hashing.threads = request.threads;
+  verify.known_digests = &copied->digests;
   if (request.progress) verify.hashing.progress = [&](const HashProgress& p) { request.progress({"verifying", p}); };
   Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *options_.trust);
   if (!manifest.ok()) return refuse(manifest.status().WithContext("verifying the copy of " + request.source), "");

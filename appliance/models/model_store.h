@@ -7,7 +7,8 @@
 //   <data_dir>/appliance.db                          model_versions, model_activations
 //
 // A version is named by its OMS subject digest. Import copies from a mounted medium into
-// staging, verifies the copy (never the source) against the trust store, and renames it into
+// staging, hashing every byte as it writes it (one read of the medium), verifies the copy
+// (never the source) against the trust store with those digests, and renames it into
 // place; only then is the row written, so a failure or a crash leaves no version (Open()
 // sweeps staging and any directory without its row). Activation and rollback re-verify the
 // version's bytes first (tampering after import is detected and the version marked failed),

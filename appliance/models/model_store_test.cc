@@ -78,6 +78,7 @@ TEST_F(ModelStoreTest, ImportCopiesVerifiesTheCopyAndRecordsAVersion) {
 
   std::set<std::string> phases;
   bool finished_copy = false;
+  uint64_t read_again = ~uint64_t{0};
   ImportRequest request;
   request.model_id = "k3";
   request.source = source;
@@ -85,11 +86,13 @@ TEST_F(ModelStoreTest, ImportCopiesVerifiesTheCopyAndRecordsAVersion) {
     phases.insert(std::string(p.phase));
     EXPECT_LE(p.bytes.bytes_done, p.bytes.bytes_total);
     if (p.phase == "copying" && p.bytes.finished) finished_copy = p.bytes.bytes_done == p.bytes.bytes_total;
+    if (p.phase == "verifying") read_again = p.bytes.bytes_total;
   };
   Result<ModelVersion> v = (*store)->Import(request, actor_);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_EQ(phases, (std::set<std::string>{"copying", "verifying"}));
   EXPECT_TRUE(finished_copy);
+  EXPECT_EQ(read_again, 0u);  // verification used the digests the copy computed: one read
   EXPECT_EQ(v->version, 1);
   EXPECT_EQ(v->state, VersionState::kVerified);
   EXPECT_EQ(v->digest.size(), 64u);

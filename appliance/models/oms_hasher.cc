@@ -34,16 +34,38 @@ class FileDescriptor {
   int fd_;
 };
 
-// Hashes one range with `buffer`; adds every chunk read to *bytes_done as it goes.
+Status WriteAt(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
+  while (size > 0) {
+    ssize_t w = pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
+    }
+    data += w;
+    size -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+  return Status::OK();
+}
+
+// Hashes one range with `buffer` (and copies it when the range says so); adds every chunk
+// read to *bytes_done as it goes.
 Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, EVP_MD_CTX* ctx,
-                            std::atomic<uint64_t>* bytes_done) {
+                            std::atomic<uint64_t>* bytes_done, const std::atomic<bool>* cancel) {
   FileDescriptor fd(open(range.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Status::IOError("cannot open " + range.path + ": " + std::strerror(errno));
+  FileDescriptor out(range.copy_to.empty() ? -1 : open(range.copy_to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  if (!range.copy_to.empty() && out.get() < 0) {
+    return Status::IOError("cannot create " + range.copy_to + ": " + std::strerror(errno));
+  }
   posix_fadvise(fd.get(), static_cast<off_t>(range.offset), static_cast<off_t>(range.length), POSIX_FADV_SEQUENTIAL);
   if (EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) return Status::Internal("SHA-256 init failed");
   uint64_t pos = range.offset;
   uint64_t end = range.offset + range.length;
   while (pos < end) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      return Status::Cancelled("reading " + range.path + " cancelled");
+    }
     size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - pos));
     ssize_t got = pread(fd.get(), buffer.data(), want, static_cast<off_t>(pos));
     if (got < 0) {
@@ -52,6 +74,7 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
     }
     if (got == 0) return Status::IOError(range.path + " is shorter than expected (changed while verifying?)");
     EVP_DigestUpdate(ctx, buffer.data(), static_cast<size_t>(got));
+    if (out.get() >= 0) KIMI_RETURN_IF_ERROR(WriteAt(out.get(), buffer.data(), static_cast<size_t>(got), pos, range.copy_to));
     pos += static_cast<uint64_t>(got);
     if (bytes_done != nullptr) bytes_done->fetch_add(static_cast<uint64_t>(got), std::memory_order_relaxed);
   }
@@ -67,6 +90,10 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
 }
 
 }  // namespace
+
+std::string RangeKey(std::string_view name, uint64_t offset, uint64_t length) {
+  return std::string(name) + '\0' + std::to_string(offset) + ':' + std::to_string(length);
+}
 
 HashProgress ProgressSince(std::chrono::steady_clock::time_point start, uint64_t bytes_done, uint64_t bytes_total,
                            bool finished) {
@@ -88,7 +115,7 @@ Result<std::vector<std::string>> HashRangesSerial(const std::vector<HashRange>& 
   std::vector<std::string> out;
   out.reserve(ranges.size());
   for (const auto& r : ranges) {
-    KIMI_ASSIGN_OR_RETURN(std::string d, HashOne(r, buffer, ctx.get(), nullptr));
+    KIMI_ASSIGN_OR_RETURN(std::string d, HashOne(r, buffer, ctx.get(), nullptr, nullptr));
     out.push_back(std::move(d));
   }
   return out;
@@ -120,7 +147,7 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= order.size() || failed.load()) break;
-      auto digest = HashOne(ranges[order[i]], buffer, ctx.get(), &bytes_done);
+      auto digest = HashOne(ranges[order[i]], buffer, ctx.get(), &bytes_done, options.cancel);
       if (!digest.ok()) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failed.exchange(true)) first_error = digest.status();

@@ -4,16 +4,21 @@
 // HashRanges() spreads the ranges over one worker per core (largest first, so one huge file
 // does not start last), reads each with large sequential pread() calls into a per-worker
 // buffer after posix_fadvise(SEQUENTIAL), and feeds OpenSSL's EVP SHA-256 (SHA-NI where the
-// CPU has it). Progress (bytes, rate, ETA) is reported on the calling thread.
+// CPU has it). Progress (bytes, rate, ETA) is reported on the calling thread. A range with
+// `copy_to` is also written, from the same buffer, to that file at the same offset: import
+// copies a model and hashes it in one read of the medium.
 //
 // Thread safety: HashRanges() may be called from several threads; each call owns its
 // workers. The progress callback runs only on the calling thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kimi/status.h"
@@ -25,7 +30,15 @@ struct HashRange {
   uint64_t offset = 0;
   uint64_t length = 0;  // exact number of bytes; a file that ends earlier is an error
   bool to_eof = false;  // whole-file hashing: the file must end exactly at offset + length
+  // When set, the bytes read are also written to this file at the same offset (it is created
+  // when missing; ranges of one file may go to different workers). Not synced here.
+  std::string copy_to;
 };
+
+// Raw digests computed elsewhere, keyed by RangeKey(); see VerifyRequest::known_digests.
+using KnownDigests = std::map<std::string, std::string>;
+// `name` is the file's path relative to the model root, '/'-separated.
+std::string RangeKey(std::string_view name, uint64_t offset, uint64_t length);
 
 struct HashProgress {
   uint64_t bytes_done = 0;
@@ -47,6 +60,8 @@ struct HashOptions {
   size_t buffer_bytes = 8u << 20;   // per worker
   HashProgressFn progress;          // may be empty
   std::chrono::milliseconds progress_interval{250};
+  // When set and true, hashing stops at the next chunk with Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // Raw 32-byte digests, one per range in the order given; an IOError names the file.

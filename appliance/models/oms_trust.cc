@@ -83,6 +83,14 @@ Status TrustStore::AddPemFile(const std::string& path) {
   return AddPem(text, path);
 }
 
+Result<TrustStore> TrustStore::LoadPath(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return LoadDirectory(path);
+  TrustStore store;
+  KIMI_RETURN_IF_ERROR(store.AddPemFile(path));
+  return store;
+}
+
 Result<TrustStore> TrustStore::LoadDirectory(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;

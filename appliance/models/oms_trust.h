@@ -38,6 +38,8 @@ class TrustStore {
   // Every *.pem file directly in `dir`. An empty store is not an error here; verification
   // then refuses every model, naming the directory.
   static Result<TrustStore> LoadDirectory(const std::string& dir);
+  // A directory (as LoadDirectory) or one PEM file.
+  static Result<TrustStore> LoadPath(const std::string& path);
 
   // Adds every PUBLIC KEY and CERTIFICATE block of `pem_text`; refuses text with neither.
   Status AddPem(std::string_view pem_text, std::string_view source);

@@ -91,6 +91,27 @@ Status MatchFilesToManifest(const SignedStatement& st, const std::vector<ModelFi
   return Status::OK();
 }
 
+// The digest of every expected range: the caller's known ones, the rest hashed now.
+Result<std::vector<std::string>> DigestsOf(const Expected& expected, const VerifyRequest& request) {
+  if (request.known_digests == nullptr) return HashRanges(expected.ranges, request.hashing);
+  std::vector<std::string> digests(expected.ranges.size());
+  std::vector<HashRange> unknown;
+  std::vector<size_t> unknown_at;
+  for (size_t i = 0; i < expected.ranges.size(); ++i) {
+    const HashRange& range = expected.ranges[i];
+    auto known = request.known_digests->find(RangeKey(expected.resources[i].path, range.offset, range.length));
+    if (known != request.known_digests->end()) {
+      digests[i] = known->second;
+    } else {
+      unknown.push_back(range);
+      unknown_at.push_back(i);
+    }
+  }
+  KIMI_ASSIGN_OR_RETURN(std::vector<std::string> hashed, HashRanges(unknown, request.hashing));
+  for (size_t j = 0; j < hashed.size(); ++j) digests[unknown_at[j]] = std::move(hashed[j]);
+  return digests;
+}
+
 }  // namespace
 
 std::vector<std::string> VerifiedManifest::files() const {
@@ -133,7 +154,7 @@ Result<VerifiedManifest> ModelVerifier::Verify(const VerifyRequest& request, con
 
   Expected expected;
   KIMI_RETURN_IF_ERROR(MatchFilesToManifest(st, *files, &expected));
-  KIMI_ASSIGN_OR_RETURN(std::vector<std::string> digests, HashRanges(expected.ranges, request.hashing));
+  KIMI_ASSIGN_OR_RETURN(std::vector<std::string> digests, DigestsOf(expected, request));
 
   VerifiedManifest manifest;
   std::vector<std::string> mismatched;

@@ -8,7 +8,8 @@
 //   4. list the model's files, honouring the signed ignore_paths and symlink policy
 //      (oms_model_tree.h), and compare the list with the manifest: a missing file and a file
 //      the manifest does not name are refused before any hashing;
-//   5. hash every file or shard in parallel (oms_hasher.h) and compare each digest.
+//   5. hash every file or shard in parallel (oms_hasher.h), unless the caller already knows
+//      its digest (VerifyRequest::known_digests), and compare each digest.
 // Every refusal is a Status whose message names the file or the field.
 //
 // Thread safety: Verify() is reentrant; a VerifiedManifest is an immutable value.
@@ -71,6 +72,10 @@ struct VerifyRequest {
   std::string signature_path;   // empty: <model dir>/model.sig (or model.sig beside a single file)
   std::vector<std::string> extra_ignore_paths;  // besides the signed ignore_paths and the signature
   HashOptions hashing;
+  // Digests of ranges of these very files that the caller computed while it wrote them (the
+  // store's import hashes as it copies; the bytes are the caller's own, on its own disk).
+  // Ranges found here are not read again; every other step is unchanged. May be null.
+  const KnownDigests* known_digests = nullptr;
 };
 
 class ModelVerifier {

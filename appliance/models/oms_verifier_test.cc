@@ -18,8 +18,10 @@ using testing::TempDir;
 using testing::Vector;
 namespace fs = std::filesystem;
 
-Result<VerifiedManifest> VerifyVector(const Vector& v, const std::string& model, const TrustStore& trust) {
+Result<VerifiedManifest> VerifyVector(const Vector& v, const std::string& model, const TrustStore& trust,
+                                      const KnownDigests* known = nullptr) {
   VerifyRequest request;
+  request.known_digests = known;
   request.model_path = model;
   request.signature_path = fs::path(model).parent_path().string() + "/model.sig";
   if (!v.single_file) request.signature_path = model + "/model.sig";
@@ -237,6 +239,26 @@ TEST(VerifierTest, ChangeInASignedFileIsCaughtBesideIgnoredOnes) {
   std::string model = testing::CopyVector(v, tmp.path());
   testing::FlipByte(model + "/signme-1", 0);
   auto manifest = VerifyVector(v, model, testing::TrustFor(v));
+  ASSERT_FALSE(manifest.ok());
+  EXPECT_NE(manifest.status().message().find("\"signme-1\""), std::string::npos);
+}
+
+TEST(VerifierTest, KnownDigestsReplaceTheReadAndAreStillCompared) {
+  // The import hands over the digests it computed while copying: those ranges are not read
+  // again, and a wrong one is refused like a changed file.
+  Vector v = AllVectors()[8];
+  TempDir tmp;
+  std::string model = testing::CopyVector(v, tmp.path());
+  std::string bytes = testing::ReadFile(model + "/signme-1");
+  KnownDigests known;
+  std::string key = RangeKey("signme-1", 0, bytes.size());
+  known[key] = HexDecode(testing::Sha256Hex(bytes)).value();
+  testing::FlipByte(model + "/signme-1", 0);  // only the known digest can make this verify
+  auto manifest = VerifyVector(v, model, testing::TrustFor(v), &known);
+  EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+
+  known[key] = HexDecode(testing::Sha256Hex("other bytes")).value();
+  manifest = VerifyVector(v, model, testing::TrustFor(v), &known);
   ASSERT_FALSE(manifest.ok());
   EXPECT_NE(manifest.status().message().find("\"signme-1\""), std::string::npos);
 }

@@ -3,9 +3,10 @@
 //
 //   Prepare(next):  load(next) builds the new T (load, warm) while the old one still serves;
 //                   a load error aborts the activation and nothing changes.
-//   Switch(next):   publishes the prepared T (new requests get it at once), then waits for the
-//                   requests still holding the old T to finish (drain_timeout) and unloads it
-//                   on this thread. A drain that times out is logged; the old T is then
+//   Switch(next):   publishes the prepared T (new requests get it at once), calls
+//                   on_switched (the serving side re-points whatever hands out the slot's
+//                   value), then waits for the requests still holding the old T to finish
+//                   (drain_timeout) and unloads it on this thread. A drain that times out is logged; the old T is then
 //                   unloaded by the last request that holds it.
 //   Switch(none):   the active version failed re-verification: the slot is emptied, so new
 //                   requests find no model (the serving side answers 503) until another
@@ -36,9 +37,16 @@ class SlotSwitcher : public ActivationListener {
  public:
   using Loader = std::function<Result<std::shared_ptr<T>>(const ActiveVersion&)>;
 
+  // Called after every Publish or Clear, before the drain; may be empty.
+  using SwitchedFn = std::function<void()>;
+
   SlotSwitcher(std::string model_id, ModelSlot<T>* slot, Loader load,
-               std::chrono::milliseconds drain_timeout = std::chrono::minutes(10))
-      : model_id_(std::move(model_id)), slot_(slot), load_(std::move(load)), drain_timeout_(drain_timeout) {}
+               std::chrono::milliseconds drain_timeout = std::chrono::minutes(10), SwitchedFn on_switched = {})
+      : model_id_(std::move(model_id)),
+        slot_(slot),
+        load_(std::move(load)),
+        drain_timeout_(drain_timeout),
+        on_switched_(std::move(on_switched)) {}
 
   Status Prepare(const ActiveVersion& next) override {
     if (next.model_id != model_id_) return Status::OK();
@@ -56,6 +64,7 @@ class SlotSwitcher : public ActivationListener {
       prepared_.reset();
       retired = slot_->Clear();
     }
+    if (on_switched_) on_switched_();
     if (!retired) return;
     if (!retired.WaitDrained(drain_timeout_)) {
       log::Warn("previous model version still in use after the drain timeout; the last request unloads it",
@@ -77,6 +86,7 @@ class SlotSwitcher : public ActivationListener {
   ModelSlot<T>* const slot_;
   const Loader load_;
   const std::chrono::milliseconds drain_timeout_;
+  const SwitchedFn on_switched_;
   std::shared_ptr<T> prepared_;  // between Prepare and Switch/Abort; store's mutex serialises
 };
 

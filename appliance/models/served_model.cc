@@ -1,0 +1,180 @@
+#include "models/served_model.h"
+
+#include <ctime>
+
+#include "api/verified_model.h"
+#include "kimi/log.h"
+
+namespace kimi::models {
+namespace {
+
+Actor DaemonActor() {
+  Actor actor;
+  actor.name = "kimi-appliance";
+  actor.role = "system";
+  actor.source = "local";
+  return actor;
+}
+
+int64_t NowUnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
+
+std::string Describe(const ServedVersion& v) {
+  std::string what = v.version > 0 ? "version " + std::to_string(v.version) + " (" + v.digest.substr(0, 12) + ") from the model store"
+                                   : v.digest.substr(0, 12) + " from " + v.origin;
+  return what + ", signed by " + v.signer;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ServedModel>> ServedModel::Open(ServedModelOptions options, api::EmbeddedBackend* backend) {
+  KIMI_RETURN_IF_ERROR(ValidateModelId(options.model_id).WithContext("model.store_id"));
+  TrustStore trust;
+  if (!options.trust_store.empty()) {
+    Result<TrustStore> loaded = TrustStore::LoadPath(options.trust_store);
+    if (!loaded.ok()) return loaded.status().WithContext("trust store " + options.trust_store);
+    trust = std::move(loaded).value();
+  }
+  std::unique_ptr<ServedModel> served(new ServedModel(std::move(options), backend, std::move(trust)));
+  ModelStoreOptions store_options;
+  store_options.data_dir = served->options_.data_dir;
+  store_options.db = served->options_.db;
+  store_options.trust = &served->trust_;
+  store_options.audit = served->options_.audit;
+  store_options.listener = served.get();
+  KIMI_ASSIGN_OR_RETURN(served->store_, ModelStore::Open(std::move(store_options)));
+  return served;
+}
+
+ServedModel::ServedModel(ServedModelOptions options, api::EmbeddedBackend* backend, TrustStore trust)
+    : options_(std::move(options)),
+      backend_(backend),
+      trust_(std::move(trust)),
+      switcher_(options_.model_id, &slot_, [this](const ActiveVersion& v) { return LoadVersion(v); },
+                options_.drain_timeout, [this] { AttachActive(); }) {}
+
+ServedModel::~ServedModel() {
+  backend_->Attach(nullptr);
+  Slot::Retired last = slot_.Clear();
+  last.WaitDrained(options_.drain_timeout);
+}
+
+std::optional<ServedVersion> ServedModel::Current() const {
+  std::lock_guard<std::mutex> lock(current_mu_);
+  return current_;
+}
+
+Result<std::shared_ptr<ChatService>> ServedModel::LoadVersion(const ActiveVersion& version) {
+  // The store has just re-verified `version.directory` against the trust store and holds the
+  // directory exclusively; the engine reads only the files of the verified manifest.
+  log::Info("loading a model version beside the serving one",
+            {{"model", version.model_id}, {"digest", version.digest}, {"version", version.version}});
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(version.directory, options_.service));
+  return std::shared_ptr<ChatService>(std::move(service));
+}
+
+void ServedModel::AttachActive() {
+  Slot::Lease lease = slot_.Acquire();
+  std::optional<ServedVersion> now;
+  {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    if (lease && incoming_ && incoming_->digest == lease.digest()) current_ = std::move(incoming_);
+    else if (!lease) current_.reset();
+    incoming_.reset();
+    now = current_;
+  }
+  if (!lease) {
+    backend_->Attach(nullptr);
+    if (options_.on_state) options_.on_state(false, "no model version is active (the active one failed verification)");
+    return;
+  }
+  // The backend and every request that copies its pointer share ownership of the lease, so
+  // the version drains exactly when the last of them lets go.
+  auto shared_lease = std::make_shared<Slot::Lease>(std::move(lease));
+  ChatService* service = shared_lease->get();
+  backend_->Attach(std::shared_ptr<ChatService>(shared_lease, service));
+  std::string detail = options_.model_id + ": " + (now ? Describe(*now) : std::string("serving"));
+  if (options_.on_state) options_.on_state(true, detail);
+  log::Info("model version serving", {{"model", options_.model_id}, {"digest", now ? now->digest : ""},
+                                      {"version", now ? now->version : 0}});
+}
+
+Status ServedModel::Prepare(const ActiveVersion& next) { return switcher_.Prepare(next); }
+
+void ServedModel::Switch(const std::string& model_id, const std::optional<ActiveVersion>& next) {
+  if (model_id != options_.model_id) return;
+  std::lock_guard<std::mutex> publish(publish_mu_);
+  if (next) {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    incoming_ = ServedVersion{next->digest, next->version, next->signer, "store", NowUnixSeconds()};
+  }
+  switcher_.Switch(model_id, next);
+}
+
+void ServedModel::Abort(const ActiveVersion& next) { switcher_.Abort(next); }
+
+void ServedModel::Start() {
+  Result<ActiveVersion> active = store_->LoadableActive(options_.model_id, DaemonActor());
+  if (active.ok()) {
+    if (options_.on_state) options_.on_state(false, "loading version " + std::to_string(active->version) + " from the model store");
+    Result<std::shared_ptr<ChatService>> service = LoadVersion(*active);
+    if (!service.ok()) {
+      log::Error("the store's active model version cannot be loaded",
+                 {{"model", options_.model_id}, {"digest", active->digest}, {"error", service.status().ToString()}});
+      if (options_.on_state) options_.on_state(false, "loading the active version failed: " + service.status().ToString());
+      return;
+    }
+    PublishInitial(std::move(service).value(),
+                   ServedVersion{active->digest, active->version, active->signer, "store", NowUnixSeconds()});
+    return;
+  }
+  if (active.status().code() != Status::Code::kNotFound) {
+    log::Error("the store's active model version is not served",
+               {{"model", options_.model_id}, {"error", active.status().ToString()}});
+  }
+  StartFromDirectory();
+}
+
+void ServedModel::PublishInitial(std::shared_ptr<ChatService> service, ServedVersion version) {
+  // Start() does not run under the store's mutex: publish_mu_ orders it against an activation.
+  std::lock_guard<std::mutex> publish(publish_mu_);
+  if (slot_.generation() != 0) {
+    log::Info("start-up model not served: a version was activated while it loaded", {{"digest", version.digest}});
+    return;
+  }
+  std::string digest = version.digest;
+  {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    incoming_ = std::move(version);
+  }
+  Slot::Retired none = slot_.Publish(std::move(service), std::move(digest));
+  AttachActive();
+}
+
+void ServedModel::StartFromDirectory() {
+  if (options_.direct_dir.empty()) {
+    if (options_.on_state) {
+      // Neither an active store version nor model.dir.
+      options_.on_state(false, "not loaded: no model configured");
+    }
+    return;
+  }
+  log::Info("verifying the model", {{"dir", options_.direct_dir}, {"trust_store", options_.trust_store}});
+  if (options_.on_state) options_.on_state(false, "verifying " + options_.direct_dir);
+  api::VerifiedModelOptions load;
+  load.dir = options_.direct_dir;
+  load.trust_store = options_.trust_store;
+  load.service = options_.service;
+  Result<api::VerifiedModel> loaded = api::LoadVerifiedModel(load);
+  if (!loaded.ok()) {
+    // Readiness first: whoever reads the log line then finds /readyz saying the same.
+    if (options_.on_state) options_.on_state(false, loaded.status().ToString());
+    log::Error("the model is not served", {{"dir", options_.direct_dir}, {"error", loaded.status().ToString()}});
+    return;
+  }
+  log::Info("model verified and loaded", {{"dir", options_.direct_dir}, {"signer", loaded->signer},
+                                          {"digest", loaded->subject_digest}});
+  PublishInitial(std::move(loaded->service),
+                 ServedVersion{loaded->subject_digest, 0, loaded->signer, options_.direct_dir, NowUnixSeconds()});
+}
+
+}  // namespace kimi::models
