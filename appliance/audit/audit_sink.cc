@@ -69,6 +69,7 @@ int64_t AuditSink::NowMs() const { return options_.clock_ms ? options_.clock_ms(
 Ticket AuditSink::Record(AuditRecord record) {
   auto state = std::make_shared<TicketState>();
   if (record.time_ms == 0) record.time_ms = NowMs();
+  record.version = kRecordFormatVersion;  // new records are always written in the current encoding
   // Sanitising and hashing the content here keeps that work off the writer thread.
   NormalizeRecord(&record);
   {
@@ -156,6 +157,10 @@ Result<int64_t> AuditSink::PurgeContentBefore(int64_t cutoff_ms) {
   Result<int64_t> result = Status::Unavailable("audit log is closed");
   RunOnWriter([&](AuditStore* store) { result = store->PurgeContentBefore(cutoff_ms); });
   return result;
+}
+
+Result<int64_t> AuditSink::PurgeExpiredContent(const AuditContentPolicy& policy) {
+  return PurgeContentBefore(ContentRetentionCutoffMs(policy, NowMs()));
 }
 
 Status AuditSink::SignHead(bool even_if_unchanged) {

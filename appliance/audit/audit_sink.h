@@ -32,6 +32,7 @@
 #include "audit/audit_key.h"
 #include "audit/audit_store.h"
 #include "audit/compact_tree.h"
+#include "audit/content_policy.h"
 #include "audit/record.h"
 #include "audit/signed_head.h"
 #include "kimi/status.h"
@@ -104,6 +105,9 @@ class AuditSink {
   Result<SignedTreeHead> SignHeadNow();
   // Deletes the content of records older than cutoff_ms (the policy's retention age).
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
+  // Deletes the content the policy no longer keeps: older than its retention age by the
+  // sink's clock. Returns how many records lost their content.
+  Result<int64_t> PurgeExpiredContent(const AuditContentPolicy& policy);
 
   // Commits everything queued, signs a final head, stops the writer. Returns the first
   // error of those final steps.
