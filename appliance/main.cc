@@ -28,6 +28,8 @@
 #include "config/listen_address.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
+#include "http/audit_admin_handlers.h"
+#include "http/model_versions.h"
 #include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
@@ -186,7 +188,7 @@ kimi::api::VerifiedModelOptions ModelOptionsFrom(const kimi::config::ModelConfig
 // Verifies the signed model, loads it and attaches it to the backend; the daemon serves
 // (probes, 503 for the API) meanwhile. A refusal leaves the model not ready, with the reason.
 void LoadModel(const kimi::config::ModelConfig& config, kimi::api::EmbeddedBackend* backend,
-               kimi::http::Readiness* readiness) {
+               kimi::http::Readiness* readiness, kimi::http::ModelVersions* versions) {
   kimi::log::Info("verifying the model", {{"dir", config.dir}, {"trust_store", config.trust_store}});
   readiness->MarkNotReady("model", "verifying " + config.dir);
   kimi::Result<kimi::api::VerifiedModel> loaded = kimi::api::LoadVerifiedModel(ModelOptionsFrom(config));
@@ -196,6 +198,8 @@ void LoadModel(const kimi::config::ModelConfig& config, kimi::api::EmbeddedBacke
     kimi::log::Error("the model is not served", {{"dir", config.dir}, {"error", loaded.status().ToString()}});
     return;
   }
+  // The version first: no request is served by the model before its records can name it.
+  versions->Set(config.served_id, loaded->subject_digest);
   backend->Attach(loaded->service);
   readiness->MarkReady("model", config.served_id + " from " + config.dir + ", signed by " + loaded->signer);
   kimi::log::Info("model verified and loaded", {{"dir", config.dir}, {"served_id", config.served_id},
@@ -279,6 +283,11 @@ int main(int argc, char** argv) {
   kimi::auth::Authenticator authenticator(AuthOptionsOf(config.auth));
   kimi::http::Services services{&registry, &readiness, &auditor};
   services.authenticator = &authenticator;
+  kimi::http::ModelVersions model_versions;
+  services.model_versions = &model_versions;
+  // The auditors' routes read the audit log; filled once the sink is open, before Run().
+  kimi::http::AuditAccess audit_access;
+  services.audit_access = &audit_access;
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
@@ -334,6 +343,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     auditor.Attach(audit_sink.get());
+    audit_access = kimi::http::AuditAccess{config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile),
+                                           audit_sink->public_key(), audit_sink.get()};
     if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");
     kimi::log::Info("service start recorded in the audit log", {{"records", static_cast<int64_t>(audit_sink->TreeSize())},
                                        {"fail_closed", config.audit.fail_closed}});
@@ -363,7 +374,7 @@ int main(int argc, char** argv) {
 
   // The model loads while the server answers: probes work and the API says 503 until then.
   std::thread model_loader;
-  if (!config.model.dir.empty()) model_loader = std::thread(LoadModel, std::cref(config.model), &backend, &readiness);
+  if (!config.model.dir.empty()) model_loader = std::thread(LoadModel, std::cref(config.model), &backend, &readiness, &model_versions);
 
   std::atomic<bool> done{false};
   std::thread signals(WatchSignals, &server, &done);

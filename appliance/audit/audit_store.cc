@@ -410,10 +410,20 @@ Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
 }
 
 Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
-  const std::string sql = std::string("SELECT ") +
-                          (has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) +
-                          ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
-                          "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4 ORDER BY r.seq";
+  std::string sql = std::string("SELECT ") + (has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) +
+                    ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
+                    "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4";
+  const std::pair<const char*, const std::string*> filters[] = {
+      {"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome}, {"model", &q.model},
+      {"request_id", &q.request_id}};
+  std::vector<const std::string*> bound;
+  for (const auto& [column, value] : filters) {
+    if (value->empty()) continue;
+    bound.push_back(value);
+    sql += std::string(" AND r.") + column + " = ?" + std::to_string(4 + bound.size());
+  }
+  sql += " ORDER BY r.seq";
+  if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
   Statement st;
   int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare scan");
@@ -421,6 +431,7 @@ Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(
   sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(q.to_seq));
   sqlite3_bind_int64(st.get(), 3, q.since_ms);
   sqlite3_bind_int64(st.get(), 4, q.until_ms);
+  for (size_t i = 0; i < bound.size(); ++i) BindText(st.get(), static_cast<int>(5 + i), *bound[i]);
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     StoredRecord row = DecodeRow(st.get(), q.with_content);
     KIMI_RETURN_IF_ERROR(visit(row));

@@ -55,6 +55,13 @@ struct RecordQuery {
   int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
   int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
   bool with_content = true;
+  // Exact-match filters for the auditors' search; empty matches everything.
+  std::string actor;
+  std::string action;
+  std::string outcome;
+  std::string model;
+  std::string request_id;
+  uint64_t limit = 0;  // rows at most; 0: no limit
 };
 
 // A record about to be written, with its leaf hash (computed by the writer).

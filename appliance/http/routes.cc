@@ -4,6 +4,7 @@
 
 #include "admin/model_routes.h"
 #include "http/admin_handlers.h"
+#include "http/audit_admin_handlers.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 
@@ -39,6 +40,9 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
     {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
     {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},
+    {"GET", "/admin/v1/audit", "admin_audit_search", &HandleAuditSearch, false, P::kAuditRead},
+    {"GET", "/admin/v1/audit/export", "admin_audit_export", &HandleAuditExport, false, P::kAuditRead},
+    {"GET", "/admin/v1/audit/verify", "admin_audit_verify", &HandleAuditVerify, false, P::kAuditRead},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {

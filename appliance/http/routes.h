@@ -49,6 +49,8 @@ namespace kimi::http {
 
 // What handlers may use. Pointers are owned by main() and outlive the server.
 class RequestAuditor;
+class ModelVersions;
+struct AuditAccess;
 
 struct Services {
   metrics::Registry* metrics = nullptr;
@@ -61,6 +63,8 @@ struct Services {
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
+  const ModelVersions* model_versions = nullptr;  // null: audit records carry no model digest
+  const AuditAccess* audit_access = nullptr;      // null: /admin/v1/audit answers 503
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
