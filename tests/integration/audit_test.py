@@ -285,14 +285,19 @@ class AuditStreamTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-audit-it-")
         model, public_key, _ = make_signed_model(cls.tmp.name)
+        cls.model, cls.public_key = model, public_key
         cls.data_dir = os.path.join(cls.tmp.name, "data")
-        config = audit_config(cls.data_dir)
-        config["model"] = {"dir": model, "trust_store": public_key, "served_id": MODEL_ID, "threads": 2}
-        cls.daemon = Daemon(config=config)
+        cls.daemon = Daemon(config=cls.model_daemon_config(cls.data_dir))
         state = wait_until_ready(cls.daemon)
         if not state or not state["ready"]:
             cls.daemon.close()
             raise RuntimeError("the model did not become ready: %r" % (state,))
+
+    @classmethod
+    def model_daemon_config(cls, data_dir):
+        config = audit_config(data_dir)
+        config["model"] = {"dir": cls.model, "trust_store": cls.public_key, "served_id": MODEL_ID, "threads": 2}
+        return config
 
     @classmethod
     def tearDownClass(cls):
@@ -354,6 +359,30 @@ class AuditStreamTest(unittest.TestCase):
         # A random-weight model may finish before the close is noticed; either way one record.
         self.assertIn(record["outcome"], ("client_disconnected", "ok"))
         self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
+
+    def test_stream_in_flight_at_shutdown_is_recorded(self):
+        data_dir = os.path.join(self.tmp.name, "data-stop")
+        config = self.model_daemon_config(data_dir)
+        config["limits"] = {"shutdown_grace_ms": 300}  # the stream outlives the grace period
+        daemon = Daemon(config=config)
+        try:
+            self.assertTrue(wait_until_ready(daemon)["ready"])
+            headers, body = chat_request("it-stop", stream=True, max_tokens=4000)
+            headers["Authorization"] = "Bearer " + daemon.api_key
+            with daemon.connect(timeout=60) as s:
+                send_request(s, "POST", "/v1/chat/completions", headers, body)
+                status, _, _, _ = read_head(s)
+                self.assertEqual(status, 200)
+                daemon.proc.send_signal(signal.SIGTERM)
+                while s.recv(65536):
+                    pass
+            self.assertEqual(daemon.wait_exit(), 0)
+        finally:
+            daemon.close()
+        [record] = records_of(data_dir, "it-stop")
+        self.assertIn(record["outcome"], ("ok", "client_disconnected", "interrupted"))
+        self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
+        self.assertEqual(verify(data_dir)[0], 0)
 
     def test_log_verifies_after_model_requests(self):
         headers, body = chat_request("it-verify", stream=True)
