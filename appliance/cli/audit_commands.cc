@@ -221,7 +221,7 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   Result<Args> a = ParseArgs(argv, WithCommon({"since", "until", "format", "out"}));
   if (!a.ok()) return Fail(a.status(), err);
   if (!a->positional.empty()) {
-    err << "usage: kimictl audit export [--since T] [--until T] [--format jsonl|csv] [--out FILE]\n";
+    err << "usage: kimictl audit export [--since T] [--until T] [--format jsonl|csv|bundle] [--out FILE]\n";
     return kExitUsage;
   }
   audit::ExportOptions options;
@@ -238,8 +238,10 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   const std::string format = Opt(*a, "format", "jsonl");
   if (format == "csv") {
     options.format = audit::ExportFormat::kCsv;
+  } else if (format == "bundle") {
+    options.with_proofs = true;  // JSON lines with inclusion paths: `audit verify --export`
   } else if (format != "jsonl") {
-    return Fail(Status::InvalidArgument("--format must be jsonl or csv"), err);
+    return Fail(Status::InvalidArgument("--format must be jsonl, csv or bundle"), err);
   }
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);

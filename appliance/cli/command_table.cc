@@ -14,7 +14,7 @@ const Command kCommands[] = {
      "create the first admin user; prints its one-time password once", &RunAdminBootstrap},
     {"audit consistency", "OLD_SIZE [--data-dir DIR]", "print a consistency proof from OLD_SIZE to the newest signed head",
      &OnStdio<RunAuditConsistency>},
-    {"audit export", "--format jsonl|csv [--since T] [--until T] [--data-dir DIR]",
+    {"audit export", "--format jsonl|csv|bundle [--since T] [--until T] [--data-dir DIR]",
      "export audit records with the signed heads that cover them", &OnStdio<RunAuditExport>},
     {"audit head", "[--data-dir DIR]", "print the newest signed tree head", &OnStdio<RunAuditHead>},
     {"audit prove", "SEQ [--data-dir DIR]", "print an inclusion proof of record SEQ", &OnStdio<RunAuditProve>},
