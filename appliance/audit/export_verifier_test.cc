@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "audit/audit_key.h"
+#include "audit/audit_sink.h"
 #include "audit/merkle.h"
 #include "audit/log_export.h"
 #include "audit/test_util.h"
@@ -116,6 +117,28 @@ TEST_F(BundleTest, DroppedRecordsLeaveTheRestVerifiableButNotAReorder) {
   Result<BundleReport> r = Check(Join(swapped));
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->ok());
+}
+
+TEST(BundleExport, RecordsNoHeadCoversYetAreLeftOut) {
+  TempDir dir;
+  std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(testing::TestSinkOptions(dir.path()))).value();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(sink->Record(SampleRecord(i)).WaitCommitted().ok());
+  ASSERT_TRUE(sink->SignHeadNow().ok());
+  for (int i = 5; i < 7; ++i) ASSERT_TRUE(sink->Record(SampleRecord(i)).WaitCommitted().ok());
+  AuditStoreOptions ro;
+  ro.read_only = true;
+  std::unique_ptr<AuditStore> store = std::move(AuditStore::Open(dir.File("audit.db"), ro)).value();
+  ExportOptions o;
+  o.with_proofs = true;
+  std::stringstream bundle;
+  Result<ExportSummary> s = ExportAuditLog(*store, o, bundle);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->records, 5u);
+  Result<BundleReport> r = VerifyExportBundle(bundle, sink->public_key());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->ok());
+  store.reset();
+  ASSERT_TRUE(sink->Close().ok());
 }
 
 TEST_F(BundleTest, NotABundleIsAnInputError) {

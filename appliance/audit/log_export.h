@@ -22,8 +22,8 @@ struct ExportOptions {
   // A verifiable bundle (JSON lines only): a first line naming the bundle format and range,
   // and each record with its inclusion path in the tree of the one signed head that covers
   // the last exported record, which is the bundle's only head. export_verifier.h checks it
-  // with nothing but the public key. FailedPrecondition when no signed head covers the
-  // range's last record yet (sign a head first).
+  // with nothing but the public key. Records no signed head covers yet (committed after the
+  // newest head) are left out; sign a head first to include them.
   bool with_proofs = false;
 };
 
