@@ -215,6 +215,7 @@ void AuditSink::WriterLoop() {
   using Clock = std::chrono::steady_clock;
   auto next_sign = Clock::now() + std::chrono::milliseconds(options_.sign_interval_ms);
   auto next_probe = Clock::now() + std::chrono::milliseconds(options_.probe_interval_ms);
+  auto next_purge = Clock::now();
   std::vector<Pending> batch;
   for (;;) {
     std::deque<Task> tasks;
@@ -222,7 +223,8 @@ void AuditSink::WriterLoop() {
     bool healthy = true;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      const auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
+      auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
+      if (options_.content_retention) wake = std::min(wake, next_purge);
       cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
       if (pending_.size() <= options_.max_batch) {
         batch.swap(pending_);
@@ -240,6 +242,16 @@ void AuditSink::WriterLoop() {
     for (Task& t : tasks) t(store_.get());
 
     const auto now = Clock::now();
+    if (options_.content_retention && now >= next_purge && !stop) {
+      Result<int64_t> purged =
+          store_->PurgeContentBefore(ContentRetentionCutoffMs(*options_.content_retention, NowMs()));
+      if (!purged.ok()) {
+        log::Warn("audit log: expired content not purged yet", {{"error", purged.status().ToString()}});
+      } else if (*purged > 0) {
+        log::Info("audit log: expired content purged", {{"records", *purged}});
+      }
+      next_purge = now + std::chrono::milliseconds(options_.purge_interval_ms);
+    }
     if (!healthy && now >= next_probe && !stop) {
       SetHealth(SignHead(/*even_if_unchanged=*/true));
       next_probe = now + std::chrono::milliseconds(options_.probe_interval_ms);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <sstream>
+#include <thread>
 
 #include "audit/audit_sink.h"
 #include "audit/content_policy.h"
@@ -100,6 +101,31 @@ TEST(ContentRetention, PurgeBlanksOnlyExpiredContentAndEverythingStillVerifies) 
   ASSERT_TRUE(checked.ok());
   EXPECT_TRUE(checked->ok()) << (checked->problems.empty() ? "" : checked->problems.front());
   EXPECT_EQ(checked->records, 6u);
+}
+
+TEST(ContentRetention, TheWriterPurgesOnItsOwnGivenAPolicy) {
+  TempDir dir;
+  AuditSinkOptions o = testing::TestSinkOptions(dir.path());
+  o.clock_ms = [] { return kStartMs; };
+  o.content_retention = AuditContentPolicy{true, 1};
+  o.purge_interval_ms = 10;
+  std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(o)).value();
+  ASSERT_TRUE(sink->Record(WithContent(0, kStartMs - 2 * kDayMs)).WaitCommitted().ok());  // expired
+  ASSERT_TRUE(sink->Record(WithContent(1, kStartMs)).WaitCommitted().ok());                // kept
+  AuditStoreOptions ro;
+  ro.read_only = true;
+  const auto content_of = [&](uint64_t seq) {
+    std::unique_ptr<AuditStore> store = std::move(AuditStore::Open(dir.File("audit.db"), ro)).value();
+    return (*store->ReadRecord(seq))->record.content.has_value();
+  };
+  bool purged = false;
+  for (int i = 0; i < 500 && !purged; ++i) {  // bounded wait for the writer's next round
+    purged = !content_of(0);
+    if (!purged) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(purged);
+  EXPECT_TRUE(content_of(1));
+  ASSERT_TRUE(sink->Close().ok());
 }
 
 TEST(ContentRetention, EditedContentIsDetectedWhilePurgedContentIsNot) {
