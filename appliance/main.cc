@@ -29,6 +29,7 @@
 #include "http/console_assets.h"
 #include "http/metrics.h"
 #include "http/readiness.h"
+#include "http/audit_admin_handlers.h"
 #include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
@@ -314,6 +315,9 @@ int main(int argc, char** argv) {
   // Likewise the policy service: attached and started once the database and audit log are.
   kimi::policy::PolicyService policy_service;
   services.policy = &policy_service;
+  // The auditors' routes read the audit log; filled once the sink is open, before Run().
+  kimi::http::AuditAccess audit_access;
+  services.audit_access = &audit_access;
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
@@ -369,6 +373,9 @@ int main(int argc, char** argv) {
     audit_options.sign_interval_ms = config.audit.sign_interval_ms;
     audit_options.probe_interval_ms = config.audit.probe_interval_ms;
     audit_options.store.busy_timeout_ms = static_cast<int>(config.audit.busy_timeout_ms);
+    // Content is stored only when the policy says so (default off); then it is purged at the
+    // policy's retention age.
+    if (auditor.policy().content.store_content) audit_options.content_retention = auditor.policy().content;
     audit_options.on_health_change = [&readiness](bool healthy, const std::string& reason) {
       if (healthy) readiness.MarkReady("audit", "writable");
       else readiness.MarkNotReady("audit", reason);
@@ -385,6 +392,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     auditor.Attach(audit_sink.get());
+    audit_access = kimi::http::AuditAccess{config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile),
+                                           audit_sink->public_key(), audit_sink.get()};
     if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");
     kimi::log::Info("service start recorded in the audit log", {{"records", static_cast<int64_t>(audit_sink->TreeSize())},
                                        {"fail_closed", config.audit.fail_closed}});

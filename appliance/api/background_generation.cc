@@ -28,8 +28,10 @@ BackgroundGeneration::~BackgroundGeneration() {
 
 void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
   Sink sink(*this);
-  Status result = backend.Generate(request, sink, nullptr);
+  BackendOutcome outcome;
+  Status result = backend.Generate(request, sink, &outcome);
   std::lock_guard<std::mutex> lock(mu_);
+  outcome_ = std::move(outcome);
   ended_ = true;
   result_ = std::move(result);
   cv_.notify_all();
@@ -54,6 +56,13 @@ bool BackgroundGeneration::WaitForFirstEvent(Status* result) {
   if (!queue_.empty()) return true;
   *result = result_;
   return false;
+}
+
+bool BackgroundGeneration::WaitOutcome(BackendOutcome* outcome, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!cv_.wait_for(lock, timeout, [this] { return ended_; })) return false;
+  *outcome = outcome_;
+  return true;
 }
 
 void BackgroundGeneration::Abandon() {

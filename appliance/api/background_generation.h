@@ -36,6 +36,9 @@ class BackgroundGeneration {
   // queued (so the response can be a stream), false with *result set otherwise.
   bool WaitForFirstEvent(Status* result);
   void Abandon();
+  // Waits up to `timeout` for Generate() to return; true with *outcome (who served the
+  // request, for the audit record) when it did.
+  bool WaitOutcome(BackendOutcome* outcome, std::chrono::milliseconds timeout);
 
  private:
   class Sink;
@@ -47,6 +50,7 @@ class BackgroundGeneration {
   bool ended_ = false;             // guarded by mu_
   bool abandoned_ = false;         // guarded by mu_
   Status result_;                  // guarded by mu_; valid once ended_
+  BackendOutcome outcome_;         // written by the generation thread; read once ended_
   std::thread thread_;
 };
 

@@ -69,6 +69,7 @@ int64_t AuditSink::NowMs() const { return options_.clock_ms ? options_.clock_ms(
 Ticket AuditSink::Record(AuditRecord record) {
   auto state = std::make_shared<TicketState>();
   if (record.time_ms == 0) record.time_ms = NowMs();
+  record.version = kRecordFormatVersion;  // new records are always written in the current encoding
   // Sanitising and hashing the content here keeps that work off the writer thread.
   NormalizeRecord(&record);
   {
@@ -158,6 +159,10 @@ Result<int64_t> AuditSink::PurgeContentBefore(int64_t cutoff_ms) {
   return result;
 }
 
+Result<int64_t> AuditSink::PurgeExpiredContent(const AuditContentPolicy& policy) {
+  return PurgeContentBefore(ContentRetentionCutoffMs(policy, NowMs()));
+}
+
 Status AuditSink::SignHead(bool even_if_unchanged) {
   if (!even_if_unchanged && signed_any_ && last_signed_size_ == tree_.size()) return Status::OK();
   if (!even_if_unchanged && !signed_any_ && tree_.size() == 0) return Status::OK();
@@ -210,6 +215,7 @@ void AuditSink::WriterLoop() {
   using Clock = std::chrono::steady_clock;
   auto next_sign = Clock::now() + std::chrono::milliseconds(options_.sign_interval_ms);
   auto next_probe = Clock::now() + std::chrono::milliseconds(options_.probe_interval_ms);
+  auto next_purge = Clock::now();
   std::vector<Pending> batch;
   for (;;) {
     std::deque<Task> tasks;
@@ -217,7 +223,8 @@ void AuditSink::WriterLoop() {
     bool healthy = true;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      const auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
+      auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
+      if (options_.content_retention) wake = std::min(wake, next_purge);
       cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
       if (pending_.size() <= options_.max_batch) {
         batch.swap(pending_);
@@ -235,6 +242,16 @@ void AuditSink::WriterLoop() {
     for (Task& t : tasks) t(store_.get());
 
     const auto now = Clock::now();
+    if (options_.content_retention && now >= next_purge && !stop) {
+      Result<int64_t> purged =
+          store_->PurgeContentBefore(ContentRetentionCutoffMs(*options_.content_retention, NowMs()));
+      if (!purged.ok()) {
+        log::Warn("audit log: expired content not purged yet", {{"error", purged.status().ToString()}});
+      } else if (*purged > 0) {
+        log::Info("audit log: expired content purged", {{"records", *purged}});
+      }
+      next_purge = now + std::chrono::milliseconds(options_.purge_interval_ms);
+    }
     if (!healthy && now >= next_probe && !stop) {
       SetHealth(SignHead(/*even_if_unchanged=*/true));
       next_probe = now + std::chrono::milliseconds(options_.probe_interval_ms);

@@ -6,7 +6,7 @@
 // dense sequence numbers, appends their leaf hashes to the tree, writes rows and tree in one
 // SQLite transaction (WAL, synchronous=FULL), and only after COMMIT wakes the waiting tickets.
 // It signs a tree head every sign_interval_ms when the tree grew, on SignHeadNow(), and on
-// Close().
+// Close(), and, given a content retention policy, purges expired content periodically.
 //
 // Fail-closed signal: when a write fails (disk full, database locked, I/O error, corruption)
 // every ticket of that batch fails with Unavailable, Healthy() turns false and Reason() says
@@ -32,6 +32,7 @@
 #include "audit/audit_key.h"
 #include "audit/audit_store.h"
 #include "audit/compact_tree.h"
+#include "audit/content_policy.h"
 #include "audit/record.h"
 #include "audit/signed_head.h"
 #include "kimi/status.h"
@@ -47,6 +48,10 @@ struct AuditSinkOptions {
   size_t max_batch = 8192;              // records a transaction at most
   AuditStoreOptions store;
   std::function<int64_t()> clock_ms;    // Unix ms; the system clock when empty
+  // When set, the writer purges content older than the policy's retention age at start and
+  // every purge_interval_ms (records and hashes stay; see content_policy.h).
+  std::optional<AuditContentPolicy> content_retention;
+  int64_t purge_interval_ms = 3'600'000;
   // Called on the writer thread, outside the sink's lock, each time Healthy() changes, with
   // the new state and Reason(); the daemon's readiness follows it. Must not call the sink.
   std::function<void(bool healthy, const std::string& reason)> on_health_change;
@@ -104,6 +109,9 @@ class AuditSink {
   Result<SignedTreeHead> SignHeadNow();
   // Deletes the content of records older than cutoff_ms (the policy's retention age).
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
+  // Deletes the content the policy no longer keeps: older than its retention age by the
+  // sink's clock. Returns how many records lost their content.
+  Result<int64_t> PurgeExpiredContent(const AuditContentPolicy& policy);
 
   // Commits everything queued, signs a final head, stops the writer. Returns the first
   // error of those final steps.

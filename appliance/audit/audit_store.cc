@@ -55,11 +55,27 @@ CREATE TABLE IF NOT EXISTS audit_tree(
 );
 )sql";
 
-// Columns of audit_records in the order the SELECTs below list them.
+// Record format version 2 added these columns; a database made before gets them (version 1
+// rows keep v = 1, whose canonical bytes have no backend keys).
+constexpr const char* kVersion2Columns[][2] = {
+    {"v", "INTEGER NOT NULL DEFAULT 1"},
+    {"backend", "TEXT NOT NULL DEFAULT ''"},
+    {"route_decision", "TEXT NOT NULL DEFAULT ''"},
+    {"attempts", "INTEGER NOT NULL DEFAULT 0"},
+};
+
+// Columns of audit_records in the order the SELECTs below list them. A read-only store of a
+// database that predates version 2 reads constants in their place.
 constexpr const char* kRecordColumns =
     "r.seq, r.time_ms, r.actor, r.role, r.source, r.request_id, r.action, r.target, r.model, r.model_digest, "
     "r.outcome, r.http_status, r.prompt_tokens, r.completion_tokens, r.ttft_us, r.total_us, r.policy, "
-    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash";
+    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash, "
+    "r.v, r.backend, r.route_decision, r.attempts";
+constexpr const char* kRecordColumnsBeforeVersion2 =
+    "r.seq, r.time_ms, r.actor, r.role, r.source, r.request_id, r.action, r.target, r.model, r.model_digest, "
+    "r.outcome, r.http_status, r.prompt_tokens, r.completion_tokens, r.ttft_us, r.total_us, r.policy, "
+    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash, "
+    "1, '', '', 0";
 
 class Statement {
  public:
@@ -176,13 +192,21 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
   d.Text(19, "detail", &r.detail);
   d.Text(20, "content_sha256", &r.content_sha256);
   out.leaf_hash = ColumnBytes(st, 21);
+  d.Int(22, "v", &r.version);
+  d.Text(23, "backend", &r.backend);
+  d.Text(24, "route_decision", &r.route_decision);
+  d.Int(25, "attempts", &r.attempts);
   out.decode_error = d.status();
+  if (out.decode_error.ok() && !IsKnownRecordVersion(r.version)) {
+    out.decode_error = Status::Corruption("column v holds unknown record version " + std::to_string(r.version));
+    r.version = kRecordFormatVersion;  // something CanonicalRecordBytes can encode
+  }
   DecodePolicy(policy, &r, &out.decode_error);
-  if (with_content && sqlite3_column_type(st, 22) != SQLITE_NULL) {
+  if (with_content && sqlite3_column_type(st, 26) != SQLITE_NULL) {
     AuditContent c;
     RowDecoder cd(st);
-    cd.Text(22, "prompt", &c.prompt);
-    cd.Text(23, "completion", &c.completion);
+    cd.Text(26, "prompt", &c.prompt);
+    cd.Text(27, "completion", &c.completion);
     if (!cd.status().ok() && out.decode_error.ok()) out.decode_error = cd.status();
     r.content = std::move(c);
   }
@@ -208,6 +232,7 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
     KIMI_RETURN_IF_ERROR(store->Exec(kSchema));
+    KIMI_RETURN_IF_ERROR(store->AddVersion2Columns());
     if (options.max_page_count > 0) {
       const std::string pragma = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
       KIMI_RETURN_IF_ERROR(store->Exec(pragma.c_str()));
@@ -216,6 +241,7 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
     // Fails with a clear error when the file is not an audit database.
     KIMI_RETURN_IF_ERROR(store->Exec("SELECT 1 FROM audit_records LIMIT 1"));
   }
+  KIMI_ASSIGN_OR_RETURN(store->has_version2_columns_, store->HasColumn("audit_records", "v"));
   return store;
 }
 
@@ -231,6 +257,27 @@ Status AuditStore::Exec(const char* sql) {
   const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
   sqlite3_free(err);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("audit database: ") + sql);
+  return Status::OK();
+}
+
+Result<bool> AuditStore::HasColumn(const char* table, const char* column) {
+  Statement st;
+  const std::string sql = std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name = ?1";
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the schema");
+  sqlite3_bind_text(st.get(), 1, column, -1, SQLITE_STATIC);
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read the schema");
+  return rc == SQLITE_ROW;
+}
+
+Status AuditStore::AddVersion2Columns() {
+  for (const auto& [name, type] : kVersion2Columns) {
+    KIMI_ASSIGN_OR_RETURN(bool present, HasColumn("audit_records", name));
+    if (present) continue;
+    const std::string sql = std::string("ALTER TABLE audit_records ADD COLUMN ") + name + " " + type;
+    KIMI_RETURN_IF_ERROR(Exec(sql.c_str()));
+  }
   return Status::OK();
 }
 
@@ -258,8 +305,8 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
   KIMI_RETURN_IF_ERROR(Prepare(
       "INSERT INTO audit_records(seq, time_ms, actor, role, source, request_id, action, target, model, "
       "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-      "request_sha256, response_sha256, detail, content_sha256, leaf_hash) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)",
+      "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
       &insert_record_));
   KIMI_RETURN_IF_ERROR(
       Prepare("INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)", &insert_content_));
@@ -294,6 +341,10 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
     BindText(st, 20, r.detail);
     BindText(st, 21, r.content_sha256);
     BindBlob(st, 22, AsBytes(row.leaf_hash));
+    sqlite3_bind_int64(st, 23, r.version);
+    BindText(st, 24, r.backend);
+    BindText(st, 25, r.route_decision);
+    sqlite3_bind_int64(st, 26, r.attempts);
     int rc = sqlite3_step(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert record");
@@ -359,9 +410,20 @@ Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
 }
 
 Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
-  const std::string sql = std::string("SELECT ") + kRecordColumns +
-                          ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
-                          "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4 ORDER BY r.seq";
+  std::string sql = std::string("SELECT ") + (has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) +
+                    ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
+                    "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4";
+  const std::pair<const char*, const std::string*> filters[] = {
+      {"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome}, {"model", &q.model},
+      {"request_id", &q.request_id}};
+  std::vector<const std::string*> bound;
+  for (const auto& [column, value] : filters) {
+    if (value->empty()) continue;
+    bound.push_back(value);
+    sql += std::string(" AND r.") + column + " = ?" + std::to_string(4 + bound.size());
+  }
+  sql += " ORDER BY r.seq";
+  if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
   Statement st;
   int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare scan");
@@ -369,6 +431,7 @@ Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(
   sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(q.to_seq));
   sqlite3_bind_int64(st.get(), 3, q.since_ms);
   sqlite3_bind_int64(st.get(), 4, q.until_ms);
+  for (size_t i = 0; i < bound.size(); ++i) BindText(st.get(), static_cast<int>(5 + i), *bound[i]);
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     StoredRecord row = DecodeRow(st.get(), q.with_content);
     KIMI_RETURN_IF_ERROR(visit(row));

@@ -3,7 +3,8 @@
 // anything else.
 //
 // Owns one SQLite connection. Tables: audit_records (one row a record, columns as in
-// record.h, plus the leaf hash the writer computed), audit_content (purgeable text),
+// record.h, plus the leaf hash the writer computed; a writable store adds the columns of
+// record format version 2 to an older database), audit_content (purgeable text),
 // audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge).
 // Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
 // verifier can tell an edited row from an intact one.
@@ -54,6 +55,13 @@ struct RecordQuery {
   int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
   int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
   bool with_content = true;
+  // Exact-match filters for the auditors' search; empty matches everything.
+  std::string actor;
+  std::string action;
+  std::string outcome;
+  std::string model;
+  std::string request_id;
+  uint64_t limit = 0;  // rows at most; 0: no limit
 };
 
 // A record about to be written, with its leaf hash (computed by the writer).
@@ -98,8 +106,12 @@ class AuditStore {
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
+  Result<bool> HasColumn(const char* table, const char* column);
+  // Brings a database made before record format version 2 up to it (adds columns only).
+  Status AddVersion2Columns();
 
   sqlite3* db_;
+  bool has_version2_columns_ = true;
   // Prepared once on first use by the writer; finalised in the destructor.
   sqlite3_stmt* insert_record_ = nullptr;
   sqlite3_stmt* insert_content_ = nullptr;

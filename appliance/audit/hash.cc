@@ -36,6 +36,32 @@ Hash Sha256(std::span<const std::string_view> parts) {
   return out;
 }
 
+struct Sha256Stream::Context {
+  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> md{EVP_MD_CTX_new()};
+};
+
+Sha256Stream::Sha256Stream() : ctx_(new Context) {
+  if (ctx_->md == nullptr || EVP_DigestInit_ex(ctx_->md.get(), EVP_sha256(), nullptr) != 1) std::abort();
+}
+
+Sha256Stream::~Sha256Stream() { delete ctx_; }
+
+Sha256Stream::Sha256Stream(Sha256Stream&& other) noexcept : ctx_(other.ctx_), bytes_(other.bytes_) {
+  other.ctx_ = nullptr;
+}
+
+void Sha256Stream::Update(std::string_view bytes) {
+  if (EVP_DigestUpdate(ctx_->md.get(), bytes.data(), bytes.size()) != 1) std::abort();
+  bytes_ += bytes.size();
+}
+
+Hash Sha256Stream::Finish() {
+  Hash out{};
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx_->md.get(), out.data(), &len) != 1 || len != kHashSize) std::abort();
+  return out;
+}
+
 std::string ToHex(std::span<const uint8_t> bytes) {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }

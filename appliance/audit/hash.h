@@ -24,6 +24,28 @@ using Hash = std::array<uint8_t, kHashSize>;
 Hash Sha256(std::span<const std::string_view> parts);
 inline Hash Sha256(std::string_view data) { return Sha256(std::span<const std::string_view>(&data, 1)); }
 
+// SHA-256 of bytes that arrive piece by piece (a streamed response as it is sent).
+// A value owned by one thread at a time; movable, not copyable.
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  Sha256Stream(Sha256Stream&& other) noexcept;
+  Sha256Stream& operator=(Sha256Stream&&) = delete;
+  Sha256Stream(const Sha256Stream&) = delete;
+  Sha256Stream& operator=(const Sha256Stream&) = delete;
+
+  void Update(std::string_view bytes);
+  uint64_t bytes() const { return bytes_; }
+  // The digest of everything given so far; the stream may not be updated afterwards.
+  Hash Finish();
+
+ private:
+  struct Context;
+  Context* ctx_;
+  uint64_t bytes_ = 0;
+};
+
 // Lowercase hex, two characters a byte.
 std::string ToHex(std::span<const uint8_t> bytes);
 inline std::string ToHex(const Hash& h) { return ToHex(std::span<const uint8_t>(h)); }

@@ -19,7 +19,16 @@ struct ExportOptions {
   int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
   int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
   ExportFormat format = ExportFormat::kJsonl;
+  // A verifiable bundle (JSON lines only): a first line naming the bundle format and range,
+  // and each record with its inclusion path in the tree of the one signed head that covers
+  // the last exported record, which is the bundle's only head. export_verifier.h checks it
+  // with nothing but the public key. Records no signed head covers yet (committed after the
+  // newest head) are left out; sign a head first to include them.
+  bool with_proofs = false;
 };
+
+// Version of the bundle layout, written into its first line.
+inline constexpr int64_t kExportBundleFormat = 1;
 
 struct ExportSummary {
   uint64_t records = 0;

@@ -69,6 +69,22 @@ TEST_F(TamperTest, EditedIntegerField) {
   ExpectFirstBad(12);
 }
 
+TEST_F(TamperTest, EditedBackendField) {
+  TamperSql(Db(), "UPDATE audit_records SET backend = 'upstream:elsewhere' WHERE seq = 9");
+  ExpectFirstBad(9);
+}
+
+TEST_F(TamperTest, RecordVersionDowngraded) {
+  // Version 1 bytes omit the backend fields; claiming version 1 must not hide an edit there.
+  TamperSql(Db(), "UPDATE audit_records SET v = 1, backend = 'hidden' WHERE seq = 6");
+  ExpectFirstBad(6);
+}
+
+TEST_F(TamperTest, UnknownRecordVersion) {
+  TamperSql(Db(), "UPDATE audit_records SET v = 7 WHERE seq = 3");
+  ExpectFirstBad(3);
+}
+
 TEST_F(TamperTest, IntegerColumnHoldingText) {
   TamperSql(Db(), "UPDATE audit_records SET prompt_tokens = 'fourteen' WHERE seq = 4");
   ExpectFirstBad(4);
@@ -108,7 +124,8 @@ TEST_F(TamperTest, InsertedRowWithRenumbering) {
             "UPDATE audit_records SET seq = seq - 999 WHERE seq >= 1000; "
             "INSERT INTO audit_records SELECT 8, time_ms, actor, role, source, 'req-forged', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-            "request_sha256, response_sha256, detail, content_sha256, leaf_hash FROM audit_records WHERE seq = 7;");
+            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts "
+            "FROM audit_records WHERE seq = 7;");
   ExpectFirstBad(8);
 }
 
@@ -116,7 +133,8 @@ TEST_F(TamperTest, AppendedRow) {
   TamperSql(Db(),
             "INSERT INTO audit_records SELECT 20, time_ms, actor, role, source, 'req-late', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-            "request_sha256, response_sha256, detail, content_sha256, leaf_hash FROM audit_records WHERE seq = 19;");
+            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts "
+            "FROM audit_records WHERE seq = 19;");
   ExpectFirstBad(20);
 }
 

@@ -34,7 +34,8 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
 
 void NormalizeRecord(AuditRecord* r) {
   for (std::string* s : {&r->actor, &r->role, &r->source, &r->request_id, &r->action, &r->target, &r->model,
-                         &r->model_digest, &r->outcome, &r->request_sha256, &r->response_sha256, &r->detail}) {
+                         &r->model_digest, &r->outcome, &r->request_sha256, &r->response_sha256, &r->detail,
+                         &r->backend, &r->route_decision}) {
     Sanitize(s);
   }
   for (std::string& p : r->policy) Sanitize(&p);
@@ -47,12 +48,17 @@ void NormalizeRecord(AuditRecord* r) {
   }
 }
 
+bool IsKnownRecordVersion(int64_t version) {
+  return version >= kOldestRecordFormatVersion && version <= kRecordFormatVersion;
+}
+
 std::string CanonicalRecordBytes(const AuditRecord& r) {
-  // Keys in byte order; docs/audit.md lists them.
-  return CanonicalObject()
-      .Add("action", r.action)
-      .Add("actor", r.actor)
-      .Add("completion_tokens", r.completion_tokens)
+  // Keys in byte order; docs/audit.md lists them. Version 1 lacks the backend keys.
+  const bool v2 = r.version >= 2;
+  CanonicalObject o;
+  o.Add("action", r.action).Add("actor", r.actor);
+  if (v2) o.Add("attempts", r.attempts).Add("backend", r.backend);
+  o.Add("completion_tokens", r.completion_tokens)
       .Add("content_sha256", r.content_sha256)
       .Add("detail", r.detail)
       .Add("http_status", r.http_status)
@@ -64,14 +70,15 @@ std::string CanonicalRecordBytes(const AuditRecord& r) {
       .Add("request_id", r.request_id)
       .Add("request_sha256", r.request_sha256)
       .Add("response_sha256", r.response_sha256)
-      .Add("role", r.role)
-      .Add("seq", static_cast<int64_t>(r.seq))
+      .Add("role", r.role);
+  if (v2) o.Add("route_decision", r.route_decision);
+  return o.Add("seq", static_cast<int64_t>(r.seq))
       .Add("source", r.source)
       .Add("target", r.target)
       .Add("time_ms", r.time_ms)
       .Add("total_us", r.total_us)
       .Add("ttft_us", r.ttft_us)
-      .Add("v", kRecordFormatVersion)
+      .Add("v", r.version)
       .Finish();
 }
 
@@ -129,11 +136,96 @@ nlohmann::json RecordToJson(const AuditRecord& r) {
       {"response_sha256", r.response_sha256},
       {"detail", r.detail},
       {"content_sha256", r.content_sha256},
+      {"v", r.version},
   };
+  if (r.version >= 2) {
+    j["backend"] = r.backend;
+    j["route_decision"] = r.route_decision;
+    j["attempts"] = r.attempts;
+  }
   if (r.content.has_value()) {
     j["content"] = {{"prompt", r.content->prompt}, {"completion", r.content->completion}};
   }
   return j;
+}
+
+namespace {
+
+// Reads the hashed fields of an exported record; the first problem wins.
+class JsonFields {
+ public:
+  explicit JsonFields(const nlohmann::json& j) : j_(j) {}
+  void Text(const char* key, std::string* out) {
+    const auto it = j_.find(key);
+    if (it == j_.end() || !it->is_string()) return Fail(key, "a string");
+    *out = it->get<std::string>();
+  }
+  void Int(const char* key, int64_t* out) {
+    const auto it = j_.find(key);
+    if (it == j_.end() || !it->is_number_integer()) return Fail(key, "an integer");
+    *out = it->get<int64_t>();
+  }
+  void Strings(const char* key, std::vector<std::string>* out) {
+    const auto it = j_.find(key);
+    if (it == j_.end() || !it->is_array()) return Fail(key, "an array of strings");
+    for (const auto& e : *it) {
+      if (!e.is_string()) return Fail(key, "an array of strings");
+      out->push_back(e.get<std::string>());
+    }
+  }
+  Status status() const { return status_; }
+
+ private:
+  void Fail(const char* key, const char* want) {
+    if (status_.ok()) status_ = Status::InvalidArgument(std::string("record field '") + key + "' is not " + want);
+  }
+  const nlohmann::json& j_;
+  Status status_;
+};
+
+}  // namespace
+
+Result<AuditRecord> RecordFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a record must be a JSON object");
+  AuditRecord r;
+  JsonFields f(j);
+  int64_t seq = 0;
+  f.Int("v", &r.version);
+  f.Int("seq", &seq);
+  f.Int("time_ms", &r.time_ms);
+  for (auto [key, field] : {std::pair{"actor", &r.actor}, {"role", &r.role}, {"source", &r.source},
+                            {"request_id", &r.request_id}, {"action", &r.action}, {"target", &r.target},
+                            {"model", &r.model}, {"model_digest", &r.model_digest}, {"outcome", &r.outcome},
+                            {"request_sha256", &r.request_sha256}, {"response_sha256", &r.response_sha256},
+                            {"detail", &r.detail}, {"content_sha256", &r.content_sha256}}) {
+    f.Text(key, field);
+  }
+  for (auto [key, field] : {std::pair{"http_status", &r.http_status}, {"prompt_tokens", &r.prompt_tokens},
+                            {"completion_tokens", &r.completion_tokens}, {"ttft_us", &r.ttft_us},
+                            {"total_us", &r.total_us}}) {
+    f.Int(key, field);
+  }
+  f.Strings("policy", &r.policy);
+  if (r.version >= 2) {
+    f.Text("backend", &r.backend);
+    f.Text("route_decision", &r.route_decision);
+    f.Int("attempts", &r.attempts);
+  }
+  KIMI_RETURN_IF_ERROR(f.status());
+  if (seq < 0) return Status::InvalidArgument("record field 'seq' is negative");
+  if (!IsKnownRecordVersion(r.version)) {
+    return Status::InvalidArgument("record version " + std::to_string(r.version) + " is not known");
+  }
+  r.seq = static_cast<uint64_t>(seq);
+  if (const auto it = j.find("content"); it != j.end() && it->is_object()) {
+    AuditContent c;
+    JsonFields cf(*it);
+    cf.Text("prompt", &c.prompt);
+    cf.Text("completion", &c.completion);
+    KIMI_RETURN_IF_ERROR(cf.status());
+    r.content = std::move(c);
+  }
+  return r;
 }
 
 }  // namespace kimi::audit

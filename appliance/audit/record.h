@@ -20,8 +20,11 @@
 
 namespace kimi::audit {
 
-// Version of the canonical encoding; written as "v" into every record.
-inline constexpr int64_t kRecordFormatVersion = 1;
+// Version of the canonical encoding; written as "v" into every record. Version 1 records
+// (written before the backend fields existed) keep their version and their bytes; new
+// records are written at the current version. docs/audit.md lists each version's keys.
+inline constexpr int64_t kRecordFormatVersion = 2;
+inline constexpr int64_t kOldestRecordFormatVersion = 1;
 
 struct AuditContent {
   std::string prompt;      // after redaction
@@ -30,6 +33,7 @@ struct AuditContent {
 };
 
 struct AuditRecord {
+  int64_t version = kRecordFormatVersion;  // the canonical encoding this record is hashed with
   uint64_t seq = 0;        // leaf index in the tree, dense from 0; assigned by the writer
   int64_t time_ms = 0;     // Unix time in milliseconds, UTC; the sink fills it when 0
   std::string actor;       // key id or user name, never a secret
@@ -47,6 +51,10 @@ struct AuditRecord {
   int64_t ttft_us = 0;     // time to first token, microseconds
   int64_t total_us = 0;    // total latency, microseconds
   std::vector<std::string> policy;  // policy decisions taken, in order
+  // Since version 2: who served a model request and how the router chose it.
+  std::string backend;         // the backend's name ("embedded", "upstream:worker-1")
+  std::string route_decision;  // the router's one-line account of its choice
+  int64_t attempts = 0;        // backends tried (1 unless the router retried)
   std::string request_sha256;   // hex of the request body's SHA-256; empty when no body
   std::string response_sha256;  // hex of the response body's SHA-256; empty when no body
   std::string detail;      // free text for administrative acts
@@ -60,7 +68,8 @@ struct AuditRecord {
 // content_sha256 from content. The sink calls it before assigning a sequence number.
 void NormalizeRecord(AuditRecord* record);
 
-// The canonical bytes of the record (the Merkle leaf data). Precondition: normalised.
+// The canonical bytes of the record (the Merkle leaf data), in the encoding of
+// record.version. Precondition: normalised, and version is a known version.
 std::string CanonicalRecordBytes(const AuditRecord& record);
 // Canonical bytes of the content, whose SHA-256 is the record's content_sha256.
 std::string CanonicalContentBytes(const AuditContent& content);
@@ -72,5 +81,10 @@ Result<int64_t> ParseUtcMillis(std::string_view text);
 
 // Readable JSON for export: every field, plus "time" in UTC text and the content when held.
 nlohmann::json RecordToJson(const AuditRecord& record);
+// The inverse for the fields that are hashed (and the content when present): an exported
+// record read back for verification. InvalidArgument naming the first missing or mistyped
+// field; an unknown version is InvalidArgument too.
+Result<AuditRecord> RecordFromJson(const nlohmann::json& j);
+bool IsKnownRecordVersion(int64_t version);
 
 }  // namespace kimi::audit

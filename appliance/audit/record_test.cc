@@ -9,7 +9,7 @@
 namespace kimi::audit {
 namespace {
 
-TEST(CanonicalRecord, ExactBytesOfAKnownRecord) {
+AuditRecord KnownRecord() {
   AuditRecord r;
   r.seq = 7;
   r.time_ms = 1790000000123;
@@ -29,6 +29,14 @@ TEST(CanonicalRecord, ExactBytesOfAKnownRecord) {
   r.policy = {"allow"};
   r.request_sha256 = "aa";
   r.response_sha256 = "bb";
+  return r;
+}
+
+TEST(CanonicalRecord, ExactBytesOfAKnownVersion1Record) {
+  // Records written before version 2 keep hashing to the bytes they were written with.
+  AuditRecord r = KnownRecord();
+  r.version = 1;
+  r.backend = "ignored in version 1";
   NormalizeRecord(&r);
   EXPECT_EQ(CanonicalRecordBytes(r),
             R"({"action":"chat.completions","actor":"key_ab12","completion_tokens":34,"content_sha256":"",)"
@@ -36,6 +44,52 @@ TEST(CanonicalRecord, ExactBytesOfAKnownRecord) {
             R"("policy":["allow"],"prompt_tokens":12,"request_id":"req-1","request_sha256":"aa",)"
             R"("response_sha256":"bb","role":"user","seq":7,"source":"10.0.0.5:51234","target":"",)"
             R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":1})");
+}
+
+TEST(CanonicalRecord, ExactBytesOfAKnownVersion2Record) {
+  AuditRecord r = KnownRecord();
+  r.backend = "embedded";
+  r.route_decision = "only candidate";
+  r.attempts = 1;
+  NormalizeRecord(&r);
+  EXPECT_EQ(CanonicalRecordBytes(r),
+            R"({"action":"chat.completions","actor":"key_ab12","attempts":1,"backend":"embedded",)"
+            R"("completion_tokens":34,"content_sha256":"",)"
+            R"("detail":"","http_status":200,"model":"kimi-k3","model_digest":"sha256:00ff","outcome":"ok",)"
+            R"("policy":["allow"],"prompt_tokens":12,"request_id":"req-1","request_sha256":"aa",)"
+            R"("response_sha256":"bb","role":"user","route_decision":"only candidate","seq":7,)"
+            R"("source":"10.0.0.5:51234","target":"",)"
+            R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":2})");
+}
+
+TEST(RecordJson, RoundTripsEveryHashedFieldOfBothVersions) {
+  for (int64_t version : {int64_t{1}, int64_t{2}}) {
+    AuditRecord r = testing::SampleRecord(5);  // one with content
+    r.version = version;
+    r.backend = version >= 2 ? "upstream:w1" : "";
+    r.route_decision = version >= 2 ? "w1 (load 0)" : "";
+    r.attempts = version >= 2 ? 2 : 0;
+    NormalizeRecord(&r);
+    Result<AuditRecord> back = RecordFromJson(RecordToJson(r));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    NormalizeRecord(&*back);
+    EXPECT_EQ(CanonicalRecordBytes(*back), CanonicalRecordBytes(r));
+    EXPECT_EQ(back->content, r.content);
+  }
+}
+
+TEST(RecordJson, RefusesMissingFieldsAndUnknownVersions) {
+  AuditRecord r = testing::SampleRecord(2);
+  NormalizeRecord(&r);
+  nlohmann::json j = RecordToJson(r);
+  j.erase("actor");
+  EXPECT_NE(RecordFromJson(j).status().message().find("actor"), std::string::npos);
+  j = RecordToJson(r);
+  j["v"] = 99;
+  EXPECT_FALSE(RecordFromJson(j).ok());
+  j = RecordToJson(r);
+  j["http_status"] = "200";
+  EXPECT_FALSE(RecordFromJson(j).ok());
 }
 
 TEST(CanonicalRecord, IsSortedCompactJson) {

@@ -39,6 +39,9 @@ AuditRecord SampleRecord(int i) {
   r.ttft_us = 1500 + i;
   r.total_us = 90000 + i;
   r.policy = {"allow", "redact:email"};
+  r.backend = "embedded";
+  r.route_decision = "embedded (only candidate)";
+  r.attempts = 1;
   r.request_sha256 = ToHex(Sha256("request " + std::to_string(i)));
   r.response_sha256 = ToHex(Sha256("response " + std::to_string(i)));
   if (i % 4 == 1) r.content = AuditContent{"prompt " + std::to_string(i), "completion " + std::to_string(i)};

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "audit/audit_store.h"
@@ -83,6 +84,26 @@ TEST_F(AuditCommandsTest, ExportAndHead) {
   EXPECT_EQ(Run(RunAuditExport, {"--bogus", "1"}), 2);
   ASSERT_EQ(Run(RunAuditHead, {}), 0);
   EXPECT_EQ(nlohmann::json::parse(out_.str())["tree_size"], 9);
+}
+
+TEST_F(AuditCommandsTest, BundleExportVerifiesThenAnEditIsReported) {
+  const std::string bundle = dir_.File("bundle.jsonl");
+  ASSERT_EQ(Run(RunAuditExport, {"--format", "bundle", "--out", bundle}), 0) << err_.str();
+  ASSERT_EQ(Run(RunAuditVerify, {"--export", bundle}), 0) << out_.str() << err_.str();
+  EXPECT_NE(out_.str().find("export bundle verifies"), std::string::npos);
+
+  std::ifstream in(bundle);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  in.close();
+  ASSERT_GT(lines.size(), 5u);
+  lines[5]["http_status"] = 500;  // record 4
+  std::ofstream edited(bundle, std::ios::trunc);
+  for (const auto& j : lines) edited << j.dump() << "\n";
+  edited.close();
+  EXPECT_EQ(Run(RunAuditVerify, {"--export", bundle}), 1);
+  EXPECT_NE(out_.str().find("first bad sequence number 4"), std::string::npos) << out_.str();
+  EXPECT_EQ(Run(RunAuditVerify, {"--export", dir_.File("missing.jsonl")}), 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "api/request/request_validator.h"
 #include "http/error_response.h"
+#include "http/generation_audit.h"
 #include "http/request_audit.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
@@ -120,6 +121,20 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
     if (ctx == nullptr) return;
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;
+    if (ctx->stream_audit != nullptr) {
+      // A stream's record is committed when the stream ends (generation_audit.h); a stream
+      // that could not be recorded does not start.
+      if (Status writable = services_.auditor->CheckWritable(); !writable.ok()) {
+        ctx->stream_audit.reset();
+        ReplaceWithAuditError(writable, *ctx, res);
+        return;
+      }
+      if (services_.auditor->Records(*ctx)) {
+        ctx->stream_audit->Arm(services_.auditor,
+                               services_.auditor->RecordOf(Exchange{ctx, req.method, req.path, res.status, req.body, {}}));
+      }
+      return;
+    }
     // A HEAD response carries no body, so none is hashed.
     std::string_view sent_body = req.method == "HEAD" ? std::string_view() : std::string_view(res.body);
     Status audited = services_.auditor->Commit(Exchange{ctx, req.method, req.path, res.status, req.body, sent_body});
@@ -186,6 +201,13 @@ Dispatcher::Outcome Dispatcher::Process(httplib::Stream& stream, RequestContext&
   Outcome out;
   out.ok = library_.process_request(stream, close_connection, out.connection_closed, nullptr);
   t_active = nullptr;
+  if (ctx.stream_audit != nullptr && !ctx.stream_audit->finished()) {
+    // The stream ended without its provider finishing it: the server stopped or the library
+    // gave up writing. Its record is written now, before the connection is released.
+    Status audited = ctx.stream_audit->Finish(kOutcomeInterrupted, {});
+    if (!audited.ok()) log::Error("interrupted stream not recorded", {{"request_id", ctx.request_id}, {"error", audited.ToString()}});
+  }
+  ctx.stream_audit.reset();
   out.status = active.status;
   return out;
 }

@@ -15,6 +15,8 @@
 #include "api/request_gate.h"
 #include "api/response_meta.h"
 #include "http/error_response.h"
+#include "http/generation_audit.h"
+#include "http/request_audit.h"
 #include "kimi/log.h"
 #include "policy/policy_routes.h"
 
@@ -48,39 +50,76 @@ Result<std::string> ResolveModel(const Services& services, const Json& body) {
   return model;
 }
 
+// How long a finished stream waits for its backend to return, to name who served it.
+constexpr std::chrono::milliseconds kOutcomeWait{1000};
+
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    httplib::Response& res) {
+                    RequestContext& ctx, httplib::Response& res) {
   Builder builder;
-  KIMI_RETURN_IF_ERROR(backend.Generate(request, builder, nullptr));
+  RecordingSink recording(builder, ctx.start, &ctx.audit);
+  api::BackendOutcome outcome;
+  Status generated = backend.Generate(request, recording, &outcome);
+  NoteBackendOutcome(outcome, &ctx.audit);
+  KIMI_RETURN_IF_ERROR(generated);
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
   res.status = 200;
   res.set_content(api::DumpJson(builder.Build(meta)), "application/json");
   return Status::OK();
 }
 
+// Writes `bytes` to the client and notes them as sent; false when the client is gone.
+bool SendFrames(httplib::DataSink& sink, StreamAudit& audit, const std::string& bytes) {
+  if (bytes.empty()) return true;
+  if (!sink.write(bytes.data(), bytes.size())) return false;
+  audit.Sent(bytes);
+  return true;
+}
+
+// Ends the stream with `tail`: its audit record is committed first, so the client sees the
+// final frames only once the record is durable. When it cannot be committed (fail-closed)
+// the client gets an error frame in their place.
+void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation, StreamAudit& audit,
+                  std::string_view outcome, std::string tail) {
+  api::BackendOutcome served;
+  if (generation.WaitOutcome(&served, kOutcomeWait)) audit.NoteOutcome(served);
+  if (Status audited = audit.Finish(outcome, tail); !audited.ok()) {
+    tail = "data: " + RenderErrorBody(AuditUnavailable(audited.message())) + "\n\n";
+  }
+  sink.write(tail.data(), tail.size());
+  sink.done();
+}
+
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     httplib::Response& res) {
+                     RequestContext& ctx, httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
   if (!generation->WaitForFirstEvent(&before_first)) {
+    api::BackendOutcome served;
+    if (generation->WaitOutcome(&served, kOutcomeWait)) NoteBackendOutcome(served, &ctx.audit);
     return before_first.ok() ? Status::Internal("the backend ended without any event") : before_first;
   }
+  ctx.audit.ttft_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
+  auto audit = std::make_shared<StreamAudit>(ctx.audit, ctx.start);
+  ctx.stream_audit = audit;
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [generation, shared_encoder, request_id](size_t, httplib::DataSink& sink) {
+      "text/event-stream", [generation, shared_encoder, request_id, audit](size_t, httplib::DataSink& sink) {
         api::StreamEvent event;
         Status result;
+        const auto client_gone = [&] {
+          generation->Abandon();  // the backend's next Emit cancels
+          (void)audit->Finish(kOutcomeClientDisconnected, {});
+          return false;
+        };
         for (;;) {
           switch (generation->Next(&event, &result, kClientCheckInterval)) {
             case api::BackgroundGeneration::Wait::kTimeout:
-              if (!sink.is_writable()) {
-                generation->Abandon();
-                return false;
-              }
+              if (!sink.is_writable()) return client_gone();
               continue;
             case api::BackgroundGeneration::Wait::kEnded: {
               // The backend failed after the stream began: say so in-band, then end.
@@ -89,18 +128,18 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               }
               std::string tail = "data: " + RenderErrorBody(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
                                  "\n\n" + std::string(api::kSseDone);
-              sink.write(tail.data(), tail.size());
-              sink.done();
+              FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
               return true;
             }
             case api::BackgroundGeneration::Wait::kEvent: {
+              audit->NoteEvent(event);
               std::string frames;
               shared_encoder->Encode(event, &frames);
-              if (!frames.empty() && !sink.write(frames.data(), frames.size())) {
-                generation->Abandon();  // the client went away: the backend's next Emit cancels
-                return false;
+              if (shared_encoder->finished()) {
+                FinishStream(sink, *generation, *audit, kOutcomeCompleted, std::move(frames));
+                return true;
               }
-              if (shared_encoder->finished()) sink.done();
+              if (!SendFrames(sink, *audit, frames)) return client_gone();
               return true;
             }
           }
@@ -121,10 +160,16 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
   api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body)};
   api::Backend& backend = *services.backend;
+  ctx.audit.model = model;
+  ctx.audit.backend = std::string(backend.name());
+  if (services.describe_model) {
+    if (std::optional<ServedModelDetails> served = services.describe_model(model)) ctx.audit.model_digest = served->digest;
+  }
+  ctx.audit.keep_completion_text = services.auditor != nullptr && services.auditor->policy().content.store_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, ctx, res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, ctx, res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -133,7 +178,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), res);
+  return RespondStream(backend, std::move(request), std::move(encoder), ctx, res);
 }
 
 // The creation time reported for served models: when this process started serving.

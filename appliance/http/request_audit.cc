@@ -35,12 +35,14 @@ std::string_view OutcomeOf(int http_status) {
 
 std::string ActionOf(const RequestContext& ctx) { return "http." + ctx.route; }
 
-Status RequestAuditor::Commit(const Exchange& e) const {
-  if (sink_ == nullptr) return Status::OK();
-  const RequestContext& ctx = *e.ctx;
+bool RequestAuditor::Records(const RequestContext& ctx) const {
+  if (sink_ == nullptr) return false;
   // Refused probes are recorded anyway: every authentication failure is audited.
-  if (ctx.probe && !policy_.record_probes && ctx.auth_failure.empty()) return Status::OK();
+  return !ctx.probe || policy_.record_probes || !ctx.auth_failure.empty();
+}
 
+audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
+  const RequestContext& ctx = *e.ctx;
   audit::AuditRecord record;
   record.source = ctx.remote_addr;
   record.request_id = ctx.request_id;
@@ -57,19 +59,48 @@ Status RequestAuditor::Commit(const Exchange& e) const {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
   record.request_sha256 = ctx.body_has_password ? std::string() : BodyDigest(e.request_body);
   record.response_sha256 = BodyDigest(e.response_body);
+  const AuditFacts& f = ctx.audit;
+  record.model = f.model;
+  record.model_digest = f.model_digest;
+  record.backend = f.backend;
+  record.route_decision = f.route_decision;
+  record.attempts = f.attempts;
+  record.prompt_tokens = f.prompt_tokens;
+  record.completion_tokens = f.completion_tokens;
+  record.ttft_us = f.ttft_us;
+  record.policy = f.policy;
+  std::optional<audit::AuditContent> content;
+  if (!ctx.body_has_password && !f.model.empty()) {
+    content = audit::AuditContent{std::string(e.request_body), f.completion_text};
+  }
+  audit::ApplyContentPolicy(policy_.content, std::move(content), &record);
+  return record;
+}
 
+Status RequestAuditor::CommitRecord(audit::AuditRecord record, std::string_view request_id) const {
+  if (sink_ == nullptr) return Status::OK();
   Status committed = sink_->Record(std::move(record)).WaitCommitted();
   if (committed.ok()) return committed;
   std::string reason = sink_->Reason();
   if (reason.empty()) reason = committed.message();
   if (!policy_.fail_closed) {
     log::Error("request served without its audit record (audit.fail_closed is off)",
-               {{"request_id", ctx.request_id}, {"error", reason}});
+               {{"request_id", std::string(request_id)}, {"error", reason}});
     return Status::OK();
   }
   log::Warn("request refused: its audit record was not committed",
-            {{"request_id", ctx.request_id}, {"error", reason}});
+            {{"request_id", std::string(request_id)}, {"error", reason}});
   return Status::Unavailable(reason);
+}
+
+Status RequestAuditor::CheckWritable() const {
+  if (sink_ == nullptr || !policy_.fail_closed || sink_->Healthy()) return Status::OK();
+  return Status::Unavailable(sink_->Reason());
+}
+
+Status RequestAuditor::Commit(const Exchange& e) const {
+  if (!Records(*e.ctx)) return Status::OK();
+  return CommitRecord(RecordOf(e), e.ctx->request_id);
 }
 
 }  // namespace kimi::http

@@ -14,12 +14,24 @@
 // A request whose route carries a password in its body (Route::body_has_password) gets no
 // request_sha256: a hash of a guessable secret would let a reader of the log guess it.
 //
+// A streamed response is the exception to "before the first byte": its body does not exist
+// yet. RecordOf() builds its record when the response starts, the stream's StreamAudit
+// (generation_audit.h) completes it with the SHA-256 of the bytes actually sent, the token
+// counts and the end of the stream, and commits it through CommitRecord() before the final
+// frames ([DONE]) are written, or once the client is gone.
+// The record carries the request's AuditFacts (model, bundle digest, backend and router
+// decision, tokens, time to first token, policy decisions). Under content.store_content the
+// record also holds the request body as prompt text and the answer as completion text,
+// apart from the hashed leaf (audit/content_policy.h).
+//
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe);
 // Attach() happens before any of them.
 #pragma once
 
 #include <string_view>
 
+#include "audit/content_policy.h"
+#include "audit/record.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
 
@@ -32,6 +44,7 @@ namespace kimi::http {
 struct AuditPolicy {
   bool fail_closed = true;
   bool record_probes = false;
+  audit::AuditContentPolicy content;  // default: no content stored
 };
 
 // One finished exchange, as it is about to be written.
@@ -55,6 +68,18 @@ class RequestAuditor {
   // OK when the record is committed or the request is not recorded; Unavailable (with the
   // reason for the operator) when the response must be replaced by a 503.
   Status Commit(const Exchange& exchange) const;
+
+  // Whether the exchange gets a record at all (probes do not, unless configured or refused).
+  bool Records(const RequestContext& ctx) const;
+  // The exchange's record, not committed.
+  audit::AuditRecord RecordOf(const Exchange& exchange) const;
+  // Queues the record and waits for its commit; the result as for Commit().
+  Status CommitRecord(audit::AuditRecord record, std::string_view request_id) const;
+  // OK while records can be written or fail_closed is off; else Unavailable with the reason.
+  // A stream checks it before its first byte, since its record is committed at its end.
+  Status CheckWritable() const;
+  const AuditPolicy& policy() const { return policy_; }
+  bool attached() const { return sink_ != nullptr; }
 
  private:
   audit::AuditSink* sink_ = nullptr;

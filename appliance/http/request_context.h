@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,24 @@
 #include "policy/policy.h"
 
 namespace kimi::http {
+
+class StreamAudit;
+
+// What a model request adds to its audit record beyond the HTTP exchange; the generation
+// handler fills it (generation_audit.h), the policy step fills `policy`.
+struct AuditFacts {
+  std::string model;
+  std::string model_digest;    // bundle digest of the served model version
+  std::string backend;
+  std::string route_decision;
+  int64_t attempts = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t ttft_us = 0;         // from the request's start to the backend's first event
+  std::vector<std::string> policy;  // policy decisions taken, in order
+  bool keep_completion_text = false;  // the content policy stores content
+  std::string completion_text;        // answer text, collected only when kept
+};
 
 struct RequestContext {
   std::string request_id;
@@ -43,6 +62,10 @@ struct RequestContext {
   int64_t policy_version = 0;
   std::vector<policy::RedactionDecision> policy_redactions;
   std::vector<std::string> policy_transformations;
+  AuditFacts audit;
+  // Set by a handler whose response is streamed: the request's audit record is then written
+  // when the stream ends (generation_audit.h), not before the response starts.
+  std::shared_ptr<StreamAudit> stream_audit;
 };
 
 }  // namespace kimi::http

@@ -5,6 +5,7 @@
 #include "admin/model_routes.h"
 #include "http/admin_handlers.h"
 #include "http/console_handlers.h"
+#include "http/audit_admin_handlers.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 #include "policy/policy_routes.h"
@@ -49,6 +50,9 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/policies", "admin_policies_list", &policy::HandleListPolicies, false, P::kPolicyRead},
     {"POST", "/admin/v1/policies", "admin_policies_submit", &policy::HandleSubmitPolicy, false, P::kAdminOnly},
     {"GET", "/admin/v1/policies/{version}", "admin_policies_get", &policy::HandleGetPolicy, false, P::kPolicyRead},
+    {"GET", "/admin/v1/audit", "admin_audit_search", &HandleAuditSearch, false, P::kAuditRead},
+    {"GET", "/admin/v1/audit/export", "admin_audit_export", &HandleAuditExport, false, P::kAuditRead},
+    {"GET", "/admin/v1/audit/verify", "admin_audit_verify", &HandleAuditVerify, false, P::kAuditRead},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {

@@ -61,6 +61,7 @@ struct ServedModelDetails {
   int64_t version = 0;      // the model store's version number; 0 when not from the store
   int64_t created = 0;      // when it began serving, Unix seconds
 };
+struct AuditAccess;
 
 struct Services {
   metrics::Registry* metrics = nullptr;
@@ -71,13 +72,15 @@ struct Services {
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
-  // Details of a served model for /v1/models; may be empty, and may return nothing.
+  // Details of a served model for /v1/models and the audit record's model digest; may be
+  // empty, and may return nothing.
   std::function<std::optional<ServedModelDetails>(const std::string& model)> describe_model;
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
   const ConsoleAssets* console = nullptr;  // null: the console routes answer 404
   // null: /admin/v1/policies answers 503 and API requests pass without a policy step
   policy::PolicyService* policy = nullptr;
+  const AuditAccess* audit_access = nullptr;      // null: /admin/v1/audit answers 503
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

@@ -15,7 +15,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import KIMICTL, Daemon, base_config, read_reply, request, run_to_exit  # noqa: E402
+from daemon_harness import (KIMICTL, Daemon, base_config, create_api_key, make_signed_model, post_json,  # noqa: E402
+                            read_head, read_reply, request, send_request, wait_until_ready, run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
 
@@ -258,6 +259,232 @@ class AuditCrashTest(unittest.TestCase):
             self.assertEqual(records[-1]["action"], "service.stop")
             code, out, err = verify(data_dir)
             self.assertEqual(code, 0, out + err)
+
+
+MODEL_ID = "kimi-k3-nano"
+
+
+def records_of(data_dir, request_id):
+    return [r for r in read_records(data_dir) if r["request_id"] == request_id]
+
+
+def chat_request(request_id, stream, max_tokens=12):
+    body = {"model": MODEL_ID, "messages": [{"role": "user", "content": "Name three rivers."}],
+            "max_tokens": max_tokens, "temperature": 0}
+    if stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return {"X-Request-Id": request_id, "Content-Type": "application/json"}, json.dumps(body).encode()
+
+
+class AuditStreamTest(unittest.TestCase):
+    """Model requests through the real daemon: the record is written after the response, with
+    the hash of the bytes the client received and what the backend reported."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-audit-it-")
+        model, public_key, _ = make_signed_model(cls.tmp.name)
+        cls.model, cls.public_key = model, public_key
+        cls.data_dir = os.path.join(cls.tmp.name, "data")
+        cls.daemon = Daemon(config=cls.model_daemon_config(cls.data_dir))
+        state = wait_until_ready(cls.daemon)
+        if not state or not state["ready"]:
+            cls.daemon.close()
+            raise RuntimeError("the model did not become ready: %r" % (state,))
+
+    @classmethod
+    def model_daemon_config(cls, data_dir):
+        config = audit_config(data_dir)
+        config["model"] = {"dir": cls.model, "trust_store": cls.public_key, "served_id": MODEL_ID, "threads": 2}
+        return config
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.close()
+        cls.tmp.cleanup()
+
+    def assert_model_fields(self, record):
+        self.assertEqual(record["v"], 2)
+        self.assertEqual(record["model"], MODEL_ID)
+        self.assertRegex(record["model_digest"], "^[0-9a-f]{64}$")
+        self.assertNotEqual(record["backend"], "")
+        self.assertGreaterEqual(record["attempts"], 1)
+        self.assertGreater(record["prompt_tokens"], 0)
+        self.assertGreaterEqual(record["completion_tokens"], 0)
+        self.assertGreater(record["ttft_us"], 0)
+        self.assertGreaterEqual(record["total_us"], record["ttft_us"])
+        self.assertEqual(record["policy"], "[]")
+        self.assertEqual(record["actor"], self.daemon.api_key_id)
+        self.assertEqual(record["role"], "admin")
+
+    def test_streamed_record_hashes_the_bytes_received(self):
+        headers, body = chat_request("it-stream", stream=True)
+        reply = request(self.daemon, "POST", "/v1/chat/completions", headers, body)
+        self.assertEqual(reply.status, 200)
+        self.assertTrue(reply.headers["content-type"].startswith("text/event-stream"))
+        self.assertTrue(reply.body.endswith("data: [DONE]\n\n"))
+        [record] = records_of(self.data_dir, "it-stream")
+        self.assertEqual(record["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
+        self.assertEqual(record["request_sha256"], sha256_hex(body))
+        self.assertEqual(record["outcome"], "ok")
+        self.assertEqual(record["http_status"], 200)
+        self.assertEqual(record["action"], "http.chat_completions")
+        self.assert_model_fields(record)
+        # The usage frame and the record agree on the token counts.
+        frames = [line[len("data: "):] for line in reply.body.split("\n") if line.startswith("data: {")]
+        usage = [json.loads(f)["usage"] for f in frames if json.loads(f).get("usage")]
+        self.assertEqual(usage[-1]["prompt_tokens"], record["prompt_tokens"])
+        self.assertEqual(usage[-1]["completion_tokens"], record["completion_tokens"])
+
+    def test_whole_response_record_has_the_same_fields(self):
+        headers, body = chat_request("it-whole", stream=False)
+        reply = request(self.daemon, "POST", "/v1/chat/completions", headers, body)
+        self.assertEqual(reply.status, 200)
+        [record] = records_of(self.data_dir, "it-whole")
+        self.assertEqual(record["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
+        self.assertEqual(record["outcome"], "ok")
+        self.assert_model_fields(record)
+        self.assertEqual(record["prompt_tokens"], reply.json()["usage"]["prompt_tokens"])
+
+    def test_client_that_leaves_mid_stream_is_recorded(self):
+        headers, body = chat_request("it-gone", stream=True, max_tokens=4000)
+        with self.daemon.connect() as s:
+            headers["Authorization"] = "Bearer " + self.daemon.api_key
+            send_request(s, "POST", "/v1/chat/completions", headers, body)
+            status, _, _, _ = read_head(s)
+            self.assertEqual(status, 200)
+        self.assertTrue(wait_until(lambda: len(records_of(self.data_dir, "it-gone")) == 1))
+        [record] = records_of(self.data_dir, "it-gone")
+        # A random-weight model may finish before the close is noticed; either way one record.
+        self.assertIn(record["outcome"], ("client_disconnected", "ok"))
+        self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
+
+    def test_stream_in_flight_at_shutdown_is_recorded(self):
+        data_dir = os.path.join(self.tmp.name, "data-stop")
+        config = self.model_daemon_config(data_dir)
+        config["limits"] = {"shutdown_grace_ms": 300}  # the stream outlives the grace period
+        daemon = Daemon(config=config)
+        try:
+            self.assertTrue(wait_until_ready(daemon)["ready"])
+            headers, body = chat_request("it-stop", stream=True, max_tokens=4000)
+            headers["Authorization"] = "Bearer " + daemon.api_key
+            with daemon.connect(timeout=60) as s:
+                send_request(s, "POST", "/v1/chat/completions", headers, body)
+                status, _, _, _ = read_head(s)
+                self.assertEqual(status, 200)
+                daemon.proc.send_signal(signal.SIGTERM)
+                while s.recv(65536):
+                    pass
+            self.assertEqual(daemon.wait_exit(), 0)
+        finally:
+            daemon.close()
+        [record] = records_of(data_dir, "it-stop")
+        self.assertIn(record["outcome"], ("ok", "client_disconnected", "interrupted"))
+        self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
+        self.assertEqual(verify(data_dir)[0], 0)
+
+    def test_log_verifies_after_model_requests(self):
+        headers, body = chat_request("it-verify", stream=True)
+        self.assertEqual(request(self.daemon, "POST", "/v1/chat/completions", headers, body).status, 200)
+        reply = request(self.daemon, "GET", "/admin/v1/audit/verify")
+        self.assertEqual(reply.status, 200)
+        self.assertTrue(reply.json()["ok"], reply.body)
+
+
+class AuditAdminApiTest(unittest.TestCase):
+    """The auditors' routes: search, export bundle, verify; admin and auditor only."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-audit-it-")
+        cls.data_dir = os.path.join(cls.tmp.name, "data")
+        cls.daemon = Daemon(config=audit_config(cls.data_dir))
+        cls.keys = {role: create_api_key(cls.data_dir, "it-" + role, role) for role in ("auditor", "operator", "user")}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.close()
+        cls.tmp.cleanup()
+
+    def get(self, path, role=None, headers=None):
+        auth = self.keys[role][0] if role else None
+        if role is None:
+            return request(self.daemon, "GET", path, headers)
+        return request(self.daemon, "GET", path, headers, auth=auth)
+
+    def test_only_admin_and_auditor_may_read(self):
+        for path in ("/admin/v1/audit", "/admin/v1/audit/export", "/admin/v1/audit/verify"):
+            for role in ("operator", "user"):
+                self.assertEqual(self.get(path, role).status, 403, (path, role))
+            self.assertEqual(request(self.daemon, "GET", path, auth=None).status, 401, path)
+            self.assertEqual(self.get(path, "auditor").status, 200, path)
+            self.assertEqual(self.get(path).status, 200, path)  # admin
+
+    def test_search_filters_and_pages(self):
+        for i in range(3):
+            request(self.daemon, "GET", "/nope", {"X-Request-Id": "it-search-%d" % i})
+        reply = self.get("/admin/v1/audit?request_id=it-search-1", "auditor")
+        self.assertEqual(reply.status, 200)
+        [record] = reply.json()["records"]
+        self.assertEqual(record["request_id"], "it-search-1")
+        self.assertEqual(record["action"], "http.unmatched")
+        self.assertEqual(record["outcome"], "invalid")
+        actor = self.daemon.api_key_id
+        pages, cursor = [], None
+        while True:
+            path = "/admin/v1/audit?action=http.unmatched&actor=%s&limit=1" % actor
+            if cursor:
+                path += "&cursor=" + cursor
+            body = self.get(path, "auditor").json()
+            pages.append([r["request_id"] for r in body["records"]])
+            cursor = body["next_cursor"]
+            if cursor is None:
+                break
+        found = [ids[0] for ids in pages if ids]
+        self.assertEqual([r for r in found if r.startswith("it-search-")], ["it-search-0", "it-search-1", "it-search-2"])
+        self.assertTrue(all(len(ids) <= 1 for ids in pages))
+        now = int(time.time() * 1000)
+        self.assertEqual(self.get("/admin/v1/audit?since=%d" % (now + 3600000), "auditor").json()["records"], [])
+        self.assertEqual(self.get("/admin/v1/audit?limit=0", "auditor").status, 400)
+        self.assertEqual(self.get("/admin/v1/audit?since=yesterday", "auditor").status, 400)
+
+    def test_export_is_audited_and_verifies_with_kimictl(self):
+        t0 = int(time.time() * 1000) - 60000
+        request(self.daemon, "GET", "/nope", {"X-Request-Id": "it-export-probe"})
+        reply = self.get("/admin/v1/audit/export?since=%d" % t0, "auditor", {"X-Request-Id": "it-export"})
+        self.assertEqual(reply.status, 200, reply.body)
+        lines = [json.loads(line) for line in reply.body.split("\n") if line]
+        self.assertEqual(lines[0]["type"], "export")
+        self.assertIn("it-export-probe", [r.get("request_id") for r in lines if r["type"] == "record"])
+        self.assertEqual(lines[-1]["type"], "signed_head")
+        bundle = os.path.join(self.tmp.name, "bundle.jsonl")
+        with open(bundle, "w") as f:
+            f.write(reply.body)
+        code, out, err = run_to_exit([KIMICTL, "audit", "verify", "--export", bundle, "--data-dir", self.data_dir])
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("export bundle verifies", out)
+        # An edited record in the bundle fails with its sequence number.
+        edited = [dict(r) for r in lines]
+        victim = next(r for r in edited if r["type"] == "record")
+        victim["actor"] = "someone-else"
+        with open(bundle, "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in edited))
+        code, out, _ = run_to_exit([KIMICTL, "audit", "verify", "--export", bundle, "--data-dir", self.data_dir])
+        self.assertEqual(code, 1, out)
+        self.assertIn("first bad sequence number %d" % victim["seq"], out)
+        # The export itself is an administrative act with its own record.
+        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and r["request_id"] == "it-export"]
+        self.assertEqual(len(acts), 1)
+        self.assertEqual(acts[0]["actor"], self.keys["auditor"][1])
+        self.assertEqual(acts[0]["role"], "auditor")
+        self.assertEqual(acts[0]["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
+
+    def test_verify_route_reports_the_chain(self):
+        body = self.get("/admin/v1/audit/verify", "auditor").json()
+        self.assertTrue(body["ok"], body)
+        self.assertGreater(body["records"], 0)
+        self.assertIsNone(body["first_bad_seq"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,157 @@
+#include "http/audit_admin_handlers.h"
+
+#include <httplib.h>
+
+#include <charconv>
+#include <limits>
+#include <sstream>
+
+#include "audit/audit_sink.h"
+#include "audit/audit_store.h"
+#include "audit/log_export.h"
+#include "audit/log_verifier.h"
+#include "kimi/log.h"
+
+namespace kimi::http {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kDefaultPage = 100;
+constexpr uint64_t kMaxPage = 1000;
+
+Result<const AuditAccess*> Access(const Services& services) {
+  if (services.audit_access == nullptr) return Status::Unavailable("the audit log is not open");
+  return services.audit_access;
+}
+
+Result<std::unique_ptr<audit::AuditStore>> OpenReader(const AuditAccess& access) {
+  audit::AuditStoreOptions options;
+  options.read_only = true;
+  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(access.db_path, options);
+  if (!store.ok()) return Status::Unavailable("cannot read the audit log: " + store.status().message());
+  return store;
+}
+
+Result<uint64_t> ParseCount(const std::string& text, const char* name) {
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    return Status::InvalidArgument(std::string("query parameter '") + name + "' must be a non-negative integer");
+  }
+  return v;
+}
+
+// since/until as Unix ms; absent: unbounded.
+Status ParseRange(const httplib::Request& req, int64_t* since_ms, int64_t* until_ms) {
+  for (auto [name, out] : {std::pair{"since", since_ms}, {"until", until_ms}}) {
+    if (!req.has_param(name)) continue;
+    Result<int64_t> ms = audit::ParseUtcMillis(req.get_param_value(name));
+    if (!ms.ok()) return Status::InvalidArgument(std::string("query parameter '") + name + "': " + ms.status().message());
+    *out = *ms;
+  }
+  return Status::OK();
+}
+
+void ReplyJson(httplib::Response& res, const json& body) {
+  res.status = 200;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+std::string Actor(const RequestContext& ctx) { return ctx.principal ? ctx.principal->id : ""; }
+std::string Role(const RequestContext& ctx) {
+  return ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "";
+}
+
+}  // namespace
+
+Status HandleAuditSearch(const Services& services, RequestContext&, const httplib::Request& req,
+                         httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
+  audit::RecordQuery q;
+  KIMI_RETURN_IF_ERROR(ParseRange(req, &q.since_ms, &q.until_ms));
+  for (auto [name, field] : {std::pair{"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome},
+                             {"model", &q.model}, {"request_id", &q.request_id}}) {
+    if (req.has_param(name)) *field = req.get_param_value(name);
+  }
+  if (req.has_param("cursor")) {
+    KIMI_ASSIGN_OR_RETURN(q.from_seq, ParseCount(req.get_param_value("cursor"), "cursor"));
+    if (q.from_seq > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Status::InvalidArgument("query parameter 'cursor' is out of range");
+    }
+  }
+  uint64_t limit = kDefaultPage;
+  if (req.has_param("limit")) {
+    KIMI_ASSIGN_OR_RETURN(limit, ParseCount(req.get_param_value("limit"), "limit"));
+    if (limit == 0 || limit > kMaxPage) return Status::InvalidArgument("query parameter 'limit' must be 1..1000");
+  }
+  q.limit = limit + 1;  // one more tells whether a next page exists
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
+  json records = json::array();
+  std::optional<uint64_t> next;
+  KIMI_RETURN_IF_ERROR(store->ScanRecords(q, [&](audit::StoredRecord& row) {
+    if (records.size() == limit) {
+      next = row.record.seq;
+      return Status::OK();
+    }
+    json j = audit::RecordToJson(row.record);
+    if (!row.decode_error.ok()) j["decode_error"] = row.decode_error.message();
+    records.push_back(std::move(j));
+    return Status::OK();
+  }));
+  ReplyJson(res, json{{"records", std::move(records)},
+                      {"next_cursor", next ? json(std::to_string(*next)) : json(nullptr)}});
+  return Status::OK();
+}
+
+Status HandleAuditExport(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
+  audit::ExportOptions options;
+  options.with_proofs = true;
+  KIMI_RETURN_IF_ERROR(ParseRange(req, &options.since_ms, &options.until_ms));
+  if (access->sink == nullptr) return Status::Unavailable("the audit log is not open");
+  // A fresh head covers every record committed so far, so the bundle has no unproven tail.
+  KIMI_RETURN_IF_ERROR(access->sink->SignHeadNow().status());
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
+  std::ostringstream bundle;
+  KIMI_ASSIGN_OR_RETURN(audit::ExportSummary summary, audit::ExportAuditLog(*store, options, bundle));
+
+  // The export is an administrative act: recorded, durably, before anything leaves.
+  audit::AuditRecord act;
+  act.actor = Actor(ctx);
+  act.role = Role(ctx);
+  act.source = ctx.remote_addr;
+  act.request_id = ctx.request_id;
+  act.action = "audit.export";
+  act.target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
+               " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-"));
+  act.outcome = "ok";
+  act.http_status = 200;
+  act.detail = std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) + " signed head(s)";
+  act.response_sha256 = audit::ToHex(audit::Sha256(bundle.str()));
+  Status recorded = access->sink->Record(std::move(act)).WaitCommitted();
+  if (!recorded.ok()) return Status::Unavailable("the export could not be recorded: " + recorded.message());
+
+  res.status = 200;
+  res.set_header("Content-Disposition", "attachment; filename=\"audit-export.jsonl\"");
+  res.set_content(bundle.str(), "application/x-ndjson");
+  return Status::OK();
+}
+
+Status HandleAuditVerify(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
+  KIMI_ASSIGN_OR_RETURN(audit::VerifyReport report, audit::VerifyAuditLog(*store, access->public_key));
+  ReplyJson(res, json{{"ok", report.ok()},
+                      {"records", report.records},
+                      {"signed_heads", report.heads},
+                      {"covered_size", report.covered_size},
+                      {"first_bad_seq", report.first_bad_seq ? json(*report.first_bad_seq) : json(nullptr)},
+                      {"problems", report.problems},
+                      {"notes", report.notes},
+                      {"public_key", audit::PublicKeyToJson(access->public_key)}});
+  return Status::OK();
+}
+
+}  // namespace kimi::http

@@ -1,0 +1,164 @@
+#include "http/generation_audit.h"
+
+#include <gtest/gtest.h>
+
+#include "audit/audit_sink.h"
+#include "audit/audit_store.h"
+#include "audit/hash.h"
+#include "audit/test_util.h"
+#include "http/request_audit.h"
+
+namespace kimi::http {
+namespace {
+
+std::vector<audit::AuditRecord> ReadBack(const std::string& dir) {
+  std::vector<audit::AuditRecord> out;
+  audit::AuditStoreOptions read_only;
+  read_only.read_only = true;
+  std::unique_ptr<audit::AuditStore> store = std::move(audit::AuditStore::Open(dir + "/audit.db", read_only)).value();
+  EXPECT_TRUE(store->ScanRecords(audit::RecordQuery{}, [&](audit::StoredRecord& r) {
+    out.push_back(r.record);
+    return Status::OK();
+  }).ok());
+  return out;
+}
+
+RequestContext ModelRequest() {
+  RequestContext ctx;
+  ctx.request_id = "req-stream";
+  ctx.remote_addr = "127.0.0.1:4000";
+  ctx.start = std::chrono::steady_clock::now();
+  ctx.route = "chat_completions";
+  ctx.audit.model = "kimi-k3-nano";
+  ctx.audit.model_digest = std::string(64, 'a');
+  ctx.audit.backend = "router";
+  ctx.audit.ttft_us = 1234;
+  return ctx;
+}
+
+api::StreamEvent Answer(std::string text) {
+  api::StreamEvent e;
+  e.kind = api::StreamEventKind::kAnswer;
+  e.text = std::move(text);
+  return e;
+}
+
+api::StreamEvent Finish(int64_t prompt, int64_t completion) {
+  api::StreamEvent e;
+  e.kind = api::StreamEventKind::kFinish;
+  e.finish_reason = "stop";
+  e.usage.prompt_tokens = prompt;
+  e.usage.completion_tokens = completion;
+  return e;
+}
+
+struct Fixture {
+  explicit Fixture(AuditPolicy policy = {}) : auditor(policy) {
+    audit::AuditSinkOptions options;
+    options.data_dir = dir.path();
+    sink = std::move(audit::AuditSink::Open(options)).value();
+    auditor.Attach(sink.get());
+  }
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink;
+  RequestAuditor auditor;
+};
+
+TEST(StreamAuditTest, RecordHashesEverySentByteAndTheFinalFrames) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  stream.NoteEvent(Answer("Hel"));
+  stream.Sent("data: one\n\n");
+  stream.NoteEvent(Finish(7, 3));
+  api::BackendOutcome served{"embedded", 2, "embedded (load 0), retried once"};
+  stream.NoteOutcome(served);
+  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, "data: [DONE]\n\n").ok());
+  EXPECT_TRUE(stream.finished());
+  EXPECT_TRUE(stream.Finish(kOutcomeInterrupted, "more").ok());  // a second end changes nothing
+  ASSERT_TRUE(f.sink->Close().ok());
+
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  const audit::AuditRecord& r = records[0];
+  EXPECT_EQ(r.response_sha256, audit::ToHex(audit::Sha256("data: one\n\ndata: [DONE]\n\n")));
+  EXPECT_EQ(r.request_sha256, audit::ToHex(audit::Sha256("{}")));
+  EXPECT_EQ(r.outcome, "ok");
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.prompt_tokens, 7);
+  EXPECT_EQ(r.completion_tokens, 3);
+  EXPECT_EQ(r.ttft_us, 1234);
+  EXPECT_EQ(r.model, "kimi-k3-nano");
+  EXPECT_EQ(r.model_digest, std::string(64, 'a'));
+  EXPECT_EQ(r.backend, "embedded");
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_EQ(r.route_decision, "embedded (load 0), retried once");
+  EXPECT_EQ(r.version, audit::kRecordFormatVersion);
+  EXPECT_FALSE(r.content.has_value());  // the default policy keeps no content
+  EXPECT_TRUE(r.content_sha256.empty());
+}
+
+TEST(StreamAuditTest, ADisconnectedClientIsRecordedWithWhatItReceived) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  stream.Sent("data: partial\n\n");
+  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, {}).ok());
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, "client_disconnected");
+  EXPECT_EQ(records[0].response_sha256, audit::ToHex(audit::Sha256("data: partial\n\n")));
+}
+
+TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
+  AuditPolicy keep;
+  keep.content = audit::AuditContentPolicy{true, 30};
+  Fixture f(keep);
+  RequestContext ctx = ModelRequest();
+  ctx.audit.keep_completion_text = true;
+  StreamAudit stream(ctx.audit, ctx.start);
+  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{\"q\":1}", {}}));
+  stream.NoteEvent(Answer("Hello"));
+  stream.NoteEvent(Answer(", world"));
+  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, "data: [DONE]\n\n").ok());
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  ASSERT_TRUE(records[0].content.has_value());
+  EXPECT_EQ(records[0].content->prompt, "{\"q\":1}");
+  EXPECT_EQ(records[0].content->completion, "Hello, world");
+  EXPECT_EQ(records[0].content_sha256.size(), 64u);
+}
+
+TEST(StreamAuditTest, WithoutArmingNothingIsRecorded) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  stream.Sent("data: x\n\n");
+  EXPECT_TRUE(stream.Finish(kOutcomeCompleted, {}).ok());
+  ASSERT_TRUE(f.sink->Close().ok());
+  EXPECT_EQ(ReadBack(f.dir.path()).size(), 0u);
+}
+
+TEST(RecordingSinkTest, NotesFirstEventUsageAndKeptText) {
+  struct Collect : api::EventSink {
+    int events = 0;
+    bool Emit(const api::StreamEvent&) override { return ++events > 0; }
+  } next;
+  AuditFacts facts;
+  facts.keep_completion_text = true;
+  RecordingSink sink(next, std::chrono::steady_clock::now() - std::chrono::milliseconds(5), &facts);
+  EXPECT_TRUE(sink.Emit(Answer("a")));
+  EXPECT_TRUE(sink.Emit(Finish(4, 1)));
+  EXPECT_EQ(next.events, 2);
+  EXPECT_GE(facts.ttft_us, 5000);
+  EXPECT_EQ(facts.prompt_tokens, 4);
+  EXPECT_EQ(facts.completion_tokens, 1);
+  EXPECT_EQ(facts.completion_text, "a");
+}
+
+}  // namespace
+}  // namespace kimi::http
