@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "auth/principal.h"
-#include "policy/policy.h"
 
 namespace kimi::http {
 
@@ -56,12 +55,6 @@ struct RequestContext {
   std::string auth_failure;
   // Seconds the client should wait when its key's rate limit refused it (Retry-After).
   int64_t retry_after_s = 0;
-  // What the policy decision step did (policy/policy_decision.h), for the audit record:
-  // the policy version applied, redaction decisions (category, action, count; never a
-  // value) and transformations of the body. Version 0: no policy step ran.
-  int64_t policy_version = 0;
-  std::vector<policy::RedactionDecision> policy_redactions;
-  std::vector<std::string> policy_transformations;
   AuditFacts audit;
   // Set by a handler whose response is streamed: the request's audit record is then written
   // when the stream ends (generation_audit.h), not before the response starts.

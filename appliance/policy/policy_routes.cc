@@ -91,9 +91,9 @@ Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services
     facts.model = services.backend->Models().front();  // the one the handler will pick
   }
   PolicyDecision decision = DecideRequest(*active, facts, body);
-  ctx.policy_version = decision.policy_version;
-  ctx.policy_redactions = decision.redactions;
-  ctx.policy_transformations = decision.transformations;
+  // The request's audit record names the policy version and every decision (refusals too).
+  ctx.audit.policy = {"policy:v" + std::to_string(decision.policy_version)};
+  for (std::string& entry : DecisionAuditEntries(decision)) ctx.audit.policy.push_back(std::move(entry));
   return decision.allowed() ? Status::OK() : decision.reason;
 }
 

@@ -68,6 +68,12 @@ class PolicyTest(unittest.TestCase):
         near = post_json(self.daemon, "/v1/chat/completions", chat("order 4111 1111 1111 1112"))
         self.assertEqual(near.status, 503, near.body)
 
+        # The refused request's record names the policy version and the decision, not the value.
+        refused = [r for r in read_records(self.daemon.data_dir)
+                   if r["action"] == "http.chat_completions" and "redact:payment_card:block:1" in (r["policy"] or "")]
+        self.assertEqual(len(refused), 1)
+        self.assertIn("policy:v2", refused[0]["policy"])
+        self.assertNotIn("4111", json.dumps(refused[0]))
         records = [r for r in read_records(self.daemon.data_dir) if r["action"] == "policy.update"]
         self.assertEqual([r["target"] for r in records], ["policy/1", "policy/2"])
         detail = json.loads(records[1]["detail"])
