@@ -31,6 +31,7 @@
 #include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
+#include "http/tls_context.h"
 #include "kimi/log.h"
 #include "store/store.h"
 
@@ -271,8 +272,18 @@ int main(int argc, char** argv) {
   auto embedded = std::make_shared<kimi::api::EmbeddedBackend>(config.model.served_id);
   kimi::api::EmbeddedBackend& backend = *embedded;
 
-  // The port first: a daemon that cannot listen should say so before touching anything else.
-  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
+  // TLS and the port first: a daemon that cannot serve should say so before touching anything else.
+  std::unique_ptr<kimi::http::TlsContext> tls;
+  if (config.server.tls_enabled()) {
+    kimi::Result<std::unique_ptr<kimi::http::TlsContext>> loaded_tls = kimi::http::TlsContext::Load(config.server.tls);
+    if (!loaded_tls.ok()) {
+      kimi::log::Error("cannot serve HTTPS: " + loaded_tls.status().message());
+      return 1;
+    }
+    tls = std::move(loaded_tls).value();
+    kimi::log::Info("TLS certificate loaded", {{"certificate", tls->summary()}, {"min_version", config.server.tls.min_version}});
+  }
+  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits, tls.get()};
   // The auditor is wired into the server now and gets its sink below, before Run().
   kimi::http::RequestAuditor auditor(kimi::http::AuditPolicy{config.audit.fail_closed, config.audit.record_probes});
   // Likewise the authenticator: its store is attached once the database is open.
@@ -358,7 +369,7 @@ int main(int argc, char** argv) {
 
   // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},
-                                {"url", "http://" + server.bound_address() + "/"},
+                                {"url", (tls ? "https://" : "http://") + server.bound_address() + "/"},
                                 {"max_connections", config.limits.max_connections}});
 
   // The model loads while the server answers: probes work and the API says 503 until then.

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "audit/record.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
+#include "auth/self_signed_certificate.h"
 #include "auth/server_secret.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
@@ -47,17 +49,23 @@ std::vector<std::string> TakePositional(const std::vector<std::string>& args, st
   return std::vector<std::string>(args.begin() + 1, args.end());
 }
 
-Result<Opened> Open(const Common& common) {
-  config::AppConfig cfg;
+// The data directory (see the header), with the configuration it came from.
+Result<std::string> ResolveDataDir(const Common& common, config::AppConfig* cfg) {
   if (!common.config_path.empty()) {
-    KIMI_ASSIGN_OR_RETURN(cfg, config::LoadConfigFile(common.config_path, {}));
+    KIMI_ASSIGN_OR_RETURN(*cfg, config::LoadConfigFile(common.config_path, {}));
   }
   std::string data_dir = common.data_dir;
-  if (data_dir.empty() && !common.config_path.empty()) data_dir = cfg.storage.data_dir;
+  if (data_dir.empty() && !common.config_path.empty()) data_dir = cfg->storage.data_dir;
   if (data_dir.empty()) {
     const char* env = std::getenv("KIMI_DATA_DIR");
     data_dir = env != nullptr && *env != '\0' ? env : config::StorageConfig{}.data_dir;
   }
+  return data_dir;
+}
+
+Result<Opened> Open(const Common& common) {
+  config::AppConfig cfg;
+  KIMI_ASSIGN_OR_RETURN(std::string data_dir, ResolveDataDir(common, &cfg));
   Opened out;
   KIMI_ASSIGN_OR_RETURN(out.db, store::Store::Open(data_dir));
   KIMI_ASSIGN_OR_RETURN(int applied, out.db->Migrate(store::AllMigrations()));
@@ -250,6 +258,50 @@ int RunUserDisable(const std::vector<std::string>& args, const Io& io) {
   Status disabled = opened->auth->DisableUser(LocalActor(), username);
   if (!disabled.ok()) return Fail("user disable", disabled, io);
   std::fprintf(io.out, "disabled %s\n", username.c_str());
+  return kOk;
+}
+
+int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string dir, names, common_name = "kimi-appliance", days = "825", force;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--dir", &dir},
+                              {"--names", &names},         {"--cn", &common_name},       {"--days", &days}};
+  std::vector<std::string> rest;
+  bool overwrite = false;
+  for (const std::string& a : args) {
+    if (a == "--force") overwrite = true;
+    else rest.push_back(a);
+  }
+  if (!ParseOptions("tls selfsigned", rest, specs, io)) return kUsage;
+  if (dir.empty()) {
+    config::AppConfig cfg;
+    Result<std::string> data_dir = ResolveDataDir(c, &cfg);
+    if (!data_dir.ok()) return Fail("tls selfsigned", data_dir.status(), io);
+    dir = *data_dir + "/tls";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail("tls selfsigned", Status::IOError("cannot create " + dir + ": " + ec.message()), io);
+  auth::SelfSignedSpec spec;
+  spec.cert_path = dir + "/cert.pem";
+  spec.key_path = dir + "/key.pem";
+  spec.common_name = common_name;
+  spec.names = SplitComma(names);
+  spec.overwrite = overwrite;
+  char* end = nullptr;
+  spec.valid_days = std::strtoll(days.c_str(), &end, 10);
+  if (days.empty() || *end != '\0') return Fail("tls selfsigned", Status::InvalidArgument("--days must be a number"), io);
+  Status written = auth::WriteSelfSignedCertificate(spec);
+  if (!written.ok()) return Fail("tls selfsigned", written, io);
+  std::string san;
+  for (const std::string& e : auth::SubjectAltNames(spec.names)) san += (san.empty() ? "" : ", ") + e;
+  std::fprintf(io.err,
+               "kimictl tls selfsigned: wrote %s (certificate, valid %lld days; %s) and %s (private key, mode 0600).\n"
+               "Serve HTTPS with: \"server\": {\"tls\": {\"cert_file\": \"%s\", \"key_file\": \"%s\"}}\n"
+               "Clients trust it by using the certificate file as their CA bundle.\n",
+               spec.cert_path.c_str(), static_cast<long long>(spec.valid_days), san.c_str(), spec.key_path.c_str(),
+               spec.cert_path.c_str(), spec.key_path.c_str());
+  std::fprintf(io.out, "%s\n", spec.cert_path.c_str());
   return kOk;
 }
 

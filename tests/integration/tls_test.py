@@ -1,0 +1,158 @@
+"""Integration tests of HTTPS: the daemon with a certificate from `kimictl tls selfsigned`
+serves TLS on loopback; a client that trusts that certificate as its CA succeeds; plain HTTP
+to the port, a client that does not trust it, TLS 1.1 and a mismatched key are refused.
+Python standard library only.
+"""
+import json
+import os
+import shutil
+import socket
+import ssl
+import sys
+import tempfile
+import unittest
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, read_reply, request, run_to_exit,  # noqa: E402
+                            send_request, write_config)
+
+
+def make_certificate(directory, *extra):
+    code, out, err = run_to_exit([KIMICTL, "tls", "selfsigned", "--dir", directory, *extra])
+    if code != 0:
+        raise RuntimeError("kimictl tls selfsigned failed: " + err)
+    return os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+
+
+def tls_config(cert, key, **tls):
+    config = base_config()
+    config["server"] = {"listen": "127.0.0.1:0", "tls": dict({"cert_file": cert, "key_file": key}, **tls)}
+    return config
+
+
+def client_context(cafile):
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=cafile)
+    return ctx
+
+
+class HttpsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
+        cls.cert, cls.key = make_certificate(cls.certs, "--names", "appliance.test")
+        cls.daemon = Daemon(config=tls_config(cls.cert, cls.key))
+        cls.daemon.ssl_context = client_context(cls.cert)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+        shutil.rmtree(cls.certs, ignore_errors=True)
+
+    def test_request_over_https_with_the_generated_certificate_as_ca(self):
+        reply = request(self.daemon, "GET", "/v1/models")
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(reply.json()["object"], "list")
+        listening = self.daemon.wait_for_event(lambda e: e.get("msg") == "listening")
+        self.assertTrue(listening["url"].startswith("https://"), listening)
+
+    def test_keep_alive_serves_several_requests_on_one_tls_connection(self):
+        with self.daemon.connect() as s:
+            for _ in range(3):
+                head = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                s.sendall(head.encode())
+                self.assertEqual(read_reply(s).status, 200)
+
+    def test_plain_http_to_the_tls_port_is_refused(self):
+        with socket.create_connection(("127.0.0.1", self.daemon.port), timeout=10) as s:
+            send_request(s, "GET", "/healthz")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data)
+        self.assertIn(b"HTTPS", data)
+
+    def test_a_client_that_does_not_trust_the_certificate_fails(self):
+        ctx = ssl.create_default_context()  # the system CAs only
+        with socket.create_connection(("127.0.0.1", self.daemon.port), timeout=10) as raw:
+            with self.assertRaises(ssl.SSLCertVerificationError):
+                ctx.wrap_socket(raw, server_hostname="localhost")
+
+    def test_the_certificate_names_the_extra_host(self):
+        ctx = client_context(self.cert)
+        with socket.create_connection(("127.0.0.1", self.daemon.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="appliance.test") as s:
+                self.assertIn(s.version(), ("TLSv1.2", "TLSv1.3"))
+
+    def test_tls_1_1_is_refused(self):
+        ctx = client_context(self.cert)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                ctx.minimum_version = ssl.TLSVersion.TLSv1
+                ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        except (ValueError, ssl.SSLError):
+            self.skipTest("this Python's OpenSSL cannot offer TLS 1.1")
+        with socket.create_connection(("127.0.0.1", self.daemon.port), timeout=10) as raw:
+            with self.assertRaises((ssl.SSLError, ConnectionResetError)):
+                ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+class MinimumVersionTest(unittest.TestCase):
+    def test_min_version_1_3_refuses_a_tls_1_2_client(self):
+        certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
+        try:
+            cert, key = make_certificate(certs)
+            daemon = Daemon(config=tls_config(cert, key, min_version="1.3"))
+            try:
+                ctx = client_context(cert)
+                ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+                with socket.create_connection(("127.0.0.1", daemon.port), timeout=10) as raw:
+                    with self.assertRaises(ssl.SSLError):
+                        ctx.wrap_socket(raw, server_hostname="localhost")
+                daemon.ssl_context = client_context(cert)
+                self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            finally:
+                daemon.stop()
+                daemon.close()
+        finally:
+            shutil.rmtree(certs, ignore_errors=True)
+
+
+class TlsStartupTest(unittest.TestCase):
+    def start_and_fail(self, config):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+            path = write_config(d, config)
+            code, _, err = run_to_exit([DAEMON, "--config", path])
+        self.assertEqual(code, 1, err)
+        return err
+
+    def test_a_key_that_does_not_match_the_certificate_stops_the_start(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-tls-") as certs:
+            a, b = os.path.join(certs, "a"), os.path.join(certs, "b")
+            os.mkdir(a)
+            os.mkdir(b)
+            cert, _ = make_certificate(a)
+            _, other_key = make_certificate(b)
+            err = self.start_and_fail(tls_config(cert, other_key))
+        self.assertIn("does not match the certificate", err)
+
+    def test_an_unreadable_certificate_stops_the_start(self):
+        err = self.start_and_fail(tls_config("/nonexistent/cert.pem", "/nonexistent/key.pem"))
+        self.assertIn("cannot read the TLS certificate /nonexistent/cert.pem", err)
+
+    def test_kimictl_refuses_to_overwrite_without_force(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-tls-") as certs:
+            make_certificate(certs)
+            code, _, err = run_to_exit([KIMICTL, "tls", "selfsigned", "--dir", certs])
+            self.assertEqual(code, 1)
+            self.assertIn("--force", err)
+            make_certificate(certs, "--force")
+
+
+if __name__ == "__main__":
+    unittest.main()
