@@ -67,6 +67,7 @@ kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
   o.session_idle_timeout_ms = c.session_idle_timeout_ms;
   o.session_absolute_timeout_ms = c.session_absolute_timeout_ms;
   o.last_used_flush_ms = c.key_last_used_flush_ms;
+  o.max_concurrent_streams = c.max_concurrent_streams;
   return o;
 }
 

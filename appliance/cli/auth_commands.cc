@@ -128,10 +128,14 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
 
 int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   Common c;
-  std::string name, role_name, owner, models, expires, rpm;
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
-                              {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
-                              {"--expires", &expires},     {"--rpm", &rpm}};
+  std::string name, role_name, owner, models, expires;
+  std::string limit_text[std::size(auth::kKeyLimitFields)];
+  std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
+                                   {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
+                                   {"--expires", &expires}};
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    specs.push_back({auth::kKeyLimitFields[i].flag, &limit_text[i]});
+  }
   if (!ParseOptions("key create", args, specs, io)) return kUsage;
   if (name.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl key create: --name and --role are required\n");
@@ -145,11 +149,14 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
     if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
     spec.expires_ms = *ms;
   }
-  if (!rpm.empty()) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    if (limit_text[i].empty()) continue;
     char* end = nullptr;
-    spec.requests_per_minute = std::strtoll(rpm.c_str(), &end, 10);
-    if (*end != '\0' || spec.requests_per_minute < 0) {
-      std::fprintf(io.err, "kimictl key create: --rpm must be a non-negative integer\n");
+    int64_t& value = spec.limits.*auth::kKeyLimitFields[i].member;
+    value = std::strtoll(limit_text[i].c_str(), &end, 10);
+    if (*end != '\0' || value < 0) {
+      std::fprintf(io.err, "kimictl key create: %s must be a non-negative integer\n",
+                   std::string(auth::kKeyLimitFields[i].flag).c_str());
       return kUsage;
     }
   }

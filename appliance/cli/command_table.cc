@@ -22,7 +22,9 @@ const Command kCommands[] = {
      &OnStdio<RunAuditVerify>},
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
-    {"key create", "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--data-dir DIR]",
+    {"key create",
+     "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--tokens-per-day N] "
+     "[--tokens-per-month N] [--max-streams N] [--data-dir DIR]",
      "create an API key; prints it once", &RunKeyCreate},
     {"key list", "[--data-dir DIR]", "list API keys (never their secrets)", &RunKeyList},
     {"key revoke", "KEY_ID [--data-dir DIR]", "revoke an API key; refused from the next request on", &RunKeyRevoke},

@@ -112,7 +112,9 @@ ObjectSchema<AuthConfig> AuthSchema() {
       .Integer("session_absolute_timeout_ms", &AuthConfig::session_absolute_timeout_ms, 1000, 30 * kDay,
                "A console session ends this long after login, used or not.")
       .Integer("key_last_used_flush_ms", &AuthConfig::key_last_used_flush_ms, 100, kDay,
-               "API key last-use times are written to the database at most this often.");
+               "API key last-use times are written to the database at most this often.")
+      .Integer("max_concurrent_streams", &AuthConfig::max_concurrent_streams, 0, 1'000'000,
+               "Chat and completion requests in flight at once, over every key and session; 0: no limit.");
 }
 
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"

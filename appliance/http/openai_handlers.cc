@@ -14,6 +14,7 @@
 #include "api/completion_encoder.h"
 #include "api/request_gate.h"
 #include "api/response_meta.h"
+#include "auth/authenticator.h"
 #include "http/error_response.h"
 #include "kimi/log.h"
 
@@ -47,19 +48,54 @@ Result<std::string> ResolveModel(const Services& services, const Json& body) {
   return model;
 }
 
+using Lease = auth::UsageMeter::Lease;
+
+// Counts a finished generation's tokens, as the backend reported them, against its key.
+void Meter(Lease* lease, const api::StreamEvent& event, const std::string& request_id) {
+  if (lease == nullptr || event.kind != api::StreamEventKind::kFinish) return;
+  Status s = lease->Finish(event.usage.prompt_tokens, event.usage.completion_tokens);
+  if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
+}
+
+// An EventSink that meters, then hands each event on.
+class MeteredSink : public api::EventSink {
+ public:
+  MeteredSink(api::EventSink& inner, Lease* lease, const std::string& request_id)
+      : inner_(inner), lease_(lease), request_id_(request_id) {}
+  bool Emit(const api::StreamEvent& event) override {
+    Meter(lease_, event, request_id_);
+    return inner_.Emit(event);
+  }
+
+ private:
+  api::EventSink& inner_;
+  Lease* lease_;
+  const std::string& request_id_;
+};
+
+// The key may use every model, or names this one among its allowed models. A model it may not
+// use is answered like an unknown one, so a key cannot learn what else is served.
+Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
+  if (!ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok()) return Status::OK();
+  return Status::NotFound("the model '" + model + "' does not exist or this API key may not use it");
+}
+
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    httplib::Response& res) {
+                    Lease* lease, httplib::Response& res) {
   Builder builder;
-  KIMI_RETURN_IF_ERROR(backend.Generate(request, builder, nullptr));
+  MeteredSink sink(builder, lease, request.request_id);
+  KIMI_RETURN_IF_ERROR(backend.Generate(request, sink, nullptr));
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
   res.status = 200;
   res.set_content(api::DumpJson(builder.Build(meta)), "application/json");
   return Status::OK();
 }
 
+// `lease` is held by the response's content provider, so its stream slot is released when the
+// stream ends or the client goes away.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     httplib::Response& res) {
+                     std::shared_ptr<Lease> lease, httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
@@ -70,7 +106,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [generation, shared_encoder, request_id](size_t, httplib::DataSink& sink) {
+      "text/event-stream", [generation, shared_encoder, request_id, lease](size_t, httplib::DataSink& sink) {
         api::StreamEvent event;
         Status result;
         for (;;) {
@@ -93,6 +129,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               return true;
             }
             case api::BackgroundGeneration::Wait::kEvent: {
+              Meter(lease.get(), event, request_id);
               std::string frames;
               shared_encoder->Encode(event, &frames);
               if (!frames.empty() && !sink.write(frames.data(), frames.size())) {
@@ -114,14 +151,24 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
+  KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
+  std::shared_ptr<Lease> lease;
+  if (services.authenticator != nullptr && ctx.principal) {
+    Result<std::unique_ptr<Lease>> begun = services.authenticator->BeginGeneration(*ctx.principal, &ctx.retry_after_s);
+    if (!begun.ok()) {
+      ctx.auth_failure = "quota: " + begun.status().message();
+      return begun.status();
+    }
+    lease = std::move(begun).value();
+  }
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
   api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body)};
   api::Backend& backend = *services.backend;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, lease.get(), res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -130,7 +177,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), res);
+  return RespondStream(backend, std::move(request), std::move(encoder), std::move(lease), res);
 }
 
 // The creation time reported for served models: when this process started serving.
@@ -143,8 +190,11 @@ Json ModelObject(const std::string& id) {
   return Json{{"id", id}, {"object", "model"}, {"created", ServedSince()}, {"owned_by", "kimi-appliance"}};
 }
 
-std::vector<std::string> ServedModels(const Services& services) {
-  return services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
+// The served models the request's key may use.
+std::vector<std::string> ServedModels(const Services& services, const RequestContext& ctx) {
+  std::vector<std::string> out = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
+  std::erase_if(out, [&](const std::string& id) { return !CheckModelAccess(ctx, id).ok(); });
+  return out;
 }
 
 }  // namespace
@@ -159,9 +209,10 @@ Status HandleCompletions(const Services& services, RequestContext& ctx, const ht
   return ServeGeneration(api::Endpoint::kCompletions, services, ctx, req, res);
 }
 
-Status HandleListModels(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+Status HandleListModels(const Services& services, RequestContext& ctx, const httplib::Request&,
+                        httplib::Response& res) {
   Json data = Json::array();
-  for (const std::string& id : ServedModels(services)) data.push_back(ModelObject(id));
+  for (const std::string& id : ServedModels(services, ctx)) data.push_back(ModelObject(id));
   res.status = 200;
   res.set_content(api::DumpJson(Json{{"object", "list"}, {"data", std::move(data)}}), "application/json");
   return Status::OK();
@@ -169,7 +220,7 @@ Status HandleListModels(const Services& services, RequestContext&, const httplib
 
 Status HandleGetModel(const Services& services, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
-  const std::vector<std::string> served = ServedModels(services);
+  const std::vector<std::string> served = ServedModels(services, ctx);
   if (std::find(served.begin(), served.end(), id) == served.end()) {
     return Status::NotFound("the model '" + id + "' does not exist");
   }
