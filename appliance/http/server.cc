@@ -204,6 +204,8 @@ void Server::WorkerLoop() {
     {
       Transport transport = options_.tls ? Transport(fd, options_.tls->get()) : Transport(fd);
       ServeConnection(transport, env);
+      // TLS clients expect close_notify before the TCP close; without it some report a truncation.
+      if (transport.is_tls()) transport.ShutdownWrite();
     }
     metrics_.connections_active.Add(-1);
     {

@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import ssl
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -100,6 +101,46 @@ class HttpsTest(unittest.TestCase):
         with socket.create_connection(("127.0.0.1", self.daemon.port), timeout=10) as raw:
             with self.assertRaises((ssl.SSLError, ConnectionResetError)):
                 ctx.wrap_socket(raw, server_hostname="localhost")
+
+
+@unittest.skipIf(shutil.which("openssl") is None, "the openssl command is not installed")
+class OpenSslClientTest(unittest.TestCase):
+    """The same checks with `openssl s_client`, the tool an operator reaches for."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
+        cls.cert, cls.key = make_certificate(cls.certs)
+        cls.daemon = Daemon(config=tls_config(cls.cert, cls.key))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+        shutil.rmtree(cls.certs, ignore_errors=True)
+
+    def s_client(self, *args, stdin=""):
+        proc = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % self.daemon.port,
+                               "-servername", "localhost", "-CAfile", self.cert, "-verify_return_error", *args],
+                              input=stdin, capture_output=True, text=True, timeout=30)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    def test_verifies_and_serves_a_request(self):
+        code, out = self.s_client("-quiet", "-verify_hostname", "localhost",
+                                  stdin="GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        self.assertEqual(code, 0, out)
+        self.assertIn("HTTP/1.1 200", out)
+
+    def test_tls_1_1_and_1_0_are_refused(self):
+        for flag in ("-tls1_1", "-tls1"):
+            code, out = self.s_client(flag, "-cipher", "DEFAULT@SECLEVEL=0")
+            self.assertNotEqual(code, 0, flag + ": " + out)
+            self.assertIn("Cipher is (NONE)", out)  # no session was established
+
+    def test_tls_1_3_is_preferred(self):
+        code, out = self.s_client("-brief", stdin="")
+        self.assertEqual(code, 0, out)
+        self.assertIn("TLSv1.3", out)
 
 
 class MinimumVersionTest(unittest.TestCase):
