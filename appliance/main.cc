@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
   kimi::auth::Authenticator authenticator(AuthOptionsOf(config.auth));
   kimi::http::Services services{&registry, &readiness, &auditor};
   services.authenticator = &authenticator;
+  services.admin_requires_client_certificate = tls != nullptr && tls->verifies_clients();
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);

@@ -22,7 +22,10 @@ ObjectSchema<TlsConfig> TlsSchema() {
               "PEM private key of cert_file, unencrypted, readable by the daemon only. The daemon refuses to "
               "start when it cannot read it or it does not match the certificate.")
       .OneOf("min_version", &TlsConfig::min_version, {"1.2", "1.3"},
-             "Lowest TLS version accepted. TLS 1.0 and 1.1 are never accepted.");
+             "Lowest TLS version accepted. TLS 1.0 and 1.1 are never accepted.")
+      .String("admin_client_ca_file", &TlsConfig::admin_client_ca_file,
+              "PEM CA certificates. Set: every /admin/ request must also come over a connection that presented "
+              "a client certificate they issued (mutual TLS); the OpenAI API does not ask for one.");
 }
 
 ObjectSchema<ServerConfig> ServerSchema() {
@@ -232,7 +235,8 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
     config.storage.data_dir = (fs::path(base_dir) / config.storage.data_dir).lexically_normal().string();
   }
   for (std::string* path :
-       {&config.model.dir, &config.model.trust_store, &config.server.tls.cert_file, &config.server.tls.key_file}) {
+       {&config.model.dir, &config.model.trust_store, &config.server.tls.cert_file, &config.server.tls.key_file,
+        &config.server.tls.admin_client_ca_file}) {
     if (!path->empty() && fs::path(*path).is_relative() && !base_dir.empty()) {
       *path = (fs::path(base_dir) / *path).lexically_normal().string();
     }
@@ -268,6 +272,9 @@ Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Over
 Status CheckConfig(const AppConfig& config) {
   KIMI_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress(config.server.listen));
   const TlsConfig& tls = config.server.tls;
+  if (!tls.admin_client_ca_file.empty() && !config.server.tls_enabled()) {
+    return Status::FailedPrecondition("$.server.tls.admin_client_ca_file needs HTTPS: set cert_file and key_file too");
+  }
   if (config.server.tls_enabled() || !tls.key_file.empty()) {
     if (tls.cert_file.empty() || tls.key_file.empty()) {
       return Status::FailedPrecondition("$.server.tls: cert_file and key_file go together; set both for HTTPS");

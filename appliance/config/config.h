@@ -28,6 +28,7 @@ struct TlsConfig {
   std::string cert_file;           // PEM certificate, then any intermediates
   std::string key_file;            // PEM private key (unencrypted; mode 0600)
   std::string min_version = "1.2";  // "1.2" or "1.3"
+  std::string admin_client_ca_file;  // set: /admin/ requests need a client certificate it issued
 };
 
 struct ServerConfig {

@@ -148,6 +148,13 @@ TEST(ConfigTest, CheckConfigWithTlsServesAnyAddressAndWantsBothFiles) {
   EXPECT_NE(s.message().find("cert_file and key_file go together"), std::string::npos) << s.message();
   c.server.tls.key_file = "/etc/kimi/tls/key.pem";
   EXPECT_TRUE(CheckConfig(c).ok());
+  c.server.tls.admin_client_ca_file = "/etc/kimi/tls/admin-ca.pem";
+  EXPECT_TRUE(CheckConfig(c).ok());
+  c.server.tls.cert_file.clear();
+  c.server.tls.key_file.clear();
+  c.server.listen = "127.0.0.1:8080";
+  c.server.allow_plain_http_on_loopback = true;
+  EXPECT_EQ(CheckConfig(c).code(), Status::Code::kFailedPrecondition);  // mutual TLS needs TLS
 }
 
 TEST(ConfigTest, TlsPathsAreResolvedAgainstTheConfigDirectory) {

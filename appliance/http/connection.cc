@@ -286,6 +286,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     RequestContext ctx;
     ctx.start = Clock::now();
     ctx.remote_addr = remote;
+    ctx.client_certificate_verified = transport.PeerCertificateVerified();
 
     HeadScan scan = ScanHead(stream.Unconsumed(), static_cast<size_t>(limits.max_header_bytes));
     while (scan.outcome == HeadScan::Outcome::kNeedMore) {

@@ -61,6 +61,8 @@ struct Services {
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;
+  // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
+  bool admin_requires_client_certificate = false;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

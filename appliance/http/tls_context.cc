@@ -90,6 +90,20 @@ Result<std::unique_ptr<TlsContext>> TlsContext::Load(const config::TlsConfig& co
     ERR_clear_error();
     return KeyMismatch(config);
   }
+  if (!config.admin_client_ca_file.empty()) {
+    KIMI_RETURN_IF_ERROR(Readable(config.admin_client_ca_file, "client CA", "admin_client_ca_file"));
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.admin_client_ca_file.c_str());
+    if (names == nullptr || SSL_CTX_load_verify_locations(ctx, config.admin_client_ca_file.c_str(), nullptr) != 1) {
+      if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return Status::FailedPrecondition("the client CA file " + config.admin_client_ca_file +
+                                        " holds no PEM certificate: " + OpenSslErrors());
+    }
+    SSL_CTX_set_client_CA_list(ctx, names);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE, nullptr);
+    static const unsigned char kSessionContext[] = "kimi-appliance";
+    SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof kSessionContext - 1);
+    out->verifies_clients_ = true;
+  }
   out->summary_ = Describe(SSL_CTX_get0_certificate(ctx));
   return out;
 }

@@ -76,6 +76,10 @@ bool Transport::Handshake(Clock::time_point deadline, std::string* why, bool* pl
   }
 }
 
+bool Transport::PeerCertificateVerified() const {
+  return ssl_ != nullptr && SSL_get0_peer_certificate(ssl_) != nullptr && SSL_get_verify_result(ssl_) == X509_V_OK;
+}
+
 bool Transport::Buffered() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
 
 Transport::ReadResult Transport::Read(char* out, size_t size, Clock::time_point deadline, size_t* n) {

@@ -41,6 +41,9 @@ class Transport {
   // Plain: true at once.
   bool Handshake(Clock::time_point deadline, std::string* why, bool* plain_http);
 
+  // TLS: the client presented a certificate and it verified against the client CA.
+  bool PeerCertificateVerified() const;
+
   // Decrypted bytes waiting inside the TLS layer (always false for plain TCP).
   bool Buffered() const;
 

@@ -143,6 +143,61 @@ class OpenSslClientTest(unittest.TestCase):
         self.assertIn("TLSv1.3", out)
 
 
+def openssl(*args):
+    proc = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise RuntimeError("openssl %s failed: %s" % (args[0], proc.stderr))
+
+
+def make_client_ca_and_certificate(directory, name):
+    """A CA (P-256) and a client certificate it issued; returns (ca_cert, client_cert, client_key)."""
+    ca_key, ca = os.path.join(directory, name + "-ca.key"), os.path.join(directory, name + "-ca.pem")
+    key, csr, cert = (os.path.join(directory, name + suffix) for suffix in ("-client.key", ".csr", "-client.pem"))
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", ca_key,
+            "-out", ca, "-days", "2", "-subj", "/CN=%s admin CA" % name)
+    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key,
+            "-out", csr, "-subj", "/CN=operator")
+    openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", cert, "-days", "2")
+    return ca, cert, key
+
+
+@unittest.skipIf(shutil.which("openssl") is None, "the openssl command is not installed")
+class AdminClientCertificateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
+        cls.cert, cls.key = make_certificate(cls.certs)
+        cls.ca, cls.client_cert, cls.client_key = make_client_ca_and_certificate(cls.certs, "trusted")
+        _, cls.stranger_cert, cls.stranger_key = make_client_ca_and_certificate(cls.certs, "stranger")
+        cls.daemon = Daemon(config=tls_config(cls.cert, cls.key, admin_client_ca_file=cls.ca))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+        shutil.rmtree(cls.certs, ignore_errors=True)
+
+    def with_client(self, cert=None, key=None):
+        ctx = client_context(self.cert)
+        if cert:
+            ctx.load_cert_chain(cert, key)
+        self.daemon.ssl_context = ctx
+
+    def test_admin_api_needs_the_client_certificate_and_the_openai_api_does_not(self):
+        self.with_client()
+        refused = request(self.daemon, "GET", "/admin/v1/keys")
+        self.assertEqual(refused.status, 403, refused.body)
+        self.assertIn("client certificate", refused.json()["error"]["message"])
+        self.assertEqual(request(self.daemon, "GET", "/v1/models").status, 200)
+        self.with_client(self.client_cert, self.client_key)
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/keys").status, 200)
+
+    def test_a_certificate_from_another_ca_fails_the_handshake(self):
+        self.with_client(self.stranger_cert, self.stranger_key)
+        with self.assertRaises((ssl.SSLError, ConnectionResetError, BrokenPipeError)):
+            request(self.daemon, "GET", "/admin/v1/keys")
+
+
 class MinimumVersionTest(unittest.TestCase):
     def test_min_version_1_3_refuses_a_tls_1_2_client(self):
         certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
