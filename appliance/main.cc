@@ -33,6 +33,7 @@
 #include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
+#include "http/tls_context.h"
 #include "kimi/log.h"
 #include "policy/default_policy.h"
 #include "policy/policy_service.h"
@@ -75,6 +76,7 @@ kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
   o.session_idle_timeout_ms = c.session_idle_timeout_ms;
   o.session_absolute_timeout_ms = c.session_absolute_timeout_ms;
   o.last_used_flush_ms = c.key_last_used_flush_ms;
+  o.max_concurrent_streams = c.max_concurrent_streams;
   return o;
 }
 
@@ -304,8 +306,18 @@ int main(int argc, char** argv) {
   auto embedded = std::make_shared<kimi::api::EmbeddedBackend>(config.model.served_id);
   kimi::api::EmbeddedBackend& backend = *embedded;
 
-  // The port first: a daemon that cannot listen should say so before touching anything else.
-  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits};
+  // TLS and the port first: a daemon that cannot serve should say so before touching anything else.
+  std::unique_ptr<kimi::http::TlsContext> tls;
+  if (config.server.tls_enabled()) {
+    kimi::Result<std::unique_ptr<kimi::http::TlsContext>> loaded_tls = kimi::http::TlsContext::Load(config.server.tls);
+    if (!loaded_tls.ok()) {
+      kimi::log::Error("cannot serve HTTPS: " + loaded_tls.status().message());
+      return 1;
+    }
+    tls = std::move(loaded_tls).value();
+    kimi::log::Info("TLS certificate loaded", {{"certificate", tls->summary()}, {"min_version", config.server.tls.min_version}});
+  }
+  kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits, tls.get()};
   // The auditor is wired into the server now and gets its sink below, before Run().
   kimi::http::RequestAuditor auditor(kimi::http::AuditPolicy{config.audit.fail_closed, config.audit.record_probes});
   // Likewise the authenticator: its store is attached once the database is open.
@@ -318,6 +330,7 @@ int main(int argc, char** argv) {
   // The auditors' routes read the audit log; filled once the sink is open, before Run().
   kimi::http::AuditAccess audit_access;
   services.audit_access = &audit_access;
+  services.admin_requires_client_certificate = tls != nullptr && tls->verifies_clients();
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
@@ -432,7 +445,7 @@ int main(int argc, char** argv) {
 
   // Connections that arrive from here on are served; the kernel queued earlier ones.
   kimi::log::Info("listening", {{"address", server.bound_address()},
-                                {"url", "http://" + server.bound_address() + "/"},
+                                {"url", (tls ? "https://" : "http://") + server.bound_address() + "/"},
                                 {"max_connections", config.limits.max_connections}});
   if (console.Installed()) {
     kimi::log::Info("console", {{"url", "http://" + server.bound_address() + "/console/"}, {"assets_dir", console.root()}});

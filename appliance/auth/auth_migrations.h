@@ -4,6 +4,8 @@
 //   auth_keys      API keys: public id, keyed hash of the secret, metadata, revocation, use
 //   auth_users     console users: Argon2id hash, role, lockout state
 //   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times
+//   auth_usage     tokens and requests per key per UTC day and month (quotas, the console)
+//   auth_rate_buckets  requests-per-minute buckets, saved so a restart does not refill them
 //   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
 //                  into the audit log; kimictl writes here in the same transaction as its
 //                  change, because only the daemon may append to the audit log
@@ -54,6 +56,22 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " detail TEXT NOT NULL);"},
     {"auth", 2, "per-key requests-per-minute limit",
      "ALTER TABLE auth_keys ADD COLUMN requests_per_minute INTEGER NOT NULL DEFAULT 0;"},
+    {"auth", 3, "per-key token quotas and stream limit; usage per UTC day and month; rate buckets",
+     "ALTER TABLE auth_keys ADD COLUMN tokens_per_day INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE auth_keys ADD COLUMN tokens_per_month INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE auth_keys ADD COLUMN max_concurrent_streams INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TABLE auth_usage("
+     " key_id TEXT NOT NULL,"
+     " period TEXT NOT NULL,"  // 'day' or 'month'
+     " period_start_ms INTEGER NOT NULL,"
+     " requests INTEGER NOT NULL,"
+     " prompt_tokens INTEGER NOT NULL,"
+     " completion_tokens INTEGER NOT NULL,"
+     " PRIMARY KEY(key_id, period, period_start_ms));"
+     "CREATE TABLE auth_rate_buckets("
+     " key_id TEXT PRIMARY KEY,"
+     " tokens REAL NOT NULL,"
+     " updated_ms INTEGER NOT NULL);"},
 };
 
 }  // namespace kimi::auth

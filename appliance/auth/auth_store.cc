@@ -8,7 +8,8 @@ namespace kimi::auth {
 namespace {
 
 constexpr const char* kKeyColumns =
-    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, requests_per_minute";
+    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, requests_per_minute, "
+    "tokens_per_day, tokens_per_month, max_concurrent_streams";
 constexpr const char* kUserColumns =
     "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
     "last_login_ms";
@@ -36,7 +37,10 @@ KeyRecord ReadKey(const SqlStatement& s) {
   k.expires_ms = s.Int(6);
   k.revoked_ms = s.Int(7);
   k.last_used_ms = s.Int(8);
-  k.requests_per_minute = s.Int(10);
+  k.limits.requests_per_minute = s.Int(10);
+  k.limits.tokens_per_day = s.Int(11);
+  k.limits.tokens_per_month = s.Int(12);
+  k.limits.max_concurrent_streams = s.Int(13);
   return k;
 }
 
@@ -70,10 +74,13 @@ Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const Au
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db,
                    "INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, "
-                   "requests_per_minute) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                   "requests_per_minute, tokens_per_day, tokens_per_month, max_concurrent_streams) "
+                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
     if (!s.ok()) return s.Error();
     s.Bind(1, k.id).Bind(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
-    s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms).Bind(9, k.requests_per_minute);
+    s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms);
+    s.Bind(9, k.limits.requests_per_minute).Bind(10, k.limits.tokens_per_day).Bind(11, k.limits.tokens_per_month);
+    s.Bind(12, k.limits.max_concurrent_streams);
     KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
   });
@@ -120,6 +127,20 @@ Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
   });
   if (!status.ok()) return status;
   return out;
+}
+
+Status AuthStore::UpdateKeyLimits(const std::string& id, const KeyLimits& l, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "UPDATE auth_keys SET requests_per_minute = ?2, tokens_per_day = ?3, tokens_per_month = ?4, "
+                   "max_concurrent_streams = ?5 WHERE id = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, id).Bind(2, l.requests_per_minute).Bind(3, l.tokens_per_day).Bind(4, l.tokens_per_month);
+    s.Bind(5, l.max_concurrent_streams);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    if (s.Changes() == 0) return Status::NotFound("no API key with id " + id);
+    return InsertEvent(db, event);
+  });
 }
 
 Status AuthStore::RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/key_limits.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
 #include "store/store.h"
@@ -31,7 +32,21 @@ struct KeyRecord {
   int64_t expires_ms = 0;           // 0: never
   int64_t revoked_ms = 0;           // 0: not revoked
   int64_t last_used_ms = 0;
-  int64_t requests_per_minute = 0;  // 0: no limit
+  KeyLimits limits;
+};
+
+// A key's use in one UTC period (a day or a month), counted from finished generation requests.
+struct PeriodUsage {
+  int64_t period_start_ms = 0;
+  int64_t requests = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t tokens() const { return prompt_tokens + completion_tokens; }
+};
+
+struct KeyUsage {
+  PeriodUsage day;    // the UTC day containing the time asked about
+  PeriodUsage month;  // the UTC month containing it
 };
 
 struct UserRecord {
@@ -84,6 +99,18 @@ class AuthStore {
   // NotFound for an unknown id; FailedPrecondition when already revoked.
   Status RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event);
   Status TouchKeys(const std::map<std::string, int64_t>& last_used_ms);
+  // Replaces the key's limits. NotFound for an unknown id.
+  Status UpdateKeyLimits(const std::string& id, const KeyLimits& limits, const AuthEvent& event);
+
+  // Usage (auth_store_usage.cc): adds one finished request and its tokens to the key's rows
+  // of the day and the month starting at the given times.
+  Status AddUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms, int64_t prompt_tokens,
+                  int64_t completion_tokens);
+  // The rows for those periods (zeros when the key has none yet).
+  Result<KeyUsage> ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms);
+  // Requests-per-minute buckets kept across restarts: key id -> (tokens, updated_ms).
+  Status SaveRateBuckets(const std::map<std::string, std::pair<double, int64_t>>& buckets);
+  Result<std::map<std::string, std::pair<double, int64_t>>> LoadRateBuckets();
 
   // AlreadyExists for a taken name.
   Status InsertUser(const UserRecord& user, const AuthEvent& event);

@@ -47,6 +47,13 @@ void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* o
   store_ = store;
   secret_ = secret;
   outbox_ = outbox;
+  meter_ = std::make_unique<UsageMeter>(store, options_.max_concurrent_streams, [this] { return NowMs(); });
+  Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store->LoadRateBuckets();
+  if (buckets.ok()) {
+    rate_limiter_.Restore(*buckets);
+  } else {
+    log::Warn("cannot restore the rate-limit buckets; they start full", {{"error", buckets.status().ToString()}});
+  }
 }
 
 Status Authenticator::DrainEvents() { return outbox_ ? outbox_->Drain() : Status::OK(); }
@@ -95,7 +102,7 @@ Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
   p.role = *role;
   p.owner = key->owner;
   p.models = key->models;
-  p.requests_per_minute = key->requests_per_minute;
+  p.limits = key->limits;
   return p;
 }
 
@@ -145,7 +152,25 @@ Status Authenticator::Authorize(const Principal& principal, Permission permissio
 
 Status Authenticator::Admit(const Principal& principal, int64_t* retry_after_s) {
   if (principal.kind != Principal::Kind::kApiKey) return Status::OK();
-  return rate_limiter_.Admit(principal.id, principal.requests_per_minute, NowMs(), retry_after_s);
+  return rate_limiter_.Admit(principal.id, principal.limits.requests_per_minute, NowMs(), retry_after_s);
+}
+
+Result<std::unique_ptr<UsageMeter::Lease>> Authenticator::BeginGeneration(const Principal& principal,
+                                                                          int64_t* retry_after_s) {
+  if (meter_ == nullptr) return Status::Unavailable("authentication is not ready yet");
+  return meter_->Begin(principal, retry_after_s);
+}
+
+Result<KeyUsage> Authenticator::Usage(const std::string& key_id) {
+  if (meter_ == nullptr) return Status::Unavailable("authentication is not ready yet");
+  return meter_->Usage(key_id);
+}
+
+Status Authenticator::UpdateKeyLimits(const Actor& actor, const std::string& key_id, const KeyLimits& limits) {
+  KIMI_RETURN_IF_ERROR(CheckKeyLimits(limits));
+  return store_->UpdateKeyLimits(key_id, limits,
+                                 Event(actor, "auth.key_limits_changed", key_id, "ok",
+                                       DescribeKeyLimits(limits).empty() ? "no limits" : DescribeKeyLimits(limits)));
 }
 
 Status Authenticator::CheckModelAllowed(const Principal& principal, std::string_view model) {
@@ -175,7 +200,9 @@ Status Authenticator::FlushLastUsed() {
   }
   Status s = store_->TouchKeys(batch);
   if (!s.ok()) log::Warn("cannot record API key use times", {{"error", s.ToString()}});
-  return s;
+  Status saved = store_->SaveRateBuckets(rate_limiter_.Snapshot());
+  if (!saved.ok()) log::Warn("cannot save the rate-limit buckets", {{"error", saved.ToString()}});
+  return s.ok() ? saved : s;
 }
 
 Result<Session> Authenticator::Login(const std::string& username, const std::string& password,
@@ -284,11 +311,11 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   k.models = spec.models;
   k.created_ms = NowMs();
   k.expires_ms = spec.expires_ms;
-  if (spec.requests_per_minute < 0) return Status::InvalidArgument("requests_per_minute must not be negative");
-  k.requests_per_minute = spec.requests_per_minute;
+  KIMI_RETURN_IF_ERROR(CheckKeyLimits(spec.limits));
+  k.limits = spec.limits;
   std::string detail = "name " + k.name + "; owner " + k.owner + "; role " + k.role;
   if (k.expires_ms != 0) detail += "; expires " + FormatUtcMillis(k.expires_ms);
-  if (k.requests_per_minute != 0) detail += "; requests_per_minute " + std::to_string(k.requests_per_minute);
+  if (std::string limits = DescribeKeyLimits(k.limits); !limits.empty()) detail += "; " + limits;
   KIMI_RETURN_IF_ERROR(store_->InsertKey(k, secret_->KeyedHash(created.secret),
                                          Event(actor, "auth.key_created", k.id, "ok", detail)));
   return created;

@@ -31,6 +31,7 @@
 #include "auth/principal.h"
 #include "auth/rate_limiter.h"
 #include "auth/roles.h"
+#include "auth/usage_meter.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
 
@@ -44,6 +45,7 @@ struct AuthOptions {
   int64_t session_idle_timeout_ms = 1'800'000;
   int64_t session_absolute_timeout_ms = 43'200'000;
   int64_t last_used_flush_ms = 10'000;
+  int64_t max_concurrent_streams = 0;  // appliance-wide generation requests in flight; 0: none
   std::function<int64_t()> clock_ms;  // Unix ms; the system clock when empty
 };
 
@@ -63,7 +65,7 @@ struct NewKey {
   Role role = Role::kUser;
   std::vector<std::string> models;
   int64_t expires_ms = 0;  // 0: never
-  int64_t requests_per_minute = 0;  // 0: no limit
+  KeyLimits limits;
 };
 
 struct CreatedKey {
@@ -109,6 +111,16 @@ class Authenticator {
   // ResourceExhausted with *retry_after_s when none is left.
   Status Admit(const Principal& principal, int64_t* retry_after_s);
 
+  // The quotas of a generation request (usage_meter.h): a lease to hold until the response
+  // ends, or ResourceExhausted naming the limit with *retry_after_s set.
+  Result<std::unique_ptr<UsageMeter::Lease>> BeginGeneration(const Principal& principal, int64_t* retry_after_s);
+  // The key's usage in the current UTC day and month.
+  Result<KeyUsage> Usage(const std::string& key_id);
+  // Generation requests of the key in flight now.
+  int64_t StreamsInFlight(const std::string& key_id) { return meter_ ? meter_->InFlight(key_id) : 0; }
+  // Replaces a key's limits, effective from its next request. NotFound for an unknown id.
+  Status UpdateKeyLimits(const Actor& actor, const std::string& key_id, const KeyLimits& limits);
+
   // Console login. Unauthenticated with one message for every failure (unknown user, wrong
   // password, disabled, locked); the auth event says which.
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& source);
@@ -128,7 +140,7 @@ class Authenticator {
   // The first admin: FailedPrecondition when any user exists. Returns the one-time password.
   Result<std::string> Bootstrap(const Actor& actor, const std::string& username);
 
-  // Writes the batched last-used times now. Call before closing the store.
+  // Writes the batched last-used times and the rate buckets now. Call before closing the store.
   Status FlushLastUsed();
 
   const AuthOptions& options() const { return options_; }
@@ -148,6 +160,7 @@ class Authenticator {
   const AuthOptions options_;
 
   RateLimiter rate_limiter_;
+  std::unique_ptr<UsageMeter> meter_;  // set by Attach()
   std::mutex mu_;
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_

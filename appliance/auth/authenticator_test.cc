@@ -135,7 +135,7 @@ TEST_F(AuthenticatorTest, ExpiredKeyIsRefused) {
 
 TEST_F(AuthenticatorTest, KeyRateLimitComesFromTheStoredKey) {
   NewKey spec{"limited", "", Role::kUser, {}, 0};
-  spec.requests_per_minute = 2;
+  spec.limits.requests_per_minute = 2;
   CreatedKey key = *auth_->CreateKey(admin_, spec);
   int64_t retry = 0;
   for (int i = 0; i < 2; ++i) EXPECT_TRUE(auth_->Admit(*WithKey(key.secret), &retry).ok());
@@ -146,7 +146,7 @@ TEST_F(AuthenticatorTest, KeyRateLimitComesFromTheStoredKey) {
   // Keys without a limit, and sessions, are never refused.
   CreatedKey free = *auth_->CreateKey(admin_, NewKey{"free", "", Role::kUser, {}, 0});
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(auth_->Admit(*WithKey(free.secret), &retry).ok());
-  spec.requests_per_minute = -1;
+  spec.limits.requests_per_minute = -1;
   EXPECT_EQ(auth_->CreateKey(admin_, spec).status().code(), Status::Code::kInvalidArgument);
 }
 

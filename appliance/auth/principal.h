@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "auth/key_limits.h"
 #include "auth/roles.h"
 #include "auth/server_secret.h"
 
@@ -33,7 +34,7 @@ struct Principal {
   std::string owner;                // the key's owner; the user name for a session
   std::vector<std::string> models;  // allowed models of a key; empty: all
   bool must_change_password = false;
-  int64_t requests_per_minute = 0;  // keys: the rate limit; 0: none
+  KeyLimits limits;                 // keys: rate, quotas, streams (0: none); sessions: none
   Digest session_hash{};            // sessions: the stored hash of the session id
 };
 

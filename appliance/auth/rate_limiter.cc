@@ -28,4 +28,16 @@ Status RateLimiter::Admit(const std::string& key_id, int64_t per_minute, int64_t
                                    std::to_string(*retry_after_s) + " s");
 }
 
+std::map<std::string, std::pair<double, int64_t>> RateLimiter::Snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<std::string, std::pair<double, int64_t>> out;
+  for (const auto& [key_id, b] : buckets_) out[key_id] = {b.tokens, b.updated_ms};
+  return out;
+}
+
+void RateLimiter::Restore(const std::map<std::string, std::pair<double, int64_t>>& buckets) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [key_id, b] : buckets) buckets_[key_id] = Bucket{b.first, b.second};
+}
+
 }  // namespace kimi::auth

@@ -51,6 +51,10 @@ class SqlStatement {
     if (stmt_) sqlite3_bind_int64(stmt_, i, value);
     return *this;
   }
+  SqlStatement& Bind(int i, double value) {
+    if (stmt_) sqlite3_bind_double(stmt_, i, value);
+    return *this;
+  }
   SqlStatement& Bind(int i, const Digest& blob) {
     if (stmt_) sqlite3_bind_blob(stmt_, i, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
     return *this;
@@ -72,6 +76,7 @@ class SqlStatement {
              : std::string();
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   Digest Blob(int col) const {
     Digest out{};
     const void* data = sqlite3_column_blob(stmt_, col);

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "audit/record.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
+#include "auth/self_signed_certificate.h"
 #include "auth/server_secret.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
@@ -47,17 +49,23 @@ std::vector<std::string> TakePositional(const std::vector<std::string>& args, st
   return std::vector<std::string>(args.begin() + 1, args.end());
 }
 
-Result<Opened> Open(const Common& common) {
-  config::AppConfig cfg;
+// The data directory (see the header), with the configuration it came from.
+Result<std::string> ResolveDataDir(const Common& common, config::AppConfig* cfg) {
   if (!common.config_path.empty()) {
-    KIMI_ASSIGN_OR_RETURN(cfg, config::LoadConfigFile(common.config_path, {}));
+    KIMI_ASSIGN_OR_RETURN(*cfg, config::LoadConfigFile(common.config_path, {}));
   }
   std::string data_dir = common.data_dir;
-  if (data_dir.empty() && !common.config_path.empty()) data_dir = cfg.storage.data_dir;
+  if (data_dir.empty() && !common.config_path.empty()) data_dir = cfg->storage.data_dir;
   if (data_dir.empty()) {
     const char* env = std::getenv("KIMI_DATA_DIR");
     data_dir = env != nullptr && *env != '\0' ? env : config::StorageConfig{}.data_dir;
   }
+  return data_dir;
+}
+
+Result<Opened> Open(const Common& common) {
+  config::AppConfig cfg;
+  KIMI_ASSIGN_OR_RETURN(std::string data_dir, ResolveDataDir(common, &cfg));
   Opened out;
   KIMI_ASSIGN_OR_RETURN(out.db, store::Store::Open(data_dir));
   KIMI_ASSIGN_OR_RETURN(int applied, out.db->Migrate(store::AllMigrations()));
@@ -120,10 +128,14 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
 
 int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   Common c;
-  std::string name, role_name, owner, models, expires, rpm;
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
-                              {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
-                              {"--expires", &expires},     {"--rpm", &rpm}};
+  std::string name, role_name, owner, models, expires;
+  std::string limit_text[std::size(auth::kKeyLimitFields)];
+  std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
+                                   {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
+                                   {"--expires", &expires}};
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    specs.push_back({auth::kKeyLimitFields[i].flag, &limit_text[i]});
+  }
   if (!ParseOptions("key create", args, specs, io)) return kUsage;
   if (name.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl key create: --name and --role are required\n");
@@ -137,11 +149,14 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
     if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
     spec.expires_ms = *ms;
   }
-  if (!rpm.empty()) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    if (limit_text[i].empty()) continue;
     char* end = nullptr;
-    spec.requests_per_minute = std::strtoll(rpm.c_str(), &end, 10);
-    if (*end != '\0' || spec.requests_per_minute < 0) {
-      std::fprintf(io.err, "kimictl key create: --rpm must be a non-negative integer\n");
+    int64_t& value = spec.limits.*auth::kKeyLimitFields[i].member;
+    value = std::strtoll(limit_text[i].c_str(), &end, 10);
+    if (*end != '\0' || value < 0) {
+      std::fprintf(io.err, "kimictl key create: %s must be a non-negative integer\n",
+                   std::string(auth::kKeyLimitFields[i].flag).c_str());
       return kUsage;
     }
   }
@@ -250,6 +265,50 @@ int RunUserDisable(const std::vector<std::string>& args, const Io& io) {
   Status disabled = opened->auth->DisableUser(LocalActor(), username);
   if (!disabled.ok()) return Fail("user disable", disabled, io);
   std::fprintf(io.out, "disabled %s\n", username.c_str());
+  return kOk;
+}
+
+int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string dir, names, common_name = "kimi-appliance", days = "825", force;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--dir", &dir},
+                              {"--names", &names},         {"--cn", &common_name},       {"--days", &days}};
+  std::vector<std::string> rest;
+  bool overwrite = false;
+  for (const std::string& a : args) {
+    if (a == "--force") overwrite = true;
+    else rest.push_back(a);
+  }
+  if (!ParseOptions("tls selfsigned", rest, specs, io)) return kUsage;
+  if (dir.empty()) {
+    config::AppConfig cfg;
+    Result<std::string> data_dir = ResolveDataDir(c, &cfg);
+    if (!data_dir.ok()) return Fail("tls selfsigned", data_dir.status(), io);
+    dir = *data_dir + "/tls";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Fail("tls selfsigned", Status::IOError("cannot create " + dir + ": " + ec.message()), io);
+  auth::SelfSignedSpec spec;
+  spec.cert_path = dir + "/cert.pem";
+  spec.key_path = dir + "/key.pem";
+  spec.common_name = common_name;
+  spec.names = SplitComma(names);
+  spec.overwrite = overwrite;
+  char* end = nullptr;
+  spec.valid_days = std::strtoll(days.c_str(), &end, 10);
+  if (days.empty() || *end != '\0') return Fail("tls selfsigned", Status::InvalidArgument("--days must be a number"), io);
+  Status written = auth::WriteSelfSignedCertificate(spec);
+  if (!written.ok()) return Fail("tls selfsigned", written, io);
+  std::string san;
+  for (const std::string& e : auth::SubjectAltNames(spec.names)) san += (san.empty() ? "" : ", ") + e;
+  std::fprintf(io.err,
+               "kimictl tls selfsigned: wrote %s (certificate, valid %lld days; %s) and %s (private key, mode 0600).\n"
+               "Serve HTTPS with: \"server\": {\"tls\": {\"cert_file\": \"%s\", \"key_file\": \"%s\"}}\n"
+               "Clients trust it by using the certificate file as their CA bundle.\n",
+               spec.cert_path.c_str(), static_cast<long long>(spec.valid_days), san.c_str(), spec.key_path.c_str(),
+               spec.cert_path.c_str(), spec.key_path.c_str());
+  std::fprintf(io.out, "%s\n", spec.cert_path.c_str());
   return kOk;
 }
 

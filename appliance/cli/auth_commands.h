@@ -1,4 +1,4 @@
-// `kimictl admin bootstrap`, `kimictl key ...`, `kimictl user ...`: the identity commands,
+// `kimictl admin bootstrap`, `kimictl key ...`, `kimictl user ...`, `kimictl tls selfsigned`: the identity commands,
 // working directly on the data directory's database (appliance.db and auth-secret.key), so
 // they run with or without the daemon (SQLite WAL; the daemon sees a revocation at the next
 // request). Each change writes its auth event to the outbox the daemon moves into the audit
@@ -28,5 +28,8 @@ int RunKeyRevoke(const std::vector<std::string>& args, const Io& io);
 int RunUserAdd(const std::vector<std::string>& args, const Io& io);
 int RunUserList(const std::vector<std::string>& args, const Io& io);
 int RunUserDisable(const std::vector<std::string>& args, const Io& io);
+// `kimictl tls selfsigned`: a P-256 key and self-signed certificate in <data_dir>/tls
+// (or --dir), for server.tls; prints the certificate's path on stdout.
+int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io);
 
 }  // namespace kimi::cli

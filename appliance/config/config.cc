@@ -12,6 +12,22 @@
 namespace kimi::config {
 namespace {
 
+ObjectSchema<TlsConfig> TlsSchema() {
+  return ObjectSchema<TlsConfig>()
+      .String("cert_file", &TlsConfig::cert_file,
+              "PEM certificate (then any intermediate certificates) served for HTTPS. Set: the daemon serves HTTPS "
+              "only. Relative paths are resolved against the directory of the configuration file. "
+              "`kimictl tls selfsigned` makes one.")
+      .String("key_file", &TlsConfig::key_file,
+              "PEM private key of cert_file, unencrypted, readable by the daemon only. The daemon refuses to "
+              "start when it cannot read it or it does not match the certificate.")
+      .OneOf("min_version", &TlsConfig::min_version, {"1.2", "1.3"},
+             "Lowest TLS version accepted. TLS 1.0 and 1.1 are never accepted.")
+      .String("admin_client_ca_file", &TlsConfig::admin_client_ca_file,
+              "PEM CA certificates. Set: every /admin/ request must also come over a connection that presented "
+              "a client certificate they issued (mutual TLS); the OpenAI API does not ask for one.");
+}
+
 ObjectSchema<ServerConfig> ServerSchema() {
   return ObjectSchema<ServerConfig>()
       .String("listen", &ServerConfig::listen,
@@ -22,8 +38,9 @@ ObjectSchema<ServerConfig> ServerSchema() {
                 return parsed.ok() ? std::string() : parsed.status().message();
               })
       .Boolean("allow_plain_http_on_loopback", &ServerConfig::allow_plain_http_on_loopback,
-               "Serve plain HTTP when the listen address is loopback. This build has no TLS, so the daemon "
-               "only starts when this is true and the address is loopback.");
+               "Serve plain HTTP when the listen address is loopback and server.tls is not set. Without TLS the "
+               "daemon only starts when this is true and the address is loopback.")
+      .Object("tls", &ServerConfig::tls, TlsSchema(), "HTTPS: certificate, key, lowest version.");
 }
 
 ObjectSchema<StorageConfig> StorageSchema() {
@@ -98,7 +115,9 @@ ObjectSchema<AuthConfig> AuthSchema() {
       .Integer("session_absolute_timeout_ms", &AuthConfig::session_absolute_timeout_ms, 1000, 30 * kDay,
                "A console session ends this long after login, used or not.")
       .Integer("key_last_used_flush_ms", &AuthConfig::key_last_used_flush_ms, 100, kDay,
-               "API key last-use times are written to the database at most this often.");
+               "API key last-use times are written to the database at most this often.")
+      .Integer("max_concurrent_streams", &AuthConfig::max_concurrent_streams, 0, 1'000'000,
+               "Chat and completion requests in flight at once, over every key and session; 0: no limit.");
 }
 
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"
@@ -230,7 +249,9 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
   if (fs::path(config.storage.data_dir).is_relative() && !base_dir.empty()) {
     config.storage.data_dir = (fs::path(base_dir) / config.storage.data_dir).lexically_normal().string();
   }
-  for (std::string* path : {&config.model.dir, &config.model.trust_store, &config.console.assets_dir}) {
+  for (std::string* path :
+       {&config.model.dir, &config.model.trust_store, &config.console.assets_dir, &config.server.tls.cert_file,
+        &config.server.tls.key_file, &config.server.tls.admin_client_ca_file}) {
     if (!path->empty() && fs::path(*path).is_relative() && !base_dir.empty()) {
       *path = (fs::path(base_dir) / *path).lexically_normal().string();
     }
@@ -265,15 +286,22 @@ Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Over
 
 Status CheckConfig(const AppConfig& config) {
   KIMI_ASSIGN_OR_RETURN(ListenAddress listen, ParseListenAddress(config.server.listen));
-  if (!listen.IsLoopback()) {
-    return Status::FailedPrecondition("$.server.listen: " + listen.ToString() +
-                                      " is not a loopback address; this build serves plain HTTP only (no TLS), "
-                                      "which is allowed on loopback only");
+  const TlsConfig& tls = config.server.tls;
+  if (!tls.admin_client_ca_file.empty() && !config.server.tls_enabled()) {
+    return Status::FailedPrecondition("$.server.tls.admin_client_ca_file needs HTTPS: set cert_file and key_file too");
   }
-  if (!config.server.allow_plain_http_on_loopback) {
+  if (config.server.tls_enabled() || !tls.key_file.empty()) {
+    if (tls.cert_file.empty() || tls.key_file.empty()) {
+      return Status::FailedPrecondition("$.server.tls: cert_file and key_file go together; set both for HTTPS");
+    }
+  } else if (!listen.IsLoopback()) {
+    return Status::FailedPrecondition("$.server.listen: " + listen.ToString() +
+                                      " is not a loopback address, and plain HTTP is allowed on loopback only; "
+                                      "set server.tls.cert_file and key_file (kimictl tls selfsigned makes them)");
+  } else if (!config.server.allow_plain_http_on_loopback) {
     return Status::FailedPrecondition(
-        "$.server.allow_plain_http_on_loopback is false and this build has no TLS, so there is nothing to serve; "
-        "set it to true to serve plain HTTP on " +
+        "$.server.tls is not set and $.server.allow_plain_http_on_loopback is false, so there is nothing to serve; "
+        "set server.tls.cert_file and key_file for HTTPS, or allow plain HTTP on " +
         listen.ToString());
   }
   KIMI_RETURN_IF_ERROR(router::CheckRouterConfig(config.router));

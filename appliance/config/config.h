@@ -23,9 +23,19 @@ namespace kimi::config {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/kimi-appliance/appliance.json";
 
+// HTTPS (docs/security.md): served when cert_file is set.
+struct TlsConfig {
+  std::string cert_file;           // PEM certificate, then any intermediates
+  std::string key_file;            // PEM private key (unencrypted; mode 0600)
+  std::string min_version = "1.2";  // "1.2" or "1.3"
+  std::string admin_client_ca_file;  // set: /admin/ requests need a client certificate it issued
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   bool allow_plain_http_on_loopback = false;
+  TlsConfig tls;
+  bool tls_enabled() const { return !tls.cert_file.empty(); }
 };
 
 struct StorageConfig {
@@ -86,6 +96,7 @@ struct AuthConfig {
   int64_t session_idle_timeout_ms = 1'800'000;
   int64_t session_absolute_timeout_ms = 43'200'000;
   int64_t key_last_used_flush_ms = 10'000;
+  int64_t max_concurrent_streams = 0;      // generation requests in flight, appliance-wide; 0: none
 };
 
 // The web console's static files (admin-ui/, docs/console.md).
@@ -123,8 +134,8 @@ Result<AppConfig> ParseConfig(std::string_view text, std::string_view origin, co
 // Reads and parses the file at `path` (see ParseConfig), then CheckConfig().
 Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Override>& overrides);
 
-// Checks that involve several keys or what this build can do: the listen address parses,
-// and plain HTTP is served only on loopback and only when allowed (this build has no TLS).
+// Checks that involve several keys: the listen address parses; without TLS, plain HTTP is
+// served only on loopback and only when allowed; with TLS, both files are named.
 Status CheckConfig(const AppConfig& config);
 
 }  // namespace kimi::config

@@ -139,6 +139,33 @@ TEST(ConfigTest, CheckConfigAllowsPlainHttpOnlyOnLoopbackWhenEnabled) {
   EXPECT_NE(s.message().find("0.0.0.0:8080 is not a loopback address"), std::string::npos);
 }
 
+TEST(ConfigTest, CheckConfigWithTlsServesAnyAddressAndWantsBothFiles) {
+  AppConfig c;
+  c.server.listen = "0.0.0.0:8443";
+  c.server.tls.cert_file = "/etc/kimi/tls/cert.pem";
+  Status s = CheckConfig(c);
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("cert_file and key_file go together"), std::string::npos) << s.message();
+  c.server.tls.key_file = "/etc/kimi/tls/key.pem";
+  EXPECT_TRUE(CheckConfig(c).ok());
+  c.server.tls.admin_client_ca_file = "/etc/kimi/tls/admin-ca.pem";
+  EXPECT_TRUE(CheckConfig(c).ok());
+  c.server.tls.cert_file.clear();
+  c.server.tls.key_file.clear();
+  c.server.listen = "127.0.0.1:8080";
+  c.server.allow_plain_http_on_loopback = true;
+  EXPECT_EQ(CheckConfig(c).code(), Status::Code::kFailedPrecondition);  // mutual TLS needs TLS
+}
+
+TEST(ConfigTest, TlsPathsAreResolvedAgainstTheConfigDirectory) {
+  Result<AppConfig> c = Parse(R"({"server":{"tls":{"cert_file":"tls/cert.pem","key_file":"/k.pem","min_version":"1.3"}}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.tls.cert_file, "/etc/kimi/tls/cert.pem");
+  EXPECT_EQ(c->server.tls.key_file, "/k.pem");
+  EXPECT_EQ(c->server.tls.min_version, "1.3");
+  EXPECT_FALSE(Parse(R"({"server":{"tls":{"min_version":"1.1"}}})").ok());
+}
+
 TEST(ListenAddressTest, ParsesAndRejects) {
   Result<ListenAddress> a = ParseListenAddress("127.0.0.2:80");
   ASSERT_TRUE(a.ok());

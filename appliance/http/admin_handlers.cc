@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "audit/record.h"
@@ -69,10 +70,38 @@ Result<auth::Role> RoleField(const json& body) {
 
 json KeyJson(const auth::KeyRecord& k) {
   auto time = [](int64_t ms) { return ms == 0 ? json(nullptr) : json(FormatUtcMillis(ms)); };
-  return json{{"id", k.id},           {"name", k.name},       {"owner", k.owner},
-              {"role", k.role},       {"models", k.models},   {"created_at", time(k.created_ms)},
-              {"expires_at", time(k.expires_ms)}, {"revoked_at", time(k.revoked_ms)},
-              {"last_used_at", time(k.last_used_ms)}, {"requests_per_minute", k.requests_per_minute}};
+  json out{{"id", k.id},           {"name", k.name},       {"owner", k.owner},
+           {"role", k.role},       {"models", k.models},   {"created_at", time(k.created_ms)},
+           {"expires_at", time(k.expires_ms)}, {"revoked_at", time(k.revoked_ms)},
+           {"last_used_at", time(k.last_used_ms)}};
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) out[std::string(f.name)] = k.limits.*f.member;
+  return out;
+}
+
+json PeriodJson(const auth::PeriodUsage& p) {
+  return json{{"period_start", FormatUtcMillis(p.period_start_ms)},
+              {"requests", p.requests},
+              {"prompt_tokens", p.prompt_tokens},
+              {"completion_tokens", p.completion_tokens},
+              {"total_tokens", p.tokens()}};
+}
+
+// The limit fields present in `body` written over `limits`.
+void ReadLimits(const json& body, auth::KeyLimits* limits) {
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) {
+    if (body.contains(f.name)) limits->*f.member = body[std::string(f.name)].get<int64_t>();
+  }
+}
+
+std::set<std::string> LimitNames() {
+  std::set<std::string> out;
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) out.insert(std::string(f.name));
+  return out;
+}
+
+std::set<std::string> With(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
 }
 
 json PrincipalJson(const auth::Principal& p) {
@@ -144,14 +173,14 @@ Status HandleKeysList(const Services& services, RequestContext&, const httplib::
 
 Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"name", "owner", "role", "models", "expires_at", "requests_per_minute"},
-                                             {"models"}, {"requests_per_minute"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
+                                             {"models"}, LimitNames()));
   auth::NewKey spec;
   KIMI_ASSIGN_OR_RETURN(spec.name, Required(body, "name"));
   KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
   spec.owner = Field(body, "owner");
   if (body.contains("models")) spec.models = body["models"].get<std::vector<std::string>>();
-  if (body.contains("requests_per_minute")) spec.requests_per_minute = body["requests_per_minute"].get<int64_t>();
+  ReadLimits(body, &spec.limits);
   if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
     KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
   }
@@ -172,6 +201,39 @@ Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const htt
   DrainEvents(services, ctx);
   KIMI_RETURN_IF_ERROR(s);
   Reply(res, 200, json{{"id", id}, {"revoked", true}});
+  return Status::OK();
+}
+
+Status HandleKeyUsage(const Services& services, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
+  const std::string& id = ctx.path_params["id"];
+  KIMI_ASSIGN_OR_RETURN(std::vector<auth::KeyRecord> keys, Auth(services).ListKeys());
+  auto key = std::find_if(keys.begin(), keys.end(), [&](const auth::KeyRecord& k) { return k.id == id; });
+  if (key == keys.end()) return Status::NotFound("no API key with id " + id);
+  KIMI_ASSIGN_OR_RETURN(auth::KeyUsage usage, Auth(services).Usage(id));
+  json limits = json::object();
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) limits[std::string(f.name)] = key->limits.*f.member;
+  Reply(res, 200, json{{"id", id},
+                       {"limits", limits},
+                       {"day", PeriodJson(usage.day)},
+                       {"month", PeriodJson(usage.month)},
+                       {"streams_in_flight", Auth(services).StreamsInFlight(id)}});
+  return Status::OK();
+}
+
+Status HandleKeyLimits(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                       httplib::Response& res) {
+  const std::string& id = ctx.path_params["id"];
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
+  KIMI_ASSIGN_OR_RETURN(std::vector<auth::KeyRecord> keys, Auth(services).ListKeys());
+  auto key = std::find_if(keys.begin(), keys.end(), [&](const auth::KeyRecord& k) { return k.id == id; });
+  if (key == keys.end()) return Status::NotFound("no API key with id " + id);
+  auth::KeyLimits limits = key->limits;  // fields left out keep their value
+  ReadLimits(body, &limits);
+  Status s = Auth(services).UpdateKeyLimits(ActorOf(ctx), id, limits);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  key->limits = limits;
+  Reply(res, 200, KeyJson(*key));
   return Status::OK();
 }
 

@@ -8,8 +8,11 @@
 //   DELETE /admin/v1/session           logout: the session id stops working at once
 //   POST   /admin/v1/session/password  {old_password, new_password}
 //   GET    /admin/v1/keys              every key, without secrets
-//   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?} -> the key, once
+//   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?, limits...} -> the key, once
 //   POST   /admin/v1/keys/revoke       {id}
+//   GET    /admin/v1/keys/{id}/usage   limits, tokens and requests this UTC day and month, streams now
+//   POST   /admin/v1/keys/{id}/limits  {requests_per_minute?, tokens_per_day?, tokens_per_month?,
+//                                       max_concurrent_streams?} -> the key; absent fields unchanged
 //   GET    /admin/v1/users             every user, without hashes
 //   POST   /admin/v1/users             {username, role} -> a one-time password, once
 //   POST   /admin/v1/users/disable     {username}
@@ -28,6 +31,8 @@ Status HandleSessionPassword(const Services&, RequestContext&, const httplib::Re
 Status HandleKeysList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeysCreate(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeysRevoke(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeyUsage(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeyLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersAdd(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersDisable(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

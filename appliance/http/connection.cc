@@ -65,9 +65,10 @@ void Address(int fd, bool peer, std::string* ip, int* port) {
 // The bytes of a connection as the HTTP library sees them, one request at a time.
 class ConnectionStream : public httplib::Stream {
  public:
-  ConnectionStream(int fd, int64_t write_timeout_ms) : fd_(fd), write_timeout_ms_(write_timeout_ms) {
-    Address(fd, true, &remote_ip_, &remote_port_);
-    Address(fd, false, &local_ip_, &local_port_);
+  ConnectionStream(Transport& transport, int64_t write_timeout_ms)
+      : transport_(transport), fd_(transport.fd()), write_timeout_ms_(write_timeout_ms) {
+    Address(fd_, true, &remote_ip_, &remote_port_);
+    Address(fd_, false, &local_ip_, &local_port_);
   }
 
   std::string RemoteAddress() const {
@@ -77,6 +78,8 @@ class ConnectionStream : public httplib::Stream {
 
   // Bytes received and not yet handed out.
   std::string_view Unconsumed() const { return std::string_view(buffer_).substr(pos_); }
+  // Bytes received, or decrypted inside the TLS layer, not yet handed out.
+  bool HasPending() const { return pos_ < buffer_.size() || transport_.Buffered(); }
 
   enum class Fill { kOk, kEof, kTimeout, kError };
   // Receives more bytes into the buffer, waiting until `deadline` at most.
@@ -86,18 +89,25 @@ class ConnectionStream : public httplib::Stream {
       buffer_.clear();
       pos_ = 0;
     }
-    Wait w = WaitReadable(fd_, stop_fd, deadline);
-    if (w == Wait::kTimeout) return Fill::kTimeout;
-    if (w != Wait::kReadable) return Fill::kError;
-    char chunk[16384];
-    for (;;) {
-      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return Fill::kError;
-      if (n == 0) return Fill::kEof;
-      buffer_.append(chunk, static_cast<size_t>(n));
-      return Fill::kOk;
+    if (!transport_.Buffered()) {
+      Wait w = WaitReadable(fd_, stop_fd, deadline);
+      if (w == Wait::kTimeout) return Fill::kTimeout;
+      if (w != Wait::kReadable) return Fill::kError;
     }
+    char chunk[16384];
+    size_t n = 0;
+    switch (transport_.Read(chunk, sizeof chunk, deadline, &n)) {
+      case Transport::ReadResult::kOk:
+        buffer_.append(chunk, n);
+        return Fill::kOk;
+      case Transport::ReadResult::kEof:
+        return Fill::kEof;
+      case Transport::ReadResult::kTimeout:
+        return Fill::kTimeout;
+      case Transport::ReadResult::kError:
+        break;
+    }
+    return Fill::kError;
   }
 
   // Starts a request whose head is the first `head_bytes` unconsumed bytes.
@@ -118,7 +128,7 @@ class ConnectionStream : public httplib::Stream {
   uint64_t BodyConsumed() const { return consumed_ > head_bytes_ ? consumed_ - head_bytes_ : 0; }
 
   bool is_readable() const override {
-    if (pos_ < buffer_.size()) return true;
+    if (HasPending()) return true;
     pollfd p{fd_, POLLIN, 0};
     return ::poll(&p, 1, RemainingMs(deadline_)) > 0;
   }
@@ -151,17 +161,7 @@ class ConnectionStream : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
 
-  ssize_t write(const char* ptr, size_t size) override {
-    for (;;) {
-      pollfd p{fd_, POLLOUT, 0};
-      int r = ::poll(&p, 1, static_cast<int>(write_timeout_ms_));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return -1;
-      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      return n;
-    }
-  }
+  ssize_t write(const char* ptr, size_t size) override { return transport_.Write(ptr, size, write_timeout_ms_); }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     ip = remote_ip_;
@@ -174,6 +174,7 @@ class ConnectionStream : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
+  Transport& transport_;
   int fd_;
   int64_t write_timeout_ms_;
   std::string remote_ip_, local_ip_;
@@ -192,17 +193,17 @@ std::string_view PathOf(std::string_view target) { return target.substr(0, targe
 
 // Answers on the raw socket, records the request, and closes the connection's reading side.
 // Refusals are audited like routed responses: committed before the first byte is sent.
-void Refuse(int fd, const ConnectionEnv& env, RequestContext& ctx, ApiError error, std::string_view method,
+void Refuse(Transport& transport, const ConnectionEnv& env, RequestContext& ctx, ApiError error, std::string_view method,
             std::string_view path, const char* reason) {
   if (const RequestAuditor* auditor = env.dispatcher->services().auditor) {
     Status audited = auditor->Commit(Exchange{&ctx, method.empty() ? "-" : method, path, error.http_status, {},
                                               RenderErrorBody(error)});
     if (!audited.ok()) error = AuditUnavailable(audited.message());
   }
-  SendAll(fd, RenderRawErrorResponse(error, ctx.request_id), env.limits.write_timeout_ms);
+  SendAll(transport, RenderRawErrorResponse(error, ctx.request_id), env.limits.write_timeout_ms);
   RecordRequest(*env.metrics, ctx, method, path, error.http_status);
   env.metrics->connections_closed.WithLabels({reason}).Increment();
-  LingeringClose(fd, 500);
+  LingeringClose(transport, 500);
 }
 
 // Method and target of a request line that may be all that arrived.
@@ -218,8 +219,9 @@ void PeekRequestLine(std::string_view received, std::string* method, std::string
 
 }  // namespace
 
-void LingeringClose(int fd, int64_t max_ms) {
-  ::shutdown(fd, SHUT_WR);
+void LingeringClose(Transport& transport, int64_t max_ms) {
+  const int fd = transport.fd();
+  transport.ShutdownWrite();
   auto until = Clock::now() + std::chrono::milliseconds(max_ms);
   char sink[16384];
   size_t drained = 0;
@@ -230,33 +232,52 @@ void LingeringClose(int fd, int64_t max_ms) {
   }
 }
 
-bool SendAll(int fd, std::string_view data, int64_t timeout_ms) {
+bool SendAll(Transport& transport, std::string_view data, int64_t timeout_ms) {
   while (!data.empty()) {
-    pollfd p{fd, POLLOUT, 0};
-    int r = ::poll(&p, 1, static_cast<int>(timeout_ms));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    ssize_t n = transport.Write(data.data(), data.size(), timeout_ms);
     if (n <= 0) return false;
     data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
 }
 
-void ServeConnection(int fd, const ConnectionEnv& env) {
+static bool StartTls(Transport& transport, HttpMetrics& metrics, Clock::time_point deadline, int64_t write_timeout_ms) {
+  std::string why;
+  bool plain_http = false;
+  if (transport.Handshake(deadline, &why, &plain_http)) return true;
+  metrics.connections_closed.WithLabels({"tls_handshake"}).Increment();
+  if (plain_http) {
+    // A plain-HTTP client is told so in its own protocol, on the bare socket.
+    Transport bare(transport.fd());
+    const std::string body = "This port serves HTTPS, not plain HTTP.\n";
+    SendAll(bare,
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body,
+            write_timeout_ms);
+    LingeringClose(bare, 200);
+  }
+  std::string remote;
+  int port = 0;
+  Address(transport.fd(), true, &remote, &port);
+  log::Debug("TLS handshake failed", {{"remote", remote + ":" + std::to_string(port)}, {"reason", why}});
+  return false;
+}
+
+void ServeConnection(Transport& transport, const ConnectionEnv& env) {
   const config::LimitsConfig& limits = env.limits;
-  ConnectionStream stream(fd, limits.write_timeout_ms);
-  const std::string remote = stream.RemoteAddress();
   auto read_timeout = std::chrono::milliseconds(limits.read_timeout_ms);
   // The first request's time starts at accept, so a client that connects and sends nothing
-  // holds its worker no longer than one read timeout.
+  // (or never finishes its TLS handshake) holds its worker no longer than one read timeout.
   Clock::time_point deadline = Clock::now() + read_timeout;
+  if (!StartTls(transport, *env.metrics, deadline, limits.write_timeout_ms)) return;
+  ConnectionStream stream(transport, limits.write_timeout_ms);
+  const int fd = transport.fd();
+  const std::string remote = stream.RemoteAddress();
   int64_t served = 0;
 
   for (;;) {
     if (served > 0) {
-      if (stream.Unconsumed().empty()) {
+      if (!stream.HasPending()) {
         Wait w = WaitReadable(fd, env.stop_fd, Clock::now() + std::chrono::milliseconds(limits.idle_timeout_ms));
         if (w != Wait::kReadable) return;  // idle timeout, server stopping, or error: close quietly
       }
@@ -265,11 +286,12 @@ void ServeConnection(int fd, const ConnectionEnv& env) {
     RequestContext ctx;
     ctx.start = Clock::now();
     ctx.remote_addr = remote;
+    ctx.client_certificate_verified = transport.PeerCertificateVerified();
 
     HeadScan scan = ScanHead(stream.Unconsumed(), static_cast<size_t>(limits.max_header_bytes));
     while (scan.outcome == HeadScan::Outcome::kNeedMore) {
       // Until a request's first byte arrives, a stopping server may close the connection.
-      ConnectionStream::Fill f = stream.ReceiveMore(deadline, stream.Unconsumed().empty() ? env.stop_fd : -1);
+      ConnectionStream::Fill f = stream.ReceiveMore(deadline, stream.HasPending() ? -1 : env.stop_fd);
       if (f != ConnectionStream::Fill::kOk) {
         if (f == ConnectionStream::Fill::kTimeout) {
           env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
@@ -289,12 +311,12 @@ void ServeConnection(int fd, const ConnectionEnv& env) {
     }
     if (scan.outcome == HeadScan::Outcome::kTooLarge) {
       ctx.request_id = NewRequestId();
-      Refuse(fd, env, ctx, HeadersTooLarge(limits.max_header_bytes), method, path, "header_too_large");
+      Refuse(transport, env, ctx, HeadersTooLarge(limits.max_header_bytes), method, path, "header_too_large");
       return;
     }
     if (scan.outcome == HeadScan::Outcome::kBareLineFeed) {
       ctx.request_id = NewRequestId();
-      Refuse(fd, env, ctx, MalformedRequest("header lines must end with CRLF"), method, path, "malformed");
+      Refuse(transport, env, ctx, MalformedRequest("header lines must end with CRLF"), method, path, "malformed");
       return;
     }
 
@@ -305,7 +327,7 @@ void ServeConnection(int fd, const ConnectionEnv& env) {
       const char* reason = parsed.error->http_status == 413   ? "body_too_large"
                            : parsed.error->http_status == 431 ? "header_too_large"
                                                               : "refused_request";
-      Refuse(fd, env, ctx, *parsed.error, method, path, reason);
+      Refuse(transport, env, ctx, *parsed.error, method, path, reason);
       return;
     }
 
@@ -323,7 +345,7 @@ void ServeConnection(int fd, const ConnectionEnv& env) {
     if (ctx.read_deadline_hit) env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
     if (!out.ok || out.connection_closed || close_after || ctx.body_limit_hit || ctx.read_deadline_hit ||
         !body_in_sync) {
-      if (ctx.body_limit_hit) LingeringClose(fd, 500);
+      if (ctx.body_limit_hit) LingeringClose(transport, 500);
       return;
     }
   }

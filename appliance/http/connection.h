@@ -20,6 +20,7 @@
 #include "config/config.h"
 #include "http/access_log.h"
 #include "http/dispatcher.h"
+#include "http/transport.h"
 
 namespace kimi::http {
 
@@ -31,15 +32,16 @@ struct ConnectionEnv {
   const std::atomic<bool>* stopping;
 };
 
-// Serves `fd` until it closes; does not close `fd` (the caller does).
-void ServeConnection(int fd, const ConnectionEnv& env);
+// Serves the connection (after its TLS handshake, when it is TLS) until it closes; does not
+// close the descriptor (the caller does).
+void ServeConnection(Transport& transport, const ConnectionEnv& env);
 
 // After refusing a request the client may still be sending; closing with unread bytes would
 // reset the connection and can destroy the response before the client reads it. So: stop
 // writing, then read and discard until the client closes, 1 MiB, or `max_ms`.
-void LingeringClose(int fd, int64_t max_ms);
+void LingeringClose(Transport& transport, int64_t max_ms);
 
 // Sends all of `data` within `timeout_ms` per wait. Returns false on error or timeout.
-bool SendAll(int fd, std::string_view data, int64_t timeout_ms);
+bool SendAll(Transport& transport, std::string_view data, int64_t timeout_ms);
 
 }  // namespace kimi::http

@@ -14,6 +14,7 @@
 #include "api/completion_encoder.h"
 #include "api/request_gate.h"
 #include "api/response_meta.h"
+#include "auth/authenticator.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
@@ -53,13 +54,46 @@ Result<std::string> ResolveModel(const Services& services, const Json& body) {
 // How long a finished stream waits for its backend to return, to name who served it.
 constexpr std::chrono::milliseconds kOutcomeWait{1000};
 
+using Lease = auth::UsageMeter::Lease;
+
+// Counts a finished generation's tokens, as the backend reported them, against its key.
+void Meter(Lease* lease, const api::StreamEvent& event, const std::string& request_id) {
+  if (lease == nullptr || event.kind != api::StreamEventKind::kFinish) return;
+  Status s = lease->Finish(event.usage.prompt_tokens, event.usage.completion_tokens);
+  if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
+}
+
+// An EventSink that meters, then hands each event on.
+class MeteredSink : public api::EventSink {
+ public:
+  MeteredSink(api::EventSink& inner, Lease* lease, const std::string& request_id)
+      : inner_(inner), lease_(lease), request_id_(request_id) {}
+  bool Emit(const api::StreamEvent& event) override {
+    Meter(lease_, event, request_id_);
+    return inner_.Emit(event);
+  }
+
+ private:
+  api::EventSink& inner_;
+  Lease* lease_;
+  const std::string& request_id_;
+};
+
+// The key may use every model, or names this one among its allowed models. A model it may not
+// use is answered like an unknown one, so a key cannot learn what else is served.
+Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
+  if (!ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok()) return Status::OK();
+  return Status::NotFound("the model '" + model + "' does not exist or this API key may not use it");
+}
+
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    RequestContext& ctx, httplib::Response& res) {
+                    RequestContext& ctx, Lease* lease, httplib::Response& res) {
   Builder builder;
   RecordingSink recording(builder, ctx.start, &ctx.audit);
+  MeteredSink metered(recording, lease, request.request_id);
   api::BackendOutcome outcome;
-  Status generated = backend.Generate(request, recording, &outcome);
+  Status generated = backend.Generate(request, metered, &outcome);
   NoteBackendOutcome(outcome, &ctx.audit);
   KIMI_RETURN_IF_ERROR(generated);
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
@@ -90,8 +124,10 @@ void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation
   sink.done();
 }
 
+// `lease` is held by the response's content provider, so its stream slot is released when the
+// stream ends or the client goes away.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     RequestContext& ctx, httplib::Response& res) {
+                     RequestContext& ctx, std::shared_ptr<Lease> lease, httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
@@ -108,7 +144,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
-      "text/event-stream", [generation, shared_encoder, request_id, audit](size_t, httplib::DataSink& sink) {
+      "text/event-stream", [generation, shared_encoder, request_id, audit, lease](size_t, httplib::DataSink& sink) {
         api::StreamEvent event;
         Status result;
         const auto client_gone = [&] {
@@ -133,6 +169,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
             }
             case api::BackgroundGeneration::Wait::kEvent: {
               audit->NoteEvent(event);
+              Meter(lease.get(), event, request_id);
               std::string frames;
               shared_encoder->Encode(event, &frames);
               if (shared_encoder->finished()) {
@@ -156,6 +193,16 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   // The one policy decision step, before any backend is chosen or called.
   KIMI_RETURN_IF_ERROR(policy::ApplyRequestPolicy(endpoint, services, ctx, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
+  KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
+  std::shared_ptr<Lease> lease;
+  if (services.authenticator != nullptr && ctx.principal) {
+    Result<std::unique_ptr<Lease>> begun = services.authenticator->BeginGeneration(*ctx.principal, &ctx.retry_after_s);
+    if (!begun.ok()) {
+      ctx.auth_failure = "quota: " + begun.status().message();
+      return begun.status();
+    }
+    lease = std::move(begun).value();
+  }
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
   api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body)};
@@ -168,8 +215,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   ctx.audit.keep_completion_text = services.auditor != nullptr && services.auditor->policy().content.store_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, ctx, res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, ctx, res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, ctx, lease.get(), res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, ctx, lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -178,7 +225,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), ctx, res);
+  return RespondStream(backend, std::move(request), std::move(encoder), ctx, std::move(lease), res);
 }
 
 // The creation time reported for served models: when this process started serving.
@@ -200,8 +247,11 @@ Json ModelObject(const Services& services, const std::string& id) {
   return object;
 }
 
-std::vector<std::string> ServedModels(const Services& services) {
-  return services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
+// The served models the request's key may use.
+std::vector<std::string> ServedModels(const Services& services, const RequestContext& ctx) {
+  std::vector<std::string> out = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
+  std::erase_if(out, [&](const std::string& id) { return !CheckModelAccess(ctx, id).ok(); });
+  return out;
 }
 
 }  // namespace
@@ -216,9 +266,10 @@ Status HandleCompletions(const Services& services, RequestContext& ctx, const ht
   return ServeGeneration(api::Endpoint::kCompletions, services, ctx, req, res);
 }
 
-Status HandleListModels(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+Status HandleListModels(const Services& services, RequestContext& ctx, const httplib::Request&,
+                        httplib::Response& res) {
   Json data = Json::array();
-  for (const std::string& id : ServedModels(services)) data.push_back(ModelObject(services, id));
+  for (const std::string& id : ServedModels(services, ctx)) data.push_back(ModelObject(services, id));
   res.status = 200;
   res.set_content(api::DumpJson(Json{{"object", "list"}, {"data", std::move(data)}}), "application/json");
   return Status::OK();
@@ -226,7 +277,7 @@ Status HandleListModels(const Services& services, RequestContext&, const httplib
 
 Status HandleGetModel(const Services& services, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
-  const std::vector<std::string> served = ServedModels(services);
+  const std::vector<std::string> served = ServedModels(services, ctx);
   if (std::find(served.begin(), served.end(), id) == served.end()) {
     return Status::NotFound("the model '" + id + "' does not exist");
   }

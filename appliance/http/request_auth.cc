@@ -59,6 +59,12 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
 
 Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
                            RequestContext& ctx) {
+  if (services.admin_requires_client_certificate && req.path.starts_with("/admin/") &&
+      !ctx.client_certificate_verified) {
+    ctx.auth_failure = "forbidden: no verified client certificate for the admin API";
+    return Status::PermissionDenied(
+        "the admin API requires a TLS client certificate issued by the CA of server.tls.admin_client_ca_file");
+  }
   if (permission == auth::Permission::kPublic) return Status::OK();
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
   if (!ctx.principal) {

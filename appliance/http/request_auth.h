@@ -27,7 +27,9 @@ auth::Credentials CredentialsOf(const httplib::Request& req);
 // The value of cookie `name` in a Cookie header, or "".
 std::string_view CookieValue(std::string_view cookie_header, std::string_view name);
 
-// Authenticates (unless `permission` is kPublic) and authorises the request; see above.
+// Authenticates (unless `permission` is kPublic) and authorises the request; see above. With
+// services.admin_requires_client_certificate, an /admin/ request first needs a verified TLS
+// client certificate (403 otherwise).
 Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
                            RequestContext& ctx);
 

@@ -48,6 +48,8 @@ struct RequestContext {
   bool body_has_password = false;   // Route::body_has_password: the body is not hashed
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
+  // The connection's TLS client certificate verified against server.tls.admin_client_ca_file.
+  bool client_certificate_verified = false;
   // Set once the request authenticated; its id and role go into the audit record.
   std::optional<auth::Principal> principal;
   // Why authentication or authorisation refused the request (never the presented secret);

@@ -44,6 +44,8 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/keys", "admin_keys_list", &HandleKeysList, false, P::kKeysManage},
     {"POST", "/admin/v1/keys", "admin_keys_create", &HandleKeysCreate, false, P::kKeysManage},
     {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", &HandleKeysRevoke, false, P::kKeysManage},
+    {"GET", "/admin/v1/keys/{id}/usage", "admin_keys_usage", &HandleKeyUsage, false, P::kKeysManage},
+    {"POST", "/admin/v1/keys/{id}/limits", "admin_keys_limits", &HandleKeyLimits, false, P::kKeysManage},
     {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
     {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
     {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},

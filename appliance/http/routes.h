@@ -81,6 +81,8 @@ struct Services {
   // null: /admin/v1/policies answers 503 and API requests pass without a policy step
   policy::PolicyService* policy = nullptr;
   const AuditAccess* audit_access = nullptr;      // null: /admin/v1/audit answers 503
+  // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
+  bool admin_requires_client_certificate = false;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

@@ -175,8 +175,15 @@ void Server::RejecterLoop() {
       fd = rejects_.front();
       rejects_.pop_front();
     }
-    SendAll(fd, RenderRawErrorResponse(Overloaded(), NewRequestId()), 1000);
-    LingeringClose(fd, 200);
+    {
+      Transport transport = options_.tls ? Transport(fd, options_.tls->get()) : Transport(fd);
+      std::string why;
+      bool plain_http = false;
+      if (transport.Handshake(std::chrono::steady_clock::now() + std::chrono::seconds(1), &why, &plain_http)) {
+        SendAll(transport, RenderRawErrorResponse(Overloaded(), NewRequestId()), 1000);
+        LingeringClose(transport, 200);
+      }
+    }
     ::close(fd);
   }
 }
@@ -194,7 +201,12 @@ void Server::WorkerLoop() {
       active_fds_.insert(fd);
     }
     metrics_.connections_active.Add(1);
-    ServeConnection(fd, env);
+    {
+      Transport transport = options_.tls ? Transport(fd, options_.tls->get()) : Transport(fd);
+      ServeConnection(transport, env);
+      // TLS clients expect close_notify before the TCP close; without it some report a truncation.
+      if (transport.is_tls()) transport.ShutdownWrite();
+    }
     metrics_.connections_active.Add(-1);
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -13,6 +13,9 @@
 // for up to limits.shutdown_grace_ms; then the remaining connections are shut down, and
 // Run() returns once every thread has been joined.
 //
+// With options.tls every connection starts with a TLS handshake, on its worker (or on the
+// rejecter, bounded to a second), under the first request's read deadline.
+//
 // Thread safety: Bind() and Run() from one thread; Stop() from any thread, any number of
 // times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
 #pragma once
@@ -32,12 +35,15 @@
 #include "http/access_log.h"
 #include "http/dispatcher.h"
 #include "http/routes.h"
+#include "http/tls_context.h"
 
 namespace kimi::http {
 
 struct ServerOptions {
   config::ListenAddress listen;
   config::LimitsConfig limits;
+  // Set: every connection speaks TLS (tls_context.h). Must outlive the server.
+  const TlsContext* tls = nullptr;
 };
 
 class Server {

@@ -139,8 +139,14 @@ class Daemon:
             time.sleep(0.05)
         return None
 
+    # An ssl.SSLContext for a daemon that serves HTTPS (server.tls): connect() then speaks TLS,
+    # so request() and read_reply() work unchanged.
+    ssl_context = None
+
     def connect(self, timeout=10):
         s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        if self.ssl_context is not None:
+            s = self.ssl_context.wrap_socket(s, server_hostname="localhost")
         return s
 
     def stop(self, sig=signal.SIGTERM):

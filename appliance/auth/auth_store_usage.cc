@@ -1,0 +1,86 @@
+// AuthStore's usage rows (auth_usage) and saved rate buckets (auth_rate_buckets); the rest of
+// AuthStore is in auth_store.cc.
+#include "auth/auth_store.h"
+#include "auth/sql_statement.h"
+
+namespace kimi::auth {
+namespace {
+
+Status AddPeriod(sqlite3* db, const std::string& key_id, const char* period, int64_t start_ms, int64_t prompt,
+                 int64_t completion) {
+  SqlStatement s(db,
+                 "INSERT INTO auth_usage(key_id, period, period_start_ms, requests, prompt_tokens, completion_tokens) "
+                 "VALUES(?1, ?2, ?3, 1, ?4, ?5) ON CONFLICT(key_id, period, period_start_ms) DO UPDATE SET "
+                 "requests = requests + 1, prompt_tokens = prompt_tokens + ?4, "
+                 "completion_tokens = completion_tokens + ?5");
+  if (!s.ok()) return s.Error();
+  s.Bind(1, key_id).Bind(2, period).Bind(3, start_ms).Bind(4, prompt).Bind(5, completion);
+  return s.Run();
+}
+
+Status ReadPeriod(sqlite3* db, const std::string& key_id, const char* period, int64_t start_ms, PeriodUsage* out) {
+  out->period_start_ms = start_ms;
+  SqlStatement s(db,
+                 "SELECT requests, prompt_tokens, completion_tokens FROM auth_usage "
+                 "WHERE key_id = ?1 AND period = ?2 AND period_start_ms = ?3");
+  if (!s.ok()) return s.Error();
+  s.Bind(1, key_id).Bind(2, period).Bind(3, start_ms);
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) {
+    out->requests = s.Int(0);
+    out->prompt_tokens = s.Int(1);
+    out->completion_tokens = s.Int(2);
+    return Status::OK();
+  }
+  return rc == SQLITE_DONE ? Status::OK() : s.Error();
+}
+
+}  // namespace
+
+Status AuthStore::AddUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms,
+                           int64_t prompt_tokens, int64_t completion_tokens) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    KIMI_RETURN_IF_ERROR(AddPeriod(db, key_id, "day", day_start_ms, prompt_tokens, completion_tokens));
+    return AddPeriod(db, key_id, "month", month_start_ms, prompt_tokens, completion_tokens);
+  });
+}
+
+Result<KeyUsage> AuthStore::ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms) {
+  KeyUsage usage;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    KIMI_RETURN_IF_ERROR(ReadPeriod(db, key_id, "day", day_start_ms, &usage.day));
+    return ReadPeriod(db, key_id, "month", month_start_ms, &usage.month);
+  });
+  if (!status.ok()) return status;
+  return usage;
+}
+
+Status AuthStore::SaveRateBuckets(const std::map<std::string, std::pair<double, int64_t>>& buckets) {
+  if (buckets.empty()) return Status::OK();
+  return store_->Write([&](sqlite3* db) -> Status {
+    for (const auto& [key_id, bucket] : buckets) {
+      SqlStatement s(db,
+                     "INSERT INTO auth_rate_buckets(key_id, tokens, updated_ms) VALUES(?1, ?2, ?3) "
+                     "ON CONFLICT(key_id) DO UPDATE SET tokens = ?2, updated_ms = ?3");
+      if (!s.ok()) return s.Error();
+      s.Bind(1, key_id).Bind(2, bucket.first).Bind(3, bucket.second);
+      KIMI_RETURN_IF_ERROR(s.Run());
+    }
+    return Status::OK();
+  });
+}
+
+Result<std::map<std::string, std::pair<double, int64_t>>> AuthStore::LoadRateBuckets() {
+  std::map<std::string, std::pair<double, int64_t>> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement s(db, "SELECT key_id, tokens, updated_ms FROM auth_rate_buckets");
+    if (!s.ok()) return s.Error();
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = {s.Double(1), s.Int(2)};
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+}  // namespace kimi::auth

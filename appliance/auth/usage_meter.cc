@@ -1,0 +1,122 @@
+#include "auth/usage_meter.h"
+
+#include <algorithm>
+#include <ctime>
+
+namespace kimi::auth {
+namespace {
+
+constexpr int64_t kDayMs = 86'400'000;
+
+std::tm UtcTm(int64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return tm;
+}
+
+int64_t MonthStart(int year_since_1900, int month) {
+  std::tm tm{};
+  tm.tm_year = year_since_1900 + month / 12;
+  tm.tm_mon = month % 12;
+  tm.tm_mday = 1;
+  return int64_t{timegm(&tm)} * 1000;
+}
+
+int64_t SecondsUntil(int64_t from_ms, int64_t to_ms) { return std::max<int64_t>(1, (to_ms - from_ms + 999) / 1000); }
+
+}  // namespace
+
+int64_t UtcDayStartMs(int64_t unix_ms) { return unix_ms - unix_ms % kDayMs; }
+
+int64_t UtcMonthStartMs(int64_t unix_ms) {
+  std::tm tm = UtcTm(unix_ms);
+  return MonthStart(tm.tm_year, tm.tm_mon);
+}
+
+int64_t NextUtcMonthStartMs(int64_t unix_ms) {
+  std::tm tm = UtcTm(unix_ms);
+  return MonthStart(tm.tm_year, tm.tm_mon + 1);
+}
+
+UsageMeter::UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms)
+    : store_(store), max_streams_(max_streams), clock_ms_(std::move(clock_ms)) {}
+
+UsageMeter::Lease::~Lease() { meter_->Release(key_id_); }
+
+Status UsageMeter::Lease::Finish(int64_t prompt_tokens, int64_t completion_tokens) {
+  if (finished_ || key_id_.empty() || meter_->store_ == nullptr) return Status::OK();
+  finished_ = true;
+  int64_t now = meter_->clock_ms_();
+  return meter_->store_->AddUsage(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens,
+                                  completion_tokens);
+}
+
+Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& principal, int64_t* retry_after_s) {
+  const bool is_key = principal.kind == Principal::Kind::kApiKey;
+  const KeyLimits& limits = principal.limits;
+  std::string key_id = is_key ? principal.id : std::string();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (max_streams_ > 0 && in_flight_ >= max_streams_) {
+      *retry_after_s = 1;
+      return Status::ResourceExhausted("the appliance's limit of " + std::to_string(max_streams_) +
+                                       " concurrent generation requests (auth.max_concurrent_streams) is reached; "
+                                       "retry shortly");
+    }
+    if (is_key && limits.max_concurrent_streams > 0 && per_key_[key_id] >= limits.max_concurrent_streams) {
+      *retry_after_s = 1;
+      return Status::ResourceExhausted("this API key's limit of " + std::to_string(limits.max_concurrent_streams) +
+                                       " concurrent streams (max_concurrent_streams) is reached; retry when one ends");
+    }
+    ++in_flight_;
+    if (is_key) ++per_key_[key_id];
+  }
+  // From here the slots are held by the lease, so every refusal below releases them.
+  std::unique_ptr<Lease> lease(new Lease(this, key_id));
+  if (is_key && store_ != nullptr && (limits.tokens_per_day > 0 || limits.tokens_per_month > 0)) {
+    int64_t now = clock_ms_();
+    KIMI_ASSIGN_OR_RETURN(KeyUsage usage, store_->ReadUsage(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
+    if (limits.tokens_per_day > 0 && usage.day.tokens() >= limits.tokens_per_day) {
+      *retry_after_s = SecondsUntil(now, UtcDayStartMs(now) + kDayMs);
+      return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_day) +
+                                       " tokens per day (tokens_per_day) is used up (" +
+                                       std::to_string(usage.day.tokens()) + " used); it resets at 00:00 UTC");
+    }
+    if (limits.tokens_per_month > 0 && usage.month.tokens() >= limits.tokens_per_month) {
+      *retry_after_s = SecondsUntil(now, NextUtcMonthStartMs(now));
+      return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_month) +
+                                       " tokens per month (tokens_per_month) is used up (" +
+                                       std::to_string(usage.month.tokens()) +
+                                       " used); it resets on the first of the month, 00:00 UTC");
+    }
+  }
+  return lease;
+}
+
+Result<KeyUsage> UsageMeter::Usage(const std::string& key_id) {
+  if (store_ == nullptr) return Status::Unavailable("usage is not available yet");
+  int64_t now = clock_ms_();
+  return store_->ReadUsage(key_id, UtcDayStartMs(now), UtcMonthStartMs(now));
+}
+
+int64_t UsageMeter::InFlight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_;
+}
+
+int64_t UsageMeter::InFlight(const std::string& key_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = per_key_.find(key_id);
+  return it == per_key_.end() ? 0 : it->second;
+}
+
+void UsageMeter::Release(const std::string& key_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --in_flight_;
+  if (key_id.empty()) return;
+  auto it = per_key_.find(key_id);
+  if (it != per_key_.end() && --it->second <= 0) per_key_.erase(it);
+}
+
+}  // namespace kimi::auth

@@ -1,0 +1,145 @@
+#include "http/transport.h"
+
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace kimi::http {
+namespace {
+
+int RemainingMs(Transport::Clock::time_point deadline) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Transport::Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX));
+}
+
+// Waits for `events` on `fd` until `deadline`; false on timeout or error.
+bool WaitFor(int fd, short events, Transport::Clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    int r = ::poll(&p, 1, RemainingMs(deadline));
+    if (r < 0 && errno == EINTR) continue;
+    return r > 0;
+  }
+}
+
+// The text of the newest OpenSSL error on this thread's queue, which it clears.
+std::string OpenSslError() {
+  unsigned long code = ERR_peek_last_error();
+  char buf[256] = "unknown TLS error";
+  if (code != 0) ERR_error_string_n(code, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
+
+}  // namespace
+
+Transport::Transport(int fd, SSL_CTX* ctx) : fd_(fd) {
+  int flags = ::fcntl(fd, F_GETFL, 0);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  ssl_ = SSL_new(ctx);
+  if (ssl_ == nullptr || SSL_set_fd(ssl_, fd) != 1) tls_unavailable_ = true;
+}
+
+Transport::~Transport() {
+  if (ssl_ != nullptr) SSL_free(ssl_);
+}
+
+bool Transport::Handshake(Clock::time_point deadline, std::string* why, bool* plain_http) {
+  *plain_http = false;
+  if (tls_unavailable_) {
+    *why = "cannot create a TLS session: " + OpenSslError();
+    return false;
+  }
+  if (!is_tls()) return true;
+  ERR_clear_error();
+  for (;;) {
+    int rc = SSL_accept(ssl_);
+    if (rc == 1) return true;
+    int err = SSL_get_error(ssl_, rc);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      if (!WaitFor(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+        *why = "TLS handshake did not finish in time";
+        return false;
+      }
+      continue;
+    }
+    unsigned long code = ERR_peek_last_error();
+    *plain_http = ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST;
+    *why = err == SSL_ERROR_SYSCALL && code == 0 ? "the client closed the connection during the TLS handshake"
+                                                 : "TLS handshake failed: " + OpenSslError();
+    return false;
+  }
+}
+
+bool Transport::PeerCertificateVerified() const {
+  return ssl_ != nullptr && SSL_get0_peer_certificate(ssl_) != nullptr && SSL_get_verify_result(ssl_) == X509_V_OK;
+}
+
+bool Transport::Buffered() const { return ssl_ != nullptr && SSL_pending(ssl_) > 0; }
+
+Transport::ReadResult Transport::Read(char* out, size_t size, Clock::time_point deadline, size_t* n) {
+  *n = 0;
+  if (!is_tls()) {
+    for (;;) {
+      ssize_t got = ::recv(fd_, out, size, 0);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return ReadResult::kError;
+      if (got == 0) return ReadResult::kEof;
+      *n = static_cast<size_t>(got);
+      return ReadResult::kOk;
+    }
+  }
+  for (;;) {
+    int rc = SSL_read_ex(ssl_, out, size, n);
+    if (rc == 1) return ReadResult::kOk;
+    int err = SSL_get_error(ssl_, rc);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      if (!WaitFor(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+        return Clock::now() >= deadline ? ReadResult::kTimeout : ReadResult::kError;
+      }
+      continue;
+    }
+    ERR_clear_error();
+    return err == SSL_ERROR_ZERO_RETURN ? ReadResult::kEof : ReadResult::kError;
+  }
+}
+
+ssize_t Transport::Write(const char* data, size_t size, int64_t timeout_ms) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!is_tls()) {
+    for (;;) {
+      if (!WaitFor(fd_, POLLOUT, deadline)) return -1;
+      ssize_t sent = ::send(fd_, data, size, MSG_NOSIGNAL);
+      if (sent < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      return sent;
+    }
+  }
+  for (;;) {
+    size_t written = 0;
+    int rc = SSL_write_ex(ssl_, data, size, &written);
+    if (rc == 1) return static_cast<ssize_t>(written);
+    int err = SSL_get_error(ssl_, rc);
+    if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) &&
+        WaitFor(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
+      continue;
+    }
+    ERR_clear_error();
+    return -1;
+  }
+}
+
+void Transport::ShutdownWrite() {
+  // One attempt: a close_notify that does not fit the socket buffer now is not worth a wait.
+  if (ssl_ != nullptr && SSL_is_init_finished(ssl_)) {
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+  }
+  ::shutdown(fd_, SHUT_WR);
+}
+
+}  // namespace kimi::http

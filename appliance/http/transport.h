@@ -1,0 +1,68 @@
+// Transport: the byte stream of one accepted connection, plain TCP or TLS over it, so the
+// connection loop reads and writes without knowing which.
+//
+// Plain: blocking socket; each read waits for readability first, so a read never blocks
+// past its deadline. TLS: the socket is switched to non-blocking and every OpenSSL call
+// that wants more bytes (or room to write) polls the socket until its deadline, so a slow or
+// silent TLS client holds its worker no longer than a plain one. TLS bytes already decrypted
+// inside OpenSSL are visible through Buffered(), which the caller checks before it polls.
+//
+// Owns the SSL object (freed by the destructor), not the descriptor (the server closes it).
+// Thread safety: one Transport belongs to one thread.
+#pragma once
+
+#include <openssl/types.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace kimi::http {
+
+class Transport {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A plain TCP connection.
+  explicit Transport(int fd) : fd_(fd) {}
+  // A TLS server connection over `fd` (handshake not yet done). `ctx` must outlive it.
+  Transport(int fd, SSL_CTX* ctx);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int fd() const { return fd_; }
+  bool is_tls() const { return ssl_ != nullptr; }
+
+  // TLS: runs the server handshake until `deadline`. False (with *why set) when it fails:
+  // a timeout, a client that does not speak TLS, no shared protocol version or cipher.
+  // *plain_http is true when the client sent a plain HTTP request instead of a ClientHello.
+  // Plain: true at once.
+  bool Handshake(Clock::time_point deadline, std::string* why, bool* plain_http);
+
+  // TLS: the client presented a certificate and it verified against the client CA.
+  bool PeerCertificateVerified() const;
+
+  // Decrypted bytes waiting inside the TLS layer (always false for plain TCP).
+  bool Buffered() const;
+
+  enum class ReadResult { kOk, kEof, kTimeout, kError };
+  // Precondition: the socket is readable or Buffered(). Reads at most `size` bytes into
+  // `out`, waiting until `deadline` at most for the rest of a TLS record.
+  ReadResult Read(char* out, size_t size, Clock::time_point deadline, size_t* n);
+
+  // Writes some of `data`, waiting up to `timeout_ms` for room. Returns the bytes written,
+  // or -1 on error or timeout.
+  ssize_t Write(const char* data, size_t size, int64_t timeout_ms);
+
+  // Ends the sending side: a TLS close_notify (best effort), then a TCP half-close.
+  void ShutdownWrite();
+
+ private:
+  int fd_;
+  SSL* ssl_ = nullptr;
+  bool tls_unavailable_ = false;  // TLS was asked for and SSL_new failed: never serve plain
+};
+
+}  // namespace kimi::http

@@ -1,0 +1,281 @@
+"""Integration tests of per-key quotas through the real daemon: token quotas per day counted
+from the token counts of finished requests (kept across a restart), concurrent-stream limits
+released when a stream ends or its client goes away, allowed models per key, and the admin
+usage and limits routes. The daemon routes chat to a scripted OpenAI-compatible upstream on
+loopback (below), so token counts and stream lengths are fixed and nothing depends on a
+model's output. Python standard library only.
+"""
+import json
+import os
+import shutil
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_harness import Daemon, base_config, post_json, read_head, request, send_request  # noqa: E402
+
+WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
+PROMPT_TOKENS, COMPLETION_TOKENS = 10, 5  # what the upstream reports for every request
+MODELS = ["m-a", "m-b"]
+
+
+class Upstream:
+    """A scripted upstream: streams one piece of text, a finish and a usage chunk. A request
+    whose last message says "hold" stops after its first chunk until release()."""
+
+    def __init__(self):
+        self.released = threading.Event()
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send_json(self, body):
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _chunk(self, payload):
+                data = ("data: %s\n\n" % payload).encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+            def do_GET(self):
+                if self.path == "/health":
+                    self._send_json({"status": "ok"})
+                else:
+                    self._send_json({"object": "list", "data": [{"id": m, "object": "model"} for m in MODELS]})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                hold = body["messages"][-1]["content"] == "hold"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def chunk(choices, **extra):
+                    c = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
+                         "choices": choices}
+                    c.update(extra)
+                    return json.dumps(c)
+                try:
+                    self._chunk(chunk([{"index": 0, "delta": {"role": "assistant", "content": "ok"},
+                                        "finish_reason": None}]))
+                    if hold:
+                        upstream.released.wait(WAIT_S * 3)
+                    self._chunk(chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+                    self._chunk(chunk([], usage={"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
+                                                 "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}))
+                    self._chunk("[DONE]")
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def close(self):
+        self.released.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def upstream_config(upstream, data_dir=None, **auth):
+    config = base_config()
+    config["router"] = {"backends": [{"name": "scripted", "kind": "upstream", "url": upstream.url,
+                                      "models": MODELS, "health_interval_ms": 100}]}
+    if data_dir:
+        config["storage"] = {"data_dir": data_dir}
+    if auth:
+        config["auth"] = auth
+    return config
+
+
+def chat(daemon, key, content="hi", model="m-a", stream=False):
+    body = {"model": model, "messages": [{"role": "user", "content": content}], "max_tokens": 8, "stream": stream}
+    return request(daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"},
+                   json.dumps(body).encode(), auth=key)
+
+
+def create_key(daemon, **fields):
+    reply = post_json(daemon, "/admin/v1/keys", dict({"name": "quota-test", "role": "user"}, **fields))
+    assert reply.status == 201, reply.body
+    return reply.json()["key"], reply.json()["id"]
+
+
+def wait_until_served(test, daemon):
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        reply = request(daemon, "GET", "/v1/models")
+        if reply.status == 200 and reply.json()["data"]:
+            return
+        time.sleep(0.1)
+    test.fail("the upstream never became healthy: " + reply.body)
+
+
+def assert_rate_limited(test, reply, words):
+    test.assertEqual(reply.status, 429, reply.body)
+    error = reply.json()["error"]
+    test.assertEqual(error["type"], "rate_limit_error")
+    test.assertIn(words, error["message"])
+    test.assertGreaterEqual(int(reply.headers["retry-after"]), 1)
+
+
+def open_held_stream(daemon, key):
+    """Starts a streamed chat the upstream holds open; returns the socket once the 200 head is read."""
+    s = daemon.connect()
+    body = json.dumps({"model": "m-a", "messages": [{"role": "user", "content": "hold"}], "stream": True}).encode()
+    send_request(s, "POST", "/v1/chat/completions", {"Content-Type": "application/json",
+                                                     "Authorization": "Bearer " + key}, body)
+    status, _, _, _ = read_head(s)
+    assert status == 200, status
+    return s
+
+
+class TokenQuotaTest(unittest.TestCase):
+    def setUp(self):
+        self.upstream = Upstream()
+        self.data = tempfile.mkdtemp(prefix="kimi-it-quota-")
+        self.daemon = Daemon(config=upstream_config(self.upstream, self.data))
+        wait_until_served(self, self.daemon)
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.daemon.close()
+        self.upstream.close()
+        shutil.rmtree(self.data, ignore_errors=True)
+
+    def test_daily_quota_counts_finished_tokens_survives_a_restart_and_can_be_raised(self):
+        per_request = PROMPT_TOKENS + COMPLETION_TOKENS
+        key, key_id = create_key(self.daemon, tokens_per_day=per_request + 1)
+        self.assertEqual(chat(self.daemon, key).status, 200)
+        reply = chat(self.daemon, key, stream=True)  # below the quota: admitted, and crosses it
+        self.assertEqual(reply.status, 200, reply.body)
+        assert_rate_limited(self, chat(self.daemon, key), "tokens per day")
+
+        usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
+        self.assertEqual(usage["day"]["requests"], 2)
+        self.assertEqual(usage["day"]["prompt_tokens"], 2 * PROMPT_TOKENS)
+        self.assertEqual(usage["day"]["completion_tokens"], 2 * COMPLETION_TOKENS)
+        self.assertEqual(usage["month"]["total_tokens"], 2 * per_request)
+        self.assertEqual(usage["limits"]["tokens_per_day"], per_request + 1)
+
+        self.daemon.stop()
+        self.daemon.close()
+        self.daemon = Daemon(config=upstream_config(self.upstream, self.data))
+        wait_until_served(self, self.daemon)
+        assert_rate_limited(self, chat(self.daemon, key), "tokens per day")
+
+        raised = post_json(self.daemon, "/admin/v1/keys/%s/limits" % key_id, {"tokens_per_day": 10 * per_request})
+        self.assertEqual(raised.status, 200, raised.body)
+        self.assertEqual(raised.json()["tokens_per_day"], 10 * per_request)
+        self.assertEqual(chat(self.daemon, key).status, 200)
+        self.assertEqual(post_json(self.daemon, "/admin/v1/keys/key_none/limits", {"tokens_per_day": 1}).status, 404)
+        self.assertEqual(post_json(self.daemon, "/admin/v1/keys/%s/limits" % key_id, {"tokens_per_day": -1}).status, 400)
+
+    def test_a_user_key_may_not_read_usage(self):
+        key, key_id = create_key(self.daemon)
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id, auth=key).status, 403)
+
+
+class StreamLimitTest(unittest.TestCase):
+    def setUp(self):
+        self.upstream = Upstream()
+        self.daemon = Daemon(config=upstream_config(self.upstream, max_concurrent_streams=3))
+        wait_until_served(self, self.daemon)
+
+    def tearDown(self):
+        self.upstream.released.set()
+        self.daemon.stop()
+        self.daemon.close()
+        self.upstream.close()
+
+    def wait_admitted(self, key):
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            reply = chat(self.daemon, key)
+            if reply.status != 429:
+                return reply
+            time.sleep(0.1)
+        self.fail("the stream slot was never released")
+
+    def test_second_stream_of_a_key_is_refused_until_the_first_ends(self):
+        key, key_id = create_key(self.daemon, max_concurrent_streams=1)
+        held = open_held_stream(self.daemon, key)
+        try:
+            assert_rate_limited(self, chat(self.daemon, key), "limit of 1 concurrent streams")
+            usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
+            self.assertEqual(usage["streams_in_flight"], 1)
+            other, _ = create_key(self.daemon)  # another key is not limited by this one
+            self.assertEqual(chat(self.daemon, other).status, 200)
+            self.upstream.released.set()
+            while held.recv(65536):
+                pass
+        finally:
+            held.close()
+        self.assertEqual(self.wait_admitted(key).status, 200)
+
+    def test_a_client_that_goes_away_releases_its_stream(self):
+        key, _ = create_key(self.daemon, max_concurrent_streams=1)
+        held = open_held_stream(self.daemon, key)
+        # Close with a reset: the daemon sees the client gone at its next check, while the
+        # upstream still holds the generation.
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        held.close()
+        self.assertEqual(self.wait_admitted(key).status, 200)
+
+    def test_the_appliance_wide_limit_names_itself(self):
+        keys = [create_key(self.daemon)[0] for _ in range(4)]
+        held = [open_held_stream(self.daemon, k) for k in keys[:3]]
+        try:
+            assert_rate_limited(self, chat(self.daemon, keys[3]), "auth.max_concurrent_streams")
+        finally:
+            self.upstream.released.set()
+            for s in held:
+                s.close()
+
+
+class AllowedModelsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.upstream = Upstream()
+        cls.daemon = Daemon(config=upstream_config(cls.upstream))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+        cls.upstream.close()
+
+    def test_a_key_uses_and_sees_only_its_models(self):
+        wait_until_served(self, self.daemon)
+        key, _ = create_key(self.daemon, models=["m-a"])
+        self.assertEqual(chat(self.daemon, key, model="m-a").status, 200)
+        refused = chat(self.daemon, key, model="m-b")
+        self.assertEqual(refused.status, 404, refused.body)
+        self.assertIn("may not use it", refused.json()["error"]["message"])
+        listed = request(self.daemon, "GET", "/v1/models", auth=key).json()
+        self.assertEqual([m["id"] for m in listed["data"]], ["m-a"])
+        self.assertEqual(request(self.daemon, "GET", "/v1/models/m-b", auth=key).status, 404)
+        # A key without a model list uses every model.
+        self.assertEqual(chat(self.daemon, self.daemon.api_key, model="m-b").status, 200)
+
+
+if __name__ == "__main__":
+    unittest.main()
