@@ -35,6 +35,7 @@
 #include "http/server.h"
 #include "http/tls_context.h"
 #include "kimi/log.h"
+#include "policy/content_storage.h"
 #include "policy/default_policy.h"
 #include "policy/policy_service.h"
 #include "policy/policy_store.h"
@@ -388,7 +389,16 @@ int main(int argc, char** argv) {
     audit_options.store.busy_timeout_ms = static_cast<int>(config.audit.busy_timeout_ms);
     // Content is stored only when the policy says so (default off); then it is purged at the
     // policy's retention age.
-    if (auditor.policy().content.store_content) audit_options.content_retention = auditor.policy().content;
+    if (auditor.policy().content.store_content) {
+      audit_options.content_retention = auditor.policy().content;
+    } else {
+      // The active policy's retention age (policies can store content; docs/policies.md).
+      audit_options.content_cutoff_ms = [&policy_service](int64_t now_ms) -> std::optional<int64_t> {
+        std::shared_ptr<const kimi::policy::ActivePolicy> active = policy_service.Active();
+        if (active == nullptr) return std::nullopt;
+        return kimi::policy::RetentionCutoffMs(active->policy, now_ms);
+      };
+    }
     audit_options.on_health_change = [&readiness](bool healthy, const std::string& reason) {
       if (healthy) readiness.MarkReady("audit", "writable");
       else readiness.MarkNotReady("audit", reason);

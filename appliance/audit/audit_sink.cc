@@ -224,7 +224,7 @@ void AuditSink::WriterLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
-      if (options_.content_retention) wake = std::min(wake, next_purge);
+      if (options_.content_retention || options_.content_cutoff_ms) wake = std::min(wake, next_purge);
       cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
       if (pending_.size() <= options_.max_batch) {
         batch.swap(pending_);
@@ -242,9 +242,11 @@ void AuditSink::WriterLoop() {
     for (Task& t : tasks) t(store_.get());
 
     const auto now = Clock::now();
-    if (options_.content_retention && now >= next_purge && !stop) {
-      Result<int64_t> purged =
-          store_->PurgeContentBefore(ContentRetentionCutoffMs(*options_.content_retention, NowMs()));
+    if ((options_.content_retention || options_.content_cutoff_ms) && now >= next_purge && !stop) {
+      std::optional<int64_t> cutoff = options_.content_retention
+                                          ? ContentRetentionCutoffMs(*options_.content_retention, NowMs())
+                                          : options_.content_cutoff_ms(NowMs());
+      Result<int64_t> purged = cutoff ? store_->PurgeContentBefore(*cutoff) : Result<int64_t>(int64_t(0));
       if (!purged.ok()) {
         log::Warn("audit log: expired content not purged yet", {{"error", purged.status().ToString()}});
       } else if (*purged > 0) {

@@ -51,6 +51,10 @@ struct AuditSinkOptions {
   // When set, the writer purges content older than the policy's retention age at start and
   // every purge_interval_ms (records and hashes stay; see content_policy.h).
   std::optional<AuditContentPolicy> content_retention;
+  // Or, when the retention age can change while the daemon runs (a new policy version): called
+  // at each purge with the current Unix ms, returns the cutoff (content older is purged) or
+  // nullopt for no purge now. Called on the writer thread.
+  std::function<std::optional<int64_t>(int64_t now_ms)> content_cutoff_ms;
   int64_t purge_interval_ms = 3'600'000;
   // Called on the writer thread, outside the sink's lock, each time Healthy() changes, with
   // the new state and Reason(); the daemon's readiness follows it. Must not call the sink.

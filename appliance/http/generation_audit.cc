@@ -53,7 +53,13 @@ Status StreamAudit::Finish(std::string_view outcome, std::string_view final_byte
   record_.route_decision = facts_.route_decision;
   record_.attempts = facts_.attempts;
   record_.policy = facts_.policy;
-  if (record_.content.has_value()) record_.content->completion = facts_.completion_text;
+  if (record_.content.has_value()) {
+    if (!facts_.stored_content) {
+      record_.content->completion = facts_.completion_text;
+    } else if (std::optional<audit::AuditContent> kept = facts_.stored_content({}, facts_.completion_text)) {
+      record_.content->completion = std::move(kept->completion);
+    }
+  }
   const std::string request_id = record_.request_id;
   return auditor_->CommitRecord(std::move(record_), request_id);
 }

@@ -212,7 +212,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   if (services.describe_model) {
     if (std::optional<ServedModelDetails> served = services.describe_model(model)) ctx.audit.model_digest = served->digest;
   }
-  ctx.audit.keep_completion_text = services.auditor != nullptr && services.auditor->policy().content.store_content;
+  ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr ||
+                                   (services.auditor != nullptr && services.auditor->policy().content.store_content);
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
     return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, ctx, lease.get(), res)

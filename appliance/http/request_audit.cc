@@ -71,9 +71,11 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   record.policy = f.policy;
   std::optional<audit::AuditContent> content;
   if (!ctx.body_has_password && !f.model.empty()) {
-    content = audit::AuditContent{std::string(e.request_body), f.completion_text};
+    content = f.stored_content ? f.stored_content(e.request_body, f.completion_text)
+                               : audit::AuditContent{std::string(e.request_body), f.completion_text};
   }
-  audit::ApplyContentPolicy(policy_.content, std::move(content), &record);
+  audit::ApplyContentPolicy(f.stored_content ? audit::AuditContentPolicy{true} : policy_.content, std::move(content),
+                            &record);
   return record;
 }
 

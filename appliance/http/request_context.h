@@ -12,9 +12,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
+#include "audit/record.h"
 #include "auth/principal.h"
 
 namespace kimi::http {
@@ -35,6 +38,11 @@ struct AuditFacts {
   std::vector<std::string> policy;  // policy decisions taken, in order
   bool keep_completion_text = false;  // the content policy stores content
   std::string completion_text;        // answer text, collected only when kept
+  // Set by the policy step when the active policy stores content: what of the request body
+  // and the answer is kept, redacted as that policy says (nullopt: nothing). Unset: the
+  // auditor's own AuditPolicy::content applies.
+  std::function<std::optional<audit::AuditContent>(std::string_view request_body, std::string_view completion)>
+      stored_content;
 };
 
 struct RequestContext {

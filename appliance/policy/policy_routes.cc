@@ -4,6 +4,7 @@
 
 #include "api/backend.h"
 #include "kimi/utc_time.h"
+#include "policy/content_storage.h"
 #include "policy/policy_decision.h"
 #include "policy/policy_service.h"
 
@@ -94,6 +95,15 @@ Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services
   // The request's audit record names the policy version and every decision (refusals too).
   ctx.audit.policy = {"policy:v" + std::to_string(decision.policy_version)};
   for (std::string& entry : DecisionAuditEntries(decision)) ctx.audit.policy.push_back(std::move(entry));
+  const ContentLogging& logging = active->policy.content_logging;
+  if (logging.store_prompts || logging.store_completions) {
+    ctx.audit.stored_content = [active](std::string_view request_body,
+                                        std::string_view completion) -> std::optional<audit::AuditContent> {
+      std::optional<ContentToStore> kept = ContentForStorage(*active, request_body, completion);
+      if (!kept) return std::nullopt;
+      return audit::AuditContent{std::move(kept->prompt), std::move(kept->completion)};
+    };
+  }
   return decision.allowed() ? Status::OK() : decision.reason;
 }
 

@@ -2,17 +2,22 @@
 uploaded and listed, an invalid one refused with the JSON pointer of every error while the
 previous stays active, the change audited with its diff, and a prompt holding a card number
 refused under a blocking policy with a 400 that names the category and not the value.
-No model is loaded: the policy step runs before a backend is chosen.
+No model is loaded there: the policy step runs before a backend is chosen. ContentStorageTest
+serves the demo model: prompt and completion text are stored only once a policy says so,
+redacted before storage, and the chain still verifies.
 """
 import json
 import os
+import sqlite3
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from audit_test import read_records  # noqa: E402
-from daemon_harness import Daemon, create_api_key, post_json, request  # noqa: E402
+from audit_test import read_records, verify  # noqa: E402
+from daemon_harness import (Daemon, base_config, create_api_key, make_signed_model, post_json, request,  # noqa: E402
+                            wait_until_ready)
 
 POLICIES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "policies")
 
@@ -104,6 +109,60 @@ class PolicyTest(unittest.TestCase):
         refused = request(self.daemon, "POST", "/admin/v1/policies", {"Content-Type": "application/json"}, body,
                           auth=auditor)
         self.assertEqual(refused.status, 403)
+
+
+
+def stored_content(data_dir):
+    """{seq: (prompt, completion)} of the audit log's stored content."""
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
+    try:
+        return {seq: (prompt, completion) for seq, prompt, completion in
+                db.execute("SELECT seq, prompt, completion FROM audit_content")}
+    finally:
+        db.close()
+
+
+class ContentStorageTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-policy-it-")
+        model, public_key, _ = make_signed_model(self.tmp.name)
+        config = base_config()
+        config["model"] = {"dir": model, "trust_store": public_key, "served_id": "kimi-k3-nano", "threads": 2}
+        self.daemon = Daemon(config=config)
+        state = wait_until_ready(self.daemon)
+        self.assertTrue(state and state["ready"], state)
+
+    def tearDown(self):
+        self.daemon.close()
+        self.tmp.cleanup()
+
+    def chat_records(self):
+        return [r for r in read_records(self.daemon.data_dir) if r["action"] == "http.chat_completions"]
+
+    def test_content_is_stored_only_when_the_policy_says_so_and_redacted(self):
+        body = {"model": "kimi-k3-nano", "max_tokens": 4, "temperature": 0,
+                "messages": [{"role": "user", "content": "write to alice@example.com"}]}
+        self.assertEqual(post_json(self.daemon, "/v1/chat/completions", body).status, 200)
+        self.assertEqual(stored_content(self.daemon.data_dir), {})  # the default stores nothing
+
+        keeping = load_policy("default.json")
+        keeping["name"] = "keep-content"
+        keeping["content_logging"] = {"store_prompts": True, "store_completions": True, "retention_days": 7}
+        self.assertEqual(post_json(self.daemon, "/admin/v1/policies", keeping).status, 201)
+        for stream in (False, True):
+            reply = post_json(self.daemon, "/v1/chat/completions", dict(body, stream=stream))
+            self.assertEqual(reply.status, 200, reply.body)
+        records = self.chat_records()
+        content = stored_content(self.daemon.data_dir)
+        self.assertEqual(sorted(content), [r["seq"] for r in records[-2:]])
+        for seq, (prompt, _completion) in content.items():
+            self.assertIn("[REDACTED:EMAIL]", prompt)  # the default masks e-mail before storage
+            self.assertNotIn("alice@example.com", prompt)
+            self.assertIn("kimi-k3-nano", prompt)
+        self.assertEqual(records[0]["content_sha256"] or "", "")
+        self.assertTrue(all(r["content_sha256"] for r in records[-2:]))
+        code, out, err = verify(self.daemon.data_dir)
+        self.assertEqual(code, 0, out + err)
 
 
 if __name__ == "__main__":
