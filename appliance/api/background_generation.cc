@@ -8,6 +8,10 @@ class BackgroundGeneration::Sink : public EventSink {
   bool Emit(const StreamEvent& event) override {
     std::lock_guard<std::mutex> lock(owner_.mu_);
     if (owner_.abandoned_) return false;
+    if (!owner_.first_emitted_) {
+      owner_.first_emitted_ = true;
+      owner_.outcome_ = owner_.running_outcome_;  // this thread writes running_outcome_
+    }
     owner_.queue_.push_back(event);
     owner_.cv_.notify_all();
     return true;
@@ -28,8 +32,9 @@ BackgroundGeneration::~BackgroundGeneration() {
 
 void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
   Sink sink(*this);
-  Status result = backend.Generate(request, sink, nullptr);
+  Status result = backend.Generate(request, sink, &running_outcome_);
   std::lock_guard<std::mutex> lock(mu_);
+  outcome_ = running_outcome_;
   ended_ = true;
   result_ = std::move(result);
   cv_.notify_all();
@@ -54,6 +59,11 @@ bool BackgroundGeneration::WaitForFirstEvent(Status* result) {
   if (!queue_.empty()) return true;
   *result = result_;
   return false;
+}
+
+BackendOutcome BackgroundGeneration::outcome() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return outcome_;
 }
 
 void BackgroundGeneration::Abandon() {

@@ -36,17 +36,23 @@ class BackgroundGeneration {
   // queued (so the response can be a stream), false with *result set otherwise.
   bool WaitForFirstEvent(Status* result);
   void Abandon();
+  // Who serves the request (BackendOutcome): as of the first event while the generation
+  // runs, final once it ended.
+  BackendOutcome outcome() const;
 
  private:
   class Sink;
   void Run(Backend& backend, BackendRequest request);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<StreamEvent> queue_;  // guarded by mu_
   bool ended_ = false;             // guarded by mu_
   bool abandoned_ = false;         // guarded by mu_
   Status result_;                  // guarded by mu_; valid once ended_
+  BackendOutcome outcome_;         // guarded by mu_: a copy of running_outcome_
+  BackendOutcome running_outcome_; // the generation thread's, written by the backend
+  bool first_emitted_ = false;     // guarded by mu_
   std::thread thread_;
 };
 

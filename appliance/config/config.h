@@ -84,6 +84,13 @@ struct AuthConfig {
   int64_t key_last_used_flush_ms = 10'000;
 };
 
+// The request rules of one served model (api/request/model_request_rules.h); a model without
+// an entry gets Kimi K3's.
+struct ModelRulesConfig {
+  std::string model;
+  nlohmann::json rules = nlohmann::json::object();
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
@@ -93,6 +100,7 @@ struct AppConfig {
   ModelConfig model;
   AuthConfig auth;
   router::RouterConfig router;
+  std::vector<ModelRulesConfig> request_rules;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

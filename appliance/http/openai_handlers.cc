@@ -11,6 +11,7 @@
 #include "api/backend.h"
 #include "api/chat_response_builder.h"
 #include "api/chat_sse_encoder.h"
+#include "api/model_rules_table.h"
 #include "api/completion_encoder.h"
 #include "api/request_gate.h"
 #include "api/response_meta.h"
@@ -47,11 +48,24 @@ Result<std::string> ResolveModel(const Services& services, const Json& body) {
   return model;
 }
 
+// The request rules of the model a body asks for (the only served one when it names none),
+// read before validation so that a malformed body still gets its 400 without a model loaded.
+const api::ModelRequestRules& RulesFor(const Services& services, const Json& body) {
+  static const api::ModelRequestRules k3 = api::ModelRequestRules::K3();
+  if (services.request_rules == nullptr) return k3;
+  if (body.is_object() && body.contains("model") && body["model"].is_string()) {
+    return services.request_rules->For(body["model"].get<std::string>());
+  }
+  const std::vector<std::string> served = services.backend == nullptr ? std::vector<std::string>{}
+                                                                      : services.backend->Models();
+  return services.request_rules->For(served.empty() ? std::string() : served.front());
+}
+
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    httplib::Response& res) {
+                    api::BackendOutcome* outcome, httplib::Response& res) {
   Builder builder;
-  KIMI_RETURN_IF_ERROR(backend.Generate(request, builder, nullptr));
+  KIMI_RETURN_IF_ERROR(backend.Generate(request, builder, outcome));
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
   res.status = 200;
   res.set_content(api::DumpJson(builder.Build(meta)), "application/json");
@@ -59,11 +73,13 @@ Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, c
 }
 
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     httplib::Response& res) {
+                     api::BackendOutcome* outcome, httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
-  if (!generation->WaitForFirstEvent(&before_first)) {
+  const bool started = generation->WaitForFirstEvent(&before_first);
+  *outcome = generation->outcome();
+  if (!started) {
     return before_first.ok() ? Status::Internal("the backend ended without any event") : before_first;
   }
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
@@ -93,8 +109,15 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               return true;
             }
             case api::BackgroundGeneration::Wait::kEvent: {
+              // Everything already queued goes out in one write: under load the backend runs
+              // ahead of this thread, and one write per frame costs a syscall and a wake-up.
               std::string frames;
               shared_encoder->Encode(event, &frames);
+              while (!shared_encoder->finished() &&
+                     generation->Next(&event, &result, std::chrono::milliseconds(0)) ==
+                         api::BackgroundGeneration::Wait::kEvent) {
+                shared_encoder->Encode(event, &frames);
+              }
               if (!frames.empty() && !sink.write(frames.data(), frames.size())) {
                 generation->Abandon();  // the client went away: the backend's next Emit cancels
                 return false;
@@ -112,7 +135,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
                        const httplib::Request& req, httplib::Response& res) {
   Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body));
+  KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body, RulesFor(services, body)));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
@@ -120,8 +143,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   api::Backend& backend = *services.backend;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, &ctx.backend_outcome, res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, &ctx.backend_outcome, res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -130,7 +153,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), res);
+  return RespondStream(backend, std::move(request), std::move(encoder), &ctx.backend_outcome, res);
 }
 
 // The creation time reported for served models: when this process started serving.

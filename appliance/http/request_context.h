@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "api/backend.h"
 #include "auth/principal.h"
 
 namespace kimi::http {
@@ -35,6 +36,10 @@ struct RequestContext {
   std::string auth_failure;
   // Seconds the client should wait when its key's rate limit refused it (Retry-After).
   int64_t retry_after_s = 0;
+  // Which backend served a generation request, after how many attempts, and the router's
+  // decision line, for the audit record. Whole responses: final. Streams: as of the first
+  // event (or the error before it), since the record may be written while the stream runs.
+  api::BackendOutcome backend_outcome;
 };
 
 }  // namespace kimi::http

@@ -66,15 +66,16 @@ class ModelFixture:
 
 
 class EngineWorker:
-    """`kimi-engine serve` on a free loopback port, serving `model_dir` as DEFAULT_MODEL with
-    the same engine settings ModelFixture gives the embedded engine."""
+    """`kimi-engine serve` on a free loopback port, serving `model_dir` as DEFAULT_MODEL, by
+    default with the engine settings ModelFixture gives the embedded engine."""
 
-    def __init__(self, model_dir):
+    def __init__(self, model_dir, threads=1, max_num_seqs=8, default_max_tokens=16):
         self.lines = []
         self._queue = queue.Queue()
         self.proc = subprocess.Popen(
             [KIMI_ENGINE, "serve", "--model", model_dir, "--port", "0", "--served-model-name", DEFAULT_MODEL,
-             "--threads", "1", "--max-num-seqs", "8", "--default-max-tokens", "16"],
+             "--threads", str(threads), "--max-num-seqs", str(max_num_seqs),
+             "--default-max-tokens", str(default_max_tokens), "--max-connections", str(max(128, 2 * max_num_seqs + 16))],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # Drained for the worker's whole life, so a full pipe never blocks it.
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -135,7 +136,12 @@ def upstream_config(model_dir):
     if _worker is None:
         _worker = EngineWorker(model_dir)
         atexit.register(_stop_worker)
-    return {"router": {"backends": [{"name": "worker", "kind": "upstream", "url": _worker.url,
+    return upstream_route(_worker.url)
+
+
+def upstream_route(url):
+    """The config section routing DEFAULT_MODEL to the worker at `url` and nowhere else."""
+    return {"router": {"backends": [{"name": "worker", "kind": "upstream", "url": url,
                                      "models": [DEFAULT_MODEL], "health_interval_ms": 200}]}}
 
 
@@ -212,10 +218,13 @@ class DaemonSuite(unittest.TestCase):
     daemon = None
     model = DEFAULT_MODEL
     model_ready = False
+    extra_config = None  # merged over the suite's daemon config
 
     @classmethod
     def setUpClass(cls):
         config = conformance_config()
+        if cls.extra_config:
+            config = merge(config, cls.extra_config)
         cls.daemon = Daemon(config=config)
         probe = post_json(cls.daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":

@@ -85,7 +85,7 @@ def streamed_arguments(reply_body):
     """(calls, finish_reason) of an SSE reply."""
     calls = {}
     finish_reason = None
-    for line in reply_body.splitlines():
+    for line in reply_body.split("\n"):  # never splitlines(): U+2028 may sit inside a string
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         frame = json.loads(line[len("data: "):])
