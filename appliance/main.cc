@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "api/embedded_backend.h"
+#include "api/model_rules_table.h"
+#include "api/verified_model.h"
 #include "audit/audit_sink.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
@@ -341,6 +343,14 @@ int main(int argc, char** argv) {
   }
   services.backend = router->get();
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
+  kimi::api::ModelRulesTable request_rules;
+  for (const kimi::config::ModelRulesConfig& entry : config.request_rules) {
+    if (kimi::Status added = request_rules.Add(entry.model, entry.rules); !added.ok()) {
+      kimi::log::Error("bad request_rules entry", {{"model", entry.model}, {"error", added.ToString()}});
+      return 1;
+    }
+  }
+  services.request_rules = &request_rules;
   services.before_metrics_render = EngineMetricsRefresher(registry, backend);
   kimi::http::ConsoleAssets console(config.console.assets_dir);
   if (!config.console.assets_dir.empty()) services.console = &console;

@@ -7,9 +7,8 @@ namespace kimi::api {
 
 using Json = nlohmann::ordered_json;
 
-Status PrepareRequest(Endpoint endpoint, Json* body) {
-  // The K3 request rules (docs/api.md, "Request rules"); the body becomes their normalised form.
-  const ModelRequestRules rules = ModelRequestRules::K3();
+Status PrepareRequest(Endpoint endpoint, Json* body, const ModelRequestRules& rules) {
+  // The request rules (docs/api.md, "Request rules"); the body becomes their normalised form.
   KIMI_ASSIGN_OR_RETURN(ValidatedRequest validated, endpoint == Endpoint::kChatCompletions
                                                          ? ValidateChatCompletion(*body, rules)
                                                          : ValidateCompletion(*body, rules));

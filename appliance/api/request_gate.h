@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
+#include "api/request/model_request_rules.h"
 #include "kimi/status.h"
 
 namespace kimi::api {
 
-// Errors: InvalidArgument naming the field. May normalise *body.
-Status PrepareRequest(Endpoint endpoint, nlohmann::ordered_json* body);
+// Errors: InvalidArgument naming the field. May normalise *body. `rules`: the bounds of the
+// model the request is for (ModelRulesTable::For), K3's by default.
+Status PrepareRequest(Endpoint endpoint, nlohmann::ordered_json* body,
+                      const ModelRequestRules& rules = ModelRequestRules::K3());
 
 struct ResponseMode {
   bool stream = false;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/request/model_request_rules.h"
 #include "config/listen_address.h"
 
 namespace kimi::config {
@@ -223,6 +224,18 @@ ObjectSchema<ConsoleConfig> ConsoleSchema() {
 
 }  // namespace
 
+ObjectSchema<ModelRulesConfig> ModelRulesSchema() {
+  return ObjectSchema<ModelRulesConfig>()
+      .String("model", &ModelRulesConfig::model, "The served model id the rules apply to (required, unique).")
+      .JsonValue("rules", &ModelRulesConfig::rules, "object",
+                 "Bounds on sampling parameters: `temperature` [min, max], pinned `top_p`, `presence_penalty`, "
+                 "`frequency_penalty`, `n` (null: no pin). Absent keys keep K3's values.",
+                 [](const nlohmann::json& rules) {
+                   Result<api::ModelRequestRules> parsed = api::ModelRequestRules::FromJson(rules);
+                   return parsed.ok() ? std::string() : parsed.status().message();
+                 });
+}
+
 const ObjectSchema<AppConfig>& AppConfigSchema() {
   static const ObjectSchema<AppConfig> schema =
       ObjectSchema<AppConfig>()
@@ -235,7 +248,9 @@ const ObjectSchema<AppConfig>& AppConfigSchema() {
           .Object("auth", &AppConfig::auth, AuthSchema(), "Authentication of API clients and console users.")
           .Object("router", &AppConfig::router, router::RouterConfigSchema(),
                   "Backends and the inference router (docs/operations.md).")
-          .Object("console", &AppConfig::console, ConsoleSchema(), "The web console (docs/console.md).");
+          .Object("console", &AppConfig::console, ConsoleSchema(), "The web console (docs/console.md).")
+          .ObjectList("request_rules", &AppConfig::request_rules, ModelRulesSchema(),
+                      "Per-model request rules; models without an entry get Kimi K3's.");
   return schema;
 }
 
@@ -305,6 +320,14 @@ Status CheckConfig(const AppConfig& config) {
         listen.ToString());
   }
   KIMI_RETURN_IF_ERROR(router::CheckRouterConfig(config.router));
+  for (size_t i = 0; i < config.request_rules.size(); ++i) {
+    const std::string& model = config.request_rules[i].model;
+    const std::string path = "$.request_rules[" + std::to_string(i) + "].model";
+    if (model.empty()) return Status::InvalidArgument(path + ": required");
+    for (size_t j = 0; j < i; ++j) {
+      if (config.request_rules[j].model == model) return Status::InvalidArgument(path + ": " + model + " is listed twice");
+    }
+  }
   return Status::OK();
 }
 

@@ -104,6 +104,13 @@ struct ConsoleConfig {
   std::string assets_dir = "/usr/share/kimi-appliance/console";  // empty: the console is not served
 };
 
+// The request rules of one served model (api/request/model_request_rules.h); a model without
+// an entry gets Kimi K3's.
+struct ModelRulesConfig {
+  std::string model;
+  nlohmann::json rules = nlohmann::json::object();
+};
+
 struct AppConfig {
   ServerConfig server;
   StorageConfig storage;
@@ -114,6 +121,7 @@ struct AppConfig {
   AuthConfig auth;
   router::RouterConfig router;
   ConsoleConfig console;
+  std::vector<ModelRulesConfig> request_rules;
 };
 
 const ObjectSchema<AppConfig>& AppConfigSchema();

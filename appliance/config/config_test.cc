@@ -126,6 +126,28 @@ TEST(ConfigTest, RelativeDataDirIsResolvedAgainstTheConfigDirectory) {
   EXPECT_EQ(c->storage.data_dir, "rel");
 }
 
+TEST(ConfigTest, RequestRulesAreReadPerModelAndCheckedAtLoad) {
+  Result<AppConfig> c = Parse(R"({"request_rules": [{"model": "open", "rules": {"top_p": null, "temperature": [0, 2]}}]})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(c->request_rules.size(), 1u);
+  EXPECT_EQ(c->request_rules[0].model, "open");
+  EXPECT_TRUE(c->request_rules[0].rules["top_p"].is_null());
+
+  Result<AppConfig> bad = Parse(R"({"request_rules": [{"model": "m", "rules": {"top_k": 1}}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("$.request_rules[0].rules"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("top_k"), std::string::npos) << bad.status().ToString();
+
+  AppConfig twice;
+  twice.server.allow_plain_http_on_loopback = true;
+  twice.request_rules = {ModelRulesConfig{"m", nlohmann::json::object()}, ModelRulesConfig{"m", nlohmann::json::object()}};
+  EXPECT_EQ(CheckConfig(twice).code(), Status::Code::kInvalidArgument);
+  twice.request_rules.pop_back();
+  EXPECT_TRUE(CheckConfig(twice).ok());
+  twice.request_rules[0].model = "";
+  EXPECT_EQ(CheckConfig(twice).code(), Status::Code::kInvalidArgument);
+}
+
 TEST(ConfigTest, CheckConfigAllowsPlainHttpOnlyOnLoopbackWhenEnabled) {
   AppConfig c;
   EXPECT_EQ(CheckConfig(c).code(), Status::Code::kFailedPrecondition);

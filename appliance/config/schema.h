@@ -192,6 +192,26 @@ class ObjectSchema {
     return *this;
   }
 
+  // Any JSON value, kept as it is for a module that reads its own format (e.g. a model's
+  // request rules); `check` (may be null) returns "" or what is wrong with it. `type` is the
+  // type column of the documentation.
+  ObjectSchema& JsonValue(std::string key, nlohmann::json T::*member, std::string type, std::string doc,
+                          std::function<std::string(const nlohmann::json&)> check = nullptr) {
+    Field f{std::move(key), std::move(doc)};
+    f.bind = [member, check](const nlohmann::json& j, const std::string& path, T* out) -> Status {
+      if (check) {
+        std::string problem = check(j);
+        if (!problem.empty()) return Status::InvalidArgument(path + ": " + problem);
+      }
+      out->*member = j;
+      return Status::OK();
+    };
+    f.dump = [member](const T& v) { return v.*member; };
+    f.type = std::move(type);
+    fields_.push_back(std::move(f));
+    return *this;
+  }
+
   // Binds the JSON object `j` found at `path` onto *out. Keys absent from `j` leave their
   // members untouched. Returns InvalidArgument naming the first offending key's path.
   Status Bind(const nlohmann::json& j, const std::string& path, T* out) const {

@@ -11,6 +11,7 @@
 #include "api/backend.h"
 #include "api/chat_response_builder.h"
 #include "api/chat_sse_encoder.h"
+#include "api/model_rules_table.h"
 #include "api/completion_encoder.h"
 #include "api/request_gate.h"
 #include "api/response_meta.h"
@@ -84,6 +85,19 @@ class MeteredSink : public api::EventSink {
 Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
   if (!ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok()) return Status::OK();
   return Status::NotFound("the model '" + model + "' does not exist or this API key may not use it");
+}
+
+// The request rules of the model a body asks for (the only served one when it names none),
+// read before validation so that a malformed body still gets its 400 without a model loaded.
+const api::ModelRequestRules& RulesFor(const Services& services, const Json& body) {
+  static const api::ModelRequestRules k3 = api::ModelRequestRules::K3();
+  if (services.request_rules == nullptr) return k3;
+  if (body.is_object() && body.contains("model") && body["model"].is_string()) {
+    return services.request_rules->For(body["model"].get<std::string>());
+  }
+  const std::vector<std::string> served = services.backend == nullptr ? std::vector<std::string>{}
+                                                                      : services.backend->Models();
+  return services.request_rules->For(served.empty() ? std::string() : served.front());
 }
 
 template <typename Builder>
@@ -168,10 +182,17 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               return true;
             }
             case api::BackgroundGeneration::Wait::kEvent: {
-              audit->NoteEvent(event);
-              Meter(lease.get(), event, request_id);
+              // Everything already queued goes out in one write: under load the backend runs
+              // ahead of this thread, and one write per frame costs a syscall and a wake-up.
               std::string frames;
-              shared_encoder->Encode(event, &frames);
+              for (bool more = true; more;) {
+                audit->NoteEvent(event);
+                Meter(lease.get(), event, request_id);
+                shared_encoder->Encode(event, &frames);
+                more = !shared_encoder->finished() &&
+                       generation->Next(&event, &result, std::chrono::milliseconds(0)) ==
+                           api::BackgroundGeneration::Wait::kEvent;
+              }
               if (shared_encoder->finished()) {
                 FinishStream(sink, *generation, *audit, kOutcomeCompleted, std::move(frames));
                 return true;
@@ -189,7 +210,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
                        const httplib::Request& req, httplib::Response& res) {
   Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body));
+  KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body, RulesFor(services, body)));
   // The one policy decision step, before any backend is chosen or called.
   KIMI_RETURN_IF_ERROR(policy::ApplyRequestPolicy(endpoint, services, ctx, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));

@@ -38,6 +38,7 @@ struct Response;
 
 namespace kimi::api {
 class Backend;
+class ModelRulesTable;
 }
 namespace kimi::models {
 class ModelAdmin;
@@ -69,6 +70,8 @@ struct Services {
   const RequestAuditor* auditor = nullptr;  // null: requests are not audited
   api::Backend* backend = nullptr;          // null: the generation endpoints answer 503
   size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
+  // Per-model request rules; null: K3's for every model.
+  const api::ModelRulesTable* request_rules = nullptr;
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503

@@ -240,6 +240,13 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
     decision += (tried.size() == 1 ? "" : "; retried on ") + slot->name +
                 (tried.size() == 1 ? " chosen for " + std::to_string(tokens) + " tokens among: " + considered : "");
 
+    // Filled before the attempt too, so whoever reads it at the first event (a streamed
+    // response's audit record) already sees who serves the request.
+    if (outcome != nullptr) {
+      outcome->backend = slot->name;
+      outcome->attempts = static_cast<int>(tried.size());
+      outcome->decision = decision;
+    }
     int64_t start = Now();
     GuardedSink guarded(sink, slot->request_timeout_ms > 0 ? start + slot->request_timeout_ms : 0, options_.now_ms);
     slot->Begin(tokens);
@@ -280,7 +287,13 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
     if (retries_ != nullptr) retries_->WithLabels({slot->name}).Increment();
     last = s;
   }
-  if (outcome != nullptr) outcome->decision = decision;
+  if (outcome != nullptr) {
+    outcome->decision = decision;
+    if (tried.empty()) {
+      outcome->backend.clear();  // no backend took it: the decision line says why
+      outcome->attempts = 0;
+    }
+  }
   if (!tried.empty()) return last;
 
   bool known = false;

@@ -273,6 +273,34 @@ TEST(Router, ChoosesByModelAndHealth) {
   EXPECT_NE(text.find(R"(kimi_router_unroutable_total{reason="unavailable"} 1)"), std::string::npos) << text;
 }
 
+TEST(Router, OutcomeIsFilledOnEveryPath) {
+  auto a = std::make_shared<ScriptedBackend>("a", std::vector<std::string>{"m1"});
+  Router router({{a}}, RouterOptions{}, nullptr);
+
+  // Known at the first event already, not only once the request ended.
+  api::BackendOutcome outcome;
+  api::BackendOutcome at_first_event;
+  a->on_event = [&] { at_first_event = outcome; };
+  CollectingSink served;
+  ASSERT_TRUE(router.Generate(Request("m1"), served, &outcome).ok());
+  EXPECT_EQ(at_first_event.backend, "a");
+  EXPECT_EQ(at_first_event.attempts, 1);
+  EXPECT_NE(at_first_event.decision.find("a chosen"), std::string::npos) << at_first_event.decision;
+  EXPECT_EQ(outcome.backend, "a");
+
+  // Unroutable: no backend, no attempt, and the decision says why; a reused outcome is reset.
+  CollectingSink unknown;
+  EXPECT_EQ(router.Generate(Request("m9"), unknown, &outcome).code(), Status::Code::kNotFound);
+  EXPECT_EQ(outcome.backend, "");
+  EXPECT_EQ(outcome.attempts, 0);
+  EXPECT_NE(outcome.decision.find("no backend could take model m9"), std::string::npos) << outcome.decision;
+  a->healthy = false;
+  CollectingSink unavailable;
+  EXPECT_EQ(router.Generate(Request("m1"), unavailable, &outcome).code(), Status::Code::kUnavailable);
+  EXPECT_EQ(outcome.attempts, 0);
+  EXPECT_NE(outcome.decision.find("a (not serving)"), std::string::npos) << outcome.decision;
+}
+
 TEST(Router, BalancesByOutstandingTokens) {
   auto a = std::make_shared<ScriptedBackend>("a", std::vector<std::string>{"kimi-k3"});
   auto b = std::make_shared<ScriptedBackend>("b", std::vector<std::string>{"kimi-k3"});

@@ -21,6 +21,10 @@ constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
 constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
 constexpr int64_t kHealthReadTimeoutMs = 5'000;
+// Idle keep-alive connections kept per upstream, and how long one may sit idle (under the
+// 5 s keep-alive timeout of cpp-httplib and uvicorn servers).
+constexpr size_t kMaxIdleConnections = 256;
+constexpr std::chrono::milliseconds kMaxConnectionIdle{2'000};
 
 void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
   auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
@@ -83,7 +87,16 @@ UpstreamOptions WithoutTrailingSlash(UpstreamOptions options) {
 }
 }  // namespace
 
-UpstreamBackend::UpstreamBackend(UpstreamOptions options) : options_(WithoutTrailingSlash(std::move(options))) {
+UpstreamBackend::UpstreamBackend(UpstreamOptions options)
+    : options_(WithoutTrailingSlash(std::move(options))),
+      connections_(
+          [this] {
+            auto client = std::make_unique<httplib::Client>(options_.url);
+            ApplyTimeouts(*client, options_);
+            client->set_keep_alive(true);
+            return client;
+          },
+          kMaxIdleConnections, kMaxConnectionIdle) {
   if (options_.health_interval_ms > 0) health_thread_ = std::thread([this] { HealthLoop(); });
 }
 
@@ -184,8 +197,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   x.sink = &sink;
   SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
 
-  httplib::Client client(options_.url);
-  ApplyTimeouts(client, options_);
+  std::unique_ptr<httplib::Client> client = connections_.Acquire();
   httplib::Request req;
   req.method = "POST";
   req.path = chat ? "/v1/chat/completions" : "/v1/completions";
@@ -215,8 +227,13 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
 
   httplib::Response response;
   httplib::Error error = httplib::Error::Success;
-  bool sent = client.send(req, response, error);
-  client.stop();
+  bool sent = client->send(req, response, error);
+  // Only a connection whose exchange ended cleanly is reused; any other is closed here.
+  if (sent && x.http_status == 200 && !x.client_gone && x.stream_error.ok() && (x.done || !IsEventStream(x.content_type))) {
+    connections_.Release(std::move(client));
+  } else {
+    client->stop();
+  }
 
   if (x.client_gone) return Status::Cancelled("the client went away; upstream request closed");
   if (!x.stream_error.ok()) return x.stream_error;

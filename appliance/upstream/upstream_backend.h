@@ -18,7 +18,10 @@
 // thread repeats the check; a refused connection during a request marks it unhealthy until
 // the next check passes.
 //
-// Owns: the health thread and the last health verdict. Each request opens its own connection.
+// Connections: keep-alive, from a ConnectionPool (connection_pool.h); one whose exchange did
+// not end cleanly (an error, a departed client) is closed, never reused.
+//
+// Owns: the health thread, the last health verdict and the idle connections.
 // Thread safety: Generate(), Healthy() and Models() may be called from any thread at once.
 #pragma once
 
@@ -32,6 +35,7 @@
 
 #include "api/backend.h"
 #include "kimi/status.h"
+#include "upstream/connection_pool.h"
 
 namespace kimi::upstream {
 
@@ -67,6 +71,7 @@ class UpstreamBackend final : public api::Backend {
   std::string UpstreamModelFor(std::string_view model) const;
 
   const UpstreamOptions options_;
+  ConnectionPool connections_;  // keep-alive connections for Generate()
 
   mutable std::mutex mu_;
   bool healthy_ = false;                     // guarded by mu_

@@ -14,6 +14,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <cstdio>
 #include <iterator>
@@ -34,6 +35,9 @@ namespace kimi::tools {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+constexpr int kListenBacklog = 1024;
+constexpr size_t kKeepAliveRequests = 10'000;
 
 const std::vector<FlagSpec>& ServeFlags() {
   static const std::vector<FlagSpec> flags = {
@@ -234,6 +238,22 @@ Status Serve(const Flags& flags) {
   Json models = ModelList(ctx, config.max_position_embeddings);
 
   httplib::Server server;
+  // cpp-httplib listens with a backlog of 5: a burst of concurrent clients (a gateway opening
+  // its connections, 64 streams at once) overflows it and a dropped SYN costs a one-second
+  // retransmit. The socket is caught here and listen() is called again below with room for
+  // the burst (Linux applies a second listen() to the backlog). SO_REUSEADDR is what the
+  // library's default socket options set.
+  int listen_fd = -1;
+  server.set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_fd = sock;
+  });
+  // Frames are written one token at a time: without TCP_NODELAY, Nagle's algorithm holds
+  // small frames back for the peer's delayed ACK.
+  server.set_tcp_nodelay(true);
+  // Keep-alive connections from a gateway's pool are reused for many requests.
+  server.set_keep_alive_max_count(kKeepAliveRequests);
   server.new_task_queue = [max_connections] { return new httplib::ThreadPool(size_t(max_connections)); };
   server.set_payload_max_length(64u << 20);
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
@@ -252,6 +272,9 @@ Status Serve(const Flags& flags) {
 
   int bound = port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, int(port)) ? int(port) : -1);
   if (bound <= 0) return Status::Unavailable("cannot listen on " + host + ":" + port_text);
+  if (listen_fd >= 0 && ::listen(listen_fd, kListenBacklog) != 0) {
+    return Status::Unavailable("cannot raise the listen backlog on " + host + ":" + port_text);
+  }
 
   // Only this thread takes SIGINT/SIGTERM; the server's threads inherit the blocked mask.
   sigset_t stop_signals;

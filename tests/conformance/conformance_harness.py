@@ -10,20 +10,31 @@ serving a model:
                             (daemon_harness.make_signed_model) and serves it as "kimi-k3".
 Without either, the daemon serves no model and only the rules' refusals are fully checked.
 
+  KIMI_CONFORMANCE_BACKEND  "embedded" (default): the daemon loads the model itself;
+                            "upstream": a `kimi-engine serve` worker on loopback serves the
+                            model and the daemon's router reaches it as its only backend, so
+                            every suite checks the upstream path with the same expectations.
+
 Python standard library only (Debian's python3); jsonschema (python3-jsonschema) is used when
 installed and the structured-output checks skip without it.
 """
+import atexit
 import json
 import os
+import queue
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
-from daemon_harness import (KIMI_ENGINE, KIMICTL, Daemon, base_config, make_signed_model, post_json,  # noqa: E402
-                            request, wait_until_ready)
+from daemon_harness import (EXIT_TIMEOUT_S, KIMI_ENGINE, KIMICTL, START_TIMEOUT_S, Daemon, base_config,  # noqa: E402
+                            make_signed_model, post_json, request, wait_until_ready)
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -54,26 +65,121 @@ class ModelFixture:
                           "threads": 1, "max_num_seqs": 8, "default_max_tokens": 16}}
 
 
+class EngineWorker:
+    """`kimi-engine serve` on a free loopback port, serving `model_dir` as DEFAULT_MODEL, by
+    default with the engine settings ModelFixture gives the embedded engine."""
+
+    def __init__(self, model_dir, threads=1, max_num_seqs=8, default_max_tokens=16):
+        self.lines = []
+        self._queue = queue.Queue()
+        self.proc = subprocess.Popen(
+            [KIMI_ENGINE, "serve", "--model", model_dir, "--port", "0", "--served-model-name", DEFAULT_MODEL,
+             "--threads", str(threads), "--max-num-seqs", str(max_num_seqs),
+             "--default-max-tokens", str(default_max_tokens), "--max-connections", str(max(128, 2 * max_num_seqs + 16))],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Drained for the worker's whole life, so a full pipe never blocks it.
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        self.url = self._wait_for_listening()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+            self._queue.put(line)
+        self._queue.put(None)
+
+    def _wait_for_listening(self):
+        while True:
+            try:
+                line = self._queue.get(timeout=START_TIMEOUT_S * 4)
+            except queue.Empty:
+                line = None
+            if line is None:
+                self.stop()
+                raise RuntimeError("kimi-engine serve did not report listening:\n" + "\n".join(self.lines))
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("msg") == "listening":
+                return "http://" + event["address"]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=EXIT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if os.environ.get("KIMI_IT_VERBOSE"):
+            print("\n--- worker log ---\n" + "\n".join(self.lines), file=sys.stderr)
+
+
+def upstream_mode():
+    return os.environ.get("KIMI_CONFORMANCE_BACKEND", "embedded") == "upstream"
+
+
 _fixture = None
+_worker = None
+
+
+def _stop_worker():
+    if _worker is not None:
+        _worker.stop()
+
+
+def upstream_config(model_dir):
+    """The router section that sends every request for DEFAULT_MODEL to one worker serving
+    `model_dir` (started once per process, stopped at exit); the daemon loads no model."""
+    global _worker
+    if _worker is None:
+        _worker = EngineWorker(model_dir)
+        atexit.register(_stop_worker)
+    return upstream_route(_worker.url)
+
+
+def upstream_route(url):
+    """The config section routing DEFAULT_MODEL to the worker at `url` and nowhere else."""
+    return {"router": {"backends": [{"name": "worker", "kind": "upstream", "url": url,
+                                     "models": [DEFAULT_MODEL], "health_interval_ms": 200}]}}
 
 
 def conformance_config():
-    """The daemon config: base, plus KIMI_CONFORMANCE_CONFIG or a synthetic model."""
+    """The daemon config: base, plus KIMI_CONFORMANCE_CONFIG or a synthetic model, served by the
+    daemon itself or (KIMI_CONFORMANCE_BACKEND=upstream) by a worker behind its router."""
     global _fixture
     config = base_config()
     extra = os.environ.get("KIMI_CONFORMANCE_CONFIG")
     if extra:
         with open(extra) as f:
-            return merge(config, json.load(f))
-    if KIMI_ENGINE and KIMICTL:
+            config = merge(config, json.load(f))
+    elif KIMI_ENGINE and KIMICTL:
         if _fixture is None:
             _fixture = ModelFixture()
         config = merge(config, _fixture.config())
+    if upstream_mode() and config.get("model", {}).get("dir"):
+        model = config.pop("model")
+        config = merge(config, upstream_config(model["dir"]))
     return config
 
 
+def wait_until_routable(daemon, timeout=START_TIMEOUT_S * 4):
+    """Polls GET /v1/models until the router lists a model (its upstream passed a health check)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = request(daemon, "GET", "/v1/models")
+        if reply.status == 200 and reply.json().get("data"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def model_served(daemon, config):
-    """True once the configured model is verified and loaded; False without one."""
+    """True once the configured model is verified and loaded (or its upstream is healthy);
+    False without one."""
+    if config.get("router", {}).get("backends"):
+        return wait_until_routable(daemon)
     if not config.get("model", {}).get("dir"):
         return False
     state = wait_until_ready(daemon)
@@ -112,10 +218,13 @@ class DaemonSuite(unittest.TestCase):
     daemon = None
     model = DEFAULT_MODEL
     model_ready = False
+    extra_config = None  # merged over the suite's daemon config
 
     @classmethod
     def setUpClass(cls):
         config = conformance_config()
+        if cls.extra_config:
+            config = merge(config, cls.extra_config)
         cls.daemon = Daemon(config=config)
         probe = post_json(cls.daemon, CHAT_PATH, {"model": DEFAULT_MODEL, "messages": []})
         if probe.status == 404 and (error_of(probe) or {}).get("code") == "unknown_route":

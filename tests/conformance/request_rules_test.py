@@ -280,6 +280,23 @@ class MessageShapeTest(DaemonSuite):
         self.assertRejected(self.chat_raw(body), "model")
 
 
+class PerModelRulesTest(DaemonSuite):
+    """The `request_rules` configuration section: an operator's bounds for the served model
+    replace K3's, key by key; keys left out keep K3's values."""
+
+    extra_config = {"request_rules": [{"model": conformance_harness.DEFAULT_MODEL,
+                                       "rules": {"temperature": [0, 0.8], "top_p": None}}]}
+
+    def test_configured_bounds_replace_k3s(self):
+        self.assertPassedRules(self.chat(temperature=0.8))
+        self.assertPassedRules(self.chat(top_p=0.5))
+        self.assertRejected(self.chat(temperature=0.9), "temperature", "[0, 0.8]")
+
+    def test_keys_left_out_keep_k3s_values(self):
+        self.assertRejected(self.chat(presence_penalty=0.5), "presence_penalty")
+        self.assertRejected(self.chat(n=2), "n")
+
+
 class CompletionsRulesTest(DaemonSuite):
     def completion(self, **fields):
         body = {"model": self.model, "prompt": "Once upon a time", "max_tokens": 4}

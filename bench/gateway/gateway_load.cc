@@ -1,0 +1,245 @@
+// kimi-bench-gateway-load: the load generator of the gateway overhead benchmark
+// (bench/gateway/gateway_bench.py). Two sides, `--direct` (a worker) and `--gateway` (the
+// appliance in front of it), get the same rounds of load, alternately: in a round
+// `--streams` client threads each send `--requests` streaming chat completions one after
+// another. One warm-up round per side comes first and is not reported. Each stream keeps one
+// keep-alive connection per side across rounds, so both sides are measured in the steady
+// state rather than on connection set-up. Prints one JSON object: per measured round and
+// side, the wall time, the completion tokens the streams' usage reported, and each request's
+// latency (send to last byte) and time to its first answer or reasoning frame. The SSE is
+// parsed with the appliance's own upstream::SseParser.
+//
+// Thread safety: in a round each client thread owns its connection and its result slot.
+#include <httplib.h>
+
+#include <chrono>
+#include <memory>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/flags.h"
+#include "upstream/sse_parser.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+struct Side {
+  std::string name;
+  std::string url;      // http://host:port, no path
+  std::string api_key;  // sent as a bearer token when not empty
+};
+
+struct Settings {
+  std::vector<Side> sides;
+  std::string model;
+  int streams = 64;
+  int requests = 1;
+  int rounds = 3;
+  int max_tokens = 32;
+  std::string prompt = "Write a short story about a lighthouse keeper.";
+};
+
+struct RequestResult {
+  bool ok = false;
+  std::string error;
+  double latency_ms = 0;
+  double first_frame_ms = -1;  // first frame with content or reasoning; -1 when none came
+  int64_t completion_tokens = 0;
+};
+
+double MillisSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+bool HasText(const Json& chunk) {
+  if (!chunk.contains("choices") || !chunk["choices"].is_array() || chunk["choices"].empty()) return false;
+  const Json& delta = chunk["choices"][0].value("delta", Json::object());
+  for (const char* key : {"content", "reasoning_content", "reasoning"}) {
+    auto it = delta.find(key);
+    if (it != delta.end() && it->is_string() && !it->get<std::string>().empty()) return true;
+  }
+  return false;
+}
+
+RequestResult StreamOnce(httplib::Client& client, const Side& side, const std::string& body) {
+  RequestResult r;
+  const Clock::time_point start = Clock::now();
+  bool done = false;
+  kimi::upstream::SseParser parser([&](const kimi::upstream::SseEvent& e) -> kimi::Status {
+    if (e.data == "[DONE]") {
+      done = true;
+      return kimi::Status::OK();
+    }
+    Json chunk = Json::parse(e.data, nullptr, false);
+    if (chunk.is_discarded()) return kimi::Status::Corruption("a frame that is not JSON");
+    if (chunk.contains("error")) return kimi::Status::Internal("error frame: " + chunk["error"].dump());
+    if (r.first_frame_ms < 0 && HasText(chunk)) r.first_frame_ms = MillisSince(start);
+    if (chunk.contains("usage") && chunk["usage"].is_object()) {
+      r.completion_tokens = chunk["usage"].value("completion_tokens", int64_t{0});
+    }
+    return kimi::Status::OK();
+  });
+
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/chat/completions";
+  req.set_header("Content-Type", "application/json");
+  if (!side.api_key.empty()) req.set_header("Authorization", "Bearer " + side.api_key);
+  req.body = body;
+  int status = 0;
+  std::string error_body;
+  kimi::Status parsed;
+  req.response_handler = [&](const httplib::Response& response) {
+    status = response.status;
+    return true;
+  };
+  req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
+    if (status != 200) {
+      error_body.append(data, size);
+      return true;
+    }
+    parsed = parser.Feed(std::string_view(data, size));
+    return parsed.ok();
+  };
+  httplib::Response response;
+  httplib::Error error = httplib::Error::Success;
+  const bool sent = client.send(req, response, error);
+  r.latency_ms = MillisSince(start);
+  if (!parsed.ok()) {
+    r.error = parsed.ToString();
+  } else if (!sent) {
+    r.error = "transport: " + httplib::to_string(error);
+  } else if (status != 200) {
+    r.error = "HTTP " + std::to_string(status) + ": " + error_body.substr(0, 300);
+  } else if (!done) {
+    r.error = "the stream ended without [DONE]";
+  } else {
+    r.ok = true;
+  }
+  return r;
+}
+
+// One round on one side: every stream sends its requests on its own connection.
+Json RunRound(const Settings& s, const Side& side, const std::string& body,
+              std::vector<std::unique_ptr<httplib::Client>>& clients) {
+  std::vector<std::vector<RequestResult>> results(static_cast<size_t>(s.streams));
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < s.requests; ++k) results[i].push_back(StreamOnce(*clients[i], side, body));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const double wall_s = MillisSince(start) / 1000.0;
+
+  Json latencies = Json::array(), first_frames = Json::array(), errors = Json::array();
+  int64_t tokens = 0;
+  int64_t failed = 0;
+  for (const auto& stream : results) {
+    for (const RequestResult& r : stream) {
+      if (!r.ok) {
+        ++failed;
+        if (errors.size() < 5) errors.push_back(r.error);
+        continue;
+      }
+      tokens += r.completion_tokens;
+      latencies.push_back(r.latency_ms);
+      if (r.first_frame_ms >= 0) first_frames.push_back(r.first_frame_ms);
+    }
+  }
+  return Json{{"side", side.name}, {"requests", int64_t{s.streams} * s.requests}, {"failed", failed},
+              {"errors", errors}, {"wall_s", wall_s}, {"completion_tokens", tokens},
+              {"tokens_per_s", wall_s > 0 ? double(tokens) / wall_s : 0.0}, {"latency_ms", latencies},
+              {"first_frame_ms", first_frames}};
+}
+
+int Run(const Settings& s) {
+  const std::string body = Json{{"model", s.model},
+                                {"messages", Json::array({Json{{"role", "user"}, {"content", s.prompt}}})},
+                                {"max_tokens", s.max_tokens},
+                                {"temperature", 0.0},
+                                // The form both a worker and the appliance accept.
+                                {"chat_template_kwargs", Json{{"thinking", false}}},
+                                {"stream", true},
+                                {"stream_options", Json{{"include_usage", true}}}}
+                               .dump();
+  // clients[side][stream]: one keep-alive connection each, kept across rounds.
+  std::vector<std::vector<std::unique_ptr<httplib::Client>>> clients(s.sides.size());
+  for (size_t k = 0; k < s.sides.size(); ++k) {
+    for (int i = 0; i < s.streams; ++i) {
+      auto client = std::make_unique<httplib::Client>(s.sides[k].url);
+      client->set_keep_alive(true);
+      client->set_read_timeout(600, 0);
+      client->set_connection_timeout(60, 0);
+      clients[k].push_back(std::move(client));
+    }
+  }
+  int64_t failed = 0;
+  for (size_t k = 0; k < s.sides.size(); ++k) {
+    Json warmup = RunRound(s, s.sides[k], body, clients[k]);
+    failed += warmup["failed"].get<int64_t>();
+  }
+  Json rounds = Json::array();
+  for (int r = 0; r < s.rounds; ++r) {
+    for (size_t k = 0; k < s.sides.size(); ++k) {
+      Json round = RunRound(s, s.sides[k], body, clients[k]);
+      failed += round["failed"].get<int64_t>();
+      rounds.push_back(std::move(round));
+    }
+  }
+  std::printf("%s\n", Json{{"streams", s.streams}, {"failed", failed}, {"rounds", rounds}}.dump().c_str());
+  return failed == 0 ? 0 : 1;
+}
+
+const std::vector<kimi::tools::FlagSpec>& LoadFlags() {
+  static const std::vector<kimi::tools::FlagSpec> flags = {
+      {"direct", true, "URL   the worker: http://host:port"},
+      {"gateway", true, "URL   the appliance in front of it: http://host:port"},
+      {"api-key", true, "KEY   the appliance's bearer token"},
+      {"rounds", true, "N     measured rounds per side, after one warm-up round each (default 3)"},
+      {"model", true, "ID    model id to ask for"},
+      {"streams", true, "N     concurrent client streams (default 64)"},
+      {"requests", true, "N     requests each stream sends one after another (default 1)"},
+      {"max-tokens", true, "N     max_tokens of each request (default 32)"},
+      {"help", false, "      this text"},
+  };
+  return flags;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto flags = kimi::tools::Flags::Parse(std::vector<std::string>(argv + 1, argv + argc), LoadFlags());
+  if (!flags.ok() || flags->Has("help") || !flags->Has("direct") || !flags->Has("gateway") || !flags->Has("model")) {
+    std::fprintf(stderr, "%susage: kimi-bench-gateway-load --direct URL --gateway URL --model ID [flags]\n%s",
+                 flags.ok() ? "" : (flags.status().message() + "\n").c_str(),
+                 kimi::tools::Flags::Usage(LoadFlags()).c_str());
+    return 2;
+  }
+  Settings s;
+  s.sides = {Side{"direct", *flags->Get("direct"), ""},
+             Side{"gateway", *flags->Get("gateway"), flags->Get("api-key").value_or("")}};
+  s.model = *flags->Get("model");
+  auto streams = flags->GetUint("streams", 64);
+  auto requests = flags->GetUint("requests", 1);
+  auto max_tokens = flags->GetUint("max-tokens", 32);
+  auto rounds = flags->GetUint("rounds", 3);
+  for (const auto* value : {&streams, &requests, &max_tokens, &rounds}) {
+    if (!value->ok() || **value == 0) {
+      std::fprintf(stderr, "--streams, --requests, --max-tokens and --rounds take positive integers\n");
+      return 2;
+    }
+  }
+  s.streams = static_cast<int>(*streams);
+  s.requests = static_cast<int>(*requests);
+  s.max_tokens = static_cast<int>(*max_tokens);
+  s.rounds = static_cast<int>(*rounds);
+  return Run(s);
+}
