@@ -106,8 +106,8 @@ class AuditRecordsTest(unittest.TestCase):
         self.assertEqual(records[-1]["action"], "service.stop")
         by_id = {}
         for rec in records[1:-1]:
-            if rec["action"].startswith("auth."):
-                continue  # the harness's API key, made with kimictl before the start, has its own record
+            if rec["action"].startswith("auth.") or rec["action"] == "policy.update":
+                continue  # the harness's API key and the default policy's installation have their own
             self.assertNotIn(rec["request_id"], by_id, "two records for one request")
             by_id[rec["request_id"]] = rec
         self.assertEqual(set(by_id), set(sent), "exactly one record per request, none for probes")
@@ -147,8 +147,10 @@ class AuditRecordsTest(unittest.TestCase):
             self.assertEqual(daemon.stop(), 0)
         finally:
             daemon.close()
-        # The harness's API key, made with kimictl before the start, has its own record.
-        records = [r for r in read_records(self.data_dir) if not r["action"].startswith("auth.")]
+        # The harness's API key, made with kimictl before the start, and the default policy's
+        # installation at the first start have their own records.
+        records = [r for r in read_records(self.data_dir)
+                   if not r["action"].startswith("auth.") and r["action"] != "policy.update"]
         actions = [(r["action"], r["request_id"], r["outcome"]) for r in records]
         self.assertEqual(actions[1:3], [("http.healthz", "it-hz", "ok"), ("http.healthz", "it-head", "ok")])
         self.assertEqual(records[1]["response_sha256"], sha256_hex(reply.body.encode()))
@@ -314,7 +316,7 @@ class AuditStreamTest(unittest.TestCase):
         self.assertGreaterEqual(record["completion_tokens"], 0)
         self.assertGreater(record["ttft_us"], 0)
         self.assertGreaterEqual(record["total_us"], record["ttft_us"])
-        self.assertEqual(record["policy"], "[]")
+        self.assertEqual(record["policy"], '["policy:v1"]')  # the default policy, nothing redacted
         self.assertEqual(record["actor"], self.daemon.api_key_id)
         self.assertEqual(record["role"], "admin")
 
