@@ -3,7 +3,7 @@
 // Shown as not available when the appliance has no policy routes.
 
 import {get, post} from '../api.js';
-import {busy, errorLine, field, h, replace} from '../dom.js';
+import {busy, errorLine, field, formatTime, h, replace, table} from '../dom.js';
 
 export function render(container, {principal}) {
   const current = h('div', {id: 'policy-current'});
@@ -12,9 +12,17 @@ export function render(container, {principal}) {
   async function load() {
     try {
       const policy = await get('/admin/v1/policies');
-      replace(current, h('section', {class: 'card', 'aria-labelledby': 'policy-title'},
-                         h('h2', {id: 'policy-title'}, 'Active policy'),
-                         h('pre', {class: 'json'}, JSON.stringify(policy, null, 2))));
+      const versions = (policy.versions || []).slice().reverse();
+      replace(current,
+              h('section', {class: 'card', 'aria-labelledby': 'policy-title'},
+                h('h2', {id: 'policy-title'}, 'Active policy: version ' + policy.active_version),
+                h('pre', {class: 'json'}, JSON.stringify(policy.active, null, 2))),
+              h('section', {class: 'card', 'aria-labelledby': 'policy-versions-title'},
+                h('h2', {id: 'policy-versions-title'}, 'Versions'),
+                table(['Version', 'Name', 'Installed', 'By', 'Active'],
+                      versions.map((v) => [String(v.version), v.name || '', formatTime(v.created_at), v.actor || '',
+                                           v.active ? 'yes' : '']),
+                      'No version stored.')));
       if (principal.role === 'admin' && !container.querySelector('#policy-upload')) container.append(uploadForm());
     } catch (e) {
       replace(current, errorLine(e, 'Policies'));
