@@ -52,10 +52,33 @@ async function changePassword(page) {
   await page.getByRole('button', {name: 'Change password'}).click();
 }
 
-// The key as the API sees it: 200 from /v1/models while valid, 401 once revoked.
-async function apiStatusWith(key) {
+// The key as the API sees it: 200 from /v1/models while valid, 401 once revoked; with the
+// request id the daemon gave that request (its audit record carries it).
+async function apiCallWith(key) {
   const res = await fetch(base + '/v1/models', {headers: {Authorization: 'Bearer ' + key}});
-  return res.status;
+  return {status: res.status, requestId: res.headers.get('x-request-id') || ''};
+}
+
+async function apiStatusWith(key) {
+  return (await apiCallWith(key)).status;
+}
+
+// Waits until the audit results table is non-empty and every row has `value` in cell
+// `column` (the table is replaced as a whole when a search answers); returns the rows' cells.
+async function auditRowsWhere(page, column, value) {
+  const handle = await page.waitForFunction(([col, want]) => {
+    const rows = [...document.querySelectorAll('#audit-results tbody tr')]
+        .map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent));
+    return rows.length > 0 && rows.every((cells) => cells[col] === want) ? rows : null;
+  }, [column, value], {timeout: WAIT_MS});
+  return handle.jsonValue();
+}
+
+async function openScreen(page, link, id) {
+  await page.getByRole('link', {name: link, exact: true}).click();
+  const screen = page.locator(id);
+  await screen.waitFor({timeout: WAIT_MS});
+  return screen;
 }
 
 async function adminSuite(page) {
@@ -103,6 +126,9 @@ async function adminSuite(page) {
   });
 
   let key = '';
+  let keyRequestId = '';
+  let actorOfKey = '';
+  let activePolicy = {};
   let auditorPassword = '';
   await check('create a key: its secret is shown once, with a copy button, and works', async () => {
     await page.getByRole('link', {name: 'Keys and users'}).click();
@@ -116,7 +142,10 @@ async function adminSuite(page) {
     assert(await page.getByRole('button', {name: 'Copy'}).isVisible(), 'no copy button');
     await page.locator('#key-list').getByText('browser-test').waitFor({timeout: WAIT_MS});
     await screenshot(page, 'keys-created');
-    assert((await apiStatusWith(key)) === 200, 'the new key is refused by the API');
+    const used = await apiCallWith(key);
+    assert(used.status === 200, 'the new key is refused by the API: ' + used.status);
+    assert(used.requestId !== '', 'the reply carries no X-Request-Id');
+    keyRequestId = used.requestId;
     await page.getByRole('button', {name: 'Done'}).click();
     assert((await page.locator('#secret-once').count()) === 0, 'the secret is still on screen');
     assert(!(await page.content()).includes(key), 'the secret is still in the page');
@@ -139,16 +168,80 @@ async function adminSuite(page) {
     await screenshot(page, 'keys-revoked');
   });
 
-  await check('screens whose routes this appliance lacks say so instead of failing', async () => {
-    for (const [link, id] of [['Audit', '#screen-audit'], ['Policies', '#screen-policies'],
-                              ['Models', '#screen-models']]) {
-      await page.getByRole('link', {name: link, exact: true}).click();
-      const screen = page.locator(id);
-      await screen.waitFor({timeout: WAIT_MS});
-      await screen.locator('.unavailable, table, .empty').first().waitFor({timeout: WAIT_MS});
-      assert((await screen.locator('.error').count()) === 0, link + ' shows an error: ' + await screen.textContent());
-      await screenshot(page, link.toLowerCase());
-    }
+  await check("the audit search finds the key's API request by its request id", async () => {
+    const screen = await openScreen(page, 'Audit', '#screen-audit');
+    await screen.locator('#audit-results table, #audit-results .empty').first().waitFor({timeout: WAIT_MS});
+    await page.getByLabel('Request ID').fill(keyRequestId);
+    await page.getByRole('button', {name: 'Search'}).click();
+    // The first page on arrival listed every record: wait for the search's own table.
+    await auditRowsWhere(page, 8, keyRequestId);
+    const row = page.locator('#audit-results tbody tr', {hasText: keyRequestId});
+    assert((await page.locator('#audit-results tbody tr').count()) === 1, 'more than the one request matched');
+    const cells = await row.locator('td').allTextContents();
+    // Columns: seq, time, actor, role, action, model, outcome, status, request id, detail.
+    assert(cells[3] === 'user' && cells[6] === 'ok' && cells[7] === '200', 'record: ' + cells.join(' | '));
+    actorOfKey = cells[2];
+    assert(actorOfKey !== '' && actorOfKey !== '–', 'the record names no actor');
+    await screenshot(page, 'audit-by-request');
+  });
+
+  await check("the audit search by the key's actor lists its requests", async () => {
+    await page.getByLabel('Request ID').fill('');
+    await page.getByLabel('Actor').fill(actorOfKey);
+    await page.getByRole('button', {name: 'Search'}).click();
+    const rows = await auditRowsWhere(page, 2, actorOfKey);
+    assert(rows.some((cells) => cells[8] === keyRequestId), "the key's request is not listed");
+    await screenshot(page, 'audit');
+  });
+
+  await check('the audit export downloads a JSONL bundle', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download', {timeout: WAIT_MS}),
+                                          page.getByRole('button', {name: 'Export JSONL'}).click()]);
+    assert(download.suggestedFilename() === 'audit-export.jsonl', 'file: ' + download.suggestedFilename());
+    const text = fs.readFileSync(await download.path(), 'utf8');
+    const lines = text.split('\n').filter((l) => l !== '');
+    assert(lines.length >= 2, 'the bundle has ' + lines.length + ' line(s)');
+    const parsed = lines.map((l) => JSON.parse(l));
+    assert(parsed.every((o) => o !== null && typeof o === 'object'), 'a line is not a JSON object');
+    assert(text.includes(keyRequestId), "the bundle lacks the key's request");
+    await page.locator('#screen-audit .ok', {hasText: 'Exported'}).waitFor({timeout: WAIT_MS});
+  });
+
+  await check('an invalid policy is refused with every path listed on screen', async () => {
+    const screen = await openScreen(page, 'Policies', '#screen-policies');
+    await screen.locator('#policy-current h2', {hasText: 'Active policy: version 1'}).waitFor({timeout: WAIT_MS});
+    const text = page.getByLabel('Policy (JSON)');
+    activePolicy = JSON.parse(await text.inputValue());
+    assert(typeof activePolicy.name === 'string', 'the editor does not start as the active policy');
+    const broken = {...activePolicy, name: 7, content_logging: {...activePolicy.content_logging, retention_days: -1}};
+    await text.fill(JSON.stringify(broken, null, 2));
+    await page.getByRole('button', {name: 'Validate and activate'}).click();
+    const errors = page.locator('#policy-errors li');
+    await errors.first().waitFor({timeout: WAIT_MS});
+    const listed = await errors.allTextContents();
+    assert(listed.some((e) => e.startsWith('/name:')), 'errors: ' + listed.join(' | '));
+    assert(listed.some((e) => e.startsWith('/content_logging/retention_days:')), 'errors: ' + listed.join(' | '));
+    assert((await screen.locator('#policy-current h2', {hasText: 'version 1'}).count()) === 1, 'a version changed');
+    await screenshot(page, 'policies-refused');
+  });
+
+  await check('a valid change is accepted and listed as version 2', async () => {
+    await page.getByLabel('Policy (JSON)').fill(JSON.stringify({...activePolicy, name: 'browser-test-policy'}, null, 2));
+    await page.getByRole('button', {name: 'Validate and activate'}).click();
+    await page.locator('#screen-policies .ok', {hasText: 'version 2 is active'}).waitFor({timeout: WAIT_MS});
+    await page.locator('#policy-current h2', {hasText: 'Active policy: version 2'}).waitFor({timeout: WAIT_MS});
+    const row = page.locator('#policy-current tbody tr', {hasText: 'browser-test-policy'});
+    const cells = await row.locator('td').allTextContents();
+    assert(cells[0] === '2' && cells[4] === 'yes', 'version row: ' + cells.join(' | '));
+    assert((await page.locator('#policy-errors').count()) === 0, 'the refusal is still shown');
+    await screenshot(page, 'policies');
+  });
+
+  await check('the models screen lists the store', async () => {
+    const screen = await openScreen(page, 'Models', '#screen-models');
+    await screen.locator('.unavailable, table, .empty').first().waitFor({timeout: WAIT_MS});
+    assert((await screen.locator('.error').count()) === 0, 'Models shows an error: ' + await screen.textContent());
+    await screenshot(page, 'models');
   });
 
   await check('add an auditor: its one-time password is shown once', async () => {

@@ -1,5 +1,6 @@
-// Audit: search the audit log with filters, page through the results, and export the
-// selected time range as JSONL or CSV (with the signed heads that cover it). Shown as not
+// Audit: search the audit log with filters (time, actor, action, model, outcome, request
+// id), page through the results with the server's cursor, and export the selected time range
+// as the signed JSONL bundle (records, signed heads and inclusion proofs). Shown as not
 // available when the appliance has no audit routes.
 
 import {call, get} from '../api.js';
@@ -14,7 +15,8 @@ function filterInputs() {
     actor: h('input', {id: 'audit-actor'}),
     action: h('input', {id: 'audit-action', placeholder: 'auth.login'}),
     model: h('input', {id: 'audit-model'}),
-    outcome: h('select', {id: 'audit-outcome'}, ['', 'ok', 'error', 'denied'].map((o) =>
+    requestId: h('input', {id: 'audit-request-id', placeholder: 'X-Request-Id of a reply'}),
+    outcome: h('select', {id: 'audit-outcome'}, ['', 'ok', 'denied', 'invalid', 'error', 'client_disconnected', 'interrupted'].map((o) =>
       h('option', {value: o}, o || 'any'))),
   };
 }
@@ -26,23 +28,25 @@ function utc(local) {
 
 function query(inputs) {
   return {since: utc(inputs.since.value), until: utc(inputs.until.value), actor: inputs.actor.value.trim(),
-          action: inputs.action.value.trim(), model: inputs.model.value.trim(), outcome: inputs.outcome.value};
+          action: inputs.action.value.trim(), model: inputs.model.value.trim(), outcome: inputs.outcome.value,
+          request_id: inputs.requestId.value.trim()};
 }
 
+// A record as GET /admin/v1/audit returns it (audit/record.h: RecordToJson).
 function recordRow(r) {
-  return [String(r.seq ?? r.sequence ?? ''), formatTime(r.time || r.ts || r.timestamp), r.actor || '–', r.role || '–',
-          r.action || '–', r.model || '–', r.outcome || '–', String(r.status ?? r.http_status ?? ''),
-          r.detail || ''];
+  return [String(r.seq), formatTime(r.time), r.actor || '–', r.role || '–', r.action || '–', r.model || '–',
+          r.outcome || '–', r.http_status ? String(r.http_status) : '', r.request_id || '', r.detail || ''];
 }
 
-async function download(format, q, status) {
-  const blob = await call('GET', '/admin/v1/audit/export', {query: {...q, format}, as: 'blob'});
-  const link = h('a', {href: URL.createObjectURL(blob), download: 'audit-export.' + format});
+// The export covers a time range only; the other filters do not narrow it.
+async function download(q, status) {
+  const blob = await call('GET', '/admin/v1/audit/export', {query: {since: q.since, until: q.until}, as: 'blob'});
+  const link = h('a', {href: URL.createObjectURL(blob), download: 'audit-export.jsonl'});
   document.body.append(link);
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(link.href), 10000);
-  replace(status, h('p', {class: 'ok', role: 'status'}, 'Exported ' + blob.size + ' bytes as ' + format + '.'));
+  replace(status, h('p', {class: 'ok', role: 'status'}, 'Exported ' + blob.size + ' bytes (JSONL with signed heads and proofs).'));
 }
 
 export function render(container) {
@@ -52,24 +56,24 @@ export function render(container) {
   const results = h('div', {id: 'audit-results'});
   const more = h('div', {});
   const exportJsonl = h('button', {type: 'button'}, 'Export JSONL');
-  const exportCsv = h('button', {type: 'button'}, 'Export CSV');
   const form = h('form', {class: 'card', 'aria-labelledby': 'audit-filter-title'},
                  h('h2', {id: 'audit-filter-title'}, 'Search the audit log'),
                  h('div', {class: 'row'}, field('From', inputs.since), field('Until', inputs.until),
                    field('Actor', inputs.actor)),
                  h('div', {class: 'row'}, field('Action', inputs.action), field('Model', inputs.model),
-                   field('Outcome', inputs.outcome)),
-                 h('div', {class: 'actions'}, search, exportJsonl, exportCsv), status);
+                   field('Outcome', inputs.outcome), field('Request ID', inputs.requestId)),
+                 h('div', {class: 'actions'}, search, exportJsonl), status);
   container.append(form, results, more);
   let rows = [];
 
   async function page(cursor) {
     const reply = await get('/admin/v1/audit', {query: {...query(inputs), cursor, limit: PAGE}});
-    const records = reply.data || reply.records || [];
+    const records = reply.records || [];
     rows = cursor ? rows.concat(records) : records;
-    replace(results, table(['Seq', 'Time (UTC)', 'Actor', 'Role', 'Action', 'Model', 'Outcome', 'Status', 'Detail'],
+    replace(results, table(['Seq', 'Time (UTC)', 'Actor', 'Role', 'Action', 'Model', 'Outcome', 'Status', 'Request ID',
+                            'Detail'],
                            rows.map(recordRow), 'No records match.'));
-    const next = reply.next_cursor || reply.cursor || null;
+    const next = reply.next_cursor || null;
     if (!next) {
       replace(more);
       return;
@@ -87,8 +91,7 @@ export function render(container) {
       throw e;
     }
   }));
-  exportJsonl.addEventListener('click', busy(exportJsonl, status, () => download('jsonl', query(inputs), status)));
-  exportCsv.addEventListener('click', busy(exportCsv, status, () => download('csv', query(inputs), status)));
+  exportJsonl.addEventListener('click', busy(exportJsonl, status, () => download(query(inputs), status)));
   // A first page at once, which also tells whether the route exists: without it, the
   // screen is only the notice.
   page(null).catch((e) => {
