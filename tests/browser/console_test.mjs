@@ -4,7 +4,8 @@
 // as a PNG under KIMI_SCREENSHOT_DIR.
 //
 // Environment: KIMI_CONSOLE_URL (http://127.0.0.1:PORT), KIMI_ADMIN_OTP (the bootstrap
-// admin's one-time password), KIMI_CHROMIUM (the browser), KIMI_SCREENSHOT_DIR, KIMI_SUITE.
+// admin's one-time password), KIMI_CHROMIUM (the browser), KIMI_SCREENSHOT_DIR, KIMI_SUITE,
+// KIMI_IMPORT_SIGNED and KIMI_IMPORT_TAMPERED (model copies under model.import_roots).
 import {chromium} from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,11 @@ const otp = process.env.KIMI_ADMIN_OTP;
 const shots = process.env.KIMI_SCREENSHOT_DIR;
 const suite = process.env.KIMI_SUITE || 'admin';
 const NEW_PASSWORD = 'console-test-password-1';
+// The signed model's copies on the stand-in medium (model.import_roots), and the store id the
+// daemon serves (model.store_id's default).
+const signedCopy = process.env.KIMI_IMPORT_SIGNED;
+const tamperedCopy = process.env.KIMI_IMPORT_TAMPERED;
+const STORE_ID = 'k3';
 // Generous bounds that only stop a hung page; nothing here measures time.
 const WAIT_MS = 15000;
 
@@ -72,6 +78,18 @@ async function auditRowsWhere(page, column, value) {
     return rows.length > 0 && rows.every((cells) => cells[col] === want) ? rows : null;
   }, [column, value], {timeout: WAIT_MS});
   return handle.jsonValue();
+}
+
+// Polls /readyz until the model component is ready again (an activation swaps the engine's
+// model); false if it is not within the bound.
+async function modelReady() {
+  for (let tries = 0; tries < 240; tries += 1) {
+    const res = await fetch(base + '/readyz');
+    const body = await res.json().catch(() => ({}));
+    if (body.components && body.components.model && body.components.model.ready) return true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
 }
 
 async function openScreen(page, link, id) {
@@ -237,11 +255,53 @@ async function adminSuite(page) {
     await screenshot(page, 'policies');
   });
 
-  await check('the models screen lists the store', async () => {
-    const screen = await openScreen(page, 'Models', '#screen-models');
-    await screen.locator('.unavailable, table, .empty').first().waitFor({timeout: WAIT_MS});
-    assert((await screen.locator('.error').count()) === 0, 'Models shows an error: ' + await screen.textContent());
+  await check('import a signed model: the progress bar reaches 100% and the version is listed', async () => {
+    await openScreen(page, 'Models', '#screen-models');
+    await page.locator('#model-list .empty, #model-list table').first().waitFor({timeout: WAIT_MS});
+    await page.getByLabel('Model id').fill(STORE_ID);
+    await page.getByLabel('Source directory').fill(signedCopy);
+    await page.getByRole('button', {name: 'Import and verify'}).click();
+    await page.locator('#import-progress .ok', {hasText: 'Imported and verified: version 1'})
+        .waitFor({timeout: WAIT_MS * 4});
+    const bar = page.locator('#import-progress progress');
+    const [value, max] = [await bar.getAttribute('value'), await bar.getAttribute('max')];
+    assert(Number(max) > 1 && value === max, 'progress ' + value + ' of ' + max);
+    assert((await page.locator('#import-figures').textContent()).includes('100%'), 'no 100% on screen');
+    const row = page.locator('#model-list tbody tr', {hasText: STORE_ID});
+    await row.first().waitFor({timeout: WAIT_MS});
+    const cells = await row.first().locator('td').allTextContents();
+    assert(cells[1] === '1' && cells[3] === 'verified', 'store row: ' + cells.join(' | '));
+    await screenshot(page, 'models-imported');
+  });
+
+  await check('activate it after a confirmation that says what happens', async () => {
+    await page.getByRole('button', {name: 'Activate'}).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor({timeout: WAIT_MS});
+    const said = await dialog.textContent();
+    assert(said.includes('re-verifies') && said.includes('Roll back'), 'confirmation: ' + said);
+    await screenshot(page, 'models-confirm');
+    await dialog.getByRole('button', {name: 'Activate'}).click();
+    await page.locator('#screen-models .ok', {hasText: 'Activation done: version 1'}).waitFor({timeout: WAIT_MS * 4});
+    const row = page.locator('#model-list tbody tr', {hasText: STORE_ID});
+    await row.locator('td', {hasText: /^active$/}).waitFor({timeout: WAIT_MS});
     await screenshot(page, 'models');
+    assert(await modelReady(), 'the model is not ready again after the activation');
+  });
+
+  await check('a tampered copy is refused with its reason on screen', async () => {
+    await page.getByLabel('Source directory').fill(tamperedCopy);
+    await page.getByRole('button', {name: 'Import and verify'}).click();
+    const refusal = page.locator('#import-progress .error');
+    await refusal.waitFor({timeout: WAIT_MS * 4});
+    const reason = (await refusal.textContent()).replace(/^Refused: /, '');
+    console.log('  tampered import refused: ' + reason);
+    assert(reason.length > 0 && /digest|hash|signature|verif|mismatch/i.test(reason), 'reason: ' + reason);
+    const versions = await page.locator('#model-list tbody tr', {hasText: STORE_ID}).count();
+    await screenshot(page, 'models-tampered');
+    assert(versions >= 1, 'the store lost its version');
+    assert((await page.locator('#model-list tbody tr td', {hasText: /^active$/}).count()) === 1,
+           'the active version changed');
   });
 
   await check('add an auditor: its one-time password is shown once', async () => {

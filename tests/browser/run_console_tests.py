@@ -1,7 +1,9 @@
 """Runs the web console's browser tests (console_test.mjs) against the real daemon.
 
 Starts kimi-appliance through the integration harness with the console served from the
-source tree's admin-ui/ and a signed k3-nano demo model, bootstraps the first console admin
+source tree's admin-ui/ and a signed k3-nano demo model, puts two copies of that model on a
+stand-in for a mounted medium (model.import_roots: a temp folder), one intact and one with a
+byte flipped in its largest file, for the models screen to import; bootstraps the first console admin
 with kimictl, and runs the tests in Debian's Chromium (headless) through playwright-core.
 playwright-core is installed with npm into a folder of the build tree at test time, never
 into the source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when
@@ -64,13 +66,30 @@ def ensure_package(npm_dir):
         skip("npm install %s failed (no registry reachable?):\n%s" % (PACKAGE, proc.stderr[-2000:]))
 
 
-def console_config(model_dir, trust):
+def console_config(model_dir, trust, import_root):
     config = base_config()
-    config["model"] = {"dir": model_dir, "trust_store": trust}
+    config["model"] = {"dir": model_dir, "trust_store": trust, "import_roots": [import_root]}
     config["console"] = {"assets_dir": os.path.join(SOURCE, "admin-ui")}
     # Small Argon2id parameters keep sign-in quick; the algorithm is the same.
     config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
     return config
+
+
+def stage_media(model_dir, media):
+    """Copies the signed model to media/signed and, with one byte of its largest file
+    flipped, to media/tampered. Returns both paths."""
+    signed = os.path.join(media, "signed")
+    tampered = os.path.join(media, "tampered")
+    shutil.copytree(model_dir, signed)
+    shutil.copytree(model_dir, tampered)
+    files = [os.path.join(root, name) for root, _, names in os.walk(tampered) for name in names]
+    largest = max(files, key=os.path.getsize)
+    with open(largest, "r+b") as f:
+        f.seek(os.path.getsize(largest) // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    return signed, tampered
 
 
 def main():
@@ -84,7 +103,9 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="kimi-console-model-") as scratch:
         model_dir, public_key, _ = make_signed_model(scratch)
-        daemon = Daemon(config=console_config(model_dir, public_key))
+        media = os.path.join(scratch, "media")
+        signed_copy, tampered_copy = stage_media(model_dir, media)
+        daemon = Daemon(config=console_config(model_dir, public_key, media))
         try:
             state = wait_until_ready(daemon)
             if not state or not state["ready"]:
@@ -99,7 +120,7 @@ def main():
             script = os.path.join(npm_dir, "console_test.mjs")
             shutil.copyfile(os.path.join(HERE, "console_test.mjs"), script)
             env = dict(os.environ, KIMI_CONSOLE_URL="http://127.0.0.1:%d" % daemon.port, KIMI_ADMIN_OTP=otp.strip(),
-                       KIMI_CHROMIUM=chromium,
+                       KIMI_CHROMIUM=chromium, KIMI_IMPORT_SIGNED=signed_copy, KIMI_IMPORT_TAMPERED=tampered_copy,
                        KIMI_SCREENSHOT_DIR=os.path.abspath(args.screenshots) if args.screenshots else "")
             return subprocess.run(["node", script], env=env, timeout=NODE_TIMEOUT_S).returncode
         finally:

@@ -7,6 +7,15 @@ import {busy, confirmAction, errorLine, field, formatBytes, formatTime, h, repla
 
 const IMPORT_POLL_MS = 1000;
 
+// A version as the store reports it (models/model_versions.cc: VersionToJson), or its number.
+function versionNumber(v) {
+  return v && typeof v === 'object' ? v.version : v;
+}
+
+function percent(done, total) {
+  return total > 0 ? Math.floor((done * 100) / total) + '%' : '0%';
+}
+
 function shortDigest(digest) {
   return h('code', {title: digest || ''}, (digest || '').replace(/^sha256:/, '').slice(0, 12) || '–');
 }
@@ -25,7 +34,7 @@ export function render(container, {principal}) {
     try {
       const result = await request();
       replace(status, h('p', {class: 'ok', role: 'status'}, what + ' done' +
-                        (result && result.version ? ': version ' + result.version : '') + '.'));
+                        (result && result.version ? ': version ' + versionNumber(result.version) : '') + '.'));
     } catch (e) {
       replace(status, errorLine(e, what));
     }
@@ -124,18 +133,25 @@ export function render(container, {principal}) {
     try {
       const job = await get('/admin/v1/models/import', {query: {job: jobId}});
       if (stopped) return;
-      const total = job.bytes_total || 0;
-      const bar = h('progress', {max: total || 1, value: job.bytes_done || 0, 'aria-label': 'Import progress'});
-      const eta = job.eta_seconds === undefined || job.eta_seconds === null ? '' : ', ' + job.eta_seconds + ' s left';
-      replace(area, bar, h('p', {class: 'detail'}, (job.phase || job.state) + ': ', formatBytes(job.bytes_done), ' of ',
-                           formatBytes(total), ' at ', formatBytes(job.bytes_per_second), '/s', eta));
+      // A finished import has copied and verified every byte of the version; its last
+      // progress report may be of a phase with nothing left to read (0 of 0).
+      const succeeded = job.state === 'succeeded';
+      const total = succeeded && job.version ? job.version.bytes : job.bytes_total || 0;
+      const done = succeeded ? total : job.bytes_done || 0;
+      const bar = h('progress', {max: total || 1, value: done, 'aria-label': 'Import progress'});
+      const eta = succeeded || !job.eta_seconds ? '' : ', ' + Math.ceil(job.eta_seconds) + ' s left';
+      replace(area, bar, h('p', {class: 'detail', id: 'import-figures'}, (succeeded ? 'done' : job.phase || job.state) +
+                           ': ', percent(done, total), ', ', formatBytes(done), ' of ', formatBytes(total), ' at ',
+                           formatBytes(job.bytes_per_second), '/s', eta));
       if (job.state === 'failed' || job.error) {
-        area.append(h('p', {class: 'error', role: 'alert'}, 'Refused: ' + (job.error || 'failed')));
+        // Nothing was installed: the refusal alone, not the figures of the phase it stopped in.
+        replace(area, h('p', {class: 'error', role: 'alert'}, 'Refused: ' + (job.error || 'failed')));
         return;
       }
-      if (job.state === 'done' || job.state === 'succeeded' || job.version) {
+      if (succeeded) {
         area.append(h('p', {class: 'ok', role: 'status'}, 'Imported and verified' +
-                      (job.version ? ': version ' + job.version : '') + '. Activate it above when ready.'));
+                      (job.version ? ': version ' + versionNumber(job.version) : '') +
+                      '. Activate it above when ready.'));
         load();
         return;
       }
