@@ -110,6 +110,16 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   audit::ExportOptions options;
   options.with_proofs = true;
   KIMI_RETURN_IF_ERROR(ParseRange(req, &options.since_ms, &options.until_ms));
+  // format=csv: the same records as a spreadsheet reads them, with the covering signed heads
+  // as rows but no inclusion proofs (those exist only in the JSON lines bundle).
+  const std::string format = req.has_param("format") ? req.get_param_value("format") : "jsonl";
+  if (format == "csv") {
+    options.format = audit::ExportFormat::kCsv;
+    options.with_proofs = false;
+  } else if (format != "jsonl") {
+    return Status::InvalidArgument("query parameter 'format' must be jsonl or csv");
+  }
+  const bool csv = options.format == audit::ExportFormat::kCsv;
   if (access->sink == nullptr) return Status::Unavailable("the audit log is not open");
   // A fresh head covers every record committed so far, so the bundle has no unproven tail.
   KIMI_RETURN_IF_ERROR(access->sink->SignHeadNow().status());
@@ -125,7 +135,8 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   act.request_id = ctx.request_id;
   act.action = "audit.export";
   act.target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
-               " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-"));
+               " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +
+               " format=" + format;
   act.outcome = "ok";
   act.http_status = 200;
   act.detail = std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) + " signed head(s)";
@@ -134,8 +145,9 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   if (!recorded.ok()) return Status::Unavailable("the export could not be recorded: " + recorded.message());
 
   res.status = 200;
-  res.set_header("Content-Disposition", "attachment; filename=\"audit-export.jsonl\"");
-  res.set_content(bundle.str(), "application/x-ndjson");
+  res.set_header("Content-Disposition",
+                 csv ? "attachment; filename=\"audit-export.csv\"" : "attachment; filename=\"audit-export.jsonl\"");
+  res.set_content(bundle.str(), csv ? "text/csv; charset=utf-8" : "application/x-ndjson");
   return Status::OK();
 }
 

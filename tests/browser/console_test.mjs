@@ -225,6 +225,16 @@ async function adminSuite(page) {
     await page.locator('#screen-audit .ok', {hasText: 'Exported'}).waitFor({timeout: WAIT_MS});
   });
 
+  await check('the audit export as CSV downloads a table with the request', async () => {
+    const [download] = await Promise.all([page.waitForEvent('download', {timeout: WAIT_MS}),
+                                          page.getByRole('button', {name: 'Export CSV'}).click()]);
+    assert(download.suggestedFilename() === 'audit-export.csv', 'file: ' + download.suggestedFilename());
+    const text = fs.readFileSync(await download.path(), 'utf8');
+    assert(text.startsWith('type,seq,time,'), 'header: ' + text.slice(0, 80));
+    assert(text.includes(keyRequestId), "the CSV lacks the key's request");
+    await page.locator('#screen-audit .ok', {hasText: 'as csv'}).waitFor({timeout: WAIT_MS});
+  });
+
   await check('an invalid policy is refused with every path listed on screen', async () => {
     const screen = await openScreen(page, 'Policies', '#screen-policies');
     await screen.locator('#policy-current h2', {hasText: 'Active policy: version 1'}).waitFor({timeout: WAIT_MS});

@@ -2,7 +2,9 @@
 clean stop and after kill -9, tamper detection, and fail-closed serving. Real daemon on a
 loopback port 0, Python standard library only (sqlite3 reads audit.db directly).
 """
+import csv
 import hashlib
+import io
 import json
 import os
 import random
@@ -481,6 +483,20 @@ class AuditAdminApiTest(unittest.TestCase):
         self.assertEqual(acts[0]["actor"], self.keys["auditor"][1])
         self.assertEqual(acts[0]["role"], "auditor")
         self.assertEqual(acts[0]["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
+
+    def test_export_as_csv(self):
+        request(self.daemon, "GET", "/nope", {"X-Request-Id": "it-csv-probe"})
+        reply = self.get("/admin/v1/audit/export?format=csv", "auditor", {"X-Request-Id": "it-csv"})
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertTrue(reply.headers.get("content-type", "").startswith("text/csv"), reply.headers)
+        rows = list(csv.reader(io.StringIO(reply.body)))
+        self.assertEqual(rows[0][:3], ["type", "seq", "time"])
+        request_id = rows[0].index("request_id")
+        self.assertIn("it-csv-probe", [row[request_id] for row in rows[1:] if row[0] == "record"])
+        self.assertEqual(self.get("/admin/v1/audit/export?format=xml", "auditor").status, 400)
+        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and r["request_id"] == "it-csv"]
+        self.assertEqual(len(acts), 1)
+        self.assertTrue(acts[0]["target"].endswith("format=csv"), acts[0]["target"])
 
     def test_verify_route_reports_the_chain(self):
         body = self.get("/admin/v1/audit/verify", "auditor").json()

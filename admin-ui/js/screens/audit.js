@@ -1,6 +1,7 @@
 // Audit: search the audit log with filters (time, actor, action, model, outcome, request
 // id), page through the results with the server's cursor, and export the selected time range
-// as the signed JSONL bundle (records, signed heads and inclusion proofs). Shown as not
+// as the signed JSONL bundle (records, signed heads and inclusion proofs) or as CSV (records
+// and signed heads, no proofs). Shown as not
 // available when the appliance has no audit routes.
 
 import {call, get} from '../api.js';
@@ -39,14 +40,15 @@ function recordRow(r) {
 }
 
 // The export covers a time range only; the other filters do not narrow it.
-async function download(q, status) {
-  const blob = await call('GET', '/admin/v1/audit/export', {query: {since: q.since, until: q.until}, as: 'blob'});
-  const link = h('a', {href: URL.createObjectURL(blob), download: 'audit-export.jsonl'});
+async function download(format, q, status) {
+  const blob = await call('GET', '/admin/v1/audit/export',
+                          {query: {since: q.since, until: q.until, format}, as: 'blob'});
+  const link = h('a', {href: URL.createObjectURL(blob), download: 'audit-export.' + format});
   document.body.append(link);
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(link.href), 10000);
-  replace(status, h('p', {class: 'ok', role: 'status'}, 'Exported ' + blob.size + ' bytes (JSONL with signed heads and proofs).'));
+  replace(status, h('p', {class: 'ok', role: 'status'}, 'Exported ' + blob.size + ' bytes as ' + format + '.'));
 }
 
 export function render(container) {
@@ -56,13 +58,14 @@ export function render(container) {
   const results = h('div', {id: 'audit-results'});
   const more = h('div', {});
   const exportJsonl = h('button', {type: 'button'}, 'Export JSONL');
+  const exportCsv = h('button', {type: 'button'}, 'Export CSV');
   const form = h('form', {class: 'card', 'aria-labelledby': 'audit-filter-title'},
                  h('h2', {id: 'audit-filter-title'}, 'Search the audit log'),
                  h('div', {class: 'row'}, field('From', inputs.since), field('Until', inputs.until),
                    field('Actor', inputs.actor)),
                  h('div', {class: 'row'}, field('Action', inputs.action), field('Model', inputs.model),
                    field('Outcome', inputs.outcome), field('Request ID', inputs.requestId)),
-                 h('div', {class: 'actions'}, search, exportJsonl), status);
+                 h('div', {class: 'actions'}, search, exportJsonl, exportCsv), status);
   container.append(form, results, more);
   let rows = [];
 
@@ -91,7 +94,8 @@ export function render(container) {
       throw e;
     }
   }));
-  exportJsonl.addEventListener('click', busy(exportJsonl, status, () => download(query(inputs), status)));
+  exportJsonl.addEventListener('click', busy(exportJsonl, status, () => download('jsonl', query(inputs), status)));
+  exportCsv.addEventListener('click', busy(exportCsv, status, () => download('csv', query(inputs), status)));
   // A first page at once, which also tells whether the route exists: without it, the
   // screen is only the notice.
   page(null).catch((e) => {
