@@ -7,8 +7,9 @@
 //   GET /admin/v1/audit/export   a verifiable export bundle (JSON lines) of since..until: the
 //                                records with inclusion paths and the signed head that covers
 //                                them; a head is signed first so the newest records are
-//                                covered. The export is itself recorded ("audit.export")
-//                                before the bundle is sent.
+//                                covered; format=csv gives the records and heads as CSV
+//                                rows without proofs instead. The export is itself recorded
+//                                ("audit.export") before the bundle is sent.
 //   GET /admin/v1/audit/verify   the whole log's verification report (audit/log_verifier.h)
 //
 // Each request opens its own read-only connection to audit.db, so reading never contends
