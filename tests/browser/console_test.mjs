@@ -235,6 +235,15 @@ async function adminSuite(page) {
     await page.locator('#screen-audit .ok', {hasText: 'as csv'}).waitFor({timeout: WAIT_MS});
   });
 
+  await check('verify the log: it verifies, with its figures', async () => {
+    await page.getByRole('button', {name: 'Verify the log'}).click();
+    const report = page.locator('#audit-verify');
+    await report.waitFor({timeout: WAIT_MS});
+    const text = await report.textContent();
+    assert(/^The log verifies: \d+ records, \d+ signed heads/.test(text), 'report: ' + text);
+    await screenshot(page, 'audit-verified');
+  });
+
   await check('an invalid policy is refused with every path listed on screen', async () => {
     const screen = await openScreen(page, 'Policies', '#screen-policies');
     await screen.locator('#policy-current h2', {hasText: 'Active policy: version 1'}).waitFor({timeout: WAIT_MS});

@@ -1,7 +1,7 @@
 // Audit: search the audit log with filters (time, actor, action, model, outcome, request
 // id), page through the results with the server's cursor, and export the selected time range
 // as the signed JSONL bundle (records, signed heads and inclusion proofs) or as CSV (records
-// and signed heads, no proofs). Shown as not
+// and signed heads, no proofs), and verify the whole log (GET /admin/v1/audit/verify). Shown as not
 // available when the appliance has no audit routes.
 
 import {call, get} from '../api.js';
@@ -34,6 +34,20 @@ function query(inputs) {
 }
 
 // A record as GET /admin/v1/audit returns it (audit/record.h: RecordToJson).
+// The verification report: ok with its figures, or the problems and the first bad record.
+function verifyReport(report) {
+  const figures = report.records + ' records, ' + report.signed_heads + ' signed heads, ' + report.covered_size +
+                  ' covered by the newest head';
+  if (report.ok) {
+    return h('div', {id: 'audit-verify', class: 'ok', role: 'status'},
+             h('p', {}, 'The log verifies: ' + figures + '.'), h('ul', {}, (report.notes || []).map((n) => h('li', {}, n))));
+  }
+  return h('div', {id: 'audit-verify', class: 'error', role: 'alert'},
+           h('p', {}, 'The log does NOT verify' + (report.first_bad_seq === null ? '' : ': first bad record ' +
+             report.first_bad_seq) + ' (' + figures + ').'),
+           h('ul', {}, (report.problems || []).map((p) => h('li', {}, p))));
+}
+
 function recordRow(r) {
   return [String(r.seq), formatTime(r.time), r.actor || '–', r.role || '–', r.action || '–', r.model || '–',
           r.outcome || '–', r.http_status ? String(r.http_status) : '', r.request_id || '', r.detail || ''];
@@ -59,13 +73,14 @@ export function render(container) {
   const more = h('div', {});
   const exportJsonl = h('button', {type: 'button'}, 'Export JSONL');
   const exportCsv = h('button', {type: 'button'}, 'Export CSV');
+  const verify = h('button', {type: 'button'}, 'Verify the log');
   const form = h('form', {class: 'card', 'aria-labelledby': 'audit-filter-title'},
                  h('h2', {id: 'audit-filter-title'}, 'Search the audit log'),
                  h('div', {class: 'row'}, field('From', inputs.since), field('Until', inputs.until),
                    field('Actor', inputs.actor)),
                  h('div', {class: 'row'}, field('Action', inputs.action), field('Model', inputs.model),
                    field('Outcome', inputs.outcome), field('Request ID', inputs.requestId)),
-                 h('div', {class: 'actions'}, search, exportJsonl, exportCsv), status);
+                 h('div', {class: 'actions'}, search, exportJsonl, exportCsv, verify), status);
   container.append(form, results, more);
   let rows = [];
 
@@ -96,6 +111,9 @@ export function render(container) {
   }));
   exportJsonl.addEventListener('click', busy(exportJsonl, status, () => download('jsonl', query(inputs), status)));
   exportCsv.addEventListener('click', busy(exportCsv, status, () => download('csv', query(inputs), status)));
+  verify.addEventListener('click', busy(verify, status, async () => {
+    replace(status, verifyReport(await get('/admin/v1/audit/verify')));
+  }));
   // A first page at once, which also tells whether the route exists: without it, the
   // screen is only the notice.
   page(null).catch((e) => {
