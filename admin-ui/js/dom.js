@@ -53,7 +53,8 @@ export function errorLine(error, what = '') {
   return h('p', {class: 'error', role: 'alert'}, (what ? what + ': ' : '') + (error ? error.message : 'failed'));
 }
 
-// A modal confirmation stating what will happen; resolves true when confirmed.
+// A modal confirmation stating what will happen; resolves true when confirmed. `body`: one
+// or more paragraphs (strings) or elements.
 export function confirmAction({title, body, confirmLabel, danger = false}) {
   return new Promise((resolve) => {
     const dialog = h('dialog', {class: 'confirm', 'aria-labelledby': 'confirm-title'});
@@ -64,7 +65,7 @@ export function confirmAction({title, body, confirmLabel, danger = false}) {
     };
     dialog.append(
         h('h2', {id: 'confirm-title'}, title),
-        ...[].concat(body).map((line) => h('p', {}, line)),
+        ...[].concat(body).map((line) => (typeof line === 'string' ? h('p', {}, line) : line)),
         h('div', {class: 'actions'},
           h('button', {type: 'button', class: 'quiet', onclick: () => close(false)}, 'Cancel'),
           h('button', {type: 'button', class: danger ? 'danger' : 'primary', onclick: () => close(true)},

@@ -92,6 +92,22 @@ async function modelReady() {
   return false;
 }
 
+// The policy's confirmation shows the diff against the active version: `lines` must be in it
+// and nothing else may be changed; then it is confirmed.
+async function confirmPolicy(page, lines) {
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor({timeout: WAIT_MS});
+  // Trailing commas depend on the key order of the stored policy: not compared.
+  const diff = (await dialog.locator('#policy-diff').textContent()).split('\n').map((l) => l.replace(/,$/, ''));
+  for (const line of lines.map((l) => l.replace(/,$/, ''))) {
+    assert(diff.includes(line), 'the diff lacks ' + line + ':\n' + diff.join('\n'));
+  }
+  const changed = diff.filter((l) => l.startsWith('- ') || l.startsWith('+ '));
+  assert(changed.length === lines.length, 'the diff changes more:\n' + diff.join('\n'));
+  await screenshot(page, 'policies-diff');
+  await dialog.getByRole('button', {name: 'Activate policy'}).click();
+}
+
 async function openScreen(page, link, id) {
   await page.getByRole('link', {name: link, exact: true}).click();
   const screen = page.locator(id);
@@ -253,6 +269,9 @@ async function adminSuite(page) {
     const broken = {...activePolicy, name: 7, content_logging: {...activePolicy.content_logging, retention_days: -1}};
     await text.fill(JSON.stringify(broken, null, 2));
     await page.getByRole('button', {name: 'Validate and activate'}).click();
+    await confirmPolicy(page, ['-   "name": "' + activePolicy.name + '",', '+   "name": 7,',
+                               '-     "retention_days": ' + activePolicy.content_logging.retention_days + ',',
+                               '+     "retention_days": -1,']);
     const errors = page.locator('#policy-errors li');
     await errors.first().waitFor({timeout: WAIT_MS});
     const listed = await errors.allTextContents();
@@ -265,6 +284,7 @@ async function adminSuite(page) {
   await check('a valid change is accepted and listed as version 2', async () => {
     await page.getByLabel('Policy (JSON)').fill(JSON.stringify({...activePolicy, name: 'browser-test-policy'}, null, 2));
     await page.getByRole('button', {name: 'Validate and activate'}).click();
+    await confirmPolicy(page, ['-   "name": "' + activePolicy.name + '",', '+   "name": "browser-test-policy",']);
     await page.locator('#screen-policies .ok', {hasText: 'version 2 is active'}).waitFor({timeout: WAIT_MS});
     await page.locator('#policy-current h2', {hasText: 'Active policy: version 2'}).waitFor({timeout: WAIT_MS});
     const row = page.locator('#policy-current tbody tr', {hasText: 'browser-test-policy'});
@@ -294,7 +314,7 @@ async function adminSuite(page) {
   });
 
   await check('activate it after a confirmation that says what happens', async () => {
-    await page.getByRole('button', {name: 'Activate'}).click();
+    await page.getByRole('button', {name: 'Activate', exact: true}).click();
     const dialog = page.getByRole('dialog');
     await dialog.waitFor({timeout: WAIT_MS});
     const said = await dialog.textContent();

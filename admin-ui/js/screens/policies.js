@@ -1,10 +1,12 @@
 // Policies: the active policy as the appliance reports it, the stored versions, and a new
 // policy (the active one to edit, a file, or pasted JSON) whose validation errors the
 // appliance returns are listed one per JSON pointer. Shown as not available when the
-// appliance has no policy routes.
+// appliance has no policy routes. Before anything is sent, the change against the active policy
+// is shown as a line diff and must be confirmed.
 
 import {ApiError, get, post} from '../api.js';
-import {busy, errorLine, field, formatTime, h, replace, table} from '../dom.js';
+import {formatDiff, lineDiff} from '../diff.js';
+import {busy, confirmAction, errorLine, field, formatTime, h, replace, table} from '../dom.js';
 
 // The appliance refuses a policy with one message, "the policy is invalid (N errors): /a: x;
 // /b: y" (policy/policy.cc); each error starts with its JSON pointer or "(document)".
@@ -27,9 +29,12 @@ export function render(container, {principal}) {
   const current = h('div', {id: 'policy-current'});
   container.append(current);
 
+  let active = {version: 0, text: ''};
+
   async function load() {
     try {
       const policy = await get('/admin/v1/policies');
+      active = {version: policy.active_version, text: JSON.stringify(policy.active, null, 2)};
       const versions = (policy.versions || []).slice().reverse();
       replace(current,
               h('section', {class: 'card', 'aria-labelledby': 'policy-title'},
@@ -42,17 +47,17 @@ export function render(container, {principal}) {
                                            v.active ? 'yes' : '']),
                       'No version stored.')));
       if (principal.role === 'admin' && !container.querySelector('#policy-upload')) {
-        container.append(uploadForm(JSON.stringify(policy.active, null, 2)));
+        container.append(uploadForm());
       }
     } catch (e) {
       replace(current, errorLine(e, 'Policies'));
     }
   }
 
-  function uploadForm(activeText) {
+  function uploadForm() {
     const file = h('input', {id: 'policy-file', type: 'file', accept: 'application/json,.json'});
     const text = h('textarea', {id: 'policy-text', rows: 14, spellcheck: 'false'});
-    text.value = activeText;
+    text.value = active.text;
     const submit = h('button', {type: 'submit', class: 'primary'}, 'Validate and activate');
     const status = h('div', {class: 'status'});
     file.addEventListener('change', async () => {
@@ -65,12 +70,27 @@ export function render(container, {principal}) {
                      'its errors are listed here. A valid one takes effect on the next request and is audited.'),
                    submit, status);
     form.addEventListener('submit', busy(submit, status, async () => {
+      let submitted;
       try {
-        JSON.parse(text.value);
+        submitted = JSON.parse(text.value);
       } catch (e) {
         replace(status, h('p', {class: 'error', role: 'alert'}, 'Not JSON: ' + e.message));
         return;
       }
+      // Compared as the appliance stores it (parsed), so that layout alone is no change.
+      const diff = formatDiff(lineDiff(active.text, JSON.stringify(submitted, null, 2)));
+      if (!diff) {
+        replace(status, h('p', {class: 'ok', role: 'status'}, 'No change from the active policy.'));
+        return;
+      }
+      const sure = await confirmAction({
+        title: 'Activate this policy?',
+        body: ['The changes against the active version ' + active.version + ':',
+               h('pre', {class: 'diff', id: 'policy-diff'}, diff),
+               'If the appliance accepts it, it becomes the next version and applies from the next request; ' +
+               'the change is audited. The earlier versions stay listed.'],
+        confirmLabel: 'Activate policy'});
+      if (!sure) return;
       let accepted;
       try {
         accepted = await post('/admin/v1/policies', text.value);
