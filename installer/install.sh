@@ -196,7 +196,7 @@ elif ! command -v curl >/dev/null; then
 else
   healthy=no
   for _ in $(seq 60); do
-    if curl -sS --fail --max-time 5 "${curl_tls[@]}" "$health_url" >/dev/null 2>"$work/health.log"; then
+    if curl -sS --fail --max-time 5 --noproxy "*" "${curl_tls[@]}" "$health_url" >/dev/null 2>"$work/health.log"; then
       healthy=yes; break
     fi
     sleep 0.5

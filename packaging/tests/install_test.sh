@@ -77,11 +77,11 @@ unshare --net --mount --fork bash -c '
   pid=$!
   healthy=no
   for _ in $(seq 100); do
-    if curl -sS --fail --max-time 5 --cacert "$root/var/lib/kimi-appliance/tls/cert.pem" \
+    if curl -sS --fail --max-time 5 --noproxy "*" --cacert "$root/var/lib/kimi-appliance/tls/cert.pem" \
         https://127.0.0.1:8443/healthz >/dev/null 2>/dev/null; then healthy=yes; break; fi
     sleep 0.2
   done
-  plain=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 http://127.0.0.1:8443/healthz || true)
+  plain=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 --noproxy "*" http://127.0.0.1:8443/healthz || true)
   kill -TERM $pid; wait $pid || true
   [ "$healthy" = yes ] || { echo "FAIL: no 200 from https://127.0.0.1:8443/healthz"; cat "$root/var/log/kimi-appliance/daemon.log"; exit 1; }
   echo "healthz over https: 200 (plain http to the port: $plain)"
