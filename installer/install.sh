@@ -132,8 +132,18 @@ else
 fi
 step "installed: $(dpkg-query -W -f='${Package} ${Version}\n' "${packages[@]}" | tr '\n' ' ')"
 
-# 3. Configuration, checked with the installed kimictl.
+# 3. Configuration, checked with the installed kimictl, and the HTTPS certificate it names
+# (the package's postinst makes a self-signed one on first install; see docs/packaging.md).
 kimictl config check --config "$config" || die "$config is invalid; fix it and run the installer again"
+config_value() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p" "$config" | head -1; }
+listen=$(config_value listen)
+cert_file=$(config_value cert_file)
+case "$cert_file" in ""|/*) ;; *) cert_file="$(dirname "$config")/$cert_file" ;; esac
+if [ -n "$cert_file" ]; then
+  [ -f "$cert_file" ] || die "$cert_file (server.tls.cert_file) does not exist: make it with" \
+    "runuser -u kimi -- kimictl tls selfsigned --dir $(dirname "$cert_file") or install your own"
+  step "HTTPS certificate: $cert_file"
+fi
 
 run_as_kimi() { runuser -u kimi -- "$@"; }
 
@@ -166,5 +176,35 @@ if [ -d /run/systemd/system ]; then
 else
   step "systemd is not running here: start the daemon with: runuser -u kimi -- kimi-appliance --config $config"
 fi
-listen=$(sed -n 's/.*"listen" *: *"\([^"]*\)".*/\1/p' "$config" | head -1)
-step "done. Console: http://${listen:-127.0.0.1:8080}/"
+
+# 7. The health check, over HTTPS with the configured certificate as the only trusted CA, so
+# it also proves the certificate matches its key and names the address asked.
+port=${listen##*:}
+case "$listen" in
+  0.0.0.0:*|"") check_host=127.0.0.1 ;;
+  "[::]:"*) check_host="[::1]" ;;
+  *) check_host=${listen%:*} ;;
+esac
+if [ -n "$cert_file" ]; then scheme=https; else scheme=http; fi
+health_url="$scheme://$check_host:$port/healthz"
+curl_tls=()
+[ -n "$cert_file" ] && curl_tls=(--cacert "$cert_file")
+if [ ! -d /run/systemd/system ]; then
+  step "health check skipped (the service is not running); once started: curl ${curl_tls[*]} $health_url"
+elif ! command -v curl >/dev/null; then
+  step "health check skipped: curl is not installed; check with: curl ${curl_tls[*]} $health_url"
+else
+  healthy=no
+  for _ in $(seq 60); do
+    if curl -sS --fail --max-time 5 --noproxy "*" "${curl_tls[@]}" "$health_url" >/dev/null 2>"$work/health.log"; then
+      healthy=yes; break
+    fi
+    sleep 0.5
+  done
+  [ "$healthy" = yes ] || { cat "$work/health.log"; die "no answer from $health_url: journalctl -u kimi-appliance"; }
+  step "health check: $health_url answers"
+fi
+console_host=$check_host
+case "$listen" in 0.0.0.0:*|"[::]:"*) console_host=$(uname -n) ;; esac
+step "done. Console: $scheme://$console_host:$port/"
+[ -z "$cert_file" ] || step "browsers and clients trust the appliance with $cert_file as their CA, or install a CA-issued certificate (docs/packaging.md)"

@@ -70,6 +70,18 @@ else
   fail "shipped configuration rejected: $(cat "$work/check.log")"
 fi
 
+# HTTPS by default: the shipped configuration names the TLS files and allows no plain HTTP,
+# and the postinst makes those files with the shipped kimictl (only when neither exists).
+shipped_config="$work/root/etc/kimi-appliance/appliance.json"
+if grep -q '"cert_file": *"/var/lib/kimi-appliance/tls/cert.pem"' "$shipped_config" &&
+   ! grep -q allow_plain_http "$shipped_config"; then
+  pass "shipped configuration serves HTTPS only"
+else
+  fail "shipped configuration is not HTTPS only: $(cat "$shipped_config")"
+fi
+grep -q 'kimictl tls selfsigned --dir "$tls_dir"' "$work/control/postinst" &&
+  pass "postinst makes the self-signed certificate" || fail "postinst does not make a TLS certificate"
+
 # Hardening of the unit (docs/operations.md reports the score; the product's target is < 2.0).
 if command -v systemd-analyze >/dev/null && systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
   unit="$work/root/usr/lib/systemd/system/kimi-appliance.service"

@@ -12,7 +12,7 @@ set -euo pipefail
 build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd)
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "install_test: needs root (debootstrap, chroot, namespaces)" >&2; exit 1; }
-for tool in debootstrap xorriso unshare chroot; do
+for tool in debootstrap xorriso unshare chroot curl; do
   command -v "$tool" >/dev/null || { echo "install_test: $tool is missing (packaging/build-deps.sh)" >&2; exit 1; }
 done
 
@@ -61,21 +61,32 @@ in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc
 in_root "$root" dpkg-query -W kimi-appliance kimi-engine
 grep -q "medium verified" "$root/var/log/kimi-appliance/install.log" || { echo "FAIL: install.log lacks the verification step"; exit 1; }
 
-step "starting the installed daemon there and asking it"
-in_root "$root" bash -c '
-  runuser -u kimi -- kimi-appliance --config /etc/kimi-appliance/appliance.json --log-format text 2>/var/log/kimi-appliance/daemon.log &
+step "starting the installed daemon there and asking it over HTTPS"
+tls_dir="$root/var/lib/kimi-appliance/tls"
+kimi_uid=$(awk -F: '$1 == "kimi" { print $3 }' "$root/etc/passwd")
+if [ ! -f "$tls_dir/cert.pem" ] || [ "$(stat -c '%a %u' "$tls_dir/key.pem")" != "600 $kimi_uid" ]; then
+  ls -ln "$tls_dir" || true; echo "FAIL: the install made no certificate, or a key not 0600 kimi"; exit 1
+fi
+# The daemon runs in the root; curl (the host's: a minimal Debian has none) runs in the same
+# network namespace, trusting only the certificate the postinst made.
+unshare --net --mount --fork bash -c '
+  root=$0
+  ip link set lo up && mount -t proc proc "$root/proc"
+  chroot "$root" runuser -u kimi -- kimi-appliance --config /etc/kimi-appliance/appliance.json --log-format text \
+    2>"$root/var/log/kimi-appliance/daemon.log" &
   pid=$!
+  healthy=no
   for _ in $(seq 100); do
-    if exec 3<>/dev/tcp/127.0.0.1/8080 2>/dev/null; then
-      printf "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3
-      reply=$(cat <&3); exec 3<&-
-      break
-    fi
+    if curl -sS --fail --max-time 5 --noproxy "*" --cacert "$root/var/lib/kimi-appliance/tls/cert.pem" \
+        https://127.0.0.1:8443/healthz >/dev/null 2>/dev/null; then healthy=yes; break; fi
     sleep 0.2
   done
+  plain=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 --noproxy "*" http://127.0.0.1:8443/healthz || true)
   kill -TERM $pid; wait $pid || true
-  case "$reply" in "HTTP/1.1 200"*) echo "healthz: 200" ;; *) echo "FAIL: no 200 from /healthz: $reply"; cat /var/log/kimi-appliance/daemon.log; exit 1 ;; esac
-  runuser -u kimi -- kimictl audit verify --data-dir /var/lib/kimi-appliance'
+  [ "$healthy" = yes ] || { echo "FAIL: no 200 from https://127.0.0.1:8443/healthz"; cat "$root/var/log/kimi-appliance/daemon.log"; exit 1; }
+  echo "healthz over https: 200 (plain http to the port: $plain)"
+  [ "$plain" != 200 ] || { echo "FAIL: plain HTTP answered 200"; exit 1; }' "$root"
+in_root "$root" runuser -u kimi -- kimictl audit verify --data-dir /var/lib/kimi-appliance
 
 step "a medium with one byte changed in a package is refused before anything is installed"
 root="$work/root-tampered"
