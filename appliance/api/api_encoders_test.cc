@@ -300,6 +300,60 @@ TEST(CompletionEncoderTest, StreamAndWholeResponseCarryTheSameText) {
   EXPECT_EQ(whole["choices"][0]["finish_reason"], "length");
 }
 
+// With logprobs asked for, each answer frame carries its tokens' entries and the whole response
+// carries all of them; reasoning and tool-call frames carry none; without the flag, nothing.
+TEST(ChatSseEncoderTest, LogprobsRideOnAnswerFramesAndJoinToTheWholeResponse) {
+  std::vector<StreamEvent> events = MixedEvents();
+  events[2].logprobs = {TokenLogprobs{"Call", -0.5f, {}}, TokenLogprobs{"ing ", -0.25f, {}}};
+  events[3].logprobs = {TokenLogprobs{"tools.", -1.0f, {TokenAlternative{"tools.", -1.0f}}}};
+  ChatStreamOptions options;
+  options.logprobs = true;
+  Stream s = Parse(EncodeAll(events, options));
+  std::vector<std::string> streamed;
+  for (const Json& f : s.frames) {
+    if (f["choices"].empty() || !f["choices"][0].contains("logprobs")) continue;
+    EXPECT_TRUE(f["choices"][0]["delta"].contains("content")) << f.dump();
+    for (const Json& t : f["choices"][0]["logprobs"]["content"]) streamed.push_back(t["token"]);
+  }
+  EXPECT_EQ(streamed, (std::vector<std::string>{"Call", "ing ", "tools."}));
+
+  ChatResponseBuilder builder(/*logprobs=*/true);
+  for (const StreamEvent& e : events) builder.Emit(e);
+  const Json whole = builder.Build(ResponseMeta{"chatcmpl-req_1", 1700000000, "kimi-k3"});
+  ASSERT_EQ(whole["choices"][0]["logprobs"]["content"].size(), 3u);
+  EXPECT_EQ(whole["choices"][0]["logprobs"]["content"][2]["top_logprobs"][0]["token"], "tools.");
+
+  for (const Json& f : Parse(EncodeAll(events, ChatStreamOptions{})).frames) {
+    if (!f["choices"].empty()) {
+      EXPECT_FALSE(f["choices"][0].contains("logprobs")) << "not asked for";
+    }
+  }
+  ChatResponseBuilder plain;
+  for (const StreamEvent& e : events) plain.Emit(e);
+  EXPECT_FALSE(plain.Build(ResponseMeta{"c", 1, "m"})["choices"][0].contains("logprobs"));
+}
+
+TEST(CompletionEncoderTest, LegacyLogprobsCountOffsetsOverTheWholeText) {
+  std::vector<StreamEvent> events = {Text(StreamEventKind::kAnswer, "ab"), Text(StreamEventKind::kAnswer, "c"),
+                                     Finish("length")};
+  events[0].logprobs = {TokenLogprobs{"a", -1.0f, {}}, TokenLogprobs{"b", -2.0f, {}}};
+  events[1].logprobs = {TokenLogprobs{"c", -3.0f, {}}};
+  ResponseMeta meta{"cmpl-req_3", 1700000001, "kimi-k3"};
+  CompletionSseEncoder encoder(meta, /*include_usage=*/false, /*logprobs=*/true);
+  TextCompletionBuilder builder(/*logprobs=*/true);
+  std::string sse;
+  for (const StreamEvent& e : events) {
+    encoder.Encode(e, &sse);
+    builder.Emit(e);
+  }
+  Stream s = Parse(sse);
+  ASSERT_GE(s.frames.size(), 2u);
+  EXPECT_EQ(s.frames[1]["choices"][0]["logprobs"]["text_offset"], Json::array({2}));
+  const Json whole = builder.Build(meta);
+  EXPECT_EQ(whole["choices"][0]["logprobs"]["tokens"], Json::array({"a", "b", "c"}));
+  EXPECT_EQ(whole["choices"][0]["logprobs"]["text_offset"], Json::array({0, 1, 2}));
+}
+
 TEST(RequestGateTest, MinimalChecksAndResponseMode) {
   Json not_object = Json::array();
   EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &not_object).code(), Status::Code::kInvalidArgument);
@@ -316,6 +370,10 @@ TEST(RequestGateTest, MinimalChecksAndResponseMode) {
   EXPECT_TRUE(mode.include_usage);
   EXPECT_FALSE(mode.thinking);
   EXPECT_TRUE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"messages", Json::array()}}).thinking);
+  EXPECT_FALSE(mode.logprobs);
+  EXPECT_TRUE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"logprobs", true}}).logprobs);
+  EXPECT_FALSE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"logprobs", false}}).logprobs);
+  EXPECT_TRUE(ReadResponseMode(Endpoint::kCompletions, Json{{"logprobs", 0}}).logprobs);
 }
 
 TEST(EmbeddedBackendTest, ServesNothingUntilAttached) {

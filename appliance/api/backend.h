@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kimi/status.h"
+#include "kimi/token_logprobs.h"
 
 namespace kimi::api {
 
@@ -38,7 +39,7 @@ struct TokenUsage {
 
 enum class StreamEventKind {
   kReasoning,          // text
-  kAnswer,             // text
+  kAnswer,             // text, and logprobs when the request asked for them
   kToolCallBegin,      // tool_index, tool_call_id, tool_name
   kToolCallArguments,  // tool_index, text: the next piece of the arguments JSON text
   kToolCallEnd,        // tool_index
@@ -53,6 +54,9 @@ struct StreamEvent {
   std::string tool_name;
   std::string finish_reason;  // "stop", "length" or "tool_calls"
   TokenUsage usage;
+  // kAnswer: the tokens whose text this is (empty unless the request asked for logprobs and
+  // the backend reports them).
+  std::vector<TokenLogprobs> logprobs;
 };
 
 // Where a backend delivers events. Emit() returns false when the client has gone away: the

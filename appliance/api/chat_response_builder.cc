@@ -1,5 +1,7 @@
 #include "api/chat_response_builder.h"
 
+#include "chat/logprobs_json.h"
+
 namespace kimi::api {
 
 using Json = nlohmann::ordered_json;
@@ -15,7 +17,10 @@ BuiltToolCall* ChatResponseBuilder::Call(int index) {
 bool ChatResponseBuilder::Emit(const StreamEvent& event) {
   switch (event.kind) {
     case StreamEventKind::kReasoning: reasoning_ += event.text; break;
-    case StreamEventKind::kAnswer: answer_ += event.text; break;
+    case StreamEventKind::kAnswer:
+      answer_ += event.text;
+      logprobs_.insert(logprobs_.end(), event.logprobs.begin(), event.logprobs.end());
+      break;
     case StreamEventKind::kToolCallBegin: {
       BuiltToolCall* call = Call(event.tool_index);
       call->name = event.tool_name;
@@ -40,13 +45,14 @@ Json ChatResponseBuilder::Build(const ResponseMeta& meta) const {
     message["tool_calls"] = std::move(calls);
   }
   const TokenUsage usage = finish_ ? finish_->usage : TokenUsage{};
+  Json choice{{"index", 0}, {"message", std::move(message)}};
+  if (logprobs_requested_) choice["logprobs"] = Json{{"content", chat::ChatLogprobsContent(logprobs_)}};
+  choice["finish_reason"] = finish_ ? finish_->finish_reason : "stop";
   return Json{{"id", meta.id},
               {"object", "chat.completion"},
               {"created", meta.created},
               {"model", meta.model},
-              {"choices", Json::array({Json{{"index", 0},
-                                            {"message", std::move(message)},
-                                            {"finish_reason", finish_ ? finish_->finish_reason : "stop"}}})},
+              {"choices", Json::array({std::move(choice)})},
               {"usage", UsageJson(usage)}};
 }
 

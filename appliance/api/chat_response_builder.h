@@ -1,6 +1,7 @@
 // ChatResponseBuilder: folds one request's StreamEvents into the whole (non-streamed)
 // `chat.completion` response: message.content, reasoning_content (when there was any),
-// tool_calls [{id, type, function{name, arguments}}] in index order, finish_reason, usage.
+// tool_calls [{id, type, function{name, arguments}}] in index order, finish_reason, usage,
+// and logprobs.content (the answer's tokens) when the request asked for them.
 // It reads the same events as ChatSseEncoder, so the two cannot disagree: the answer text,
 // reasoning text and each call's arguments equal what the stream's frames join to.
 //
@@ -27,6 +28,7 @@ struct BuiltToolCall {
 
 class ChatResponseBuilder : public EventSink {
  public:
+  explicit ChatResponseBuilder(bool logprobs = false) : logprobs_requested_(logprobs) {}
   bool Emit(const StreamEvent& event) override;  // always true: a whole response has no client yet
 
   bool finished() const { return finish_.has_value(); }
@@ -44,6 +46,8 @@ class ChatResponseBuilder : public EventSink {
   std::string reasoning_;
   std::vector<BuiltToolCall> tool_calls_;
   std::optional<StreamEvent> finish_;
+  bool logprobs_requested_;
+  std::vector<TokenLogprobs> logprobs_;
 };
 
 }  // namespace kimi::api

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "chat/logprobs_json.h"
+
 namespace kimi::api {
 
 using Json = nlohmann::ordered_json;
@@ -15,9 +17,13 @@ Json ChatSseEncoder::Envelope() const {
   return {{"id", meta_.id}, {"object", "chat.completion.chunk"}, {"created", meta_.created}, {"model", meta_.model}};
 }
 
-void ChatSseEncoder::Frame(Json delta, std::string* out) {
+void ChatSseEncoder::Frame(Json delta, std::string* out, const std::vector<TokenLogprobs>* logprobs) {
   Json frame = Envelope();
-  frame["choices"] = Json::array({Json{{"index", 0}, {"delta", std::move(delta)}}});
+  Json choice{{"index", 0}, {"delta", std::move(delta)}};
+  if (logprobs != nullptr && options_.logprobs && !logprobs->empty()) {
+    choice["logprobs"] = Json{{"content", chat::ChatLogprobsContent(*logprobs)}};
+  }
+  frame["choices"] = Json::array({std::move(choice)});
   *out += SseFrame(frame);
 }
 
@@ -42,7 +48,7 @@ void ChatSseEncoder::Encode(const StreamEvent& event, std::string* out) {
     case StreamEventKind::kAnswer:
       if (event.text.empty()) return;
       EndReasoning(out);
-      Frame(Json{{"content", event.text}}, out);
+      Frame(Json{{"content", event.text}}, out, &event.logprobs);
       return;
     case StreamEventKind::kToolCallBegin: {
       EndReasoning(out);

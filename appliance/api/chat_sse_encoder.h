@@ -10,6 +10,8 @@
 //   - a tool call opens with index, id, type, function.name and arguments ""; then frames of
 //     index and function.arguments only, each at most `argument_chunk_bytes` bytes (cut on
 //     character boundaries), however the backend delivered the arguments;
+//   - with logprobs asked for, an answer frame's choice carries logprobs.content for the
+//     tokens of its text;
 //   - the end frame has delta {}, finish_reason and usage (in choices[0].usage); with
 //     include_usage one more frame with choices [] and usage; then "data: [DONE]".
 //
@@ -29,6 +31,7 @@ struct ChatStreamOptions {
   bool thinking = true;        // the request's thinking mode: decides the boundary frame
   bool include_usage = false;  // stream_options.include_usage
   size_t argument_chunk_bytes = 64;  // >= 1
+  bool logprobs = false;       // the request asked for logprobs
 };
 
 class ChatSseEncoder : public StreamEncoder {
@@ -41,7 +44,7 @@ class ChatSseEncoder : public StreamEncoder {
   bool finished() const override { return finished_; }
 
  private:
-  void Frame(nlohmann::ordered_json delta, std::string* out);
+  void Frame(nlohmann::ordered_json delta, std::string* out, const std::vector<TokenLogprobs>* logprobs = nullptr);
   void EndReasoning(std::string* out);
   void Finish(const StreamEvent& event, std::string* out);
   nlohmann::ordered_json Envelope() const;

@@ -2,7 +2,9 @@
 // the completion's text (reasoning and tool calls do not occur there; if a backend sends
 // them they are left out). CompletionSseEncoder writes `text_completion` frames ending with
 // one whose finish_reason and usage are set, an optional usage frame, then [DONE];
-// TextCompletionBuilder folds the events into the whole response.
+// TextCompletionBuilder folds the events into the whole response. With logprobs asked for,
+// each text carries the legacy logprobs object (tokens, token_logprobs, top_logprobs,
+// text_offset counted over the whole completion).
 //
 // Thread safety: one thread at a time per object.
 #pragma once
@@ -20,7 +22,7 @@ namespace kimi::api {
 
 class CompletionSseEncoder : public StreamEncoder {
  public:
-  CompletionSseEncoder(ResponseMeta meta, bool include_usage);
+  CompletionSseEncoder(ResponseMeta meta, bool include_usage, bool logprobs = false);
   void Encode(const StreamEvent& event, std::string* out) override;
   bool finished() const override { return finished_; }
 
@@ -29,11 +31,14 @@ class CompletionSseEncoder : public StreamEncoder {
 
   ResponseMeta meta_;
   bool include_usage_;
+  bool logprobs_;
+  int64_t text_offset_ = 0;  // bytes of completion text already sent
   bool finished_ = false;
 };
 
 class TextCompletionBuilder : public EventSink {
  public:
+  explicit TextCompletionBuilder(bool logprobs = false) : logprobs_requested_(logprobs) {}
   bool Emit(const StreamEvent& event) override;
   bool finished() const { return finish_.has_value(); }
   const std::string& text() const { return text_; }
@@ -42,6 +47,8 @@ class TextCompletionBuilder : public EventSink {
  private:
   std::string text_;
   std::optional<StreamEvent> finish_;
+  bool logprobs_requested_;
+  std::vector<TokenLogprobs> logprobs_;
 };
 
 }  // namespace kimi::api

@@ -57,7 +57,10 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
         // client must shorten it, so it is an invalid request, not a transient overload.
         if (event.error.code() == Status::Code::kResourceExhausted) return Status::InvalidArgument(event.error.message());
         return event.error;
-      case ChatEvent::Kind::kOutput: out = ToStreamEvent(event.output); break;
+      case ChatEvent::Kind::kOutput:
+        out = ToStreamEvent(event.output);
+        out.logprobs = std::move(event.logprobs);
+        break;
       case ChatEvent::Kind::kFinish:
         out.kind = StreamEventKind::kFinish;
         out.finish_reason = event.finish_reason;

@@ -23,6 +23,9 @@ ResponseMode ReadResponseMode(Endpoint endpoint, const Json& body) {
     const Json& include = body["stream_options"].value("include_usage", Json(false));
     mode.include_usage = include.is_boolean() && include.get<bool>();
   }
+  if (const auto it = body.find("logprobs"); it != body.end()) {
+    mode.logprobs = it->is_number_integer() || (it->is_boolean() && it->get<bool>());
+  }
   if (endpoint == Endpoint::kChatCompletions) {
     Result<ChatRequest> request = ParseChatRequest(body);
     mode.thinking = !request.ok() || request->thinking;

@@ -26,6 +26,7 @@ struct ResponseMode {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool thinking = true;        // as the chat format reads the body (K3 default: on)
+  bool logprobs = false;       // `logprobs: true` (chat) or an integer (completions)
 };
 // Precondition: PrepareRequest() accepted `body`.
 ResponseMode ReadResponseMode(Endpoint endpoint, const nlohmann::ordered_json& body);

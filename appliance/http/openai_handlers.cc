@@ -102,8 +102,8 @@ const api::ModelRequestRules& RulesFor(const Services& services, const Json& bod
 
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    RequestContext& ctx, Lease* lease, httplib::Response& res) {
-  Builder builder;
+                    bool logprobs, RequestContext& ctx, Lease* lease, httplib::Response& res) {
+  Builder builder(logprobs);
   RecordingSink recording(builder, ctx.start, &ctx.audit);
   MeteredSink metered(recording, lease, request.request_id);
   api::BackendOutcome outcome;
@@ -237,15 +237,16 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
                                    (services.auditor != nullptr && services.auditor->policy().content.store_content);
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, ctx, lease.get(), res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, ctx, lease.get(), res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, mode.logprobs, ctx, lease.get(), res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, mode.logprobs, ctx, lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
     encoder = std::make_unique<api::ChatSseEncoder>(
-        meta, api::ChatStreamOptions{mode.thinking, mode.include_usage, services.stream_argument_chunk_bytes});
+        meta, api::ChatStreamOptions{mode.thinking, mode.include_usage, services.stream_argument_chunk_bytes,
+                                     mode.logprobs});
   } else {
-    encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage);
+    encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage, mode.logprobs);
   }
   return RespondStream(backend, std::move(request), std::move(encoder), ctx, std::move(lease), res);
 }

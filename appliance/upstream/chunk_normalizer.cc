@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "chat/logprobs_json.h"
+
 namespace kimi::upstream {
 namespace {
 
@@ -74,6 +76,7 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
     if (IntegerField(choice, "index") != 0) {
       return Status::Corruption("upstream sent a second choice; only n = 1 is served");
     }
+    const size_t first_new = events->size();
     if (auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
       KIMI_RETURN_IF_ERROR(ConsumeDelta(*delta, events));
     } else if (auto message = choice.find("message"); message != choice.end() && message->is_object()) {
@@ -81,9 +84,27 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
     } else if (std::string text = StringField(choice, "text"); !text.empty()) {
       events->push_back(TextEvent(StreamEventKind::kAnswer, std::move(text)));  // /v1/completions
     }
+    KIMI_RETURN_IF_ERROR(AttachLogprobs(choice, first_new, events));
     std::string reason = StringField(choice, "finish_reason");
     if (!reason.empty()) finish_reason_ = NormalFinishReason(reason);
   }
+  return Status::OK();
+}
+
+// The choice's logprobs belong to the answer text it carried (none for reasoning or calls).
+Status ChunkNormalizer::AttachLogprobs(const Json& choice, size_t first_new, std::vector<StreamEvent>* events) {
+  auto logprobs = choice.find("logprobs");
+  if (logprobs == choice.end() || !logprobs->is_object()) return Status::OK();
+  StreamEvent* answer = nullptr;
+  for (size_t i = first_new; i < events->size(); ++i) {
+    if ((*events)[i].kind == StreamEventKind::kAnswer) answer = &(*events)[i];
+  }
+  if (answer == nullptr) return Status::OK();
+  Result<std::vector<TokenLogprobs>> parsed = logprobs->contains("content")
+                                                  ? chat::ParseChatLogprobsContent((*logprobs)["content"])
+                                                  : chat::ParseCompletionLogprobs(*logprobs);
+  if (!parsed.ok()) return Status::Corruption("upstream logprobs: " + parsed.status().message());
+  answer->logprobs = std::move(parsed).value();
   return Status::OK();
 }
 

@@ -12,6 +12,8 @@
 //     begins, text arrives, or the stream finishes. Upstream indices are renumbered from 0.
 //     Pieces of a call that already ended (interleaved calls) are an error.
 //   - `choices[0].text` of a /v1/completions stream -> kAnswer;
+//   - `logprobs` (chat `content[]` or the legacy completions object) -> the logprobs of the
+//     answer event the same choice carried;
 //   - `finish_reason` and `usage` (also in the usage-only chunk with `choices: []`);
 //   - an in-stream `{"error": {...}}` object becomes a Status.
 // Finish() closes the call left open and appends kFinish; a stream that never said
@@ -43,6 +45,7 @@ class ChunkNormalizer {
 
  private:
   Status ConsumeDelta(const nlohmann::json& delta, std::vector<api::StreamEvent>* events);
+  Status AttachLogprobs(const nlohmann::json& choice, size_t first_new, std::vector<api::StreamEvent>* events);
   Status ConsumeToolCall(const nlohmann::json& call, size_t position, std::vector<api::StreamEvent>* events);
   void CloseOpenCall(std::vector<api::StreamEvent>* events);
 

@@ -165,6 +165,39 @@ TEST(ChunkNormalizer, InStreamErrorObject) {
   EXPECT_NE(s.message().find("engine died"), std::string::npos);
 }
 
+// vLLM's logprobs (chat content[] and the legacy completions object) reach the answer event
+// of the same chunk; a reasoning chunk's logprobs are dropped; malformed ones are an error.
+TEST(ChunkNormalizer, LogprobsAttachToTheAnswerOfTheirChunk) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  json reasoning = Delta({{"reasoning", "hm"}});
+  reasoning["choices"][0]["logprobs"] = {{"content", {{{"token", "hm"}, {"logprob", -0.1}}}}};
+  json answer = Delta({{"content", "Hi"}});
+  answer["choices"][0]["logprobs"] = {
+      {"content", {{{"token", "Hi"}, {"logprob", -0.5}, {"bytes", {72, 105}},
+                    {"top_logprobs", {{{"token", "Hi"}, {"logprob", -0.5}}, {{"token", "Yo"}, {"logprob", -2.0}}}}}}}};
+  ASSERT_TRUE(n.Consume(reasoning, &events).ok());
+  ASSERT_TRUE(n.Consume(answer, &events).ok());
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].logprobs.empty());
+  ASSERT_EQ(events[1].logprobs.size(), 1u);
+  EXPECT_EQ(events[1].logprobs[0].bytes, "Hi");
+  ASSERT_EQ(events[1].logprobs[0].top.size(), 2u);
+  EXPECT_EQ(events[1].logprobs[0].top[1].bytes, "Yo");
+
+  json legacy = {{"choices", {{{"index", 0}, {"text", "ok"}, {"finish_reason", nullptr},
+                               {"logprobs", {{"tokens", {"o", "k"}}, {"token_logprobs", {-1.0, -2.0}},
+                                             {"top_logprobs", {{{"o", -1.0}}, {{"k", -2.0}}}},
+                                             {"text_offset", {0, 1}}}}}}}};
+  ASSERT_TRUE(n.Consume(legacy, &events).ok());
+  ASSERT_EQ(events.back().logprobs.size(), 2u);
+  EXPECT_EQ(events.back().logprobs[1].bytes, "k");
+
+  json broken = Delta({{"content", "x"}});
+  broken["choices"][0]["logprobs"] = {{"content", {{{"token", "x"}}}}};
+  EXPECT_EQ(n.Consume(broken, &events).code(), Status::Code::kCorruption);
+}
+
 TEST(UpstreamErrorStatus, MapsStatusAndKeepsMessage) {
   json openai = {{"error", {{"message", "max_tokens is too large"}, {"type", "invalid_request_error"}}}};
   Status bad = UpstreamErrorStatus(openai, 400, "w");

@@ -10,6 +10,9 @@
 // - reasoning_tokens: tokens that produced reasoning text, or produced nothing while the
 //   output was still in the thinking channel (held-back bytes), up to and including the
 //   special token that closes it.
+// - logprobs (when the request asked for them): each ordinary token's entry rides on the answer
+//   event its text ends up in (text held back for a stop string waits with its tokens).
+//   Tokens of reasoning, of tool calls and special tokens have none, as in OpenAI's API.
 //
 // Owns: the parser. Thread safety: one thread at a time.
 #pragma once
@@ -30,12 +33,17 @@ class ChatEventAssembler {
   ChatEventAssembler(std::unique_ptr<OutputParser> parser, std::function<bool(int32_t)> is_special,
                      bool starts_in_reasoning, int64_t prompt_tokens);
 
-  void OnToken(int32_t id, std::string_view text, std::deque<ChatEvent>* out);
+  // Reports logprobs from now on; `token_bytes` names a token id by its bytes.
+  void ReportLogprobs(std::function<std::string(int32_t)> token_bytes);
+
+  // `sampled` (may be null) carries the token's logprobs when the runtime took them.
+  void OnToken(int32_t id, std::string_view text, std::deque<ChatEvent>* out, const SampledToken* sampled = nullptr);
   void OnFinish(FinishReason reason, int64_t completion_tokens, std::deque<ChatEvent>* out);
 
  private:
   void CountReasoning(const std::vector<OutputEvent>& events);
   void Queue(std::vector<OutputEvent>& events, std::deque<ChatEvent>* out);
+  TokenLogprobs Named(const SampledToken& sampled) const;
 
   std::unique_ptr<OutputParser> parser_;
   std::function<bool(int32_t)> is_special_;
@@ -43,6 +51,8 @@ class ChatEventAssembler {
   int64_t prompt_tokens_;
   int64_t reasoning_tokens_ = 0;
   bool saw_tool_call_ = false;
+  std::function<std::string(int32_t)> token_bytes_;  // null: no logprobs
+  std::vector<TokenLogprobs> unplaced_logprobs_;     // tokens whose text is not out yet
 };
 
 }  // namespace kimi::serving

@@ -110,5 +110,42 @@ TEST(ChatEventAssemblerTest, CompletionsAreAnswerTextOnly) {
   EXPECT_EQ(run.finish.finish_reason, "length");
 }
 
+// Each ordinary token's logprob entry rides on the answer text it produced: joined, the
+// entries' bytes spell the answer; reasoning, tool-call and special tokens have none.
+TEST(ChatEventAssemblerTest, LogprobsFollowTheAnswerTokens) {
+  auto created = OutputParserRegistry::Create("kimi_k3", {SpecialTokenIds::K3(), OutputStart::kThinkChannel});
+  ASSERT_TRUE(created.ok());
+  ChatEventAssembler assembler(std::move(created).value(), IsK3Special, true, /*prompt_tokens=*/1);
+  const std::vector<OwnedToken> tokens =
+      SplitAtSpecialTokens(kThinkThenCall, SpecialTokenIds::K3(), /*max_piece_bytes=*/3);
+  std::vector<std::string> bytes_of_id;
+  assembler.ReportLogprobs([&bytes_of_id](int32_t id) { return bytes_of_id.at(size_t(id)); });
+  std::deque<ChatEvent> queue;
+  for (const OwnedToken& t : tokens) {
+    const int32_t id = t.id < 0 ? int32_t(bytes_of_id.size()) : t.id;
+    if (t.id < 0) bytes_of_id.push_back(t.text);
+    SampledToken sampled{id, -0.5f, {TokenLogprob{id, -0.5f}}};
+    assembler.OnToken(id, t.id < 0 ? t.text : "", &queue, &sampled);
+  }
+  assembler.OnFinish(FinishReason::kStop, int64_t(tokens.size()), &queue);
+  std::string answer, spelled;
+  for (const ChatEvent& e : queue) {
+    if (e.kind != ChatEvent::Kind::kOutput) continue;
+    if (e.output.kind != OutputEventKind::kAnswer) {
+      EXPECT_TRUE(e.logprobs.empty()) << "only answer text has logprobs";
+      continue;
+    }
+    answer += e.output.text;
+    for (const TokenLogprobs& t : e.logprobs) {
+      spelled += t.bytes;
+      EXPECT_FLOAT_EQ(t.logprob, -0.5f);
+      ASSERT_EQ(t.top.size(), 1u);
+      EXPECT_EQ(t.top[0].bytes, t.bytes);
+    }
+  }
+  EXPECT_EQ(answer, "Checking.");
+  EXPECT_EQ(spelled, answer);
+}
+
 }  // namespace
 }  // namespace kimi::serving

@@ -60,7 +60,7 @@ class ChatStreamImpl : public ChatStream {
         continue;
       }
       switch (g.kind) {
-        case GenerationEvent::Kind::kToken: assembler_.OnToken(g.token, g.text, &pending_); break;
+        case GenerationEvent::Kind::kToken: assembler_.OnToken(g.token, g.text, &pending_, &g.sampled); break;
         case GenerationEvent::Kind::kFinish:
           assembler_.OnFinish(g.finish_reason, g.stats.completion_tokens, &pending_);
           ended_ = true;
@@ -168,6 +168,12 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   serving::ChatEventAssembler assembler(
       std::move(parser), [tokenizer](int32_t id) { return tokenizer.IsSpecial(id); }, starts_in_reasoning,
       prompt_tokens);
+  if (params.sampling.top_logprobs >= 0) {
+    assembler.ReportLogprobs([tokenizer](int32_t id) {
+      Result<std::string_view> bytes = tokenizer.TokenBytes(id);
+      return bytes.ok() ? std::string(*bytes) : std::string();
+    });
+  }
   return std::unique_ptr<ChatStream>(new ChatStreamImpl(std::move(handle), std::move(assembler), prompt_tokens));
 }
 

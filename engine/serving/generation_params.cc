@@ -65,8 +65,15 @@ Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
     s.seed = uint64_t(seed);
   }
   if (Present(body, "logprobs")) {
-    if (!body["logprobs"].is_boolean()) return Status::InvalidArgument("logprobs must be a boolean");
-    if (body["logprobs"].get<bool>()) s.top_logprobs = 0;
+    // Chat completions say `logprobs: true`; /v1/completions say how many alternatives.
+    const Json& logprobs = body["logprobs"];
+    if (logprobs.is_boolean()) {
+      if (logprobs.get<bool>()) s.top_logprobs = 0;
+    } else if (logprobs.is_number_integer() && logprobs.get<int64_t>() >= 0 && logprobs.get<int64_t>() <= 5) {
+      s.top_logprobs = logprobs.get<int32_t>();
+    } else {
+      return Status::InvalidArgument("logprobs must be a boolean, or an integer in [0, 5] for completions");
+    }
   }
   if (Present(body, "top_logprobs")) {
     KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, "top_logprobs"));

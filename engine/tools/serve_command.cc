@@ -133,7 +133,7 @@ void HandleGeneration(const ServeContext& ctx, ServingEndpoint endpoint, const h
     do {
       switch (e.kind) {
         case ChatEvent::Kind::kOutput:
-          if (!write(state->writer.OutputFrame(e.output))) return client_gone();
+          if (!write(state->writer.OutputFrame(e))) return client_gone();
           break;
         case ChatEvent::Kind::kFinish:
           if (!write(state->writer.FinishFrames(e))) return client_gone();

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "kimi/hex.h"
+#include "chat/logprobs_json.h"
 
 namespace kimi::tools {
 namespace {
@@ -40,11 +41,17 @@ Json UsageJson(const ChatUsage& usage) {
 ChunkWriter::ChunkWriter(ResponseIdentity identity, bool include_usage)
     : identity_(std::move(identity)), include_usage_(include_usage) {}
 
-std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason) const {
+std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason, const std::vector<TokenLogprobs>& logprobs) {
   Json choice = {{"index", 0}};
-  if (IsChat(identity_)) choice["delta"] = delta;
-  else choice["text"] = delta.value("content", "");
-  choice["logprobs"] = nullptr;
+  if (IsChat(identity_)) {
+    choice["delta"] = delta;
+    choice["logprobs"] = logprobs.empty() ? Json(nullptr) : Json{{"content", chat::ChatLogprobsContent(logprobs)}};
+  } else {
+    const std::string text = delta.value("content", "");
+    choice["text"] = text;
+    choice["logprobs"] = logprobs.empty() ? Json(nullptr) : chat::CompletionLogprobs(logprobs, text_offset_);
+    text_offset_ += int64_t(text.size());
+  }
   choice["finish_reason"] = finish_reason;
   Json chunk = {{"id", identity_.id},
                 {"object", IsChat(identity_) ? "chat.completion.chunk" : "text_completion"},
@@ -54,16 +61,19 @@ std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason) con
   return "data: " + chunk.dump() + "\n\n";
 }
 
-std::string ChunkWriter::RoleFrame() const {
+std::string ChunkWriter::RoleFrame() {
   return IsChat(identity_) ? Frame(Json{{"role", "assistant"}, {"content", ""}}, nullptr) : "";
 }
 
-std::string ChunkWriter::OutputFrame(const OutputEvent& event) {
+std::string ChunkWriter::OutputFrame(const ChatEvent& chat_event) {
+  const OutputEvent& event = chat_event.output;
   // A completion has no channels: everything the model wrote is its text.
-  if (!IsChat(identity_)) return event.text.empty() ? "" : Frame(Json{{"content", event.text}}, nullptr);
+  if (!IsChat(identity_)) {
+    return event.text.empty() ? "" : Frame(Json{{"content", event.text}}, nullptr, chat_event.logprobs);
+  }
   switch (event.kind) {
     case OutputEventKind::kReasoning: return Frame(Json{{"reasoning", event.text}}, nullptr);
-    case OutputEventKind::kAnswer: return Frame(Json{{"content", event.text}}, nullptr);
+    case OutputEventKind::kAnswer: return Frame(Json{{"content", event.text}}, nullptr, chat_event.logprobs);
     case OutputEventKind::kToolCallBegin: {
       std::string id = ToolCallId();
       call_ids_[event.tool_index] = id;
@@ -80,7 +90,7 @@ std::string ChunkWriter::OutputFrame(const OutputEvent& event) {
   return "";
 }
 
-std::string ChunkWriter::FinishFrames(const ChatEvent& finish) const {
+std::string ChunkWriter::FinishFrames(const ChatEvent& finish) {
   std::string out = Frame(Json::object(), finish.finish_reason);
   if (include_usage_) {
     Json chunk = {{"id", identity_.id},
@@ -105,7 +115,10 @@ void ResponseBuilder::Add(const ChatEvent& event) {
   const OutputEvent& o = event.output;
   switch (o.kind) {
     case OutputEventKind::kReasoning: reasoning_ += o.text; break;
-    case OutputEventKind::kAnswer: content_ += o.text; break;
+    case OutputEventKind::kAnswer:
+      content_ += o.text;
+      logprobs_.insert(logprobs_.end(), event.logprobs.begin(), event.logprobs.end());
+      break;
     case OutputEventKind::kToolCallBegin:
       tool_calls_.push_back(Json{{"id", ToolCallId()}, {"type", "function"},
                                  {"function", {{"name", o.tool_name}, {"arguments", ""}}}});
@@ -126,7 +139,8 @@ Json ResponseBuilder::Build() const {
                 {"object", "text_completion"},
                 {"created", identity_.created},
                 {"model", identity_.model},
-                {"choices", Json::array({Json{{"index", 0}, {"text", reasoning_ + content_}, {"logprobs", nullptr},
+                {"choices", Json::array({Json{{"index", 0}, {"text", reasoning_ + content_},
+                                              {"logprobs", logprobs_.empty() ? Json(nullptr) : chat::CompletionLogprobs(logprobs_, 0)},
                                               {"finish_reason", finish_reason_}}})},
                 {"usage", UsageJson(usage_)}};
   }
@@ -138,7 +152,8 @@ Json ResponseBuilder::Build() const {
               {"object", "chat.completion"},
               {"created", identity_.created},
               {"model", identity_.model},
-              {"choices", Json::array({Json{{"index", 0}, {"message", message}, {"logprobs", nullptr},
+              {"choices", Json::array({Json{{"index", 0}, {"message", message},
+                                            {"logprobs", logprobs_.empty() ? Json(nullptr) : Json{{"content", chat::ChatLogprobsContent(logprobs_)}}},
                                             {"finish_reason", finish_reason_}}})},
               {"usage", UsageJson(usage_)}};
 }

@@ -40,17 +40,20 @@ ResponseIdentity NewResponseIdentity(const std::string& model,
 class ChunkWriter {
  public:
   ChunkWriter(ResponseIdentity identity, bool include_usage);
-  std::string RoleFrame() const;  // "" for completions
-  // The frame for one output event; "" for events that have none (the end of a tool call).
-  std::string OutputFrame(const OutputEvent& event);
+  std::string RoleFrame();  // "" for completions
+  // The frame for one output event (with the logprobs of its tokens, when asked for); "" for
+  // events that have none (the end of a tool call).
+  std::string OutputFrame(const ChatEvent& event);
   // The finish frame, the usage frame when asked for, and [DONE].
-  std::string FinishFrames(const ChatEvent& finish) const;
+  std::string FinishFrames(const ChatEvent& finish);
 
  private:
-  std::string Frame(const nlohmann::ordered_json& delta, const nlohmann::ordered_json& finish_reason) const;
+  std::string Frame(const nlohmann::ordered_json& delta, const nlohmann::ordered_json& finish_reason,
+                    const std::vector<TokenLogprobs>& logprobs = {});
 
   ResponseIdentity identity_;
   bool include_usage_;
+  int64_t text_offset_ = 0;  // completion text sent so far, for the legacy logprobs offsets
   std::map<int, std::string> call_ids_;
 };
 
@@ -65,6 +68,7 @@ class ResponseBuilder {
   std::string reasoning_;
   std::string content_;
   nlohmann::ordered_json tool_calls_ = nlohmann::ordered_json::array();
+  std::vector<TokenLogprobs> logprobs_;
   std::string finish_reason_ = "stop";
   ChatUsage usage_;
 };

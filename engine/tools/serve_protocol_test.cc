@@ -29,6 +29,12 @@ OutputEvent Out(OutputEventKind kind, std::string text, int index = -1, std::str
   return OutputEvent{kind, std::move(text), std::move(name), index};
 }
 
+ChatEvent Event(OutputEventKind kind, std::string text, int index = -1, std::string name = "") {
+  ChatEvent e;
+  e.output = Out(kind, std::move(text), index, std::move(name));
+  return e;
+}
+
 TEST(ChunkWriter, WritesVllmChunks) {
   ChunkWriter writer(Identity(), /*include_usage=*/true);
   std::vector<Json> role = Frames(writer.RoleFrame());
@@ -39,19 +45,19 @@ TEST(ChunkWriter, WritesVllmChunks) {
   EXPECT_EQ(role[0]["choices"][0]["delta"], (Json{{"role", "assistant"}, {"content", ""}}));
   EXPECT_TRUE(role[0]["choices"][0]["finish_reason"].is_null());
 
-  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kReasoning, "hm")))[0]["choices"][0]["delta"],
+  EXPECT_EQ(Frames(writer.OutputFrame(Event(OutputEventKind::kReasoning, "hm")))[0]["choices"][0]["delta"],
             (Json{{"reasoning", "hm"}}));
-  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kAnswer, "ok")))[0]["choices"][0]["delta"],
+  EXPECT_EQ(Frames(writer.OutputFrame(Event(OutputEventKind::kAnswer, "ok")))[0]["choices"][0]["delta"],
             (Json{{"content", "ok"}}));
-  Json begin = Frames(writer.OutputFrame(Out(OutputEventKind::kToolCallBegin, "", 0, "get")))[0]["choices"][0]["delta"];
+  Json begin = Frames(writer.OutputFrame(Event(OutputEventKind::kToolCallBegin, "", 0, "get")))[0]["choices"][0]["delta"];
   const Json& call = begin["tool_calls"][0];
   EXPECT_EQ(call["index"], 0);
   EXPECT_EQ(call["type"], "function");
   EXPECT_EQ(call["function"], (Json{{"name", "get"}, {"arguments", ""}}));
   EXPECT_EQ(call["id"].get<std::string>().rfind("chatcmpl-tool-", 0), 0u);
-  EXPECT_EQ(Frames(writer.OutputFrame(Out(OutputEventKind::kToolCallArguments, "{}", 0)))[0]["choices"][0]["delta"],
+  EXPECT_EQ(Frames(writer.OutputFrame(Event(OutputEventKind::kToolCallArguments, "{}", 0)))[0]["choices"][0]["delta"],
             (Json{{"tool_calls", Json::array({Json{{"index", 0}, {"function", {{"arguments", "{}"}}}}})}}));
-  EXPECT_EQ(writer.OutputFrame(Out(OutputEventKind::kToolCallEnd, "", 0, "get")), "");
+  EXPECT_EQ(writer.OutputFrame(Event(OutputEventKind::kToolCallEnd, "", 0, "get")), "");
 
   ChatEvent finish;
   finish.kind = ChatEvent::Kind::kFinish;
@@ -103,7 +109,7 @@ TEST(ChunkWriter, CompletionsWriteTextChoices) {
   EXPECT_EQ(identity.id.rfind("cmpl-", 0), 0u);
   ChunkWriter writer(identity, /*include_usage=*/false);
   EXPECT_EQ(writer.RoleFrame(), "");
-  Json chunk = Frames(writer.OutputFrame(Out(OutputEventKind::kAnswer, "once")))[0];
+  Json chunk = Frames(writer.OutputFrame(Event(OutputEventKind::kAnswer, "once")))[0];
   EXPECT_EQ(chunk["object"], "text_completion");
   EXPECT_EQ(chunk["choices"][0]["text"], "once");
   EXPECT_FALSE(chunk["choices"][0].contains("delta"));
@@ -133,6 +139,31 @@ TEST(ErrorJson, VllmShapeAndStatus) {
   EXPECT_EQ(ErrorHttpStatus(Status::ResourceExhausted("too big for the budget")), 400);
   EXPECT_EQ(ErrorHttpStatus(Status::NotFound("model")), 404);
   EXPECT_EQ(ErrorHttpStatus(Status::Internal("bug")), 500);
+}
+
+TEST(ChunkWriter, AnswerFramesCarryTheirTokensLogprobs) {
+  ChunkWriter writer(Identity(), false);
+  ChatEvent answer = Event(OutputEventKind::kAnswer, "hi\xe4\xbd\xa0");
+  answer.logprobs = {TokenLogprobs{"hi", -0.5f, {TokenAlternative{"hi", -0.5f}, TokenAlternative{"ho", -1.5f}}},
+                     TokenLogprobs{"\xe4\xbd", -0.25f, {}}, TokenLogprobs{"\xa0", -0.125f, {}}};
+  const Json logprobs = Frames(writer.OutputFrame(answer))[0]["choices"][0]["logprobs"];
+  ASSERT_EQ(logprobs["content"].size(), 3u);
+  EXPECT_EQ(logprobs["content"][0]["token"], "hi");
+  EXPECT_EQ(logprobs["content"][0]["top_logprobs"][1]["token"], "ho");
+  EXPECT_EQ(logprobs["content"][1]["token"], "bytes:\\xe4\\xbd") << "a part of a character is named by its bytes";
+  EXPECT_EQ(logprobs["content"][1]["bytes"], Json::array({0xe4, 0xbd}));
+  EXPECT_DOUBLE_EQ(logprobs["content"][2]["logprob"].get<double>(), -0.125);
+  EXPECT_TRUE(Frames(writer.OutputFrame(Event(OutputEventKind::kAnswer, "x")))[0]["choices"][0]["logprobs"].is_null());
+
+  ResponseIdentity identity = NewResponseIdentity("m", ServingEndpoint::kCompletions);
+  ChunkWriter completion(identity, false);
+  Frames(completion.OutputFrame(answer));
+  ChatEvent more = Event(OutputEventKind::kAnswer, "!");
+  more.logprobs = {TokenLogprobs{"!", -2.0f, {TokenAlternative{"!", -2.0f}}}};
+  const Json legacy = Frames(completion.OutputFrame(more))[0]["choices"][0]["logprobs"];
+  EXPECT_EQ(legacy["tokens"], Json::array({"!"}));
+  EXPECT_EQ(legacy["text_offset"], Json::array({5})) << "offsets count the bytes already sent";
+  EXPECT_DOUBLE_EQ(legacy["top_logprobs"][0]["!"].get<double>(), -2.0);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "kimi/output_parser.h"
 #include "kimi/runtime.h"
 #include "kimi/status.h"
+#include "kimi/token_logprobs.h"
 #include "kimi/tokenizer.h"
 
 namespace kimi {
@@ -51,6 +52,8 @@ struct ChatEvent {
   };
   Kind kind = Kind::kOutput;
   OutputEvent output;
+  // kOutput answer text, when the request asked for logprobs: the tokens that produced it.
+  std::vector<TokenLogprobs> logprobs;
   std::string finish_reason;
   ChatUsage usage;
   Status error;
