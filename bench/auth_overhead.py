@@ -26,23 +26,29 @@ from daemon_harness import Daemon, read_reply  # noqa: E402
 
 REQUESTS = 2000
 WARMUP = 200
+PER_CONNECTION = 50
 
 
 def median_us(daemon, path, with_key):
+    """Median time of one request, on keep-alive connections of PER_CONNECTION requests each
+    (below limits.max_requests_per_connection); connecting is not timed."""
     head = ("GET %s HTTP/1.1\r\nHost: localhost\r\n" % path).encode()
     if with_key:
         head += daemon.auth_header()
     head += b"\r\n"
     times = []
-    with daemon.connect() as s:
-        for i in range(WARMUP + REQUESTS):
-            t = time.perf_counter()
-            s.sendall(head)
-            reply = read_reply(s)
-            if i >= WARMUP:
-                times.append((time.perf_counter() - t) * 1e6)
-            if reply.status != 200:
-                raise RuntimeError("%s answered %d: %s" % (path, reply.status, reply.body))
+    done = 0
+    while done < WARMUP + REQUESTS:
+        with daemon.connect() as s:
+            for _ in range(min(PER_CONNECTION, WARMUP + REQUESTS - done)):
+                t = time.perf_counter()
+                s.sendall(head)
+                reply = read_reply(s)
+                if done >= WARMUP:
+                    times.append((time.perf_counter() - t) * 1e6)
+                done += 1
+                if reply.status != 200:
+                    raise RuntimeError("%s answered %d: %s" % (path, reply.status, reply.body))
     return statistics.median(times)
 
 
@@ -74,7 +80,8 @@ def main():
     print("GET /healthz (public, not audited):       median %8.1f us over %d requests" % (healthz, REQUESTS))
     print("GET /v1/models (API key, audited):        median %8.1f us over %d requests" % (models, REQUESTS))
     print("authenticate one key (kimi-bench-auth):   median %8.1f us wall, %.1f us CPU" % (auth_wall, auth_cpu))
-    print("authentication share of GET /v1/models:   %.2f%% (target: under 2%%)" % (100.0 * auth_wall / models))
+    print("authentication share of GET /v1/models:   %.2f%% by wall time, %.2f%% by its CPU time (target: under 2%%)"
+          % (100.0 * auth_wall / models, 100.0 * auth_cpu / models))
 
 
 if __name__ == "__main__":
