@@ -35,7 +35,7 @@
 #include "http/request_audit.h"
 #include "http/routes.h"
 #include "http/server.h"
-#include "http/tls_context.h"
+#include "http/tls_reloader.h"
 #include "kimi/log.h"
 #include "policy/content_storage.h"
 #include "policy/default_policy.h"
@@ -165,17 +165,22 @@ void RegisterProcessMetrics(kimi::metrics::Registry& registry) {
 }
 
 // Waits for SIGINT/SIGTERM (blocked in every thread) and asks the server to stop; a second
-// signal ends the process at once.
-void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done) {
+// signal ends the process at once. SIGHUP, until the stop, calls `on_hangup` (the TLS reload).
+void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done, std::function<void()> on_hangup) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   int received = 0;
   while (!done->load()) {
     timespec tick{0, 200'000'000};
     int sig = sigtimedwait(&set, nullptr, &tick);
     if (sig < 0) continue;
+    if (sig == SIGHUP) {
+      if (received == 0 && on_hangup) on_hangup();
+      continue;
+    }
     if (++received == 1) {
       kimi::log::Info("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
       server->Stop();
@@ -292,11 +297,12 @@ int main(int argc, char** argv) {
   kimi::log::ParseLevel(config.log.level, &level);
   kimi::log::Configure(level, ParseFormat(config.log.format));
 
-  // Block the stop signals before any thread starts, so that only WatchSignals sees them.
+  // Block the stop and reload signals before any thread starts, so that only WatchSignals sees them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   kimi::metrics::Registry registry;
@@ -310,15 +316,16 @@ int main(int argc, char** argv) {
   kimi::api::EmbeddedBackend& backend = *embedded;
 
   // TLS and the port first: a daemon that cannot serve should say so before touching anything else.
-  std::unique_ptr<kimi::http::TlsContext> tls;
+  std::unique_ptr<kimi::http::TlsReloader> tls;
   if (config.server.tls_enabled()) {
-    kimi::Result<std::unique_ptr<kimi::http::TlsContext>> loaded_tls = kimi::http::TlsContext::Load(config.server.tls);
+    kimi::Result<std::unique_ptr<kimi::http::TlsReloader>> loaded_tls = kimi::http::TlsReloader::Load(config.server.tls);
     if (!loaded_tls.ok()) {
       kimi::log::Error("cannot serve HTTPS: " + loaded_tls.status().message());
       return 1;
     }
     tls = std::move(loaded_tls).value();
-    kimi::log::Info("TLS certificate loaded", {{"certificate", tls->summary()}, {"min_version", config.server.tls.min_version}});
+    kimi::log::Info("TLS certificate loaded",
+                    {{"certificate", tls->Current()->summary()}, {"min_version", config.server.tls.min_version}});
   }
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits, tls.get()};
   // The auditor is wired into the server now and gets its sink below, before Run().
@@ -334,6 +341,11 @@ int main(int argc, char** argv) {
   kimi::http::AuditAccess audit_access;
   services.audit_access = &audit_access;
   services.admin_requires_client_certificate = tls != nullptr && tls->verifies_clients();
+  if (tls != nullptr) {
+    services.reload_tls = [&tls, &authenticator](const kimi::auth::Actor& actor) {
+      return kimi::http::ReloadTlsAudited(*tls, authenticator, actor);
+    };
+  }
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
   auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
@@ -486,7 +498,9 @@ int main(int argc, char** argv) {
   std::thread model_loader([&served] { (*served)->Start(); });
 
   std::atomic<bool> done{false};
-  std::thread signals(WatchSignals, &server, &done);
+  std::function<void()> on_hangup;
+  if (services.reload_tls) on_hangup = [&services] { (void)services.reload_tls({"SIGHUP", "system", "local"}); };
+  std::thread signals(WatchSignals, &server, &done, std::move(on_hangup));
   server.Run();
   model_loader.join();
   // Cancels a running import, detaches and unloads the engine; its acts are audited, so

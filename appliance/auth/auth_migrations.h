@@ -6,6 +6,9 @@
 //   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times
 //   auth_usage     tokens and requests per key per UTC day and month (quotas, the console)
 //   auth_rate_buckets  requests-per-minute buckets, saved so a restart does not refill them
+//   auth_token_buckets tokens-per-minute buckets, likewise
+//   auth_role_limits   the limits of each role (key_limits.h); a key gets the stricter of
+//                      its own and its role's
 //   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
 //                  into the audit log; kimictl writes here in the same transaction as its
 //                  change, because only the daemon may append to the audit log
@@ -69,6 +72,19 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " completion_tokens INTEGER NOT NULL,"
      " PRIMARY KEY(key_id, period, period_start_ms));"
      "CREATE TABLE auth_rate_buckets("
+     " key_id TEXT PRIMARY KEY,"
+     " tokens REAL NOT NULL,"
+     " updated_ms INTEGER NOT NULL);"},
+    {"auth", 4, "tokens per minute per key; limits per role; tokens-per-minute buckets",
+     "ALTER TABLE auth_keys ADD COLUMN tokens_per_minute INTEGER NOT NULL DEFAULT 0;"
+     "CREATE TABLE auth_role_limits("
+     " role TEXT PRIMARY KEY,"
+     " requests_per_minute INTEGER NOT NULL,"
+     " tokens_per_minute INTEGER NOT NULL,"
+     " tokens_per_day INTEGER NOT NULL,"
+     " tokens_per_month INTEGER NOT NULL,"
+     " max_concurrent_streams INTEGER NOT NULL);"
+     "CREATE TABLE auth_token_buckets("
      " key_id TEXT PRIMARY KEY,"
      " tokens REAL NOT NULL,"
      " updated_ms INTEGER NOT NULL);"},

@@ -2,14 +2,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/limit_columns.h"
 #include "auth/sql_statement.h"
 
 namespace kimi::auth {
 namespace {
 
-constexpr const char* kKeyColumns =
-    "id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, requests_per_minute, "
-    "tokens_per_day, tokens_per_month, max_concurrent_streams";
+// Then the limits (limit_columns.h) from column 10 on.
+const std::string kKeyColumns =
+    std::string("id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, ") +
+    kLimitColumns;
 constexpr const char* kUserColumns =
     "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
     "last_login_ms";
@@ -37,10 +39,7 @@ KeyRecord ReadKey(const SqlStatement& s) {
   k.expires_ms = s.Int(6);
   k.revoked_ms = s.Int(7);
   k.last_used_ms = s.Int(8);
-  k.limits.requests_per_minute = s.Int(10);
-  k.limits.tokens_per_day = s.Int(11);
-  k.limits.tokens_per_month = s.Int(12);
-  k.limits.max_concurrent_streams = s.Int(13);
+  k.limits = ReadLimitColumns(s, 10);
   return k;
 }
 
@@ -72,15 +71,14 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
 
 Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db,
-                   "INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, "
-                   "requests_per_minute, tokens_per_day, tokens_per_month, max_concurrent_streams) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    static const std::string sql =
+        std::string("INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, ") +
+        kLimitColumns + ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    SqlStatement s(db, sql.c_str());
     if (!s.ok()) return s.Error();
     s.Bind(1, k.id).Bind(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
     s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms);
-    s.Bind(9, k.limits.requests_per_minute).Bind(10, k.limits.tokens_per_day).Bind(11, k.limits.tokens_per_month);
-    s.Bind(12, k.limits.max_concurrent_streams);
+    BindLimitColumns(s, 9, k.limits);
     KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
   });
@@ -98,7 +96,7 @@ void AuthStore::Close() {
 Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash) {
   std::optional<KeyRecord> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    static const std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
+    static const std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
     SqlStatement s(db, sql.c_str(), &find_key_);
     if (!s.ok()) return s.Error();
     s.Bind(1, key_hash);
@@ -118,7 +116,7 @@ Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash
 Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
   std::vector<KeyRecord> out;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    std::string sql = std::string("SELECT ") + kKeyColumns + " FROM auth_keys ORDER BY created_ms, id";
+    std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys ORDER BY created_ms, id";
     SqlStatement s(db, sql.c_str());
     if (!s.ok()) return s.Error();
     int rc;
@@ -132,13 +130,26 @@ Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
 Status AuthStore::UpdateKeyLimits(const std::string& id, const KeyLimits& l, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db,
-                   "UPDATE auth_keys SET requests_per_minute = ?2, tokens_per_day = ?3, tokens_per_month = ?4, "
-                   "max_concurrent_streams = ?5 WHERE id = ?1");
+                   "UPDATE auth_keys SET requests_per_minute = ?2, tokens_per_minute = ?3, tokens_per_day = ?4, "
+                   "tokens_per_month = ?5, max_concurrent_streams = ?6 WHERE id = ?1");
     if (!s.ok()) return s.Error();
-    s.Bind(1, id).Bind(2, l.requests_per_minute).Bind(3, l.tokens_per_day).Bind(4, l.tokens_per_month);
-    s.Bind(5, l.max_concurrent_streams);
+    s.Bind(1, id);
+    BindLimitColumns(s, 2, l);
     KIMI_RETURN_IF_ERROR(s.Run());
     if (s.Changes() == 0) return Status::NotFound("no API key with id " + id);
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::SetRoleLimits(const std::string& role, const KeyLimits& l, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    static const std::string sql = std::string("INSERT OR REPLACE INTO auth_role_limits(role, ") + kLimitColumns +
+                                   ") VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
+    SqlStatement s(db, sql.c_str());
+    if (!s.ok()) return s.Error();
+    s.Bind(1, role);
+    BindLimitColumns(s, 2, l);
+    KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
   });
 }

@@ -68,6 +68,9 @@ struct SessionRecord {
   int64_t last_seen_ms = 0;
 };
 
+// Which per-minute buckets (rate_limiter.h): a key's requests, or its prompt and completion tokens.
+enum class BucketKind { kRequests, kTokens };
+
 // One row of the outbox; becomes one audit record.
 struct AuthEvent {
   int64_t id = 0;  // assigned by the database
@@ -108,9 +111,13 @@ class AuthStore {
                   int64_t completion_tokens);
   // The rows for those periods (zeros when the key has none yet).
   Result<KeyUsage> ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms);
-  // Requests-per-minute buckets kept across restarts: key id -> (tokens, updated_ms).
-  Status SaveRateBuckets(const std::map<std::string, std::pair<double, int64_t>>& buckets);
-  Result<std::map<std::string, std::pair<double, int64_t>>> LoadRateBuckets();
+  // Per-minute buckets kept across restarts: key id -> (tokens, updated_ms).
+  Status SaveRateBuckets(BucketKind kind, const std::map<std::string, std::pair<double, int64_t>>& buckets);
+  Result<std::map<std::string, std::pair<double, int64_t>>> LoadRateBuckets(BucketKind kind);
+  // The limits of each role that has any (auth_role_limits); a role without a row has none.
+  Result<std::map<std::string, KeyLimits>> LoadRoleLimits();
+  // Replaces one role's limits, with its event.
+  Status SetRoleLimits(const std::string& role, const KeyLimits& limits, const AuthEvent& event);
 
   // AlreadyExists for a taken name.
   Status InsertUser(const UserRecord& user, const AuthEvent& event);

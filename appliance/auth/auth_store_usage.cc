@@ -1,6 +1,9 @@
-// AuthStore's usage rows (auth_usage) and saved rate buckets (auth_rate_buckets); the rest of
+// AuthStore's quota state: usage rows (auth_usage), saved per-minute buckets
+// (auth_rate_buckets, auth_token_buckets) and role limits (auth_role_limits, read here,
+// written with their event in auth_store.cc); the rest of
 // AuthStore is in auth_store.cc.
 #include "auth/auth_store.h"
+#include "auth/limit_columns.h"
 #include "auth/sql_statement.h"
 
 namespace kimi::auth {
@@ -35,6 +38,10 @@ Status ReadPeriod(sqlite3* db, const std::string& key_id, const char* period, in
   return rc == SQLITE_DONE ? Status::OK() : s.Error();
 }
 
+const char* BucketTable(BucketKind kind) {
+  return kind == BucketKind::kRequests ? "auth_rate_buckets" : "auth_token_buckets";
+}
+
 }  // namespace
 
 Status AuthStore::AddUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms,
@@ -55,13 +62,14 @@ Result<KeyUsage> AuthStore::ReadUsage(const std::string& key_id, int64_t day_sta
   return usage;
 }
 
-Status AuthStore::SaveRateBuckets(const std::map<std::string, std::pair<double, int64_t>>& buckets) {
+Status AuthStore::SaveRateBuckets(BucketKind kind, const std::map<std::string, std::pair<double, int64_t>>& buckets) {
   if (buckets.empty()) return Status::OK();
+  const std::string sql = std::string("INSERT INTO ") + BucketTable(kind) +
+                          "(key_id, tokens, updated_ms) VALUES(?1, ?2, ?3) "
+                          "ON CONFLICT(key_id) DO UPDATE SET tokens = ?2, updated_ms = ?3";
   return store_->Write([&](sqlite3* db) -> Status {
     for (const auto& [key_id, bucket] : buckets) {
-      SqlStatement s(db,
-                     "INSERT INTO auth_rate_buckets(key_id, tokens, updated_ms) VALUES(?1, ?2, ?3) "
-                     "ON CONFLICT(key_id) DO UPDATE SET tokens = ?2, updated_ms = ?3");
+      SqlStatement s(db, sql.c_str());
       if (!s.ok()) return s.Error();
       s.Bind(1, key_id).Bind(2, bucket.first).Bind(3, bucket.second);
       KIMI_RETURN_IF_ERROR(s.Run());
@@ -70,13 +78,28 @@ Status AuthStore::SaveRateBuckets(const std::map<std::string, std::pair<double, 
   });
 }
 
-Result<std::map<std::string, std::pair<double, int64_t>>> AuthStore::LoadRateBuckets() {
+Result<std::map<std::string, std::pair<double, int64_t>>> AuthStore::LoadRateBuckets(BucketKind kind) {
   std::map<std::string, std::pair<double, int64_t>> out;
+  const std::string sql = std::string("SELECT key_id, tokens, updated_ms FROM ") + BucketTable(kind);
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "SELECT key_id, tokens, updated_ms FROM auth_rate_buckets");
+    SqlStatement s(db, sql.c_str());
     if (!s.ok()) return s.Error();
     int rc;
     while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = {s.Double(1), s.Int(2)};
+    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+Result<std::map<std::string, KeyLimits>> AuthStore::LoadRoleLimits() {
+  std::map<std::string, KeyLimits> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    const std::string sql = std::string("SELECT role, ") + kLimitColumns + " FROM auth_role_limits";
+    SqlStatement s(db, sql.c_str());
+    if (!s.ok()) return s.Error();
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = ReadLimitColumns(s, 1);
     return rc == SQLITE_DONE ? Status::OK() : s.Error();
   });
   if (!status.ok()) return status;

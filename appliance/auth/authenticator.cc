@@ -48,15 +48,32 @@ void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* o
   secret_ = secret;
   outbox_ = outbox;
   meter_ = std::make_unique<UsageMeter>(store, options_.max_concurrent_streams, [this] { return NowMs(); });
-  Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store->LoadRateBuckets();
+  Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store->LoadRateBuckets(BucketKind::kRequests);
   if (buckets.ok()) {
     rate_limiter_.Restore(*buckets);
   } else {
     log::Warn("cannot restore the rate-limit buckets; they start full", {{"error", buckets.status().ToString()}});
   }
+  Result<std::map<std::string, KeyLimits>> role_limits = store->LoadRoleLimits();
+  if (!role_limits.ok()) {
+    log::Warn("cannot read the role limits; keys have only their own", {{"error", role_limits.status().ToString()}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, limits] : *role_limits) {
+    if (std::optional<Role> role = ParseRole(name)) role_limits_[*role] = limits;
+  }
 }
 
 Status Authenticator::DrainEvents() { return outbox_ ? outbox_->Drain() : Status::OK(); }
+
+Status Authenticator::RecordEvent(const Actor& actor, std::string action, std::string target, std::string outcome,
+                                  std::string detail) {
+  if (store_ == nullptr) return Status::Unavailable("the auth store is not open yet");
+  KIMI_RETURN_IF_ERROR(store_->AppendEvent(
+      Event(actor, std::move(action), std::move(target), std::move(outcome), std::move(detail))));
+  return DrainEvents();
+}
 
 int64_t Authenticator::NowMs() const { return options_.clock_ms ? options_.clock_ms() : UnixMillisNow(); }
 
@@ -102,7 +119,11 @@ Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
   p.role = *role;
   p.owner = key->owner;
   p.models = key->models;
-  p.limits = key->limits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = role_limits_.find(*role);
+    p.limits = it == role_limits_.end() ? key->limits : Stricter(key->limits, it->second);
+  }
   return p;
 }
 
@@ -173,6 +194,25 @@ Status Authenticator::UpdateKeyLimits(const Actor& actor, const std::string& key
                                        DescribeKeyLimits(limits).empty() ? "no limits" : DescribeKeyLimits(limits)));
 }
 
+std::map<Role, KeyLimits> Authenticator::RoleLimits() {
+  std::map<Role, KeyLimits> out;
+  for (Role role : AllRoles()) out[role] = KeyLimits{};
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [role, limits] : role_limits_) out[role] = limits;
+  return out;
+}
+
+Status Authenticator::SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits) {
+  KIMI_RETURN_IF_ERROR(CheckKeyLimits(limits));
+  std::string detail = DescribeKeyLimits(limits);
+  KIMI_RETURN_IF_ERROR(store_->SetRoleLimits(std::string(RoleName(role)), limits,
+                                             Event(actor, "auth.role_limits_changed", std::string(RoleName(role)),
+                                                   "ok", detail.empty() ? "no limits" : detail)));
+  std::lock_guard<std::mutex> lock(mu_);
+  role_limits_[role] = limits;
+  return Status::OK();
+}
+
 Status Authenticator::CheckModelAllowed(const Principal& principal, std::string_view model) {
   if (principal.models.empty()) return Status::OK();
   for (const std::string& m : principal.models) {
@@ -200,7 +240,8 @@ Status Authenticator::FlushLastUsed() {
   }
   Status s = store_->TouchKeys(batch);
   if (!s.ok()) log::Warn("cannot record API key use times", {{"error", s.ToString()}});
-  Status saved = store_->SaveRateBuckets(rate_limiter_.Snapshot());
+  Status saved = store_->SaveRateBuckets(BucketKind::kRequests, rate_limiter_.Snapshot());
+  if (saved.ok() && meter_ != nullptr) saved = meter_->SaveBuckets();
   if (!saved.ok()) log::Warn("cannot save the rate-limit buckets", {{"error", saved.ToString()}});
   return s.ok() ? saved : s;
 }

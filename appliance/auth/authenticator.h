@@ -6,6 +6,8 @@
 // API keys: looked up by their keyed BLAKE2b hash (server_secret.h); refused when unknown,
 // revoked or expired, at the next request after the change (no cache). last_used_ms is
 // collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
+// A key's principal carries the stricter of its own limits and its role's (key_limits.h);
+// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits().
 //
 // Passwords: Argon2id; after lockout_threshold consecutive failures the account is locked
 // for lockout_base_ms, doubling with each further failure up to lockout_max_ms. An unknown
@@ -96,6 +98,10 @@ class Authenticator {
   void Attach(AuthStore* store, ServerSecret secret, AuditOutbox* outbox);
   // Moves pending auth events into the audit log (a no-op without an outbox).
   Status DrainEvents();
+  // Records an act done outside this module (a TLS certificate reload) as an auth event, and
+  // drains it into the audit log. Unavailable before Attach().
+  Status RecordEvent(const Actor& actor, std::string action, std::string target, std::string outcome,
+                     std::string detail);
 
   // Unauthenticated when the credentials are absent, malformed, unknown, revoked, expired or
   // belong to a disabled user; PermissionDenied when a cookie-authenticated state-changing
@@ -120,6 +126,10 @@ class Authenticator {
   int64_t StreamsInFlight(const std::string& key_id) { return meter_ ? meter_->InFlight(key_id) : 0; }
   // Replaces a key's limits, effective from its next request. NotFound for an unknown id.
   Status UpdateKeyLimits(const Actor& actor, const std::string& key_id, const KeyLimits& limits);
+  // The limits of every role (all zero for a role without any).
+  std::map<Role, KeyLimits> RoleLimits();
+  // Replaces a role's limits, effective from the next request of each of its keys.
+  Status SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
 
   // Console login. Unauthenticated with one message for every failure (unknown user, wrong
   // password, disabled, locked); the auth event says which.
@@ -164,6 +174,7 @@ class Authenticator {
   std::mutex mu_;
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_
+  std::map<Role, KeyLimits> role_limits_;     // guarded by mu_: roles with limits
 };
 
 // User names: 1-64 of [a-z0-9._-], starting with a letter or digit.

@@ -1,14 +1,13 @@
 #include "auth/authenticator.h"
 
 #include <sqlite3.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <memory>
 
 #include <gtest/gtest.h>
 
 #include "auth/api_key.h"
+#include "auth/test_auth_store.h"
 
 namespace kimi::auth {
 namespace {
@@ -16,14 +15,9 @@ namespace {
 class AuthenticatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-auth-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    auto opened = store::Store::Open(root_ + "/data");
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    db_ = std::move(opened).value();
-    ASSERT_TRUE(db_->Migrate(store::AllMigrations()).ok());
-    store_ = std::make_unique<AuthStore>(db_.get());
+    ASSERT_TRUE(test_store_.status().ok()) << test_store_.status().ToString();
+    db_ = test_store_.db();
+    store_ = test_store_.store();
     AuthOptions options;
     options.password = PasswordParams{1, 8192, 12};
     options.lockout_threshold = 3;
@@ -34,14 +28,9 @@ class AuthenticatorTest : public ::testing::Test {
     options.clock_ms = [this] { return now_ms_; };
     std::array<uint8_t, 32> secret{};
     secret.fill(7);
-    auth_ = std::make_unique<Authenticator>(store_.get(), ServerSecret::FromBytes(secret), options);
+    auth_ = std::make_unique<Authenticator>(store_, ServerSecret::FromBytes(secret), options);
   }
-  void TearDown() override {
-    auth_.reset();
-    store_.reset();
-    db_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { auth_.reset(); }
 
   Result<Principal> WithKey(const std::string& key) { return auth_->Authenticate(Credentials{key, {}, {}, {}, false}); }
   Result<Principal> WithSession(const Session& s, bool state_changing, std::string_view csrf) {
@@ -65,11 +54,11 @@ class AuthenticatorTest : public ::testing::Test {
     return n;
   }
 
-  std::string root_;
+  TestAuthStore test_store_;
   int64_t now_ms_ = 1'800'000'000'000;
   Actor admin_{"root-admin", "admin", "local"};
-  std::unique_ptr<store::Store> db_;
-  std::unique_ptr<AuthStore> store_;
+  store::Store* db_ = nullptr;
+  AuthStore* store_ = nullptr;
   std::unique_ptr<Authenticator> auth_;
 };
 
@@ -243,8 +232,59 @@ TEST_F(AuthenticatorTest, SessionsNeedCsrfForChangesAndEndAtLogoutAndTimeouts) {
   EXPECT_EQ(WithSession(u, false, "").status().code(), Status::Code::kUnauthenticated);
 }
 
+TEST_F(AuthenticatorTest, AKeyGetsTheStricterOfItsOwnAndItsRolesLimitsWhichSurviveARestart) {
+  NewKey spec{"mixed", "", Role::kUser, {}, 0};
+  spec.limits.requests_per_minute = 100;
+  spec.limits.tokens_per_day = 5000;
+  CreatedKey key = *auth_->CreateKey(admin_, spec);
+  KeyLimits role;
+  role.requests_per_minute = 10;       // stricter than the key's 100
+  role.tokens_per_day = 50'000;        // looser than the key's 5000
+  role.tokens_per_minute = 700;        // the key has none
+  ASSERT_TRUE(auth_->SetRoleLimits(admin_, Role::kUser, role).ok());
+  EXPECT_EQ(PendingEventsWithAction("auth.role_limits_changed"), 1u);
+  Result<Principal> p = WithKey(key.secret);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->limits.requests_per_minute, 10);
+  EXPECT_EQ(p->limits.tokens_per_day, 5000);
+  EXPECT_EQ(p->limits.tokens_per_minute, 700);
+  EXPECT_EQ(p->limits.tokens_per_month, 0);
+  // Another role is not limited by the user role's row.
+  CreatedKey op = *auth_->CreateKey(admin_, NewKey{"op", "", Role::kOperator, {}, 0});
+  EXPECT_EQ(WithKey(op.secret)->limits.requests_per_minute, 0);
+  EXPECT_EQ(auth_->SetRoleLimits(admin_, Role::kUser, KeyLimits{-1, 0, 0, 0, 0}).code(), Status::Code::kInvalidArgument);
+
+  AuthOptions options = auth_->options();
+  std::array<uint8_t, 32> secret{};
+  secret.fill(7);
+  Authenticator restarted(store_, ServerSecret::FromBytes(secret), options);
+  EXPECT_EQ(restarted.RoleLimits()[Role::kUser].tokens_per_minute, 700);
+  EXPECT_EQ(restarted.RoleLimits()[Role::kAuditor].tokens_per_minute, 0);
+  EXPECT_EQ(restarted.Authenticate(Credentials{key.secret, {}, {}, {}, false})->limits.requests_per_minute, 10);
+}
+
+TEST_F(AuthenticatorTest, TokensPerMinuteBucketsSurviveARestart) {
+  NewKey spec{"tpm", "", Role::kUser, {}, 0};
+  spec.limits.tokens_per_minute = 60;
+  CreatedKey key = *auth_->CreateKey(admin_, spec);
+  Principal p = *WithKey(key.secret);
+  int64_t retry = 0;
+  ASSERT_TRUE((*auth_->BeginGeneration(p, &retry))->Finish(50, 20).ok());  // 10 over
+  EXPECT_EQ(auth_->BeginGeneration(p, &retry).status().code(), Status::Code::kResourceExhausted);
+  ASSERT_TRUE(auth_->FlushLastUsed().ok());
+  std::array<uint8_t, 32> secret{};
+  secret.fill(7);
+  Authenticator restarted(store_, ServerSecret::FromBytes(secret), auth_->options());
+  Result<std::unique_ptr<UsageMeter::Lease>> refused = restarted.BeginGeneration(p, &retry);
+  ASSERT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("60 tokens per minute"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(retry, 11);  // 11 tokens back at one a second
+  now_ms_ += 11'000;
+  EXPECT_TRUE(restarted.BeginGeneration(p, &retry).ok());
+}
+
 TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {
-  std::string dir = root_ + "/secret";
+  std::string dir = test_store_.root() + "/secret";
   Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Result<ServerSecret> b = ServerSecret::LoadOrCreate(dir);

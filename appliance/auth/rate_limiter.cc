@@ -5,27 +5,48 @@
 
 namespace kimi::auth {
 
-Status RateLimiter::Admit(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s) {
-  if (per_minute <= 0) return Status::OK();
+RateLimiter::Bucket& RateLimiter::Refilled(const std::string& key_id, int64_t per_minute, int64_t now_ms) {
   const double capacity = static_cast<double>(per_minute);
-  const double per_ms = capacity / 60'000.0;
-  std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = buckets_.try_emplace(key_id, Bucket{capacity, now_ms});
   Bucket& b = it->second;
   if (!inserted) {
     double elapsed = static_cast<double>(std::max<int64_t>(0, now_ms - b.updated_ms));
-    b.tokens = std::min(capacity, b.tokens + elapsed * per_ms);
+    b.tokens = std::min(capacity, b.tokens + elapsed * capacity / 60'000.0);
     b.updated_ms = std::max(b.updated_ms, now_ms);
   }
-  if (b.tokens >= 1.0) {
+  return b;
+}
+
+bool RateLimiter::Holds(const Bucket& b, int64_t per_minute, int64_t* retry_after_s) {
+  if (b.tokens >= 1.0) return true;
+  double wait_ms = (1.0 - b.tokens) * 60'000.0 / static_cast<double>(per_minute);
+  *retry_after_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wait_ms / 1000.0)));
+  return false;
+}
+
+Status RateLimiter::Admit(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s) {
+  if (per_minute <= 0) return Status::OK();
+  std::lock_guard<std::mutex> lock(mu_);
+  Bucket& b = Refilled(key_id, per_minute, now_ms);
+  if (Holds(b, per_minute, retry_after_s)) {
     b.tokens -= 1.0;
     return Status::OK();
   }
-  double wait_ms = (1.0 - b.tokens) / per_ms;
-  *retry_after_s = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wait_ms / 1000.0)));
   return Status::ResourceExhausted("rate limit of " + std::to_string(per_minute) +
                                    " requests per minute reached for this API key; retry in " +
                                    std::to_string(*retry_after_s) + " s");
+}
+
+bool RateLimiter::HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s) {
+  if (per_minute <= 0) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return Holds(Refilled(key_id, per_minute, now_ms), per_minute, retry_after_s);
+}
+
+void RateLimiter::Charge(const std::string& key_id, int64_t per_minute, int64_t amount, int64_t now_ms) {
+  if (per_minute <= 0 || amount <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Refilled(key_id, per_minute, now_ms).tokens -= static_cast<double>(amount);
 }
 
 std::map<std::string, std::pair<double, int64_t>> RateLimiter::Snapshot() {

@@ -1,12 +1,15 @@
-// RateLimiter: a token bucket per API key for its requests-per-minute limit. A key with a
-// limit of N holds at most N tokens, gains N per minute continuously, and spends one per
-// request; a request that finds less than one token is refused with the seconds until one
-// is back (the Retry-After of the 429).
+// RateLimiter: a per-minute token bucket per API key, for its requests-per-minute limit (one
+// RateLimiter) and its tokens-per-minute limit (another). A key with a limit of N holds at
+// most N, gains N per minute continuously, and is admitted while it holds at least one.
+// A request spends one as it is admitted (Admit); generated tokens are charged after the
+// fact (Charge) and may take the bucket below zero, so a long answer delays the key's next
+// request until the debt is paid back at the limit's rate. A refusal says the seconds until
+// one is back (the Retry-After of the 429).
 //
 // The buckets live in memory; the Authenticator saves them with the last-used times and at
 // shutdown, and restores them at start, so a restart does not refill them.
 //
-// Thread safety: Admit() may be called from many threads at once (one mutex).
+// Thread safety: every method may be called from many threads at once (one mutex).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +23,13 @@ namespace kimi::auth {
 
 class RateLimiter {
  public:
-  // OK and one token spent, or ResourceExhausted with *retry_after_s set (at least 1).
+  // OK and one spent, or ResourceExhausted with *retry_after_s set (at least 1).
   // per_minute <= 0 means no limit.
   Status Admit(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s);
+  // Whether the key holds at least one now, spending nothing; false with *retry_after_s set.
+  bool HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s);
+  // Spends `amount` (>= 0), below zero if need be. A no-op for per_minute <= 0.
+  void Charge(const std::string& key_id, int64_t per_minute, int64_t amount, int64_t now_ms);
 
   // key id -> (tokens, updated_ms): every bucket, for saving; and loading them back.
   std::map<std::string, std::pair<double, int64_t>> Snapshot();
@@ -33,6 +40,11 @@ class RateLimiter {
     double tokens = 0;
     int64_t updated_ms = 0;
   };
+  // The key's bucket refilled up to now. Requires mu_ held.
+  Bucket& Refilled(const std::string& key_id, int64_t per_minute, int64_t now_ms);
+  // Whether `b` holds one; sets *retry_after_s when not.
+  static bool Holds(const Bucket& b, int64_t per_minute, int64_t* retry_after_s);
+
   std::mutex mu_;
   std::map<std::string, Bucket> buckets_;  // guarded by mu_
 };

@@ -33,5 +33,20 @@ TEST(RateLimiterTest, NoLimitMeansNoRefusal) {
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(limiter.Admit("k", 0, 0, &retry).ok());
 }
 
+TEST(RateLimiterTest, ChargedTokensGoIntoDebtThatDelaysTheNextRequest) {
+  RateLimiter limiter;
+  int64_t retry = 0;
+  ASSERT_TRUE(limiter.HasOne("k", 600, 0, &retry));  // 10 a second
+  limiter.Charge("k", 600, 700, 0);                  // 100 over the bucket's 600
+  EXPECT_FALSE(limiter.HasOne("k", 600, 0, &retry));
+  EXPECT_EQ(retry, 11);  // 101 tokens at 10 a second, rounded up
+  EXPECT_FALSE(limiter.HasOne("k", 600, 10'000, &retry));
+  EXPECT_TRUE(limiter.HasOne("k", 600, 10'100, &retry));
+  // Looking spends nothing; charging without a limit does nothing.
+  EXPECT_TRUE(limiter.HasOne("k", 600, 10'100, &retry));
+  limiter.Charge("free", 0, 1'000'000, 0);
+  EXPECT_TRUE(limiter.Snapshot().count("free") == 0);
+}
+
 }  // namespace
 }  // namespace kimi::auth

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include "kimi/log.h"
+
 namespace kimi::auth {
 namespace {
 
@@ -40,16 +42,41 @@ int64_t NextUtcMonthStartMs(int64_t unix_ms) {
 }
 
 UsageMeter::UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms)
-    : store_(store), max_streams_(max_streams), clock_ms_(std::move(clock_ms)) {}
+    : store_(store), max_streams_(max_streams), clock_ms_(std::move(clock_ms)) {
+  if (store_ == nullptr) return;
+  Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store_->LoadRateBuckets(BucketKind::kTokens);
+  if (buckets.ok()) {
+    tokens_per_minute_.Restore(*buckets);
+  } else {
+    log::Warn("cannot restore the tokens-per-minute buckets; they start full", {{"error", buckets.status().ToString()}});
+  }
+}
 
-UsageMeter::Lease::~Lease() { meter_->Release(key_id_); }
+UsageMeter::Lease::~Lease() {
+  if (Status s = Finish(); !s.ok()) {
+    log::Warn("cannot record a request's token usage", {{"key_id", key_id_}, {"error", s.ToString()}});
+  }
+  meter_->Release(key_id_);
+}
 
-Status UsageMeter::Lease::Finish(int64_t prompt_tokens, int64_t completion_tokens) {
-  if (finished_ || key_id_.empty() || meter_->store_ == nullptr) return Status::OK();
+void UsageMeter::Lease::Count(int64_t prompt_tokens, int64_t completion_tokens) {
+  counted_ = true;
+  prompt_tokens_ = prompt_tokens;
+  completion_tokens_ = completion_tokens;
+}
+
+Status UsageMeter::Lease::Finish() {
+  if (finished_ || !counted_ || key_id_.empty() || meter_->store_ == nullptr) return Status::OK();
   finished_ = true;
   int64_t now = meter_->clock_ms_();
-  return meter_->store_->AddUsage(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens,
-                                  completion_tokens);
+  meter_->tokens_per_minute_.Charge(key_id_, tokens_per_minute_, prompt_tokens_ + completion_tokens_, now);
+  return meter_->store_->AddUsage(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens_,
+                                  completion_tokens_);
+}
+
+Status UsageMeter::SaveBuckets() {
+  if (store_ == nullptr) return Status::OK();
+  return store_->SaveRateBuckets(BucketKind::kTokens, tokens_per_minute_.Snapshot());
 }
 
 Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& principal, int64_t* retry_after_s) {
@@ -73,9 +100,14 @@ Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& pr
     if (is_key) ++per_key_[key_id];
   }
   // From here the slots are held by the lease, so every refusal below releases them.
-  std::unique_ptr<Lease> lease(new Lease(this, key_id));
+  std::unique_ptr<Lease> lease(new Lease(this, key_id, limits.tokens_per_minute));
+  const int64_t now = clock_ms_();
+  if (is_key && !tokens_per_minute_.HasOne(key_id, limits.tokens_per_minute, now, retry_after_s)) {
+    return Status::ResourceExhausted("this API key's limit of " + std::to_string(limits.tokens_per_minute) +
+                                     " tokens per minute (tokens_per_minute) is used up; retry in " +
+                                     std::to_string(*retry_after_s) + " s");
+  }
   if (is_key && store_ != nullptr && (limits.tokens_per_day > 0 || limits.tokens_per_month > 0)) {
-    int64_t now = clock_ms_();
     KIMI_ASSIGN_OR_RETURN(KeyUsage usage, store_->ReadUsage(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
     if (limits.tokens_per_day > 0 && usage.day.tokens() >= limits.tokens_per_day) {
       *retry_after_s = SecondsUntil(now, UtcDayStartMs(now) + kDayMs);

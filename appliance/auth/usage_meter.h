@@ -1,15 +1,23 @@
 // UsageMeter: the quotas of the generation routes (chat and text completions). Before a
 // generation starts, Begin() checks, in order: the appliance-wide limit of generation
-// requests in flight, the key's own limit of them (KeyLimits::max_concurrent_streams), and
-// the key's tokens per UTC day and per UTC month against its stored usage. It returns a
-// lease that holds the in-flight slots until it is destroyed (the stream ended or the client
-// went away) and that records the finished request's prompt and completion tokens, as the
-// backend counted them, into the key's usage rows (auth_usage, so a restart keeps them).
+// requests in flight, the key's own limit of them (KeyLimits::max_concurrent_streams), the
+// key's tokens-per-minute bucket, and its tokens per UTC day and per UTC month against its
+// stored usage. It returns a lease that holds the in-flight slots until it is destroyed and
+// that records the request's prompt and completion tokens into the key's usage rows
+// (auth_usage, so a restart keeps them) and charges them to the tokens-per-minute bucket.
+//
+// The caller tells the lease the request's counts as they grow (Count): the backend's own
+// counts once its finish event arrives, or, for a request cut short (the client went away,
+// the backend failed mid-stream), what was generated until then. The lease records them once:
+// at Finish(), or when destroyed, so no request that generated anything goes uncounted. A
+// lease that was never given counts (nothing was generated) records nothing.
 //
 // A request is admitted while the period's usage is below the quota, so the request that
 // crosses it finishes and the next one is refused until the period ends (Retry-After: the
-// seconds to the next UTC midnight or first of the month). Console sessions have no key
-// limits; only the appliance-wide limit applies to them.
+// seconds to the next UTC midnight or first of the month, or until the minute's bucket holds
+// a token again). Console sessions have no key limits; only the appliance-wide limit applies
+// to them. The tokens-per-minute buckets are restored from the store at construction and
+// written back by SaveBuckets().
 //
 // Thread safety: Begin(), Usage() and leases may be used from many threads at once.
 #pragma once
@@ -23,6 +31,7 @@
 
 #include "auth/auth_store.h"
 #include "auth/principal.h"
+#include "auth/rate_limiter.h"
 #include "kimi/status.h"
 
 namespace kimi::auth {
@@ -39,20 +48,33 @@ class UsageMeter {
   UsageMeter(const UsageMeter&) = delete;
   UsageMeter& operator=(const UsageMeter&) = delete;
 
+  // Belongs to one request's thread.
   class Lease {
    public:
-    ~Lease();
+    ~Lease();  // records counts not yet recorded (failures are logged), frees the slots
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
-    // Adds the finished request's tokens to the key's usage (a no-op for sessions). Once.
-    Status Finish(int64_t prompt_tokens, int64_t completion_tokens);
+    // The request's tokens so far; replaces the previous counts.
+    void Count(int64_t prompt_tokens, int64_t completion_tokens);
+    // Adds the counts to the key's usage and charges its minute bucket (a no-op for sessions
+    // and for a lease never counted). Once: later calls do nothing.
+    Status Finish();
+    Status Finish(int64_t prompt_tokens, int64_t completion_tokens) {
+      Count(prompt_tokens, completion_tokens);
+      return Finish();
+    }
 
    private:
     friend class UsageMeter;
-    Lease(UsageMeter* meter, std::string key_id) : meter_(meter), key_id_(std::move(key_id)) {}
+    Lease(UsageMeter* meter, std::string key_id, int64_t tokens_per_minute)
+        : meter_(meter), key_id_(std::move(key_id)), tokens_per_minute_(tokens_per_minute) {}
     UsageMeter* meter_;
     std::string key_id_;  // empty for sessions
+    int64_t tokens_per_minute_;
+    bool counted_ = false;
     bool finished_ = false;
+    int64_t prompt_tokens_ = 0;
+    int64_t completion_tokens_ = 0;
   };
 
   // A lease, or ResourceExhausted naming the limit, with *retry_after_s set.
@@ -62,11 +84,14 @@ class UsageMeter {
   // Generation requests in flight now: appliance-wide, and for one key.
   int64_t InFlight();
   int64_t InFlight(const std::string& key_id);
+  // Writes the tokens-per-minute buckets to the store.
+  Status SaveBuckets();
 
  private:
   void Release(const std::string& key_id);
 
   AuthStore* store_;
+  RateLimiter tokens_per_minute_;
   const int64_t max_streams_;
   std::function<int64_t()> clock_ms_;
   std::mutex mu_;

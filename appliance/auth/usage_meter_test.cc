@@ -1,11 +1,10 @@
 #include "auth/usage_meter.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 
 #include <gtest/gtest.h>
+
+#include "auth/test_auth_store.h"
 
 namespace kimi::auth {
 namespace {
@@ -17,22 +16,11 @@ constexpr int64_t kLastMinuteOfNovember = 1'796'083'140'000;
 class UsageMeterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-usage-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    auto opened = store::Store::Open(root_ + "/data");
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    db_ = std::move(opened).value();
-    ASSERT_TRUE(db_->Migrate(store::AllMigrations()).ok());
-    store_ = std::make_unique<AuthStore>(db_.get());
-    meter_ = std::make_unique<UsageMeter>(store_.get(), 3, [this] { return now_ms_; });
+    ASSERT_TRUE(test_store_.status().ok()) << test_store_.status().ToString();
+    store_ = test_store_.store();
+    meter_ = std::make_unique<UsageMeter>(store_, 3, [this] { return now_ms_; });
   }
-  void TearDown() override {
-    meter_.reset();
-    store_.reset();
-    db_.reset();
-    std::filesystem::remove_all(root_);
-  }
+  void TearDown() override { meter_.reset(); }
 
   static Principal Key(const std::string& id, KeyLimits limits) {
     Principal p;
@@ -42,9 +30,8 @@ class UsageMeterTest : public ::testing::Test {
     return p;
   }
 
-  std::string root_;
-  std::unique_ptr<store::Store> db_;
-  std::unique_ptr<AuthStore> store_;
+  TestAuthStore test_store_;
+  AuthStore* store_ = nullptr;
   std::unique_ptr<UsageMeter> meter_;
   int64_t now_ms_ = kLastMinuteOfNovember;
   int64_t retry_ = 0;
@@ -122,9 +109,40 @@ TEST_F(UsageMeterTest, MonthlyQuotaOutlastsTheDay) {
   EXPECT_EQ(retry_, (NextUtcMonthStartMs(now_ms_) - now_ms_) / 1000);
 }
 
+TEST_F(UsageMeterTest, ALeaseRecordsWhatWasCountedWhenItEndsWithoutFinish) {
+  {
+    auto lease = meter_->Begin(Key("key_a", {}), &retry_);
+    ASSERT_TRUE(lease.ok());
+    (*lease)->Count(40, 1);
+    (*lease)->Count(40, 3);  // the counts so far replace the earlier ones
+  }  // cut short: no Finish()
+  {
+    auto never_counted = meter_->Begin(Key("key_a", {}), &retry_);  // failed before any event
+    ASSERT_TRUE(never_counted.ok());
+  }
+  Result<KeyUsage> usage = meter_->Usage("key_a");
+  ASSERT_TRUE(usage.ok());
+  EXPECT_EQ(usage->day.requests, 1);
+  EXPECT_EQ(usage->day.prompt_tokens, 40);
+  EXPECT_EQ(usage->day.completion_tokens, 3);
+  EXPECT_EQ(meter_->InFlight(), 0);
+}
+
+TEST_F(UsageMeterTest, TokensPerMinuteRefusesUntilTheBucketRefills) {
+  Principal p = Key("key_a", KeyLimits{0, 0, 0, 0, 120});  // two tokens a second
+  ASSERT_TRUE((*meter_->Begin(p, &retry_))->Finish(100, 30).ok());  // 10 over the bucket
+  auto refused = meter_->Begin(p, &retry_);
+  ASSERT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("tokens per minute"), std::string::npos);
+  EXPECT_EQ(retry_, 6);  // 11 tokens at two a second
+  now_ms_ += 5'500;
+  EXPECT_TRUE(meter_->Begin(p, &retry_).ok());
+  EXPECT_TRUE(meter_->Begin(Key("key_b", KeyLimits{0, 0, 0, 0, 120}), &retry_).ok());  // its own bucket
+}
+
 TEST_F(UsageMeterTest, UsageSurvivesANewMeterOnTheSameDatabase) {
   ASSERT_TRUE((*meter_->Begin(Key("key_a", {}), &retry_))->Finish(7, 5).ok());
-  UsageMeter restarted(store_.get(), 0, [this] { return now_ms_; });
+  UsageMeter restarted(store_, 0, [this] { return now_ms_; });
   EXPECT_EQ(restarted.Usage("key_a")->day.tokens(), 12);
 }
 

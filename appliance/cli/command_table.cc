@@ -24,7 +24,7 @@ const Command kCommands[] = {
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
     {"key create",
-     "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--tokens-per-day N] "
+     "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--tpm N] [--tokens-per-day N] "
      "[--tokens-per-month N] [--max-streams N] [--data-dir DIR]",
      "create an API key; prints it once", &RunKeyCreate},
     {"key list", "[--data-dir DIR]", "list API keys (never their secrets)", &RunKeyList},

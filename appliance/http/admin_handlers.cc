@@ -68,13 +68,19 @@ Result<auth::Role> RoleField(const json& body) {
   return *role;
 }
 
+json LimitsJson(const auth::KeyLimits& limits) {
+  json out = json::object();
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) out[std::string(f.name)] = limits.*f.member;
+  return out;
+}
+
 json KeyJson(const auth::KeyRecord& k) {
   auto time = [](int64_t ms) { return ms == 0 ? json(nullptr) : json(FormatUtcMillis(ms)); };
   json out{{"id", k.id},           {"name", k.name},       {"owner", k.owner},
            {"role", k.role},       {"models", k.models},   {"created_at", time(k.created_ms)},
            {"expires_at", time(k.expires_ms)}, {"revoked_at", time(k.revoked_ms)},
            {"last_used_at", time(k.last_used_ms)}};
-  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) out[std::string(f.name)] = k.limits.*f.member;
+  out.update(LimitsJson(k.limits));
   return out;
 }
 
@@ -210,10 +216,11 @@ Status HandleKeyUsage(const Services& services, RequestContext& ctx, const httpl
   auto key = std::find_if(keys.begin(), keys.end(), [&](const auth::KeyRecord& k) { return k.id == id; });
   if (key == keys.end()) return Status::NotFound("no API key with id " + id);
   KIMI_ASSIGN_OR_RETURN(auth::KeyUsage usage, Auth(services).Usage(id));
-  json limits = json::object();
-  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) limits[std::string(f.name)] = key->limits.*f.member;
+  std::optional<auth::Role> role = auth::ParseRole(key->role);
+  auth::KeyLimits role_limits = role ? Auth(services).RoleLimits()[*role] : auth::KeyLimits{};
   Reply(res, 200, json{{"id", id},
-                       {"limits", limits},
+                       {"limits", LimitsJson(key->limits)},
+                       {"effective_limits", LimitsJson(auth::Stricter(key->limits, role_limits))},
                        {"day", PeriodJson(usage.day)},
                        {"month", PeriodJson(usage.month)},
                        {"streams_in_flight", Auth(services).StreamsInFlight(id)}});
@@ -234,6 +241,44 @@ Status HandleKeyLimits(const Services& services, RequestContext& ctx, const http
   KIMI_RETURN_IF_ERROR(s);
   key->limits = limits;
   Reply(res, 200, KeyJson(*key));
+  return Status::OK();
+}
+
+Status HandleRolesList(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+  std::map<auth::Role, auth::KeyLimits> limits = Auth(services).RoleLimits();
+  json data = json::array();
+  for (auth::Role role : auth::AllRoles()) {
+    json permissions = json::array();
+    for (auth::Permission p : auth::AllPermissions()) {
+      if (p != auth::Permission::kPublic && auth::RoleAllows(role, p)) permissions.push_back(auth::PermissionName(p));
+    }
+    data.push_back(json{{"role", auth::RoleName(role)}, {"permissions", permissions}, {"limits", LimitsJson(limits[role])}});
+  }
+  Reply(res, 200, json{{"object", "list"}, {"data", data}});
+  return Status::OK();
+}
+
+Status HandleRoleLimits(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                        httplib::Response& res) {
+  const std::string& name = ctx.path_params["role"];
+  std::optional<auth::Role> role = auth::ParseRole(name);
+  if (!role) return Status::NotFound("no role named '" + name + "' (admin, operator, auditor, user, scrape)");
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
+  auth::KeyLimits limits = Auth(services).RoleLimits()[*role];  // fields left out keep their value
+  ReadLimits(body, &limits);
+  Status s = Auth(services).SetRoleLimits(ActorOf(ctx), *role, limits);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  Reply(res, 200, json{{"role", name}, {"limits", LimitsJson(limits)}});
+  return Status::OK();
+}
+
+Status HandleTlsReload(const Services& services, RequestContext& ctx, const httplib::Request&,
+                       httplib::Response& res) {
+  if (!services.reload_tls) return Status::FailedPrecondition("this daemon does not serve TLS (server.tls is not set)");
+  Result<std::string> loaded = services.reload_tls(ActorOf(ctx));
+  if (!loaded.ok()) return loaded.status();
+  Reply(res, 200, json{{"reloaded", true}, {"certificate", *loaded}});
   return Status::OK();
 }
 

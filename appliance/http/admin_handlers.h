@@ -13,6 +13,10 @@
 //   GET    /admin/v1/keys/{id}/usage   limits, tokens and requests this UTC day and month, streams now
 //   POST   /admin/v1/keys/{id}/limits  {requests_per_minute?, tokens_per_day?, tokens_per_month?,
 //                                       max_concurrent_streams?} -> the key; absent fields unchanged
+//   GET    /admin/v1/roles             every role: its permissions and its limits
+//   POST   /admin/v1/roles/{role}/limits  the role's limits (fields as for a key's); absent fields unchanged
+//   POST   /admin/v1/tls/reload        re-reads server.tls's certificate and key; the old ones
+//                                       keep serving when the new ones do not load
 //   GET    /admin/v1/users             every user, without hashes
 //   POST   /admin/v1/users             {username, role} -> a one-time password, once
 //   POST   /admin/v1/users/disable     {username}
@@ -33,6 +37,9 @@ Status HandleKeysCreate(const Services&, RequestContext&, const httplib::Request
 Status HandleKeysRevoke(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyUsage(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleRolesList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleRoleLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleTlsReload(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersAdd(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersDisable(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

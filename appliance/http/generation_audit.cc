@@ -14,12 +14,19 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_clock::time_point start,
                          AuditFacts* facts) {
   if (facts->ttft_us == 0) facts->ttft_us = MicrosSince(start);
+  facts->generated = true;
   if (event.kind == api::StreamEventKind::kFinish) {
     facts->prompt_tokens = event.usage.prompt_tokens;
     facts->completion_tokens = event.usage.completion_tokens;
-  } else if (event.kind == api::StreamEventKind::kAnswer && facts->keep_completion_text) {
-    facts->completion_text += event.text;
+    facts->usage_reported = true;
+    return;
   }
+  if (!facts->usage_reported) {
+    // The prompt was consumed once anything came back; each text delta is at least a token.
+    facts->prompt_tokens = facts->estimated_prompt_tokens;
+    if (!event.text.empty()) ++facts->completion_tokens;
+  }
+  if (event.kind == api::StreamEventKind::kAnswer && facts->keep_completion_text) facts->completion_text += event.text;
 }
 
 void NoteBackendOutcome(const api::BackendOutcome& outcome, AuditFacts* facts) {

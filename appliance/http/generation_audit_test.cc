@@ -160,5 +160,43 @@ TEST(RecordingSinkTest, NotesFirstEventUsageAndKeptText) {
   EXPECT_EQ(facts.completion_text, "a");
 }
 
+TEST(RecordingSinkTest, BeforeTheFinishTheCountsAreTheEstimatedPromptAndOnePerDelta) {
+  struct Collect : api::EventSink {
+    bool Emit(const api::StreamEvent&) override { return true; }
+  } next;
+  AuditFacts facts;
+  facts.estimated_prompt_tokens = 25;
+  RecordingSink sink(next, std::chrono::steady_clock::now(), &facts);
+  EXPECT_FALSE(facts.generated);
+  api::StreamEvent call;
+  call.kind = api::StreamEventKind::kToolCallBegin;  // carries no text: no token counted
+  sink.Emit(call);
+  sink.Emit(Answer("a"));
+  sink.Emit(Answer("bc"));
+  EXPECT_TRUE(facts.generated);
+  EXPECT_FALSE(facts.usage_reported);
+  EXPECT_EQ(facts.prompt_tokens, 25);
+  EXPECT_EQ(facts.completion_tokens, 2);
+  sink.Emit(Finish(30, 9));  // the backend's own counts replace the estimate
+  EXPECT_TRUE(facts.usage_reported);
+  EXPECT_EQ(facts.prompt_tokens, 30);
+  EXPECT_EQ(facts.completion_tokens, 9);
+}
+
+TEST(StreamAuditTest, AStreamCutShortIsRecordedWithWhatItGenerated) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  ctx.audit.estimated_prompt_tokens = 12;
+  StreamAudit stream(ctx.audit, ctx.start);
+  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  for (const char* piece : {"a", "b", "c"}) stream.NoteEvent(Answer(piece));
+  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, {}).ok());
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].prompt_tokens, 12);
+  EXPECT_EQ(records[0].completion_tokens, 3);
+}
+
 }  // namespace
 }  // namespace kimi::http

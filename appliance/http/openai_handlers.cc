@@ -12,6 +12,7 @@
 #include "api/chat_response_builder.h"
 #include "api/chat_sse_encoder.h"
 #include "api/model_rules_table.h"
+#include "api/prompt_estimate.h"
 #include "api/completion_encoder.h"
 #include "api/request_gate.h"
 #include "api/response_meta.h"
@@ -57,28 +58,14 @@ constexpr std::chrono::milliseconds kOutcomeWait{1000};
 
 using Lease = auth::UsageMeter::Lease;
 
-// Counts a finished generation's tokens, as the backend reported them, against its key.
-void Meter(Lease* lease, const api::StreamEvent& event, const std::string& request_id) {
-  if (lease == nullptr || event.kind != api::StreamEventKind::kFinish) return;
-  Status s = lease->Finish(event.usage.prompt_tokens, event.usage.completion_tokens);
+// Hands the request's token counts (the audit facts: one source for the record and the
+// quotas) to its lease and records them; nothing when the backend emitted nothing.
+void Meter(Lease* lease, const AuditFacts& facts, const std::string& request_id) {
+  if (lease == nullptr || !facts.generated) return;
+  lease->Count(facts.prompt_tokens, facts.completion_tokens);
+  Status s = lease->Finish();
   if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
 }
-
-// An EventSink that meters, then hands each event on.
-class MeteredSink : public api::EventSink {
- public:
-  MeteredSink(api::EventSink& inner, Lease* lease, const std::string& request_id)
-      : inner_(inner), lease_(lease), request_id_(request_id) {}
-  bool Emit(const api::StreamEvent& event) override {
-    Meter(lease_, event, request_id_);
-    return inner_.Emit(event);
-  }
-
- private:
-  api::EventSink& inner_;
-  Lease* lease_;
-  const std::string& request_id_;
-};
 
 // The key may use every model, or names this one among its allowed models. A model it may not
 // use is answered like an unknown one, so a key cannot learn what else is served.
@@ -105,10 +92,10 @@ Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, c
                     bool logprobs, RequestContext& ctx, Lease* lease, httplib::Response& res) {
   Builder builder(logprobs);
   RecordingSink recording(builder, ctx.start, &ctx.audit);
-  MeteredSink metered(recording, lease, request.request_id);
   api::BackendOutcome outcome;
-  Status generated = backend.Generate(request, metered, &outcome);
+  Status generated = backend.Generate(request, recording, &outcome);
   NoteBackendOutcome(outcome, &ctx.audit);
+  Meter(lease, ctx.audit, request.request_id);  // a failure after some events is counted too
   KIMI_RETURN_IF_ERROR(generated);
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
   res.status = 200;
@@ -139,7 +126,9 @@ void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation
 }
 
 // `lease` is held by the response's content provider, so its stream slot is released when the
-// stream ends or the client goes away.
+// stream ends or the client goes away. Its counts follow the stream's audit facts and are
+// recorded before the final frames go out; a stream that ends any other way records them
+// when the provider, and with it the lease, is destroyed.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
                      RequestContext& ctx, std::shared_ptr<Lease> lease, httplib::Response& res) {
   const std::string request_id = request.request_id;
@@ -163,6 +152,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
         Status result;
         const auto client_gone = [&] {
           generation->Abandon();  // the backend's next Emit cancels
+          Meter(lease.get(), audit->facts(), request_id);
           (void)audit->Finish(kOutcomeClientDisconnected, {});
           return false;
         };
@@ -178,6 +168,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               }
               std::string tail = "data: " + RenderErrorBody(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
                                  "\n\n" + std::string(api::kSseDone);
+              Meter(lease.get(), audit->facts(), request_id);
               FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
               return true;
             }
@@ -187,13 +178,14 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               std::string frames;
               for (bool more = true; more;) {
                 audit->NoteEvent(event);
-                Meter(lease.get(), event, request_id);
                 shared_encoder->Encode(event, &frames);
                 more = !shared_encoder->finished() &&
                        generation->Next(&event, &result, std::chrono::milliseconds(0)) ==
                            api::BackgroundGeneration::Wait::kEvent;
               }
+              if (lease) lease->Count(audit->facts().prompt_tokens, audit->facts().completion_tokens);
               if (shared_encoder->finished()) {
+                Meter(lease.get(), audit->facts(), request_id);
                 FinishStream(sink, *generation, *audit, kOutcomeCompleted, std::move(frames));
                 return true;
               }
@@ -230,6 +222,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());
+  ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.body);
   if (services.describe_model) {
     if (std::optional<ServedModelDetails> served = services.describe_model(model)) ctx.audit.model_digest = served->digest;
   }

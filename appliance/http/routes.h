@@ -45,6 +45,7 @@ class ModelAdmin;
 }  // namespace kimi::models
 namespace kimi::auth {
 class Authenticator;
+struct Actor;
 }  // namespace kimi::auth
 namespace kimi::policy {
 class PolicyService;
@@ -86,6 +87,9 @@ struct Services {
   const AuditAccess* audit_access = nullptr;      // null: /admin/v1/audit answers 503
   // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
   bool admin_requires_client_certificate = false;
+  // Re-reads the TLS certificate and key for new connections, audited as done by the actor:
+  // the new certificate's summary, or why the old one keeps serving. Empty: no TLS.
+  std::function<Result<std::string>(const auth::Actor&)> reload_tls;
 };
 
 using Handler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

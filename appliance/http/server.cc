@@ -176,7 +176,7 @@ void Server::RejecterLoop() {
       rejects_.pop_front();
     }
     {
-      Transport transport = options_.tls ? Transport(fd, options_.tls->get()) : Transport(fd);
+      Transport transport = options_.tls ? Transport(fd, options_.tls->Current()->get()) : Transport(fd);
       std::string why;
       bool plain_http = false;
       if (transport.Handshake(std::chrono::steady_clock::now() + std::chrono::seconds(1), &why, &plain_http)) {
@@ -202,7 +202,7 @@ void Server::WorkerLoop() {
     }
     metrics_.connections_active.Add(1);
     {
-      Transport transport = options_.tls ? Transport(fd, options_.tls->get()) : Transport(fd);
+      Transport transport = options_.tls ? Transport(fd, options_.tls->Current()->get()) : Transport(fd);
       ServeConnection(transport, env);
       // TLS clients expect close_notify before the TCP close; without it some report a truncation.
       if (transport.is_tls()) transport.ShutdownWrite();

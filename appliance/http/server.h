@@ -14,7 +14,8 @@
 // Run() returns once every thread has been joined.
 //
 // With options.tls every connection starts with a TLS handshake, on its worker (or on the
-// rejecter, bounded to a second), under the first request's read deadline.
+// rejecter, bounded to a second), under the first request's read deadline, using the TLS
+// context current when the worker takes the connection (a reload applies to new ones).
 //
 // Thread safety: Bind() and Run() from one thread; Stop() from any thread, any number of
 // times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
@@ -35,15 +36,16 @@
 #include "http/access_log.h"
 #include "http/dispatcher.h"
 #include "http/routes.h"
-#include "http/tls_context.h"
+#include "http/tls_reloader.h"
 
 namespace kimi::http {
 
 struct ServerOptions {
   config::ListenAddress listen;
   config::LimitsConfig limits;
-  // Set: every connection speaks TLS (tls_context.h). Must outlive the server.
-  const TlsContext* tls = nullptr;
+  // Set: every connection speaks TLS, with the context current when it is accepted
+  // (tls_reloader.h). Must outlive the server.
+  const TlsReloader* tls = nullptr;
 };
 
 class Server {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "api/prompt_estimate.h"
 #include "kimi/log.h"
 
 namespace kimi::router {
@@ -122,11 +123,6 @@ struct Router::Slot {
 };
 
 int64_t EstimateRequestTokens(const nlohmann::ordered_json& body, int64_t default_max_tokens) {
-  int64_t prompt_bytes = 0;
-  for (const char* key : {"messages", "tools", "prompt", "response_format"}) {
-    auto it = body.find(key);
-    if (it != body.end()) prompt_bytes += static_cast<int64_t>(it->dump().size());
-  }
   int64_t max_tokens = default_max_tokens;
   for (const char* key : {"max_completion_tokens", "max_tokens"}) {
     auto it = body.find(key);
@@ -135,7 +131,7 @@ int64_t EstimateRequestTokens(const nlohmann::ordered_json& body, int64_t defaul
       break;
     }
   }
-  return prompt_bytes / 4 + max_tokens;
+  return api::EstimatePromptTokens(body) + max_tokens;
 }
 
 Router::Router(std::vector<RoutedBackend> backends, RouterOptions options, metrics::Registry* metrics)

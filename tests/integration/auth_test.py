@@ -3,34 +3,109 @@ in OpenAI error JSON, the role matrix over the routes, immediate revocation, exp
 lockout, console login with its cookie and CSRF token, logout, bootstrap once, and what the
 audit log records (the actor and role, never a secret). Python standard library only.
 """
+import itertools
 import json
 import os
+import re
 import sqlite3
 import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 from daemon_harness import KIMICTL, Daemon, base_config, create_api_key, request, run_to_exit  # noqa: E402
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
 
-# The permission table of appliance/auth/roles.cc, as the routes use it.
+SOURCE_DIR = os.environ.get("KIMI_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
+
+# The permission table of appliance/auth/roles.cc: who holds each permission.
 ALLOWED = {
     "metrics.read": {"admin", "operator", "auditor", "scrape"},
+    "models.read": {"admin", "operator", "auditor", "user"},
+    "inference": {"admin", "operator", "user"},
+    "models.manage": {"admin", "operator"},
+    "audit.read": {"admin", "auditor"},
     "keys.manage": {"admin"},
     "users.manage": {"admin"},
+    "policy.read": {"admin", "operator", "auditor"},
+    "admin.only": {"admin"},
     "session.self": {"admin", "operator", "auditor", "user", "scrape"},
 }
 ROLES = ["admin", "operator", "auditor", "user", "scrape"]
-# (method, path, body, permission)
+
+
+def _json(payload):
+    return json.dumps(payload).encode()
+
+
+# Every authenticated route of appliance/http/routes.cc: (method, path, permission, body, the
+# statuses that mean "allowed"). A body is bytes or a function of the daemon that prepares
+# what the request acts on (a key to revoke, a user to disable) and returns the bytes. Allowed
+# is a 2xx, except where the route's success needs state this daemon does not have (a model
+# bundle, TLS): there the handler's own answer to a well-formed request shows it was let in.
 ENDPOINTS = [
-    ("GET", "/metrics", b"", "metrics.read"),
-    ("GET", "/admin/v1/keys", b"", "keys.manage"),
-    ("POST", "/admin/v1/keys", json.dumps({"name": "matrix", "role": "user"}).encode(), "keys.manage"),
-    ("GET", "/admin/v1/users", b"", "users.manage"),
-    ("GET", "/admin/v1/session", b"", "session.self"),
+    ("GET", "/metrics", "metrics.read", b"", (200,)),
+    ("POST", "/v1/chat/completions", "inference",
+     _json({"model": "m-a", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}), (200,)),
+    ("POST", "/v1/completions", "inference", _json({"model": "m-a", "prompt": "hi", "max_tokens": 4}), (200,)),
+    ("GET", "/v1/models", "models.read", b"", (200,)),
+    ("GET", "/v1/models/m-a", "models.read", b"", (200,)),
+    ("GET", "/admin/v1/models", "models.read", b"", (200,)),
+    ("DELETE", "/admin/v1/models", "models.manage", _json({"version": 99}), (400, 404)),
+    ("POST", "/admin/v1/models/import", "models.manage", _json({"source": "/nonexistent/bundle"}), (400, 404)),
+    ("GET", "/admin/v1/models/import", "models.read", b"", (200, 404)),
+    ("POST", "/admin/v1/models/activate", "models.manage", _json({"version": 99}), (400, 404)),
+    ("POST", "/admin/v1/models/rollback", "models.manage", b"{}", (400, 404, 409)),
+    ("GET", "/admin/v1/session", "session.self", b"", (200,)),
+    # A key is not a session: logout and password change answer 400 to it, after authorisation.
+    ("DELETE", "/admin/v1/session", "session.self", b"", (200, 400)),
+    ("POST", "/admin/v1/session/password", "session.self",
+     _json({"old_password": "x" * 12, "new_password": "y" * 12}), (400,)),
+    ("GET", "/admin/v1/keys", "keys.manage", b"", (200,)),
+    ("POST", "/admin/v1/keys", "keys.manage", _json({"name": "matrix", "role": "user"}), (201,)),
+    ("POST", "/admin/v1/keys/revoke", "keys.manage",
+     lambda d: _json({"id": post_json(d, "/admin/v1/keys", {"name": "victim", "role": "user"}).json()["id"]}), (200,)),
+    ("GET", "/admin/v1/keys/{admin_key}/usage", "keys.manage", b"", (200,)),
+    ("POST", "/admin/v1/keys/{admin_key}/limits", "keys.manage", b"{}", (200,)),
+    ("GET", "/admin/v1/roles", "keys.manage", b"", (200,)),
+    ("POST", "/admin/v1/roles/auditor/limits", "keys.manage", b"{}", (200,)),
+    # Without server.tls the reload is refused as a precondition, after authorisation.
+    ("POST", "/admin/v1/tls/reload", "admin.only", b"", (400,)),
+    ("GET", "/admin/v1/users", "users.manage", b"", (200,)),
+    ("POST", "/admin/v1/users", "users.manage",
+     lambda d: _json({"username": "matrix-%d" % next(_SERIAL), "role": "user"}), (201,)),
+    ("POST", "/admin/v1/users/disable", "users.manage",
+     lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "gone-%d" % next(_SERIAL),
+                                                                   "role": "user"}).json()["username"]}), (200,)),
+    ("GET", "/admin/v1/policies", "policy.read", b"", (200,)),
+    ("POST", "/admin/v1/policies", "admin.only", _json({"name": "incomplete"}), (400,)),
+    ("GET", "/admin/v1/policies/1", "policy.read", b"", (200,)),
+    ("GET", "/admin/v1/audit", "audit.read", b"", (200,)),
+    ("GET", "/admin/v1/audit/export", "audit.read", b"", (200,)),
+    ("GET", "/admin/v1/audit/verify", "audit.read", b"", (200,)),
 ]
+_SERIAL = itertools.count()
+
+PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetricsRead": "metrics.read",
+                    "kModelsRead": "models.read", "kInference": "inference", "kModelsManage": "models.manage",
+                    "kAuditRead": "audit.read", "kKeysManage": "keys.manage", "kUsersManage": "users.manage",
+                    "kPolicyRead": "policy.read", "kAdminOnly": "admin.only"}
+
+
+def route_table():
+    """(method, path pattern) -> permission name, read from appliance/http/routes.cc."""
+    with open(os.path.join(SOURCE_DIR, "appliance", "http", "routes.cc"), encoding="utf-8") as f:
+        text = f.read()
+    routes = re.findall(r'\{"(GET|POST|PUT|PATCH|DELETE)", "([^"]+)", "\w+", &[\w:]+, [^,]+, P::(\w+)', text)
+    return {(method, path): PERMISSION_NAMES[permission] for method, path, permission in routes}
+
+
+def pattern_matches(pattern, path):
+    regex = re.sub(r"\\\{\w+\\\.\\\.\\\.\\\}", ".+", re.escape(pattern))
+    regex = re.sub(r"\\\{\w+\\\}", "[^/]+", regex)
+    return re.fullmatch(regex, path) is not None
 
 
 def fast_auth_config(**auth):
@@ -128,30 +203,55 @@ class AnonymousAndBadCredentialsTest(unittest.TestCase):
 
 
 class RoleMatrixTest(unittest.TestCase):
+    def test_the_matrix_covers_every_route_with_its_declared_permission(self):
+        table = route_table()
+        self.assertGreater(len(table), 20, "the route table was not read")
+        covered = set()
+        for method, path, permission, _, _ in ENDPOINTS:
+            concrete = path.replace("{admin_key}", "key_x")
+            matching = [k for k in table if k[0] == method and pattern_matches(k[1], concrete)]
+            self.assertEqual(len(matching), 1, "%s %s matches %s" % (method, path, matching))
+            self.assertEqual(table[matching[0]], permission, "%s %s" % (method, path))
+            covered.add(matching[0])
+        missing = sorted(k for k, p in table.items() if p != "public" and k not in covered)
+        self.assertEqual(missing, [], "routes without a row in the role matrix")
+
     def test_each_role_against_each_endpoint(self):
-        daemon = Daemon(config=fast_auth_config())
+        from quota_test import Upstream, upstream_config, wait_until_served  # the scripted backend
+        upstream = Upstream()
+        config = upstream_config(upstream)
+        config["auth"] = fast_auth_config()["auth"]
+        daemon = Daemon(config=config)
         try:
+            wait_until_served(self, daemon)
             keys = {}
             for role in ROLES:
                 reply = post_json(daemon, "/admin/v1/keys", {"name": "role-" + role, "role": role})
                 self.assertEqual(reply.status, 201, reply.body)
                 self.assertTrue(reply.json()["key"].startswith("sk-kimi-"))
                 keys[role] = reply.json()["key"]
-            for method, path, body, permission in ENDPOINTS:
+            # What the roles route says agrees with the table above.
+            listed = {r["role"]: set(r["permissions"]) for r in request(daemon, "GET", "/admin/v1/roles").json()["data"]}
+            for permission, roles in ALLOWED.items():
+                self.assertEqual({r for r in ROLES if permission in listed[r]}, roles, permission)
+            for method, path, permission, body, allowed_statuses in ENDPOINTS:
+                path = path.replace("{admin_key}", daemon.api_key_id)
                 for role in ROLES + [None]:
-                    reply = request(daemon, method, path, {"Content-Type": "application/json"}, body,
+                    data = body(daemon) if callable(body) else body
+                    reply = request(daemon, method, path, {"Content-Type": "application/json"}, data,
                                     auth=keys.get(role))
                     where = "%s %s as %s" % (method, path, role or "anonymous")
                     if role is None:
                         assert_error(self, reply, 401, "authentication_error")
                     elif role in ALLOWED[permission]:
-                        self.assertTrue(200 <= reply.status < 300, "%s: %d %s" % (where, reply.status, reply.body))
+                        self.assertIn(reply.status, allowed_statuses, "%s: %d %s" % (where, reply.status, reply.body))
                     else:
                         assert_error(self, reply, 403, "permission_error")
                         self.assertIn(permission, reply.json()["error"]["message"], where)
         finally:
             daemon.stop()
             daemon.close()
+            upstream.close()
 
 
 class KeyLifecycleTest(unittest.TestCase):

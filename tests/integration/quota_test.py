@@ -1,7 +1,8 @@
-"""Integration tests of per-key quotas through the real daemon: token quotas per day counted
-from the token counts of finished requests (kept across a restart), concurrent-stream limits
-released when a stream ends or its client goes away, allowed models per key, and the admin
-usage and limits routes. The daemon routes chat to a scripted OpenAI-compatible upstream on
+"""Integration tests of per-key and per-role quotas through the real daemon: token quotas per
+day counted from the token counts of requests (kept across a restart), tokens per minute,
+role limits combined with a key's own, requests cut short counted with what they generated,
+an audit record for every 429, concurrent-stream limits released when a stream ends or its
+client goes away, allowed models per key, and the admin usage, limits and roles routes. The daemon routes chat to a scripted OpenAI-compatible upstream on
 loopback (below), so token counts and stream lengths are fixed and nothing depends on a
 model's output. Python standard library only.
 """
@@ -18,6 +19,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from auth_test import wait_for_record  # noqa: E402
 from daemon_harness import Daemon, base_config, post_json, read_head, request, send_request  # noqa: E402
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
@@ -60,23 +62,30 @@ class Upstream:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                hold = body["messages"][-1]["content"] == "hold"
+                chat = "messages" in body  # else a text completion, answered in its own shape
+                said = body["messages"][-1]["content"] if chat else body["prompt"]
+                hold, die = said == "hold", said == "die"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
 
                 def chunk(choices, **extra):
-                    c = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
-                         "choices": choices}
+                    c = {"id": "c1", "object": "chat.completion.chunk" if chat else "text_completion", "created": 0,
+                         "model": body["model"], "choices": choices}
                     c.update(extra)
                     return json.dumps(c)
                 try:
-                    self._chunk(chunk([{"index": 0, "delta": {"role": "assistant", "content": "ok"},
-                                        "finish_reason": None}]))
+                    first = {"delta": {"role": "assistant", "content": "ok"}} if chat else {"text": "ok"}
+                    self._chunk(chunk([dict(first, index=0, finish_reason=None)]))
                     if hold:
                         upstream.released.wait(WAIT_S * 3)
-                    self._chunk(chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+                    if die:  # the backend fails mid-stream: the connection ends without a finish
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    last = {"delta": {}} if chat else {"text": ""}
+                    self._chunk(chunk([dict(last, index=0, finish_reason="stop")]))
                     self._chunk(chunk([], usage={"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
                                                  "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}))
                     self._chunk("[DONE]")
@@ -107,10 +116,12 @@ def upstream_config(upstream, data_dir=None, **auth):
     return config
 
 
-def chat(daemon, key, content="hi", model="m-a", stream=False):
+def chat(daemon, key, content="hi", model="m-a", stream=False, request_id=None):
     body = {"model": model, "messages": [{"role": "user", "content": content}], "max_tokens": 8, "stream": stream}
-    return request(daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"},
-                   json.dumps(body).encode(), auth=key)
+    headers = {"Content-Type": "application/json"}
+    if request_id:
+        headers["X-Request-Id"] = request_id
+    return request(daemon, "POST", "/v1/chat/completions", headers, json.dumps(body).encode(), auth=key)
 
 
 def create_key(daemon, **fields):
@@ -129,12 +140,20 @@ def wait_until_served(test, daemon):
     test.fail("the upstream never became healthy: " + reply.body)
 
 
-def assert_rate_limited(test, reply, words):
+def assert_rate_limited(test, reply, words, daemon=None):
+    """A 429 naming the limit, with Retry-After; with `daemon`, its audit record is checked too
+    (the reply's X-Request-Id, status 429, the refusal in the detail)."""
     test.assertEqual(reply.status, 429, reply.body)
     error = reply.json()["error"]
     test.assertEqual(error["type"], "rate_limit_error")
     test.assertIn(words, error["message"])
     test.assertGreaterEqual(int(reply.headers["retry-after"]), 1)
+    if daemon is not None:
+        request_id = reply.headers["x-request-id"]
+        record = wait_for_record(daemon, lambda r: r["request_id"] == request_id)
+        test.assertIsNotNone(record, "no audit record for the 429 of " + request_id)
+        test.assertEqual(record["http_status"], 429)
+        test.assertIn(words, record["detail"])
 
 
 def open_held_stream(daemon, key):
@@ -167,7 +186,7 @@ class TokenQuotaTest(unittest.TestCase):
         self.assertEqual(chat(self.daemon, key).status, 200)
         reply = chat(self.daemon, key, stream=True)  # below the quota: admitted, and crosses it
         self.assertEqual(reply.status, 200, reply.body)
-        assert_rate_limited(self, chat(self.daemon, key), "tokens per day")
+        assert_rate_limited(self, chat(self.daemon, key), "tokens per day", self.daemon)
 
         usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
         self.assertEqual(usage["day"]["requests"], 2)
@@ -188,6 +207,79 @@ class TokenQuotaTest(unittest.TestCase):
         self.assertEqual(chat(self.daemon, key).status, 200)
         self.assertEqual(post_json(self.daemon, "/admin/v1/keys/key_none/limits", {"tokens_per_day": 1}).status, 404)
         self.assertEqual(post_json(self.daemon, "/admin/v1/keys/%s/limits" % key_id, {"tokens_per_day": -1}).status, 400)
+
+    def test_tokens_per_minute_refuses_until_the_minute_has_paid_for_them(self):
+        per_request = PROMPT_TOKENS + COMPLETION_TOKENS
+        key, key_id = create_key(self.daemon, tokens_per_minute=per_request)
+        self.assertEqual(chat(self.daemon, key).status, 200)  # spends the whole bucket
+        refused = chat(self.daemon, key)
+        assert_rate_limited(self, refused, "tokens per minute", self.daemon)
+        self.assertLessEqual(int(refused.headers["retry-after"]), 60 // per_request + 1)
+        # Kept across a restart: the bucket is saved at shutdown.
+        self.daemon.stop()
+        self.daemon.close()
+        self.daemon = Daemon(config=upstream_config(self.upstream, self.data))
+        wait_until_served(self, self.daemon)
+        assert_rate_limited(self, chat(self.daemon, key), "tokens per minute", self.daemon)
+
+    def test_role_limits_hold_every_key_of_the_role_to_the_stricter_value(self):
+        key, key_id = create_key(self.daemon, requests_per_minute=100)
+        operator_key, _ = create_key(self.daemon, role="operator")
+        changed = post_json(self.daemon, "/admin/v1/roles/user/limits", {"requests_per_minute": 2})
+        self.assertEqual(changed.status, 200, changed.body)
+        self.assertEqual(changed.json()["limits"]["requests_per_minute"], 2)
+        roles = {r["role"]: r for r in request(self.daemon, "GET", "/admin/v1/roles").json()["data"]}
+        self.assertEqual(roles["user"]["limits"]["requests_per_minute"], 2)
+        self.assertIn("inference", roles["user"]["permissions"])
+        self.assertEqual(roles["operator"]["limits"]["requests_per_minute"], 0)
+        usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
+        self.assertEqual((usage["limits"]["requests_per_minute"], usage["effective_limits"]["requests_per_minute"]),
+                         (100, 2))
+        for _ in range(2):
+            self.assertEqual(chat(self.daemon, key).status, 200)
+        assert_rate_limited(self, chat(self.daemon, key), "2 requests per minute", self.daemon)
+        for _ in range(3):  # another role is not held to the user role's limit
+            self.assertEqual(chat(self.daemon, operator_key).status, 200)
+        changed = wait_for_record(self.daemon, lambda r: r["action"] == "auth.role_limits_changed")
+        self.assertEqual((changed["target"], changed["actor"]), ("user", self.daemon.api_key_id))
+        self.assertEqual(post_json(self.daemon, "/admin/v1/roles/root/limits", {"tokens_per_day": 1}).status, 404)
+        self.assertEqual(post_json(self.daemon, "/admin/v1/roles/user/limits", {"tokens_per_day": -1}).status, 400)
+        # Kept across a restart.
+        self.daemon.stop()
+        self.daemon.close()
+        self.daemon = Daemon(config=upstream_config(self.upstream, self.data))
+        roles = {r["role"]: r for r in request(self.daemon, "GET", "/admin/v1/roles").json()["data"]}
+        self.assertEqual(roles["user"]["limits"]["requests_per_minute"], 2)
+
+    def wait_for_usage(self, key_id, predicate):
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
+            if predicate(usage["day"]):
+                return usage["day"]
+            time.sleep(0.1)
+        self.fail("usage never recorded: %s" % usage)
+
+    def test_a_stream_cut_by_its_client_counts_what_it_generated(self):
+        key, key_id = create_key(self.daemon)
+        held = open_held_stream(self.daemon, key)
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        held.close()
+        day = self.wait_for_usage(key_id, lambda d: d["requests"] == 1)
+        # No finish event, so no backend counts: the estimated prompt and one token for the one delta.
+        self.assertGreater(day["prompt_tokens"], 0)
+        self.assertEqual(day["completion_tokens"], 1)
+        self.upstream.released.set()
+
+    def test_a_backend_failing_mid_stream_counts_what_it_generated(self):
+        key, key_id = create_key(self.daemon)
+        for stream in (True, False):
+            reply = chat(self.daemon, key, content="die", stream=stream)
+            # Streamed: 200 and an error frame; whole: the backend's error status.
+            self.assertIn("error", reply.body, reply.body)
+        day = self.wait_for_usage(key_id, lambda d: d["requests"] == 2)
+        self.assertGreater(day["prompt_tokens"], 0)
+        self.assertEqual(day["completion_tokens"], 2)
 
     def test_a_user_key_may_not_read_usage(self):
         key, key_id = create_key(self.daemon)
@@ -219,7 +311,7 @@ class StreamLimitTest(unittest.TestCase):
         key, key_id = create_key(self.daemon, max_concurrent_streams=1)
         held = open_held_stream(self.daemon, key)
         try:
-            assert_rate_limited(self, chat(self.daemon, key), "limit of 1 concurrent streams")
+            assert_rate_limited(self, chat(self.daemon, key), "limit of 1 concurrent streams", self.daemon)
             usage = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id).json()
             self.assertEqual(usage["streams_in_flight"], 1)
             other, _ = create_key(self.daemon)  # another key is not limited by this one
@@ -244,7 +336,7 @@ class StreamLimitTest(unittest.TestCase):
         keys = [create_key(self.daemon)[0] for _ in range(4)]
         held = [open_held_stream(self.daemon, k) for k in keys[:3]]
         try:
-            assert_rate_limited(self, chat(self.daemon, keys[3]), "auth.max_concurrent_streams")
+            assert_rate_limited(self, chat(self.daemon, keys[3]), "auth.max_concurrent_streams", self.daemon)
         finally:
             self.upstream.released.set()
             for s in held:

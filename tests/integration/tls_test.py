@@ -1,22 +1,30 @@
 """Integration tests of HTTPS: the daemon with a certificate from `kimictl tls selfsigned`
 serves TLS on loopback; a client that trusts that certificate as its CA succeeds; plain HTTP
-to the port, a client that does not trust it, TLS 1.1 and a mismatched key are refused.
+to the port, a client that does not trust it, TLS 1.1 and a mismatched key are refused; the
+certificate is reloaded by SIGHUP and the admin API without a restart.
 Python standard library only.
 """
+import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from auth_test import audit_records  # noqa: E402
 from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, read_reply, request, run_to_exit,  # noqa: E402
                             send_request, write_config)
+
+
+WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
 
 
 def make_certificate(directory, *extra):
@@ -217,6 +225,89 @@ class MinimumVersionTest(unittest.TestCase):
                 daemon.close()
         finally:
             shutil.rmtree(certs, ignore_errors=True)
+
+
+def served_fingerprint(port):
+    """SHA-256 of the certificate the daemon presents to a new connection."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        with ctx.wrap_socket(raw) as s:
+            return hashlib.sha256(s.getpeercert(binary_form=True)).hexdigest()
+
+
+def file_fingerprint(cert_path):
+    with open(cert_path) as f:
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(f.read())).hexdigest()
+
+
+class CertificateReloadTest(unittest.TestCase):
+    """SIGHUP and POST /admin/v1/tls/reload re-read the certificate for new connections; a bad
+    file keeps the old one serving. Read off the wire: the served certificate's fingerprint."""
+
+    def setUp(self):
+        self.certs = tempfile.mkdtemp(prefix="kimi-it-tls-reload-")
+        self.cert, self.key = make_certificate(self.certs)
+        self.daemon = Daemon(config=tls_config(self.cert, self.key))
+        self.daemon.ssl_context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        self.daemon.ssl_context.check_hostname = False
+        self.daemon.ssl_context.verify_mode = ssl.CERT_NONE
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.daemon.close()
+        shutil.rmtree(self.certs, ignore_errors=True)
+
+    def wait_for_fingerprint(self, wanted):
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if served_fingerprint(self.daemon.port) == wanted:
+                return
+            time.sleep(0.1)
+        self.fail("the served certificate never became " + wanted)
+
+    def test_sighup_and_the_admin_route_reload_and_a_bad_file_keeps_the_old_one(self):
+        first = file_fingerprint(self.cert)
+        self.assertEqual(served_fingerprint(self.daemon.port), first)
+        kept_open = self.daemon.connect()  # a connection from before the reload keeps working
+
+        make_certificate(self.certs, "--force")
+        second = file_fingerprint(self.cert)
+        self.assertNotEqual(first, second)
+        self.daemon.proc.send_signal(signal.SIGHUP)
+        self.wait_for_fingerprint(second)
+        send_request(kept_open, "GET", "/v1/models", {"Authorization": "Bearer " + self.daemon.api_key})
+        self.assertEqual(read_reply(kept_open).status, 200)
+        kept_open.close()
+
+        make_certificate(self.certs, "--force")
+        third = file_fingerprint(self.cert)
+        reply = request(self.daemon, "POST", "/admin/v1/tls/reload")
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertTrue(reply.json()["reloaded"])
+        self.assertEqual(served_fingerprint(self.daemon.port), third)
+
+        with open(self.cert, "w") as f:
+            f.write("-----BEGIN CERTIFICATE-----\nnot base64\n")
+        refused = request(self.daemon, "POST", "/admin/v1/tls/reload")
+        self.assertEqual(refused.status, 400, refused.body)
+        self.assertIn("keeps serving", refused.json()["error"]["message"])
+        self.assertIn(self.cert, refused.json()["error"]["message"])
+        self.daemon.proc.send_signal(signal.SIGHUP)
+        self.assertIsNotNone(self.daemon.wait_for_event(lambda e: e.get("msg") == "TLS certificate reload failed"
+                                                        and e.get("by") == "SIGHUP"))
+        self.assertEqual(served_fingerprint(self.daemon.port), third)
+        self.assertEqual(request(self.daemon, "GET", "/v1/models").status, 200)
+
+        # Only an admin may reload, and every attempt is in the audit log.
+        user_key = json.loads(request(self.daemon, "POST", "/admin/v1/keys", {"Content-Type": "application/json"},
+                                      json.dumps({"name": "u", "role": "operator"}).encode()).body)["key"]
+        self.assertEqual(request(self.daemon, "POST", "/admin/v1/tls/reload", auth=user_key).status, 403)
+        outcomes = sorted((r["actor"], r["outcome"]) for r in audit_records(self.daemon)
+                          if r["action"] == "tls.certificate_reloaded")
+        self.assertEqual(outcomes, sorted([("SIGHUP", "ok"), (self.daemon.api_key_id, "ok"),
+                                           (self.daemon.api_key_id, "failed"), ("SIGHUP", "failed")]))
 
 
 class TlsStartupTest(unittest.TestCase):
