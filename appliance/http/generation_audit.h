@@ -2,8 +2,8 @@
 // response.
 //
 // NoteGenerationEvent() and NoteBackendOutcome() copy what the backend reported (time to first
-// event, token usage, answer text when the content policy keeps it, who served and how the
-// router chose) into AuditFacts. RecordingSink does so for a whole (non-streamed) response on
+// event, token usage, answer text when the content policy keeps it, who served, with which
+// model version, and how the router chose) into AuditFacts. RecordingSink does so for a whole (non-streamed) response on
 // its way to the response builder.
 //
 // StreamAudit owns the record of one streamed response. The dispatcher arms it when the

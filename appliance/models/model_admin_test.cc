@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <filesystem>
+
 #include "admin/model_routes.h"
 #include "models/model_store_test_support.h"
 
@@ -65,6 +68,46 @@ TEST_F(ModelAdminTest, RoutesAreInTheTable) {
                               {"POST", "/admin/v1/models/activate"}, {"POST", "/admin/v1/models/rollback"}}) {
     EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
   }
+}
+
+// Not enough free space: the admin API refuses at once with the figures (no job is started),
+// and a job whose medium stops fitting by the time it runs fails with them in its state.
+TEST_F(ModelAdminTest, AnImportThatDoesNotFitIsRefusedWithTheBytesNeededAndAvailable) {
+  std::string source = fx_.MakeSignedModel("medium/a", "alpha");
+  admin_->Close();
+  store_.reset();
+  std::atomic<uint64_t> available{100};
+  auto store = fx_.OpenStore(nullptr, [&](ModelStoreOptions& o) {
+    o.free_bytes = [&](const std::string&) -> Result<uint64_t> { return available.exchange(100); };
+    o.import_margin_bytes = 1000;
+  });
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  store_ = std::move(store).value();
+  ModelAdminOptions options;
+  options.import_roots = {fx_.root() + "/medium"};
+  admin_ = std::make_unique<ModelAdmin>(store_.get(), options);
+  services_.model_admin = admin_.get();
+
+  auto [refused, none] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+  ASSERT_EQ(refused.code(), Status::Code::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find("not enough free space"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("100 bytes available"), std::string::npos) << refused.message();
+  auto [listed, jobs] = Call(&admin::HandleImportStatus, "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(jobs["jobs"].empty()) << jobs.dump();
+
+  // Room when the request comes, none left when the job starts (another writer took it).
+  available = uint64_t{1} << 40;
+  auto [started, job] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  admin_->WaitForJob(job["job"]);
+  auto [polled, status] = Call(&admin::HandleImportStatus, "", {{"job", job["job"]}});
+  ASSERT_TRUE(polled.ok());
+  EXPECT_EQ(status["state"], "failed") << status.dump();
+  EXPECT_NE(status["error"].get<std::string>().find("100 bytes available"), std::string::npos) << status.dump();
+  EXPECT_TRUE(store_->List()->empty());
+  EXPECT_TRUE(std::filesystem::is_empty(store_->models_dir() + "/.staging"));
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"model.import:refused", "model.import:refused"}));
 }
 
 TEST_F(ModelAdminTest, ImportPollActivateRollbackDeleteAreAudited) {

@@ -122,16 +122,18 @@ class ModelLifecycleTest(unittest.TestCase):
 
     def under_streaming_load(self, act):
         """Runs act() while three clients stream chat completions back to back and a fourth
-        polls /readyz; returns (act's result, streamed replies, readyz statuses)."""
+        polls /readyz; returns (act's result, streamed replies as (reply, sent, done) with
+        monotonic times, readyz statuses, (act began, act returned))."""
         stop = threading.Event()
         replies, probes = [], []
         lock = threading.Lock()
 
         def stream_client():
             while not stop.is_set():
+                sent = time.monotonic()
                 reply = self.chat(stream=True)
                 with lock:
-                    replies.append(reply)
+                    replies.append((reply, sent, time.monotonic()))
 
         def probe_client():
             while not stop.is_set():
@@ -151,7 +153,9 @@ class ModelLifecycleTest(unittest.TestCase):
                     if len(replies) >= 3:
                         break
                 time.sleep(0.01)
+            began = time.monotonic()
             result = act()
+            window = (began, time.monotonic())
             with lock:
                 seen = len(replies)
             while True:
@@ -163,11 +167,11 @@ class ModelLifecycleTest(unittest.TestCase):
             stop.set()
             for t in threads:
                 t.join()
-        return result, replies, probes
+        return result, replies, probes, window
 
     def assert_every_stream_completed(self, replies, probes):
         self.assertTrue(replies)
-        for reply in replies:
+        for reply, _, _ in replies:
             self.assertEqual(reply.status, 200, reply.body)
             events = stream_events(reply.body)
             self.assertEqual(events[-1], "[DONE]", reply.body)
@@ -175,6 +179,27 @@ class ModelLifecycleTest(unittest.TestCase):
                 self.assertNotIn("error", json.loads(payload), payload)
         self.assertTrue(probes)
         self.assertEqual(set(probes), {200})
+
+    def assert_each_served_by_one_version(self, replies, window, before, after):
+        """Each streamed request names the version that served it (X-Model-Digest), and its
+        audit record names the same one: `before` for requests done before the act began,
+        `after` for requests sent once it had returned, one of the two in between."""
+        records = {r["request_id"]: r for r in read_records(self.daemon.data_dir)}
+        began, returned = window
+        seen = set()
+        for reply, sent, done in replies:
+            digest = reply.headers.get("x-model-digest")
+            self.assertIn(digest, {before, after}, reply.headers)
+            if done < began:
+                self.assertEqual(digest, before)
+            if sent > returned:
+                self.assertEqual(digest, after)
+            record = records.get(reply.headers["x-request-id"])
+            self.assertIsNotNone(record, reply.headers["x-request-id"])
+            self.assertEqual(record["model_digest"], digest, record)
+            seen.add(digest)
+        self.assertIn(before, seen)
+        self.assertIn(after, seen)
 
     def versions(self):
         reply = request(self.daemon, "GET", "/admin/v1/models")
@@ -200,10 +225,11 @@ class ModelLifecycleTest(unittest.TestCase):
         self.assertEqual(listed.json()["jobs"][0]["job"], job["job"])
 
         # Activate it under streaming load: nothing fails, /readyz stays 200.
-        activated, replies, probes = self.under_streaming_load(lambda: self.activate(second["digest"]))
+        activated, replies, probes, window = self.under_streaming_load(lambda: self.activate(second["digest"]))
         self.assertEqual(activated.status, 200, activated.body)
         self.assertEqual(activated.json()["version"]["state"], "active")
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, direct["digest"], second["digest"])
         served = self.served()
         self.assertEqual((served["digest"], served["version"]), (second["digest"], second["version"]))
         self.assertEqual(self.chat().status, 200)
@@ -214,9 +240,10 @@ class ModelLifecycleTest(unittest.TestCase):
         first = job["version"]
         self.assertEqual(first["digest"], direct["digest"])
         self.assertGreater(first["version"], second["version"])
-        activated, replies, probes = self.under_streaming_load(lambda: self.activate(first["digest"]))
+        activated, replies, probes, window = self.under_streaming_load(lambda: self.activate(first["digest"]))
         self.assertEqual(activated.status, 200, activated.body)
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, second["digest"], first["digest"])
         self.assertEqual(self.served()["digest"], first["digest"])
 
         # A tampered model is refused, naming the file; the active version stays.
@@ -232,21 +259,23 @@ class ModelLifecycleTest(unittest.TestCase):
         job = self.import_model(self.unloadable)
         self.assertEqual(job["state"], "succeeded", job)
         unloadable = job["version"]
-        failed, replies, probes = self.under_streaming_load(lambda: self.activate(unloadable["digest"]))
+        failed, replies, probes, _ = self.under_streaming_load(lambda: self.activate(unloadable["digest"]))
         self.assertNotEqual(failed.status, 200, failed.body)
         self.assertIn("error", failed.json())
         self.assert_every_stream_completed(replies, probes)
+        self.assertEqual({reply.headers.get("x-model-digest") for reply, _, _ in replies}, {first["digest"]})
         self.assertEqual(self.served()["digest"], first["digest"])
         self.assertEqual(self.versions()[first["digest"]]["state"], "active")
         removed = request(self.daemon, "DELETE", "/admin/v1/models?model=%s&digest=%s" % (STORE_ID, unloadable["digest"]))
         self.assertEqual(removed.status, 200, removed.body)
 
         # Rollback under load returns to the second version.
-        rolled, replies, probes = self.under_streaming_load(
+        rolled, replies, probes, window = self.under_streaming_load(
             lambda: post_json(self.daemon, "/admin/v1/models/rollback", {"model": STORE_ID}))
         self.assertEqual(rolled.status, 200, rolled.body)
         self.assertEqual(rolled.json()["version"]["digest"], second["digest"])
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, first["digest"], second["digest"])
         self.assertEqual(self.served()["digest"], second["digest"])
         self.assertEqual(self.chat().status, 200)
         states = {d: v["state"] for d, v in self.versions().items()}
