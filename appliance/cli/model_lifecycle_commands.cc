@@ -60,9 +60,6 @@ struct Session {
   static Result<std::unique_ptr<Session>> Open(const ParsedArgs& a, bool needs_trust,
                                                models::StoreAccess access = models::StoreAccess::kOwner) {
     auto s = std::make_unique<Session>();
-    if (needs_trust) {
-      KIMI_ASSIGN_OR_RETURN(s->trust, TrustFromArgs(a));
-    }
     std::string data_dir = DataDir(a);
     KIMI_ASSIGN_OR_RETURN(s->db, OpenDatabase(data_dir));
     models::ModelStoreOptions options;
@@ -78,6 +75,11 @@ struct Session {
     // The store's lock first: the audit log has one writer, and while the daemon runs it is
     // the daemon, which also holds this lock.
     KIMI_ASSIGN_OR_RETURN(s->models, models::ModelStore::Open(std::move(options)));
+    // Only now: while the daemon owns the store, that is the error to report, whatever the
+    // trust options say. The store reads the trust store only in acts.
+    if (needs_trust) {
+      KIMI_ASSIGN_OR_RETURN(s->trust, TrustFromArgs(a));
+    }
     if (access == models::StoreAccess::kReader) return s;
     audit::AuditSinkOptions audit_options;
     audit_options.data_dir = data_dir;

@@ -47,6 +47,7 @@ class ModelLifecycleTest(unittest.TestCase):
         media = os.path.join(cls.tmp.name, "media")
         os.makedirs(media)
         model, public_key, private_key = make_signed_model(cls.tmp.name)
+        cls.public_key = public_key
         # Three signed variants on the "medium": the demo model, the same weights with one more
         # signed file (another version), and a copy whose weights change after signing.
         cls.first = os.path.join(media, "first")
@@ -298,6 +299,21 @@ class ModelLifecycleTest(unittest.TestCase):
         for r in records:
             if r["outcome"] == "ok":
                 self.assertEqual(r["actor"], self.daemon.api_key_id, r)
+
+        # kimictl beside the running daemon: reading works, acts point to the admin API.
+        data_dir = ["--data-dir", self.daemon.data_dir]
+        code, out, err = run_to_exit([KIMICTL, "model", "list"] + data_dir)
+        self.assertEqual(code, 0, err)
+        self.assertIn(second["digest"][:12], out)
+        code, out, err = run_to_exit([KIMICTL, "model", "verify-installed", "--key", self.public_key] + data_dir +
+                                     [STORE_ID, second["digest"]])
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("OK %s version %d" % (STORE_ID, second["version"]), out)
+        self.assertIn("not recorded", err)
+        code, out, err = run_to_exit([KIMICTL, "model", "rollback"] + data_dir + [STORE_ID])
+        self.assertEqual(code, 3, out + err)
+        self.assertIn("POST /admin/v1/models/rollback", err)
+        self.assertEqual(self.served()["digest"], second["digest"])
 
 
 if __name__ == "__main__":
