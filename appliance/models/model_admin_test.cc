@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 
 #include "admin/model_routes.h"
 #include "models/model_store_test_support.h"
@@ -16,8 +17,14 @@ using testing::StoreFixture;
 
 class ModelAdminTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto store = fx_.OpenStore();
+  void SetUp() override { Open(); }
+
+  // (Re)opens the store, with its options changed by `adjust`, and a ModelAdmin on it.
+  void Open(const std::function<void(ModelStoreOptions&)>& adjust = {}) {
+    if (admin_) admin_->Close();
+    admin_.reset();
+    store_.reset();
+    auto store = fx_.OpenStore(nullptr, adjust);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     ModelAdminOptions options;
@@ -74,19 +81,11 @@ TEST_F(ModelAdminTest, RoutesAreInTheTable) {
 // and a job whose medium stops fitting by the time it runs fails with them in its state.
 TEST_F(ModelAdminTest, AnImportThatDoesNotFitIsRefusedWithTheBytesNeededAndAvailable) {
   std::string source = fx_.MakeSignedModel("medium/a", "alpha");
-  admin_->Close();
-  store_.reset();
-  std::atomic<uint64_t> available{100};
-  auto store = fx_.OpenStore(nullptr, [&](ModelStoreOptions& o) {
+  std::atomic<uint64_t> available{100};  // what the next check sees; each check resets it to 100
+  Open([&](ModelStoreOptions& o) {
     o.free_bytes = [&](const std::string&) -> Result<uint64_t> { return available.exchange(100); };
     o.import_margin_bytes = 1000;
   });
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  store_ = std::move(store).value();
-  ModelAdminOptions options;
-  options.import_roots = {fx_.root() + "/medium"};
-  admin_ = std::make_unique<ModelAdmin>(store_.get(), options);
-  services_.model_admin = admin_.get();
 
   auto [refused, none] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
   ASSERT_EQ(refused.code(), Status::Code::kFailedPrecondition) << refused.ToString();
