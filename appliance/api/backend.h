@@ -85,6 +85,12 @@ struct BackendOutcome {
   // The router's choice in one line for the audit record: the candidates with their load,
   // breaker or health, the one chosen, and each retry with the error that caused it.
   std::string decision;
+  // The model version that served the request, as the backend that ran it holds it (the
+  // embedded engine: the version its engine reference was taken from, at the request's
+  // start); empty and 0 when the backend cannot say (an upstream). A backend that knows sets
+  // them before its first Emit(), so they are already valid at the first event.
+  std::string model_digest;
+  int64_t model_version = 0;
 };
 
 class Backend {

@@ -2,12 +2,18 @@
 
 namespace kimi::api {
 
+// Runs on the generation thread, the one that also writes `outcome`, so reading it here
+// needs no lock; the snapshot is published under the owner's.
 class BackgroundGeneration::Sink : public EventSink {
  public:
-  explicit Sink(BackgroundGeneration& owner) : owner_(owner) {}
+  Sink(BackgroundGeneration& owner, const BackendOutcome& outcome) : owner_(owner), outcome_(outcome) {}
   bool Emit(const StreamEvent& event) override {
     std::lock_guard<std::mutex> lock(owner_.mu_);
     if (owner_.abandoned_) return false;
+    if (!owner_.emitted_) {
+      owner_.emitted_ = true;
+      owner_.first_outcome_ = outcome_;
+    }
     owner_.queue_.push_back(event);
     owner_.cv_.notify_all();
     return true;
@@ -15,6 +21,7 @@ class BackgroundGeneration::Sink : public EventSink {
 
  private:
   BackgroundGeneration& owner_;
+  const BackendOutcome& outcome_;
 };
 
 BackgroundGeneration::BackgroundGeneration(Backend& backend, BackendRequest request) {
@@ -27,8 +34,8 @@ BackgroundGeneration::~BackgroundGeneration() {
 }
 
 void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
-  Sink sink(*this);
   BackendOutcome outcome;
+  Sink sink(*this, outcome);
   Status result = backend.Generate(request, sink, &outcome);
   std::lock_guard<std::mutex> lock(mu_);
   outcome_ = std::move(outcome);
@@ -68,6 +75,11 @@ bool BackgroundGeneration::WaitOutcome(BackendOutcome* outcome, std::chrono::mil
 void BackgroundGeneration::Abandon() {
   std::lock_guard<std::mutex> lock(mu_);
   abandoned_ = true;
+}
+
+BackendOutcome BackgroundGeneration::OutcomeAtFirstEvent() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_outcome_;
 }
 
 }  // namespace kimi::api

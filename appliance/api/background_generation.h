@@ -39,6 +39,10 @@ class BackgroundGeneration {
   // Waits up to `timeout` for Generate() to return; true with *outcome (who served the
   // request, for the audit record) when it did.
   bool WaitOutcome(BackendOutcome* outcome, std::chrono::milliseconds timeout);
+  // What the backend had put in its BackendOutcome when it emitted its first event (the
+  // model version serving the request, before the response's headers are written).
+  // Precondition: WaitForFirstEvent() returned true.
+  BackendOutcome OutcomeAtFirstEvent();
 
  private:
   class Sink;
@@ -51,6 +55,8 @@ class BackgroundGeneration {
   bool abandoned_ = false;         // guarded by mu_
   Status result_;                  // guarded by mu_; valid once ended_
   BackendOutcome outcome_;         // written by the generation thread; read once ended_
+  bool emitted_ = false;           // guarded by mu_; the first event has been queued
+  BackendOutcome first_outcome_;   // guarded by mu_; the outcome as it was at the first event
   std::thread thread_;
 };
 

@@ -24,15 +24,17 @@ StreamEvent ToStreamEvent(const OutputEvent& output) {
 
 EmbeddedBackend::EmbeddedBackend(std::string served_model_id) : model_id_(std::move(served_model_id)) {}
 
-void EmbeddedBackend::Attach(std::shared_ptr<ChatService> service) {
+void EmbeddedBackend::Attach(std::shared_ptr<ChatService> service, ServedVersionId id) {
   std::lock_guard<std::mutex> lock(mu_);
-  service_ = std::move(service);
+  attached_ = Attached{std::move(service), std::move(id)};
 }
 
-std::shared_ptr<ChatService> EmbeddedBackend::service() const {
+EmbeddedBackend::Attached EmbeddedBackend::attached() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return service_;
+  return attached_;
 }
+
+std::shared_ptr<ChatService> EmbeddedBackend::service() const { return attached().service; }
 
 std::vector<std::string> EmbeddedBackend::Models() const {
   if (service() == nullptr) return {};
@@ -42,8 +44,10 @@ std::vector<std::string> EmbeddedBackend::Models() const {
 bool EmbeddedBackend::Healthy(std::string_view model) const { return service() != nullptr && model == model_id_; }
 
 Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink, BackendOutcome* outcome) {
-  if (outcome != nullptr) *outcome = BackendOutcome{std::string(name()), 1};
-  std::shared_ptr<ChatService> service = this->service();
+  // One copy of the engine and its identity: the version named is the one that serves.
+  const Attached now = attached();
+  if (outcome != nullptr) *outcome = BackendOutcome{std::string(name()), 1, {}, now.id.digest, now.id.version};
+  const std::shared_ptr<ChatService>& service = now.service;
   if (service == nullptr) return Status::Unavailable("the model is not loaded yet");
   const ServingEndpoint endpoint =
       request.endpoint == Endpoint::kChatCompletions ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions;

@@ -19,6 +19,8 @@ namespace kimi::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
+// The model store is owned by the running daemon: the act must go through its admin API.
+inline constexpr int kExitStoreInUse = 3;
 
 // "--name value" options (repeatable), boolean flags, and positional words.
 struct ParsedArgs {

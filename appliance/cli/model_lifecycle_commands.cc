@@ -46,28 +46,41 @@ Result<std::unique_ptr<store::Store>> OpenDatabase(const std::string& data_dir) 
 
 // The database, the audit log and the model store of one data directory, opened for an act.
 // Members are destroyed in reverse order: the model store (and its lock) goes first.
+//
+// An act that changes the store opens it as owner, which fails (Unavailable) while
+// the daemon owns it: the audit log has one writer, the daemon, and the daemon's engine must
+// see every activation, so such acts go through its admin API then. A reader session takes
+// no lock and has no audit log: it lists and checks, and records nothing.
 struct Session {
   models::TrustStore trust;
   std::unique_ptr<store::Store> db;
   std::unique_ptr<audit::AuditSink> audit;
   std::unique_ptr<models::ModelStore> models;
 
-  static Result<std::unique_ptr<Session>> Open(const ParsedArgs& a, bool needs_trust) {
+  static Result<std::unique_ptr<Session>> Open(const ParsedArgs& a, bool needs_trust,
+                                               models::StoreAccess access = models::StoreAccess::kOwner) {
     auto s = std::make_unique<Session>();
-    if (needs_trust) {
-      KIMI_ASSIGN_OR_RETURN(s->trust, TrustFromArgs(a));
-    }
     std::string data_dir = DataDir(a);
     KIMI_ASSIGN_OR_RETURN(s->db, OpenDatabase(data_dir));
     models::ModelStoreOptions options;
     options.data_dir = data_dir;
+    options.access = access;
     options.db = s->db.get();
     options.trust = &s->trust;
     Session* raw = s.get();
-    options.audit = [raw](audit::AuditRecord record) { return raw->audit->Record(std::move(record)).WaitCommitted(); };
+    options.audit = [raw](audit::AuditRecord record) {
+      if (!raw->audit) return Status::FailedPrecondition("a read-only session records nothing");
+      return raw->audit->Record(std::move(record)).WaitCommitted();
+    };
     // The store's lock first: the audit log has one writer, and while the daemon runs it is
     // the daemon, which also holds this lock.
     KIMI_ASSIGN_OR_RETURN(s->models, models::ModelStore::Open(std::move(options)));
+    // Only now: while the daemon owns the store, that is the error to report, whatever the
+    // trust options say. The store reads the trust store only in acts.
+    if (needs_trust) {
+      KIMI_ASSIGN_OR_RETURN(s->trust, TrustFromArgs(a));
+    }
+    if (access == models::StoreAccess::kReader) return s;
     audit::AuditSinkOptions audit_options;
     audit_options.data_dir = data_dir;
     KIMI_ASSIGN_OR_RETURN(s->audit, audit::AuditSink::Open(std::move(audit_options)));
@@ -93,6 +106,16 @@ Result<std::string> ResolveDigest(models::ModelStore& store, const std::string& 
   return found;
 }
 
+// An act that could not open the store. While the daemon owns it, says which admin API call
+// does the same and exits with kExitStoreInUse.
+int FailToOpen(std::ostream& err, const std::string& what, const Status& status, const std::string& admin_call) {
+  if (status.code() != Status::Code::kUnavailable) return Fail(err, what, status);
+  err << "error: " << what << ": " << status.message() << "\n"
+      << "kimictl changes the model store only while kimi-appliance is stopped; with it running, use:\n"
+      << "  " << admin_call << "\n";
+  return kExitStoreInUse;
+}
+
 int Usage(std::ostream& err, const char* usage, const ParsedArgs& a) {
   err << "usage: kimictl " << usage << "\n" << (a.error.empty() ? "" : "error: " + a.error + "\n");
   return kExitUsage;
@@ -113,7 +136,11 @@ int RunModelImport(const std::vector<std::string>& args, std::ostream& out, std:
   ParsedArgs a = ParseArgs(args, With(kTrustOptions, {"--id", "--ignore", "--threads"}), {"--quiet"});
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--id").empty()) return Usage(err, usage, a);
   auto session = Session::Open(a, true);
-  if (!session.ok()) return Fail(err, "import", session.status());
+  if (!session.ok()) {
+    return FailToOpen(err, "import", session.status(),
+                      "POST /admin/v1/models/import {\"model\":\"" + a.One("--id") + "\",\"source\":\"" + a.positional[0] +
+                          "\"} (the source under a configured model.import_roots), then poll GET /admin/v1/models/import");
+  }
   models::ImportRequest request;
   request.model_id = a.One("--id");
   request.source = a.positional[0];
@@ -169,7 +196,11 @@ int RunModelActivate(const std::vector<std::string>& args, std::ostream& out, st
     return Usage(err, "model activate [--data-dir DIR] [--trust-dir DIR] [--force] MODEL DIGEST", a);
   }
   auto session = Session::Open(a, true);
-  if (!session.ok()) return Fail(err, "activate", session.status());
+  if (!session.ok()) {
+    return FailToOpen(err, "activate", session.status(),
+                      "POST /admin/v1/models/activate {\"model\":\"" + a.positional[0] + "\",\"digest\":\"" +
+                          a.positional[1] + "\"} (full digest from GET /admin/v1/models)");
+  }
   models::ModelStore& store = *(*session)->models;
   auto digest = ResolveDigest(store, a.positional[0], a.positional[1]);
   if (!digest.ok()) return Fail(err, "activate", digest.status());
@@ -185,7 +216,10 @@ int RunModelRollback(const std::vector<std::string>& args, std::ostream& out, st
     return Usage(err, "model rollback [--data-dir DIR] [--trust-dir DIR] MODEL", a);
   }
   auto session = Session::Open(a, true);
-  if (!session.ok()) return Fail(err, "rollback", session.status());
+  if (!session.ok()) {
+    return FailToOpen(err, "rollback", session.status(),
+                      "POST /admin/v1/models/rollback {\"model\":\"" + a.positional[0] + "\"}");
+  }
   auto version = (*session)->models->Rollback(a.positional[0], CliActor());
   if (!version.ok()) return Fail(err, "rollback", version.status());
   PrintVersion(out, "rolled back to", *version);
@@ -196,7 +230,11 @@ int RunModelRemove(const std::vector<std::string>& args, std::ostream& out, std:
   ParsedArgs a = ParseArgs(args, {"--data-dir"}, {});
   if (!a.error.empty() || a.positional.size() != 2) return Usage(err, "model remove [--data-dir DIR] MODEL DIGEST", a);
   auto session = Session::Open(a, false);
-  if (!session.ok()) return Fail(err, "remove", session.status());
+  if (!session.ok()) {
+    return FailToOpen(err, "remove", session.status(),
+                      "DELETE /admin/v1/models?model=" + a.positional[0] + "&digest=" + a.positional[1] +
+                          " (full digest from GET /admin/v1/models)");
+  }
   models::ModelStore& store = *(*session)->models;
   auto digest = ResolveDigest(store, a.positional[0], a.positional[1]);
   if (!digest.ok()) return Fail(err, "remove", digest.status());
@@ -212,7 +250,14 @@ int RunModelVerifyInstalled(const std::vector<std::string>& args, std::ostream& 
     return Usage(err, "model verify-installed [--data-dir DIR] [--trust-dir DIR] MODEL [DIGEST]", a);
   }
   auto session = Session::Open(a, true);
+  // Beside the running daemon: check the bytes as a reader, record nothing.
+  const bool daemon_owns = !session.ok() && session.status().code() == Status::Code::kUnavailable;
+  if (daemon_owns) session = Session::Open(a, true, models::StoreAccess::kReader);
   if (!session.ok()) return Fail(err, "verify-installed", session.status());
+  if (daemon_owns) {
+    err << "note: kimi-appliance owns the model store: checking only; results are not recorded (the daemon "
+           "re-verifies a version whenever it activates or loads it)\n";
+  }
   models::ModelStore& store = *(*session)->models;
   const std::string& model_id = a.positional[0];
   std::vector<std::string> digests;
@@ -229,7 +274,7 @@ int RunModelVerifyInstalled(const std::vector<std::string>& args, std::ostream& 
   }
   int code = kExitOk;
   for (const auto& digest : digests) {
-    auto v = store.VerifyInstalled(model_id, digest, CliActor());
+    auto v = daemon_owns ? store.CheckInstalled(model_id, digest) : store.VerifyInstalled(model_id, digest, CliActor());
     if (v.ok()) {
       out << "OK " << model_id << " version " << v->version << " " << digest << "\n";
     } else {

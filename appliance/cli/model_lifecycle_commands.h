@@ -10,8 +10,12 @@
 // TRUST is --trust-dir DIR / --key PUB.pem / --ca CA.pem as for `model verify` (default
 // /etc/kimi-appliance/trust). DIGEST may be a unique prefix of at least 8 hex digits.
 // Acts are audited into the data directory's audit log as the invoking user. They need the
-// store's lock: while kimi-appliance runs, they refuse and point to the admin API.
-// Return value: 0 success, 1 refused or failed (one "error: ..." line on err), 2 usage error.
+// store's lock: while kimi-appliance runs (it owns the store), import, activate, rollback and
+// remove refuse, print the admin API call that does the same, and exit 3. list and
+// verify-installed work beside it: list reads the database, verify-installed then checks the
+// bytes as a reader and records nothing (a note on err says so).
+// Return value: 0 success, 1 refused or failed (one "error: ..." line on err), 2 usage error,
+// 3 the daemon owns the store.
 //
 // Thread safety: each call is independent; the streams are used from the calling thread only.
 #pragma once

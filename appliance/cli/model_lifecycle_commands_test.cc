@@ -1,12 +1,14 @@
 #include "cli/model_lifecycle_commands.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <sstream>
 
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
+#include "cli/model_command_args.h"
 #include "models/model_store_test_support.h"
 #include "models/oms_test_support.h"
 
@@ -145,13 +147,57 @@ TEST_F(ModelLifecycleCommandsTest, ReadableErrorsAndExitCodes) {
   EXPECT_EQ(nothing.code, 1);
   EXPECT_NE(nothing.err.find("no active version"), std::string::npos) << nothing.err;
 
-  // While another process (the daemon) owns the store, acts refuse and say where to go.
-  auto owner = fx_.OpenStore();
-  ASSERT_TRUE(owner.ok());
-  CommandRun locked = Run(RunModelImport, {"--id", "k3", "--quiet", src});
-  EXPECT_EQ(locked.code, 1);
-  EXPECT_NE(locked.err.find("/admin/v1/models"), std::string::npos) << locked.err;
-  EXPECT_EQ(Run(RunModelList, {}, false).code, 0);  // reading needs no lock
+}
+
+// While the daemon owns the store (here: this test holds it, through its own open of the
+// lock file), acts that change it refuse with exit 3 and the admin API call that does the
+// same; list and verify-installed still work, and the check records nothing.
+TEST_F(ModelLifecycleCommandsTest, BesideTheRunningDaemonReadsWorkAndActsPointToTheAdminApi) {
+  std::string src = fx_.MakeSignedModel("medium/a", "alpha");
+  CommandRun imported = Run(RunModelImport, {"--id", "k3", "--quiet", src});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  std::string digest = DigestLine(imported.out);
+  const std::vector<std::string> audited = AuditActions();
+
+  auto daemon = fx_.OpenStore();
+  ASSERT_TRUE(daemon.ok());
+  struct Act {
+    Command fn;
+    std::vector<std::string> args;
+    bool trust;
+    std::string admin_call;
+  };
+  for (const Act& act : std::vector<Act>{
+           {RunModelImport, {"--id", "k3", "--quiet", src}, true, "POST /admin/v1/models/import"},
+           {RunModelActivate, {"k3", digest}, true, "POST /admin/v1/models/activate"},
+           {RunModelRollback, {"k3"}, true, "POST /admin/v1/models/rollback"},
+           {RunModelRemove, {"k3", digest}, false, "DELETE /admin/v1/models?model=k3&digest=" + digest}}) {
+    CommandRun refused = Run(act.fn, act.args, act.trust);
+    EXPECT_EQ(refused.code, kExitStoreInUse) << refused.err;
+    EXPECT_NE(refused.err.find("owned by another process (pid " + std::to_string(::getpid())), std::string::npos)
+        << refused.err;
+    EXPECT_NE(refused.err.find(act.admin_call), std::string::npos) << refused.err;
+  }
+
+  CommandRun list = Run(RunModelList, {}, false);
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find(digest.substr(0, 12)), std::string::npos) << list.out;
+
+  CommandRun checked = Run(RunModelVerifyInstalled, {"k3"});
+  EXPECT_EQ(checked.code, 0) << checked.err;
+  EXPECT_NE(checked.out.find("OK k3 version 1"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.err.find("not recorded"), std::string::npos) << checked.err;
+  models::testing::FlipByte(fx_.data_dir() + "/models/k3/" + digest + "/model-00001.safetensors", 7);
+  CommandRun tampered = Run(RunModelVerifyInstalled, {"k3", digest});
+  EXPECT_EQ(tampered.code, 1);
+  EXPECT_NE(tampered.err.find("FAILED k3"), std::string::npos) << tampered.err;
+  EXPECT_NE(tampered.err.find("model-00001.safetensors"), std::string::npos) << tampered.err;
+
+  daemon->reset();
+  EXPECT_EQ(AuditActions(), audited);  // nothing was recorded beside the daemon
+  CommandRun list_json = Run(RunModelList, {"--json"}, false);
+  ASSERT_EQ(list_json.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(list_json.out)[0]["state"], "verified");  // not marked failed
 }
 
 }  // namespace

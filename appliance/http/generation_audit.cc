@@ -33,6 +33,8 @@ void NoteBackendOutcome(const api::BackendOutcome& outcome, AuditFacts* facts) {
   if (!outcome.backend.empty()) facts->backend = outcome.backend;
   if (!outcome.decision.empty()) facts->route_decision = outcome.decision;
   if (outcome.attempts > 0) facts->attempts = outcome.attempts;
+  // The version the backend served with, never the one that was active when the request came in.
+  if (!outcome.model_digest.empty()) facts->model_digest = outcome.model_digest;
 }
 
 bool RecordingSink::Emit(const api::StreamEvent& event) {
@@ -56,6 +58,7 @@ Status StreamAudit::Finish(std::string_view outcome, std::string_view final_byte
   record_.ttft_us = facts_.ttft_us;
   record_.prompt_tokens = facts_.prompt_tokens;
   record_.completion_tokens = facts_.completion_tokens;
+  record_.model_digest = facts_.model_digest;
   record_.backend = facts_.backend;
   record_.route_decision = facts_.route_decision;
   record_.attempts = facts_.attempts;

@@ -2,11 +2,11 @@
 // response.
 //
 // NoteGenerationEvent() and NoteBackendOutcome() copy what the backend reported (time to first
-// event, token usage, answer text when the content policy keeps it, who served and how the
-// router chose) into AuditFacts. Token counts are the backend's from its finish event; until
-// it arrives they grow with each delta (AuditFacts), so a request cut short is recorded and
-// metered with what it generated. RecordingSink does so for a whole (non-streamed) response on
-// its way to the response builder.
+// event, token usage, answer text when the content policy keeps it, who served, with which
+// model version, and how the router chose) into AuditFacts. Token counts are the backend's from
+// its finish event; until it arrives they grow with each delta (AuditFacts), so a request cut
+// short is recorded and metered with what it generated. RecordingSink does so for a whole
+// (non-streamed) response on its way to the response builder.
 //
 // StreamAudit owns the record of one streamed response. The dispatcher arms it when the
 // response starts (with the record RequestAuditor::RecordOf() built then); the stream's

@@ -87,6 +87,14 @@ const api::ModelRequestRules& RulesFor(const Services& services, const Json& bod
   return services.request_rules->For(served.empty() ? std::string() : served.front());
 }
 
+// Which model version served the response, when the backend knows: the same value as the
+// request's audit record, so a client can tell across an activation which weights answered.
+void SetServedVersionHeaders(const api::BackendOutcome& outcome, httplib::Response& res) {
+  if (outcome.model_digest.empty()) return;
+  res.set_header("X-Model-Digest", outcome.model_digest);
+  res.set_header("X-Model-Version", std::to_string(outcome.model_version));
+}
+
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
                     bool logprobs, RequestContext& ctx, Lease* lease, httplib::Response& res) {
@@ -98,6 +106,7 @@ Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, c
   Meter(lease, ctx.audit, request.request_id);  // a failure after some events is counted too
   KIMI_RETURN_IF_ERROR(generated);
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
+  SetServedVersionHeaders(outcome, res);
   res.status = 200;
   res.set_content(api::DumpJson(builder.Build(meta)), "application/json");
   return Status::OK();
@@ -141,6 +150,11 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   }
   ctx.audit.ttft_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
+  // Who serves is known once the backend has emitted: the record (also of a client that
+  // leaves mid-stream) and the headers name the version that produced these events.
+  const api::BackendOutcome serving = generation->OutcomeAtFirstEvent();
+  NoteBackendOutcome(serving, &ctx.audit);
+  SetServedVersionHeaders(serving, res);
   auto audit = std::make_shared<StreamAudit>(ctx.audit, ctx.start);
   ctx.stream_audit = audit;
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
@@ -223,9 +237,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());
   ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.body);
-  if (services.describe_model) {
-    if (std::optional<ServedModelDetails> served = services.describe_model(model)) ctx.audit.model_digest = served->digest;
-  }
+  // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
+  // belongs to), not from what is active now: an activation may switch between the two.
   ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr ||
                                    (services.auditor != nullptr && services.auditor->policy().content.store_content);
   const bool chat = endpoint == api::Endpoint::kChatCompletions;

@@ -76,8 +76,8 @@ struct Services {
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
-  // Details of a served model for /v1/models and the audit record's model digest; may be
-  // empty, and may return nothing.
+  // Details of a served model for /v1/models (a request's audit record takes its model
+  // digest from the backend that served it instead); may be empty, and may return nothing.
   std::function<std::optional<ServedModelDetails>(const std::string& model)> describe_model;
   // null: every non-public route answers 503 (the daemon always wires one)
   auth::Authenticator* authenticator = nullptr;

@@ -103,6 +103,8 @@ Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const
     }
   }
   KIMI_ASSIGN_OR_RETURN(request.source, CheckSource(source));
+  // A medium that does not fit is refused now, with the figures, rather than as a failed job.
+  KIMI_RETURN_IF_ERROR(store->CheckImportSpace(request, actor));
 
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [n, job] : jobs_) {

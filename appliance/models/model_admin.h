@@ -4,7 +4,9 @@
 //   List()                 {"models":[{model, digest, version, state, ...}], "activation_generation": n}
 //   StartImport(body)      {"model":"k3","source":"/media/usb/k3","ignore":[...]}
 //                          -> {"job":"1","state":"running",...}; the source must lie under one of
-//                          the configured import roots (the mounted media), after resolving links
+//                          the configured import roots (the mounted media), after resolving links,
+//                          and fit in the store's free space (else FailedPrecondition at once,
+//                          naming the bytes needed and available; the job re-checks when it starts)
 //   ImportStatus(job)      {"job","model","source","state":"running|succeeded|failed","phase",
 //                           "bytes_done","bytes_total","bytes_per_second","eta_seconds",
 //                           "version":{...} on success, "error" on failure}

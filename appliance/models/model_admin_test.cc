@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
+#include <filesystem>
+#include <functional>
+
 #include "admin/model_routes.h"
 #include "models/model_store_test_support.h"
 
@@ -13,8 +17,14 @@ using testing::StoreFixture;
 
 class ModelAdminTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto store = fx_.OpenStore();
+  void SetUp() override { Open(); }
+
+  // (Re)opens the store, with its options changed by `adjust`, and a ModelAdmin on it.
+  void Open(const std::function<void(ModelStoreOptions&)>& adjust = {}) {
+    if (admin_) admin_->Close();
+    admin_.reset();
+    store_.reset();
+    auto store = fx_.OpenStore(nullptr, adjust);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
     ModelAdminOptions options;
@@ -65,6 +75,38 @@ TEST_F(ModelAdminTest, RoutesAreInTheTable) {
                               {"POST", "/admin/v1/models/activate"}, {"POST", "/admin/v1/models/rollback"}}) {
     EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
   }
+}
+
+// Not enough free space: the admin API refuses at once with the figures (no job is started),
+// and a job whose medium stops fitting by the time it runs fails with them in its state.
+TEST_F(ModelAdminTest, AnImportThatDoesNotFitIsRefusedWithTheBytesNeededAndAvailable) {
+  std::string source = fx_.MakeSignedModel("medium/a", "alpha");
+  std::atomic<uint64_t> available{100};  // what the next check sees; each check resets it to 100
+  Open([&](ModelStoreOptions& o) {
+    o.free_bytes = [&](const std::string&) -> Result<uint64_t> { return available.exchange(100); };
+    o.import_margin_bytes = 1000;
+  });
+
+  auto [refused, none] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+  ASSERT_EQ(refused.code(), Status::Code::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find("not enough free space"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("100 bytes available"), std::string::npos) << refused.message();
+  auto [listed, jobs] = Call(&admin::HandleImportStatus, "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(jobs["jobs"].empty()) << jobs.dump();
+
+  // Room when the request comes, none left when the job starts (another writer took it).
+  available = uint64_t{1} << 40;
+  auto [started, job] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", source}}.dump());
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  admin_->WaitForJob(job["job"]);
+  auto [polled, status] = Call(&admin::HandleImportStatus, "", {{"job", job["job"]}});
+  ASSERT_TRUE(polled.ok());
+  EXPECT_EQ(status["state"], "failed") << status.dump();
+  EXPECT_NE(status["error"].get<std::string>().find("100 bytes available"), std::string::npos) << status.dump();
+  EXPECT_TRUE(store_->List()->empty());
+  EXPECT_TRUE(std::filesystem::is_empty(store_->models_dir() + "/.staging"));
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"model.import:refused", "model.import:refused"}));
 }
 
 TEST_F(ModelAdminTest, ImportPollActivateRollbackDeleteAreAudited) {

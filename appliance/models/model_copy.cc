@@ -35,7 +35,8 @@ Result<Plan> PlanCopy(const fs::path& root) {
     if (ec) return Status::IOError("cannot list " + root.string() + ": " + ec.message());
     fs::file_status st = it->symlink_status(ec);
     if (ec) return Status::IOError("cannot stat " + it->path().string() + ": " + ec.message());
-    fs::path rel = fs::relative(it->path(), root);
+    // Lexically: fs::relative() would follow a symlink and name its target instead.
+    fs::path rel = it->path().lexically_relative(root);
     if (fs::is_symlink(st)) {
       return Status::InvalidArgument("the source has a symlink, " + rel.string() +
                                      "; the model store holds plain files only");

@@ -2,10 +2,11 @@
 // downtime (blue-green).
 //
 // The slot holds the active T (for the daemon: the engine runtime of one verified model
-// version) together with its generation number and the model digest it was loaded from, as
-// one immutable entry. A request calls Acquire() once and keeps the Lease until it has
-// finished: everything it uses comes from that one entry, so a request is served entirely by
-// one version and never sees a half-swapped state.
+// version) together with its generation number and the model digest and version number it
+// was loaded from, as one immutable entry. A request calls Acquire() once and keeps the Lease
+// until it has finished: everything it uses comes from that one entry, so a request is served
+// entirely by one version, never sees a half-swapped state, and the lease's digest() and
+// version() name exactly the version that serves it (what its audit record carries).
 //
 // Blue-green swap, driven by whoever activates a version:
 //   1. load and warm the new T beside the running one (outside the slot);
@@ -40,7 +41,8 @@ class ModelSlot {
   struct Entry {
     std::shared_ptr<T> value;
     uint64_t generation = 0;
-    std::string digest;  // the model version the value was loaded from
+    std::string digest;    // the model version the value was loaded from
+    int64_t version = 0;   // its number in the model store; 0 when not from the store
     std::shared_ptr<Signal> signal;
   };
 
@@ -68,6 +70,7 @@ class ModelSlot {
     T* get() const { return entry_ ? entry_->value.get() : nullptr; }
     uint64_t generation() const { return entry_ ? entry_->generation : 0; }
     const std::string& digest() const { return entry_->digest; }
+    int64_t version() const { return entry_->version; }
 
     // Gives the version back before the destructor would.
     void Release() {
@@ -128,12 +131,13 @@ class ModelSlot {
     return Lease(active_);
   }
 
-  // Makes `value` (loaded from model version `digest`) the active version and returns the
-  // one it replaces. Precondition: value is not null.
-  Retired Publish(std::shared_ptr<T> value, std::string digest) {
+  // Makes `value` (loaded from model version `digest`, numbered `version` in the store) the
+  // active version and returns the one it replaces. Precondition: value is not null.
+  Retired Publish(std::shared_ptr<T> value, std::string digest, int64_t version = 0) {
     auto entry = std::make_shared<Entry>();
     entry->value = std::move(value);
     entry->digest = std::move(digest);
+    entry->version = version;
     entry->signal = signal_;
     std::lock_guard<std::mutex> lock(mu_);
     entry->generation = ++generation_;

@@ -194,5 +194,75 @@ TEST(SlotSwitcherTest, AHolderRepointedOnSwitchDrainsLikeALease) {
   EXPECT_EQ(current()->version, 2);
 }
 
+// What the daemon's backend does: it keeps the engine and the identity of its version as one
+// pair, both taken from one lease, and each request copies the pair once. Under repeated
+// activations every request's pair names the version whose engine it holds, which is what
+// its audit record reports (the engine's own number is set by the loader, the identity comes
+// from the slot, so a mix-up between the two shows).
+TEST(SlotSwitcherTest, ARequestNamesExactlyTheVersionItsLeaseServes) {
+  struct Served {
+    std::shared_ptr<FakeModel> engine;
+    std::string digest;
+    int64_t version = 0;
+  };
+  ModelSlot<FakeModel> slot;
+  std::mutex attached_mu;
+  Served attached;  // guarded by attached_mu
+  auto repoint = [&] {
+    auto lease = std::make_shared<ModelSlot<FakeModel>::Lease>(slot.Acquire());
+    Served next;
+    if (*lease) next = Served{std::shared_ptr<FakeModel>(lease, lease->get()), lease->digest(), lease->version()};
+    std::lock_guard<std::mutex> lock(attached_mu);
+    attached = std::move(next);
+  };
+  SlotSwitcher<FakeModel> switcher(
+      "k3", &slot,
+      [](const ActiveVersion& v) -> Result<std::shared_ptr<FakeModel>> {
+        return std::make_shared<FakeModel>(static_cast<int>(v.version));
+      },
+      std::chrono::minutes(1), repoint);
+  auto version = [](int n) {
+    ActiveVersion v;
+    v.model_id = "k3";
+    v.version = n;
+    v.digest = "digest-" + std::to_string(n);
+    return v;
+  };
+  ASSERT_TRUE(switcher.LoadInitial(version(1)).ok());
+
+  constexpr int kVersions = 30;
+  std::atomic<bool> stop{false};
+  std::atomic<long> requests{0}, mismatched{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 3; ++t) {
+    clients.emplace_back([&] {
+      while (!stop.load()) {
+        Served request;
+        {
+          std::lock_guard<std::mutex> lock(attached_mu);
+          request = attached;
+        }
+        if (request.engine->version != request.version ||
+            request.digest != "digest-" + std::to_string(request.engine->version)) {
+          mismatched.fetch_add(1);
+        }
+        requests.fetch_add(1);
+      }
+    });
+  }
+  for (int n = 2; n <= kVersions; ++n) {
+    long before = requests.load();
+    while (requests.load() < before + 4) std::this_thread::yield();
+    ASSERT_TRUE(switcher.Prepare(version(n)).ok());
+    switcher.Switch("k3", version(n));
+  }
+  stop.store(true);
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(mismatched.load(), 0);
+  std::lock_guard<std::mutex> lock(attached_mu);
+  EXPECT_EQ(attached.version, kVersions);
+  EXPECT_EQ(attached.digest, "digest-" + std::to_string(kVersions));
+}
+
 }  // namespace
 }  // namespace kimi::models

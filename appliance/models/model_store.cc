@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -107,7 +109,34 @@ uint64_t UnverifiedShardSize(const std::string& source) {
   return statement->shard_size;
 }
 
+// The bytes of the regular files under `source`: what a copy of it writes. Nothing when the
+// source cannot be listed; the copy then reports what is wrong with it.
+uint64_t SourceBytes(const std::string& source) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(source, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+// The pid the owner wrote into the lock file, or "unknown".
+std::string LockHolder(int fd) {
+  char buf[32] = {};
+  ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+  std::string text = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text.empty() ? "unknown" : text;
+}
+
 }  // namespace
+
+Result<uint64_t> FilesystemFreeBytes(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return Status::IOError("statvfs " + path + ": " + std::strerror(errno));
+  return static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
+}
 
 Status ValidateModelId(std::string_view id) {
   bool ok = !id.empty() && id.size() <= 64;
@@ -128,6 +157,10 @@ Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) 
     return Status::InvalidArgument("model store needs a database, a trust store and an audit function");
   }
   std::string models_dir = (fs::path(options.data_dir) / "models").string();
+  if (options.access == StoreAccess::kReader) {
+    // Reads only: no lock and no recovery, which would sweep an owner's import in progress.
+    return std::unique_ptr<ModelStore>(new ModelStore(std::move(options), models_dir, -1));
+  }
   std::error_code ec;
   fs::create_directories(models_dir, ec);
   if (ec) return Status::IOError("cannot create " + models_dir + ": " + ec.message());
@@ -136,13 +169,19 @@ Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) 
   if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
+    std::string holder = LockHolder(fd);
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      return Status::FailedPrecondition("the model store " + models_dir +
-                                        " is in use by another process (is kimi-appliance running? then use its "
-                                        "admin API, /admin/v1/models)");
+      return Status::Unavailable("the model store " + models_dir + " is owned by another process (pid " + holder +
+                                        ", normally kimi-appliance); while it runs, change models through its admin "
+                                        "API (/admin/v1/models) or the console's Models page");
     }
     return Status::IOError("cannot lock " + lock_path + ": " + std::strerror(err));
+  }
+  // For the message another process gets while this one owns the store.
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    log::Warn("cannot write the pid into the model store's lock file", {{"path", lock_path}});
   }
   std::unique_ptr<ModelStore> store(new ModelStore(std::move(options), models_dir, fd));
   KIMI_RETURN_IF_ERROR(store->Recover());
@@ -155,7 +194,15 @@ ModelStore::ModelStore(ModelStoreOptions options, std::string models_dir, int lo
       staging_dir_(models_dir_ + "/" + std::string(kStaging)),
       lock_fd_(lock_fd) {}
 
-ModelStore::~ModelStore() { ::close(lock_fd_); }  // releases the flock
+ModelStore::~ModelStore() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the flock
+}
+
+Status ModelStore::RequireOwner(std::string_view act) const {
+  if (options_.access == StoreAccess::kOwner) return Status::OK();
+  return Status::FailedPrecondition("the model store " + models_dir_ + " is open for reading only; cannot " +
+                                    std::string(act));
+}
 
 std::string ModelStore::VersionDirectory(std::string_view model_id, std::string_view digest) const {
   return models_dir_ + "/" + std::string(model_id) + "/" + std::string(digest);
@@ -250,8 +297,26 @@ Result<VerifiedManifest> ModelStore::VerifyDirectory(const std::string& dir, std
   return manifest;
 }
 
+Status ModelStore::CheckImportSpace(const ImportRequest& request, const Actor& actor) const {
+  const uint64_t model_bytes = SourceBytes(request.source);
+  const uint64_t margin = std::max<uint64_t>(options_.import_margin_bytes, model_bytes / 100);
+  const uint64_t needed = model_bytes + margin;
+  Result<uint64_t> available = options_.free_bytes(models_dir_);
+  if (!available.ok()) return available.status().WithContext("checking the free space for an import");
+  if (*available >= needed) return Status::OK();
+  Status refused = Status::FailedPrecondition(
+      "not enough free space in " + models_dir_ + " to import " + request.source + ": needs " + std::to_string(needed) +
+      " bytes (" + std::to_string(model_bytes) + " of model files and a margin of " + std::to_string(margin) + "), " +
+      std::to_string(*available) + " bytes available");
+  Status audited = Audit("model.import", request.model_id, "", actor, refused, "from " + request.source);
+  return audited.ok() ? refused : audited;
+}
+
 Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("import"));
   KIMI_RETURN_IF_ERROR(ValidateModelId(request.model_id));
+  // Before the first byte is written: a copy that cannot fit is never started.
+  KIMI_RETURN_IF_ERROR(CheckImportSpace(request, actor));
   auto refuse = [&](const Status& s, std::string_view digest) -> Status {
     Status audited = Audit("model.import", request.model_id, digest, actor, s, "from " + request.source);
     return audited.ok() ? s : audited;
@@ -413,6 +478,7 @@ Result<ModelVersion> ModelStore::MakeActiveLocked(const ModelVersion& target, st
 
 Result<ModelVersion> ModelStore::Activate(std::string_view model_id, std::string_view digest, const Actor& actor,
                                           bool force) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("activate"));
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](const Status& s) -> Status {
     Status audited = Audit("model.activate", model_id, digest, actor, s, "");
@@ -435,6 +501,7 @@ Result<ModelVersion> ModelStore::Activate(std::string_view model_id, std::string
 }
 
 Result<ModelVersion> ModelStore::Rollback(std::string_view model_id, const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("roll back"));
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](const Status& s, std::string_view digest) -> Status {
     Status audited = Audit("model.rollback", model_id, digest, actor, s, "");
@@ -463,6 +530,7 @@ Result<ModelVersion> ModelStore::Rollback(std::string_view model_id, const Actor
 }
 
 Status ModelStore::Remove(std::string_view model_id, std::string_view digest, const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("remove"));
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](const Status& s) -> Status {
     Status audited = Audit("model.remove", model_id, digest, actor, s, "");
@@ -497,6 +565,7 @@ Status ModelStore::Remove(std::string_view model_id, std::string_view digest, co
 
 Result<ModelVersion> ModelStore::VerifyInstalled(std::string_view model_id, std::string_view digest,
                                                  const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("record a verification"));
   std::lock_guard<std::mutex> lock(mu_);
   Result<ModelVersion> row = FindRow(model_id, digest);
   if (!row.ok()) {
@@ -518,7 +587,17 @@ Result<ModelVersion> ModelStore::VerifyInstalled(std::string_view model_id, std:
   return result;
 }
 
+Result<ModelVersion> ModelStore::CheckInstalled(std::string_view model_id, std::string_view digest) const {
+  KIMI_ASSIGN_OR_RETURN(ModelVersion row, FindRow(model_id, digest));
+  HashOptions hashing;
+  hashing.threads = options_.verify_threads;
+  Result<VerifiedManifest> manifest = VerifyDirectory(VersionDirectory(model_id, digest), digest, hashing);
+  if (!manifest.ok()) return manifest.status().WithContext(Describe(row) + " failed verification");
+  return row;
+}
+
 Result<ActiveVersion> ModelStore::LoadableActive(std::string_view model_id, const Actor& actor) {
+  KIMI_RETURN_IF_ERROR(RequireOwner("load"));
   std::lock_guard<std::mutex> lock(mu_);
   std::optional<ModelVersion> active;
   KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {

@@ -3,7 +3,8 @@
 //
 //   <data_dir>/models/<model id>/<version digest>/   a verified copy, never written again
 //   <data_dir>/models/.staging/                      imports and removals in progress
-//   <data_dir>/models/.lock                          flock()ed by the one process that owns the store
+//   <data_dir>/models/.lock                          flock()ed by the one process that owns the store;
+//                                                    holds its pid, for the message others get
 //   <data_dir>/appliance.db                          model_versions, model_activations
 //
 // A version is named by its OMS subject digest. Import copies from a mounted medium into
@@ -17,7 +18,17 @@
 // active one is refused unless forced (rollback is the explicit way back). Each act and each
 // refusal produces one audit record carrying the model digest.
 //
-// Owns: the models directory (exclusively, through the lock file) and its rows. Borrows the
+// Before an import copies a byte it checks the free space of the store's filesystem against
+// the medium's size plus a margin, and refuses (FailedPrecondition naming both figures) when
+// it does not fit, so a full disk never leaves a half-written copy.
+//
+// Two ways to open it (docs/architecture.md, "Who owns the model store"): as the owner (the
+// daemon for its whole life, or kimictl for one act when the daemon is not running), which
+// takes the lock and may change the store; or as a reader, which takes no lock and may only
+// list and check versions, so `kimictl model list` and `verify-installed` work beside the
+// running daemon.
+//
+// Owns: the models directory (exclusively, through the lock file, when opened as owner) and its rows. Borrows the
 // store::Store, the trust store, the audit function and the listener; they must outlive it.
 // Thread safety: every public method may be called from any thread. Acts that change state
 // (import's final step, activate, rollback, remove, verify) are serialised on one mutex;
@@ -101,25 +112,46 @@ struct ImportRequest {
   std::function<void(std::string_view step)> on_step;
 };
 
+// Bytes available to an unprivileged writer on the filesystem that holds `path`.
+using FreeBytesFn = std::function<Result<uint64_t>(const std::string& path)>;
+// statvfs(): f_bavail * f_frsize.
+Result<uint64_t> FilesystemFreeBytes(const std::string& path);
+
+enum class StoreAccess {
+  kOwner,   // takes the lock; every method
+  kReader,  // no lock, no crash recovery; List(), CheckInstalled() and VersionDirectory() only
+};
+
 struct ModelStoreOptions {
   std::string data_dir;
+  StoreAccess access = StoreAccess::kOwner;
   store::Store* db = nullptr;            // migrated with store::AllMigrations()
   const TrustStore* trust = nullptr;
   AuditFn audit;                         // required
   ActivationListener* listener = nullptr;  // null: nothing is loaded (kimictl)
   unsigned verify_threads = 0;           // for re-verification; 0: one per core
+  FreeBytesFn free_bytes = FilesystemFreeBytes;  // tests inject a small figure
+  // Room an import must leave free besides the model's bytes (the database and the audit log
+  // live on the same filesystem): this floor, or 1% of the model when that is more.
+  uint64_t import_margin_bytes = 256ull << 20;
 };
 
 class ModelStore {
  public:
-  // Takes the lock file (FailedPrecondition when another process holds it), sweeps what a
-  // crash left in staging, and reconciles directories with rows.
+  // As owner: takes the lock file, sweeps what a crash left in staging, and reconciles
+  // directories with rows. Unavailable exactly when another process owns the store (the
+  // message names its pid and the admin API). As reader: opens without either.
   static Result<std::unique_ptr<ModelStore>> Open(ModelStoreOptions options);
   ~ModelStore();
   ModelStore(const ModelStore&) = delete;
   ModelStore& operator=(const ModelStore&) = delete;
 
   Result<ModelVersion> Import(const ImportRequest& request, const Actor& actor);
+  // Whether the store's filesystem has room for a copy of `source` (its regular files' bytes
+  // plus the margin); a refusal (FailedPrecondition naming the bytes needed and available)
+  // is audited as a refused model.import. Import() runs it first; the admin API also runs it
+  // before it starts an import job, to refuse at once.
+  Status CheckImportSpace(const ImportRequest& request, const Actor& actor) const;
   // Re-verifies, then makes the version active. A lower version number than the active one's
   // is a downgrade: FailedPrecondition unless `force`.
   Result<ModelVersion> Activate(std::string_view model_id, std::string_view digest, const Actor& actor,
@@ -131,6 +163,9 @@ class ModelStore {
   // Re-verifies an installed version's bytes against the trust store. A failure marks it
   // 'failed' (and, when it was active, deactivates it) and is returned.
   Result<ModelVersion> VerifyInstalled(std::string_view model_id, std::string_view digest, const Actor& actor);
+  // Re-verifies an installed version's bytes and reports, changing nothing and recording
+  // nothing: what a reader (kimictl beside the running daemon) can do.
+  Result<ModelVersion> CheckInstalled(std::string_view model_id, std::string_view digest) const;
 
   Result<std::vector<ModelVersion>> List() const;  // removed rows included
   // Integration hook: the active version of `model_id`, re-verified now, ready to load (the
@@ -146,6 +181,8 @@ class ModelStore {
  private:
   ModelStore(ModelStoreOptions options, std::string models_dir, int lock_fd);
   Status Recover();
+  // FailedPrecondition for a store opened as reader.
+  Status RequireOwner(std::string_view act) const;
   // Verifies a version directory; the manifest's subject must equal `digest`.
   Result<VerifiedManifest> VerifyDirectory(const std::string& dir, std::string_view digest,
                                            const HashOptions& hashing) const;
@@ -161,7 +198,7 @@ class ModelStore {
   const ModelStoreOptions options_;
   const std::string models_dir_;
   const std::string staging_dir_;
-  const int lock_fd_;
+  const int lock_fd_;  // -1 for a reader
   std::mutex mu_;  // serialises acts that change state
   std::atomic<uint64_t> generation_{0};
   std::atomic<uint64_t> staging_counter_{0};

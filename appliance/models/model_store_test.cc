@@ -319,10 +319,94 @@ TEST_F(ModelStoreTest, OneProcessOwnsTheStore) {
   ASSERT_TRUE(first.ok());
   auto second = fx_.OpenStore();  // a second open file description: the flock conflicts
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(second.status().code(), Status::Code::kUnavailable);
   EXPECT_NE(second.status().message().find("admin API"), std::string::npos);
+  // The owner's pid, so an operator knows which process holds it.
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(::getpid())), std::string::npos)
+      << second.status().message();
   first->reset();
   EXPECT_TRUE(fx_.OpenStore().ok());
+}
+
+// A medium larger than the free space is refused before a byte is copied: the error names
+// the bytes needed and available, the refusal is audited, and nothing is left behind.
+TEST_F(ModelStoreTest, ImportRefusesAMediumThatDoesNotFitAndWritesNothing) {
+  std::string source = fx_.MakeSignedModel("medium/k3", "alpha");
+  uint64_t available = 1000;
+  auto store = fx_.OpenStore(nullptr, [&](ModelStoreOptions& o) {
+    o.free_bytes = [&](const std::string&) -> Result<uint64_t> { return available; };
+    o.import_margin_bytes = 4096;
+  });
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  uint64_t model_bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(source))
+    if (e.is_regular_file()) model_bytes += e.file_size();
+  const std::string needed = std::to_string(model_bytes + 4096);
+
+  int progress_calls = 0;
+  ImportRequest request{"k3", source};
+  request.progress = [&](const ImportProgress&) { ++progress_calls; };
+  Result<ModelVersion> v = (*store)->Import(request, actor_);
+  ASSERT_EQ(v.status().code(), Status::Code::kFailedPrecondition) << v.status().ToString();
+  EXPECT_NE(v.status().message().find("needs " + needed + " bytes"), std::string::npos) << v.status().message();
+  EXPECT_NE(v.status().message().find("1000 bytes available"), std::string::npos) << v.status().message();
+  EXPECT_EQ(progress_calls, 0);  // refused before the copy began
+  EXPECT_TRUE((*store)->List()->empty());
+  EXPECT_TRUE(VersionDirs((*store)->models_dir()).empty());
+  EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+  EXPECT_EQ(fx_.AuditTrail(), std::vector<std::string>{"model.import:refused"});
+
+  // Exactly enough room: the import goes ahead.
+  available = model_bytes + 4096;
+  EXPECT_EQ(MustImport(**store, source).version, 1);
+}
+
+// A copy that fails (here on a symlink in the medium) leaves neither staging files nor a
+// version.
+TEST_F(ModelStoreTest, ACopyThatFailsPartWayLeavesNothing) {
+  std::string source = fx_.MakeSignedModel("medium/k3", "alpha");
+  fs::create_symlink(source + "/config.json", source + "/sub/zz-link.json");
+  auto store = fx_.OpenStore();
+  ASSERT_TRUE(store.ok());
+  Result<ModelVersion> v = (*store)->Import({"k3", source}, actor_);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("zz-link.json"), std::string::npos) << v.status().message();
+  EXPECT_TRUE((*store)->List()->empty());
+  EXPECT_TRUE(VersionDirs((*store)->models_dir()).empty());
+  EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+}
+
+// A reader (kimictl beside the running daemon) takes no lock, lists and checks versions, and
+// can change nothing; the owner keeps working meanwhile.
+TEST_F(ModelStoreTest, AReaderWorksBesideTheOwnerAndChangesNothing) {
+  std::string source = fx_.MakeSignedModel("medium/k3", "alpha");
+  auto owner = fx_.OpenStore();
+  ASSERT_TRUE(owner.ok());
+  ModelVersion v = MustImport(**owner, source);
+  auto reader = fx_.OpenStore(nullptr, [](ModelStoreOptions& o) { o.access = StoreAccess::kReader; });
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_EQ((*reader)->List()->size(), 1u);
+  Result<ModelVersion> checked = (*reader)->CheckInstalled("k3", v.digest);
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->version, 1);
+  const size_t records = fx_.AuditRecords().size();
+
+  for (Status refused : {(*reader)->Import({"k3", source}, actor_).status(),
+                         (*reader)->Activate("k3", v.digest, actor_).status(),
+                         (*reader)->Rollback("k3", actor_).status(), (*reader)->Remove("k3", v.digest, actor_),
+                         (*reader)->VerifyInstalled("k3", v.digest, actor_).status()}) {
+    EXPECT_EQ(refused.code(), Status::Code::kFailedPrecondition) << refused.ToString();
+    EXPECT_NE(refused.message().find("reading only"), std::string::npos) << refused.message();
+  }
+
+  // Tampering is reported to the reader but not recorded: the owner's state is untouched.
+  models::testing::FlipByte(VersionDirs((*owner)->models_dir())[0] + "/model-00001.safetensors", 11);
+  Result<ModelVersion> tampered = (*reader)->CheckInstalled("k3", v.digest);
+  ASSERT_FALSE(tampered.ok());
+  EXPECT_NE(tampered.status().message().find("model-00001.safetensors"), std::string::npos);
+  EXPECT_EQ(Row(**owner, v.digest).state, VersionState::kVerified);
+  EXPECT_EQ(fx_.AuditRecords().size(), records);
+  EXPECT_EQ((*owner)->Activate("k3", v.digest, actor_).status().code(), Status::Code::kCorruption);
 }
 
 // Runs in the death test's child: opens its own database connection (SQLite connections do

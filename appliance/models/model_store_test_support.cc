@@ -51,7 +51,8 @@ std::string StoreFixture::MakeSignedModel(const std::string& name, const std::st
   return model;
 }
 
-Result<std::unique_ptr<ModelStore>> StoreFixture::OpenStore(ActivationListener* listener) {
+Result<std::unique_ptr<ModelStore>> StoreFixture::OpenStore(ActivationListener* listener,
+                                                             const std::function<void(ModelStoreOptions&)>& adjust) {
   ModelStoreOptions options;
   options.data_dir = data_dir();
   options.db = db_.get();
@@ -59,6 +60,7 @@ Result<std::unique_ptr<ModelStore>> StoreFixture::OpenStore(ActivationListener* 
   options.audit = audit_fn();
   options.listener = listener;
   options.verify_threads = 2;
+  if (adjust) adjust(options);
   return ModelStore::Open(std::move(options));
 }
 

@@ -6,6 +6,7 @@
 // test's thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,8 +28,10 @@ class StoreFixture {
 
   // A model directory <root>/<name> with a few files derived from `seed`, signed with the key.
   std::string MakeSignedModel(const std::string& name, const std::string& seed);
-  // Opens a ModelStore on the data dir; `listener` may be null.
-  Result<std::unique_ptr<ModelStore>> OpenStore(ActivationListener* listener = nullptr);
+  // Opens a ModelStore on the data dir; `listener` may be null; `adjust` may change the
+  // options first (a reader, a small free-space figure).
+  Result<std::unique_ptr<ModelStore>> OpenStore(ActivationListener* listener = nullptr,
+                                                const std::function<void(ModelStoreOptions&)>& adjust = {});
 
   std::vector<audit::AuditRecord> AuditRecords();
   // The actions of the records, "model.import:ok", in order.

@@ -16,6 +16,9 @@ Actor DaemonActor() {
   return actor;
 }
 
+// The identity the backend reports for requests served through `lease`.
+api::ServedVersionId IdentityOf(const ModelSlot<ChatService>::Lease& lease) { return {lease.digest(), lease.version()}; }
+
 int64_t NowUnixSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
 std::string Describe(const ServedVersion& v) {
@@ -89,9 +92,11 @@ void ServedModel::AttachActive() {
   }
   // The backend and every request that copies its pointer share ownership of the lease, so
   // the version drains exactly when the last of them lets go.
+  // The version's identity travels with the engine reference, both taken from this one lease,
+  // so a request's audit record names the version whose engine served it.
   auto shared_lease = std::make_shared<Slot::Lease>(std::move(lease));
   ChatService* service = shared_lease->get();
-  backend_->Attach(std::shared_ptr<ChatService>(shared_lease, service));
+  backend_->Attach(std::shared_ptr<ChatService>(shared_lease, service), IdentityOf(*shared_lease));
   std::string detail = options_.model_id + ": " + (now ? Describe(*now) : std::string("serving"));
   if (options_.on_state) options_.on_state(true, detail);
   log::Info("model version serving", {{"model", options_.model_id}, {"digest", now ? now->digest : ""},
@@ -142,11 +147,12 @@ void ServedModel::PublishInitial(std::shared_ptr<ChatService> service, ServedVer
     return;
   }
   std::string digest = version.digest;
+  const int64_t number = version.version;
   {
     std::lock_guard<std::mutex> lock(current_mu_);
     incoming_ = std::move(version);
   }
-  Slot::Retired none = slot_.Publish(std::move(service), std::move(digest));
+  Slot::Retired none = slot_.Publish(std::move(service), std::move(digest), number);
   AttachActive();
 }
 

@@ -59,7 +59,7 @@ class SlotSwitcher : public ActivationListener {
     if (model_id != model_id_) return;
     typename ModelSlot<T>::Retired retired;
     if (next && prepared_) {
-      retired = slot_->Publish(std::move(prepared_), next->digest);
+      retired = slot_->Publish(std::move(prepared_), next->digest, next->version);
     } else {
       prepared_.reset();
       retired = slot_->Clear();

@@ -55,14 +55,19 @@ bool Retryable(Verdict v) { return v == Verdict::kOverloaded || v == Verdict::kT
 // answering false, as a departed client would, so every backend's cancel path applies.
 class GuardedSink final : public api::EventSink {
  public:
-  GuardedSink(api::EventSink& inner, int64_t deadline_ms, std::function<int64_t()> now)
-      : inner_(inner), deadline_ms_(deadline_ms), now_(std::move(now)) {}
+  // `attempt` is the chosen backend's own outcome, `outcome` (may be null) the router's.
+  GuardedSink(api::EventSink& inner, int64_t deadline_ms, std::function<int64_t()> now,
+              const api::BackendOutcome& attempt, api::BackendOutcome* outcome)
+      : inner_(inner), deadline_ms_(deadline_ms), now_(std::move(now)), attempt_(attempt), outcome_(outcome) {}
 
   bool Emit(const api::StreamEvent& event) override {
     if (deadline_ms_ > 0 && now_() > deadline_ms_) {
       timed_out = true;
       return false;
     }
+    // The model version the backend serves with is known to whoever reads the router's
+    // outcome at the first event, as the backend contract promises.
+    if (emitted == 0) NoteServedVersion(attempt_, outcome_);
     if (!inner_.Emit(event)) {
       client_gone = true;
       return false;
@@ -75,10 +80,18 @@ class GuardedSink final : public api::EventSink {
   bool timed_out = false;
   bool client_gone = false;
 
+  static void NoteServedVersion(const api::BackendOutcome& attempt, api::BackendOutcome* outcome) {
+    if (outcome == nullptr) return;
+    outcome->model_digest = attempt.model_digest;
+    outcome->model_version = attempt.model_version;
+  }
+
  private:
   api::EventSink& inner_;
   int64_t deadline_ms_;
   std::function<int64_t()> now_;
+  const api::BackendOutcome& attempt_;
+  api::BackendOutcome* outcome_;
 };
 
 std::string Shorten(std::string text, size_t limit = 160) {
@@ -244,10 +257,13 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
       outcome->decision = decision;
     }
     int64_t start = Now();
-    GuardedSink guarded(sink, slot->request_timeout_ms > 0 ? start + slot->request_timeout_ms : 0, options_.now_ms);
+    api::BackendOutcome attempt;
+    GuardedSink guarded(sink, slot->request_timeout_ms > 0 ? start + slot->request_timeout_ms : 0, options_.now_ms,
+                        attempt, outcome);
     slot->Begin(tokens);
-    Status s = slot->backend->Generate(request, guarded, nullptr);
+    Status s = slot->backend->Generate(request, guarded, &attempt);
     slot->End(tokens);
+    GuardedSink::NoteServedVersion(attempt, outcome);
     if (guarded.timed_out) {
       s = Status::DeadlineExceeded("backend " + slot->name + " exceeded its request timeout of " +
                                    std::to_string(slot->request_timeout_ms) + " ms");
@@ -288,6 +304,8 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
     if (tried.empty()) {
       outcome->backend.clear();  // no backend took it: the decision line says why
       outcome->attempts = 0;
+      outcome->model_digest.clear();
+      outcome->model_version = 0;
     }
   }
   if (!tried.empty()) return last;

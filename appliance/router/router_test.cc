@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "router/router_builder.h"
@@ -48,8 +49,12 @@ class ScriptedBackend final : public api::Backend {
   bool Healthy(std::string_view model) const override {
     return healthy && std::find(models_.begin(), models_.end(), model) != models_.end();
   }
-  Status Generate(const api::BackendRequest&, api::EventSink& sink, api::BackendOutcome*) override {
+  Status Generate(const api::BackendRequest&, api::EventSink& sink, api::BackendOutcome* outcome) override {
     ++calls;
+    if (outcome != nullptr) {
+      outcome->model_digest = model_digest;
+      outcome->model_version = model_version;
+    }
     {
       std::unique_lock<std::mutex> lock(mu_);
       ++entered_;
@@ -86,6 +91,8 @@ class ScriptedBackend final : public api::Backend {
   std::atomic<int> calls{0};
   int answer_events = 1;
   std::function<void()> on_event;
+  std::string model_digest;  // the model version it says it serves with
+  int64_t model_version = 0;
   std::atomic<bool> saw_client_gone{false};
 
  private:
@@ -299,6 +306,30 @@ TEST(Router, OutcomeIsFilledOnEveryPath) {
   EXPECT_EQ(router.Generate(Request("m1"), unavailable, &outcome).code(), Status::Code::kUnavailable);
   EXPECT_EQ(outcome.attempts, 0);
   EXPECT_NE(outcome.decision.find("a (not serving)"), std::string::npos) << outcome.decision;
+}
+
+// The backend's model version reaches the router's outcome by the first event, and stays.
+TEST(Router, OutcomeNamesTheModelVersionTheBackendServedWith) {
+  auto a = std::make_shared<ScriptedBackend>("a", std::vector<std::string>{"m1"});
+  a->model_digest = std::string(64, 'b');
+  a->model_version = 2;
+  Router router({{a}}, RouterOptions{}, nullptr);
+  api::BackendOutcome outcome;
+  struct FirstEventSink : api::EventSink {
+    api::BackendOutcome* watched = nullptr;
+    std::optional<api::BackendOutcome> at_first;
+    bool Emit(const api::StreamEvent&) override {
+      if (!at_first) at_first = *watched;
+      return true;
+    }
+  } sink;
+  sink.watched = &outcome;
+  ASSERT_TRUE(router.Generate(Request("m1"), sink, &outcome).ok());
+  ASSERT_TRUE(sink.at_first.has_value());
+  EXPECT_EQ(sink.at_first->model_digest, std::string(64, 'b'));
+  EXPECT_EQ(sink.at_first->model_version, 2);
+  EXPECT_EQ(outcome.model_digest, std::string(64, 'b'));
+  EXPECT_EQ(outcome.model_version, 2);
 }
 
 TEST(Router, BalancesByOutstandingTokens) {

@@ -47,6 +47,7 @@ class ModelLifecycleTest(unittest.TestCase):
         media = os.path.join(cls.tmp.name, "media")
         os.makedirs(media)
         model, public_key, private_key = make_signed_model(cls.tmp.name)
+        cls.public_key = public_key
         # Three signed variants on the "medium": the demo model, the same weights with one more
         # signed file (another version), and a copy whose weights change after signing.
         cls.first = os.path.join(media, "first")
@@ -122,16 +123,18 @@ class ModelLifecycleTest(unittest.TestCase):
 
     def under_streaming_load(self, act):
         """Runs act() while three clients stream chat completions back to back and a fourth
-        polls /readyz; returns (act's result, streamed replies, readyz statuses)."""
+        polls /readyz; returns (act's result, streamed replies as (reply, sent, done) with
+        monotonic times, readyz statuses, (act began, act returned))."""
         stop = threading.Event()
         replies, probes = [], []
         lock = threading.Lock()
 
         def stream_client():
             while not stop.is_set():
+                sent = time.monotonic()
                 reply = self.chat(stream=True)
                 with lock:
-                    replies.append(reply)
+                    replies.append((reply, sent, time.monotonic()))
 
         def probe_client():
             while not stop.is_set():
@@ -151,7 +154,9 @@ class ModelLifecycleTest(unittest.TestCase):
                     if len(replies) >= 3:
                         break
                 time.sleep(0.01)
+            began = time.monotonic()
             result = act()
+            window = (began, time.monotonic())
             with lock:
                 seen = len(replies)
             while True:
@@ -163,11 +168,11 @@ class ModelLifecycleTest(unittest.TestCase):
             stop.set()
             for t in threads:
                 t.join()
-        return result, replies, probes
+        return result, replies, probes, window
 
     def assert_every_stream_completed(self, replies, probes):
         self.assertTrue(replies)
-        for reply in replies:
+        for reply, _, _ in replies:
             self.assertEqual(reply.status, 200, reply.body)
             events = stream_events(reply.body)
             self.assertEqual(events[-1], "[DONE]", reply.body)
@@ -175,6 +180,27 @@ class ModelLifecycleTest(unittest.TestCase):
                 self.assertNotIn("error", json.loads(payload), payload)
         self.assertTrue(probes)
         self.assertEqual(set(probes), {200})
+
+    def assert_each_served_by_one_version(self, replies, window, before, after):
+        """Each streamed request names the version that served it (X-Model-Digest), and its
+        audit record names the same one: `before` for requests done before the act began,
+        `after` for requests sent once it had returned, one of the two in between."""
+        records = {r["request_id"]: r for r in read_records(self.daemon.data_dir)}
+        began, returned = window
+        seen = set()
+        for reply, sent, done in replies:
+            digest = reply.headers.get("x-model-digest")
+            self.assertIn(digest, {before, after}, reply.headers)
+            if done < began:
+                self.assertEqual(digest, before)
+            if sent > returned:
+                self.assertEqual(digest, after)
+            record = records.get(reply.headers["x-request-id"])
+            self.assertIsNotNone(record, reply.headers["x-request-id"])
+            self.assertEqual(record["model_digest"], digest, record)
+            seen.add(digest)
+        self.assertIn(before, seen)
+        self.assertIn(after, seen)
 
     def versions(self):
         reply = request(self.daemon, "GET", "/admin/v1/models")
@@ -200,10 +226,11 @@ class ModelLifecycleTest(unittest.TestCase):
         self.assertEqual(listed.json()["jobs"][0]["job"], job["job"])
 
         # Activate it under streaming load: nothing fails, /readyz stays 200.
-        activated, replies, probes = self.under_streaming_load(lambda: self.activate(second["digest"]))
+        activated, replies, probes, window = self.under_streaming_load(lambda: self.activate(second["digest"]))
         self.assertEqual(activated.status, 200, activated.body)
         self.assertEqual(activated.json()["version"]["state"], "active")
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, direct["digest"], second["digest"])
         served = self.served()
         self.assertEqual((served["digest"], served["version"]), (second["digest"], second["version"]))
         self.assertEqual(self.chat().status, 200)
@@ -214,9 +241,10 @@ class ModelLifecycleTest(unittest.TestCase):
         first = job["version"]
         self.assertEqual(first["digest"], direct["digest"])
         self.assertGreater(first["version"], second["version"])
-        activated, replies, probes = self.under_streaming_load(lambda: self.activate(first["digest"]))
+        activated, replies, probes, window = self.under_streaming_load(lambda: self.activate(first["digest"]))
         self.assertEqual(activated.status, 200, activated.body)
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, second["digest"], first["digest"])
         self.assertEqual(self.served()["digest"], first["digest"])
 
         # A tampered model is refused, naming the file; the active version stays.
@@ -232,21 +260,23 @@ class ModelLifecycleTest(unittest.TestCase):
         job = self.import_model(self.unloadable)
         self.assertEqual(job["state"], "succeeded", job)
         unloadable = job["version"]
-        failed, replies, probes = self.under_streaming_load(lambda: self.activate(unloadable["digest"]))
+        failed, replies, probes, _ = self.under_streaming_load(lambda: self.activate(unloadable["digest"]))
         self.assertNotEqual(failed.status, 200, failed.body)
         self.assertIn("error", failed.json())
         self.assert_every_stream_completed(replies, probes)
+        self.assertEqual({reply.headers.get("x-model-digest") for reply, _, _ in replies}, {first["digest"]})
         self.assertEqual(self.served()["digest"], first["digest"])
         self.assertEqual(self.versions()[first["digest"]]["state"], "active")
         removed = request(self.daemon, "DELETE", "/admin/v1/models?model=%s&digest=%s" % (STORE_ID, unloadable["digest"]))
         self.assertEqual(removed.status, 200, removed.body)
 
         # Rollback under load returns to the second version.
-        rolled, replies, probes = self.under_streaming_load(
+        rolled, replies, probes, window = self.under_streaming_load(
             lambda: post_json(self.daemon, "/admin/v1/models/rollback", {"model": STORE_ID}))
         self.assertEqual(rolled.status, 200, rolled.body)
         self.assertEqual(rolled.json()["version"]["digest"], second["digest"])
         self.assert_every_stream_completed(replies, probes)
+        self.assert_each_served_by_one_version(replies, window, first["digest"], second["digest"])
         self.assertEqual(self.served()["digest"], second["digest"])
         self.assertEqual(self.chat().status, 200)
         states = {d: v["state"] for d, v in self.versions().items()}
@@ -269,6 +299,21 @@ class ModelLifecycleTest(unittest.TestCase):
         for r in records:
             if r["outcome"] == "ok":
                 self.assertEqual(r["actor"], self.daemon.api_key_id, r)
+
+        # kimictl beside the running daemon: reading works, acts point to the admin API.
+        data_dir = ["--data-dir", self.daemon.data_dir]
+        code, out, err = run_to_exit([KIMICTL, "model", "list"] + data_dir)
+        self.assertEqual(code, 0, err)
+        self.assertIn(second["digest"][:12], out)
+        code, out, err = run_to_exit([KIMICTL, "model", "verify-installed", "--key", self.public_key] + data_dir +
+                                     [STORE_ID, second["digest"]])
+        self.assertEqual(code, 0, out + err)
+        self.assertIn("OK %s version %d" % (STORE_ID, second["version"]), out)
+        self.assertIn("not recorded", err)
+        code, out, err = run_to_exit([KIMICTL, "model", "rollback"] + data_dir + [STORE_ID])
+        self.assertEqual(code, 3, out + err)
+        self.assertIn("POST /admin/v1/models/rollback", err)
+        self.assertEqual(self.served()["digest"], second["digest"])
 
 
 if __name__ == "__main__":
