@@ -31,7 +31,12 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   const Shape shapes[] = {{1, 1, 1},   {1, 5, 7},    {2, 17, 9},    {3, 16, 8},   {4, 33, 300},
                           {5, 130, 64}, {7, 9, 520}, {8, 40, 257},  {9, 17, 31},  {13, 130, 300},
-                          {33, 47, 520}, {64, 16, 16}};
+                          {33, 47, 520}, {64, 16, 16},
+                          // The decode GEMV's strips: 8 rows (M = 1) and 4 rows (M > 1) with
+                          // their tails, rows short enough to prefetch the next strip (K <= 2048)
+                          // and long ones that prefetch along the row, K % 16 tails.
+                          {1, 37, 1040}, {1, 16, 1024}, {1, 19, 2064}, {1, 8, 23}, {2, 21, 48},
+                          {5, 13, 2100}};
   for (const KernelTable* table : testing::OptimisedTables()) {
     for (const Shape& s : shapes) {
       const int64_t ldx = s.K + 3, ldy = s.N + 2;
