@@ -155,5 +155,31 @@ TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
   }
 }
 
+// A batch of products in one parallel region gives each product exactly MatmulBf16's result,
+// whichever thread computes which rows (the split crosses product boundaries).
+TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
+  ThreadPool pool(3);
+  for (int64_t M : {1, 2, 7}) {
+    const Shape shapes[] = {{M, 40, 64}, {M, 7, 96}, {M, 130, 1040}, {M, 16, 33}};
+    std::vector<std::vector<float>> xs, want, got;
+    std::vector<std::vector<uint16_t>> ws;
+    std::vector<Bf16Product> products;
+    for (const Shape& s : shapes) {
+      const int64_t ldx = s.K + 5, ldy = s.N + 3;
+      xs.push_back(RandomFloats(M * ldx, 40 + s.N));
+      ws.push_back(RandomBf16(s.N * s.K, 41 + s.K));
+      want.emplace_back(M * ldy, 0.0f);
+      got.emplace_back(M * ldy, 0.0f);
+      MatmulBf16(xs.back().data(), ldx, ws.back().data(), M, s.N, s.K, want.back().data(), ldy, nullptr);
+    }
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Shape& s = shapes[i];
+      products.push_back({xs[i].data(), s.K + 5, ws[i].data(), s.N, s.K, got[i].data(), s.N + 3});
+    }
+    MatmulBf16Batch(products, M, &pool);
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], want[i]) << "M=" << M << " product " << i;
+  }
+}
+
 }  // namespace
 }  // namespace kimi::kernels
