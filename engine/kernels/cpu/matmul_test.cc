@@ -59,7 +59,10 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
 TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   const Shape shapes[] = {{1, 1, 32},  {1, 5, 64},   {2, 17, 96},  {3, 16, 288}, {4, 33, 544},
-                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64}};
+                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64},
+                          // The decode GEMV's strips: short rows prefetching the next strip
+                          // (4 rows), long rows at batch 1 (8 rows), with their tails.
+                          {1, 37, 512}, {1, 21, 2080}, {1, 8, 2112}, {2, 11, 2080}};
   for (const KernelTable* table : testing::OptimisedTables()) {
     for (const Shape& s : shapes) {
       const int64_t ldx = s.K + 1, ldy = s.N + 5;
