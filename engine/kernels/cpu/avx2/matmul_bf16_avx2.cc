@@ -34,12 +34,8 @@ const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t
     float* dst = xp + m * K;
     for (int64_t k = 0; k < k16; k += kBlock) {
       const __m256 a = _mm256_loadu_ps(src + k), b = _mm256_loadu_ps(src + k + 8);
-      // a = x0..x7, b = x8..x15 → even = x0 x2 .. x14, odd = x1 x3 .. x15.
-      const __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // x0 x2 x8 x10 | x4 x6 x12 x14
-      const __m256 od = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-      const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-      _mm256_storeu_ps(dst + k, _mm256_permutevar8x32_ps(ev, order));
-      _mm256_storeu_ps(dst + k + 8, _mm256_permutevar8x32_ps(od, order));
+      _mm256_storeu_ps(dst + k, EvenElements(a, b));
+      _mm256_storeu_ps(dst + k + 8, OddElements(a, b));
     }
     for (int64_t k = k16; k < K; ++k) dst[k] = src[k];
   }

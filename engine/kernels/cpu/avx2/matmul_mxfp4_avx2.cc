@@ -130,15 +130,6 @@ struct QuantisedActivations {
   float* scales;   // [M, K/32]
 };
 
-// The 8 even (odd) elements of x[0..16) in order: x0 x2 .. x14 (x1 x3 .. x15).
-static inline __m256 EvenElements(__m256 lo, __m256 hi) {
-  const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));  // x0 x2 x8 x10 | x4 x6 x12 x14
-  return _mm256_permutevar8x32_ps(e, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
-}
-static inline __m256 OddElements(__m256 lo, __m256 hi) {
-  const __m256 o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
-  return _mm256_permutevar8x32_ps(o, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
-}
 // round(a·inv), round(b·inv) as 16 int16 in order (a first). Rounding is to nearest even, as
 // std::lrintf in the default mode; |a·inv| <= 32767 by the choice of inv.
 static inline __m256i RoundToInt16(__m256 a, __m256 b, __m256 inv) {
