@@ -163,6 +163,43 @@ void BenchThreads(int threads, const Options& opt) {
 #endif
     }
   }
+  // Decode at k3-mini's shapes: many small matrices in a row, as one decoded token reads them.
+  // BF16: 64 matrices of 1536 × 1024 (192 MiB), each product split over the threads.
+  // MXFP4: 1024 experts' matrices of 256 × 512 (68 KiB each, 68 MiB), whole matrices spread over
+  // the threads as the MoE layer spreads experts.
+  {
+    const int64_t count = opt.quick ? 16 : 64, N = 1536, K = 1024;
+    std::vector<uint16_t> w(count * N * K);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(float(int64_t(i % 97) - 48) / 64.0f);
+    auto x = Floats(K, 27);
+    std::vector<float> y(N);
+    double s = TimePerCall(
+        [&] {
+          for (int64_t i = 0; i < count; ++i) kernels::MatmulBf16(x.data(), K, w.data() + i * N * K, 1, N, K, y.data(), N, &pool);
+        },
+        min_time);
+    Row("gemv_bf16 k3-mini", std::to_string(count) + "x N=1536 K=1024", s, 2.0 * count * N * K, 2.0 * count * N * K,
+        "bw/measured", bw.gbytes_per_cpu_s);
+  }
+  {
+    const int64_t count = opt.quick ? 256 : 1024, N = 256, K = 512;
+    auto packed = Bytes(count * N * K / 2, 28, 0, 255);
+    auto scales = Bytes(count * N * K / 32, 29, 120, 130);
+    auto x = Floats(count * K, 30);
+    std::vector<float> y(count * N);
+    double s = TimePerCall(
+        [&] {
+          pool.ParallelFor(0, count, 1, [&](int64_t e0, int64_t e1, int) {
+            for (int64_t e = e0; e < e1; ++e)
+              kernels::MatmulMxfp4(x.data() + e * K, K, packed.data() + e * N * K / 2, scales.data() + e * N * K / 32, 1,
+                                   N, K, y.data() + e * N, N, nullptr);
+          });
+        },
+        min_time);
+    const double bytes = double(count) * (N * K / 2 + N * K / 32);
+    Row("gemv_mxfp4 k3-mini", std::to_string(count) + "x N=256 K=512", s, 2.0 * count * N * K, bytes, "bw/measured",
+        bw.gbytes_per_cpu_s);
+  }
   // Prefill GEMM.
   {
     const int64_t M = 256, N = 2048, K = 2048;

@@ -60,15 +60,25 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   float* k = Reserve(s.k, R * P);
   float* v = Reserve(s.v, R * P);
   float* f_low = Reserve(s.f_low, R * d);
+  float* f = Reserve(s.f, R * P);
   float* g = Reserve(s.g, R * P);
   float* beta = Reserve(s.beta, R * H);
   float* gate = Reserve(s.gate, R * P);
   float* o = Reserve(s.o, R * P);
 
-  // q̃, k̃, ṽ = W_q u, W_k u, W_v u.
-  Apply(w.q_proj, u, R, q_pre, pool);
-  Apply(w.k_proj, u, R, k_pre, pool);
-  Apply(w.v_proj, u, R, v_pre, pool);
+  // Every projection of u in one parallel region: q̃, k̃, ṽ = W_q u, W_k u, W_v u; the low-rank
+  // decay input f_a u; the β logits W_b u; the output gate's logits W_g u (or its low-rank g_a u).
+  float* g_low = w.g_proj.present() ? nullptr : Reserve(s.g_low, R * d);
+  Bf16ProductBatch& projections = s.batch;
+  projections.Clear();
+  projections.Add(w.q_proj, u, q_pre);
+  projections.Add(w.k_proj, u, k_pre);
+  projections.Add(w.v_proj, u, v_pre);
+  projections.Add(w.f_a, u, f_low);
+  projections.Add(w.b_proj, u, beta);
+  projections.Add(w.g_proj, u, gate);
+  projections.Add(w.g_a, u, g_low);
+  projections.Run(R, pool);
 
   // Causal conv + SiLU per sequence, continuing each one's pre-conv history.
   const int width = int(n.K);
@@ -89,8 +99,6 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   kernels::L2Normalize(k, R * H, d, 1e-6f, 1.0f, k, pool);
 
   // Log decay g from the low-rank f path.
-  Apply(w.f_a, u, R, f_low, pool);
-  float* f = gate;  // the gate buffer is free until the output gate
   Apply(w.f_b, f_low, R, f, pool);
   if (n.lower_bound) {
     kernels::KdaGate(f, w.a_log.data(), w.dt_bias.data(), R, H, d, *n.lower_bound, g, pool);
@@ -106,7 +114,6 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   }
 
   // β = σ(W_b u), one per head.
-  Apply(w.b_proj, u, R, beta, pool);
   kernels::Sigmoid(beta, R * H, beta, pool);
 
   // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step.
@@ -137,12 +144,7 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
 
   // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head.
   kernels::RmsNorm(o, w.o_norm.data(), R * H, d, n.eps, o, pool);
-  if (w.g_proj.present()) {
-    Apply(w.g_proj, u, R, gate, pool);
-  } else {
-    Apply(w.g_a, u, R, f_low, pool);
-    Apply(w.g_b, f_low, R, gate, pool);
-  }
+  if (!w.g_proj.present()) Apply(w.g_b, g_low, R, gate, pool);
   kernels::MulSigmoid(o, gate, R * P, o, pool);
 
   // y = W_o o.

@@ -47,11 +47,14 @@ struct KdaWeights {
 struct KdaScratch {
   std::vector<float> q_pre, k_pre, v_pre;  // [R, P] projections before the conv
   std::vector<float> q, k, v;              // [R, P] after conv + SiLU (q, k then L2-normalised)
-  std::vector<float> f_low;                // [R, d] f_a u (and g_a u)
+  std::vector<float> f_low;                // [R, d] f_a u
+  std::vector<float> g_low;                // [R, d] g_a u (low-rank output gate only)
+  std::vector<float> f;                    // [R, P] f_b f_a u
   std::vector<float> g;                    // [R, P] log decay per key channel
   std::vector<float> beta;                 // [R, H]
-  std::vector<float> gate;                 // [R, P] f_b f_a u, then the output gate
+  std::vector<float> gate;                 // [R, P] the output gate's logits
   std::vector<float> o;                    // [R, P] attention output
+  Bf16ProductBatch batch;                  // products sharing one parallel region
 };
 
 KdaLayerState NewKdaState(const KdaDims& dims);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/kernels.h"
 
@@ -45,6 +46,25 @@ inline void Apply(const Bf16Matrix& W, const float* x, int64_t M, float* y, Thre
 inline void Apply(const Mxfp4Matrix& W, const float* x, int64_t M, float* y, ThreadPool* pool) {
   kernels::MatmulMxfp4(x, W.cols, W.packed, W.scale, M, W.rows, W.cols, y, W.rows, pool);
 }
+
+// Several BF16 products with the same row count, run in one parallel region
+// (kernels::MatmulBf16Batch): a decode step's projections of one input, say, synchronise the
+// threads once instead of once per matrix. Results equal Apply() on each product.
+// Kept in a layer's scratch and cleared before each use, so it allocates only the first time.
+// Not thread-safe.
+class Bf16ProductBatch {
+ public:
+  void Clear() { items_.clear(); }
+  // y[M, W.rows] = x[M, W.cols] · Wᵀ (contiguous rows). An absent W is skipped.
+  void Add(const Bf16Matrix& W, const float* x, float* y) {
+    if (W.present()) items_.push_back({x, W.cols, W.w, W.rows, W.cols, y, W.rows});
+  }
+  void Add(const kernels::Bf16Product& p) { items_.push_back(p); }
+  void Run(int64_t M, ThreadPool* pool) const { kernels::MatmulBf16Batch(items_, M, pool); }
+
+ private:
+  std::vector<kernels::Bf16Product> items_;
+};
 
 // The transposed product of per-head BF16 blocks, used to absorb W_UK into the MLA query:
 //   for every row m and head h:  y[m, h, :] = Σ_n x[m, h, n] · W_h[n, :]

@@ -72,18 +72,25 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   float* o_latent = Reserve(s.o_latent, R * H * rc);
   float* o = Reserve(s.o, R * H * dv);
 
+  // Every projection of u in one parallel region: W_qa u (or the full-rank q), [c̃ | k_pe] =
+  // W_kva u, and the output gate's logits W_g u.
+  float* c_q = w.q_a.present() ? Reserve(s.c_q, R * n.rq) : nullptr;
+  float* gate = w.g_proj.present() ? Reserve(s.gate, R * H * dv) : nullptr;
+  Bf16ProductBatch& projections = s.batch;
+  projections.Clear();
+  projections.Add(w.q_a, u, c_q);
+  projections.Add(w.q_proj, u, q);
+  projections.Add(w.kv_a, u, kv);
+  projections.Add(w.g_proj, u, gate);
+  projections.Run(R, pool);
+
   // q = W_qb RMSNorm(W_qa u), per head [q_nope | q_pe].
   if (w.q_a.present()) {
-    float* c_q = Reserve(s.c_q, R * n.rq);
-    Apply(w.q_a, u, R, c_q, pool);
     kernels::RmsNorm(c_q, w.q_a_norm.data(), R, n.rq, kMlaNormEps, c_q, pool);
     Apply(w.q_b, c_q, R, q, pool);
-  } else {
-    Apply(w.q_proj, u, R, q, pool);
   }
 
-  // [c̃ | k_pe] = W_kva u; the cache keeps [RMSNorm(c̃) | k_pe] for every token.
-  Apply(w.kv_a, u, R, kv, pool);
+  // The cache keeps [RMSNorm(c̃) | k_pe] for every token.
   for (const Segment& seg : segments) {
     MlaLatentCache& cache = seg.state->mla[slot];
     for (int64_t j = 0; j < seg.count; ++j) {
@@ -111,18 +118,17 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
                                   seg.past, view, n.scale, o_latent + seg.begin * H * rc, pool);
   }
 
-  // o_h = W_UV,h ô_h.
+  // o_h = W_UV,h ô_h, every head in one parallel region.
+  Bf16ProductBatch& values = s.batch;
+  values.Clear();
   for (int64_t h = 0; h < H; ++h) {
     const uint16_t* w_uv = w.kv_b.Row(h * (n.dn + dv) + n.dn);
-    kernels::MatmulBf16(o_latent + h * rc, H * rc, w_uv, R, dv, rc, o + h * dv, H * dv, pool);
+    values.Add({o_latent + h * rc, H * rc, w_uv, dv, rc, o + h * dv, H * dv});
   }
+  values.Run(R, pool);
 
   // Output gate σ(W_g u), then y = W_o o.
-  if (w.g_proj.present()) {
-    float* gate = Reserve(s.gate, R * H * dv);
-    Apply(w.g_proj, u, R, gate, pool);
-    kernels::MulSigmoid(o, gate, R * H * dv, o, pool);
-  }
+  if (gate != nullptr) kernels::MulSigmoid(o, gate, R * H * dv, o, pool);
   Apply(w.o_proj, o, R, y, pool);
 }
 

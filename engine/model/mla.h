@@ -49,6 +49,7 @@ struct MlaScratch {
   std::vector<float> o_latent;  // [R, H, rc]
   std::vector<float> o;         // [R, H dv]
   std::vector<float> gate;      // [R, H dv]
+  Bf16ProductBatch batch;       // products sharing one parallel region
 };
 
 MlaLatentCache NewMlaCache(const MlaDims& dims, int64_t page_tokens);

@@ -78,8 +78,10 @@ void SituMlpForward(const SituMlpWeights& w, const SituParams& act, const float*
   const int64_t width = w.gate.rows;
   float* gate = Reserve(s.gate, R * width);
   float* up = Reserve(s.up, R * width);
-  Apply(w.gate, x, R, gate, pool);
-  Apply(w.up, x, R, up, pool);
+  s.batch.Clear();
+  s.batch.Add(w.gate, x, gate);
+  s.batch.Add(w.up, x, up);
+  s.batch.Run(R, pool);
   SituInPlace(gate, up, R * width, act, pool);
   Apply(w.down, gate, R, y, pool);
 }
@@ -89,21 +91,28 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   const int64_t D = c.hidden_size, E = c.num_experts, Dl = c.ExpertInputDim();
   const int k = int(c.num_experts_per_token);
 
-  // Router: s = σ(W_r x), top-k on s + bias, weights the unbiased s (renormalised, scaled).
+  // Every product of x in one parallel region: router logits, latent input z = W_rdown x, and
+  // the shared experts' gate and up projections.
   float* logits = Reserve(s.logits, R * E);
-  Apply(w.router, x, R, logits, pool);
+  float* z = w.latent_down.present() ? Reserve(s.z, R * Dl) : nullptr;
+  const int64_t shared_width = w.shared.gate.rows;
+  float* shared_gate = w.shared.gate.present() ? Reserve(s.shared_gate, R * shared_width) : nullptr;
+  float* shared_up = w.shared.gate.present() ? Reserve(s.shared_up, R * shared_width) : nullptr;
+  s.batch.Clear();
+  s.batch.Add(w.router, x, logits);
+  s.batch.Add(w.latent_down, x, z);
+  s.batch.Add(w.shared.gate, x, shared_gate);
+  s.batch.Add(w.shared.up, x, shared_up);
+  s.batch.Run(R, pool);
+
+  // Router: s = σ(W_r x), top-k on s + bias, weights the unbiased s (renormalised, scaled).
   if (static_cast<int64_t>(s.ids.size()) < R * k) s.ids.resize(R * k);
   float* weights = Reserve(s.weights, R * k);
   kernels::TopKRoute(logits, w.choice_bias.data(), R, E, k, c.moe_renormalize && k > 1,
                      float(c.routed_scaling_factor), s.ids.data(), weights, pool);
 
-  // z = W_rdown x: the experts work in the latent space.
-  const float* z = x;
-  if (w.latent_down.present()) {
-    float* zb = Reserve(s.z, R * Dl);
-    Apply(w.latent_down, x, R, zb, pool);
-    z = zb;
-  }
+  // The experts work in the latent space z (x itself without a latent projection).
+  const float* latent = z != nullptr ? z : x;
 
   // Group rows by expert, so each chosen expert's weights are streamed once per pass.
   s.by_expert.resize(E);
@@ -121,7 +130,7 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
     const auto& rows = s.by_expert[e];
     if (rows.empty()) continue;
     s.active.push_back({int32_t(e), total});
-    for (const auto& [row, weight] : rows) std::memcpy(in + total++ * Dl, z + row * Dl, sizeof(float) * Dl);
+    for (const auto& [row, weight] : rows) std::memcpy(in + total++ * Dl, latent + row * Dl, sizeof(float) * Dl);
   }
 
   // Few rows per expert (decode batches): each thread runs whole experts on its own, one
@@ -163,18 +172,17 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
     }
   }
 
-  // Latent norm and up projection back to D.
+  // Latent norm, then in one parallel region the up projection back to D and the shared
+  // experts' down projection of SiTU(gate, up); y is their sum.
   if (!w.latent_norm.empty()) kernels::RmsNorm(acc, w.latent_norm.data(), R, Dl, float(c.rms_norm_eps), acc, pool);
-  if (w.latent_up.present()) {
-    Apply(w.latent_up, acc, R, y, pool);
-  } else {
-    std::memcpy(y, acc, sizeof(float) * R * D);
-  }
-
-  // Shared experts on x.
-  if (w.shared.gate.present()) {
-    float* shared = Reserve(s.shared_out, R * D);
-    SituMlpForward(w.shared, act, x, R, s, shared, pool);
+  float* shared = w.shared.gate.present() ? Reserve(s.shared_out, R * D) : nullptr;
+  if (shared != nullptr) SituInPlace(shared_gate, shared_up, R * shared_width, act, pool);
+  s.batch.Clear();
+  s.batch.Add(w.latent_up, acc, y);
+  if (shared != nullptr) s.batch.Add(w.shared.down, shared_gate, shared);
+  s.batch.Run(R, pool);
+  if (!w.latent_up.present()) std::memcpy(y, acc, sizeof(float) * R * D);
+  if (shared != nullptr) {
     for (int64_t i = 0; i < R * D; ++i) y[i] += shared[i];
   }
 }

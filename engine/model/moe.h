@@ -62,8 +62,10 @@ struct FfnScratch {
   std::vector<float> rows_out;        // [R·k, Dl] their expert outputs
   std::vector<std::pair<int32_t, int64_t>> active;  // (expert, its first row in rows_in)
   std::vector<std::vector<float>> thread_gate, thread_up;  // per pool thread, when experts are spread
+  std::vector<float> shared_gate, shared_up;  // [R, shared width] the shared experts' projections
   std::vector<float> shared_out;      // [R, D]
   std::vector<std::vector<std::pair<int32_t, float>>> by_expert;  // per expert: (row, weight)
+  Bf16ProductBatch batch;                  // products sharing one parallel region
 };
 
 // y[R, D] = W_down SiTU(W_gate x, W_up x).

@@ -52,7 +52,7 @@ TEST(ConvTest, OptimisedMatchesReference) {
 TEST(ConvTest, PiecewisePrefillAndDecodeEqualOnePrefill) {
   ThreadPool pool(2);
   const int width = 4;
-  const int64_t C = 37, T = 9;
+  const int64_t C = 1100, T = 9;  // the 9-token prefill is split over the threads, decode is not
   auto x = RandomFloats(T * C, 25);
   auto w = RandomFloats(C * width, 26);
   auto state0 = RandomFloats((width - 1) * C, 27);

@@ -117,17 +117,21 @@ TEST(ElementwiseTest, KdaGateMatchesReferenceAndStaysInBounds) {
 
 TEST(ElementwiseTest, ThreadedEntryPointsAllowInPlace) {
   ThreadPool pool(2);
-  const int64_t n = 1000;
-  auto x = RandomFloats(n, 19, -5.0f, 5.0f);
-  std::vector<float> want(n);
-  ref::Silu(x.data(), n, want.data());
-  Silu(x.data(), n, x.data(), &pool);
-  EXPECT_TRUE(AllClose(x, want, 1e-30f, 2e-6f));
-  auto rows = RandomFloats(10 * 64, 20);
-  std::vector<float> w(64, 1.0f), rwant(10 * 64);
-  ref::RmsNorm(rows.data(), w.data(), 10, 64, 1e-6f, rwant.data());
-  RmsNorm(rows.data(), w.data(), 10, 64, 1e-6f, rows.data(), &pool);
-  EXPECT_TRUE(AllClose(rows, rwant, 1e-7f, 2e-6f));
+  // Small inputs run on the calling thread, large ones are split: test both sides.
+  for (int64_t n : {1000, 40000}) {
+    auto x = RandomFloats(n, 19, -5.0f, 5.0f);
+    std::vector<float> want(n);
+    ref::Silu(x.data(), n, want.data());
+    Silu(x.data(), n, x.data(), &pool);
+    EXPECT_TRUE(AllClose(x, want, 1e-30f, 2e-6f)) << "n=" << n;
+  }
+  for (int64_t r : {10, 300}) {
+    auto rows = RandomFloats(r * 64, 20);
+    std::vector<float> w(64, 1.0f), rwant(r * 64);
+    ref::RmsNorm(rows.data(), w.data(), r, 64, 1e-6f, rwant.data());
+    RmsNorm(rows.data(), w.data(), r, 64, 1e-6f, rows.data(), &pool);
+    EXPECT_TRUE(AllClose(rows, rwant, 1e-7f, 2e-6f)) << "rows=" << r;
+  }
 }
 
 }  // namespace

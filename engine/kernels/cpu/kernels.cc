@@ -1,9 +1,11 @@
 // Entry points of kernels.h: pick the table once, then split each call over the pool.
 #include "kernels/cpu/kernels.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/kernel_table.h"
@@ -23,6 +25,17 @@ void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
     return;
   }
   pool->ParallelFor(0, n, align, [&](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
+// Element-wise and row-wise ops below this many elements run on the calling thread: waking the
+// pool and waiting for it (several µs) costs more than the op itself. Decode's norms, gates and
+// activations (a few thousand elements) all fall below it; prefill's are far above.
+constexpr int64_t kMinParallelElements = 16 * 1024;
+
+// Split() for n units of `unit_elements` elements each, serial when the whole is small.
+template <typename Fn>
+void SplitElements(ThreadPool* pool, int64_t n, int64_t align, int64_t unit_elements, Fn&& fn) {
+  Split(n * unit_elements < kMinParallelElements ? nullptr : pool, n, align, std::forward<Fn>(fn));
 }
 
 }  // namespace
@@ -47,6 +60,27 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
   Split(pool, N, 16, [&](int64_t n0, int64_t n1) { fn(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
 }
 
+void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool) {
+  const KernelTable& kt = ActiveKernels();
+  int64_t total = 0;
+  for (const Bf16Product& p : products) {
+    assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
+    total += p.N;
+  }
+  // Rows [r0, r1) of the products laid end to end.
+  auto rows = [&](int64_t r0, int64_t r1) {
+    int64_t offset = 0;
+    for (const Bf16Product& p : products) {
+      const int64_t n0 = std::max(r0, offset) - offset, n1 = std::min(r1, offset + p.N) - offset;
+      offset += p.N;
+      if (n0 >= n1) continue;
+      MatmulBf16Fn fn = UseGemv(M, p.K) ? kt.gemv_bf16 : kt.gemm_bf16;
+      fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
+    }
+  };
+  Split(pool, total, 16, rows);
+}
+
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 32 && K % 32 == 0 && ldx >= K && ldy >= N);
@@ -60,39 +94,39 @@ void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uin
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,
              ThreadPool* pool) {
   auto fn = ActiveKernels().rms_norm;
-  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, weight, r1 - r0, dim, eps, out + r0 * dim); });
+  SplitElements(pool, rows, 1, dim, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, weight, r1 - r0, dim, eps, out + r0 * dim); });
 }
 
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out,
           ThreadPool* pool) {
   auto fn = ActiveKernels().situ;
-  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(gate + b, up + b, e - b, beta, beta_lin, out + b); });
+  SplitElements(pool, n, 64, 1, [&](int64_t b, int64_t e) { fn(gate + b, up + b, e - b, beta, beta_lin, out + b); });
 }
 
 void Silu(const float* x, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().silu;
-  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
+  SplitElements(pool, n, 64, 1, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
 }
 
 void Sigmoid(const float* x, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().sigmoid;
-  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
+  SplitElements(pool, n, 64, 1, [&](int64_t b, int64_t e) { fn(x + b, e - b, out + b); });
 }
 
 void MulSigmoid(const float* x, const float* gate, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().mul_sigmoid;
-  Split(pool, n, 64, [&](int64_t b, int64_t e) { fn(x + b, gate + b, e - b, out + b); });
+  SplitElements(pool, n, 64, 1, [&](int64_t b, int64_t e) { fn(x + b, gate + b, e - b, out + b); });
 }
 
 void Softmax(const float* x, int64_t rows, int64_t n, float* out, ThreadPool* pool) {
   auto fn = ActiveKernels().softmax;
-  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * n, r1 - r0, n, out + r0 * n); });
+  SplitElements(pool, rows, 1, n, [&](int64_t r0, int64_t r1) { fn(x + r0 * n, r1 - r0, n, out + r0 * n); });
 }
 
 void L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float scale, float* out,
                  ThreadPool* pool) {
   auto fn = ActiveKernels().l2_normalize;
-  Split(pool, rows, 1, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, r1 - r0, dim, eps, scale, out + r0 * dim); });
+  SplitElements(pool, rows, 1, dim, [&](int64_t r0, int64_t r1) { fn(x + r0 * dim, r1 - r0, dim, eps, scale, out + r0 * dim); });
 }
 
 void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
@@ -100,7 +134,7 @@ void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const f
                       ThreadPool* pool) {
   assert(width >= 2 && width <= 8 && T >= 0 && ldx >= C && ldo >= C);
   auto fn = ActiveKernels().causal_conv1d_silu;
-  Split(pool, C, 16, [&](int64_t c0, int64_t c1) {
+  SplitElements(pool, C, 16, T * width, [&](int64_t c0, int64_t c1) {
     fn(x + c0, ldx, T, c1 - c0, w + c0 * width, bias ? bias + c0 : nullptr, width, state + c0, C,
        out + c0, ldo);
   });
@@ -137,7 +171,7 @@ void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T
              int64_t dk, float lower_bound, float* g, ThreadPool* pool) {
   auto fn = ActiveKernels().kda_gate;
   const int64_t row = H * dk;
-  Split(pool, T, 1, [&](int64_t t0, int64_t t1) { fn(f + t0 * row, A_log, dt_bias, t1 - t0, H, dk, lower_bound, g + t0 * row); });
+  SplitElements(pool, T, 1, row, [&](int64_t t0, int64_t t1) { fn(f + t0 * row, A_log, dt_bias, t1 - t0, H, dk, lower_bound, g + t0 * row); });
 }
 
 void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H,

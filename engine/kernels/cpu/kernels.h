@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace kimi {
 class ThreadPool;
@@ -36,6 +37,23 @@ namespace kimi::kernels {
 // Precondition: M, N, K >= 1.
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy, ThreadPool* pool);
+
+// One product of a batch for MatmulBf16Batch: y[M, N] = x[M, K] · W[N, K]ᵀ.
+struct Bf16Product {
+  const float* x;
+  int64_t ldx;
+  const uint16_t* w;
+  int64_t N, K;
+  float* y;
+  int64_t ldy;
+};
+
+// Several BF16 products with the same number of activation rows M in one parallel region: the
+// output rows of all of them, taken end to end, are split over the threads, so a decode step
+// synchronises once instead of once per (often small) matrix. Each output equals what
+// MatmulBf16 gives for its product, bit for bit.
+// Precondition: as for MatmulBf16, per product; outputs do not overlap inputs or each other.
+void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool);
 
 // The same with MXFP4 weights: packed [N, K/2], scales [N, K/32].
 // On the streaming path the AVX2 code quantises x to int16 per block of 32 (scale

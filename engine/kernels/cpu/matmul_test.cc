@@ -31,7 +31,12 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   const Shape shapes[] = {{1, 1, 1},   {1, 5, 7},    {2, 17, 9},    {3, 16, 8},   {4, 33, 300},
                           {5, 130, 64}, {7, 9, 520}, {8, 40, 257},  {9, 17, 31},  {13, 130, 300},
-                          {33, 47, 520}, {64, 16, 16}};
+                          {33, 47, 520}, {64, 16, 16},
+                          // The decode GEMV's strips: 8 rows (M = 1) and 4 rows (M > 1) with
+                          // their tails, rows short enough to prefetch the next strip (K <= 2048)
+                          // and long ones that prefetch along the row, K % 16 tails.
+                          {1, 37, 1040}, {1, 16, 1024}, {1, 19, 2064}, {1, 8, 23}, {2, 21, 48},
+                          {5, 13, 2100}};
   for (const KernelTable* table : testing::OptimisedTables()) {
     for (const Shape& s : shapes) {
       const int64_t ldx = s.K + 3, ldy = s.N + 2;
@@ -54,7 +59,10 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
 TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   const Shape shapes[] = {{1, 1, 32},  {1, 5, 64},   {2, 17, 96},  {3, 16, 288}, {4, 33, 544},
-                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64}};
+                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64},
+                          // The decode GEMV's strips: short rows prefetching the next strip
+                          // (4 rows), long rows at batch 1 (8 rows), with their tails.
+                          {1, 37, 512}, {1, 21, 2080}, {1, 8, 2112}, {2, 11, 2080}};
   for (const KernelTable* table : testing::OptimisedTables()) {
     for (const Shape& s : shapes) {
       const int64_t ldx = s.K + 1, ldy = s.N + 5;
@@ -147,6 +155,32 @@ TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
     MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, got.data(), N, &pool);
     // Includes the int16 activation rounding of the decode path (relative ~2e-5, see kernels.h).
     EXPECT_TRUE(AllClose(got, want, 2e-3f, 1e-4f)) << "mxfp4 M=" << M;
+  }
+}
+
+// A batch of products in one parallel region gives each product exactly MatmulBf16's result,
+// whichever thread computes which rows (the split crosses product boundaries).
+TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
+  ThreadPool pool(3);
+  for (int64_t M : {1, 2, 7}) {
+    const Shape shapes[] = {{M, 40, 64}, {M, 7, 96}, {M, 130, 1040}, {M, 16, 33}};
+    std::vector<std::vector<float>> xs, want, got;
+    std::vector<std::vector<uint16_t>> ws;
+    std::vector<Bf16Product> products;
+    for (const Shape& s : shapes) {
+      const int64_t ldx = s.K + 5, ldy = s.N + 3;
+      xs.push_back(RandomFloats(M * ldx, 40 + s.N));
+      ws.push_back(RandomBf16(s.N * s.K, 41 + s.K));
+      want.emplace_back(M * ldy, 0.0f);
+      got.emplace_back(M * ldy, 0.0f);
+      MatmulBf16(xs.back().data(), ldx, ws.back().data(), M, s.N, s.K, want.back().data(), ldy, nullptr);
+    }
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const Shape& s = shapes[i];
+      products.push_back({xs[i].data(), s.K + 5, ws[i].data(), s.N, s.K, got[i].data(), s.N + 3});
+    }
+    MatmulBf16Batch(products, M, &pool);
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(got[i], want[i]) << "M=" << M << " product " << i;
   }
 }
 

@@ -93,6 +93,17 @@ static inline void Map8(const float* x, int64_t n, float* out, F f) {
   if (i < n) StorePartial(out + i, n - i, f(LoadPartial(x + i, n - i, 0.0f)));
 }
 
+// With lo = x0..x7 and hi = x8..x15: the 8 even elements x0 x2 .. x14 / the 8 odd elements
+// x1 x3 .. x15, in order (the layouts the decode GEMVs want their activations in).
+static inline __m256 EvenElements(__m256 lo, __m256 hi) {
+  const __m256 e = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));  // x0 x2 x8 x10 | x4 x6 x12 x14
+  return _mm256_permutevar8x32_ps(e, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+}
+static inline __m256 OddElements(__m256 lo, __m256 hi) {
+  const __m256 o = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_permutevar8x32_ps(o, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+}
+
 // BF16 bits → fp32 for 8 values.
 static inline __m256 LoadBf16x8(const uint16_t* p) {
   __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
