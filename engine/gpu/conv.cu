@@ -12,8 +12,9 @@ using detail::kBlockThreads;
 
 template <int kWidth>
 __global__ void __launch_bounds__(kBlockThreads)
-    CausalConvSiluKernel(const float* __restrict__ x, int64_t ldx, int64_t T, int64_t C, const float* __restrict__ w,
-                         const float* __restrict__ bias, float* state, float* __restrict__ out, int64_t ldo) {
+    CausalConvSiluKernel(const float* __restrict__ x, int64_t ldx, int64_t T, int64_t C,
+                         const float* __restrict__ w, const float* __restrict__ bias, float* state,
+                         float* __restrict__ out, int64_t ldo) {
   constexpr int kHist = kWidth - 1;
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= C) return;
@@ -47,13 +48,27 @@ Status CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const
   const dim3 grid(static_cast<unsigned>(CeilDiv(C, kBlockThreads)));
   gpuStream_t s = detail::Native(stream);
   switch (width) {
-    case 2: CausalConvSiluKernel<2><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    case 3: CausalConvSiluKernel<3><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    case 4: CausalConvSiluKernel<4><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    case 5: CausalConvSiluKernel<5><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    case 6: CausalConvSiluKernel<6><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    case 7: CausalConvSiluKernel<7><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
-    default: CausalConvSiluKernel<8><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo); break;
+    case 2:
+      CausalConvSiluKernel<2><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    case 3:
+      CausalConvSiluKernel<3><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    case 4:
+      CausalConvSiluKernel<4><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    case 5:
+      CausalConvSiluKernel<5><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    case 6:
+      CausalConvSiluKernel<6><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    case 7:
+      CausalConvSiluKernel<7><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
+    default:
+      CausalConvSiluKernel<8><<<grid, kBlockThreads, 0, s>>>(x, ldx, T, C, w, bias, state, out, ldo);
+      break;
   }
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("CausalConv1dSilu");
   return Status::OK();

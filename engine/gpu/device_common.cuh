@@ -12,11 +12,17 @@ namespace kimi::gpu::detail {
 
 inline constexpr int kBlockThreads = 256;
 
-inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
-inline gpuStream_t Native(const GpuStream& stream) { return static_cast<gpuStream_t>(stream.native()); }
+inline gpuStream_t Native(const GpuStream& stream) {
+  return static_cast<gpuStream_t>(stream.native());
+}
 
-__device__ __forceinline__ float Bf16Bits(uint32_t bits16) { return __uint_as_float(bits16 << 16); }
+__device__ __forceinline__ float Bf16Bits(uint32_t bits16) {
+  return __uint_as_float(bits16 << 16);
+}
 
 // 2^(e−127) with E8M0's NaN at 255; e = 0 is the subnormal 2^−127, as std::ldexp gives.
 __device__ __forceinline__ float E8M0(uint32_t e) {
@@ -37,7 +43,8 @@ __device__ __forceinline__ float WarpSum(float v) {
 }
 
 __device__ __forceinline__ float WarpMax(float v) {
-  for (int lane_mask = KIMI_WARP_SIZE / 2; lane_mask > 0; lane_mask >>= 1) v = fmaxf(v, KIMI_SHFL_XOR(v, lane_mask));
+  for (int lane_mask = KIMI_WARP_SIZE / 2; lane_mask > 0; lane_mask >>= 1)
+    v = fmaxf(v, KIMI_SHFL_XOR(v, lane_mask));
   return v;
 }
 
@@ -97,6 +104,8 @@ __device__ __forceinline__ ArgBest BlockArgBest(ArgBest mine, ArgBest* scratch) 
   return best;
 }
 
-__device__ __forceinline__ float SigmoidOf(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float SigmoidOf(float x) {
+  return 1.0f / (1.0f + expf(-x));
+}
 
 }  // namespace kimi::gpu::detail

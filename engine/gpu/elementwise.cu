@@ -19,12 +19,16 @@ using detail::SigmoidOf;
 
 constexpr int kMaxWarps = kBlockThreads / KIMI_WARP_SIZE;
 
-unsigned ElementGrid(int64_t n) { return static_cast<unsigned>(std::clamp<int64_t>(CeilDiv(n, kBlockThreads), 1, 1 << 20)); }
+unsigned ElementGrid(int64_t n) {
+  return static_cast<unsigned>(std::clamp<int64_t>(CeilDiv(n, kBlockThreads), 1, 1 << 20));
+}
 
-#define KIMI_GRID_STRIDE_LOOP(i, n) \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+#define KIMI_GRID_STRIDE_LOOP(i, n)                                         \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
 
-__global__ void SituKernel(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out) {
+__global__ void SituKernel(const float* gate, const float* up, int64_t n, float beta, float beta_lin,
+                           float* out) {
   KIMI_GRID_STRIDE_LOOP(i, n) {
     const float g = gate[i];
     const float a = beta * tanhf(g / beta) * SigmoidOf(g);
@@ -55,30 +59,20 @@ __global__ void KdaGateKernel(const float* f, const float* A_log, const float* d
 
 #undef KIMI_GRID_STRIDE_LOOP
 
-// One block per row: out = x·rsqrt(mean(x²) + eps)·weight.
+// One block per row, scaled by a factor of the row's Σx²:
+//   RMSNorm (kRms): out = x·(1/√(Σx²/dim + eps))·weight;  L2: out = x·scale/√(Σx² + eps).
+template <bool kRms>
 __global__ void __launch_bounds__(kBlockThreads)
-    RmsNormKernel(const float* x, const float* weight, int64_t dim, float eps, float* out) {
+    RowNormKernel(const float* x, const float* weight, int64_t dim, float eps, float scale, float* out) {
   __shared__ float scratch[kMaxWarps];
   const float* xr = x + int64_t(blockIdx.x) * dim;
   float* o = out + int64_t(blockIdx.x) * dim;
   float sum_sq = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum_sq += xr[i] * xr[i];
   sum_sq = BlockSum(sum_sq, scratch);
-  const float inv = 1.0f / sqrtf(sum_sq / float(dim) + eps);
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) o[i] = xr[i] * inv * weight[i];
-}
-
-// One block per row: out = x·scale / sqrt(Σx² + eps).
-__global__ void __launch_bounds__(kBlockThreads)
-    L2NormalizeKernel(const float* x, int64_t dim, float eps, float scale, float* out) {
-  __shared__ float scratch[kMaxWarps];
-  const float* xr = x + int64_t(blockIdx.x) * dim;
-  float* o = out + int64_t(blockIdx.x) * dim;
-  float sum_sq = 0.0f;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum_sq += xr[i] * xr[i];
-  sum_sq = BlockSum(sum_sq, scratch);
-  const float factor = scale / sqrtf(sum_sq + eps);
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) o[i] = xr[i] * factor;
+  const float factor = kRms ? 1.0f / sqrtf(sum_sq / float(dim) + eps) : scale / sqrtf(sum_sq + eps);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    o[i] = kRms ? xr[i] * factor * weight[i] : xr[i] * factor;
 }
 
 // One block per row, max-subtracted.
@@ -100,7 +94,8 @@ __global__ void __launch_bounds__(kBlockThreads) SoftmaxKernel(const float* x, i
 }
 
 Status CheckRows(int64_t rows, int64_t dim, const char* op) {
-  if (rows < 0 || dim < 1) return Status::InvalidArgument(std::string(op) + ": rows >= 0 and dim >= 1 required");
+  if (rows < 0 || dim < 1)
+    return Status::InvalidArgument(std::string(op) + ": rows >= 0 and dim >= 1 required");
   if (rows > 0x7fffffff) return Status::InvalidArgument(std::string(op) + ": too many rows for one launch");
   return Status::OK();
 }
@@ -111,7 +106,8 @@ Status RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, f
                const GpuStream& stream) {
   KIMI_RETURN_IF_ERROR(CheckRows(rows, dim, "RmsNorm"));
   if (rows == 0) return Status::OK();
-  RmsNormKernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, Native(stream)>>>(x, weight, dim, eps, out);
+  RowNormKernel<true>
+      <<<static_cast<unsigned>(rows), kBlockThreads, 0, Native(stream)>>>(x, weight, dim, eps, 1.0f, out);
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("RmsNorm");
   return Status::OK();
 }
@@ -120,7 +116,8 @@ Status L2Normalize(const float* x, int64_t rows, int64_t dim, float eps, float s
                    const GpuStream& stream) {
   KIMI_RETURN_IF_ERROR(CheckRows(rows, dim, "L2Normalize"));
   if (rows == 0) return Status::OK();
-  L2NormalizeKernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, Native(stream)>>>(x, dim, eps, scale, out);
+  RowNormKernel<false>
+      <<<static_cast<unsigned>(rows), kBlockThreads, 0, Native(stream)>>>(x, nullptr, dim, eps, scale, out);
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("L2Normalize");
   return Status::OK();
 }
@@ -166,7 +163,7 @@ Status KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t
                float lower_bound, float* g, const GpuStream& stream) {
   if (T <= 0 || H <= 0 || dk <= 0) return Status::OK();
   KdaGateKernel<<<ElementGrid(T * H * dk), kBlockThreads, 0, Native(stream)>>>(f, A_log, dt_bias, T, H, dk,
-                                                                              lower_bound, g);
+                                                                               lower_bound, g);
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("KdaGate");
   return Status::OK();
 }

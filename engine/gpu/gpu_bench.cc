@@ -79,18 +79,21 @@ Result<GemvResult> GemvSweep(Bench& b, bool mxfp4, int64_t M, int64_t N, int64_t
   const uint64_t wbytes = mxfp4 ? uint64_t(N) * K / 2 : uint64_t(N) * K * 2;
   const uint64_t sbytes = mxfp4 ? uint64_t(N) * K / 32 : 0;
   const uint64_t stride = (wbytes + 255) / 256 * 256, sstride = (sbytes + 255) / 256 * 256;
-  KIMI_ASSIGN_OR_RETURN(DeviceBuffer w, Filled(stride * count, mxfp4 ? kMxfp4Byte : kSmallFloatByte, b.stream));
+  KIMI_ASSIGN_OR_RETURN(DeviceBuffer w,
+                        Filled(stride * count, mxfp4 ? kMxfp4Byte : kSmallFloatByte, b.stream));
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer sc, Filled(std::max<uint64_t>(sstride * count, 256), 120, b.stream));
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer x, Filled(uint64_t(M) * K * 4, kSmallFloatByte, b.stream));
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer y, DeviceBuffer::Create(uint64_t(M) * N * 4));
   auto sweep = [&]() -> Status {
     for (int64_t i = 0; i < count; ++i) {
       if (mxfp4) {
-        KIMI_RETURN_IF_ERROR(MatmulMxfp4(x.as<float>(), K, w.as<uint8_t>() + i * stride, sc.as<uint8_t>() + i * sstride, M,
-                                         N, K, y.as<float>(), N, b.stream));
+        KIMI_RETURN_IF_ERROR(MatmulMxfp4(x.as<float>(), K, w.as<uint8_t>() + i * stride,
+                                         sc.as<uint8_t>() + i * sstride, M, N, K, y.as<float>(), N,
+                                         b.stream));
       } else {
-        KIMI_RETURN_IF_ERROR(MatmulBf16(x.as<float>(), K, reinterpret_cast<const uint16_t*>(w.as<uint8_t>() + i * stride),
-                                        M, N, K, y.as<float>(), N, b.stream));
+        KIMI_RETURN_IF_ERROR(MatmulBf16(x.as<float>(), K,
+                                        reinterpret_cast<const uint16_t*>(w.as<uint8_t>() + i * stride), M, N,
+                                        K, y.as<float>(), N, b.stream));
       }
     }
     return Status::OK();
@@ -104,8 +107,8 @@ Result<GemvResult> GemvSweep(Bench& b, bool mxfp4, int64_t M, int64_t N, int64_t
 Status Run(double sweep_gb, bool quick) {
   KIMI_ASSIGN_OR_RETURN(DeviceInfo info, UseDevice(0));
   std::printf("device: %s (%s %d.%d, %d multiprocessors, %.1f GiB, %.1f GiB free)\n", info.name.c_str(),
-              info.vendor.c_str(), info.major, info.minor, info.multiprocessors, info.total_bytes / 1073741824.0,
-              info.free_bytes / 1073741824.0);
+              info.vendor.c_str(), info.major, info.minor, info.multiprocessors,
+              info.total_bytes / 1073741824.0, info.free_bytes / 1073741824.0);
   KIMI_ASSIGN_OR_RETURN(GpuStream stream, GpuStream::Create());
   KIMI_ASSIGN_OR_RETURN(EventTimer timer, EventTimer::Create());
   Bench b{stream, timer};
@@ -119,8 +122,10 @@ Status Run(double sweep_gb, bool quick) {
   const uint64_t copy_bytes = 2ull << 30;
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer src, Filled(copy_bytes, 1, stream));
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer dst, DeviceBuffer::Create(copy_bytes));
-  KIMI_ASSIGN_OR_RETURN(double copy_ms, b.Time([&] { return CopyDeviceToDeviceAsync(dst.data(), src.data(), copy_bytes, stream); },
-                                               reps, true));
+  KIMI_ASSIGN_OR_RETURN(
+      double copy_ms,
+      b.Time([&] { return CopyDeviceToDeviceAsync(dst.data(), src.data(), copy_bytes, stream); }, reps,
+             true));
   const double copy_gbps = 2.0 * copy_bytes / (copy_ms * 1e-3) / 1e9;
   Row("copy bandwidth (d2d memcpy)", "2 GiB", copy_ms * 1e3, Fmt("%.0f GB/s (read+write)", copy_gbps));
   ResultLine("copy_bandwidth", copy_gbps, "GB/s");
@@ -144,8 +149,10 @@ Status Run(double sweep_gb, bool quick) {
     const char* label;
     int64_t N, K;
   };
-  const GemvShape shapes[] = {{"K3 7168x7168", 7168, 7168}, {"K3 expert up 3584x7168", 3584, 7168},
-                              {"K3 expert down 7168x3584", 7168, 3584}, {"mini 1024x1024", 1024, 1024}};
+  const GemvShape shapes[] = {{"K3 7168x7168", 7168, 7168},
+                              {"K3 expert up 3584x7168", 3584, 7168},
+                              {"K3 expert down 7168x3584", 7168, 3584},
+                              {"mini 1024x1024", 1024, 1024}};
   for (bool mxfp4 : {true, false}) {
     for (const GemvShape& sh : shapes) {
       for (int64_t M : {int64_t(1), int64_t(4), int64_t(8)}) {
@@ -176,12 +183,14 @@ Status Run(double sweep_gb, bool quick) {
   // Prefill GEMMs.
   for (bool mxfp4 : {false, true}) {
     const int64_t M = 2048, N = 7168, K = 7168;
-    KIMI_ASSIGN_OR_RETURN(DeviceBuffer w, Filled(mxfp4 ? N * K / 2 : N * K * 2, mxfp4 ? kMxfp4Byte : kSmallFloatByte, stream));
+    KIMI_ASSIGN_OR_RETURN(
+        DeviceBuffer w, Filled(mxfp4 ? N * K / 2 : N * K * 2, mxfp4 ? kMxfp4Byte : kSmallFloatByte, stream));
     KIMI_ASSIGN_OR_RETURN(DeviceBuffer sc, Filled(N * K / 32, 120, stream));
     KIMI_ASSIGN_OR_RETURN(DeviceBuffer x, Filled(M * K * 4, kSmallFloatByte, stream));
     KIMI_ASSIGN_OR_RETURN(DeviceBuffer y, DeviceBuffer::Create(M * N * 4));
     auto gemm = [&]() {
-      return mxfp4 ? MatmulMxfp4(x.as<float>(), K, w.as<uint8_t>(), sc.as<uint8_t>(), M, N, K, y.as<float>(), N, stream)
+      return mxfp4 ? MatmulMxfp4(x.as<float>(), K, w.as<uint8_t>(), sc.as<uint8_t>(), M, N, K, y.as<float>(),
+                                 N, stream)
                    : MatmulBf16(x.as<float>(), K, w.as<uint16_t>(), M, N, K, y.as<float>(), N, stream);
     };
     KIMI_ASSIGN_OR_RETURN(double ms, b.Time(gemm, quick ? 2 : 3));
@@ -189,12 +198,14 @@ Status Run(double sweep_gb, bool quick) {
     Row(std::string(mxfp4 ? "MXFP4" : "BF16") + " prefill GEMM", "2048x7168x7168", ms * 1e3,
         peak > 0 ? Fmt("%.1f TFLOP/s = %.3f x peak", tflops, tflops / peak) : Fmt("%.1f TFLOP/s", tflops));
     ResultLine(std::string(mxfp4 ? "gemm_mxfp4" : "gemm_bf16") + "_tflops", tflops, "TFLOP/s");
-    if (peak > 0) ResultLine(std::string(mxfp4 ? "gemm_mxfp4" : "gemm_bf16") + "_peak_ratio", tflops / peak, "x");
+    if (peak > 0)
+      ResultLine(std::string(mxfp4 ? "gemm_mxfp4" : "gemm_bf16") + "_peak_ratio", tflops / peak, "x");
   }
 
   // The other ops, one decode step at K3's published shapes.
   const int64_t hidden = 7168, H = 96, dk = 128, dv = 128, R = 512, P = 64, E = 896, vocab = 163840;
-  KIMI_ASSIGN_OR_RETURN(DeviceBuffer f1, Filled(64ull << 20, kSmallFloatByte, stream));  // scratch of small floats
+  KIMI_ASSIGN_OR_RETURN(DeviceBuffer f1,
+                        Filled(64ull << 20, kSmallFloatByte, stream));  // scratch of small floats
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer f2, Filled(64ull << 20, kSmallFloatByte, stream));
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer state, Filled(uint64_t(H) * dk * dv * 4, 0, stream));
   float* a = f1.as<float>();
@@ -213,19 +224,25 @@ Status Run(double sweep_gb, bool quick) {
   KIMI_ASSIGN_OR_RETURN(DeviceBuffer ids, DeviceBuffer::Create(1 << 20));
   kernels::MlaPagedCache cache{kv_pool.as<float>(), dtable.as<int32_t>(), page, R, P};
   auto kda_args = [&](int64_t T) {
-    return kernels::KdaArgs{a, a, a, c, a, T, H, dk, dv, H * dk, H * dv, H, 0.088f, state.as<float>(), c + (8 << 20),
-                            H * dv};
+    return kernels::KdaArgs{
+        a, a, a, c, a, T, H, dk, dv, H * dk, H * dv, H, 0.088f, state.as<float>(), c + (8 << 20), H * dv};
   };
   const std::vector<Op> ops = {
       {"RmsNorm", "1x7168", [&] { return RmsNorm(a, a, 1, hidden, 1e-5f, c, stream); }},
       {"Situ", "3584x2 (one expert)", [&] { return Situ(a, a, 3584 * 2, 4.0f, 25.0f, c, stream); }},
-      {"CausalConv1dSilu decode", "C=3x96x128, width 4", [&] { return CausalConv1dSilu(a, 3 * H * dk, 1, 3 * H * dk, a, a, 4, c, c + (1 << 20), 3 * H * dk, stream); }},
+      {"CausalConv1dSilu decode", "C=3x96x128, width 4",
+       [&] {
+         return CausalConv1dSilu(a, 3 * H * dk, 1, 3 * H * dk, a, a, 4, c, c + (1 << 20), 3 * H * dk, stream);
+       }},
       {"KdaGate", "1x96x128", [&] { return KdaGate(a, a, a, 1, H, dk, -5.0f, c, stream); }},
       {"KdaRecurrent decode", "H=96, dk=dv=128, T=1", [&] { return KdaRecurrent(kda_args(1), stream); }},
       {"KdaRecurrent prefill", "H=96, dk=dv=128, T=512", [&] { return KdaRecurrent(kda_args(512), stream); }},
-      {"MlaAbsorbed decode", "H=96, ctx 8192, R=512, P=64", [&] { return MlaAbsorbedAttention(a, a, 1, H, ctx - 1, cache, 0.07f, c, stream); }},
-      {"TopKRoute decode", "E=896, k=16", [&] { return TopKRoute(a, a, 1, E, 16, true, 2.5f, ids.as<int32_t>(), c, stream); }},
-      {"TopKRoute prefill", "T=512, E=896, k=16", [&] { return TopKRoute(a, a, 512, E, 16, true, 2.5f, ids.as<int32_t>(), c, stream); }},
+      {"MlaAbsorbed decode", "H=96, ctx 8192, R=512, P=64",
+       [&] { return MlaAbsorbedAttention(a, a, 1, H, ctx - 1, cache, 0.07f, c, stream); }},
+      {"TopKRoute decode", "E=896, k=16",
+       [&] { return TopKRoute(a, a, 1, E, 16, true, 2.5f, ids.as<int32_t>(), c, stream); }},
+      {"TopKRoute prefill", "T=512, E=896, k=16",
+       [&] { return TopKRoute(a, a, 512, E, 16, true, 2.5f, ids.as<int32_t>(), c, stream); }},
       {"ArgmaxRows", "1x163840", [&] { return ArgmaxRows(a, 1, vocab, vocab, ids.as<int32_t>(), stream); }},
   };
   for (const Op& op : ops) {

@@ -9,8 +9,12 @@
 namespace kimi::gpu {
 namespace {
 
-gpuStream_t AsStream(void* s) { return static_cast<gpuStream_t>(s); }
-gpuEvent_t AsEvent(void* e) { return static_cast<gpuEvent_t>(e); }
+gpuStream_t AsStream(void* s) {
+  return static_cast<gpuStream_t>(s);
+}
+gpuEvent_t AsEvent(void* e) {
+  return static_cast<gpuEvent_t>(e);
+}
 
 }  // namespace
 
@@ -130,13 +134,15 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 Status DeviceBuffer::CopyFromHost(const void* src, uint64_t bytes) {
-  if (bytes > bytes_) return Status::InvalidArgument("DeviceBuffer::CopyFromHost: more bytes than the buffer holds");
+  if (bytes > bytes_)
+    return Status::InvalidArgument("DeviceBuffer::CopyFromHost: more bytes than the buffer holds");
   KIMI_GPU_RETURN_IF_ERROR(gpuMemcpy(data_, src, bytes, gpuMemcpyHostToDevice));
   return Status::OK();
 }
 
 Status DeviceBuffer::CopyToHost(void* dst, uint64_t bytes) const {
-  if (bytes > bytes_) return Status::InvalidArgument("DeviceBuffer::CopyToHost: more bytes than the buffer holds");
+  if (bytes > bytes_)
+    return Status::InvalidArgument("DeviceBuffer::CopyToHost: more bytes than the buffer holds");
   KIMI_GPU_RETURN_IF_ERROR(gpuMemcpy(dst, data_, bytes, gpuMemcpyDeviceToHost));
   return Status::OK();
 }
@@ -149,7 +155,9 @@ Result<std::unique_ptr<DeviceArena>> DeviceArena::Create(uint64_t capacity) {
   return std::unique_ptr<DeviceArena>(new DeviceArena(base, capacity));
 }
 
-DeviceArena::~DeviceArena() { (void)gpuFree(base_); }
+DeviceArena::~DeviceArena() {
+  (void)gpuFree(base_);
+}
 
 Result<void*> DeviceArena::Allocate(uint64_t bytes) {
   const uint64_t start = (used_ + kAlignment - 1) / kAlignment * kAlignment;
@@ -175,7 +183,8 @@ Status CopyToHostAsync(void* dst, const void* src, uint64_t bytes, const GpuStre
 }
 
 Status CopyDeviceToDeviceAsync(void* dst, const void* src, uint64_t bytes, const GpuStream& stream) {
-  KIMI_GPU_RETURN_IF_ERROR(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToDevice, AsStream(stream.native())));
+  KIMI_GPU_RETURN_IF_ERROR(
+      gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToDevice, AsStream(stream.native())));
   return Status::OK();
 }
 

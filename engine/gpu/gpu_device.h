@@ -26,8 +26,8 @@ int DeviceCount();
 
 struct DeviceInfo {
   std::string name;
-  std::string vendor;          // "cuda" or "hip": the runtime this build uses
-  int major = 0, minor = 0;    // compute capability (CUDA) or gfx major/minor (HIP)
+  std::string vendor;        // "cuda" or "hip": the runtime this build uses
+  int major = 0, minor = 0;  // compute capability (CUDA) or gfx major/minor (HIP)
   int multiprocessors = 0;
   uint64_t total_bytes = 0;
   uint64_t free_bytes = 0;
@@ -89,7 +89,9 @@ class DeviceBuffer {
 
   void* data() const { return data_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   uint64_t bytes() const { return bytes_; }
 
   // Precondition: bytes <= this->bytes().

@@ -48,10 +48,13 @@ TEST_F(GpuDeviceTest, UploadCopiesEveryTensorInChunksWithProgress) {
   auto arena = DeviceArena::Create(1 << 20);
   ASSERT_TRUE(arena.ok());
   std::vector<uint64_t> reports;
-  auto uploaded = UploadTensors(ptrs, **arena, stream(), [&](uint64_t done, uint64_t total) {
-    EXPECT_EQ(total, a.size() + b.size());
-    reports.push_back(done);
-  }, /*chunk_bytes=*/1000);
+  auto uploaded = UploadTensors(
+      ptrs, **arena, stream(),
+      [&](uint64_t done, uint64_t total) {
+        EXPECT_EQ(total, a.size() + b.size());
+        reports.push_back(done);
+      },
+      /*chunk_bytes=*/1000);
   ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
   ASSERT_EQ(uploaded->size(), 3u);
   EXPECT_EQ(reports.size(), 11u);  // 10 chunks of a, 1 of b

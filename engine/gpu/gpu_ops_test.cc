@@ -46,9 +46,9 @@ void Sync(const GpuStream& s) {
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
-#define EXPECT_OK(expr)                    \
-  do {                                     \
-    ::kimi::Status _st = (expr);           \
+#define EXPECT_OK(expr)                      \
+  do {                                       \
+    ::kimi::Status _st = (expr);             \
     EXPECT_TRUE(_st.ok()) << _st.ToString(); \
   } while (0)
 
@@ -79,7 +79,8 @@ void Mxfp4MatmulCase(const GpuStream& s, int64_t M, int64_t N, int64_t K, int64_
   auto dp = ToDevice(packed);
   auto ds = ToDevice(scales);
   auto dy = ToDevice(std::vector<float>(M * ldy, 0.0f));
-  EXPECT_OK(MatmulMxfp4(dx.as<float>(), ldx, dp.as<uint8_t>(), ds.as<uint8_t>(), M, N, K, dy.as<float>(), ldy, s));
+  EXPECT_OK(
+      MatmulMxfp4(dx.as<float>(), ldx, dp.as<uint8_t>(), ds.as<uint8_t>(), M, N, K, dy.as<float>(), ldy, s));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dy, want.size()), want, 4e-5f * std::sqrt(float(K)), 1e-5f));
 }
@@ -99,24 +100,16 @@ void UnaryCase(const GpuStream& s, UnaryGpu gpu, UnaryRef ref, int64_t n, float 
   EXPECT_TRUE(AllClose(ToHost<float>(dx, n), want, 1e-6f, 1e-5f));
 }
 
-void SituCase(const GpuStream& s, int64_t n) {
-  auto gate = RandomFloats(n, 32, -20.0f, 20.0f);
-  auto up = RandomFloats(n, 33, -80.0f, 80.0f);
+// Two inputs in their own ranges, one output: SiTU (gate, up) and MulSigmoid (x, gate).
+void BinaryCase(const GpuStream& s, int64_t n, float range_a, float range_b,
+                const std::function<void(const float*, const float*, float*)>& ref,
+                const std::function<Status(const float*, const float*, float*)>& gpu) {
+  auto a = RandomFloats(n, 32, -range_a, range_a);
+  auto b = RandomFloats(n, 33, -range_b, range_b);
   std::vector<float> want(n);
-  kernels::ref::Situ(gate.data(), up.data(), n, 4.0f, 25.0f, want.data());
-  auto dg = ToDevice(gate), du = ToDevice(up), dout = ToDevice(std::vector<float>(n));
-  EXPECT_OK(Situ(dg.as<float>(), du.as<float>(), n, 4.0f, 25.0f, dout.as<float>(), s));
-  Sync(s);
-  EXPECT_TRUE(AllClose(ToHost<float>(dout, n), want, 1e-6f, 1e-5f));
-}
-
-void MulSigmoidCase(const GpuStream& s, int64_t n) {
-  auto x = RandomFloats(n, 34, -5.0f, 5.0f);
-  auto gate = RandomFloats(n, 35, -12.0f, 12.0f);
-  std::vector<float> want(n);
-  kernels::ref::MulSigmoid(x.data(), gate.data(), n, want.data());
-  auto dx = ToDevice(x), dg = ToDevice(gate), dout = ToDevice(std::vector<float>(n));
-  EXPECT_OK(MulSigmoid(dx.as<float>(), dg.as<float>(), n, dout.as<float>(), s));
+  ref(a.data(), b.data(), want.data());
+  auto da = ToDevice(a), db = ToDevice(b), dout = ToDevice(std::vector<float>(n));
+  EXPECT_OK(gpu(da.as<float>(), db.as<float>(), dout.as<float>()));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dout, n), want, 1e-6f, 1e-5f));
 }
@@ -159,7 +152,8 @@ void KdaGateCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk) {
   auto dt_bias = RandomFloats(H * dk, 47, -1.0f, 1.0f);
   std::vector<float> want(f.size());
   kernels::ref::KdaGate(f.data(), a_log.data(), dt_bias.data(), T, H, dk, -5.0f, want.data());
-  auto df = ToDevice(f), da = ToDevice(a_log), db = ToDevice(dt_bias), dg = ToDevice(std::vector<float>(f.size()));
+  auto df = ToDevice(f), da = ToDevice(a_log), db = ToDevice(dt_bias),
+       dg = ToDevice(std::vector<float>(f.size()));
   EXPECT_OK(KdaGate(df.as<float>(), da.as<float>(), db.as<float>(), T, H, dk, -5.0f, dg.as<float>(), s));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dg, want.size()), want, 1e-6f, 1e-5f));
@@ -178,8 +172,8 @@ void ConvCase(const GpuStream& s, int64_t T, int64_t C, int width, bool with_bia
                                  want_state.data(), C, want.data(), ldo);
   auto dx = ToDevice(x), dw = ToDevice(w), db = ToDevice(bias), dstate = ToDevice(state);
   auto dout = ToDevice(std::vector<float>(T * ldo, 0.0f));
-  EXPECT_OK(CausalConv1dSilu(dx.as<float>(), ldx, T, C, dw.as<float>(), with_bias ? db.as<float>() : nullptr, width,
-                             dstate.as<float>(), dout.as<float>(), ldo, s));
+  EXPECT_OK(CausalConv1dSilu(dx.as<float>(), ldx, T, C, dw.as<float>(), with_bias ? db.as<float>() : nullptr,
+                             width, dstate.as<float>(), dout.as<float>(), ldo, s));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dout, want.size()), want, 1e-5f, 1e-4f)) << "outputs";
   EXPECT_TRUE(AllClose(ToHost<float>(dstate, want_state.size()), want_state, 0.0f, 0.0f)) << "state";
@@ -192,7 +186,8 @@ void ConvCase(const GpuStream& s, int64_t T, int64_t C, int width, bool with_bia
 struct KdaInputs {
   int64_t T, H, dk, dv;
   std::vector<float> q, k, v, g, beta, state;
-  KdaInputs(int64_t T_, int64_t H_, int64_t dk_, int64_t dv_, uint32_t seed) : T(T_), H(H_), dk(dk_), dv(dv_) {
+  KdaInputs(int64_t T_, int64_t H_, int64_t dk_, int64_t dv_, uint32_t seed)
+      : T(T_), H(H_), dk(dk_), dv(dv_) {
     q = RandomFloats(T * H * dk, seed);
     k = RandomFloats(T * H * dk, seed + 1);
     kernels::ref::L2Normalize(q.data(), T * H, dk, 1e-6f, 1.0f, q.data());
@@ -204,25 +199,27 @@ struct KdaInputs {
   }
   kernels::KdaArgs Args(const float* q_, const float* k_, const float* v_, const float* g_, const float* b_,
                         float* state_, float* out) const {
-    return kernels::KdaArgs{q_, k_, v_, g_, b_, T, H, dk, dv, H * dk, H * dv, H, 1.0f / std::sqrt(float(dk)),
-                            state_, out, H * dv};
+    return kernels::KdaArgs{
+        q_,     k_,  v_,    g_, b_, T, H, dk, dv, H * dk, H * dv, H, 1.0f / std::sqrt(float(dk)),
+        state_, out, H * dv};
   }
 };
 
 void KdaCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv, bool against_chunked) {
   KdaInputs in(T, H, dk, dv, 61 + uint32_t(T));
   std::vector<float> want(T * H * dv), want_state = in.state;
-  auto ref_args = in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(), want_state.data(),
-                          want.data());
+  auto ref_args = in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                          want_state.data(), want.data());
   if (against_chunked) {
     kernels::ref::KdaChunked(ref_args);
   } else {
     kernels::ref::KdaRecurrent(ref_args);
   }
-  auto dq = ToDevice(in.q), dk_ = ToDevice(in.k), dv_ = ToDevice(in.v), dg = ToDevice(in.g), db = ToDevice(in.beta);
+  auto dq = ToDevice(in.q), dk_ = ToDevice(in.k), dv_ = ToDevice(in.v), dg = ToDevice(in.g),
+       db = ToDevice(in.beta);
   auto dstate = ToDevice(in.state), dout = ToDevice(std::vector<float>(T * H * dv));
-  EXPECT_OK(KdaRecurrent(in.Args(dq.as<float>(), dk_.as<float>(), dv_.as<float>(), dg.as<float>(), db.as<float>(),
-                                 dstate.as<float>(), dout.as<float>()),
+  EXPECT_OK(KdaRecurrent(in.Args(dq.as<float>(), dk_.as<float>(), dv_.as<float>(), dg.as<float>(),
+                                 db.as<float>(), dstate.as<float>(), dout.as<float>()),
                          s));
   Sync(s);
   const float tol = against_chunked ? 1e-4f : 1e-5f;
@@ -232,7 +229,8 @@ void KdaCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv, b
 
 // ---- MLA ----
 
-void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t R, int64_t P, int64_t page_size) {
+void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t R, int64_t P,
+             int64_t page_size) {
   const int64_t n_tok = q_pos0 + nq, pages = (n_tok + page_size - 1) / page_size + 2;
   // Pages in a shuffled order so the block table matters.
   std::vector<int32_t> table(pages);
@@ -244,7 +242,8 @@ void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t 
   const float scale = 1.0f / std::sqrt(float(128 + P));
   std::vector<float> want(nq * H * R);
   kernels::MlaPagedCache host_cache{pool.data(), table.data(), page_size, R, P};
-  kernels::ref::MlaAbsorbed(ql.data(), H * R, qp.data(), H * P, nq, H, q_pos0, host_cache, scale, want.data(), H * R);
+  kernels::ref::MlaAbsorbed(ql.data(), H * R, qp.data(), H * P, nq, H, q_pos0, host_cache, scale, want.data(),
+                            H * R);
   auto dpool = ToDevice(pool), dtable = ToDevice(table), dql = ToDevice(ql), dqp = ToDevice(qp);
   auto dout = ToDevice(std::vector<float>(want.size()));
   kernels::MlaPagedCache dev_cache{dpool.as<float>(), dtable.as<int32_t>(), page_size, R, P};
@@ -262,8 +261,8 @@ void RouteCase(const GpuStream& s, int64_t T, int64_t E, int top_k, bool with_bi
   std::vector<int32_t> want_ids(T * top_k);
   std::vector<float> want_w(T * top_k);
   for (int64_t t = 0; t < T; ++t)
-    kernels::ref::TopKRoute(logits.data() + t * E, with_bias ? bias.data() : nullptr, E, top_k, renormalize, 2.5f,
-                            want_ids.data() + t * top_k, want_w.data() + t * top_k);
+    kernels::ref::TopKRoute(logits.data() + t * E, with_bias ? bias.data() : nullptr, E, top_k, renormalize,
+                            2.5f, want_ids.data() + t * top_k, want_w.data() + t * top_k);
   auto dl = ToDevice(logits), db = ToDevice(bias);
   auto dids = ToDevice(std::vector<int32_t>(T * top_k, -7));
   auto dw = ToDevice(std::vector<float>(T * top_k));
@@ -277,9 +276,10 @@ void RouteCase(const GpuStream& s, int64_t T, int64_t E, int top_k, bool with_bi
   for (int64_t i = 0; i < T * top_k; ++i) {
     if (ids[i] == want_ids[i]) continue;
     const int64_t t = i / top_k;
-    const bool near_tie = ids[i] >= 0 && ids[i] < E && std::fabs(choice(t, ids[i]) - choice(t, want_ids[i])) < 1e-6f;
-    EXPECT_TRUE(near_tie) << "token " << t << " rank " << i % top_k << ": gpu expert " << ids[i] << ", reference "
-                          << want_ids[i];
+    const bool near_tie =
+        ids[i] >= 0 && ids[i] < E && std::fabs(choice(t, ids[i]) - choice(t, want_ids[i])) < 1e-6f;
+    EXPECT_TRUE(near_tie) << "token " << t << " rank " << i % top_k << ": gpu expert " << ids[i]
+                          << ", reference " << want_ids[i];
   }
   EXPECT_TRUE(AllClose(ToHost<float>(dw, want_w.size()), want_w, 1e-6f, 1e-5f));
 }
@@ -314,11 +314,15 @@ void ArgmaxCase(const GpuStream& s, int64_t rows, int64_t V) {
 
 std::vector<OpCase> AllCases() {
   std::vector<OpCase> c;
-  auto add = [&](std::string name, std::function<void(const GpuStream&)> fn) { c.push_back({std::move(name), std::move(fn)}); };
+  auto add = [&](std::string name, std::function<void(const GpuStream&)> fn) {
+    c.push_back({std::move(name), std::move(fn)});
+  };
   // Decode GEMVs (every row count, vector and scalar paths) and prefill GEMMs with tails.
   for (int64_t M : {1, 2, 3, 5, 8}) {
-    add("MatmulBf16_gemv_M" + std::to_string(M), [=](const GpuStream& s) { Bf16MatmulCase(s, M, 77, 520, 0); });
-    add("MatmulMxfp4_gemv_M" + std::to_string(M), [=](const GpuStream& s) { Mxfp4MatmulCase(s, M, 77, 544, 0); });
+    add("MatmulBf16_gemv_M" + std::to_string(M),
+        [=](const GpuStream& s) { Bf16MatmulCase(s, M, 77, 520, 0); });
+    add("MatmulMxfp4_gemv_M" + std::to_string(M),
+        [=](const GpuStream& s) { Mxfp4MatmulCase(s, M, 77, 544, 0); });
   }
   add("MatmulBf16_gemv_oddK", [](const GpuStream& s) { Bf16MatmulCase(s, 3, 33, 301, 2); });
   add("MatmulBf16_gemv_wide", [](const GpuStream& s) { Bf16MatmulCase(s, 1, 1024, 7168, 0); });
@@ -331,8 +335,20 @@ std::vector<OpCase> AllCases() {
   // Element-wise and row-wise.
   add("Silu", [](const GpuStream& s) { UnaryCase(s, Silu, kernels::ref::Silu, 100003, 20.0f); });
   add("Sigmoid", [](const GpuStream& s) { UnaryCase(s, Sigmoid, kernels::ref::Sigmoid, 100003, 20.0f); });
-  add("Situ", [](const GpuStream& s) { SituCase(s, 100003); });
-  add("MulSigmoid", [](const GpuStream& s) { MulSigmoidCase(s, 4099); });
+  add("Situ", [](const GpuStream& s) {
+    const int64_t n = 100003;
+    BinaryCase(
+        s, n, 20.0f, 80.0f,
+        [&](const float* g, const float* u, float* o) { kernels::ref::Situ(g, u, n, 4.0f, 25.0f, o); },
+        [&](const float* g, const float* u, float* o) { return Situ(g, u, n, 4.0f, 25.0f, o, s); });
+  });
+  add("MulSigmoid", [](const GpuStream& s) {
+    const int64_t n = 4099;
+    BinaryCase(
+        s, n, 5.0f, 12.0f,
+        [&](const float* x, const float* g, float* o) { kernels::ref::MulSigmoid(x, g, n, o); },
+        [&](const float* x, const float* g, float* o) { return MulSigmoid(x, g, n, o, s); });
+  });
   add("RmsNorm_small", [](const GpuStream& s) { RmsNormCase(s, 3, 100); });
   add("RmsNorm_K3", [](const GpuStream& s) { RmsNormCase(s, 4, 7168); });
   add("L2Normalize", [](const GpuStream& s) { L2NormalizeCase(s, 37, 128); });
@@ -365,7 +381,9 @@ std::vector<OpCase> AllCases() {
 
 class GpuOpsTest : public testing::GpuTest, public ::testing::WithParamInterface<OpCase> {};
 
-TEST_P(GpuOpsTest, MatchesCpuReference) { GetParam().run(stream()); }
+TEST_P(GpuOpsTest, MatchesCpuReference) {
+  GetParam().run(stream());
+}
 
 INSTANTIATE_TEST_SUITE_P(Ops, GpuOpsTest, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });

@@ -14,74 +14,49 @@
 #if defined(__HIPCC__) || defined(KIMI_GPU_HIP)
 #include <hip/hip_runtime.h>
 #define KIMI_GPU_VENDOR "hip"
-using gpuError_t = hipError_t;
-using gpuStream_t = hipStream_t;
-using gpuEvent_t = hipEvent_t;
+#define KIMI_GPU_API(name) hip##name
 using gpuDeviceProp_t = hipDeviceProp_t;
-#define gpuSuccess hipSuccess
-#define gpuErrorNotReady hipErrorNotReady
-#define gpuGetErrorString hipGetErrorString
-#define gpuGetLastError hipGetLastError
-#define gpuGetDeviceCount hipGetDeviceCount
-#define gpuSetDevice hipSetDevice
-#define gpuGetDeviceProperties hipGetDeviceProperties
-#define gpuDeviceSynchronize hipDeviceSynchronize
-#define gpuMemGetInfo hipMemGetInfo
-#define gpuMalloc hipMalloc
-#define gpuFree hipFree
 #define gpuMallocHost hipHostMalloc
 #define gpuFreeHost hipHostFree
-#define gpuMemcpy hipMemcpy
-#define gpuMemcpyAsync hipMemcpyAsync
-#define gpuMemsetAsync hipMemsetAsync
-#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
-#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
-#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
-#define gpuStreamCreateWithFlags hipStreamCreateWithFlags
-#define gpuStreamNonBlocking hipStreamNonBlocking
-#define gpuStreamSynchronize hipStreamSynchronize
-#define gpuStreamDestroy hipStreamDestroy
-#define gpuEventCreate hipEventCreate
-#define gpuEventRecord hipEventRecord
-#define gpuEventSynchronize hipEventSynchronize
-#define gpuEventElapsedTime hipEventElapsedTime
-#define gpuEventDestroy hipEventDestroy
+#define gpuErrorOutOfMemory hipErrorOutOfMemory
 #else
 #include <cuda_runtime.h>
 #define KIMI_GPU_VENDOR "cuda"
-using gpuError_t = cudaError_t;
-using gpuStream_t = cudaStream_t;
-using gpuEvent_t = cudaEvent_t;
+#define KIMI_GPU_API(name) cuda##name
 using gpuDeviceProp_t = cudaDeviceProp;
-#define gpuSuccess cudaSuccess
-#define gpuErrorNotReady cudaErrorNotReady
-#define gpuGetErrorString cudaGetErrorString
-#define gpuGetLastError cudaGetLastError
-#define gpuGetDeviceCount cudaGetDeviceCount
-#define gpuSetDevice cudaSetDevice
-#define gpuGetDeviceProperties cudaGetDeviceProperties
-#define gpuDeviceSynchronize cudaDeviceSynchronize
-#define gpuMemGetInfo cudaMemGetInfo
-#define gpuMalloc cudaMalloc
-#define gpuFree cudaFree
 #define gpuMallocHost cudaMallocHost
 #define gpuFreeHost cudaFreeHost
-#define gpuMemcpy cudaMemcpy
-#define gpuMemcpyAsync cudaMemcpyAsync
-#define gpuMemsetAsync cudaMemsetAsync
-#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
-#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
-#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
-#define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
-#define gpuStreamNonBlocking cudaStreamNonBlocking
-#define gpuStreamSynchronize cudaStreamSynchronize
-#define gpuStreamDestroy cudaStreamDestroy
-#define gpuEventCreate cudaEventCreate
-#define gpuEventRecord cudaEventRecord
-#define gpuEventSynchronize cudaEventSynchronize
-#define gpuEventElapsedTime cudaEventElapsedTime
-#define gpuEventDestroy cudaEventDestroy
+#define gpuErrorOutOfMemory cudaErrorMemoryAllocation
 #endif
+
+// The names that differ only in their prefix.
+using gpuError_t = KIMI_GPU_API(Error_t);
+using gpuStream_t = KIMI_GPU_API(Stream_t);
+using gpuEvent_t = KIMI_GPU_API(Event_t);
+#define gpuSuccess KIMI_GPU_API(Success)
+#define gpuGetErrorString KIMI_GPU_API(GetErrorString)
+#define gpuGetLastError KIMI_GPU_API(GetLastError)
+#define gpuGetDeviceCount KIMI_GPU_API(GetDeviceCount)
+#define gpuSetDevice KIMI_GPU_API(SetDevice)
+#define gpuGetDeviceProperties KIMI_GPU_API(GetDeviceProperties)
+#define gpuMemGetInfo KIMI_GPU_API(MemGetInfo)
+#define gpuMalloc KIMI_GPU_API(Malloc)
+#define gpuFree KIMI_GPU_API(Free)
+#define gpuMemcpy KIMI_GPU_API(Memcpy)
+#define gpuMemcpyAsync KIMI_GPU_API(MemcpyAsync)
+#define gpuMemsetAsync KIMI_GPU_API(MemsetAsync)
+#define gpuMemcpyHostToDevice KIMI_GPU_API(MemcpyHostToDevice)
+#define gpuMemcpyDeviceToHost KIMI_GPU_API(MemcpyDeviceToHost)
+#define gpuMemcpyDeviceToDevice KIMI_GPU_API(MemcpyDeviceToDevice)
+#define gpuStreamCreateWithFlags KIMI_GPU_API(StreamCreateWithFlags)
+#define gpuStreamNonBlocking KIMI_GPU_API(StreamNonBlocking)
+#define gpuStreamSynchronize KIMI_GPU_API(StreamSynchronize)
+#define gpuStreamDestroy KIMI_GPU_API(StreamDestroy)
+#define gpuEventCreate KIMI_GPU_API(EventCreate)
+#define gpuEventRecord KIMI_GPU_API(EventRecord)
+#define gpuEventSynchronize KIMI_GPU_API(EventSynchronize)
+#define gpuEventElapsedTime KIMI_GPU_API(EventElapsedTime)
+#define gpuEventDestroy KIMI_GPU_API(EventDestroy)
 
 // Lanes per warp (wavefront). CDNA (MI200/MI300/MI350) runs wave64; the HIP build targets CDNA
 // only, so a wave32 RDNA card is not supported by these kernels.
@@ -100,11 +75,7 @@ namespace kimi::gpu {
 inline Status StatusFromGpu(gpuError_t err, const char* what) {
   if (err == gpuSuccess) return Status::OK();
   std::string msg = std::string(what) + ": " + gpuGetErrorString(err);
-#if defined(__HIPCC__) || defined(KIMI_GPU_HIP)
-  if (err == hipErrorOutOfMemory) return Status::ResourceExhausted(msg);
-#else
-  if (err == cudaErrorMemoryAllocation) return Status::ResourceExhausted(msg);
-#endif
+  if (err == gpuErrorOutOfMemory) return Status::ResourceExhausted(msg);
   return Status::Internal(msg);
 }
 

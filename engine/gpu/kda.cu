@@ -1,6 +1,7 @@
 // KDA recurrence (gpu_ops.h). Block (head h, 32 value columns): 32 × ⌈dk/16⌉ threads, thread
 // (row group r, column j) holding S[16r .. 16r+15, j] in registers for the whole call. Per token:
-//   S ← diag(e^g)·S;  kS_j = Σ_d k_d·S[d, j];  u_j = β·(v_j − kS_j);  S ← S + k·uᵀ;  o_j = scale·Σ_d q_d·S[d, j]
+//   S ← diag(e^g)·S;  kS_j = Σ_d k_d·S[d, j];  u_j = β·(v_j − kS_j);
+//   S ← S + k·uᵀ;  o_j = scale·Σ_d q_d·S[d, j]
 // The two column sums over d go through shared memory (each row group's partial, then the
 // groups added in order). The state is read once at the start and written once at the end, so
 // decode (T = 1) costs one pass over the state; prefill runs the same recurrence token by token
@@ -11,11 +12,11 @@
 namespace kimi::gpu {
 namespace {
 
-constexpr int kColumns = 32;     // value columns per block
+constexpr int kColumns = 32;  // value columns per block
 constexpr int kRowsPerThread = 16;
 constexpr int kMaxGroups = kKdaMaxKeyDim / kRowsPerThread;  // 32 → at most 1024 threads
 
-__global__ void __launch_bounds__(kColumns * kMaxGroups) KdaRecurrentKernel(kernels::KdaArgs a) {
+__global__ void __launch_bounds__(kColumns* kMaxGroups) KdaRecurrentKernel(kernels::KdaArgs a) {
   __shared__ float partial_k[kMaxGroups][kColumns];
   __shared__ float partial_q[kMaxGroups][kColumns];
   __shared__ float update[kColumns];

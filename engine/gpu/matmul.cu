@@ -20,7 +20,9 @@ using detail::kBlockThreads;
 
 constexpr int kWarpsPerBlock = kBlockThreads / KIMI_WARP_SIZE;
 
-bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool Aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
 
 __device__ __forceinline__ void DecodeBf16x8(const uint4& pk, float* out) {
   const uint32_t words[4] = {pk.x, pk.y, pk.z, pk.w};
@@ -34,8 +36,8 @@ __device__ __forceinline__ void DecodeBf16x8(const uint4& pk, float* out) {
 // kVec: weight rows, x rows and x are 16-byte aligned and K % 8 == 0.
 template <int MR, bool kVec>
 __global__ void __launch_bounds__(kBlockThreads)
-    GemvBf16Kernel(const float* __restrict__ x, int64_t ldx, const uint16_t* __restrict__ w, int64_t N, int64_t K,
-                   float* __restrict__ y, int64_t ldy) {
+    GemvBf16Kernel(const float* __restrict__ x, int64_t ldx, const uint16_t* __restrict__ w, int64_t N,
+                   int64_t K, float* __restrict__ y, int64_t ldy) {
   const int lane = threadIdx.x % KIMI_WARP_SIZE;
   const int64_t n = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / KIMI_WARP_SIZE;
   if (n >= N) return;  // the whole warp leaves together
@@ -74,7 +76,8 @@ __global__ void __launch_bounds__(kBlockThreads)
 template <int MR, bool kVec>
 __global__ void __launch_bounds__(kBlockThreads)
     GemvMxfp4Kernel(const float* __restrict__ x, int64_t ldx, const uint8_t* __restrict__ packed,
-                    const uint8_t* __restrict__ scale, int64_t N, int64_t K, float* __restrict__ y, int64_t ldy) {
+                    const uint8_t* __restrict__ scale, int64_t N, int64_t K, float* __restrict__ y,
+                    int64_t ldy) {
   __shared__ float lut[16];
   if (threadIdx.x < 16) lut[threadIdx.x] = detail::E2M1Value(threadIdx.x);
   __syncthreads();
@@ -131,7 +134,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 struct Bf16Weights {
   const uint16_t* w;
   int64_t K;
-  __device__ float operator()(int64_t n, int64_t k, const float*) const { return detail::Bf16Bits(w[n * K + k]); }
+  __device__ float operator()(int64_t n, int64_t k, const float*) const {
+    return detail::Bf16Bits(w[n * K + k]);
+  }
 };
 
 struct Mxfp4Weights {
@@ -221,14 +226,30 @@ void LaunchGemvMxfp4(bool vec, const float* x, int64_t ldx, const uint8_t* p, co
 template <class Launch>
 void ForRowCount(int64_t M, const Launch& launch) {
   switch (M) {
-    case 1: launch.template operator()<1>(); break;
-    case 2: launch.template operator()<2>(); break;
-    case 3: launch.template operator()<3>(); break;
-    case 4: launch.template operator()<4>(); break;
-    case 5: launch.template operator()<5>(); break;
-    case 6: launch.template operator()<6>(); break;
-    case 7: launch.template operator()<7>(); break;
-    default: launch.template operator()<8>(); break;
+    case 1:
+      launch.template operator()<1>();
+      break;
+    case 2:
+      launch.template operator()<2>();
+      break;
+    case 3:
+      launch.template operator()<3>();
+      break;
+    case 4:
+      launch.template operator()<4>();
+      break;
+    case 5:
+      launch.template operator()<5>();
+      break;
+    case 6:
+      launch.template operator()<6>();
+      break;
+    case 7:
+      launch.template operator()<7>();
+      break;
+    default:
+      launch.template operator()<8>();
+      break;
   }
 }
 static_assert(kGemvMaxRows == 8, "ForRowCount covers 1..8");
@@ -268,8 +289,8 @@ Status MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const u
     const bool vec = ldx % 4 == 0 && Aligned16(w_packed) && Aligned16(x);
     ForRowCount(M, [&]<int MR>() { LaunchGemvMxfp4<MR>(vec, x, ldx, w_packed, w_scale, N, K, y, ldy, s); });
   } else {
-    GemmKernel<<<GemmGrid(M, N), kBlockThreads, 0, s>>>(x, ldx, Mxfp4Weights{w_packed, w_scale, K}, M, N, K, y,
-                                                        ldy);
+    GemmKernel<<<GemmGrid(M, N), kBlockThreads, 0, s>>>(x, ldx, Mxfp4Weights{w_packed, w_scale, K}, M, N, K,
+                                                        y, ldy);
   }
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("MatmulMxfp4");
   return Status::OK();

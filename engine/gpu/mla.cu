@@ -21,7 +21,8 @@ constexpr int kPerLane = kMlaMaxRank / KIMI_WARP_SIZE;  // c_kv elements each la
 
 __global__ void __launch_bounds__(kBlockThreads)
     MlaAbsorbedKernel(const float* __restrict__ q_latent, const float* __restrict__ q_pe, int64_t H,
-                      int64_t q_pos0, kernels::MlaPagedCache cache, float scale, float* __restrict__ out_latent) {
+                      int64_t q_pos0, kernels::MlaPagedCache cache, float scale,
+                      float* __restrict__ out_latent) {
   __shared__ float q[2 * kMlaMaxRank];  // [q_latent | q_pe] of this head and query
   __shared__ float warp_max[kWarps], warp_sum[kWarps];
   __shared__ float warp_acc[kWarps][kMlaMaxRank];
@@ -84,11 +85,12 @@ Status MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq
     return Status::InvalidArgument("MlaAbsorbedAttention: bad shape");
   if (cache.kv_rank > kMlaMaxRank || cache.rope_dim > kMlaMaxRank)
     return Status::InvalidArgument("MlaAbsorbedAttention: kv_rank or rope_dim exceeds kMlaMaxRank");
-  if (nq > 65535) return Status::InvalidArgument("MlaAbsorbedAttention: more than 65535 query rows in one call");
+  if (nq > 65535)
+    return Status::InvalidArgument("MlaAbsorbedAttention: more than 65535 query rows in one call");
   if (nq == 0) return Status::OK();
   const dim3 grid(static_cast<unsigned>(H), static_cast<unsigned>(nq));
-  MlaAbsorbedKernel<<<grid, kBlockThreads, 0, detail::Native(stream)>>>(q_latent, q_pe, H, q_pos0, cache, scale,
-                                                                         out_latent);
+  MlaAbsorbedKernel<<<grid, kBlockThreads, 0, detail::Native(stream)>>>(q_latent, q_pe, H, q_pos0, cache,
+                                                                        scale, out_latent);
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("MlaAbsorbedAttention");
   return Status::OK();
 }

@@ -57,9 +57,9 @@ Result<double> MeasureBf16MatmulPeakTflops(int n, int reps, const GpuStream& str
   KIMI_RETURN_IF_ERROR(blas.Init(s));
   const float alpha = 1.0f, beta = 0.0f;
   auto product = [&]() {
-    return BlasStatus(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, a.data(), CUDA_R_16BF, n,
-                                   b.data(), CUDA_R_16BF, n, &beta, c.data(), CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                                   CUBLAS_GEMM_DEFAULT),
+    return BlasStatus(cublasGemmEx(blas.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, a.data(),
+                                   CUDA_R_16BF, n, b.data(), CUDA_R_16BF, n, &beta, c.data(), CUDA_R_32F, n,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                       "cublasGemmEx");
   };
   KIMI_RETURN_IF_ERROR(product());  // warm-up: picks the algorithm

@@ -32,7 +32,8 @@ __global__ void __launch_bounds__(kBlockThreads)
     const ArgBest best = detail::BlockArgBest(mine, scratch);
     if (threadIdx.x == 0) {
       chosen[r] = best.index;
-      if (best.index != detail::kNoIndex) choice[best.index] = __uint_as_float(0x7fc00000u);  // NaN: never again
+      if (best.index != detail::kNoIndex)
+        choice[best.index] = __uint_as_float(0x7fc00000u);  // NaN: never again
     }
     __syncthreads();
   }

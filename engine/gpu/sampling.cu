@@ -22,11 +22,13 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 }  // namespace
 
-Status ArgmaxRows(const float* logits, int64_t rows, int64_t V, int64_t ld, int32_t* ids, const GpuStream& stream) {
+Status ArgmaxRows(const float* logits, int64_t rows, int64_t V, int64_t ld, int32_t* ids,
+                  const GpuStream& stream) {
   if (rows < 0 || V < 1 || ld < V) return Status::InvalidArgument("ArgmaxRows: bad shape");
   if (V >= detail::kNoIndex || rows > 0x7fffffff) return Status::InvalidArgument("ArgmaxRows: too large");
   if (rows == 0) return Status::OK();
-  ArgmaxRowsKernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, detail::Native(stream)>>>(logits, V, ld, ids);
+  ArgmaxRowsKernel<<<static_cast<unsigned>(rows), kBlockThreads, 0, detail::Native(stream)>>>(logits, V, ld,
+                                                                                              ids);
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("ArgmaxRows");
   return Status::OK();
 }
