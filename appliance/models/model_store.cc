@@ -124,7 +124,7 @@ Status ValidateModelId(std::string_view id) {
 }
 
 Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) {
-  if (options.db == nullptr || options.trust == nullptr || !options.audit) {
+  if (options.db == nullptr || (options.trust == nullptr && !options.current_trust) || !options.audit) {
     return Status::InvalidArgument("model store needs a database, a trust store and an audit function");
   }
   std::string models_dir = (fs::path(options.data_dir) / "models").string();
@@ -216,6 +216,11 @@ Status ModelStore::Audit(std::string_view action, std::string_view model_id, std
   return Status::OK();
 }
 
+std::shared_ptr<const TrustStore> ModelStore::Trust() const {
+  if (options_.current_trust) return options_.current_trust();
+  return std::shared_ptr<const TrustStore>(std::shared_ptr<const TrustStore>(), options_.trust);
+}
+
 Result<std::vector<ModelVersion>> ModelStore::List() const {
   std::vector<ModelVersion> out;
   KIMI_RETURN_IF_ERROR(options_.db->Read([&](sqlite3* db) {
@@ -242,7 +247,7 @@ Result<VerifiedManifest> ModelStore::VerifyDirectory(const std::string& dir, std
   VerifyRequest request;
   request.model_path = dir;
   request.hashing = hashing;
-  KIMI_ASSIGN_OR_RETURN(VerifiedManifest manifest, ModelVerifier::Verify(request, *options_.trust));
+  KIMI_ASSIGN_OR_RETURN(VerifiedManifest manifest, ModelVerifier::Verify(request, *Trust()));
   if (manifest.subject_digest_hex() != digest) {
     return Status::Corruption("the signature in " + dir + " names model " + manifest.subject_digest_hex() +
                               ", not this version");
@@ -281,7 +286,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   verify.hashing.threads = request.threads;
   verify.known_digests = &copied->digests;
   if (request.progress) verify.hashing.progress = [&](const HashProgress& p) { request.progress({"verifying", p}); };
-  Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *options_.trust);
+  Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *Trust());
   if (!manifest.ok()) return refuse(manifest.status().WithContext("verifying the copy of " + request.source), "");
   const std::string digest = manifest->subject_digest_hex();
   Status pruned = PruneUnsigned(staging, *manifest);

@@ -105,6 +105,9 @@ struct ModelStoreOptions {
   std::string data_dir;
   store::Store* db = nullptr;            // migrated with store::AllMigrations()
   const TrustStore* trust = nullptr;
+  // When set, each verification uses the store it returns instead of `trust` (the daemon's
+  // trust store, which the admin API edits: trust_directory.h).
+  std::function<std::shared_ptr<const TrustStore>()> current_trust;
   AuditFn audit;                         // required
   ActivationListener* listener = nullptr;  // null: nothing is loaded (kimictl)
   unsigned verify_threads = 0;           // for re-verification; 0: one per core
@@ -146,6 +149,8 @@ class ModelStore {
  private:
   ModelStore(ModelStoreOptions options, std::string models_dir, int lock_fd);
   Status Recover();
+  // The trust store to verify with now (options_.current_trust, else options_.trust).
+  std::shared_ptr<const TrustStore> Trust() const;
   // Verifies a version directory; the manifest's subject must equal `digest`.
   Result<VerifiedManifest> VerifyDirectory(const std::string& dir, std::string_view digest,
                                            const HashOptions& hashing) const;
