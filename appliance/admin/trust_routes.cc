@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/model_routes.h"
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
 
@@ -15,11 +16,6 @@ using nlohmann::json;
 Result<models::TrustDirectory*> Trust(const http::Services& services) {
   if (services.trust == nullptr) return Status::Unavailable("the trust store is not managed by this daemon");
   return services.trust;
-}
-
-models::TrustActor ActorOf(const http::RequestContext& ctx) {
-  return {ctx.principal ? ctx.principal->id : "admin-api",
-          ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "admin", ctx.remote_addr, ctx.request_id};
 }
 
 json EntryJson(const models::TrustEntry& e) {

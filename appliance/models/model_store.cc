@@ -197,20 +197,26 @@ Status ModelStore::Recover() {
   return Status::OK();
 }
 
-Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
-                         const Actor& actor, const Status& outcome, std::string detail) const {
+audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                             const Status& outcome, std::string detail) {
   audit::AuditRecord r;
   r.actor = actor.name;
   r.role = actor.role;
   r.source = actor.source;
   r.request_id = actor.request_id;
   r.action = std::string(action);
-  r.target = std::string(model_id);
-  r.model = std::string(model_id);
-  r.model_digest = std::string(digest);
+  r.target = std::string(target);
   r.outcome = OutcomeName(outcome);
   if (!outcome.ok()) detail += (detail.empty() ? "" : ": ") + outcome.message();
   r.detail = std::move(detail);
+  return r;
+}
+
+Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
+                         const Actor& actor, const Status& outcome, std::string detail) const {
+  audit::AuditRecord r = ActRecord(action, model_id, actor, outcome, std::move(detail));
+  r.model = std::string(model_id);
+  r.model_digest = std::string(digest);
   Status s = options_.audit(std::move(r));
   if (!s.ok()) return Status::Unavailable("audit record for " + std::string(action) + " failed: " + s.message());
   return Status::OK();

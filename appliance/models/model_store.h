@@ -53,6 +53,12 @@ struct Actor {
   std::string request_id;
 };
 
+// The audit record of one act on models or on the trust store: `actor` did `action` to
+// `target`; `outcome` OK is "ok", a refusal (invalid, not found, exists, denied, precondition,
+// corruption) "refused", anything else "error", and its message is appended to `detail`.
+audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                             const Status& outcome, std::string detail);
+
 // What the serving side needs to load a version. `manifest` is the verification that has
 // just been run on `directory`: the loader must read only the files it lists.
 struct ActiveVersion {

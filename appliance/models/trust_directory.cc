@@ -46,22 +46,18 @@ std::vector<TrustEntry> EntriesOf(const TrustStore& store) {
   return out;
 }
 
-// The names of the PEM blocks of `text` ("PUBLIC KEY", "CERTIFICATE", ...).
+// The names of the PEM blocks of `text` ("PUBLIC KEY", "CERTIFICATE", ...), from their
+// BEGIN lines; what the blocks hold is read by TrustStore::AddPem.
 std::vector<std::string> PemBlockNames(std::string_view text) {
+  constexpr std::string_view kBegin = "-----BEGIN ";
   std::vector<std::string> names;
-  BioPtr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-  for (;;) {
-    char* name = nullptr;
-    char* header = nullptr;
-    unsigned char* data = nullptr;
-    long len = 0;
-    if (PEM_read_bio(bio.get(), &name, &header, &data, &len) != 1) break;
-    names.emplace_back(name);
-    OPENSSL_free(name);
-    OPENSSL_free(header);
-    OPENSSL_clear_free(data, static_cast<size_t>(len));
+  for (size_t at = text.find(kBegin); at != std::string_view::npos; at = text.find(kBegin, at)) {
+    at += kBegin.size();
+    const size_t end = text.find("-----", at);
+    if (end == std::string_view::npos) break;
+    names.emplace_back(text.substr(at, end - at));
+    at = end;
   }
-  ERR_clear_error();
   return names;
 }
 
@@ -164,24 +160,15 @@ Status TrustDirectory::CheckEditable() const {
                                     "; set model.trust_store to a directory to add and remove keys here");
 }
 
-Status TrustDirectory::Audit(std::string_view action, std::string_view target, const TrustActor& actor,
+Status TrustDirectory::Audit(std::string_view action, std::string_view target, const Actor& actor,
                              const Status& outcome, std::string detail) const {
-  audit::AuditRecord r;
-  r.actor = actor.name;
-  r.role = actor.role;
-  r.source = actor.source;
-  r.request_id = actor.request_id;
-  r.action = std::string(action);
-  r.target = std::string(target);
-  r.outcome = outcome.ok() ? "ok" : "refused";
-  if (!outcome.ok()) detail += (detail.empty() ? "" : ": ") + outcome.message();
-  r.detail = std::move(detail);
+  audit::AuditRecord r = ActRecord(action, target, actor, outcome, std::move(detail));
   Status s = audit_(std::move(r));
   if (!s.ok()) return Status::Unavailable("the audit record of " + std::string(action) + " failed: " + s.message());
   return Status::OK();
 }
 
-Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view label, const TrustActor& actor) {
+Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view label, const Actor& actor) {
   std::lock_guard<std::mutex> change(change_mu_);
   auto refuse = [&](const Status& s, std::string_view target) -> Status {
     Status audited = Audit("trust.add", target, actor, s, "");
@@ -212,7 +199,7 @@ Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view la
   return entry;
 }
 
-Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const TrustActor& actor) {
+Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& actor) {
   std::lock_guard<std::mutex> change(change_mu_);
   auto refuse = [&](const Status& s, std::string_view target) -> Status {
     Status audited = Audit("trust.remove", target, actor, s, "");

@@ -24,6 +24,7 @@
 
 #include "audit/record.h"
 #include "kimi/status.h"
+#include "models/model_store.h"
 #include "models/oms_trust.h"
 
 namespace kimi::models {
@@ -35,18 +36,8 @@ struct TrustEntry {
   std::string file;         // the PEM file it is in
 };
 
-// Who changes the trust store, for its audit record.
-struct TrustActor {
-  std::string name;
-  std::string role;
-  std::string source;
-  std::string request_id;
-};
-
 class TrustDirectory {
  public:
-  using AuditFn = std::function<Status(audit::AuditRecord)>;
-
   // `path`: model.trust_store (may be empty: nothing is trusted). `audit` must outlive it and
   // fail when the record could not be kept (the change is then undone).
   TrustDirectory(std::string path, AuditFn audit);
@@ -64,12 +55,12 @@ class TrustDirectory {
   // InvalidArgument with the reason for anything but exactly one usable PUBLIC KEY or
   // CERTIFICATE block (a private key is refused and never written); AlreadyExists when that
   // fingerprint is trusted already; FailedPrecondition when the store is not a directory.
-  Result<TrustEntry> Add(std::string_view pem, std::string_view label, const TrustActor& actor);
+  Result<TrustEntry> Add(std::string_view pem, std::string_view label, const Actor& actor);
   // NotFound for an unknown id; FailedPrecondition when its file holds other entries too.
-  Result<TrustEntry> Remove(std::string_view id, const TrustActor& actor);
+  Result<TrustEntry> Remove(std::string_view id, const Actor& actor);
 
  private:
-  Status Audit(std::string_view action, std::string_view target, const TrustActor& actor, const Status& outcome,
+  Status Audit(std::string_view action, std::string_view target, const Actor& actor, const Status& outcome,
                std::string detail) const;
   Status CheckEditable() const;
 

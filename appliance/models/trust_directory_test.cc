@@ -27,7 +27,7 @@ class TrustDirectoryTest : public ::testing::Test {
 
   StoreFixture fx_;
   TrustDirectory trust_{fx_.trust_dir(), fx_.audit_fn()};
-  TrustActor actor_{"admin", "admin", "10.0.0.5:4711", "req-1"};
+  Actor actor_{"admin", "admin", "10.0.0.5:4711", "req-1"};
 };
 
 TEST_F(TrustDirectoryTest, ListsTheKeysOfTheDirectory) {
