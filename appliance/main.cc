@@ -43,6 +43,7 @@
 #include "policy/policy_store.h"
 #include "kimi/runtime.h"
 #include "models/model_admin.h"
+#include "models/trust_directory.h"
 #include "models/served_model.h"
 #include "store/store.h"
 
@@ -207,11 +208,13 @@ kimi::Result<std::unique_ptr<kimi::models::ServedModel>> OpenServedModel(const k
                                                                           kimi::store::Store* db,
                                                                           kimi::audit::AuditSink* sink,
                                                                           kimi::api::EmbeddedBackend* backend,
-                                                                          kimi::http::Readiness* readiness) {
+                                                                          kimi::http::Readiness* readiness,
+                                                                          const kimi::models::TrustDirectory* trust) {
   kimi::models::ServedModelOptions options;
   options.model_id = config.model.store_id;
   options.data_dir = config.storage.data_dir;
   options.trust_store = config.model.trust_store;
+  options.trust_directory = trust;
   options.direct_dir = config.model.dir;
   options.service = ServiceOptionsFrom(config.model);
   options.db = db;
@@ -371,6 +374,14 @@ int main(int argc, char** argv) {
   admin_options.import_roots = config.model.import_roots;
   kimi::models::ModelAdmin model_admin(nullptr, admin_options);
   services.model_admin = &model_admin;
+  // The trust store models are verified with, which the admin API edits; its changes are
+  // audited through the sink once that is open (no request is served before).
+  kimi::audit::AuditSink* trust_audit = nullptr;
+  kimi::models::TrustDirectory trust_directory(config.model.trust_store, [&trust_audit](kimi::audit::AuditRecord r) {
+    if (trust_audit == nullptr) return kimi::Status::Unavailable("the audit log is not open");
+    return trust_audit->Record(std::move(r)).WaitCommitted();
+  });
+  services.trust = &trust_directory;
   // Set once the model store is open, before the server runs.
   kimi::models::ServedModel* served_model = nullptr;
   services.describe_model = [&served_model, served_id = config.model.served_id](
@@ -437,6 +448,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     auditor.Attach(audit_sink.get());
+    trust_audit = audit_sink.get();
     audit_access = kimi::http::AuditAccess{config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile),
                                            audit_sink->public_key(), audit_sink.get()};
     if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");
@@ -487,8 +499,12 @@ int main(int argc, char** argv) {
 
   // The model store; the model loads while the server answers: probes work and the API
   // says 503 until then. The admin model routes work from here on.
+  if (kimi::Status trusted = trust_directory.Load(); !trusted.ok()) {
+    kimi::log::Error("cannot read the trust store", {{"path", config.model.trust_store}, {"error", trusted.ToString()}});
+    return 1;
+  }
   kimi::Result<std::unique_ptr<kimi::models::ServedModel>> served =
-      OpenServedModel(config, store->get(), audit_sink.get(), &backend, &readiness);
+      OpenServedModel(config, store->get(), audit_sink.get(), &backend, &readiness, &trust_directory);
   if (!served.ok()) {
     kimi::log::Error("cannot open the model store", {{"error", served.status().ToString()}});
     return 1;

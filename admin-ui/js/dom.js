@@ -54,28 +54,41 @@ export function errorLine(error, what = '') {
 }
 
 // A modal confirmation stating what will happen; resolves true when confirmed. `body`: one
-// or more paragraphs (strings) or elements.
+// or more paragraphs (strings) or elements. Keyboard: focus starts on the confirm button,
+// Enter confirms, Escape cancels, Tab stays inside the dialog (the browser's modal dialog),
+// and focus returns to where it was when the dialog closes.
 export function confirmAction({title, body, confirmLabel, danger = false}) {
   return new Promise((resolve) => {
-    const dialog = h('dialog', {class: 'confirm', 'aria-labelledby': 'confirm-title'});
+    const opener = document.activeElement;
+    const dialog = h('dialog', {class: 'confirm', 'aria-labelledby': 'confirm-title', 'aria-describedby': 'confirm-body'});
     const close = (answer) => {
       dialog.close();
       dialog.remove();
+      if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
       resolve(answer);
     };
+    const confirm = h('button', {type: 'button', class: danger ? 'danger' : 'primary', onclick: () => close(true)},
+                      confirmLabel);
     dialog.append(
         h('h2', {id: 'confirm-title'}, title),
-        ...[].concat(body).map((line) => (typeof line === 'string' ? h('p', {}, line) : line)),
+        h('div', {id: 'confirm-body'}, [].concat(body).map((line) => (typeof line === 'string' ? h('p', {}, line) : line))),
         h('div', {class: 'actions'},
-          h('button', {type: 'button', class: 'quiet', onclick: () => close(false)}, 'Cancel'),
-          h('button', {type: 'button', class: danger ? 'danger' : 'primary', onclick: () => close(true)},
-            confirmLabel)));
+          h('button', {type: 'button', class: 'quiet', onclick: () => close(false)}, 'Cancel'), confirm),
+        h('p', {class: 'hint'}, 'Enter: ' + confirmLabel.toLowerCase() + ' · Escape: cancel'));
     dialog.addEventListener('cancel', (e) => {
       e.preventDefault();
       close(false);
     });
+    // A focused button already answers Enter with its own click.
+    dialog.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !(e.target instanceof HTMLButtonElement)) {
+        e.preventDefault();
+        close(true);
+      }
+    });
     document.body.append(dialog);
     dialog.showModal();
+    confirm.focus();
   });
 }
 

@@ -104,6 +104,11 @@ async function boot() {
     showSignIn('Your session has ended (it expired or was signed out). Sign in again.');
   });
   signOutButton.addEventListener('click', signOut);
+  // The skip link moves focus to the screen; following its #main would go through the router.
+  document.querySelector('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    main.focus();
+  });
   window.addEventListener('hashchange', route);
   try {
     const current = await get('/admin/v1/session', {signIn: true});

@@ -14,15 +14,6 @@ Result<models::ModelAdmin*> Admin(const http::Services& services) {
   return services.model_admin;
 }
 
-models::Actor ActorOf(const http::RequestContext& ctx) {
-  models::Actor actor;
-  actor.name = ctx.principal ? ctx.principal->id : "admin-api";
-  actor.role = ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "admin";
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  return actor;
-}
-
 Result<nlohmann::json> Body(const httplib::Request& req) {
   nlohmann::json body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
@@ -37,6 +28,15 @@ Status Reply(Result<nlohmann::json> reply, int status, httplib::Response& res) {
 }
 
 }  // namespace
+
+models::Actor ActorOf(const http::RequestContext& ctx) {
+  models::Actor actor;
+  actor.name = ctx.principal ? ctx.principal->id : "admin-api";
+  actor.role = ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "admin";
+  actor.source = ctx.remote_addr;
+  actor.request_id = ctx.request_id;
+  return actor;
+}
 
 Status HandleListModels(const http::Services& services, http::RequestContext&, const httplib::Request&,
                         httplib::Response& res) {

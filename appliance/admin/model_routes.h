@@ -20,8 +20,12 @@
 #include <span>
 
 #include "http/routes.h"
+#include "models/model_store.h"
 
 namespace kimi::admin {
+
+// Who the request is from, for the audit records of model and trust store acts.
+models::Actor ActorOf(const http::RequestContext& ctx);
 
 Status HandleListModels(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res);

@@ -38,13 +38,14 @@ constexpr PermissionRow kPermissions[] = {
     {Permission::kKeysManage, "keys.manage", Bit(Role::kAdmin)},
     {Permission::kUsersManage, "users.manage", Bit(Role::kAdmin)},
     {Permission::kPolicyRead, "policy.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
+    {Permission::kTrustRead, "trust.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kAdminOnly, "admin.only", Bit(Role::kAdmin)},
 };
 constexpr Permission kPermissionList[] = {
     Permission::kPublic,       Permission::kSessionSelf, Permission::kMetricsRead,
     Permission::kModelsRead,   Permission::kInference,   Permission::kModelsManage,
     Permission::kAuditRead,    Permission::kKeysManage,  Permission::kUsersManage,
-    Permission::kPolicyRead,
+    Permission::kPolicyRead,   Permission::kTrustRead,
     Permission::kAdminOnly,
 };
 

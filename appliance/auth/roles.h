@@ -33,6 +33,7 @@ enum class Permission {
   kKeysManage,     // create, list and revoke anyone's API keys
   kUsersManage,    // add, list and disable console users
   kPolicyRead,     // read the active policy and its versions (changing one is admin.only)
+  kTrustRead,      // list the model trust store's keys and CAs (changing it is admin.only)
   kAdminOnly,      // the default of a route that declares nothing: fail closed to admin
 };
 

@@ -36,6 +36,8 @@ TEST(RolesTest, MatrixAsDocumented) {
       {Role::kScrape, Permission::kInference, false},      {Role::kScrape, Permission::kAuditRead, false},
       {Role::kOperator, Permission::kPolicyRead, true},    {Role::kAuditor, Permission::kPolicyRead, true},
       {Role::kUser, Permission::kPolicyRead, false},       {Role::kScrape, Permission::kPolicyRead, false},
+      {Role::kOperator, Permission::kTrustRead, true},     {Role::kAuditor, Permission::kTrustRead, true},
+      {Role::kUser, Permission::kTrustRead, false},        {Role::kScrape, Permission::kTrustRead, false},
   };
   for (const Row& r : rows) {
     EXPECT_EQ(RoleAllows(r.role, r.permission), r.allowed) << RoleName(r.role) << " " << PermissionName(r.permission);

@@ -3,9 +3,11 @@
 #include <vector>
 
 #include "admin/model_routes.h"
+#include "admin/trust_routes.h"
 #include "http/admin_handlers.h"
 #include "http/console_handlers.h"
 #include "http/audit_admin_handlers.h"
+#include "http/audit_proof_handler.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
 #include "policy/policy_routes.h"
@@ -34,6 +36,9 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus, false, P::kModelsRead},
     {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel, false, P::kModelsManage},
     {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel, false, P::kModelsManage},
+    {"GET", "/admin/v1/trust", "admin_trust_list", &admin::HandleListTrust, false, P::kTrustRead},
+    {"POST", "/admin/v1/trust", "admin_trust_add", &admin::HandleAddTrust, false, P::kAdminOnly},
+    {"DELETE", "/admin/v1/trust/{id}", "admin_trust_remove", &admin::HandleRemoveTrust, false, P::kAdminOnly},
     // The login form's POST is public by nature: it is how a person authenticates.
     {"POST", "/admin/v1/session", "admin_session_login", &HandleSessionLogin, false, P::kPublic,
      /*body_has_password=*/true},
@@ -58,6 +63,7 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/audit", "admin_audit_search", &HandleAuditSearch, false, P::kAuditRead},
     {"GET", "/admin/v1/audit/export", "admin_audit_export", &HandleAuditExport, false, P::kAuditRead},
     {"GET", "/admin/v1/audit/verify", "admin_audit_verify", &HandleAuditVerify, false, P::kAuditRead},
+    {"GET", "/admin/v1/audit/records/{seq}/proof", "admin_audit_proof", &HandleAuditRecordProof, false, P::kAuditRead},
 };
 
 std::vector<std::string_view> Segments(std::string_view path) {

@@ -42,6 +42,7 @@ class ModelRulesTable;
 }
 namespace kimi::models {
 class ModelAdmin;
+class TrustDirectory;
 }  // namespace kimi::models
 namespace kimi::auth {
 class Authenticator;
@@ -76,6 +77,7 @@ struct Services {
   // Called before /metrics renders, to refresh gauges that mirror other components.
   std::function<void()> before_metrics_render;
   models::ModelAdmin* model_admin = nullptr;  // null: /admin/v1/models answers 503
+  models::TrustDirectory* trust = nullptr;    // null: /admin/v1/trust answers 503
   // Details of a served model for /v1/models (a request's audit record takes its model
   // digest from the backend that served it instead); may be empty, and may return nothing.
   std::function<std::optional<ServedModelDetails>(const std::string& model)> describe_model;

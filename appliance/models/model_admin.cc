@@ -1,5 +1,6 @@
 #include "models/model_admin.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace kimi::models {
@@ -124,6 +125,7 @@ Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const
   request.progress = [this, j](const ImportProgress& p) {
     std::lock_guard<std::mutex> progress_lock(mu_);
     j->progress = p;
+    j->bytes_total = std::max(j->bytes_total, p.bytes.bytes_total);
   };
   j->worker = std::thread([this, store, j, request = std::move(request), actor] {
     Result<ModelVersion> v = store->Import(request, actor);
@@ -131,6 +133,9 @@ Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const
     if (v.ok()) {
       j->state = "succeeded";
       j->version = VersionToJson(*v);
+      // The last report came from a phase that may have had nothing left to read (the
+      // verification of digests the copy already computed): the finished job reports all of it.
+      j->progress = {"done", ProgressSince(j->started, j->bytes_total, j->bytes_total, /*finished=*/true)};
     } else {
       j->state = "failed";
       j->error = v.status().message();

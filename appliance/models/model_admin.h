@@ -9,7 +9,10 @@
 //                          naming the bytes needed and available; the job re-checks when it starts)
 //   ImportStatus(job)      {"job","model","source","state":"running|succeeded|failed","phase",
 //                           "bytes_done","bytes_total","bytes_per_second","eta_seconds",
-//                           "version":{...} on success, "error" on failure}
+//                           "version":{...} on success, "error" on failure}; phase is
+//                          "copying", then "verifying", and "done" once it succeeded, when
+//                          bytes_done = bytes_total = the bytes copied and the rate is the
+//                          whole import's average
 //   ImportJobs()           {"jobs":[...newest first...]}: what the console polls, no job id needed
 //   Activate(body)         {"model","digest","force":false} -> {"version":{...}}
 //   Rollback(body)         {"model"} -> {"version":{...}}
@@ -28,6 +31,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -80,6 +84,8 @@ class ModelAdmin {
     std::string source;
     std::string state = "running";  // running, succeeded, failed
     ImportProgress progress;        // phase points at a literal
+    uint64_t bytes_total = 0;       // the largest total any phase reported: what was copied
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     nlohmann::json version;
     std::string error;
     std::thread worker;

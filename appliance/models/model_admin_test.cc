@@ -57,6 +57,9 @@ class ModelAdminTest : public ::testing::Test {
     auto [polled, status] = Call(&admin::HandleImportStatus, "", {{"job", job["job"]}});
     EXPECT_TRUE(polled.ok());
     EXPECT_EQ(status["state"], "succeeded") << status.dump();
+    // The finished job reports every byte it copied, whatever the last phase read.
+    EXPECT_EQ(status["phase"], "done");
+    EXPECT_GT(status["bytes_total"].get<uint64_t>(), 0u);
     EXPECT_EQ(status["bytes_done"], status["bytes_total"]);
     return status["version"]["digest"];
   }

@@ -153,7 +153,7 @@ Status ValidateModelId(std::string_view id) {
 }
 
 Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) {
-  if (options.db == nullptr || options.trust == nullptr || !options.audit) {
+  if (options.db == nullptr || (options.trust == nullptr && !options.current_trust) || !options.audit) {
     return Status::InvalidArgument("model store needs a database, a trust store and an audit function");
   }
   std::string models_dir = (fs::path(options.data_dir) / "models").string();
@@ -244,23 +244,34 @@ Status ModelStore::Recover() {
   return Status::OK();
 }
 
-Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
-                         const Actor& actor, const Status& outcome, std::string detail) const {
+audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                             const Status& outcome, std::string detail) {
   audit::AuditRecord r;
   r.actor = actor.name;
   r.role = actor.role;
   r.source = actor.source;
   r.request_id = actor.request_id;
   r.action = std::string(action);
-  r.target = std::string(model_id);
-  r.model = std::string(model_id);
-  r.model_digest = std::string(digest);
+  r.target = std::string(target);
   r.outcome = OutcomeName(outcome);
   if (!outcome.ok()) detail += (detail.empty() ? "" : ": ") + outcome.message();
   r.detail = std::move(detail);
+  return r;
+}
+
+Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
+                         const Actor& actor, const Status& outcome, std::string detail) const {
+  audit::AuditRecord r = ActRecord(action, model_id, actor, outcome, std::move(detail));
+  r.model = std::string(model_id);
+  r.model_digest = std::string(digest);
   Status s = options_.audit(std::move(r));
   if (!s.ok()) return Status::Unavailable("audit record for " + std::string(action) + " failed: " + s.message());
   return Status::OK();
+}
+
+std::shared_ptr<const TrustStore> ModelStore::Trust() const {
+  if (options_.current_trust) return options_.current_trust();
+  return std::shared_ptr<const TrustStore>(std::shared_ptr<const TrustStore>(), options_.trust);
 }
 
 Result<std::vector<ModelVersion>> ModelStore::List() const {
@@ -289,7 +300,7 @@ Result<VerifiedManifest> ModelStore::VerifyDirectory(const std::string& dir, std
   VerifyRequest request;
   request.model_path = dir;
   request.hashing = hashing;
-  KIMI_ASSIGN_OR_RETURN(VerifiedManifest manifest, ModelVerifier::Verify(request, *options_.trust));
+  KIMI_ASSIGN_OR_RETURN(VerifiedManifest manifest, ModelVerifier::Verify(request, *Trust()));
   if (manifest.subject_digest_hex() != digest) {
     return Status::Corruption("the signature in " + dir + " names model " + manifest.subject_digest_hex() +
                               ", not this version");
@@ -346,7 +357,7 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   verify.hashing.threads = request.threads;
   verify.known_digests = &copied->digests;
   if (request.progress) verify.hashing.progress = [&](const HashProgress& p) { request.progress({"verifying", p}); };
-  Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *options_.trust);
+  Result<VerifiedManifest> manifest = ModelVerifier::Verify(verify, *Trust());
   if (!manifest.ok()) return refuse(manifest.status().WithContext("verifying the copy of " + request.source), "");
   const std::string digest = manifest->subject_digest_hex();
   Status pruned = PruneUnsigned(staging, *manifest);

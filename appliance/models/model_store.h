@@ -64,6 +64,12 @@ struct Actor {
   std::string request_id;
 };
 
+// The audit record of one act on models or on the trust store: `actor` did `action` to
+// `target`; `outcome` OK is "ok", a refusal (invalid, not found, exists, denied, precondition,
+// corruption) "refused", anything else "error", and its message is appended to `detail`.
+audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                             const Status& outcome, std::string detail);
+
 // What the serving side needs to load a version. `manifest` is the verification that has
 // just been run on `directory`: the loader must read only the files it lists.
 struct ActiveVersion {
@@ -127,6 +133,9 @@ struct ModelStoreOptions {
   StoreAccess access = StoreAccess::kOwner;
   store::Store* db = nullptr;            // migrated with store::AllMigrations()
   const TrustStore* trust = nullptr;
+  // When set, each verification uses the store it returns instead of `trust` (the daemon's
+  // trust store, which the admin API edits: trust_directory.h).
+  std::function<std::shared_ptr<const TrustStore>()> current_trust;
   AuditFn audit;                         // required
   ActivationListener* listener = nullptr;  // null: nothing is loaded (kimictl)
   unsigned verify_threads = 0;           // for re-verification; 0: one per core
@@ -183,6 +192,8 @@ class ModelStore {
   Status Recover();
   // FailedPrecondition for a store opened as reader.
   Status RequireOwner(std::string_view act) const;
+  // The trust store to verify with now (options_.current_trust, else options_.trust).
+  std::shared_ptr<const TrustStore> Trust() const;
   // Verifies a version directory; the manifest's subject must equal `digest`.
   Result<VerifiedManifest> VerifyDirectory(const std::string& dir, std::string_view digest,
                                            const HashOptions& hashing) const;

@@ -32,7 +32,7 @@ std::string Describe(const ServedVersion& v) {
 Result<std::unique_ptr<ServedModel>> ServedModel::Open(ServedModelOptions options, api::EmbeddedBackend* backend) {
   KIMI_RETURN_IF_ERROR(ValidateModelId(options.model_id).WithContext("model.store_id"));
   TrustStore trust;
-  if (!options.trust_store.empty()) {
+  if (!options.trust_store.empty() && options.trust_directory == nullptr) {
     Result<TrustStore> loaded = TrustStore::LoadPath(options.trust_store);
     if (!loaded.ok()) return loaded.status().WithContext("trust store " + options.trust_store);
     trust = std::move(loaded).value();
@@ -42,6 +42,9 @@ Result<std::unique_ptr<ServedModel>> ServedModel::Open(ServedModelOptions option
   store_options.data_dir = served->options_.data_dir;
   store_options.db = served->options_.db;
   store_options.trust = &served->trust_;
+  if (const TrustDirectory* live = served->options_.trust_directory) {
+    store_options.current_trust = [live] { return live->Current(); };
+  }
   store_options.audit = served->options_.audit;
   store_options.listener = served.get();
   KIMI_ASSIGN_OR_RETURN(served->store_, ModelStore::Open(std::move(store_options)));

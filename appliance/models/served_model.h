@@ -33,6 +33,7 @@
 #include "models/model_slot.h"
 #include "models/model_store.h"
 #include "models/oms_trust.h"
+#include "models/trust_directory.h"
 #include "models/slot_switcher.h"
 
 namespace kimi::models {
@@ -41,6 +42,10 @@ struct ServedModelOptions {
   std::string model_id;     // the store's model id whose active version is served (model.store_id)
   std::string data_dir;     // the store lives in <data_dir>/models
   std::string trust_store;  // a PEM file or a directory of *.pem; empty: nothing verifies
+  // The daemon's trust store, edited through the admin API (borrowed; loaded already). When
+  // set, the model store verifies with it as it is at each verification, not with a copy of
+  // trust_store loaded once.
+  const TrustDirectory* trust_directory = nullptr;
   std::string direct_dir;   // served when the store has no active version; may be empty
   ChatServiceOptions service;
   store::Store* db = nullptr;  // migrated

@@ -5,7 +5,8 @@
 //
 // Environment: KIMI_CONSOLE_URL (http://127.0.0.1:PORT), KIMI_ADMIN_OTP (the bootstrap
 // admin's one-time password), KIMI_CHROMIUM (the browser), KIMI_SCREENSHOT_DIR, KIMI_SUITE,
-// KIMI_IMPORT_SIGNED and KIMI_IMPORT_TAMPERED (model copies under model.import_roots).
+// KIMI_IMPORT_SIGNED, KIMI_IMPORT_TAMPERED and KIMI_IMPORT_SIGNED_V2 (model copies under
+// model.import_roots), KIMI_EXTRA_PUBLIC_KEY (a PEM public key the trust store lacks).
 import {chromium} from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,8 +21,23 @@ const NEW_PASSWORD = 'console-test-password-1';
 const signedCopy = process.env.KIMI_IMPORT_SIGNED;
 const tamperedCopy = process.env.KIMI_IMPORT_TAMPERED;
 const STORE_ID = 'k3';
+const secondCopy = process.env.KIMI_IMPORT_SIGNED_V2;
+const extraKeyPem = fs.readFileSync(process.env.KIMI_EXTRA_PUBLIC_KEY, 'utf8');
 // Generous bounds that only stop a hung page; nothing here measures time.
 const WAIT_MS = 15000;
+// The screens, as the navigation names them, for the per-screen checks, with what shows once
+// each has its first answers.
+const SCREENS = [['Overview', 'overview', ['#readiness']],
+                 ['Models', 'models', ['#model-list table', '#trust-list table']],
+                 ['Keys and users', 'keys', ['#key-list table', '#user-list table']],
+                 ['Audit', 'audit', ['#audit-results table']],
+                 ['Policies', 'policies', ['#policy-current h2']],
+                 ['Playground', 'playground', ['#play-model option']]];
+
+async function openLoadedScreen(page, [link, id, ready]) {
+  await openScreen(page, link, '#screen-' + id);
+  for (const selector of ready) await page.locator(selector).first().waitFor({state: 'attached', timeout: WAIT_MS});
+}
 
 let failures = 0;
 async function check(name, body) {
@@ -115,6 +131,61 @@ async function openScreen(page, link, id) {
   return screen;
 }
 
+// The row of the model list with version `version` (its second cell).
+function versionRow(page, version) {
+  return page.locator('#model-list tbody tr').filter({has: page.locator('td:nth-child(2)', {hasText: new RegExp('^' + version + '$')})});
+}
+
+// Opens the confirmation with `button`, checks that it says every one of `says`, and answers it
+// from the keyboard: Enter confirms, Escape cancels. Returns the dialog's text.
+async function answerConfirmation(page, button, says, key, shot) {
+  await button.click();
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor({timeout: WAIT_MS});
+  const text = await dialog.textContent();
+  for (const phrase of says) assert(text.includes(phrase), 'the confirmation lacks "' + phrase + '": ' + text);
+  if (shot) await screenshot(page, shot);
+  await page.keyboard.press(key);
+  await dialog.waitFor({state: 'detached', timeout: WAIT_MS});
+  return text;
+}
+
+// In the page: form controls without an accessible name, and text whose contrast with the
+// background behind it is under WCAG AA (4.5:1; 3:1 for large text).
+function accessibilityProblems() {
+  const problems = [];
+  for (const el of document.querySelectorAll('input, select, textarea')) {
+    if (el.type === 'hidden') continue;
+    const named = (el.labels && el.labels.length > 0) || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+    if (!named) problems.push('no label: ' + (el.id || el.outerHTML.slice(0, 60)));
+  }
+  const rgb = (text) => (text.match(/[\d.]+/g) || []).map(Number);
+  const luminance = ([r, g, b]) => {
+    const lin = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  const background = (el) => {
+    for (let at = el; at; at = at.parentElement) {
+      const c = rgb(getComputedStyle(at).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim() !== '');
+    if (!own || el.closest('[hidden], dialog:not([open]), .skip') || el.getClientRects().length === 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility === 'hidden' || Number(style.opacity) < 1) continue;
+    const fg = rgb(style.color).slice(0, 3);
+    const [a, b] = [luminance(fg), luminance(background(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) problems.push('contrast ' + ratio.toFixed(2) + ': "' + el.textContent.trim().slice(0, 40) + '"');
+  }
+  return problems;
+}
+
 async function adminSuite(page) {
   await check('/ redirects to the sign-in page of the console', async () => {
     await page.goto(base + '/');
@@ -191,6 +262,22 @@ async function adminSuite(page) {
     assert(!(await page.content()).includes(key), 'the secret came back');
   });
 
+  await check("a key's usage and quotas: shown, and a quota changed", async () => {
+    await page.getByRole('button', {name: 'Usage and quotas of key browser-test'}).click();
+    const detail = page.locator('#key-detail');
+    await detail.waitFor({timeout: WAIT_MS});
+    const text = await detail.textContent();
+    assert(text.includes('Today') && text.includes('This month') && text.includes('Requests in flight now'),
+           'usage: ' + text);
+    await page.locator('#limit-tokens-per-day').fill('5000');
+    await detail.getByRole('button', {name: 'Save quotas'}).click();
+    await detail.locator('.ok', {hasText: 'Quotas saved'}).waitFor({timeout: WAIT_MS});
+    await page.getByRole('button', {name: 'Usage and quotas of key browser-test'}).click();
+    await page.locator('#key-detail', {hasText: 'of 5000'}).waitFor({timeout: WAIT_MS});
+    assert((await page.locator('#limit-tokens-per-day').inputValue()) === '5000', 'the quota was not kept');
+    await screenshot(page, 'keys-usage');
+  });
+
   await check('revoke the key after a confirmation; the API refuses it', async () => {
     await page.getByRole('button', {name: 'Revoke key browser-test'}).click();
     const dialog = page.getByRole('dialog');
@@ -217,6 +304,21 @@ async function adminSuite(page) {
     actorOfKey = cells[2];
     assert(actorOfKey !== '' && actorOfKey !== '–', 'the record names no actor');
     await screenshot(page, 'audit-by-request');
+  });
+
+  await check("the request's record opens with its inclusion proof, verified in the page and by the appliance", async () => {
+    await page.locator('#audit-results tbody tr', {hasText: keyRequestId}).locator('button.link').click();
+    const detail = page.locator('#audit-record');
+    await detail.waitFor({timeout: WAIT_MS});
+    assert((await detail.textContent()).includes(keyRequestId), 'the detail is of another record');
+    for (const id of ['#check-leaf', '#check-root', '#check-signature']) {
+      const line = await page.locator(id).textContent();
+      assert(line.startsWith('Verified: '), id + ': ' + line);
+    }
+    const server = await page.locator('#proof-server-check').textContent();
+    assert(server.startsWith('Verified: '), 'appliance: ' + server);
+    assert(/^[0-9a-f]{64}$/.test(await page.locator('#proof-root').textContent()), 'no root hash shown');
+    await screenshot(page, 'audit-record');
   });
 
   await check("the audit search by the key's actor lists its requests", async () => {
@@ -328,6 +430,50 @@ async function adminSuite(page) {
     assert(await modelReady(), 'the model is not ready again after the activation');
   });
 
+  let signerId = '';
+  await check('the trust store lists the signing key as the one that verified the active version', async () => {
+    const row = page.locator('#trust-list tbody tr', {hasText: 'demo-signer.pem'});
+    await row.locator('td', {hasText: STORE_ID + ' version 1'}).waitFor({timeout: WAIT_MS});
+    signerId = (await row.locator('td').nth(1).textContent()).trim();
+    assert(/^[0-9a-f]{64}$/.test(signerId), 'fingerprint: ' + signerId);
+  });
+
+  await check('the trust store refuses text that is not a key, with the reason', async () => {
+    await page.getByLabel('Public key or CA certificate (PEM)').fill('this is not a key');
+    await page.getByRole('button', {name: 'Add to trust store'}).click();
+    const reason = await page.locator('#trust-result .error').textContent();
+    assert(/not PEM/.test(reason), 'reason: ' + reason);
+  });
+
+  let extraId = '';
+  await check('add a key to the trust store; the same key again is refused as a duplicate', async () => {
+    await page.getByLabel('Public key or CA certificate (PEM)').fill(extraKeyPem);
+    await page.getByLabel('Label (names the file)').fill('Second signer');
+    await page.getByRole('button', {name: 'Add to trust store'}).click();
+    const added = await page.locator('#trust-result .ok').textContent();
+    extraId = (added.match(/[0-9a-f]{64}/) || [''])[0];
+    assert(extraId !== '', 'added: ' + added);
+    await page.locator('#trust-list tbody tr', {hasText: extraId}).waitFor({timeout: WAIT_MS});
+    await page.getByLabel('Public key or CA certificate (PEM)').fill(extraKeyPem);
+    await page.getByRole('button', {name: 'Add to trust store'}).click();
+    const refused = await page.locator('#trust-result .error').textContent();
+    assert(refused.includes('already trusted'), 'duplicate: ' + refused);
+    await screenshot(page, 'models-trust');
+  });
+
+  await check("removing the active version's signer says what happens; Escape cancels it", async () => {
+    await answerConfirmation(page, page.getByRole('button', {name: 'Remove key ' + signerId.slice(0, 16)}),
+                             [STORE_ID + ' version 1', 'keeps serving', 'deactivated'], 'Escape', 'models-trust-confirm');
+    await page.locator('#trust-list tbody tr', {hasText: signerId}).waitFor({timeout: WAIT_MS});
+  });
+
+  await check('remove the added key after its confirmation, confirmed with Enter', async () => {
+    await answerConfirmation(page, page.getByRole('button', {name: 'Remove key ' + extraId.slice(0, 16)}),
+                             ['can no longer be imported'], 'Enter');
+    await page.locator('#trust-result, #trust-area .ok', {hasText: 'Removed'}).first().waitFor({timeout: WAIT_MS});
+    await page.locator('#trust-list tbody tr', {hasText: extraId}).waitFor({state: 'detached', timeout: WAIT_MS});
+  });
+
   await check('a tampered copy is refused with its reason on screen', async () => {
     await page.getByLabel('Source directory').fill(tamperedCopy);
     await page.getByRole('button', {name: 'Import and verify'}).click();
@@ -341,6 +487,78 @@ async function adminSuite(page) {
     assert(versions >= 1, 'the store lost its version');
     assert((await page.locator('#model-list tbody tr td', {hasText: /^active$/}).count()) === 1,
            'the active version changed');
+  });
+
+  await check('import and activate a second version, then roll back after a confirmation', async () => {
+    await page.getByLabel('Source directory').fill(secondCopy);
+    await page.getByRole('button', {name: 'Import and verify'}).click();
+    await page.locator('#import-progress .ok', {hasText: 'Imported and verified: version 2'}).waitFor({timeout: WAIT_MS * 4});
+    await answerConfirmation(page, versionRow(page, 2).getByRole('button', {name: 'Activate'}), ['re-verifies'], 'Enter');
+    await page.locator('#screen-models .ok', {hasText: 'Activation done: version 2'}).waitFor({timeout: WAIT_MS * 4});
+    assert(await modelReady(), 'the model is not ready after activating version 2');
+    await answerConfirmation(page, versionRow(page, 2).getByRole('button', {name: 'Roll back'}),
+                             ['previously active version', 'stays installed'], 'Enter', 'models-rollback-confirm');
+    await page.locator('#screen-models .ok', {hasText: 'Rollback done: version 1'}).waitFor({timeout: WAIT_MS * 4});
+    await versionRow(page, 1).locator('td', {hasText: /^active$/}).waitFor({timeout: WAIT_MS});
+    assert(await modelReady(), 'the model is not ready after the rollback');
+  });
+
+  await check('remove the inactive version after a confirmation that says what happens', async () => {
+    await answerConfirmation(page, versionRow(page, 2).getByRole('button', {name: 'Remove'}),
+                             ['deleted', 'importing it again'], 'Enter', 'models-remove-confirm');
+    await page.locator('#screen-models .ok', {hasText: 'Removal done'}).waitFor({timeout: WAIT_MS * 4});
+    await versionRow(page, 2).locator('td', {hasText: /^removed$/}).waitFor({timeout: WAIT_MS});
+    await versionRow(page, 1).locator('td', {hasText: /^active$/}).waitFor({timeout: WAIT_MS});
+    await screenshot(page, 'models-after-rollback');
+  });
+
+  await check('every screen: labelled controls, AA contrast, no sideways scrolling at 1280x800', async () => {
+    for (const screen of SCREENS) {
+      const link = screen[0];
+      await openLoadedScreen(page, screen);
+      const problems = await page.evaluate(accessibilityProblems);
+      assert(problems.length === 0, link + ': ' + problems.join('; '));
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert(wide <= 0, link + ' scrolls sideways by ' + wide + ' px');
+    }
+  });
+
+  await check('keyboard: the skip link comes before the screens, with a visible focus ring, and skips to them', async () => {
+    await page.locator('#nav a', {hasText: 'Overview'}).focus();
+    await page.keyboard.press('Shift+Tab');
+    const skip = await page.evaluate(() => {
+      const el = document.activeElement;
+      const style = getComputedStyle(el);
+      return {text: el.textContent, outline: style.outlineStyle, width: parseFloat(style.outlineWidth)};
+    });
+    assert(skip.text === 'Skip to content', 'before the screens: ' + skip.text);
+    assert(skip.outline !== 'none' && skip.width >= 2, 'focus ring: ' + skip.outline + ' ' + skip.width);
+    await screenshot(page, 'keyboard-skip-link');
+    const order = [];
+    for (let i = 0; i < 2; i += 1) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => document.activeElement.textContent));
+    }
+    assert(order[0] === 'Overview' && order[1] === 'Models', 'tab order: ' + order.join(', '));
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    assert(await page.evaluate(() => document.activeElement.id === 'main'), 'the skip link did not lead to the content');
+  });
+
+  await check('a laptop screen (1366x768): every screen fits its width; screenshots', async () => {
+    await page.setViewportSize({width: 1366, height: 768});
+    try {
+      for (const screen of SCREENS) {
+        const [link, id] = screen;
+        await openLoadedScreen(page, screen);
+        const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert(wide <= 0, link + ' scrolls sideways by ' + wide + ' px');
+        await screenshot(page, 'laptop-' + id);
+      }
+    } finally {
+      await page.setViewportSize({width: 1280, height: 800});
+    }
   });
 
   await check('add an auditor: its one-time password is shown once', async () => {

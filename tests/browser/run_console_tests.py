@@ -3,7 +3,8 @@
 Starts kimi-appliance through the integration harness with the console served from the
 source tree's admin-ui/ and a signed k3-nano demo model, puts two copies of that model on a
 stand-in for a mounted medium (model.import_roots: a temp folder), one intact and one with a
-byte flipped in its largest file, for the models screen to import; bootstraps the first console admin
+byte flipped in its largest file, and a second signed version, for the models screen to import;
+trusts the signing key through a trust directory and makes one more key for the trust store screen; bootstraps the first console admin
 with kimictl, and runs the tests in Debian's Chromium (headless) through playwright-core.
 playwright-core is installed with npm into a folder of the build tree at test time, never
 into the source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when
@@ -66,9 +67,9 @@ def ensure_package(npm_dir):
         skip("npm install %s failed (no registry reachable?):\n%s" % (PACKAGE, proc.stderr[-2000:]))
 
 
-def console_config(model_dir, trust, import_root):
+def console_config(model_dir, trust_dir, import_root):
     config = base_config()
-    config["model"] = {"dir": model_dir, "trust_store": trust, "import_roots": [import_root]}
+    config["model"] = {"dir": model_dir, "trust_store": trust_dir, "import_roots": [import_root]}
     config["console"] = {"assets_dir": os.path.join(SOURCE, "admin-ui")}
     # Small Argon2id parameters keep sign-in quick; the algorithm is the same.
     config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
@@ -92,6 +93,28 @@ def stage_media(model_dir, media):
     return signed, tampered
 
 
+def stage_second_version(model_dir, media, private_key):
+    """A second signed version of the model on the medium: the same files plus a note, signed
+    again with the same key (a new digest, so the store numbers it version 2)."""
+    second = os.path.join(media, "signed-v2")
+    shutil.copytree(model_dir, second)
+    with open(os.path.join(second, "RELEASE-NOTES.txt"), "w") as f:
+        f.write("second version of the demo model\n")
+    code, out, err = run_to_exit([KIMICTL, "model", "sign", "--key", private_key, "--quiet", second], timeout=300)
+    if code != 0:
+        raise RuntimeError("kimictl model sign failed: %s%s" % (out, err))
+    return second
+
+
+def extra_public_key(scratch):
+    """A key pair the trust store does not hold yet; its public half's path."""
+    key = os.path.join(scratch, "extra-key")
+    code, out, err = run_to_exit([KIMICTL, "keygen", "--out", key])
+    if code != 0:
+        raise RuntimeError("kimictl keygen failed: %s%s" % (out, err))
+    return key + ".pub.pem"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--npm-dir", required=True, help="build-tree folder for node_modules")
@@ -102,10 +125,15 @@ def main():
     ensure_package(npm_dir)
 
     with tempfile.TemporaryDirectory(prefix="kimi-console-model-") as scratch:
-        model_dir, public_key, _ = make_signed_model(scratch)
+        model_dir, public_key, private_key = make_signed_model(scratch)
         media = os.path.join(scratch, "media")
         signed_copy, tampered_copy = stage_media(model_dir, media)
-        daemon = Daemon(config=console_config(model_dir, public_key, media))
+        second_copy = stage_second_version(model_dir, media, private_key)
+        # A trust directory (not a single file), so that the console can add and remove keys.
+        trust_dir = os.path.join(scratch, "trust")
+        os.makedirs(trust_dir)
+        shutil.copyfile(public_key, os.path.join(trust_dir, "demo-signer.pem"))
+        daemon = Daemon(config=console_config(model_dir, trust_dir, media))
         try:
             state = wait_until_ready(daemon)
             if not state or not state["ready"]:
@@ -121,6 +149,7 @@ def main():
             shutil.copyfile(os.path.join(HERE, "console_test.mjs"), script)
             env = dict(os.environ, KIMI_CONSOLE_URL="http://127.0.0.1:%d" % daemon.port, KIMI_ADMIN_OTP=otp.strip(),
                        KIMI_CHROMIUM=chromium, KIMI_IMPORT_SIGNED=signed_copy, KIMI_IMPORT_TAMPERED=tampered_copy,
+                       KIMI_IMPORT_SIGNED_V2=second_copy, KIMI_EXTRA_PUBLIC_KEY=extra_public_key(scratch),
                        KIMI_SCREENSHOT_DIR=os.path.abspath(args.screenshots) if args.screenshots else "")
             return subprocess.run(["node", script], env=env, timeout=NODE_TIMEOUT_S).returncode
         finally:

@@ -1,11 +1,13 @@
 // Audit: search the audit log with filters (time, actor, action, model, outcome, request
 // id), page through the results with the server's cursor, and export the selected time range
 // as the signed JSONL bundle (records, signed heads and inclusion proofs) or as CSV (records
-// and signed heads, no proofs), and verify the whole log (GET /admin/v1/audit/verify). Shown as not
-// available when the appliance has no audit routes.
+// and signed heads, no proofs), verify the whole log (GET /admin/v1/audit/verify), and open one
+// record with its inclusion proof (GET /admin/v1/audit/records/{seq}/proof), checked again in
+// the page (proof.js). Shown as not available when the appliance has no audit routes.
 
 import {call, get} from '../api.js';
 import {busy, errorLine, field, formatTime, h, replace, table} from '../dom.js';
+import {checkInclusion} from '../proof.js';
 
 const PAGE = 100;
 
@@ -48,9 +50,60 @@ function verifyReport(report) {
            h('ul', {}, (report.problems || []).map((p) => h('li', {}, p))));
 }
 
-function recordRow(r) {
-  return [String(r.seq), formatTime(r.time), r.actor || '–', r.role || '–', r.action || '–', r.model || '–',
+function recordRow(r, open) {
+  const seq = h('button', {type: 'button', class: 'link', 'aria-label': 'Show record ' + r.seq + ' with its proof',
+                           onclick: () => open(r.seq)}, String(r.seq));
+  return [seq, formatTime(r.time), r.actor || '–', r.role || '–', r.action || '–', r.model || '–',
           r.outcome || '–', r.http_status ? String(r.http_status) : '', r.request_id || '', r.detail || ''];
+}
+
+const RECORD_FIELDS = ['seq', 'time', 'actor', 'role', 'source', 'action', 'target', 'model', 'model_digest', 'outcome',
+                       'http_status', 'request_id', 'detail', 'policy', 'prompt_tokens', 'completion_tokens'];
+
+function facts(pairs) {
+  return h('dl', {class: 'facts'}, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '')
+    .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+function checkLine(id, step) {
+  const mark = step.ok === true ? 'ok' : step.ok === false ? 'error' : 'unavailable';
+  const word = step.ok === true ? 'Verified: ' : step.ok === false ? 'FAILED: ' : 'Not checked here: ';
+  return h('li', {class: mark, id}, word + step.text);
+}
+
+// The record, its proof and both checks: the page's own (Web Crypto) and the appliance's.
+async function recordDetail(reply) {
+  const {proof, record} = reply;
+  const head = proof.signed_head;
+  let steps;
+  if (globalThis.crypto && crypto.subtle) {
+    steps = await checkInclusion(crypto.subtle, proof, reply.public_key.public_key);
+  } else {
+    const none = {ok: null, text: 'this page is not in a secure context (HTTPS), so it has no Web Crypto'};
+    steps = {leaf: none, root: none, signature: none};
+  }
+  const server = reply.check || {};
+  const saved = h('a', {href: URL.createObjectURL(new Blob([JSON.stringify(proof, null, 2) + '\n'],
+                                                            {type: 'application/json'})),
+                        download: 'audit-proof-' + proof.leaf_index + '.json'}, 'Download the proof');
+  return h('section', {class: 'card', id: 'audit-record', 'aria-labelledby': 'audit-record-title', tabindex: '-1'},
+           h('h2', {id: 'audit-record-title'}, 'Record ' + proof.leaf_index),
+           facts(RECORD_FIELDS.map((k) => [k, record[k] === undefined ? undefined : String(record[k])])),
+           h('h3', {}, 'Inclusion proof'),
+           facts([['Leaf index', String(proof.leaf_index)], ['Tree size', String(proof.tree_size)],
+                  ['Leaf hash', h('code', {}, proof.leaf_hash)], ['Root', h('code', {id: 'proof-root'}, reply.root_hash)],
+                  ['Signed head', formatTime(head.time) + ', key id ' + head.key_id.slice(0, 16) + '…'],
+                  ['Signature', h('code', {}, head.signature)]]),
+           h('p', {class: 'detail'}, 'Audit path, from the leaf up (' + proof.audit_path.length + ' hashes):'),
+           h('ol', {class: 'path'}, proof.audit_path.map((p) => h('li', {}, h('code', {}, p)))),
+           h('h3', {}, 'Checked in this page'),
+           h('ul', {class: 'checks', id: 'proof-checks'}, checkLine('check-leaf', steps.leaf),
+             checkLine('check-root', steps.root), checkLine('check-signature', steps.signature)),
+           h('h3', {}, 'Checked by the appliance'),
+           h('p', {class: server.ok ? 'ok' : 'error', id: 'proof-server-check'},
+             server.ok ? 'Verified: ' + (server.facts || []).join('; ') + '.' : 'FAILED: ' + (server.error || 'no answer')),
+           h('p', {class: 'detail'}, 'Compare the key id with the audit public key you hold (audit-ed25519.pub.json in the data directory); ',
+             saved, ' to check it offline with kimi-audit-verify.'));
 }
 
 // The export covers a time range only; the other filters do not narrow it.
@@ -70,6 +123,7 @@ export function render(container) {
   const search = h('button', {type: 'submit', class: 'primary'}, 'Search');
   const status = h('div', {class: 'status'});
   const results = h('div', {id: 'audit-results'});
+  const detail = h('div', {});
   const more = h('div', {});
   const exportJsonl = h('button', {type: 'button'}, 'Export JSONL');
   const exportCsv = h('button', {type: 'button'}, 'Export CSV');
@@ -81,7 +135,18 @@ export function render(container) {
                  h('div', {class: 'row'}, field('Action', inputs.action), field('Model', inputs.model),
                    field('Outcome', inputs.outcome), field('Request ID', inputs.requestId)),
                  h('div', {class: 'actions'}, search, exportJsonl, exportCsv, verify), status);
-  container.append(form, results, more);
+  container.append(form, detail, results, more);
+
+  async function open(seq) {
+    replace(detail, h('p', {class: 'detail', role: 'status'}, 'Proving record ' + seq + '…'));
+    try {
+      const section = await recordDetail(await get('/admin/v1/audit/records/' + seq + '/proof'));
+      replace(detail, section);
+      section.focus();
+    } catch (e) {
+      replace(detail, errorLine(e, 'Record ' + seq));
+    }
+  }
   let rows = [];
 
   async function page(cursor) {
@@ -90,7 +155,7 @@ export function render(container) {
     rows = cursor ? rows.concat(records) : records;
     replace(results, table(['Seq', 'Time (UTC)', 'Actor', 'Role', 'Action', 'Model', 'Outcome', 'Status', 'Request ID',
                             'Detail'],
-                           rows.map(recordRow), 'No records match.'));
+                           rows.map((r) => recordRow(r, open)), 'No records match.'));
     const next = reply.next_cursor || null;
     if (!next) {
       replace(more);

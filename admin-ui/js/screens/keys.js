@@ -1,8 +1,68 @@
-// Keys and users: API keys (create, the secret shown once with a copy button, revoke) and
-// console users (add with a one-time password shown once, disable), with their roles.
+// Keys and users: API keys (create with role, models and quotas, the secret shown once with a
+// copy button, revoke; per key its usage this UTC day and month against its quotas, and its
+// quotas changed) and console users (add with a one-time password shown once, disable).
 
 import {get, post} from '../api.js';
 import {busy, confirmAction, errorLine, field, formatTime, h, replace, table} from '../dom.js';
+
+// The quotas a key carries (auth/key_limits.h); 0 or empty: no limit.
+const LIMITS = [
+  {name: 'requests_per_minute', label: 'Requests per minute'},
+  {name: 'tokens_per_day', label: 'Tokens per UTC day'},
+  {name: 'tokens_per_month', label: 'Tokens per UTC month'},
+  {name: 'max_concurrent_streams', label: 'Requests in flight at once'},
+];
+
+function limitInputs(prefix, values = {}) {
+  return Object.fromEntries(LIMITS.map((l) => [l.name, h('input', {
+    id: prefix + l.name.replaceAll('_', '-'), type: 'number', min: 0, step: 1, placeholder: 'no limit',
+    value: values[l.name] ? String(values[l.name]) : ''})]));
+}
+
+// The fields that were filled in, as numbers; `cleared` (for a change) sends 0 for empty ones.
+function limitValues(inputs, cleared) {
+  const out = {};
+  for (const l of LIMITS) {
+    const text = inputs[l.name].value.trim();
+    if (text !== '') out[l.name] = Number(text);
+    else if (cleared) out[l.name] = 0;
+  }
+  return out;
+}
+
+function usageOf(used, limit) {
+  return limit ? used + ' of ' + limit + ' (' + Math.floor((used * 100) / limit) + '%)' : used + ' (no limit)';
+}
+
+// One key's usage and quotas: GET /admin/v1/keys/{id}/usage, changed by POST .../limits.
+async function keyDetail(key, onChanged) {
+  const usage = await get('/admin/v1/keys/' + encodeURIComponent(key.id) + '/usage');
+  const inputs = limitInputs('limit-', usage.limits);
+  const save = h('button', {type: 'submit', class: 'primary'}, 'Save quotas');
+  const status = h('div', {class: 'status'});
+  const form = h('form', {'aria-labelledby': 'key-limits-title'},
+                 h('h3', {id: 'key-limits-title'}, 'Quotas'),
+                 h('div', {class: 'row'}, LIMITS.map((l) => field(l.label, inputs[l.name]))), save, status);
+  form.addEventListener('submit', busy(save, status, async () => {
+    await post('/admin/v1/keys/' + encodeURIComponent(key.id) + '/limits', limitValues(inputs, true));
+    replace(status, h('p', {class: 'ok', role: 'status'}, 'Quotas saved; they apply from the key’s next request.'));
+    onChanged();
+  }));
+  const lim = usage.limits;
+  return h('section', {class: 'card', id: 'key-detail', tabindex: '-1', 'aria-labelledby': 'key-detail-title'},
+           h('h2', {id: 'key-detail-title'}, 'Key “' + key.name + '”: usage and quotas'),
+           h('p', {class: 'detail'}, 'Role ' + key.role + ', models ' + ((key.models || []).join(', ') || 'all') +
+             ': fixed when the key was made (make a new key to change them).'),
+           table(['Period (UTC)', 'Since', 'Requests', 'Prompt tokens', 'Completion tokens', 'Tokens against quota'],
+                 [['Today', formatTime(usage.day.period_start), String(usage.day.requests), String(usage.day.prompt_tokens),
+                   String(usage.day.completion_tokens), usageOf(usage.day.total_tokens, lim.tokens_per_day)],
+                  ['This month', formatTime(usage.month.period_start), String(usage.month.requests),
+                   String(usage.month.prompt_tokens), String(usage.month.completion_tokens),
+                   usageOf(usage.month.total_tokens, lim.tokens_per_month)]]),
+           h('p', {id: 'key-streams'}, 'Requests in flight now: ' +
+             usageOf(usage.streams_in_flight, lim.max_concurrent_streams) + '.'),
+           form);
+}
 
 const ROLES = ['user', 'operator', 'auditor', 'admin', 'scrape'];
 const USER_ROLES = ROLES.filter((r) => r !== 'scrape');
@@ -35,19 +95,20 @@ function shownOnce(title, label, secret, onDismiss) {
 function keysSection(area) {
   const list = h('div', {id: 'key-list'});
   const once = h('div', {});
+  const detail = h('div', {});
   const name = h('input', {id: 'key-name', required: true});
   const role = roleSelect('key-role', ROLES);
   const owner = h('input', {id: 'key-owner'});
   const models = h('input', {id: 'key-models', placeholder: 'all models'});
   const expires = h('input', {id: 'key-expires', type: 'date'});
-  const rpm = h('input', {id: 'key-rpm', type: 'number', min: 0, placeholder: 'no limit'});
+  const quotas = limitInputs('key-');
   const submit = h('button', {type: 'submit', class: 'primary'}, 'Create key');
   const status = h('div', {class: 'status'});
   const form = h('form', {class: 'card', 'aria-labelledby': 'key-form-title'},
                  h('h2', {id: 'key-form-title'}, 'New API key'),
                  h('div', {class: 'row'}, field('Name', name), field('Role', role), field('Owner', owner)),
-                 h('div', {class: 'row'}, field('Models (comma-separated)', models), field('Expires', expires),
-                   field('Requests per minute', rpm)),
+                 h('div', {class: 'row'}, field('Models (comma-separated)', models), field('Expires', expires)),
+                 h('div', {class: 'row'}, LIMITS.map((l) => field(l.label, quotas[l.name]))),
                  submit, status);
 
   async function load() {
@@ -58,11 +119,25 @@ function keysSection(area) {
                                            (k.models || []).join(', ') || 'all', formatTime(k.created_at),
                                            formatTime(k.last_used_at),
                                            k.revoked_at ? 'revoked ' + formatTime(k.revoked_at) : 'active',
-                                           k.revoked_at ? '' : revokeButton(k)]),
+                                           h('span', {class: 'actions'}, usageButton(k),
+                                             k.revoked_at ? '' : revokeButton(k))]),
                           'No API keys.'));
     } catch (e) {
       replace(list, errorLine(e, 'API keys'));
     }
+  }
+
+  function usageButton(key) {
+    return h('button', {type: 'button', class: 'small', 'aria-label': 'Usage and quotas of key ' + key.name,
+                        onclick: async () => {
+      try {
+        const section = await keyDetail(key, load);
+        replace(detail, section);
+        section.focus();
+      } catch (e) {
+        replace(detail, errorLine(e, 'Usage of ' + key.name));
+      }
+    }}, 'Usage');
   }
 
   function revokeButton(key) {
@@ -89,14 +164,14 @@ function keysSection(area) {
     const modelList = models.value.split(',').map((m) => m.trim()).filter(Boolean);
     if (modelList.length) spec.models = modelList;
     if (expires.value) spec.expires_at = expires.value;
-    if (rpm.value !== '') spec.requests_per_minute = Number(rpm.value);
+    Object.assign(spec, limitValues(quotas, false));
     const created = await post('/admin/v1/keys', spec);
     form.reset();
     replace(once, shownOnce('Key “' + created.name + '” created', 'API key', created.key, () => replace(once)));
     load();
   }));
 
-  area.append(h('h2', {}, 'API keys'), once, form, list);
+  area.append(h('h2', {}, 'API keys'), once, form, detail, list);
   load();
 }
 

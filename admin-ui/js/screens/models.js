@@ -1,9 +1,11 @@
 // Models: the model store (versions, digests, signers, verification state, dates), import of
 // a signed model from a mounted medium with its verification progress, and activate, roll
-// back and remove, each behind a confirmation that says what will happen.
+// back and remove, each behind a confirmation that says what will happen; and the trust store
+// (trust.js).
 
 import {del, get, post} from '../api.js';
 import {busy, confirmAction, errorLine, field, formatBytes, formatTime, h, replace, table} from '../dom.js';
+import {trustSection} from './trust.js';
 
 const IMPORT_POLL_MS = 1000;
 
@@ -28,6 +30,9 @@ export function render(container, {principal}) {
   let stopped = false;
   let importTimer = null;
   container.append(status, list, importArea);
+  // Users may list models but not the trust store (trust.read).
+  const trust = principal.role === 'user' ? null : trustSection(principal);
+  if (trust) container.append(trust.area);
 
   async function act(what, request) {
     replace(status);
@@ -96,6 +101,7 @@ export function render(container, {principal}) {
   }
 
   async function load() {
+    if (trust) trust.load();
     try {
       const store = await get('/admin/v1/models');
       if (stopped) return;
@@ -133,14 +139,13 @@ export function render(container, {principal}) {
     try {
       const job = await get('/admin/v1/models/import', {query: {job: jobId}});
       if (stopped) return;
-      // A finished import has copied and verified every byte of the version; its last
-      // progress report may be of a phase with nothing left to read (0 of 0).
+      // The daemon's finished job reports phase "done" with every copied byte.
       const succeeded = job.state === 'succeeded';
-      const total = succeeded && job.version ? job.version.bytes : job.bytes_total || 0;
-      const done = succeeded ? total : job.bytes_done || 0;
+      const total = job.bytes_total || 0;
+      const done = job.bytes_done || 0;
       const bar = h('progress', {max: total || 1, value: done, 'aria-label': 'Import progress'});
       const eta = succeeded || !job.eta_seconds ? '' : ', ' + Math.ceil(job.eta_seconds) + ' s left';
-      replace(area, bar, h('p', {class: 'detail', id: 'import-figures'}, (succeeded ? 'done' : job.phase || job.state) +
+      replace(area, bar, h('p', {class: 'detail', id: 'import-figures'}, (job.phase || job.state) +
                            ': ', percent(done, total), ', ', formatBytes(done), ' of ', formatBytes(total), ' at ',
                            formatBytes(job.bytes_per_second), '/s', eta));
       if (job.state === 'failed' || job.error) {

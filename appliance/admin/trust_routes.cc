@@ -1,0 +1,94 @@
+#include "admin/trust_routes.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "admin/model_routes.h"
+#include "models/model_admin.h"
+#include "models/trust_directory.h"
+
+namespace kimi::admin {
+namespace {
+
+using nlohmann::json;
+
+Result<models::TrustDirectory*> Trust(const http::Services& services) {
+  if (services.trust == nullptr) return Status::Unavailable("the trust store is not managed by this daemon");
+  return services.trust;
+}
+
+json EntryJson(const models::TrustEntry& e) {
+  return json{{"id", e.id}, {"kind", e.kind}, {"description", e.description}, {"file", e.file}};
+}
+
+// Whether the version's signer (models/oms_signature.h: "key sha256:<fp> (...)" or
+// "certificate <subject> issued by <issuer> (...)") was verified by this entry.
+bool Signed(const models::TrustEntry& e, const std::string& signer) {
+  if (e.kind == "key") return signer.find("sha256:" + e.id) != std::string::npos;
+  return signer.find("issued by " + e.description + " (") != std::string::npos;
+}
+
+// The active versions, as the model admin lists them; empty without a model store.
+json ActiveVersions(const http::Services& services) {
+  json active = json::array();
+  if (services.model_admin == nullptr) return active;
+  Result<json> listed = services.model_admin->List();
+  if (!listed.ok()) return active;
+  for (const json& v : listed->value("models", json::array())) {
+    if (v.value("state", "") == "active") active.push_back(v);
+  }
+  return active;
+}
+
+void Reply(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+}  // namespace
+
+Status HandleListTrust(const http::Services& services, http::RequestContext&, const httplib::Request&,
+                       httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
+  const json active = ActiveVersions(services);
+  json entries = json::array();
+  for (const models::TrustEntry& e : trust->List()) {
+    json signs = json::array();
+    for (const json& v : active) {
+      if (Signed(e, v.value("signer", ""))) {
+        signs.push_back({{"model", v.value("model", "")}, {"version", v.value("version", 0)},
+                         {"digest", v.value("digest", "")}});
+      }
+    }
+    json entry = EntryJson(e);
+    entry["signs_active"] = std::move(signs);
+    entries.push_back(std::move(entry));
+  }
+  Reply(res, 200, json{{"path", trust->path()}, {"editable", trust->editable()}, {"entries", std::move(entries)}});
+  return Status::OK();
+}
+
+Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                      httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("pem") || !body["pem"].is_string()) {
+    return Status::InvalidArgument("the request body must be a JSON object with a string 'pem'");
+  }
+  if (body.contains("label") && !body["label"].is_string()) return Status::InvalidArgument("'label' must be a string");
+  KIMI_ASSIGN_OR_RETURN(models::TrustEntry added,
+                        trust->Add(body["pem"].get<std::string>(), body.value("label", ""), ActorOf(ctx)));
+  Reply(res, 201, EntryJson(added));
+  return Status::OK();
+}
+
+Status HandleRemoveTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request&,
+                         httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
+  KIMI_ASSIGN_OR_RETURN(models::TrustEntry removed, trust->Remove(ctx.path_params["id"], ActorOf(ctx)));
+  Reply(res, 200, json{{"removed", EntryJson(removed)}});
+  return Status::OK();
+}
+
+}  // namespace kimi::admin

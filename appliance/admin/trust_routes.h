@@ -1,0 +1,32 @@
+// The admin API's trust store endpoints: HTTP handlers over models::TrustDirectory.
+//
+//   GET    /admin/v1/trust         {"path","editable","entries":[{"id","kind":"key|ca",
+//                                   "description","file","signs_active":[{"model","version",
+//                                   "digest"}]}]}                    (trust.read: admin, operator, auditor)
+//   POST   /admin/v1/trust         {"pem":"-----BEGIN PUBLIC KEY-----...","label":"vendor"}
+//                                  -> 201 the entry; 400 with the reason for text that is not
+//                                  one ECDSA public key or CA certificate; 409 when it is
+//                                  trusted already                                   (admin only)
+//   DELETE /admin/v1/trust/{id}    -> {"removed": entry}; 404 for an unknown id     (admin only)
+//
+// signs_active names the active model versions whose signature this entry verified (a key by
+// its fingerprint in the version's signer, a CA by being the signing certificate's issuer):
+// removing it leaves them serving until their next re-verification (an activation, a
+// rollback, the next start), which then fails and deactivates them. The changes are audited
+// by the TrustDirectory (trust.add, trust.remove). Without services.trust they answer 503.
+//
+// Thread safety: handlers may run on many threads at once; TrustDirectory is thread-safe.
+#pragma once
+
+#include "http/routes.h"
+
+namespace kimi::admin {
+
+Status HandleListTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                       httplib::Response& res);
+Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                      httplib::Response& res);
+Status HandleRemoveTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res);
+
+}  // namespace kimi::admin

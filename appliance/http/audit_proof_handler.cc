@@ -1,0 +1,69 @@
+#include "http/audit_proof_handler.h"
+
+#include <httplib.h>
+
+#include <charconv>
+
+#include "audit/audit_sink.h"
+#include "audit/audit_store.h"
+#include "audit/log_proofs.h"
+#include "audit/proof_format.h"
+#include "http/audit_admin_handlers.h"
+
+namespace kimi::http {
+namespace {
+
+using nlohmann::json;
+
+Result<uint64_t> SeqParam(RequestContext& ctx) {
+  const std::string& text = ctx.path_params["seq"];
+  uint64_t seq = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seq);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return Status::InvalidArgument("the record's sequence number must be a non-negative integer, not '" + text + "'");
+  }
+  return seq;
+}
+
+// The proof against the newest signed head, signing one first when none covers `seq` yet.
+Result<audit::InclusionProof> ProveRecord(const AuditAccess& access, audit::AuditStore& store, uint64_t seq) {
+  Result<audit::InclusionProof> proof = audit::BuildInclusionProof(store, seq, std::nullopt);
+  if (proof.ok() || proof.status().code() != Status::Code::kFailedPrecondition || access.sink == nullptr) return proof;
+  KIMI_RETURN_IF_ERROR(access.sink->SignHeadNow().status());
+  return audit::BuildInclusionProof(store, seq, std::nullopt);
+}
+
+json CheckJson(const audit::InclusionProof& proof, const audit::PublicKey& key) {
+  Result<audit::ProofCheck> check = audit::CheckInclusionProof(proof, key, std::nullopt);
+  if (!check.ok()) return json{{"ok", false}, {"error", check.status().message()}};
+  return json{{"ok", true}, {"facts", check->facts}};
+}
+
+}  // namespace
+
+Status HandleAuditRecordProof(const Services& services, RequestContext& ctx, const httplib::Request&,
+                              httplib::Response& res) {
+  const AuditAccess* access = services.audit_access;
+  if (access == nullptr) return Status::Unavailable("the audit log is not open");
+  KIMI_ASSIGN_OR_RETURN(uint64_t seq, SeqParam(ctx));
+  audit::AuditStoreOptions options;
+  options.read_only = true;
+  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(access->db_path, options);
+  if (!store.ok()) return Status::Unavailable("cannot read the audit log: " + store.status().message());
+  KIMI_ASSIGN_OR_RETURN(std::optional<audit::StoredRecord> row, (*store)->ReadRecord(seq));
+  if (!row) return Status::NotFound("the audit log has no record " + std::to_string(seq));
+  KIMI_ASSIGN_OR_RETURN(audit::InclusionProof proof, ProveRecord(*access, **store, seq));
+  json record = audit::RecordToJson(row->record);
+  if (!row->decode_error.ok()) record["decode_error"] = row->decode_error.message();
+  res.status = 200;
+  res.set_content(json{{"proof", audit::InclusionProofToJson(proof)},
+                       {"record", std::move(record)},
+                       {"root_hash", audit::ToHex(proof.signed_head.root_hash)},
+                       {"public_key", audit::PublicKeyToJson(access->public_key)},
+                       {"check", CheckJson(proof, access->public_key)}}
+                      .dump(-1, ' ', false, json::error_handler_t::replace),
+                  "application/json");
+  return Status::OK();
+}
+
+}  // namespace kimi::http

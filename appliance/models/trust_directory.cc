@@ -1,0 +1,246 @@
+#include "models/trust_directory.h"
+
+#include <fcntl.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kimi/hex.h"
+#include "kimi/log.h"
+#include "models/oms_keys.h"
+
+namespace kimi::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "ECDSA P-256" for the curves model signatures use.
+std::string KeyDescription(EVP_PKEY* key) {
+  char group[64] = {};
+  size_t len = 0;
+  if (EVP_PKEY_get_group_name(key, group, sizeof(group), &len) != 1) return "ECDSA";
+  const std::string name(group, len);
+  if (name == "prime256v1" || name == "P-256") return "ECDSA P-256";
+  if (name == "secp384r1" || name == "P-384") return "ECDSA P-384";
+  if (name == "secp521r1" || name == "P-521") return "ECDSA P-521";
+  return "ECDSA " + name;
+}
+
+std::string CertificateFingerprint(X509* cert) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  X509_digest(cert, EVP_sha256(), digest, &len);
+  return HexEncode(std::string_view(reinterpret_cast<char*>(digest), len));
+}
+
+std::vector<TrustEntry> EntriesOf(const TrustStore& store) {
+  std::vector<TrustEntry> out;
+  for (const TrustedKey& k : store.keys()) out.push_back({k.fingerprint, "key", KeyDescription(k.key.get()), k.source});
+  for (const TrustedCa& c : store.cas()) out.push_back({CertificateFingerprint(c.cert.get()), "ca", c.subject, c.source});
+  return out;
+}
+
+// The names of the PEM blocks of `text` ("PUBLIC KEY", "CERTIFICATE", ...), from their
+// BEGIN lines; what the blocks hold is read by TrustStore::AddPem.
+std::vector<std::string> PemBlockNames(std::string_view text) {
+  constexpr std::string_view kBegin = "-----BEGIN ";
+  std::vector<std::string> names;
+  for (size_t at = text.find(kBegin); at != std::string_view::npos; at = text.find(kBegin, at)) {
+    at += kBegin.size();
+    const size_t end = text.find("-----", at);
+    if (end == std::string_view::npos) break;
+    names.emplace_back(text.substr(at, end - at));
+    at = end;
+  }
+  return names;
+}
+
+// Exactly one usable block, as a one-entry store; InvalidArgument with the reason otherwise.
+Result<TrustStore> ParseOneEntry(std::string_view pem) {
+  const std::vector<std::string> blocks = PemBlockNames(pem);
+  if (blocks.empty()) return Status::InvalidArgument("not PEM text: no -----BEGIN ...----- block was found");
+  for (const std::string& b : blocks) {
+    if (b.find("PRIVATE KEY") != std::string::npos) {
+      return Status::InvalidArgument("this is a private key (" + b + "); the trust store takes the signer's PUBLIC KEY "
+                                     "or a CA CERTIFICATE, and the private key was not stored");
+    }
+  }
+  if (blocks.size() != 1) {
+    return Status::InvalidArgument("one PUBLIC KEY or CERTIFICATE at a time; the text holds " +
+                                   std::to_string(blocks.size()) + " PEM blocks");
+  }
+  if (blocks[0] != "PUBLIC KEY" && blocks[0] != "CERTIFICATE") {
+    return Status::InvalidArgument("a PEM " + blocks[0] + " block is neither a PUBLIC KEY nor a CERTIFICATE");
+  }
+  TrustStore parsed;
+  if (!parsed.AddPem(pem, "the request").ok()) {
+    return Status::InvalidArgument(blocks[0] == "PUBLIC KEY"
+                                       ? "the public key cannot be read or is not ECDSA P-256, P-384 or P-521 (the keys "
+                                         "model signatures use)"
+                                       : "the certificate cannot be read");
+  }
+  return parsed;
+}
+
+// The canonical PEM text of the store's one entry.
+std::string CanonicalPem(const TrustStore& one) {
+  if (!one.keys().empty()) return PublicKeyPem(one.keys()[0].key.get());
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(bio.get(), one.cas()[0].cert.get());
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(len));
+}
+
+// Lower-case letters, digits, '.', '_' and '-' of `label`, at most 40 of them.
+std::string FileLabel(std::string_view label) {
+  std::string out;
+  for (char c : label) {
+    if (out.size() == 40) break;
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && (out.front() == '.' || out.front() == '-')) out.erase(out.begin());
+  return out;
+}
+
+// Writes `text` to `path` through a temporary file, synced, then renamed: a crash leaves the
+// old directory or the new file, never half a file the next load would skip with a warning.
+Status WriteFileDurably(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Status::IOError("cannot write " + path + ": " + reason);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+TrustDirectory::TrustDirectory(std::string path, AuditFn audit)
+    : path_(std::move(path)), audit_(std::move(audit)), current_(std::make_shared<const TrustStore>()) {}
+
+Status TrustDirectory::Load() {
+  std::lock_guard<std::mutex> change(change_mu_);
+  if (path_.empty()) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(TrustStore loaded, TrustStore::LoadPath(path_));
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::make_shared<const TrustStore>(std::move(loaded));
+  return Status::OK();
+}
+
+std::shared_ptr<const TrustStore> TrustDirectory::Current() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+std::vector<TrustEntry> TrustDirectory::List() const { return EntriesOf(*Current()); }
+
+bool TrustDirectory::editable() const {
+  std::error_code ec;
+  return !path_.empty() && fs::is_directory(path_, ec);
+}
+
+Status TrustDirectory::CheckEditable() const {
+  if (editable()) return Status::OK();
+  if (path_.empty()) return Status::FailedPrecondition("no trust store is configured (model.trust_store)");
+  return Status::FailedPrecondition("the trust store is the single file " + path_ +
+                                    "; set model.trust_store to a directory to add and remove keys here");
+}
+
+Status TrustDirectory::Audit(std::string_view action, std::string_view target, const Actor& actor,
+                             const Status& outcome, std::string detail) const {
+  audit::AuditRecord r = ActRecord(action, target, actor, outcome, std::move(detail));
+  Status s = audit_(std::move(r));
+  if (!s.ok()) return Status::Unavailable("the audit record of " + std::string(action) + " failed: " + s.message());
+  return Status::OK();
+}
+
+Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view label, const Actor& actor) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  auto refuse = [&](const Status& s, std::string_view target) -> Status {
+    Status audited = Audit("trust.add", target, actor, s, "");
+    return audited.ok() ? s : audited;
+  };
+  if (Status s = CheckEditable(); !s.ok()) return refuse(s, "");
+  Result<TrustStore> parsed = ParseOneEntry(pem);
+  if (!parsed.ok()) return refuse(parsed.status(), "");
+  TrustEntry entry = EntriesOf(*parsed).front();
+  const std::string target = entry.kind + " sha256:" + entry.id;
+  for (const TrustEntry& e : EntriesOf(*Current())) {
+    if (e.id == entry.id) return refuse(Status::AlreadyExists(target + " is already trusted (" + e.file + ")"), target);
+  }
+  std::string name = FileLabel(label);
+  entry.file = path_ + "/" + (name.empty() ? entry.kind : name) + "-" + entry.id.substr(0, 16) + ".pem";
+  std::error_code ec;
+  if (fs::exists(entry.file, ec)) return refuse(Status::AlreadyExists(entry.file + " exists already"), target);
+  if (Status s = WriteFileDurably(entry.file, CanonicalPem(*parsed)); !s.ok()) return refuse(s, target);
+  Result<TrustStore> reloaded = TrustStore::LoadPath(path_);
+  Status audited = reloaded.ok() ? Audit("trust.add", target, actor, Status::OK(), entry.description + " in " + entry.file)
+                                 : reloaded.status();
+  if (!audited.ok()) {
+    fs::remove(entry.file, ec);
+    return audited;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::make_shared<const TrustStore>(std::move(reloaded).value());
+  return entry;
+}
+
+Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& actor) {
+  std::lock_guard<std::mutex> change(change_mu_);
+  auto refuse = [&](const Status& s, std::string_view target) -> Status {
+    Status audited = Audit("trust.remove", target, actor, s, "");
+    return audited.ok() ? s : audited;
+  };
+  if (Status s = CheckEditable(); !s.ok()) return refuse(s, id);
+  const std::vector<TrustEntry> entries = EntriesOf(*Current());
+  const TrustEntry* found = nullptr;
+  size_t in_same_file = 0;
+  for (const TrustEntry& e : entries) {
+    if (e.id == id) found = &e;
+  }
+  if (found == nullptr) return refuse(Status::NotFound("no trusted key or CA with fingerprint " + std::string(id)), id);
+  const std::string target = found->kind + " sha256:" + found->id;
+  for (const TrustEntry& e : entries) in_same_file += e.file == found->file;
+  if (in_same_file > 1) {
+    return refuse(Status::FailedPrecondition(found->file + " holds " + std::to_string(in_same_file) +
+                                             " entries; edit that file on the appliance to remove one of them"),
+                  target);
+  }
+  // Kept until the removal is recorded: a removal that cannot be audited is undone.
+  std::ifstream in(found->file, std::ios::binary);
+  std::ostringstream kept;
+  kept << in.rdbuf();
+  std::error_code ec;
+  if (!in || !fs::remove(found->file, ec) || ec) {
+    return refuse(Status::IOError("cannot remove " + found->file + (ec ? ": " + ec.message() : std::string())), target);
+  }
+  if (Status audited = Audit("trust.remove", target, actor, Status::OK(), found->description + " from " + found->file);
+      !audited.ok()) {
+    if (Status restored = WriteFileDurably(found->file, kept.str()); !restored.ok()) {
+      log::Error("trust store: a removal that was not audited could not be undone",
+                 {{"file", found->file}, {"error", restored.message()}});
+    }
+    return audited;
+  }
+  TrustEntry removed = *found;
+  KIMI_ASSIGN_OR_RETURN(TrustStore reloaded, TrustStore::LoadPath(path_));
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::make_shared<const TrustStore>(std::move(reloaded));
+  return removed;
+}
+
+}  // namespace kimi::models

@@ -1,0 +1,193 @@
+#include "models/trust_directory.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "admin/trust_routes.h"
+#include "models/model_store_test_support.h"
+#include "models/oms_keys.h"
+
+namespace kimi::models {
+namespace {
+
+using testing::StoreFixture;
+
+std::string NewPublicKeyPem() {
+  Result<SharedPkey> key = GenerateP256Key();
+  EXPECT_TRUE(key.ok());
+  return PublicKeyPem(key->get());
+}
+
+class TrustDirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(trust_.Load().ok()); }
+
+  StoreFixture fx_;
+  TrustDirectory trust_{fx_.trust_dir(), fx_.audit_fn()};
+  Actor actor_{"admin", "admin", "10.0.0.5:4711", "req-1"};
+};
+
+TEST_F(TrustDirectoryTest, ListsTheKeysOfTheDirectory) {
+  std::vector<TrustEntry> entries = trust_.List();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].kind, "key");
+  EXPECT_EQ(entries[0].description, "ECDSA P-256");
+  EXPECT_EQ(entries[0].id.size(), 64u);
+  EXPECT_EQ(entries[0].file, fx_.trust_dir() + "/signer.pem");
+  EXPECT_TRUE(trust_.editable());
+}
+
+TEST_F(TrustDirectoryTest, AddWritesOneFileReloadsAndIsAudited) {
+  Result<TrustEntry> added = trust_.Add(NewPublicKeyPem(), "Vendor Key 2", actor_);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->file, fx_.trust_dir() + "/vendor-key-2-" + added->id.substr(0, 16) + ".pem");
+  EXPECT_TRUE(std::filesystem::exists(added->file));
+  EXPECT_EQ(trust_.Current()->keys().size(), 2u);
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"trust.add:ok"}));
+  const audit::AuditRecord record = fx_.AuditRecords().back();
+  EXPECT_EQ(record.target, "key sha256:" + added->id);
+  EXPECT_EQ(record.actor, "admin");
+  EXPECT_EQ(record.request_id, "req-1");
+
+  // A second load of the directory finds the same two entries.
+  TrustDirectory again(fx_.trust_dir(), fx_.audit_fn());
+  ASSERT_TRUE(again.Load().ok());
+  EXPECT_EQ(again.List().size(), 2u);
+}
+
+TEST_F(TrustDirectoryTest, RefusesDuplicatesPrivateKeysAndGarbageWithTheReason) {
+  const std::string pem = NewPublicKeyPem();
+  ASSERT_TRUE(trust_.Add(pem, "", actor_).ok());
+  Result<TrustEntry> twice = trust_.Add(pem, "other-name", actor_);
+  EXPECT_EQ(twice.status().code(), Status::Code::kAlreadyExists);
+  EXPECT_NE(twice.status().message().find("already trusted"), std::string::npos);
+
+  Result<SharedPkey> key = GenerateP256Key();
+  ASSERT_TRUE(key.ok());
+  Result<std::string> private_pem = PrivateKeyPem(key->get());
+  ASSERT_TRUE(private_pem.ok());
+  Result<TrustEntry> secret = trust_.Add(*private_pem, "", actor_);
+  EXPECT_EQ(secret.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(secret.status().message().find("private key"), std::string::npos) << secret.status().message();
+
+  Result<TrustEntry> garbage = trust_.Add("hello", "", actor_);
+  EXPECT_EQ(garbage.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(garbage.status().message().find("not PEM"), std::string::npos);
+
+  Result<TrustEntry> two = trust_.Add(NewPublicKeyPem() + NewPublicKeyPem(), "", actor_);
+  EXPECT_EQ(two.status().code(), Status::Code::kInvalidArgument);
+
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(fx_.trust_dir())) ++files;
+  EXPECT_EQ(files, 2u);  // the fixture's key and the one added
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"trust.add:ok", "trust.add:refused", "trust.add:refused",
+                                                        "trust.add:refused", "trust.add:refused"}));
+}
+
+TEST_F(TrustDirectoryTest, RemoveDeletesTheFileAndIsAudited) {
+  Result<TrustEntry> added = trust_.Add(NewPublicKeyPem(), "", actor_);
+  ASSERT_TRUE(added.ok());
+  Result<TrustEntry> removed = trust_.Remove(added->id, actor_);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(added->file));
+  EXPECT_EQ(trust_.List().size(), 1u);
+  EXPECT_EQ(trust_.Remove(added->id, actor_).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"trust.add:ok", "trust.remove:ok", "trust.remove:refused"}));
+  EXPECT_EQ(fx_.AuditRecords()[1].target, "key sha256:" + added->id);
+}
+
+TEST_F(TrustDirectoryTest, AChangeThatCannotBeAuditedIsUndone) {
+  const std::string signer = trust_.List()[0].id;
+  fx_.FailAudits(true);
+  EXPECT_EQ(trust_.Add(NewPublicKeyPem(), "", actor_).status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(trust_.Remove(signer, actor_).status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(trust_.List().size(), 1u);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& f : std::filesystem::directory_iterator(fx_.trust_dir())) ++files;
+  EXPECT_EQ(files, 1u);
+  TrustDirectory reread(fx_.trust_dir(), fx_.audit_fn());
+  ASSERT_TRUE(reread.Load().ok());
+  EXPECT_EQ(reread.List().size(), 1u);
+}
+
+TEST_F(TrustDirectoryTest, ASingleFileStoreIsListedButNotChanged) {
+  TrustDirectory file(fx_.public_key_path(), fx_.audit_fn());
+  ASSERT_TRUE(file.Load().ok());
+  EXPECT_EQ(file.List().size(), 1u);
+  EXPECT_FALSE(file.editable());
+  EXPECT_EQ(file.Add(NewPublicKeyPem(), "", actor_).status().code(), Status::Code::kFailedPrecondition);
+}
+
+// The model store verifies with the trust store as it is at each import.
+TEST_F(TrustDirectoryTest, TheModelStoreVerifiesWithTheCurrentStore) {
+  ModelStoreOptions options;
+  options.data_dir = fx_.data_dir();
+  options.db = &fx_.db();
+  options.current_trust = [this] { return trust_.Current(); };
+  options.audit = fx_.audit_fn();
+  options.verify_threads = 2;
+  Result<std::unique_ptr<ModelStore>> store = ModelStore::Open(std::move(options));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::string model = fx_.MakeSignedModel("medium/a", "alpha");
+  const std::string signer = trust_.List()[0].id;
+  std::string signer_pem;
+  {
+    std::ifstream in(trust_.List()[0].file);
+    signer_pem.assign(std::istreambuf_iterator<char>(in), {});
+  }
+
+  ASSERT_TRUE(trust_.Remove(signer, actor_).ok());
+  Result<ModelVersion> refused = (*store)->Import(ImportRequest{"k3", model}, Actor{});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("trust store"), std::string::npos) << refused.status().message();
+
+  ASSERT_TRUE(trust_.Add(signer_pem, "signer", actor_).ok());
+  Result<ModelVersion> imported = (*store)->Import(ImportRequest{"k3", model}, Actor{});
+  EXPECT_TRUE(imported.ok()) << imported.status().ToString();
+}
+
+// The routes: the status codes the HTTP layer maps to 400, 409 and 404, and the listing.
+TEST_F(TrustDirectoryTest, RoutesAnswerAsDocumented) {
+  http::Services services;
+  services.trust = &trust_;
+  auto call = [&](http::Handler handler, const std::string& body, const std::string& id = "") {
+    httplib::Request req;
+    req.body = body;
+    httplib::Response res;
+    http::RequestContext ctx;
+    ctx.request_id = "req-route";
+    if (!id.empty()) ctx.path_params["id"] = id;
+    Status s = handler(services, ctx, req, res);
+    return std::pair{s, s.ok() ? nlohmann::json::parse(res.body) : nlohmann::json()};
+  };
+  for (auto [method, path] : {std::pair{"GET", "/admin/v1/trust"}, {"POST", "/admin/v1/trust"},
+                              {"DELETE", "/admin/v1/trust/abc"}}) {
+    EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
+  }
+  EXPECT_EQ(http::FindRoute("POST", "/admin/v1/trust")->permission, auth::Permission::kAdminOnly);
+  EXPECT_EQ(http::FindRoute("GET", "/admin/v1/trust")->permission, auth::Permission::kTrustRead);
+
+  auto [listed, list] = call(&admin::HandleListTrust, "");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(list["editable"], true);
+  ASSERT_EQ(list["entries"].size(), 1u);
+  EXPECT_EQ(list["entries"][0]["signs_active"], nlohmann::json::array());
+
+  EXPECT_EQ(call(&admin::HandleAddTrust, R"({"pem":"not a key"})").first.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(call(&admin::HandleAddTrust, R"({"label":"x"})").first.code(), Status::Code::kInvalidArgument);
+  const std::string body = nlohmann::json{{"pem", NewPublicKeyPem()}}.dump();
+  auto [added, entry] = call(&admin::HandleAddTrust, body);
+  ASSERT_TRUE(added.ok()) << added.ToString();
+  EXPECT_EQ(entry["kind"], "key");
+  EXPECT_EQ(call(&admin::HandleAddTrust, body).first.code(), Status::Code::kAlreadyExists);
+  auto [removed, gone] = call(&admin::HandleRemoveTrust, "", entry["id"]);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(gone["removed"]["id"], entry["id"]);
+  EXPECT_EQ(call(&admin::HandleRemoveTrust, "", entry["id"]).first.code(), Status::Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace kimi::models
