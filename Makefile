@@ -42,8 +42,9 @@ iso: build
 	packaging/iso/build-iso.sh --build-dir $(BUILD_DIR) --out $(ISO) $(if $(KEY_DIR),--key-dir $(KEY_DIR)) \
 	  $(if $(MODEL),--model $(MODEL) --model-trust $(MODEL_TRUST)) $(if $(DEMO_MODEL),--demo-model)
 
-# The offline install end to end, in a minimal Debian 12 root with no network (root only;
-# about 6 minutes, the first run also fetches debootstrap's packages). Not part of `make test`.
+# The offline install end to end, in a minimal Debian 12 root with no network (root only; the
+# first run also fetches debootstrap's packages). `make test` runs it too, as CTest's
+# packaging_install (skipped without root).
 test-install: build
 	packaging/tests/install_test.sh $(BUILD_DIR)
 

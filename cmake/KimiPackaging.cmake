@@ -3,7 +3,7 @@
 #                   configuration (a conffile), man pages, the web console (admin-ui/), the
 #                   policy schema, default and examples (policies/)
 #   kimi-engine     the engine's command-line tool and worker
-#   kimi-engine-cuda / kimi-engine-hip  only when KIMI_CUDA / KIMI_HIP is on (nvcc / hipcc
+#   kimi-engine-cuda / kimi-engine-hip  only when KIMI_CUDA / KIMI_HIP is on (with nvcc / hipcc
 #                   found): what the GPU build installs under COMPONENT cuda / hip, and the
 #                   systemd drop-in that lets kimi-appliance.service reach those devices
 # Runtime library dependencies come from dpkg-shlibdeps, so they always match what the
@@ -135,3 +135,9 @@ add_test(NAME packaging_no_phone_home
           KIMI_ENGINE_BIN=$<TARGET_FILE:kimi-engine>
           ${Python3_EXECUTABLE} ${_pkg}/tests/no_phone_home_test.py -v)
 set_tests_properties(packaging_no_phone_home PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS "packaging;integration")
+
+# The offline install end to end (make test-install, docs/packaging.md): root only, skipped
+# (exit 77) without root, debootstrap or network namespaces. The first run fetches
+# debootstrap's packages once into BUILD_DIR/debootstrap.
+add_test(NAME packaging_install COMMAND ${_pkg}/tests/install_test.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(packaging_install PROPERTIES TIMEOUT 1800 SKIP_RETURN_CODE 77 LABELS "packaging;install")

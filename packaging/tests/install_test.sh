@@ -13,15 +13,17 @@
 #     byte changed in the model, or in a package, is refused by SHA256SUMS before anything
 #     is installed.
 #
-# usage: packaging/tests/install_test.sh BUILD_DIR     (as root)
+# usage: packaging/tests/install_test.sh BUILD_DIR     (as root; CTest packaging_install)
 set -euo pipefail
 
 build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd)
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "install_test: needs root (debootstrap, chroot, namespaces)" >&2; exit 1; }
-for tool in debootstrap xorriso unshare chroot curl; do
-  command -v "$tool" >/dev/null || { echo "install_test: $tool is missing (packaging/build-deps.sh)" >&2; exit 1; }
+# Exit 77 (CTest's skip) where it cannot run at all; every other failure is a failure.
+[ "$(id -u)" -eq 0 ] || { echo "skip: install_test needs root (debootstrap, chroot, namespaces)"; exit 77; }
+for tool in debootstrap xorriso unshare chroot curl python3 gpg; do
+  command -v "$tool" >/dev/null || { echo "skip: install_test needs $tool (packaging/build-deps.sh)"; exit 77; }
 done
+unshare --net true 2>/dev/null || { echo "skip: install_test cannot make a network namespace here"; exit 77; }
 
 work=$(mktemp -d)
 cleanup() {
