@@ -283,6 +283,13 @@ else
   [ "$healthy" = yes ] || { cat "$work/health.log"; die "no answer from $health_url: journalctl -u kimi-appliance"; }
   step "health check: $health_url answers"
 fi
+audit_public="$data_dir/audit-ed25519.pub.json"
+if [ -f "$audit_public" ]; then
+  step "audit log public key: key_id $(sed -n 's/.*"key_id": *"\([0-9a-f]*\)".*/\1/p' "$audit_public")" \
+    "($audit_public; give it to whoever verifies exported audit logs)"
+else
+  step "audit log public key: written to $audit_public at the first start"
+fi
 console_host=$check_host
 case "$listen" in 0.0.0.0:*|"[::]:"*) console_host=$(uname -n) ;; esac
 step "done. Console: $scheme://$console_host:$port/"

@@ -81,6 +81,7 @@ kimi_uid=$(awk -F: '$1 == "kimi" { print $3 }' "$root/etc/passwd")
 audit_key="$root/var/lib/kimi-appliance/audit-ed25519.key"
 [ "$(stat -c '%a %u %s' "$audit_key")" = "600 $kimi_uid 32" ] || fail "audit key: $(ls -ln "$audit_key")"
 audit_key_sum=$(sha256sum <"$audit_key")
+grep -Eq "audit log public key: key_id [0-9a-f]{64}" "$install_log" || fail "install.log does not name the audit public key"
 ls "$root/etc/kimi-appliance/trust/"*.pem >/dev/null || fail "no model signer in the trust store"
 kimictl_in "$root" model list | tee "$work/models.txt"
 grep -Eq '^k3 +1 +active ' "$work/models.txt" || fail "the medium's model is not the active version"
