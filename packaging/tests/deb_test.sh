@@ -92,7 +92,7 @@ for gpu in cuda hip; do
     continue
   fi
   [ -f "$deb" ] || { fail "kimi-engine-$gpu was not built"; continue; }
-  [ "$(dpkg-deb -f "$deb" Depends)" = "kimi-engine (= $version)" ] && pass "kimi-engine-$gpu depends on kimi-engine $version" ||
+  [[ ", $(dpkg-deb -f "$deb" Depends)," == *", kimi-engine (= $version),"* ]] && pass "kimi-engine-$gpu depends on kimi-engine $version" ||
     fail "kimi-engine-$gpu Depends: $(dpkg-deb -f "$deb" Depends)"
   dpkg-deb -x "$deb" "$work/root-$gpu"
   dropin="$work/root-$gpu/usr/lib/systemd/system/kimi-appliance.service.d/$gpu-devices.conf"
