@@ -4,7 +4,8 @@
 # over HTTPS trusting only the certificate the package made, signs in as the first
 # administrator with the one-time password the installer printed, changes it, creates an API
 # key, waits for the model the installer activated, and passes a chat completion with that
-# key. Stops the daemon with SIGTERM (it drains and exits 0).
+# key. Stops the daemon with SIGTERM (it drains and exits 0). Under strace where it can trace,
+# every IP address the daemon connected or sent to must be loopback.
 #
 # usage: installed_session.sh ROOT ONE_TIME_PASSWORD     (as root, in the namespace)
 set -euo pipefail
@@ -28,9 +29,16 @@ call() {
 
 ip link set lo up
 mount -t proc proc "$root/proc"
+# The daemon's connect and send calls are traced where strace can trace (docs/operations.md,
+# No phone-home); strace -D keeps the daemon's pid for $!, so SIGTERM still reaches it.
+trace="$work/daemon.trace"
+tracer=()
+if command -v strace >/dev/null && strace -o /dev/null -e trace=none true 2>/dev/null; then
+  tracer=(strace -D -f -q -e signal=none -e trace=connect,sendto,sendmsg,sendmmsg -o "$trace")
+fi
 # chroot execs the daemon (no runuser in between), so $pid is the daemon and SIGTERM reaches it.
-chroot --userspec=kimi:kimi "$root" kimi-appliance --config /etc/kimi-appliance/appliance.json --log-format text \
-  2>"$log" &
+"${tracer[@]}" chroot --userspec=kimi:kimi "$root" kimi-appliance --config /etc/kimi-appliance/appliance.json \
+  --log-format text 2>"$log" &
 pid=$!
 
 healthy=no
@@ -93,3 +101,18 @@ code=0
 wait "$pid" || code=$?
 [ "$code" = 0 ] || fail "the daemon exited $code after SIGTERM"
 echo "daemon stopped cleanly"
+
+if [ ${#tracer[@]} -gt 0 ]; then
+  for _ in $(seq 300); do
+    grep -Eq "^$pid +\+\+\+ exited" "$trace" && break
+    sleep 0.1
+  done
+  grep -Eq "^$pid +\+\+\+ exited" "$trace" || fail "strace did not finish its trace"
+  addressed=$(grep -Ec 'sa_family=AF_INET6?,' "$trace" || true)
+  outbound=$(grep -E 'sa_family=AF_INET6?,' "$trace" |
+    grep -Ev 'inet_addr\("127\.|inet_pton\(AF_INET6, "(::1|::ffff:127\.[0-9.]+)"' || true)
+  [ -z "$outbound" ] || fail "the installed daemon addressed a destination that is not loopback: $outbound"
+  echo "no phone-home: $(wc -l <"$trace") traced connect/send calls, $addressed of them with an IP address, none but loopback"
+else
+  echo "skip: strace cannot trace here; the daemon's connections were not traced"
+fi
