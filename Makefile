@@ -35,13 +35,16 @@ package: build
 
 # The offline installation medium (docs/packaging.md): a signed apt repository, the installer,
 # SHA256SUMS signed with the distribution key (KEY_DIR: a GnuPG home; a development key is
-# created under $(BUILD_DIR)/distribution-key when absent).
+# created under $(BUILD_DIR)/distribution-key when absent). MODEL=DIR MODEL_TRUST=PUB.pem puts
+# a signed model and its signer's public key on it; DEMO_MODEL=1 a signed random-weight k3-nano.
 ISO ?= $(BUILD_DIR)/kimi-appliance.iso
 iso: build
-	packaging/iso/build-iso.sh --build-dir $(BUILD_DIR) --out $(ISO) $(if $(KEY_DIR),--key-dir $(KEY_DIR)) $(if $(MODEL),--model $(MODEL))
+	packaging/iso/build-iso.sh --build-dir $(BUILD_DIR) --out $(ISO) $(if $(KEY_DIR),--key-dir $(KEY_DIR)) \
+	  $(if $(MODEL),--model $(MODEL) --model-trust $(MODEL_TRUST)) $(if $(DEMO_MODEL),--demo-model)
 
-# The offline install end to end, in a minimal Debian 12 root with no network (root only;
-# about 6 minutes, the first run also fetches debootstrap's packages). Not part of `make test`.
+# The offline install end to end, in a minimal Debian 12 root with no network (root only; the
+# first run also fetches debootstrap's packages). `make test` runs it too, as CTest's
+# packaging_install (skipped without root).
 test-install: build
 	packaging/tests/install_test.sh $(BUILD_DIR)
 

@@ -3,6 +3,9 @@
 #                   configuration (a conffile), man pages, the web console (admin-ui/), the
 #                   policy schema, default and examples (policies/)
 #   kimi-engine     the engine's command-line tool and worker
+#   kimi-engine-cuda / kimi-engine-hip  only when KIMI_CUDA / KIMI_HIP is on (with nvcc / hipcc
+#                   found): what the GPU build installs under COMPONENT cuda / hip, and the
+#                   systemd drop-in that lets kimi-appliance.service reach those devices
 # Runtime library dependencies come from dpkg-shlibdeps, so they always match what the
 # binaries were linked against. packaging/tests/deb_test.sh checks the result.
 
@@ -49,6 +52,36 @@ install(TARGETS kimi-engine RUNTIME DESTINATION bin COMPONENT engine)
 install(FILES ${_gen}/kimi-engine.1.gz DESTINATION share/man/man1 COMPONENT engine)
 install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-engine COMPONENT engine)
 
+# kimi-engine-cuda, kimi-engine-hip: engine/gpu/ adds its own install rules with COMPONENT
+# cuda or hip; the package itself brings the drop-in (DeviceAllow= for the vendor's device
+# nodes only) and depends on the kimi-engine of the same build.
+set(_kimi_gpu_components)
+if(KIMI_CUDA)
+  list(APPEND _kimi_gpu_components cuda)
+endif()
+if(KIMI_HIP)
+  list(APPEND _kimi_gpu_components hip)
+endif()
+foreach(gpu IN LISTS _kimi_gpu_components)
+  string(TOUPPER ${gpu} _GPU)
+  install(FILES ${_pkg}/systemd/gpu/${gpu}-devices.conf DESTINATION lib/systemd/system/kimi-appliance.service.d
+    COMPONENT ${gpu})
+  install(FILES ${_pkg}/copyright ${_gen}/changelog.gz DESTINATION share/doc/kimi-engine-${gpu} COMPONENT ${gpu})
+  set(CPACK_DEBIAN_${_GPU}_PACKAGE_NAME kimi-engine-${gpu})
+  set(CPACK_DEBIAN_${_GPU}_PACKAGE_SECTION science)
+  set(CPACK_DEBIAN_${_GPU}_PACKAGE_DEPENDS "kimi-engine (= ${PROJECT_VERSION})")
+  set(CPACK_DEBIAN_${_GPU}_PACKAGE_CONTROL_EXTRA ${_pkg}/debian/kimi-engine-gpu/postinst
+    ${_pkg}/debian/kimi-engine-gpu/postrm)
+endforeach()
+set(CPACK_DEBIAN_CUDA_DESCRIPTION "Kimi K3 inference engine, NVIDIA CUDA build
+Files of the engine's CUDA build, and a drop-in for kimi-appliance.service that
+lets the daemon open NVIDIA's character devices (DeviceAllow=char-nvidia*)
+while every other device stays closed to it.")
+set(CPACK_DEBIAN_HIP_DESCRIPTION "Kimi K3 inference engine, AMD HIP build
+Files of the engine's HIP (ROCm) build, and a drop-in for kimi-appliance.service
+that lets the daemon open /dev/kfd and the DRM render nodes while every
+other device stays closed to it.")
+
 # `make package` builds first; packaging itself must not rebuild the whole tree.
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
@@ -62,7 +95,7 @@ set(CPACK_PACKAGE_CONTACT "${KIMI_PACKAGE_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL appliance engine)
+set(CPACK_COMPONENTS_ALL appliance engine ${_kimi_gpu_components})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -93,3 +126,18 @@ include(CPack)
 
 add_test(NAME packaging_deb COMMAND ${_pkg}/tests/deb_test.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(packaging_deb PROPERTIES TIMEOUT 600 LABELS packaging)
+
+# No phone-home: the daemon and kimictl under strace connect only to loopback, local sockets
+# and configured upstreams (skipped, exit 77, where strace is missing or cannot trace).
+find_package(Python3 COMPONENTS Interpreter)
+add_test(NAME packaging_no_phone_home
+  COMMAND ${CMAKE_COMMAND} -E env KIMI_APPLIANCE_BIN=$<TARGET_FILE:kimi-appliance> KIMICTL_BIN=$<TARGET_FILE:kimictl>
+          KIMI_ENGINE_BIN=$<TARGET_FILE:kimi-engine>
+          ${Python3_EXECUTABLE} ${_pkg}/tests/no_phone_home_test.py -v)
+set_tests_properties(packaging_no_phone_home PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 LABELS "packaging;integration")
+
+# The offline install end to end (make test-install, docs/packaging.md): root only, skipped
+# (exit 77) without root, debootstrap or network namespaces. The first run fetches
+# debootstrap's packages once into BUILD_DIR/debootstrap.
+add_test(NAME packaging_install COMMAND ${_pkg}/tests/install_test.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(packaging_install PROPERTIES TIMEOUT 1800 SKIP_RETURN_CODE 77 LABELS "packaging;install")

@@ -4,14 +4,15 @@
 #   /media/kimi/install.sh --key /path/to/distribution-key.asc            install (or repair)
 #   /media/kimi/install.sh --key KEY --upgrade                           upgrade in place, data kept
 #   /media/kimi/install.sh --uninstall [--purge]                          remove (purge: data too)
-#   a medium that carries a model also needs --model-trust DIR (the public keys of its signers,
-#   *.pem) and takes --model-id NAME (default kimi-k3)
+#   --model-trust DIR  more public keys (*.pem) of model signers, besides those the medium names
 #
 # It trusts nothing on the medium until the medium's SHA256SUMS signature verifies against the
 # distribution key the operator received out of band (--key; its fingerprint is printed to be
 # compared with the one on the delivery note), and every file's digest matches. A modified
 # medium is refused before anything is installed. Packages come from the medium's signed apt
-# repository only, with no network. Every step is logged to /var/log/kimi-appliance/install.log.
+# repository only, with no network. A model on the medium is imported into the model store
+# only if its own signature verifies against the trust store. Every step is logged to
+# /var/log/kimi-appliance/install.log (never the first administrator's one-time password).
 # Running it again is safe: it verifies again, installs what is missing, keeps what exists.
 set -euo pipefail
 
@@ -23,8 +24,8 @@ data_dir=/var/lib/kimi-appliance
 packages=(kimi-appliance kimi-engine)
 
 medium=$(cd "$(dirname "$0")" && pwd)
-key="" mode=install purge=no model_id=kimi-k3 model_trust=""
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+key="" mode=install purge=no model_trust=""
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --key) key=${2:?--key needs a file}; shift 2 ;;
@@ -32,7 +33,6 @@ while [ $# -gt 0 ]; do
     --upgrade) mode=upgrade; shift ;;
     --uninstall) mode=uninstall; shift ;;
     --purge) purge=yes; shift ;;
-    --model-id) model_id=${2:?--model-id needs a name}; shift 2 ;;
     --model-trust) model_trust=${2:?--model-trust needs a directory}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -45,12 +45,17 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 mkdir -p "$log_dir"
 chmod 0750 "$log_dir"
+# fd 3 is the operator's terminal alone: what must not be logged (the one-time password) goes there.
+exec 3>&1
 exec > >(tee -a "$log") 2>&1
 step() { echo "[$(date -u +%Y-%m-%dT%H:%M:%SZ)] $*"; }
 die() { step "FAILED: $*"; exit 1; }
 step "install.sh $mode from $medium"
 
 if [ "$mode" = uninstall ]; then
+  for gpu_package in kimi-engine-cuda kimi-engine-hip; do
+    dpkg-query -W -f='${Status}' "$gpu_package" 2>/dev/null | grep -q "install ok installed" && packages+=("$gpu_package")
+  done
   if [ "$purge" = yes ]; then
     apt-get purge -y "${packages[@]}" || die "apt-get purge failed"
     step "removed the appliance, its configuration and its data"
@@ -125,6 +130,18 @@ apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts
           -o "Dir::State::Lists=$work/lists" -o "Acquire::Languages=none" -o "APT::Get::List-Cleanup=0")
 export DEBIAN_FRONTEND=noninteractive
 apt-get "${apt_opts[@]}" update >"$work/update.log" 2>&1 || { cat "$work/update.log"; die "apt could not read the medium's repository"; }
+# A GPU build of the engine, when the medium carries one and this host has that vendor's
+# devices: its package opens them to the service (a drop-in with DeviceAllow=).
+gpu_device() { case $1 in cuda) [ -e /dev/nvidiactl ] ;; hip) [ -e /dev/kfd ] ;; esac; }
+for gpu in cuda hip; do
+  ls "$medium"/pool/main/kimi-engine-${gpu}_*.deb >/dev/null 2>&1 || continue
+  if gpu_device "$gpu"; then
+    packages+=("kimi-engine-$gpu")
+    step "the medium carries kimi-engine-$gpu and this host has its devices: installing it"
+  else
+    step "the medium carries kimi-engine-$gpu, but this host has none of its devices: not installed"
+  fi
+done
 if [ "$mode" = upgrade ]; then
   apt-get "${apt_opts[@]}" install -y --no-install-recommends --only-upgrade "${packages[@]}" || die "upgrade failed"
 else
@@ -146,29 +163,91 @@ if [ -n "$cert_file" ]; then
 fi
 
 run_as_kimi() { runuser -u kimi -- "$@"; }
+service_running() { [ -d /run/systemd/system ] && systemctl is-active --quiet kimi-appliance.service; }
 
-# 4. The first administrator, once.
-if run_as_kimi kimictl admin bootstrap --data-dir "$data_dir" >"$work/bootstrap.txt" 2>&1; then
-  step "first administrator created; its one-time password (change it at first sign-in):"
-  cat "$work/bootstrap.txt"
-elif grep -qi "already" "$work/bootstrap.txt"; then
-  step "an administrator exists already; kept"
+# 4. The audit log's signing key (docs/audit.md): a 32-byte Ed25519 seed, 0600 kimi, made
+# here on first install so the log is signed from its first record; never replaced.
+audit_key="$data_dir/audit-ed25519.key"
+if [ -e "$audit_key" ]; then
+  step "audit signing key: $audit_key exists; kept"
 else
-  cat "$work/bootstrap.txt"
-  die "could not create the first administrator"
+  run_as_kimi sh -c 'umask 077 && set -C && head -c 32 /dev/urandom >"$1"' sh "$audit_key" ||
+    die "could not create the audit signing key $audit_key"
+  step "audit signing key created: $audit_key (0600 kimi; its public key is written beside it as audit-ed25519.pub.json)"
 fi
 
-# 5. The model on the medium, if any: imported into the store and verified there.
+# 5. The first administrator, once: never on --upgrade, and a re-run finds the users there.
+# The one-time password goes to the terminal only (fd 3), never into the log.
+if [ "$mode" = upgrade ]; then
+  step "upgrade: console users kept; no administrator created"
+else
+  (umask 077; : >"$work/one-time-password")
+  if run_as_kimi kimictl admin bootstrap --data-dir "$data_dir" >"$work/one-time-password" 2>"$work/bootstrap.log"; then
+    step "first administrator 'admin' created; its one-time password is shown on this terminal only, once" \
+      "(not in this log): change it at the first sign-in to the console"
+    { echo; echo "  first administrator: admin"; echo "  one-time password:   $(cat "$work/one-time-password")"; echo; } >&3
+  elif grep -q "already has users" "$work/bootstrap.log"; then
+    step "console users exist already; no administrator created"
+  else
+    cat "$work/bootstrap.log"
+    die "could not create the first administrator"
+  fi
+  rm -f "$work/one-time-password"
+fi
+
+# 6. The model on the medium, if any. Its signers' public keys come from the medium's
+# model-trust/ (covered by the verified SHA256SUMS) and --model-trust; they go into the trust
+# store the daemon reads (model.trust_store). The model's own signature is checked against
+# that store before import (`kimictl model verify`), again on the copy (import), and again
+# at every load. A first install activates it; a later run keeps the active version.
 if [ -d "$medium/model" ]; then
-  [ -n "$model_trust" ] || die "the medium carries a model: name the directory of its signers' public keys with --model-trust"
-  install -d -m 0750 -o root -g kimi /etc/kimi-appliance/trust
-  install -m 0640 -o root -g kimi "$model_trust"/*.pem /etc/kimi-appliance/trust/ || die "no *.pem in $model_trust"
-  run_as_kimi kimictl model import --id "$model_id" --data-dir "$data_dir" --trust-dir /etc/kimi-appliance/trust \
-    "$medium/model" || die "the model on the medium did not import"
-  step "model $model_id imported and verified"
+  store_id=$(config_value store_id); store_id=${store_id:-k3}
+  trust_dir=$(config_value trust_store)
+  [ -n "$trust_dir" ] || die "$config sets no model.trust_store: the daemon would load no model; set it to /etc/kimi-appliance/trust"
+  [ ! -f "$trust_dir" ] || die "model.trust_store $trust_dir is a file: the installer adds keys to a directory"
+  signer_keys=()
+  for pem in "$medium"/model-trust/*.pem ${model_trust:+"$model_trust"/*.pem}; do
+    [ -f "$pem" ] && signer_keys+=("$pem")
+  done
+  [ ${#signer_keys[@]} -gt 0 ] || die "the medium carries a model but names no signer (model-trust/*.pem); give --model-trust DIR"
+  install -d -m 0750 -o root -g kimi "$trust_dir"
+  install -m 0640 -o root -g kimi "${signer_keys[@]}" "$trust_dir/"
+  step "model trust store $trust_dir: $(cd "$trust_dir" && ls -- *.pem | tr '\n' ' ')"
+  run_as_kimi kimictl model verify --trust-dir "$trust_dir" "$medium/model" >"$work/model-verify.log" 2>&1 ||
+    { cat "$work/model-verify.log"; die "the model on the medium does not verify against the trust store: refusing it"; }
+  digest=$(sed -n 's/^subject sha256: //p' "$work/model-verify.log")
+  step "model on the medium verified: sha256 $digest, $(sed -n 's/^signer: //p' "$work/model-verify.log")"
+  if service_running; then
+    # The running daemon holds the model store's lock; step 7 starts it again.
+    systemctl stop kimi-appliance.service
+    step "service stopped for the model store"
+  fi
+  state_of() {  # the state of the store's version whose digest starts with $1, from `kimictl model list`
+    run_as_kimi kimictl model list --data-dir "$data_dir" | awk -v id="$store_id" -v d="$1" '$1 == id && $4 == d { print $3 }'
+  }
+  short=${digest:0:12}
+  installed=$(state_of "$short")
+  if [ -n "$installed" ]; then
+    step "model $store_id $short is installed already ($installed); kept"
+  else
+    run_as_kimi kimictl model import --id "$store_id" --data-dir "$data_dir" --trust-dir "$trust_dir" --quiet \
+      "$medium/model" || die "the model on the medium did not import"
+    step "model $store_id $short imported into the store and verified there"
+  fi
+  active=$(run_as_kimi kimictl model list --data-dir "$data_dir" | awk -v id="$store_id" '$1 == id && $3 == "active" { print $4 }')
+  if [ -z "$active" ]; then
+    run_as_kimi kimictl model activate --data-dir "$data_dir" --trust-dir "$trust_dir" "$store_id" "$digest" >/dev/null ||
+      die "the model $store_id $short did not activate"
+    step "model $store_id $short activated"
+  elif [ "$active" = "$short" ]; then
+    step "model $store_id $short is the active version"
+  else
+    step "model $store_id: version $active stays active; to serve the medium's, run" \
+      "runuser -u kimi -- kimictl model activate $store_id $short (or use the console)"
+  fi
 fi
 
-# 6. The service.
+# 7. The service.
 if [ -d /run/systemd/system ]; then
   systemctl enable kimi-appliance.service >/dev/null
   systemctl restart kimi-appliance.service || die "the service did not start: journalctl -u kimi-appliance"
@@ -177,7 +256,7 @@ else
   step "systemd is not running here: start the daemon with: runuser -u kimi -- kimi-appliance --config $config"
 fi
 
-# 7. The health check, over HTTPS with the configured certificate as the only trusted CA, so
+# 8. The health check, over HTTPS with the configured certificate as the only trusted CA, so
 # it also proves the certificate matches its key and names the address asked.
 port=${listen##*:}
 case "$listen" in
@@ -203,6 +282,13 @@ else
   done
   [ "$healthy" = yes ] || { cat "$work/health.log"; die "no answer from $health_url: journalctl -u kimi-appliance"; }
   step "health check: $health_url answers"
+fi
+audit_public="$data_dir/audit-ed25519.pub.json"
+if [ -f "$audit_public" ]; then
+  step "audit log public key: key_id $(sed -n 's/.*"key_id": *"\([0-9a-f]*\)".*/\1/p' "$audit_public")" \
+    "($audit_public; give it to whoever verifies exported audit logs)"
+else
+  step "audit log public key: written to $audit_public at the first start"
 fi
 console_host=$check_host
 case "$listen" in 0.0.0.0:*|"[::]:"*) console_host=$(uname -n) ;; esac

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config ccache git
   libcpp-httplib-dev libsqlite3-dev libssl-dev libsodium-dev nlohmann-json3-dev libicu-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  openssl sqlite3 curl procps
+  openssl sqlite3 curl procps strace
   python3 python3-numpy python3-jinja2 python3-jsonschema python3-regex
   dpkg-dev lintian systemd xorriso apt-utils debootstrap gnupg
   chromium

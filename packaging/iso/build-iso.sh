@@ -1,33 +1,46 @@
 #!/usr/bin/env bash
 # Builds the offline installation medium: an ISO 9660 image holding a signed local apt
 # repository (the kimi packages and every Debian package they need that a minimal Debian 12
-# lacks), the installer, the distribution public key, optionally a signed model directory,
-# and SHA256SUMS over every file, signed with the distribution key. Nothing on it is unsigned:
-# each file is covered by SHA256SUMS, whose detached signature the installer checks first.
+# lacks), the installer, the distribution public key, optionally a signed model directory
+# with the public keys of its signers, and SHA256SUMS over every file, signed with the
+# distribution key. Nothing on it is unsigned: each file is covered by SHA256SUMS, whose
+# detached signature the installer checks first; the model also carries its own signature.
 #
-# usage: packaging/iso/build-iso.sh --build-dir DIR --out FILE.iso [--key-dir DIR] [--model DIR]
-#   --key-dir  a GnuPG home holding the distribution signing key; created (ed25519, no
-#              passphrase, for development and CI) when it does not exist. Production builds
-#              pass the organisation's release key here.
-#   --model    a model directory with its model.sig, copied to /model on the medium.
+# usage: packaging/iso/build-iso.sh --build-dir DIR --out FILE.iso [--key-dir DIR]
+#                                   [--model DIR --model-trust PUB.pem | --demo-model]
+#   --key-dir      a GnuPG home holding the distribution signing key; created (ed25519, no
+#                  passphrase, for development and CI) when it does not exist. Production
+#                  builds pass the organisation's release key here.
+#   --model        a model directory with its model.sig, copied to /model on the medium;
+#   --model-trust  the public key (PEM) that signed it, copied to /model-trust/ (repeatable).
+#   --demo-model   a random-weight k3-nano model synthesised now with the build's kimi-engine,
+#                  signed with the distribution model key (KEY_DIR/model-signing.pem, made
+#                  with kimictl keygen when absent); its public key goes to /model-trust/.
 # Needs: cpack (the build tree), apt-get (to fetch dependencies), dpkg-scanpackages,
 # apt-ftparchive, gpg, xorriso.
 set -euo pipefail
 
 die() { echo "build-iso: $*" >&2; exit 1; }
-build_dir="" out="" key_dir="" model=""
+build_dir="" out="" key_dir="" model="" demo_model=no
+model_trust=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build_dir=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     --key-dir) key_dir=${2:?}; shift 2 ;;
     --model) model=${2:?}; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --model-trust) model_trust+=("${2:?}"); shift 2 ;;
+    --demo-model) demo_model=yes; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
 [ -n "$build_dir" ] && [ -n "$out" ] || die "--build-dir and --out are required (see --help)"
 [ -f "$build_dir/CPackConfig.cmake" ] || die "$build_dir is not a configured build tree"
+if [ -n "$model" ] && [ "$demo_model" = yes ]; then die "--model and --demo-model exclude each other"; fi
+if [ -n "$model" ] && [ ${#model_trust[@]} -eq 0 ]; then
+  die "--model needs --model-trust PUB.pem: the installer trusts only the signers the medium names"
+fi
 for tool in python3 cpack apt-get dpkg-scanpackages apt-ftparchive gpg xorriso; do
   command -v "$tool" >/dev/null || die "$tool is missing (packaging/build-deps.sh installs it)"
 done
@@ -80,9 +93,29 @@ gpg --batch --armor --export "$fingerprint" >"$medium/distribution-key.asc"
 
 install -m 0755 "$src_dir/installer/install.sh" "$medium/install.sh"
 cp "$src_dir/installer/README.medium" "$medium/README.txt"
+if [ "$demo_model" = yes ]; then
+  kimi_engine="$build_dir/engine/kimi-engine" kimictl="$build_dir/appliance/kimictl"
+  [ -x "$kimi_engine" ] && [ -x "$kimictl" ] || die "--demo-model needs kimi-engine and kimictl built in $build_dir"
+  model_key="$key_dir/model-signing"
+  if [ ! -f "$model_key.pem" ]; then
+    echo "build-iso: creating the distribution model key $model_key.pem (development)"
+    "$kimictl" keygen --out "$model_key" >"$stage/keygen.log" 2>&1 || { cat "$stage/keygen.log" >&2; die "kimictl keygen failed"; }
+  fi
+  model="$stage/demo-model"
+  echo "build-iso: synthesising and signing the demo model (k3-nano, random weights)"
+  { "$kimi_engine" synth --preset k3-nano --out "$model" --source-dir "$src_dir" &&
+    "$kimictl" model sign --key "$model_key.pem" --quiet "$model"; } >"$stage/demo-model.log" 2>&1 ||
+    { cat "$stage/demo-model.log" >&2; die "could not make the demo model"; }
+  model_trust=("$model_key.pub.pem")
+fi
 if [ -n "$model" ]; then
   [ -f "$model/model.sig" ] || die "$model has no model.sig: only signed models go on the medium"
   cp -r "$model" "$medium/model"
+  mkdir -p "$medium/model-trust"
+  for pem in "${model_trust[@]}"; do
+    [ -f "$pem" ] || die "$pem does not exist"
+    cp "$pem" "$medium/model-trust/$(basename "$pem" .pem).pem"
+  done
 fi
 
 # SHA256SUMS over every file, signed; then the image.

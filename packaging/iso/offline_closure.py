@@ -6,7 +6,8 @@ fields from the files named on the command line, and prints, one per line, every
 dependency closure of the kimi packages that a minimal Debian 12 system (Priority: required and
 what it depends on: debootstrap's minbase) does not have. Of alternatives ("a | b") the first one
 apt knows is taken, as apt does on a fresh system; virtual packages resolve to their first
-provider.
+provider. A dependency of one kimi package on another (kimi-engine-cuda on kimi-engine) is
+satisfied by the medium itself.
 """
 import re
 import subprocess
@@ -69,12 +70,17 @@ def main():
             if provided:
                 providers.setdefault(provided, []).append(name)
     minbase = closure([n for n, f in records.items() if f.get("Priority") == "required"], records, providers)
-    roots = []
+    fields_of = {}
     for deb in sys.argv[1:]:
-        control = subprocess.run(["dpkg-deb", "-f", deb, "Pre-Depends", "Depends"],
+        control = subprocess.run(["dpkg-deb", "-f", deb, "Package", "Pre-Depends", "Depends"],
                                  check=True, capture_output=True, text=True).stdout
-        fields = parse_records("Package: " + deb + "\n" + control)[deb]
+        fields_of[deb] = next(iter(parse_records(control).values()))
+    on_medium = {fields["Package"]: fields for fields in fields_of.values()}
+    roots = []
+    for deb, fields in fields_of.items():
         for item in dependencies(fields):
+            if resolve(item, on_medium, {}):
+                continue
             dep = resolve(item, records, providers)
             if dep is None:
                 sys.exit(f"offline_closure: {deb}: no package satisfies '{item}'")

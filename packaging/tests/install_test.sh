@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# End-to-end offline install (make test-install): builds the ISO, makes a minimal Debian 12
-# root with debootstrap (minbase; its packages are cached under BUILD_DIR/debootstrap so later
-# runs need no mirror), puts the medium in it as the operator's mount would, and runs the
-# installer in a network namespace that has only loopback. Then the installed daemon must start
-# there and answer, and `kimictl audit verify` must pass. Finally a medium with one byte changed
-# in one package must be refused before anything is installed.
+# End-to-end offline install (make test-install): builds the ISO with the signed demo model,
+# makes a minimal Debian 12 root with debootstrap (minbase; its packages are cached under
+# BUILD_DIR/debootstrap so later runs need no mirror), puts the medium in it as the operator's
+# mount would, and runs the installer in a network namespace that has only loopback. Then:
+#   - the one-time password of the first administrator is printed but not logged, the audit
+#     key exists, the model is imported and active; a re-run and an --upgrade create nothing;
+#   - the installed daemon, in the same kind of namespace, answers over HTTPS: the admin signs
+#     in with the one-time password, changes it, creates an API key, and a chat completion
+#     with that key passes (installed_session.sh); then `kimictl audit verify` passes;
+#   - refusals: a medium whose model was changed and whose SHA256SUMS was signed again
+#     (the distributor's own mistake) is refused by the model's signature; a medium with one
+#     byte changed in the model, or in a package, is refused by SHA256SUMS before anything
+#     is installed.
 #
-# usage: packaging/tests/install_test.sh BUILD_DIR     (as root)
+# usage: packaging/tests/install_test.sh BUILD_DIR     (as root; CTest packaging_install)
 set -euo pipefail
 
 build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd)
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "install_test: needs root (debootstrap, chroot, namespaces)" >&2; exit 1; }
-for tool in debootstrap xorriso unshare chroot curl; do
-  command -v "$tool" >/dev/null || { echo "install_test: $tool is missing (packaging/build-deps.sh)" >&2; exit 1; }
+# Exit 77 (CTest's skip) where it cannot run at all; every other failure is a failure.
+[ "$(id -u)" -eq 0 ] || { echo "skip: install_test needs root (debootstrap, chroot, namespaces)"; exit 77; }
+for tool in debootstrap xorriso unshare chroot curl python3 gpg; do
+  command -v "$tool" >/dev/null || { echo "skip: install_test needs $tool (packaging/build-deps.sh)"; exit 77; }
 done
+unshare --net true 2>/dev/null || { echo "skip: install_test cannot make a network namespace here"; exit 77; }
 
 work=$(mktemp -d)
 cleanup() {
@@ -27,7 +36,7 @@ trap cleanup EXIT
 step() { echo "== $*"; }
 
 step "building the ISO"
-"$src_dir/packaging/iso/build-iso.sh" --build-dir "$build_dir" --out "$work/kimi.iso" >"$work/iso.log" 2>&1 ||
+"$src_dir/packaging/iso/build-iso.sh" --build-dir "$build_dir" --out "$work/kimi.iso" --demo-model >"$work/iso.log" 2>&1 ||
   { cat "$work/iso.log"; exit 1; }
 gpg_home="$build_dir/distribution-key"
 GNUPGHOME="$gpg_home" gpg --batch --armor --export >"$work/distribution-key.asc"
@@ -54,52 +63,92 @@ in_root() {
   unshare --net --mount --fork sh -c 'ip link set lo up && mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$root" "$@"
 }
 
+fail() { echo "FAIL: $*"; exit 1; }
+kimictl_in() { local root=$1; shift; in_root "$root" runuser -u kimi -- kimictl "$@"; }
+
 step "installing into a minimal root with no network"
 root="$work/root-good"
 new_root "$root"
-in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc
+in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc | tee "$work/install.out"
 in_root "$root" dpkg-query -W kimi-appliance kimi-engine
-grep -q "medium verified" "$root/var/log/kimi-appliance/install.log" || { echo "FAIL: install.log lacks the verification step"; exit 1; }
-
-step "starting the installed daemon there and asking it over HTTPS"
-tls_dir="$root/var/lib/kimi-appliance/tls"
+install_log="$root/var/log/kimi-appliance/install.log"
+grep -q "medium verified" "$install_log" || fail "install.log lacks the verification step"
+otp=$(sed -n 's/^  one-time password: *//p' "$work/install.out")
+[ -n "$otp" ] || fail "the installer printed no one-time password"
+! grep -qF -- "$otp" "$install_log" || fail "the one-time password is in install.log"
+grep -q "first administrator 'admin' created" "$install_log" || fail "install.log lacks the first administrator"
 kimi_uid=$(awk -F: '$1 == "kimi" { print $3 }' "$root/etc/passwd")
+audit_key="$root/var/lib/kimi-appliance/audit-ed25519.key"
+[ "$(stat -c '%a %u %s' "$audit_key")" = "600 $kimi_uid 32" ] || fail "audit key: $(ls -ln "$audit_key")"
+audit_key_sum=$(sha256sum <"$audit_key")
+grep -Eq "audit log public key: key_id [0-9a-f]{64}" "$install_log" || fail "install.log does not name the audit public key"
+ls "$root/etc/kimi-appliance/trust/"*.pem >/dev/null || fail "no model signer in the trust store"
+kimictl_in "$root" model list | tee "$work/models.txt"
+grep -Eq '^k3 +1 +active ' "$work/models.txt" || fail "the medium's model is not the active version"
+
+step "running the installer again, then with --upgrade: no new administrator, key or model version"
+tls_dir="$root/var/lib/kimi-appliance/tls"
+cert_sum=$(sha256sum <"$tls_dir/cert.pem")
+for args in "" "--upgrade"; do
+  # shellcheck disable=SC2086  # $args is one word or none
+  in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc $args >"$work/rerun.out" 2>&1 ||
+    { cat "$work/rerun.out"; fail "install.sh $args failed on an installed system"; }
+  ! grep -q "one-time password:" "$work/rerun.out" || fail "install.sh $args printed a new password"
+  grep -Eq "console users exist already|upgrade: console users kept" "$work/rerun.out" || { cat "$work/rerun.out"; fail "no word on the users"; }
+  grep -q "is installed already" "$work/rerun.out" || { cat "$work/rerun.out"; fail "the model was imported again"; }
+done
+[ "$(sha256sum <"$audit_key")" = "$audit_key_sum" ] || fail "the audit key changed"
+[ "$(sha256sum <"$tls_dir/cert.pem")" = "$cert_sum" ] || fail "the certificate changed"
+[ "$(kimictl_in "$root" user list | grep -c admin)" = 1 ] || fail "users: $(kimictl_in "$root" user list)"
+echo "re-run and --upgrade kept the administrator, the audit key, the certificate and the model"
+
+step "serving from the installed root with no network: admin sign-in, API key, chat completion over HTTPS"
 if [ ! -f "$tls_dir/cert.pem" ] || [ "$(stat -c '%a %u' "$tls_dir/key.pem")" != "600 $kimi_uid" ]; then
-  ls -ln "$tls_dir" || true; echo "FAIL: the install made no certificate, or a key not 0600 kimi"; exit 1
+  ls -ln "$tls_dir" || true; fail "the install made no certificate, or a key not 0600 kimi"
 fi
 # The daemon runs in the root; curl (the host's: a minimal Debian has none) runs in the same
 # network namespace, trusting only the certificate the postinst made.
-unshare --net --mount --fork bash -c '
-  root=$0
-  ip link set lo up && mount -t proc proc "$root/proc"
-  chroot "$root" runuser -u kimi -- kimi-appliance --config /etc/kimi-appliance/appliance.json --log-format text \
-    2>"$root/var/log/kimi-appliance/daemon.log" &
-  pid=$!
-  healthy=no
-  for _ in $(seq 100); do
-    if curl -sS --fail --max-time 5 --noproxy "*" --cacert "$root/var/lib/kimi-appliance/tls/cert.pem" \
-        https://127.0.0.1:8443/healthz >/dev/null 2>/dev/null; then healthy=yes; break; fi
-    sleep 0.2
-  done
-  plain=$(curl -s -o /dev/null -w "%{http_code}" --max-time 5 --noproxy "*" http://127.0.0.1:8443/healthz || true)
-  kill -TERM $pid; wait $pid || true
-  [ "$healthy" = yes ] || { echo "FAIL: no 200 from https://127.0.0.1:8443/healthz"; cat "$root/var/log/kimi-appliance/daemon.log"; exit 1; }
-  echo "healthz over https: 200 (plain http to the port: $plain)"
-  [ "$plain" != 200 ] || { echo "FAIL: plain HTTP answered 200"; exit 1; }' "$root"
-in_root "$root" runuser -u kimi -- kimictl audit verify --data-dir /var/lib/kimi-appliance
+unshare --net --mount --fork "$src_dir/packaging/tests/installed_session.sh" "$root" "$otp"
+kimictl_in "$root" audit verify --data-dir /var/lib/kimi-appliance
 
-step "a medium with one byte changed in a package is refused before anything is installed"
+step "a medium whose model changed after signing, with SHA256SUMS signed again, is refused by the model's signature"
+signed_again=/media/kimi-signed-again
+cp -a "$root/media/kimi" "$root$signed_again"
+shard=$(ls "$root$signed_again"/model/*.safetensors | head -1)
+chmod u+w "$shard" "$root$signed_again/SHA256SUMS" "$root$signed_again/SHA256SUMS.sig"
+printf 'X' | dd of="$shard" bs=1 seek=4000 conv=notrunc status=none
+(cd "$root$signed_again" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | LC_ALL=C sort |
+  xargs -d '\n' sha256sum >SHA256SUMS)
+GNUPGHOME="$gpg_home" gpg --batch --yes --quiet --detach-sign -o "$root$signed_again/SHA256SUMS.sig" "$root$signed_again/SHA256SUMS"
+if in_root "$root" "$signed_again/install.sh" --key /root/distribution-key.asc >"$work/resigned.log" 2>&1; then
+  cat "$work/resigned.log"; fail "the installer accepted a model that does not match its signature"
+fi
+grep -q "medium verified" "$work/resigned.log" || { cat "$work/resigned.log"; fail "the re-signed medium did not pass its own check"; }
+grep -q "does not verify against the trust store: refusing it" "$work/resigned.log" || { cat "$work/resigned.log"; fail "refusal without its reason"; }
+kimictl_in "$root" model list >"$work/models-after.txt"
+cmp -s "$work/models.txt" "$work/models-after.txt" || { cat "$work/models-after.txt"; fail "the model store changed"; }
+echo "refused: $(grep FAILED "$work/resigned.log")"
+
+step "a medium with one byte changed in the model, then in a package, is refused before anything is installed"
 root="$work/root-tampered"
 new_root "$root"
-deb=$(ls "$root"/media/kimi/pool/main/kimi-appliance_*.deb)
-chmod u+w "$deb"
-printf 'X' | dd of="$deb" bs=1 seek=2000 conv=notrunc status=none
-if in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc >"$work/tampered.log" 2>&1; then
-  cat "$work/tampered.log"; echo "FAIL: the installer accepted a modified medium"; exit 1
-fi
-grep -q "refusing a modified medium" "$work/tampered.log" || { cat "$work/tampered.log"; echo "FAIL: refusal without its reason"; exit 1; }
-if in_root "$root" dpkg-query -W kimi-appliance >/dev/null 2>&1; then
-  echo "FAIL: kimi-appliance got installed from a modified medium"; exit 1
-fi
-echo "refused: $(grep FAILED "$work/tampered.log")"
+tamper() {  # changes one byte of $1 at offset $2, keeping the original beside the test's files
+  cp "$1" "$work/original"
+  chmod u+w "$1"
+  printf 'X' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+expect_refused() {  # $1: what was changed
+  if in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc >"$work/tampered.log" 2>&1; then
+    cat "$work/tampered.log"; fail "the installer accepted a medium with a changed $1"
+  fi
+  grep -q "refusing a modified medium" "$work/tampered.log" || { cat "$work/tampered.log"; fail "refusal without its reason"; }
+  ! in_root "$root" dpkg-query -W kimi-appliance >/dev/null 2>&1 || fail "kimi-appliance got installed from a medium with a changed $1"
+  echo "changed $1 refused: $(grep FAILED "$work/tampered.log")"
+}
+shard=$(ls "$root"/media/kimi/model/*.safetensors | head -1)
+tamper "$shard" 4000
+expect_refused model
+cp "$work/original" "$shard"
+tamper "$(ls "$root"/media/kimi/pool/main/kimi-appliance_*.deb)" 2000
+expect_refused package
 echo "install test passed"

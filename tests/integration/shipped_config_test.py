@@ -19,6 +19,7 @@ from daemon_harness import KIMICTL, Daemon, request, run_to_exit  # noqa: E402
 SHIPPED_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "packaging", "etc",
                               "appliance.json")
 INSTALLED_DATA_DIR = "/var/lib/kimi-appliance"
+INSTALLED_CONFIG_DIR = "/etc/kimi-appliance"
 
 
 def load_shipped_config():
@@ -26,9 +27,10 @@ def load_shipped_config():
         return json.load(f)
 
 
-def relocate(config, data_dir):
-    """The shipped config with /var/lib/kimi-appliance replaced by data_dir, on 127.0.0.1:0."""
-    text = json.dumps(config).replace(INSTALLED_DATA_DIR, data_dir)
+def relocate(config, data_dir, config_dir):
+    """The shipped config with /var/lib/kimi-appliance replaced by data_dir and /etc/kimi-appliance
+    by config_dir, on 127.0.0.1:0."""
+    text = json.dumps(config).replace(INSTALLED_DATA_DIR, data_dir).replace(INSTALLED_CONFIG_DIR, config_dir)
     moved = json.loads(text)
     moved["server"]["listen"] = "127.0.0.1:0"
     return moved
@@ -43,13 +45,20 @@ class ShippedConfigTest(unittest.TestCase):
         self.assertEqual(tls["key_file"], INSTALLED_DATA_DIR + "/tls/key.pem")
         self.assertEqual(tls["min_version"], "1.2")
 
+    def test_shipped_config_names_the_trust_store_the_package_makes(self):
+        # packaging/debian/kimi-appliance/postinst makes this directory; the installer adds the
+        # medium's model signers to it.
+        self.assertEqual(load_shipped_config()["model"]["trust_store"], INSTALLED_CONFIG_DIR + "/trust")
+
     def test_daemon_serves_healthz_over_https_with_the_shipped_config(self):
         work = tempfile.mkdtemp(prefix="kimi-it-shipped-")
         self.addCleanup(shutil.rmtree, work, True)
         data_dir = os.path.join(work, "data")
+        config_dir = os.path.join(work, "etc")
+        os.makedirs(os.path.join(config_dir, "trust"))  # empty, as the postinst leaves it
         code, _, err = run_to_exit([KIMICTL, "tls", "selfsigned", "--dir", os.path.join(data_dir, "tls")])
         self.assertEqual(code, 0, err)
-        config = relocate(load_shipped_config(), data_dir)
+        config = relocate(load_shipped_config(), data_dir, config_dir)
 
         daemon = Daemon(config=config)
         self.addCleanup(daemon.close)
