@@ -20,6 +20,7 @@
 #include "api/model_rules_table.h"
 #include "api/verified_model.h"
 #include "audit/audit_sink.h"
+#include "audit/settings_change.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
@@ -442,12 +443,36 @@ int main(int argc, char** argv) {
       return 1;
     }
     audit_sink = std::move(opened).value();
-    kimi::Status started = RecordServiceEvent(*audit_sink, "service.start", std::string("version ") + KIMI_APPLIANCE_VERSION);
+    // The settings as read (file and overrides): a start with other settings than the previous
+    // start's records a settings change (audit/settings_change.h).
+    std::vector<std::string> override_texts;
+    for (const kimi::config::Override& o : flags.overrides) override_texts.push_back(o.flag + "=" + o.value);
+    kimi::Result<std::string> config_bytes = kimi::audit::ReadTextFile(flags.config_path);
+    const std::string settings =
+        kimi::audit::SettingsDigest(config_bytes.ok() ? *config_bytes : std::string(), override_texts);
+    kimi::Result<std::optional<std::string>> previous_settings = kimi::audit::PreviousSettingsDigest(
+        config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile));
+    std::string start_detail = std::string("version ") + KIMI_APPLIANCE_VERSION + "; " +
+                               std::string(kimi::audit::kSettingsDigestPrefix) + settings;
+    if (!config.audit.record_requests) {
+      start_detail += "; requests not recorded (audit.record_requests is off)";
+      kimi::log::Warn("API requests are served without audit records (audit.record_requests is off)");
+    }
+    kimi::Status started = RecordServiceEvent(*audit_sink, "service.start", start_detail);
     if (!started.ok()) {
       kimi::log::Error("cannot record the service start in the audit log", {{"error", started.ToString()}});
       return 1;
     }
-    auditor.Attach(audit_sink.get());
+    if (previous_settings.ok() && previous_settings->has_value() && **previous_settings != settings) {
+      kimi::Status changed = RecordServiceEvent(*audit_sink, "settings.changed",
+                                                std::string(kimi::audit::kSettingsDigestPrefix) + **previous_settings +
+                                                    " -> " + settings + " (" + flags.config_path + ")");
+      if (!changed.ok()) {
+        kimi::log::Error("cannot record the settings change in the audit log", {{"error", changed.ToString()}});
+        return 1;
+      }
+    }
+    if (config.audit.record_requests) auditor.Attach(audit_sink.get());
     trust_audit = audit_sink.get();
     audit_access = kimi::http::AuditAccess{config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile),
                                            audit_sink->public_key(), audit_sink.get()};

@@ -35,6 +35,14 @@ CREATE TABLE IF NOT EXISTS audit_records(
   leaf_hash BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS audit_records_time ON audit_records(time_ms);
+-- The auditors' search filters. Each entry ends with the rowid (seq), so one filter's
+-- matches come out of its index in sequence order: a page after a cursor reads its rows only.
+-- Added in place to a database made before them (CREATE ... IF NOT EXISTS at every open).
+CREATE INDEX IF NOT EXISTS audit_records_actor ON audit_records(actor);
+CREATE INDEX IF NOT EXISTS audit_records_action ON audit_records(action);
+CREATE INDEX IF NOT EXISTS audit_records_model ON audit_records(model);
+CREATE INDEX IF NOT EXISTS audit_records_outcome ON audit_records(outcome);
+CREATE INDEX IF NOT EXISTS audit_records_request_id ON audit_records(request_id);
 CREATE TABLE IF NOT EXISTS audit_content(
   seq INTEGER PRIMARY KEY NOT NULL,
   prompt TEXT NOT NULL,
@@ -211,6 +219,31 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
     r.content = std::move(c);
   }
   return out;
+}
+
+// Runs a SELECT of (tree_size, timestamp_ms, root_hash, key_id, signature), binding
+// `parameter` to ?1 when it is not negative, until visit returns false.
+Status VisitHeads(sqlite3* db, const char* sql, int64_t parameter,
+                  const std::function<bool(const SignedTreeHead&)>& visit) {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db, sql, -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, rc, "audit database: cannot read signed heads");
+  if (parameter >= 0) sqlite3_bind_int64(st.get(), 1, parameter);
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    SignedTreeHead h;
+    h.tree_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+    h.timestamp_ms = sqlite3_column_int64(st.get(), 1);
+    // A blob of the wrong length leaves zeros, which then fail the signature check.
+    const std::string root = ColumnBytes(st.get(), 2);
+    const std::string key_id = ColumnBytes(st.get(), 3);
+    const std::string sig = ColumnBytes(st.get(), 4);
+    if (root.size() == kHashSize) std::memcpy(h.root_hash.data(), root.data(), kHashSize);
+    if (key_id.size() == kHashSize) std::memcpy(h.key_id.data(), key_id.data(), kHashSize);
+    if (sig.size() == kSignatureSize) std::memcpy(h.signature.data(), sig.data(), kSignatureSize);
+    if (!visit(h)) return Status::OK();
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db, rc, "audit database: cannot read signed heads");
+  return Status::OK();
 }
 
 }  // namespace
@@ -409,34 +442,104 @@ Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
   return static_cast<int64_t>(sqlite3_changes(db_));
 }
 
-Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
-  std::string sql = std::string("SELECT ") + (has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) +
-                    ", c.prompt, c.completion FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
+std::string AuditStore::ScanColumns() const {
+  return std::string(has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) + ", c.prompt, c.completion";
+}
+
+std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q,
+                                std::vector<const std::string*>* bound) const {
+  std::string sql = std::string("SELECT ") + columns +
+                    " FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
                     "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4";
   const std::pair<const char*, const std::string*> filters[] = {
       {"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome}, {"model", &q.model},
       {"request_id", &q.request_id}};
-  std::vector<const std::string*> bound;
   for (const auto& [column, value] : filters) {
     if (value->empty()) continue;
-    bound.push_back(value);
-    sql += std::string(" AND r.") + column + " = ?" + std::to_string(4 + bound.size());
+    bound->push_back(value);
+    sql += std::string(" AND r.") + column + " = ?" + std::to_string(4 + bound->size());
   }
   sql += " ORDER BY r.seq";
   if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
+  return sql;
+}
+
+Status AuditStore::BindScan(sqlite3_stmt* st, const RecordQuery& q, const std::vector<const std::string*>& bound) {
+  sqlite3_bind_int64(st, 1, static_cast<int64_t>(q.from_seq));
+  sqlite3_bind_int64(st, 2, static_cast<int64_t>(q.to_seq));
+  sqlite3_bind_int64(st, 3, q.since_ms);
+  sqlite3_bind_int64(st, 4, q.until_ms);
+  for (size_t i = 0; i < bound.size(); ++i) BindText(st, static_cast<int>(5 + i), *bound[i]);
+  return Status::OK();
+}
+
+Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
+  std::vector<const std::string*> bound;
+  const std::string sql = ScanSql(ScanColumns().c_str(), q, &bound);
   Statement st;
   int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare scan");
-  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(q.from_seq));
-  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(q.to_seq));
-  sqlite3_bind_int64(st.get(), 3, q.since_ms);
-  sqlite3_bind_int64(st.get(), 4, q.until_ms);
-  for (size_t i = 0; i < bound.size(); ++i) BindText(st.get(), static_cast<int>(5 + i), *bound[i]);
+  KIMI_RETURN_IF_ERROR(BindScan(st.get(), q, bound));
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
     StoredRecord row = DecodeRow(st.get(), q.with_content);
     KIMI_RETURN_IF_ERROR(visit(row));
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: scan failed");
+  return Status::OK();
+}
+
+Result<std::string> AuditStore::ExplainScan(const RecordQuery& q) {
+  std::vector<const std::string*> bound;
+  const std::string sql = "EXPLAIN QUERY PLAN " + ScanSql(ScanColumns().c_str(), q, &bound);
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot explain scan");
+  KIMI_RETURN_IF_ERROR(BindScan(st.get(), q, bound));
+  std::string plan;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) plan += ColumnBytes(st.get(), 3) + "\n";  // "detail"
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot explain scan");
+  return plan;
+}
+
+Result<RecordRangeSummary> AuditStore::SummarizeRecords(const RecordQuery& q) {
+  RecordQuery all = q;
+  all.limit = 0;
+  std::vector<const std::string*> bound;
+  const std::string sql = ScanSql("count(*), max(r.seq)", all, &bound);
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare count");
+  KIMI_RETURN_IF_ERROR(BindScan(st.get(), all, bound));
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
+  RecordRangeSummary summary;
+  summary.count = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+  if (sqlite3_column_type(st.get(), 1) != SQLITE_NULL) {
+    summary.last_seq = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1));
+  }
+  return summary;
+}
+
+Status AuditStore::ScanLeafHashes(uint64_t from, uint64_t to, const std::function<void(const Hash&)>& visit) {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT seq, leaf_hash FROM audit_records WHERE seq >= ?1 AND seq < ?2 ORDER BY seq",
+                              -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare leaf scan");
+  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(from));
+  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(to));
+  uint64_t next = from;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    const uint64_t seq = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+    if (seq != next) return Status::Corruption("record " + std::to_string(next) + " is missing");
+    const std::string leaf = ColumnBytes(st.get(), 1);
+    if (leaf.size() != kHashSize) return Status::Corruption("record " + std::to_string(seq) + " has no leaf hash");
+    Hash h;
+    std::memcpy(h.data(), leaf.data(), kHashSize);
+    visit(h);
+    ++next;
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: leaf scan failed");
+  if (next != to) return Status::Corruption("record " + std::to_string(next) + " is missing");
   return Status::OK();
 }
 
@@ -453,28 +556,40 @@ Result<std::optional<StoredRecord>> AuditStore::ReadRecord(uint64_t seq) {
 }
 
 Result<std::vector<SignedTreeHead>> AuditStore::ReadHeads() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT tree_size, timestamp_ms, root_hash, key_id, signature FROM audit_heads ORDER BY id",
-                              -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read signed heads");
   std::vector<SignedTreeHead> heads;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    SignedTreeHead h;
-    h.tree_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
-    h.timestamp_ms = sqlite3_column_int64(st.get(), 1);
-    // A blob of the wrong length leaves zeros, which then fail the signature check.
-    const std::string root = ColumnBytes(st.get(), 2);
-    const std::string key_id = ColumnBytes(st.get(), 3);
-    const std::string sig = ColumnBytes(st.get(), 4);
-    if (root.size() == kHashSize) std::memcpy(h.root_hash.data(), root.data(), kHashSize);
-    if (key_id.size() == kHashSize) std::memcpy(h.key_id.data(), key_id.data(), kHashSize);
-    if (sig.size() == kSignatureSize) std::memcpy(h.signature.data(), sig.data(), kSignatureSize);
-    heads.push_back(h);
-  }
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read signed heads");
+  KIMI_RETURN_IF_ERROR(VisitHeads(db_, "SELECT tree_size, timestamp_ms, root_hash, key_id, signature FROM audit_heads "
+                                       "ORDER BY id",
+                                  -1, [&](const SignedTreeHead& h) {
+                                    heads.push_back(h);
+                                    return true;
+                                  }));
   return heads;
 }
+
+Status AuditStore::ScanHeadsAbove(uint64_t above_size, const std::function<bool(const SignedTreeHead&)>& visit) {
+  return VisitHeads(db_,
+                    "SELECT tree_size, timestamp_ms, root_hash, key_id, signature FROM audit_heads "
+                    "WHERE tree_size > ?1 ORDER BY tree_size, id",
+                    static_cast<int64_t>(above_size), visit);
+}
+
+Result<uint64_t> AuditStore::LargestHeadSize() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT coalesce(max(tree_size), 0) FROM audit_heads", -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read signed heads");
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read signed heads");
+  const int64_t size = sqlite3_column_int64(st.get(), 0);
+  return static_cast<uint64_t>(size < 0 ? 0 : size);
+}
+
+Status AuditStore::BeginSnapshot() {
+  KIMI_RETURN_IF_ERROR(Exec("BEGIN"));
+  // A read transaction takes its snapshot at its first read.
+  return Exec("SELECT count(*) FROM audit_heads");
+}
+
+Status AuditStore::EndSnapshot() { return Exec("COMMIT"); }
 
 Result<uint64_t> AuditStore::RecordCount() {
   Statement st;

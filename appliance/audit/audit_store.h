@@ -64,6 +64,12 @@ struct RecordQuery {
   uint64_t limit = 0;  // rows at most; 0: no limit
 };
 
+// What SummarizeRecords found: how many records match and the highest seq among them.
+struct RecordRangeSummary {
+  uint64_t count = 0;
+  std::optional<uint64_t> last_seq;  // nullopt when none matches
+};
+
 // A record about to be written, with its leaf hash (computed by the writer).
 struct PendingRow {
   const AuditRecord* record = nullptr;
@@ -89,11 +95,30 @@ class AuditStore {
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 
   // Calls visit for each record matching the query, in sequence order; stops at the first
-  // error visit returns.
+  // error visit returns. Each exact-match filter (actor, action, outcome, model, request_id)
+  // has an index whose entries are in sequence order, so a filtered page reads only its rows.
   Status ScanRecords(const RecordQuery& query, const std::function<Status(StoredRecord&)>& visit);
+  // SQLite's plan for ScanRecords(query) (EXPLAIN QUERY PLAN), one step a line; tests check
+  // that every filter is served by an index.
+  Result<std::string> ExplainScan(const RecordQuery& query);
+  // How many records match the query (its limit ignored) and the last one's seq.
+  Result<RecordRangeSummary> SummarizeRecords(const RecordQuery& query);
+  // Calls visit with the stored leaf hash of every seq in [from, to), in order. Corruption
+  // when a seq in the range has no row or its leaf hash is not 32 bytes.
+  Status ScanLeafHashes(uint64_t from, uint64_t to, const std::function<void(const Hash&)>& visit);
   Result<std::optional<StoredRecord>> ReadRecord(uint64_t seq);
   // Every signed head, in insertion order.
   Result<std::vector<SignedTreeHead>> ReadHeads();
+  // The signed heads with tree_size > above_size, smallest size first (equal sizes in
+  // insertion order), until visit returns false. Reads one head at a time.
+  Status ScanHeadsAbove(uint64_t above_size, const std::function<bool(const SignedTreeHead&)>& visit);
+  // The largest tree size a stored head claims; 0 when none is stored.
+  Result<uint64_t> LargestHeadSize();
+  // Between BeginSnapshot() and EndSnapshot() every read of this connection sees the database
+  // as it was at BeginSnapshot(), whatever the writer commits meanwhile (a read transaction;
+  // under WAL it never blocks the writer). Lets an export be read twice with the same bytes.
+  Status BeginSnapshot();
+  Status EndSnapshot();
   // Number of rows and the highest seq + 1 (equal when dense).
   Result<uint64_t> RecordCount();
   Result<std::optional<CompactTree>> ReadStoredTree();
@@ -107,6 +132,11 @@ class AuditStore {
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
   Result<bool> HasColumn(const char* table, const char* column);
+  // The columns ScanRecords reads (DecodeRow's order).
+  std::string ScanColumns() const;
+  // The SELECT of ScanRecords and the texts it binds to ?5, ?6, ... in order.
+  std::string ScanSql(const char* columns, const RecordQuery& query, std::vector<const std::string*>* bound) const;
+  Status BindScan(sqlite3_stmt* st, const RecordQuery& query, const std::vector<const std::string*>& bound);
   // Brings a database made before record format version 2 up to it (adds columns only).
   Status AddVersion2Columns();
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "audit/log_verifier.h"
 #include "audit/merkle.h"
+#include "audit/stored_tree_prover.h"
 
 namespace kimi::audit {
 namespace {
@@ -61,52 +61,54 @@ std::string DumpLine(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-// The bundle: the range's records are held in memory to find the head that covers them
-// before the first line is written; the admin API bounds what it asks for.
+// The bundle, streamed: one query counts the range and finds its last record, which fixes
+// the head that covers it (the first line needs the count); then each record is read, checked
+// against its stored leaf hash and written with its path, one at a time. Memory stays bounded
+// whatever the range (stored_tree_prover.h).
 Result<ExportSummary> ExportBundle(AuditStore& store, const ExportOptions& options, std::ostream& out) {
   ExportSummary summary;
   // Only records a signed head already covers: those committed after the newest head (while
   // the export runs, say) are left for a later export rather than shipped unproven.
-  KIMI_ASSIGN_OR_RETURN(std::vector<SignedTreeHead> heads, store.ReadHeads());
-  uint64_t covered = 0;
-  for (const SignedTreeHead& h : heads) covered = std::max(covered, h.tree_size);
-  std::vector<StoredRecord> rows;
   RecordQuery q;
   q.since_ms = options.since_ms;
   q.until_ms = options.until_ms;
-  q.to_seq = covered;
-  KIMI_RETURN_IF_ERROR(store.ScanRecords(q, [&](StoredRecord& row) {
-    KIMI_RETURN_IF_ERROR(row.decode_error);
-    rows.push_back(std::move(row));
-    return Status::OK();
-  }));
+  KIMI_ASSIGN_OR_RETURN(q.to_seq, store.LargestHeadSize());
+  KIMI_ASSIGN_OR_RETURN(RecordRangeSummary range, store.SummarizeRecords(q));
   std::optional<SignedTreeHead> cover;
-  if (!rows.empty()) {
-    const uint64_t last = rows.back().record.seq;
-    for (const SignedTreeHead& h : heads) {
-      if (h.tree_size > last && (!cover || h.tree_size < cover->tree_size)) cover = h;
-    }
+  if (range.last_seq) {
+    KIMI_RETURN_IF_ERROR(store.ScanHeadsAbove(*range.last_seq, [&](const SignedTreeHead& h) {
+      cover = h;
+      return false;
+    }));
+    if (!cover) return Status::Corruption("no signed head covers record " + std::to_string(*range.last_seq));
   }
   out << DumpLine({{"type", "export"},
                    {"format", kExportBundleFormat},
                    {"since_ms", options.since_ms},
                    {"until_ms", options.until_ms},
-                   {"records", rows.size()}});
+                   {"records", cover ? range.count : 0}});
   if (cover) {
-    // One recomputation of the leaves for all paths; a row that disagrees with its stored
-    // leaf hash stops the export (verify the log first).
-    KIMI_ASSIGN_OR_RETURN(std::vector<Hash> leaves, RecomputeLeafHashes(store, cover->tree_size));
-    for (const StoredRecord& row : rows) {
+    StoredTreeProver prover(store, cover->tree_size);
+    KIMI_RETURN_IF_ERROR(store.ScanRecords(q, [&](StoredRecord& row) -> Status {
       const AuditRecord& r = row.record;
-      KIMI_ASSIGN_OR_RETURN(std::vector<Hash> path, InclusionPath(leaves, r.seq));
+      // A row that disagrees with its stored leaf hash stops the export (verify the log first).
+      const Hash leaf = HashLeaf(CanonicalRecordBytes(r));
+      if (!row.decode_error.ok() || row.leaf_hash != AsBytes(leaf)) {
+        return Status::Corruption("record " + std::to_string(r.seq) + " fails verification; run audit verify");
+      }
+      KIMI_ASSIGN_OR_RETURN(std::vector<Hash> path, prover.InclusionPath(r.seq));
       nlohmann::json j = RecordToJson(r);
       j["type"] = "record";
-      j["leaf_hash"] = ToHex(leaves[r.seq]);
+      j["leaf_hash"] = ToHex(leaf);
       nlohmann::json hex_path = nlohmann::json::array();
       for (const Hash& h : path) hex_path.push_back(ToHex(h));
       j["inclusion"] = {{"tree_size", cover->tree_size}, {"path", std::move(hex_path)}};
       out << DumpLine(j);
       ++summary.records;
+      return out ? Status::OK() : Status::IOError("cannot write the export");
+    }));
+    if (summary.records != range.count) {
+      return Status::FailedPrecondition("the log changed while it was exported; export again");
     }
     nlohmann::json head = TreeHeadToJson(*cover);
     head["type"] = "signed_head";
@@ -150,11 +152,7 @@ Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& opt
     return out ? Status::OK() : Status::IOError("cannot write the export");
   }));
   if (first_seq) {
-    KIMI_ASSIGN_OR_RETURN(std::vector<SignedTreeHead> heads, store.ReadHeads());
-    std::stable_sort(heads.begin(), heads.end(),
-                     [](const SignedTreeHead& a, const SignedTreeHead& b) { return a.tree_size < b.tree_size; });
-    for (const SignedTreeHead& h : heads) {
-      if (h.tree_size <= *first_seq) continue;
+    KIMI_RETURN_IF_ERROR(store.ScanHeadsAbove(*first_seq, [&](const SignedTreeHead& h) {
       if (options.format == ExportFormat::kCsv) {
         WriteCsvHead(h, out);
       } else {
@@ -163,11 +161,9 @@ Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& opt
         out << j.dump() << '\n';
       }
       ++summary.heads;
-      if (h.tree_size > last_seq) {
-        summary.fully_covered = true;
-        break;
-      }
-    }
+      summary.fully_covered = h.tree_size > last_seq;
+      return !summary.fully_covered;
+    }));
   }
   out.flush();
   if (!out) return Status::IOError("cannot write the export");

@@ -121,15 +121,6 @@ TEST_F(ProofTest, ConsistencyProofsVerifyAndAlteredOnesFail) {
   EXPECT_TRUE(fails(p));
 }
 
-// Runs the standalone verifier; returns its exit status.
-int RunStandalone(const std::string& args) {
-  const char* build = std::getenv("KIMI_BUILD_DIR");
-  if (build == nullptr) return -1;
-  const std::string cmd = std::string(build) + "/appliance/audit/kimi-audit-verify " + args + " > /dev/null 2>&1";
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 void WriteJson(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2); }
 
 TEST_F(ProofTest, StandaloneVerifierAcceptsGoodAndRejectsAlteredProofs) {
@@ -142,34 +133,34 @@ TEST_F(ProofTest, StandaloneVerifierAcceptsGoodAndRejectsAlteredProofs) {
   ASSERT_TRUE(inc.ok());
   WriteJson(out.File("inc.json"), InclusionProofToJson(*inc));
   WriteJson(out.File("head.json"), TreeHeadToJson(inc->signed_head));
-  EXPECT_EQ(RunStandalone("inclusion --public-key " + key + " --proof " + out.File("inc.json")), 0);
-  EXPECT_EQ(RunStandalone("inclusion --public-key " + key + " --proof " + out.File("inc.json") + " --head " +
+  EXPECT_EQ(testing::RunStandaloneVerifier("inclusion --public-key " + key + " --proof " + out.File("inc.json")), 0);
+  EXPECT_EQ(testing::RunStandaloneVerifier("inclusion --public-key " + key + " --proof " + out.File("inc.json") + " --head " +
                           out.File("head.json")),
             0);
-  EXPECT_EQ(RunStandalone("head --public-key " + key + " --head " + out.File("head.json")), 0);
+  EXPECT_EQ(testing::RunStandaloneVerifier("head --public-key " + key + " --head " + out.File("head.json")), 0);
   InclusionProof bad = *inc;
   bad.audit_path[2][31] ^= 0x80;
   WriteJson(out.File("inc-bad.json"), InclusionProofToJson(bad));
-  EXPECT_EQ(RunStandalone("inclusion --public-key " + key + " --proof " + out.File("inc-bad.json")), 1);
+  EXPECT_EQ(testing::RunStandaloneVerifier("inclusion --public-key " + key + " --proof " + out.File("inc-bad.json")), 1);
 
   Result<ConsistencyProof> con = BuildConsistencyProof(*store_, 16, std::nullopt);
   ASSERT_TRUE(con.ok());
   WriteJson(out.File("con.json"), ConsistencyProofToJson(*con));
   WriteJson(out.File("old.json"), TreeHeadToJson(*con->old_head));
-  EXPECT_EQ(RunStandalone("consistency --public-key " + key + " --proof " + out.File("con.json") + " --old-head " +
+  EXPECT_EQ(testing::RunStandaloneVerifier("consistency --public-key " + key + " --proof " + out.File("con.json") + " --old-head " +
                           out.File("old.json") + " --new-head " + out.File("head.json")),
             0);
   ConsistencyProof bad_con = *con;
   bad_con.proof.back()[0] ^= 1;
   WriteJson(out.File("con-bad.json"), ConsistencyProofToJson(bad_con));
-  EXPECT_EQ(RunStandalone("consistency --public-key " + key + " --proof " + out.File("con-bad.json")), 1);
+  EXPECT_EQ(testing::RunStandaloneVerifier("consistency --public-key " + key + " --proof " + out.File("con-bad.json")), 1);
 
   // A head re-signed by another key is rejected.
   std::array<uint8_t, 32> seed{};
   seed.fill(7);
   const AuditKey other = AuditKey::FromSeed(seed);
   WriteJson(out.File("other.json"), PublicKeyToJson(other.public_key()));
-  EXPECT_EQ(RunStandalone("head --public-key " + out.File("other.json") + " --head " + out.File("head.json")), 1);
+  EXPECT_EQ(testing::RunStandaloneVerifier("head --public-key " + out.File("other.json") + " --head " + out.File("head.json")), 1);
 }
 
 }  // namespace

@@ -5,15 +5,18 @@
 //   kimi-audit-verify inclusion   --public-key KEY --proof PROOF.json [--head HEAD.json]
 //   kimi-audit-verify consistency --public-key KEY --proof PROOF.json
 //                                 [--old-head OLD.json] [--new-head NEW.json]
+//   kimi-audit-verify bundle      --public-key KEY --bundle EXPORT.jsonl
 //
 // --head / --old-head / --new-head name signed heads the auditor kept; when given, the proof
 // must be about exactly those heads. Exit: 0 verified, 1 not verified, 2 usage or input error.
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "audit/export_verifier.h"
 #include "audit/proof_format.h"
 #include "audit/signed_head.h"
 
@@ -32,7 +35,8 @@ int Usage() {
                "  kimi-audit-verify head        --public-key KEY --head HEAD.json\n"
                "  kimi-audit-verify inclusion   --public-key KEY --proof PROOF.json [--head HEAD.json]\n"
                "  kimi-audit-verify consistency --public-key KEY --proof PROOF.json [--old-head H.json] "
-               "[--new-head H.json]\n";
+               "[--new-head H.json]\n"
+               "  kimi-audit-verify bundle      --public-key KEY --bundle EXPORT.jsonl\n";
   return kUsage;
 }
 
@@ -54,6 +58,24 @@ Result<std::optional<SignedTreeHead>> OptionalHead(const std::map<std::string, s
   return std::optional<SignedTreeHead>(h);
 }
 
+// An export bundle (`kimictl audit export`, GET /admin/v1/audit/export): every record
+// against the one signed head in it.
+int VerifyBundle(const std::string& path, const PublicKey& key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Report(Status::NotFound("cannot open " + path));
+  Result<BundleReport> report = VerifyExportBundle(in, key);
+  if (!report.ok()) return Report(report.status());
+  if (!report->ok()) {
+    for (const std::string& p : report->problems) std::cout << "problem: " << p << "\n";
+    std::cout << "NOT VERIFIED";
+    if (report->first_bad_seq) std::cout << ": first bad sequence number " << *report->first_bad_seq;
+    std::cout << "\n";
+    return kNotVerified;
+  }
+  std::cout << "verified: " << report->records << " record(s) against " << report->heads << " signed head(s)\n";
+  return kVerified;
+}
+
 int Run(const std::string& command, const std::map<std::string, std::string>& opts) {
   auto key_path = opts.find("public-key");
   if (key_path == opts.end()) return Usage();
@@ -71,6 +93,11 @@ int Run(const std::string& command, const std::map<std::string, std::string>& op
     std::cout << "verified: signed head for tree size " << (*head)->tree_size << " with root "
               << ToHex((*head)->root_hash) << "\n";
     return kVerified;
+  }
+  if (command == "bundle") {
+    auto bundle_path = opts.find("bundle");
+    if (bundle_path == opts.end()) return Usage();
+    return VerifyBundle(bundle_path->second, *key);
   }
   auto proof_path = opts.find("proof");
   if (proof_path == opts.end()) return Usage();

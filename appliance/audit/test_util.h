@@ -39,6 +39,10 @@ AuditSinkOptions TestSinkOptions(const std::string& dir);
 // Returns the public key.
 PublicKey BuildLog(const std::string& dir, int count, const std::vector<uint64_t>& head_sizes);
 
+// Runs $KIMI_BUILD_DIR/appliance/audit/kimi-audit-verify with args; returns its exit status,
+// -1 when KIMI_BUILD_DIR is unset (callers skip then) or it did not exit.
+int RunStandaloneVerifier(const std::string& args);
+
 // Runs SQL on the database file directly, as someone with file access would.
 void TamperSql(const std::string& db_path, const std::string& sql);
 

@@ -94,7 +94,9 @@ ObjectSchema<AuditConfig> AuditSchema() {
       .Integer("busy_timeout_ms", &AuditConfig::busy_timeout_ms, 0, 600'000,
                "How long one audit write waits for a locked audit database before it fails.")
       .Boolean("record_probes", &AuditConfig::record_probes,
-               "Also record /healthz, /readyz and /metrics requests.");
+               "Also record /healthz, /readyz and /metrics requests.")
+      .Boolean("record_requests", &AuditConfig::record_requests,
+               "Record every API request (on by default); off only to measure the audit log's cost.");
 }
 
 ObjectSchema<AuthConfig> AuthSchema() {

@@ -65,6 +65,9 @@ struct AuditConfig {
   int64_t probe_interval_ms = 1'000;  // retry a failing audit store this often
   int64_t busy_timeout_ms = 5'000;    // wait for a locked audit database this long per write
   bool record_probes = false;         // also record /healthz, /readyz and /metrics
+  // Off only to measure the audit log's cost (bench/audit_daemon_bench.py): API requests then
+  // get no record; administrative acts still do, and service.start says requests are not.
+  bool record_requests = true;
 };
 
 // The model the embedded engine serves (docs/api.md). Empty dir: no model; the API answers

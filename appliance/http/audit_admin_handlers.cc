@@ -2,9 +2,13 @@
 
 #include <httplib.h>
 
+#include <array>
 #include <charconv>
+#include <functional>
 #include <limits>
-#include <sstream>
+#include <memory>
+#include <ostream>
+#include <streambuf>
 
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
@@ -57,6 +61,33 @@ void ReplyJson(httplib::Response& res, const json& body) {
   res.status = 200;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
+
+// An output stream buffer that hands its bytes on in chunks of up to 64 KiB; the stream
+// fails once `write` returns false (the client went away).
+class ChunkedOutput : public std::streambuf {
+ public:
+  explicit ChunkedOutput(std::function<bool(std::string_view)> write) : write_(std::move(write)) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const std::string_view pending(pbase(), static_cast<size_t>(pptr() - pbase()));
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    if (failed_ || (!pending.empty() && !write_(pending))) failed_ = true;
+    return failed_ ? -1 : 0;
+  }
+
+ private:
+  std::function<bool(std::string_view)> write_;
+  std::array<char, 64 * 1024> buffer_{};
+  bool failed_ = false;
+};
 
 std::string Actor(const RequestContext& ctx) { return ctx.principal ? ctx.principal->id : ""; }
 std::string Role(const RequestContext& ctx) {
@@ -123,9 +154,22 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   if (access->sink == nullptr) return Status::Unavailable("the audit log is not open");
   // A fresh head covers every record committed so far, so the bundle has no unproven tail.
   KIMI_RETURN_IF_ERROR(access->sink->SignHeadNow().status());
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
-  std::ostringstream bundle;
-  KIMI_ASSIGN_OR_RETURN(audit::ExportSummary summary, audit::ExportAuditLog(*store, options, bundle));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> opened, OpenReader(*access));
+  std::shared_ptr<audit::AuditStore> store = std::move(opened);
+  // Both passes below read one snapshot, so the bytes sent are the bytes hashed.
+  KIMI_RETURN_IF_ERROR(store->BeginSnapshot());
+
+  // First pass: the bundle's SHA-256 and size, without holding it.
+  audit::Sha256Stream digest;
+  ChunkedOutput hashing([&digest](std::string_view bytes) {
+    digest.Update(bytes);
+    return true;
+  });
+  std::ostream hashed(&hashing);
+  KIMI_ASSIGN_OR_RETURN(audit::ExportSummary summary, audit::ExportAuditLog(*store, options, hashed));
+  hashing.pubsync();
+  const uint64_t bytes = digest.bytes();
+  const std::string sha256 = audit::ToHex(digest.Finish());
 
   // The export is an administrative act: recorded, durably, before anything leaves.
   audit::AuditRecord act;
@@ -139,15 +183,34 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
                " format=" + format;
   act.outcome = "ok";
   act.http_status = 200;
-  act.detail = std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) + " signed head(s)";
-  act.response_sha256 = audit::ToHex(audit::Sha256(bundle.str()));
+  act.detail = std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) +
+               " signed head(s), " + std::to_string(bytes) + " bytes";
+  act.response_sha256 = sha256;
   Status recorded = access->sink->Record(std::move(act)).WaitCommitted();
   if (!recorded.ok()) return Status::Unavailable("the export could not be recorded: " + recorded.message());
+  ctx.audit.response_sha256 = sha256;  // the request's own record, committed before the first chunk
 
+  // Second pass: the same bytes, streamed in chunks as they are read.
   res.status = 200;
   res.set_header("Content-Disposition",
                  csv ? "attachment; filename=\"audit-export.csv\"" : "attachment; filename=\"audit-export.jsonl\"");
-  res.set_content(bundle.str(), csv ? "text/csv; charset=utf-8" : "application/x-ndjson");
+  const std::string request_id = ctx.request_id;
+  res.set_chunked_content_provider(
+      csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
+      [store, options, request_id](size_t, httplib::DataSink& sink) {
+        ChunkedOutput chunks([&sink](std::string_view piece) { return sink.write(piece.data(), piece.size()); });
+        std::ostream out(&chunks);
+        Result<audit::ExportSummary> sent = audit::ExportAuditLog(*store, options, out);
+        (void)store->EndSnapshot();
+        if (!sent.ok() || chunks.pubsync() != 0) {
+          // No terminating chunk: the client sees a truncated response, never a short bundle.
+          log::Warn("audit export cut short", {{"request_id", request_id},
+                                               {"error", sent.ok() ? "client gone" : sent.status().ToString()}});
+          return false;
+        }
+        sink.done();
+        return true;
+      });
   return Status::OK();
 }
 

@@ -8,8 +8,11 @@
 //                                records with inclusion paths and the signed head that covers
 //                                them; a head is signed first so the newest records are
 //                                covered; format=csv gives the records and heads as CSV
-//                                rows without proofs instead. The export is itself recorded
-//                                ("audit.export") before the bundle is sent.
+//                                rows without proofs instead. Streamed with bounded memory:
+//                                the bundle is read twice from one snapshot of audit.db, once
+//                                to hash it, so that the export is recorded ("audit.export",
+//                                with that hash) before its first byte leaves, then again
+//                                into a chunked response as it is read.
 //   GET /admin/v1/audit/verify   the whole log's verification report (audit/log_verifier.h)
 //
 // Each request opens its own read-only connection to audit.db, so reading never contends

@@ -58,8 +58,8 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   record.total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
   record.request_sha256 = ctx.body_has_password ? std::string() : BodyDigest(e.request_body);
-  record.response_sha256 = BodyDigest(e.response_body);
   const AuditFacts& f = ctx.audit;
+  record.response_sha256 = f.response_sha256.empty() ? BodyDigest(e.response_body) : f.response_sha256;
   record.model = f.model;
   record.model_digest = f.model_digest;
   record.backend = f.backend;

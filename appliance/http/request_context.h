@@ -49,6 +49,10 @@ struct AuditFacts {
   // auditor's own AuditPolicy::content applies.
   std::function<std::optional<audit::AuditContent>(std::string_view request_body, std::string_view completion)>
       stored_content;
+  // Set by a handler whose body goes out in chunks after the record is committed but is known
+  // in advance (an audit export, read twice from one snapshot): the SHA-256 (hex) of the
+  // bytes it will send, recorded in place of the empty body the dispatcher sees.
+  std::string response_sha256;
 };
 
 struct RequestContext {

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import random
+import re
 import signal
 import sqlite3
 import sys
@@ -265,6 +266,145 @@ class AuditCrashTest(unittest.TestCase):
             self.assertEqual(code, 0, out + err)
 
 
+class AuditEveryActTest(unittest.TestCase):
+    """Each refused request and each administrative act gives exactly one record of its kind,
+    with the caller's identity and the right outcome (the model lifecycle's acts are checked in
+    model_lifecycle_test.py, policy content in policy_test.py)."""
+
+    def test_refusals_and_admin_acts_each_have_one_record(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            config = audit_config(data_dir)
+            config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
+            daemon = Daemon(config=config)
+            try:
+                self.exercise(daemon, data_dir)
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+            self.check(daemon, data_dir)
+            code, out, err = verify(data_dir)
+            self.assertEqual(code, 0, out + err)
+
+    def test_a_start_with_other_settings_records_one_settings_change(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            for sign_interval_ms in (10000, 10000, 20000):  # the same settings twice, then a change
+                daemon = Daemon(config=audit_config(data_dir, sign_interval_ms=sign_interval_ms))
+                try:
+                    self.assertEqual(daemon.stop(), 0)
+                finally:
+                    daemon.close()
+            records = read_records(data_dir)
+            starts = [r for r in records if r["action"] == "service.start"]
+            self.assertEqual(len(starts), 3)
+            digests = [re.search(r"settings sha256:([0-9a-f]{64})", r["detail"]).group(1) for r in starts]
+            self.assertEqual(digests[0], digests[1])
+            self.assertNotEqual(digests[1], digests[2])
+            [changed] = [r for r in records if r["action"] == "settings.changed"]
+            self.assertEqual(changed["seq"], starts[2]["seq"] + 1)
+            self.assertIn("%s -> %s" % (digests[1], digests[2]), changed["detail"])
+            self.assertEqual((changed["actor"], changed["role"], changed["outcome"]), ("kimi-appliance", "system", "ok"))
+            code, out, err = verify(data_dir)
+            self.assertEqual(code, 0, out + err)
+
+    def exercise(self, daemon, data_dir):
+        def call(rid, method, path, payload=None, auth=daemon.api_key, body=None):
+            headers = {"X-Request-Id": rid, "Content-Type": "application/json"}
+            if body is None:
+                body = json.dumps(payload).encode() if payload is not None else b""
+            return request(daemon, method, path, headers, body, auth=auth)
+
+        self.replies = {}
+        chat = {"model": "kimi-k3", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
+        # Refused API requests: a bad key, an invalid body, over quota, a policy denial.
+        self.replies["bad-key"] = call("it-bad-key", "POST", "/v1/chat/completions", chat, auth="sk-kimi-wrong")
+        self.replies["invalid"] = call("it-invalid", "POST", "/v1/chat/completions", body=b"{not json")
+        slow = call("it-key-create", "POST", "/admin/v1/keys", {"name": "slow", "role": "user",
+                                                                "requests_per_minute": 1})
+        self.assertEqual(slow.status, 201, slow.body)
+        self.slow = slow.json()
+        self.replies["key-create"] = slow
+        call("it-quota-1", "GET", "/admin/v1/session", auth=self.slow["key"])
+        self.replies["quota"] = call("it-quota", "GET", "/admin/v1/session", auth=self.slow["key"])
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "policies", "examples",
+                               "bank.json"), encoding="utf-8") as f:
+            self.replies["policy"] = call("it-policy", "POST", "/admin/v1/policies", json.load(f))
+        card = dict(chat, messages=[{"role": "user", "content": "card 4111 1111 1111 1111"}])
+        self.replies["denied"] = call("it-denied", "POST", "/v1/chat/completions", card)
+        # Administrative acts.
+        self.replies["limits"] = call("it-limits", "POST", "/admin/v1/keys/%s/limits" % self.slow["id"],
+                                      {"requests_per_minute": 5})
+        self.replies["revoke"] = call("it-revoke", "POST", "/admin/v1/keys/revoke", {"id": self.slow["id"]})
+        added = call("it-user-add", "POST", "/admin/v1/users", {"username": "carol", "role": "auditor"})
+        self.replies["user-add"] = added
+        password = added.json().get("password") or added.json().get("one_time_password")
+        self.replies["login-failed"] = call("it-login-failed", "POST", "/admin/v1/session",
+                                            {"username": "carol", "password": "not-her-password"}, auth=None)
+        self.replies["login"] = call("it-login", "POST", "/admin/v1/session",
+                                     {"username": "carol", "password": password}, auth=None)
+        self.replies["user-disable"] = call("it-user-disable", "POST", "/admin/v1/users/disable", {"username": "carol"})
+        self.replies["export"] = call("it-export", "GET", "/admin/v1/audit/export")
+
+    def check(self, daemon, data_dir):
+        expected_status = {"bad-key": 401, "invalid": 400, "key-create": 201, "quota": 429, "policy": 201,
+                           "denied": 400, "limits": 200, "revoke": 200, "user-add": 201, "login-failed": 401,
+                           "login": 200, "user-disable": 200, "export": 200}
+        for name, status in expected_status.items():
+            self.assertEqual(self.replies[name].status, status, "%s: %s" % (name, self.replies[name].body))
+        records = read_records(data_dir)
+        by_request = {}
+        for r in records:
+            by_request.setdefault(r["request_id"], []).append(r)
+
+        def http_record(rid, outcome, actor=daemon.api_key_id, role="admin"):
+            mine = [r for r in by_request.get(rid, []) if r["action"].startswith("http.")]
+            self.assertEqual(len(mine), 1, "%s: %r" % (rid, mine))
+            r = mine[0]
+            self.assertEqual((r["outcome"], r["actor"], r["role"]), (outcome, actor, role), rid)
+            self.assertRegex(r["source"], r"^127\.0\.0\.1:\d+$")
+            self.assertRegex(r["response_sha256"], "^[0-9a-f]{64}$")
+            self.assertGreater(r["time_ms"], 0)
+            return r
+
+        def act(action, target=None, actor=daemon.api_key_id):
+            mine = [r for r in records if r["action"] == action and (target is None or r["target"] == target)]
+            self.assertEqual(len(mine), 1, "%s %s: %r" % (action, target, mine))
+            self.assertEqual(mine[0]["actor"], actor, action)
+            return mine[0]
+
+        bad = http_record("it-bad-key", "denied", actor="", role="")
+        self.assertNotIn("sk-kimi-wrong", repr(records))
+        self.assertNotEqual(bad["detail"], "")
+        invalid = http_record("it-invalid", "invalid")
+        self.assertEqual(invalid["request_sha256"], sha256_hex(b"{not json"))
+        quota = http_record("it-quota", "invalid", actor=self.slow["id"], role="user")
+        self.assertEqual(quota["http_status"], 429)
+        self.assertIn("rate limited", quota["detail"])
+        denied = http_record("it-denied", "invalid")
+        self.assertIn("policy:v2", denied["policy"])
+        self.assertNotIn("4111", repr(denied))
+        for rid in ("it-key-create", "it-policy", "it-limits", "it-revoke", "it-user-add", "it-user-disable",
+                    "it-export"):
+            http_record(rid, "ok")
+        http_record("it-login-failed", "denied", actor="", role="")
+
+        act("auth.key_created", self.slow["id"])
+        act("auth.key_limits_changed", self.slow["id"])
+        act("auth.key_revoked", self.slow["id"])
+        act("auth.user_added", "carol")
+        act("auth.user_disabled", "carol")
+        act("auth.login_failed", "carol", actor="carol")  # the name tried; no key or session
+        act("auth.login", "carol", actor="carol")
+        self.assertEqual(act("policy.update", "policy/2")["outcome"], "ok")
+        export = act("audit.export")
+        self.assertEqual(export["request_id"], "it-export")
+        self.assertEqual(export["response_sha256"], sha256_hex(self.replies["export"].body.encode("utf-8")))
+        self.assertEqual(records[0]["action"], "service.start")
+        self.assertEqual(records[-1]["action"], "service.stop")
+        self.assertEqual(len([r for r in records if r["action"].startswith("service.")]), 2)
+
+
 MODEL_ID = "kimi-k3-nano"
 
 
@@ -458,6 +598,7 @@ class AuditAdminApiTest(unittest.TestCase):
         request(self.daemon, "GET", "/nope", {"X-Request-Id": "it-export-probe"})
         reply = self.get("/admin/v1/audit/export?since=%d" % t0, "auditor", {"X-Request-Id": "it-export"})
         self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(reply.headers.get("transfer-encoding"), "chunked")  # streamed as it is read
         lines = [json.loads(line) for line in reply.body.split("\n") if line]
         self.assertEqual(lines[0]["type"], "export")
         self.assertIn("it-export-probe", [r.get("request_id") for r in lines if r["type"] == "record"])

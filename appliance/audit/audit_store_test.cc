@@ -1,0 +1,157 @@
+#include "audit/audit_store.h"
+
+#include <gtest/gtest.h>
+
+#include "audit/test_util.h"
+
+namespace kimi::audit {
+namespace {
+
+using testing::BuildLog;
+using testing::TempDir;
+
+std::unique_ptr<AuditStore> OpenStore(const std::string& path, bool read_only) {
+  AuditStoreOptions o;
+  o.read_only = read_only;
+  Result<std::unique_ptr<AuditStore>> store = AuditStore::Open(path, o);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
+// A query with one exact-match filter, a time range and a cursor, as the search route builds.
+RecordQuery Filtered(const std::string& column, const std::string& value) {
+  RecordQuery q;
+  q.from_seq = 3;                              // cursor
+  q.since_ms = 1'790'000'000'000 + 2'000;      // time range
+  q.until_ms = 1'790'000'000'000 + 40'000;
+  q.limit = 5;
+  if (column == "actor") q.actor = value;
+  if (column == "action") q.action = value;
+  if (column == "model") q.model = value;
+  if (column == "outcome") q.outcome = value;
+  if (column == "request_id") q.request_id = value;
+  return q;
+}
+
+std::vector<uint64_t> Seqs(AuditStore& store, const RecordQuery& q) {
+  std::vector<uint64_t> seqs;
+  EXPECT_TRUE(store
+                  .ScanRecords(q,
+                               [&](StoredRecord& row) {
+                                 seqs.push_back(row.record.seq);
+                                 return Status::OK();
+                               })
+                  .ok());
+  return seqs;
+}
+
+class SearchIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override { BuildLog(dir_.path(), 48, {}); }
+  TempDir dir_;
+};
+
+TEST_F(SearchIndexTest, EveryFilterIsServedByItsIndex) {
+  std::unique_ptr<AuditStore> store = OpenStore(dir_.File("audit.db"), /*read_only=*/true);
+  ASSERT_NE(store, nullptr);
+  for (const char* column : {"actor", "action", "model", "outcome", "request_id"}) {
+    Result<std::string> plan = store->ExplainScan(Filtered(column, "x"));
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_NE(plan->find(std::string("USING INDEX audit_records_") + column), std::string::npos)
+        << column << ":\n" << *plan;
+    // The index is in sequence order, so the page needs no sort.
+    EXPECT_EQ(plan->find("TEMP B-TREE"), std::string::npos) << column << ":\n" << *plan;
+  }
+}
+
+TEST_F(SearchIndexTest, IndexedResultsMatchAFullScan) {
+  std::unique_ptr<AuditStore> store = OpenStore(dir_.File("audit.db"), /*read_only=*/true);
+  ASSERT_NE(store, nullptr);
+  RecordQuery everything;
+  std::vector<StoredRecord> all;
+  ASSERT_TRUE(store
+                  ->ScanRecords(everything,
+                                [&](StoredRecord& row) {
+                                  all.push_back(row);
+                                  return Status::OK();
+                                })
+                  .ok());
+  ASSERT_EQ(all.size(), 48u);
+  const std::pair<const char*, std::string> cases[] = {
+      {"actor", "key_1"}, {"action", "chat.completions"}, {"model", "kimi-k3"}, {"outcome", "ok"},
+      {"request_id", "req-7"}, {"actor", "nobody"}};
+  for (const auto& [column, value] : cases) {
+    const RecordQuery q = Filtered(column, value);
+    std::vector<uint64_t> expected;
+    for (const StoredRecord& row : all) {
+      const AuditRecord& r = row.record;
+      const std::string& field = std::string(column) == "actor"    ? r.actor
+                                 : std::string(column) == "action" ? r.action
+                                 : std::string(column) == "model"  ? r.model
+                                 : std::string(column) == "outcome" ? r.outcome
+                                                                     : r.request_id;
+      if (r.seq >= q.from_seq && r.time_ms >= q.since_ms && r.time_ms < q.until_ms && field == value &&
+          expected.size() < q.limit) {
+        expected.push_back(r.seq);
+      }
+    }
+    EXPECT_EQ(Seqs(*store, q), expected) << column << "=" << value;
+  }
+}
+
+TEST_F(SearchIndexTest, ADatabaseWithoutTheIndexesGetsThemWhenOpenedForWriting) {
+  {
+    std::unique_ptr<AuditStore> store = OpenStore(dir_.File("audit.db"), /*read_only=*/false);
+    ASSERT_NE(store, nullptr);
+    for (const char* column : {"actor", "action", "model", "outcome", "request_id"}) {
+      ASSERT_TRUE(store->ExecForTest(std::string("DROP INDEX audit_records_") + column).ok());
+    }
+  }
+  {
+    // Read-only: no migration, and the search still answers (by the time index).
+    std::unique_ptr<AuditStore> old = OpenStore(dir_.File("audit.db"), /*read_only=*/true);
+    ASSERT_NE(old, nullptr);
+    Result<std::string> plan = old->ExplainScan(Filtered("actor", "key_1"));
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->find("audit_records_actor"), std::string::npos) << *plan;
+    EXPECT_EQ(Seqs(*old, Filtered("actor", "key_1")).size(), 5u);
+  }
+  std::unique_ptr<AuditStore> migrated = OpenStore(dir_.File("audit.db"), /*read_only=*/false);
+  ASSERT_NE(migrated, nullptr);
+  Result<std::string> plan = migrated->ExplainScan(Filtered("actor", "key_1"));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->find("USING INDEX audit_records_actor"), std::string::npos) << *plan;
+}
+
+TEST(AuditStoreReads, HeadsAboveASizeComeSmallestFirst) {
+  TempDir dir;
+  BuildLog(dir.path(), 9, {3, 6, 6});  // and a final head at 9 when the sink closes
+  std::unique_ptr<AuditStore> store = OpenStore(dir.File("audit.db"), /*read_only=*/true);
+  ASSERT_NE(store, nullptr);
+  std::vector<uint64_t> sizes;
+  ASSERT_TRUE(store->ScanHeadsAbove(3, [&](const SignedTreeHead& h) {
+                     sizes.push_back(h.tree_size);
+                     return true;
+                   }).ok());
+  EXPECT_EQ(sizes, (std::vector<uint64_t>{6, 6, 9}));
+  Result<uint64_t> largest = store->LargestHeadSize();
+  ASSERT_TRUE(largest.ok());
+  EXPECT_EQ(*largest, 9u);
+}
+
+TEST(AuditStoreReads, ALeafScanReportsAMissingRow) {
+  TempDir dir;
+  BuildLog(dir.path(), 10, {});
+  std::unique_ptr<AuditStore> store = OpenStore(dir.File("audit.db"), /*read_only=*/false);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->ExecForTest("DELETE FROM audit_records WHERE seq = 4").ok());
+  int seen = 0;
+  Status s = store->ScanLeafHashes(2, 8, [&](const Hash&) { ++seen; });
+  EXPECT_EQ(s.code(), Status::Code::kCorruption);
+  EXPECT_NE(s.message().find("record 4 is missing"), std::string::npos) << s.ToString();
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(store->ScanLeafHashes(8, 12, [](const Hash&) {}).code(), Status::Code::kCorruption);  // past the end
+}
+
+}  // namespace
+}  // namespace kimi::audit
