@@ -36,8 +36,13 @@ trap cleanup EXIT
 step() { echo "== $*"; }
 
 step "building the ISO"
-"$src_dir/packaging/iso/build-iso.sh" --build-dir "$build_dir" --out "$work/kimi.iso" --demo-model >"$work/iso.log" 2>&1 ||
-  { cat "$work/iso.log"; exit 1; }
+if ! "$src_dir/packaging/iso/build-iso.sh" --build-dir "$build_dir" --out "$work/kimi.iso" --demo-model >"$work/iso.log" 2>&1; then
+  cat "$work/iso.log"
+  # The medium carries the Debian packages ours need, fetched from this machine's apt sources:
+  # a machine that cannot reach them cannot run this test (it is not a failure of the product).
+  grep -q "apt-get download failed" "$work/iso.log" && { echo "skip: the apt sources are unreachable"; exit 77; }
+  exit 1
+fi
 gpg_home="$build_dir/distribution-key"
 GNUPGHOME="$gpg_home" gpg --batch --armor --export >"$work/distribution-key.asc"
 
@@ -46,7 +51,7 @@ if [ ! -f "$tarball" ]; then
   step "caching a minimal Debian 12 (debootstrap --make-tarball; the only step that needs the mirror)"
   mkdir -p "$(dirname "$tarball")"
   debootstrap --variant=minbase --make-tarball="$tarball.tmp" bookworm "$work/tarball-root" >"$work/debootstrap.log" 2>&1 ||
-    { tail -20 "$work/debootstrap.log"; exit 1; }
+    { tail -20 "$work/debootstrap.log"; echo "skip: no Debian mirror reachable for debootstrap"; exit 77; }
   mv "$tarball.tmp" "$tarball"
 fi
 
