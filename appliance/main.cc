@@ -42,6 +42,7 @@
 #include "policy/default_policy.h"
 #include "policy/policy_service.h"
 #include "policy/policy_store.h"
+#include "policy/slo_backend.h"
 #include "kimi/runtime.h"
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
@@ -287,6 +288,25 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
   };
 }
 
+// The prompt-token counter of the served model: the loaded engine's tokenizer and chat format
+// (kimi::CountPromptTokens), none for other models or before the model is loaded.
+kimi::policy::PromptTokenCounterLookup PromptTokenCounters(const kimi::api::EmbeddedBackend& backend,
+                                                           std::string served_id) {
+  return [&backend, served_id = std::move(served_id)](const std::string& model) -> kimi::policy::PromptTokenCounter {
+    std::shared_ptr<kimi::ChatService> service = backend.service();
+    if (service == nullptr || model != served_id) return nullptr;
+    return [service](const nlohmann::ordered_json& body, bool chat,
+                     int64_t bound_enough) -> kimi::Result<kimi::policy::PromptTokens> {
+      KIMI_ASSIGN_OR_RETURN(
+          kimi::PromptTokenCount counted,
+          kimi::CountPromptTokens(service->tokenizer(), body,
+                                  chat ? kimi::ServingEndpoint::kChatCompletions : kimi::ServingEndpoint::kCompletions,
+                                  bound_enough));
+      return kimi::policy::PromptTokens{counted.tokens, counted.exact};
+    };
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,7 +377,13 @@ int main(int argc, char** argv) {
     kimi::log::Error("cannot build the inference router", {{"error", router.status().ToString()}});
     return 1;
   }
-  services.backend = router->get();
+  // Every request is timed against the active policy's service levels (/metrics), whichever
+  // backend the router picks.
+  kimi::policy::SloMetrics slo_metrics(&registry);
+  kimi::policy::SloMeasuringBackend measured_backend(router->get(), &policy_service, &slo_metrics);
+  services.backend = &measured_backend;
+  // The policy step counts prompt tokens with the embedded engine's tokenizer and chat format.
+  policy_service.SetPromptTokenCounters(PromptTokenCounters(backend, config.model.served_id));
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   kimi::api::ModelRulesTable request_rules;
   for (const kimi::config::ModelRulesConfig& entry : config.request_rules) {
@@ -367,7 +393,12 @@ int main(int argc, char** argv) {
     }
   }
   services.request_rules = &request_rules;
-  services.before_metrics_render = EngineMetricsRefresher(registry, backend);
+  services.before_metrics_render = [&policy_service, &slo_metrics, engine = EngineMetricsRefresher(registry, backend)] {
+    engine();
+    if (std::shared_ptr<const kimi::policy::ActivePolicy> active = policy_service.Active()) {
+      slo_metrics.PublishTargets(active->policy);
+    }
+  };
   kimi::http::ConsoleAssets console(config.console.assets_dir);
   if (!config.console.assets_dir.empty()) services.console = &console;
   // The model admin API; the model store is attached once the database is open.

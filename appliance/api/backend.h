@@ -76,6 +76,11 @@ struct BackendRequest {
   // The request body after validation and normalisation (see the request rules): what the
   // backend renders (embedded) or forwards (upstream).
   nlohmann::ordered_json body;
+  // The workload class the policy step chose ("chat", "agentic"; "" without a policy) and its
+  // scheduling priority (lower runs sooner): the embedded engine admits by it, an upstream
+  // receives it as vLLM's `priority` when configured to (docs/policies.md).
+  std::string workload_class;
+  int priority = 0;
 };
 
 // What the router and /metrics know about a backend after a request.

@@ -218,7 +218,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body, RulesFor(services, body)));
   // The one policy decision step, before any backend is chosen or called.
-  KIMI_RETURN_IF_ERROR(policy::ApplyRequestPolicy(endpoint, services, ctx, &body));
+  KIMI_ASSIGN_OR_RETURN(policy::RequestPolicy decided, policy::ApplyRequestPolicy(endpoint, services, ctx, req, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
   KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
   std::shared_ptr<Lease> lease;
@@ -232,7 +232,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   }
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
-  api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body)};
+  api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body), std::move(decided.workload_class),
+                              decided.priority};
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());

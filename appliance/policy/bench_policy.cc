@@ -1,21 +1,34 @@
 // kimi-bench-policy: what the policy decision step costs per request with every detector on,
-// for docs/benchmarks.md. The prompt is about 32k tokens (128 KiB: English, Vietnamese and
+// for docs/benchmarks.md. The prompt is about 32k tokens (96 KiB: English, Vietnamese and
 // Chinese prose with an e-mail, phone, IBAN, card, SSN, date of birth, record number and IP
-// address every few hundred bytes), one chat message.
+// address every few hundred bytes; 33k tokens with Kimi's ranks, 36k once redacted), one chat
+// message.
 //
 //   BM_DecideRequest    the whole step: access rules, then redaction before the model (every
 //                       built-in category, the medical record pattern and one custom pattern)
+//   BM_DecideRequestWithPromptLimit/<limit>
+//                       the same with max_prompt_tokens = <limit> for the caller, counted with
+//                       Kimi's real tokenizer and the K3 chat format (kimi::CountPromptTokens):
+//                       40000 must tokenise the whole prompt; 200000 is above the rendered
+//                       prompt's byte count, so only the render is needed
+//   BM_CountPromptTokens  the count alone (render and tokenise, the redacted prompt)
 //   BM_Detector/<i>     one built-in detector alone over the same text (BuiltinCategories order)
+//
+// The tokenizer: Kimi's 163,584 ranks from ../shared/kimi-k3; without them the benchmarks
+// that count tokens are skipped, saying so.
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
+#include <optional>
 #include <string>
 
+#include "kimi/chat_service.h"
 #include "policy/policy_decision.h"
 
 namespace kimi::policy {
 namespace {
 
-constexpr size_t kPromptBytes = 128 * 1024;  // about 32k tokens at 4 bytes a token
+constexpr size_t kPromptBytes = 96 * 1024;  // about 33k tokens with Kimi's ranks (2.9 bytes a token)
 
 std::string Prompt() {
   static const char* kPieces[] = {
@@ -46,6 +59,73 @@ std::shared_ptr<ActivePolicy> EveryDetector(const auth::ServerSecret* secret) {
   active->redactor = std::move(Redactor::Create(p.redaction, secret).value());
   return active;
 }
+
+// Null without ../shared/kimi-k3.
+const Tokenizer* BenchTokenizer() {
+  static const std::optional<Tokenizer> tokenizer = []() -> std::optional<Tokenizer> {
+    const std::filesystem::path real =
+        std::filesystem::path(KIMI_BENCH_SOURCE_DIR) / ".." / "shared" / "kimi-k3" / "tiktoken.model";
+    if (!std::filesystem::exists(real)) return std::nullopt;
+    Result<Tokenizer> loaded = Tokenizer::LoadFiles(real.string(), "");
+    if (!loaded.ok()) return std::nullopt;
+    return std::move(loaded).value();
+  }();
+  return tokenizer ? &*tokenizer : nullptr;
+}
+
+constexpr const char* kNoRanks = "Kimi's ranks (../shared/kimi-k3/tiktoken.model) are not here";
+
+PromptTokenCounter EngineCounter() {
+  return [](const nlohmann::ordered_json& body, bool chat, int64_t bound) -> Result<PromptTokens> {
+    KIMI_ASSIGN_OR_RETURN(PromptTokenCount counted,
+                          CountPromptTokens(*BenchTokenizer(), body,
+                                            chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions,
+                                            bound));
+    return PromptTokens{counted.tokens, counted.exact};
+  };
+}
+
+nlohmann::ordered_json BenchBody() {
+  return nlohmann::ordered_json{
+      {"model", "kimi-k3"},
+      {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", Prompt()}}})}};
+}
+
+void BM_DecideRequestWithPromptLimit(benchmark::State& state) {
+  if (BenchTokenizer() == nullptr) return state.SkipWithError(kNoRanks);
+  const auth::ServerSecret secret = auth::ServerSecret::FromBytes({1});
+  auto active = EveryDetector(&secret);
+  active->policy.access.rules[0].max_prompt_tokens = state.range(0);
+  const nlohmann::ordered_json body = BenchBody();
+  RequestFacts facts{"user", "", "kimi-k3", true, std::nullopt, EngineCounter()};
+  std::string counted;
+  for (auto _ : state) {
+    nlohmann::ordered_json copy = body;
+    PolicyDecision d = DecideRequest(*active, facts, &copy);
+    if (!d.allowed()) {
+      state.SkipWithError(d.reason.ToString().c_str());
+      break;
+    }
+    counted = d.checks.empty() ? "" : d.checks.front();
+    benchmark::DoNotOptimize(copy);
+  }
+  state.SetLabel(counted);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kPromptBytes));
+}
+BENCHMARK(BM_DecideRequestWithPromptLimit)->Arg(40000)->Arg(200000)->Unit(benchmark::kMillisecond);
+
+void BM_CountPromptTokens(benchmark::State& state) {
+  if (BenchTokenizer() == nullptr) return state.SkipWithError(kNoRanks);
+  const nlohmann::ordered_json body = BenchBody();
+  int64_t tokens = 0;
+  for (auto _ : state) {
+    Result<PromptTokenCount> counted = CountPromptTokens(*BenchTokenizer(), body, ServingEndpoint::kChatCompletions);
+    tokens = counted.ok() ? counted->tokens : -1;
+  }
+  state.counters["prompt_tokens"] = static_cast<double>(tokens);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kPromptBytes));
+}
+BENCHMARK(BM_CountPromptTokens)->Unit(benchmark::kMillisecond);
 
 void BM_DecideRequest(benchmark::State& state) {
   const auth::ServerSecret secret = auth::ServerSecret::FromBytes({1});

@@ -84,23 +84,38 @@ const AccessRule* Policy::RuleFor(std::string_view role, std::string_view key_id
   return by_role;
 }
 
-std::optional<int64_t> Policy::TtftTargetMs(int64_t prompt_tokens) const {
+const TtftTarget* Policy::TtftTier(int64_t prompt_tokens) const {
   for (const TtftTarget& tier : service_levels.ttft_targets) {
-    if (prompt_tokens <= tier.max_prompt_tokens) return tier.target_ms;
+    if (prompt_tokens <= tier.max_prompt_tokens) return &tier;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
-std::string Policy::WorkloadClass(std::string_view key_id, std::string_view header_value) const {
-  if (IsWorkloadClass(header_value)) return std::string(header_value);
+std::optional<int64_t> Policy::TtftTargetMs(int64_t prompt_tokens) const {
+  const TtftTarget* tier = TtftTier(prompt_tokens);
+  return tier ? std::optional<int64_t>(tier->target_ms) : std::nullopt;
+}
+
+Result<std::string> Policy::WorkloadClass(std::string_view key_id, const std::optional<std::string>& header_value) const {
   for (const auto& [key, cls] : service_levels.key_classes) {
-    if (key == key_id) return cls;
+    if (!key_id.empty() && key == key_id) return cls;
   }
-  return service_levels.default_class;
+  if (!header_value) return service_levels.default_class;
+  if (!IsWorkloadClass(*header_value)) {
+    return Status::InvalidArgument("the header " + service_levels.class_header + " names the unknown workload class '" +
+                                   *header_value + "' (known: chat, agentic)");
+  }
+  return *header_value;
 }
 
 int64_t Policy::ItlTargetMs(std::string_view workload_class) const {
   return workload_class == "agentic" ? service_levels.itl_target_ms_agentic : service_levels.itl_target_ms_chat;
+}
+
+int Policy::SchedulingPriority(std::string_view workload_class) const {
+  const int64_t own = ItlTargetMs(workload_class);
+  const int64_t other = ItlTargetMs(workload_class == "agentic" ? "chat" : "agentic");
+  return own <= other ? 0 : 1;
 }
 
 Result<Policy> ParsePolicy(const nlohmann::json& document) {

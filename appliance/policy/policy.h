@@ -102,14 +102,20 @@ struct Policy {
   // The access rule for a caller: its key's rule when there is one, else its role's; null
   // when neither is written (the caller may use nothing).
   const AccessRule* RuleFor(std::string_view role, std::string_view key_id) const;
-  // The time-to-first-token target of the smallest tier that holds prompt_tokens; nullopt
-  // above the largest tier.
+  // The smallest time-to-first-token tier that holds prompt_tokens; null above the largest.
+  const TtftTarget* TtftTier(int64_t prompt_tokens) const;
+  // That tier's target; nullopt above the largest tier.
   std::optional<int64_t> TtftTargetMs(int64_t prompt_tokens) const;
-  // The workload class of a request: the header's value when it names a class, else the
-  // key's class, else the default.
-  std::string WorkloadClass(std::string_view key_id, std::string_view header_value) const;
+  // The workload class of a request: the key's class when the policy assigns one (the
+  // operator's choice binds the key), else the class header's value when the request sent
+  // one, else the default. InvalidArgument when the header names no class.
+  Result<std::string> WorkloadClass(std::string_view key_id, const std::optional<std::string>& header_value) const;
   // Inter-token latency target of a class ("chat" or "agentic").
   int64_t ItlTargetMs(std::string_view workload_class) const;
+  // The runtime admission priority of a class (GenerationRequest::priority, vLLM's
+  // `priority`): 0 for the class with the tighter inter-token latency target (both when
+  // equal), 1 for the other.
+  int SchedulingPriority(std::string_view workload_class) const;
 };
 
 // Validates `document` and builds the Policy. InvalidArgument lists every error as

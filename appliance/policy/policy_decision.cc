@@ -98,6 +98,36 @@ Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFa
   return Status::OK();
 }
 
+// The prompt-token limits of the caller's rule (step 4); OK or the refusal.
+Status CheckPromptTokens(const Policy& policy, const AccessRule& rule, const RequestFacts& facts, const Json& body,
+                         PolicyDecision* decision) {
+  const int64_t threshold = policy.access.long_context_threshold_tokens;
+  const bool long_context_limited = !rule.long_context;
+  const bool max_limited = rule.max_prompt_tokens > 0;
+  if (!long_context_limited && !max_limited) return Status::OK();
+  if (facts.count_prompt_tokens == nullptr) {
+    return Status::Unavailable("the policy limits the prompt tokens of " + Caller(facts) +
+                               ", and the appliance holds no tokenizer of the model '" + facts.model + "' to count them");
+  }
+  int64_t lowest = max_limited ? rule.max_prompt_tokens : threshold;
+  if (long_context_limited) lowest = std::min(lowest, threshold);
+  KIMI_ASSIGN_OR_RETURN(PromptTokens counted, facts.count_prompt_tokens(body, facts.chat, lowest));
+  const std::string count = std::to_string(counted.tokens);
+  decision->checks.push_back("prompt_tokens:" + (counted.exact ? count : "<=" + count));
+  if (long_context_limited && counted.tokens > threshold) {
+    decision->checks.push_back("long_context_threshold_tokens:" + std::to_string(threshold) + ":exceeded");
+    return Status::PermissionDenied("the prompt has " + count + " tokens, above the long-context threshold of " +
+                                    std::to_string(threshold) + " tokens, and the policy does not allow " +
+                                    Caller(facts) + " long context");
+  }
+  if (max_limited && counted.tokens > rule.max_prompt_tokens) {
+    decision->checks.push_back("max_prompt_tokens:" + std::to_string(rule.max_prompt_tokens) + ":exceeded");
+    return Status::InvalidArgument("the prompt has " + count + " tokens; the policy's limit (max_prompt_tokens) for " +
+                                   Caller(facts) + " is " + std::to_string(rule.max_prompt_tokens));
+  }
+  return Status::OK();
+}
+
 bool HasBlockRule(const RedactionPolicy& r) {
   auto blocks = [](const auto& rule) { return rule.action == Action::kBlock; };
   return std::any_of(r.rules.begin(), r.rules.end(), blocks) ||
@@ -110,34 +140,45 @@ PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& fac
   const Policy& policy = active.policy;
   PolicyDecision decision;
   decision.policy_version = active.version;
-  if (Status access = CheckAccess(policy, policy.RuleFor(facts.role, facts.key_id), facts, body, &decision);
-      !access.ok()) {
+  const AccessRule* rule = policy.RuleFor(facts.role, facts.key_id);
+  if (Status access = CheckAccess(policy, rule, facts, body, &decision); !access.ok()) {
     return Deny(std::move(decision), std::move(access));
   }
+  Result<std::string> workload_class = policy.WorkloadClass(facts.key_id, facts.class_header);
+  if (!workload_class.ok()) return Deny(std::move(decision), workload_class.status());
+  decision.workload_class = std::move(workload_class).value();
+  decision.priority = policy.SchedulingPriority(decision.workload_class);
 
   const bool rewrite = policy.redaction.before_model;
-  if (!rewrite && !HasBlockRule(policy.redaction)) return decision;
-  RedactionTally tally;
-  Json rewritten = *body;
-  ForEachPromptText(&rewritten, facts.chat, [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
-  if (std::optional<std::string> blocked = tally.BlockedCategory()) {
-    decision.redactions = tally.decisions();
-    return Deny(std::move(decision), Status::InvalidArgument("the prompt contains a value of the category '" + *blocked +
-                                                             "', which the policy '" + policy.name + "' blocks"));
+  if (rewrite || HasBlockRule(policy.redaction)) {
+    RedactionTally tally;
+    Json rewritten = *body;
+    ForEachPromptText(&rewritten, facts.chat, [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
+    if (std::optional<std::string> blocked = tally.BlockedCategory()) {
+      decision.redactions = tally.decisions();
+      return Deny(std::move(decision), Status::InvalidArgument("the prompt contains a value of the category '" + *blocked +
+                                                               "', which the policy '" + policy.name + "' blocks"));
+    }
+    if (rewrite) {
+      decision.redactions = tally.decisions();
+      *body = std::move(rewritten);
+    }
   }
-  if (rewrite) {
-    decision.redactions = tally.decisions();
-    *body = std::move(rewritten);
+  // Counted after redaction: the rewritten prompt is what the model will see.
+  if (Status tokens = CheckPromptTokens(policy, *rule, facts, *body, &decision); !tokens.ok()) {
+    return Deny(std::move(decision), std::move(tokens));
   }
   return decision;
 }
 
 std::vector<std::string> DecisionAuditEntries(const PolicyDecision& decision) {
   std::vector<std::string> out;
+  if (!decision.workload_class.empty()) out.push_back("class:" + decision.workload_class);
   for (const RedactionDecision& d : decision.redactions) {
     out.push_back("redact:" + d.category + ":" + std::string(ActionName(d.action)) + ":" + std::to_string(d.count));
   }
   for (const std::string& t : decision.transformations) out.push_back(t);
+  for (const std::string& c : decision.checks) out.push_back(c);
   return out;
 }
 

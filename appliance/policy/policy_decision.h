@@ -10,17 +10,24 @@
 //      "max" while the rule forbids it: lowered to "high" (a transformation); max_tokens /
 //      max_completion_tokens above the rule's max_output_tokens: 400; neither sent: the
 //      limit is written into max_tokens (a transformation).
-//   2. redaction of the prompt (chat message contents, text parts, the completions prompt):
+//   2. the workload class (Policy::WorkloadClass: the key's class, else the class header,
+//      else the default; a header naming no class: 400) and its scheduling priority.
+//   3. redaction of the prompt (chat message contents, text parts, the completions prompt):
 //      a finding whose action is block refuses the request with 400 naming the category,
 //      never the value, on every request; mask and hash rewrite the prompt only when the
 //      policy's redaction.before_model is set.
-// Not enforced here (the prompt is not tokenised yet): max_prompt_tokens and long_context;
-// the engine or scheduler reads them from the Policy.
+//   4. prompt tokens, only when a limit applies to the caller (the rule forbids long context,
+//      or sets max_prompt_tokens): the rendered prompt (after redaction) is counted with the
+//      serving model's tokenizer and chat format (RequestFacts::count_prompt_tokens, the
+//      engine's CountPromptTokens: what usage.prompt_tokens will report). Above the
+//      long-context threshold while the rule forbids long context: 403; above
+//      max_prompt_tokens: 400; each names the limit. No counter for the model: 503.
 //
 // Thread safety: pure function of its arguments.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +35,7 @@
 
 #include "kimi/status.h"
 #include "policy/policy_service.h"
+#include "policy/prompt_tokens.h"
 
 namespace kimi::policy {
 
@@ -36,6 +44,10 @@ struct RequestFacts {
   std::string key_id;  // the API key id; empty for a console session
   std::string model;   // the model the request will be served by
   bool chat = true;    // /v1/chat/completions (else /v1/completions)
+  // The value of the policy's class header (service_levels.class_header); nullopt: not sent.
+  std::optional<std::string> class_header;
+  // Counts with the tokenizer of `model`; null when the appliance holds none for it.
+  PromptTokenCounter count_prompt_tokens;
 };
 
 struct PolicyDecision {
@@ -45,13 +57,18 @@ struct PolicyDecision {
   int64_t policy_version = 0;
   std::vector<std::string> transformations;  // e.g. "thinking_effort:max->high"
   std::vector<RedactionDecision> redactions;  // for the audit record; never values
+  // Limits checked, for the audit record: "prompt_tokens:<n>" (or "<=<n>" for an upper
+  // bound) and, on a refusal, the limit crossed ("max_prompt_tokens:<limit>:exceeded").
+  std::vector<std::string> checks;
+  std::string workload_class;  // "chat" or "agentic" once decided
+  int priority = 0;            // Policy::SchedulingPriority of the class
   bool allowed() const { return verdict == Verdict::kAllow; }
 };
 
 PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, nlohmann::ordered_json* body);
 
-// "redact:<category>:<action>:<count>" per decision, then each transformation: the strings
-// the audit record's `policy` list carries.
+// "class:<name>", "redact:<category>:<action>:<count>" per decision, each transformation,
+// then each check: the strings the audit record's `policy` list carries.
 std::vector<std::string> DecisionAuditEntries(const PolicyDecision& decision);
 
 }  // namespace kimi::policy

@@ -29,6 +29,37 @@ std::shared_ptr<ActivePolicy> Active(const nlohmann::json& document) {
   return active;
 }
 
+// A stand-in for the engine's count (kimi::CountPromptTokens): one token per word of every
+// message, exact; remembers the bound it was given and the body it counted.
+struct WordCounter {
+  int64_t calls = 0;
+  int64_t bound = -1;
+  Json counted;
+  PromptTokenCounter Counter() {
+    return [this](const Json& body, bool, int64_t bound_enough) -> Result<PromptTokens> {
+      ++calls;
+      bound = bound_enough;
+      counted = body;
+      int64_t words = 0;
+      for (const Json& m : body["messages"]) {
+        const std::string text = m.value("content", "");
+        bool in_word = false;
+        for (char c : text) {
+          if (c != ' ' && !in_word) ++words;
+          in_word = c != ' ';
+        }
+      }
+      return PromptTokens{words, true};
+    };
+  }
+};
+
+std::string Words(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += "word ";
+  return out;
+}
+
 Json Chat(const std::string& text) {
   return Json{{"model", "kimi-k3"},
               {"messages", Json::array({Json{{"role", "user"}, {"content", text}}})},
@@ -54,7 +85,7 @@ TEST(PolicyDecisionTest, BlockNamesTheCategoryNotTheValue) {
   EXPECT_EQ(d.reason.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos);
   EXPECT_EQ(d.reason.message().find("4111"), std::string::npos);
-  EXPECT_EQ(DecisionAuditEntries(d), std::vector<std::string>{"redact:payment_card:block:1"});
+  EXPECT_EQ(DecisionAuditEntries(d), (std::vector<std::string>{"class:chat", "redact:payment_card:block:1"}));
 }
 
 TEST(PolicyDecisionTest, NearMissIsNotBlocked) {
@@ -111,7 +142,8 @@ TEST(PolicyDecisionTest, AccessRules) {
 TEST(PolicyDecisionTest, TransformationsLowerEffortAndCapOutput) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = Chat("hello");
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true}, &body);
+  WordCounter words;
+  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
   ASSERT_TRUE(d.allowed()) << d.reason.ToString();
   EXPECT_EQ(body["chat_template_kwargs"]["thinking_effort"], "high");
   EXPECT_EQ(body["max_tokens"], 2048);
@@ -126,6 +158,104 @@ TEST(PolicyDecisionTest, KeyRuleWinsOverRoleRule) {
   Json again = Chat("hello");
   again["max_tokens"] = 10000;
   EXPECT_FALSE(DecideRequest(*active, {"user", "key_other", "kimi-k3", true}, &again).allowed());
+}
+
+// The bank's user rule with smaller limits: long context forbidden above `threshold`, at most
+// `max_prompt` prompt tokens.
+std::shared_ptr<ActivePolicy> BankWithLimits(int64_t threshold, int64_t max_prompt) {
+  nlohmann::json doc = LoadShipped("examples/bank.json");
+  doc["access"]["long_context_threshold_tokens"] = threshold;
+  for (auto& rule : doc["access"]["rules"]) {
+    if (rule["subject"] == "role:user") rule["max_prompt_tokens"] = max_prompt;
+  }
+  return Active(doc);
+}
+
+TEST(PolicyDecisionTest, PromptWithinTheLimitsIsCountedOnceAndAllowed) {
+  auto active = BankWithLimits(32768, 1000);
+  WordCounter words;
+  Json body = Chat(Words(500));
+  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  ASSERT_TRUE(d.allowed()) << d.reason.ToString();
+  EXPECT_EQ(words.calls, 1);
+  EXPECT_EQ(words.bound, 1000) << "the counter may stop at the lowest limit that applies";
+  EXPECT_EQ(d.checks, std::vector<std::string>{"prompt_tokens:500"});
+}
+
+TEST(PolicyDecisionTest, PromptAboveMaxPromptTokensIs400NamingTheLimit) {
+  auto active = BankWithLimits(32768, 1000);
+  WordCounter words;
+  Json body = Chat(Words(1001));
+  PolicyDecision d = DecideRequest(*active, {"user", "key_9", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_EQ(d.reason.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(d.reason.message().find("max_prompt_tokens"), std::string::npos) << d.reason.message();
+  EXPECT_NE(d.reason.message().find("1000"), std::string::npos);
+  EXPECT_NE(d.reason.message().find("1001"), std::string::npos);
+  const std::vector<std::string> entries = DecisionAuditEntries(d);
+  EXPECT_NE(std::find(entries.begin(), entries.end(), "max_prompt_tokens:1000:exceeded"), entries.end());
+  EXPECT_NE(std::find(entries.begin(), entries.end(), "prompt_tokens:1001"), entries.end());
+}
+
+TEST(PolicyDecisionTest, LongContextForbiddenByRoleIs403NamingTheThreshold) {
+  auto active = BankWithLimits(100, 1000);
+  WordCounter words;
+  Json body = Chat(Words(101));
+  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_EQ(d.reason.code(), Status::Code::kPermissionDenied);
+  EXPECT_NE(d.reason.message().find("long-context threshold of 100 tokens"), std::string::npos) << d.reason.message();
+  EXPECT_EQ(words.bound, 100);
+  EXPECT_EQ(d.checks, (std::vector<std::string>{"prompt_tokens:101", "long_context_threshold_tokens:100:exceeded"}));
+  // The admin's rule allows long context and sets no prompt limit: nothing is counted.
+  WordCounter admin_words;
+  Json admin_body = Chat(Words(101));
+  EXPECT_TRUE(DecideRequest(*active, {"admin", "", "kimi-k3", true, std::nullopt, admin_words.Counter()}, &admin_body)
+                  .allowed());
+  EXPECT_EQ(admin_words.calls, 0);
+}
+
+TEST(PolicyDecisionTest, PromptLimitWithoutATokenizerIsUnavailable) {
+  auto active = BankWithLimits(32768, 1000);
+  Json body = Chat("hello");
+  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true}, &body);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_EQ(d.reason.code(), Status::Code::kUnavailable);
+  EXPECT_NE(d.reason.message().find("tokenizer"), std::string::npos);
+}
+
+TEST(PolicyDecisionTest, PromptIsCountedAfterRedaction) {
+  auto active = BankWithLimits(32768, 1000);
+  WordCounter words;
+  Json body = Chat("mail a@b.io please");
+  ASSERT_TRUE(DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body).allowed());
+  EXPECT_EQ(words.counted["messages"][0]["content"], "mail [REDACTED:EMAIL] please");
+}
+
+TEST(PolicyDecisionTest, WorkloadClassFromKeyOrHeaderSetsThePriority) {
+  auto active = Active(LoadShipped("examples/hospital.json"));
+  Json body = Chat("hello");
+  PolicyDecision chat = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+  ASSERT_TRUE(chat.allowed()) << chat.reason.ToString();
+  EXPECT_EQ(chat.workload_class, "chat");
+  EXPECT_EQ(chat.priority, 0);
+  EXPECT_EQ(DecisionAuditEntries(chat).front(), "class:chat");
+
+  PolicyDecision by_header = DecideRequest(*active, {"admin", "", "kimi-k3", true, "agentic"}, &body);
+  EXPECT_EQ(by_header.workload_class, "agentic");
+  EXPECT_EQ(by_header.priority, 1);
+
+  // hospital.json assigns this key the agentic class.
+  Json key_body = Chat("hello");
+  key_body["max_tokens"] = 100;
+  PolicyDecision by_key = DecideRequest(*active, {"user", "key_0123456789abcdef", "kimi-k3", true}, &key_body);
+  ASSERT_TRUE(by_key.allowed()) << by_key.reason.ToString();
+  EXPECT_EQ(by_key.workload_class, "agentic");
+
+  PolicyDecision unknown = DecideRequest(*active, {"admin", "", "kimi-k3", true, "batch"}, &body);
+  ASSERT_FALSE(unknown.allowed());
+  EXPECT_EQ(unknown.reason.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unknown.reason.message().find("x-kimi-workload"), std::string::npos) << unknown.reason.message();
 }
 
 }  // namespace

@@ -77,11 +77,12 @@ Status HandleGetPolicy(const http::Services& services, http::RequestContext& ctx
   return Status::OK();
 }
 
-Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services, http::RequestContext& ctx,
-                          nlohmann::ordered_json* body) {
-  if (services.policy == nullptr || !ctx.principal) return Status::OK();
+Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services,
+                                         http::RequestContext& ctx, const httplib::Request& req,
+                                         nlohmann::ordered_json* body) {
+  if (services.policy == nullptr || !ctx.principal) return RequestPolicy{};
   std::shared_ptr<const ActivePolicy> active = services.policy->Active();
-  if (active == nullptr) return Status::OK();
+  if (active == nullptr) return RequestPolicy{};
   RequestFacts facts;
   facts.role = std::string(auth::RoleName(ctx.principal->role));
   if (ctx.principal->kind == auth::Principal::Kind::kApiKey) facts.key_id = ctx.principal->id;
@@ -91,6 +92,10 @@ Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services
   } else if (services.backend != nullptr && !services.backend->Models().empty()) {
     facts.model = services.backend->Models().front();  // the one the handler will pick
   }
+  if (const std::string& header = active->policy.service_levels.class_header; req.has_header(header)) {
+    facts.class_header = req.get_header_value(header);
+  }
+  facts.count_prompt_tokens = services.policy->PromptTokenCounterFor(facts.model);
   PolicyDecision decision = DecideRequest(*active, facts, body);
   // The request's audit record names the policy version and every decision (refusals too).
   ctx.audit.policy = {"policy:v" + std::to_string(decision.policy_version)};
@@ -104,7 +109,8 @@ Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services
       return audit::AuditContent{std::move(kept->prompt), std::move(kept->completion)};
     };
   }
-  return decision.allowed() ? Status::OK() : decision.reason;
+  if (!decision.allowed()) return decision.reason;
+  return RequestPolicy{decision.workload_class, decision.priority};
 }
 
 }  // namespace kimi::policy

@@ -22,11 +22,20 @@ Status HandleListPolicies(const http::Services&, http::RequestContext&, const ht
 Status HandleSubmitPolicy(const http::Services&, http::RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleGetPolicy(const http::Services&, http::RequestContext&, const httplib::Request&, httplib::Response&);
 
+// What the backend request carries of an allowing decision.
+struct RequestPolicy {
+  std::string workload_class;  // "" without an active policy
+  int priority = 0;
+};
+
 // The decision step for one API request (policy_decision.h), with the caller taken from the
-// context: rewrites *body when the policy transforms it, records the version and decisions
-// in ctx for the audit record, and returns the refusal when the policy denies. OK without
-// a policy service (a daemon built without one) or before it started.
-Status ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services, http::RequestContext& ctx,
-                          nlohmann::ordered_json* body);
+// context, the workload class header from `req` and the prompt-token counter of the model
+// from the policy service: rewrites *body when the policy transforms it, records the version
+// and decisions in ctx for the audit record, and returns the refusal when the policy denies.
+// Allows with no class without a policy service (a daemon built without one) or before it
+// started.
+Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services,
+                                         http::RequestContext& ctx, const httplib::Request& req,
+                                         nlohmann::ordered_json* body);
 
 }  // namespace kimi::policy

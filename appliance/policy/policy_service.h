@@ -27,6 +27,7 @@
 #include "kimi/status.h"
 #include "policy/policy.h"
 #include "policy/policy_store.h"
+#include "policy/prompt_tokens.h"
 #include "policy/redactor.h"
 
 namespace kimi::policy {
@@ -78,6 +79,14 @@ class PolicyService {
 
   PolicyStore& store() { return *store_; }
 
+  // Where the decision step finds a prompt-token counter for a model (the daemon wires the
+  // embedded engine's tokenizer). Precondition: called before requests are served.
+  void SetPromptTokenCounters(PromptTokenCounterLookup lookup) { counters_ = std::move(lookup); }
+  // Null when no counter was wired or none holds the model.
+  PromptTokenCounter PromptTokenCounterFor(const std::string& model) const {
+    return counters_ ? counters_(model) : nullptr;
+  }
+
  private:
   Result<std::shared_ptr<ActivePolicy>> Compile(int64_t version, const nlohmann::json& document) const;
   int64_t NowMs() const;
@@ -86,6 +95,7 @@ class PolicyService {
   const auth::ServerSecret* secret_ = nullptr;
   AuditAct audit_;
   std::function<int64_t()> clock_ms_;
+  PromptTokenCounterLookup counters_;  // set before serving, read-only after
 
   std::mutex submit_mu_;  // one Submit() at a time
   mutable std::mutex mu_;

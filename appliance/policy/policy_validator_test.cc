@@ -95,11 +95,20 @@ TEST(PolicyTest, Accessors) {
   EXPECT_EQ(p->TtftTargetMs(100), 600);
   EXPECT_EQ(p->TtftTargetMs(4097), 2500);
   EXPECT_EQ(p->TtftTargetMs(131073), std::nullopt);
-  EXPECT_EQ(p->WorkloadClass("key_0123456789abcdef", ""), "agentic");
-  EXPECT_EQ(p->WorkloadClass("key_0123456789abcdef", "chat"), "chat");
-  EXPECT_EQ(p->WorkloadClass("key_x", "bogus"), "chat");
+  EXPECT_EQ(p->WorkloadClass("key_0123456789abcdef", std::nullopt).value(), "agentic");
+  // The policy's key class binds: the key cannot claim another class by header.
+  EXPECT_EQ(p->WorkloadClass("key_0123456789abcdef", "chat").value(), "agentic");
+  EXPECT_EQ(p->WorkloadClass("key_x", "agentic").value(), "agentic");
+  EXPECT_EQ(p->WorkloadClass("key_x", std::nullopt).value(), "chat");
+  EXPECT_EQ(p->WorkloadClass("", std::nullopt).value(), "chat");
+  Result<std::string> unknown = p->WorkloadClass("key_x", "bogus");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("bogus"), std::string::npos);
   EXPECT_EQ(p->ItlTargetMs("agentic"), 120);
   EXPECT_EQ(p->ItlTargetMs("chat"), 60);
+  EXPECT_EQ(p->SchedulingPriority("chat"), 0);
+  EXPECT_EQ(p->SchedulingPriority("agentic"), 1);
 }
 
 }  // namespace

@@ -34,7 +34,10 @@ config::ObjectSchema<BackendConfig> BackendSchema() {
       .Integer("request_timeout_ms", &BackendConfig::request_timeout_ms, 0, 24 * kHourMs,
                "Longest a whole request may run on this backend; 0 for no bound.")
       .Integer("health_interval_ms", &BackendConfig::health_interval_ms, 100, kHourMs,
-               "Upstream only: how often GET /health and GET /v1/models are asked.");
+               "Upstream only: how often GET /health and GET /v1/models are asked.")
+      .Boolean("send_priority", &BackendConfig::send_priority,
+               "Upstream only: send each request's workload-class priority as vLLM's `priority` field "
+               "(for a server started with --scheduling-policy priority; docs/policies.md).");
 }
 
 }  // namespace

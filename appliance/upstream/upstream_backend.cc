@@ -192,6 +192,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
   KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, chat ? UpstreamChatBody(request.body, options_.upstream_model)
                                                           : UpstreamCompletionBody(request.body, options_.upstream_model));
+  if (options_.send_priority) body["priority"] = request.priority;
 
   Exchange x;
   x.sink = &sink;

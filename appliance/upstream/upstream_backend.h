@@ -47,6 +47,9 @@ struct UpstreamOptions {
   int64_t connect_timeout_ms = 2'000;
   int64_t timeout_ms = 60'000;      // longest silence: before the first byte and between bytes
   int64_t health_interval_ms = 0;   // 0: no health thread (call CheckHealth())
+  // Send BackendRequest::priority as vLLM's `priority` (lower runs sooner); off by default,
+  // since a server not started with --scheduling-policy priority refuses the field.
+  bool send_priority = false;
 };
 
 class UpstreamBackend final : public api::Backend {

@@ -103,6 +103,24 @@ TEST(UpstreamBackend, NormalisesAVllmStreamSplitAtOddBytes) {
   EXPECT_FALSE(bodies[0].contains("thinking"));
 }
 
+TEST(UpstreamBackend, PriorityIsSentOnlyWhenConfigured) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {VllmStream()}});
+  api::BackendRequest request = Request();
+  request.priority = 1;
+  for (bool send : {false, true}) {
+    UpstreamOptions options = Options(server.url());
+    options.send_priority = send;
+    UpstreamBackend backend(options);
+    RecordingSink sink;
+    ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+  }
+  std::vector<json> bodies = server.bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_FALSE(bodies[0].contains("priority"));
+  EXPECT_EQ(bodies[1]["priority"], 1);
+}
+
 TEST(UpstreamBackend, ClientGoneClosesTheUpstreamConnection) {
   FakeOpenAiServer server;
   server.SetReply(FakeReply{.pieces = {SseData(Chunk({{"role", "assistant"}, {"content", ""}}))},

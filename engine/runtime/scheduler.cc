@@ -53,7 +53,12 @@ void Scheduler::Enqueue(WaitingRequest request) {
   seq->stop.emplace(seq->request.stop);
   seq->submitted = request.submitted;
   seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
-  waiting_.push_back(std::move(seq));
+  // Behind every waiting request of the same or a lower priority value, ahead of the rest;
+  // preempted sequences keep the head whatever their priority, so their state is rebuilt first.
+  auto position = std::find_if(waiting_.begin(), waiting_.end(), [&](const std::unique_ptr<Sequence>& w) {
+    return !w->admitted_before && w->request.priority > seq->request.priority;
+  });
+  waiting_.insert(position, std::move(seq));
 }
 
 void Scheduler::Step() {
@@ -90,7 +95,7 @@ void Scheduler::DropCancelled() {
 }
 
 void Scheduler::Admit() {
-  // First come, first served: a request that does not fit yet blocks those behind it, so a
+  // Priority order (Enqueue), then first come, first served: a request that does not fit yet blocks those behind it, so a
   // large request is not starved by a stream of small ones (and a preempted one, at the head,
   // comes back first). Admission reserves the KDA slot and the pages of the context and of the
   // first decode; later pages are reserved as decodes need them (EnsurePages). The prefix cache

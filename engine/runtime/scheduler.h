@@ -4,6 +4,8 @@
 // every sequence that finished or was cancelled. When a decode needs a page that the memory
 // budget cannot give, the most recently admitted sequence is preempted: its state is freed and
 // it goes back to the head of the waiting queue, to recompute its tokens when readmitted.
+// Waiting requests are admitted by GenerationRequest::priority (lower first), then in arrival
+// order.
 //
 // Owns: the waiting queue, the running sequences and their states, the MLA page pool, the
 // prefix cache, the counters.

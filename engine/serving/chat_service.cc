@@ -90,6 +90,44 @@ class ChatStreamImpl : public ChatStream {
 
 }  // namespace
 
+Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const Json& body,
+                                                 ServingEndpoint endpoint) {
+  EncodedRequestPrompt out;
+  if (endpoint == ServingEndpoint::kChatCompletions) {
+    KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
+    KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
+    KIMI_ASSIGN_OR_RETURN(PromptIds prompt, EncodePrompt(tokenizer, rendered));
+    out.ids = std::move(prompt.ids);
+    out.prompt_tokens = int64_t(prompt.prompt_tokens);
+    out.chat = std::move(request);
+    return out;
+  }
+  KIMI_ASSIGN_OR_RETURN(std::string text, CompletionPrompt(body));
+  KIMI_ASSIGN_OR_RETURN(out.ids, tokenizer.Encode(text, /*allow_special=*/false));
+  if (out.ids.empty()) return Status::InvalidArgument("prompt must not be empty");
+  out.prompt_tokens = int64_t(out.ids.size());
+  return out;
+}
+
+Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const Json& body, ServingEndpoint endpoint,
+                                           int64_t bound_enough) {
+  if (bound_enough >= 0) {
+    // The bytes the counted tokens cover: the rendered prompt without its generation stub.
+    int64_t bytes = 0;
+    if (endpoint == ServingEndpoint::kChatCompletions) {
+      KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
+      KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
+      bytes = int64_t(rendered.text.size() - rendered.generation_stub_size);
+    } else {
+      KIMI_ASSIGN_OR_RETURN(std::string text, CompletionPrompt(body));
+      bytes = int64_t(text.size());
+    }
+    if (bytes <= bound_enough) return PromptTokenCount{bytes, false};
+  }
+  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer, body, endpoint));
+  return PromptTokenCount{prompt.prompt_tokens, true};
+}
+
 Result<std::unique_ptr<ChatService>> ChatService::Open(const std::string& model_dir, ChatServiceOptions options) {
   KIMI_ASSIGN_OR_RETURN(Tokenizer tokenizer, Tokenizer::LoadDirectory(model_dir));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(model_dir, options.model));
@@ -126,28 +164,18 @@ ChatService::ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, 
 
 ChatService::~ChatService() = default;
 
-Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint) {
+Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint, int priority) {
   KIMI_ASSIGN_OR_RETURN(serving::GenerationParams params, serving::GenerationParamsFromBody(body));
-  std::vector<int32_t> ids;
-  int64_t prompt_tokens = 0;
+  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer_, body, endpoint));
+  std::vector<int32_t> ids = std::move(prompt.ids);
+  const int64_t prompt_tokens = prompt.prompt_tokens;
+  const std::optional<ChatRequest>& chat = prompt.chat;
   std::unique_ptr<OutputParser> parser;
   bool starts_in_reasoning = false;
-  std::optional<ChatRequest> chat;
-  if (endpoint == ServingEndpoint::kChatCompletions) {
-    KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
-    chat = request;
-    KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
-    KIMI_ASSIGN_OR_RETURN(PromptIds prompt, EncodePrompt(tokenizer_, rendered));
-    const OutputStart start = ChatFormat::OutputStartFor(request);
+  if (chat) {
+    const OutputStart start = ChatFormat::OutputStartFor(*chat);
     KIMI_ASSIGN_OR_RETURN(parser, OutputParserRegistry::Create(options_.output_parser, {special_ids_, start}));
     starts_in_reasoning = start == OutputStart::kThinkChannel;
-    ids = std::move(prompt.ids);
-    prompt_tokens = int64_t(prompt.prompt_tokens);
-  } else {
-    KIMI_ASSIGN_OR_RETURN(std::string text, CompletionPrompt(body));
-    KIMI_ASSIGN_OR_RETURN(ids, tokenizer_.Encode(text, /*allow_special=*/false));
-    if (ids.empty()) return Status::InvalidArgument("prompt must not be empty");
-    prompt_tokens = int64_t(ids.size());
   }
   const int64_t context = runtime_->model().config().max_position_embeddings;
   const int64_t room = context - int64_t(ids.size());
@@ -160,6 +188,7 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
   request.sampling = params.sampling;
   request.stop = std::move(params.stop);
   request.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
+  request.priority = priority;
   if (chat) {
     KIMI_ASSIGN_OR_RETURN(request.constraint, structured_->ConstraintFor(body, *chat));
   }

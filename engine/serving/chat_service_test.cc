@@ -127,6 +127,38 @@ TEST_F(ChatServiceTest, ChatRequestStreamsEventsAndCountsTheRenderedPrompt) {
   EXPECT_EQ(all.find("\xEF\xBF\xBD"), std::string::npos) << "no replacement characters";
 }
 
+// The count the policy step checks before submission is the one the stream reports.
+TEST_F(ChatServiceTest, CountPromptTokensIsWhatTheRequestReports) {
+  Json chat = ChatBody(4);
+  chat["messages"].push_back(Json{{"role", "assistant"}, {"content", "Mekong, Yangtze, Danube."}});
+  chat["messages"].push_back(Json{{"role", "user"}, {"content", "Và ba con sông nữa? 再说三条。"}});
+  const Json completion{{"prompt", "Once upon a time"}, {"max_tokens", 4}};
+  for (const auto& [body, endpoint] : {std::pair{chat, ServingEndpoint::kChatCompletions},
+                                       std::pair{completion, ServingEndpoint::kCompletions}}) {
+    auto stream = service_->Start(body, endpoint);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    const int64_t reported = (*stream)->prompt_tokens();
+    (*stream)->Cancel();
+    auto exact = CountPromptTokens(service_->tokenizer(), body, endpoint);
+    ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+    EXPECT_TRUE(exact->exact);
+    EXPECT_EQ(exact->tokens, reported);
+    // A generous bound skips tokenising and answers an upper bound; a tight one counts.
+    auto bounded = CountPromptTokens(service_->tokenizer(), body, endpoint, 1 << 20);
+    ASSERT_TRUE(bounded.ok());
+    EXPECT_FALSE(bounded->exact);
+    EXPECT_GE(bounded->tokens, reported);
+    auto tight = CountPromptTokens(service_->tokenizer(), body, endpoint, 1);
+    ASSERT_TRUE(tight.ok());
+    EXPECT_TRUE(tight->exact);
+    EXPECT_EQ(tight->tokens, reported);
+  }
+  EXPECT_EQ(CountPromptTokens(service_->tokenizer(), Json{{"max_tokens", 1}}, ServingEndpoint::kChatCompletions)
+                .status()
+                .code(),
+            Status::Code::kInvalidArgument);
+}
+
 TEST_F(ChatServiceTest, SameSeedGivesTheSameEvents) {
   Json body = ChatBody(10);
   body["temperature"] = 1.0;

@@ -458,7 +458,8 @@ class AuditStreamTest(unittest.TestCase):
         self.assertGreaterEqual(record["completion_tokens"], 0)
         self.assertGreater(record["ttft_us"], 0)
         self.assertGreaterEqual(record["total_us"], record["ttft_us"])
-        self.assertEqual(record["policy"], '["policy:v1"]')  # the default policy, nothing redacted
+        # The default policy: its version and the workload class, nothing redacted.
+        self.assertEqual(record["policy"], '["policy:v1","class:chat"]')
         self.assertEqual(record["actor"], self.daemon.api_key_id)
         self.assertEqual(record["role"], "admin")
 

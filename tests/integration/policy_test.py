@@ -4,7 +4,10 @@ previous stays active, the change audited with its diff, and a prompt holding a 
 refused under a blocking policy with a 400 that names the category and not the value.
 No model is loaded there: the policy step runs before a backend is chosen. ContentStorageTest
 serves the demo model: prompt and completion text are stored only once a policy says so,
-redacted before storage, and the chain still verifies.
+redacted before storage, and the chain still verifies. ServiceLevelTest serves it too: prompt
+limits counted with the served model's tokenizer (400 / 403 naming the limit, in the audit
+record), the workload class header (unknown: 400; the class in the audit record), and the
+attainment series on /metrics for the served requests.
 """
 import json
 import os
@@ -18,6 +21,7 @@ sys.path.insert(0, HERE)
 from audit_test import read_records, verify  # noqa: E402
 from daemon_harness import (Daemon, base_config, create_api_key, make_signed_model, post_json, request,  # noqa: E402
                             wait_until_ready)
+import prometheus_text  # noqa: E402
 
 POLICIES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "policies")
 
@@ -163,6 +167,99 @@ class ContentStorageTest(unittest.TestCase):
         self.assertTrue(all(r["content_sha256"] for r in records[-2:]))
         code, out, err = verify(self.daemon.data_dir)
         self.assertEqual(code, 0, out + err)
+
+
+def words(n):
+    return " ".join(["river"] * n)
+
+
+class ServiceLevelTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-policy-slo-")
+        model, public_key, _ = make_signed_model(self.tmp.name)
+        config = base_config()
+        config["model"] = {"dir": model, "trust_store": public_key, "served_id": "kimi-k3-nano", "threads": 2}
+        self.daemon = Daemon(config=config)
+        state = wait_until_ready(self.daemon)
+        self.assertTrue(state and state["ready"], state)
+
+    def tearDown(self):
+        self.daemon.close()
+        self.tmp.cleanup()
+
+    def chat(self, text, key=None, headers=None):
+        body = {"model": "kimi-k3-nano", "max_tokens": 3, "temperature": 0,
+                "messages": [{"role": "user", "content": text}]}
+        headers = dict(headers or {}, **{"Content-Type": "application/json"})
+        if key is None:
+            return request(self.daemon, "POST", "/v1/chat/completions", headers, json.dumps(body).encode())
+        return request(self.daemon, "POST", "/v1/chat/completions", headers, json.dumps(body).encode(), auth=key)
+
+    def record_of(self, reply):
+        request_id = reply.headers.get("x-request-id")
+        found = [r for r in read_records(self.daemon.data_dir) if r["request_id"] == request_id]
+        self.assertEqual(len(found), 1, request_id)
+        return found[0]
+
+    def test_prompt_limits_are_counted_with_the_served_tokenizer(self):
+        limited = load_policy("default.json")
+        limited["name"] = "prompt-limits"
+        # The K3 template's markup alone is about a hundred tokens of the demo vocabulary.
+        limited["access"]["long_context_threshold_tokens"] = 3000
+        limited["access"]["rules"][2] = {"subject": "role:user", "models": ["*"], "long_context": False,
+                                         "max_prompt_tokens": 300}
+        self.assertEqual(post_json(self.daemon, "/admin/v1/policies", limited).status, 201)
+        user, _ = create_api_key(self.daemon.data_dir, "limited", "user")
+
+        short = self.chat("Name a river.", key=user)
+        self.assertEqual(short.status, 200, short.body)
+        self.assertIn("prompt_tokens:", self.record_of(short)["policy"])
+
+        over = self.chat(words(400), key=user)
+        self.assertEqual(over.status, 400, over.body)
+        self.assertIn("max_prompt_tokens", over.json()["error"]["message"])
+        self.assertIn("300", over.json()["error"]["message"])
+        self.assertIn("max_prompt_tokens:300:exceeded", self.record_of(over)["policy"])
+
+        long_context = self.chat(words(4000), key=user)
+        self.assertEqual(long_context.status, 403, long_context.body)
+        self.assertIn("long-context threshold of 3000 tokens", long_context.json()["error"]["message"])
+        self.assertIn("long_context_threshold_tokens:3000:exceeded", self.record_of(long_context)["policy"])
+
+        # The admin's rule sets no prompt limit: the same prompt is served.
+        self.assertEqual(self.chat(words(400)).status, 200)
+
+    def test_workload_class_and_attainment_on_metrics(self):
+        unknown = self.chat("hello", headers={"x-kimi-workload": "batch"})
+        self.assertEqual(unknown.status, 400, unknown.body)
+        self.assertIn("batch", unknown.json()["error"]["message"])
+        agentic = self.chat("hello", headers={"x-kimi-workload": "agentic"})
+        self.assertEqual(agentic.status, 200, agentic.body)
+        self.assertIn("class:agentic", self.record_of(agentic)["policy"])
+        for stream in (False, True):
+            body = {"model": "kimi-k3-nano", "max_tokens": 4, "temperature": 0, "stream": stream,
+                    "messages": [{"role": "user", "content": "Name a river."}]}
+            self.assertEqual(post_json(self.daemon, "/v1/chat/completions", body).status, 200)
+
+        families = prometheus_text.parse(request(self.daemon, "GET", "/metrics").body)
+
+        def sample(name, **labels):
+            found = [v for n, l, v in families[name]["samples"] if n == name and l == labels]
+            self.assertEqual(len(found), 1, (name, labels))
+            return found[0]
+
+        # The default policy's tiers and classes, with their targets.
+        self.assertEqual(sample("kimi_slo_ttft_target_seconds", tier="le_4096"), 0.5)
+        self.assertEqual(sample("kimi_slo_itl_target_seconds", **{"class": "chat"}), 0.05)
+        self.assertEqual(sample("kimi_slo_itl_target_seconds", **{"class": "agentic"}), 0.1)
+        # Three served requests, all short prompts: tier le_4096. Whether they met the target
+        # depends on this machine, only the counts are certain.
+        self.assertEqual(sample("kimi_slo_ttft_requests_total", tier="le_4096"), 3)
+        self.assertLessEqual(sample("kimi_slo_ttft_met_total", tier="le_4096"), 3)
+        self.assertEqual(sample("kimi_slo_ttft_requests_total", tier="le_32768"), 0)
+        for cls in ("chat", "agentic"):
+            gaps = sample("kimi_slo_itl_gaps_total", **{"class": cls})
+            self.assertLessEqual(sample("kimi_slo_itl_met_total", **{"class": cls}), gaps)
 
 
 if __name__ == "__main__":

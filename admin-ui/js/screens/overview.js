@@ -1,11 +1,13 @@
 // Overview: readiness of each component, the active model, and live figures from /metrics
 // (requests and tokens per second, queue, cache memory, time to first token and inter-token
-// latency), scraped every few seconds and drawn over the session as small charts.
+// latency), scraped every few seconds and drawn over the session as small charts, with the
+// service-level attainment per tier and class and its alert banner (overview_slo.js).
 
 import {get} from '../api.js';
 import {lineChart} from '../chart.js';
 import {figures, history, parsePrometheus, remember} from '../metrics.js';
 import {errorLine, formatBytes, formatNumber, formatSeconds, h, replace} from '../dom.js';
+import {sloPanel} from './overview_slo.js';
 
 export const POLL_MS = 3000;
 // Polling keeps the session in use, so it stops when nobody is looking: while the tab is
@@ -86,7 +88,7 @@ async function scrape() {
   const point = figures(families, lastScrape ? lastScrape.families : null, dt);
   lastScrape = {at: now, families};
   if (dt > 0) remember(point);
-  return point;
+  return {point, families, at: now};
 }
 
 export function render(container, {principal}) {
@@ -129,7 +131,10 @@ export function render(container, {principal}) {
     if (mayReadMetrics) {
       try {
         const latest = await scrape();
-        if (!stopped) replace(metricsBox, figuresPanel(history.length ? latest : null));
+        if (!stopped) {
+          replace(metricsBox, sloPanel(latest.families, latest.at),
+                  figuresPanel(history.length ? latest.point : null));
+        }
       } catch (e) {
         if (!stopped) replace(metricsBox, errorLine(e, 'Metrics'));
       }

@@ -19,10 +19,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/chat_format.h"
 #include "kimi/model.h"
 #include "kimi/output_parser.h"
 #include "kimi/runtime.h"
@@ -37,6 +40,30 @@ class StructuredRequests;
 }  // namespace serving
 
 enum class ServingEndpoint { kChatCompletions, kCompletions };
+
+// The prompt of a request body as the engine runs it: a chat body rendered in the K3 format
+// (ChatFormat::Render) and tokenised (EncodePrompt); a completions body's `prompt` text
+// tokenised without special tokens.
+struct EncodedRequestPrompt {
+  std::vector<int32_t> ids;       // what the runtime runs (chat: with the generation stub)
+  int64_t prompt_tokens = 0;      // what usage.prompt_tokens reports
+  std::optional<ChatRequest> chat;  // the parsed chat request (chat endpoint only)
+};
+// Errors: InvalidArgument naming the body field at fault; the tokenizer's errors.
+Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
+                                                 ServingEndpoint endpoint);
+
+// The number of prompt tokens a request will report as usage.prompt_tokens, computed by the
+// same path as ChatService::Start (EncodeRequestPrompt), for checks made before a request is
+// submitted (the appliance's policy step). When the rendered prompt has at most
+// `bound_enough` bytes it cannot have more tokens than bytes (every token covers at least one
+// byte), so the byte count is returned as an upper bound (exact == false) without tokenising.
+struct PromptTokenCount {
+  int64_t tokens = 0;
+  bool exact = true;  // false: `tokens` is an upper bound of at most bound_enough
+};
+Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
+                                           ServingEndpoint endpoint, int64_t bound_enough = -1);
 
 struct ChatUsage {
   int64_t prompt_tokens = 0;      // the rendered prompt without the generation stub
@@ -94,7 +121,9 @@ class ChatService {
   ChatService& operator=(const ChatService&) = delete;
 
   // Errors (nothing was submitted): InvalidArgument naming the body field at fault.
-  Result<std::unique_ptr<ChatStream>> Start(const nlohmann::ordered_json& body, ServingEndpoint endpoint);
+  // `priority`: the runtime's admission priority (GenerationRequest::priority).
+  Result<std::unique_ptr<ChatStream>> Start(const nlohmann::ordered_json& body, ServingEndpoint endpoint,
+                                            int priority = 0);
 
   RuntimeCounters Counters() const;
   const Tokenizer& tokenizer() const { return tokenizer_; }

@@ -72,6 +72,10 @@ struct GenerationRequest {
   std::vector<int32_t> stop_token_ids;  // in addition to RuntimeOptions::stop_token_ids
   int64_t max_tokens = 256;       // >= 1
   std::shared_ptr<TokenConstraint> constraint;  // optional
+  // Admission order among waiting requests: a lower value is admitted first (vLLM's
+  // convention); equal values keep arrival order. The appliance gives the workload class with
+  // the tighter inter-token latency target the lower value (docs/policies.md).
+  int priority = 0;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled };

@@ -1,0 +1,115 @@
+// Service-level attainment without the server: the tier and class counters SloMetrics keeps
+// for the console, and the timing SloMeasuringBackend takes from a backend's events under a
+// scripted clock.
+#include "policy/slo_backend.h"
+
+#include <gtest/gtest.h>
+
+#include "policy/policy_test_util.h"
+
+namespace kimi::policy {
+namespace {
+
+using testing::LoadShipped;
+using testing::ScratchStore;
+using namespace std::chrono_literals;
+
+Policy DefaultPolicy() {
+  Result<Policy> p = ParsePolicy(LoadShipped("default.json"));
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return *p;
+}
+
+double Value(metrics::Registry& registry, const char* name, const char* label, const std::string& value) {
+  return registry.AddCounter(name, "", {label}).WithLabels({value}).Value();
+}
+
+TEST(SloMetricsTest, TiersAndClassesAreJudgedAgainstTheirTargets) {
+  metrics::Registry registry;
+  SloMetrics slo(&registry);
+  const Policy policy = DefaultPolicy();  // tiers 4096: 500 ms, 32768: 2 s, ...; chat 50 ms
+  const std::vector<double> gaps{0.010, 0.060, 0.050, 0.040};
+  slo.Record(policy, {"", 100, 0.4, gaps});       // le_4096, met; default class: chat
+  slo.Record(policy, {"chat", 4096, 0.6, {}});    // le_4096, missed
+  slo.Record(policy, {"agentic", 4097, 1.9, std::vector<double>{0.09, 0.2}});  // le_32768 met; agentic 100 ms
+  slo.Record(policy, {"chat", 2'000'000, 0.1, {}});  // above every tier: no tier
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_4096"), 2);
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_met_total", "tier", "le_4096"), 1);
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_32768"), 1);
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_met_total", "tier", "le_32768"), 1);
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_1048576"), 0);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_gaps_total", "class", "chat"), 4);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_met_total", "class", "chat"), 3);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_gaps_total", "class", "agentic"), 2);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_met_total", "class", "agentic"), 1);
+  EXPECT_EQ(registry.AddGauge("kimi_slo_ttft_target_seconds", "", {"tier"}).WithLabels({"le_32768"}).Value(), 2.0);
+  EXPECT_EQ(registry.AddGauge("kimi_slo_itl_target_seconds", "", {"class"}).WithLabels({"chat"}).Value(), 0.05);
+  const std::string text = registry.RenderText();
+  EXPECT_NE(text.find("kimi_slo_ttft_met_total{tier=\"le_131072\"} 0"), std::string::npos) << text;
+}
+
+// Emits: answer, answer, reasoning, finish; the clock advances 30 ms per reading.
+class ScriptedBackend : public api::Backend {
+ public:
+  std::string_view name() const override { return "scripted"; }
+  std::vector<std::string> Models() const override { return {"m"}; }
+  bool Healthy(std::string_view) const override { return true; }
+  Status Generate(const api::BackendRequest&, api::EventSink& sink, api::BackendOutcome*) override {
+    if (fail) return Status::Unavailable("down");
+    for (auto kind : {api::StreamEventKind::kAnswer, api::StreamEventKind::kAnswer, api::StreamEventKind::kReasoning}) {
+      api::StreamEvent e;
+      e.kind = kind;
+      e.text = "x";
+      if (!sink.Emit(e)) return Status::Cancelled("gone");
+    }
+    api::StreamEvent finish;
+    finish.kind = api::StreamEventKind::kFinish;
+    finish.usage.prompt_tokens = 5000;
+    sink.Emit(finish);
+    return Status::OK();
+  }
+  bool fail = false;
+};
+
+struct NullSink : api::EventSink {
+  int events = 0;
+  bool Emit(const api::StreamEvent&) override { return ++events > 0; }
+};
+
+TEST(SloMeasuringBackendTest, TimesEveryServedRequestAndSkipsFailedOnes) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  PolicyService service(&store, nullptr, [](audit::AuditRecord) { return Status::OK(); });
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), {"t", "system", "", ""}).ok());
+  metrics::Registry registry;
+  SloMetrics slo(&registry);
+  ScriptedBackend inner;
+  std::chrono::steady_clock::time_point now{};
+  SloMeasuringBackend backend(&inner, &service, &slo, [&now] { return now += 30ms; });
+
+  NullSink sink;
+  api::BackendRequest request;
+  request.workload_class = "chat";
+  ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+  EXPECT_EQ(sink.events, 4) << "every event passes through";
+  // TTFT 30 ms (le_32768: 2 s, met); two gaps of 30 ms (chat: 50 ms, met).
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_32768"), 1);
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_met_total", "tier", "le_32768"), 1);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_gaps_total", "class", "chat"), 2);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_met_total", "class", "chat"), 2);
+
+  // A policy whose chat target is 10 ms: the same request's gaps miss it, at once.
+  nlohmann::json strict = LoadShipped("default.json");
+  strict["service_levels"]["itl_targets"]["chat"] = 10;
+  ASSERT_TRUE(service.Submit(strict, {"t", "admin", "", ""}).ok());
+  ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_gaps_total", "class", "chat"), 4);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_met_total", "class", "chat"), 2);
+
+  inner.fail = true;
+  EXPECT_FALSE(backend.Generate(request, sink, nullptr).ok());
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_32768"), 2) << "a failed request is not counted";
+}
+
+}  // namespace
+}  // namespace kimi::policy
