@@ -30,6 +30,7 @@ ALLOWED = {
     "keys.manage": {"admin"},
     "users.manage": {"admin"},
     "policy.read": {"admin", "operator", "auditor"},
+    "trust.read": {"admin", "operator", "auditor"},
     "admin.only": {"admin"},
     "session.self": {"admin", "operator", "auditor", "user", "scrape"},
 }
@@ -85,13 +86,19 @@ ENDPOINTS = [
     ("GET", "/admin/v1/audit", "audit.read", b"", (200,)),
     ("GET", "/admin/v1/audit/export", "audit.read", b"", (200,)),
     ("GET", "/admin/v1/audit/verify", "audit.read", b"", (200,)),
+    ("GET", "/admin/v1/audit/records/1/proof", "audit.read", b"", (200,)),
+    # The trust store: read by the model roles, changed by admins only. This daemon has no
+    # model.trust_store, so a change is refused as a precondition, after authorisation.
+    ("GET", "/admin/v1/trust", "trust.read", b"", (200,)),
+    ("POST", "/admin/v1/trust", "admin.only", _json({"name": "matrix", "pem": "not a key"}), (400,)),
+    ("DELETE", "/admin/v1/trust/no-such-key", "admin.only", b"", (400, 404)),
 ]
 _SERIAL = itertools.count()
 
 PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetricsRead": "metrics.read",
                     "kModelsRead": "models.read", "kInference": "inference", "kModelsManage": "models.manage",
                     "kAuditRead": "audit.read", "kKeysManage": "keys.manage", "kUsersManage": "users.manage",
-                    "kPolicyRead": "policy.read", "kAdminOnly": "admin.only"}
+                    "kPolicyRead": "policy.read", "kTrustRead": "trust.read", "kAdminOnly": "admin.only"}
 
 
 def route_table():
