@@ -126,7 +126,9 @@ def stored_content(data_dir):
         db.close()
 
 
-class ContentStorageTest(unittest.TestCase):
+class ServedModelTestCase(unittest.TestCase):
+    """One daemon per test, serving a freshly signed k3-nano as "kimi-k3-nano", ready."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="kimi-policy-it-")
         model, public_key, _ = make_signed_model(self.tmp.name)
@@ -140,6 +142,8 @@ class ContentStorageTest(unittest.TestCase):
         self.daemon.close()
         self.tmp.cleanup()
 
+
+class ContentStorageTest(ServedModelTestCase):
     def chat_records(self):
         return [r for r in read_records(self.daemon.data_dir) if r["action"] == "http.chat_completions"]
 
@@ -173,20 +177,7 @@ def words(n):
     return " ".join(["river"] * n)
 
 
-class ServiceLevelTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="kimi-policy-slo-")
-        model, public_key, _ = make_signed_model(self.tmp.name)
-        config = base_config()
-        config["model"] = {"dir": model, "trust_store": public_key, "served_id": "kimi-k3-nano", "threads": 2}
-        self.daemon = Daemon(config=config)
-        state = wait_until_ready(self.daemon)
-        self.assertTrue(state and state["ready"], state)
-
-    def tearDown(self):
-        self.daemon.close()
-        self.tmp.cleanup()
-
+class ServiceLevelTest(ServedModelTestCase):
     def chat(self, text, key=None, headers=None):
         body = {"model": "kimi-k3-nano", "max_tokens": 3, "temperature": 0,
                 "messages": [{"role": "user", "content": text}]}
