@@ -8,7 +8,8 @@
 // the threads had their cores to themselves), and rates per busy second (CPU time / threads),
 // which equal wall-clock rates on an idle machine and stay the kernels' own speed on a shared
 // one; the ratios use the limits measured the same way.
-// Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick]
+// Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
+// (sections: gemv, k3-mini, small-m, gemm, elementwise, conv, kda, mla, routing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -38,7 +39,11 @@ struct Options {
   std::vector<int> threads = {1, 2};
   double min_time = 0.3;
   bool quick = false;
+  std::string only;  // run only the sections of this name (empty: all)
 };
+
+// Sections: gemv, k3-mini, small-m, gemm, elementwise, conv, kda, mla, routing.
+bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
 
 double ProcessCpuSeconds() {
   rusage ru{};
@@ -117,7 +122,7 @@ void BenchThreads(int threads, const Options& opt) {
               peak.gflops_per_cpu_s, peak.gflops, peak.isa, 100 * share);
 
   // Decode GEMV, BF16: weights larger than the L3 so every call streams them from memory.
-  {
+  if (Section(opt, "gemv")) {
     const int64_t N = opt.quick ? 4096 : 8192, K = 7168;
     std::vector<uint16_t> w(N * K);
     auto wf = Floats(N * K, 1);
@@ -134,7 +139,7 @@ void BenchThreads(int threads, const Options& opt) {
     }
   }
   // Decode GEMV, MXFP4.
-  {
+  if (Section(opt, "gemv")) {
     const int64_t N = opt.quick ? 8192 : 16384, K = 7168;
     auto packed = Bytes(N * K / 2, 3, 0, 255);
     auto scales = Bytes(N * K / 32, 4, 120, 130);
@@ -167,7 +172,7 @@ void BenchThreads(int threads, const Options& opt) {
   // BF16: 64 matrices of 1536 × 1024 (192 MiB), each product split over the threads.
   // MXFP4: 1024 experts' matrices of 256 × 512 (68 KiB each, 68 MiB), whole matrices spread over
   // the threads as the MoE layer spreads experts.
-  {
+  if (Section(opt, "k3-mini")) {
     const int64_t count = opt.quick ? 16 : 64, N = 1536, K = 1024;
     std::vector<uint16_t> w(count * N * K);
     for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(float(int64_t(i % 97) - 48) / 64.0f);
@@ -181,7 +186,7 @@ void BenchThreads(int threads, const Options& opt) {
     Row("gemv_bf16 k3-mini", std::to_string(count) + "x N=1536 K=1024", s, 2.0 * count * N * K, 2.0 * count * N * K,
         "bw/measured", bw.gbytes_per_cpu_s);
   }
-  {
+  if (Section(opt, "k3-mini")) {
     const int64_t count = opt.quick ? 256 : 1024, N = 256, K = 512;
     auto packed = Bytes(count * N * K / 2, 28, 0, 255);
     auto scales = Bytes(count * N * K / 32, 29, 120, 130);
@@ -200,8 +205,48 @@ void BenchThreads(int threads, const Options& opt) {
     Row("gemv_mxfp4 k3-mini", std::to_string(count) + "x N=256 K=512", s, 2.0 * count * N * K, bytes, "bw/measured",
         bw.gbytes_per_cpu_s);
   }
+  // Batched decode: the cost per activation row of the small-M products a decode batch of M
+  // sequences runs, against M = 1 (per row: 1/M of the call). One k3-mini BF16 matrix
+  // (1536 × 1024, 3 MiB) cycled through 16 copies so it comes from memory, and one expert's
+  // MXFP4 matrix (256 × 512) cycled through 256 copies, as a MoE layer reads them.
+  if (Section(opt, "small-m")) {
+    const int64_t copies = opt.quick ? 4 : 16, N = 1536, K = 1024;
+    std::vector<uint16_t> w(copies * N * K);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(float(int64_t(i % 89) - 44) / 64.0f);
+    const int64_t eN = 256, eK = 512, experts = opt.quick ? 64 : 256;
+    auto packed = Bytes(experts * eN * eK / 2, 31, 0, 255);
+    auto scales = Bytes(experts * eN * eK / 32, 32, 120, 130);
+    auto x = Floats(16 * K, 33);
+    std::vector<float> y(16 * N);
+    double bf16_row1 = 0, mxfp4_row1 = 0;
+    for (int64_t M : {1, 2, 4, 8, 16}) {
+      double s = TimePerCall(
+          [&] {
+            for (int64_t i = 0; i < copies; ++i)
+              kernels::MatmulBf16(x.data(), K, w.data() + i * N * K, M, N, K, y.data(), N, &pool);
+          },
+          min_time);
+      double per_row = g_last_busy_per_call / double(M);
+      if (M == 1) bf16_row1 = per_row;
+      std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   per row %7.3f ms = %.3f of M=1\n", "small-M bf16",
+                  ("M=" + std::to_string(M) + " " + std::to_string(copies) + "x 1536x1024").c_str(), s * 1e3,
+                  100 * g_last_cpu_share, per_row * 1e3, per_row / bf16_row1);
+      s = TimePerCall(
+          [&] {
+            for (int64_t e = 0; e < experts; ++e)
+              kernels::MatmulMxfp4(x.data(), eK, packed.data() + e * eN * eK / 2, scales.data() + e * eN * eK / 32, M,
+                                   eN, eK, y.data(), eN, &pool);
+          },
+          min_time);
+      per_row = g_last_busy_per_call / double(M);
+      if (M == 1) mxfp4_row1 = per_row;
+      std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   per row %7.3f ms = %.3f of M=1\n", "small-M mxfp4",
+                  ("M=" + std::to_string(M) + " " + std::to_string(experts) + "x 256x512").c_str(), s * 1e3,
+                  100 * g_last_cpu_share, per_row * 1e3, per_row / mxfp4_row1);
+    }
+  }
   // Prefill GEMM.
-  {
+  if (Section(opt, "gemm")) {
     const int64_t M = 256, N = 2048, K = 2048;
     auto x = Floats(M * K, 6);
     std::vector<uint16_t> w(N * K);
@@ -218,7 +263,7 @@ void BenchThreads(int threads, const Options& opt) {
     Row("gemm_mxfp4", shape, s, 2.0 * M * N * K, double(N) * K * 17 / 32, "flops/peak", peak.gflops_per_cpu_s);
   }
   // Row-wise and element-wise ops on a prefill-sized activation block.
-  {
+  if (Section(opt, "elementwise")) {
     const int64_t rows = 64, dim = 7168, n = rows * dim;
     auto x = Floats(n, 10, -4, 4), u = Floats(n, 11, -4, 4), w = Floats(dim, 12);
     std::vector<float> out(n);
@@ -235,7 +280,7 @@ void BenchThreads(int threads, const Options& opt) {
     Row("l2_normalize", "rows of 128", s, 3.0 * n, 8.0 * n);
   }
   // Short conv over KDA's q/k/v width (3 × 96 heads × 128 = 36864 channels in K3).
-  {
+  if (Section(opt, "conv")) {
     const int64_t C = 12288, T = 64, width = 4;
     auto x = Floats(T * C, 13), w = Floats(C * width, 14), state = Floats((width - 1) * C, 15);
     std::vector<float> out(T * C);
@@ -249,7 +294,7 @@ void BenchThreads(int threads, const Options& opt) {
     Row("conv1d_silu decode", "T=1 C=12288 W=4", s, 2.0 * C * width, 4.0 * C * (2 + 2 * width));
   }
   // KDA: 8 heads of 128×128.
-  {
+  if (Section(opt, "kda")) {
     const int64_t H = 8, dk = 128, dv = 128;
     for (int64_t T : {int64_t{1}, int64_t{512}}) {
       auto q = Floats(T * H * dk, 16, -0.1f, 0.1f), k = Floats(T * H * dk, 17, -0.1f, 0.1f);
@@ -269,7 +314,7 @@ void BenchThreads(int threads, const Options& opt) {
     }
   }
   // MLA absorbed decode: 16 heads, 4096 cached tokens in pages of 64.
-  {
+  if (Section(opt, "mla")) {
     const int64_t H = 16, R = 512, P = 64, n_ctx = 4096, page = 64;
     const int64_t pages = n_ctx / page;
     auto pool_data = Floats(pages * page * (R + P), 22);
@@ -284,7 +329,7 @@ void BenchThreads(int threads, const Options& opt) {
     Row("mla_absorbed decode", "H=16 ctx=4096", s, 4.0 * H * n_ctx * (R + P), 4.0 * n_ctx * (R + P));
   }
   // Routing: 896 experts, top 16, 64 tokens.
-  {
+  if (Section(opt, "routing")) {
     const int64_t T = 64, E = 896;
     const int k = 16;
     auto logits = Floats(T * E, 25, -4, 4), bias = Floats(E, 26, -0.1f, 0.1f);
@@ -314,6 +359,8 @@ bool ParseOptions(int argc, char** argv, Options* opt) {
       }
     } else if (a == "--min-time" && i + 1 < argc) {
       opt->min_time = std::atof(argv[++i]);
+    } else if (a == "--only" && i + 1 < argc) {
+      opt->only = argv[++i];
     } else if (a == "--quick") {
       opt->quick = true;
       opt->min_time = 0.05;
@@ -330,7 +377,7 @@ bool ParseOptions(int argc, char** argv, Options* opt) {
 int main(int argc, char** argv) {
   kimi::Options opt;
   if (!kimi::ParseOptions(argc, argv, &opt)) {
-    std::fprintf(stderr, "usage: kimi-bench-kernels [--threads 1,2] [--min-time SECONDS] [--quick]\n");
+    std::fprintf(stderr, "usage: kimi-bench-kernels [--threads 1,2] [--min-time SECONDS] [--quick] [--only SECTION]\n");
     return 2;
   }
   std::printf("kimi-bench-kernels: kernels isa=%s\n", kimi::kernels::ActiveIsa());

@@ -5,12 +5,24 @@
 // rest. A call allocates nothing: the work is passed as a pointer to the caller's callable,
 // which outlives the call because ParallelFor returns only when every range is done.
 //
+// Waiting spins briefly before it sleeps. A decoded token opens about 60 parallel regions a
+// few tens of microseconds apart; a worker that went to sleep on a condition variable after
+// each one would be woken through the kernel every time (several microseconds, more on a
+// virtual machine whose idle vCPU halts), and the caller would wait for that wake-up before
+// the worker's range even starts. So a worker that has finished a range polls for the next one
+// for up to `spin` (with the CPU's pause hint) and only then sleeps; the caller likewise polls
+// for the workers' completion for up to `spin` before it sleeps. The spin is bounded, so an
+// idle pool sleeps and costs nothing, and on an oversubscribed machine a spinning thread gives
+// its core back after at most `spin`. spin = 0 sleeps at once (the behaviour before).
+//
 // Owns: its worker threads (joined in the destructor).
 // Thread safety: ParallelFor may be called from several threads; calls are serialised by an
 // internal mutex (one parallel region at a time). It must not be called from inside a range
 // function of the same pool (that would deadlock); nested parallelism is not supported.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -24,12 +36,21 @@ class ThreadPool {
  public:
   // num_threads counts the calling thread: 1 means no worker threads at all.
   // 0 means one per hardware thread (std::thread::hardware_concurrency()).
+  // The spin bound is DefaultSpin().
   explicit ThreadPool(int num_threads = 0);
+  // The same with an explicit bound on each spin-wait (0: sleep at once).
+  ThreadPool(int num_threads, std::chrono::microseconds spin);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  std::chrono::microseconds spin() const { return spin_; }
+
+  // The environment's KIMI_POOL_SPIN_US (microseconds, 0 disables spinning) when set to a
+  // number, else 100 µs: longer than the gaps between a decode step's parallel regions,
+  // short enough that an idle pool goes to sleep almost at once (docs/kernels.md).
+  static std::chrono::microseconds DefaultSpin();
 
   // Splits [begin, end) into at most num_threads() contiguous ranges whose bounds (except
   // `end`) are multiples of `align` counted from `begin`, and calls fn(range_begin, range_end,
@@ -38,35 +59,69 @@ class ThreadPool {
   template <typename Fn>
   void ParallelFor(int64_t begin, int64_t end, int64_t align, Fn&& fn) {
     using F = std::remove_reference_t<Fn>;
-    Run(begin, end, align, &fn, [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<F*>(ctx))(b, e, t); });
+    Run(begin, end, align, /*dynamic=*/false, &fn,
+        [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<F*>(ctx))(b, e, t); });
+  }
+
+  // Splits [begin, end) into chunks of `chunk` (the last one shorter) that the threads take
+  // one at a time, whichever is free: each thread, the caller included, calls
+  // fn(chunk_begin, chunk_end, thread_index) for every chunk it takes, one after another,
+  // until none remain. A thread that starts late (a worker waking up) or is descheduled (a
+  // busy machine) takes fewer chunks, so the region ends when the work does instead of when
+  // the slowest thread's fixed share does. On a one-thread pool, or when the whole range is one
+  // chunk, fn(begin, end, 0) runs once on the calling thread.
+  // Returns when every chunk has returned. Precondition: begin <= end, chunk >= 1.
+  template <typename Fn>
+  void ParallelForChunks(int64_t begin, int64_t end, int64_t chunk, Fn&& fn) {
+    using F = std::remove_reference_t<Fn>;
+    Run(begin, end, chunk, /*dynamic=*/true, &fn,
+        [](void* ctx, int64_t b, int64_t e, int t) { (*static_cast<F*>(ctx))(b, e, t); });
   }
 
  private:
   using Invoker = void (*)(void* ctx, int64_t begin, int64_t end, int thread_index);
 
-  void Run(int64_t begin, int64_t end, int64_t align, void* ctx, Invoker invoke);
+  // align is ParallelFor's alignment, or with dynamic the chunk length.
+  void Run(int64_t begin, int64_t end, int64_t align, bool dynamic, void* ctx, Invoker invoke);
+  // Runs the current job's share of thread t: its fixed range, or chunks until none remain.
+  void RunShare(int t);
   void WorkerLoop(int worker_index);
+  // Blocks until generation_ differs from `seen` or stop_ is set; returns false on stop.
+  bool AwaitJob(uint64_t seen);
+  // Blocks until every worker has finished the current job.
+  void AwaitWorkers();
   // The range of thread t in the current job.
   void RangeOf(int t, int64_t* b, int64_t* e) const;
 
   const int num_threads_;
+  const std::chrono::microseconds spin_;
   std::vector<std::thread> workers_;
 
   std::mutex call_mu_;  // serialises Run() callers
 
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable done_cv_;
-  // The current job; written under mu_ before generation_ is bumped, read by workers after
-  // they observe the new generation under mu_.
+  // The current job; written by Run() before it bumps generation_ (release), read by workers
+  // after they observe the new generation (acquire). Run() returns only when pending_ is 0, so
+  // no worker reads these while the next job writes them.
   int64_t job_begin_ = 0;
   int64_t job_end_ = 0;
   int64_t job_chunk_ = 0;
+  bool job_dynamic_ = false;
+  std::atomic<int64_t> job_next_{0};  // dynamic jobs: the first chunk not yet taken
   void* job_ctx_ = nullptr;
   Invoker job_invoke_ = nullptr;
-  uint64_t generation_ = 0;  // guarded by mu_
-  int pending_ = 0;          // guarded by mu_: workers still running the current job
-  bool stop_ = false;        // guarded by mu_
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};  // workers still running the current job
+  std::atomic<bool> stop_{false};
+
+  // Sleeping. A sleeper announces itself (sleeping_workers_ / caller_sleeping_) under mu_ and
+  // then re-checks its condition; the waker changes the condition first and then reads the
+  // announcement (all sequentially consistent), so one of the two always sees the other and
+  // no wake-up is lost. The waker takes mu_ before notifying.
+  std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
 };
 
 }  // namespace kimi

@@ -27,6 +27,27 @@ void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
   pool->ParallelFor(0, n, align, [&](int64_t b, int64_t e, int) { fn(b, e); });
 }
 
+// Decode products hand out their output rows in chunks that whichever thread is free takes
+// (ThreadPool::ParallelForChunks): a worker that wakes late, or a thread the OS deschedules on
+// a busy machine, leaves its rows to the others instead of holding up the region. A chunk is
+// about kChunkBytes of weights (few enough chunks that taking one costs nothing, each strip's
+// prefetch runs within a chunk), and at least kChunksPerThread chunks per thread so that a
+// late thread's share can move. Every row is computed by the same code whichever chunk it
+// falls in, so results do not depend on the split.
+constexpr int64_t kChunkBytes = 256 * 1024;
+constexpr int64_t kChunksPerThread = 4;
+
+template <typename Fn>
+void SplitChunks(ThreadPool* pool, int64_t n, int64_t align, int64_t row_bytes, Fn&& fn) {
+  if (pool == nullptr || pool->num_threads() == 1) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  int64_t rows = std::min(kChunkBytes / std::max<int64_t>(row_bytes, 1), n / (kChunksPerThread * pool->num_threads()));
+  rows = std::max(align, (rows + align - 1) / align * align);
+  pool->ParallelForChunks(0, n, rows, [&](int64_t b, int64_t e, int) { fn(b, e); });
+}
+
 // Element-wise and row-wise ops below this many elements run on the calling thread: waking the
 // pool and waiting for it (several µs) costs more than the op itself. Decode's norms, gates and
 // activations (a few thousand elements) all fall below it; prefill's are far above.
@@ -56,16 +77,22 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
                 float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
-  MatmulBf16Fn fn = UseGemv(M, K) ? kt.gemv_bf16 : kt.gemm_bf16;
-  Split(pool, N, 16, [&](int64_t n0, int64_t n1) { fn(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
+  if (!UseGemv(M, K)) {
+    Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
+    return;
+  }
+  SplitChunks(pool, N, 16, 2 * K, [&](int64_t n0, int64_t n1) { kt.gemv_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
 }
 
 void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool) {
   const KernelTable& kt = ActiveKernels();
-  int64_t total = 0;
+  int64_t total = 0, bytes = 0;
+  bool gemv = true;
   for (const Bf16Product& p : products) {
     assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
     total += p.N;
+    bytes += 2 * p.N * p.K;
+    gemv = gemv && UseGemv(M, p.K);
   }
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
@@ -78,17 +105,25 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
       fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }
   };
-  Split(pool, total, 16, rows);
+  if (gemv) {
+    SplitChunks(pool, total, 16, bytes / std::max<int64_t>(total, 1), rows);
+  } else {
+    Split(pool, total, 16, rows);
+  }
 }
 
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 32 && K % 32 == 0 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
-  MatmulMxfp4Fn fn = UseGemv(M, K) ? kt.gemv_mxfp4 : kt.gemm_mxfp4;
-  Split(pool, N, 16, [&](int64_t n0, int64_t n1) {
+  auto rows = [&](MatmulMxfp4Fn fn, int64_t n0, int64_t n1) {
     fn(x, ldx, w_packed + n0 * (K / 2), w_scale + n0 * (K / 32), M, n1 - n0, K, y + n0, ldy);
-  });
+  };
+  if (UseGemv(M, K)) {
+    SplitChunks(pool, N, 16, K / 2 + K / 32, [&](int64_t n0, int64_t n1) { rows(kt.gemv_mxfp4, n0, n1); });
+  } else {
+    Split(pool, N, 16, [&](int64_t n0, int64_t n1) { rows(kt.gemm_mxfp4, n0, n1); });
+  }
 }
 
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,

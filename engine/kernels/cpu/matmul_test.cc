@@ -184,5 +184,27 @@ TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
   }
 }
 
+// The decode products hand out rows in chunks to whichever thread is free; every row must come
+// out bit for bit as on one thread, whatever chunk (and thread) computed it.
+TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
+  ThreadPool pool(3);
+  for (int64_t M : {1, 3}) {
+    const int64_t N = 1000, K = 512;
+    auto x = RandomFloats(M * K, 60 + M);
+    auto w = RandomBf16(N * K, 61);
+    auto packed = RandomBytes(N * K / 2, 62);
+    auto scales = RandomBytes(N * K / 32, 63, 124, 129);
+    std::vector<float> one(M * N), many(M * N);
+    for (int rep = 0; rep < 5; ++rep) {
+      MatmulBf16(x.data(), K, w.data(), M, N, K, one.data(), N, nullptr);
+      MatmulBf16(x.data(), K, w.data(), M, N, K, many.data(), N, &pool);
+      EXPECT_EQ(many, one) << "bf16 M=" << M;
+      MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, one.data(), N, nullptr);
+      MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, many.data(), N, &pool);
+      EXPECT_EQ(many, one) << "mxfp4 M=" << M;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kimi::kernels
