@@ -9,16 +9,17 @@ namespace {
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
 #endif
 }
 
 // Polls `done` until it returns true or `budget` has passed; returns the last value of done().
-// Every 64 polls (a pause is ~40–150 cycles: a few microseconds) it reads the clock and yields
-// the core: when the thread it waits for shares this core (more threads than cores, or a busy
-// machine), that thread runs instead of waiting for the spin to run out; on an idle core the
-// yield returns at once.
+// The clock is read every 64 polls (a pause is ~40–150 cycles: a few microseconds apart).
+// It never calls sched_yield: on a busy machine that hands the core to another process for a
+// whole time slice, after which the job has long been waiting; a sleeping thread is at least
+// scheduled promptly when woken. (A yielding spin was the slowest pool variant in interleaved
+// decode runs at load ~14, docs/benchmarks.md.)
 template <typename Done>
 bool SpinFor(std::chrono::microseconds budget, Done&& done) {
   if (done()) return true;
@@ -30,7 +31,6 @@ bool SpinFor(std::chrono::microseconds budget, Done&& done) {
       if (done()) return true;
     }
     if (std::chrono::steady_clock::now() >= deadline) return done();
-    std::this_thread::yield();
   }
 }
 
@@ -44,7 +44,7 @@ std::chrono::microseconds ThreadPool::DefaultSpin() {
       const long v = std::strtol(env, &end, 10);
       if (*end == '\0' && v >= 0) return std::chrono::microseconds(std::min(v, 1000000L));
     }
-    return std::chrono::microseconds(100);
+    return std::chrono::microseconds(20);
   }();
   return spin;
 }

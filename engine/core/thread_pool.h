@@ -48,8 +48,10 @@ class ThreadPool {
   std::chrono::microseconds spin() const { return spin_; }
 
   // The environment's KIMI_POOL_SPIN_US (microseconds, 0 disables spinning) when set to a
-  // number, else 100 µs: longer than the gaps between a decode step's parallel regions,
-  // short enough that an idle pool goes to sleep almost at once (docs/kernels.md).
+  // number, else 20 µs: longer than most gaps between a decode step's parallel regions,
+  // short enough that an idle pool goes to sleep almost at once and that a thread which spins
+  // on a core another thread needs (more threads than cores) gives it back soon
+  // (docs/kernels.md).
   static std::chrono::microseconds DefaultSpin();
 
   // Splits [begin, end) into at most num_threads() contiguous ranges whose bounds (except

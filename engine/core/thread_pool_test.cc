@@ -137,17 +137,17 @@ TEST(ThreadPoolTest, ShutsDownCleanlyFromEveryState) {
 }
 
 TEST(ThreadPoolTest, ConcurrentCallersWithSpinningWorkers) {
-  ThreadPool pool(3, std::chrono::microseconds(200));
+  ThreadPool pool(3, std::chrono::microseconds(100));
   std::atomic<int64_t> sum{0};
   auto caller = [&] {
-    for (int rep = 0; rep < 500; ++rep)
+    for (int rep = 0; rep < 200; ++rep)
       pool.ParallelFor(0, 30, 1, [&](int64_t b, int64_t e, int) { sum += e - b; });
   };
   std::thread a(caller), b(caller);
   caller();
   a.join();
   b.join();
-  EXPECT_EQ(sum.load(), 3 * 500 * 30);
+  EXPECT_EQ(sum.load(), 3 * 200 * 30);
 }
 
 TEST(ThreadPoolTest, ChunksCoverEveryIndexExactlyOnce) {

@@ -134,8 +134,9 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   }
 
   // Few rows per expert (decode batches): each thread runs whole experts on its own, one
-  // parallel region for all of them instead of three small ones per expert; the thread whose
-  // share of the packed rows holds an expert's first row runs that expert. Many rows
+  // parallel region for all of them instead of three small ones per expert; the thread that
+  // takes the packed row holding an expert's first row runs that expert (rows are taken one
+  // at a time by whichever thread is free, so a late thread runs fewer experts). Many rows
   // (prefill): one expert at a time, each product split over the threads. Either way an
   // expert's output rows are computed the same way.
   constexpr int64_t kSpreadRowsPerExpert = 16;
@@ -143,7 +144,7 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
     s.thread_gate.resize(size_t(pool->num_threads()));
     s.thread_up.resize(size_t(pool->num_threads()));
-    pool->ParallelFor(0, total, 1, [&](int64_t r0, int64_t r1, int t) {
+    pool->ParallelForChunks(0, total, 1, [&](int64_t r0, int64_t r1, int t) {
       for (int64_t a = 0; a < n_active; ++a) {
         const auto [e, first] = s.active[size_t(a)];
         if (first < r0 || first >= r1) continue;
