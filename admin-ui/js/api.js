@@ -9,11 +9,12 @@
 const CSRF_KEY = 'kimi.console.csrf';
 
 export class ApiError extends Error {
-  constructor(status, message, code = '', type = '') {
+  constructor(status, message, code = '', type = '', param = '') {
     super(message);
     this.status = status;
     this.code = code;
     this.type = type;
+    this.param = param;  // the request field at fault, when the daemon names one
   }
   // The route does not exist in this appliance (an older daemon, or a feature not built in),
   // or the service behind it is not configured: the screen says "not available".
@@ -54,7 +55,7 @@ export async function errorOf(res) {
     // not JSON: keep the status text
   }
   return new ApiError(res.status, detail.message || res.statusText || 'HTTP ' + res.status, detail.code || '',
-                      detail.type || '');
+                      detail.type || '', detail.param || '');
 }
 
 // method, path; options: body (sent as JSON, or as-is when a string), query, as ('json' |
@@ -94,4 +95,5 @@ export async function call(method, path, options = {}) {
 
 export const get = (path, options) => call('GET', path, options);
 export const post = (path, body, options = {}) => call('POST', path, {...options, body});
+export const patch = (path, body, options = {}) => call('PATCH', path, {...options, body});
 export const del = (path, options) => call('DELETE', path, options);

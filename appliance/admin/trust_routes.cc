@@ -22,13 +22,6 @@ json EntryJson(const models::TrustEntry& e) {
   return json{{"id", e.id}, {"kind", e.kind}, {"description", e.description}, {"file", e.file}};
 }
 
-// Whether the version's signer (models/oms_signature.h: "key sha256:<fp> (...)" or
-// "certificate <subject> issued by <issuer> (...)") was verified by this entry.
-bool Signed(const models::TrustEntry& e, const std::string& signer) {
-  if (e.kind == "key") return signer.find("sha256:" + e.id) != std::string::npos;
-  return signer.find("issued by " + e.description + " (") != std::string::npos;
-}
-
 // The active versions, as the model admin lists them; empty without a model store.
 json ActiveVersions(const http::Services& services) {
   json active = json::array();
@@ -48,6 +41,15 @@ void Reply(httplib::Response& res, int status, const json& body) {
 
 }  // namespace
 
+// A signer reads "key sha256:<fp> (...)" or "certificate <subject> issued by <issuer>
+// (sha256:<leaf>; trust anchor sha256:<ca>)". A version verified before signers named their
+// anchor matches the CA that issued its leaf.
+bool SignedBy(const models::TrustEntry& entry, const std::string& signer) {
+  if (entry.kind == "key") return signer.find("sha256:" + entry.id) != std::string::npos;
+  return signer.find("trust anchor sha256:" + entry.id) != std::string::npos ||
+         signer.find("issued by " + entry.description + " (") != std::string::npos;
+}
+
 Status HandleListTrust(const http::Services& services, http::RequestContext&, const httplib::Request&,
                        httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
@@ -56,7 +58,7 @@ Status HandleListTrust(const http::Services& services, http::RequestContext&, co
   for (const models::TrustEntry& e : trust->List()) {
     json signs = json::array();
     for (const json& v : active) {
-      if (Signed(e, v.value("signer", ""))) {
+      if (SignedBy(e, v.value("signer", ""))) {
         signs.push_back({{"model", v.value("model", "")}, {"version", v.value("version", 0)},
                          {"digest", v.value("digest", "")}});
       }

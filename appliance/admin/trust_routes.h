@@ -10,7 +10,8 @@
 //   DELETE /admin/v1/trust/{id}    -> {"removed": entry}; 404 for an unknown id     (admin only)
 //
 // signs_active names the active model versions whose signature this entry verified (a key by
-// its fingerprint in the version's signer, a CA by being the signing certificate's issuer):
+// its fingerprint in the version's signer, a CA by being the anchor its chain ended at, through
+// any intermediates; SignedBy()):
 // removing it leaves them serving until their next re-verification (an activation, a
 // rollback, the next start), which then fails and deactivates them. The changes are audited
 // by the TrustDirectory (trust.add, trust.remove). Without services.trust they answer 503.
@@ -18,9 +19,16 @@
 // Thread safety: handlers may run on many threads at once; TrustDirectory is thread-safe.
 #pragma once
 
+#include <string>
+
 #include "http/routes.h"
+#include "models/trust_directory.h"
 
 namespace kimi::admin {
+
+// Whether a model version whose signer (models/oms_signature.h) reads `signer` was verified
+// by `entry`.
+bool SignedBy(const models::TrustEntry& entry, const std::string& signer);
 
 Status HandleListTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
                        httplib::Response& res);

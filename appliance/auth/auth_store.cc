@@ -141,6 +141,32 @@ Status AuthStore::UpdateKeyLimits(const std::string& id, const KeyLimits& l, con
   });
 }
 
+Status AuthStore::EditKey(const std::string& id, const std::function<Result<AuthEvent>(KeyRecord*)>& edit,
+                          KeyRecord* out) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
+    SqlStatement read(db, select.c_str());
+    if (!read.ok()) return read.Error();
+    read.Bind(1, id);
+    int rc = read.Step();
+    if (rc == SQLITE_DONE) return Status::NotFound("no API key with id " + id);
+    if (rc != SQLITE_ROW) return read.Error();
+    KeyRecord key = ReadKey(read);
+    KIMI_ASSIGN_OR_RETURN(AuthEvent event, edit(&key));
+    static const std::string update =
+        "UPDATE auth_keys SET role = ?2, models = ?3, requests_per_minute = ?4, tokens_per_minute = ?5, "
+        "tokens_per_day = ?6, tokens_per_month = ?7, max_concurrent_streams = ?8 WHERE id = ?1";
+    SqlStatement write(db, update.c_str());
+    if (!write.ok()) return write.Error();
+    write.Bind(1, id).Bind(2, key.role).Bind(3, ModelsToText(key.models));
+    BindLimitColumns(write, 4, key.limits);
+    KIMI_RETURN_IF_ERROR(write.Run());
+    KIMI_RETURN_IF_ERROR(InsertEvent(db, event));
+    *out = std::move(key);
+    return Status::OK();
+  });
+}
+
 Status AuthStore::SetRoleLimits(const std::string& role, const KeyLimits& l, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     static const std::string sql = std::string("INSERT OR REPLACE INTO auth_role_limits(role, ") + kLimitColumns +

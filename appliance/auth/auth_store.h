@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -104,6 +105,10 @@ class AuthStore {
   Status TouchKeys(const std::map<std::string, int64_t>& last_used_ms);
   // Replaces the key's limits. NotFound for an unknown id.
   Status UpdateKeyLimits(const std::string& id, const KeyLimits& limits, const AuthEvent& event);
+  // Reads the key's row, lets `edit` change its role, models and limits and name the event,
+  // then writes both, in one transaction, so that two concurrent edits cannot lose one.
+  // NotFound for an unknown id; an error from `edit` rolls back. *out gets the row as written.
+  Status EditKey(const std::string& id, const std::function<Result<AuthEvent>(KeyRecord*)>& edit, KeyRecord* out);
 
   // Usage (auth_store_usage.cc): adds one finished request and its tokens to the key's rows
   // of the day and the month starting at the given times.

@@ -371,6 +371,25 @@ Status Authenticator::RevokeKey(const Actor& actor, const std::string& key_id) {
   return store_->RevokeKey(key_id, NowMs(), Event(actor, "auth.key_revoked", key_id, "ok", ""));
 }
 
+Result<KeyRecord> Authenticator::UpdateKey(const Actor& actor, const std::string& key_id, const KeyChange& change) {
+  if (change.empty()) return Status::InvalidArgument("nothing to change: give a role, models or a limit");
+  KeyRecord written;
+  KIMI_RETURN_IF_ERROR(store_->EditKey(
+      key_id,
+      [&](KeyRecord* key) -> Result<AuthEvent> {
+        if (key->revoked_ms != 0) {
+          return Status::FailedPrecondition("API key " + key_id + " is revoked; a revoked key cannot be edited");
+        }
+        KeyRecord after = ApplyKeyChange(*key, change);
+        KIMI_RETURN_IF_ERROR(CheckKeyLimits(after.limits));
+        std::string difference = DescribeKeyChange(*key, after);
+        *key = std::move(after);
+        return Event(actor, "auth.key_updated", key_id, "ok", difference.empty() ? "no change" : difference);
+      },
+      &written));
+  return written;
+}
+
 Result<std::string> Authenticator::AddUser(const Actor& actor, const std::string& username, Role role) {
   KIMI_RETURN_IF_ERROR(CheckUsername(username));
   if (!IsUserRole(role)) return Status::InvalidArgument("role scrape is for API keys only");

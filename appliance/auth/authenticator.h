@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "auth/auth_store.h"
+#include "auth/key_change.h"
 #include "auth/password.h"
 #include "auth/principal.h"
 #include "auth/rate_limiter.h"
@@ -142,6 +143,12 @@ class Authenticator {
   Result<CreatedKey> CreateKey(const Actor& actor, const NewKey& spec);
   Result<std::vector<KeyRecord>> ListKeys();
   Status RevokeKey(const Actor& actor, const std::string& key_id);
+  // Edits a key's role, allowed models and own limits (key_change.h), effective from its next
+  // request, with one auth event "auth.key_updated" whose detail is the difference. NotFound
+  // for an unknown id, FailedPrecondition for a revoked key, InvalidArgument for an empty
+  // change or a negative limit. Which model names exist is the caller's to check. Returns
+  // the key as written.
+  Result<KeyRecord> UpdateKey(const Actor& actor, const std::string& key_id, const KeyChange& change);
 
   // Adds a user with a one-time password (returned; must be changed at first login).
   Result<std::string> AddUser(const Actor& actor, const std::string& username, Role role);

@@ -139,6 +139,68 @@ TEST_F(AuthenticatorTest, KeyRateLimitComesFromTheStoredKey) {
   EXPECT_EQ(auth_->CreateKey(admin_, spec).status().code(), Status::Code::kInvalidArgument);
 }
 
+TEST_F(AuthenticatorTest, AnEditedKeyHasItsNewRoleModelsAndLimitsAtTheNextRequest) {
+  Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"ci", "alice", Role::kUser, {"k3"}, 0});
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  ASSERT_TRUE(WithKey(key->secret).ok());
+  KeyChange change;
+  change.role = Role::kOperator;
+  change.models = std::vector<std::string>{"k3", "k3-small"};
+  change.limits[0] = 7;  // kKeyLimitFields[0]: requests_per_minute
+  Result<KeyRecord> edited = auth_->UpdateKey(admin_, key->record.id, change);
+  ASSERT_TRUE(edited.ok()) << edited.status().ToString();
+  EXPECT_EQ(edited->role, "operator");
+  EXPECT_EQ(edited->name, "ci");  // what the change leaves out keeps its value
+
+  Result<Principal> p = WithKey(key->secret);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->role, Role::kOperator);
+  EXPECT_EQ(p->limits.requests_per_minute, 7);
+  EXPECT_TRUE(Authenticator::CheckModelAllowed(*p, "k3-small").ok());
+
+  // One event, whose detail is the difference and never the secret.
+  Result<std::vector<AuthEvent>> events = store_->PendingEvents(1000);
+  ASSERT_TRUE(events.ok());
+  std::vector<AuthEvent> updates;
+  for (const AuthEvent& e : *events) {
+    if (e.action == "auth.key_updated") updates.push_back(e);
+  }
+  ASSERT_EQ(updates.size(), 1u);
+  EXPECT_EQ(updates[0].target, key->record.id);
+  EXPECT_EQ(updates[0].actor, "root-admin");
+  EXPECT_EQ(updates[0].detail, "role user -> operator; models k3 -> k3,k3-small; requests_per_minute 0 -> 7");
+  EXPECT_EQ(updates[0].detail.find(key->secret.substr(8)), std::string::npos);
+
+  // Every model again, and the limit lifted.
+  KeyChange back;
+  back.models = std::vector<std::string>{};
+  back.limits[0] = 0;
+  ASSERT_TRUE(auth_->UpdateKey(admin_, key->record.id, back).ok());
+  p = WithKey(key->secret);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(Authenticator::CheckModelAllowed(*p, "anything").ok());
+  EXPECT_EQ(p->limits.requests_per_minute, 0);
+}
+
+TEST_F(AuthenticatorTest, EditsOfUnknownRevokedOrInvalidKeysAreRefusedAndChangeNothing) {
+  KeyChange change;
+  change.role = Role::kAdmin;
+  EXPECT_EQ(auth_->UpdateKey(admin_, "key_unknown", change).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(auth_->UpdateKey(admin_, "key_unknown", KeyChange{}).status().code(), Status::Code::kInvalidArgument);
+
+  Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"ci", "alice", Role::kUser, {}, 0});
+  ASSERT_TRUE(key.ok());
+  KeyChange negative;
+  negative.role = Role::kAdmin;
+  negative.limits[1] = -1;
+  EXPECT_EQ(auth_->UpdateKey(admin_, key->record.id, negative).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(WithKey(key->secret)->role, Role::kUser);  // rolled back as a whole
+
+  ASSERT_TRUE(auth_->RevokeKey(admin_, key->record.id).ok());
+  EXPECT_EQ(auth_->UpdateKey(admin_, key->record.id, change).status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(PendingEventsWithAction("auth.key_updated"), 0u);
+}
+
 TEST_F(AuthenticatorTest, LastUseIsWrittenInBatches) {
   CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "", Role::kUser, {}, 0});
   now_ms_ += 5;

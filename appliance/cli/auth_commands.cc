@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -15,6 +16,7 @@
 #include "auth/server_secret.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
+#include "models/model_store.h"
 #include "store/store.h"
 
 namespace kimi::cli {
@@ -23,6 +25,7 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kFailed = 1;
 constexpr int kUsage = 2;
+constexpr int kDaemonOwns = 3;  // the running daemon holds the state: act through its admin API
 
 // Options every identity command takes.
 struct Common {
@@ -107,6 +110,37 @@ Result<auth::Role> ParseRoleOption(const std::string& name) {
   return *role;
 }
 
+// The limit options (kKeyLimitFields' flags) given, each parsed into its slot of *values;
+// false with a usage line on err when one is not a non-negative integer.
+bool ParseLimitOptions(const char* command, const std::string* texts, auth::KeyChange* values, const Io& io) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    if (texts[i].empty()) continue;
+    char* end = nullptr;
+    int64_t value = std::strtoll(texts[i].c_str(), &end, 10);
+    if (*end != '\0' || value < 0) {
+      std::fprintf(io.err, "kimictl %s: %s must be a non-negative integer\n", command,
+                   std::string(auth::kKeyLimitFields[i].flag).c_str());
+      return false;
+    }
+    values->limits[i] = value;
+  }
+  return true;
+}
+
+// Adds the limit options (--rpm N ...) to `specs`, each writing its text into texts[i].
+void AddLimitOptions(std::vector<OptionSpec>* specs, std::string* texts) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) specs->push_back({auth::kKeyLimitFields[i].flag, &texts[i]});
+}
+
+// "requests_per_minute=60 tokens_per_minute=0 ...": every limit, for listings.
+std::string LimitsText(const auth::KeyLimits& limits) {
+  std::string out;
+  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) {
+    out += (out.empty() ? "" : " ") + std::string(f.name) + "=" + std::to_string(limits.*f.member);
+  }
+  return out;
+}
+
 }  // namespace
 
 int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
@@ -133,9 +167,7 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--name", &name},
                                    {"--role", &role_name},      {"--owner", &owner},          {"--models", &models},
                                    {"--expires", &expires}};
-  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
-    specs.push_back({auth::kKeyLimitFields[i].flag, &limit_text[i]});
-  }
+  AddLimitOptions(&specs, limit_text);
   if (!ParseOptions("key create", args, specs, io)) return kUsage;
   if (name.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl key create: --name and --role are required\n");
@@ -149,17 +181,9 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
     if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
     spec.expires_ms = *ms;
   }
-  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
-    if (limit_text[i].empty()) continue;
-    char* end = nullptr;
-    int64_t& value = spec.limits.*auth::kKeyLimitFields[i].member;
-    value = std::strtoll(limit_text[i].c_str(), &end, 10);
-    if (*end != '\0' || value < 0) {
-      std::fprintf(io.err, "kimictl key create: %s must be a non-negative integer\n",
-                   std::string(auth::kKeyLimitFields[i].flag).c_str());
-      return kUsage;
-    }
-  }
+  auth::KeyChange limits;
+  if (!ParseLimitOptions("key create", limit_text, &limits, io)) return kUsage;
+  spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
   Result<Opened> opened = Open(c);
   if (!opened.ok()) return Fail("key create", opened.status(), io);
   auth::Actor actor = LocalActor();
@@ -208,6 +232,87 @@ int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
   Status revoked = opened->auth->RevokeKey(LocalActor(), id);
   if (!revoked.ok()) return Fail("key revoke", revoked, io);
   std::fprintf(io.out, "revoked %s\n", id.c_str());
+  return kOk;
+}
+
+int RunKeyUpdate(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string id, role_name, models;
+  std::string limit_text[std::size(auth::kKeyLimitFields)];
+  std::vector<std::string> rest = TakePositional(args, &id);
+  std::vector<OptionSpec> specs = {
+      {"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}, {"--models", &models}};
+  AddLimitOptions(&specs, limit_text);
+  if (!ParseOptions("key update", rest, specs, io)) return kUsage;
+  auth::KeyChange change;
+  if (id.empty() || !ParseLimitOptions("key update", limit_text, &change, io)) {
+    std::fprintf(io.err, "kimictl key update: usage: kimictl key update KEY_ID [--role ROLE] [--models A,B|'*'] "
+                         "[limit options]\n");
+    return kUsage;
+  }
+  if (!role_name.empty()) {
+    Result<auth::Role> role = ParseRoleOption(role_name);
+    if (!role.ok()) return Fail("key update", role.status(), io);
+    change.role = *role;
+  }
+  if (!models.empty()) change.models = models == "*" ? std::vector<std::string>{} : SplitComma(models);
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("key update", opened.status(), io);
+  Result<auth::KeyRecord> updated = opened->auth->UpdateKey(LocalActor(), id, change);
+  if (!updated.ok()) return Fail("key update", updated.status(), io);
+  std::string allowed;
+  for (const std::string& m : updated->models) allowed += (allowed.empty() ? "" : ",") + m;
+  std::fprintf(io.out, "updated %s: role %s; models %s; %s\n", id.c_str(), updated->role.c_str(),
+               allowed.empty() ? "*" : allowed.c_str(), LimitsText(updated->limits).c_str());
+  return kOk;
+}
+
+int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string role_name;
+  std::string limit_text[std::size(auth::kKeyLimitFields)];
+  std::vector<std::string> rest = TakePositional(args, &role_name);
+  std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  AddLimitOptions(&specs, limit_text);
+  if (!ParseOptions("role limits", rest, specs, io)) return kUsage;
+  auth::KeyChange change;
+  if (!ParseLimitOptions("role limits", limit_text, &change, io)) return kUsage;
+  std::optional<auth::Role> only;
+  if (!role_name.empty()) {
+    Result<auth::Role> role = ParseRoleOption(role_name);
+    if (!role.ok()) return Fail("role limits", role.status(), io);
+    only = *role;
+  }
+  if (!change.empty()) {
+    if (!only) {
+      std::fprintf(io.err, "kimictl role limits: name the role whose limits to set: kimictl role limits ROLE --rpm N ...\n");
+      return kUsage;
+    }
+    // The daemon holds the role limits in memory (loaded at its start): a change written
+    // beside it would not apply until its restart, so it must go through the daemon.
+    config::AppConfig cfg;
+    Result<std::string> data_dir = ResolveDataDir(c, &cfg);
+    if (!data_dir.ok()) return Fail("role limits", data_dir.status(), io);
+    if (std::optional<std::string> pid = models::ModelStoreOwner(*data_dir)) {
+      std::fprintf(io.err,
+                   "kimictl role limits: kimi-appliance (pid %s) is running and holds the role limits; while it "
+                   "runs, use:\n  POST /admin/v1/roles/%s/limits (the same fields as for a key, JSON)\n",
+                   pid->c_str(), role_name.c_str());
+      return kDaemonOwns;
+    }
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("role limits", opened.status(), io);
+  if (!change.empty()) {
+    auth::KeyLimits limits = auth::ApplyLimitChange(opened->auth->RoleLimits()[*only], change);
+    Status set = opened->auth->SetRoleLimits(LocalActor(), *only, limits);
+    if (!set.ok()) return Fail("role limits", set, io);
+  }
+  std::map<auth::Role, auth::KeyLimits> limits = opened->auth->RoleLimits();
+  for (auth::Role role : auth::AllRoles()) {
+    if (only && role != *only) continue;
+    std::fprintf(io.out, "%-9s %s\n", std::string(auth::RoleName(role)).c_str(), LimitsText(limits[role]).c_str());
+  }
   return kOk;
 }
 

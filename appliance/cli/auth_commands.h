@@ -1,4 +1,4 @@
-// `kimictl admin bootstrap`, `kimictl key ...`, `kimictl user ...`, `kimictl tls selfsigned`: the identity commands,
+// `kimictl admin bootstrap`, `kimictl key ...`, `kimictl role limits`, `kimictl user ...`, `kimictl tls selfsigned`: the identity commands,
 // working directly on the data directory's database (appliance.db and auth-secret.key), so
 // they run with or without the daemon (SQLite WAL; the daemon sees a revocation at the next
 // request). Each change writes its auth event to the outbox the daemon moves into the audit
@@ -25,6 +25,16 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io);
 int RunKeyCreate(const std::vector<std::string>& args, const Io& io);
 int RunKeyList(const std::vector<std::string>& args, const Io& io);
 int RunKeyRevoke(const std::vector<std::string>& args, const Io& io);
+// `kimictl key update KEY_ID [--role R] [--models A,B|'*'] [--rpm N ...]`: the same edit as
+// PATCH /admin/v1/keys/{id}, written directly (the daemon reads a key's row at each request,
+// so it applies from the key's next request, with or without the daemon). Which model names
+// exist is known only to the running daemon, so kimictl does not check them; the admin API does.
+int RunKeyUpdate(const std::vector<std::string>& args, const Io& io);
+// `kimictl role limits [ROLE] [--rpm N ...]`: prints each role's limits (or ROLE's); with limit
+// options, sets ROLE's first. The daemon holds role limits in memory, so while it runs a set
+// is refused with exit 3 and the admin API call to use (POST /admin/v1/roles/ROLE/limits);
+// printing works beside it.
+int RunRoleLimits(const std::vector<std::string>& args, const Io& io);
 int RunUserAdd(const std::vector<std::string>& args, const Io& io);
 int RunUserList(const std::vector<std::string>& args, const Io& io);
 int RunUserDisable(const std::vector<std::string>& args, const Io& io);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/backend.h"
 #include "audit/record.h"
 #include "auth/authenticator.h"
 #include "http/request_auth.h"
@@ -18,12 +19,15 @@ namespace {
 using nlohmann::json;
 
 // The request body as a JSON object whose keys are all in `allowed` and whose values are
-// strings, except the keys in `arrays` (arrays of strings) and `integers`.
+// strings, except the keys in `arrays` (arrays of strings) and `integers`. When a field is at
+// fault and `bad_field` is given, it gets the field's name (OpenAI's error `param`).
 Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>& allowed,
-                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {}) {
+                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {},
+                       std::optional<std::string>* bad_field = nullptr) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   for (const auto& [key, value] : body.items()) {
+    if (bad_field != nullptr) *bad_field = key;
     if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
     if (integers.count(key)) {
       if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
@@ -35,6 +39,7 @@ Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>&
     }
     if (!ok) return Status::InvalidArgument("field '" + key + (arrays.count(key) ? "' must be an array of strings" : "' must be a string"));
   }
+  if (bad_field != nullptr) bad_field->reset();
   return body;
 }
 
@@ -108,6 +113,25 @@ std::set<std::string> LimitNames() {
 std::set<std::string> With(std::set<std::string> a, const std::set<std::string>& b) {
   a.insert(b.begin(), b.end());
   return a;
+}
+
+// The allowed models of a key edit: each must be a model the appliance serves now, so that a
+// typing mistake cannot lock a key out of its model. Duplicates are dropped.
+Result<std::vector<std::string>> ServedModelsField(const Services& services, const json& body) {
+  std::vector<std::string> served = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
+  std::vector<std::string> out;
+  for (const json& value : body["models"]) {
+    const std::string model = value.get<std::string>();
+    if (std::find(out.begin(), out.end(), model) != out.end()) continue;
+    if (std::find(served.begin(), served.end(), model) == served.end()) {
+      std::string names;
+      for (const std::string& m : served) names += (names.empty() ? "" : ", ") + m;
+      return Status::InvalidArgument("field 'models': unknown model '" + model + "' (served now: " +
+                                     (names.empty() ? "none; a model loads or its backend comes up first" : names) + ")");
+    }
+    out.push_back(model);
+  }
+  return out;
 }
 
 json PrincipalJson(const auth::Principal& p) {
@@ -207,6 +231,32 @@ Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const htt
   DrainEvents(services, ctx);
   KIMI_RETURN_IF_ERROR(s);
   Reply(res, 200, json{{"id", id}, {"revoked", true}});
+  return Status::OK();
+}
+
+Status HandleKeyUpdate(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                       httplib::Response& res) {
+  const std::string& id = ctx.path_params["id"];
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"role", "models"}, LimitNames()), {"models"}, LimitNames(),
+                                             &ctx.error_param));
+  auth::KeyChange change;
+  if (body.contains("role")) {
+    ctx.error_param = "role";
+    KIMI_ASSIGN_OR_RETURN(change.role, RoleField(body));
+  }
+  if (body.contains("models")) {
+    ctx.error_param = "models";
+    KIMI_ASSIGN_OR_RETURN(change.models, ServedModelsField(services, body));
+  }
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    const std::string name(auth::kKeyLimitFields[i].name);
+    if (body.contains(name)) change.limits[i] = body[name].get<int64_t>();
+  }
+  ctx.error_param.reset();
+  Result<auth::KeyRecord> updated = Auth(services).UpdateKey(ActorOf(ctx), id, change);
+  DrainEvents(services, ctx);
+  if (!updated.ok()) return updated.status();
+  Reply(res, 200, KeyJson(*updated));
   return Status::OK();
 }
 

@@ -10,6 +10,9 @@
 //   GET    /admin/v1/keys              every key, without secrets
 //   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?, limits...} -> the key, once
 //   POST   /admin/v1/keys/revoke       {id}
+//   PATCH  /admin/v1/keys/{id}         {role?, models?, limits...} -> the key; absent fields unchanged;
+//                                       models must be served now ([] = every model); one audit
+//                                       record "auth.key_updated" with the difference
 //   GET    /admin/v1/keys/{id}/usage   limits, tokens and requests this UTC day and month, streams now
 //   POST   /admin/v1/keys/{id}/limits  {requests_per_minute?, tokens_per_day?, tokens_per_month?,
 //                                       max_concurrent_streams?} -> the key; absent fields unchanged
@@ -35,6 +38,7 @@ Status HandleSessionPassword(const Services&, RequestContext&, const httplib::Re
 Status HandleKeysList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeysCreate(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeysRevoke(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeyUpdate(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyUsage(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleRolesList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

@@ -171,7 +171,9 @@ void Dispatcher::RegisterRoutes() {
       if (status.ok()) status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);
-        if (status.code() == Status::Code::kInvalidArgument) error.param = api::RequestErrorParam(status);
+        if (status.code() == Status::Code::kInvalidArgument) {
+          error.param = ctx->error_param ? ctx->error_param : api::RequestErrorParam(status);
+        }
         if (error.http_status >= 500) {
           log::Error("request failed", {{"request_id", ctx->request_id}, {"route", ctx->route},
                                         {"status", status.ToString()}});

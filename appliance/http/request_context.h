@@ -75,6 +75,9 @@ struct RequestContext {
   std::string auth_failure;
   // Seconds the client should wait when its key's rate limit refused it (Retry-After).
   int64_t retry_after_s = 0;
+  // Set by an admin handler before it refuses a request over one body field: the field's
+  // name, sent as OpenAI's error `param` with a 400.
+  std::optional<std::string> error_param;
   AuditFacts audit;
   // Set by a handler whose response is streamed: the request's audit record is then written
   // when the stream ends (generation_audit.h), not before the response starts.

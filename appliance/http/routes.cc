@@ -49,6 +49,7 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/keys", "admin_keys_list", &HandleKeysList, false, P::kKeysManage},
     {"POST", "/admin/v1/keys", "admin_keys_create", &HandleKeysCreate, false, P::kKeysManage},
     {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", &HandleKeysRevoke, false, P::kKeysManage},
+    {"PATCH", "/admin/v1/keys/{id}", "admin_keys_update", &HandleKeyUpdate, false, P::kKeysManage},
     {"GET", "/admin/v1/keys/{id}/usage", "admin_keys_usage", &HandleKeyUsage, false, P::kKeysManage},
     {"POST", "/admin/v1/keys/{id}/limits", "admin_keys_limits", &HandleKeyLimits, false, P::kKeysManage},
     {"GET", "/admin/v1/roles", "admin_roles_list", &HandleRolesList, false, P::kKeysManage},

@@ -152,6 +152,20 @@ Status ValidateModelId(std::string_view id) {
   return Status::OK();
 }
 
+std::optional<std::string> ModelStoreOwner(const std::string& data_dir) {
+  std::string lock_path = (fs::path(data_dir) / "models" / std::string(kLockFile)).string();
+  int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no store yet, so no owner
+  std::optional<std::string> owner;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) owner = LockHolder(fd);
+  } else {
+    ::flock(fd, LOCK_UN);
+  }
+  ::close(fd);
+  return owner;
+}
+
 Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) {
   if (options.db == nullptr || (options.trust == nullptr && !options.current_trust) || !options.audit) {
     return Status::InvalidArgument("model store needs a database, a trust store and an audit function");

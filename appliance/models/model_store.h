@@ -123,6 +123,12 @@ using FreeBytesFn = std::function<Result<uint64_t>(const std::string& path)>;
 // statvfs(): f_bavail * f_frsize.
 Result<uint64_t> FilesystemFreeBytes(const std::string& path);
 
+// The pid (as its lock file says) of the process that owns the model store of `data_dir`
+// now, normally the running kimi-appliance; nullopt when none does. Finds out by taking and
+// at once releasing the lock; creates nothing. For commands that must not act beside the
+// daemon on state it holds in memory.
+std::optional<std::string> ModelStoreOwner(const std::string& data_dir);
+
 enum class StoreAccess {
   kOwner,   // takes the lock; every method
   kReader,  // no lock, no crash recovery; List(), CheckInstalled() and VersionDirectory() only

@@ -66,6 +66,14 @@ std::string NameText(X509_NAME* name) {
   return std::string(data, static_cast<size_t>(len));
 }
 
+// Hex SHA-256 of the certificate's DER: the fingerprint the trust store lists a CA under.
+std::string DerFingerprint(X509* cert) {
+  unsigned char fp[EVP_MAX_MD_SIZE];
+  unsigned int fp_len = 0;
+  X509_digest(cert, EVP_sha256(), fp, &fp_len);
+  return HexEncode(std::string_view(reinterpret_cast<char*>(fp), fp_len));
+}
+
 Result<X509Ptr> ParseDer(const std::string& der) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(der.data());
   X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
@@ -109,14 +117,16 @@ Result<SignerIdentity> VerifyWithChain(const OmsBundle& bundle, const TrustStore
   if (!SignatureMatches(key, bundle))
     return Status::PermissionDenied("invalid signature: the DSSE signature does not verify with the certificate's key");
 
-  unsigned char fp[EVP_MAX_MD_SIZE];
-  unsigned int fp_len = 0;
-  X509_digest(leaf.get(), EVP_sha256(), fp, &fp_len);
+  // The trusted CA the chain ends at, which is not the leaf's issuer when an intermediate is
+  // between them: named so that the trust store can tell which of its CAs verified a model.
+  STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(ctx.get());
+  X509* anchor = chain != nullptr && sk_X509_num(chain) > 0 ? sk_X509_value(chain, sk_X509_num(chain) - 1) : nullptr;
   SignerIdentity id;
   id.kind = SignerIdentity::Kind::kCertificate;
-  id.fingerprint = HexEncode(std::string_view(reinterpret_cast<char*>(fp), fp_len));
+  id.fingerprint = DerFingerprint(leaf.get());
   id.description = "certificate " + NameText(X509_get_subject_name(leaf.get())) + " issued by " +
-                   NameText(X509_get_issuer_name(leaf.get())) + " (sha256:" + id.fingerprint + ")";
+                   NameText(X509_get_issuer_name(leaf.get())) + " (sha256:" + id.fingerprint +
+                   (anchor != nullptr ? "; trust anchor sha256:" + DerFingerprint(anchor) : std::string()) + ")";
   return id;
 }
 

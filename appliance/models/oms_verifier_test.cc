@@ -66,6 +66,11 @@ TEST_P(VectorTest, VerifiesWithItsKeyOrCaChain) {
   EXPECT_EQ(manifest->signer().kind, v.certificate ? SignerIdentity::Kind::kCertificate : SignerIdentity::Kind::kKey);
   if (v.certificate) {
     EXPECT_NE(manifest->signer().description.find("CN=intermediate-ca"), std::string::npos);
+    // The chain's anchor is the trusted root (keys/ca-cert.pem), through the intermediate.
+    EXPECT_NE(manifest->signer().description.find(
+                  "; trust anchor sha256:96b4074fc3c05ab9a7dcdbc239ce4737ecfc5e6ca298f7a908cbe615646a6bc5)"),
+              std::string::npos)
+        << manifest->signer().description;
   } else {
     EXPECT_EQ(manifest->signer().fingerprint, "e8450dec4eb99dae995da9af1bc2cc9f76ed669ee2e744f57abba763df3e3f8e");
   }

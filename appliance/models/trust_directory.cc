@@ -127,6 +127,34 @@ Status WriteFileDurably(const std::string& path, const std::string& text) {
   return Status::OK();
 }
 
+// `text` without the PEM block (and its line break) whose entry has fingerprint `id`; the
+// other blocks and any text around them are kept as they are. *others gets how many PEM
+// blocks remain.
+std::string WithoutEntry(std::string_view text, std::string_view id, size_t* others) {
+  constexpr std::string_view kBegin = "-----BEGIN ";
+  constexpr std::string_view kEnd = "-----END ";
+  std::string out;
+  size_t copied = 0;
+  *others = 0;
+  for (size_t at = text.find(kBegin); at != std::string_view::npos; at = text.find(kBegin, at)) {
+    const size_t end = text.find(kEnd, at);
+    if (end == std::string_view::npos) break;
+    size_t stop = text.find('\n', end);
+    stop = stop == std::string_view::npos ? text.size() : stop + 1;
+    TrustStore one;
+    const bool match = one.AddPem(text.substr(at, stop - at), "").ok() && EntriesOf(one).front().id == id;
+    if (match) {
+      out += text.substr(copied, at - copied);
+      copied = stop;
+    } else {
+      ++*others;
+    }
+    at = stop;
+  }
+  out += text.substr(copied);
+  return out;
+}
+
 }  // namespace
 
 TrustDirectory::TrustDirectory(std::string path, AuditFn audit)
@@ -208,28 +236,29 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
   if (Status s = CheckEditable(); !s.ok()) return refuse(s, id);
   const std::vector<TrustEntry> entries = EntriesOf(*Current());
   const TrustEntry* found = nullptr;
-  size_t in_same_file = 0;
   for (const TrustEntry& e : entries) {
     if (e.id == id) found = &e;
   }
   if (found == nullptr) return refuse(Status::NotFound("no trusted key or CA with fingerprint " + std::string(id)), id);
   const std::string target = found->kind + " sha256:" + found->id;
-  for (const TrustEntry& e : entries) in_same_file += e.file == found->file;
-  if (in_same_file > 1) {
-    return refuse(Status::FailedPrecondition(found->file + " holds " + std::to_string(in_same_file) +
-                                             " entries; edit that file on the appliance to remove one of them"),
-                  target);
-  }
   // Kept until the removal is recorded: a removal that cannot be audited is undone.
   std::ifstream in(found->file, std::ios::binary);
   std::ostringstream kept;
   kept << in.rdbuf();
-  std::error_code ec;
-  if (!in || !fs::remove(found->file, ec) || ec) {
-    return refuse(Status::IOError("cannot remove " + found->file + (ec ? ": " + ec.message() : std::string())), target);
+  if (!in) return refuse(Status::IOError("cannot read " + found->file), target);
+  // A file of several entries loses only this one's block; a file left without one goes.
+  size_t others = 0;
+  const std::string rest = WithoutEntry(kept.str(), found->id, &others);
+  Status changed = Status::OK();
+  if (others > 0) {
+    changed = WriteFileDurably(found->file, rest);
+  } else if (std::error_code ec; !fs::remove(found->file, ec) || ec) {
+    changed = Status::IOError("cannot remove " + found->file + (ec ? ": " + ec.message() : std::string()));
   }
-  if (Status audited = Audit("trust.remove", target, actor, Status::OK(), found->description + " from " + found->file);
-      !audited.ok()) {
+  if (!changed.ok()) return refuse(changed, target);
+  std::string detail = found->description + " from " + found->file;
+  if (others > 0) detail += "; the file keeps its " + std::to_string(others) + " other entries";
+  if (Status audited = Audit("trust.remove", target, actor, Status::OK(), detail); !audited.ok()) {
     if (Status restored = WriteFileDurably(found->file, kept.str()); !restored.ok()) {
       log::Error("trust store: a removal that was not audited could not be undone",
                  {{"file", found->file}, {"error", restored.message()}});

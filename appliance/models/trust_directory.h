@@ -4,7 +4,7 @@
 // It holds the TrustStore loaded from model.trust_store (a directory of *.pem files, or one
 // PEM file) and hands every verification the store as it is now (Current()). Add() writes one
 // PUBLIC KEY (ECDSA P-256/P-384/P-521) or CA CERTIFICATE as a new file of the directory,
-// Remove() deletes the file of one entry; each reloads the directory, so the next
+// Remove() takes one entry's PEM block out of its file (deleting a file left without any); each reloads the directory, so the next
 // verification uses the change, and each is audited (trust.add, trust.remove, with the key's
 // or certificate's fingerprint; refusals too). An entry's id is its fingerprint: the hex
 // SHA-256 of the PEM public key (the OMS key hint, as the model's signer names it) or of the
@@ -56,7 +56,8 @@ class TrustDirectory {
   // CERTIFICATE block (a private key is refused and never written); AlreadyExists when that
   // fingerprint is trusted already; FailedPrecondition when the store is not a directory.
   Result<TrustEntry> Add(std::string_view pem, std::string_view label, const Actor& actor);
-  // NotFound for an unknown id; FailedPrecondition when its file holds other entries too.
+  // NotFound for an unknown id. The entry's block leaves its file; the file's other entries
+  // and text stay, and a file left with no PEM block is deleted.
   Result<TrustEntry> Remove(std::string_view id, const Actor& actor);
 
  private:

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "admin/trust_routes.h"
 #include "models/model_store_test_support.h"
@@ -99,6 +100,40 @@ TEST_F(TrustDirectoryTest, RemoveDeletesTheFileAndIsAudited) {
   EXPECT_EQ(fx_.AuditRecords()[1].target, "key sha256:" + added->id);
 }
 
+TEST_F(TrustDirectoryTest, RemovingOneEntryOfASharedFileKeepsTheOthersAndTheTextAroundThem) {
+  const std::string first = NewPublicKeyPem(), second = NewPublicKeyPem(), third = NewPublicKeyPem();
+  const std::string shared = fx_.trust_dir() + "/team-keys.pem";
+  {
+    std::ofstream out(shared);
+    out << "# release signers\n" << first << "# rotated out in May\n" << second << third;
+  }
+  ASSERT_TRUE(trust_.Load().ok());
+  ASSERT_EQ(trust_.List().size(), 4u);  // the fixture's signer and the three
+  TrustStore only_second;
+  ASSERT_TRUE(only_second.AddPem(second, "test").ok());
+  const std::string middle_id = only_second.keys()[0].fingerprint;
+
+  Result<TrustEntry> removed = trust_.Remove(middle_id, actor_);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->file, shared);
+  std::ifstream in(shared);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), "# release signers\n" + first + "# rotated out in May\n" + third);
+  EXPECT_EQ(trust_.List().size(), 3u);
+  EXPECT_EQ(fx_.AuditTrail(), (std::vector<std::string>{"trust.remove:ok"}));
+  EXPECT_NE(fx_.AuditRecords()[0].detail.find("keeps its 2 other entries"), std::string::npos);
+
+  // Its last entries go one by one; the file goes with the last.
+  for (const TrustEntry& e : trust_.List()) {
+    if (e.file == shared) {
+      ASSERT_TRUE(trust_.Remove(e.id, actor_).ok());
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(shared));
+  EXPECT_EQ(trust_.List().size(), 1u);
+}
+
 TEST_F(TrustDirectoryTest, AChangeThatCannotBeAuditedIsUndone) {
   const std::string signer = trust_.List()[0].id;
   fx_.FailAudits(true);
@@ -147,6 +182,19 @@ TEST_F(TrustDirectoryTest, TheModelStoreVerifiesWithTheCurrentStore) {
   ASSERT_TRUE(trust_.Add(signer_pem, "signer", actor_).ok());
   Result<ModelVersion> imported = (*store)->Import(ImportRequest{"k3", model}, Actor{});
   EXPECT_TRUE(imported.ok()) << imported.status().ToString();
+}
+
+// The trust screen's "verified the active version": a CA through an intermediate too.
+TEST_F(TrustDirectoryTest, ACaMatchesTheSignersItAnchorsThroughIntermediates) {
+  const TrustEntry root{"96b4", "ca", "CN=root-ca", "root.pem"};
+  const TrustEntry key{"e845", "key", "ECDSA P-256", "key.pem"};
+  const std::string via_intermediate =
+      "certificate CN=signer issued by CN=intermediate-ca (sha256:aaaa; trust anchor sha256:96b4)";
+  EXPECT_TRUE(admin::SignedBy(root, via_intermediate));
+  EXPECT_FALSE(admin::SignedBy(TrustEntry{"9bbf", "ca", "CN=other-root", "o.pem"}, via_intermediate));
+  EXPECT_TRUE(admin::SignedBy(root, "certificate CN=signer issued by CN=root-ca (sha256:aaaa)"));  // before anchors
+  EXPECT_TRUE(admin::SignedBy(key, "key sha256:e845 (ECDSA P-256)"));
+  EXPECT_FALSE(admin::SignedBy(key, via_intermediate));
 }
 
 // The routes: the status codes the HTTP layer maps to 400, 409 and 404, and the listing.

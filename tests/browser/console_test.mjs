@@ -278,6 +278,42 @@ async function adminSuite(page) {
     await screenshot(page, 'keys-usage');
   });
 
+  await check('edit a key in its dialog: Escape cancels, an unknown model is refused on its field, then a new role ' +
+              'and model apply from the next request', async () => {
+    const metricsWith = async (k) => (await fetch(base + '/metrics', {headers: {Authorization: 'Bearer ' + k}})).status;
+    assert((await metricsWith(key)) === 403, 'a user key reads /metrics');
+    const served = (await (await fetch(base + '/v1/models', {headers: {Authorization: 'Bearer ' + key}})).json()).data;
+    assert(served.length > 0, 'no model is served');
+    const editButton = page.getByRole('button', {name: 'Edit key browser-test'});
+    await editButton.click();
+    const dialog = page.getByRole('dialog', {name: 'Edit key “browser-test”'});
+    await dialog.waitFor({timeout: WAIT_MS});
+    assert(await page.evaluate(() => document.activeElement.id === 'edit-key-role'), 'focus does not start on the role');
+    assert((await page.locator('#edit-key-tokens-per-day').inputValue()) === '5000', 'the dialog lacks the key quota');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({state: 'detached', timeout: WAIT_MS});
+    assert(await page.evaluate(() => document.activeElement.dataset.edit !== undefined), 'focus did not return to Edit');
+
+    await editButton.click();
+    await dialog.waitFor({timeout: WAIT_MS});
+    await page.locator('#edit-key-role').selectOption('operator');
+    await page.locator('#edit-key-models').fill('no-such-model');
+    await page.keyboard.press('Enter');
+    await dialog.locator('.error', {hasText: "unknown model 'no-such-model'"}).waitFor({timeout: WAIT_MS});
+    assert((await page.locator('#edit-key-models').getAttribute('aria-invalid')) === 'true', 'the field is not marked');
+    assert(await page.evaluate(() => document.activeElement.id === 'edit-key-models'), 'focus is not on the field');
+    await screenshot(page, 'keys-edit-refused');
+    assert((await metricsWith(key)) === 403, 'a refused edit changed the key');
+
+    await page.locator('#edit-key-models').fill(served[0].id);
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({state: 'detached', timeout: WAIT_MS});
+    await page.locator('#key-edited', {hasText: 'role operator'}).waitFor({timeout: WAIT_MS});
+    await page.locator('#key-list tr', {hasText: 'browser-test'}).getByText('operator', {exact: true}).waitFor({timeout: WAIT_MS});
+    assert((await metricsWith(key)) === 200, 'the new role does not apply at the next request');
+    await screenshot(page, 'keys-edited');
+  });
+
   await check('revoke the key after a confirmation; the API refuses it', async () => {
     await page.getByRole('button', {name: 'Revoke key browser-test'}).click();
     const dialog = page.getByRole('dialog');

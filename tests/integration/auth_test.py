@@ -68,6 +68,7 @@ ENDPOINTS = [
     ("POST", "/admin/v1/keys", "keys.manage", _json({"name": "matrix", "role": "user"}), (201,)),
     ("POST", "/admin/v1/keys/revoke", "keys.manage",
      lambda d: _json({"id": post_json(d, "/admin/v1/keys", {"name": "victim", "role": "user"}).json()["id"]}), (200,)),
+    ("PATCH", "/admin/v1/keys/{admin_key}", "keys.manage", _json({"requests_per_minute": 0}), (200,)),
     ("GET", "/admin/v1/keys/{admin_key}/usage", "keys.manage", b"", (200,)),
     ("POST", "/admin/v1/keys/{admin_key}/limits", "keys.manage", b"{}", (200,)),
     ("GET", "/admin/v1/roles", "keys.manage", b"", (200,)),
@@ -332,6 +333,114 @@ class KeyLifecycleTest(unittest.TestCase):
                      400, "invalid_request_error")
         assert_error(self, post_json(self.daemon, "/admin/v1/keys/revoke", {"id": "key_0000000000000000"}), 404,
                      "not_found_error")
+
+
+class KeyEditTest(unittest.TestCase):
+    """PATCH /admin/v1/keys/{id} and `kimictl key update`: a key's role, models and limits change
+    from its next request on, with no restart, in one audit record naming the difference."""
+
+    @classmethod
+    def setUpClass(cls):
+        from quota_test import Upstream, upstream_config  # the scripted backend serving m-a and m-b
+        cls.upstream = Upstream()
+        config = upstream_config(cls.upstream)
+        config["auth"] = fast_auth_config()["auth"]
+        cls.daemon = Daemon(config=config)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.daemon.close()
+        cls.upstream.close()
+
+    def setUp(self):
+        from quota_test import wait_until_served
+        wait_until_served(self, self.daemon)
+
+    def patch(self, key_id, payload):
+        return request(self.daemon, "PATCH", "/admin/v1/keys/" + key_id, {"Content-Type": "application/json"},
+                       json.dumps(payload).encode())
+
+    def new_key(self, name, **fields):
+        reply = post_json(self.daemon, "/admin/v1/keys", dict({"name": name, "role": "user"}, **fields))
+        self.assertEqual(reply.status, 201, reply.body)
+        return reply.json()
+
+    def chat_status(self, key, model):
+        body = _json({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+        return request(self.daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"}, body,
+                       auth=key).status
+
+    def updates_of(self, key_id):
+        return [r for r in audit_records(self.daemon) if r["action"] == "auth.key_updated" and r["target"] == key_id]
+
+    def test_an_edit_applies_at_the_next_request_and_is_audited_once_with_the_difference(self):
+        key = self.new_key("edited", models=["m-a"])
+        assert_error(self, request(self.daemon, "GET", "/metrics", auth=key["key"]), 403, "permission_error")
+        self.assertEqual(self.chat_status(key["key"], "m-a"), 200)
+        self.assertEqual(self.chat_status(key["key"], "m-b"), 404)  # a model the key may not use is not there for it
+
+        reply = self.patch(key["id"], {"role": "operator", "models": ["m-a", "m-b"], "requests_per_minute": 2})
+        self.assertEqual(reply.status, 200, reply.body)
+        edited = reply.json()
+        self.assertEqual((edited["role"], edited["models"], edited["requests_per_minute"]),
+                         ("operator", ["m-a", "m-b"], 2))
+        self.assertEqual(edited["name"], "edited")
+        self.assertNotIn("key", edited)
+
+        # The next requests, on the same running daemon, see the new role, models and limit.
+        self.assertEqual(request(self.daemon, "GET", "/metrics", auth=key["key"]).status, 200)
+        self.assertEqual(self.chat_status(key["key"], "m-b"), 200)
+        assert_error(self, request(self.daemon, "GET", "/metrics", auth=key["key"]), 429, "rate_limit_error")
+
+        record = wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_updated" and r["target"] == key["id"])
+        self.assertIsNotNone(record, "the edit is not in the audit log")
+        self.assertEqual(record["actor"], self.daemon.api_key_id)
+        self.assertEqual(record["detail"], "role user -> operator; models m-a -> m-a,m-b; requests_per_minute 0 -> 2")
+        self.assertEqual(len(self.updates_of(key["id"])), 1)
+        self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, "audit.db"), key["key"]))
+
+    def test_invalid_edits_name_their_field_and_change_nothing(self):
+        key = self.new_key("invalid-edits")
+        for payload, param, words in (({"role": "root"}, "role", "unknown role 'root'"),
+                                      ({"models": ["m-a", "no-such-model"]}, "models", "unknown model 'no-such-model'"),
+                                      ({"colour": "red"}, "colour", "unknown field 'colour'"),
+                                      ({"tokens_per_day": "many"}, "tokens_per_day", "must be an integer"),
+                                      ({"models": "m-a"}, "models", "array of strings"),
+                                      ({"max_concurrent_streams": -1}, None, "must not be negative"),
+                                      ({}, None, "nothing to change")):
+            reply = self.patch(key["id"], payload)
+            assert_error(self, reply, 400, "invalid_request_error")
+            self.assertEqual(reply.json()["error"]["param"], param, payload)
+            self.assertIn(words, reply.json()["error"]["message"], payload)
+        missing = self.patch("key_0000000000000000", {"role": "user"})
+        assert_error(self, missing, 404, "not_found_error")
+        self.assertIn("key_0000000000000000", missing.json()["error"]["message"])
+        self.assertEqual(post_json(self.daemon, "/admin/v1/keys/revoke", {"id": key["id"]}).status, 200)
+        assert_error(self, self.patch(key["id"], {"role": "admin"}), 400, "invalid_request_error")
+        listed = {k["id"]: k for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
+        self.assertEqual((listed[key["id"]]["role"], listed[key["id"]]["models"]), ("user", []))
+        self.assertEqual(self.updates_of(key["id"]), [])
+
+    def test_kimictl_edits_keys_beside_the_daemon_and_leaves_role_limits_to_it(self):
+        key = self.new_key("edited-offline")
+        code, out, err = run_to_exit([KIMICTL, "key", "update", key["id"], "--role", "auditor", "--models", "m-b",
+                                      "--tpm", "900", "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 0, err)
+        self.assertIn("role auditor; models m-b; ", out)
+        self.assertIn("tokens_per_minute=900", out)
+        self.assertEqual(request(self.daemon, "GET", "/metrics", auth=key["key"]).status, 200)
+        self.assertIsNotNone(wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_updated"
+                                             and r["target"] == key["id"] and r["actor"].startswith("kimictl:")))
+        # Role limits live in the daemon's memory: printing works beside it, setting does not.
+        code, out, err = run_to_exit([KIMICTL, "role", "limits", "--data-dir", self.daemon.data_dir])
+        self.assertEqual(code, 0, err)
+        self.assertRegex(out, r"(?m)^auditor\s+requests_per_minute=0 ")
+        code, out, err = run_to_exit([KIMICTL, "role", "limits", "auditor", "--rpm", "5", "--data-dir",
+                                      self.daemon.data_dir])
+        self.assertEqual(code, 3, err)
+        self.assertIn("POST /admin/v1/roles/auditor/limits", err)
+        self.assertIn(str(self.daemon.proc.pid), err)
 
 
 class ConsoleSessionTest(unittest.TestCase):

@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -300,6 +301,36 @@ def make_signed_model(directory, preset="k3-nano"):
         if code != 0:
             raise RuntimeError("%s failed (%d): %s%s" % (" ".join(args), code, out, err))
     return model, key + ".pub.pem", key + ".pem"
+
+
+class SignedModel:
+    """A demo model synthesised and signed with a fresh key under `directory` (make_signed_model),
+    and the one way the tests start a daemon serving it (serve()).
+
+    trust_dir: trust the key through a directory holding it (directory/trust), which the admin
+    API can add keys to and remove them from, instead of the public key file itself."""
+
+    def __init__(self, directory, preset="k3-nano", trust_dir=False):
+        self.dir, self.public_key, self.private_key = make_signed_model(directory, preset)
+        self.trust_store = self.public_key
+        if trust_dir:
+            self.trust_store = os.path.join(directory, "trust")
+            os.makedirs(self.trust_store)
+            shutil.copyfile(self.public_key, os.path.join(self.trust_store, "demo-signer.pem"))
+
+    def serve(self, config=None, **model):
+        """Starts a Daemon with `config` (default base_config()) whose model section is this
+        model and its trust store plus `model` (served_id=..., threads=..., import_roots=...), and
+        waits until the model is ready. Raises RuntimeError, with the daemon closed, when it is
+        not ready in time."""
+        config = base_config() if config is None else config
+        config["model"] = dict({"dir": self.dir, "trust_store": self.trust_store}, **model)
+        daemon = Daemon(config=config)
+        state = wait_until_ready(daemon)
+        if not state or not state["ready"]:
+            daemon.close()
+            raise RuntimeError("the model did not become ready: %r" % (state,))
+        return daemon
 
 
 def wait_until_ready(daemon, component="model", timeout=START_TIMEOUT_S * 4):

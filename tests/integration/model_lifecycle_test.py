@@ -16,8 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import (KIMICTL, Daemon, base_config, make_signed_model, post_json, request,  # noqa: E402
-                            run_to_exit, wait_until_ready)
+from daemon_harness import KIMICTL, SignedModel, post_json, request, run_to_exit  # noqa: E402
 
 MODEL_ID = "kimi-k3-nano"
 STORE_ID = "k3"
@@ -46,8 +45,9 @@ class ModelLifecycleTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-lifecycle-it-")
         media = os.path.join(cls.tmp.name, "media")
         os.makedirs(media)
-        model, public_key, private_key = make_signed_model(cls.tmp.name)
-        cls.public_key = public_key
+        signed = SignedModel(cls.tmp.name)
+        model, private_key = signed.dir, signed.private_key
+        cls.public_key = signed.public_key
         # Three signed variants on the "medium": the demo model, the same weights with one more
         # signed file (another version), and a copy whose weights change after signing.
         cls.first = os.path.join(media, "first")
@@ -71,15 +71,8 @@ class ModelLifecycleTest(unittest.TestCase):
             f.seek(-1, os.SEEK_CUR)
             f.write(bytes([byte[0] ^ 0x01]))
 
-        config = base_config()
         # model.dir is served until the store has an active version.
-        config["model"] = {"dir": model, "trust_store": public_key, "served_id": MODEL_ID, "threads": 2,
-                           "store_id": STORE_ID, "import_roots": [media]}
-        cls.daemon = Daemon(config=config)
-        state = wait_until_ready(cls.daemon)
-        if not state or not state["ready"]:
-            cls.daemon.close()
-            raise RuntimeError("the model did not become ready: %r" % (state,))
+        cls.daemon = signed.serve(served_id=MODEL_ID, threads=2, store_id=STORE_ID, import_roots=[media])
 
     @classmethod
     def tearDownClass(cls):

@@ -19,8 +19,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from audit_test import read_records, verify  # noqa: E402
-from daemon_harness import (Daemon, base_config, create_api_key, make_signed_model, post_json, request,  # noqa: E402
-                            wait_until_ready)
+from daemon_harness import Daemon, SignedModel, create_api_key, post_json, request  # noqa: E402
 import prometheus_text  # noqa: E402
 
 POLICIES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "policies")
@@ -131,12 +130,7 @@ class ServedModelTestCase(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="kimi-policy-it-")
-        model, public_key, _ = make_signed_model(self.tmp.name)
-        config = base_config()
-        config["model"] = {"dir": model, "trust_store": public_key, "served_id": "kimi-k3-nano", "threads": 2}
-        self.daemon = Daemon(config=config)
-        state = wait_until_ready(self.daemon)
-        self.assertTrue(state and state["ready"], state)
+        self.daemon = SignedModel(self.tmp.name).serve(served_id="kimi-k3-nano", threads=2)
 
     def tearDown(self):
         self.daemon.close()

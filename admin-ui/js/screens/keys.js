@@ -1,34 +1,11 @@
 // Keys and users: API keys (create with role, models and quotas, the secret shown once with a
-// copy button, revoke; per key its usage this UTC day and month against its quotas, and its
-// quotas changed) and console users (add with a one-time password shown once, disable).
+// copy button, edit role, models and quotas, revoke; per key its usage this UTC day and month
+// against its quotas) and console users (add with a one-time password shown once, disable).
 
 import {get, post} from '../api.js';
 import {busy, confirmAction, errorLine, field, formatTime, h, replace, table} from '../dom.js';
-
-// The quotas a key carries (auth/key_limits.h); 0 or empty: no limit.
-const LIMITS = [
-  {name: 'requests_per_minute', label: 'Requests per minute'},
-  {name: 'tokens_per_day', label: 'Tokens per UTC day'},
-  {name: 'tokens_per_month', label: 'Tokens per UTC month'},
-  {name: 'max_concurrent_streams', label: 'Requests in flight at once'},
-];
-
-function limitInputs(prefix, values = {}) {
-  return Object.fromEntries(LIMITS.map((l) => [l.name, h('input', {
-    id: prefix + l.name.replaceAll('_', '-'), type: 'number', min: 0, step: 1, placeholder: 'no limit',
-    value: values[l.name] ? String(values[l.name]) : ''})]));
-}
-
-// The fields that were filled in, as numbers; `cleared` (for a change) sends 0 for empty ones.
-function limitValues(inputs, cleared) {
-  const out = {};
-  for (const l of LIMITS) {
-    const text = inputs[l.name].value.trim();
-    if (text !== '') out[l.name] = Number(text);
-    else if (cleared) out[l.name] = 0;
-  }
-  return out;
-}
+import {editKeyDialog} from './key_edit.js';
+import {LIMITS, ROLES, limitInputs, limitValues, modelList, roleSelect} from './key_fields.js';
 
 function usageOf(used, limit) {
   return limit ? used + ' of ' + limit + ' (' + Math.floor((used * 100) / limit) + '%)' : used + ' (no limit)';
@@ -52,7 +29,7 @@ async function keyDetail(key, onChanged) {
   return h('section', {class: 'card', id: 'key-detail', tabindex: '-1', 'aria-labelledby': 'key-detail-title'},
            h('h2', {id: 'key-detail-title'}, 'Key “' + key.name + '”: usage and quotas'),
            h('p', {class: 'detail'}, 'Role ' + key.role + ', models ' + ((key.models || []).join(', ') || 'all') +
-             ': fixed when the key was made (make a new key to change them).'),
+             ' (change them with Edit).'),
            table(['Period (UTC)', 'Since', 'Requests', 'Prompt tokens', 'Completion tokens', 'Tokens against quota'],
                  [['Today', formatTime(usage.day.period_start), String(usage.day.requests), String(usage.day.prompt_tokens),
                    String(usage.day.completion_tokens), usageOf(usage.day.total_tokens, lim.tokens_per_day)],
@@ -64,12 +41,7 @@ async function keyDetail(key, onChanged) {
            form);
 }
 
-const ROLES = ['user', 'operator', 'auditor', 'admin', 'scrape'];
 const USER_ROLES = ROLES.filter((r) => r !== 'scrape');
-
-function roleSelect(id, roles) {
-  return h('select', {id}, roles.map((r) => h('option', {value: r}, r)));
-}
 
 // The one time a secret is on screen: a read-only field, a copy button, and a button that
 // removes it for good.
@@ -96,6 +68,7 @@ function keysSection(area) {
   const list = h('div', {id: 'key-list'});
   const once = h('div', {});
   const detail = h('div', {});
+  const edited = h('div', {id: 'key-edited'});
   const name = h('input', {id: 'key-name', required: true});
   const role = roleSelect('key-role', ROLES);
   const owner = h('input', {id: 'key-owner'});
@@ -120,7 +93,7 @@ function keysSection(area) {
                                            formatTime(k.last_used_at),
                                            k.revoked_at ? 'revoked ' + formatTime(k.revoked_at) : 'active',
                                            h('span', {class: 'actions'}, usageButton(k),
-                                             k.revoked_at ? '' : revokeButton(k))]),
+                                             k.revoked_at ? '' : editButton(k), k.revoked_at ? '' : revokeButton(k))]),
                           'No API keys.'));
     } catch (e) {
       replace(list, errorLine(e, 'API keys'));
@@ -138,6 +111,25 @@ function keysSection(area) {
         replace(detail, errorLine(e, 'Usage of ' + key.name));
       }
     }}, 'Usage');
+  }
+
+  function editButton(key) {
+    return h('button', {type: 'button', class: 'small', dataset: {edit: key.id}, 'aria-label': 'Edit key ' + key.name,
+                        onclick: async () => {
+      let served = [];
+      try {
+        served = ((await get('/v1/models')).data || []).map((m) => m.id);
+      } catch {
+        // the dialog says no model is served; the daemon still checks what is saved
+      }
+      const updated = await editKeyDialog(key, served);
+      if (!updated) return;
+      replace(edited, h('p', {class: 'ok', role: 'status'},
+                        'Key “' + updated.name + '” now has role ' + updated.role + ' and models ' +
+                        ((updated.models || []).join(', ') || 'all') + '; the change applies from its next request.'));
+      replace(detail);
+      load();
+    }}, 'Edit');
   }
 
   function revokeButton(key) {
@@ -161,8 +153,8 @@ function keysSection(area) {
   form.addEventListener('submit', busy(submit, status, async () => {
     const spec = {name: name.value.trim(), role: role.value};
     if (owner.value.trim()) spec.owner = owner.value.trim();
-    const modelList = models.value.split(',').map((m) => m.trim()).filter(Boolean);
-    if (modelList.length) spec.models = modelList;
+    const allowed = modelList(models.value);
+    if (allowed.length) spec.models = allowed;
     if (expires.value) spec.expires_at = expires.value;
     Object.assign(spec, limitValues(quotas, false));
     const created = await post('/admin/v1/keys', spec);
@@ -171,7 +163,7 @@ function keysSection(area) {
     load();
   }));
 
-  area.append(h('h2', {}, 'API keys'), once, form, detail, list);
+  area.append(h('h2', {}, 'API keys'), once, form, edited, detail, list);
   load();
 }
 
