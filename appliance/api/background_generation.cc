@@ -1,5 +1,7 @@
 #include "api/background_generation.h"
 
+#include <vector>
+
 namespace kimi::api {
 
 // Runs on the generation thread, the one that also writes `outcome`, so reading it here
@@ -14,8 +16,21 @@ class BackgroundGeneration::Sink : public EventSink {
       owner_.emitted_ = true;
       owner_.first_outcome_ = outcome_;
     }
-    owner_.queue_.push_back(event);
-    owner_.cv_.notify_all();
+    Delivery* delivery = owner_.delivery_;
+    if (delivery == nullptr) {
+      owner_.queue_.push_back(event);
+      owner_.cv_.notify_all();
+      return true;
+    }
+    if (delivery->complete()) return true;  // nothing follows the finish event
+    if (!delivery->Deliver(&event, 1)) {
+      owner_.client_gone_ = true;
+      owner_.abandoned_ = true;
+      owner_.cv_.notify_all();
+      return false;
+    }
+    // The request's thread sleeps until the stream needs it: at its end.
+    if (delivery->complete()) owner_.cv_.notify_all();
     return true;
   }
 
@@ -44,17 +59,40 @@ void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
   cv_.notify_all();
 }
 
-BackgroundGeneration::Wait BackgroundGeneration::Next(StreamEvent* event, Status* result,
-                                                      std::chrono::milliseconds timeout) {
+BackgroundGeneration::Delivered BackgroundGeneration::Deliver(Delivery& delivery, Status* result,
+                                                              std::chrono::milliseconds check_interval,
+                                                              const std::function<bool()>& client_present) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [this] { return !queue_.empty() || ended_; })) return Wait::kTimeout;
-  if (!queue_.empty()) {
-    *event = std::move(queue_.front());
-    queue_.pop_front();
-    return Wait::kEvent;
+  if (!queue_.empty() && !delivery.complete()) {
+    // Whatever ran ahead of the response's start goes out in one piece.
+    std::vector<StreamEvent> queued(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+    queue_.clear();
+    if (!delivery.Deliver(queued.data(), queued.size())) {
+      abandoned_ = true;
+      return Delivered::kClientGone;
+    }
   }
-  *result = result_;
-  return Wait::kEnded;
+  queue_.clear();
+  delivery_ = &delivery;
+  for (;;) {
+    if (client_gone_) break;
+    if (delivery.complete()) {
+      delivery_ = nullptr;
+      return Delivered::kComplete;
+    }
+    if (ended_) {
+      delivery_ = nullptr;
+      *result = result_;
+      return Delivered::kEnded;
+    }
+    if (!cv_.wait_for(lock, check_interval, [&] { return client_gone_ || ended_ || delivery.complete(); }) &&
+        !client_present()) {
+      break;
+    }
+  }
+  delivery_ = nullptr;
+  abandoned_ = true;
+  return Delivered::kClientGone;
 }
 
 bool BackgroundGeneration::WaitForFirstEvent(Status* result) {

@@ -1,17 +1,24 @@
-// BackgroundGeneration: runs Backend::Generate() on a thread of its own and queues its
-// events, so the HTTP layer can wait for the first event (or an error) before it commits to
-// a `text/event-stream` response, then drain the rest as the connection allows. When the
-// client goes away, Abandon() makes the backend's next Emit() return false, which cancels
-// the generation (the Backend contract); the destructor abandons and joins.
+// BackgroundGeneration: runs Backend::Generate() on a thread of its own, so the HTTP layer can
+// wait for the first event (or an error) before it commits to a `text/event-stream` response.
+// Until then events are queued. Once the response has started, Deliver() hands the queued
+// events, and every later one, to a Delivery (the stream's encoder and writer) as they are
+// emitted, on the generation thread itself: no hand-off and no thread wake-up per event.
+// When the client goes away (the Delivery says so, or the caller's periodic check does),
+// the backend's next Emit() returns false, which cancels the generation (the Backend
+// contract); the destructor abandons and joins.
 //
 // Owns: the generation thread and the queued events.
-// Thread safety: Next(), Abandon() and the destructor are called by the request's thread;
-// the generation thread only calls the internal sink.
+// Thread safety: the public functions and the destructor are called by the request's thread;
+// the generation thread only calls the internal sink. A Delivery is called under the
+// generation's lock, from one thread at a time (the request's thread for queued events, the
+// generation thread for the rest), so it needs no lock of its own.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,16 +29,30 @@ namespace kimi::api {
 
 class BackgroundGeneration {
  public:
+  // Where the events of a started stream go.
+  class Delivery {
+   public:
+    virtual ~Delivery() = default;
+    // Takes `count` events in order; false when the client has gone away.
+    virtual bool Deliver(const StreamEvent* events, size_t count) = 0;
+    // The response is complete: no further event is wanted.
+    virtual bool complete() const = 0;
+  };
+
   // Precondition: `backend` outlives this object.
   BackgroundGeneration(Backend& backend, BackendRequest request);
   ~BackgroundGeneration();
   BackgroundGeneration(const BackgroundGeneration&) = delete;
   BackgroundGeneration& operator=(const BackgroundGeneration&) = delete;
 
-  enum class Wait { kEvent, kEnded, kTimeout };
-  // kEvent: *event is the next one. kEnded: nothing is left; *result is what Generate()
-  // returned. kTimeout: nothing arrived within `timeout` (the caller may check its client).
-  Wait Next(StreamEvent* event, Status* result, std::chrono::milliseconds timeout);
+  enum class Delivered { kComplete, kEnded, kClientGone };
+  // Delivers the queued events, then every later one as the generation emits it, until the
+  // delivery is complete (kComplete), the generation ended first (kEnded, with *result what
+  // Generate() returned), or the client went away (kClientGone: the generation is abandoned).
+  // Every `check_interval` without an event, `client_present()` is asked under the
+  // generation's lock (so it may touch what the delivery touches); false means gone.
+  Delivered Deliver(Delivery& delivery, Status* result, std::chrono::milliseconds check_interval,
+                    const std::function<bool()>& client_present);
   // Blocks until the first event is queued or the generation ended; true when an event is
   // queued (so the response can be a stream), false with *result set otherwise.
   bool WaitForFirstEvent(Status* result);
@@ -51,6 +72,8 @@ class BackgroundGeneration {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<StreamEvent> queue_;  // guarded by mu_
+  Delivery* delivery_ = nullptr;   // guarded by mu_; set while Deliver() runs
+  bool client_gone_ = false;       // guarded by mu_; the delivery failed on the generation thread
   bool ended_ = false;             // guarded by mu_
   bool abandoned_ = false;         // guarded by mu_
   Status result_;                  // guarded by mu_; valid once ended_

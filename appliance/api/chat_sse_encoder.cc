@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "chat/logprobs_json.h"
+#include "chat/python_text.h"
+#include "text/tokenizer_utf8.h"
 
 namespace kimi::api {
 
@@ -11,6 +13,9 @@ using Json = nlohmann::ordered_json;
 ChatSseEncoder::ChatSseEncoder(ResponseMeta meta, ChatStreamOptions options)
     : meta_(std::move(meta)), options_(options) {
   options_.argument_chunk_bytes = std::max<size_t>(1, options_.argument_chunk_bytes);
+  // The envelope is the same in every frame: serialised once, its closing brace left off.
+  const std::string envelope = DumpJson(Envelope());
+  frame_prefix_ = "data: " + envelope.substr(0, envelope.size() - 1);
 }
 
 Json ChatSseEncoder::Envelope() const {
@@ -25,6 +30,21 @@ void ChatSseEncoder::Frame(Json delta, std::string* out, const std::vector<Token
   }
   frame["choices"] = Json::array({std::move(choice)});
   *out += SseFrame(frame);
+}
+
+void ChatSseEncoder::TextFrame(std::string_view key, std::string_view value, std::string* out) {
+  // DumpJson() drops bytes that are not UTF-8; such text (never from a conforming backend)
+  // takes the general path so that the bytes stay exactly DumpJson()'s.
+  if (!text::ValidateUtf8(value).ok()) {
+    Frame(Json{{std::string(key), std::string(value)}}, out);
+    return;
+  }
+  out->append(frame_prefix_);
+  out->append(",\"choices\":[{\"index\":0,\"delta\":{\"");
+  out->append(key);
+  out->append("\":\"");
+  chat::AppendJsonEscaped(value, out);  // the escaping DumpJson() applies with ensure_ascii off
+  out->append("\"}}]}\n\n");
 }
 
 void ChatSseEncoder::EndReasoning(std::string* out) {
@@ -43,12 +63,13 @@ void ChatSseEncoder::Encode(const StreamEvent& event, std::string* out) {
     case StreamEventKind::kReasoning:
       if (event.text.empty()) return;
       in_reasoning_ = true;
-      Frame(Json{{"reasoning_content", event.text}}, out);
+      TextFrame("reasoning_content", event.text, out);
       return;
     case StreamEventKind::kAnswer:
       if (event.text.empty()) return;
       EndReasoning(out);
-      Frame(Json{{"content", event.text}}, out, &event.logprobs);
+      if (options_.logprobs && !event.logprobs.empty()) Frame(Json{{"content", event.text}}, out, &event.logprobs);
+      else TextFrame("content", event.text, out);
       return;
     case StreamEventKind::kToolCallBegin: {
       EndReasoning(out);

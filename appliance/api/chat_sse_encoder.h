@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "api/backend.h"
 #include "api/response_meta.h"
@@ -45,12 +46,16 @@ class ChatSseEncoder : public StreamEncoder {
 
  private:
   void Frame(nlohmann::ordered_json delta, std::string* out, const std::vector<TokenLogprobs>* logprobs = nullptr);
+  // The frame of a delta with one text field (content or reasoning_content), written
+  // straight into *out: the same bytes as Frame(), without building a JSON tree per token.
+  void TextFrame(std::string_view key, std::string_view value, std::string* out);
   void EndReasoning(std::string* out);
   void Finish(const StreamEvent& event, std::string* out);
   nlohmann::ordered_json Envelope() const;
 
   ResponseMeta meta_;
   ChatStreamOptions options_;
+  std::string frame_prefix_;  // "data: {" + the envelope's members (id, object, created, model)
   bool started_ = false;
   bool in_reasoning_ = false;
   bool finished_ = false;

@@ -16,8 +16,9 @@
 // Finish() (the server stopping, the library giving up) is finished as "interrupted" by the
 // dispatcher once the request is over, so no streamed request goes unrecorded.
 //
-// Thread safety: a StreamAudit belongs to its request's thread (the content provider runs
-// on it); the functions touch only what they are given.
+// Thread safety: a StreamAudit is used by one thread at a time: the request's thread, or the
+// generation thread while it delivers the stream's events under the generation's lock
+// (api/background_generation.h); the functions touch only what they are given.
 #pragma once
 
 #include <chrono>

@@ -120,6 +120,35 @@ bool SendFrames(httplib::DataSink& sink, StreamAudit& audit, const std::string& 
   return true;
 }
 
+// Encodes a started stream's events and writes their frames to the client, on the thread
+// that delivers them (api::BackgroundGeneration::Delivery). The frames of the finish event
+// are kept as the tail, which FinishStream() sends once the audit record is committed.
+class StreamWriter final : public api::BackgroundGeneration::Delivery {
+ public:
+  StreamWriter(httplib::DataSink& sink, api::StreamEncoder& encoder, StreamAudit& audit, Lease* lease)
+      : sink_(sink), encoder_(encoder), audit_(audit), lease_(lease) {}
+
+  bool Deliver(const api::StreamEvent* events, size_t count) override {
+    frames_.clear();
+    for (size_t i = 0; i < count && !encoder_.finished(); ++i) {
+      audit_.NoteEvent(events[i]);
+      encoder_.Encode(events[i], &frames_);
+    }
+    if (lease_ != nullptr) lease_->Count(audit_.facts().prompt_tokens, audit_.facts().completion_tokens);
+    if (encoder_.finished()) return true;  // the frames are the tail
+    return SendFrames(sink_, audit_, frames_);
+  }
+  bool complete() const override { return encoder_.finished(); }
+  std::string TakeTail() { return std::move(frames_); }
+
+ private:
+  httplib::DataSink& sink_;
+  api::StreamEncoder& encoder_;
+  StreamAudit& audit_;
+  Lease* lease_;
+  std::string frames_;  // reused: one allocation per stream, not per frame
+};
+
 // Ends the stream with `tail`: its audit record is committed first, so the client sees the
 // final frames only once the record is durable. When it cannot be committed (fail-closed)
 // the client gets an error frame in their place.
@@ -162,52 +191,32 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream", [generation, shared_encoder, request_id, audit, lease](size_t, httplib::DataSink& sink) {
-        api::StreamEvent event;
+        StreamWriter writer(sink, *shared_encoder, *audit, lease.get());
         Status result;
-        const auto client_gone = [&] {
-          generation->Abandon();  // the backend's next Emit cancels
-          Meter(lease.get(), audit->facts(), request_id);
-          (void)audit->Finish(kOutcomeClientDisconnected, {});
-          return false;
-        };
-        for (;;) {
-          switch (generation->Next(&event, &result, kClientCheckInterval)) {
-            case api::BackgroundGeneration::Wait::kTimeout:
-              if (!sink.is_writable()) return client_gone();
-              continue;
-            case api::BackgroundGeneration::Wait::kEnded: {
-              // The backend failed after the stream began: say so in-band, then end.
-              if (!result.ok() && result.code() != Status::Code::kCancelled) {
-                log::Warn("generation failed mid-stream", {{"request_id", request_id}, {"status", result.ToString()}});
-              }
-              std::string tail = "data: " + RenderErrorBody(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
-                                 "\n\n" + std::string(api::kSseDone);
-              Meter(lease.get(), audit->facts(), request_id);
-              FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
-              return true;
+        // From here on the generation thread encodes and writes each event as it comes; this
+        // thread wakes only to check its client now and then, and to end the stream.
+        switch (generation->Deliver(writer, &result, kClientCheckInterval, [&sink] { return sink.is_writable(); })) {
+          case api::BackgroundGeneration::Delivered::kClientGone:
+            Meter(lease.get(), audit->facts(), request_id);
+            (void)audit->Finish(kOutcomeClientDisconnected, {});
+            return false;
+          case api::BackgroundGeneration::Delivered::kEnded: {
+            // The backend failed after the stream began: say so in-band, then end.
+            if (!result.ok() && result.code() != Status::Code::kCancelled) {
+              log::Warn("generation failed mid-stream", {{"request_id", request_id}, {"status", result.ToString()}});
             }
-            case api::BackgroundGeneration::Wait::kEvent: {
-              // Everything already queued goes out in one write: under load the backend runs
-              // ahead of this thread, and one write per frame costs a syscall and a wake-up.
-              std::string frames;
-              for (bool more = true; more;) {
-                audit->NoteEvent(event);
-                shared_encoder->Encode(event, &frames);
-                more = !shared_encoder->finished() &&
-                       generation->Next(&event, &result, std::chrono::milliseconds(0)) ==
-                           api::BackgroundGeneration::Wait::kEvent;
-              }
-              if (lease) lease->Count(audit->facts().prompt_tokens, audit->facts().completion_tokens);
-              if (shared_encoder->finished()) {
-                Meter(lease.get(), audit->facts(), request_id);
-                FinishStream(sink, *generation, *audit, kOutcomeCompleted, std::move(frames));
-                return true;
-              }
-              if (!SendFrames(sink, *audit, frames)) return client_gone();
-              return true;
-            }
+            std::string tail = "data: " + RenderErrorBody(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
+                               "\n\n" + std::string(api::kSseDone);
+            Meter(lease.get(), audit->facts(), request_id);
+            FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
+            return true;
           }
+          case api::BackgroundGeneration::Delivered::kComplete:
+            Meter(lease.get(), audit->facts(), request_id);
+            FinishStream(sink, *generation, *audit, kOutcomeCompleted, writer.TakeTail());
+            return true;
         }
+        return false;
       });
   return Status::OK();
 }

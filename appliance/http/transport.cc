@@ -112,10 +112,15 @@ Transport::ReadResult Transport::Read(char* out, size_t size, Clock::time_point 
 ssize_t Transport::Write(const char* data, size_t size, int64_t timeout_ms) {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   if (!is_tls()) {
+    // The socket buffer has room almost always: send first, and wait only when it is full,
+    // so that a streamed frame costs one system call, not two.
     for (;;) {
-      if (!WaitFor(fd_, POLLOUT, deadline)) return -1;
       ssize_t sent = ::send(fd_, data, size, MSG_NOSIGNAL);
-      if (sent < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (sent < 0 && errno == EINTR) continue;
+      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!WaitFor(fd_, POLLOUT, deadline)) return -1;
+        continue;
+      }
       return sent;
     }
   }

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "chat/logprobs_json.h"
+#include "upstream/plain_chunk.h"
 
 namespace kimi::upstream {
 namespace {
@@ -108,18 +109,35 @@ Status ChunkNormalizer::AttachLogprobs(const Json& choice, size_t first_new, std
   return Status::OK();
 }
 
-Status ChunkNormalizer::ConsumeDelta(const Json& delta, std::vector<StreamEvent>* events) {
-  std::string reasoning = StringField(delta, "reasoning_content");
-  if (reasoning.empty()) reasoning = StringField(delta, "reasoning");
-  if (!reasoning.empty()) {
-    CloseOpenCall(events);
-    events->push_back(TextEvent(StreamEventKind::kReasoning, std::move(reasoning)));
+Status ChunkNormalizer::ConsumeText(std::string_view data, std::vector<StreamEvent>* events) {
+  PlainChunk plain;
+  if (ReadPlainChunk(data, &plain)) {
+    if (!plain.has_choice) return Status::OK();
+    ConsumeDeltaText(std::move(plain.reasoning_content), std::move(plain.reasoning), std::move(plain.content), events);
+    if (!plain.finish_reason.empty()) finish_reason_ = NormalFinishReason(plain.finish_reason);
+    return Status::OK();
   }
-  std::string content = StringField(delta, "content");
+  Json chunk = Json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (chunk.is_discarded()) return Status::Corruption("upstream sent an event that is not JSON");
+  return Consume(chunk, events);
+}
+
+void ChunkNormalizer::ConsumeDeltaText(std::string reasoning_content, std::string reasoning, std::string content,
+                                       std::vector<StreamEvent>* events) {
+  if (reasoning_content.empty()) reasoning_content = std::move(reasoning);
+  if (!reasoning_content.empty()) {
+    CloseOpenCall(events);
+    events->push_back(TextEvent(StreamEventKind::kReasoning, std::move(reasoning_content)));
+  }
   if (!content.empty()) {
     CloseOpenCall(events);
     events->push_back(TextEvent(StreamEventKind::kAnswer, std::move(content)));
   }
+}
+
+Status ChunkNormalizer::ConsumeDelta(const Json& delta, std::vector<StreamEvent>* events) {
+  ConsumeDeltaText(StringField(delta, "reasoning_content"), StringField(delta, "reasoning"),
+                   StringField(delta, "content"), events);
   auto calls = delta.find("tool_calls");
   if (calls == delta.end() || calls->is_null()) return Status::OK();
   if (!calls->is_array()) return Status::Corruption("upstream delta: tool_calls is not an array");

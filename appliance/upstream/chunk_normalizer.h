@@ -25,6 +25,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,9 @@ class ChunkNormalizer {
  public:
   // Appends the events one parsed chunk carries to *events.
   Status Consume(const nlohmann::json& chunk, std::vector<api::StreamEvent>* events);
+  // The same for a chunk's JSON text (one SSE event's data). The common text delta is read
+  // without building a JSON tree (plain_chunk.h); any other chunk is parsed and Consume()d.
+  Status ConsumeText(std::string_view data, std::vector<api::StreamEvent>* events);
   // The stream ended normally: appends the end of an open call and kFinish.
   Status Finish(std::vector<api::StreamEvent>* events);
 
@@ -45,6 +49,9 @@ class ChunkNormalizer {
 
  private:
   Status ConsumeDelta(const nlohmann::json& delta, std::vector<api::StreamEvent>* events);
+  // The text of a delta: reasoning (reasoning_content, else vLLM's reasoning) before content.
+  void ConsumeDeltaText(std::string reasoning_content, std::string reasoning, std::string content,
+                        std::vector<api::StreamEvent>* events);
   Status AttachLogprobs(const nlohmann::json& choice, size_t first_new, std::vector<api::StreamEvent>* events);
   Status ConsumeToolCall(const nlohmann::json& call, size_t position, std::vector<api::StreamEvent>* events);
   void CloseOpenCall(std::vector<api::StreamEvent>* events);

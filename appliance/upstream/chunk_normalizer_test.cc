@@ -1,4 +1,5 @@
 #include "upstream/chunk_normalizer.h"
+#include "upstream/plain_chunk.h"
 
 #include <gtest/gtest.h>
 
@@ -41,11 +42,11 @@ json Usage(int prompt, int completion, int reasoning) {
             {"completion_tokens_details", {{"reasoning_tokens", reasoning}}}}}};
 }
 
-std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* finish_status = nullptr) {
+std::vector<std::string> NormalizeOneWay(const std::vector<json>& chunks, bool as_text, Status* finish_status) {
   ChunkNormalizer n;
   std::vector<StreamEvent> events;
   for (const json& c : chunks) {
-    Status s = n.Consume(c, &events);
+    Status s = as_text ? n.ConsumeText(c.dump(), &events) : n.Consume(c, &events);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
   Status s = n.Finish(&events);
@@ -53,6 +54,18 @@ std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* fini
   else EXPECT_TRUE(s.ok()) << s.ToString();
   std::vector<std::string> out;
   for (const StreamEvent& e : events) out.push_back(Describe(e));
+  return out;
+}
+
+// Every case runs twice: from parsed chunks, and from their text (where plain chunks skip
+// the JSON tree); both must give the same events.
+std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* finish_status = nullptr) {
+  Status from_text;
+  std::vector<std::string> out = NormalizeOneWay(chunks, /*as_text=*/false, finish_status);
+  EXPECT_EQ(NormalizeOneWay(chunks, /*as_text=*/true, finish_status ? &from_text : nullptr), out);
+  if (finish_status != nullptr) {
+    EXPECT_EQ(from_text.code(), finish_status->code());
+  }
   return out;
 }
 
@@ -196,6 +209,47 @@ TEST(ChunkNormalizer, LogprobsAttachToTheAnswerOfTheirChunk) {
   json broken = Delta({{"content", "x"}});
   broken["choices"][0]["logprobs"] = {{"content", {{{"token", "x"}}}}};
   EXPECT_EQ(n.Consume(broken, &events).code(), Status::Code::kCorruption);
+}
+
+// The shortcut takes the frames a worker sends per token, and declines every chunk that
+// carries more than text (which then takes the full reader).
+TEST(PlainChunk, TakesTextDeltasAndDeclinesTheRest) {
+  PlainChunk plain;
+  ASSERT_TRUE(ReadPlainChunk(R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m",)"
+                             R"("choices":[{"index":0,"delta":{"role":"assistant","content":"Hi \"x\" \u00e9"},)"
+                             R"("logprobs":null,"finish_reason":null}],"usage":null})",
+                             &plain));
+  EXPECT_TRUE(plain.has_choice);
+  EXPECT_EQ(plain.content, "Hi \"x\" \u00e9");
+  ASSERT_TRUE(ReadPlainChunk(R"({"choices":[{"delta":{"reasoning":"r","content":null},"finish_reason":"length"}]})", &plain));
+  EXPECT_EQ(plain.reasoning, "r");
+  EXPECT_EQ(plain.finish_reason, "length");
+  for (const char* declined : {
+           R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0}]}}]})",
+           R"({"choices":[{"index":0,"delta":{"content":"x"},"logprobs":{"content":[]}}]})",
+           R"({"choices":[],"usage":{"prompt_tokens":1}})",
+           R"({"choices":[{"index":1,"delta":{"content":"x"}}]})",
+           R"({"choices":[{"index":0,"delta":{}},{"index":0,"delta":{}}]})",
+           R"({"choices":[{"index":0,"message":{"content":"x"}}]})",
+           R"({"choices":[{"index":0,"text":"x"}]})",
+           R"({"choices":[{"index":0}]})",
+           R"({"choices":[{"index":0,"delta":{"content":7}}]})",
+           R"({"error":{"message":"m"}})",
+           R"({"object":"error","message":"m"})",
+           R"({"choices":"x"})",
+           R"([1])",
+           R"({"choices":[{"index":0,"delta":{"content":"x"}}]} trailing)",
+       }) {
+    EXPECT_FALSE(ReadPlainChunk(declined, &plain)) << declined;
+  }
+}
+
+TEST(ChunkNormalizer, TextThatIsNotJsonIsAnError) {
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  EXPECT_EQ(n.ConsumeText("{\"choices\":[", &events).code(), Status::Code::kCorruption);
+  EXPECT_EQ(n.ConsumeText(R"({"error":{"message":"engine died","code":500}})", &events).code(),
+            Status::Code::kUnavailable);
 }
 
 TEST(UpstreamErrorStatus, MapsStatusAndKeepsMessage) {

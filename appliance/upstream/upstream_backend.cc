@@ -21,10 +21,11 @@ constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
 constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
 constexpr int64_t kHealthReadTimeoutMs = 5'000;
-// Idle keep-alive connections kept per upstream, and how long one may sit idle (under the
-// 5 s keep-alive timeout of cpp-httplib and uvicorn servers).
+// Idle keep-alive connections kept per upstream, and how long one may sit idle: under the
+// 5 s keep-alive timeout of cpp-httplib and uvicorn servers with a second to spare, and long
+// enough that a lull of a few seconds does not cost every stream a new connection.
 constexpr size_t kMaxIdleConnections = 256;
-constexpr std::chrono::milliseconds kMaxConnectionIdle{2'000};
+constexpr std::chrono::milliseconds kMaxConnectionIdle{4'000};
 
 void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
   auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
@@ -70,9 +71,7 @@ struct Exchange {
       done = true;
       return Status::OK();
     }
-    nlohmann::json chunk = nlohmann::json::parse(event.data, nullptr, /*allow_exceptions=*/false);
-    if (chunk.is_discarded()) return Status::Corruption("upstream sent an event that is not JSON");
-    KIMI_RETURN_IF_ERROR(normalizer.Consume(chunk, &pending));
+    KIMI_RETURN_IF_ERROR(normalizer.ConsumeText(event.data, &pending));
     return EmitPending();
   }
 };

@@ -51,6 +51,10 @@ struct RequestResult {
   double latency_ms = 0;
   double first_frame_ms = -1;  // first frame with content or reasoning; -1 when none came
   int64_t completion_tokens = 0;
+  // The request could not be written on a kept-alive connection that the server had just
+  // closed for idleness (5 s on both sides; a busy machine can stretch the other side's
+  // round past it): nothing reached the server, so it is sent again on a new connection.
+  bool unsent = false;
 };
 
 double MillisSince(Clock::time_point start) {
@@ -115,6 +119,7 @@ RequestResult StreamOnce(httplib::Client& client, const Side& side, const std::s
     r.error = parsed.ToString();
   } else if (!sent) {
     r.error = "transport: " + httplib::to_string(error);
+    r.unsent = error == httplib::Error::Write && status == 0;
   } else if (status != 200) {
     r.error = "HTTP " + std::to_string(status) + ": " + error_body.substr(0, 300);
   } else if (!done) {
@@ -133,7 +138,11 @@ Json RunRound(const Settings& s, const Side& side, const std::string& body,
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
     threads.emplace_back([&, i] {
-      for (int k = 0; k < s.requests; ++k) results[i].push_back(StreamOnce(*clients[i], side, body));
+      for (int k = 0; k < s.requests; ++k) {
+        RequestResult r = StreamOnce(*clients[i], side, body);
+        if (r.unsent) r = StreamOnce(*clients[i], side, body);
+        results[i].push_back(std::move(r));
+      }
     });
   }
   for (std::thread& t : threads) t.join();
