@@ -32,7 +32,8 @@ __global__ void SituKernel(const float* gate, const float* up, int64_t n, float 
   KIMI_GRID_STRIDE_LOOP(i, n) {
     const float g = gate[i];
     const float a = beta * tanhf(g / beta) * SigmoidOf(g);
-    const float u = beta_lin * tanhf(up[i] / beta_lin);
+    // No linear β (+inf): the up factor passes unchanged, as in model::SituMlpForward.
+    const float u = isinf(beta_lin) ? up[i] : beta_lin * tanhf(up[i] / beta_lin);
     out[i] = a * u;
   }
 }

@@ -34,6 +34,7 @@ Status MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const u
 // ---- Element-wise and row-wise (out may equal the input) ----
 Status RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,
                const GpuStream& stream);
+// Situ: beta_lin = +inf (a config without a linear β) passes `up` unchanged.
 Status Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out,
             const GpuStream& stream);
 Status Silu(const float* x, int64_t n, float* out, const GpuStream& stream);
