@@ -4,7 +4,9 @@
 #   2. run the comparison tests: every op against the CPU scalar reference, and the whole
 #      forward pass (GpuModel) against the CPU engine on a synthetic k3-nano (logits of every
 #      position, prefill and decode, greedy tokens);
-#   3. run the benchmark (copy bandwidth, BF16 peak, decode GEMV bandwidth, prefill GEMM, ops);
+#   3. run the benchmarks: the ops (copy bandwidth, BF16 peak, decode GEMV bandwidth, prefill
+#      GEMM, a 40 GB decode sweep, each op) and the whole forward pass on a synthetic k3-mini
+#      (prefill TFLOP/s and batch-1 decode bandwidth, as ratios to the measured peaks);
 #   4. print a short table; with $OUT set, write every log and the table there.
 # Designed to finish in under 8 minutes on a 16-core H200 machine (docs/gpu.md).
 #
@@ -44,16 +46,17 @@ if command -v nvidia-smi >/dev/null; then
 fi
 
 # ---- 1. build ----
-test_bin= bench_bin= model_test_bin=
+test_bin= bench_bin= model_test_bin= model_bench_bin=
 build_with_cmake() {
   command -v cmake >/dev/null || return 1
   cmake -S "$root" -B "$build/cmake" -DCMAKE_BUILD_TYPE=Release -DKIMI_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$out/configure.log" 2>&1 || return 1
   say "configured with CMake; building"
-  cmake --build "$build/cmake" -j"$jobs" --target kimi_gpu_ops_test kimi_gpu_model_test kimi-gpu-bench >"$out/build.log" 2>&1 \
+  cmake --build "$build/cmake" -j"$jobs" --target kimi_gpu_ops_test kimi_gpu_model_test kimi-gpu-bench kimi-gpu-model-bench >"$out/build.log" 2>&1 \
     || { tail -40 "$out/build.log"; die "CMake build (log: $out/build.log)"; }
   test_bin=$build/cmake/engine/gpu/kimi_gpu_ops_test
   model_test_bin=$build/cmake/engine/gpu/kimi_gpu_model_test
+  model_bench_bin=$build/cmake/engine/gpu/kimi-gpu-model-bench
   bench_bin=$build/cmake/engine/gpu/kimi-gpu-bench
 }
 
@@ -103,7 +106,7 @@ build_direct() {
     for f in "${cpu[@]}"; do echo "cc $f"; done
     for f in "${avx2[@]}"; do [[ $f == *avx2_table.cc ]] && echo "cc $f" || echo "avx2 $f"; done
     for f in "${tests[@]}" "$root"/engine/gpu/gpu_bench.cc; do echo "test $f"; done
-    [[ -n "$with_model" ]] && echo "test $root/engine/gpu/gpu_model_test.cc"
+    [[ -n "$with_model" ]] && echo "test $root/engine/gpu/gpu_model_test.cc" && echo "test $root/engine/gpu/gpu_model_bench.cc"
     [[ -f "$d/gtest.list" ]] && while read -r f; do echo "gtest $f"; done <"$d/gtest.list"
     true
   } >"$d/sources"
@@ -124,7 +127,7 @@ build_direct() {
   local common=() o
   for o in "$objs"/*.o; do
     case $o in
-      *gpu_ops_test.cc.o | *gpu_device_test.cc.o | *gpu_bench.cc.o | *peak_matmul.cu.o | *gpu_model_test.cc.o) ;;
+      *gpu_ops_test.cc.o | *gpu_device_test.cc.o | *gpu_bench.cc.o | *peak_matmul.cu.o | *gpu_model_test.cc.o | *gpu_model_bench.cc.o) ;;
       *gtest-all.cc.o | *gtest_main.cc.o | *kernel_test_util.cc.o) ;;
       *) common+=("$o") ;;
     esac
@@ -140,6 +143,9 @@ build_direct() {
     $cxx -o "$d/kimi_gpu_model_test" "$objs"/*gpu_model_test.cc.o "${common[@]}" "${gt[@]}" "${gtest_libs[@]}" "${lib[@]}" \
       >>"$out/build.log" 2>&1 || die "link kimi_gpu_model_test"
     model_test_bin=$d/kimi_gpu_model_test
+    $cxx -o "$d/kimi-gpu-model-bench" "$objs"/*gpu_model_bench.cc.o "${common[@]}" "${lib[@]}" >>"$out/build.log" 2>&1 \
+      || die "link kimi-gpu-model-bench"
+    model_bench_bin=$d/kimi-gpu-model-bench
   fi
   bench_bin=$d/kimi-gpu-bench
 }
@@ -198,6 +204,25 @@ if ! "$bench_bin" --sweep-gb "$sweep_gb" >"$out/bench.txt" 2>&1; then
   tail -20 "$out/bench.txt"
 fi
 
+# The whole forward pass on k3-mini, against the peaks just measured.
+result() { awk -v k="$1" '$1 == "result" && $2 == k { print $3 }' "$out/bench.txt" 2>/dev/null | head -1; }
+model_bench_result="not built"
+if [[ -n "$model_bench_bin" ]]; then
+  mini=$build/k3-mini
+  rm -rf "$mini"
+  if "$model_bench_bin" --preset k3-mini --dir "$mini" --prefill 1024 --max-rows 512 --steps 64 \
+      ${KIMI_GPU_MODEL_BENCH_ARGS:-} --copy-gbs "$(result copy_bandwidth)" --peak-tflops "$(result bf16_peak)" \
+      >"$out/model_bench.txt" 2>&1; then
+    model_bench_result="passed"
+  else
+    status=1
+    model_bench_result="FAILED"
+    tail -20 "$out/model_bench.txt"
+  fi
+  rm -rf "$mini"
+  say "model benchmark (k3-mini): $model_bench_result"
+fi
+
 # ---- 4. summary ----
 {
   echo "GPU check $(date -u +%Y-%m-%dT%H:%M:%SZ), $(head -1 "$out/gpu.txt" 2>/dev/null || echo 'unknown card')"
@@ -205,9 +230,10 @@ fi
   echo "op comparison: $test_result ($passed passed, $failed failed)${failed_cases:+; failed: $failed_cases}"
   echo "model comparison (k3-nano logits, GPU vs CPU engine): $model_result"
   grep '^\[ compare  \]' "$out/model_test.txt" 2>/dev/null | sed 's/^\[ compare  \] /  /' || true
-  echo "benchmark: $bench_result"
+  echo "benchmark: $bench_result; model benchmark (k3-mini forward pass): $model_bench_result"
   grep '^device:' "$out/bench.txt" || true
   grep '^|' "$out/bench.txt" || true
+  grep -E '^(\||synthesised|loaded)' "$out/model_bench.txt" 2>/dev/null || true
   echo "total time: $(( $(date +%s) - t0 )) s"
 } | tee "$out/summary.txt"
 exit $status
