@@ -69,7 +69,8 @@ Result<ActivationPlan> ActivationPlan::For(const K3Config& c, int64_t rows) {
   take(p.expert_gate, routed * F);
   take(p.expert_up, routed * F);
   take(p.ffn_out2, any_moe ? R * D : 0);
-  take(p.plan_ints, any_moe ? 2 * routed + R + 1 : 0);
+  p.max_groups = any_moe ? std::min(E, routed) : 0;
+  take(p.plan_ints, any_moe ? 2 * routed + R + 1 + 3 * p.max_groups : 0);
   take(p.plan_weights, routed);
   p.total_bytes = at;
   return p;

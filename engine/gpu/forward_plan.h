@@ -54,7 +54,10 @@ struct ActivationPlan {
   Slice rows_in, rows_out;              // [rows·k, Dl]
   Slice expert_gate, expert_up;         // [rows·k, F]
   Slice ffn_out2;                       // [rows, D] the shared experts' output
-  Slice plan_ints;                      // int32: source rows [rows·k] | row_begin [rows+1] | packed [rows·k]
+  // int32: source rows [rows·k] | row_begin [rows+1] | packed [rows·k] | then per active expert
+  // group (at most min(E, rows·k)): expert | first | count.
+  Slice plan_ints;
+  int64_t max_groups = 0;
   Slice plan_weights;                   // [rows·k]
 
   uint64_t total_bytes = 0;

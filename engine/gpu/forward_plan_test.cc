@@ -53,6 +53,8 @@ TEST(ActivationPlanTest, SizesFollowTheConfig) {
   EXPECT_EQ(p->rows_in.bytes, uint64_t(10 * c->num_experts_per_token * c->ExpertInputDim() * 4));
   EXPECT_EQ(p->mla_q_latent.bytes, uint64_t(10 * c->num_attention_heads * c->kv_lora_rank * 4));
   EXPECT_EQ(p->ffn_gate.bytes, uint64_t(10 * std::max(c->intermediate_size, c->SharedExpertWidth()) * 4));
+  EXPECT_EQ(p->max_groups, std::min<int64_t>(c->num_experts, 10 * c->num_experts_per_token));
+  EXPECT_EQ(p->plan_ints.bytes, uint64_t((2 * 10 * c->num_experts_per_token + 11 + 3 * p->max_groups) * 4));
   EXPECT_FALSE(ActivationPlan::For(*c, 0).ok());
 }
 

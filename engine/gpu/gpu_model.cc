@@ -61,6 +61,15 @@ struct LayerVectors {
   const float *choice_bias, *latent_norm;                             // MoE
 };
 
+// Per MoE layer: device arrays of the experts' device pointers, indexed by expert id, for the
+// grouped expert products.
+using PointerTable = const uint8_t* const*;
+struct ExpertTables {
+  PointerTable w1_packed = nullptr, w1_scale = nullptr;
+  PointerTable w3_packed = nullptr, w3_scale = nullptr;
+  PointerTable w2_packed = nullptr, w2_scale = nullptr;
+};
+
 struct Segment {
   GpuSequence* seq;
   int64_t begin, count, past;
@@ -72,6 +81,8 @@ struct GpuModel::Impl {
   Model::Impl cpu;          // the CPU engine's binding: host views into the mapping
   model::ModelWeights dev;  // the same structs with every matrix pointer on the device
   std::vector<LayerVectors> vectors;
+  std::vector<ExpertTables> expert_tables;  // per layer (empty for dense layers)
+  std::vector<std::vector<const uint8_t*>> expert_pointers;  // host copies, alive until uploaded
   const float* final_norm = nullptr;
   const float* output_res = nullptr;
   std::unique_ptr<DeviceArena> arena;
@@ -80,6 +91,7 @@ struct GpuModel::Impl {
   GpuModelOptions options;
   int64_t max_pages = 0;
   ExpertPlan expert_plan;    // kept until the stream has copied it (the next MoE layer syncs first)
+  std::vector<int32_t> group_ints;  // expert | first | count of the active groups
   std::vector<int32_t> route_ids;
   std::vector<float> route_weights;
 
@@ -129,6 +141,7 @@ Status GpuModel::Impl::Upload(const GpuStream& s, const UploadProgress& progress
       add_vector(*v);
     }
   }
+  for (const model::LayerWeights& l : cpu.weights.layers) capacity += 6 * AlignUp(l.moe.experts.size() * sizeof(void*));
   add_vector(cpu.weights.final_norm);
   add_vector(cpu.weights.output_res.norm_times_proj);
   KIMI_ASSIGN_OR_RETURN(arena, DeviceArena::Create(capacity));
@@ -162,10 +175,40 @@ Status GpuModel::Impl::Upload(const GpuStream& s, const UploadProgress& progress
                               Vector(l.moe.choice_bias, s, &st),
                               Vector(l.moe.latent_norm, s, &st)};
   }
+  // The experts' pointer tables.
+  expert_tables.resize(dev.layers.size());
+  auto table = [&](std::vector<const uint8_t*> host) -> PointerTable {
+    if (!st.ok()) return nullptr;
+    expert_pointers.push_back(std::move(host));
+    const auto& h = expert_pointers.back();
+    Result<void*> dst = arena->Allocate(h.size() * sizeof(void*));
+    if (!dst.ok()) {
+      st = dst.status();
+      return nullptr;
+    }
+    st = CopyToDeviceAsync(*dst, h.data(), h.size() * sizeof(void*), s);
+    return static_cast<PointerTable>(*dst);
+  };
+  for (size_t i = 0; i < dev.layers.size(); ++i) {
+    const std::vector<model::ExpertWeights>& experts = dev.layers[i].moe.experts;
+    if (experts.empty()) continue;
+    std::vector<const uint8_t*> p1, s1, p3, s3, p2, s2;
+    for (const model::ExpertWeights& e : experts) {
+      p1.push_back(e.w1.packed), s1.push_back(e.w1.scale);
+      p3.push_back(e.w3.packed), s3.push_back(e.w3.scale);
+      p2.push_back(e.w2.packed), s2.push_back(e.w2.scale);
+    }
+    ExpertTables& t = expert_tables[i];
+    t.w1_packed = table(std::move(p1)), t.w1_scale = table(std::move(s1));
+    t.w3_packed = table(std::move(p3)), t.w3_scale = table(std::move(s3));
+    t.w2_packed = table(std::move(p2)), t.w2_scale = table(std::move(s2));
+  }
   final_norm = Vector(cpu.weights.final_norm, s, &st);
   output_res = Vector(cpu.weights.output_res.norm_times_proj, s, &st);
   KIMI_RETURN_IF_ERROR(st);
-  return s.Synchronize();
+  KIMI_RETURN_IF_ERROR(s.Synchronize());
+  expert_pointers.clear();
+  return Status::OK();
 }
 
 namespace {
@@ -188,15 +231,13 @@ class Pass {
   Status Apply(const model::Bf16Matrix& W, const float* x, int64_t M, float* y) const {
     return MatmulBf16(x, W.cols, W.w, M, W.rows, W.cols, y, W.rows, s_);
   }
-  Status Apply(const model::Mxfp4Matrix& W, const float* x, int64_t M, float* y) const {
-    return MatmulMxfp4(x, W.cols, W.packed, W.scale, M, W.rows, W.cols, y, W.rows, s_);
-  }
   Status Kda(const model::LayerWeights& l, const LayerVectors& v, const float* u, int64_t R,
              std::span<const Segment> segs, float* y);
   Status Mla(const model::LayerWeights& l, const LayerVectors& v, const float* u, int64_t R,
              std::span<const Segment> segs, float* y);
   Status DenseMlp(const model::SituMlpWeights& w, const float* x, int64_t R, float* y);
-  Status Moe(const model::MoeWeights& w, const LayerVectors& v, const float* x, int64_t R, float* y);
+  Status Moe(const model::MoeWeights& w, const LayerVectors& v, const ExpertTables& t, const float* x, int64_t R,
+             float* y);
 
   GpuModel::Impl& m_;
   const K3Config& c_;
@@ -258,7 +299,7 @@ Status Pass::Run(std::span<const int32_t> tokens, std::span<const Segment> segs,
     }
     KIMI_RETURN_IF_ERROR(RmsNorm(mixed, v.post_norm, R, D, eps, normed, s_));
     if (layer.is_moe) {
-      KIMI_RETURN_IF_ERROR(Moe(layer.moe, v, normed, R, out));
+      KIMI_RETURN_IF_ERROR(Moe(layer.moe, v, m_.expert_tables[i], normed, R, out));
     } else {
       KIMI_RETURN_IF_ERROR(DenseMlp(layer.mlp, normed, R, out));
     }
@@ -425,7 +466,8 @@ Status Pass::DenseMlp(const model::SituMlpWeights& w, const float* x, int64_t R,
 }
 
 // model::MoeForward.
-Status Pass::Moe(const model::MoeWeights& w, const LayerVectors& v, const float* x, int64_t R, float* y) {
+Status Pass::Moe(const model::MoeWeights& w, const LayerVectors& v, const ExpertTables& t, const float* x, int64_t R,
+                 float* y) {
   const model::SituParams act(c_);
   const int64_t D = c_.hidden_size, E = c_.num_experts, Dl = c_.ExpertInputDim(), F = c_.moe_intermediate_size;
   const int k = int(c_.num_experts_per_token);
@@ -463,23 +505,31 @@ Status Pass::Moe(const model::MoeWeights& w, const LayerVectors& v, const float*
   KIMI_RETURN_IF_ERROR(CopyToDeviceAsync(row_begin, plan.row_begin.data(), sizeof(int32_t) * (R + 1), s_));
   KIMI_RETURN_IF_ERROR(CopyToDeviceAsync(packed, plan.packed.data(), sizeof(int32_t) * total, s_));
   KIMI_RETURN_IF_ERROR(CopyToDeviceAsync(entry_weight, plan.weight.data(), sizeof(float) * total, s_));
+  const int64_t groups = static_cast<int64_t>(plan.active.size());
+  m_.group_ints.resize(size_t(3 * groups));
+  for (int64_t g = 0; g < groups; ++g) {
+    m_.group_ints[size_t(g)] = plan.active[size_t(g)].expert;
+    m_.group_ints[size_t(groups + g)] = plan.active[size_t(g)].first;
+    m_.group_ints[size_t(2 * groups + g)] = plan.active[size_t(g)].count;
+  }
+  int32_t* group_expert = packed + total;
+  int32_t* group_first = group_expert + groups;
+  int32_t* group_count = group_first + groups;
+  KIMI_RETURN_IF_ERROR(CopyToDeviceAsync(group_expert, m_.group_ints.data(), sizeof(int32_t) * 3 * groups, s_));
 
-  // The rows of each chosen expert, packed expert after expert; each expert's weights are read
-  // once for all its rows.
+  // The rows of each chosen expert, packed expert after expert; the three products of every
+  // active expert run as one grouped launch each.
   const float* latent = z != nullptr ? z : x;
   float *in = At(plan_.rows_in), *out = At(plan_.rows_out);
   float *eg = At(plan_.expert_gate), *eu = At(plan_.expert_up);
   KIMI_RETURN_IF_ERROR(GatherRows(latent, Dl, source_row, total, Dl, in, Dl, s_));
-  for (const ExpertPlan::Active& a : plan.active) {
-    const model::ExpertWeights& e = w.experts[size_t(a.expert)];
-    KIMI_RETURN_IF_ERROR(Apply(e.w1, in + int64_t(a.first) * Dl, a.count, eg + int64_t(a.first) * F));
-    KIMI_RETURN_IF_ERROR(Apply(e.w3, in + int64_t(a.first) * Dl, a.count, eu + int64_t(a.first) * F));
-  }
+  KIMI_RETURN_IF_ERROR(GroupedMatmulMxfp4(in, Dl, t.w1_packed, t.w1_scale, group_expert, group_first, group_count,
+                                          groups, F, Dl, eg, F, s_));
+  KIMI_RETURN_IF_ERROR(GroupedMatmulMxfp4(in, Dl, t.w3_packed, t.w3_scale, group_expert, group_first, group_count,
+                                          groups, F, Dl, eu, F, s_));
   KIMI_RETURN_IF_ERROR(Situ(eg, eu, total * F, act.beta, act.beta_lin, eg, s_));
-  for (const ExpertPlan::Active& a : plan.active) {
-    const model::ExpertWeights& e = w.experts[size_t(a.expert)];
-    KIMI_RETURN_IF_ERROR(Apply(e.w2, eg + int64_t(a.first) * F, a.count, out + int64_t(a.first) * Dl));
-  }
+  KIMI_RETURN_IF_ERROR(GroupedMatmulMxfp4(eg, F, t.w2_packed, t.w2_scale, group_expert, group_first, group_count,
+                                          groups, Dl, F, out, Dl, s_));
 
   // acc = Σ_e w_e · Expert_e(z); latent norm; up projection plus the shared experts.
   float* acc = At(plan_.acc);
