@@ -376,24 +376,9 @@ Status Pass::Kda(const model::LayerWeights& layer, const LayerVectors& v, const 
 
   // The delta-rule recurrence per sequence (token by token on the device for every length).
   for (const Segment& seg : segs) {
-    kernels::KdaArgs a{};
-    a.q = q + seg.begin * P;
-    a.k = k + seg.begin * P;
-    a.v = val + seg.begin * P;
-    a.g = g + seg.begin * P;
-    a.beta = beta + seg.begin * H;
-    a.T = seg.count;
-    a.H = H;
-    a.dk = d;
-    a.dv = d;
-    a.ld_qk = P;
-    a.ld_v = P;
-    a.ld_beta = H;
-    a.scale = 1.0f;  // folded into the L2 normalisation of q
-    a.state = seg.seq->kda_recurrent(layer.slot);
-    a.out = o + seg.begin * P;
-    a.ld_out = P;
-    KIMI_RETURN_IF_ERROR(KdaRecurrent(a, s_));
+    KIMI_RETURN_IF_ERROR(KdaRecurrent(
+        model::SegmentKdaArgs(n, q, k, val, g, beta, seg.begin, seg.count, seg.seq->kda_recurrent(layer.slot), o),
+        s_));
   }
 
   // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head; y = W_o o.

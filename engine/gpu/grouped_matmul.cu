@@ -44,26 +44,13 @@ __global__ void __launch_bounds__(kBlockThreads)
     for (int64_t b = lane; b < blocks; b += KIMI_WARP_SIZE) {
       const uint4 pk = reinterpret_cast<const uint4*>(pr)[b];  // rows of K/2 bytes, K % 32 == 0: aligned
       const uint32_t words[4] = {pk.x, pk.y, pk.z, pk.w};
-      float wf[32];  // element i: nibble i%8 of word i/8 (low nibble = even element)
-#pragma unroll
-      for (int i = 0; i < 32; ++i) wf[i] = lut[(words[i / 8] >> (4 * (i % 8))) & 15u];
+      float wf[32];
+      detail::DecodeMxfp4Block(words, lut, wf);
       const float s = detail::E8M0(sr[b]);
 #pragma unroll
       for (int m = 0; m < kChunkRows; ++m) {
         if (m >= live) break;
-        const float* xb = xc + m * ldx + b * 32;
-        float part = 0.0f;
-        if constexpr (kVecX) {
-#pragma unroll
-          for (int i = 0; i < 8; ++i) {
-            const float4 a = reinterpret_cast<const float4*>(xb)[i];
-            part += a.x * wf[4 * i] + a.y * wf[4 * i + 1] + a.z * wf[4 * i + 2] + a.w * wf[4 * i + 3];
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < 32; ++i) part += xb[i] * wf[i];
-        }
-        acc[m] += part * s;
+        acc[m] += detail::DotBlock32<kVecX>(xc + m * ldx + b * 32, wf) * s;
       }
     }
 #pragma unroll

@@ -113,26 +113,11 @@ __global__ void __launch_bounds__(kBlockThreads)
         words[i] = uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
       }
     }
-    float wf[32];  // element i of the block: nibble i%8 of word i/8 (low nibble = even element)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) wf[i] = lut[(words[i / 8] >> (4 * (i % 8))) & 15u];
+    float wf[32];
+    detail::DecodeMxfp4Block(words, lut, wf);
     const float s = detail::E8M0(sr[b]);
 #pragma unroll
-    for (int m = 0; m < MR; ++m) {
-      const float* xb = x + m * ldx + b * 32;
-      float part = 0.0f;
-      if constexpr (kVec) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const float4 a = reinterpret_cast<const float4*>(xb)[i];
-          part += a.x * wf[4 * i] + a.y * wf[4 * i + 1] + a.z * wf[4 * i + 2] + a.w * wf[4 * i + 3];
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < 32; ++i) part += xb[i] * wf[i];
-      }
-      acc[m] += part * s;
-    }
+    for (int m = 0; m < MR; ++m) acc[m] += detail::DotBlock32<kVec>(x + m * ldx + b * 32, wf) * s;
   }
 #pragma unroll
   for (int m = 0; m < MR; ++m) {

@@ -16,13 +16,7 @@ using detail::Native;
 
 constexpr int kMaxWarps = kBlockThreads / KIMI_WARP_SIZE;
 
-unsigned ElementGrid(int64_t n) {
-  return static_cast<unsigned>(std::clamp<int64_t>(CeilDiv(n, kBlockThreads), 1, 1 << 20));
-}
-
-#define KIMI_GRID_STRIDE_LOOP(i, n)                                         \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += int64_t(gridDim.x) * blockDim.x)
+using detail::ElementGrid;
 
 __global__ void EmbedRowsKernel(const uint16_t* __restrict__ embed, const int32_t* __restrict__ tokens, int64_t R,
                                 int64_t D, float* __restrict__ out) {
@@ -68,8 +62,6 @@ __global__ void CombineKernel(const float* __restrict__ rows_out, const int32_t*
     acc[i] = s;
   }
 }
-
-#undef KIMI_GRID_STRIDE_LOOP
 
 struct DepthCandidates {
   const float* c[kMaxDepthCandidates];
