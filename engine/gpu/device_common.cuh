@@ -16,6 +16,17 @@ inline int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// Blocks for one thread per element with a grid-stride loop (at most 2^20 blocks).
+inline unsigned ElementGrid(int64_t n) {
+  const int64_t blocks = CeilDiv(n, kBlockThreads);
+  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > (1 << 20) ? (1 << 20) : blocks));
+}
+
+// for (i over [0, n)) spread over the whole grid.
+#define KIMI_GRID_STRIDE_LOOP(i, n)                                         \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += int64_t(gridDim.x) * blockDim.x)
+
 inline gpuStream_t Native(const GpuStream& stream) {
   return static_cast<gpuStream_t>(stream.native());
 }
@@ -35,6 +46,30 @@ __device__ __forceinline__ float E8M0(uint32_t e) {
 __host__ __device__ constexpr float E2M1Value(int code) {
   constexpr float kMag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
   return (code & 8) ? -kMag[code & 7] : kMag[code & 7];
+}
+
+// The 32 values of one MXFP4 block from its 16 packed bytes (as four little-endian words):
+// element i is nibble i%8 of word i/8 (low nibble = even element), unscaled. lut: E2M1Value table.
+__device__ __forceinline__ void DecodeMxfp4Block(const uint32_t (&words)[4], const float* lut, float (&wf)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; ++i) wf[i] = lut[(words[i / 8] >> (4 * (i % 8))) & 15u];
+}
+
+// Σ_i xb[i]·wf[i] over one block of 32, in the order the MXFP4 GEMVs use (kVec: xb is 16-byte aligned).
+template <bool kVec>
+__device__ __forceinline__ float DotBlock32(const float* xb, const float (&wf)[32]) {
+  float part = 0.0f;
+  if constexpr (kVec) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float4 a = reinterpret_cast<const float4*>(xb)[i];
+      part += a.x * wf[4 * i] + a.y * wf[4 * i + 1] + a.z * wf[4 * i + 2] + a.w * wf[4 * i + 3];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) part += xb[i] * wf[i];
+  }
+  return part;
 }
 
 __device__ __forceinline__ float WarpSum(float v) {

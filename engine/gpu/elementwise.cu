@@ -19,20 +19,15 @@ using detail::SigmoidOf;
 
 constexpr int kMaxWarps = kBlockThreads / KIMI_WARP_SIZE;
 
-unsigned ElementGrid(int64_t n) {
-  return static_cast<unsigned>(std::clamp<int64_t>(CeilDiv(n, kBlockThreads), 1, 1 << 20));
-}
-
-#define KIMI_GRID_STRIDE_LOOP(i, n)                                         \
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += int64_t(gridDim.x) * blockDim.x)
+using detail::ElementGrid;
 
 __global__ void SituKernel(const float* gate, const float* up, int64_t n, float beta, float beta_lin,
                            float* out) {
   KIMI_GRID_STRIDE_LOOP(i, n) {
     const float g = gate[i];
     const float a = beta * tanhf(g / beta) * SigmoidOf(g);
-    const float u = beta_lin * tanhf(up[i] / beta_lin);
+    // No linear β (+inf): the up factor passes unchanged, as in model::SituMlpForward.
+    const float u = isinf(beta_lin) ? up[i] : beta_lin * tanhf(up[i] / beta_lin);
     out[i] = a * u;
   }
 }
@@ -56,8 +51,6 @@ __global__ void KdaGateKernel(const float* f, const float* A_log, const float* d
     g[i] = lower_bound * SigmoidOf(expf(A_log[h]) * (f[i] + dt_bias[hd]));
   }
 }
-
-#undef KIMI_GRID_STRIDE_LOOP
 
 // One block per row, scaled by a factor of the row's Σx²:
 //   RMSNorm (kRms): out = x·(1/√(Σx²/dim + eps))·weight;  L2: out = x·scale/√(Σx² + eps).

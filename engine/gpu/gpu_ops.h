@@ -24,6 +24,10 @@ namespace kimi::gpu {
 // M <= kGemvMaxRows streams each weight row once for all M vectors (decode); larger M runs the
 // tiled GEMM (prefill).
 inline constexpr int64_t kGemvMaxRows = 8;
+// From this many rows a CUDA build (sm_80+) runs the GEMM on the tensor cores, with each fp32
+// activation split into three BF16 terms so the result keeps fp32 accuracy (matmul.cu); HIP
+// builds and fewer rows run the fp32 FMA tile.
+inline constexpr int64_t kTensorCoreMinRows = 64;
 
 Status MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                   int64_t ldy, const GpuStream& stream);
@@ -31,9 +35,21 @@ Status MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int
 Status MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
                    int64_t N, int64_t K, float* y, int64_t ldy, const GpuStream& stream);
 
+// ---- Routed experts: one MXFP4 product per expert group, all groups in one launch ----
+// The rows are packed expert after expert (gpu/forward_plan.h ExpertPlan); group g is expert
+// expert[g] over rows [first[g], first[g] + count[g]):
+//   y[r, :] = x[r, :] · W_eᵀ for r in the group, W_e = (packed[e] [N, K/2], scale[e] [N, K/32]).
+// expert, first, count: device int32 [groups]; packed, scale: device arrays of device pointers
+// indexed by expert id (each 16-byte aligned). A group of up to 8 rows gives exactly what
+// MatmulMxfp4 gives those rows. Precondition: K % 32 == 0; groups <= 65535.
+Status GroupedMatmulMxfp4(const float* x, int64_t ldx, const uint8_t* const* packed, const uint8_t* const* scale,
+                          const int32_t* expert, const int32_t* first, const int32_t* count, int64_t groups,
+                          int64_t N, int64_t K, float* y, int64_t ldy, const GpuStream& stream);
+
 // ---- Element-wise and row-wise (out may equal the input) ----
 Status RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,
                const GpuStream& stream);
+// Situ: beta_lin = +inf (a config without a linear β) passes `up` unchanged.
 Status Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out,
             const GpuStream& stream);
 Status Silu(const float* x, int64_t n, float* out, const GpuStream& stream);

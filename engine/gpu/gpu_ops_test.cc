@@ -85,6 +85,46 @@ void Mxfp4MatmulCase(const GpuStream& s, int64_t M, int64_t N, int64_t K, int64_
   EXPECT_TRUE(AllClose(ToHost<float>(dy, want.size()), want, 4e-5f * std::sqrt(float(K)), 1e-5f));
 }
 
+// Groups of packed rows, each multiplied by its own expert's MXFP4 matrix in one launch; the
+// reference runs each group alone. Counts cover one row, a full GEMV chunk, several chunks.
+void GroupedMxfp4Case(const GpuStream& s, int64_t N, int64_t K, int64_t pad) {
+  const std::vector<int32_t> expert = {4, 0, 2, 5}, count = {1, 8, 11, 20};
+  constexpr int64_t kExperts = 6;
+  std::vector<int32_t> first;
+  int64_t rows = 0;
+  for (int32_t c : count) first.push_back(int32_t(rows)), rows += c;
+  const int64_t ldx = K + pad, ldy = N + 2;
+  auto x = RandomFloats(rows * ldx, 41);
+  std::vector<DeviceBuffer> packed, scales;
+  std::vector<std::vector<uint8_t>> host_packed, host_scales;
+  std::vector<const uint8_t*> packed_ptrs, scale_ptrs;
+  for (int64_t e = 0; e < kExperts; ++e) {
+    host_packed.push_back(RandomBytes(N * K / 2, 42 + e));
+    host_scales.push_back(RandomBytes(N * K / 32, 52 + e, 124, 129));
+    packed.push_back(ToDevice(host_packed.back()));
+    scales.push_back(ToDevice(host_scales.back()));
+    packed_ptrs.push_back(packed.back().as<uint8_t>());
+    scale_ptrs.push_back(scales.back().as<uint8_t>());
+  }
+  std::vector<float> want(rows * ldy, 0.0f);
+  for (size_t g = 0; g < expert.size(); ++g) {
+    kernels::ref::MatmulMxfp4(x.data() + first[g] * ldx, ldx, host_packed[expert[g]].data(),
+                              host_scales[expert[g]].data(), count[g], N, K, want.data() + first[g] * ldy, ldy);
+  }
+  auto dx = ToDevice(x);
+  auto dpp = ToDevice(packed_ptrs);
+  auto dsp = ToDevice(scale_ptrs);
+  auto de = ToDevice(expert);
+  auto df = ToDevice(first);
+  auto dc = ToDevice(count);
+  auto dy = ToDevice(std::vector<float>(rows * ldy, 0.0f));
+  EXPECT_OK(GroupedMatmulMxfp4(dx.as<float>(), ldx, dpp.as<const uint8_t*>(), dsp.as<const uint8_t*>(),
+                               de.as<int32_t>(), df.as<int32_t>(), dc.as<int32_t>(), int64_t(expert.size()), N, K,
+                               dy.as<float>(), ldy, s));
+  Sync(s);
+  EXPECT_TRUE(AllClose(ToHost<float>(dy, want.size()), want, 4e-5f * std::sqrt(float(K)), 1e-5f));
+}
+
 // ---- element-wise and row-wise ----
 
 using UnaryGpu = Status (*)(const float*, int64_t, float*, const GpuStream&);
@@ -332,6 +372,12 @@ std::vector<OpCase> AllCases() {
   add("MatmulBf16_gemm_M70", [](const GpuStream& s) { Bf16MatmulCase(s, 70, 129, 97, 0); });
   add("MatmulMxfp4_gemm_M33", [](const GpuStream& s) { Mxfp4MatmulCase(s, 33, 65, 288, 0); });
   add("MatmulMxfp4_gemm_M130", [](const GpuStream& s) { Mxfp4MatmulCase(s, 130, 200, 1024, 4); });
+  // From kTensorCoreMinRows rows (CUDA): the tensor-core tile, edges in M, N and K, same tolerances.
+  add("GroupedMatmulMxfp4_4experts", [](const GpuStream& s) { GroupedMxfp4Case(s, 70, 512, 0); });
+  add("GroupedMatmulMxfp4_unalignedX", [](const GpuStream& s) { GroupedMxfp4Case(s, 33, 256, 1); });
+  add("MatmulBf16_tensorcore_M64_edges", [](const GpuStream& s) { Bf16MatmulCase(s, 64, 100, 72, 1); });
+  add("MatmulBf16_tensorcore_M200_wide", [](const GpuStream& s) { Bf16MatmulCase(s, 200, 256, 2048, 0); });
+  add("MatmulMxfp4_tensorcore_M256", [](const GpuStream& s) { Mxfp4MatmulCase(s, 256, 192, 1024, 0); });
   // Element-wise and row-wise.
   add("Silu", [](const GpuStream& s) { UnaryCase(s, Silu, kernels::ref::Silu, 100003, 20.0f); });
   add("Sigmoid", [](const GpuStream& s) { UnaryCase(s, Sigmoid, kernels::ref::Sigmoid, 100003, 20.0f); });

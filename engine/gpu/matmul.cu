@@ -6,11 +6,22 @@
 // crosses the memory bus once per call; a warp sum finishes each output. MXFP4 blocks are summed
 // in fp32 and scaled once per block.
 //
-// Prefill (larger M): a 64×64 output tile per block of 256 threads (4×4 outputs each), 32-wide
-// k steps staged in shared memory with the weights decoded to fp32 on the way in. Plain FMA;
-// the tensor-core path is not written yet (docs/gpu.md).
+// Prefill (larger M): a 64×64 output tile per block, 32-wide k steps staged in shared memory
+// with the weights decoded on the way in. From kTensorCoreMinRows rows on CUDA (sm_80 and
+// later) the tile runs on the tensor cores (WMMA 16×16×16, BF16 in, fp32 accumulate): the
+// weights are exact in BF16 (BF16 itself, or an E2M1 value times a power of two), and each fp32
+// activation is split into three BF16 terms x = x₀ + x₁ + x₂ (each the rounding of what the
+// previous ones left), which together carry its 24-bit significand, so the product equals the
+// fp32 one up to summation order at a third of the BF16 tensor-core rate. Fewer rows, and every
+// HIP build, run the portable fp32 FMA tile (4×4 outputs per thread of 256).
 #include "gpu/device_common.cuh"
 #include "gpu/gpu_ops.h"
+
+#if !defined(__HIPCC__) && !defined(KIMI_GPU_HIP)
+#include <cuda_bf16.h>
+#include <mma.h>
+#define KIMI_GPU_TENSOR_CORES 1
+#endif
 
 namespace kimi::gpu {
 namespace {
@@ -102,26 +113,11 @@ __global__ void __launch_bounds__(kBlockThreads)
         words[i] = uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
       }
     }
-    float wf[32];  // element i of the block: nibble i%8 of word i/8 (low nibble = even element)
-#pragma unroll
-    for (int i = 0; i < 32; ++i) wf[i] = lut[(words[i / 8] >> (4 * (i % 8))) & 15u];
+    float wf[32];
+    detail::DecodeMxfp4Block(words, lut, wf);
     const float s = detail::E8M0(sr[b]);
 #pragma unroll
-    for (int m = 0; m < MR; ++m) {
-      const float* xb = x + m * ldx + b * 32;
-      float part = 0.0f;
-      if constexpr (kVec) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const float4 a = reinterpret_cast<const float4*>(xb)[i];
-          part += a.x * wf[4 * i] + a.y * wf[4 * i + 1] + a.z * wf[4 * i + 2] + a.w * wf[4 * i + 3];
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < 32; ++i) part += xb[i] * wf[i];
-      }
-      acc[m] += part * s;
-    }
+    for (int m = 0; m < MR; ++m) acc[m] += detail::DotBlock32<kVec>(x + m * ldx + b * 32, wf) * s;
   }
 #pragma unroll
   for (int m = 0; m < MR; ++m) {
@@ -200,6 +196,95 @@ __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+#if defined(KIMI_GPU_TENSOR_CORES)
+constexpr int kTcThreads = 128;  // 4 warps, each a 32×32 quarter of the 64×64 tile
+constexpr int kTcTerms = 3;      // BF16 terms per fp32 activation
+constexpr int kTcLd = kTileK + 8;  // shared row stride (elements): a multiple of 8, rows 32-byte aligned
+
+template <class Weights>
+__global__ void __launch_bounds__(kTcThreads)
+    GemmTensorCoreKernel(const float* __restrict__ x, int64_t ldx, Weights weights, int64_t M, int64_t N,
+                         int64_t K, float* __restrict__ y, int64_t ldy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  using namespace nvcuda;
+  __shared__ __align__(32) __nv_bfloat16 xs[kTcTerms][kTileM][kTcLd];  // xs[t][m][k]
+  __shared__ __align__(32) __nv_bfloat16 ws[kTileN][kTcLd];            // ws[n][k]: B = Wᵀ column-major
+  __shared__ __align__(32) float cs[kTileM][kTileN + 4];
+  __shared__ float lut[16];
+  if (threadIdx.x < 16) lut[threadIdx.x] = detail::E2M1Value(threadIdx.x);
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int wm = warp / 2, wn = warp % 2;  // this warp's 32×32 quarter
+  const int64_t m0 = int64_t(blockIdx.y) * kTileM, n0 = int64_t(blockIdx.x) * kTileN;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+  for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
+    __syncthreads();  // the previous step's tiles are consumed (and the LUT is written)
+#pragma unroll 4
+    for (int i = 0; i < kTileM * kTileK / kTcThreads; ++i) {
+      const int e = tid + i * kTcThreads;
+      const int r = e / kTileK, c = e % kTileK;  // consecutive threads walk along k: coalesced
+      const int64_t m = m0 + r, n = n0 + r, k = k0 + c;
+      float xv = (m < M && k < K) ? x[m * ldx + k] : 0.0f;
+#pragma unroll
+      for (int t = 0; t < kTcTerms; ++t) {
+        const __nv_bfloat16 term = __float2bfloat16_rn(xv);
+        xs[t][r][c] = term;
+        xv -= __bfloat162float(term);
+      }
+      ws[r][c] = __float2bfloat16_rn((n < N && k < K) ? weights(n, k, lut) : 0.0f);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kTileK; kk += 16) {
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b[j], &ws[wn * 32 + j * 16][kk], kTcLd);
+      // The smallest terms first, so the large ones are added last.
+#pragma unroll
+      for (int t = kTcTerms - 1; t >= 0; --t) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+          wmma::load_matrix_sync(a, &xs[t][wm * 32 + i * 16][kk], kTcLd);
+#pragma unroll
+          for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      wmma::store_matrix_sync(&cs[wm * 32 + i * 16][wn * 32 + j * 16], acc[i][j], kTileN + 4, wmma::mem_row_major);
+  __syncthreads();
+  for (int e = tid; e < kTileM * kTileN; e += kTcThreads) {
+    const int r = e / kTileN, c = e % kTileN;
+    const int64_t m = m0 + r, n = n0 + c;
+    if (m < M && n < N) y[m * ldy + n] = cs[r][c];
+  }
+#endif
+}
+#endif
+
+// The prefill product: tensor cores from kTensorCoreMinRows rows where the build has them.
+template <class Weights>
+void LaunchGemm(const float* x, int64_t ldx, Weights weights, int64_t M, int64_t N, int64_t K, float* y,
+                int64_t ldy, gpuStream_t s) {
+  const dim3 grid(static_cast<unsigned>(CeilDiv(N, kTileN)), static_cast<unsigned>(CeilDiv(M, kTileM)));
+#if defined(KIMI_GPU_TENSOR_CORES)
+  if (M >= kTensorCoreMinRows) {
+    GemmTensorCoreKernel<<<grid, kTcThreads, 0, s>>>(x, ldx, weights, M, N, K, y, ldy);
+    return;
+  }
+#endif
+  GemmKernel<<<grid, kBlockThreads, 0, s>>>(x, ldx, weights, M, N, K, y, ldy);
+}
+
 template <int MR>
 void LaunchGemvBf16(bool vec, const float* x, int64_t ldx, const uint16_t* w, int64_t N, int64_t K, float* y,
                     int64_t ldy, gpuStream_t s) {
@@ -260,10 +345,6 @@ Status CheckShape(int64_t M, int64_t N, int64_t K, int64_t ldx, int64_t ldy) {
   return Status::OK();
 }
 
-dim3 GemmGrid(int64_t M, int64_t N) {
-  return dim3(static_cast<unsigned>(CeilDiv(N, kTileN)), static_cast<unsigned>(CeilDiv(M, kTileM)));
-}
-
 }  // namespace
 
 Status MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
@@ -274,7 +355,7 @@ Status MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int
     const bool vec = K % 8 == 0 && ldx % 4 == 0 && Aligned16(w) && Aligned16(x);
     ForRowCount(M, [&]<int MR>() { LaunchGemvBf16<MR>(vec, x, ldx, w, N, K, y, ldy, s); });
   } else {
-    GemmKernel<<<GemmGrid(M, N), kBlockThreads, 0, s>>>(x, ldx, Bf16Weights{w, K}, M, N, K, y, ldy);
+    LaunchGemm(x, ldx, Bf16Weights{w, K}, M, N, K, y, ldy, s);
   }
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("MatmulBf16");
   return Status::OK();
@@ -289,8 +370,7 @@ Status MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const u
     const bool vec = ldx % 4 == 0 && Aligned16(w_packed) && Aligned16(x);
     ForRowCount(M, [&]<int MR>() { LaunchGemvMxfp4<MR>(vec, x, ldx, w_packed, w_scale, N, K, y, ldy, s); });
   } else {
-    GemmKernel<<<GemmGrid(M, N), kBlockThreads, 0, s>>>(x, ldx, Mxfp4Weights{w_packed, w_scale, K}, M, N, K,
-                                                        y, ldy);
+    LaunchGemm(x, ldx, Mxfp4Weights{w_packed, w_scale, K}, M, N, K, y, ldy, s);
   }
   KIMI_GPU_RETURN_IF_LAUNCH_FAILED("MatmulMxfp4");
   return Status::OK();

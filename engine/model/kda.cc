@@ -50,6 +50,28 @@ KdaLayerState NewKdaState(const KdaDims& n) {
   return s;
 }
 
+kernels::KdaArgs SegmentKdaArgs(const KdaDims& n, const float* q, const float* k, const float* v, const float* g,
+                                const float* beta, int64_t begin, int64_t count, float* state, float* o) {
+  kernels::KdaArgs a{};
+  a.q = q + begin * n.P;
+  a.k = k + begin * n.P;
+  a.v = v + begin * n.P;
+  a.g = g + begin * n.P;
+  a.beta = beta + begin * n.H;
+  a.T = count;
+  a.H = n.H;
+  a.dk = n.d;
+  a.dv = n.d;
+  a.ld_qk = n.P;
+  a.ld_v = n.P;
+  a.ld_beta = n.H;
+  a.scale = 1.0f;  // folded into the L2 normalisation of q
+  a.state = state;
+  a.out = o + begin * n.P;
+  a.ld_out = n.P;
+  return a;
+}
+
 void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R, Segments segments, int slot,
                 KdaScratch& s, float* y, ThreadPool* pool) {
   const int64_t P = n.P, H = n.H, d = n.d;
@@ -118,23 +140,8 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
 
   // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step.
   for (const Segment& seg : segments) {
-    kernels::KdaArgs a{};
-    a.q = q + seg.begin * P;
-    a.k = k + seg.begin * P;
-    a.v = v + seg.begin * P;
-    a.g = g + seg.begin * P;
-    a.beta = beta + seg.begin * H;
-    a.T = seg.count;
-    a.H = H;
-    a.dk = d;
-    a.dv = d;
-    a.ld_qk = P;
-    a.ld_v = P;
-    a.ld_beta = H;
-    a.scale = 1.0f;  // folded into the L2 normalisation of q
-    a.state = seg.state->kda[slot].recurrent.data();
-    a.out = o + seg.begin * P;
-    a.ld_out = P;
+    const kernels::KdaArgs a =
+        SegmentKdaArgs(n, q, k, v, g, beta, seg.begin, seg.count, seg.state->kda[slot].recurrent.data(), o);
     if (seg.count > 1) {
       kernels::KdaChunked(a, pool);
     } else {

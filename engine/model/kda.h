@@ -59,6 +59,12 @@ struct KdaScratch {
 
 KdaLayerState NewKdaState(const KdaDims& dims);
 
+// The KdaArgs of the rows [begin, begin + count) of one pass's q, k, v, g ([R, P]), β ([R, H])
+// and output o ([R, P]), continuing `state` ([H, d, d]); scale 1, as it is folded into the L2
+// normalisation of q. Shared by the CPU pass and the GPU pass (gpu/gpu_model.cc).
+kernels::KdaArgs SegmentKdaArgs(const KdaDims& dims, const float* q, const float* k, const float* v, const float* g,
+                                const float* beta, int64_t begin, int64_t count, float* state, float* o);
+
 // y[R, D] = KDA(u[R, D]); each segment continues from its state's kda[slot] and leaves it updated.
 void KdaForward(const KdaWeights& w, const KdaDims& dims, const float* u, int64_t R, Segments segments,
                 int slot, KdaScratch& s, float* y, ThreadPool* pool);
