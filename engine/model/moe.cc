@@ -134,20 +134,31 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   }
 
   // Few rows per expert (decode batches): each thread runs whole experts on its own, one
-  // parallel region for all of them instead of three small ones per expert; the thread whose
-  // share of the packed rows holds an expert's first row runs that expert. Many rows
-  // (prefill): one expert at a time, each product split over the threads. Either way an
-  // expert's output rows are computed the same way.
+  // parallel region for all of them instead of three small ones per expert. The experts are
+  // dealt out in contiguous runs of about equal cost, where an expert costs the reading of its
+  // weights (worth kWeightCostRows rows) plus its rows: with a few rows each, reading the
+  // weights dominates, which a split by rows alone ignores (a thread holding a few heavily
+  // routed experts would count as loaded as one holding many lightly routed ones).
+  // Many rows (prefill): one expert at a time, each product split over the threads. Either way
+  // an expert's output rows are computed the same way.
   constexpr int64_t kSpreadRowsPerExpert = 16;
+  constexpr int64_t kWeightCostRows = 4;
   const int64_t n_active = static_cast<int64_t>(s.active.size());
   if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
-    s.thread_gate.resize(size_t(pool->num_threads()));
-    s.thread_up.resize(size_t(pool->num_threads()));
-    pool->ParallelFor(0, total, 1, [&](int64_t r0, int64_t r1, int t) {
+    const int64_t threads = pool->num_threads();
+    const int64_t total_cost = total + kWeightCostRows * n_active;
+    s.thread_gate.resize(size_t(threads));
+    s.thread_up.resize(size_t(threads));
+    pool->ParallelFor(0, threads, 1, [&](int64_t t0, int64_t t1, int t) {
+      int64_t cost_before = 0;
       for (int64_t a = 0; a < n_active; ++a) {
         const auto [e, first] = s.active[size_t(a)];
-        if (first < r0 || first >= r1) continue;
         const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
+        const int64_t cost = kWeightCostRows + m;
+        // The share holding the middle of this expert's cost runs it.
+        const int64_t share = (2 * cost_before + cost) * threads / (2 * total_cost);
+        cost_before += cost;
+        if (share < t0 || share >= t1) continue;
         ExpertForward(w.experts[e], act, in + first * Dl, m, s.thread_gate[size_t(t)], s.thread_up[size_t(t)],
                       out + first * Dl, nullptr);
       }
