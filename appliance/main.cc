@@ -199,6 +199,7 @@ kimi::ChatServiceOptions ServiceOptionsFrom(const kimi::config::ModelConfig& mod
   options.model.threads = static_cast<int>(model.threads);
   options.runtime.max_num_seqs = static_cast<int>(model.max_num_seqs);
   options.runtime.max_num_batched_tokens = model.max_num_batched_tokens;
+  options.runtime.decode_step_token_budget = model.decode_step_token_budget;
   options.runtime.memory_budget_bytes = static_cast<uint64_t>(model.memory_budget_bytes);
   options.default_max_tokens = model.default_max_tokens;
   return options;

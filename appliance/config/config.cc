@@ -200,6 +200,9 @@ ObjectSchema<ModelConfig> ModelSchema() {
       .Integer("max_num_seqs", &ModelConfig::max_num_seqs, 1, 4096, "Sequences the engine runs at once.")
       .Integer("max_num_batched_tokens", &ModelConfig::max_num_batched_tokens, 1, 1 << 20,
                "Tokens per engine step, shared by the running decodes and prefill chunks.")
+      .Integer("decode_step_token_budget", &ModelConfig::decode_step_token_budget, 0, 1 << 20,
+               "While requests decode, prefill chunks take at most max(this - decodes, this / 2) tokens of a "
+               "step, bounding the inter-token gap a newly arrived prompt adds; 0: off.")
       .Integer("memory_budget_bytes", &ModelConfig::memory_budget_bytes, 1 << 20, int64_t{1} << 50,
                "Bytes of sequence state (KDA slots and MLA pages) the engine may hold; requests are admitted "
                "against it.")

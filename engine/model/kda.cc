@@ -138,16 +138,17 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   // β = σ(W_b u), one per head.
   kernels::Sigmoid(beta, R * H, beta, pool);
 
-  // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step.
-  for (const Segment& seg : segments) {
+  // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step;
+  // decodes of several sequences in one parallel region (ForEachSegment).
+  ForEachSegment(segments, pool, [&](const Segment& seg, ThreadPool* seg_pool) {
     const kernels::KdaArgs a =
         SegmentKdaArgs(n, q, k, v, g, beta, seg.begin, seg.count, seg.state->kda[slot].recurrent.data(), o);
     if (seg.count > 1) {
-      kernels::KdaChunked(a, pool);
+      kernels::KdaChunked(a, seg_pool);
     } else {
-      kernels::KdaRecurrent(a, pool);
+      kernels::KdaRecurrent(a, seg_pool);
     }
-  }
+  });
 
   // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head.
   kernels::RmsNorm(o, w.o_norm.data(), R * H, d, n.eps, o, pool);

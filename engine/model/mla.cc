@@ -109,14 +109,15 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
     }
   }
 
-  // Causal attention of each sequence's new tokens over its latent cache.
-  for (const Segment& seg : segments) {
+  // Causal attention of each sequence's new tokens over its latent cache; decodes of several
+  // sequences in one parallel region (ForEachSegment).
+  ForEachSegment(segments, pool, [&](const Segment& seg, ThreadPool* seg_pool) {
     const MlaLatentCache& cache = seg.state->mla[slot];
     const float* base = cache.shared_pages != nullptr ? cache.shared_pages : cache.pages.data();
     kernels::MlaPagedCache view{base, cache.block_table.data(), cache.page_tokens, rc, dr};
     kernels::MlaAbsorbedAttention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count, H,
-                                  seg.past, view, n.scale, o_latent + seg.begin * H * rc, pool);
-  }
+                                  seg.past, view, n.scale, o_latent + seg.begin * H * rc, seg_pool);
+  });
 
   // o_h = W_UV,h ô_h, every head in one parallel region.
   Bf16ProductBatch& values = s.batch;

@@ -134,20 +134,19 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   }
 
   // Few rows per expert (decode batches): each thread runs whole experts on its own, one
-  // parallel region for all of them instead of three small ones per expert; the thread that
-  // takes the packed row holding an expert's first row runs that expert (rows are taken one
-  // at a time by whichever thread is free, so a late thread runs fewer experts). Many rows
-  // (prefill): one expert at a time, each product split over the threads. Either way an
-  // expert's output rows are computed the same way.
+  // parallel region for all of them instead of three small ones per expert. Threads take whole
+  // experts one at a time, so the load balances by what each expert really costs (reading its
+  // weights dominates at a few rows, which a split by rows alone ignores) and a thread that wakes
+  // late simply runs fewer experts. Many rows (prefill): one expert at a time, each product split
+  // over the threads. Either way an expert's output rows are computed the same way.
   constexpr int64_t kSpreadRowsPerExpert = 16;
   const int64_t n_active = static_cast<int64_t>(s.active.size());
   if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
     s.thread_gate.resize(size_t(pool->num_threads()));
     s.thread_up.resize(size_t(pool->num_threads()));
-    pool->ParallelForChunks(0, total, 1, [&](int64_t r0, int64_t r1, int t) {
-      for (int64_t a = 0; a < n_active; ++a) {
+    pool->ParallelForChunks(0, n_active, 1, [&](int64_t a0, int64_t a1, int t) {
+      for (int64_t a = a0; a < a1; ++a) {
         const auto [e, first] = s.active[size_t(a)];
-        if (first < r0 || first >= r1) continue;
         const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
         ExpertForward(w.experts[e], act, in + first * Dl, m, s.thread_gate[size_t(t)], s.thread_up[size_t(t)],
                       out + first * Dl, nullptr);

@@ -185,6 +185,7 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(std::unique_ptr<Model> model, R
   if (options.max_num_batched_tokens < options.max_num_seqs) {
     return Status::InvalidArgument("max_num_batched_tokens must be >= max_num_seqs (every running decode takes one)");
   }
+  if (options.decode_step_token_budget < 0) return Status::InvalidArgument("decode_step_token_budget must be >= 0");
   if (options.memory_budget_bytes == 0) return Status::InvalidArgument("memory_budget_bytes must be > 0");
   const int64_t vocab = model->config().vocab_size;
   for (int32_t id : options.stop_token_ids) {

@@ -1,7 +1,7 @@
 // kimi-bench-runtime: load figures of the serving runtime (docs/benchmarks.md, "Serving runtime").
 //
 //   kimi-bench-runtime [--preset k3-mini] [--model DIR] [--streams 1,4,16,64] [--prompt 32]
-//                      [--tokens 32] [--batch-tokens 512] [--threads 0]
+//                      [--tokens 32] [--batch-tokens 512] [--decode-step-tokens 32] [--threads 0]
 //   kimi-bench-runtime ... --mixed-long 1024 [--streams 4] [--tokens 64]
 //
 // Without --model, a synthetic model of the preset is written into a temp dir and removed at
@@ -21,8 +21,10 @@
 // With --mixed-long L (mixed load): for each stream count N, N greedy decodes run twice, once
 // alone and once with an L-token prompt submitted as soon as every decode has its first token;
 // printed: the inter-token latency (median, p99, max) of the decodes' gaps in each case, and the
-// long request's time to first token. Chunked prefill (--batch-tokens B < L) spreads the long
-// prompt over ceil(L / (B - N)) steps beside the decodes; B >= L + N runs it in one step.
+// long request's time to first token. Beside the decodes a step carries at most
+// min(B - N, PrefillBudget(N)) prompt tokens: --batch-tokens B, and --decode-step-tokens
+// (RuntimeOptions::decode_step_token_budget, default 32; 0: off); with B >= L + N and the
+// bound off the long prompt runs in one step.
 // Prints figures; asserts nothing.
 #include <time.h>
 #include <unistd.h>
@@ -260,7 +262,7 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   std::map<std::string, std::string> args = {{"--preset", "k3-mini"}, {"--model", ""},       {"--streams", "1,4,16,64"},
                                              {"--prompt", "32"},      {"--tokens", "32"},    {"--batch-tokens", "512"},
-                                             {"--threads", "0"},      {"--mixed-long", "0"}};
+                                             {"--threads", "0"},      {"--mixed-long", "0"},  {"--decode-step-tokens", ""}};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (args.count(argv[i]) == 0) {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -298,6 +300,7 @@ int main(int argc, char** argv) {
   // In mixed load the long request runs beside the decodes.
   options.max_num_seqs = std::max(1, *std::max_element(stream_counts.begin(), stream_counts.end())) + (long_prompt > 0);
   options.max_num_batched_tokens = std::max<int64_t>(std::stoll(args["--batch-tokens"]), options.max_num_seqs);
+  if (!args["--decode-step-tokens"].empty()) options.decode_step_token_budget = std::stoll(args["--decode-step-tokens"]);
   options.memory_budget_bytes = uint64_t(2) << 30;
   auto runtime = Runtime::Create(std::move(model).value(), options);
   if (!runtime.ok()) {
@@ -305,9 +308,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("model %s, %d threads, prompt %lld tokens, %lld output tokens per stream, greedy, "
-              "max_num_batched_tokens %lld\n",
+              "max_num_batched_tokens %lld, decode_step_token_budget %lld\n",
               dir.c_str(), (*runtime)->model().threads(), static_cast<long long>(prompt),
-              static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens));
+              static_cast<long long>(tokens), static_cast<long long>(options.max_num_batched_tokens),
+              static_cast<long long>(options.decode_step_token_budget));
   if (long_prompt > 0) {
     PrintMixed(**runtime, stream_counts, prompt, tokens, long_prompt);
   } else {

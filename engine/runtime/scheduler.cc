@@ -214,9 +214,16 @@ void Scheduler::CachePrefix(Sequence& seq) {
   counters_.memory_reserved_bytes -= moved_bytes;
 }
 
+int64_t PrefillBudget(int64_t decodes, const RuntimeOptions& options) {
+  const int64_t bound = options.decode_step_token_budget;
+  if (decodes == 0 || bound <= 0) return options.max_num_batched_tokens;
+  return std::max(bound - decodes, bound / 2);
+}
+
 void Scheduler::RunBatch() {
   // Decodes first (one token each), then prefill chunks in admission order with what is left of
-  // the step's token budget; all of them go through one forward pass.
+  // the step's token budget, bounded by PrefillBudget while there are decodes; all of them go
+  // through one forward pass.
   std::vector<Sequence*> members;
   std::vector<BatchInput> inputs;
   int64_t budget = options_.max_num_batched_tokens;
@@ -226,6 +233,7 @@ void Scheduler::RunBatch() {
     inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
     --budget;
   }
+  budget = std::min(budget, PrefillBudget(int64_t(inputs.size()), options_));
   const int64_t page_tokens = pool_.page_tokens();
   for (auto& seq : running_) {
     if (budget <= 0) break;

@@ -1,7 +1,9 @@
 // The continuous-batching scheduler: one Step() admits waiting requests (reusing cached prompt
 // prefixes), runs one forward pass (Model::ForwardBatch) for every decoding sequence and the
 // prefill chunks within the step's token budget, samples, emits events, and frees the state of
-// every sequence that finished or was cancelled. When a decode needs a page that the memory
+// every sequence that finished or was cancelled. While sequences decode, the prefill a step
+// carries is bounded (RuntimeOptions::decode_step_token_budget), so their inter-token gaps stay
+// short when prompts arrive. When a decode needs a page that the memory
 // budget cannot give, the most recently admitted sequence is preempted: its state is freed and
 // it goes back to the head of the waiting queue, to recompute its tokens when readmitted.
 // Waiting requests are admitted by GenerationRequest::priority (lower first), then in arrival
@@ -77,6 +79,11 @@ class StateSizer {
   int64_t page_tokens_ = 1;
   uint64_t page_bytes_ = 0;    // one page of every MLA layer, with its block-table entries
 };
+
+// The prefill tokens a step may take beside `decodes` decoding sequences: all of
+// max_num_batched_tokens without decodes; with them, what decode_step_token_budget leaves after
+// the decodes, but at least half of it, so prompts progress however many sequences decode.
+int64_t PrefillBudget(int64_t decodes, const RuntimeOptions& options);
 
 class Scheduler {
  public:

@@ -57,6 +57,13 @@ class TokenConstraint {
 struct RuntimeOptions {
   int max_num_seqs = 32;                 // sequences running at once
   int64_t max_num_batched_tokens = 256;  // tokens per step, decodes (one each) and prefill chunks
+  // The latency bound of a step that carries decodes (docs/runtime.md, "Prefill beside
+  // decodes"): while any sequence decodes, prefill chunks take at most
+  // max(decode_step_token_budget - decodes, decode_step_token_budget / 2) tokens of the step, so
+  // a prompt arriving beside running decodes lengthens their inter-token gaps by a bounded
+  // amount instead of by a whole max_num_batched_tokens pass. Steps without decodes keep the
+  // full max_num_batched_tokens. 0 turns the bound off.
+  int64_t decode_step_token_budget = 32;
   uint64_t memory_budget_bytes = uint64_t(1) << 30;  // sequence state (KDA slots + MLA pages)
   std::vector<int32_t> stop_token_ids;   // end-of-message / EOS ids that end every request
   std::shared_ptr<Detokenizer> detokenizer;  // null: no text, stop strings unused

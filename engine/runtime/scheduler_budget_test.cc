@@ -1,0 +1,106 @@
+// The step budget beside decodes: while sequences decode, a prompt is prefilled in chunks of at
+// most PrefillBudget(decodes) tokens per step, and every decode still gets its token each step;
+// without decodes (or with the bound off) a prompt takes the whole max_num_batched_tokens.
+// Driven step by step on the scheduler itself (no runtime thread), so it is deterministic.
+#include "runtime/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "io/k3_presets.h"
+#include "io/k3_synth.h"
+
+namespace kimi::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(PrefillBudgetTest, BoundsPrefillOnlyWhileSequencesDecode) {
+  RuntimeOptions options;
+  options.max_num_batched_tokens = 512;
+  options.decode_step_token_budget = 32;
+  EXPECT_EQ(PrefillBudget(0, options), 512);  // nothing decodes: nothing to delay
+  EXPECT_EQ(PrefillBudget(1, options), 31);
+  EXPECT_EQ(PrefillBudget(12, options), 20);
+  EXPECT_EQ(PrefillBudget(16, options), 16);  // half the bound is the floor
+  EXPECT_EQ(PrefillBudget(64, options), 16);  // prompts progress however many decode
+  options.decode_step_token_budget = 0;       // off
+  EXPECT_EQ(PrefillBudget(16, options), 512);
+}
+
+class SchedulerBudgetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() / ("kimi_scheduler_budget_" + std::to_string(::getpid()))).string();
+    fs::remove_all(dir_);
+    auto config = K3Preset("k3-nano");
+    ASSERT_TRUE(config.ok());
+    ASSERT_TRUE(WriteSyntheticModel(*config, dir_, {/*seed=*/13, /*max_shard_bytes=*/1u << 20}).ok());
+    auto model = Model::Load(dir_, ModelOptions{});
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    model_ = std::move(model).value();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static GenerationRequest Request(int64_t prompt_tokens, int64_t max_tokens) {
+    GenerationRequest request;
+    for (int64_t i = 0; i < prompt_tokens; ++i) request.prompt.push_back(int32_t(1 + i % 50));
+    request.sampling.temperature = 0;
+    request.max_tokens = max_tokens;
+    return request;
+  }
+
+  // Two sequences decode; then a `long_prompt`-token request arrives. Returns the prompt tokens
+  // each following step consumed, until the long request has its first token, and checks that
+  // both decodes got one token in each of those steps.
+  std::vector<int64_t> PrefillPerStep(const RuntimeOptions& options, int64_t long_prompt) {
+    Scheduler scheduler(*model_, options);
+    std::vector<std::shared_ptr<RequestChannel>> channels;
+    for (int i = 0; i < 2; ++i) {
+      channels.push_back(std::make_shared<RequestChannel>(i));
+      scheduler.Enqueue({channels.back(), Request(3, 200), Clock::now()});
+    }
+    scheduler.Step();  // both prompts in one step: nothing decodes yet
+    EXPECT_EQ(scheduler.counters().prompt_tokens_processed, 6);
+    EXPECT_EQ(scheduler.counters().tokens_generated, 2);
+    channels.push_back(std::make_shared<RequestChannel>(2));
+    scheduler.Enqueue({channels.back(), Request(long_prompt, 1), Clock::now()});
+    std::vector<int64_t> per_step;
+    while (!channels[2]->closed()) {
+      const RuntimeCounters before = scheduler.counters();
+      scheduler.Step();
+      const RuntimeCounters& after = scheduler.counters();
+      per_step.push_back(after.prompt_tokens_processed - before.prompt_tokens_processed);
+      const bool long_done = channels[2]->closed();
+      EXPECT_EQ(after.tokens_generated - before.tokens_generated, 2 + (long_done ? 1 : 0))
+          << "step " << per_step.size() << ": every decode gets its token";
+    }
+    return per_step;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Model> model_;
+};
+
+TEST_F(SchedulerBudgetTest, PromptBesideDecodesIsChunkedToTheBound) {
+  RuntimeOptions options;
+  options.max_num_batched_tokens = 256;
+  options.decode_step_token_budget = 8;  // beside 2 decodes: max(8 - 2, 4) = 6 prompt tokens a step
+  options.prefix_caching = false;        // chunks end where the budget ends, not at page boundaries
+  EXPECT_EQ(PrefillPerStep(options, 40), (std::vector<int64_t>{6, 6, 6, 6, 6, 6, 4}));
+}
+
+TEST_F(SchedulerBudgetTest, WithoutTheBoundThePromptTakesTheWholeStepBudget) {
+  RuntimeOptions options;
+  options.max_num_batched_tokens = 256;
+  options.decode_step_token_budget = 0;
+  options.prefix_caching = false;
+  EXPECT_EQ(PrefillPerStep(options, 40), (std::vector<int64_t>{40}));
+}
+
+}  // namespace
+}  // namespace kimi::runtime
