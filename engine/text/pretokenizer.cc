@@ -17,10 +17,13 @@ struct DecodedText {
   size_t n = 0;
 
   void Decode(std::string_view text) {
-    // Sized for the worst case (all ASCII) up front, so the loop only stores.
-    cp.resize(text.size());
-    cls.resize(text.size());
-    offset.resize(text.size() + 1);
+    // Sized for the worst case (all ASCII) up front, so the loop only stores. The arrays only
+    // grow: a short text after a long one must not cost a refill of the long one's size.
+    if (cp.size() < text.size() + 1) {
+      cp.resize(text.size() + 1);
+      cls.resize(text.size() + 1);
+      offset.resize(text.size() + 1);
+    }
     const CharClasses& classes = CharClasses::Get();
     size_t pos = 0;
     size_t i = 0;
