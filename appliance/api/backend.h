@@ -57,6 +57,10 @@ struct StreamEvent {
   // kAnswer: the tokens whose text this is (empty unless the request asked for logprobs and
   // the backend reports them).
   std::vector<TokenLogprobs> logprobs;
+  // The generated tokens this event accounts for: those produced since the backend's previous
+  // event, up to and including the one that released this event (0: the same token as the
+  // previous event); -1 when the backend does not count tokens per event.
+  int64_t tokens = -1;
 };
 
 // Where a backend delivers events. Emit() returns false when the client has gone away: the

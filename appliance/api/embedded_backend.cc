@@ -71,6 +71,7 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
         out.usage = TokenUsage{event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.reasoning_tokens};
         break;
     }
+    out.tokens = event.tokens;
     if (!sink.Emit(out)) {
       stream->Cancel();
       return Status::Cancelled("the client went away");

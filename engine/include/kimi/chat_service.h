@@ -84,6 +84,10 @@ struct ChatEvent {
   std::string finish_reason;
   ChatUsage usage;
   Status error;
+  // The sampled tokens this event accounts for: those read since the previous event, up to
+  // and including the one that released it; 0 when an earlier event already counted the
+  // token that released this one (a token may release several events).
+  int64_t tokens = 0;
 };
 
 class ChatStream {
