@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@
 
 #include "kimi/status.h"
 #include "kimi/token_logprobs.h"
+
+namespace kimi {
+struct EncodedRequestPrompt;  // kimi/chat_service.h
+}  // namespace kimi
 
 namespace kimi::api {
 
@@ -85,6 +90,10 @@ struct BackendRequest {
   // receives it as vLLM's `priority` when configured to (docs/policies.md).
   std::string workload_class;
   int priority = 0;
+  // The embedded engine's ids of this body's prompt, when the policy step counted them
+  // (kimi::CountPromptTokens): the embedded backend runs them instead of tokenising again
+  // (ChatService::Start checks they are this prompt's); other backends ignore them.
+  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
 };
 
 // What the router and /metrics know about a backend after a request.

@@ -365,4 +365,6 @@ std::optional<int32_t> Tokenizer::SpecialTokenId(std::string_view text) const {
 
 const std::vector<SpecialToken>& Tokenizer::special_tokens() const { return state_->specials; }
 
+uint64_t Tokenizer::id() const { return state_->instance_id; }
+
 }  // namespace kimi
