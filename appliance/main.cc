@@ -303,7 +303,7 @@ kimi::policy::PromptTokenCounterLookup PromptTokenCounters(const kimi::api::Embe
           kimi::CountPromptTokens(service->tokenizer(), body,
                                   chat ? kimi::ServingEndpoint::kChatCompletions : kimi::ServingEndpoint::kCompletions,
                                   bound_enough));
-      return kimi::policy::PromptTokens{counted.tokens, counted.exact};
+      return kimi::policy::PromptTokens{counted.tokens, counted.exact, std::move(counted.encoded)};
     };
   };
 }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,10 @@
 
 #include "kimi/status.h"
 #include "kimi/token_logprobs.h"
+
+namespace kimi {
+struct EncodedRequestPrompt;  // kimi/chat_service.h
+}  // namespace kimi
 
 namespace kimi::api {
 
@@ -57,6 +62,10 @@ struct StreamEvent {
   // kAnswer: the tokens whose text this is (empty unless the request asked for logprobs and
   // the backend reports them).
   std::vector<TokenLogprobs> logprobs;
+  // The generated tokens this event accounts for: those produced since the backend's previous
+  // event, up to and including the one that released this event (0: the same token as the
+  // previous event); -1 when the backend does not count tokens per event.
+  int64_t tokens = -1;
 };
 
 // Where a backend delivers events. Emit() returns false when the client has gone away: the
@@ -81,6 +90,10 @@ struct BackendRequest {
   // receives it as vLLM's `priority` when configured to (docs/policies.md).
   std::string workload_class;
   int priority = 0;
+  // The embedded engine's ids of this body's prompt, when the policy step counted them
+  // (kimi::CountPromptTokens): the embedded backend runs them instead of tokenising again
+  // (ChatService::Start checks they are this prompt's); other backends ignore them.
+  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
 };
 
 // What the router and /metrics know about a backend after a request.

@@ -51,7 +51,8 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
   if (service == nullptr) return Status::Unavailable("the model is not loaded yet");
   const ServingEndpoint endpoint =
       request.endpoint == Endpoint::kChatCompletions ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions;
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream, service->Start(request.body, endpoint, request.priority));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream, service->Start(request.body, endpoint, request.priority,
+                                                                                 request.encoded_prompt.get()));
   ChatEvent event;
   while (stream->Next(&event)) {
     StreamEvent out;
@@ -71,6 +72,7 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
         out.usage = TokenUsage{event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.reasoning_tokens};
         break;
     }
+    out.tokens = event.tokens;
     if (!sink.Emit(out)) {
       stream->Cancel();
       return Status::Cancelled("the client went away");

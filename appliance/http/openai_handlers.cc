@@ -242,7 +242,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
   api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body), std::move(decided.workload_class),
-                              decided.priority};
+                              decided.priority, std::move(decided.encoded_prompt)};
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());

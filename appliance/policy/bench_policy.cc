@@ -81,7 +81,7 @@ PromptTokenCounter EngineCounter() {
                           CountPromptTokens(*BenchTokenizer(), body,
                                             chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions,
                                             bound));
-    return PromptTokens{counted.tokens, counted.exact};
+    return PromptTokens{counted.tokens, counted.exact, std::move(counted.encoded)};
   };
 }
 

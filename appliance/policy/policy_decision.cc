@@ -112,6 +112,7 @@ Status CheckPromptTokens(const Policy& policy, const AccessRule& rule, const Req
   int64_t lowest = max_limited ? rule.max_prompt_tokens : threshold;
   if (long_context_limited) lowest = std::min(lowest, threshold);
   KIMI_ASSIGN_OR_RETURN(PromptTokens counted, facts.count_prompt_tokens(body, facts.chat, lowest));
+  decision->encoded_prompt = std::move(counted.encoded);
   const std::string count = std::to_string(counted.tokens);
   decision->checks.push_back("prompt_tokens:" + (counted.exact ? count : "<=" + count));
   if (long_context_limited && counted.tokens > threshold) {

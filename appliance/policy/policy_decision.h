@@ -62,6 +62,8 @@ struct PolicyDecision {
   std::vector<std::string> checks;
   std::string workload_class;  // "chat" or "agentic" once decided
   int priority = 0;            // Policy::SchedulingPriority of the class
+  // The ids the prompt-token check counted (PromptTokens::encoded), for the backend request.
+  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
   bool allowed() const { return verdict == Verdict::kAllow; }
 };
 

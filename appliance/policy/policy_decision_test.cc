@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kimi/chat_service.h"
 #include "policy/policy_test_util.h"
 
 namespace kimi::policy {
@@ -180,6 +181,26 @@ TEST(PolicyDecisionTest, PromptWithinTheLimitsIsCountedOnceAndAllowed) {
   EXPECT_EQ(words.calls, 1);
   EXPECT_EQ(words.bound, 1000) << "the counter may stop at the lowest limit that applies";
   EXPECT_EQ(d.checks, std::vector<std::string>{"prompt_tokens:500"});
+}
+
+TEST(PolicyDecisionTest, TheCountedIdsTravelWithTheDecision) {
+  auto active = BankWithLimits(32768, 1000);
+  auto encoded = std::make_shared<const EncodedRequestPrompt>(EncodedRequestPrompt{{1, 2, 3}, 3, {}, 0, {}});
+  PromptTokenCounter counter = [&encoded](const Json&, bool, int64_t) -> Result<PromptTokens> {
+    return PromptTokens{3, true, encoded};
+  };
+  Json body = Chat("one two three");
+  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, counter}, &body);
+  ASSERT_TRUE(d.allowed()) << d.reason.ToString();
+  EXPECT_EQ(d.encoded_prompt, encoded) << "the backend request gets the ids counted, not a recount";
+  // Without a limit nothing is counted, and nothing travels.
+  auto unlimited = BankWithLimits(32768, 1000);
+  for (auto& rule : unlimited->policy.access.rules) {
+    rule.long_context = true;
+    rule.max_prompt_tokens = 0;
+  }
+  EXPECT_EQ(DecideRequest(*unlimited, {"user", "", "kimi-k3", true, std::nullopt, counter}, &body).encoded_prompt,
+            nullptr);
 }
 
 TEST(PolicyDecisionTest, PromptAboveMaxPromptTokensIs400NamingTheLimit) {

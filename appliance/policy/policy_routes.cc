@@ -110,7 +110,7 @@ Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Ser
     };
   }
   if (!decision.allowed()) return decision.reason;
-  return RequestPolicy{decision.workload_class, decision.priority};
+  return RequestPolicy{decision.workload_class, decision.priority, std::move(decision.encoded_prompt)};
 }
 
 }  // namespace kimi::policy

@@ -11,6 +11,8 @@
 // Thread safety: handlers may run on many threads at once (PolicyService is thread-safe).
 #pragma once
 
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
@@ -26,6 +28,8 @@ Status HandleGetPolicy(const http::Services&, http::RequestContext&, const httpl
 struct RequestPolicy {
   std::string workload_class;  // "" without an active policy
   int priority = 0;
+  // The engine's ids of the prompt when the step counted it (BackendRequest::encoded_prompt).
+  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
 };
 
 // The decision step for one API request (policy_decision.h), with the caller taken from the

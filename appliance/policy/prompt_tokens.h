@@ -8,11 +8,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "kimi/status.h"
+
+namespace kimi {
+struct EncodedRequestPrompt;  // kimi/chat_service.h; carried, never opened, here
+}  // namespace kimi
 
 namespace kimi::policy {
 
@@ -20,6 +25,9 @@ namespace kimi::policy {
 struct PromptTokens {
   int64_t tokens = 0;
   bool exact = true;
+  // The engine's ids behind an exact count (null otherwise), handed to the embedded engine
+  // with the request so that the prompt is tokenised once.
+  std::shared_ptr<const EncodedRequestPrompt> encoded;
 };
 
 // Counts the prompt of a validated body (`chat`: /v1/chat/completions, else /v1/completions).

@@ -21,15 +21,27 @@ class TimingSink : public api::EventSink {
       : next_(next), clock_(clock), start_(start) {}
 
   bool Emit(const api::StreamEvent& event) override {
+    if (event.tokens >= 0) {
+      counts_tokens_ = true;
+      unmeasured_tokens_ += event.tokens;
+    }
     if (IsOutput(event.kind)) {
       const TimePoint now = clock_();
       if (!first_) {
         first_ = true;
         ttft_seconds_ = Seconds(now - start_);
-      } else {
+        last_ = now;
+      } else if (!counts_tokens_) {
         gaps_.push_back(Seconds(now - last_));
+        last_ = now;
+      } else if (unmeasured_tokens_ > 0) {
+        // The tokens since the previous output event arrived somewhere in this interval: each
+        // is one inter-token gap, of an equal share of it.
+        const double share = Seconds(now - last_) / double(unmeasured_tokens_);
+        gaps_.insert(gaps_.end(), size_t(unmeasured_tokens_), share);
+        last_ = now;
       }
-      last_ = now;
+      unmeasured_tokens_ = 0;
     } else if (event.kind == api::StreamEventKind::kFinish) {
       finished_ = true;
       prompt_tokens_ = event.usage.prompt_tokens;
@@ -49,6 +61,8 @@ class TimingSink : public api::EventSink {
   const TimePoint start_;
   bool first_ = false;
   bool finished_ = false;
+  bool counts_tokens_ = false;     // the backend says how many tokens each event accounts for
+  int64_t unmeasured_tokens_ = 0;  // tokens since the last output event
   TimePoint last_;
   double ttft_seconds_ = 0;
   int64_t prompt_tokens_ = 0;

@@ -1,7 +1,12 @@
 // SloMeasuringBackend: a Backend that wraps the daemon's backend (the router, whatever it
 // chooses) and times every request as the appliance sees it: from the Generate() call to the
-// first output event (TTFT) and between consecutive output events (inter-token gaps), the
-// moment each event is emitted by the backend, before any response encoding. When the
+// first output event (TTFT) and between consecutive output events, the moment each event is
+// emitted by the backend, before any response encoding. Inter-token gaps are per token where
+// the backend counts tokens (StreamEvent::tokens, as the embedded engine does): the interval
+// between two output events is that many gaps of an equal share (tokens that released no
+// output, such as held-back bytes or markup, count on the next output event; a second event
+// released by the same token adds none). A backend that does not count gives one gap per
+// output event. The tokens up to the first output event are its TTFT, not gaps. When the
 // request finishes (its kFinish event) the timing goes to SloMetrics with the prompt tokens
 // the backend reported, judged against the policy active then. A request that fails or is
 // cancelled before its finish is not counted (it was not served).

@@ -30,7 +30,7 @@ struct ServedTiming {
   std::string workload_class;   // "" for the policy's default class
   int64_t prompt_tokens = 0;    // usage.prompt_tokens as the backend reported it
   double ttft_seconds = 0;      // backend call to its first output event
-  std::span<const double> gaps_seconds;  // between consecutive output events
+  std::span<const double> gaps_seconds;  // between consecutive tokens (SloMeasuringBackend)
 };
 
 // A tier's label: "le_<max_prompt_tokens>".

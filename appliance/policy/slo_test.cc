@@ -111,5 +111,57 @@ TEST(SloMeasuringBackendTest, TimesEveryServedRequestAndSkipsFailedOnes) {
   EXPECT_EQ(Value(registry, "kimi_slo_ttft_requests_total", "tier", "le_32768"), 2) << "a failed request is not counted";
 }
 
+// A backend that counts tokens per event, as the embedded engine does.
+class TokenCountingBackend : public api::Backend {
+ public:
+  std::string_view name() const override { return "counting"; }
+  std::vector<std::string> Models() const override { return {"m"}; }
+  bool Healthy(std::string_view) const override { return true; }
+  Status Generate(const api::BackendRequest&, api::EventSink& sink, api::BackendOutcome*) override {
+    const std::pair<api::StreamEventKind, int64_t> script[] = {
+        {api::StreamEventKind::kAnswer, 2},             // first output: TTFT
+        {api::StreamEventKind::kAnswer, 0},             // released by the same token: no gap
+        {api::StreamEventKind::kAnswer, 3},             // three tokens since the last output
+        {api::StreamEventKind::kToolCallBegin, 2},      // markup tokens: counted on the next output
+        {api::StreamEventKind::kToolCallArguments, 1},  // ... here, three gaps
+        {api::StreamEventKind::kFinish, 1},
+    };
+    for (const auto& [kind, tokens] : script) {
+      api::StreamEvent e;
+      e.kind = kind;
+      e.text = "x";
+      e.tokens = tokens;
+      if (kind == api::StreamEventKind::kFinish) e.usage.prompt_tokens = 100;
+      if (!sink.Emit(e)) return Status::Cancelled("gone");
+    }
+    return Status::OK();
+  }
+};
+
+TEST(SloMeasuringBackendTest, GapsArePerTokenWhenTheBackendCountsTokens) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  PolicyService service(&store, nullptr, [](audit::AuditRecord) { return Status::OK(); });
+  nlohmann::json policy = LoadShipped("default.json");
+  policy["service_levels"]["itl_targets"]["chat"] = 15;
+  ASSERT_TRUE(service.Start(policy, {"t", "system", "", ""}).ok());
+  metrics::Registry registry;
+  SloMetrics slo(&registry);
+  TokenCountingBackend inner;
+  std::chrono::steady_clock::time_point now{};
+  SloMeasuringBackend backend(&inner, &service, &slo, [&now] { return now += 30ms; });
+
+  NullSink sink;
+  api::BackendRequest request;
+  request.workload_class = "chat";
+  ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+  // Clock readings: start, then one per output event. The third output event comes 60 ms
+  // after the first (three gaps of 20 ms); the tool arguments 30 ms after that, for the two
+  // markup tokens and its own (three gaps of 10 ms). Per event it would be three gaps.
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_gaps_total", "class", "chat"), 6);
+  EXPECT_EQ(Value(registry, "kimi_slo_itl_met_total", "class", "chat"), 3) << "only the 10 ms gaps meet 15 ms";
+  EXPECT_EQ(Value(registry, "kimi_slo_ttft_met_total", "tier", "le_4096"), 1);
+}
+
 }  // namespace
 }  // namespace kimi::policy

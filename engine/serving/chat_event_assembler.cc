@@ -1,6 +1,7 @@
 #include "serving/chat_event_assembler.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace kimi::serving {
 
@@ -24,6 +25,7 @@ TokenLogprobs ChatEventAssembler::Named(const SampledToken& sampled) const {
 void ChatEventAssembler::OnToken(int32_t id, std::string_view text, std::deque<ChatEvent>* out,
                                  const SampledToken* sampled) {
   std::vector<OutputEvent> events;
+  ++uncounted_tokens_;
   const bool special = is_special_(id);
   if (token_bytes_ && sampled != nullptr && !special) unplaced_logprobs_.push_back(Named(*sampled));
   if (parser_ == nullptr) {
@@ -65,6 +67,7 @@ void ChatEventAssembler::OnFinish(FinishReason reason, int64_t completion_tokens
   e.usage.prompt_tokens = prompt_tokens_;
   e.usage.completion_tokens = completion_tokens;
   e.usage.reasoning_tokens = std::min(reasoning_tokens_, completion_tokens);
+  e.tokens = std::exchange(uncounted_tokens_, 0);
   out->push_back(std::move(e));
 }
 
@@ -76,6 +79,7 @@ void ChatEventAssembler::Queue(std::vector<OutputEvent>& events, std::deque<Chat
     ChatEvent e;
     e.kind = ChatEvent::Kind::kOutput;
     e.output = std::move(o);
+    e.tokens = std::exchange(uncounted_tokens_, 0);
     out->push_back(std::move(e));
     if (out->back().output.kind == OutputEventKind::kAnswer) {
       last_answer = &out->back();

@@ -13,6 +13,9 @@
 // - logprobs (when the request asked for them): each ordinary token's entry rides on the answer
 //   event its text ends up in (text held back for a stop string waits with its tokens).
 //   Tokens of reasoning, of tool calls and special tokens have none, as in OpenAI's API.
+// - ChatEvent::tokens: every token fed is counted once, on the first event queued after it
+//   (the finish event takes the tokens that released no output), so that inter-token gaps
+//   can be measured per token, not per event.
 //
 // Owns: the parser. Thread safety: one thread at a time.
 #pragma once
@@ -51,6 +54,7 @@ class ChatEventAssembler {
   int64_t prompt_tokens_;
   int64_t reasoning_tokens_ = 0;
   bool saw_tool_call_ = false;
+  int64_t uncounted_tokens_ = 0;  // fed since the last event queued
   std::function<std::string(int32_t)> token_bytes_;  // null: no logprobs
   std::vector<TokenLogprobs> unplaced_logprobs_;     // tokens whose text is not out yet
 };

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace kimi::serving {
 namespace {
 
@@ -67,6 +69,25 @@ TEST(ChatEventAssemblerTest, ThinkingAnswerAndToolCallEndWithToolCalls) {
   EXPECT_EQ(run.events.back().kind, ChatEvent::Kind::kFinish);
   // "let me see" in 3-byte pieces (4 tokens) and the <|close|> after it.
   EXPECT_EQ(run.finish.usage.reasoning_tokens, 5);
+}
+
+TEST(ChatEventAssemblerTest, EveryTokenIsCountedOnceOnTheFirstEventAfterIt) {
+  Assembled run = Drive(kThinkThenCall, OutputStart::kThinkChannel, FinishReason::kStop);
+  const int64_t fed = run.finish.usage.completion_tokens;  // Drive reports the tokens it fed
+  int64_t counted = 0;
+  for (const ChatEvent& e : run.events) counted += e.tokens;
+  EXPECT_EQ(counted, fed);
+  // The first reasoning piece came from the first token; the markup tokens before the answer
+  // released nothing, so the answer's first event counts them too.
+  ASSERT_EQ(run.events.front().output.kind, OutputEventKind::kReasoning);
+  EXPECT_EQ(run.events.front().tokens, 1);
+  auto answer = std::find_if(run.events.begin(), run.events.end(), [](const ChatEvent& e) {
+    return e.kind == ChatEvent::Kind::kOutput && e.output.kind == OutputEventKind::kAnswer;
+  });
+  ASSERT_NE(answer, run.events.end());
+  EXPECT_GT(answer->tokens, 1);
+  // <|end_of_msg|> and the closing markup released no output: the finish counts them.
+  EXPECT_GE(run.finish.tokens, 1);
 }
 
 TEST(ChatEventAssemblerTest, LengthWinsOverAToolCall) {

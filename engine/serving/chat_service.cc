@@ -88,44 +88,69 @@ class ChatStreamImpl : public ChatStream {
   std::deque<ChatEvent> pending_;
 };
 
+bool SameRendering(const RenderedPrompt& a, const RenderedPrompt& b) {
+  if (a.generation_stub_size != b.generation_stub_size || a.markup.size() != b.markup.size()) return false;
+  for (size_t i = 0; i < a.markup.size(); ++i) {
+    if (a.markup[i].offset != b.markup[i].offset || a.markup[i].size != b.markup[i].size) return false;
+  }
+  return a.text == b.text;
+}
+
+// The prompt of a body, parsed and rendered, without its ids yet.
+Result<EncodedRequestPrompt> RenderRequestPrompt(const Tokenizer& tokenizer, const Json& body,
+                                                 ServingEndpoint endpoint) {
+  EncodedRequestPrompt out;
+  out.tokenizer_id = tokenizer.id();
+  if (endpoint == ServingEndpoint::kChatCompletions) {
+    KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
+    KIMI_ASSIGN_OR_RETURN(out.rendered, ChatFormat::Render(request));
+    out.chat = std::move(request);
+  } else {
+    KIMI_ASSIGN_OR_RETURN(out.rendered.text, CompletionPrompt(body));
+  }
+  return out;
+}
+
+// Fills prompt->ids and prompt_tokens: counted's when they are for the same prompt, else encoded.
+Status EncodeRenderedPrompt(const Tokenizer& tokenizer, ServingEndpoint endpoint, const EncodedRequestPrompt* counted,
+                            EncodedRequestPrompt* prompt) {
+  if (counted != nullptr && counted->tokenizer_id == prompt->tokenizer_id &&
+      SameRendering(counted->rendered, prompt->rendered)) {
+    prompt->ids = counted->ids;
+    prompt->prompt_tokens = counted->prompt_tokens;
+    return Status::OK();
+  }
+  if (endpoint == ServingEndpoint::kChatCompletions) {
+    KIMI_ASSIGN_OR_RETURN(PromptIds encoded, EncodePrompt(tokenizer, prompt->rendered));
+    prompt->ids = std::move(encoded.ids);
+    prompt->prompt_tokens = int64_t(encoded.prompt_tokens);
+    return Status::OK();
+  }
+  KIMI_ASSIGN_OR_RETURN(prompt->ids, tokenizer.Encode(prompt->rendered.text, /*allow_special=*/false));
+  if (prompt->ids.empty()) return Status::InvalidArgument("prompt must not be empty");
+  prompt->prompt_tokens = int64_t(prompt->ids.size());
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const Json& body,
-                                                 ServingEndpoint endpoint) {
-  EncodedRequestPrompt out;
-  if (endpoint == ServingEndpoint::kChatCompletions) {
-    KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
-    KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
-    KIMI_ASSIGN_OR_RETURN(PromptIds prompt, EncodePrompt(tokenizer, rendered));
-    out.ids = std::move(prompt.ids);
-    out.prompt_tokens = int64_t(prompt.prompt_tokens);
-    out.chat = std::move(request);
-    return out;
-  }
-  KIMI_ASSIGN_OR_RETURN(std::string text, CompletionPrompt(body));
-  KIMI_ASSIGN_OR_RETURN(out.ids, tokenizer.Encode(text, /*allow_special=*/false));
-  if (out.ids.empty()) return Status::InvalidArgument("prompt must not be empty");
-  out.prompt_tokens = int64_t(out.ids.size());
-  return out;
+                                                 ServingEndpoint endpoint, const EncodedRequestPrompt* counted) {
+  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, RenderRequestPrompt(tokenizer, body, endpoint));
+  KIMI_RETURN_IF_ERROR(EncodeRenderedPrompt(tokenizer, endpoint, counted, &prompt));
+  return prompt;
 }
 
 Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const Json& body, ServingEndpoint endpoint,
                                            int64_t bound_enough) {
-  if (bound_enough >= 0) {
-    // The bytes the counted tokens cover: the rendered prompt without its generation stub.
-    int64_t bytes = 0;
-    if (endpoint == ServingEndpoint::kChatCompletions) {
-      KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
-      KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
-      bytes = int64_t(rendered.text.size() - rendered.generation_stub_size);
-    } else {
-      KIMI_ASSIGN_OR_RETURN(std::string text, CompletionPrompt(body));
-      bytes = int64_t(text.size());
-    }
-    if (bytes <= bound_enough) return PromptTokenCount{bytes, false};
-  }
-  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer, body, endpoint));
-  return PromptTokenCount{prompt.prompt_tokens, true};
+  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, RenderRequestPrompt(tokenizer, body, endpoint));
+  // The bytes the counted tokens cover: the rendered prompt without its generation stub.
+  const auto bytes = int64_t(prompt.rendered.text_without_stub().size());
+  if (bound_enough >= 0 && bytes <= bound_enough) return PromptTokenCount{bytes, false, nullptr};
+  KIMI_RETURN_IF_ERROR(EncodeRenderedPrompt(tokenizer, endpoint, nullptr, &prompt));
+  prompt.chat.reset();  // Start parses the body again; only the ids and what they came from are kept
+  const int64_t tokens = prompt.prompt_tokens;
+  return PromptTokenCount{tokens, true, std::make_shared<const EncodedRequestPrompt>(std::move(prompt))};
 }
 
 Result<std::unique_ptr<ChatService>> ChatService::Open(const std::string& model_dir, ChatServiceOptions options) {
@@ -164,9 +189,10 @@ ChatService::ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, 
 
 ChatService::~ChatService() = default;
 
-Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint, int priority) {
+Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint, int priority,
+                                                       const EncodedRequestPrompt* counted) {
   KIMI_ASSIGN_OR_RETURN(serving::GenerationParams params, serving::GenerationParamsFromBody(body));
-  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer_, body, endpoint));
+  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer_, body, endpoint, counted));
   std::vector<int32_t> ids = std::move(prompt.ids);
   const int64_t prompt_tokens = prompt.prompt_tokens;
   const std::optional<ChatRequest>& chat = prompt.chat;

@@ -159,6 +159,56 @@ TEST_F(ChatServiceTest, CountPromptTokensIsWhatTheRequestReports) {
             Status::Code::kInvalidArgument);
 }
 
+// A prompt counted before submission is tokenised once: Start runs the counted ids when they
+// are this prompt's (same tokenizer, same rendering), and the request's ids and usage are
+// those of a request that was not counted.
+TEST_F(ChatServiceTest, CountedIdsAreRunOnlyForTheirOwnPrompt) {
+  const Tokenizer& tokenizer = service_->tokenizer();
+  const Json chat = ChatBody(3);
+  const Json completion{{"prompt", "Once upon a time"}, {"max_tokens", 3}, {"temperature", 0}};
+  for (const auto& [body, endpoint] : {std::pair{chat, ServingEndpoint::kChatCompletions},
+                                       std::pair{completion, ServingEndpoint::kCompletions}}) {
+    auto counted = CountPromptTokens(tokenizer, body, endpoint);
+    ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+    ASSERT_NE(counted->encoded, nullptr) << "an exact count keeps its ids";
+    EXPECT_EQ(CountPromptTokens(tokenizer, body, endpoint, 1 << 20)->encoded, nullptr) << "a bound has none";
+    auto fresh = EncodeRequestPrompt(tokenizer, body, endpoint);
+    auto reused = EncodeRequestPrompt(tokenizer, body, endpoint, counted->encoded.get());
+    ASSERT_TRUE(fresh.ok() && reused.ok());
+    EXPECT_EQ(reused->ids, fresh->ids);
+    EXPECT_EQ(reused->prompt_tokens, fresh->prompt_tokens);
+    EXPECT_EQ(counted->tokens, fresh->prompt_tokens);
+
+    // Reused, not encoded again: ids planted under the same rendering come back as planted.
+    EncodedRequestPrompt planted = *counted->encoded;
+    planted.ids = {5, 6, 7};
+    planted.prompt_tokens = 2;
+    EXPECT_EQ(EncodeRequestPrompt(tokenizer, body, endpoint, &planted)->ids, (std::vector<int32_t>{5, 6, 7}));
+    // Ignored for another prompt, and for ids another tokenizer made.
+    Json other = body;
+    if (endpoint == ServingEndpoint::kChatCompletions) {
+      other["messages"][0]["content"] = "Name four rivers.";
+    } else {
+      other["prompt"] = "Once upon a midnight";
+    }
+    EXPECT_EQ(EncodeRequestPrompt(tokenizer, other, endpoint, &planted)->ids,
+              EncodeRequestPrompt(tokenizer, other, endpoint)->ids);
+    planted.tokenizer_id = tokenizer.id() + 1;
+    EXPECT_EQ(EncodeRequestPrompt(tokenizer, body, endpoint, &planted)->ids, fresh->ids);
+
+    // Started with the counted ids, the request reports what an uncounted one reports.
+    auto plain = service_->Start(body, endpoint);
+    auto handed = service_->Start(body, endpoint, 0, counted->encoded.get());
+    ASSERT_TRUE(plain.ok() && handed.ok());
+    EXPECT_EQ((*handed)->prompt_tokens(), (*plain)->prompt_tokens());
+    const Collected a = Drain(**plain);
+    const Collected b = Drain(**handed);
+    ASSERT_TRUE(a.finished && b.finished);
+    EXPECT_EQ(b.usage.prompt_tokens, a.usage.prompt_tokens);
+    EXPECT_EQ(b.usage.prompt_tokens, counted->tokens);
+  }
+}
+
 TEST_F(ChatServiceTest, SameSeedGivesTheSameEvents) {
   Json body = ChatBody(10);
   body["temperature"] = 1.0;

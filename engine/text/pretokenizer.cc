@@ -1,5 +1,6 @@
 #include "text/pretokenizer.h"
 
+#include <array>
 #include <cstdint>
 
 #include "text/pretokenizer_classes.h"
@@ -17,32 +18,45 @@ struct DecodedText {
   size_t n = 0;
 
   void Decode(std::string_view text) {
-    // Sized for the worst case (all ASCII) up front, so the loop only stores.
-    cp.resize(text.size());
-    cls.resize(text.size());
-    offset.resize(text.size() + 1);
+    // Sized for the worst case (all ASCII) up front, so the loop only stores. The arrays only
+    // grow: a short text after a long one must not cost a refill of the long one's size.
+    if (cp.size() < text.size() + 1) {
+      cp.resize(text.size() + 1);
+      cls.resize(text.size() + 1);
+      offset.resize(text.size() + 1);
+    }
     const CharClasses& classes = CharClasses::Get();
+    // Raw pointers and a local copy of the ASCII classes: the class stores are bytes, which
+    // may alias anything, and would otherwise make the compiler reload every vector's data
+    // pointer on each code point.
+    std::array<uint8_t, 128> ascii;
+    for (char32_t c = 0; c < 128; ++c) ascii[c] = classes.Of(c);
+    char32_t* const out_cp = cp.data();
+    uint8_t* const out_cls = cls.data();
+    uint32_t* const out_offset = offset.data();
+    const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
+    const size_t size = text.size();
     size_t pos = 0;
     size_t i = 0;
-    while (pos < text.size()) {
-      const auto b = static_cast<uint8_t>(text[pos]);
-      char32_t c;
-      int len;
+    while (pos < size) {
+      const uint8_t b = bytes[pos];
       if (b < 0x80) {
-        c = b;
-        len = 1;
-      } else {
-        const Utf8Step step = DecodeUtf8At(text, pos);
-        // Precondition says valid UTF-8; a stray byte is still given a piece of its own
-        // (as U+FFFD's classes) rather than read out of bounds.
-        c = step.kind == Utf8Kind::kComplete ? step.code_point : 0xFFFD;
-        len = step.length;
+        out_cp[i] = b;
+        out_cls[i] = ascii[b];
+        out_offset[i] = static_cast<uint32_t>(pos);
+        ++i;
+        ++pos;
+        continue;
       }
-      cp[i] = c;
-      cls[i] = classes.Of(c);
-      offset[i] = static_cast<uint32_t>(pos);
+      const Utf8Step step = DecodeUtf8At(text, pos);
+      // Precondition says valid UTF-8; a stray byte is still given a piece of its own
+      // (as U+FFFD's classes) rather than read out of bounds.
+      const char32_t c = step.kind == Utf8Kind::kComplete ? step.code_point : 0xFFFD;
+      out_cp[i] = c;
+      out_cls[i] = classes.Of(c);
+      out_offset[i] = static_cast<uint32_t>(pos);
       ++i;
-      pos += len;
+      pos += step.length;
     }
     offset[i] = static_cast<uint32_t>(text.size());
     n = i;

@@ -3,9 +3,11 @@
 #include "kimi/tokenizer.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <filesystem>
+#include <span>
 #include <unordered_map>
 
 #include "text/pretokenizer.h"
@@ -36,12 +38,9 @@ constexpr size_t kMaxConsecutiveRun = 25'000;
 
 std::atomic<uint64_t> g_next_instance_id{1};
 
-// Calls slice(sub) for each slice of text cut the way tokenization_kimi.py cuts it.
-// Precondition: text is valid UTF-8.
+// The scan over code points; ForEachSlice skips it when the bytes show there is no cut.
 template <typename F>
-Status ForEachSlice(std::string_view text, F slice) {
-  // Fewer bytes than the smaller limit means fewer code points too: no cut is possible.
-  if (text.size() <= kMaxConsecutiveRun) return slice(text);
+Status ForEachSliceExact(std::string_view text, F slice) {
   const text::CharClasses& classes = text::CharClasses::Get();
   size_t chunk_start = 0;     // byte offset of the current 400k-code-point chunk
   size_t chunk_count = 0;     // code points in it so far
@@ -80,6 +79,61 @@ Status ForEachSlice(std::string_view text, F slice) {
     pos += length;
   }
   return slice(text.substr(slice_start));
+}
+
+// What a byte says about the Python-whitespace class of the code point it belongs to.
+enum class ByteRunKind : uint8_t { kUnknown, kSpace, kOther };
+
+// For each byte: kSpace (kOther) when every code point whose UTF-8 form starts with it is
+// (is not) Python whitespace; kUnknown for continuation bytes, invalid bytes and lead bytes
+// of planes beyond the class table's cheap range.
+const std::array<ByteRunKind, 256>& ByteRunKinds() {
+  static const std::array<ByteRunKind, 256> kinds = [] {
+    const text::CharClasses& classes = text::CharClasses::Get();
+    std::array<ByteRunKind, 256> out{};
+    auto classify = [&classes](char32_t first, char32_t last) {
+      bool any_space = false, any_other = false;
+      for (char32_t c = first; c <= last; ++c) {
+        ((classes.Of(c) & text::kClassPySpace) != 0 ? any_space : any_other) = true;
+      }
+      if (any_space != any_other) return any_space ? ByteRunKind::kSpace : ByteRunKind::kOther;
+      return ByteRunKind::kUnknown;
+    };
+    for (char32_t b = 0; b < 0x80; ++b) out[b] = classify(b, b);
+    for (char32_t b = 0xC2; b <= 0xDF; ++b) out[b] = classify((b & 0x1F) << 6, ((b & 0x1F) << 6) | 0x3F);
+    for (char32_t b = 0xE0; b <= 0xEF; ++b) out[b] = classify((b & 0x0F) << 12, ((b & 0x0F) << 12) | 0xFFF);
+    out[0xF0] = classify(0x10000, 0x3FFFF);
+    return out;
+  }();
+  return kinds;
+}
+
+// True when ForEachSlice cannot cut text, decided from its bytes alone: text has at most
+// kMaxEncodeCodePoints bytes, and no stretch of more than kMaxConsecutiveRun bytes lacks a
+// byte of each kind. (A run of more than kMaxConsecutiveRun whitespace code points spans more
+// bytes than that, none of them starting a non-whitespace code point; and the reverse.)
+// False does not mean that there is a cut; the exact scan decides then.
+bool NoSliceCutPossible(std::string_view text) {
+  if (text.size() <= kMaxConsecutiveRun) return true;
+  if (text.size() > kMaxEncodeCodePoints) return false;
+  const std::array<ByteRunKind, 256>& kinds = ByteRunKinds();
+  size_t since_space = 0;  // bytes since the last one that starts a whitespace code point
+  size_t since_other = 0;  // ... a non-whitespace code point
+  for (char c : text) {
+    const ByteRunKind kind = kinds[static_cast<uint8_t>(c)];
+    since_space = kind == ByteRunKind::kSpace ? 0 : since_space + 1;
+    since_other = kind == ByteRunKind::kOther ? 0 : since_other + 1;
+    if (std::max(since_space, since_other) > kMaxConsecutiveRun) return false;
+  }
+  return true;
+}
+
+// Calls slice(sub) for each slice of text cut the way tokenization_kimi.py cuts it.
+// Precondition: text is valid UTF-8.
+template <typename F>
+Status ForEachSlice(std::string_view text, F slice) {
+  if (NoSliceCutPossible(text)) return slice(text);
+  return ForEachSliceExact(text, slice);
 }
 
 // Recently encoded multi-token pieces, per thread, for the tokenizer that used it last.
@@ -171,34 +225,54 @@ std::vector<SpecialToken> Tokenizer::K3SpecialTokens(int32_t num_base_tokens) {
 
 namespace {
 
-// Encodes text, recognising special tokens only where allowed(begin, end) says a match may
-// lie (byte offsets into text). Slices are cut first and searched one by one, as the
-// reference tokenizer does, so a special-token text across a cut stays ordinary text.
-template <typename AllowedAt>
+// A byte range [begin, end) of the text being encoded.
+struct ByteRange {
+  size_t begin;
+  size_t end;
+};
+
+// Encodes text, recognising special tokens only when a match lies wholly inside one of the
+// `allowed` ranges (ascending, disjoint); the search looks only where such a match may start.
+// Slices are cut first and searched one by one, as the reference tokenizer does, so a
+// special-token text across a cut stays ordinary text.
 Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, const text::SpecialMatcher& matcher,
-                          std::string_view text, AllowedAt allowed, std::vector<int32_t>* ids) {
+                          std::string_view text, std::span<const ByteRange> allowed, std::vector<int32_t>* ids) {
   KIMI_RETURN_IF_ERROR(text::ValidateUtf8(text));
   const size_t initial_size = ids->size();
+  size_t range = 0;  // the first allowed range that ends after the search position
   Status status = ForEachSlice(text, [&](std::string_view slice) -> Status {
     const size_t slice_offset = static_cast<size_t>(slice.data() - text.data());
-    size_t pos = 0;       // next byte of the slice to encode
-    size_t search = 0;    // where to look for the next special-token text
-    while (pos < slice.size()) {
-      text::SpecialMatch match{std::string_view::npos, 0, -1};
+    // The leftmost allowed match starting at or after search, as a slice offset.
+    auto next_allowed = [&](size_t search) -> text::SpecialMatch {
       while (search < slice.size()) {
-        match = matcher.FindNext(slice, search);
-        if (match.position == std::string_view::npos) break;
-        if (allowed(slice_offset + match.position, slice_offset + match.position + match.length)) break;
-        search = match.position + 1;  // not allowed here: ordinary text, look further
-        match.position = std::string_view::npos;
+        const size_t at = slice_offset + search;
+        while (range < allowed.size() && allowed[range].end <= at) ++range;
+        if (range == allowed.size()) break;
+        const ByteRange& r = allowed[range];
+        const size_t from = std::max(at, r.begin) - slice_offset;
+        const size_t until = std::min(r.end - slice_offset, slice.size());
+        if (from >= until) break;  // the range starts beyond this slice
+        const text::SpecialMatch match = matcher.FindNext(slice, from, until);
+        if (match.position == std::string_view::npos) {
+          search = until;
+        } else if (slice_offset + match.position + match.length <= r.end) {
+          return match;
+        } else {
+          search = match.position + 1;  // runs past its range: ordinary text, look further
+        }
       }
+      return {std::string_view::npos, 0, -1};
+    };
+    size_t pos = 0;  // next byte of the slice to encode
+    while (pos < slice.size()) {
+      const text::SpecialMatch match = next_allowed(pos);
       const size_t ordinary_end = match.position == std::string_view::npos ? slice.size() : match.position;
       if (ordinary_end > pos) {
         EncodeOrdinary(ranks, instance_id, slice.substr(pos, ordinary_end - pos), ids);
       }
       if (match.position == std::string_view::npos) break;
       ids->push_back(match.id);
-      pos = search = match.position + match.length;
+      pos = match.position + match.length;
     }
     return Status::OK();
   });
@@ -210,27 +284,32 @@ Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, co
 
 Status Tokenizer::EncodeAppend(std::string_view text, bool allow_special, std::vector<int32_t>* ids) const {
   const State& s = *state_;
+  const ByteRange whole{0, text.size()};
   return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, text,
-                            [allow_special](size_t, size_t) { return allow_special; }, ids);
+                            allow_special ? std::span<const ByteRange>(&whole, 1) : std::span<const ByteRange>(), ids);
 }
 
 Status Tokenizer::EncodeSegmentsAppend(std::span<const TextSegment> segments, std::vector<int32_t>* ids) const {
+  // Segments cut from one string (a rendered prompt's are) are encoded where they lie;
+  // others are joined into a copy first.
+  bool contiguous = true;
+  for (size_t i = 1; i < segments.size() && contiguous; ++i) {
+    contiguous = segments[i].text.data() == segments[i - 1].text.data() + segments[i - 1].text.size();
+  }
   std::string joined;
-  std::vector<std::pair<size_t, size_t>> allowed_ranges;  // [begin, end), ascending
+  std::vector<ByteRange> allowed_ranges;  // ascending
+  size_t size = 0;
   for (const TextSegment& segment : segments) {
     if (segment.allow_special && !segment.text.empty()) {
-      allowed_ranges.emplace_back(joined.size(), joined.size() + segment.text.size());
+      allowed_ranges.push_back({size, size + segment.text.size()});
     }
-    joined.append(segment.text);
+    if (!contiguous) joined.append(segment.text);
+    size += segment.text.size();
   }
-  auto allowed = [&allowed_ranges](size_t begin, size_t end) {
-    auto it = std::upper_bound(allowed_ranges.begin(), allowed_ranges.end(), std::make_pair(begin, SIZE_MAX));
-    if (it == allowed_ranges.begin()) return false;
-    --it;
-    return begin >= it->first && end <= it->second;
-  };
+  std::string_view text = joined;
+  if (contiguous && !segments.empty()) text = std::string_view(segments.front().text.data(), size);
   const State& s = *state_;
-  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, joined, allowed, ids);
+  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, text, allowed_ranges, ids);
 }
 
 Result<std::vector<int32_t>> Tokenizer::EncodeSegments(std::span<const TextSegment> segments) const {
@@ -285,5 +364,7 @@ std::optional<int32_t> Tokenizer::SpecialTokenId(std::string_view text) const {
 }
 
 const std::vector<SpecialToken>& Tokenizer::special_tokens() const { return state_->specials; }
+
+uint64_t Tokenizer::id() const { return state_->instance_id; }
 
 }  // namespace kimi

@@ -9,6 +9,7 @@
 
 #include "kimi/tokenizer.h"
 #include "text/pretokenizer.h"
+#include "text/pretokenizer_classes.h"
 #include "text/tokenizer_test_util.h"
 #include "text/tokenizer_utf8.h"
 
@@ -81,13 +82,65 @@ TEST(TokenizerPropertyTest, StreamDecoderRebuildsTheText) {
   if (testing::RealRanksDir()) CheckStreaming(testing::RealTokenizer(), 4, 300);
 }
 
+// tokenization_kimi.py's cuts, written plainly: a new slice where a run of Python-whitespace
+// (or non-whitespace) code points would exceed 25,000, and every 400,000 code points.
+std::vector<std::string> ReferenceSlices(const std::string& text) {
+  std::vector<std::string> slices(1);
+  size_t run = 0, chunk = 0;
+  bool run_is_space = false;
+  for (size_t pos = 0; pos < text.size();) {
+    const Utf8Step step = DecodeUtf8At(text, pos);
+    const bool is_space = (CharClasses::Get().Of(step.code_point) & kClassPySpace) != 0;
+    if (chunk == 400000) {
+      slices.emplace_back();
+      chunk = 0;
+      run = 0;
+    }
+    if (run == 0 || is_space != run_is_space) {
+      run_is_space = is_space;
+      run = 1;
+    } else if (++run > 25000) {
+      slices.emplace_back();
+      run = 1;
+    }
+    ++chunk;
+    slices.back().append(text, pos, step.length);
+    pos += step.length;
+  }
+  return slices;
+}
+
 TEST(TokenizerPropertyTest, LongRunsAreCutLikeTokenizationKimi) {
-  // Over 25,000 spaces and over 25,000 letters: both get cut, and still round-trip.
-  const Tokenizer& t = testing::DemoTokenizer();
-  const std::string text = std::string(30000, ' ') + std::string(26000, 'a') + "b";
-  auto ids = t.Encode(text, false);
-  ASSERT_TRUE(ids.ok());
-  EXPECT_EQ(*t.Decode(*ids), text);
+  // Runs just under, at and over 25,000 code points, of ASCII and of multi-byte characters
+  // (U+3000 is whitespace; Han is not; either has more bytes than code points), with and
+  // without text between them: the ids are those of the reference slices encoded one by one.
+  const std::string space = " ", ideographic_space = "\u3000", han = "\u4e2d", letter = "a";
+  auto repeat = [](const std::string& s, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const std::vector<std::string> texts = {
+      repeat(space, 30000) + repeat(letter, 26000) + "b",
+      repeat(letter, 25000) + " " + repeat(letter, 25001),
+      repeat(han, 25000),
+      repeat(han, 25001) + "x",
+      repeat(ideographic_space, 9000) + "x" + repeat(ideographic_space, 25001) + "y",
+      repeat("\u4e2d\u6587 ", 6000) + repeat(han, 20000),
+      repeat(letter + ideographic_space, 20000),
+  };
+  for (const Tokenizer* t : {&testing::DemoTokenizer(), testing::RealRanksDir() ? &testing::RealTokenizer() : nullptr}) {
+    if (t == nullptr) continue;
+    for (const std::string& text : texts) {
+      std::vector<int32_t> expected;
+      const std::vector<std::string> slices = ReferenceSlices(text);
+      for (const std::string& slice : slices) ASSERT_TRUE(t->EncodeAppend(slice, false, &expected).ok());
+      auto ids = t->Encode(text, false);
+      ASSERT_TRUE(ids.ok());
+      EXPECT_EQ(*ids, expected) << text.size() << " bytes in " << slices.size() << " slices";
+      EXPECT_EQ(*t->Decode(*ids), text);
+    }
+  }
 }
 
 TEST(TokenizerPropertyTest, RandomBytesAreRejectedOrRoundTripNeverCrash) {

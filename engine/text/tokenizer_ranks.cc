@@ -6,6 +6,26 @@
 namespace kimi::text {
 namespace {
 
+// The n bytes at p as a little-endian word, zero-padded; the first 8 when n >= 8.
+uint64_t LoadPadded(const char* p, size_t n) {
+  if (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  }
+  // Two overlapping loads agree on the bytes they share, so OR-ing them in place gives the n
+  // bytes zero-padded, without a variable-length memcpy.
+  if (n >= 4) {
+    uint32_t lo, hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    return uint64_t{lo} | (uint64_t{hi} << ((n - 4) * 8));
+  }
+  if (n == 0) return 0;
+  const auto* b = reinterpret_cast<const uint8_t*>(p);
+  return uint64_t{b[0]} | (uint64_t{b[n / 2]} << (n / 2 * 8)) | (uint64_t{b[n - 1]} << ((n - 1) * 8));
+}
+
 uint64_t HashBytes(std::string_view s) {
   // A multiply-rotate hash over 8-byte words: pieces are short, so speed matters more than
   // resistance to crafted collisions (the table is fixed; inputs only probe it).
@@ -13,15 +33,11 @@ uint64_t HashBytes(std::string_view s) {
   uint64_t h = 0x243F6A8885A308D3ull ^ (s.size() * kMul);
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = (h ^ w) * kMul;
+    h = (h ^ LoadPadded(s.data() + i, 8)) * kMul;
     h ^= h >> 29;
   }
   if (i < s.size()) {
-    uint64_t w = 0;
-    std::memcpy(&w, s.data() + i, s.size() - i);
-    h = (h ^ w) * kMul;
+    h = (h ^ LoadPadded(s.data() + i, s.size() - i)) * kMul;
     h ^= h >> 29;
   }
   h *= 0xBF58476D1CE4E5B9ull;
@@ -179,10 +195,15 @@ Status RankTable::Build() {
       return Status::Corruption("token bytes repeated at ranks " + std::to_string(other) + " and " +
                                 std::to_string(rank));
     }
+    if (bytes.size() > kMaxTokenBytes) {
+      return Status::Corruption("token at rank " + std::to_string(rank) + " is longer than " +
+                                std::to_string(kMaxTokenBytes) + " bytes");
+    }
     const uint64_t h = HashBytes(bytes);
     uint64_t i = h & mask_;
     while (slots_[i].rank != kAbsent) i = (i + 1) & mask_;
-    slots_[i] = Slot{static_cast<uint32_t>(h >> 32), rank, offsets_[rank], static_cast<uint32_t>(bytes.size())};
+    slots_[i] = Slot{LoadPadded(bytes.data(), bytes.size()), rank, static_cast<uint16_t>(h >> 48),
+                     static_cast<uint16_t>(bytes.size())};
   }
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
@@ -201,14 +222,16 @@ Status RankTable::Build() {
 }
 
 int32_t RankTable::Find(std::string_view bytes) const {
+  if (bytes.size() > kMaxTokenBytes) return kAbsent;
   const uint64_t h = HashBytes(bytes);
-  const auto tag = static_cast<uint32_t>(h >> 32);
-  const auto length = static_cast<uint32_t>(bytes.size());
+  const auto tag = static_cast<uint16_t>(h >> 48);
+  const auto length = static_cast<uint16_t>(bytes.size());
+  const uint64_t head = LoadPadded(bytes.data(), bytes.size());
   for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
     const Slot& slot = slots_[i];
     if (slot.rank == kAbsent) return kAbsent;
-    if (slot.tag == tag && slot.length == length &&
-        std::memcmp(arena_.data() + slot.offset, bytes.data(), length) == 0) {
+    if (slot.head == head && slot.tag == tag && slot.length == length &&
+        (length <= 8 || std::memcmp(arena_.data() + offsets_[slot.rank] + 8, bytes.data() + 8, length - 8) == 0)) {
       return slot.rank;
     }
   }

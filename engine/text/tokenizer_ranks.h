@@ -6,7 +6,8 @@
 // text can be encoded) and the ranks to be exactly 0..size()-1 (special tokens follow them).
 //
 // Lookup is an open-addressing hash table over one arena of bytes, so a lookup of a slice of
-// a piece allocates nothing.
+// a piece allocates nothing. A slot holds a token's first 8 bytes, so a lookup of a token
+// that short (most are) reads its slot and nothing else.
 //
 // Thread safety: immutable after construction; any number of threads may read it.
 #pragma once
@@ -23,6 +24,8 @@ namespace kimi::text {
 class RankTable {
  public:
   static constexpr int32_t kAbsent = -1;
+  // The longest token the table holds (a slot records the length in 16 bits).
+  static constexpr size_t kMaxTokenBytes = 65535;
 
   // Parses tiktoken text: non-empty lines of "base64 rank" separated by whitespace.
   static Result<RankTable> ParseTiktoken(std::string_view text);
@@ -49,12 +52,13 @@ class RankTable {
 
   std::string arena_;              // every token's bytes, in rank order
   std::vector<uint32_t> offsets_;  // size()+1 entries into arena_
-  // One slot holds what a probe needs, so a lookup touches the slot and the bytes only.
+  // One slot holds what a probe needs: tokens of up to 8 bytes are compared in the slot; a
+  // longer one's remaining bytes are at arena_[offsets_[rank] + 8].
   struct Slot {
-    uint32_t tag;     // high 32 bits of the hash
+    uint64_t head;    // the first 8 bytes as a little-endian word, zero-padded
     int32_t rank;     // kAbsent marks an empty slot
-    uint32_t offset;  // into arena_
-    uint32_t length;
+    uint16_t tag;     // the hash's top 16 bits
+    uint16_t length;
   };
   std::vector<Slot> slots_;
   uint64_t mask_ = 0;

@@ -75,8 +75,9 @@ int32_t SpecialMatcher::Find(std::string_view text) const {
   return it == by_text_.end() ? -1 : it->second;
 }
 
-SpecialMatch SpecialMatcher::FindNext(std::string_view text, size_t from) const {
-  for (size_t pos = from; pos < text.size(); ++pos) {
+SpecialMatch SpecialMatcher::FindNext(std::string_view text, size_t from, size_t until) const {
+  const size_t last = std::min(until, text.size());
+  for (size_t pos = from; pos < last; ++pos) {
     if (!first_byte_[static_cast<uint8_t>(text[pos])]) continue;
     for (size_t len : lengths_) {
       if (pos + len > text.size()) continue;

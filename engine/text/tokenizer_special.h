@@ -38,9 +38,9 @@ class SpecialMatcher {
  public:
   explicit SpecialMatcher(const std::vector<SpecialToken>& table);
 
-  // The leftmost occurrence of a special-token text in text at or after from; at one
-  // position the longest text wins.
-  SpecialMatch FindNext(std::string_view text, size_t from) const;
+  // The leftmost occurrence of a special-token text in text that starts in [from, until);
+  // at one position the longest text wins (it may end anywhere in text).
+  SpecialMatch FindNext(std::string_view text, size_t from, size_t until = std::string_view::npos) const;
   // The id of exactly this text, or -1.
   int32_t Find(std::string_view text) const;
 

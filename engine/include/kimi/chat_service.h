@@ -48,10 +48,18 @@ struct EncodedRequestPrompt {
   std::vector<int32_t> ids;       // what the runtime runs (chat: with the generation stub)
   int64_t prompt_tokens = 0;      // what usage.prompt_tokens reports
   std::optional<ChatRequest> chat;  // the parsed chat request (chat endpoint only)
+  // What the ids were made from, so that they can be reused for the same prompt only: the
+  // tokenizer (Tokenizer::id) and the rendered prompt (completions: the prompt text alone).
+  uint64_t tokenizer_id = 0;
+  RenderedPrompt rendered;
 };
-// Errors: InvalidArgument naming the body field at fault; the tokenizer's errors.
+// `counted` (may be null): ids encoded earlier for this request (CountPromptTokens). They are
+// reused, not encoded again, when the same tokenizer made them from the same rendered prompt
+// (text, markup and stub); otherwise they are ignored. Either way the result is what encoding
+// would give. Errors: InvalidArgument naming the body field at fault; the tokenizer's errors.
 Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
-                                                 ServingEndpoint endpoint);
+                                                 ServingEndpoint endpoint,
+                                                 const EncodedRequestPrompt* counted = nullptr);
 
 // The number of prompt tokens a request will report as usage.prompt_tokens, computed by the
 // same path as ChatService::Start (EncodeRequestPrompt), for checks made before a request is
@@ -61,6 +69,9 @@ Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, con
 struct PromptTokenCount {
   int64_t tokens = 0;
   bool exact = true;  // false: `tokens` is an upper bound of at most bound_enough
+  // An exact count's ids, for ChatService::Start to run without encoding the prompt again
+  // (its `chat` is not kept); null for an upper bound.
+  std::shared_ptr<const EncodedRequestPrompt> encoded;
 };
 Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
                                            ServingEndpoint endpoint, int64_t bound_enough = -1);
@@ -84,6 +95,10 @@ struct ChatEvent {
   std::string finish_reason;
   ChatUsage usage;
   Status error;
+  // The sampled tokens this event accounts for: those read since the previous event, up to
+  // and including the one that released it; 0 when an earlier event already counted the
+  // token that released this one (a token may release several events).
+  int64_t tokens = 0;
 };
 
 class ChatStream {
@@ -121,9 +136,11 @@ class ChatService {
   ChatService& operator=(const ChatService&) = delete;
 
   // Errors (nothing was submitted): InvalidArgument naming the body field at fault.
-  // `priority`: the runtime's admission priority (GenerationRequest::priority).
+  // `priority`: the runtime's admission priority (GenerationRequest::priority). `counted`
+  // (may be null): the ids CountPromptTokens made of this body, so that a request counted
+  // before it was submitted is tokenised once (EncodeRequestPrompt says when they are used).
   Result<std::unique_ptr<ChatStream>> Start(const nlohmann::ordered_json& body, ServingEndpoint endpoint,
-                                            int priority = 0);
+                                            int priority = 0, const EncodedRequestPrompt* counted = nullptr);
 
   RuntimeCounters Counters() const;
   const Tokenizer& tokenizer() const { return tokenizer_; }

@@ -97,6 +97,9 @@ class Tokenizer {
   bool IsSpecial(int32_t id) const;
   std::optional<int32_t> SpecialTokenId(std::string_view text) const;
   const std::vector<SpecialToken>& special_tokens() const;  // ascending ids, all 256
+  // Names the loaded vocabulary: copies of a Tokenizer share it, two loads never do (not
+  // even of the same files), so ids made by one can be recognised as its own.
+  uint64_t id() const;
 
  private:
   struct State;
