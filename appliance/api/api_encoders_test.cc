@@ -269,12 +269,12 @@ TEST(ChatSseEncoderTest, ArgumentChunksNeverSplitACharacter) {
 }
 
 // Text frames are written without a JSON tree per token; their bytes must be exactly what
-// serialising the frame as JSON gives, escapes and all, and text that is not UTF-8 takes the
-// general path.
+// SseFrame() makes of the frame as JSON, escapes (its line-break ones too) and all, and text
+// that is not UTF-8 takes the general path.
 TEST(ChatSseEncoderTest, TextFramesAreByteForByteTheSerialisedFrame) {
   const ResponseMeta meta{"chatcmpl-\"quoted\"", 1700000000, "kimi/k3 \u00e9"};
   const std::string tricky = std::string("quote \" back \\ nl \n cr \r tab \t bs \b ff \f ctl ") + '\x01' +
-                             "\x1f del \x7f Zürich 東京 😀 \u2028";
+                             "\x1f del \x7f Zürich 東京 😀 \u2028 \u2029 \u0085 “\u2028”";
   const std::string not_utf8 = "bad \xff byte";
   for (const auto& [kind, key] : {std::pair{StreamEventKind::kAnswer, "content"},
                                   std::pair{StreamEventKind::kReasoning, "reasoning_content"}}) {
@@ -286,7 +286,7 @@ TEST(ChatSseEncoderTest, TextFramesAreByteForByteTheSerialisedFrame) {
       encoder.Encode(Text(kind, text), &out);
       Json frame{{"id", meta.id}, {"object", "chat.completion.chunk"}, {"created", meta.created}, {"model", meta.model}};
       frame["choices"] = Json::array({Json{{"index", 0}, {"delta", Json{{key, text}}}}});
-      EXPECT_EQ(out, "data: " + DumpJson(frame) + "\n\n") << key;
+      EXPECT_EQ(out, SseFrame(frame)) << key;
     }
   }
 }

@@ -43,7 +43,9 @@ void ChatSseEncoder::TextFrame(std::string_view key, std::string_view value, std
   out->append(",\"choices\":[{\"index\":0,\"delta\":{\"");
   out->append(key);
   out->append("\":\"");
-  chat::AppendJsonEscaped(value, out);  // the escaping DumpJson() applies with ensure_ascii off
+  escaped_.clear();
+  chat::AppendJsonEscaped(value, &escaped_);  // the escaping DumpJson() applies with ensure_ascii off
+  AppendEscapingLineBreaks(escaped_, out);    // and the one SseFrame() adds
   out->append("\"}}]}\n\n");
 }
 

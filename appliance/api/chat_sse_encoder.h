@@ -55,6 +55,7 @@ class ChatSseEncoder : public StreamEncoder {
 
   ResponseMeta meta_;
   ChatStreamOptions options_;
+  std::string escaped_;       // TextFrame's scratch, kept to spare an allocation per frame
   std::string frame_prefix_;  // "data: {" + the envelope's members (id, object, created, model)
   bool started_ = false;
   bool in_reasoning_ = false;

@@ -24,19 +24,23 @@ std::string_view LineBreakEscape(std::string_view text, size_t at) {
 // readers also end a line at U+0085, U+2028 and U+2029, which JSON allows raw in strings; a
 // frame that carried one would reach such a reader cut in two. Escaped, the JSON means the same
 // and every frame stays one line. Outside strings JSON is ASCII, so every match is in a string.
+void AppendEscapingLineBreaks(std::string_view json, std::string* out) {
+  size_t copied = 0;
+  for (size_t at = json.find_first_of("\xC2\xE2"); at != std::string_view::npos;
+       at = json.find_first_of("\xC2\xE2", at + 1)) {
+    const std::string_view escape = LineBreakEscape(json, at);
+    if (escape.empty()) continue;
+    out->append(json, copied, at - copied).append(escape);
+    copied = at + (json[at] == '\xC2' ? 2 : 3);
+  }
+  out->append(json, copied, std::string_view::npos);
+}
+
 std::string SseFrame(const Json& payload) {
   const std::string json = DumpJson(payload);
   std::string frame = "data: ";
   frame.reserve(json.size() + 8);
-  size_t copied = 0;
-  for (size_t at = json.find_first_of("\xC2\xE2"); at != std::string::npos;
-       at = json.find_first_of("\xC2\xE2", at + 1)) {
-    const std::string_view escape = LineBreakEscape(json, at);
-    if (escape.empty()) continue;
-    frame.append(json, copied, at - copied).append(escape);
-    copied = at + (json[at] == '\xC2' ? 2 : 3);
-  }
-  frame.append(json, copied, std::string::npos);
+  AppendEscapingLineBreaks(json, &frame);
   frame += "\n\n";
   return frame;
 }

@@ -25,8 +25,12 @@ class StreamEncoder {
   virtual bool finished() const = 0;
 };
 
-// "data: <json>\n\n"
+// "data: <json>\n\n", with U+0085, U+2028 and U+2029 written as \u escapes so that every
+// frame stays one line for readers that split lines on them.
 std::string SseFrame(const nlohmann::ordered_json& payload);
+
+// Appends serialised JSON text with those three line breaks escaped, as SseFrame() does.
+void AppendEscapingLineBreaks(std::string_view json, std::string* out);
 
 // `envelope` is the frame's id/object/created/model; `end_choice` the choice of the end
 // frame without usage (finish_reason, and delta {} or text ""). Appends the end frame, the
