@@ -76,16 +76,29 @@ struct NullSink : api::EventSink {
   bool Emit(const api::StreamEvent&) override { return ++events > 0; }
 };
 
-TEST(SloMeasuringBackendTest, TimesEveryServedRequestAndSkipsFailedOnes) {
+// A measuring backend over `inner`, with a policy service, a registry and a clock that moves
+// 30 ms per reading.
+class SloMeasuringBackendTest : public ::testing::Test {
+ protected:
+  void StartPolicy(const nlohmann::json& policy) {
+    ASSERT_TRUE(service.Start(policy, {"t", "system", "", ""}).ok());
+  }
+  SloMeasuringBackend Measuring(api::Backend* inner) {
+    return SloMeasuringBackend(inner, &service, &slo, [this] { return now += 30ms; });
+  }
+
   ScratchStore db;
-  PolicyStore store(db.get());
-  PolicyService service(&store, nullptr, [](audit::AuditRecord) { return Status::OK(); });
-  ASSERT_TRUE(service.Start(LoadShipped("default.json"), {"t", "system", "", ""}).ok());
+  PolicyStore store{db.get()};
+  PolicyService service{&store, nullptr, [](audit::AuditRecord) { return Status::OK(); }};
   metrics::Registry registry;
-  SloMetrics slo(&registry);
-  ScriptedBackend inner;
+  SloMetrics slo{&registry};
   std::chrono::steady_clock::time_point now{};
-  SloMeasuringBackend backend(&inner, &service, &slo, [&now] { return now += 30ms; });
+};
+
+TEST_F(SloMeasuringBackendTest, TimesEveryServedRequestAndSkipsFailedOnes) {
+  StartPolicy(LoadShipped("default.json"));
+  ScriptedBackend inner;
+  SloMeasuringBackend backend = Measuring(&inner);
 
   NullSink sink;
   api::BackendRequest request;
@@ -138,18 +151,12 @@ class TokenCountingBackend : public api::Backend {
   }
 };
 
-TEST(SloMeasuringBackendTest, GapsArePerTokenWhenTheBackendCountsTokens) {
-  ScratchStore db;
-  PolicyStore store(db.get());
-  PolicyService service(&store, nullptr, [](audit::AuditRecord) { return Status::OK(); });
+TEST_F(SloMeasuringBackendTest, GapsArePerTokenWhenTheBackendCountsTokens) {
   nlohmann::json policy = LoadShipped("default.json");
   policy["service_levels"]["itl_targets"]["chat"] = 15;
-  ASSERT_TRUE(service.Start(policy, {"t", "system", "", ""}).ok());
-  metrics::Registry registry;
-  SloMetrics slo(&registry);
+  StartPolicy(policy);
   TokenCountingBackend inner;
-  std::chrono::steady_clock::time_point now{};
-  SloMeasuringBackend backend(&inner, &service, &slo, [&now] { return now += 30ms; });
+  SloMeasuringBackend backend = Measuring(&inner);
 
   NullSink sink;
   api::BackendRequest request;
