@@ -30,6 +30,10 @@ KIMI_ENGINE = os.environ.get("KIMI_ENGINE_BIN", "")
 # Generous bounds for waiting on the daemon; they only stop a hung test, they measure nothing.
 START_TIMEOUT_S = 30
 EXIT_TIMEOUT_S = 30
+# How long request() waits for a whole reply. A non-streamed completion answers only when its
+# last token is decoded, which on a loaded 2-core CI machine can take far longer than the 10 s
+# that suits connects and quick admin calls.
+REPLY_TIMEOUT_S = 120
 
 
 def write_config(directory, config):
@@ -280,7 +284,7 @@ def request(daemon, method, path, headers=None, body=b"", auth=_DEFAULT):
         token = daemon.api_key if auth is _DEFAULT else auth
         if token is not None:
             headers["Authorization"] = "Bearer " + token
-    with daemon.connect() as s:
+    with daemon.connect(timeout=REPLY_TIMEOUT_S) as s:
         send_request(s, method, path, headers, body)
         return read_reply(s)
 
