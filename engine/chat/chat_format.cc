@@ -276,31 +276,49 @@ class Renderer {
     const Json* name = Get(fn, "name");
     if (IsNone(name)) return Status::InvalidArgument(fn_field + ".name: a tool call needs a function name");
     OpenTag("call", {{"tool", PythonStr(*name)}, {"index", std::to_string(j + 1)}});
-    static const Json kEmptyArguments = Json::object();
-    const Json* arguments = fn.contains("arguments") ? &fn["arguments"] : &kEmptyArguments;
-    const Json* json_block = Get(fn, "_xtml_json_block");
-    if (!IsNone(json_block)) {
-      OpenTag("json", {{"type", "object"}});
-      out_.append(PythonStr(*json_block));
-      CloseTag("json");
+    // Arguments are normalised as Kimi's published encoder does before rendering
+    // (encoding_k3.normalize_tool_arguments): a JSON object text renders as typed `argument`
+    // elements exactly like a mapping, and only text that does not parse as JSON is kept
+    // verbatim in a `json` block. That block is the encoder's own derived field
+    // (`_xtml_json_block`), so a request cannot supply it. One known gap: Python's json.loads
+    // also accepts NaN and Infinity, which nlohmann refuses; such text stays a `json` block.
+    const Json* arguments = Get(fn, "arguments");
+    if (IsNone(arguments)) {
+      // no arguments: the call renders empty
     } else if (arguments->is_object()) {
-      for (const auto& [key, value] : arguments->items()) {
-        OpenTag("argument", {{"key", key}, {"type", XtmlType(value)}});
-        out_.append(value.is_string() ? value.get<std::string>() : chat::PythonJsonDumps(value));
-        CloseTag("argument");
-      }
+      ArgumentElements(*arguments);
     } else if (arguments->is_string()) {
       const auto& text = arguments->get_ref<const std::string&>();
       if (!chat::PythonStrip(text).empty()) {
-        OpenTag("json", {{"type", "object"}});
-        out_.append(text);
-        CloseTag("json");
+        const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+        if (parsed.is_discarded()) {
+          OpenTag("json", {{"type", "object"}});
+          out_.append(text);
+          CloseTag("json");
+        } else if (!parsed.is_object()) {
+          return Status::InvalidArgument(fn_field + ".arguments: a JSON text of arguments must be an object");
+        } else if (!chat::NestingWithin(parsed, chat::kMaxNesting)) {
+          return Status::InvalidArgument(fn_field + ".arguments: nested deeper than " +
+                                         std::to_string(chat::kMaxNesting) + " levels");
+        } else {
+          ArgumentElements(parsed);
+        }
       }
-    } else if (!arguments->is_null()) {
+    } else {
       return Status::InvalidArgument(fn_field + ".arguments: must be an object or a JSON object text");
     }
     CloseTag("call");
     return Status::OK();
+  }
+
+  // One typed `argument` element per key, in the mapping's order: a string value is written
+  // raw, any other value as its json.dumps text.
+  void ArgumentElements(const Json& arguments) {
+    for (const auto& [key, value] : arguments.items()) {
+      OpenTag("argument", {{"key", key}, {"type", XtmlType(value)}});
+      out_.append(value.is_string() ? value.get<std::string>() : chat::PythonJsonDumps(value));
+      CloseTag("argument");
+    }
   }
 
   static std::string XtmlType(const Json& value) {

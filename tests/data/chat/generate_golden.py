@@ -40,10 +40,59 @@ def make_env():
     return env
 
 
+def tool_call_arguments(arguments):
+    """(mapping, raw JSON block or None) for a tool call's `arguments`, as Kimi's tokenizer
+    prepares messages before the template runs: a JSON object text becomes a mapping, text
+    that is not JSON is kept raw for the template's `json` block."""
+    if arguments is None:
+        return {}, None
+    if isinstance(arguments, dict):
+        return arguments, None
+    if not isinstance(arguments, str):
+        raise TypeError("tool call arguments must be a mapping or a JSON object text")
+    if not arguments.strip():
+        return {}, None
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError:
+        return {}, arguments
+    if not isinstance(value, dict):
+        raise ValueError("tool call arguments text must hold a JSON object")
+    return value, None
+
+
+def prepared_messages(messages):
+    """Messages with every tool call's arguments prepared by tool_call_arguments(); the
+    `_xtml_json_block` field is only ever derived here, never taken from the request."""
+    out = []
+    for message in messages:
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        if not calls or not isinstance(calls, list):
+            out.append(message)
+            continue
+        prepared = []
+        for call in calls:
+            if not isinstance(call, dict):
+                prepared.append(call)
+                continue
+            call = dict(call)
+            nested = isinstance(call.get("function"), dict)
+            fn = dict(call["function"]) if nested else call
+            fn["arguments"], block = tool_call_arguments(fn.get("arguments"))
+            fn.pop("_xtml_json_block", None)
+            if block is not None:
+                fn["_xtml_json_block"] = block
+            if nested:
+                call["function"] = fn
+            prepared.append(call)
+        out.append(dict(message, tool_calls=prepared))
+    return out
+
+
 def template_vars(req):
     """The request body's fields as template variables (see chat_request.cc)."""
     kwargs = req.get("chat_template_kwargs") or {}
-    out = {"messages": req["messages"]}
+    out = {"messages": prepared_messages(req["messages"])}
     if req.get("tools") is not None:
         out["tools"] = req["tools"]
     for key in ("tool_choice", "response_format"):
@@ -158,7 +207,7 @@ CASES = [
                                                              call("g", "empty_str", ""), call("h", "spaces", "   "),
                                                              {"id": "i", "function": {"name": "missing_args"}},
                                                              call("j", "null_args", None)]}]}),
-    ("xtml_json_block", {"messages": [U("x"),
+    ("request_json_block_field_ignored", {"messages": [U("x"),
         {"role": "assistant", "tool_calls": [{"id": "q", "function": {"name": "raw", "arguments": {"ignored": 1}, "_xtml_json_block": "{\"a\": [1, 2]}"}}]}]}),
     ("global_tools_sorted", {"messages": [U("hi")], "tools": [WEATHER_TOOL, SEARCH_TOOL]}),
     ("dictsort_case_insensitive", {"messages": [U("hi")], "tools": [{"type": "function", "function": {
@@ -276,6 +325,34 @@ CASES = [
     ("error_tool_beyond_calls", {"messages": [U("x"), {"role": "assistant", "tool_calls": [call("a", "f", {})]},
                                               {"role": "tool", "content": "1"}, {"role": "tool", "content": "2"}]}, "messages[3]"),
     ("error_message_without_role", {"messages": [U("x"), {"content": "no role"}]}, "messages[1]"),
+    # Tool-call arguments given as text (the OpenAI wire form): JSON object text renders as typed
+    # argument elements in the text's key order; text that is not JSON stays a raw json block.
+    ("tool_call_args_text_typed", {"messages": [U("x"), {"role": "assistant", "tool_calls": [
+        call("a", "f", " {\"b\": 1.0, \"a\": [1, {\"x\": null}], \"t\": true, \"s\": \"q\\\"t \u00e9\", \"b\": 2.50} "),
+        call("b", "g", "{not json"), call("c", "h", "  ")]}]}),
+    ("error_tool_call_args_text_array", {"messages": [U("x"), {"role": "assistant", "tool_calls": [call("a", "f", "[1, 2]")]}]},
+     "messages[1].tool_calls[0].function.arguments"),
+    # Moonshot's verifier's ground-truth request (tests/k3_features/test_tokenization_groundtruth.py),
+    # with thinking.effort given as the template's thinking_effort.
+    ("verifier_groundtruth_request", {"messages": [
+        S("You are Kimi, a helpful assistant."),
+        {"role": "system", "content": "", "tools": [{"type": "function", "function": {
+            "name": "get_weather", "description": "Get the weather of a city.", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string", "description": "城市名称"},
+                                                 "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                "required": ["city"]}}}]},
+        U("北京今天天气怎么样？请查一下。"),
+        {"role": "assistant", "content": "", "tool_calls": [call("call_01abc", "get_weather", "{\"city\": \"北京\"}")]},
+        {"role": "tool", "tool_call_id": "call_01abc", "content": "{\"city\": \"北京\", \"temperature\": 26, \"condition\": \"晴\"}"},
+        U("请用 JSON 格式总结今天的天气，包含城市、温度、天气状况和一句话总结。")],
+        "tools": [{"type": "function", "function": {"name": "get_news", "description": "Get the latest news by topic.",
+                   "parameters": {"type": "object", "properties": {"topic": {"type": "string"}}}}}],
+        "tool_choice": "auto",
+        "response_format": {"type": "json_schema", "json_schema": {"name": "weather_summary", "schema": {
+            "type": "object", "properties": {"city": {"type": "string"}, "temperature": {"type": "number"},
+                                             "condition": {"type": "string"}, "summary": {"type": "string"}},
+            "required": ["city", "temperature", "condition", "summary"], "additionalProperties": False}}},
+        "thinking": {"type": "enabled", "keep": "all"}, "thinking_effort": "high"}),
 ]
 
 # Assistant turns as the model would emit them after the generation stub.
