@@ -13,9 +13,6 @@
 namespace kimi::chat {
 namespace {
 
-constexpr std::string_view kOpenText = "<|open|>";
-constexpr std::string_view kCloseText = "<|close|>";
-constexpr std::string_view kSepText = "<|sep|>";
 // Longer than any tag the template writes (a tool name and an argument key included).
 constexpr size_t kMaxTagHeaderBytes = 1024;
 
@@ -40,7 +37,7 @@ class K3OutputParser final : public OutputParser {
     } else if (id == ids_.sep) {
       if (pending_tag_ == PendingTag::kNone) {
         FlushText();
-        Literal(kSepText, "a <|sep|> outside a tag");
+        Warn("a <|sep|> outside a tag (dropped)");
       } else {
         const bool opening = pending_tag_ == PendingTag::kOpen;
         pending_tag_ = PendingTag::kNone;
@@ -56,7 +53,7 @@ class K3OutputParser final : public OutputParser {
       EndOfMessage();
     } else if (pending_tag_ != PendingTag::kNone) {
       tag_text_.append(token.text);
-      if (tag_text_.size() > kMaxTagHeaderBytes) GiveUpOnLongTag();
+      if (tag_text_.size() > kMaxTagHeaderBytes) AbandonPendingTag();
     } else {
       Text(token.text);
     }
@@ -147,41 +144,25 @@ class K3OutputParser final : public OutputParser {
     }
   }
 
-  // Out-of-place structure is written out as answer text, whole characters only.
-  void Literal(std::string_view text, std::string_view why) {
-    Warn(why);
-    Utf8Assembler assembler;
-    std::string clean = assembler.Push(text);
-    clean += assembler.Flush();
-    Emit(OutputEventKind::kAnswer, std::move(clean));
-  }
-
+  // An <|open|> or <|close|> that no <|sep|> completes (another marker, the end, or
+  // kMaxTagHeaderBytes came first) was not a tag: the control token is dropped and the bytes
+  // after it are ordinary text of the current channel.
   void AbandonPendingTag() {
     if (pending_tag_ == PendingTag::kNone) return;
-    const std::string_view marker = pending_tag_ == PendingTag::kOpen ? kOpenText : kCloseText;
     pending_tag_ = PendingTag::kNone;
-    Literal(std::string(marker) + tag_text_, "a tag without its <|sep|>");
+    Warn("a tag without its <|sep|> (marker dropped)");
+    Text(tag_text_);
+    tag_text_.clear();
   }
 
-  // An <|open|> or <|close|> whose <|sep|> does not come within kMaxTagHeaderBytes is not a
-  // tag: its first bytes (cut at a character boundary, so where the tokens were cut does not
-  // matter) become answer text and the rest is text of the current channel.
-  void GiveUpOnLongTag() {
-    size_t cut = kMaxTagHeaderBytes;
-    while (cut > 0 && (static_cast<unsigned char>(tag_text_[cut]) & 0xC0) == 0x80) --cut;
-    std::string rest = tag_text_.substr(cut);
-    tag_text_.resize(cut);
-    AbandonPendingTag();
-    Text(rest);
-  }
-
-  void LiteralOpen(std::string_view why) { Literal(std::string(kOpenText) + tag_text_ + std::string(kSepText), why); }
-  void LiteralClose(std::string_view why) { Literal(std::string(kCloseText) + tag_text_ + std::string(kSepText), why); }
+  // A whole tag the grammar does not allow here is markup, not text: it is dropped, so a
+  // control token never reaches the client as content.
+  void DropTag(std::string_view why) { Warn(why); }
 
   void OpenTag() {
     stray_warned_ = false;
     std::optional<K3TagHeader> tag = ParseK3TagHeader(tag_text_);
-    if (!tag) return LiteralOpen("a tag header that does not parse");
+    if (!tag) return DropTag("a tag header that does not parse");
     const std::string& name = tag->name;
     // A channel opening while the previous one is still open closes it.
     if ((name == "response" || name == "tools") && mode_ == Mode::kThink) {
@@ -199,19 +180,19 @@ class K3OutputParser final : public OutputParser {
       if (name == "tools") return Enter(Mode::kTools);
     } else if (mode_ == Mode::kTools && name == "call") {
       const std::string* tool = tag->Find("tool");
-      if (tool == nullptr || tool->empty()) return LiteralOpen("a tool call without a tool name");
+      if (tool == nullptr || tool->empty()) return DropTag("a tool call without a tool name");
       return BeginCall(*tool);
     } else if (mode_ == Mode::kCall && name == "argument" && form_ != ArgumentsForm::kJsonBlock) {
       const std::string* key = tag->Find("key");
       const std::string* type = tag->Find("type");
-      if (key == nullptr || type == nullptr) return LiteralOpen("an argument without key or type");
+      if (key == nullptr || type == nullptr) return DropTag("an argument without key or type");
       return BeginArgument(*key, *type);
     } else if (mode_ == Mode::kCall && name == "json" && form_ == ArgumentsForm::kNone) {
       form_ = ArgumentsForm::kJsonBlock;
       mode_ = Mode::kJson;
       return;
     }
-    LiteralOpen("a tag that does not belong here");
+    DropTag("a tag that does not belong here (dropped)");
   }
 
   void Enter(Mode mode) {
@@ -237,7 +218,7 @@ class K3OutputParser final : public OutputParser {
       mode_ = Mode::kDone;
       return;
     }
-    LiteralClose("a closing tag that does not match the open one");
+    DropTag("a closing tag that does not match the open one (dropped)");
   }
 
   void EndOfMessage() {

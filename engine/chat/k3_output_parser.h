@@ -10,9 +10,11 @@
 //      <|close|>call<|sep|> ...
 //    <|close|>tools<|sep|>]
 //   <|close|>message<|sep|><|end_of_msg|>
-// A tag left open when the next channel opens is closed implicitly (with a warning); any
-// other tag out of place, including a call without a tool name, is written out as answer
-// text (with a warning). docs/chat-format.md has the full rules.
+// A tag left open when the next channel opens is closed implicitly (with a warning). Control
+// tokens never become text: any other tag out of place (a call without a tool name, an
+// unknown or mismatched tag, a stray <|sep|>) is dropped with a warning, and an <|open|> or
+// <|close|> that no <|sep|> completes loses its marker while the bytes after it stay text of
+// the current channel. docs/chat-format.md has the full rules.
 //
 // Thread safety: see OutputParser.
 #pragma once

@@ -195,19 +195,42 @@ TEST(K3OutputParser, UnclosedThinkIsClosedByTheResponse) {
   EXPECT_EQ(run.warnings, 1u);
 }
 
-TEST(K3OutputParser, UnknownTagsStayAnswerText) {
+TEST(K3OutputParser, UnknownTagsAndStraySepsAreDropped) {
   ParserRun run = FeedText("a<|open|>foo x=\"1\"<|sep|>b<|close|>foo<|sep|>c<|sep|>d");
-  EXPECT_EQ(run.parsed.answer, "a<|open|>foo x=\"1\"<|sep|>b<|close|>foo<|sep|>c<|sep|>d");
+  EXPECT_EQ(run.parsed.answer, "abcd");
   EXPECT_EQ(run.warnings, 3u);
 }
 
-TEST(K3OutputParser, CallWithoutANameDegradesToText) {
+TEST(K3OutputParser, MisplacedStructureNeverReachesTheAnswerAsText) {
+  // A stray separator inside reasoning, a mismatched close in the answer, a second response
+  // opening inside the answer, a separator between tool calls, a json block after arguments.
+  ParserRun run = FeedText(
+      "r1<|sep|>r2<|close|>think<|sep|><|open|>response<|sep|>a1<|close|>tools<|sep|>a2<|open|>response<|sep|>a3"
+      "<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"f\" index=\"1\"<|sep|>"
+      "<|open|>argument key=\"k\" type=\"number\"<|sep|>1<|close|>argument<|sep|>"
+      "<|open|>json type=\"object\"<|sep|><|close|>json<|sep|><|close|>call<|sep|><|sep|><|close|>tools<|sep|>"
+      "<|close|>message<|sep|><|end_of_msg|>",
+      OutputStart::kThinkChannel);
+  EXPECT_EQ(run.parsed.reasoning, "r1r2");
+  EXPECT_EQ(run.parsed.answer, "a1a2a3");
+  ASSERT_EQ(run.parsed.tool_calls.size(), 1u);
+  EXPECT_EQ(run.parsed.tool_calls[0].arguments, "{\"k\":1}");
+  EXPECT_EQ(run.warnings, 6u);  // the json open and close are dropped one by one
+  EXPECT_TRUE(run.done);
+  for (const OutputEvent& event : run.events) {
+    for (std::string_view marker : {"<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>"}) {
+      EXPECT_EQ(event.text.find(marker), std::string::npos) << event.text;
+    }
+  }
+}
+
+TEST(K3OutputParser, CallWithoutANameIsDropped) {
   const std::string calls =
       "<|open|>call index=\"1\"<|sep|><|open|>argument key=\"k\" type=\"string\"<|sep|>v<|close|>argument<|sep|>"
       "<|close|>call<|sep|>";
   ParserRun run = FeedText("hi<|close|>response<|sep|><|open|>tools<|sep|>" + calls + "<|close|>tools<|sep|>");
   EXPECT_TRUE(run.parsed.tool_calls.empty());
-  EXPECT_EQ(run.parsed.answer, "hi" + calls);
+  EXPECT_EQ(run.parsed.answer, "hiv");  // the tags are dropped; "v" is text between calls
   EXPECT_GE(run.warnings, 1u);
 }
 
@@ -240,10 +263,9 @@ TEST(K3OutputParser, AnOpenWithoutSepDoesNotSwallowTheStream) {
   // Built with append: GCC 12 warns falsely (-Wrestrict) on chains of string operator+.
   std::string output = "r<|open|>";
   output.append(1500, 'x').append("東京<|close|>think<|sep|><|open|>response<|sep|>a");
-  std::string answer = "<|open|>";
-  answer.append(1024, 'x').append("a");
+  const std::string answer = "a";
   std::string reasoning = "r";
-  reasoning.append(476, 'x').append("東京");
+  reasoning.append(1500, 'x').append("東京");
   const ParserRun whole = FeedText(output, OutputStart::kThinkChannel);
   EXPECT_EQ(whole.parsed.answer, answer);
   EXPECT_EQ(whole.parsed.reasoning, reasoning);
@@ -251,10 +273,10 @@ TEST(K3OutputParser, AnOpenWithoutSepDoesNotSwallowTheStream) {
     ParserRun split = Feed(SplitAtSpecialTokens(output, SpecialTokenIds::K3(), piece), OutputStart::kThinkChannel);
     EXPECT_EQ(split.parsed, whole.parsed) << piece;
   }
-  // A cut inside a character moves to the character's start.
+  // The header bytes stay text even when the 1024-byte limit falls inside a character.
   std::string cjk = "<|open|>";
   cjk.append(1023, 'y').append("東<|sep|>");
-  EXPECT_EQ(FeedText(cjk).parsed.answer, cjk);
+  EXPECT_EQ(FeedText(cjk).parsed.answer, std::string(1023, 'y') + "東");
 }
 
 TEST(K3OutputParser, TextAfterTheEndIsIgnored) {
