@@ -3,7 +3,7 @@
 // differ from the previous start's. Each service.start record carries the SHA-256 of the
 // settings in its detail ("settings sha256:<hex>"); at the next start the daemon compares and,
 // when they differ, records one "settings.changed" act naming both digests. Runtime changes
-// that are settings too have their own acts: policy.update, auth.key_limits_changed.
+// that are settings too have their own acts: policy.update, auth.key_updated, auth.role_limits_changed.
 //
 // Thread safety: pure functions; PreviousSettingsDigest opens its own read-only connection.
 #pragma once

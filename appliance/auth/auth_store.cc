@@ -127,20 +127,6 @@ Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
   return out;
 }
 
-Status AuthStore::UpdateKeyLimits(const std::string& id, const KeyLimits& l, const AuthEvent& event) {
-  return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db,
-                   "UPDATE auth_keys SET requests_per_minute = ?2, tokens_per_minute = ?3, tokens_per_day = ?4, "
-                   "tokens_per_month = ?5, max_concurrent_streams = ?6 WHERE id = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, id);
-    BindLimitColumns(s, 2, l);
-    KIMI_RETURN_IF_ERROR(s.Run());
-    if (s.Changes() == 0) return Status::NotFound("no API key with id " + id);
-    return InsertEvent(db, event);
-  });
-}
-
 Status AuthStore::EditKey(const std::string& id, const std::function<Result<AuthEvent>(KeyRecord*)>& edit,
                           KeyRecord* out) {
   return store_->Write([&](sqlite3* db) -> Status {

@@ -103,8 +103,6 @@ class AuthStore {
   // NotFound for an unknown id; FailedPrecondition when already revoked.
   Status RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event);
   Status TouchKeys(const std::map<std::string, int64_t>& last_used_ms);
-  // Replaces the key's limits. NotFound for an unknown id.
-  Status UpdateKeyLimits(const std::string& id, const KeyLimits& limits, const AuthEvent& event);
   // Reads the key's row, lets `edit` change its role, models and limits and name the event,
   // then writes both, in one transaction, so that two concurrent edits cannot lose one.
   // NotFound for an unknown id; an error from `edit` rolls back. *out gets the row as written.

@@ -187,13 +187,6 @@ Result<KeyUsage> Authenticator::Usage(const std::string& key_id) {
   return meter_->Usage(key_id);
 }
 
-Status Authenticator::UpdateKeyLimits(const Actor& actor, const std::string& key_id, const KeyLimits& limits) {
-  KIMI_RETURN_IF_ERROR(CheckKeyLimits(limits));
-  return store_->UpdateKeyLimits(key_id, limits,
-                                 Event(actor, "auth.key_limits_changed", key_id, "ok",
-                                       DescribeKeyLimits(limits).empty() ? "no limits" : DescribeKeyLimits(limits)));
-}
-
 std::map<Role, KeyLimits> Authenticator::RoleLimits() {
   std::map<Role, KeyLimits> out;
   for (Role role : AllRoles()) out[role] = KeyLimits{};

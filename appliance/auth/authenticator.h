@@ -125,8 +125,6 @@ class Authenticator {
   Result<KeyUsage> Usage(const std::string& key_id);
   // Generation requests of the key in flight now.
   int64_t StreamsInFlight(const std::string& key_id) { return meter_ ? meter_->InFlight(key_id) : 0; }
-  // Replaces a key's limits, effective from its next request. NotFound for an unknown id.
-  Status UpdateKeyLimits(const Actor& actor, const std::string& key_id, const KeyLimits& limits);
   // The limits of every role (all zero for a role without any).
   std::map<Role, KeyLimits> RoleLimits();
   // Replaces a role's limits, effective from the next request of each of its keys.

@@ -9,6 +9,7 @@
 #include "api/backend.h"
 #include "audit/record.h"
 #include "auth/authenticator.h"
+#include "http/error_response.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
 #include "kimi/utc_time.h"
@@ -115,8 +116,8 @@ std::set<std::string> With(std::set<std::string> a, const std::set<std::string>&
   return a;
 }
 
-// The allowed models of a key edit: each must be a model the appliance serves now, so that a
-// typing mistake cannot lock a key out of its model. Duplicates are dropped.
+// The allowed models of a new or edited key: each must be a model the appliance serves now, so
+// that a typing mistake cannot lock a key out of its model. Duplicates are dropped.
 Result<std::vector<std::string>> ServedModelsField(const Services& services, const json& body) {
   std::vector<std::string> served = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
   std::vector<std::string> out;
@@ -204,16 +205,23 @@ Status HandleKeysList(const Services& services, RequestContext&, const httplib::
 Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
-                                             {"models"}, LimitNames()));
+                                             {"models"}, LimitNames(), &ctx.error_param));
   auth::NewKey spec;
+  ctx.error_param = "name";
   KIMI_ASSIGN_OR_RETURN(spec.name, Required(body, "name"));
+  ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
   spec.owner = Field(body, "owner");
-  if (body.contains("models")) spec.models = body["models"].get<std::vector<std::string>>();
+  if (body.contains("models")) {
+    ctx.error_param = "models";
+    KIMI_ASSIGN_OR_RETURN(spec.models, ServedModelsField(services, body));
+  }
   ReadLimits(body, &spec.limits);
   if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
+    ctx.error_param = "expires_at";
     KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
   }
+  ctx.error_param.reset();
   Result<auth::CreatedKey> created = Auth(services).CreateKey(ActorOf(ctx), spec);
   DrainEvents(services, ctx);
   if (!created.ok()) return created.status();
@@ -277,20 +285,14 @@ Status HandleKeyUsage(const Services& services, RequestContext& ctx, const httpl
   return Status::OK();
 }
 
-Status HandleKeyLimits(const Services& services, RequestContext& ctx, const httplib::Request& req,
-                       httplib::Response& res) {
-  const std::string& id = ctx.path_params["id"];
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
-  KIMI_ASSIGN_OR_RETURN(std::vector<auth::KeyRecord> keys, Auth(services).ListKeys());
-  auto key = std::find_if(keys.begin(), keys.end(), [&](const auth::KeyRecord& k) { return k.id == id; });
-  if (key == keys.end()) return Status::NotFound("no API key with id " + id);
-  auth::KeyLimits limits = key->limits;  // fields left out keep their value
-  ReadLimits(body, &limits);
-  Status s = Auth(services).UpdateKeyLimits(ActorOf(ctx), id, limits);
-  DrainEvents(services, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  key->limits = limits;
-  Reply(res, 200, KeyJson(*key));
+Status HandleKeyLimitsRetired(const Services&, RequestContext& ctx, const httplib::Request&,
+                              httplib::Response& res) {
+  WriteError(ApiError{410, "invalid_request_error", "route_retired",
+                      "POST /admin/v1/keys/" + ctx.path_params["id"] +
+                          "/limits is retired: send the same fields with PATCH /admin/v1/keys/" +
+                          ctx.path_params["id"] + " (fields left out keep their value)",
+                      std::nullopt},
+             res);
   return Status::OK();
 }
 

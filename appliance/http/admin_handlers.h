@@ -8,14 +8,14 @@
 //   DELETE /admin/v1/session           logout: the session id stops working at once
 //   POST   /admin/v1/session/password  {old_password, new_password}
 //   GET    /admin/v1/keys              every key, without secrets
-//   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?, limits...} -> the key, once
+//   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?, limits...} -> the key, once;
+//                                       models must be served now, checked as for PATCH
 //   POST   /admin/v1/keys/revoke       {id}
 //   PATCH  /admin/v1/keys/{id}         {role?, models?, limits...} -> the key; absent fields unchanged;
 //                                       models must be served now ([] = every model); one audit
 //                                       record "auth.key_updated" with the difference
 //   GET    /admin/v1/keys/{id}/usage   limits, tokens and requests this UTC day and month, streams now
-//   POST   /admin/v1/keys/{id}/limits  {requests_per_minute?, tokens_per_day?, tokens_per_month?,
-//                                       max_concurrent_streams?} -> the key; absent fields unchanged
+//   POST   /admin/v1/keys/{id}/limits  retired in favour of PATCH /admin/v1/keys/{id}: 410 naming it
 //   GET    /admin/v1/roles             every role: its permissions and its limits
 //   POST   /admin/v1/roles/{role}/limits  the role's limits (fields as for a key's); absent fields unchanged
 //   POST   /admin/v1/tls/reload        re-reads server.tls's certificate and key; the old ones
@@ -40,7 +40,7 @@ Status HandleKeysCreate(const Services&, RequestContext&, const httplib::Request
 Status HandleKeysRevoke(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyUpdate(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleKeyUsage(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
-Status HandleKeyLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleKeyLimitsRetired(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleRolesList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleRoleLimits(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleTlsReload(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);

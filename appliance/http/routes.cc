@@ -51,7 +51,8 @@ const Route kRoutes[] = {
     {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", &HandleKeysRevoke, false, P::kKeysManage},
     {"PATCH", "/admin/v1/keys/{id}", "admin_keys_update", &HandleKeyUpdate, false, P::kKeysManage},
     {"GET", "/admin/v1/keys/{id}/usage", "admin_keys_usage", &HandleKeyUsage, false, P::kKeysManage},
-    {"POST", "/admin/v1/keys/{id}/limits", "admin_keys_limits", &HandleKeyLimits, false, P::kKeysManage},
+    // Retired in favour of PATCH /admin/v1/keys/{id}; answers 410 naming the replacement.
+    {"POST", "/admin/v1/keys/{id}/limits", "admin_keys_limits", &HandleKeyLimitsRetired, false, P::kKeysManage},
     {"GET", "/admin/v1/roles", "admin_roles_list", &HandleRolesList, false, P::kKeysManage},
     {"POST", "/admin/v1/roles/{role}/limits", "admin_roles_limits", &HandleRoleLimits, false, P::kKeysManage},
     {"POST", "/admin/v1/tls/reload", "admin_tls_reload", &HandleTlsReload, false, P::kAdminOnly},

@@ -333,7 +333,7 @@ class AuditEveryActTest(unittest.TestCase):
         card = dict(chat, messages=[{"role": "user", "content": "card 4111 1111 1111 1111"}])
         self.replies["denied"] = call("it-denied", "POST", "/v1/chat/completions", card)
         # Administrative acts.
-        self.replies["limits"] = call("it-limits", "POST", "/admin/v1/keys/%s/limits" % self.slow["id"],
+        self.replies["limits"] = call("it-limits", "PATCH", "/admin/v1/keys/%s" % self.slow["id"],
                                       {"requests_per_minute": 5})
         self.replies["revoke"] = call("it-revoke", "POST", "/admin/v1/keys/revoke", {"id": self.slow["id"]})
         added = call("it-user-add", "POST", "/admin/v1/users", {"username": "carol", "role": "auditor"})
@@ -390,7 +390,7 @@ class AuditEveryActTest(unittest.TestCase):
         http_record("it-login-failed", "denied", actor="", role="")
 
         act("auth.key_created", self.slow["id"])
-        act("auth.key_limits_changed", self.slow["id"])
+        act("auth.key_updated", self.slow["id"])
         act("auth.key_revoked", self.slow["id"])
         act("auth.user_added", "carol")
         act("auth.user_disabled", "carol")

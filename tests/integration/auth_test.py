@@ -70,7 +70,7 @@ ENDPOINTS = [
      lambda d: _json({"id": post_json(d, "/admin/v1/keys", {"name": "victim", "role": "user"}).json()["id"]}), (200,)),
     ("PATCH", "/admin/v1/keys/{admin_key}", "keys.manage", _json({"requests_per_minute": 0}), (200,)),
     ("GET", "/admin/v1/keys/{admin_key}/usage", "keys.manage", b"", (200,)),
-    ("POST", "/admin/v1/keys/{admin_key}/limits", "keys.manage", b"{}", (200,)),
+    ("POST", "/admin/v1/keys/{admin_key}/limits", "keys.manage", b"{}", (410,)),  # retired: PATCH instead
     ("GET", "/admin/v1/roles", "keys.manage", b"", (200,)),
     ("POST", "/admin/v1/roles/auditor/limits", "keys.manage", b"{}", (200,)),
     # Without server.tls the reload is refused as a precondition, after authorisation.
@@ -421,6 +421,30 @@ class KeyEditTest(unittest.TestCase):
         listed = {k["id"]: k for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
         self.assertEqual((listed[key["id"]]["role"], listed[key["id"]]["models"]), ("user", []))
         self.assertEqual(self.updates_of(key["id"]), [])
+
+    def test_a_new_key_checks_its_models_as_an_edit_does(self):
+        before = {k["name"] for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
+        for models, words in ((["m-a", "no-such-model"], "unknown model 'no-such-model'"),
+                              ("m-a", "array of strings")):
+            reply = post_json(self.daemon, "/admin/v1/keys", {"name": "typo", "role": "user", "models": models})
+            assert_error(self, reply, 400, "invalid_request_error")
+            self.assertEqual(reply.json()["error"]["param"], "models", models)
+            self.assertIn(words, reply.json()["error"]["message"])
+        reply = post_json(self.daemon, "/admin/v1/keys", {"name": "typo", "role": "root"})
+        self.assertEqual(reply.json()["error"]["param"], "role")
+        after = {k["name"] for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
+        self.assertEqual(after, before, "a refused key was created")
+        self.assertEqual(self.new_key("deduplicated", models=["m-b", "m-a", "m-b"])["models"], ["m-b", "m-a"])
+
+    def test_the_retired_limits_route_names_its_replacement_and_changes_nothing(self):
+        key = self.new_key("old-client", requests_per_minute=7)
+        reply = post_json(self.daemon, "/admin/v1/keys/%s/limits" % key["id"], {"requests_per_minute": 1})
+        assert_error(self, reply, 410, "invalid_request_error")
+        self.assertIn("PATCH /admin/v1/keys/" + key["id"], reply.json()["error"]["message"])
+        self.assertEqual(reply.json()["error"]["code"], "route_retired")
+        listed = {k["id"]: k for k in request(self.daemon, "GET", "/admin/v1/keys").json()["data"]}
+        self.assertEqual(listed[key["id"]]["requests_per_minute"], 7)
+        self.assertEqual(self.patch(key["id"], {"requests_per_minute": 1}).json()["requests_per_minute"], 1)
 
     def test_kimictl_edits_keys_beside_the_daemon_and_leaves_role_limits_to_it(self):
         key = self.new_key("edited-offline")

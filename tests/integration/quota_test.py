@@ -124,6 +124,11 @@ def chat(daemon, key, content="hi", model="m-a", stream=False, request_id=None):
     return request(daemon, "POST", "/v1/chat/completions", headers, json.dumps(body).encode(), auth=key)
 
 
+def patch_key(daemon, key_id, fields):
+    return request(daemon, "PATCH", "/admin/v1/keys/" + key_id, {"Content-Type": "application/json"},
+                   json.dumps(fields).encode())
+
+
 def create_key(daemon, **fields):
     reply = post_json(daemon, "/admin/v1/keys", dict({"name": "quota-test", "role": "user"}, **fields))
     assert reply.status == 201, reply.body
@@ -201,12 +206,12 @@ class TokenQuotaTest(unittest.TestCase):
         wait_until_served(self, self.daemon)
         assert_rate_limited(self, chat(self.daemon, key), "tokens per day")
 
-        raised = post_json(self.daemon, "/admin/v1/keys/%s/limits" % key_id, {"tokens_per_day": 10 * per_request})
+        raised = patch_key(self.daemon, key_id, {"tokens_per_day": 10 * per_request})
         self.assertEqual(raised.status, 200, raised.body)
         self.assertEqual(raised.json()["tokens_per_day"], 10 * per_request)
         self.assertEqual(chat(self.daemon, key).status, 200)
-        self.assertEqual(post_json(self.daemon, "/admin/v1/keys/key_none/limits", {"tokens_per_day": 1}).status, 404)
-        self.assertEqual(post_json(self.daemon, "/admin/v1/keys/%s/limits" % key_id, {"tokens_per_day": -1}).status, 400)
+        self.assertEqual(patch_key(self.daemon, "key_none", {"tokens_per_day": 1}).status, 404)
+        self.assertEqual(patch_key(self.daemon, key_id, {"tokens_per_day": -1}).status, 400)
 
     def test_tokens_per_minute_refuses_until_the_minute_has_paid_for_them(self):
         per_request = PROMPT_TOKENS + COMPLETION_TOKENS

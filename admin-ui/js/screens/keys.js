@@ -2,7 +2,7 @@
 // copy button, edit role, models and quotas, revoke; per key its usage this UTC day and month
 // against its quotas) and console users (add with a one-time password shown once, disable).
 
-import {get, post} from '../api.js';
+import {get, patch, post} from '../api.js';
 import {busy, confirmAction, errorLine, field, formatTime, h, replace, table} from '../dom.js';
 import {editKeyDialog} from './key_edit.js';
 import {LIMITS, ROLES, limitInputs, limitValues, modelList, roleSelect} from './key_fields.js';
@@ -11,7 +11,7 @@ function usageOf(used, limit) {
   return limit ? used + ' of ' + limit + ' (' + Math.floor((used * 100) / limit) + '%)' : used + ' (no limit)';
 }
 
-// One key's usage and quotas: GET /admin/v1/keys/{id}/usage, changed by POST .../limits.
+// One key's usage and quotas: GET /admin/v1/keys/{id}/usage, changed by PATCH /admin/v1/keys/{id}.
 async function keyDetail(key, onChanged) {
   const usage = await get('/admin/v1/keys/' + encodeURIComponent(key.id) + '/usage');
   const inputs = limitInputs('limit-', usage.limits);
@@ -21,7 +21,7 @@ async function keyDetail(key, onChanged) {
                  h('h3', {id: 'key-limits-title'}, 'Quotas'),
                  h('div', {class: 'row'}, LIMITS.map((l) => field(l.label, inputs[l.name]))), save, status);
   form.addEventListener('submit', busy(save, status, async () => {
-    await post('/admin/v1/keys/' + encodeURIComponent(key.id) + '/limits', limitValues(inputs, true));
+    await patch('/admin/v1/keys/' + encodeURIComponent(key.id), limitValues(inputs, true));
     replace(status, h('p', {class: 'ok', role: 'status'}, 'Quotas saved; they apply from the key’s next request.'));
     onChanged();
   }));
