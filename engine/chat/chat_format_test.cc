@@ -80,6 +80,49 @@ TEST(ChatFormat, ArgumentMappingKeepsItsKeyOrder) {
   EXPECT_LT(prompt->text.find("key=\"z\""), prompt->text.find("key=\"a\""));
 }
 
+// OpenAI clients send arguments as JSON text; Kimi's tokenizer parses such text before the
+// template runs, so the history renders exactly as if the client had sent the object.
+TEST(ChatFormat, ArgumentJsonTextRendersAsItsObject) {
+  auto render = [](const Json& arguments) {
+    Json body = {{"messages", {{{"role", "assistant"},
+                                {"tool_calls", {{{"id", "a"}, {"function", {{"name", "f"}, {"arguments", arguments}}}}}}}}},
+                 {"thinking", false}, {"add_generation_prompt", false}};
+    Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+    EXPECT_TRUE(prompt.ok()) << prompt.status().ToString();
+    return prompt.ok() ? prompt->text : std::string();
+  };
+  const std::string from_object = render(Json::parse(R"({"city": "北京", "days": 2.0, "tags": ["a", null]})"));
+  EXPECT_EQ(render(R"( {"city": "北京", "days": 2.0, "tags": ["a", null]} )"), from_object);
+  EXPECT_NE(from_object.find("<|open|>argument key=\"city\" type=\"string\"<|sep|>北京<|close|>argument<|sep|>"
+                             "<|open|>argument key=\"days\" type=\"number\"<|sep|>2.0<|close|>argument<|sep|>"
+                             "<|open|>argument key=\"tags\" type=\"array\"<|sep|>[\"a\", null]<|close|>argument<|sep|>"),
+            std::string::npos)
+      << from_object;
+  // Text that is not JSON is kept verbatim in a json block; blank text writes nothing.
+  EXPECT_NE(render("{city: 北京").find("<|open|>json type=\"object\"<|sep|>{city: 北京<|close|>json<|sep|>"),
+            std::string::npos);
+  EXPECT_EQ(render(" \n"), render(Json(nullptr)));
+}
+
+TEST(ChatFormat, ArgumentJsonTextMustHoldAnObject) {
+  for (const char* text : {"[1, 2]", "\"x\"", "5", "null"}) {
+    Json body = {{"messages", {{{"role", "assistant"},
+                                {"tool_calls", {{{"id", "a"}, {"function", {{"name", "f"}, {"arguments", text}}}}}}}}}};
+    Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+    ASSERT_FALSE(prompt.ok()) << text;
+    EXPECT_NE(prompt.status().message().find("messages[0].tool_calls[0].function.arguments"), std::string::npos)
+        << prompt.status().message();
+  }
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(300, '}');
+  Json body = {{"messages", {{{"role", "assistant"},
+                              {"tool_calls", {{{"id", "a"}, {"function", {{"name", "f"}, {"arguments", deep}}}}}}}}}};
+  Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+  ASSERT_FALSE(prompt.ok());
+  EXPECT_NE(prompt.status().message().find("nested deeper"), std::string::npos) << prompt.status().message();
+}
+
 TEST(ParseChatRequest, ReadsEveryThinkingSource) {
   auto parse = [](const char* text) { return ParseChatRequest(std::string_view(text)); };
   EXPECT_FALSE(parse(R"({"messages": [], "thinking": {"type": "disabled"}})")->thinking);
