@@ -206,5 +206,30 @@ TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
   }
 }
 
+// A decode batch must give each sequence exactly what it gets alone (model_test's batched-vs-
+// alone checks): each row of an M-row decode product equals, bit for bit, the same row
+// multiplied at M = 1, on every strip layout (batch 1 on short rows takes its own path).
+TEST(MatmulTest, DecodeRowsEqualBatchOfOne) {
+  for (int64_t K : {int64_t{23}, int64_t{512}, int64_t{1040}, int64_t{2064}}) {
+    const int64_t M = 3, N = 37;
+    auto x = RandomFloats(M * K, 70 + K);
+    auto w = RandomBf16(N * K, 71);
+    std::vector<float> batch(M * N), one(N);
+    MatmulBf16(x.data(), K, w.data(), M, N, K, batch.data(), N, nullptr);
+    for (int64_t m = 0; m < M; ++m) {
+      MatmulBf16(x.data() + m * K, K, w.data(), 1, N, K, one.data(), N, nullptr);
+      EXPECT_EQ(one, std::vector<float>(batch.begin() + m * N, batch.begin() + (m + 1) * N)) << "bf16 K=" << K << " row " << m;
+    }
+    if (K % 32 != 0) continue;
+    auto packed = RandomBytes(N * K / 2, 72);
+    auto scales = RandomBytes(N * K / 32, 73, 124, 129);
+    MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, batch.data(), N, nullptr);
+    for (int64_t m = 0; m < M; ++m) {
+      MatmulMxfp4(x.data() + m * K, K, packed.data(), scales.data(), 1, N, K, one.data(), N, nullptr);
+      EXPECT_EQ(one, std::vector<float>(batch.begin() + m * N, batch.begin() + (m + 1) * N)) << "mxfp4 K=" << K << " row " << m;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kimi::kernels
