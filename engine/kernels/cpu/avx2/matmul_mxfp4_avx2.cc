@@ -131,9 +131,11 @@ struct Mxfp4Packer {
 // those of block 2p+1, then the 16 odd elements of each, the order in which one 32-byte load
 // of a row's packed weights (two blocks, low nibble = even element) comes out of vpshufb.
 // Against widening the weights to int16 for vpmaddwd (the previous form of this path, same
-// rounding of x) it issues about a quarter fewer instructions per block and weight row and
-// ran 1.19× faster on k3-mini's experts (docs/kernels.md). int8 activations (one plane,
-// ~4e-3 error) were faster still but failed the end-to-end reference test.
+// rounding of x) it issues fewer instructions per weight row at batch 1 (the widening was
+// most of the decode) and about as many per extra activation row: 1.11–1.19× faster at
+// M = 1 on k3-mini's experts, the same within noise at M = 2–16 (docs/kernels.md). int8
+// activations (one plane, ~4e-3 error) were faster still but failed the end-to-end
+// reference test.
 
 constexpr float kActivationLevels = 127.0f * 256.0f;
 
@@ -195,13 +197,24 @@ static inline __m256i PairDot(__m256i w_even, __m256i w_odd, __m256i lo_even, __
   return _mm256_add_epi32(_mm256_madd_epi16(low, _mm256_set1_epi16(1)), _mm256_madd_epi16(high, _mm256_set1_epi16(256)));
 }
 
-// The same for one block (16 packed bytes): 4 int32 lanes.
-static inline __m128i BlockDot(__m128i w_even, __m128i w_odd, __m128i lo_even, __m128i lo_odd, __m128i hi_even,
-                               __m128i hi_odd) {
-  const __m128i low = _mm_add_epi16(_mm_maddubs_epi16(lo_even, w_even), _mm_maddubs_epi16(lo_odd, w_odd));
-  const __m128i high = _mm_add_epi16(_mm_maddubs_epi16(_mm_abs_epi8(w_even), _mm_sign_epi8(hi_even, w_even)),
-                                     _mm_maddubs_epi16(_mm_abs_epi8(w_odd), _mm_sign_epi8(hi_odd, w_odd)));
-  return _mm_add_epi32(_mm_madd_epi16(low, _mm_set1_epi16(1)), _mm_madd_epi16(high, _mm_set1_epi16(256)));
+// acc[m] += the products of one weight row's pair of blocks (32 packed bytes; a lone last
+// block has the upper 16 zero, which decode to w = 0) with activation rows m = 0..MB-1, whose
+// pair starts at `at` + m·xa.row in the planes; scales per 128-bit half (block).
+template <int MB>
+static inline void AccumulatePair(__m256i bytes, __m256 w_scale, const QuantisedActivations& xa, int64_t at,
+                                  const __m256* x_scale, __m256* acc) {
+  const __m256i lut = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
+                                       0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+  const __m256i low_mask = _mm256_set1_epi8(0x0f);
+  const __m256i w_even = _mm256_shuffle_epi8(lut, _mm256_and_si256(bytes, low_mask));
+  const __m256i w_odd = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_mask));
+  const auto plane = [](const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); };
+  for (int m = 0; m < MB; ++m) {
+    const int64_t q = at + m * xa.row;
+    const __m256i dot = PairDot(w_even, w_odd, plane(xa.lo + q), plane(xa.lo + q + kMxfp4BlockSize), plane(xa.hi + q),
+                                plane(xa.hi + q + kMxfp4BlockSize));
+    acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, x_scale[m]), acc[m]);
+  }
 }
 
 // Rows of at most this many packed bytes are short (k3-mini's experts: 128–256 bytes): the
@@ -219,12 +232,10 @@ void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, 
                  const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
   const float* half_scale = HalfScales().v;
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize, pairs = row_blocks / 2;
-  const __m256i lut = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
-                                       0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
-  const __m256i low_mask = _mm256_set1_epi8(0x0f);
   __m256 acc[R][MB];
   for (int r = 0; r < R; ++r)
     for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
+  __m256 x_scale[MB];
   for (int64_t p = 0; p < pairs; ++p) {
     const int64_t b = 2 * p;
     if (p % 2 == 0) {
@@ -232,42 +243,24 @@ void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, 
         if (prefetch < prefetch_end) _mm_prefetch(prefetch, _MM_HINT_T0);
       }
     }
-    __m256 x_scale[MB];
     for (int m = 0; m < MB; ++m) {
       const float* xs = xa.scales + (m0 + m) * row_blocks + b;
       x_scale[m] = _mm256_setr_m128(_mm_broadcast_ss(xs), _mm_broadcast_ss(xs + 1));
     }
     for (int r = 0; r < R; ++r) {
       const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + r * row_bytes + b * 16));
-      const __m256i w_even = _mm256_shuffle_epi8(lut, _mm256_and_si256(bytes, low_mask));
-      const __m256i w_odd = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_mask));
       const uint8_t* e = ws + r * row_blocks + b;
       const __m256 w_scale = _mm256_setr_m128(_mm_broadcast_ss(half_scale + e[0]), _mm_broadcast_ss(half_scale + e[1]));
-      for (int m = 0; m < MB; ++m) {
-        const int64_t at = (m0 + m) * xa.row + b * kMxfp4BlockSize;
-        const auto plane = [](const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); };
-        const __m256i dot = PairDot(w_even, w_odd, plane(xa.lo + at), plane(xa.lo + at + kMxfp4BlockSize),
-                                    plane(xa.hi + at), plane(xa.hi + at + kMxfp4BlockSize));
-        acc[r][m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, x_scale[m]), acc[r][m]);
-      }
+      AccumulatePair<MB>(bytes, w_scale, xa, m0 * xa.row + b * kMxfp4BlockSize, x_scale, acc[r]);
     }
   }
-  if (row_blocks % 2 != 0) {  // a lone last block, in 128-bit halves of the same steps
+  if (row_blocks % 2 != 0) {  // a lone last block: the upper half of the pair is zero
     const int64_t b = row_blocks - 1;
-    const __m128i lut128 = _mm256_castsi256_si128(lut), low128 = _mm256_castsi256_si128(low_mask);
+    for (int m = 0; m < MB; ++m) x_scale[m] = _mm256_zextps128_ps256(_mm_broadcast_ss(xa.scales + (m0 + m) * row_blocks + b));
     for (int r = 0; r < R; ++r) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + r * row_bytes + b * 16));
-      const __m128i w_even = _mm_shuffle_epi8(lut128, _mm_and_si128(bytes, low128));
-      const __m128i w_odd = _mm_shuffle_epi8(lut128, _mm_and_si128(_mm_srli_epi16(bytes, 4), low128));
-      const __m128 w_scale = _mm_broadcast_ss(half_scale + ws[r * row_blocks + b]);
-      for (int m = 0; m < MB; ++m) {
-        const int64_t at = (m0 + m) * xa.row + b * kMxfp4BlockSize;
-        const auto plane = [](const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); };
-        const __m128i dot = BlockDot(w_even, w_odd, plane(xa.lo + at), plane(xa.lo + at + kMxfp4BlockSize),
-                                     plane(xa.hi + at), plane(xa.hi + at + kMxfp4BlockSize));
-        const __m128 scale = _mm_mul_ps(w_scale, _mm_broadcast_ss(xa.scales + (m0 + m) * row_blocks + b));
-        acc[r][m] = _mm256_add_ps(acc[r][m], _mm256_zextps128_ps256(_mm_mul_ps(_mm_cvtepi32_ps(dot), scale)));
-      }
+      const __m256 w_scale = _mm256_broadcast_ss(half_scale + ws[r * row_blocks + b]);
+      AccumulatePair<MB>(_mm256_zextsi128_si256(bytes), w_scale, xa, m0 * xa.row + b * kMxfp4BlockSize, x_scale, acc[r]);
     }
   }
   for (int r = 0; r < R; ++r)
