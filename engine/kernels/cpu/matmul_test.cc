@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include <algorithm>
+#include <string>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
@@ -56,45 +57,52 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
   }
 }
 
-TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
-  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
-  const Shape shapes[] = {{1, 1, 32},  {1, 5, 64},   {2, 17, 96},  {3, 16, 288}, {4, 33, 544},
-                          {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64},
-                          // The decode GEMV's strips: short rows prefetching the next strip
-                          // (4 rows), long rows at batch 1 (8 rows), with their tails.
-                          {1, 37, 512}, {1, 21, 2080}, {1, 8, 2112}, {2, 11, 2080}};
-  for (const KernelTable* table : testing::OptimisedTables()) {
-    for (const Shape& s : shapes) {
-      const int64_t ldx = s.K + 1, ldy = s.N + 5;
-      auto x = RandomFloats(s.M * ldx, 3 + s.K);
-      auto packed = RandomBytes(s.N * s.K / 2, 4 + s.N);
-      auto scales = RandomBytes(s.N * s.K / 32, 5 + s.N, 124, 129);
-      std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
-      ref::MatmulMxfp4(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, want.data(), ldy);
-      const float atol = 1e-5f * std::sqrt(float(s.K)) * 4;  // |w| up to 6·2^2
-      for (MatmulMxfp4Fn fn : {table->gemv_mxfp4, table->gemm_mxfp4}) {
-        std::fill(got.begin(), got.end(), 0.0f);
-        fn(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, got.data(), ldy);
-        // The GEMV quantises x to int16 per block: add its documented bound per output.
-        const bool quantised = fn == table->gemv_mxfp4 && table != &ReferenceKernels();
-        for (int64_t m = 0; m < s.M; ++m) {
-          for (int64_t n = 0; n < s.N; ++n) {
-            double bound = atol + 1e-5 * std::fabs(want[m * ldy + n]);
-            for (int64_t b = 0; quantised && b < s.K / 32; ++b) {
-              double amax = 0, wsum = 0;
-              for (int64_t i = b * 32; i < b * 32 + 32; ++i) {
-                amax = std::max(amax, double(std::fabs(x[m * ldx + i])));
-                wsum += std::fabs(Mxfp4Element(packed.data() + n * s.K / 2, scales.data() + n * s.K / 32, i));
-              }
-              bound += amax / 65534 * wsum;
-            }
-            ASSERT_LE(std::fabs(got[m * ldy + n] - want[m * ldy + n]), bound)
-                << table->isa << " " << (fn == table->gemv_mxfp4 ? "gemv" : "gemm") << " M=" << s.M
-                << " N=" << s.N << " K=" << s.K << " at " << m << "," << n;
+// The MXFP4 shapes: every strip layout and its tails, K/32 odd and even, M past the GEMV's
+// tile of 2 and past the GEMV/GEMM crossover.
+const Shape kMxfp4Shapes[] = {{1, 1, 32},  {1, 5, 64},   {2, 17, 96},  {3, 16, 288}, {4, 33, 544},
+                              {5, 130, 32}, {8, 9, 256}, {9, 21, 320}, {13, 130, 544}, {40, 7, 64},
+                              // The decode GEMV's strips: short rows prefetching ahead (4 rows),
+                              // long rows at batch 1 (8 rows), with their tails.
+                              {1, 37, 512}, {1, 21, 2080}, {1, 8, 2112}, {2, 11, 2080}, {3, 9, 2080}};
+
+// Checks fn against the reference on every shape. A GEMV that rounds x to `levels` steps per
+// block (scale max|x|/levels, round to nearest) may differ by at most its documented bound
+// Σ_b (max|x_b| / (2·levels))·Σ_{i∈b}|w_i| on top of the fp32 tolerance; levels = 0: fp32 x.
+void ExpectMxfp4MatchesReference(MatmulMxfp4Fn fn, double levels, const char* name) {
+  for (const Shape& s : kMxfp4Shapes) {
+    const int64_t ldx = s.K + 1, ldy = s.N + 5;
+    auto x = RandomFloats(s.M * ldx, 3 + s.K);
+    auto packed = RandomBytes(s.N * s.K / 2, 4 + s.N);
+    auto scales = RandomBytes(s.N * s.K / 32, 5 + s.N, 124, 129);
+    std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
+    ref::MatmulMxfp4(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, want.data(), ldy);
+    const float atol = 1e-5f * std::sqrt(float(s.K)) * 4;  // |w| up to 6·2^2
+    fn(x.data(), ldx, packed.data(), scales.data(), s.M, s.N, s.K, got.data(), ldy);
+    for (int64_t m = 0; m < s.M; ++m) {
+      for (int64_t n = 0; n < s.N; ++n) {
+        double bound = atol + 1e-5 * std::fabs(want[m * ldy + n]);
+        for (int64_t b = 0; levels > 0 && b < s.K / 32; ++b) {
+          double amax = 0, wsum = 0;
+          for (int64_t i = b * 32; i < b * 32 + 32; ++i) {
+            amax = std::max(amax, double(std::fabs(x[m * ldx + i])));
+            wsum += std::fabs(Mxfp4Element(packed.data() + n * s.K / 2, scales.data() + n * s.K / 32, i));
           }
+          bound += amax / (2 * levels) * wsum;
         }
+        ASSERT_LE(std::fabs(got[m * ldy + n] - want[m * ldy + n]), bound)
+            << name << " M=" << s.M << " N=" << s.N << " K=" << s.K << " at " << m << "," << n;
       }
     }
+  }
+}
+
+TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    // The table's GEMV quantises x to int16 (32512 levels per block).
+    ExpectMxfp4MatchesReference(table->gemv_mxfp4, table == &ReferenceKernels() ? 0 : 32512,
+                                (std::string(table->isa) + " gemv").c_str());
+    ExpectMxfp4MatchesReference(table->gemm_mxfp4, 0, (std::string(table->isa) + " gemm").c_str());
   }
 }
 
@@ -124,18 +132,11 @@ TEST(MatmulTest, ReferenceComputesKnownProducts) {
 }
 
 #if defined(__x86_64__)
-TEST(MatmulTest, Mxfp4Fp32ActivationGemvMatchesReference) {
+// Each AVX2 MXFP4 GEMV, whichever the table picks, within its own bound.
+TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
   if (Avx2Kernels() == nullptr) GTEST_SKIP() << "no AVX2+FMA on this CPU";
-  for (int64_t M : {1, 2, 3, 5}) {
-    const int64_t N = 21, K = 320;
-    auto x = RandomFloats(M * K, 30 + M);
-    auto packed = RandomBytes(N * K / 2, 31);
-    auto scales = RandomBytes(N * K / 32, 32, 124, 129);
-    std::vector<float> want(M * N), got(M * N);
-    ref::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, want.data(), N);
-    avx2::GemvMxfp4F32(x.data(), K, packed.data(), scales.data(), M, N, K, got.data(), N);
-    EXPECT_TRUE(AllClose(got, want, 1e-5f * std::sqrt(float(K)) * 4, 1e-5f)) << "M=" << M;
-  }
+  ExpectMxfp4MatchesReference(avx2::GemvMxfp4F32, 0, "avx2 gemv fp32 x");
+  ExpectMxfp4MatchesReference(avx2::GemvMxfp4Q16, 32512, "avx2 gemv int16 x");
 }
 #endif
 
@@ -202,6 +203,31 @@ TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
       MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, one.data(), N, nullptr);
       MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, many.data(), N, &pool);
       EXPECT_EQ(many, one) << "mxfp4 M=" << M;
+    }
+  }
+}
+
+// A decode batch must give each sequence exactly what it gets alone (model_test's batched-vs-
+// alone checks): each row of an M-row decode product equals, bit for bit, the same row
+// multiplied at M = 1, on every strip layout (batch 1 on short rows takes its own path).
+TEST(MatmulTest, DecodeRowsEqualBatchOfOne) {
+  for (int64_t K : {int64_t{23}, int64_t{512}, int64_t{1040}, int64_t{2064}}) {
+    const int64_t M = 3, N = 37;
+    auto x = RandomFloats(M * K, 70 + K);
+    auto w = RandomBf16(N * K, 71);
+    std::vector<float> batch(M * N), one(N);
+    MatmulBf16(x.data(), K, w.data(), M, N, K, batch.data(), N, nullptr);
+    for (int64_t m = 0; m < M; ++m) {
+      MatmulBf16(x.data() + m * K, K, w.data(), 1, N, K, one.data(), N, nullptr);
+      EXPECT_EQ(one, std::vector<float>(batch.begin() + m * N, batch.begin() + (m + 1) * N)) << "bf16 K=" << K << " row " << m;
+    }
+    if (K % 32 != 0) continue;
+    auto packed = RandomBytes(N * K / 2, 72);
+    auto scales = RandomBytes(N * K / 32, 73, 124, 129);
+    MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, batch.data(), N, nullptr);
+    for (int64_t m = 0; m < M; ++m) {
+      MatmulMxfp4(x.data() + m * K, K, packed.data(), scales.data(), 1, N, K, one.data(), N, nullptr);
+      EXPECT_EQ(one, std::vector<float>(batch.begin() + m * N, batch.begin() + (m + 1) * N)) << "mxfp4 K=" << K << " row " << m;
     }
   }
 }
