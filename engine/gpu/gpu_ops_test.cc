@@ -8,7 +8,9 @@
 //                 another order against the reference's double sums
 //   norms/softmax atol 1e-6, rtol 1e-5: fp32 block sums vs double
 //   element-wise  atol 1e-6, rtol 1e-5: device expf/tanhf are within 2 ulp of the host's
-//   conv, KDA     atol 1e-5, rtol 1e-4: fp32 recurrences, the same order of operations
+//   conv, KDA     atol 1e-5, rtol 1e-4: fp32 recurrences, the same order of operations;
+//                 the chunked forms atol 1e-4 (the UT transform as an inverse, not a substitution)
+//   synthetic fill exact (the host evaluates the same functions)
 //   MLA           atol 1e-5, rtol 1e-4: fp32 online softmax vs double
 //   routing       ids exact (unless two biased scores are within 1e-6: then either order),
 //                 weights rtol 1e-5;  argmax: exact
@@ -23,8 +25,11 @@
 
 #include "gpu/gpu_ops.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/synth_fill.h"
+#include "gpu/synth_weights.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/ref/reference.h"
+#include "kimi/dtype.h"
 
 namespace kimi::gpu {
 namespace {
@@ -267,6 +272,58 @@ void KdaCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv, b
   EXPECT_TRUE(AllClose(ToHost<float>(dstate, want_state.size()), want_state, tol, 1e-4f)) << "state";
 }
 
+// The chunked prefill against the CPU's chunked reference (the same algebra, tolerance as the
+// other KDA cases against it) and, for the state after the prompt, the recurrence.
+void KdaChunkedCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv) {
+  KdaInputs in(T, H, dk, dv, 161 + uint32_t(T));
+  std::vector<float> want(T * H * dv), want_state = in.state;
+  kernels::ref::KdaChunked(in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                                   want_state.data(), want.data()));
+  std::vector<float> rec(T * H * dv), rec_state = in.state;
+  kernels::ref::KdaRecurrent(in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                                     rec_state.data(), rec.data()));
+  auto dq = ToDevice(in.q), dk_ = ToDevice(in.k), dv_ = ToDevice(in.v), dg = ToDevice(in.g),
+       db = ToDevice(in.beta);
+  auto dstate = ToDevice(in.state), dout = ToDevice(std::vector<float>(T * H * dv));
+  auto scratch = ToDevice(std::vector<float>(size_t(KdaChunkedScratchFloats(T, H, dk)), std::nanf("")));
+  EXPECT_OK(KdaChunked(in.Args(dq.as<float>(), dk_.as<float>(), dv_.as<float>(), dg.as<float>(), db.as<float>(),
+                               dstate.as<float>(), dout.as<float>()),
+                       scratch.as<float>(), s));
+  Sync(s);
+  const auto out = ToHost<float>(dout, want.size());
+  const auto state = ToHost<float>(dstate, want_state.size());
+  EXPECT_TRUE(AllClose(out, want, 1e-4f, 1e-4f)) << "outputs vs chunked reference";
+  EXPECT_TRUE(AllClose(state, want_state, 1e-4f, 1e-4f)) << "state vs chunked reference";
+  EXPECT_TRUE(AllClose(out, rec, 1e-4f, 1e-4f)) << "outputs vs recurrence";
+  EXPECT_TRUE(AllClose(state, rec_state, 1e-4f, 1e-4f)) << "state vs recurrence";
+}
+
+// ---- synthetic weights ----
+
+// The device fill writes exactly synth_fill.h's values, with the spread the header promises.
+void SynthFillCase(const GpuStream& s, int64_t rows, int64_t cols) {
+  auto bf16 = ToDevice(std::vector<uint16_t>(size_t(rows * cols)));
+  auto packed = ToDevice(std::vector<uint8_t>(size_t(rows * cols / 2)));
+  auto scales = ToDevice(std::vector<uint8_t>(size_t(rows * cols / 32)));
+  EXPECT_OK(FillSynthBf16(bf16.as<uint16_t>(), rows * cols, cols, 99, s));
+  EXPECT_OK(FillSynthMxfp4Packed(packed.as<uint8_t>(), rows, cols, 98, s));
+  EXPECT_OK(FillSynthMxfp4Scales(scales.as<uint8_t>(), rows, cols, s));
+  Sync(s);
+  const auto w = ToHost<uint16_t>(bf16, size_t(rows * cols));
+  const float half = SynthBf16HalfWidth(cols);
+  double sum2 = 0.0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    ASSERT_EQ(w[i], SynthBf16(99, uint64_t(i), half)) << "bf16 element " << i;
+    const double x = Bf16ToF32(w[i]);
+    sum2 += x * x;
+  }
+  EXPECT_NEAR(std::sqrt(sum2 / double(rows * cols)) * std::sqrt(double(cols)), 1.0, 0.02);
+  const auto p = ToHost<uint8_t>(packed, size_t(rows * cols / 2));
+  for (int64_t i = 0; i < rows * cols / 2; ++i) ASSERT_EQ(p[i], SynthPackedByte(98, uint64_t(i))) << "byte " << i;
+  const auto sc = ToHost<uint8_t>(scales, size_t(rows * cols / 32));
+  EXPECT_TRUE(std::all_of(sc.begin(), sc.end(), [&](uint8_t b) { return b == SynthMxfp4Scale(cols); }));
+}
+
 // ---- MLA ----
 
 void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t R, int64_t P,
@@ -412,6 +469,13 @@ std::vector<OpCase> AllCases() {
   add("Kda_decode_k3", [](const GpuStream& s) { KdaCase(s, 1, 4, 128, 128, false); });
   add("Kda_prefill_dv40", [](const GpuStream& s) { KdaCase(s, 20, 3, 48, 40, false); });
   add("Kda_prefill_vs_chunked", [](const GpuStream& s) { KdaCase(s, 150, 2, 128, 128, true); });
+  // Chunked prefill: a short prompt, exactly one chunk, several chunks with a short last one at
+  // K3's head size, odd head sizes (dv not a multiple of the 32-column tile).
+  add("KdaChunked_T1", [](const GpuStream& s) { KdaChunkedCase(s, 1, 2, 32, 32); });
+  add("KdaChunked_one_chunk", [](const GpuStream& s) { KdaChunkedCase(s, 64, 3, 128, 128); });
+  add("KdaChunked_k3_150", [](const GpuStream& s) { KdaChunkedCase(s, 150, 2, 128, 128); });
+  add("KdaChunked_odd_heads", [](const GpuStream& s) { KdaChunkedCase(s, 70, 3, 48, 40); });
+  add("KdaChunked_nano_300", [](const GpuStream& s) { KdaChunkedCase(s, 300, 6, 32, 32); });
   // MLA: first token, a long decode over many pages, several query rows (prefill-style).
   add("Mla_first_token", [](const GpuStream& s) { MlaCase(s, 1, 6, 0, 64, 16, 16); });
   add("Mla_decode_k3", [](const GpuStream& s) { MlaCase(s, 1, 4, 1000, 512, 64, 64); });
@@ -422,6 +486,7 @@ std::vector<OpCase> AllCases() {
   add("TopKRoute_k3", [](const GpuStream& s) { RouteCase(s, 3, 896, 16, true, true); });
   add("ArgmaxRows_vocab", [](const GpuStream& s) { ArgmaxCase(s, 3, 163840); });
   add("ArgmaxRows_small", [](const GpuStream& s) { ArgmaxCase(s, 2, 5); });
+  add("SynthFill", [](const GpuStream& s) { SynthFillCase(s, 96, 1024); });
   return c;
 }
 
