@@ -8,7 +8,7 @@
 //                them per token, 2 shared, vocabulary 163840) with 8 layers (KDA 1–3, 5–7;
 //                MLA 4, 8; layer 1 dense) and 192 routed experts per MoE layer instead of 93
 //                and 896: 38.6 GB of weights, 14.6 GB read per decoded token.
-// Thread safety: pure functions.
+// Owns nothing. Thread safety: pure functions.
 #pragma once
 
 #include <string>

@@ -18,7 +18,9 @@ namespace kimi::gpu {
 namespace {
 
 constexpr float kMlaNormEps = 1e-6f;  // q_a_layernorm and kv_a_layernorm, as in model/mla.cc
-constexpr int64_t kKdaChunkedMinTokens = 16;  // a segment this long runs the chunked KDA prefill
+// A segment this long runs the prefill kernels (chunked KDA, tiled MLA); shorter ones and
+// decodes the per-token ones.
+constexpr int64_t kPrefillKernelMinTokens = 16;
 
 uint64_t AlignUp(uint64_t bytes) {
   return (bytes + DeviceArena::kAlignment - 1) / DeviceArena::kAlignment * DeviceArena::kAlignment;
@@ -412,7 +414,7 @@ Status Pass::Kda(const model::LayerWeights& layer, const LayerVectors& v, const 
   for (const Segment& seg : segs) {
     const kernels::KdaArgs args =
         model::SegmentKdaArgs(n, q, k, val, g, beta, seg.begin, seg.count, seg.seq->kda_recurrent(layer.slot), o);
-    if (seg.count >= kKdaChunkedMinTokens && m_.kda_scratch.bytes() > 0) {
+    if (seg.count >= kPrefillKernelMinTokens && m_.kda_scratch.bytes() > 0) {
       KIMI_RETURN_IF_ERROR(KdaChunked(args, static_cast<float*>(m_.kda_scratch.data()), s_));
     } else {
       KIMI_RETURN_IF_ERROR(KdaRecurrent(args, s_));
@@ -464,8 +466,11 @@ Status Pass::Mla(const model::LayerWeights& layer, const LayerVectors& v, const 
   // Causal attention of each sequence's new tokens over its latent cache.
   for (const Segment& seg : segs) {
     const kernels::MlaPagedCache view{seg.seq->mla_pages(layer.slot), table, page_tokens, rc, dr};
-    KIMI_RETURN_IF_ERROR(MlaAbsorbedAttention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count,
-                                              H, seg.past, view, n.scale, o_latent + seg.begin * H * rc, s_));
+    // A prompt piece shares each cache read among its queries; a decode row reads it alone.
+    const auto attention = seg.count >= kPrefillKernelMinTokens && dr <= kMlaPrefillMaxRope ? MlaPrefillAttention
+                                                                                           : MlaAbsorbedAttention;
+    KIMI_RETURN_IF_ERROR(attention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count, H, seg.past,
+                                   view, n.scale, o_latent + seg.begin * H * rc, s_));
   }
 
   // o_h = W_UV,h ô_h per head; output gate σ(W_g u); y = W_o o.
@@ -610,7 +615,7 @@ Result<std::unique_ptr<GpuModel>> GpuModel::Load(const std::string& dir, const G
   KIMI_RETURN_IF_ERROR(impl->Upload(stream, progress, &weight_bytes));
   KIMI_ASSIGN_OR_RETURN(impl->activations, DeviceBuffer::Create(plan.total_bytes));
   const model::KdaDims kd(cpu.config);
-  if (cpu.num_kda > 0 && kd.d <= kKdaChunkMaxKeyDim && options.max_rows >= kKdaChunkedMinTokens) {
+  if (cpu.num_kda > 0 && kd.d <= kKdaChunkMaxKeyDim && options.max_rows >= kPrefillKernelMinTokens) {
     const int64_t floats = KdaChunkedScratchFloats(options.max_rows, kd.H, kd.d);
     KIMI_ASSIGN_OR_RETURN(impl->kda_scratch, DeviceBuffer::Create(uint64_t(floats) * sizeof(float)));
   }

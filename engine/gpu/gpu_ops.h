@@ -85,6 +85,12 @@ inline constexpr int64_t kMlaMaxRank = 512;
 Status MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H, int64_t q_pos0,
                             const kernels::MlaPagedCache& cache, float scale, float* out_latent,
                             const GpuStream& stream);
+// The same for a run of query rows (prefill): the queries of one head share every cache read
+// (tiles of 8 queries × 8 tokens). Precondition: kv_rank <= kMlaMaxRank, rope_dim <= kMlaPrefillMaxRope.
+inline constexpr int64_t kMlaPrefillMaxRope = 64;
+Status MlaPrefillAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H, int64_t q_pos0,
+                           const kernels::MlaPagedCache& cache, float scale, float* out_latent,
+                           const GpuStream& stream);
 
 // ---- MoE routing (per token: sigmoid scores, top_k by score + bias, lower index on ties) ----
 // Precondition: 1 <= top_k <= E, top_k <= kRouteMaxTopK.

@@ -11,7 +11,7 @@
 //   conv, KDA     atol 1e-5, rtol 1e-4: fp32 recurrences, the same order of operations;
 //                 the chunked forms atol 1e-4 (the UT transform as an inverse, not a substitution)
 //   synthetic fill exact (the host evaluates the same functions)
-//   MLA           atol 1e-5, rtol 1e-4: fp32 online softmax vs double
+//   MLA           atol 1e-5, rtol 1e-4: fp32 online softmax vs double (decode and prefill kernels)
 //   routing       ids exact (unless two biased scores are within 1e-6: then either order),
 //                 weights rtol 1e-5;  argmax: exact
 // Every case skips when no device is visible.
@@ -327,7 +327,7 @@ void SynthFillCase(const GpuStream& s, int64_t rows, int64_t cols) {
 // ---- MLA ----
 
 void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t R, int64_t P,
-             int64_t page_size) {
+             int64_t page_size, bool prefill_kernel = false) {
   const int64_t n_tok = q_pos0 + nq, pages = (n_tok + page_size - 1) / page_size + 2;
   // Pages in a shuffled order so the block table matters.
   std::vector<int32_t> table(pages);
@@ -344,8 +344,8 @@ void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t 
   auto dpool = ToDevice(pool), dtable = ToDevice(table), dql = ToDevice(ql), dqp = ToDevice(qp);
   auto dout = ToDevice(std::vector<float>(want.size()));
   kernels::MlaPagedCache dev_cache{dpool.as<float>(), dtable.as<int32_t>(), page_size, R, P};
-  EXPECT_OK(MlaAbsorbedAttention(dql.as<float>(), dqp.as<float>(), nq, H, q_pos0, dev_cache, scale,
-                                 dout.as<float>(), s));
+  const auto attention = prefill_kernel ? MlaPrefillAttention : MlaAbsorbedAttention;
+  EXPECT_OK(attention(dql.as<float>(), dqp.as<float>(), nq, H, q_pos0, dev_cache, scale, dout.as<float>(), s));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dout, want.size()), want, 1e-5f, 1e-4f));
 }
@@ -480,6 +480,11 @@ std::vector<OpCase> AllCases() {
   add("Mla_first_token", [](const GpuStream& s) { MlaCase(s, 1, 6, 0, 64, 16, 16); });
   add("Mla_decode_k3", [](const GpuStream& s) { MlaCase(s, 1, 4, 1000, 512, 64, 64); });
   add("Mla_multi_query", [](const GpuStream& s) { MlaCase(s, 5, 3, 37, 64, 16, 16); });
+  // The tiled prefill kernel: a prompt from position 0 (partial query tile), a continued
+  // prompt over many pages at K3's sizes, one query row.
+  add("MlaPrefill_from_start", [](const GpuStream& s) { MlaCase(s, 37, 3, 0, 64, 16, 16, true); });
+  add("MlaPrefill_k3_continued", [](const GpuStream& s) { MlaCase(s, 70, 4, 300, 512, 64, 64, true); });
+  add("MlaPrefill_one_row", [](const GpuStream& s) { MlaCase(s, 1, 2, 9, 64, 16, 16, true); });
   // Routing at the nano, mini and full expert counts.
   add("TopKRoute_nano", [](const GpuStream& s) { RouteCase(s, 5, 16, 4, true, true); });
   add("TopKRoute_mini_nobias", [](const GpuStream& s) { RouteCase(s, 7, 64, 8, false, false); });

@@ -1,6 +1,6 @@
 // Device fills of synthetic weights (the values of synth_fill.h): a benchmark model's matrices
 // generated in device memory from a seed instead of read from a model directory.
-// Pointers are device pointers; each call only queues work on `stream`.
+// Pointers are device pointers; each call only queues work on `stream`. Owns nothing.
 // Thread safety: reentrant; calls on one stream run in order.
 #pragma once
 
