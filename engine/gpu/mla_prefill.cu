@@ -21,6 +21,17 @@ constexpr int kTokens = 8;
 constexpr int kMaxRow = static_cast<int>(kMlaMaxRank + kMlaPrefillMaxRope);
 constexpr int kSlots = static_cast<int>(kMlaMaxRank) / kBlockThreads;  // value columns per thread
 
+// f(c, i) for each latent column i = threadIdx.x + 256·c (c < kSlots) below R: the output
+// columns this thread owns, c indexing its registers.
+template <class F>
+__device__ __forceinline__ void ForOwnedColumns(int64_t R, F&& f) {
+#pragma unroll
+  for (int c = 0; c < kSlots; ++c) {
+    const int64_t i = threadIdx.x + int64_t(c) * kBlockThreads;
+    if (i < R) f(c, i);
+  }
+}
+
 __global__ void __launch_bounds__(kBlockThreads)
     MlaPrefillKernel(const float* __restrict__ q_latent, const float* __restrict__ q_pe, int64_t nq, int64_t H,
                      int64_t q_pos0, kernels::MlaPagedCache cache, float scale, float* __restrict__ out_latent) {
@@ -89,10 +100,7 @@ __global__ void __launch_bounds__(kBlockThreads)
       correction[jq] = corr;
     }
     __syncthreads();
-#pragma unroll
-    for (int c = 0; c < kSlots; ++c) {
-      const int64_t i = threadIdx.x + int64_t(c) * kBlockThreads;
-      if (i >= R) continue;
+    ForOwnedColumns(R, [&](int c, int64_t i) {
 #pragma unroll
       for (int jq = 0; jq < kQueries; ++jq) {
         float a = acc[jq][c] * correction[jq];
@@ -100,17 +108,14 @@ __global__ void __launch_bounds__(kBlockThreads)
         for (int tt = 0; tt < kTokens; ++tt) a += prob[jq][tt] * kv[tt][i];
         acc[jq][c] = a;
       }
-    }
+    });
   }
   __syncthreads();
-#pragma unroll
-  for (int c = 0; c < kSlots; ++c) {
-    const int64_t i = threadIdx.x + int64_t(c) * kBlockThreads;
-    if (i >= R) continue;
+  ForOwnedColumns(R, [&](int c, int64_t i) {
 #pragma unroll
     for (int jq = 0; jq < kQueries; ++jq)
       if (jq < queries) out_latent[((j0 + jq) * H + h) * R + i] = acc[jq][c] / row_sum[jq];
-  }
+  });
 }
 
 }  // namespace
