@@ -8,26 +8,38 @@
 
 #include "gpu/gpu_ops.h"
 #include "gpu/model_ops.h"
+#include "gpu/synth_fill.h"
+#include "gpu/synth_weights.h"
 #include "model/k3_model.h"
+#include "model/prefill_pieces.h"
 
 namespace kimi::gpu {
 
 namespace {
 
 constexpr float kMlaNormEps = 1e-6f;  // q_a_layernorm and kv_a_layernorm, as in model/mla.cc
+// A segment this long runs the prefill kernels (chunked KDA, tiled MLA); shorter ones and
+// decodes the per-token ones.
+constexpr int64_t kPrefillKernelMinTokens = 16;
 
 uint64_t AlignUp(uint64_t bytes) {
   return (bytes + DeviceArena::kAlignment - 1) / DeviceArena::kAlignment * DeviceArena::kAlignment;
 }
 
-// Calls f(pointer, bytes) on every matrix pointer of the bound weights (absent ones included,
-// with a null pointer), by reference so the caller can move it to the device.
+// What a matrix pointer of the bound weights holds: enough to generate it on the device.
+struct MatrixShape {
+  enum Kind { kBf16, kMxfp4Packed, kMxfp4Scale } kind;
+  int64_t rows, cols;  // of the logical matrix (an MXFP4 half: of the matrix it belongs to)
+};
+
+// Calls f(pointer, bytes, shape) on every matrix pointer of the bound weights (absent ones
+// included, with a null pointer), by reference so the caller can move it to the device.
 template <class F>
 void ForEachMatrix(model::ModelWeights& w, F&& f) {
-  auto bf16 = [&](model::Bf16Matrix& m) { f(m.w, m.bytes()); };
+  auto bf16 = [&](model::Bf16Matrix& m) { f(m.w, m.bytes(), MatrixShape{MatrixShape::kBf16, m.rows, m.cols}); };
   auto mxfp4 = [&](model::Mxfp4Matrix& m) {
-    f(m.packed, uint64_t(m.rows) * uint64_t(m.cols) / 2);
-    f(m.scale, uint64_t(m.rows) * uint64_t(m.cols) / 32);
+    f(m.packed, uint64_t(m.rows) * uint64_t(m.cols) / 2, MatrixShape{MatrixShape::kMxfp4Packed, m.rows, m.cols});
+    f(m.scale, uint64_t(m.rows) * uint64_t(m.cols) / 32, MatrixShape{MatrixShape::kMxfp4Scale, m.rows, m.cols});
   };
   auto situ = [&](model::SituMlpWeights& m) {
     bf16(m.gate);
@@ -70,6 +82,18 @@ struct ExpertTables {
   PointerTable w2_packed = nullptr, w2_scale = nullptr;
 };
 
+Status FillSyntheticMatrix(void* dst, const MatrixShape& m, uint64_t seed, const GpuStream& s) {
+  switch (m.kind) {
+    case MatrixShape::kBf16:
+      return FillSynthBf16(static_cast<uint16_t*>(dst), m.rows * m.cols, m.cols, seed, s);
+    case MatrixShape::kMxfp4Packed:
+      return FillSynthMxfp4Packed(static_cast<uint8_t*>(dst), m.rows, m.cols, seed, s);
+    case MatrixShape::kMxfp4Scale:
+      return FillSynthMxfp4Scales(static_cast<uint8_t*>(dst), m.rows, m.cols, s);
+  }
+  return Status::Internal("FillSyntheticMatrix: unknown kind");
+}
+
 struct Segment {
   GpuSequence* seq;
   int64_t begin, count, past;
@@ -87,6 +111,7 @@ struct GpuModel::Impl {
   const float* output_res = nullptr;
   std::unique_ptr<DeviceArena> arena;
   DeviceBuffer activations;
+  DeviceBuffer kda_scratch;  // the chunked KDA prefill's (empty: every KDA run is the recurrence)
   DeviceBuffer block_table;  // identity: logical page p is physical page p of a sequence's own cache
   GpuModelOptions options;
   int64_t max_pages = 0;
@@ -113,11 +138,12 @@ const float* GpuModel::Impl::Vector(const std::vector<float>& host, const GpuStr
 Status GpuModel::Impl::Upload(const GpuStream& s, const UploadProgress& progress, uint64_t* weight_bytes) {
   // Every distinct matrix once (a tied lm_head is the embedding).
   std::unordered_map<const void*, uint64_t> ranges;
+  std::unordered_map<const void*, MatrixShape> shapes;
   std::vector<const void*> order;
-  ForEachMatrix(cpu.weights, [&](auto& p, uint64_t bytes) {
+  ForEachMatrix(cpu.weights, [&](auto& p, uint64_t bytes, const MatrixShape& shape) {
     if (p == nullptr) return;
     auto [it, fresh] = ranges.emplace(p, bytes);
-    if (fresh) order.push_back(p);
+    if (fresh) order.push_back(p), shapes.emplace(p, shape);
   });
   std::vector<TensorView> views;
   views.reserve(order.size());
@@ -146,13 +172,22 @@ Status GpuModel::Impl::Upload(const GpuStream& s, const UploadProgress& progress
   add_vector(cpu.weights.output_res.norm_times_proj);
   KIMI_ASSIGN_OR_RETURN(arena, DeviceArena::Create(capacity));
 
-  std::vector<const TensorView*> view_ptrs;
-  for (const TensorView& v : views) view_ptrs.push_back(&v);
-  KIMI_ASSIGN_OR_RETURN(std::vector<DeviceTensor> uploaded, UploadTensors(view_ptrs, *arena, s, progress));
   std::unordered_map<const void*, void*> device_of;
-  for (size_t i = 0; i < order.size(); ++i) device_of[order[i]] = uploaded[i].data;
+  if (options.synthetic_fill_seed != 0) {
+    // Generated in place (synth_weights.h); the directory's matrix bytes are never read.
+    for (size_t i = 0; i < order.size(); ++i) {
+      KIMI_ASSIGN_OR_RETURN(void* dst, arena->Allocate(views[i].bytes));
+      KIMI_RETURN_IF_ERROR(FillSyntheticMatrix(dst, shapes.at(order[i]), SynthHash(options.synthetic_fill_seed, i), s));
+      device_of[order[i]] = dst;
+    }
+  } else {
+    std::vector<const TensorView*> view_ptrs;
+    for (const TensorView& v : views) view_ptrs.push_back(&v);
+    KIMI_ASSIGN_OR_RETURN(std::vector<DeviceTensor> uploaded, UploadTensors(view_ptrs, *arena, s, progress));
+    for (size_t i = 0; i < order.size(); ++i) device_of[order[i]] = uploaded[i].data;
+  }
   dev = cpu.weights;
-  ForEachMatrix(dev, [&](auto& p, uint64_t) {
+  ForEachMatrix(dev, [&](auto& p, uint64_t, const MatrixShape&) {
     if (p != nullptr) p = static_cast<std::remove_reference_t<decltype(p)>>(device_of.at(p));
   });
 
@@ -374,11 +409,16 @@ Status Pass::Kda(const model::LayerWeights& layer, const LayerVectors& v, const 
   KIMI_RETURN_IF_ERROR(KdaGate(f, v.a_log, v.dt_bias, R, H, d, *n.lower_bound, g, s_));
   KIMI_RETURN_IF_ERROR(Sigmoid(beta, R * H, beta, s_));
 
-  // The delta-rule recurrence per sequence (token by token on the device for every length).
+  // The delta-rule recurrence per sequence: the chunked form for a prompt piece, token by token
+  // for decodes and short runs (the chunked form's four launches do not pay below a few tokens).
   for (const Segment& seg : segs) {
-    KIMI_RETURN_IF_ERROR(KdaRecurrent(
-        model::SegmentKdaArgs(n, q, k, val, g, beta, seg.begin, seg.count, seg.seq->kda_recurrent(layer.slot), o),
-        s_));
+    const kernels::KdaArgs args =
+        model::SegmentKdaArgs(n, q, k, val, g, beta, seg.begin, seg.count, seg.seq->kda_recurrent(layer.slot), o);
+    if (seg.count >= kPrefillKernelMinTokens && m_.kda_scratch.bytes() > 0) {
+      KIMI_RETURN_IF_ERROR(KdaChunked(args, static_cast<float*>(m_.kda_scratch.data()), s_));
+    } else {
+      KIMI_RETURN_IF_ERROR(KdaRecurrent(args, s_));
+    }
   }
 
   // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head; y = W_o o.
@@ -426,8 +466,11 @@ Status Pass::Mla(const model::LayerWeights& layer, const LayerVectors& v, const 
   // Causal attention of each sequence's new tokens over its latent cache.
   for (const Segment& seg : segs) {
     const kernels::MlaPagedCache view{seg.seq->mla_pages(layer.slot), table, page_tokens, rc, dr};
-    KIMI_RETURN_IF_ERROR(MlaAbsorbedAttention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count,
-                                              H, seg.past, view, n.scale, o_latent + seg.begin * H * rc, s_));
+    // A prompt piece shares each cache read among its queries; a decode row reads it alone.
+    const auto attention = seg.count >= kPrefillKernelMinTokens && dr <= kMlaPrefillMaxRope ? MlaPrefillAttention
+                                                                                           : MlaAbsorbedAttention;
+    KIMI_RETURN_IF_ERROR(attention(q_latent + seg.begin * H * rc, q_pe + seg.begin * H * dr, seg.count, H, seg.past,
+                                   view, n.scale, o_latent + seg.begin * H * rc, s_));
   }
 
   // o_h = W_UV,h ô_h per head; output gate σ(W_g u); y = W_o o.
@@ -571,6 +614,11 @@ Result<std::unique_ptr<GpuModel>> GpuModel::Load(const std::string& dir, const G
   uint64_t weight_bytes = 0;
   KIMI_RETURN_IF_ERROR(impl->Upload(stream, progress, &weight_bytes));
   KIMI_ASSIGN_OR_RETURN(impl->activations, DeviceBuffer::Create(plan.total_bytes));
+  const model::KdaDims kd(cpu.config);
+  if (cpu.num_kda > 0 && kd.d <= kKdaChunkMaxKeyDim && options.max_rows >= kPrefillKernelMinTokens) {
+    const int64_t floats = KdaChunkedScratchFloats(options.max_rows, kd.H, kd.d);
+    KIMI_ASSIGN_OR_RETURN(impl->kda_scratch, DeviceBuffer::Create(uint64_t(floats) * sizeof(float)));
+  }
   impl->max_pages = (options.max_context + options.mla_page_tokens - 1) / options.mla_page_tokens;
   std::vector<int32_t> identity(size_t(impl->max_pages));
   std::iota(identity.begin(), identity.end(), 0);
@@ -643,22 +691,13 @@ Status GpuModel::Prefill(GpuSequence& seq, std::span<const int32_t> tokens, Logi
   KIMI_RETURN_IF_ERROR(CheckSequence(seq, static_cast<int64_t>(tokens.size())));
   const int64_t V = config().vocab_size, T = static_cast<int64_t>(tokens.size());
   logits->assign((rows == LogitsRows::kAll ? T : 1) * V, 0.0f);
-  std::vector<int32_t> logit_rows;
-  for (int64_t begin = 0; begin < T; begin += impl_->options.max_rows) {
-    const int64_t n = std::min(impl_->options.max_rows, T - begin);
-    const Segment seg{&seq, 0, n, seq.length_};
-    logit_rows.clear();
-    float* dst = logits->data();
-    if (rows == LogitsRows::kAll) {
-      for (int64_t j = 0; j < n; ++j) logit_rows.push_back(int32_t(j));
-      dst += begin * V;
-    } else if (begin + n == T) {
-      logit_rows.push_back(int32_t(n - 1));
-    }
+  for (const model::PrefillPiece& p : model::PlanPrefillPieces(T, impl_->options.max_rows, rows)) {
+    const Segment seg{&seq, 0, p.count, seq.length_};
+    const std::vector<int32_t> logit_rows(p.logit_rows.begin(), p.logit_rows.end());
     Pass pass(*impl_, plan_, stream_);
-    KIMI_RETURN_IF_ERROR(pass.Run(tokens.subspan(begin, n), std::span<const Segment>(&seg, 1), logit_rows, dst,
-                                  nullptr));
-    seq.length_ += n;
+    KIMI_RETURN_IF_ERROR(pass.Run(tokens.subspan(p.begin, p.count), std::span<const Segment>(&seg, 1), logit_rows,
+                                  logits->data() + p.first_logits_row * V, nullptr));
+    seq.length_ += p.count;
   }
   return Status::OK();
 }

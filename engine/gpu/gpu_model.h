@@ -38,6 +38,11 @@ struct GpuModelOptions {
   int64_t max_rows = 256;        // rows of one forward pass: a prefill piece, a decode batch
   int64_t max_context = 4096;    // tokens one sequence can hold (its MLA caches are this long)
   int64_t mla_page_tokens = 64;  // tokens per page of the MLA latent cache
+  // Nonzero: every matrix is generated on the device from this seed (synth_weights.h) instead
+  // of uploaded, and the directory's matrix bytes are never read — for benchmark models written
+  // with SynthOptions::matrices_unwritten (docs/gpu.md, "k3-h200-40g"). The float vectors
+  // (norms, conv taps, gates' biases) still come from the directory.
+  uint64_t synthetic_fill_seed = 0;
 };
 
 class GpuModel;

@@ -5,11 +5,15 @@
 //   * decode: --steps steps at batch 1 after the prefill (logits copied back each step, as a
 //     server would); effective bandwidth = weight bytes one step reads
 //     (Model::DecodeWeightBytesPerToken) / step time, and its ratio to --copy-gbs when given.
-// With --preset NAME the model is first written to --dir by the synthetic-model writer (seed 1).
+// With --preset NAME the model is first written to --dir by the synthetic-model writer (seed 1);
+// a GPU benchmark preset (bench_presets.h, e.g. k3-h200-40g) is written without its matrices
+// and they are generated on the device (GpuModelOptions::synthetic_fill_seed), so a model of tens
+// of GB costs seconds, not a disk's worth of writing.
 // Prints "| ..." table rows and "result <name> <value> <unit>" lines (engine/gpu/check.sh).
 // Usage: kimi-gpu-model-bench --dir DIR [--preset NAME] [--prefill N] [--steps N] [--max-rows N]
 //                             [--copy-gbs X] [--peak-tflops Y]
 // Exit status: 0; 1 on an error; 2 when no device is visible.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/bench_presets.h"
 #include "gpu/gpu_model.h"
 #include "io/k3_presets.h"
 #include "io/k3_synth.h"
@@ -46,13 +51,18 @@ int Run(const Args& a) {
     return 2;
   }
   const std::string label = a.preset.empty() ? a.dir : a.preset;
+  const std::vector<std::string> device_filled = GpuBenchPresetNames();
+  const bool fill_on_device = std::find(device_filled.begin(), device_filled.end(), a.preset) != device_filled.end();
   if (!a.preset.empty()) {
-    auto config = K3Preset(a.preset);
+    auto config = fill_on_device ? GpuBenchPreset(a.preset) : K3Preset(a.preset);
     if (!config.ok()) return Fail(config.status());
     const auto t0 = std::chrono::steady_clock::now();
-    auto written = WriteSyntheticModel(*config, a.dir, {/*seed=*/1, /*max_shard_bytes=*/1ull << 30});
+    SynthOptions synth{/*seed=*/1, /*max_shard_bytes=*/1ull << 30};
+    synth.matrices_unwritten = fill_on_device;
+    auto written = WriteSyntheticModel(*config, a.dir, synth);
     if (!written.ok()) return Fail(written.status());
-    std::printf("synthesised %s in %s: %.1f s\n", a.preset.c_str(), a.dir.c_str(), Seconds(t0));
+    std::printf("synthesised %s in %s: %.1f s%s\n", a.preset.c_str(), a.dir.c_str(), Seconds(t0),
+                fill_on_device ? " (matrices left to the device)" : "");
   }
   // The CPU engine's accounting of bytes and flops per token (the mapping only; nothing runs).
   ModelOptions cpu_options;
@@ -65,6 +75,7 @@ int Run(const Args& a) {
   GpuModelOptions options;
   options.max_rows = a.max_rows;
   options.max_context = a.prefill + a.steps + 1;
+  if (fill_on_device) options.synthetic_fill_seed = 1;
   const auto t_load = std::chrono::steady_clock::now();
   auto model = GpuModel::Load(a.dir, options);
   if (!model.ok()) return Fail(model.status());

@@ -70,6 +70,14 @@ Status CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const
 // Precondition: dk <= kKdaMaxKeyDim.
 inline constexpr int64_t kKdaMaxKeyDim = 512;
 Status KdaRecurrent(const kernels::KdaArgs& a, const GpuStream& stream);
+// Prefill: the chunked WY/UT form (kernels/cpu/kda_chunk.h) in chunks of kKdaChunkTokens (the
+// CPU's kKdaChunk); the same result as KdaRecurrent up to rounding. `scratch`: device memory of
+// KdaChunkedScratchFloats(T, H, dk) floats (about 4·dk + 128 floats per token and head).
+// Precondition: dk <= kKdaChunkMaxKeyDim.
+inline constexpr int64_t kKdaChunkTokens = 64;
+inline constexpr int64_t kKdaChunkMaxKeyDim = 256;
+int64_t KdaChunkedScratchFloats(int64_t T, int64_t H, int64_t dk);
+Status KdaChunked(const kernels::KdaArgs& a, float* scratch, const GpuStream& stream);
 
 // ---- MLA absorbed attention over the paged latent cache (nq query rows of one sequence) ----
 // Precondition: kv_rank <= kMlaMaxRank, rope_dim <= kMlaMaxRank.
@@ -77,6 +85,12 @@ inline constexpr int64_t kMlaMaxRank = 512;
 Status MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H, int64_t q_pos0,
                             const kernels::MlaPagedCache& cache, float scale, float* out_latent,
                             const GpuStream& stream);
+// The same for a run of query rows (prefill): the queries of one head share every cache read
+// (tiles of 8 queries × 8 tokens). Precondition: kv_rank <= kMlaMaxRank, rope_dim <= kMlaPrefillMaxRope.
+inline constexpr int64_t kMlaPrefillMaxRope = 64;
+Status MlaPrefillAttention(const float* q_latent, const float* q_pe, int64_t nq, int64_t H, int64_t q_pos0,
+                           const kernels::MlaPagedCache& cache, float scale, float* out_latent,
+                           const GpuStream& stream);
 
 // ---- MoE routing (per token: sigmoid scores, top_k by score + bias, lower index on ties) ----
 // Precondition: 1 <= top_k <= E, top_k <= kRouteMaxTopK.

@@ -8,8 +8,10 @@
 //                 another order against the reference's double sums
 //   norms/softmax atol 1e-6, rtol 1e-5: fp32 block sums vs double
 //   element-wise  atol 1e-6, rtol 1e-5: device expf/tanhf are within 2 ulp of the host's
-//   conv, KDA     atol 1e-5, rtol 1e-4: fp32 recurrences, the same order of operations
-//   MLA           atol 1e-5, rtol 1e-4: fp32 online softmax vs double
+//   conv, KDA     atol 1e-5, rtol 1e-4: fp32 recurrences, the same order of operations;
+//                 the chunked forms atol 1e-4 (the UT transform as an inverse, not a substitution)
+//   synthetic fill exact (the host evaluates the same functions)
+//   MLA           atol 1e-5, rtol 1e-4: fp32 online softmax vs double (decode and prefill kernels)
 //   routing       ids exact (unless two biased scores are within 1e-6: then either order),
 //                 weights rtol 1e-5;  argmax: exact
 // Every case skips when no device is visible.
@@ -23,8 +25,11 @@
 
 #include "gpu/gpu_ops.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/synth_fill.h"
+#include "gpu/synth_weights.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/ref/reference.h"
+#include "kimi/dtype.h"
 
 namespace kimi::gpu {
 namespace {
@@ -267,10 +272,62 @@ void KdaCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv, b
   EXPECT_TRUE(AllClose(ToHost<float>(dstate, want_state.size()), want_state, tol, 1e-4f)) << "state";
 }
 
+// The chunked prefill against the CPU's chunked reference (the same algebra, tolerance as the
+// other KDA cases against it) and, for the state after the prompt, the recurrence.
+void KdaChunkedCase(const GpuStream& s, int64_t T, int64_t H, int64_t dk, int64_t dv) {
+  KdaInputs in(T, H, dk, dv, 161 + uint32_t(T));
+  std::vector<float> want(T * H * dv), want_state = in.state;
+  kernels::ref::KdaChunked(in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                                   want_state.data(), want.data()));
+  std::vector<float> rec(T * H * dv), rec_state = in.state;
+  kernels::ref::KdaRecurrent(in.Args(in.q.data(), in.k.data(), in.v.data(), in.g.data(), in.beta.data(),
+                                     rec_state.data(), rec.data()));
+  auto dq = ToDevice(in.q), dk_ = ToDevice(in.k), dv_ = ToDevice(in.v), dg = ToDevice(in.g),
+       db = ToDevice(in.beta);
+  auto dstate = ToDevice(in.state), dout = ToDevice(std::vector<float>(T * H * dv));
+  auto scratch = ToDevice(std::vector<float>(size_t(KdaChunkedScratchFloats(T, H, dk)), std::nanf("")));
+  EXPECT_OK(KdaChunked(in.Args(dq.as<float>(), dk_.as<float>(), dv_.as<float>(), dg.as<float>(), db.as<float>(),
+                               dstate.as<float>(), dout.as<float>()),
+                       scratch.as<float>(), s));
+  Sync(s);
+  const auto out = ToHost<float>(dout, want.size());
+  const auto state = ToHost<float>(dstate, want_state.size());
+  EXPECT_TRUE(AllClose(out, want, 1e-4f, 1e-4f)) << "outputs vs chunked reference";
+  EXPECT_TRUE(AllClose(state, want_state, 1e-4f, 1e-4f)) << "state vs chunked reference";
+  EXPECT_TRUE(AllClose(out, rec, 1e-4f, 1e-4f)) << "outputs vs recurrence";
+  EXPECT_TRUE(AllClose(state, rec_state, 1e-4f, 1e-4f)) << "state vs recurrence";
+}
+
+// ---- synthetic weights ----
+
+// The device fill writes exactly synth_fill.h's values, with the spread the header promises.
+void SynthFillCase(const GpuStream& s, int64_t rows, int64_t cols) {
+  auto bf16 = ToDevice(std::vector<uint16_t>(size_t(rows * cols)));
+  auto packed = ToDevice(std::vector<uint8_t>(size_t(rows * cols / 2)));
+  auto scales = ToDevice(std::vector<uint8_t>(size_t(rows * cols / 32)));
+  EXPECT_OK(FillSynthBf16(bf16.as<uint16_t>(), rows * cols, cols, 99, s));
+  EXPECT_OK(FillSynthMxfp4Packed(packed.as<uint8_t>(), rows, cols, 98, s));
+  EXPECT_OK(FillSynthMxfp4Scales(scales.as<uint8_t>(), rows, cols, s));
+  Sync(s);
+  const auto w = ToHost<uint16_t>(bf16, size_t(rows * cols));
+  const float half = SynthBf16HalfWidth(cols);
+  double sum2 = 0.0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    ASSERT_EQ(w[i], SynthBf16(99, uint64_t(i), half)) << "bf16 element " << i;
+    const double x = Bf16ToF32(w[i]);
+    sum2 += x * x;
+  }
+  EXPECT_NEAR(std::sqrt(sum2 / double(rows * cols)) * std::sqrt(double(cols)), 1.0, 0.02);
+  const auto p = ToHost<uint8_t>(packed, size_t(rows * cols / 2));
+  for (int64_t i = 0; i < rows * cols / 2; ++i) ASSERT_EQ(p[i], SynthPackedByte(98, uint64_t(i))) << "byte " << i;
+  const auto sc = ToHost<uint8_t>(scales, size_t(rows * cols / 32));
+  EXPECT_TRUE(std::all_of(sc.begin(), sc.end(), [&](uint8_t b) { return b == SynthMxfp4Scale(cols); }));
+}
+
 // ---- MLA ----
 
 void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t R, int64_t P,
-             int64_t page_size) {
+             int64_t page_size, bool prefill_kernel = false) {
   const int64_t n_tok = q_pos0 + nq, pages = (n_tok + page_size - 1) / page_size + 2;
   // Pages in a shuffled order so the block table matters.
   std::vector<int32_t> table(pages);
@@ -287,8 +344,8 @@ void MlaCase(const GpuStream& s, int64_t nq, int64_t H, int64_t q_pos0, int64_t 
   auto dpool = ToDevice(pool), dtable = ToDevice(table), dql = ToDevice(ql), dqp = ToDevice(qp);
   auto dout = ToDevice(std::vector<float>(want.size()));
   kernels::MlaPagedCache dev_cache{dpool.as<float>(), dtable.as<int32_t>(), page_size, R, P};
-  EXPECT_OK(MlaAbsorbedAttention(dql.as<float>(), dqp.as<float>(), nq, H, q_pos0, dev_cache, scale,
-                                 dout.as<float>(), s));
+  const auto attention = prefill_kernel ? MlaPrefillAttention : MlaAbsorbedAttention;
+  EXPECT_OK(attention(dql.as<float>(), dqp.as<float>(), nq, H, q_pos0, dev_cache, scale, dout.as<float>(), s));
   Sync(s);
   EXPECT_TRUE(AllClose(ToHost<float>(dout, want.size()), want, 1e-5f, 1e-4f));
 }
@@ -412,16 +469,29 @@ std::vector<OpCase> AllCases() {
   add("Kda_decode_k3", [](const GpuStream& s) { KdaCase(s, 1, 4, 128, 128, false); });
   add("Kda_prefill_dv40", [](const GpuStream& s) { KdaCase(s, 20, 3, 48, 40, false); });
   add("Kda_prefill_vs_chunked", [](const GpuStream& s) { KdaCase(s, 150, 2, 128, 128, true); });
+  // Chunked prefill: a short prompt, exactly one chunk, several chunks with a short last one at
+  // K3's head size, odd head sizes (dv not a multiple of the 32-column tile).
+  add("KdaChunked_T1", [](const GpuStream& s) { KdaChunkedCase(s, 1, 2, 32, 32); });
+  add("KdaChunked_one_chunk", [](const GpuStream& s) { KdaChunkedCase(s, 64, 3, 128, 128); });
+  add("KdaChunked_k3_150", [](const GpuStream& s) { KdaChunkedCase(s, 150, 2, 128, 128); });
+  add("KdaChunked_odd_heads", [](const GpuStream& s) { KdaChunkedCase(s, 70, 3, 48, 40); });
+  add("KdaChunked_nano_300", [](const GpuStream& s) { KdaChunkedCase(s, 300, 6, 32, 32); });
   // MLA: first token, a long decode over many pages, several query rows (prefill-style).
   add("Mla_first_token", [](const GpuStream& s) { MlaCase(s, 1, 6, 0, 64, 16, 16); });
   add("Mla_decode_k3", [](const GpuStream& s) { MlaCase(s, 1, 4, 1000, 512, 64, 64); });
   add("Mla_multi_query", [](const GpuStream& s) { MlaCase(s, 5, 3, 37, 64, 16, 16); });
+  // The tiled prefill kernel: a prompt from position 0 (partial query tile), a continued
+  // prompt over many pages at K3's sizes, one query row.
+  add("MlaPrefill_from_start", [](const GpuStream& s) { MlaCase(s, 37, 3, 0, 64, 16, 16, true); });
+  add("MlaPrefill_k3_continued", [](const GpuStream& s) { MlaCase(s, 70, 4, 300, 512, 64, 64, true); });
+  add("MlaPrefill_one_row", [](const GpuStream& s) { MlaCase(s, 1, 2, 9, 64, 16, 16, true); });
   // Routing at the nano, mini and full expert counts.
   add("TopKRoute_nano", [](const GpuStream& s) { RouteCase(s, 5, 16, 4, true, true); });
   add("TopKRoute_mini_nobias", [](const GpuStream& s) { RouteCase(s, 7, 64, 8, false, false); });
   add("TopKRoute_k3", [](const GpuStream& s) { RouteCase(s, 3, 896, 16, true, true); });
   add("ArgmaxRows_vocab", [](const GpuStream& s) { ArgmaxCase(s, 3, 163840); });
   add("ArgmaxRows_small", [](const GpuStream& s) { ArgmaxCase(s, 2, 5); });
+  add("SynthFill", [](const GpuStream& s) { SynthFillCase(s, 96, 1024); });
   return c;
 }
 

@@ -202,9 +202,14 @@ Result<SynthSummary> WriteSyntheticModel(const K3Config& config, const std::stri
     }
     KIMI_RETURN_IF_ERROR(writer.Open((fs::path(out_dir) / file).string()));
     for (size_t i = next; i < end; ++i) {
-      FillTensor(config, layout[i], options.seed, buffer);
-      KIMI_RETURN_IF_ERROR(writer.Append(buffer.data(), buffer.size()));
-      summary.bytes += buffer.size();
+      if (options.matrices_unwritten && layout[i].shape.size() == 2) {
+        KIMI_RETURN_IF_ERROR(writer.Skip(layout[i].bytes()));
+        summary.bytes += layout[i].bytes();
+      } else {
+        FillTensor(config, layout[i], options.seed, buffer);
+        KIMI_RETURN_IF_ERROR(writer.Append(buffer.data(), buffer.size()));
+        summary.bytes += buffer.size();
+      }
       ++summary.tensors;
     }
     KIMI_RETURN_IF_ERROR(writer.Finish());

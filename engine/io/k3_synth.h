@@ -22,6 +22,10 @@ namespace kimi {
 struct SynthOptions {
   uint64_t seed = 0;
   uint64_t max_shard_bytes = 64ull << 20;  // a shard closes before it would pass this
+  // Leave every matrix (each 2-D tensor: Linear weights, embeddings, MXFP4 halves) unwritten:
+  // holes that read as zeros and cost no disk or time, for a consumer that generates the
+  // matrices itself (engine/gpu's device fill). Vectors and conv taps are written as usual.
+  bool matrices_unwritten = false;
 };
 
 struct SynthSummary {

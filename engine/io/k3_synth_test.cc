@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -153,6 +154,40 @@ TEST_F(NanoModel, SameSeedSameBytesOtherSeedOtherBytes) {
   EXPECT_NE(testing_util::ReadText(*dir_ + "/" + shard), testing_util::ReadText(other + "/" + shard));
   std::filesystem::remove_all(again);
   std::filesystem::remove_all(other);
+}
+
+TEST_F(NanoModel, MatricesUnwrittenKeepTheLayoutAndTheVectors) {
+  std::string holes = testing_util::MakeTempDir("nano_holes");
+  SynthOptions options{7, 1 << 20};
+  options.matrices_unwritten = true;
+  auto r = WriteSyntheticModel(Nano(), holes, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->bytes, summary_.bytes);
+  EXPECT_EQ(r->tensors, summary_.tensors);
+  auto full = ModelDir::Open(*dir_);
+  auto sparse = ModelDir::Open(holes);
+  ASSERT_TRUE(full.ok() && sparse.ok());
+  int matrices = 0, vectors = 0;
+  for (const TensorSpec& spec : K3TensorLayout(Nano())) {
+    const std::string& name = spec.name;
+    auto ra = (*full)->Tensor(name);
+    auto rb = (*sparse)->Tensor(name);
+    ASSERT_TRUE(ra.ok() && rb.ok()) << name;
+    const TensorView* a = *ra;
+    const TensorView* b = *rb;
+    ASSERT_EQ(a->bytes, b->bytes) << name;
+    const auto* bytes = static_cast<const uint8_t*>(b->data);
+    if (spec.shape.size() == 2) {
+      ++matrices;
+      EXPECT_TRUE(std::all_of(bytes, bytes + b->bytes, [](uint8_t x) { return x == 0; })) << name;
+    } else {
+      ++vectors;
+      EXPECT_EQ(std::memcmp(a->data, b->data, a->bytes), 0) << name;
+    }
+  }
+  EXPECT_GT(matrices, 0);
+  EXPECT_GT(vectors, 0);
+  std::filesystem::remove_all(holes);
 }
 
 TEST(ShapeOnly, IndexRecordsEveryTensorWithoutData) {

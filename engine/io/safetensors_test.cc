@@ -180,6 +180,39 @@ TEST(SafetensorsFile, WriterOutputReadsBackThroughTheMapping) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SafetensorsFile, SkippedTensorsReadAsZerosUpToTheEnd) {
+  std::string dir = testing_util::MakeTempDir("st_skip");
+  std::string path = dir + "/w.safetensors";
+  const float one = 1.0f;
+  SafetensorsWriter w;
+  ASSERT_TRUE(w.Declare("a", DType::kF32, {1}).ok());
+  ASSERT_TRUE(w.Declare("hole", DType::kF32, {1000}).ok());
+  ASSERT_TRUE(w.Declare("b", DType::kF32, {1}).ok());
+  ASSERT_TRUE(w.Declare("tail", DType::kF32, {4}).ok());  // a hole at the very end
+  ASSERT_TRUE(w.Open(path).ok());
+  ASSERT_TRUE(w.Append(&one, 4).ok());
+  EXPECT_FALSE(w.Skip(4004).ok());  // more than the tensor holds
+  ASSERT_TRUE(w.Skip(4000).ok());
+  ASSERT_TRUE(w.Append(&one, 4).ok());
+  ASSERT_TRUE(w.Skip(16).ok());
+  ASSERT_TRUE(w.Finish().ok());
+
+  auto f = SafetensorsFile::Open(path);  // the reader checks the file length against the header
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto floats = [&](const char* name) {
+    const TensorView* v = (*f)->Find(name);
+    std::vector<float> out(v == nullptr ? 0 : v->numel());
+    if (v != nullptr) std::memcpy(out.data(), v->data, out.size() * 4);
+    return out;
+  };
+  EXPECT_EQ(floats("a"), std::vector<float>{1.0f});
+  EXPECT_EQ(floats("hole"), std::vector<float>(1000, 0.0f));
+  EXPECT_EQ(floats("b"), std::vector<float>{1.0f});
+  EXPECT_EQ(floats("tail"), std::vector<float>(4, 0.0f));
+  f->reset();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SafetensorsFile, WriterRefusesAnIncompleteTensor) {
   std::string dir = testing_util::MakeTempDir("st_incomplete");
   SafetensorsWriter w;

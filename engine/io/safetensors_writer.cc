@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "kimi/safetensors.h"
@@ -60,7 +62,7 @@ Status SafetensorsWriter::Open(const std::string& path) {
   return Status::OK();
 }
 
-Status SafetensorsWriter::Append(const void* data, uint64_t bytes) {
+Status SafetensorsWriter::Advance(uint64_t bytes) {
   if (file_ == nullptr) return Status::FailedPrecondition(path_ + ": Append() before Open()");
   while (current_ < tensors_.size() && current_written_ == tensors_[current_].bytes) {
     ++current_;
@@ -75,10 +77,23 @@ Status SafetensorsWriter::Append(const void* data, uint64_t bytes) {
                                    std::to_string(current_written_ + bytes) +
                                    " bytes written but " + std::to_string(t.bytes) + " declared");
   }
+  current_written_ += bytes;
+  return Status::OK();
+}
+
+Status SafetensorsWriter::Append(const void* data, uint64_t bytes) {
+  KIMI_RETURN_IF_ERROR(Advance(bytes));
   if (bytes > 0 && std::fwrite(data, 1, bytes, file_) != bytes) {
     return Status::IOError(path_ + ": write failed: " + std::strerror(errno));
   }
-  current_written_ += bytes;
+  return Status::OK();
+}
+
+Status SafetensorsWriter::Skip(uint64_t bytes) {
+  KIMI_RETURN_IF_ERROR(Advance(bytes));
+  if (bytes > 0 && fseeko(file_, static_cast<off_t>(bytes), SEEK_CUR) != 0) {
+    return Status::IOError(path_ + ": seek failed: " + std::strerror(errno));
+  }
   return Status::OK();
 }
 
@@ -91,6 +106,13 @@ Status SafetensorsWriter::Finish() {
   if (current_ != tensors_.size()) {
     return Status::FailedPrecondition(path_ + ": tensor '" + tensors_[current_].name +
                                       "' is incomplete");
+  }
+  // A skipped tail is past the file's end until the length is set.
+  const off_t end = ftello(file_);
+  if (std::fflush(file_) != 0 || end < 0 || ftruncate(fileno(file_), end) != 0) {
+    std::fclose(file_);
+    file_ = nullptr;
+    return Status::IOError(path_ + ": cannot set the file's length: " + std::strerror(errno));
   }
   int rc = std::fclose(file_);
   file_ = nullptr;

@@ -35,6 +35,9 @@ class SafetensorsWriter {
   // Appends bytes of the current tensor; a tensor may arrive in several pieces. The pieces of
   // each tensor must add up to exactly its declared size before the next one starts.
   Status Append(const void* data, uint64_t bytes);
+  // As Append, but leaves the bytes unwritten: a hole in the file that reads as zeros and takes
+  // no disk space (for models whose weights are generated elsewhere, e.g. on a GPU).
+  Status Skip(uint64_t bytes);
   // Checks that every declared byte was written, then closes the file.
   Status Finish();
 
@@ -47,6 +50,8 @@ class SafetensorsWriter {
     std::vector<int64_t> shape;
     uint64_t bytes;
   };
+  Status Advance(uint64_t bytes);  // checks and counts the next bytes of the current tensor
+
   std::vector<Pending> tensors_;
   std::map<std::string, std::string> metadata_;
   uint64_t data_bytes_ = 0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/k3_model.h"
+#include "model/prefill_pieces.h"
 #include "model/weight_binder.h"
 
 namespace kimi {
@@ -144,20 +145,11 @@ Status Model::Prefill(SequenceState& state, std::span<const int32_t> tokens, Log
   logits->assign((rows == LogitsRows::kAll ? T : 1) * V, 0.0f);
   std::lock_guard<std::mutex> lock(impl_->mu);
   // Pieces of at most prefill_piece tokens bound the scratch; the state carries between them.
-  std::vector<int64_t> logit_rows;
-  for (int64_t begin = 0; begin < T; begin += impl_->options.prefill_piece) {
-    const int64_t n = std::min(impl_->options.prefill_piece, T - begin);
-    const Segment seg{&state, 0, n, state.length};
-    logit_rows.clear();
-    float* dst = logits->data();
-    if (rows == LogitsRows::kAll) {
-      for (int64_t j = 0; j < n; ++j) logit_rows.push_back(j);
-      dst += begin * V;
-    } else if (begin + n == T) {
-      logit_rows.push_back(n - 1);
-    }
-    impl_->Forward(tokens.subspan(begin, n), std::span<const Segment>(&seg, 1), logit_rows, dst);
-    state.length += n;
+  for (const model::PrefillPiece& p : model::PlanPrefillPieces(T, impl_->options.prefill_piece, rows)) {
+    const Segment seg{&state, 0, p.count, state.length};
+    impl_->Forward(tokens.subspan(p.begin, p.count), std::span<const Segment>(&seg, 1), p.logit_rows,
+                   logits->data() + p.first_logits_row * V);
+    state.length += p.count;
   }
   return Status::OK();
 }
