@@ -36,7 +36,10 @@ TEST(MatmulTest, Bf16OptimisedMatchesReference) {
                           // their tails, rows short enough to prefetch the next strip (K <= 2048)
                           // and long ones that prefetch along the row, K % 16 tails.
                           {1, 37, 1040}, {1, 16, 1024}, {1, 19, 2064}, {1, 8, 23}, {2, 21, 48},
-                          {5, 13, 2100}};
+                          {5, 13, 2100},
+                          // The batch tiles: 2 weight rows × 6 activation rows, every M % 6
+                          // tail, an odd last weight row.
+                          {6, 7, 1040}, {12, 9, 48}, {16, 33, 1024}, {11, 5, 2064}, {32, 18, 100}};
   for (const KernelTable* table : testing::OptimisedTables()) {
     for (const Shape& s : shapes) {
       const int64_t ldx = s.K + 3, ldy = s.N + 2;
@@ -202,6 +205,29 @@ TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
       MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, one.data(), N, nullptr);
       MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, many.data(), N, &pool);
       EXPECT_EQ(many, one) << "mxfp4 M=" << M;
+    }
+  }
+}
+
+// A decode batch gives each row exactly the result the row gets alone (the runtime's promise
+// that a request's greedy tokens do not depend on what runs beside it rests on this), for
+// every batch size the decode GEMV takes and the tile tails.
+TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    for (int64_t K : {48, 1040, 2055}) {
+      const int64_t N = 23, ldx = K + 1;
+      auto w = RandomBf16(N * K, 70 + K);
+      for (int64_t M = 2; M <= 32; ++M) {
+        auto x = RandomFloats(M * ldx, 71 + M);
+        std::vector<float> batched(M * N), alone(N);
+        table->gemv_bf16(x.data(), ldx, w.data(), M, N, K, batched.data(), N);
+        for (int64_t m = 0; m < M; ++m) {
+          table->gemv_bf16(x.data() + m * ldx, ldx, w.data(), 1, N, K, alone.data(), N);
+          EXPECT_TRUE(std::equal(alone.begin(), alone.end(), batched.begin() + m * N))
+              << table->isa << " M=" << M << " row " << m << " K=" << K;
+        }
+      }
     }
   }
 }
