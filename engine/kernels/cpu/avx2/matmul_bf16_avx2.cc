@@ -45,6 +45,28 @@ const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t
 // How far ahead (in elements, counted along the row-major matrix) a strip of R rows prefetches.
 inline int64_t PrefetchDistance(int R, int64_t K) { return K <= 2048 ? R * K : 1024; }
 
+// A tile's prefetch at column k: 64 bytes of each of its R rows, `prefetch` elements ahead,
+// every 32 columns (0: none).
+template <int R>
+inline void PrefetchRows(const uint16_t* w, int64_t K, int64_t k, int64_t prefetch) {
+  if (prefetch == 0 || k % (2 * kBlock) != 0) return;
+  for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + prefetch), _MM_HINT_T0);
+}
+
+// y[m, r] = the 8 lanes of acc[r][m] summed, plus the K % 16 tail in scalar order.
+template <int R, int MB>
+inline void StoreTileSums(const __m256 (&acc)[R][MB], const float* xp, const uint16_t* w, int64_t K, float* y,
+                          int64_t ldy) {
+  const int64_t k16 = K - K % kBlock;
+  for (int r = 0; r < R; ++r) {
+    for (int m = 0; m < MB; ++m) {
+      float s = HorizontalSum(acc[r][m]);
+      for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * xp[m * K + k];
+      y[m * ldy + r] = s;
+    }
+  }
+}
+
 // R weight rows × MB activation rows: each weight vector is loaded once and used MB times, so
 // the weights cross the memory bus once per MB vectors. xp: permuted rows, stride K.
 template <int R, int MB>
@@ -55,9 +77,7 @@ void GemvTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, f
   for (int r = 0; r < R; ++r)
     for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
   for (int64_t k = 0; k < k16; k += kBlock) {
-    if (prefetch != 0 && k % (2 * kBlock) == 0) {
-      for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + prefetch), _MM_HINT_T0);
-    }
+    PrefetchRows<R>(w, K, k, prefetch);
     for (int r = 0; r < R; ++r) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
       const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
@@ -68,13 +88,7 @@ void GemvTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, f
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int m = 0; m < MB; ++m) {
-      float s = HorizontalSum(acc[r][m]);
-      for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * xp[m * K + k];
-      y[m * ldy + r] = s;
-    }
-  }
+  StoreTileSums<R, MB>(acc, xp, w, K, y, ldy);
 }
 
 // Decode batches (M > 1): R weight rows × MB activation rows, each weight block converted
@@ -97,9 +111,7 @@ void GemvBatchTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefet
   for (int r = 0; r < R; ++r)
     for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
   for (int64_t k = 0; k < k16; k += kBlock) {
-    if (prefetch != 0 && k % (2 * kBlock) == 0) {
-      for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + prefetch), _MM_HINT_T0);
-    }
+    PrefetchRows<R>(w, K, k, prefetch);
     __m256 wv[R];
     for (int r = 0; r < R; ++r) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
@@ -120,13 +132,7 @@ void GemvBatchTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefet
       for (int r = 0; r < R; ++r) acc[r][m] = _mm256_fmadd_ps(wv[r], xv, acc[r][m]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int m = 0; m < MB; ++m) {
-      float s = HorizontalSum(acc[r][m]);
-      for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * xp[m * K + k];
-      y[m * ldy + r] = s;
-    }
-  }
+  StoreTileSums<R, MB>(acc, xp, w, K, y, ldy);
 }
 
 constexpr int64_t kBatchTileRows = 6;
