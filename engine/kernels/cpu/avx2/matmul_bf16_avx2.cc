@@ -53,6 +53,12 @@ inline void PrefetchRows(const uint16_t* w, int64_t K, int64_t k, int64_t prefet
   for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + prefetch), _MM_HINT_T0);
 }
 
+template <int R, int MB>
+inline void ZeroTile(__m256 (&acc)[R][MB]) {
+  for (int r = 0; r < R; ++r)
+    for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
+}
+
 // y[m, r] = the 8 lanes of acc[r][m] summed, plus the K % 16 tail in scalar order.
 template <int R, int MB>
 inline void StoreTileSums(const __m256 (&acc)[R][MB], const float* xp, const uint16_t* w, int64_t K, float* y,
@@ -74,8 +80,7 @@ void GemvTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, f
   const __m256i high_half = _mm256_set1_epi32(int(0xffff0000u));
   const int64_t k16 = K - K % kBlock;
   __m256 acc[R][MB];
-  for (int r = 0; r < R; ++r)
-    for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
+  ZeroTile(acc);
   for (int64_t k = 0; k < k16; k += kBlock) {
     PrefetchRows<R>(w, K, k, prefetch);
     for (int r = 0; r < R; ++r) {
@@ -108,8 +113,7 @@ template <int R, int MB>
 void GemvBatchTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, float* y, int64_t ldy) {
   const int64_t k16 = K - K % kBlock;
   __m256 acc[R][MB];
-  for (int r = 0; r < R; ++r)
-    for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
+  ZeroTile(acc);
   for (int64_t k = 0; k < k16; k += kBlock) {
     PrefetchRows<R>(w, K, k, prefetch);
     __m256 wv[R];
