@@ -102,19 +102,22 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   projections.Add(w.g_a, u, g_low);
   projections.Run(R, pool);
 
-  // Causal conv + SiLU per sequence, continuing each one's pre-conv history.
+  // Causal conv + SiLU per sequence, continuing each one's pre-conv history. A decode's conv
+  // (one token, a few thousand channels) is too small to split over the threads, so the
+  // one-token segments are spread over them instead (ForEachSegment), rather than run one
+  // after another on the calling thread while the others wait.
   const int width = int(n.K);
   const int64_t history = (n.K - 1) * P;
-  for (const Segment& seg : segments) {
+  ForEachSegment(segments, pool, [&](const Segment& seg, ThreadPool* seg_pool) {
     float* conv_state = seg.state->kda[slot].conv.data();
     const int64_t off = seg.begin * P;
     kernels::CausalConv1dSilu(q_pre + off, P, seg.count, P, w.q_conv.data(), nullptr, width, conv_state,
-                              q + off, P, pool);
+                              q + off, P, seg_pool);
     kernels::CausalConv1dSilu(k_pre + off, P, seg.count, P, w.k_conv.data(), nullptr, width,
-                              conv_state + history, k + off, P, pool);
+                              conv_state + history, k + off, P, seg_pool);
     kernels::CausalConv1dSilu(v_pre + off, P, seg.count, P, w.v_conv.data(), nullptr, width,
-                              conv_state + 2 * history, v + off, P, pool);
-  }
+                              conv_state + 2 * history, v + off, P, seg_pool);
+  });
 
   // q ← d^-0.5 · q/‖q‖, k ← k/‖k‖ per head.
   kernels::L2Normalize(q, R * H, d, 1e-6f, 1.0f / std::sqrt(float(d)), q, pool);
