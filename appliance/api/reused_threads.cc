@@ -21,7 +21,10 @@ void ReusedThreads::Run(std::function<void()> task) {
     work_cv_.notify_one();
     return;
   }
+  // A thread counts as idle from its creation: until it starts, the tasks it will take must
+  // not make further threads.
   ++live_;
+  ++idle_;
   std::thread([this] { Loop(); }).detach();
 }
 
@@ -32,20 +35,21 @@ size_t ReusedThreads::threads() const {
 
 void ReusedThreads::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
+  for (;;) {  // counted in idle_ here
     if (tasks_.empty()) {
-      ++idle_;
       const bool woken = work_cv_.wait_for(lock, idle_keep_, [this] { return !tasks_.empty() || stopping_; });
-      --idle_;
       if (!woken || tasks_.empty()) break;  // idle too long, or stopping with nothing to run
     }
     std::function<void()> task = std::move(tasks_.front());
     tasks_.pop_front();
+    --idle_;
     lock.unlock();
     task();
     task = nullptr;  // the task's captures are released before the thread counts as idle
     lock.lock();
+    ++idle_;
   }
+  --idle_;
   --live_;
   // Notified under the lock: once it is released the destructor may run, and this thread
   // touches nothing of the object after that.

@@ -40,7 +40,7 @@ class ReusedThreads {
   std::condition_variable work_cv_;  // a task is queued, or stopping_
   std::condition_variable exit_cv_;  // a thread exited
   std::deque<std::function<void()>> tasks_;  // guarded by mu_; never more than the idle threads take
-  size_t idle_ = 0;                          // guarded by mu_
+  size_t idle_ = 0;                          // guarded by mu_; waiting or not yet started
   size_t live_ = 0;                          // guarded by mu_
   bool stopping_ = false;                    // guarded by mu_
 };
