@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "api/reused_threads.h"
+
 namespace kimi::api {
 
 // Runs on the generation thread, the one that also writes `outcome`, so reading it here
@@ -39,19 +41,37 @@ class BackgroundGeneration::Sink : public EventSink {
   const BackendOutcome& outcome_;
 };
 
+namespace {
+
+// The threads every generation borrows. An idle one is kept long enough to serve the next
+// requests of a steady load, and released after a lull. Never destroyed: at exit nothing
+// waits for a generation some caller left running; the threads end with the process.
+ReusedThreads& GenerationThreads() {
+  static ReusedThreads* threads = new ReusedThreads(std::chrono::seconds(30));
+  return *threads;
+}
+
+}  // namespace
+
 BackgroundGeneration::BackgroundGeneration(Backend& backend, BackendRequest request) {
-  thread_ = std::thread([this, &backend, request = std::move(request)]() mutable { Run(backend, std::move(request)); });
+  GenerationThreads().Run(
+      [this, &backend, request = std::move(request)]() mutable { Run(backend, std::move(request)); });
 }
 
 BackgroundGeneration::~BackgroundGeneration() {
-  Abandon();
-  thread_.join();
+  std::unique_lock<std::mutex> lock(mu_);
+  abandoned_ = true;
+  cv_.wait(lock, [this] { return ended_; });
 }
 
 void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
+  Status result;
   BackendOutcome outcome;
-  Sink sink(*this, outcome);
-  Status result = backend.Generate(request, sink, &outcome);
+  {
+    Sink sink(*this, outcome);
+    result = backend.Generate(request, sink, &outcome);
+  }
+  // The last touch of this object: once the lock is released the destructor may proceed.
   std::lock_guard<std::mutex> lock(mu_);
   outcome_ = std::move(outcome);
   ended_ = true;

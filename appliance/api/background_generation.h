@@ -1,4 +1,5 @@
-// BackgroundGeneration: runs Backend::Generate() on a thread of its own, so the HTTP layer can
+// BackgroundGeneration: runs Backend::Generate() on a thread of its own (one reused across
+// requests, reused_threads.h), so the HTTP layer can
 // wait for the first event (or an error) before it commits to a `text/event-stream` response.
 // Until then events are queued. Once the response has started, Deliver() hands the queued
 // events, and every later one, to a Delivery (the stream's encoder and writer) as they are
@@ -7,7 +8,8 @@
 // the backend's next Emit() returns false, which cancels the generation (the Backend
 // contract); the destructor abandons and joins.
 //
-// Owns: the generation thread and the queued events.
+// Owns: the queued events; the generation's thread is borrowed and given back when Generate()
+// has returned, which the destructor waits for.
 // Thread safety: the public functions and the destructor are called by the request's thread;
 // the generation thread only calls the internal sink. A Delivery is called under the
 // generation's lock, from one thread at a time (the request's thread for queued events, the
@@ -21,7 +23,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "api/backend.h"
 
@@ -80,7 +81,6 @@ class BackgroundGeneration {
   BackendOutcome outcome_;         // written by the generation thread; read once ended_
   bool emitted_ = false;           // guarded by mu_; the first event has been queued
   BackendOutcome first_outcome_;   // guarded by mu_; the outcome as it was at the first event
-  std::thread thread_;
 };
 
 }  // namespace kimi::api

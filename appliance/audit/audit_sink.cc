@@ -72,15 +72,20 @@ Ticket AuditSink::Record(AuditRecord record) {
   record.version = kRecordFormatVersion;  // new records are always written in the current encoding
   // Sanitising and hashing the content here keeps that work off the writer thread.
   NormalizeRecord(&record);
+  bool wake_writer = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
       Complete(state.get(), Status::Unavailable("audit log is closed"), 0);
       return Ticket(state);
     }
+    // The writer waits for the first pending record, then for the window or a full batch;
+    // the records in between need not wake it (it takes them when it next looks).
+    if (pending_.empty()) oldest_pending_ = std::chrono::steady_clock::now();
     pending_.push_back(Pending{std::move(record), state});
+    wake_writer = pending_.size() == 1 || pending_.size() == options_.max_batch;
   }
-  cv_.notify_one();
+  if (wake_writer) cv_.notify_one();
   return Ticket(state);
 }
 
@@ -226,6 +231,11 @@ void AuditSink::WriterLoop() {
       auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
       if (options_.content_retention || options_.content_cutoff_ms) wake = std::min(wake, next_purge);
       cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
+      if (!pending_.empty() && options_.commit_window_ms > 0) {
+        // Group commit: let the records of requests ending about now join this transaction.
+        const auto window_end = oldest_pending_ + std::chrono::milliseconds(options_.commit_window_ms);
+        cv_.wait_until(lock, window_end, [&] { return pending_.size() >= options_.max_batch || stopping_; });
+      }
       if (pending_.size() <= options_.max_batch) {
         batch.swap(pending_);
       } else {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "audit/log_verifier.h"
 #include "audit/merkle.h"
@@ -126,6 +127,27 @@ TEST(AuditSink, ManyConcurrentProducersAllCommitDenselyAndVerify) {
     return Status::OK();
   }).ok());
   EXPECT_EQ(ids.size(), all.size());
+}
+
+TEST(AuditSink, RecordsQueuedWithinTheCommitWindowShareOneTransaction) {
+  TempDir dir;
+  AuditSinkOptions options = TestSinkOptions(dir.path());
+  // A window far longer than the test: only a full batch may end it, so the grouping is
+  // deterministic.
+  options.commit_window_ms = 600'000;
+  options.max_batch = 5;
+  Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(options);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  std::vector<Ticket> tickets;
+  for (int i = 0; i < 5; ++i) tickets.push_back((*sink)->Record(SampleRecord(i)));
+  for (const Ticket& t : tickets) ASSERT_TRUE(t.WaitCommitted().ok());
+  EXPECT_EQ((*sink)->Stats().transactions, 1u);
+  EXPECT_EQ((*sink)->Stats().records_committed, 5u);
+  EXPECT_EQ((*sink)->TreeSize(), 5u);
+  // Close() commits what is pending without waiting for the window.
+  Ticket last = (*sink)->Record(SampleRecord(5));
+  EXPECT_TRUE((*sink)->Close().ok());
+  EXPECT_TRUE(last.WaitCommitted().ok());
 }
 
 TEST(AuditSink, FullDatabaseFailsTicketsAndTurnsUnhealthy) {

@@ -119,11 +119,17 @@ void UpstreamBackend::HealthLoop() {
 }
 
 Status UpstreamBackend::CheckHealth() {
-  httplib::Client client(options_.url);
-  ApplyTimeouts(client, options_);
-  // A probe needs no generation's patience: a server that cannot answer /health quickly is
-  // not one to send requests to.
-  client.set_read_timeout(std::chrono::milliseconds(std::min<int64_t>(options_.timeout_ms, kHealthReadTimeoutMs)));
+  std::lock_guard<std::mutex> probing(health_mu_);
+  if (health_client_ == nullptr) {
+    health_client_ = std::make_unique<httplib::Client>(options_.url);
+    ApplyTimeouts(*health_client_, options_);
+    // A probe needs no generation's patience: a server that cannot answer /health quickly is
+    // not one to send requests to.
+    health_client_->set_read_timeout(
+        std::chrono::milliseconds(std::min<int64_t>(options_.timeout_ms, kHealthReadTimeoutMs)));
+    health_client_->set_keep_alive(true);
+  }
+  httplib::Client& client = *health_client_;
   Status verdict = Status::OK();
   std::vector<std::string> served;
   if (httplib::Result health = client.Get("/health"); !health) {

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -80,6 +81,11 @@ class UpstreamBackend final : public api::Backend {
   bool healthy_ = false;                     // guarded by mu_
   std::vector<std::string> served_models_;   // guarded by mu_: ids from the last /v1/models
   std::string unhealthy_reason_ = "not checked yet";  // guarded by mu_
+
+  // The health probe's keep-alive connection: a check every few hundred ms would otherwise
+  // open and close two connections each time.
+  std::mutex health_mu_;
+  std::unique_ptr<httplib::Client> health_client_;  // guarded by health_mu_
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
