@@ -453,6 +453,7 @@ int main(int argc, char** argv) {
     audit_options.sign_interval_ms = config.audit.sign_interval_ms;
     audit_options.probe_interval_ms = config.audit.probe_interval_ms;
     audit_options.store.busy_timeout_ms = static_cast<int>(config.audit.busy_timeout_ms);
+    audit_options.commit_window_ms = config.audit.commit_window_ms;
     // Content is stored only when the policy says so (default off); then it is purged at the
     // policy's retention age.
     if (auditor.policy().content.store_content) {

@@ -93,6 +93,8 @@ ObjectSchema<AuditConfig> AuditSchema() {
                "While the audit store cannot write, retry it this often.")
       .Integer("busy_timeout_ms", &AuditConfig::busy_timeout_ms, 0, 600'000,
                "How long one audit write waits for a locked audit database before it fails.")
+      .Integer("commit_window_ms", &AuditConfig::commit_window_ms, 0, 1'000,
+               "How long a request's audit record may wait for others to share its commit (0: none).")
       .Boolean("record_probes", &AuditConfig::record_probes,
                "Also record /healthz, /readyz and /metrics requests.")
       .Boolean("record_requests", &AuditConfig::record_requests,

@@ -84,6 +84,12 @@ TEST(ConfigTest, RangesAndChoicesAreChecked) {
   c = Parse(R"({"limits":{"max_body_bytes":18446744073709551615}})");
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("out of range"), std::string::npos);
+  c = Parse(R"({"audit":{"commit_window_ms":1001}})");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), "test.json: $.audit.commit_window_ms: 1001 is out of range [0, 1000]");
+  c = Parse(R"({"audit":{"commit_window_ms":0}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->audit.commit_window_ms, 0);
   c = Parse(R"({"log":{"format":"xml"}})");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), "test.json: $.log.format: \"xml\" is not one of: auto, json, text");
