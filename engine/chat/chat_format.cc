@@ -282,32 +282,40 @@ class Renderer {
     // verbatim in a `json` block. That block is the encoder's own derived field
     // (`_xtml_json_block`), so a request cannot supply it. One known gap: Python's json.loads
     // also accepts NaN and Infinity, which nlohmann refuses; such text stays a `json` block.
-    const Json* arguments = Get(fn, "arguments");
-    if (IsNone(arguments)) {
-      // no arguments: the call renders empty
-    } else if (arguments->is_object()) {
-      ArgumentElements(*arguments);
-    } else if (arguments->is_string()) {
-      const auto& text = arguments->get_ref<const std::string&>();
-      if (!chat::PythonStrip(text).empty()) {
-        const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-        if (parsed.is_discarded()) {
-          OpenTag("json", {{"type", "object"}});
-          out_.append(text);
-          CloseTag("json");
-        } else if (!parsed.is_object()) {
-          return Status::InvalidArgument(fn_field + ".arguments: a JSON text of arguments must be an object");
-        } else if (!chat::NestingWithin(parsed, chat::kMaxNesting)) {
-          return Status::InvalidArgument(fn_field + ".arguments: nested deeper than " +
-                                         std::to_string(chat::kMaxNesting) + " levels");
-        } else {
-          ArgumentElements(parsed);
-        }
-      }
-    } else {
-      return Status::InvalidArgument(fn_field + ".arguments: must be an object or a JSON object text");
+    if (const Json* arguments = Get(fn, "arguments"); !IsNone(arguments)) {
+      KIMI_RETURN_IF_ERROR(CallArguments(*arguments, fn_field));
     }
     CloseTag("call");
+    return Status::OK();
+  }
+
+  // A call's arguments: a mapping, or a JSON object text (rendered alike), or text that is not
+  // JSON at all (kept verbatim); whitespace-only text renders as no arguments.
+  Status CallArguments(const Json& arguments, const std::string& fn_field) {
+    if (arguments.is_object()) {
+      ArgumentElements(arguments);
+      return Status::OK();
+    }
+    if (!arguments.is_string()) {
+      return Status::InvalidArgument(fn_field + ".arguments: must be an object or a JSON object text");
+    }
+    const auto& text = arguments.get_ref<const std::string&>();
+    if (chat::PythonStrip(text).empty()) return Status::OK();
+    const Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+      OpenTag("json", {{"type", "object"}});
+      out_.append(text);
+      CloseTag("json");
+      return Status::OK();
+    }
+    if (!parsed.is_object()) {
+      return Status::InvalidArgument(fn_field + ".arguments: a JSON text of arguments must be an object");
+    }
+    if (!chat::NestingWithin(parsed, chat::kMaxNesting)) {
+      return Status::InvalidArgument(fn_field + ".arguments: nested deeper than " +
+                                     std::to_string(chat::kMaxNesting) + " levels");
+    }
+    ArgumentElements(parsed);
     return Status::OK();
   }
 
