@@ -18,6 +18,12 @@ namespace {
 // blocked GEMM up to 16 rows at K = 2048 and up to 8 at K = 7168 (docs/kernels.md).
 bool UseGemv(int64_t M, int64_t K) { return M <= 4 || (M <= 16 && M * K <= 64 * 1024); }
 
+// BF16 keeps the streaming product up to 32 rows (same activation bound): over k3-mini's 123
+// BF16 matrices on one thread the GEMV ran 2–4x the blocked GEMM's FMA rate at 8, 16 and 32
+// rows (GEMM packs every weight block to fp32 for only M/6 tile rows), and a row of a decode
+// batch of up to 32 then equals the row alone bit for bit (docs/kernels.md).
+bool UseBf16Gemv(int64_t M, int64_t K) { return UseGemv(M, K) || (M <= 32 && M * K <= 64 * 1024); }
+
 template <typename Fn>
 void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
   if (pool == nullptr || pool->num_threads() == 1) {
@@ -77,7 +83,7 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
                 float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
-  if (!UseGemv(M, K)) {
+  if (!UseBf16Gemv(M, K)) {
     Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
     return;
   }
@@ -92,7 +98,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
     assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
     total += p.N;
     bytes += 2 * p.N * p.K;
-    gemv = gemv && UseGemv(M, p.K);
+    gemv = gemv && UseBf16Gemv(M, p.K);
   }
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
@@ -101,7 +107,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
       const int64_t n0 = std::max(r0, offset) - offset, n1 = std::min(r1, offset + p.N) - offset;
       offset += p.N;
       if (n0 >= n1) continue;
-      MatmulBf16Fn fn = UseGemv(M, p.K) ? kt.gemv_bf16 : kt.gemm_bf16;
+      MatmulBf16Fn fn = UseBf16Gemv(M, p.K) ? kt.gemv_bf16 : kt.gemm_bf16;
       fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }
   };

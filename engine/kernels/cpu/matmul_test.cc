@@ -243,5 +243,25 @@ TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
   }
 }
 
+// Through the entry point: BF16 decode products of up to 32 rows (M·K <= 64 Ki) take the
+// streaming GEMV, so each row equals the row alone; a cut-over that sent them to the blocked
+// GEMM (another summation order) would break this on the optimised tables.
+TEST(MatmulTest, Bf16EntryPointRowsEqualRowsAloneUpTo32) {
+  for (int64_t K : {1024, 2048}) {
+    const int64_t N = 40;
+    auto w = RandomBf16(N * K, 80 + K);
+    for (int64_t M : {17, 24, 32}) {
+      auto x = RandomFloats(M * K, 81 + M);
+      std::vector<float> batched(M * N), alone(N);
+      MatmulBf16(x.data(), K, w.data(), M, N, K, batched.data(), N, nullptr);
+      for (int64_t m = 0; m < M; ++m) {
+        MatmulBf16(x.data() + m * K, K, w.data(), 1, N, K, alone.data(), N, nullptr);
+        EXPECT_TRUE(std::equal(alone.begin(), alone.end(), batched.begin() + m * N))
+            << "M=" << M << " row " << m << " K=" << K;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kimi::kernels

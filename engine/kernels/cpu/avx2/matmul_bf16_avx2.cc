@@ -19,9 +19,10 @@ namespace {
 //
 // Decode streams every weight once, so the loop is bound by how fast memory delivers rows.
 // k3-mini's rows are short (1–3 KiB): a strip of R rows is R short streams that the hardware
-// prefetcher picks up late, one 4 KiB page at a time. Each step therefore prefetches the same
-// columns of the strip R rows ahead (for short rows) or the same row 2 KiB ahead (long rows),
-// which keeps the next strip's lines in flight while this one is summed (docs/kernels.md).
+// prefetcher picks up late, one 4 KiB page at a time. The tiles therefore prefetch in software,
+// each by a policy (below) that one tile loop takes as a template argument: the matrix in
+// address order 8 KiB ahead (short rows) or the same row 2 KiB ahead (long rows), which keeps
+// the next strip's lines in flight while this one is summed (docs/kernels.md).
 
 constexpr int64_t kBlock = 16;
 
@@ -42,16 +43,46 @@ const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t
   return xp;
 }
 
-// How far ahead (in elements, counted along the row-major matrix) a strip of R rows prefetches.
-inline int64_t PrefetchDistance(int R, int64_t K) { return K <= 2048 ? R * K : 1024; }
+// ---- Prefetch policies ---------------------------------------------------------------------
+//
+// A tile calls its policy's Step once per 32 columns (two blocks, i.e. one 64-byte line of each
+// of its R rows), so one tile loop serves every way of running ahead of the reads.
 
-// A tile's prefetch at column k: 64 bytes of each of its R rows, `prefetch` elements ahead,
-// every 32 columns (0: none).
-template <int R>
-inline void PrefetchRows(const uint16_t* w, int64_t K, int64_t k, int64_t prefetch) {
-  if (prefetch == 0 || k % (2 * kBlock) != 0) return;
-  for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + prefetch), _MM_HINT_T0);
-}
+// Nothing: the last strips of a call, and tiles whose weights are already in L2.
+struct NoPrefetch {
+  template <int R>
+  void Step(const uint16_t*, int64_t, int64_t) {}
+};
+
+// The same columns of each of the tile's R rows, `distance` elements further along the matrix.
+struct ColumnPrefetch {
+  int64_t distance;
+  template <int R>
+  void Step(const uint16_t* w, int64_t K, int64_t k) {
+    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(w + r * K + k + distance), _MM_HINT_T0);
+  }
+};
+
+// Lines in address order: R consecutive lines per step from `next`, one sequential stream the
+// hardware prefetcher follows and extends. The caller keeps [next, next + lines) inside the
+// matrix, so the step has no bounds check.
+struct LinearPrefetch {
+  const char* next;
+  template <int R>
+  void Step(const uint16_t*, int64_t, int64_t) {
+    for (int r = 0; r < R; ++r, next += 64) _mm_prefetch(next, _MM_HINT_T0);
+  }
+};
+
+// LinearPrefetch that stops at `end`: the last strips of a matrix.
+struct BoundedLinearPrefetch {
+  const char* next;
+  const char* end;
+  template <int R>
+  void Step(const uint16_t*, int64_t, int64_t) {
+    for (int r = 0; r < R && next < end; ++r, next += 64) _mm_prefetch(next, _MM_HINT_T0);
+  }
+};
 
 template <int R, int MB>
 inline void ZeroTile(__m256 (&acc)[R][MB]) {
@@ -73,49 +104,33 @@ inline void StoreTileSums(const __m256 (&acc)[R][MB], const float* xp, const uin
   }
 }
 
-// R weight rows × MB activation rows: each weight vector is loaded once and used MB times, so
-// the weights cross the memory bus once per MB vectors. xp: permuted rows, stride K.
-template <int R, int MB>
-void GemvTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, float* y, int64_t ldy) {
-  const __m256i high_half = _mm256_set1_epi32(int(0xffff0000u));
-  const int64_t k16 = K - K % kBlock;
-  __m256 acc[R][MB];
-  ZeroTile(acc);
-  for (int64_t k = 0; k < k16; k += kBlock) {
-    PrefetchRows<R>(w, K, k, prefetch);
-    for (int r = 0; r < R; ++r) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
-      const __m256 even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
-      const __m256 odd = _mm256_castsi256_ps(_mm256_and_si256(v, high_half));
-      for (int m = 0; m < MB; ++m) {
-        acc[r][m] = _mm256_fmadd_ps(even, _mm256_loadu_ps(xp + m * K + k), acc[r][m]);
-        acc[r][m] = _mm256_fmadd_ps(odd, _mm256_loadu_ps(xp + m * K + k + 8), acc[r][m]);
-      }
-    }
-  }
-  StoreTileSums<R, MB>(acc, xp, w, K, y, ldy);
-}
-
-// Decode batches (M > 1): R weight rows × MB activation rows, each weight block converted
-// once per tile and used for all MB rows. A 16-value block is summed in two halves (the 8 even
-// values for every row, then the 8 odd ones) so that only R converted vectors are live beside
-// the R·MB accumulators: with R = 2, MB = 6 that is 12 + 2 + one activation vector (the odd
-// values are isolated with two shifts rather than a mask, which would take the 16th
+// The sums of one block of 16 columns, R weight rows × MB activation rows (xp: permuted rows,
+// stride K). Every accumulator takes the even product of the block, then the odd one, whatever
+// MB is, so a row's result does not depend on the batch it is in (matmul_test's
+// BatchedRowsEqualRowsAlone).
+//
+// One activation row: the row's even and odd halves stay in two registers for the whole strip,
+// and each weight vector is one load, a shift (even values) and a mask with a memory operand
+// (odd values) feeding two FMAs.
+//
+// Several rows: each weight block is converted once per tile and summed in two halves (the 8
+// even values for every row, then the 8 odd ones) so that only R converted vectors are live
+// beside the R·MB accumulators: with R = 2, MB = 6 that is 12 + 2 + one activation vector (the
+// odd values are isolated with two shifts rather than a mask, which would take the 16th
 // register), and a block costs 24 FMAs against 4 weight and 12 activation loads. Left to
 // itself GCC folds each activation load into both of its FMAs (24 loads) and then runs out of
-// registers and spills accumulators; the empty asm pins the loaded vector in a register. The
-// 4 × 3 tile of GemvTile this replaces spent 28 loads and 8 conversions on the same 24 FMAs,
-// and M = 16 left it a 1-row tail tile. Every accumulator still
-// takes the even product before the odd one per block, then HorizontalSum and the scalar K % 16
-// tail: the very operations of GemvTile, so a row's result does not depend on the batch it
-// is in (matmul_test's BatchedRowsEqualRowsAlone).
+// registers and spills accumulators; the empty asm pins the loaded vector in a register.
 template <int R, int MB>
-void GemvBatchTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefetch, float* y, int64_t ldy) {
-  const int64_t k16 = K - K % kBlock;
-  __m256 acc[R][MB];
-  ZeroTile(acc);
-  for (int64_t k = 0; k < k16; k += kBlock) {
-    PrefetchRows<R>(w, K, k, prefetch);
+[[gnu::always_inline]] inline void TileBlock(const float* xp, const uint16_t* w, int64_t K, int64_t k, __m256 (&acc)[R][MB]) {
+  if constexpr (MB == 1) {
+    const __m256i high_half = _mm256_set1_epi32(int(0xffff0000u));
+    const __m256 x_even = _mm256_loadu_ps(xp + k), x_odd = _mm256_loadu_ps(xp + k + 8);
+    for (int r = 0; r < R; ++r) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
+      acc[r][0] = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(v, 16)), x_even, acc[r][0]);
+      acc[r][0] = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(v, high_half)), x_odd, acc[r][0]);
+    }
+  } else {
     __m256 wv[R];
     for (int r = 0; r < R; ++r) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
@@ -136,52 +151,109 @@ void GemvBatchTile(const float* xp, const uint16_t* w, int64_t K, int64_t prefet
       for (int r = 0; r < R; ++r) acc[r][m] = _mm256_fmadd_ps(wv[r], xv, acc[r][m]);
     }
   }
+}
+
+// y[m, r] = Σ_k x[m, k]·w[r, k] for a strip of R weight rows and MB activation rows, two blocks
+// (one 64-byte line of each row) per step, `prefetch` running ahead of the reads. Inlining the
+// tile into its caller made GCC spill the 2 × 6 tile's accumulators and pointers.
+template <int R, int MB, class Prefetch>
+[[gnu::noinline]] void GemvTile(const float* xp, const uint16_t* w, int64_t K, Prefetch prefetch, float* y, int64_t ldy) {
+  const int64_t k16 = K - K % kBlock;
+  __m256 acc[R][MB];
+  ZeroTile(acc);
+  int64_t k = 0;
+  for (; k + 2 * kBlock <= k16; k += 2 * kBlock) {
+    prefetch.template Step<R>(w, K, k);
+    TileBlock<R, MB>(xp, w, K, k, acc);
+    TileBlock<R, MB>(xp, w, K, k + kBlock, acc);
+  }
+  if (k < k16) {
+    prefetch.template Step<R>(w, K, k);
+    TileBlock<R, MB>(xp, w, K, k, acc);
+  }
   StoreTileSums<R, MB>(acc, xp, w, K, y, ldy);
 }
 
-constexpr int64_t kBatchTileRows = 6;
-
 // One tile of the strip [0, R) of w: MB = mb activation rows.
-template <int R>
-void GemvBatchTileOf(int64_t mb, const float* xm, const uint16_t* w, int64_t K, int64_t prefetch, float* ym, int64_t ldy) {
+template <int R, class Prefetch>
+void GemvTileOf(int64_t mb, const float* xm, const uint16_t* w, int64_t K, Prefetch prefetch, float* ym, int64_t ldy) {
   switch (mb) {
-    case 6: GemvBatchTile<R, 6>(xm, w, K, prefetch, ym, ldy); break;
-    case 5: GemvBatchTile<R, 5>(xm, w, K, prefetch, ym, ldy); break;
-    case 4: GemvBatchTile<R, 4>(xm, w, K, prefetch, ym, ldy); break;
-    case 3: GemvBatchTile<R, 3>(xm, w, K, prefetch, ym, ldy); break;
-    case 2: GemvBatchTile<R, 2>(xm, w, K, prefetch, ym, ldy); break;
-    default: GemvBatchTile<R, 1>(xm, w, K, prefetch, ym, ldy); break;
+    case 6: GemvTile<R, 6>(xm, w, K, prefetch, ym, ldy); break;
+    case 5: GemvTile<R, 5>(xm, w, K, prefetch, ym, ldy); break;
+    case 4: GemvTile<R, 4>(xm, w, K, prefetch, ym, ldy); break;
+    case 3: GemvTile<R, 3>(xm, w, K, prefetch, ym, ldy); break;
+    case 2: GemvTile<R, 2>(xm, w, K, prefetch, ym, ldy); break;
+    default: GemvTile<R, 1>(xm, w, K, prefetch, ym, ldy); break;
   }
 }
 
-// Weight rows per group: about 128 KiB of BF16, which stays in L2 while every tile of
-// activation rows runs over it.
-constexpr int64_t kBatchGroupBytes = 128 * 1024;
-// One activation row: all N weight rows in strips of 8 (8 independent sums), the last strips
-// narrower; no prefetch past the last full strip.
-void GemvSingleRow(const float* xp, const uint16_t* w, int64_t N, int64_t K, float* y) {
-  constexpr int R = 8;
-  const int64_t distance = PrefetchDistance(R, K);
+// ---- Which prefetch a strip takes ---------------------------------------------------------
+//
+// Short rows (K <= kLinearPrefetchMaxK, k3-mini's 1–3 KiB): the matrix in address order, R
+// lines per step from kLinearPrefetchBytes past the strip's first byte, so the prefetch runs
+// ahead of the reads by that distance as one sequential stream. One stream of consecutive
+// lines is what the hardware prefetcher follows best, and it ran ahead further than a
+// column-wise prefetch (R separate streams, one line each per step). Best of 15 passes over
+// k3-mini's 201.6 MB of BF16 matrices in the mapped model file, thread CPU time (load 7):
+// 9.9 GB/s with 8-row strips and the column-wise prefetch, 11.8 GB/s like this (median 8.8 →
+// 10.6), against 14.8 GB/s for a plain sum; 4-row strips with 6–10 KiB distances, T1 or NTA
+// hints, or 3/6/8-row strips measured the same or lower (docs/kernels.md).
+// Long rows: the same columns kLongRowPrefetch values further along each row, and nothing for
+// the last strip of the call.
+constexpr int64_t kLinearPrefetchMaxK = 2048;
+constexpr int64_t kLinearPrefetchBytes = 8192;
+constexpr int64_t kLongRowPrefetch = 1024;
+
+// Runs tile(prefetch) with the policy for the R-row strip at row n of w[N, K].
+template <int R, class Tile>
+inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K, Tile&& tile) {
+  if (K > kLinearPrefetchMaxK) {
+    if (n + 2 * R <= N) {
+      tile(ColumnPrefetch{kLongRowPrefetch});
+    } else {
+      tile(NoPrefetch{});
+    }
+    return;
+  }
+  const char* ahead = reinterpret_cast<const char*>(w + n * K) + kLinearPrefetchBytes;
+  const char* end = reinterpret_cast<const char*>(w + N * K);
+  if (ahead + 2 * R * K <= end) {
+    tile(LinearPrefetch{ahead});
+  } else {
+    tile(BoundedLinearPrefetch{ahead, end});
+  }
+}
+
+// ---- Batch 1 ------------------------------------------------------------------------------
+//
+// Strips of 4 weight rows (short rows) or 8 (long rows: 8 independent sums), the last rows
+// alone without prefetch.
+template <int R>
+void GemvSingleRowStrips(const float* xp, const uint16_t* w, int64_t N, int64_t K, float* y) {
   int64_t n = 0;
   for (; n + R <= N; n += R) {
-    const int64_t prefetch = n + 2 * R <= N || distance < R * K ? distance : 0;
-    GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1);
+    WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1); });
   }
-  for (; n + 4 <= N; n += 4) GemvTile<4, 1>(xp, w + n * K, K, 0, y + n, 1);
-  for (; n < N; ++n) GemvTile<1, 1>(xp, w + n * K, K, 0, y + n, 1);
+  for (; n < N; ++n) GemvTile<1, 1>(xp, w + n * K, K, NoPrefetch{}, y + n, 1);
 }
 
-// Several activation rows. The rows are cut into ceil(M / 6) tiles of near-equal height (16
-// rows: 6, 5, 5, so that no tile is a lone row paying the conversions for 2 FMAs), and the
-// weight rows into groups of ~128 KiB: each tile runs over a whole group in strips of 2 weight
-// rows (the odd last row alone) before the next tile starts. A tile's activations (6 rows ×
-// K floats, 24 KiB at K = 1024) then stay in L1 while the group passes, and the group comes
-// from memory once, for the first tile (which alone prefetches), and from L2 for the others.
+// ---- Several activation rows --------------------------------------------------------------
+//
+// The rows are cut into ceil(M / 6) tiles of near-equal height (16 rows: 6, 5, 5, so that no
+// tile is a lone row paying the conversions for 2 FMAs), and the weight rows into groups of
+// ~128 KiB: each tile runs over a whole group in strips of 2 weight rows (the odd last row
+// alone) before the next tile starts. A tile's activations (6 rows × K floats, 24 KiB at
+// K = 1024) then stay in L1 while the group passes, and the group comes from memory once, for
+// the first tile (which alone prefetches, with batch 1's policy), and from L2 for the others.
 // Sweeping all 16 rows per strip instead re-reads 64 KiB of activations from L2 for every
 // 2 weight rows, and L2's 32 bytes per cycle then cap the FMAs at about half their peak.
+// Measured and not kept (docs/kernels.md): every tile prefetching a share of the next group
+// (slower than no prefetch at all), 3 × 4 tiles (spills), 64 or 256 KiB groups.
+constexpr int64_t kBatchTileRows = 6;
+constexpr int64_t kBatchGroupBytes = 128 * 1024;
+
 void GemvBatch(const float* xp, int64_t M, const uint16_t* w, int64_t N, int64_t K, float* y, int64_t ldy) {
   constexpr int R = 2;
-  const int64_t distance = PrefetchDistance(R, K);
   const int64_t group = std::max<int64_t>(R, kBatchGroupBytes / (2 * K) / R * R);
   for (int64_t n0 = 0; n0 < N; n0 += group) {
     const int64_t n1 = std::min(N, n0 + group);
@@ -192,68 +264,17 @@ void GemvBatch(const float* xp, int64_t M, const uint16_t* w, int64_t N, int64_t
       float* ym = y + m * ldy;
       int64_t n = n0;
       for (; n + R <= n1; n += R) {
-        const int64_t prefetch = m == 0 && (n + 2 * R <= N || distance < R * K) ? distance : 0;
-        GemvBatchTileOf<R>(mb, xm, w + n * K, K, prefetch, ym + n, ldy);
+        const uint16_t* strip = w + n * K;
+        if (m == 0) {
+          WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
+        } else {
+          GemvTileOf<R>(mb, xm, strip, K, NoPrefetch{}, ym + n, ldy);
+        }
       }
-      if (n < n1) GemvBatchTileOf<1>(mb, xm, w + n * K, K, 0, ym + n, ldy);
+      if (n < n1) GemvTileOf<1>(mb, xm, w + n * K, K, NoPrefetch{}, ym + n, ldy);
       m += mb;
     }
   }
-}
-
-// ---- Batch 1 on short rows: strips of 4, prefetched in address order ----------------------
-//
-// One activation row and rows of at most kLinearPrefetchMaxK values (k3-mini's 1–3 KiB rows).
-// A strip of R rows is read column by column, but it prefetches the matrix in address order,
-// R lines per step from kLinearPrefetchBytes past the strip's first byte, so the prefetch runs
-// ahead of the reads by that distance as one sequential stream. One stream of consecutive
-// lines is what the hardware prefetcher follows best, and it ran ahead further than the
-// column-wise prefetch of GemvSingleRow (R separate streams, one line each per step). Best of 15
-// passes over k3-mini's 201.6 MB of BF16 matrices in the mapped model file, thread CPU time
-// (load 7): 9.9 GB/s with 8-row strips and the column-wise prefetch, 11.8 GB/s like this
-// (median 8.8 → 10.6), against 14.8 GB/s for a plain sum; 4-row strips with 6–10 KiB
-// distances, T1 or NTA hints, or 3/6-row strips measured the same or lower (docs/kernels.md).
-// Each row's sum is the same sequence of FMAs as GemvTile's, so results are bit-identical to
-// the other paths (batched decode must match each sequence alone).
-constexpr int64_t kLinearPrefetchMaxK = 2048;
-constexpr int64_t kLinearPrefetchBytes = 8192;
-
-template <int R>
-void GemvOneRowLinearStrip(const float* xp, const uint16_t* w, int64_t K, const char* prefetch,
-                           const char* prefetch_end, float* y) {
-  const __m256i high_half = _mm256_set1_epi32(int(0xffff0000u));
-  const int64_t k16 = K - K % kBlock;
-  __m256 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < k16; k += kBlock) {
-    if (k % (2 * kBlock) == 0) {
-      for (int r = 0; r < R; ++r, prefetch += 64) {
-        if (prefetch < prefetch_end) _mm_prefetch(prefetch, _MM_HINT_T0);
-      }
-    }
-    const __m256 x_even = _mm256_loadu_ps(xp + k), x_odd = _mm256_loadu_ps(xp + k + 8);
-    for (int r = 0; r < R; ++r) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k));
-      acc[r] = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(v, 16)), x_even, acc[r]);
-      acc[r] = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(v, high_half)), x_odd, acc[r]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    float s = HorizontalSum(acc[r]);
-    for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * xp[k];
-    y[r] = s;
-  }
-}
-
-void GemvOneRowLinearPrefetch(const float* xp, const uint16_t* w, int64_t N, int64_t K, float* y) {
-  constexpr int R = 4;
-  const char* end = reinterpret_cast<const char*>(w + N * K);
-  int64_t n = 0;
-  for (; n + R <= N; n += R) {
-    const uint16_t* strip = w + n * K;
-    GemvOneRowLinearStrip<R>(xp, strip, K, reinterpret_cast<const char*>(strip) + kLinearPrefetchBytes, end, y + n);
-  }
-  for (; n < N; ++n) GemvOneRowLinearStrip<1>(xp, w + n * K, K, end, end, y + n);
 }
 
 struct Bf16Packer {
@@ -286,12 +307,10 @@ struct Bf16Packer {
 void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
   const float* xp = PermutedActivations(x, ldx, M, K);
-  // One activation row: short rows stream as one address-ordered prefetch, long rows in strips
-  // of 8 independent sums; several rows: the batch tiles.
   if (M == 1 && K <= kLinearPrefetchMaxK) {
-    GemvOneRowLinearPrefetch(xp, w, N, K, y);
+    GemvSingleRowStrips<4>(xp, w, N, K, y);
   } else if (M == 1) {
-    GemvSingleRow(xp, w, N, K, y);
+    GemvSingleRowStrips<8>(xp, w, N, K, y);
   } else {
     GemvBatch(xp, M, w, N, K, y, ldy);
   }
