@@ -374,6 +374,12 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
 
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  // Short rows: the strips prefetch from kShortRowPrefetchBytes past each strip, so the head
+  // of the matrix is requested here, before the activations are quantised.
+  if (K / 2 <= kShortRowBytes) {
+    const char* head = reinterpret_cast<const char*>(w_packed);
+    for (int64_t b = 0; b < kShortRowPrefetchBytes && b < N * K / 2; b += 64) _mm_prefetch(head + b, _MM_HINT_T0);
+  }
   QuantisedActivations xa;
   QuantiseActivations(x, ldx, M, K, &xa);
   if (M == 1) {
