@@ -143,7 +143,7 @@ TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
 }
 #endif
 
-// The decode GEMV builds weight scales from their bits when every scale byte of the matrix
+// The decode GEMV builds weight scales from their bits when every scale byte of a strip of rows
 // is in [10, 254] and reads them from a table otherwise: one scale byte outside that range
 // (an exponent below 10, NaN) must change only its own row, and leave the others equal bit
 // for bit to the fast form's result.

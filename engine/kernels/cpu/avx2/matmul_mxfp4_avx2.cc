@@ -138,7 +138,7 @@ struct Mxfp4Packer {
 // split into two int8 planes for vpmaddubsw), which is what batched rows pay for.
 //
 // Scales: the weight scale of a block, 2^(e−127), is taken times 2^−9 (the doubling and the
-// high byte). When every scale byte of the matrix is in [10, 254] (any real checkpoint), the
+// high byte). When every scale byte of a strip is in [10, 254] (any real checkpoint), the
 // one-row strips build eight blocks' scales at once from the bits ((e − 9) << 23), exactly the
 // table's values; otherwise, and for batched rows, each pair broadcasts them from the table.
 // A row's result does not depend on the path or on which other rows share its tile: every
@@ -268,7 +268,7 @@ constexpr int64_t kShortRowBytes = 1024;
 constexpr int64_t kShortRowPrefetchBytes = 4096;
 
 // y[m, r] for weight rows r < R and activation rows m0 + m, m < MB. `fast_scales`: the
-// matrix's scales all have the fast form (ScalesHaveFastForm); used by one-row tiles.
+// strip's scales all have the fast form (ScalesHaveFastForm); used by one-row tiles.
 template <int R, int MB>
 void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, const uint8_t* ws, int64_t K,
                  bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
@@ -346,19 +346,22 @@ void GemvQ16Rows(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, c
   }
 }
 
+// Strips of R weight rows. One-row tiles (MB == 1) check each strip's scales for the fast form
+// just before using them, so the check reads what the strip is about to read anyway.
 template <int R, int MB>
 void GemvQ16Strips(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t N,
-                   int64_t K, bool fast_scales, float* y, int64_t ldy) {
+                   int64_t K, float* y, int64_t ldy) {
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
   const char* end = reinterpret_cast<const char*>(wp + N * row_bytes);
   const int64_t distance = row_bytes <= kShortRowBytes ? kShortRowPrefetchBytes : 0;
+  const auto fast = [&](int64_t n, int64_t rows) { return MB == 1 && ScalesHaveFastForm(ws + n * row_blocks, rows * row_blocks); };
   int64_t n = 0;
   for (; n + R <= N; n += R) {
     const char* strip = reinterpret_cast<const char*>(wp + n * row_bytes);
-    GemvQ16Rows<R, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast_scales,
+    GemvQ16Rows<R, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, R),
                        distance != 0 ? strip + distance : end, end, y + n, ldy);
   }
-  for (; n < N; ++n) GemvQ16Rows<1, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast_scales, end, end, y + n, ldy);
+  for (; n < N; ++n) GemvQ16Rows<1, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, 1), end, end, y + n, ldy);
 }
 
 }  // namespace
@@ -384,12 +387,11 @@ void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
   QuantiseActivations(x, ldx, M, K, &xa);
   if (M == 1) {
     // One row: 8-row strips (8 independent sums; the batch-1 decode is bound by instructions).
-    const bool fast_scales = ScalesHaveFastForm(w_scale, N * (K / kMxfp4BlockSize));
-    GemvQ16Strips<8, 1>(xa, M, w_packed, w_scale, N, K, fast_scales, y, ldy);
+    GemvQ16Strips<8, 1>(xa, M, w_packed, w_scale, N, K, y, ldy);
   } else {
     // Batched rows: 2 weight rows × up to 4 activation rows (8 accumulators), each pair of
     // blocks decoded once for the tile's rows.
-    GemvQ16Strips<2, 4>(xa, M, w_packed, w_scale, N, K, false, y, ldy);
+    GemvQ16Strips<2, 4>(xa, M, w_packed, w_scale, N, K, y, ldy);
   }
 }
 
