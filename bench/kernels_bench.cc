@@ -9,7 +9,7 @@
 // which equal wall-clock rates on an idle machine and stay the kernels' own speed on a shared
 // one; the ratios use the limits measured the same way.
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
-// (sections: gemv, k3-mini, small-m, gemm, elementwise, conv, kda, mla, routing).
+// (sections: gemv, k3-mini, small-m, experts, gemm, elementwise, conv, kda, mla, routing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,7 +42,7 @@ struct Options {
   std::string only;  // run only the sections of this name (empty: all)
 };
 
-// Sections: gemv, k3-mini, small-m, gemm, elementwise, conv, kda, mla, routing.
+// Sections: gemv, k3-mini, small-m, experts, gemm, elementwise, conv, kda, mla, routing.
 bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
 
 double ProcessCpuSeconds() {
@@ -243,6 +243,43 @@ void BenchThreads(int threads, const Options& opt) {
       std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   per row %7.3f ms = %.3f of M=1\n", "small-M mxfp4",
                   ("M=" + std::to_string(M) + " " + std::to_string(experts) + "x 256x512").c_str(), s * 1e3,
                   100 * g_last_cpu_share, per_row * 1e3, per_row / mxfp4_row1);
+    }
+  }
+  // Routed experts as a MoE layer runs them: k3-mini's w1 and w3 (256 × 512) and w2 (512 × 256)
+  // for M rows per expert (a 16-row decode step gives most experts 1–3), whole experts spread
+  // over the threads. 256 experts (53 MB) come from memory; 4 experts (832 KiB) stay in L2,
+  // where the product is bound by its instructions alone. Per row: CPU time per expert and
+  // activation row, and the weight bytes per busy second.
+  if (Section(opt, "experts")) {
+    const int64_t F = 256, D = 512, w13_bytes = 2 * F * D / 2, w13_scales = 2 * F * D / 32;
+    const int64_t all = opt.quick ? 64 : 256;
+    auto w13 = Bytes(all * w13_bytes, 34, 0, 255), w2 = Bytes(all * D * F / 2, 35, 0, 255);
+    auto s13 = Bytes(all * w13_scales, 36, 120, 130), s2 = Bytes(all * D * F / 32, 37, 120, 130);
+    auto x = Floats(16 * D, 38);
+    std::vector<std::vector<float>> hidden(threads, std::vector<float>(16 * 2 * F)), out(threads, std::vector<float>(16 * D));
+    for (int64_t experts : {all, int64_t{4}}) {
+      for (int64_t M : {1, 2, 3, 4, 8, 16}) {
+        double s = TimePerCall(
+            [&] {
+              pool.ParallelForChunks(0, experts, 1, [&](int64_t e0, int64_t e1, int t) {
+                float* h = hidden[size_t(t)].data();
+                for (int64_t e = e0; e < e1; ++e) {
+                  const uint8_t* p13 = w13.data() + e * w13_bytes;
+                  const uint8_t* q13 = s13.data() + e * w13_scales;
+                  kernels::MatmulMxfp4(x.data(), D, p13, q13, M, F, D, h, 2 * F, nullptr);
+                  kernels::MatmulMxfp4(x.data(), D, p13 + F * D / 2, q13 + F * D / 32, M, F, D, h + F, 2 * F, nullptr);
+                  kernels::MatmulMxfp4(h, 2 * F, w2.data() + e * D * F / 2, s2.data() + e * D * F / 32, M, D, F,
+                                       out[size_t(t)].data(), D, nullptr);
+                }
+              });
+            },
+            min_time);
+        const double bytes = double(experts) * 3 * F * D * (0.5 + 1.0 / 32);
+        std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   per row and expert %6.2f us  %6.2f GB/s  bw/measured %.2f\n",
+                    "experts mxfp4", ("M=" + std::to_string(M) + " " + std::to_string(experts) + " experts").c_str(),
+                    s * 1e3, 100 * g_last_cpu_share, g_last_busy_per_call * threads / double(experts * M) * 1e6,
+                    bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s);
+      }
     }
   }
   // Prefill GEMM.

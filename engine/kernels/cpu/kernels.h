@@ -55,10 +55,11 @@ struct Bf16Product {
 // Precondition: as for MatmulBf16, per product; outputs do not overlap inputs or each other.
 void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool);
 
-// The same with MXFP4 weights: packed [N, K/2], scales [N, K/32].
+// The same with MXFP4 weights: packed [N, K/2], scales [N, K/32]. The streaming path also
+// takes M <= 32 when K <= 512 (an expert's rows in prefill or a wide decode batch).
 // On the streaming path the AVX2 code quantises x to int16 per block of 32 (scale
-// max|x|/32512 = 127·256, kept as a high and a low byte for int8 dot products); the added
-// error per output is at most Σ_blocks (max|x_b|/65024)·Σ_{i∈b}|w_i| (relative ~2e-5).
+// max|x|/32767, multiplied with the weights as int16 by vpmaddwd); the added error per output
+// is at most Σ_blocks (max|x_b|/65534)·Σ_{i∈b}|w_i| (relative ~2e-5).
 // Precondition: K % 32 == 0.
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool);

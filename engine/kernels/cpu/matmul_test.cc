@@ -102,8 +102,8 @@ void ExpectMxfp4MatchesReference(MatmulMxfp4Fn fn, double levels, const char* na
 TEST(MatmulTest, Mxfp4OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   for (const KernelTable* table : testing::OptimisedTables()) {
-    // The table's GEMV quantises x to int16 (32512 levels per block).
-    ExpectMxfp4MatchesReference(table->gemv_mxfp4, table == &ReferenceKernels() ? 0 : 32512,
+    // The table's GEMV quantises x to int16 (32767 levels per block).
+    ExpectMxfp4MatchesReference(table->gemv_mxfp4, table == &ReferenceKernels() ? 0 : 32767,
                                 (std::string(table->isa) + " gemv").c_str());
     ExpectMxfp4MatchesReference(table->gemm_mxfp4, 0, (std::string(table->isa) + " gemm").c_str());
   }
@@ -139,9 +139,42 @@ TEST(MatmulTest, ReferenceComputesKnownProducts) {
 TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
   if (Avx2Kernels() == nullptr) GTEST_SKIP() << "no AVX2+FMA on this CPU";
   ExpectMxfp4MatchesReference(avx2::GemvMxfp4F32, 0, "avx2 gemv fp32 x");
-  ExpectMxfp4MatchesReference(avx2::GemvMxfp4Q16, 32512, "avx2 gemv int16 x");
+  ExpectMxfp4MatchesReference(avx2::GemvMxfp4Q16, 32767, "avx2 gemv int16 x");
 }
 #endif
+
+// The decode GEMV builds weight scales from their bits when every scale byte of a strip of rows
+// is in [10, 254] and reads them from a table otherwise: one scale byte outside that range
+// (an exponent below 10, NaN) must change only its own row, and leave the others equal bit
+// for bit to the fast form's result.
+TEST(MatmulTest, Mxfp4GemvScaleFormsAgree) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    for (int64_t K : {256, 512, 544, 2080}) {
+      const int64_t N = 19, odd_row = 5;
+      auto x = RandomFloats(K, 80 + K);
+      auto packed = RandomBytes(N * K / 2, 81);
+      auto scales = RandomBytes(N * K / 32, 82, 100, 140);
+      std::vector<float> fast(N), slow(N), want(N);
+      table->gemv_mxfp4(x.data(), K, packed.data(), scales.data(), 1, N, K, fast.data(), N);
+      for (uint8_t odd_scale : {uint8_t(3), uint8_t(255)}) {
+        auto changed = scales;
+        changed[odd_row * K / 32 + 1] = odd_scale;
+        table->gemv_mxfp4(x.data(), K, packed.data(), changed.data(), 1, N, K, slow.data(), N);
+        ref::MatmulMxfp4(x.data(), K, packed.data(), changed.data(), 1, N, K, want.data(), N);
+        for (int64_t n = 0; n < N; ++n) {
+          if (n != odd_row) {
+            EXPECT_EQ(slow[n], fast[n]) << table->isa << " K=" << K << " row " << n << " scale " << int(odd_scale);
+          } else if (odd_scale == 255) {
+            EXPECT_TRUE(std::isnan(slow[n])) << table->isa << " K=" << K;
+          } else {
+            EXPECT_NEAR(slow[n], want[n], 1e-3 * (1 + std::fabs(want[n]))) << table->isa << " K=" << K;
+          }
+        }
+      }
+    }
+  }
+}
 
 TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
   ThreadPool pool(3);

@@ -113,107 +113,149 @@ struct Mxfp4Packer {
   }
 };
 
-// ---- The decode GEMV with activations as int16 -------------------------------------------
+// ---- The decode GEMV: int16 activations times int16 weights ------------------------------
 //
-// x is quantised once per call: per block b of 32, s_b = max|x|/32512 and q = round(x/s_b),
-// an int16 with |q| <= 32512 = 127·256. Each q is kept as two bytes, q = 256·hi + lo with hi
-// = q >> 8 signed (|hi| <= 127) and lo = q & 255 unsigned, in two byte planes, so that the
-// products are int8 dot products (vpmaddubsw) without widening the weights to int16:
-//   Σ w·q = Σ lo·w + 256·Σ hi·w,
-// lo·w with lo as vpmaddubsw's unsigned operand and w (doubled E2M1, |w| <= 12) its signed
-// one; hi·w as |w| times hi with w's sign (vpsignb, which is why |hi| stays below 128). Pair
-// sums stay inside int16 (2·255·12 and 2·127·12, twice that after adding the odd half) and
-// block sums inside int32, so every block sum is exact and the only rounding is that of x,
-// bounded per output by
-//   Σ_b (max_{i∈b}|x_i| / 65024) · Σ_{i∈b} |w_i|
+// x is quantised once per call: per block b of 32, s_b = max|x|/32767 and q = round(x/s_b), an
+// int16 (round to nearest even, as std::lrintf in the default mode). Each weight becomes an
+// int16 too, its doubled E2M1 value (|w| <= 12) in the high byte and 0 in the low one, so
+// vpmaddwd multiplies 16 weights by 16 activations and adds neighbours into int32: every
+// product is |q·256·w| <= 32767·3072 < 2^27, a block pair's lane sums 8 of them (< 2^30), so
+// block sums are exact and, being 256 times an integer below 2^22, exact in fp32 as well. The
+// only rounding is that of x, bounded per output by
+//   Σ_b (max_{i∈b}|x_i| / 65534) · Σ_{i∈b} |w_i|
 // (relative rms error ~2e-5 on random data; matmul_test checks the bound output by output).
-// Blocks are stored in pairs, 64 bytes per plane and pair: the 16 even elements of block 2p,
-// those of block 2p+1, then the 16 odd elements of each, the order in which one 32-byte load
-// of a row's packed weights (two blocks, low nibble = even element) comes out of vpshufb.
-// Against widening the weights to int16 for vpmaddwd (the previous form of this path, same
-// rounding of x) it issues fewer instructions per weight row at batch 1 (the widening was
-// most of the decode) and about as many per extra activation row: 1.11–1.19× faster at
-// M = 1 on k3-mini's experts, the same within noise at M = 2–16 (docs/kernels.md). int8
-// activations (one plane, ~4e-3 error) were faster still but failed the end-to-end
-// reference test.
+//
+// Decoding: a 32-byte load of a row holds two blocks (low nibble = even element). Masking the
+// low nibbles and, after a 16-bit shift by 4, the high ones, one vpshufb each maps the codes
+// to doubled E2M1 bytes; a 16-bit lane j of the first result then holds elements 4j (low byte)
+// and 4j+2 (high byte), of the second 4j+1 and 4j+3. A shift left by 8 and a mask of the high
+// byte turn each into two int16 vectors (elements 4j+k times 256 for k = 0..3), 9 instructions
+// per 64 weights, done once for all activation rows. The activations are stored to match:
+// per pair of blocks, four planes of 16 int16, plane k lane j = q[4j+k] (lanes 0–7 block 2p,
+// 8–15 block 2p+1), and the pair's scales as [s_2p ×4, s_2p+1 ×4]. Per activation row a pair
+// costs 4 vpmaddwd (activations from memory), 3 adds, a conversion, one scale product and an
+// FMA: 10 instructions, against 18 for the byte-plane form this replaced (int16 activations
+// split into two int8 planes for vpmaddubsw), which is what batched rows pay for.
+//
+// Scales: the weight scale of a block, 2^(e−127), is taken times 2^−9 (the doubling and the
+// high byte). When every scale byte of a strip is in [10, 254] (any real checkpoint), the
+// one-row strips build eight blocks' scales at once from the bits ((e − 9) << 23), exactly the
+// table's values; otherwise, and for batched rows, each pair broadcasts them from the table.
+// A row's result does not depend on the path or on which other rows share its tile: every
+// accumulator takes the same operations on the same values in the same order.
 
-constexpr float kActivationLevels = 127.0f * 256.0f;
+constexpr float kActivationLevels = 32767.0f;
 
-struct QuantisedActivations {
-  uint8_t* lo;     // [M, row] low bytes, in block pairs (above)
-  int8_t* hi;      // [M, row] high bytes, same layout
-  float* scales;   // [M, K/32]
-  int64_t row;     // bytes per row of a plane: K rounded up to a whole pair of blocks
+// 2^(e−136) for every E8M0 byte, NaN at 255 (see "Scales" above).
+struct WeightScaleTable {
+  float v[256];
+  WeightScaleTable() {
+    for (int e = 0; e < 256; ++e) v[e] = e == 255 ? NAN : std::ldexp(1.0f, e - 136);
+  }
 };
-
-// The 16 int16 of v as bytes: low bytes (unsigned) to lo, high bytes (signed) to hi.
-static inline void StoreSplit(__m256i v, uint8_t* lo, int8_t* hi) {
-  const __m256i low = _mm256_and_si256(v, _mm256_set1_epi16(0xff)), high = _mm256_srai_epi16(v, 8);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(lo),
-                   _mm_packus_epi16(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1)));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(hi),
-                   _mm_packs_epi16(_mm256_castsi256_si128(high), _mm256_extracti128_si256(high, 1)));
+const WeightScaleTable& WeightScales() {
+  static const WeightScaleTable table;
+  return table;
 }
 
-// round(a·inv), round(b·inv) as 16 int16 in order (a first). Rounding is to nearest even, as
-// std::lrintf in the default mode; |a·inv| <= kActivationLevels by the choice of inv.
-static inline __m256i RoundToInt16(__m256 a, __m256 b, __m256 inv) {
-  const __m256i qa = _mm256_cvtps_epi32(_mm256_mul_ps(a, inv)), qb = _mm256_cvtps_epi32(_mm256_mul_ps(b, inv));
-  return _mm256_permute4x64_epi64(_mm256_packs_epi32(qa, qb), _MM_SHUFFLE(3, 1, 2, 0));
+struct QuantisedActivations {
+  int16_t* planes;  // [M, pairs, 4, 16] (above)
+  float* scales;    // [M, pairs, 8]
+  int64_t pairs;    // K/32 blocks rounded up to pairs
+};
+
+// One block of 32 values as four int32 vectors t[k], lane j = round(x[4j+k]/s); *scale = s.
+static inline void QuantiseBlock(const float* xb, __m256i t[4], float* scale) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 y0 = _mm256_loadu_ps(xb), y1 = _mm256_loadu_ps(xb + 8);
+  const __m256 y2 = _mm256_loadu_ps(xb + 16), y3 = _mm256_loadu_ps(xb + 24);
+  const __m256 amax = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(y0, abs_mask), _mm256_and_ps(y1, abs_mask)),
+                                    _mm256_max_ps(_mm256_and_ps(y2, abs_mask), _mm256_and_ps(y3, abs_mask)));
+  const float mx = HorizontalMax(amax);
+  const __m256 inv = _mm256_set1_ps(mx > 0.0f ? kActivationLevels / mx : 0.0f);
+  *scale = mx / kActivationLevels;
+  // Groups of 4 elements (j = 0..7) arrive as y0 = [j0 | j1], y1 = [j2 | j3], ...; pairing
+  // group j with j+4 in one register makes a 4×4 transpose per 128-bit half put j in order.
+  const auto round = [&](__m256 v) { return _mm256_cvtps_epi32(_mm256_mul_ps(v, inv)); };
+  const __m256i q0 = round(_mm256_permute2f128_ps(y0, y2, 0x20)), q1 = round(_mm256_permute2f128_ps(y0, y2, 0x31));
+  const __m256i q2 = round(_mm256_permute2f128_ps(y1, y3, 0x20)), q3 = round(_mm256_permute2f128_ps(y1, y3, 0x31));
+  const __m256i a = _mm256_unpacklo_epi32(q0, q1), b = _mm256_unpackhi_epi32(q0, q1);
+  const __m256i c = _mm256_unpacklo_epi32(q2, q3), d = _mm256_unpackhi_epi32(q2, q3);
+  t[0] = _mm256_unpacklo_epi64(a, c);
+  t[1] = _mm256_unpackhi_epi64(a, c);
+  t[2] = _mm256_unpacklo_epi64(b, d);
+  t[3] = _mm256_unpackhi_epi64(b, d);
 }
 
 void QuantiseActivations(const float* x, int64_t ldx, int64_t M, int64_t K, QuantisedActivations* out) {
-  const int64_t blocks = K / kMxfp4BlockSize;
-  out->row = (blocks + 1) / 2 * 2 * kMxfp4BlockSize;
-  out->lo = ThreadScratchArray<uint8_t>(ScratchSlot::kA, M * out->row);
-  out->hi = ThreadScratchArray<int8_t>(ScratchSlot::kC, M * out->row);
-  out->scales = ThreadScratchArray<float>(ScratchSlot::kB, M * blocks);
-  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const int64_t blocks = K / kMxfp4BlockSize, pairs = (blocks + 1) / 2;
+  out->pairs = pairs;
+  out->planes = ThreadScratchArray<int16_t>(ScratchSlot::kA, M * pairs * 64);
+  out->scales = ThreadScratchArray<float>(ScratchSlot::kB, M * pairs * 8);
   for (int64_t m = 0; m < M; ++m) {
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float* xb = x + m * ldx + b * kMxfp4BlockSize;
-      const __m256 x0 = _mm256_loadu_ps(xb), x1 = _mm256_loadu_ps(xb + 8);
-      const __m256 x2 = _mm256_loadu_ps(xb + 16), x3 = _mm256_loadu_ps(xb + 24);
-      const __m256 amax = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(x0, abs_mask), _mm256_and_ps(x1, abs_mask)),
-                                        _mm256_max_ps(_mm256_and_ps(x2, abs_mask), _mm256_and_ps(x3, abs_mask)));
-      const float mx = HorizontalMax(amax);
-      const __m256 inv = _mm256_set1_ps(mx > 0.0f ? kActivationLevels / mx : 0.0f);
-      out->scales[m * blocks + b] = mx / kActivationLevels;
-      const int64_t at = m * out->row + b / 2 * 2 * kMxfp4BlockSize + b % 2 * 16;
-      StoreSplit(RoundToInt16(EvenElements(x0, x1), EvenElements(x2, x3), inv), out->lo + at, out->hi + at);
-      StoreSplit(RoundToInt16(OddElements(x0, x1), OddElements(x2, x3), inv), out->lo + at + kMxfp4BlockSize,
-                 out->hi + at + kMxfp4BlockSize);
+    for (int64_t p = 0; p < pairs; ++p) {
+      __m256i first[4], second[4];
+      float first_scale, second_scale = 0.0f;
+      QuantiseBlock(x + m * ldx + 2 * p * kMxfp4BlockSize, first, &first_scale);
+      if (2 * p + 1 < blocks) {
+        QuantiseBlock(x + m * ldx + (2 * p + 1) * kMxfp4BlockSize, second, &second_scale);
+      } else {  // a lone last block: the pair's second half is zero
+        for (__m256i& v : second) v = _mm256_setzero_si256();
+      }
+      int16_t* planes = out->planes + (m * pairs + p) * 64;
+      for (int k = 0; k < 4; ++k) {
+        // packs gives [first 0–3, second 0–3 | first 4–7, second 4–7]; the permute orders it.
+        const __m256i both = _mm256_permute4x64_epi64(_mm256_packs_epi32(first[k], second[k]), _MM_SHUFFLE(3, 1, 2, 0));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(planes + 16 * k), both);
+      }
+      _mm256_storeu_ps(out->scales + (m * pairs + p) * 8, _mm256_setr_m128(_mm_set1_ps(first_scale), _mm_set1_ps(second_scale)));
     }
   }
 }
 
-// Σ w·q over a pair of blocks as 8 exact int32 lanes (lanes 0–3 block 2p, 4–7 block 2p+1), w
-// as signed int8 (even and odd elements), q as its byte planes in the same order.
-static inline __m256i PairDot(__m256i w_even, __m256i w_odd, __m256i lo_even, __m256i lo_odd, __m256i hi_even,
-                              __m256i hi_odd) {
-  const __m256i low = _mm256_add_epi16(_mm256_maddubs_epi16(lo_even, w_even), _mm256_maddubs_epi16(lo_odd, w_odd));
-  const __m256i high = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w_even), _mm256_sign_epi8(hi_even, w_even)),
-                                        _mm256_maddubs_epi16(_mm256_abs_epi8(w_odd), _mm256_sign_epi8(hi_odd, w_odd)));
-  return _mm256_add_epi32(_mm256_madd_epi16(low, _mm256_set1_epi16(1)), _mm256_madd_epi16(high, _mm256_set1_epi16(256)));
+// True when every scale byte is in [10, 254], where ((e − 9) << 23) are the bits of 2^(e−136).
+static bool ScalesHaveFastForm(const uint8_t* ws, int64_t n) {
+  const __m256i ten = _mm256_set1_epi8(10), limit = _mm256_set1_epi8(char(245));
+  __m256i bad = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {  // e − 10 (mod 256) >= 245 exactly for e < 10 and e = 255
+    const __m256i d = _mm256_sub_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(ws + i)), ten);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi8(_mm256_min_epu8(d, limit), limit));
+  }
+  bool ok = _mm256_testz_si256(bad, bad);
+  for (; i < n; ++i) ok = ok && ws[i] >= 10 && ws[i] != 255;
+  return ok;
 }
 
-// acc[m] += the products of one weight row's pair of blocks (32 packed bytes; a lone last
-// block has the upper 16 zero, which decode to w = 0) with activation rows m = 0..MB-1, whose
-// pair starts at `at` + m·xa.row in the planes; scales per 128-bit half (block).
+// The weight scales of eight blocks (e[0..7], all in [10, 254]) in the order [0 2 4 6 | 1 3 5
+// 7], so that an in-lane permute with k in every field gives pair k's [s_2k ×4 | s_2k+1 ×4].
+static inline __m256 EightWeightScales(const uint8_t* e) {
+  const __m256i bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(e)));
+  const __m256i ordered = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_sub_epi32(ordered, _mm256_set1_epi32(9)), 23));
+}
+
+// acc[m] += one weight row's pair of blocks (32 packed bytes; a lone last block has the upper
+// 16 zero, which decode to w = 0) times activation rows m = 0..MB-1, whose planes start at
+// q + m·q_stride and scales at xs + m·xs_stride.
 template <int MB>
-static inline void AccumulatePair(__m256i bytes, __m256 w_scale, const QuantisedActivations& xa, int64_t at,
-                                  const __m256* x_scale, __m256* acc) {
+static inline void AccumulatePair(__m256i raw, __m256 w_scale, const int16_t* q, int64_t q_stride, const float* xs,
+                                  int64_t xs_stride, __m256* acc) {
   const __m256i lut = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12,
                                        0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
-  const __m256i low_mask = _mm256_set1_epi8(0x0f);
-  const __m256i w_even = _mm256_shuffle_epi8(lut, _mm256_and_si256(bytes, low_mask));
-  const __m256i w_odd = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_mask));
-  const auto plane = [](const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); };
+  const __m256i nibble = _mm256_set1_epi8(0x0f), high_byte = _mm256_set1_epi16(int16_t(0xff00));
+  const __m256i even = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, nibble));
+  const __m256i odd = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), nibble));
+  const __m256i w0 = _mm256_slli_epi16(even, 8), w2 = _mm256_and_si256(even, high_byte);
+  const __m256i w1 = _mm256_slli_epi16(odd, 8), w3 = _mm256_and_si256(odd, high_byte);
   for (int m = 0; m < MB; ++m) {
-    const int64_t q = at + m * xa.row;
-    const __m256i dot = PairDot(w_even, w_odd, plane(xa.lo + q), plane(xa.lo + q + kMxfp4BlockSize), plane(xa.hi + q),
-                                plane(xa.hi + q + kMxfp4BlockSize));
-    acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(w_scale, x_scale[m]), acc[m]);
+    const __m256i* plane = reinterpret_cast<const __m256i*>(q + m * q_stride);
+    const __m256i d01 = _mm256_add_epi32(_mm256_madd_epi16(w0, _mm256_loadu_si256(plane)),
+                                         _mm256_madd_epi16(w1, _mm256_loadu_si256(plane + 1)));
+    const __m256i d23 = _mm256_add_epi32(_mm256_madd_epi16(w2, _mm256_loadu_si256(plane + 2)),
+                                         _mm256_madd_epi16(w3, _mm256_loadu_si256(plane + 3)));
+    const __m256 scale = _mm256_mul_ps(w_scale, _mm256_loadu_ps(xs + m * xs_stride));
+    acc[m] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(d01, d23)), scale, acc[m]);
   }
 }
 
@@ -221,73 +263,105 @@ static inline void AccumulatePair(__m256i bytes, __m256 w_scale, const Quantised
 // hardware prefetcher never gets going on them, so a strip prefetches the matrix in address
 // order, R lines per four blocks, from kShortRowPrefetchBytes past its first packed byte (one
 // sequential stream, as the BF16 GEMV's batch-1 path does). Long rows (K3's: 1.5–3.5 KiB)
-// stream well without help, and there the decode is bound by instructions, not memory: 8-row
-// strips (8 independent sums) measured ~10% faster than 4 at K = 7168, while 4-row strips
-// were faster on the short rows.
+// stream well without help.
 constexpr int64_t kShortRowBytes = 1024;
 constexpr int64_t kShortRowPrefetchBytes = 4096;
 
+// y[m, r] for weight rows r < R and activation rows m0 + m, m < MB. `fast_scales`: the
+// strip's scales all have the fast form (ScalesHaveFastForm); used by one-row tiles.
 template <int R, int MB>
 void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, const uint8_t* ws, int64_t K,
-                 const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
-  const float* half_scale = HalfScales().v;
-  const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize, pairs = row_blocks / 2;
+                 bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+  const float* scale_of = WeightScales().v;
+  const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize, pairs = xa.pairs, full_pairs = row_blocks / 2;
+  const int16_t* q = xa.planes + m0 * pairs * 64;
+  const float* xs = xa.scales + m0 * pairs * 8;
+  const auto row_pair = [&](int r, int64_t p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + r * row_bytes + p * 32));
+  };
   __m256 acc[R][MB];
   for (int r = 0; r < R; ++r)
     for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
-  __m256 x_scale[MB];
-  for (int64_t p = 0; p < pairs; ++p) {
-    const int64_t b = 2 * p;
+  int64_t p = 0;
+  if constexpr (MB == 1) {
+    // Four pairs per step, their scales built at once (one row: the per-pair broadcasts were
+    // a fifth of its instructions).
+    for (; fast_scales && p + 4 <= full_pairs; p += 4) {
+      for (int r = 0; r < 2 * R; ++r, prefetch += 64) {
+        if (prefetch < prefetch_end) _mm_prefetch(prefetch, _MM_HINT_T0);
+      }
+      for (int r = 0; r < R; ++r) {
+        const __m256 eight = EightWeightScales(ws + r * row_blocks + 2 * p);
+        AccumulatePair<1>(row_pair(r, p), _mm256_permute_ps(eight, 0x00), q + p * 64, 0, xs + p * 8, 0, acc[r]);
+        AccumulatePair<1>(row_pair(r, p + 1), _mm256_permute_ps(eight, 0x55), q + (p + 1) * 64, 0, xs + (p + 1) * 8, 0,
+                          acc[r]);
+        AccumulatePair<1>(row_pair(r, p + 2), _mm256_permute_ps(eight, 0xaa), q + (p + 2) * 64, 0, xs + (p + 2) * 8, 0,
+                          acc[r]);
+        AccumulatePair<1>(row_pair(r, p + 3), _mm256_permute_ps(eight, 0xff), q + (p + 3) * 64, 0, xs + (p + 3) * 8, 0,
+                          acc[r]);
+      }
+    }
+  }
+  for (; p < full_pairs; ++p) {
     if (p % 2 == 0) {
       for (int r = 0; r < R; ++r, prefetch += 64) {
         if (prefetch < prefetch_end) _mm_prefetch(prefetch, _MM_HINT_T0);
       }
     }
-    for (int m = 0; m < MB; ++m) {
-      const float* xs = xa.scales + (m0 + m) * row_blocks + b;
-      x_scale[m] = _mm256_setr_m128(_mm_broadcast_ss(xs), _mm_broadcast_ss(xs + 1));
-    }
     for (int r = 0; r < R; ++r) {
-      const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + r * row_bytes + b * 16));
-      const uint8_t* e = ws + r * row_blocks + b;
-      const __m256 w_scale = _mm256_setr_m128(_mm_broadcast_ss(half_scale + e[0]), _mm_broadcast_ss(half_scale + e[1]));
-      AccumulatePair<MB>(bytes, w_scale, xa, m0 * xa.row + b * kMxfp4BlockSize, x_scale, acc[r]);
+      const uint8_t* e = ws + r * row_blocks + 2 * p;
+      const __m256 w_scale = _mm256_setr_m128(_mm_broadcast_ss(scale_of + e[0]), _mm_broadcast_ss(scale_of + e[1]));
+      AccumulatePair<MB>(row_pair(r, p), w_scale, q + p * 64, pairs * 64, xs + p * 8, pairs * 8, acc[r]);
     }
   }
-  if (row_blocks % 2 != 0) {  // a lone last block: the upper half of the pair is zero
-    const int64_t b = row_blocks - 1;
-    for (int m = 0; m < MB; ++m) x_scale[m] = _mm256_zextps128_ps256(_mm_broadcast_ss(xa.scales + (m0 + m) * row_blocks + b));
+  if (full_pairs < pairs) {  // a lone last block
     for (int r = 0; r < R; ++r) {
-      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + r * row_bytes + b * 16));
-      const __m256 w_scale = _mm256_broadcast_ss(half_scale + ws[r * row_blocks + b]);
-      AccumulatePair<MB>(_mm256_zextsi128_si256(bytes), w_scale, xa, m0 * xa.row + b * kMxfp4BlockSize, x_scale, acc[r]);
+      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + r * row_bytes + p * 32));
+      const __m256 w_scale = _mm256_zextps128_ps256(_mm_broadcast_ss(scale_of + ws[r * row_blocks + 2 * p]));
+      AccumulatePair<MB>(_mm256_zextsi128_si256(raw), w_scale, q + p * 64, pairs * 64, xs + p * 8, pairs * 8, acc[r]);
     }
   }
   for (int r = 0; r < R; ++r)
     for (int m = 0; m < MB; ++m) y[m * ldy + r] = HorizontalSum(acc[r][m]);
 }
 
-template <int R>
+// All M activation rows against R weight rows, in tiles of at most MB rows.
+template <int R, int MB>
 void GemvQ16Rows(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t K,
-                 const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+                 bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+  const auto tile = [&]<int T>(int64_t m) {
+    GemvQ16Tile<R, T>(xa, m, wp, ws, K, fast_scales, prefetch, prefetch_end, y + m * ldy, ldy);
+  };
   int64_t m = 0;
-  for (; m + 2 <= M; m += 2) GemvQ16Tile<R, 2>(xa, m, wp, ws, K, prefetch, prefetch_end, y + m * ldy, ldy);
-  if (m < M) GemvQ16Tile<R, 1>(xa, m, wp, ws, K, prefetch, prefetch_end, y + m * ldy, ldy);
+  for (; m + MB <= M; m += MB) tile.template operator()<MB>(m);
+  static_assert(MB <= 4);
+  if constexpr (MB > 3) {
+    if (M - m == 3) tile.template operator()<3>(m);
+  }
+  if constexpr (MB > 2) {
+    if (M - m == 2) tile.template operator()<2>(m);
+  }
+  if constexpr (MB > 1) {
+    if (M - m == 1) tile.template operator()<1>(m);
+  }
 }
 
-template <int R>
+// Strips of R weight rows. One-row tiles (MB == 1) check each strip's scales for the fast form
+// just before using them, so the check reads what the strip is about to read anyway.
+template <int R, int MB>
 void GemvQ16Strips(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t N,
                    int64_t K, float* y, int64_t ldy) {
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
   const char* end = reinterpret_cast<const char*>(wp + N * row_bytes);
   const int64_t distance = row_bytes <= kShortRowBytes ? kShortRowPrefetchBytes : 0;
+  const auto fast = [&](int64_t n, int64_t rows) { return MB == 1 && ScalesHaveFastForm(ws + n * row_blocks, rows * row_blocks); };
   int64_t n = 0;
   for (; n + R <= N; n += R) {
     const char* strip = reinterpret_cast<const char*>(wp + n * row_bytes);
-    GemvQ16Rows<R>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, distance != 0 ? strip + distance : end, end,
-                   y + n, ldy);
+    GemvQ16Rows<R, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, R),
+                       distance != 0 ? strip + distance : end, end, y + n, ldy);
   }
-  for (; n < N; ++n) GemvQ16Rows<1>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, end, end, y + n, ldy);
+  for (; n < N; ++n) GemvQ16Rows<1, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, 1), end, end, y + n, ldy);
 }
 
 }  // namespace
@@ -303,12 +377,21 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
 
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  // Short rows: the strips prefetch from kShortRowPrefetchBytes past each strip, so the head
+  // of the matrix is requested here, before the activations are quantised.
+  if (K / 2 <= kShortRowBytes) {
+    const char* head = reinterpret_cast<const char*>(w_packed);
+    for (int64_t b = 0; b < kShortRowPrefetchBytes && b < N * K / 2; b += 64) _mm_prefetch(head + b, _MM_HINT_T0);
+  }
   QuantisedActivations xa;
   QuantiseActivations(x, ldx, M, K, &xa);
-  if (M == 1 && K / 2 > kShortRowBytes) {
-    GemvQ16Strips<8>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  if (M == 1) {
+    // One row: 8-row strips (8 independent sums; the batch-1 decode is bound by instructions).
+    GemvQ16Strips<8, 1>(xa, M, w_packed, w_scale, N, K, y, ldy);
   } else {
-    GemvQ16Strips<4>(xa, M, w_packed, w_scale, N, K, y, ldy);
+    // Batched rows: 2 weight rows × up to 4 activation rows (8 accumulators), each pair of
+    // blocks decoded once for the tile's rows.
+    GemvQ16Strips<2, 4>(xa, M, w_packed, w_scale, N, K, y, ldy);
   }
 }
 
