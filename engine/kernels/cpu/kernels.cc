@@ -15,8 +15,18 @@ namespace {
 
 // Decode batches take the streaming product (each weight read once, activation rows from
 // L2) while the activations fit in L2 alongside a weight strip; measured faster than the
-// blocked GEMM up to 16 rows at K = 2048 and up to 8 at K = 7168 (docs/kernels.md).
-bool UseGemv(int64_t M, int64_t K) { return M <= 4 || (M <= 16 && M * K <= 64 * 1024); }
+// blocked GEMM up to 16 rows at K = 2048 and up to 8 at K = 7168 (docs/kernels.md). The rule
+// of the MXFP4 products; the BF16 ones follow UseGemvBf16.
+bool UseGemvMxfp4(int64_t M, int64_t K) { return M <= 4 || (M <= 16 && M * K <= 64 * 1024); }
+
+// The BF16 streaming product (GemvBatchTile: 2 weight rows × up to 6 activation rows per tile)
+// beats the blocked GEMM at every row count a decode step reaches: one thread, weights from
+// memory, `kimi-bench-kernels --only cutover` measured the GEMM 1.2–1.6× slower at 24–64 rows
+// and K = 1024, 4096, 7168 (docs/benchmarks.md, "Serving runtime (load)", session 7). So a step
+// of 16 decodes with a prefill piece beside them stays on the GEMV, whose rows are also
+// computed exactly as each row alone (MatmulTest.BatchedRowsEqualRowsAlone, up to 64 rows).
+constexpr int64_t kMaxGemvRowsBf16 = 64;
+bool UseGemvBf16(int64_t M) { return M <= kMaxGemvRowsBf16; }
 
 template <typename Fn>
 void Split(ThreadPool* pool, int64_t n, int64_t align, Fn&& fn) {
@@ -77,7 +87,7 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
                 float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
-  if (!UseGemv(M, K)) {
+  if (!UseGemvBf16(M)) {
     Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
     return;
   }
@@ -92,7 +102,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
     assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
     total += p.N;
     bytes += 2 * p.N * p.K;
-    gemv = gemv && UseGemv(M, p.K);
+    gemv = gemv && UseGemvBf16(M);
   }
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
@@ -101,7 +111,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
       const int64_t n0 = std::max(r0, offset) - offset, n1 = std::min(r1, offset + p.N) - offset;
       offset += p.N;
       if (n0 >= n1) continue;
-      MatmulBf16Fn fn = UseGemv(M, p.K) ? kt.gemv_bf16 : kt.gemm_bf16;
+      MatmulBf16Fn fn = UseGemvBf16(M) ? kt.gemv_bf16 : kt.gemm_bf16;
       fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }
   };
@@ -119,7 +129,7 @@ void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uin
   auto rows = [&](MatmulMxfp4Fn fn, int64_t n0, int64_t n1) {
     fn(x, ldx, w_packed + n0 * (K / 2), w_scale + n0 * (K / 32), M, n1 - n0, K, y + n0, ldy);
   };
-  if (UseGemv(M, K)) {
+  if (UseGemvMxfp4(M, K)) {
     SplitChunks(pool, N, 16, K / 2 + K / 32, [&](int64_t n0, int64_t n1) { rows(kt.gemv_mxfp4, n0, n1); });
   } else {
     Split(pool, N, 16, [&](int64_t n0, int64_t n1) { rows(kt.gemm_mxfp4, n0, n1); });

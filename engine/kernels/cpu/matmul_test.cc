@@ -222,7 +222,7 @@ TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
       auto w = RandomBf16(N * K, 70 + K);
       auto packed = RandomBytes(N * K / 2, 72);
       auto scales = RandomBytes(N * K / 32, 73, 124, 129);
-      for (int64_t M = 2; M <= 32; ++M) {
+      for (int64_t M = 2; M <= 64; ++M) {
         auto x = RandomFloats(M * ldx, 71 + M);
         std::vector<float> batched(M * N), alone(N);
         table->gemv_bf16(x.data(), ldx, w.data(), M, N, K, batched.data(), N);
