@@ -185,8 +185,7 @@ void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const f
   });
 }
 
-namespace {
-KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
+KdaArgs SliceKdaHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
   KdaArgs s = a;
   s.q += h0 * a.dk;
   s.k += h0 * a.dk;
@@ -198,18 +197,17 @@ KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
   s.H = h1 - h0;
   return s;
 }
-}  // namespace
 
 void KdaRecurrent(const KdaArgs& a, ThreadPool* pool) {
   assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_recurrent;
-  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceKdaHeads(a, h0, h1)); });
 }
 
 void KdaChunked(const KdaArgs& a, ThreadPool* pool) {
   assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_chunked;
-  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceKdaHeads(a, h0, h1)); });
 }
 
 void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T, int64_t H,
