@@ -9,7 +9,7 @@
 // which equal wall-clock rates on an idle machine and stay the kernels' own speed on a shared
 // one; the ratios use the limits measured the same way.
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
-// (sections: gemv, k3-mini, small-m, experts, gemm, elementwise, conv, kda, mla, routing).
+// (sections: gemv, k3-mini, small-m, experts, cutover, gemm, elementwise, conv, kda, mla, routing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,7 +42,7 @@ struct Options {
   std::string only;  // run only the sections of this name (empty: all)
 };
 
-// Sections: gemv, k3-mini, small-m, experts, gemm, elementwise, conv, kda, mla, routing.
+// Sections: gemv, k3-mini, small-m, experts, cutover, gemm, elementwise, conv, kda, mla, routing.
 bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
 
 double ProcessCpuSeconds() {
@@ -279,6 +279,36 @@ void BenchThreads(int threads, const Options& opt) {
                     "experts mxfp4", ("M=" + std::to_string(M) + " " + std::to_string(experts) + " experts").c_str(),
                     s * 1e3, 100 * g_last_cpu_share, g_last_busy_per_call * threads / double(experts * M) * 1e6,
                     bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s);
+      }
+    }
+  }
+  // The GEMV / GEMM cut-over for decode batches (kernels.cc, UseGemv): both BF16 entries of
+  // the active kernel table called directly on one thread, for the row counts a decode step
+  // with prefill beside it reaches, at k3-mini's K = 1024 (projections) and 4096 (dense MLP
+  // down), and K3's hidden size 7168. The weights are cycled through 16 copies so they come from memory, as in a step.
+  if (Section(opt, "cutover")) {
+    const kernels::KernelTable& kt = kernels::ActiveKernels();
+    const int64_t copies = opt.quick ? 4 : 16, N = 1536;
+    for (int64_t K : {int64_t{1024}, int64_t{4096}, int64_t{7168}}) {
+      const int64_t n = N * 1024 / K;  // 3 MiB per copy at any K
+      std::vector<uint16_t> w(copies * n * K);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(float(int64_t(i % 89) - 44) / 64.0f);
+      auto x = Floats(64 * K, 34);
+      std::vector<float> y(64 * n);
+      for (int64_t M : {8, 16, 24, 32, 48, 64}) {
+        double per_call[2];
+        for (int gemm = 0; gemm < 2; ++gemm) {
+          const kernels::MatmulBf16Fn fn = gemm != 0 ? kt.gemm_bf16 : kt.gemv_bf16;
+          TimePerCall(
+              [&] {
+                for (int64_t i = 0; i < copies; ++i) fn(x.data(), K, w.data() + i * n * K, M, n, K, y.data(), n);
+              },
+              min_time);
+          per_call[gemm] = g_last_busy_per_call * double(g_threads);  // one thread's CPU time
+        }
+        std::printf("  %-24s %-24s gemv %8.3f ms  gemm %8.3f ms  gemm/gemv %.2f\n", "cutover bf16",
+                    ("M=" + std::to_string(M) + " K=" + std::to_string(K)).c_str(), per_call[0] * 1e3,
+                    per_call[1] * 1e3, per_call[1] / per_call[0]);
       }
     }
   }

@@ -1,7 +1,10 @@
 #include "model/kda.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "core/thread_pool.h"
 #include "kernels/cpu/kernels.h"
 
 namespace kimi::model {
@@ -141,17 +144,36 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   // β = σ(W_b u), one per head.
   kernels::Sigmoid(beta, R * H, beta, pool);
 
-  // The delta-rule recurrence per sequence: chunked form for a run of tokens, else one step;
-  // decodes of several sequences in one parallel region (ForEachSegment).
-  ForEachSegment(segments, pool, [&](const Segment& seg, ThreadPool* seg_pool) {
+  // The delta-rule recurrence per sequence: the chunked form for a run of tokens, its heads
+  // split over the pool; one step for a decode. The decodes' (sequence, head) pairs are dealt
+  // to the threads as one even range, so 3 decodes on 2 threads give each 18 heads rather than
+  // one thread 2 sequences and the other 1; a thread's consecutive heads of one sequence go in
+  // one call, whose kernel prefetches each next head's state while it works on the current one.
+  std::vector<kernels::KdaArgs>& decodes = s.decodes;
+  decodes.clear();
+  for (const Segment& seg : segments) {
     const kernels::KdaArgs a =
         SegmentKdaArgs(n, q, k, v, g, beta, seg.begin, seg.count, seg.state->kda[slot].recurrent.data(), o);
     if (seg.count > 1) {
-      kernels::KdaChunked(a, seg_pool);
+      kernels::KdaChunked(a, pool);
     } else {
-      kernels::KdaRecurrent(a, seg_pool);
+      decodes.push_back(a);
     }
-  });
+  }
+  auto recurrences = [&](int64_t u0, int64_t u1, int) {
+    while (u0 < u1) {
+      const kernels::KdaArgs& a = decodes[size_t(u0 / H)];
+      const int64_t h0 = u0 % H, h1 = std::min(H, h0 + (u1 - u0));
+      kernels::KdaRecurrent(kernels::SliceKdaHeads(a, h0, h1), nullptr);
+      u0 += h1 - h0;
+    }
+  };
+  const int64_t units = int64_t(decodes.size()) * H;
+  if (pool != nullptr && pool->num_threads() > 1 && units > 1) {
+    pool->ParallelFor(0, units, 1, recurrences);
+  } else {
+    recurrences(0, units, 0);
+  }
 
   // o ← RMSNorm(o; o_norm) ⊙ σ(gate) per head.
   kernels::RmsNorm(o, w.o_norm.data(), R * H, d, n.eps, o, pool);

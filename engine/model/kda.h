@@ -55,6 +55,7 @@ struct KdaScratch {
   std::vector<float> gate;                 // [R, P] the output gate's logits
   std::vector<float> o;                    // [R, P] attention output
   Bf16ProductBatch batch;                  // products sharing one parallel region
+  std::vector<kernels::KdaArgs> decodes;   // the one-token segments' recurrences of a pass
 };
 
 KdaLayerState NewKdaState(const KdaDims& dims);

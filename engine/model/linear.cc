@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::model {
 namespace {
@@ -15,17 +16,20 @@ inline float Bf16(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); 
 constexpr int64_t kRowBlock = 8;
 
 // y[m, :] = Σ_n x[m, n] · W[n, :] for `rows` rows: one pass over W's rows for all of them, each
-// an axpy the compiler vectorises. Every output element sums its products in n order, however
-// many rows share the pass, so a row's result does not depend on the batch around it.
+// an axpy the compiler vectorises. A row of W is widened to fp32 once (`wide`, n_out floats)
+// and shared by the rows, rather than converted again for every row. Every output element sums
+// its products in n order, however many rows share the pass, so a row's result does not depend
+// on the batch around it.
 void TransposedRows(const float* x, int64_t ldx, int64_t rows, const uint16_t* w, int64_t n_in, int64_t n_out,
-                    float* y, int64_t ldy) {
+                    float* y, int64_t ldy, float* wide) {
   for (int64_t m = 0; m < rows; ++m) std::memset(y + m * ldy, 0, sizeof(float) * n_out);
   for (int64_t n = 0; n < n_in; ++n) {
     const uint16_t* row = w + n * n_out;
+    for (int64_t c = 0; c < n_out; ++c) wide[c] = Bf16(row[c]);
     for (int64_t m = 0; m < rows; ++m) {
       const float a = x[m * ldx + n];
       float* out = y + m * ldy;
-      for (int64_t c = 0; c < n_out; ++c) out[c] += a * Bf16(row[c]);
+      for (int64_t c = 0; c < n_out; ++c) out[c] += a * wide[c];
     }
   }
 }
@@ -37,10 +41,11 @@ void HeadsTransposedProduct(const float* x, int64_t ldx, int64_t x_head_stride, 
                             int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
                             ThreadPool* pool) {
   auto heads = [&](int64_t h0, int64_t h1, int) {
+    float* wide = kernels::ThreadScratchArray<float>(kernels::ScratchSlot::kD, size_t(n_out));
     for (int64_t h = h0; h < h1; ++h) {
       for (int64_t m0 = 0; m0 < M; m0 += kRowBlock) {
         TransposedRows(x + m0 * ldx + h * x_head_stride, ldx, std::min(kRowBlock, M - m0), w + h * w_head_stride, n_in,
-                       n_out, y + (m0 * H + h) * n_out, H * n_out);
+                       n_out, y + (m0 * H + h) * n_out, H * n_out, wide);
       }
     }
   };

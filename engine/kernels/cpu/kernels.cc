@@ -18,11 +18,15 @@ namespace {
 // blocked GEMM up to 16 rows at K = 2048 and up to 8 at K = 7168 (docs/kernels.md).
 bool UseGemv(int64_t M, int64_t K) { return M <= 4 || (M <= 16 && M * K <= 64 * 1024); }
 
-// BF16 keeps the streaming product up to 32 rows (same activation bound): over k3-mini's 123
-// BF16 matrices on one thread the GEMV ran 2–4x the blocked GEMM's FMA rate at 8, 16 and 32
-// rows (GEMM packs every weight block to fp32 for only M/6 tile rows), and a row of a decode
-// batch of up to 32 then equals the row alone bit for bit (docs/kernels.md).
-bool UseBf16Gemv(int64_t M, int64_t K) { return UseGemv(M, K) || (M <= 32 && M * K <= 64 * 1024); }
+// The BF16 streaming product (2 weight rows × up to 6 activation rows per tile) beats the
+// blocked GEMM, which packs every weight block to fp32 for only M/6 tile rows, at every row
+// count a decode step reaches: one thread, weights from memory, the GEMM measured 1.2–1.6×
+// slower at 24–64 rows and K = 1024, 4096, 7168 (`kimi-bench-kernels --only cutover`), and
+// 2–4× slower over k3-mini's 123 BF16 matrices at 8–32 rows (`kimi-bench-bf16-stream
+// --cutover`). A step of 16 decodes with a prefill piece beside it stays on the GEMV, whose
+// rows equal each row alone bit for bit (MatmulTest.BatchedRowsEqualRowsAlone, up to 64).
+constexpr int64_t kMaxGemvRowsBf16 = 64;
+bool UseBf16Gemv(int64_t M) { return M <= kMaxGemvRowsBf16; }
 
 // The MXFP4 GEMV decodes each weight once per tile of 4 activation rows, while the GEMM
 // dequantises whole panels to fp32 first, which on small matrices (an expert's 256 × 512)
@@ -89,7 +93,7 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
                 float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
   const KernelTable& kt = ActiveKernels();
-  if (!UseBf16Gemv(M, K)) {
+  if (!UseBf16Gemv(M)) {
     Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
     return;
   }
@@ -104,7 +108,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
     assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
     total += p.N;
     bytes += 2 * p.N * p.K;
-    gemv = gemv && UseBf16Gemv(M, p.K);
+    gemv = gemv && UseBf16Gemv(M);
   }
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
@@ -113,7 +117,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
       const int64_t n0 = std::max(r0, offset) - offset, n1 = std::min(r1, offset + p.N) - offset;
       offset += p.N;
       if (n0 >= n1) continue;
-      MatmulBf16Fn fn = UseBf16Gemv(M, p.K) ? kt.gemv_bf16 : kt.gemm_bf16;
+      MatmulBf16Fn fn = UseBf16Gemv(M) ? kt.gemv_bf16 : kt.gemm_bf16;
       fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }
   };
@@ -187,8 +191,7 @@ void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const f
   });
 }
 
-namespace {
-KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
+KdaArgs SliceKdaHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
   KdaArgs s = a;
   s.q += h0 * a.dk;
   s.k += h0 * a.dk;
@@ -200,18 +203,17 @@ KdaArgs SliceHeads(const KdaArgs& a, int64_t h0, int64_t h1) {
   s.H = h1 - h0;
   return s;
 }
-}  // namespace
 
 void KdaRecurrent(const KdaArgs& a, ThreadPool* pool) {
   assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_recurrent;
-  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceKdaHeads(a, h0, h1)); });
 }
 
 void KdaChunked(const KdaArgs& a, ThreadPool* pool) {
   assert(a.dk >= 1 && a.dv >= 1 && a.ld_qk >= a.H * a.dk && a.ld_v >= a.H * a.dv && a.ld_out >= a.H * a.dv);
   auto fn = ActiveKernels().kda_chunked;
-  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceHeads(a, h0, h1)); });
+  Split(pool, a.H, 1, [&](int64_t h0, int64_t h1) { fn(SliceKdaHeads(a, h0, h1)); });
 }
 
 void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T, int64_t H,

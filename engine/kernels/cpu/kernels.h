@@ -125,6 +125,9 @@ struct KdaArgs {
   int64_t ld_out;
 };
 
+// The heads [h0, h1) of a call: the same tokens, pointers moved to head h0, H = h1 - h0.
+KdaArgs SliceKdaHeads(const KdaArgs& a, int64_t h0, int64_t h1);
+
 // Token-by-token recurrence (decode; also the readable definition).
 void KdaRecurrent(const KdaArgs& a, ThreadPool* pool);
 // Chunked prefill (chunks of 64, WY/UT form); the same result as KdaRecurrent up to rounding.

@@ -255,7 +255,7 @@ TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
       auto w = RandomBf16(N * K, 70 + K);
       auto packed = RandomBytes(N * K / 2, 72);
       auto scales = RandomBytes(N * K / 32, 73, 124, 129);
-      for (int64_t M = 2; M <= 32; ++M) {
+      for (int64_t M = 2; M <= 64; ++M) {
         auto x = RandomFloats(M * ldx, 71 + M);
         std::vector<float> batched(M * N), alone(N);
         table->gemv_bf16(x.data(), ldx, w.data(), M, N, K, batched.data(), N);
@@ -276,14 +276,14 @@ TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
   }
 }
 
-// Through the entry point: BF16 decode products of up to 32 rows (M·K <= 64 Ki) take the
+// Through the entry point: BF16 decode products of up to 64 rows (at any K) take the
 // streaming GEMV, so each row equals the row alone; a cut-over that sent them to the blocked
 // GEMM (another summation order) would break this on the optimised tables.
-TEST(MatmulTest, Bf16EntryPointRowsEqualRowsAloneUpTo32) {
+TEST(MatmulTest, Bf16EntryPointRowsEqualRowsAloneUpTo64) {
   for (int64_t K : {1024, 2048}) {
     const int64_t N = 40;
     auto w = RandomBf16(N * K, 80 + K);
-    for (int64_t M : {17, 24, 32}) {
+    for (int64_t M : {17, 24, 32, 48, 64}) {
       auto x = RandomFloats(M * K, 81 + M);
       std::vector<float> batched(M * N), alone(N);
       MatmulBf16(x.data(), K, w.data(), M, N, K, batched.data(), N, nullptr);
