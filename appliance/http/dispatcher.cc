@@ -200,9 +200,11 @@ void Dispatcher::RegisterRoutes() {
 Dispatcher::Outcome Dispatcher::Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection) {
   ActiveRequest active{&ctx, 0};
   t_active = &active;
+  ctx.response_stream = &stream;
   Outcome out;
   out.ok = library_.process_request(stream, close_connection, out.connection_closed, nullptr);
   t_active = nullptr;
+  ctx.response_stream = nullptr;
   if (ctx.stream_audit != nullptr && !ctx.stream_audit->finished()) {
     // The stream ended without its provider finishing it: the server stopped or the library
     // gave up writing. Its record is written now, before the connection is released.

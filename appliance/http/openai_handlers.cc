@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <memory>
 
@@ -112,10 +113,27 @@ Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, c
   return Status::OK();
 }
 
-// Writes `bytes` to the client and notes them as sent; false when the client is gone.
-bool SendFrames(httplib::DataSink& sink, StreamAudit& audit, const std::string& bytes) {
+// Writes `bytes` to the client as one chunk of the chunked response and notes them as sent;
+// false when the client is gone. With the connection's stream at hand the chunk is framed
+// here ("<hex size>\r\n<bytes>\r\n", what the library writes for a DataSink write) in a
+// buffer reused across frames, and goes out in one write without the library's per-frame
+// allocations and copies; otherwise the library frames it.
+bool SendFrames(httplib::DataSink& sink, httplib::Stream* stream, std::string* chunk, StreamAudit& audit,
+                const std::string& bytes) {
   if (bytes.empty()) return true;
-  if (!sink.write(bytes.data(), bytes.size())) return false;
+  if (stream == nullptr) {
+    if (!sink.write(bytes.data(), bytes.size())) return false;
+  } else {
+    char size_hex[2 * sizeof(size_t) + 1];
+    int hex_len = std::snprintf(size_hex, sizeof size_hex, "%zx", bytes.size());
+    chunk->clear();
+    chunk->append(size_hex, static_cast<size_t>(hex_len)).append("\r\n").append(bytes).append("\r\n");
+    for (std::string_view left = *chunk; !left.empty();) {
+      ssize_t n = stream->write(left.data(), left.size());
+      if (n <= 0) return false;
+      left.remove_prefix(static_cast<size_t>(n));
+    }
+  }
   audit.Sent(bytes);
   return true;
 }
@@ -125,8 +143,9 @@ bool SendFrames(httplib::DataSink& sink, StreamAudit& audit, const std::string& 
 // are kept as the tail, which FinishStream() sends once the audit record is committed.
 class StreamWriter final : public api::BackgroundGeneration::Delivery {
  public:
-  StreamWriter(httplib::DataSink& sink, api::StreamEncoder& encoder, StreamAudit& audit, Lease* lease)
-      : sink_(sink), encoder_(encoder), audit_(audit), lease_(lease) {}
+  StreamWriter(httplib::DataSink& sink, httplib::Stream* stream, api::StreamEncoder& encoder, StreamAudit& audit,
+               Lease* lease)
+      : sink_(sink), stream_(stream), encoder_(encoder), audit_(audit), lease_(lease) {}
 
   bool Deliver(const api::StreamEvent* events, size_t count) override {
     frames_.clear();
@@ -136,17 +155,19 @@ class StreamWriter final : public api::BackgroundGeneration::Delivery {
     }
     if (lease_ != nullptr) lease_->Count(audit_.facts().prompt_tokens, audit_.facts().completion_tokens);
     if (encoder_.finished()) return true;  // the frames are the tail
-    return SendFrames(sink_, audit_, frames_);
+    return SendFrames(sink_, stream_, &chunk_, audit_, frames_);
   }
   bool complete() const override { return encoder_.finished(); }
   std::string TakeTail() { return std::move(frames_); }
 
  private:
   httplib::DataSink& sink_;
+  httplib::Stream* stream_;  // null: frames go through the library's sink
   api::StreamEncoder& encoder_;
   StreamAudit& audit_;
   Lease* lease_;
   std::string frames_;  // reused: one allocation per stream, not per frame
+  std::string chunk_;   // reused likewise: frames_ with its chunk framing
 };
 
 // Ends the stream with `tail`: its audit record is committed first, so the client sees the
@@ -189,9 +210,16 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
+  // The provider runs inside the dispatcher's processing of this request, while the
+  // connection's stream and `res` are valid. A compressed response (the library chose an
+  // encoding: a Content-Encoding header) goes through the library's sink.
+  httplib::Stream* stream = ctx.response_stream;
+  const httplib::Response* response = &res;
   res.set_chunked_content_provider(
-      "text/event-stream", [generation, shared_encoder, request_id, audit, lease](size_t, httplib::DataSink& sink) {
-        StreamWriter writer(sink, *shared_encoder, *audit, lease.get());
+      "text/event-stream",
+      [generation, shared_encoder, request_id, audit, lease, stream, response](size_t, httplib::DataSink& sink) {
+        StreamWriter writer(sink, response->has_header("Content-Encoding") ? nullptr : stream, *shared_encoder, *audit,
+                            lease.get());
         Status result;
         // From here on the generation thread encodes and writes each event as it comes; this
         // thread wakes only to check its client now and then, and to end the stream.

@@ -1,68 +1,62 @@
 #include "upstream/connection_pool.h"
 
 #include <gtest/gtest.h>
+
 #include <thread>
-#include <httplib.h>
 
 namespace kimi::upstream {
 namespace {
 
 using namespace std::chrono_literals;
 
-struct Counting {
-  int made = 0;
-  std::function<std::unique_ptr<httplib::Client>()> Factory() {
-    return [this] {
-      ++made;
-      return std::make_unique<httplib::Client>("http://127.0.0.1:9");
-    };
-  }
+struct FakeConnection {
+  int id = 0;
 };
+using Pool = ConnectionPool<FakeConnection>;
 
-TEST(ConnectionPoolTest, ReusesAReleasedClient) {
-  Counting counting;
-  ConnectionPool pool(counting.Factory(), 4, 10s);
-  std::unique_ptr<httplib::Client> first = pool.Acquire();
-  httplib::Client* address = first.get();
-  pool.Release(std::move(first));
-  EXPECT_EQ(pool.idle(), 1u);
-  std::unique_ptr<httplib::Client> again = pool.Acquire();
-  EXPECT_EQ(again.get(), address);
-  EXPECT_EQ(counting.made, 1);
-  EXPECT_EQ(pool.idle(), 0u);
+std::unique_ptr<FakeConnection> Make(int id) { return std::make_unique<FakeConnection>(FakeConnection{id}); }
+
+TEST(ConnectionPoolTest, EmptyPoolHasNothingToReuse) {
+  Pool pool(4, 10s);
+  EXPECT_EQ(pool.TakeIdle(), nullptr);
 }
 
-TEST(ConnectionPoolTest, ConcurrentAcquiresGetDistinctClients) {
-  Counting counting;
-  ConnectionPool pool(counting.Factory(), 4, 10s);
-  std::unique_ptr<httplib::Client> a = pool.Acquire();
-  std::unique_ptr<httplib::Client> b = pool.Acquire();
-  EXPECT_NE(a.get(), b.get());
-  EXPECT_EQ(counting.made, 2);
+TEST(ConnectionPoolTest, ReusesAReleasedConnection) {
+  Pool pool(4, 10s);
+  std::unique_ptr<FakeConnection> first = Make(1);
+  FakeConnection* address = first.get();
+  pool.Release(std::move(first));
+  EXPECT_EQ(pool.idle(), 1u);
+  std::unique_ptr<FakeConnection> again = pool.TakeIdle();
+  EXPECT_EQ(again.get(), address);
+  EXPECT_EQ(pool.idle(), 0u);
+  EXPECT_EQ(pool.TakeIdle(), nullptr);
+}
+
+TEST(ConnectionPoolTest, TheMostRecentlyReleasedComesFirst) {
+  Pool pool(4, 10s);
+  pool.Release(Make(1));
+  pool.Release(Make(2));
+  EXPECT_EQ(pool.TakeIdle()->id, 2);
+  EXPECT_EQ(pool.TakeIdle()->id, 1);
 }
 
 TEST(ConnectionPoolTest, KeepsAtMostTheLimit) {
-  Counting counting;
-  ConnectionPool pool(counting.Factory(), 2, 10s);
-  std::vector<std::unique_ptr<httplib::Client>> held;
-  for (int i = 0; i < 3; ++i) held.push_back(pool.Acquire());
-  for (auto& c : held) pool.Release(std::move(c));
+  Pool pool(2, 10s);
+  for (int i = 0; i < 3; ++i) pool.Release(Make(i));
   EXPECT_EQ(pool.idle(), 2u);
 }
 
-TEST(ConnectionPoolTest, AnIdleClientPastTheLimitIsNotReused) {
-  Counting counting;
-  ConnectionPool pool(counting.Factory(), 4, 0ms);
-  pool.Release(pool.Acquire());
-  std::this_thread::sleep_for(5ms);  // the age limit is 0: any wait makes the client stale
-  std::unique_ptr<httplib::Client> fresh = pool.Acquire();
-  EXPECT_EQ(counting.made, 2);
+TEST(ConnectionPoolTest, AnIdleConnectionPastTheAgeLimitIsNotReused) {
+  Pool pool(4, 0ms);
+  pool.Release(Make(1));
+  std::this_thread::sleep_for(5ms);  // the age limit is 0: any wait makes the connection stale
+  EXPECT_EQ(pool.TakeIdle(), nullptr);
   EXPECT_EQ(pool.idle(), 0u);
 }
 
 TEST(ConnectionPoolTest, ReleasingNothingKeepsNothing) {
-  Counting counting;
-  ConnectionPool pool(counting.Factory(), 4, 10s);
+  Pool pool(4, 10s);
   pool.Release(nullptr);
   EXPECT_EQ(pool.idle(), 0u);
 }

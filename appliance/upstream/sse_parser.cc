@@ -18,13 +18,20 @@ Status SseParser::Feed(std::string_view bytes) {
       start = i + 1;
       continue;
     }
-    line_.append(bytes.substr(start, i - start));
-    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
-    std::string line = std::move(line_);
-    line_.clear();
     last_was_cr_ = c == '\r';
+    std::string_view piece = bytes.substr(start, i - start);
     start = i + 1;
-    KIMI_RETURN_IF_ERROR(ProcessLine(line));
+    if (line_.empty()) {
+      // The whole line is in this read: parsed where it lies, without a copy.
+      if (piece.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+      KIMI_RETURN_IF_ERROR(ProcessLine(piece));
+      continue;
+    }
+    line_.append(piece);
+    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+    Status processed = ProcessLine(line_);
+    line_.clear();  // keeps its capacity for the next line cut by a read
+    KIMI_RETURN_IF_ERROR(processed);
   }
   if (start < bytes.size()) {
     last_was_cr_ = false;
@@ -55,18 +62,23 @@ Status SseParser::ProcessLine(std::string_view line) {
 }
 
 Status SseParser::Dispatch() {
-  SseEvent event = std::move(pending_);
-  bool had_data = has_data_;
-  pending_ = SseEvent{};
+  if (!has_data_) {
+    pending_.event.clear();
+    return Status::OK();
+  }
+  Status handled = on_event_(pending_);
+  // Cleared, not replaced: the next event reuses the strings' memory.
+  pending_.event.clear();
+  pending_.data.clear();
   has_data_ = false;
-  if (!had_data) return Status::OK();
-  return on_event_(event);
+  return handled;
 }
 
 bool SseParser::Finish() {
   bool partial = !line_.empty() || has_data_;
   line_.clear();
-  pending_ = SseEvent{};
+  pending_.event.clear();
+  pending_.data.clear();
   has_data_ = false;
   return partial;
 }

@@ -14,8 +14,6 @@
 namespace kimi::upstream {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // An error body is read for its message only; a runaway one is cut here.
 constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
@@ -43,14 +41,11 @@ struct Exchange {
   api::EventSink* sink = nullptr;
   ChunkNormalizer normalizer;
   std::vector<api::StreamEvent> pending;
-  int http_status = 0;
-  std::string content_type;
   std::string error_body;   // 4xx/5xx body, or a whole JSON answer
   bool done = false;        // "data: [DONE]" arrived
   bool client_gone = false;
   size_t events_emitted = 0;
   Status stream_error;
-  Clock::time_point last_byte = Clock::now();
 
   Status EmitPending() {
     for (const api::StreamEvent& e : pending) {
@@ -71,8 +66,7 @@ struct Exchange {
       done = true;
       return Status::OK();
     }
-    KIMI_RETURN_IF_ERROR(normalizer.ConsumeText(event.data, &pending));
-    return EmitPending();
+    return normalizer.ConsumeText(event.data, &pending);
   }
 };
 
@@ -88,14 +82,8 @@ UpstreamOptions WithoutTrailingSlash(UpstreamOptions options) {
 
 UpstreamBackend::UpstreamBackend(UpstreamOptions options)
     : options_(WithoutTrailingSlash(std::move(options))),
-      connections_(
-          [this] {
-            auto client = std::make_unique<httplib::Client>(options_.url);
-            ApplyTimeouts(*client, options_);
-            client->set_keep_alive(true);
-            return client;
-          },
-          kMaxIdleConnections, kMaxConnectionIdle) {
+      address_(ParseHttpUrl(options_.url)),
+      connections_(kMaxIdleConnections, kMaxConnectionIdle) {
   if (options_.health_interval_ms > 0) health_thread_ = std::thread([this] { HealthLoop(); });
 }
 
@@ -188,6 +176,62 @@ bool UpstreamBackend::Healthy(std::string_view model) const {
   return healthy_ && std::find(served_models_.begin(), served_models_.end(), wanted) != served_models_.end();
 }
 
+// The request as it goes on the wire: one write for head and body.
+std::string UpstreamBackend::RequestBytes(std::string_view path, const std::string& body,
+                                          const std::string& request_id) const {
+  std::string out;
+  out.reserve(256 + body.size());
+  out.append("POST ").append(path).append(" HTTP/1.1\r\nHost: ").append(address_.ok() ? address_->host_header : "");
+  out.append("\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n");
+  if (!request_id.empty()) out.append("X-Request-Id: ").append(request_id).append("\r\n");
+  out.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n").append(body);
+  return out;
+}
+
+Status UpstreamBackend::StartExchange(const std::string& request_bytes, std::unique_ptr<HttpConnection>* connection,
+                                      ResponseHead* head) {
+  // An idle connection the server has closed in the meantime shows it at the peek, or by
+  // answering nothing at all: then the request was not taken and goes out once more, on a new
+  // connection.
+  std::unique_ptr<HttpConnection> reused = connections_.TakeIdle();
+  while (reused != nullptr && !reused->StillIdle()) reused = connections_.TakeIdle();
+  if (reused != nullptr) {
+    Status sent = reused->Send(request_bytes);
+    if (sent.ok()) sent = reused->ReadHead(head);
+    if (sent.ok()) {
+      *connection = std::move(reused);
+      return Status::OK();
+    }
+    if (reused->received_any() || sent.code() == Status::Code::kDeadlineExceeded) return Silence(sent);
+    log::Debug("kept-alive upstream connection was closed; sending on a new one",
+               {{"backend", options_.name}, {"error", sent.message()}});
+  }
+  if (!address_.ok()) return address_.status();
+  Result<std::unique_ptr<HttpConnection>> opened =
+      HttpConnection::Open(*address_, options_.connect_timeout_ms, options_.timeout_ms);
+  if (!opened.ok()) {
+    MarkUnhealthy(opened.status().message());
+    return Status::Unavailable("upstream " + options_.name + " at " + options_.url +
+                               " is unreachable: " + opened.status().message());
+  }
+  *connection = std::move(opened).value();
+  KIMI_RETURN_IF_ERROR(Silence((*connection)->Send(request_bytes)));
+  return Silence((*connection)->ReadHead(head));
+}
+
+// The backend's wording of a reader's error: a timeout names the upstream and its limit.
+Status UpstreamBackend::Silence(const Status& read) const {
+  if (read.ok()) return read;
+  if (read.code() == Status::Code::kDeadlineExceeded) {
+    return Status::DeadlineExceeded("upstream " + options_.name + " sent nothing for " +
+                                    std::to_string(options_.timeout_ms) + " ms");
+  }
+  if (read.code() == Status::Code::kUnavailable) {
+    return Status::Unavailable("upstream " + options_.name + " connection failed: " + read.message());
+  }
+  return Status::Unavailable("upstream " + options_.name + ": " + read.message());
+}
+
 Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventSink& sink,
                                  api::BackendOutcome* outcome) {
   if (outcome != nullptr) {
@@ -198,77 +242,65 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, chat ? UpstreamChatBody(request.body, options_.upstream_model)
                                                           : UpstreamCompletionBody(request.body, options_.upstream_model));
   if (options_.send_priority) body["priority"] = request.priority;
+  const std::string request_bytes =
+      RequestBytes(chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), request.request_id);
+
+  std::unique_ptr<HttpConnection> connection;
+  ResponseHead head;
+  KIMI_RETURN_IF_ERROR(StartExchange(request_bytes, &connection, &head));
 
   Exchange x;
   x.sink = &sink;
-  SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
-
-  std::unique_ptr<httplib::Client> client = connections_.Acquire();
-  httplib::Request req;
-  req.method = "POST";
-  req.path = chat ? "/v1/chat/completions" : "/v1/completions";
-  req.set_header("Content-Type", "application/json");
-  req.set_header("Accept", "text/event-stream");
-  if (!request.request_id.empty()) req.set_header("X-Request-Id", request.request_id);
-  req.body = body.dump();
-  req.response_handler = [&x](const httplib::Response& response) {
-    x.http_status = response.status;
-    x.content_type = response.get_header_value("Content-Type");
-    return true;
-  };
-  req.content_receiver = [&](const char* data, size_t size, uint64_t, uint64_t) {
-    x.last_byte = Clock::now();
-    if (x.http_status != 200 || !IsEventStream(x.content_type)) {
-      size_t cap = x.http_status == 200 ? kMaxWholeBodyBytes : kMaxErrorBodyBytes;
-      x.error_body.append(data, std::min(size, cap - std::min(cap, x.error_body.size())));
-      return true;
+  bool stopped = false;
+  if (head.status != 200 || !IsEventStream(head.content_type)) {
+    // An error's body, or a whole JSON answer from an upstream that ignored `stream: true`.
+    const size_t cap = head.status == 200 ? kMaxWholeBodyBytes : kMaxErrorBodyBytes;
+    Status read = connection->ReadBody(
+        head,
+        [&](std::string_view data) {
+          x.error_body.append(data.substr(0, cap - std::min(cap, x.error_body.size())));
+          return true;
+        },
+        &stopped);
+    if (read.ok() && connection->Reusable()) connections_.Release(std::move(connection));
+    if (head.status != 200) {
+      nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
+      if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
+      return UpstreamErrorStatus(error_json, head.status, options_.name);
     }
-    Status fed = parser.Feed(std::string_view(data, size));
-    if (!fed.ok()) {
-      x.stream_error = fed;
-      return false;  // closes the connection: the upstream aborts the generation
-    }
-    return true;
-  };
-
-  httplib::Response response;
-  httplib::Error error = httplib::Error::Success;
-  bool sent = client->send(req, response, error);
-  // Only a connection whose exchange ended cleanly is reused; any other is closed here.
-  if (sent && x.http_status == 200 && !x.client_gone && x.stream_error.ok() && (x.done || !IsEventStream(x.content_type))) {
-    connections_.Release(std::move(client));
-  } else {
-    client->stop();
-  }
-
-  if (x.client_gone) return Status::Cancelled("the client went away; upstream request closed");
-  if (!x.stream_error.ok()) return x.stream_error;
-  if (!sent) {
-    std::string what = httplib::to_string(error);
-    if (x.http_status == 0 && (error == httplib::Error::Connection || error == httplib::Error::ConnectionTimeout)) {
-      MarkUnhealthy("connect: " + what);
-      return Status::Unavailable("upstream " + options_.name + " at " + options_.url + " is unreachable: " + what);
-    }
-    auto silent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - x.last_byte).count();
-    if (error == httplib::Error::Read && silent_ms + 50 >= options_.timeout_ms) {
-      return Status::DeadlineExceeded("upstream " + options_.name + " sent nothing for " +
-                                      std::to_string(options_.timeout_ms) + " ms");
-    }
-    return Status::Unavailable("upstream " + options_.name + " connection failed: " + what +
-                               (x.events_emitted > 0 ? " (mid-stream)" : ""));
-  }
-  if (x.http_status != 200) {
-    nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
-    if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
-    return UpstreamErrorStatus(error_json, x.http_status, options_.name);
-  }
-  if (!IsEventStream(x.content_type)) {
-    // An upstream that ignored `stream: true` and answered one chat.completion object.
+    KIMI_RETURN_IF_ERROR(Silence(read));
     nlohmann::json whole = nlohmann::json::parse(x.error_body, nullptr, false);
     if (whole.is_discarded()) return Status::Corruption("upstream " + options_.name + " answered neither SSE nor JSON");
     KIMI_RETURN_IF_ERROR(x.normalizer.Consume(whole, &x.pending));
-  } else if (parser.Finish() && !x.done) {
-    log::Debug("upstream stream ended inside an event", {{"backend", options_.name}});
+  } else {
+    SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
+    // The events of one read go to the client together, after the whole read is parsed.
+    Status read = connection->ReadBody(
+        head,
+        [&](std::string_view data) {
+          Status fed = parser.Feed(data);
+          if (!fed.ok()) {
+            x.stream_error = fed;
+            return false;  // closes the connection: the upstream aborts the generation
+          }
+          return x.EmitPending().ok();
+        },
+        &stopped);
+    // Only a connection whose exchange ended cleanly is reused; any other is closed here.
+    if (read.ok() && !stopped && x.done && connection->Reusable()) connections_.Release(std::move(connection));
+    connection.reset();
+    if (x.client_gone) return Status::Cancelled("the client went away; upstream request closed");
+    if (!x.stream_error.ok()) return x.stream_error;
+    if (!read.ok()) {
+      Status failed = Silence(read);
+      if (failed.code() == Status::Code::kUnavailable && x.events_emitted > 0) {
+        return Status::Unavailable(failed.message() + " (mid-stream)");
+      }
+      return failed;
+    }
+    if (parser.Finish() && !x.done) {
+      log::Debug("upstream stream ended inside an event", {{"backend", options_.name}});
+    }
   }
   KIMI_RETURN_IF_ERROR(x.normalizer.Finish(&x.pending).WithContext("upstream " + options_.name));
   return x.EmitPending();

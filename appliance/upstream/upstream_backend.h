@@ -18,8 +18,11 @@
 // thread repeats the check; a refused connection during a request marks it unhealthy until
 // the next check passes.
 //
-// Connections: keep-alive, from a ConnectionPool (connection_pool.h); one whose exchange did
-// not end cleanly (an error, a departed client) is closed, never reused.
+// Connections: Generate() reads its stream with HttpConnection (http_connection.h: a blocking
+// read per chunk, no poll before it) and keeps them alive in a ConnectionPool
+// (connection_pool.h); one whose exchange did not end cleanly (an error, a departed client) is
+// closed, never reused. The events parsed from one read go to the sink together, in order.
+// The health probe uses the HTTP library's client.
 //
 // Owns: the health thread, the last health verdict and the idle connections.
 // Thread safety: Generate(), Healthy() and Models() may be called from any thread at once.
@@ -37,6 +40,11 @@
 #include "api/backend.h"
 #include "kimi/status.h"
 #include "upstream/connection_pool.h"
+#include "upstream/http_connection.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace kimi::upstream {
 
@@ -73,9 +81,15 @@ class UpstreamBackend final : public api::Backend {
   void HealthLoop();
   void MarkUnhealthy(const std::string& reason);
   std::string UpstreamModelFor(std::string_view model) const;
+  std::string RequestBytes(std::string_view path, const std::string& body, const std::string& request_id) const;
+  // Sends the request on a kept-alive connection, or a new one, and reads the response head.
+  Status StartExchange(const std::string& request_bytes, std::unique_ptr<HttpConnection>* connection,
+                       ResponseHead* head);
+  Status Silence(const Status& read) const;
 
   const UpstreamOptions options_;
-  ConnectionPool connections_;  // keep-alive connections for Generate()
+  const Result<HttpAddress> address_;            // options_.url, parsed
+  ConnectionPool<HttpConnection> connections_;  // keep-alive connections for Generate()
 
   mutable std::mutex mu_;
   bool healthy_ = false;                     // guarded by mu_
