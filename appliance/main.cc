@@ -83,6 +83,7 @@ kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
   o.session_absolute_timeout_ms = c.session_absolute_timeout_ms;
   o.last_used_flush_ms = c.key_last_used_flush_ms;
   o.max_concurrent_streams = c.max_concurrent_streams;
+  o.usage_flush_ms = c.usage_flush_ms;
   return o;
 }
 
@@ -587,7 +588,7 @@ int main(int argc, char** argv) {
   if (kimi::Status drained = auth_outbox.Drain(); !drained.ok()) {
     kimi::log::Error("auth events left in the outbox for the next start", {{"error", drained.ToString()}});
   }
-  authenticator.FlushLastUsed();
+  authenticator.Close();  // writes the keys' usage rows not written yet
   auth_store.Close();
 
   // Every request has been answered (and so recorded); the stop is the log's last record,

@@ -282,6 +282,8 @@ AuditStore::~AuditStore() {
   sqlite3_finalize(insert_record_);
   sqlite3_finalize(insert_content_);
   sqlite3_finalize(upsert_tree_);
+  sqlite3_finalize(begin_);
+  sqlite3_finalize(commit_);
   sqlite3_close(db_);
 }
 
@@ -320,6 +322,15 @@ Status AuditStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
   if (*stmt != nullptr) return Status::OK();
   const int rc = sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr);
   if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare statement");
+  return Status::OK();
+}
+
+Status AuditStore::RunKept(const char* sql, sqlite3_stmt** stmt) {
+  KIMI_RETURN_IF_ERROR(Prepare(sql, stmt));
+  int rc = sqlite3_step(*stmt);
+  // A failed step's reset returns the same error; the statement is ready again either way.
+  sqlite3_reset(*stmt);
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, std::string("audit database: ") + sql);
   return Status::OK();
 }
 
@@ -403,9 +414,9 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
 }
 
 Status AuditStore::AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after) {
-  KIMI_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  KIMI_RETURN_IF_ERROR(RunKept("BEGIN IMMEDIATE", &begin_));
   Status s = WriteRows(rows, tree_after);
-  if (s.ok()) s = Exec("COMMIT");
+  if (s.ok()) s = RunKept("COMMIT", &commit_);
   if (!s.ok() && sqlite3_get_autocommit(db_) == 0) {
     // SQLite may already have rolled back (SQLITE_FULL does); a second rollback is harmless.
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -130,6 +130,9 @@ class AuditStore {
   explicit AuditStore(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
   Status Prepare(const char* sql, sqlite3_stmt** stmt);
+  // Runs a statement that returns no rows, kept prepared in *stmt (BEGIN and COMMIT of every
+  // batch: parsed once, not once per transaction).
+  Status RunKept(const char* sql, sqlite3_stmt** stmt);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
   Result<bool> HasColumn(const char* table, const char* column);
   // The columns ScanRecords reads (DecodeRow's order).
@@ -146,6 +149,8 @@ class AuditStore {
   sqlite3_stmt* insert_record_ = nullptr;
   sqlite3_stmt* insert_content_ = nullptr;
   sqlite3_stmt* upsert_tree_ = nullptr;
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
 };
 
 }  // namespace kimi::audit

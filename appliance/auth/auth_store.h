@@ -50,6 +50,18 @@ struct KeyUsage {
   PeriodUsage month;  // the UTC month containing it
 };
 
+enum class UsagePeriod { kDay, kMonth };
+
+// Requests and tokens to add to one of a key's usage rows.
+struct UsageRowDelta {
+  std::string key_id;
+  UsagePeriod period = UsagePeriod::kDay;
+  int64_t period_start_ms = 0;
+  int64_t requests = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+};
+
 struct UserRecord {
   std::string username;
   std::string password_hash;
@@ -112,6 +124,8 @@ class AuthStore {
   // of the day and the month starting at the given times.
   Status AddUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms, int64_t prompt_tokens,
                   int64_t completion_tokens);
+  // Adds each delta to its row (created when absent), all in one transaction.
+  Status AddUsageRows(const std::vector<UsageRowDelta>& rows);
   // The rows for those periods (zeros when the key has none yet).
   Result<KeyUsage> ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms);
   // Per-minute buckets kept across restarts: key id -> (tokens, updated_ms).

@@ -9,16 +9,20 @@
 namespace kimi::auth {
 namespace {
 
-Status AddPeriod(sqlite3* db, const std::string& key_id, const char* period, int64_t start_ms, int64_t prompt,
-                 int64_t completion) {
-  SqlStatement s(db,
-                 "INSERT INTO auth_usage(key_id, period, period_start_ms, requests, prompt_tokens, completion_tokens) "
-                 "VALUES(?1, ?2, ?3, 1, ?4, ?5) ON CONFLICT(key_id, period, period_start_ms) DO UPDATE SET "
-                 "requests = requests + 1, prompt_tokens = prompt_tokens + ?4, "
-                 "completion_tokens = completion_tokens + ?5");
-  if (!s.ok()) return s.Error();
-  s.Bind(1, key_id).Bind(2, period).Bind(3, start_ms).Bind(4, prompt).Bind(5, completion);
-  return s.Run();
+const char* PeriodName(UsagePeriod period) { return period == UsagePeriod::kDay ? "day" : "month"; }
+
+// Prepared once per transaction: a batch adds to many rows.
+constexpr const char* kAddToRow =
+    "INSERT INTO auth_usage(key_id, period, period_start_ms, requests, prompt_tokens, completion_tokens) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(key_id, period, period_start_ms) DO UPDATE SET "
+    "requests = requests + ?4, prompt_tokens = prompt_tokens + ?5, completion_tokens = completion_tokens + ?6";
+
+Status AddToRow(SqlStatement& s, const UsageRowDelta& d) {
+  s.Bind(1, d.key_id).Bind(2, PeriodName(d.period)).Bind(3, d.period_start_ms).Bind(4, d.requests);
+  s.Bind(5, d.prompt_tokens).Bind(6, d.completion_tokens);
+  Status status = s.Run();
+  s.Reset();
+  return status;
 }
 
 Status ReadPeriod(sqlite3* db, const std::string& key_id, const char* period, int64_t start_ms, PeriodUsage* out) {
@@ -46,17 +50,25 @@ const char* BucketTable(BucketKind kind) {
 
 Status AuthStore::AddUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms,
                            int64_t prompt_tokens, int64_t completion_tokens) {
+  return AddUsageRows({{key_id, UsagePeriod::kDay, day_start_ms, 1, prompt_tokens, completion_tokens},
+                       {key_id, UsagePeriod::kMonth, month_start_ms, 1, prompt_tokens, completion_tokens}});
+}
+
+Status AuthStore::AddUsageRows(const std::vector<UsageRowDelta>& rows) {
+  if (rows.empty()) return Status::OK();
   return store_->Write([&](sqlite3* db) -> Status {
-    KIMI_RETURN_IF_ERROR(AddPeriod(db, key_id, "day", day_start_ms, prompt_tokens, completion_tokens));
-    return AddPeriod(db, key_id, "month", month_start_ms, prompt_tokens, completion_tokens);
+    SqlStatement s(db, kAddToRow);
+    if (!s.ok()) return s.Error();
+    for (const UsageRowDelta& row : rows) KIMI_RETURN_IF_ERROR(AddToRow(s, row));
+    return Status::OK();
   });
 }
 
 Result<KeyUsage> AuthStore::ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms) {
   KeyUsage usage;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    KIMI_RETURN_IF_ERROR(ReadPeriod(db, key_id, "day", day_start_ms, &usage.day));
-    return ReadPeriod(db, key_id, "month", month_start_ms, &usage.month);
+    KIMI_RETURN_IF_ERROR(ReadPeriod(db, key_id, PeriodName(UsagePeriod::kDay), day_start_ms, &usage.day));
+    return ReadPeriod(db, key_id, PeriodName(UsagePeriod::kMonth), month_start_ms, &usage.month);
   });
   if (!status.ok()) return status;
   return usage;

@@ -47,7 +47,8 @@ void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* o
   store_ = store;
   secret_ = secret;
   outbox_ = outbox;
-  meter_ = std::make_unique<UsageMeter>(store, options_.max_concurrent_streams, [this] { return NowMs(); });
+  meter_ = std::make_unique<UsageMeter>(store, options_.max_concurrent_streams, [this] { return NowMs(); },
+                                        options_.usage_flush_ms);
   Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store->LoadRateBuckets(BucketKind::kRequests);
   if (buckets.ok()) {
     rate_limiter_.Restore(*buckets);
@@ -237,6 +238,17 @@ Status Authenticator::FlushLastUsed() {
   if (saved.ok() && meter_ != nullptr) saved = meter_->SaveBuckets();
   if (!saved.ok()) log::Warn("cannot save the rate-limit buckets", {{"error", saved.ToString()}});
   return s.ok() ? saved : s;
+}
+
+Status Authenticator::Close() {
+  Status flushed = FlushLastUsed();
+  Status closed = meter_ == nullptr ? Status::OK() : meter_->Close();
+  if (!closed.ok()) log::Error("cannot write the keys' token usage", {{"error", closed.ToString()}});
+  return flushed.ok() ? closed : flushed;
+}
+
+UsageLedgerStats Authenticator::UsageStats() const {
+  return meter_ == nullptr ? UsageLedgerStats{} : meter_->UsageStats();
 }
 
 Result<Session> Authenticator::Login(const std::string& username, const std::string& password,

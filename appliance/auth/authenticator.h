@@ -49,6 +49,7 @@ struct AuthOptions {
   int64_t session_absolute_timeout_ms = 43'200'000;
   int64_t last_used_flush_ms = 10'000;
   int64_t max_concurrent_streams = 0;  // appliance-wide generation requests in flight; 0: none
+  int64_t usage_flush_ms = UsageMeter::kDefaultUsageFlushMs;  // usage rows written at most this late
   std::function<int64_t()> clock_ms;  // Unix ms; the system clock when empty
 };
 
@@ -157,6 +158,11 @@ class Authenticator {
 
   // Writes the batched last-used times and the rate buckets now. Call before closing the store.
   Status FlushLastUsed();
+  // At shutdown, before the store closes: FlushLastUsed(), then writes the keys' usage not
+  // written yet and stops its writer (usage_ledger.h). Idempotent.
+  Status Close();
+  // The usage writer's counters (transactions, rows), for metrics and benchmarks.
+  UsageLedgerStats UsageStats() const;
 
   const AuthOptions& options() const { return options_; }
 

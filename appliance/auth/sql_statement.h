@@ -60,6 +60,12 @@ class SqlStatement {
     return *this;
   }
 
+  // Makes the statement ready to be bound and run again.
+  void Reset() {
+    if (stmt_ == nullptr) return;
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step() { return stmt_ ? sqlite3_step(stmt_) : SQLITE_ERROR; }
   // Runs a statement that returns no rows.

@@ -41,9 +41,11 @@ int64_t NextUtcMonthStartMs(int64_t unix_ms) {
   return MonthStart(tm.tm_year, tm.tm_mon + 1);
 }
 
-UsageMeter::UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms)
+UsageMeter::UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms,
+                       int64_t usage_flush_ms)
     : store_(store), max_streams_(max_streams), clock_ms_(std::move(clock_ms)) {
   if (store_ == nullptr) return;
+  ledger_ = std::make_unique<UsageLedger>(store_, usage_flush_ms);
   Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store_->LoadRateBuckets(BucketKind::kTokens);
   if (buckets.ok()) {
     tokens_per_minute_.Restore(*buckets);
@@ -70,9 +72,15 @@ Status UsageMeter::Lease::Finish() {
   finished_ = true;
   int64_t now = meter_->clock_ms_();
   meter_->tokens_per_minute_.Charge(key_id_, tokens_per_minute_, prompt_tokens_ + completion_tokens_, now);
-  return meter_->store_->AddUsage(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens_,
-                                  completion_tokens_);
+  return meter_->ledger_->Add(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens_,
+                              completion_tokens_);
 }
+
+Status UsageMeter::FlushUsage() { return ledger_ == nullptr ? Status::OK() : ledger_->Flush(); }
+
+Status UsageMeter::Close() { return ledger_ == nullptr ? Status::OK() : ledger_->Close(); }
+
+UsageLedgerStats UsageMeter::UsageStats() const { return ledger_ == nullptr ? UsageLedgerStats{} : ledger_->Stats(); }
 
 Status UsageMeter::SaveBuckets() {
   if (store_ == nullptr) return Status::OK();
@@ -108,7 +116,7 @@ Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& pr
                                      std::to_string(*retry_after_s) + " s");
   }
   if (is_key && store_ != nullptr && (limits.tokens_per_day > 0 || limits.tokens_per_month > 0)) {
-    KIMI_ASSIGN_OR_RETURN(KeyUsage usage, store_->ReadUsage(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
+    KIMI_ASSIGN_OR_RETURN(KeyUsage usage, ledger_->Read(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
     if (limits.tokens_per_day > 0 && usage.day.tokens() >= limits.tokens_per_day) {
       *retry_after_s = SecondsUntil(now, UtcDayStartMs(now) + kDayMs);
       return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_day) +
@@ -129,7 +137,7 @@ Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& pr
 Result<KeyUsage> UsageMeter::Usage(const std::string& key_id) {
   if (store_ == nullptr) return Status::Unavailable("usage is not available yet");
   int64_t now = clock_ms_();
-  return store_->ReadUsage(key_id, UtcDayStartMs(now), UtcMonthStartMs(now));
+  return ledger_->Read(key_id, UtcDayStartMs(now), UtcMonthStartMs(now));
 }
 
 int64_t UsageMeter::InFlight() {

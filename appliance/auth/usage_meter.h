@@ -17,9 +17,11 @@
 // seconds to the next UTC midnight or first of the month, or until the minute's bucket holds
 // a token again). Console sessions have no key limits; only the appliance-wide limit applies
 // to them. The tokens-per-minute buckets are restored from the store at construction and
-// written back by SaveBuckets().
+// written back by SaveBuckets(). Close() writes the usage not written yet and stops the
+// ledger's writer; call it before the store closes.
 //
-// Thread safety: Begin(), Usage() and leases may be used from many threads at once.
+// Thread safety: Begin(), Usage(), FlushUsage() and leases may be used from many threads at
+// once; Close() from one thread.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@
 #include "auth/auth_store.h"
 #include "auth/principal.h"
 #include "auth/rate_limiter.h"
+#include "auth/usage_ledger.h"
 #include "kimi/status.h"
 
 namespace kimi::auth {
@@ -43,8 +46,12 @@ int64_t NextUtcMonthStartMs(int64_t unix_ms);
 
 class UsageMeter {
  public:
+  static constexpr int64_t kDefaultUsageFlushMs = 1000;
+
   // `max_streams`: the appliance-wide limit; 0: none. `store` may be null (no key quotas).
-  UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms);
+  // `usage_flush_ms`: how long finished requests' usage may wait to be written together.
+  UsageMeter(AuthStore* store, int64_t max_streams, std::function<int64_t()> clock_ms,
+             int64_t usage_flush_ms = kDefaultUsageFlushMs);
   UsageMeter(const UsageMeter&) = delete;
   UsageMeter& operator=(const UsageMeter&) = delete;
 
@@ -86,11 +93,18 @@ class UsageMeter {
   int64_t InFlight(const std::string& key_id);
   // Writes the tokens-per-minute buckets to the store.
   Status SaveBuckets();
+  // Writes the usage not written yet now (the ledger's writer does so within usage_flush_ms).
+  Status FlushUsage();
+  // Writes what is left and stops the ledger's writer; idempotent. Leases that end later
+  // write their rows themselves.
+  Status Close();
+  UsageLedgerStats UsageStats() const;
 
  private:
   void Release(const std::string& key_id);
 
   AuthStore* store_;
+  std::unique_ptr<UsageLedger> ledger_;  // null without a store
   RateLimiter tokens_per_minute_;
   const int64_t max_streams_;
   std::function<int64_t()> clock_ms_;

@@ -142,8 +142,24 @@ TEST_F(UsageMeterTest, TokensPerMinuteRefusesUntilTheBucketRefills) {
 
 TEST_F(UsageMeterTest, UsageSurvivesANewMeterOnTheSameDatabase) {
   ASSERT_TRUE((*meter_->Begin(Key("key_a", {}), &retry_))->Finish(7, 5).ok());
+  ASSERT_TRUE(meter_->Close().ok());  // the clean shutdown writes what is left
   UsageMeter restarted(store_, 0, [this] { return now_ms_; });
   EXPECT_EQ(restarted.Usage("key_a")->day.tokens(), 12);
+}
+
+TEST_F(UsageMeterTest, QuotasCountEveryFinishedRequestBeforeItsRowIsWritten) {
+  UsageMeter meter(store_, 0, [this] { return now_ms_; }, /*usage_flush_ms=*/3'600'000);
+  Principal p = Key("key_a", KeyLimits{0, 100, 0, 0});
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE((*meter.Begin(p, &retry_))->Finish(10, 1).ok());  // 99 tokens
+  ASSERT_TRUE((*meter.Begin(p, &retry_))->Finish(1, 0).ok());  // reaches 100: served
+  EXPECT_EQ(meter.Begin(p, &retry_).status().code(), Status::Code::kResourceExhausted);
+  EXPECT_EQ(store_->ReadUsage("key_a", UtcDayStartMs(now_ms_), UtcMonthStartMs(now_ms_))->day.requests, 0);
+  EXPECT_EQ(meter.UsageStats().transactions, 0u);
+  ASSERT_TRUE(meter.Close().ok());
+  EXPECT_EQ(meter.UsageStats().transactions, 1u);
+  KeyUsage stored = *store_->ReadUsage("key_a", UtcDayStartMs(now_ms_), UtcMonthStartMs(now_ms_));
+  EXPECT_EQ(stored.day.requests, 10);
+  EXPECT_EQ(stored.day.tokens(), 100);
 }
 
 }  // namespace

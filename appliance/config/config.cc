@@ -122,7 +122,9 @@ ObjectSchema<AuthConfig> AuthSchema() {
       .Integer("key_last_used_flush_ms", &AuthConfig::key_last_used_flush_ms, 100, kDay,
                "API key last-use times are written to the database at most this often.")
       .Integer("max_concurrent_streams", &AuthConfig::max_concurrent_streams, 0, 1'000'000,
-               "Chat and completion requests in flight at once, over every key and session; 0: no limit.");
+               "Chat and completion requests in flight at once, over every key and session; 0: no limit.")
+      .Integer("usage_flush_ms", &AuthConfig::usage_flush_ms, 10, 60'000,
+               "Finished requests' token usage is written to the keys' usage rows together, at most this late.");
 }
 
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"

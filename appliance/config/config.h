@@ -102,6 +102,7 @@ struct AuthConfig {
   int64_t session_absolute_timeout_ms = 43'200'000;
   int64_t key_last_used_flush_ms = 10'000;
   int64_t max_concurrent_streams = 0;      // generation requests in flight, appliance-wide; 0: none
+  int64_t usage_flush_ms = 1'000;          // finished requests' usage rows are written at most this late
 };
 
 // The web console's static files (admin-ui/, docs/console.md).

@@ -186,8 +186,9 @@ void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation
 
 // `lease` is held by the response's content provider, so its stream slot is released when the
 // stream ends or the client goes away. Its counts follow the stream's audit facts and are
-// recorded before the final frames go out; a stream that ends any other way records them
-// when the provider, and with it the lease, is destroyed.
+// recorded (in memory, where the quotas read them; usage_ledger.h writes the rows) before the
+// final frames go out; a stream that ends any other way records them when the provider, and
+// with it the lease, is destroyed.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
                      RequestContext& ctx, std::shared_ptr<Lease> lease, httplib::Response& res) {
   const std::string request_id = request.request_id;
