@@ -33,6 +33,11 @@ size_t ReusedThreads::threads() const {
   return live_;
 }
 
+size_t ReusedThreads::idle_threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return idle_;
+}
+
 void ReusedThreads::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {  // counted in idle_ here

@@ -31,6 +31,8 @@ class ReusedThreads {
   void Run(std::function<void()> task);
   // Threads alive now, busy or idle.
   size_t threads() const;
+  // Threads alive now with no task (waiting for one, or not started yet).
+  size_t idle_threads() const;
 
  private:
   void Loop();
