@@ -79,7 +79,7 @@ struct ModelConfig {
   std::string trust_store;          // a PEM file or a directory of *.pem files
   int64_t max_num_seqs = 32;
   int64_t max_num_batched_tokens = 256;
-  int64_t decode_step_token_budget = 16;  // kimi::RuntimeOptions::decode_step_token_budget
+  int64_t decode_step_token_budget = 32;  // kimi::RuntimeOptions::decode_step_token_budget
   int64_t memory_budget_bytes = int64_t{1} << 30;
   int64_t default_max_tokens = 2048;
   int64_t threads = 0;                   // kernel threads; 0: one per hardware thread

@@ -23,7 +23,7 @@
 // printed: the inter-token latency (median, p99, max) of the decodes' gaps in each case, and the
 // long request's time to first token. Beside the decodes a step carries at most
 // min(B - N, PrefillBudget(N)) prompt tokens: --batch-tokens B, and --decode-step-tokens
-// (RuntimeOptions::decode_step_token_budget, default 16; 0: off); with B >= L + N and the
+// (RuntimeOptions::decode_step_token_budget, default 32; 0: off); with B >= L + N and the
 // bound off the long prompt runs in one step.
 // Prints figures; asserts nothing.
 #include <time.h>

@@ -96,8 +96,8 @@ TEST_F(SchedulerBudgetTest, PromptBesideDecodesIsChunkedToTheBound) {
 
 // The defaults: a prompt beside running decodes never makes a step more than the bound's rows
 // while few decode, and never stalls however many decode. Checked on the scheduler with the
-// default RuntimeOptions (2 decodes: 14 prompt tokens a step), and on PrefillBudget at the
-// row counts of the load benchmark.
+// default RuntimeOptions (2 decodes: bound - 2 prompt tokens a step), and on PrefillBudget at
+// the row counts of the load benchmark.
 TEST_F(SchedulerBudgetTest, DefaultBoundChunksPromptsBesideDecodesWithoutStallingThem) {
   RuntimeOptions options;
   options.prefix_caching = false;
@@ -109,9 +109,9 @@ TEST_F(SchedulerBudgetTest, DefaultBoundChunksPromptsBesideDecodesWithoutStallin
   ASSERT_EQ(int64_t(per_step.size()), (40 + chunk - 1) / chunk) << "the prompt progresses every step";
   for (size_t i = 0; i + 1 < per_step.size(); ++i) EXPECT_EQ(per_step[i], chunk) << "step " << i;
   EXPECT_EQ(per_step.back(), 40 - chunk * int64_t(per_step.size() - 1));
-  // Beside 16 decodes a step carries at most half as many prompt rows as decode rows, and
-  // prompts still progress by half the bound beside any number of decodes.
-  EXPECT_LE(PrefillBudget(16, options), 16 / 2);
+  // Beside as many decodes as the bound a step carries at most as many prompt rows as decode
+  // rows, and prompts still progress by half the bound beside any number of decodes.
+  EXPECT_LE(PrefillBudget(bound, options), bound / 2);
   EXPECT_EQ(PrefillBudget(64, options), bound / 2);
   EXPECT_GE(PrefillBudget(64, options), 1);
 }
