@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kimi/hex.h"
+
 namespace kimi::upstream {
 namespace {
 
@@ -10,13 +12,6 @@ namespace {
 constexpr size_t kMaxLineBytes = 8 * 1024;
 // 15 hex digits: a size below 2^60, far beyond any real chunk, that cannot overflow.
 constexpr size_t kMaxSizeDigits = 15;
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 }  // namespace
 
@@ -37,7 +32,7 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
     const char c = data[in++];
     switch (state_) {
       case State::kSize: {
-        int v = HexValue(c);
+        int v = HexDigitValue(c);
         if (v >= 0) {
           if (++size_digits_ > kMaxSizeDigits) return Status::Corruption("chunk size too large");
           remaining_ = remaining_ * 16 + static_cast<uint64_t>(v);

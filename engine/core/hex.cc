@@ -3,16 +3,13 @@
 #include <cstdint>
 
 namespace kimi {
-namespace {
 
-int HexValue(char c) {
+int HexDigitValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
-}  // namespace
 
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -29,8 +26,8 @@ Result<std::string> HexDecode(std::string_view hex) {
   if (hex.size() % 2 != 0) return Status::InvalidArgument("hex string has an odd length");
   std::string out(hex.size() / 2, '\0');
   for (size_t i = 0; i < out.size(); ++i) {
-    const int hi = HexValue(hex[2 * i]);
-    const int lo = HexValue(hex[2 * i + 1]);
+    const int hi = HexDigitValue(hex[2 * i]);
+    const int lo = HexDigitValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return Status::InvalidArgument("invalid hex character");
     out[i] = static_cast<char>((hi << 4) | lo);
   }

@@ -17,4 +17,7 @@ std::string HexEncode(std::string_view bytes);
 // Accepts upper and lower case. InvalidArgument for an odd length or a non-hex character.
 Result<std::string> HexDecode(std::string_view hex);
 
+// The value 0..15 of one hex digit of either case, or -1 for any other character.
+int HexDigitValue(char c);
+
 }  // namespace kimi

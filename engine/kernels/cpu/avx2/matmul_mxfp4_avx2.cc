@@ -17,17 +17,23 @@
 namespace kimi::kernels::avx2 {
 namespace {
 
-// 2^(e−128) for every E8M0 byte (half the block scale; the int8 codes are doubled), NaN at 255.
-struct HalfScaleTable {
+// 2^(e − kBias) for every E8M0 byte, NaN at 255: the block scale 2^(e − 127) with the factor
+// the integer codes of a kernel carry already taken out.
+template <int kBias>
+struct E8M0ScaleTable {
   float v[256];
-  HalfScaleTable() {
-    for (int e = 0; e < 256; ++e) v[e] = e == 255 ? NAN : std::ldexp(1.0f, e - 128);
+  E8M0ScaleTable() {
+    for (int e = 0; e < 256; ++e) v[e] = e == 255 ? NAN : std::ldexp(1.0f, e - kBias);
   }
 };
-const HalfScaleTable& HalfScales() {
-  static const HalfScaleTable table;
-  return table;
+template <int kBias>
+const float* E8M0Scales() {
+  static const E8M0ScaleTable<kBias> table;
+  return table.v;
 }
+
+// 2^(e−128): half the block scale, for int8 codes that hold doubled E2M1 values.
+const float* HalfScales() { return E8M0Scales<128>(); }
 
 // 32 weights of one block as int8 doubled E2M1 values, in element order (lo, hi halves).
 static inline void DecodeBlock(const uint8_t* packed16, __m128i* first16, __m128i* last16) {
@@ -45,7 +51,7 @@ static inline __m256 I8ToF32(__m128i v) { return _mm256_cvtepi32_ps(_mm256_cvtep
 template <int R, int MB>
 void GemvTile(const float* x, int64_t ldx, const uint8_t* wp, const uint8_t* ws, int64_t K, float* y,
               int64_t ldy) {
-  const float* half_scale = HalfScales().v;
+  const float* half_scale = HalfScales();
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
   __m256 acc[R][MB];
   for (int r = 0; r < R; ++r)
@@ -85,7 +91,7 @@ struct Mxfp4Packer {
   const uint8_t* ws;
   int64_t K;
   void Pack(int64_t n0, int64_t rows, int64_t k0, int64_t kc, float* dst) const {
-    const float* half_scale = HalfScales().v;
+    const float* half_scale = HalfScales();
     for (int64_t p = 0; p * kNR < rows; ++p) {
       float* panel = dst + p * kc * kNR;
       for (int64_t j = 0; j < kNR; ++j) {
@@ -146,17 +152,8 @@ struct Mxfp4Packer {
 
 constexpr float kActivationLevels = 32767.0f;
 
-// 2^(e−136) for every E8M0 byte, NaN at 255 (see "Scales" above).
-struct WeightScaleTable {
-  float v[256];
-  WeightScaleTable() {
-    for (int e = 0; e < 256; ++e) v[e] = e == 255 ? NAN : std::ldexp(1.0f, e - 136);
-  }
-};
-const WeightScaleTable& WeightScales() {
-  static const WeightScaleTable table;
-  return table;
-}
+// 2^(e−136) (see "Scales" above).
+const float* WeightScales() { return E8M0Scales<136>(); }
 
 struct QuantisedActivations {
   int16_t* planes;  // [M, pairs, 4, 16] (above)
@@ -272,7 +269,7 @@ constexpr int64_t kShortRowPrefetchBytes = 4096;
 template <int R, int MB>
 void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, const uint8_t* ws, int64_t K,
                  bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
-  const float* scale_of = WeightScales().v;
+  const float* scale_of = WeightScales();
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize, pairs = xa.pairs, full_pairs = row_blocks / 2;
   const int16_t* q = xa.planes + m0 * pairs * 64;
   const float* xs = xa.scales + m0 * pairs * 8;
