@@ -20,16 +20,13 @@
 #include "audit/record.h"
 #include "auth/principal.h"
 
-namespace kimi::http {
-
-class StreamAudit;
-}  // namespace kimi::http
-
 namespace httplib {
 class Stream;
 }  // namespace httplib
 
 namespace kimi::http {
+
+class StreamAudit;
 
 // What a model request adds to its audit record beyond the HTTP exchange; the generation
 // handler fills it (generation_audit.h), the policy step fills `policy`.

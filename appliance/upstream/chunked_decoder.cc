@@ -46,7 +46,7 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
         if (c == '\r') {
           state_ = State::kSizeLf;
         } else if (c == '\n') {
-          state_ = remaining_ == 0 ? State::kTrailer : State::kData;
+          EndSizeLine();
         } else {
           if (++line_bytes_ > kMaxLineBytes) return Status::Corruption("chunk size line too long");
           state_ = State::kExtension;
@@ -54,12 +54,11 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
         break;
       case State::kSizeLf:
         if (c != '\n') return Status::Corruption("chunk size line not ended by CRLF");
-        state_ = remaining_ == 0 ? State::kTrailer : State::kData;
+        EndSizeLine();
         break;
       case State::kDataCr:
         if (c == '\n') {  // a bare LF after the data
-          state_ = State::kSize;
-          size_digits_ = line_bytes_ = 0;
+          StartSizeLine();
           break;
         }
         if (c != '\r') return Status::Corruption("chunk data not followed by CRLF");
@@ -67,8 +66,7 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
         break;
       case State::kDataLf:
         if (c != '\n') return Status::Corruption("chunk data not followed by CRLF");
-        state_ = State::kSize;
-        size_digits_ = line_bytes_ = 0;
+        StartSizeLine();
         break;
       case State::kTrailer:
         line_bytes_ = 0;

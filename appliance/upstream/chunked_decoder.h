@@ -43,6 +43,14 @@ class ChunkedDecoder {
     kDone,
   };
 
+  // A size line ended: its chunk's data follows, or the trailer section after the last chunk.
+  void EndSizeLine() { state_ = remaining_ == 0 ? State::kTrailer : State::kData; }
+  // A chunk's data and its line end were read: the next chunk's size line begins.
+  void StartSizeLine() {
+    state_ = State::kSize;
+    size_digits_ = line_bytes_ = 0;
+  }
+
   State state_ = State::kSize;
   uint64_t remaining_ = 0;    // kSize: the size read so far; kData: bytes left of the chunk
   size_t size_digits_ = 0;
