@@ -281,6 +281,52 @@ void BenchThreads(int threads, const Options& opt) {
                     bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s);
       }
     }
+    // The routed experts of one 16-row decode step of k3-mini: 7 MoE layers of 64 experts,
+    // each row choosing 8 distinct experts (seeded uniform draw: ~56 experts a layer, most of
+    // them with 1–3 rows, as a real step's router gives), every layer's experts dealt over
+    // the threads one at a time in expert order as engine/model/moe.cc does. All 448 experts'
+    // weights (91 MB) are distinct, so each step reads its ~80 MB from memory. Per step: time,
+    // CPU time, weight bytes per busy second and their ratio to the measured bandwidth.
+    const int64_t layers = 7, E = 64, rows = 16, top_k = 8, per_expert = 3 * F * D / 2, per_expert_scales = 3 * F * D / 32;
+    auto routed_w = Bytes(layers * E * per_expert, 39, 0, 255), routed_s = Bytes(layers * E * per_expert_scales, 40, 120, 130);
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> routed(layers);  // per layer: (expert, rows)
+    std::mt19937 rng(41);
+    int64_t pairs = 0;
+    for (int64_t l = 0; l < layers; ++l) {
+      std::vector<int64_t> count(E, 0), ids(E);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t e = 0; e < E; ++e) ids[e] = e;
+        std::shuffle(ids.begin(), ids.end(), rng);
+        for (int64_t j = 0; j < top_k; ++j) ++count[ids[j]];
+      }
+      for (int64_t e = 0; e < E; ++e) {
+        if (count[e] > 0) routed[l].push_back({e, count[e]});
+      }
+      pairs += int64_t(routed[l].size());
+    }
+    double s = TimePerCall(
+        [&] {
+          for (int64_t l = 0; l < layers; ++l) {
+            const auto& active = routed[l];
+            pool.ParallelForChunks(0, int64_t(active.size()), 1, [&](int64_t a0, int64_t a1, int t) {
+              float* h = hidden[size_t(t)].data();
+              for (int64_t a = a0; a < a1; ++a) {
+                const auto [e, M] = active[size_t(a)];
+                const uint8_t* p = routed_w.data() + (l * E + e) * per_expert;
+                const uint8_t* q = routed_s.data() + (l * E + e) * per_expert_scales;
+                kernels::MatmulMxfp4(x.data(), D, p, q, M, F, D, h, 2 * F, nullptr);
+                kernels::MatmulMxfp4(x.data(), D, p + F * D / 2, q + F * D / 32, M, F, D, h + F, 2 * F, nullptr);
+                kernels::MatmulMxfp4(h, 2 * F, p + F * D, q + F * D / 16, M, D, F, out[size_t(t)].data(), D, nullptr);
+              }
+            });
+          }
+        },
+        min_time);
+    const double bytes = double(pairs) * 3 * F * D * (0.5 + 1.0 / 32);
+    std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   CPU %6.2f ms  %6.2f GB/s  bw/measured %.2f  (%lld experts, %.0f MB)\n",
+                "experts mxfp4", "routed 16-row step", s * 1e3, 100 * g_last_cpu_share, g_last_busy_per_call * threads * 1e3,
+                bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s,
+                static_cast<long long>(pairs), bytes / 1e6);
   }
   // The GEMV / GEMM cut-over for decode batches (kernels.cc, UseGemv): both BF16 entries of
   // the active kernel table called directly on one thread, for the row counts a decode step

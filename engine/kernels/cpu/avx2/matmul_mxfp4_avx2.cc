@@ -385,6 +385,11 @@ void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
   if (M == 1) {
     // One row: 8-row strips (8 independent sums; the batch-1 decode is bound by instructions).
     GemvQ16Strips<8, 1>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  } else if (M == 3) {
+    // Three rows: one weight row × the three activation rows. The 2 × 3 tile of the general
+    // case costs 5–7% more per row here (measured in one process, routed-expert shapes,
+    // docs/benchmarks.md); at 2 and 4 rows the 2-wide tiles are the faster ones.
+    GemvQ16Strips<1, 3>(xa, M, w_packed, w_scale, N, K, y, ldy);
   } else {
     // Batched rows: 2 weight rows × up to 4 activation rows (8 accumulators), each pair of
     // blocks decoded once for the tile's rows.
