@@ -37,6 +37,7 @@
 #include "http/routes.h"
 #include "http/server.h"
 #include "http/tls_reloader.h"
+#include "http/usage_ledger_metrics.h"
 #include "kimi/log.h"
 #include "policy/content_storage.h"
 #include "policy/default_policy.h"
@@ -395,8 +396,11 @@ int main(int argc, char** argv) {
     }
   }
   services.request_rules = &request_rules;
-  services.before_metrics_render = [&policy_service, &slo_metrics, engine = EngineMetricsRefresher(registry, backend)] {
+  services.before_metrics_render = [&policy_service, &slo_metrics, engine = EngineMetricsRefresher(registry, backend),
+                                    usage = kimi::http::UsageLedgerMetricsRefresher(
+                                        registry, [&authenticator] { return authenticator.UsageStats(); })] {
     engine();
+    usage();
     if (std::shared_ptr<const kimi::policy::ActivePolicy> active = policy_service.Active()) {
       slo_metrics.PublishTargets(active->policy);
     }
