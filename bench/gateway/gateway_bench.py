@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "conformance"))
 
 from conformance_harness import DEFAULT_MODEL, EngineWorker, ModelFixture, upstream_route, wait_until_routable  # noqa: E402
-from daemon_harness import Daemon, base_config  # noqa: E402
+from daemon_harness import Daemon, base_config, request  # noqa: E402
 
 
 # Presets of the two measuring methods (module docstring).
@@ -77,6 +77,17 @@ def merge_rounds(rounds):
             "first_frame_ms": [x for r in rounds for x in r["first_frame_ms"]]}
 
 
+def writer_counters(daemon):
+    """The appliance's background writers' counters from /metrics (kimi_audit_*, kimi_usage_ledger_*)."""
+    reply = request(daemon, "GET", "/metrics")
+    counters = {}
+    for line in reply.body.split("\n"):
+        if line.startswith(("kimi_audit_", "kimi_usage_ledger_")):
+            name, value = line.rsplit(" ", 1)
+            counters[name] = float(value)
+    return counters
+
+
 def cpu_seconds(pid):
     """User + system CPU time a process has used so far (/proc/PID/stat)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -102,6 +113,8 @@ def main():
     parser.add_argument("--warmup-requests", type=int, default=2,
                         help="requests per stream in each side's warm-up round (at most --requests)")
     parser.add_argument("--threads", type=int, default=1, help="the worker's kernel threads")
+    parser.add_argument("--audit-commit-window-ms", type=int,
+                        help="the appliance's audit.commit_window_ms (default: the appliance's own default)")
     args = parser.parse_args()
     for key, value in METHODS[args.method].items():
         if getattr(args, key) is None:
@@ -112,6 +125,8 @@ def main():
                           default_max_tokens=args.max_tokens)
     config = base_config(limits={"max_connections": 4 * args.streams})
     config.update(upstream_route(worker.url))
+    if args.audit_commit_window_ms is not None:
+        config.setdefault("audit", {})["commit_window_ms"] = args.audit_commit_window_ms
     daemon = Daemon(config=config)
     try:
         if not wait_until_routable(daemon):
@@ -119,7 +134,9 @@ def main():
         print("machine: %d CPUs, load average before: %s" % (os.cpu_count(), loadavg()))
         start = time.monotonic()
         cpu_before = {"appliance": cpu_seconds(daemon.proc.pid), "worker": cpu_seconds(worker.proc.pid)}
+        writers_before = writer_counters(daemon)
         result = run_load(args, worker.url, "http://127.0.0.1:%d" % daemon.port, daemon.api_key)
+        writers = {k: v - writers_before.get(k, 0) for k, v in writer_counters(daemon).items()}
         cpu = {name: cpu_seconds(proc.pid) - cpu_before[name]
                for name, proc in (("appliance", daemon.proc), ("worker", worker.proc))}
         print("load average after: %s; the run took %.1f s" % (loadavg(), time.monotonic() - start))
@@ -157,6 +174,12 @@ def main():
     print("CPU over the run (both sides, warm-up included): worker %.2f s, appliance %.2f s = %.2f ms per gateway "
           "request, %.1f us per gateway token" % (cpu["worker"], cpu["appliance"], 1000 * cpu["appliance"] / gateway_requests,
                                                    1e6 * cpu["appliance"] / gateway_tokens))
+    transactions = writers.get("kimi_audit_transactions_total", 0)
+    print("audit writer over the run: %d records in %d transactions (%.1f a commit), %d WAL checkpoints; "
+          "usage ledger: %d flushes" % (writers.get("kimi_audit_records_committed_total", 0), transactions,
+                                        writers.get("kimi_audit_records_committed_total", 0) / max(transactions, 1),
+                                        writers.get("kimi_audit_wal_checkpoints_total", 0),
+                                        writers.get("kimi_usage_ledger_flushes_total", 0)))
     # Where the slowest requests lost their time: before their first frame (queueing, connect,
     # authentication, routing) or after it (the stream, the audit commit before the last frames).
     for name, side in (("direct", direct), ("gateway", gateway)):
