@@ -175,11 +175,14 @@ def main():
           "request, %.1f us per gateway token" % (cpu["worker"], cpu["appliance"], 1000 * cpu["appliance"] / gateway_requests,
                                                    1e6 * cpu["appliance"] / gateway_tokens))
     transactions = writers.get("kimi_audit_transactions_total", 0)
-    print("audit writer over the run: %d records in %d transactions (%.1f a commit), %d WAL checkpoints; "
-          "usage ledger: %d flushes" % (writers.get("kimi_audit_records_committed_total", 0), transactions,
-                                        writers.get("kimi_audit_records_committed_total", 0) / max(transactions, 1),
-                                        writers.get("kimi_audit_wal_checkpoints_total", 0),
-                                        writers.get("kimi_usage_ledger_flushes_total", 0)))
+    if "kimi_audit_transactions_total" not in writers:
+        print("audit writer and usage ledger counters: not on this appliance's /metrics")
+    else:
+        print("audit writer over the run: %d records in %d transactions (%.1f a commit), %d WAL checkpoints; "
+              "usage ledger: %d flushes" % (writers["kimi_audit_records_committed_total"], transactions,
+                                            writers["kimi_audit_records_committed_total"] / max(transactions, 1),
+                                            writers["kimi_audit_wal_checkpoints_total"],
+                                            writers["kimi_usage_ledger_flushes_total"]))
     # Where the slowest requests lost their time: before their first frame (queueing, connect,
     # authentication, routing) or after it (the stream, the audit commit before the last frames).
     for name, side in (("direct", direct), ("gateway", gateway)):
