@@ -37,6 +37,7 @@
 #include "http/routes.h"
 #include "http/server.h"
 #include "http/tls_reloader.h"
+#include "http/writer_metrics.h"
 #include "kimi/log.h"
 #include "policy/content_storage.h"
 #include "policy/default_policy.h"
@@ -395,8 +396,19 @@ int main(int argc, char** argv) {
     }
   }
   services.request_rules = &request_rules;
-  services.before_metrics_render = [&policy_service, &slo_metrics, engine = EngineMetricsRefresher(registry, backend)] {
+  // Set once the audit log is open, before the server runs; read when /metrics is scraped.
+  const kimi::audit::AuditSink* metrics_audit = nullptr;
+  services.before_metrics_render = [&policy_service, &slo_metrics, engine = EngineMetricsRefresher(registry, backend),
+                                    usage = kimi::http::UsageLedgerMetricsRefresher(
+                                        registry, [&authenticator] { return authenticator.UsageStats(); }),
+                                    audit = kimi::http::AuditWriterMetricsRefresher(
+                                        registry, [&metrics_audit]() -> std::optional<kimi::audit::AuditSinkStats> {
+                                          if (metrics_audit == nullptr) return std::nullopt;
+                                          return metrics_audit->Stats();
+                                        })] {
     engine();
+    usage();
+    audit();
     if (std::shared_ptr<const kimi::policy::ActivePolicy> active = policy_service.Active()) {
       slo_metrics.PublishTargets(active->policy);
     }
@@ -508,6 +520,7 @@ int main(int argc, char** argv) {
     }
     if (config.audit.record_requests) auditor.Attach(audit_sink.get());
     trust_audit = audit_sink.get();
+    metrics_audit = audit_sink.get();
     audit_access = kimi::http::AuditAccess{config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile),
                                            audit_sink->public_key(), audit_sink.get()};
     if (audit_sink->Healthy()) readiness.MarkReady("audit", "writable");

@@ -216,6 +216,26 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   for (Pending& p : *batch) Complete(p.ticket.get(), failure, 0);
 }
 
+void AuditSink::CheckpointIfDue() {
+  // SQLite's own threshold for its automatic checkpoint, which the store turns off.
+  constexpr int kCheckpointPages = 1000;
+  const int pages = store_->WalPages();
+  if (pages < kCheckpointPages) return;
+  {
+    // Prefer a moment with no record waiting (its commit would wait behind the copy), but
+    // never let the log grow past a few times the threshold.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!pending_.empty() && pages < 4 * kCheckpointPages) return;
+  }
+  const Status s = store_->CheckpointWal();
+  if (!s.ok()) {
+    log::Warn("audit log: write-ahead log not checkpointed", {{"error", s.ToString()}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.wal_checkpoints;
+}
+
 void AuditSink::WriterLoop() {
   using Clock = std::chrono::steady_clock;
   auto next_sign = Clock::now() + std::chrono::milliseconds(options_.sign_interval_ms);
@@ -250,6 +270,7 @@ void AuditSink::WriterLoop() {
     if (!batch.empty()) CommitBatch(&batch);
     batch.clear();
     for (Task& t : tasks) t(store_.get());
+    CheckpointIfDue();
 
     const auto now = Clock::now();
     if ((options_.content_retention || options_.content_cutoff_ms) && now >= next_purge && !stop) {

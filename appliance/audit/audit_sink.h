@@ -97,6 +97,7 @@ struct AuditSinkStats {
   uint64_t transactions = 0;   // successful batch commits
   uint64_t failed_batches = 0;
   uint64_t heads_signed = 0;
+  uint64_t wal_checkpoints = 0;  // run by the writer after acknowledging its commits
 };
 
 class AuditSink {
@@ -140,6 +141,8 @@ class AuditSink {
   int64_t NowMs() const;
   void WriterLoop();
   void CommitBatch(std::vector<Pending>* batch);
+  // Checkpoints the write-ahead log once it holds enough pages, after the commits are acknowledged.
+  void CheckpointIfDue();
   Status SignHead(bool even_if_unchanged);
   void SetHealth(const Status& status);
   // Runs task on the writer thread and waits for it.

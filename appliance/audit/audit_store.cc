@@ -264,6 +264,14 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
     // WAL so readers never block the writer; FULL so a commit survives power loss.
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
+    // Replaces SQLite's automatic checkpoint (see WalPages in the header).
+    sqlite3_wal_hook(
+        db,
+        [](void* self, sqlite3*, const char*, int pages) {
+          static_cast<AuditStore*>(self)->wal_pages_ = pages;
+          return SQLITE_OK;
+        },
+        store.get());
     KIMI_RETURN_IF_ERROR(store->Exec(kSchema));
     KIMI_RETURN_IF_ERROR(store->AddVersion2Columns());
     if (options.max_page_count > 0) {
@@ -422,6 +430,16 @@ Status AuditStore::AppendBatch(std::span<const PendingRow> rows, const CompactTr
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
   return s;
+}
+
+Status AuditStore::CheckpointWal() {
+  int log_pages = 0;
+  int copied_pages = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_pages, &copied_pages);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: checkpoint of the write-ahead log failed");
+  // Pages a reader still holds stay due; the next commit's hook reports the log afresh.
+  wal_pages_ = log_pages - copied_pages;
+  return Status::OK();
 }
 
 Status AuditStore::InsertHead(const SignedTreeHead& head) {

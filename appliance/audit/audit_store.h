@@ -90,6 +90,15 @@ class AuditStore {
   // Writes the rows and the tree after them in one transaction (BEGIN IMMEDIATE ... COMMIT);
   // nothing is written when it fails.
   Status AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after);
+  // Pages in the write-ahead log as of the last commit. A writable store turns SQLite's
+  // automatic checkpoint off: that one runs inside the COMMIT that crosses its threshold, so
+  // the commit would be acknowledged only after the pages were copied into the database and
+  // synced. The writer calls CheckpointWal after acknowledging its commit instead.
+  int WalPages() const { return wal_pages_; }
+  // Copies the log's pages into the database as far as no reader still needs them (SQLite's
+  // PASSIVE checkpoint: never waits for a reader or blocks one). A committed transaction is
+  // durable in the log before this runs; this only keeps the log from growing.
+  Status CheckpointWal();
   Status InsertHead(const SignedTreeHead& head);
   // Deletes stored content of records older than cutoff_ms; returns how many were purged.
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
@@ -145,6 +154,7 @@ class AuditStore {
 
   sqlite3* db_;
   bool has_version2_columns_ = true;
+  int wal_pages_ = 0;  // set by the WAL hook after each commit
   // Prepared once on first use by the writer; finalised in the destructor.
   sqlite3_stmt* insert_record_ = nullptr;
   sqlite3_stmt* insert_content_ = nullptr;

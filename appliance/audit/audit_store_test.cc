@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "audit/test_util.h"
 
 namespace kimi::audit {
@@ -151,6 +153,27 @@ TEST(AuditStoreReads, ALeafScanReportsAMissingRow) {
   EXPECT_NE(s.message().find("record 4 is missing"), std::string::npos) << s.ToString();
   EXPECT_EQ(seen, 2);
   EXPECT_EQ(store->ScanLeafHashes(8, 12, [](const Hash&) {}).code(), Status::Code::kCorruption);  // past the end
+}
+
+// A commit that crosses SQLite's automatic checkpoint threshold (1000 pages) must not copy
+// the log into the database itself: the writer checkpoints after acknowledging its commit.
+TEST(AuditStoreWal, CommitsLeavePagesInTheLogUntilTheWriterCheckpoints) {
+  TempDir dir;
+  const std::string path = dir.File("audit.db");
+  std::unique_ptr<AuditStore> store = OpenStore(path, /*read_only=*/false);
+  ASSERT_NE(store, nullptr);
+  const auto database_bytes = [&] { return std::filesystem::file_size(path); };
+  const uintmax_t before = database_bytes();
+  ASSERT_TRUE(store
+                  ->ExecForTest("CREATE TABLE filler(b BLOB);"
+                                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200) "
+                                "INSERT INTO filler SELECT randomblob(3000) FROM n")
+                  .ok());
+  EXPECT_GE(store->WalPages(), 1200);
+  EXPECT_EQ(database_bytes(), before) << "the commit copied the log into the database";
+  ASSERT_TRUE(store->CheckpointWal().ok());
+  EXPECT_EQ(store->WalPages(), 0);
+  EXPECT_GT(database_bytes(), before + 1200u * 3000u);
 }
 
 }  // namespace

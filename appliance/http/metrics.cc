@@ -63,6 +63,12 @@ void Counter::Increment(double by) {
   AtomicAdd(value_, by);
 }
 
+void Counter::RaiseTo(double total) {
+  double current = value_.load(std::memory_order_relaxed);
+  while (total > current && !value_.compare_exchange_weak(current, total, std::memory_order_relaxed)) {
+  }
+}
+
 void Gauge::Add(double by) { AtomicAdd(value_, by); }
 
 Histogram::Histogram(std::vector<double> bounds)

@@ -30,6 +30,9 @@ class Counter {
  public:
   // Precondition: by >= 0 (counters only go up).
   void Increment(double by = 1.0);
+  // Raises the counter to `total`, a count kept elsewhere and copied when scraped; a smaller
+  // total (or NaN) leaves it as it is.
+  void RaiseTo(double total);
   double Value() const { return value_.load(std::memory_order_relaxed); }
 
  private:

@@ -2,11 +2,21 @@
 
 One `kimi-engine serve` worker (a synthetic signed k3-nano model) and one appliance daemon
 whose router sends every request to it. The same load (kimi-bench-gateway-load: --streams
-concurrent streaming chat completions, greedy, thinking off) goes alternately straight to the
-worker and through the appliance, --rounds times each after one warm-up round per side, each
-client stream on its own keep-alive connection per side, all in one run on one machine, so a busy machine slows both sides alike. Prints tokens/s both ways and
-their ratio (the target is >= 0.95), and the per-request latency and time to first frame of
-each side with the difference (median and p99).
+concurrent streaming chat completions, greedy, thinking off) goes straight to the worker and
+through the appliance in pairs of rounds (one per side), --rounds pairs after one warm-up round
+per side, each client stream on its own keep-alive connection per side, all in one run on one
+machine, so a busy machine slows both sides alike. Prints tokens/s both ways, each pair's
+ratio, the median pair ratio with its range and the ratio of the totals (the target is
+>= 0.95), and the per-request latency and time to first frame of each side with the
+difference (median and p99).
+
+Two methods (--method; --requests, --rounds and --order override either):
+  steady (default): 8 requests per stream per round, 5 pairs, the side order reversed in every
+    other pair. A round lasts long enough that the ramp-up and tail of the round are a small
+    part of it, and drift of the machine over the run cancels within pairs.
+  waves: the earlier method, 2 requests per stream per round, 3 pairs, direct first in every
+    pair. Each round is two lock-step waves of 64 request starts, so its figure depends much
+    on how the waves line up.
 
   cmake --build build --target bench-gateway
   # or: KIMI_APPLIANCE_BIN=... KIMICTL_BIN=... KIMI_ENGINE_BIN=... python3 bench/gateway/gateway_bench.py \\
@@ -27,7 +37,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "conformance"))
 
 from conformance_harness import DEFAULT_MODEL, EngineWorker, ModelFixture, upstream_route, wait_until_routable  # noqa: E402
-from daemon_harness import Daemon, base_config  # noqa: E402
+from daemon_harness import Daemon, base_config, request  # noqa: E402
+
+
+# Presets of the two measuring methods (module docstring).
+METHODS = {
+    "steady": {"requests": 8, "rounds": 5, "order": "alternate"},
+    "waves": {"requests": 2, "rounds": 3, "order": "fixed"},
+}
 
 
 def percentile(values, fraction):
@@ -40,7 +57,8 @@ def percentile(values, fraction):
 def run_load(args, direct_url, gateway_url, api_key):
     command = [args.load, "--direct", direct_url, "--gateway", gateway_url, "--api-key", api_key,
                "--model", DEFAULT_MODEL, "--streams", str(args.streams), "--requests", str(args.requests),
-               "--rounds", str(args.rounds), "--max-tokens", str(args.max_tokens)]
+               "--rounds", str(args.rounds), "--max-tokens", str(args.max_tokens), "--order", args.order,
+               "--warmup-requests", str(args.warmup_requests)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         try:
@@ -59,6 +77,17 @@ def merge_rounds(rounds):
             "first_frame_ms": [x for r in rounds for x in r["first_frame_ms"]]}
 
 
+def writer_counters(daemon):
+    """The appliance's background writers' counters from /metrics (kimi_audit_*, kimi_usage_ledger_*)."""
+    reply = request(daemon, "GET", "/metrics")
+    counters = {}
+    for line in reply.body.split("\n"):
+        if line.startswith(("kimi_audit_", "kimi_usage_ledger_")):
+            name, value = line.rsplit(" ", 1)
+            counters[name] = float(value)
+    return counters
+
+
 def cpu_seconds(pid):
     """User + system CPU time a process has used so far (/proc/PID/stat)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -75,17 +104,29 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--load", required=True, help="the kimi-bench-gateway-load binary")
     parser.add_argument("--streams", type=int, default=64)
-    parser.add_argument("--requests", type=int, default=2, help="requests each stream sends per round")
+    parser.add_argument("--method", choices=sorted(METHODS), default="steady",
+                        help="preset of --requests, --rounds, --order (see above)")
+    parser.add_argument("--requests", type=int, help="requests each stream sends per round")
     parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=3, help="measured rounds per side")
+    parser.add_argument("--rounds", type=int, help="measured pairs of rounds (one round per side)")
+    parser.add_argument("--order", choices=("fixed", "alternate"), help="side order in the pairs")
+    parser.add_argument("--warmup-requests", type=int, default=2,
+                        help="requests per stream in each side's warm-up round (at most --requests)")
     parser.add_argument("--threads", type=int, default=1, help="the worker's kernel threads")
+    parser.add_argument("--audit-commit-window-ms", type=int,
+                        help="the appliance's audit.commit_window_ms (default: the appliance's own default)")
     args = parser.parse_args()
+    for key, value in METHODS[args.method].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
 
     fixture = ModelFixture()
     worker = EngineWorker(fixture.model_dir, threads=args.threads, max_num_seqs=args.streams,
                           default_max_tokens=args.max_tokens)
     config = base_config(limits={"max_connections": 4 * args.streams})
     config.update(upstream_route(worker.url))
+    if args.audit_commit_window_ms is not None:
+        config.setdefault("audit", {})["commit_window_ms"] = args.audit_commit_window_ms
     daemon = Daemon(config=config)
     try:
         if not wait_until_routable(daemon):
@@ -93,7 +134,9 @@ def main():
         print("machine: %d CPUs, load average before: %s" % (os.cpu_count(), loadavg()))
         start = time.monotonic()
         cpu_before = {"appliance": cpu_seconds(daemon.proc.pid), "worker": cpu_seconds(worker.proc.pid)}
+        writers_before = writer_counters(daemon)
         result = run_load(args, worker.url, "http://127.0.0.1:%d" % daemon.port, daemon.api_key)
+        writers = {k: v - writers_before.get(k, 0) for k, v in writer_counters(daemon).items()}
         cpu = {name: cpu_seconds(proc.pid) - cpu_before[name]
                for name, proc in (("appliance", daemon.proc), ("worker", worker.proc))}
         print("load average after: %s; the run took %.1f s" % (loadavg(), time.monotonic() - start))
@@ -104,8 +147,8 @@ def main():
 
     measured = {side: [r for r in result["rounds"] if r["side"] == side] for side in ("direct", "gateway")}
     direct, gateway = merge_rounds(measured["direct"]), merge_rounds(measured["gateway"])
-    print("%d streams x %d requests x %d rounds per side, max_tokens %d, worker threads %d" %
-          (args.streams, args.requests, args.rounds, args.max_tokens, args.threads))
+    print("method %s: %d streams x %d requests x %d rounds per side (order %s), max_tokens %d, worker threads %d" %
+          (args.method, args.streams, args.requests, args.rounds, args.order, args.max_tokens, args.threads))
     print("%-8s %10s %8s %12s %12s %12s %12s" % ("side", "tokens", "tok/s", "lat p50 ms", "lat p99 ms",
                                                  "first p50", "first p99"))
     for name, side in (("direct", direct), ("gateway", gateway)):
@@ -115,13 +158,37 @@ def main():
             percentile(side["first_frame_ms"], 0.99)))
     print("per round tok/s direct:  %s" % ", ".join("%.1f" % r["tokens_per_s"] for r in measured["direct"]))
     print("per round tok/s gateway: %s" % ", ".join("%.1f" % r["tokens_per_s"] for r in measured["gateway"]))
-    print("throughput ratio gateway/direct: %.3f (target >= 0.95)" % (gateway["tokens_per_s"] / direct["tokens_per_s"]))
+    pair_ratios = []
+    for pair in range(args.rounds):
+        sides = {r["side"]: r for r in result["rounds"] if r.get("pair") == pair}
+        pair_ratios.append(sides["gateway"]["tokens_per_s"] / sides["direct"]["tokens_per_s"])
+    print("per pair ratio gateway/direct: %s" % ", ".join("%.3f" % x for x in pair_ratios))
+    print("median pair ratio: %.3f (min %.3f, max %.3f)" % (statistics.median(pair_ratios), min(pair_ratios),
+                                                            max(pair_ratios)))
+    print("throughput ratio gateway/direct (totals): %.3f (target >= 0.95)" %
+          (gateway["tokens_per_s"] / direct["tokens_per_s"]))
     # The appliance is idle during the direct rounds: its CPU time is the gateway's, warm-up included.
-    gateway_requests = (args.rounds + 1) * args.streams * args.requests
-    gateway_tokens = gateway["tokens"] * (args.rounds + 1) / args.rounds
+    warmup_requests = min(args.warmup_requests, args.requests)
+    gateway_requests = (args.rounds * args.requests + warmup_requests) * args.streams
+    gateway_tokens = gateway["tokens"] * gateway_requests / (args.rounds * args.requests * args.streams)
     print("CPU over the run (both sides, warm-up included): worker %.2f s, appliance %.2f s = %.2f ms per gateway "
           "request, %.1f us per gateway token" % (cpu["worker"], cpu["appliance"], 1000 * cpu["appliance"] / gateway_requests,
                                                    1e6 * cpu["appliance"] / gateway_tokens))
+    transactions = writers.get("kimi_audit_transactions_total", 0)
+    if "kimi_audit_transactions_total" not in writers:
+        print("audit writer and usage ledger counters: not on this appliance's /metrics")
+    else:
+        print("audit writer over the run: %d records in %d transactions (%.1f a commit), %d WAL checkpoints; "
+              "usage ledger: %d flushes" % (writers["kimi_audit_records_committed_total"], transactions,
+                                            writers["kimi_audit_records_committed_total"] / max(transactions, 1),
+                                            writers["kimi_audit_wal_checkpoints_total"],
+                                            writers["kimi_usage_ledger_flushes_total"]))
+    # Where the slowest requests lost their time: before their first frame (queueing, connect,
+    # authentication, routing) or after it (the stream, the audit commit before the last frames).
+    for name, side in (("direct", direct), ("gateway", gateway)):
+        print("%s slowest latency: %s ms; slowest first frame: %s ms" % (
+            name, ", ".join("%.0f" % x for x in sorted(side["latency_ms"])[-3:]),
+            ", ".join("%.0f" % x for x in sorted(side["first_frame_ms"])[-3:])))
     for label, key in (("request latency", "latency_ms"), ("time to first frame", "first_frame_ms")):
         print("added %s: median %+.1f ms, p99 %+.1f ms" % (
             label, statistics.median(gateway[key]) - statistics.median(direct[key]),

@@ -1,17 +1,19 @@
 // kimi-bench-gateway-load: the load generator of the gateway overhead benchmark
 // (bench/gateway/gateway_bench.py). Two sides, `--direct` (a worker) and `--gateway` (the
-// appliance in front of it), get the same rounds of load, alternately: in a round
-// `--streams` client threads each send `--requests` streaming chat completions one after
-// another. One warm-up round per side comes first and is not reported. Each stream keeps one
+// appliance in front of it), get the same rounds of load in pairs (one round per side; with
+// `--order alternate` every other pair runs the gateway first): in a round `--streams` client
+// threads each send `--requests` streaming chat completions one after another. One warm-up
+// round per side (`--warmup-requests` per stream) comes first and is not reported. Each stream keeps one
 // keep-alive connection per side across rounds, so both sides are measured in the steady
 // state rather than on connection set-up. Prints one JSON object: per measured round and
-// side, the wall time, the completion tokens the streams' usage reported, and each request's
+// side (tagged with its pair), the wall time, the completion tokens the streams' usage reported, and each request's
 // latency (send to last byte) and time to its first answer or reasoning frame. The SSE is
 // parsed with the appliance's own upstream::SseParser.
 //
 // Thread safety: in a round each client thread owns its connection and its result slot.
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <cstdio>
@@ -42,6 +44,14 @@ struct Settings {
   int requests = 1;
   int rounds = 3;
   int max_tokens = 32;
+  // Order of the two sides within each measured pair of rounds: "fixed" runs the sides in
+  // the order given (direct, gateway) every time; "alternate" reverses it every other pair
+  // (direct-gateway, gateway-direct, ...), so a machine that speeds up or slows down over the
+  // run favours neither side.
+  bool alternate_order = false;
+  // Requests per stream in the warm-up round of each side (it only opens the connections and
+  // starts the servers' threads): never more than --requests.
+  int warmup_requests = 2;
   std::string prompt = "Write a short story about a lighthouse keeper.";
 };
 
@@ -132,13 +142,13 @@ RequestResult StreamOnce(httplib::Client& client, const Side& side, const std::s
 
 // One round on one side: every stream sends its requests on its own connection.
 Json RunRound(const Settings& s, const Side& side, const std::string& body,
-              std::vector<std::unique_ptr<httplib::Client>>& clients) {
+              std::vector<std::unique_ptr<httplib::Client>>& clients, int requests) {
   std::vector<std::vector<RequestResult>> results(static_cast<size_t>(s.streams));
   const Clock::time_point start = Clock::now();
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
     threads.emplace_back([&, i] {
-      for (int k = 0; k < s.requests; ++k) {
+      for (int k = 0; k < requests; ++k) {
         RequestResult r = StreamOnce(*clients[i], side, body);
         if (r.unsent) r = StreamOnce(*clients[i], side, body);
         results[i].push_back(std::move(r));
@@ -163,7 +173,7 @@ Json RunRound(const Settings& s, const Side& side, const std::string& body,
       if (r.first_frame_ms >= 0) first_frames.push_back(r.first_frame_ms);
     }
   }
-  return Json{{"side", side.name}, {"requests", int64_t{s.streams} * s.requests}, {"failed", failed},
+  return Json{{"side", side.name}, {"requests", int64_t{s.streams} * requests}, {"failed", failed},
               {"errors", errors}, {"wall_s", wall_s}, {"completion_tokens", tokens},
               {"tokens_per_s", wall_s > 0 ? double(tokens) / wall_s : 0.0}, {"latency_ms", latencies},
               {"first_frame_ms", first_frames}};
@@ -191,15 +201,19 @@ int Run(const Settings& s) {
     }
   }
   int64_t failed = 0;
+  const int warmup_requests = std::min(s.warmup_requests, s.requests);
   for (size_t k = 0; k < s.sides.size(); ++k) {
-    Json warmup = RunRound(s, s.sides[k], body, clients[k]);
+    Json warmup = RunRound(s, s.sides[k], body, clients[k], warmup_requests);
     failed += warmup["failed"].get<int64_t>();
   }
   Json rounds = Json::array();
   for (int r = 0; r < s.rounds; ++r) {
-    for (size_t k = 0; k < s.sides.size(); ++k) {
-      Json round = RunRound(s, s.sides[k], body, clients[k]);
+    const bool reversed = s.alternate_order && r % 2 == 1;
+    for (size_t i = 0; i < s.sides.size(); ++i) {
+      const size_t k = reversed ? s.sides.size() - 1 - i : i;
+      Json round = RunRound(s, s.sides[k], body, clients[k], s.requests);
       failed += round["failed"].get<int64_t>();
+      round["pair"] = r;
       rounds.push_back(std::move(round));
     }
   }
@@ -217,6 +231,8 @@ const std::vector<kimi::tools::FlagSpec>& LoadFlags() {
       {"streams", true, "N     concurrent client streams (default 64)"},
       {"requests", true, "N     requests each stream sends one after another (default 1)"},
       {"max-tokens", true, "N     max_tokens of each request (default 32)"},
+      {"order", true, "fixed|alternate  side order in each measured pair (default fixed: direct first)"},
+      {"warmup-requests", true, "N  requests per stream in each side's warm-up round (default 2, at most --requests)"},
       {"help", false, "      this text"},
   };
   return flags;
@@ -240,9 +256,10 @@ int main(int argc, char** argv) {
   auto requests = flags->GetUint("requests", 1);
   auto max_tokens = flags->GetUint("max-tokens", 32);
   auto rounds = flags->GetUint("rounds", 3);
-  for (const auto* value : {&streams, &requests, &max_tokens, &rounds}) {
+  auto warmup_requests = flags->GetUint("warmup-requests", 2);
+  for (const auto* value : {&streams, &requests, &max_tokens, &rounds, &warmup_requests}) {
     if (!value->ok() || **value == 0) {
-      std::fprintf(stderr, "--streams, --requests, --max-tokens and --rounds take positive integers\n");
+      std::fprintf(stderr, "--streams, --requests, --max-tokens, --rounds and --warmup-requests take positive integers\n");
       return 2;
     }
   }
@@ -250,5 +267,12 @@ int main(int argc, char** argv) {
   s.requests = static_cast<int>(*requests);
   s.max_tokens = static_cast<int>(*max_tokens);
   s.rounds = static_cast<int>(*rounds);
+  s.warmup_requests = static_cast<int>(*warmup_requests);
+  const std::string order = flags->Get("order").value_or("fixed");
+  if (order != "fixed" && order != "alternate") {
+    std::fprintf(stderr, "--order takes fixed or alternate\n");
+    return 2;
+  }
+  s.alternate_order = order == "alternate";
   return Run(s);
 }
