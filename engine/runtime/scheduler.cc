@@ -3,6 +3,9 @@
 // tokens in its own order, whatever else shares the pass.
 #include "runtime/scheduler.h"
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -10,6 +13,18 @@ namespace kimi::runtime {
 
 namespace {
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+int64_t ProcessMinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_minflt);
+}
 }  // namespace
 
 StateSizer::StateSizer(const Model& model) {
@@ -62,12 +77,28 @@ void Scheduler::Enqueue(WaitingRequest request) {
 }
 
 void Scheduler::Step() {
+  const bool observed = static_cast<bool>(options_.step_observer);
+  double cpu_start = 0;
+  int64_t faults_start = 0;
+  if (observed) {
+    step_stats_ = StepStats{};
+    step_stats_.step = counters_.steps;
+    step_stats_.start = Clock::now();
+    cpu_start = ProcessCpuSeconds();
+    faults_start = ProcessMinorFaults();
+  }
   DropCancelled();
   Admit();
   RunBatch();
   RequeuePreempted();
   RemoveDone();
   ++counters_.steps;
+  if (observed && step_stats_.decode_rows + step_stats_.prompt_pieces > 0) {
+    step_stats_.end = Clock::now();
+    step_stats_.cpu_seconds = ProcessCpuSeconds() - cpu_start;
+    step_stats_.minor_faults = ProcessMinorFaults() - faults_start;
+    options_.step_observer(step_stats_);
+  }
 }
 
 void Scheduler::CancelAll() {
@@ -255,7 +286,15 @@ void Scheduler::RunBatch() {
     budget -= chunk;
   }
   if (inputs.empty()) return;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const bool decode = members[i]->next_input >= 0;
+    step_stats_.decode_rows += decode ? 1 : 0;
+    step_stats_.prompt_pieces += decode ? 0 : 1;
+    step_stats_.prompt_tokens += decode ? 0 : int64_t(inputs[i].tokens.size());
+  }
+  const auto forward_start = Clock::now();
   const Status status = model_.ForwardBatch(inputs, &logits_);
+  step_stats_.forward_seconds = Seconds(Clock::now() - forward_start);
   size_t row = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     Sequence& seq = *members[i];

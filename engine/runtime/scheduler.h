@@ -134,6 +134,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // in admission order
   std::vector<float> logits_;
   RuntimeCounters counters_;
+  StepStats step_stats_;  // this step's, filled while RunBatch builds the batch
 };
 
 }  // namespace kimi::runtime

@@ -124,5 +124,45 @@ TEST_F(SchedulerBudgetTest, WithoutTheBoundThePromptTakesTheWholeStepBudget) {
   EXPECT_EQ(PrefillPerStep(options, 40), (std::vector<int64_t>{40}));
 }
 
+// The step observer sees each forward pass's composition: two prompts alone, then the decodes
+// beside the chunks of a third prompt, then the decodes alone; steps that run nothing are not
+// reported. Timings are reported but not checked (they depend on the machine).
+TEST_F(SchedulerBudgetTest, StepObserverReportsEachPassComposition) {
+  RuntimeOptions options;
+  options.decode_step_token_budget = 8;  // beside 2 decodes: 6 prompt tokens a step
+  options.prefix_caching = false;
+  std::vector<StepStats> steps;
+  options.step_observer = [&steps](const StepStats& s) { steps.push_back(s); };
+  Scheduler scheduler(*model_, options);
+  scheduler.Step();  // nothing to run: not reported
+  EXPECT_TRUE(steps.empty());
+  std::vector<std::shared_ptr<RequestChannel>> channels;
+  for (int i = 0; i < 2; ++i) {
+    channels.push_back(std::make_shared<RequestChannel>(i));
+    scheduler.Enqueue({channels.back(), Request(3, 4), Clock::now()});
+  }
+  scheduler.Step();
+  channels.push_back(std::make_shared<RequestChannel>(2));
+  scheduler.Enqueue({channels.back(), Request(10, 1), Clock::now()});
+  while (scheduler.HasWork()) scheduler.Step();
+  struct Composition {
+    int64_t decodes, prompt_tokens, pieces;
+    bool operator==(const Composition&) const = default;
+  };
+  std::vector<Composition> got;
+  for (const StepStats& s : steps) got.push_back({s.decode_rows, s.prompt_tokens, s.prompt_pieces});
+  // 2 prompts of 3; 2 decodes + 6 of the 10; 2 decodes + the last 4 (the third request ends on
+  // its first token); the two decodes left of their 4 tokens.
+  const std::vector<Composition> want = {{0, 6, 2}, {2, 6, 1}, {2, 4, 1}, {2, 0, 0}};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(got[i] == want[i]) << "step " << i << ": decodes " << got[i].decodes << ", prompt tokens "
+                                   << got[i].prompt_tokens << " in " << got[i].pieces;
+    EXPECT_EQ(steps[i].step, int64_t(i) + 1) << "the empty first step still counts";
+    EXPECT_LE(steps[i].start, steps[i].end);
+    EXPECT_GE(steps[i].forward_seconds, 0);
+  }
+}
+
 }  // namespace
 }  // namespace kimi::runtime
