@@ -2,7 +2,7 @@
 //
 //   kimi-bench-runtime [--preset k3-mini] [--model DIR] [--streams 1,4,16,64] [--prompt 32]
 //                      [--tokens 32] [--batch-tokens 512] [--decode-step-tokens 32] [--threads 0]
-//                      [--trace-steps 0]
+//                      [--trace-steps 0] [--first-alone 0]
 //   kimi-bench-runtime ... --mixed-long 1024 [--streams 4] [--tokens 64]
 //
 // Without --model, a synthetic model of the preset is written into a temp dir and removed at
@@ -23,6 +23,9 @@
 // pieces), prefill-only; their count, median and max wall ms and median process CPU ms; and the
 // kind of the step that ended each gap at or above the p99 inter-token latency. With
 // --trace-steps 1, every step as well (decodes, prompt tokens, wall, forward, CPU, faults).
+// With --first-alone 1 the first stream is submitted alone and the others once it has its first
+// token: streams joining a running one, which is what happens to the load command whenever the
+// scheduler starts its first step before the last request is submitted.
 //
 // With --mixed-long L (mixed load): for each stream count N, N greedy decodes run twice, once
 // alone and once with an L-token prompt submitted as soon as every decode has its first token;
@@ -116,11 +119,12 @@ void PrintSteps(const std::vector<kimi::StepStats>& steps, const std::vector<Clo
     for (size_t i = 0; i < steps.size(); ++i) {
       const kimi::StepStats& s = steps[i];
       std::printf("    step %4lld  decodes %3lld  prompt %4lld in %2lld  wall %8.1f  forward %8.1f  cpu %8.1f ms  "
-                  "faults %6lld  %s\n",
+                  "faults %6lld  at %.6f s  %s\n",
                   static_cast<long long>(s.step), static_cast<long long>(s.decode_rows),
                   static_cast<long long>(s.prompt_tokens), static_cast<long long>(s.prompt_pieces),
                   Ms(s.end - s.start), s.forward_seconds * 1e3, s.cpu_seconds * 1e3,
-                  static_cast<long long>(s.minor_faults), kKindNames[kinds[i]]);
+                  static_cast<long long>(s.minor_faults),
+                  std::chrono::duration<double>(s.start.time_since_epoch()).count(), kKindNames[kinds[i]]);
     }
   }
   std::printf("    steps:");
@@ -165,7 +169,8 @@ struct Figures {
   std::vector<double> gaps;
 };
 
-Figures RunLoad(kimi::Runtime& runtime, StepLog& log, int streams, int64_t prompt_tokens, int64_t tokens) {
+Figures RunLoad(kimi::Runtime& runtime, StepLog& log, int streams, int64_t prompt_tokens, int64_t tokens,
+                bool first_alone) {
   using namespace kimi;
   const int64_t vocab = runtime.model().config().vocab_size;
   std::vector<std::unique_ptr<RequestHandle>> handles;
@@ -212,6 +217,8 @@ Figures RunLoad(kimi::Runtime& runtime, StepLog& log, int streams, int64_t promp
     r.max_tokens = tokens;
     submitted.push_back(Clock::now());
     handles.push_back(runtime.Submit(std::move(r)));
+    GenerationEvent first;  // its statistics arrive with the finish event
+    if (s == 0 && first_alone && streams > 1) handles[0]->Next(&first);
   }
   std::vector<double> ttft, itl;
   std::vector<Clock::time_point> gap_ends;
@@ -331,12 +338,12 @@ void PrintMixed(kimi::Runtime& runtime, const std::vector<int>& stream_counts, i
 }
 
 void PrintLoad(kimi::Runtime& runtime, StepLog& log, const std::vector<int>& stream_counts, int64_t prompt,
-               int64_t tokens) {
+               int64_t tokens, bool first_alone) {
   std::printf("%8s %10s %12s %11s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
               "busy decode", "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
   std::map<int, Figures> results;
   for (int streams : stream_counts) {
-    Figures f = RunLoad(runtime, log, streams, prompt, tokens);
+    Figures f = RunLoad(runtime, log, streams, prompt, tokens, first_alone);
     // No window when the first stream finishes before the last one has its prompt consumed.
     auto rate = [](double r) {
       char text[32] = "n/a";
@@ -368,7 +375,7 @@ int main(int argc, char** argv) {
   std::map<std::string, std::string> args = {{"--preset", "k3-mini"}, {"--model", ""},       {"--streams", "1,4,16,64"},
                                              {"--prompt", "32"},      {"--tokens", "32"},    {"--batch-tokens", "512"},
                                              {"--threads", "0"},      {"--mixed-long", "0"},  {"--decode-step-tokens", ""},
-                                             {"--trace-steps", "0"}};
+                                             {"--trace-steps", "0"},  {"--first-alone", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (args.count(argv[i]) == 0) {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -424,7 +431,7 @@ int main(int argc, char** argv) {
   if (long_prompt > 0) {
     PrintMixed(**runtime, stream_counts, prompt, tokens, long_prompt);
   } else {
-    PrintLoad(**runtime, log, stream_counts, prompt, tokens);
+    PrintLoad(**runtime, log, stream_counts, prompt, tokens, args["--first-alone"] != "0");
   }
   const RuntimeCounters c = (*runtime)->Counters();
   std::printf("steps %lld, prefix cache hits %lld of %lld, preemptions %lld\n", static_cast<long long>(c.steps),

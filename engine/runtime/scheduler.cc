@@ -251,6 +251,21 @@ int64_t PrefillBudget(int64_t decodes, const RuntimeOptions& options) {
   return std::max(bound - decodes, bound / 2);
 }
 
+int64_t StepPrefillTokens(int64_t decodes, std::span<const int64_t> remaining, const RuntimeOptions& options) {
+  const int64_t room = options.max_num_batched_tokens - decodes;
+  const int64_t bounded = std::min(room, PrefillBudget(decodes, options));
+  // The prompts that can finish whole in this step, in admission order. When they outnumber the
+  // decodes, one longer gap for each decode buys a first token for more streams than it delays,
+  // and they all decode from the next step on instead of joining one a step beside them.
+  int64_t whole = 0, finishing = 0;
+  for (const int64_t r : remaining) {
+    if (whole + r > room) break;
+    whole += r;
+    ++finishing;
+  }
+  return finishing > decodes ? std::max(whole, bounded) : bounded;
+}
+
 void Scheduler::RunBatch() {
   // Decodes first (one token each), then prefill chunks in admission order with what is left of
   // the step's token budget, bounded by PrefillBudget while there are decodes; all of them go
@@ -264,12 +279,19 @@ void Scheduler::RunBatch() {
     inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
     --budget;
   }
-  budget = std::min(budget, PrefillBudget(int64_t(inputs.size()), options_));
+  auto prefilling = [](const Sequence& seq) {
+    return !seq.done && !seq.preempted && seq.next_input < 0 && seq.prefilled < int64_t(seq.context.size());
+  };
+  std::vector<int64_t> remaining;
+  for (auto& seq : running_) {
+    if (prefilling(*seq)) remaining.push_back(int64_t(seq->context.size()) - seq->prefilled);
+  }
+  budget = std::min(budget, StepPrefillTokens(int64_t(inputs.size()), remaining, options_));
   const int64_t page_tokens = pool_.page_tokens();
   for (auto& seq : running_) {
     if (budget <= 0) break;
     const int64_t context = int64_t(seq->context.size());
-    if (seq->done || seq->preempted || seq->next_input >= 0 || seq->prefilled >= context) continue;
+    if (!prefilling(*seq)) continue;
     int64_t end = seq->prefilled + std::min(context - seq->prefilled, budget);
     // With prefix caching a chunk that crosses a page boundary stops at the last one it
     // crosses, so the KDA state can be snapshotted there.

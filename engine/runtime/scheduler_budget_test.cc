@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "io/k3_presets.h"
 #include "io/k3_synth.h"
@@ -30,6 +31,27 @@ TEST(PrefillBudgetTest, BoundsPrefillOnlyWhileSequencesDecode) {
   EXPECT_EQ(PrefillBudget(64, options), 16);  // prompts progress however many decode
   options.decode_step_token_budget = 0;       // off
   EXPECT_EQ(PrefillBudget(16, options), 512);
+}
+
+// Prompts that can finish whole in the step and outnumber the decodes are taken whole; otherwise
+// the bound applies (and a prompt that does not fit whole never lifts it).
+TEST(PrefillBudgetTest, PromptsThatFinishAndOutnumberTheDecodesRunWhole) {
+  RuntimeOptions options;
+  options.max_num_batched_tokens = 512;
+  options.decode_step_token_budget = 32;
+  const std::vector<int64_t> fifteen(15, 32);
+  EXPECT_EQ(StepPrefillTokens(1, fifteen, options), 480);  // 15 streams join beside one
+  EXPECT_EQ(StepPrefillTokens(0, fifteen, options), 512);  // nothing decodes: the whole step
+  const std::vector<int64_t> two = {32, 32};
+  EXPECT_EQ(StepPrefillTokens(2, two, options), 30);   // as many decodes as prompts: bounded
+  EXPECT_EQ(StepPrefillTokens(1, two, options), 64);   // two prompts beside one decode: whole
+  const std::vector<int64_t> long_first = {4000, 32, 32, 32};
+  EXPECT_EQ(StepPrefillTokens(1, long_first, options), 31) << "admission order: the long prompt does not fit whole";
+  const std::vector<int64_t> too_many(20, 32);            // 15 of 20 fit in 511 tokens
+  EXPECT_EQ(StepPrefillTokens(1, too_many, options), 480);
+  EXPECT_EQ(StepPrefillTokens(16, too_many, options), 16) << "15 that fit do not outnumber 16 decodes";
+  options.decode_step_token_budget = 0;  // bound off: the whole room
+  EXPECT_EQ(StepPrefillTokens(2, two, options), 510);
 }
 
 class SchedulerBudgetTest : public ::testing::Test {
@@ -114,6 +136,38 @@ TEST_F(SchedulerBudgetTest, DefaultBoundChunksPromptsBesideDecodesWithoutStallin
   EXPECT_LE(PrefillBudget(bound, options), bound / 2);
   EXPECT_EQ(PrefillBudget(64, options), bound / 2);
   EXPECT_GE(PrefillBudget(64, options), 1);
+}
+
+// Streams joining a running one: beside one decode, three short prompts run whole in one step
+// (they outnumber it), and from the next step on all four decode, each getting a token a step.
+TEST_F(SchedulerBudgetTest, ShortPromptsJoiningFewDecodesRunWholeInOneStep) {
+  RuntimeOptions options;
+  options.decode_step_token_budget = 8;  // bounded, beside one decode: 7 tokens a step
+  options.prefix_caching = false;
+  Scheduler scheduler(*model_, options);
+  std::vector<std::shared_ptr<RequestChannel>> channels;
+  channels.push_back(std::make_shared<RequestChannel>(0));
+  scheduler.Enqueue({channels.back(), Request(5, 50), Clock::now()});
+  scheduler.Step();
+  ASSERT_EQ(scheduler.counters().tokens_generated, 1);
+  for (int i = 1; i <= 3; ++i) {
+    channels.push_back(std::make_shared<RequestChannel>(i));
+    scheduler.Enqueue({channels.back(), Request(10, 50), Clock::now()});
+  }
+  RuntimeCounters before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().prompt_tokens_processed - before.prompt_tokens_processed, 30);
+  EXPECT_EQ(scheduler.counters().tokens_generated - before.tokens_generated, 4) << "the decode and three first tokens";
+  before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().tokens_generated - before.tokens_generated, 4) << "all four decode";
+  // A single prompt beside a decode does not outnumber it: the bound chunks it.
+  channels.push_back(std::make_shared<RequestChannel>(4));
+  scheduler.Enqueue({channels.back(), Request(10, 50), Clock::now()});
+  before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().prompt_tokens_processed - before.prompt_tokens_processed, 4)
+      << "beside 4 decodes: max(8 - 4, 8 / 2)";
 }
 
 TEST_F(SchedulerBudgetTest, WithoutTheBoundThePromptTakesTheWholeStepBudget) {
