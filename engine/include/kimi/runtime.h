@@ -79,10 +79,12 @@ struct RuntimeOptions {
   // max(decode_step_token_budget - decodes, decode_step_token_budget / 2) tokens of the step, so
   // a prompt arriving beside running decodes lengthens their inter-token gaps by a bounded
   // amount instead of by a whole max_num_batched_tokens pass. Steps without decodes keep the
-  // full max_num_batched_tokens. 0 turns the bound off. 16 makes a step beside 16 decodes
-  // cheaper (1.4 pure decode steps against 1.9) but, measured on the load benchmark, doubled
-  // the p99 time to first token without lowering the p99 inter-token latency, so the default
-  // stays 32 (docs/runtime.md, "Prefill beside decodes").
+  // full max_num_batched_tokens, and when more prompts than decodes can finish whole in the
+  // step (a burst of requests joining a few running streams), it takes them whole. 0 turns the
+  // bound off. 16 makes a step beside 16 decodes cheaper (1.4 pure decode steps against 1.9)
+  // but, measured on the load benchmark, doubled the p99 time to first token without lowering
+  // the p99 inter-token latency, so the default stays 32 (docs/runtime.md, "Prefill beside
+  // decodes").
   int64_t decode_step_token_budget = 32;
   uint64_t memory_budget_bytes = uint64_t(1) << 30;  // sequence state (KDA slots + MLA pages)
   std::vector<int32_t> stop_token_ids;   // end-of-message / EOS ids that end every request
