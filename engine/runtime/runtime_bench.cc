@@ -232,10 +232,13 @@ Figures RunLoad(kimi::Runtime& runtime, StepLog& log, int streams, int64_t promp
       ttft.push_back(e.stats.time_to_first_token_seconds * 1e3);
       double t = std::chrono::duration<double>(submitted[size_t(s)] - start).count() + e.stats.time_to_first_token_seconds;
       token_times[size_t(s)].push_back(t);
+      double since_submit = e.stats.time_to_first_token_seconds;  // on the runtime's own clock origin
       for (double gap : e.stats.inter_token_seconds) {
         itl.push_back(gap * 1e3);
         token_times[size_t(s)].push_back(t += gap);
-        gap_ends.push_back(start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t)));
+        since_submit += gap;
+        gap_ends.push_back(e.stats.submitted +
+                           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(since_submit)));
       }
       generated += e.stats.completion_tokens;
     }

@@ -67,6 +67,7 @@ void Scheduler::Enqueue(WaitingRequest request) {
   if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
   seq->stop.emplace(seq->request.stop);
   seq->submitted = request.submitted;
+  seq->stats.submitted = request.submitted;
   seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
   // Behind every waiting request of the same or a lower priority value, ahead of the rest;
   // preempted sequences keep the head whatever their priority, so their state is rebuilt first.

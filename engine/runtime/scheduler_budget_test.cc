@@ -191,9 +191,10 @@ TEST_F(SchedulerBudgetTest, StepObserverReportsEachPassComposition) {
   scheduler.Step();  // nothing to run: not reported
   EXPECT_TRUE(steps.empty());
   std::vector<std::shared_ptr<RequestChannel>> channels;
+  const Clock::time_point submitted = Clock::now();
   for (int i = 0; i < 2; ++i) {
     channels.push_back(std::make_shared<RequestChannel>(i));
-    scheduler.Enqueue({channels.back(), Request(3, 4), Clock::now()});
+    scheduler.Enqueue({channels.back(), Request(3, 4), submitted});
   }
   scheduler.Step();
   channels.push_back(std::make_shared<RequestChannel>(2));
@@ -216,6 +217,14 @@ TEST_F(SchedulerBudgetTest, StepObserverReportsEachPassComposition) {
     EXPECT_LE(steps[i].start, steps[i].end);
     EXPECT_GE(steps[i].forward_seconds, 0);
   }
+  // A request's statistics carry its submission time, the origin of its token times.
+  GenerationEvent event;
+  while (channels[0]->Next(&event)) {
+    if (event.kind == GenerationEvent::Kind::kFinish) {
+      EXPECT_EQ(event.stats.submitted, submitted);
+    }
+  }
+  EXPECT_EQ(event.kind, GenerationEvent::Kind::kFinish);
 }
 
 }  // namespace

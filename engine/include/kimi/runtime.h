@@ -120,6 +120,9 @@ struct RequestStats {
   double queue_seconds = 0;             // submit -> admitted into the running batch
   double time_to_first_token_seconds = 0;  // submit -> first token sampled
   std::vector<double> inter_token_seconds;  // between consecutive tokens
+  // When Submit queued the request: the origin of the times above, so that a token's time can
+  // be set beside StepStats' step times.
+  std::chrono::steady_clock::time_point submitted;
 };
 
 struct GenerationEvent {
