@@ -2,6 +2,7 @@
 //
 //   kimi-bench-runtime [--preset k3-mini] [--model DIR] [--streams 1,4,16,64] [--prompt 32]
 //                      [--tokens 32] [--batch-tokens 512] [--decode-step-tokens 32] [--threads 0]
+//                      [--trace-steps 0] [--first-alone 0]
 //   kimi-bench-runtime ... --mixed-long 1024 [--streams 4] [--tokens 64]
 //
 // Without --model, a synthetic model of the preset is written into a temp dir and removed at
@@ -17,6 +18,14 @@
 //   runtime's counters and the process CPU clock every 5 ms);
 // - TTFT and inter-token latency, median and p99 over all requests and gaps.
 // Then the 16-to-1 ratios and the p99 inter-token latency at 16 streams over the 1-stream median.
+// Under each stream count, the steps of the run by kind (RuntimeOptions::step_observer): pure
+// decode, of which the first after a step with prompt rows, mixed (decodes beside prompt
+// pieces), prefill-only; their count, median and max wall ms and median process CPU ms; and the
+// kind of the step that ended each gap at or above the p99 inter-token latency. With
+// --trace-steps 1, every step as well (decodes, prompt tokens, wall, forward, CPU, faults).
+// With --first-alone 1 the first stream is submitted alone and the others once it has its first
+// token: streams joining a running one, which is what happens to the load command whenever the
+// scheduler starts its first step before the last request is submitted.
 //
 // With --mixed-long L (mixed load): for each stream count N, N greedy decodes run twice, once
 // alone and once with an L-token prompt submitted as soon as every decode has its first token;
@@ -36,9 +45,11 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "io/k3_presets.h"
@@ -61,14 +72,105 @@ double ProcessCpuSeconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+// The steps the runtime reports while a run is under way.
+struct StepLog {
+  std::mutex mu;
+  std::vector<kimi::StepStats> steps;
+  bool trace = false;
+
+  void Add(const kimi::StepStats& s) {
+    std::lock_guard<std::mutex> lock(mu);
+    steps.push_back(s);
+  }
+  std::vector<kimi::StepStats> Take() {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::exchange(steps, {});
+  }
+};
+
+enum StepKind { kDecode, kFirstDecode, kMixed, kPrefill, kNumKinds };
+constexpr const char* kKindNames[kNumKinds] = {"decode", "first decode after prompt rows", "mixed", "prefill-only"};
+
+// A pure decode step right after a step that carried prompt rows is its own kind: it is where
+// the slow steps were.
+std::vector<StepKind> Classify(const std::vector<kimi::StepStats>& steps) {
+  std::vector<StepKind> kinds;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const kimi::StepStats& s = steps[i];
+    if (s.decode_rows == 0) {
+      kinds.push_back(kPrefill);
+    } else if (s.prompt_tokens > 0) {
+      kinds.push_back(kMixed);
+    } else {
+      kinds.push_back(i > 0 && steps[i - 1].prompt_tokens > 0 ? kFirstDecode : kDecode);
+    }
+  }
+  return kinds;
+}
+
+double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+// Per kind: steps, wall median / max, CPU median; then the kinds of the steps in which the
+// gaps at or above the p99 ended (`gap_ends`: absolute time of each gap's closing token).
+void PrintSteps(const std::vector<kimi::StepStats>& steps, const std::vector<Clock::time_point>& gap_ends,
+                const std::vector<double>& gaps, double itl_p99, bool trace) {
+  const std::vector<StepKind> kinds = Classify(steps);
+  if (trace) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const kimi::StepStats& s = steps[i];
+      std::printf("    step %4lld  decodes %3lld  prompt %4lld in %2lld  wall %8.1f  forward %8.1f  cpu %8.1f ms  "
+                  "faults %6lld  at %.6f s  %s\n",
+                  static_cast<long long>(s.step), static_cast<long long>(s.decode_rows),
+                  static_cast<long long>(s.prompt_tokens), static_cast<long long>(s.prompt_pieces),
+                  Ms(s.end - s.start), s.forward_seconds * 1e3, s.cpu_seconds * 1e3,
+                  static_cast<long long>(s.minor_faults),
+                  std::chrono::duration<double>(s.start.time_since_epoch()).count(), kKindNames[kinds[i]]);
+    }
+  }
+  std::printf("    steps:");
+  for (int k = 0; k < kNumKinds; ++k) {
+    std::vector<double> wall, cpu;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (kinds[i] != k) continue;
+      wall.push_back(Ms(steps[i].end - steps[i].start));
+      cpu.push_back(steps[i].cpu_seconds * 1e3);
+    }
+    if (wall.empty()) continue;
+    std::printf("  %s %zu (wall p50 %.1f max %.1f, cpu p50 %.1f ms)", kKindNames[k], wall.size(), Percentile(wall, 0.5),
+                *std::max_element(wall.begin(), wall.end()), Percentile(cpu, 0.5));
+  }
+  std::printf("\n");
+  int counts[kNumKinds + 1] = {};  // the last: outside every step
+  int at_or_above = 0;
+  for (size_t g = 0; g < gaps.size(); ++g) {
+    if (gaps[g] < itl_p99) continue;
+    ++at_or_above;
+    // The closing token was sampled inside the last step that started before it.
+    auto it = std::upper_bound(steps.begin(), steps.end(), gap_ends[g],
+                               [](Clock::time_point t, const kimi::StepStats& s) { return t < s.start; });
+    const bool inside = it != steps.begin() && gap_ends[g] <= std::prev(it)->end;
+    ++counts[inside ? kinds[size_t(std::prev(it) - steps.begin())] : kNumKinds];
+  }
+  std::printf("    gaps >= p99 ITL (%d of %zu) ended in:", at_or_above, gaps.size());
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (counts[k] > 0) std::printf("  %s %d", kKindNames[k], counts[k]);
+  }
+  if (counts[kNumKinds] > 0) std::printf("  no step %d", counts[kNumKinds]);
+  std::printf("\n");
+}
+
 struct Figures {
   double e2e_rate = 0, decode_rate = 0;
   double busy_rate = 0;         // completion tokens per second of process CPU time / threads
   double busy_decode_rate = 0;  // the same over the window in which every stream decodes
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // ms
+  std::vector<kimi::StepStats> steps;
+  std::vector<Clock::time_point> gap_ends;  // of each gap in `gaps` (ms)
+  std::vector<double> gaps;
 };
 
-Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int64_t tokens) {
+Figures RunLoad(kimi::Runtime& runtime, StepLog& log, int streams, int64_t prompt_tokens, int64_t tokens,
+                bool first_alone) {
   using namespace kimi;
   const int64_t vocab = runtime.model().config().vocab_size;
   std::vector<std::unique_ptr<RequestHandle>> handles;
@@ -82,6 +184,7 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     before = runtime.Counters();
   }
+  log.Take();
   std::atomic<bool> sampling{true};
   double window_tokens = 0, window_cpu = 0;
   std::thread sampler([&] {
@@ -114,8 +217,11 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
     r.max_tokens = tokens;
     submitted.push_back(Clock::now());
     handles.push_back(runtime.Submit(std::move(r)));
+    GenerationEvent first;  // its statistics arrive with the finish event
+    if (s == 0 && first_alone && streams > 1) handles[0]->Next(&first);
   }
   std::vector<double> ttft, itl;
+  std::vector<Clock::time_point> gap_ends;
   std::vector<std::vector<double>> token_times(static_cast<size_t>(streams));  // seconds since start
   int64_t generated = 0;
   for (int s = 0; s < streams; ++s) {
@@ -126,9 +232,13 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
       ttft.push_back(e.stats.time_to_first_token_seconds * 1e3);
       double t = std::chrono::duration<double>(submitted[size_t(s)] - start).count() + e.stats.time_to_first_token_seconds;
       token_times[size_t(s)].push_back(t);
+      double since_submit = e.stats.time_to_first_token_seconds;  // on the runtime's own clock origin
       for (double gap : e.stats.inter_token_seconds) {
         itl.push_back(gap * 1e3);
         token_times[size_t(s)].push_back(t += gap);
+        since_submit += gap;
+        gap_ends.push_back(e.stats.submitted +
+                           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(since_submit)));
       }
       generated += e.stats.completion_tokens;
     }
@@ -157,6 +267,9 @@ Figures RunLoad(kimi::Runtime& runtime, int streams, int64_t prompt_tokens, int6
   f.ttft_p99 = Percentile(ttft, 0.99);
   f.itl_p50 = Percentile(itl, 0.5);
   f.itl_p99 = Percentile(itl, 0.99);
+  f.steps = log.Take();
+  f.gap_ends = std::move(gap_ends);
+  f.gaps = std::move(itl);
   return f;
 }
 
@@ -227,13 +340,13 @@ void PrintMixed(kimi::Runtime& runtime, const std::vector<int>& stream_counts, i
   }
 }
 
-void PrintLoad(kimi::Runtime& runtime, const std::vector<int>& stream_counts, int64_t prompt, int64_t tokens) {
+void PrintLoad(kimi::Runtime& runtime, StepLog& log, const std::vector<int>& stream_counts, int64_t prompt,
+               int64_t tokens, bool first_alone) {
   std::printf("%8s %10s %12s %11s %12s %12s %12s %12s %12s\n", "streams", "e2e tok/s", "decode tok/s", "busy tok/s",
               "busy decode", "ttft p50 ms", "ttft p99 ms", "itl p50 ms", "itl p99 ms");
   std::map<int, Figures> results;
   for (int streams : stream_counts) {
-    const Figures f = RunLoad(runtime, streams, prompt, tokens);
-    results[streams] = f;
+    Figures f = RunLoad(runtime, log, streams, prompt, tokens, first_alone);
     // No window when the first stream finishes before the last one has its prompt consumed.
     auto rate = [](double r) {
       char text[32] = "n/a";
@@ -243,7 +356,9 @@ void PrintLoad(kimi::Runtime& runtime, const std::vector<int>& stream_counts, in
     std::printf("%8d %10.2f %12s %11.2f %12s %12.1f %12.1f %12.1f %12.1f\n", streams, f.e2e_rate,
                 rate(f.decode_rate).c_str(), f.busy_rate, rate(f.busy_decode_rate).c_str(), f.ttft_p50, f.ttft_p99,
                 f.itl_p50, f.itl_p99);
+    PrintSteps(f.steps, f.gap_ends, f.gaps, f.itl_p99, log.trace);
     std::fflush(stdout);
+    results[streams] = std::move(f);
   }
   if (results.count(1) && results.count(16)) {
     const Figures &one = results[1], &sixteen = results[16];
@@ -262,7 +377,8 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   std::map<std::string, std::string> args = {{"--preset", "k3-mini"}, {"--model", ""},       {"--streams", "1,4,16,64"},
                                              {"--prompt", "32"},      {"--tokens", "32"},    {"--batch-tokens", "512"},
-                                             {"--threads", "0"},      {"--mixed-long", "0"},  {"--decode-step-tokens", ""}};
+                                             {"--threads", "0"},      {"--mixed-long", "0"},  {"--decode-step-tokens", ""},
+                                             {"--trace-steps", "0"},  {"--first-alone", "0"}};
   for (int i = 1; i + 1 < argc; i += 2) {
     if (args.count(argv[i]) == 0) {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -302,6 +418,9 @@ int main(int argc, char** argv) {
   options.max_num_batched_tokens = std::max<int64_t>(std::stoll(args["--batch-tokens"]), options.max_num_seqs);
   if (!args["--decode-step-tokens"].empty()) options.decode_step_token_budget = std::stoll(args["--decode-step-tokens"]);
   options.memory_budget_bytes = uint64_t(2) << 30;
+  StepLog log;
+  log.trace = args["--trace-steps"] != "0";
+  if (long_prompt == 0) options.step_observer = [&log](const StepStats& s) { log.Add(s); };
   auto runtime = Runtime::Create(std::move(model).value(), options);
   if (!runtime.ok()) {
     std::fprintf(stderr, "%s\n", runtime.status().ToString().c_str());
@@ -315,7 +434,7 @@ int main(int argc, char** argv) {
   if (long_prompt > 0) {
     PrintMixed(**runtime, stream_counts, prompt, tokens, long_prompt);
   } else {
-    PrintLoad(**runtime, stream_counts, prompt, tokens);
+    PrintLoad(**runtime, log, stream_counts, prompt, tokens, args["--first-alone"] != "0");
   }
   const RuntimeCounters c = (*runtime)->Counters();
   std::printf("steps %lld, prefix cache hits %lld of %lld, preemptions %lld\n", static_cast<long long>(c.steps),

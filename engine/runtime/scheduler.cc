@@ -3,6 +3,9 @@
 // tokens in its own order, whatever else shares the pass.
 #include "runtime/scheduler.h"
 
+#include <sys/resource.h>
+#include <time.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -10,6 +13,18 @@ namespace kimi::runtime {
 
 namespace {
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+int64_t ProcessMinorFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t(usage.ru_minflt);
+}
 }  // namespace
 
 StateSizer::StateSizer(const Model& model) {
@@ -52,6 +67,7 @@ void Scheduler::Enqueue(WaitingRequest request) {
   if (options_.detokenizer) seq->text = options_.detokenizer->NewStream();
   seq->stop.emplace(seq->request.stop);
   seq->submitted = request.submitted;
+  seq->stats.submitted = request.submitted;
   seq->stats.prompt_tokens = int64_t(seq->request.prompt.size());
   // Behind every waiting request of the same or a lower priority value, ahead of the rest;
   // preempted sequences keep the head whatever their priority, so their state is rebuilt first.
@@ -62,12 +78,28 @@ void Scheduler::Enqueue(WaitingRequest request) {
 }
 
 void Scheduler::Step() {
+  const bool observed = static_cast<bool>(options_.step_observer);
+  double cpu_start = 0;
+  int64_t faults_start = 0;
+  if (observed) {
+    step_stats_ = StepStats{};
+    step_stats_.step = counters_.steps;
+    step_stats_.start = Clock::now();
+    cpu_start = ProcessCpuSeconds();
+    faults_start = ProcessMinorFaults();
+  }
   DropCancelled();
   Admit();
   RunBatch();
   RequeuePreempted();
   RemoveDone();
   ++counters_.steps;
+  if (observed && step_stats_.decode_rows + step_stats_.prompt_pieces > 0) {
+    step_stats_.end = Clock::now();
+    step_stats_.cpu_seconds = ProcessCpuSeconds() - cpu_start;
+    step_stats_.minor_faults = ProcessMinorFaults() - faults_start;
+    options_.step_observer(step_stats_);
+  }
 }
 
 void Scheduler::CancelAll() {
@@ -220,6 +252,21 @@ int64_t PrefillBudget(int64_t decodes, const RuntimeOptions& options) {
   return std::max(bound - decodes, bound / 2);
 }
 
+int64_t StepPrefillTokens(int64_t decodes, std::span<const int64_t> remaining, const RuntimeOptions& options) {
+  const int64_t room = options.max_num_batched_tokens - decodes;
+  const int64_t bounded = std::min(room, PrefillBudget(decodes, options));
+  // The prompts that can finish whole in this step, in admission order. When they outnumber the
+  // decodes, one longer gap for each decode buys a first token for more streams than it delays,
+  // and they all decode from the next step on instead of joining one a step beside them.
+  int64_t whole = 0, finishing = 0;
+  for (const int64_t r : remaining) {
+    if (whole + r > room) break;
+    whole += r;
+    ++finishing;
+  }
+  return finishing > decodes ? std::max(whole, bounded) : bounded;
+}
+
 void Scheduler::RunBatch() {
   // Decodes first (one token each), then prefill chunks in admission order with what is left of
   // the step's token budget, bounded by PrefillBudget while there are decodes; all of them go
@@ -233,12 +280,19 @@ void Scheduler::RunBatch() {
     inputs.push_back({seq->state.get(), std::span<const int32_t>(&seq->next_input, 1), true});
     --budget;
   }
-  budget = std::min(budget, PrefillBudget(int64_t(inputs.size()), options_));
+  auto prefilling = [](const Sequence& seq) {
+    return !seq.done && !seq.preempted && seq.next_input < 0 && seq.prefilled < int64_t(seq.context.size());
+  };
+  std::vector<int64_t> remaining;
+  for (auto& seq : running_) {
+    if (prefilling(*seq)) remaining.push_back(int64_t(seq->context.size()) - seq->prefilled);
+  }
+  budget = std::min(budget, StepPrefillTokens(int64_t(inputs.size()), remaining, options_));
   const int64_t page_tokens = pool_.page_tokens();
   for (auto& seq : running_) {
     if (budget <= 0) break;
     const int64_t context = int64_t(seq->context.size());
-    if (seq->done || seq->preempted || seq->next_input >= 0 || seq->prefilled >= context) continue;
+    if (!prefilling(*seq)) continue;
     int64_t end = seq->prefilled + std::min(context - seq->prefilled, budget);
     // With prefix caching a chunk that crosses a page boundary stops at the last one it
     // crosses, so the KDA state can be snapshotted there.
@@ -255,7 +309,15 @@ void Scheduler::RunBatch() {
     budget -= chunk;
   }
   if (inputs.empty()) return;
+  for (size_t i = 0; i < members.size(); ++i) {
+    const bool decode = members[i]->next_input >= 0;
+    step_stats_.decode_rows += decode ? 1 : 0;
+    step_stats_.prompt_pieces += decode ? 0 : 1;
+    step_stats_.prompt_tokens += decode ? 0 : int64_t(inputs[i].tokens.size());
+  }
+  const auto forward_start = Clock::now();
   const Status status = model_.ForwardBatch(inputs, &logits_);
+  step_stats_.forward_seconds = Seconds(Clock::now() - forward_start);
   size_t row = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     Sequence& seq = *members[i];

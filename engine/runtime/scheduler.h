@@ -19,6 +19,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "kimi/runtime.h"
@@ -85,6 +86,13 @@ class StateSizer {
 // the decodes, but at least half of it, so prompts progress however many sequences decode.
 int64_t PrefillBudget(int64_t decodes, const RuntimeOptions& options);
 
+// The prompt tokens one step takes beside `decodes` decoding sequences, given what is left of
+// each prefilling sequence's context (`remaining`, admission order): PrefillBudget within what
+// max_num_batched_tokens leaves after the decodes; but when more prompts than decodes can
+// finish whole within that room, the step takes them whole (docs/runtime.md, "Prefill beside
+// decodes").
+int64_t StepPrefillTokens(int64_t decodes, std::span<const int64_t> remaining, const RuntimeOptions& options);
+
 class Scheduler {
  public:
   Scheduler(Model& model, const RuntimeOptions& options);
@@ -134,6 +142,7 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>> running_;  // in admission order
   std::vector<float> logits_;
   RuntimeCounters counters_;
+  StepStats step_stats_;  // this step's, filled while RunBatch builds the batch
 };
 
 }  // namespace kimi::runtime

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "io/k3_presets.h"
 #include "io/k3_synth.h"
@@ -30,6 +31,27 @@ TEST(PrefillBudgetTest, BoundsPrefillOnlyWhileSequencesDecode) {
   EXPECT_EQ(PrefillBudget(64, options), 16);  // prompts progress however many decode
   options.decode_step_token_budget = 0;       // off
   EXPECT_EQ(PrefillBudget(16, options), 512);
+}
+
+// Prompts that can finish whole in the step and outnumber the decodes are taken whole; otherwise
+// the bound applies (and a prompt that does not fit whole never lifts it).
+TEST(PrefillBudgetTest, PromptsThatFinishAndOutnumberTheDecodesRunWhole) {
+  RuntimeOptions options;
+  options.max_num_batched_tokens = 512;
+  options.decode_step_token_budget = 32;
+  const std::vector<int64_t> fifteen(15, 32);
+  EXPECT_EQ(StepPrefillTokens(1, fifteen, options), 480);  // 15 streams join beside one
+  EXPECT_EQ(StepPrefillTokens(0, fifteen, options), 512);  // nothing decodes: the whole step
+  const std::vector<int64_t> two = {32, 32};
+  EXPECT_EQ(StepPrefillTokens(2, two, options), 30);   // as many decodes as prompts: bounded
+  EXPECT_EQ(StepPrefillTokens(1, two, options), 64);   // two prompts beside one decode: whole
+  const std::vector<int64_t> long_first = {4000, 32, 32, 32};
+  EXPECT_EQ(StepPrefillTokens(1, long_first, options), 31) << "admission order: the long prompt does not fit whole";
+  const std::vector<int64_t> too_many(20, 32);            // 15 of 20 fit in 511 tokens
+  EXPECT_EQ(StepPrefillTokens(1, too_many, options), 480);
+  EXPECT_EQ(StepPrefillTokens(16, too_many, options), 16) << "15 that fit do not outnumber 16 decodes";
+  options.decode_step_token_budget = 0;  // bound off: the whole room
+  EXPECT_EQ(StepPrefillTokens(2, two, options), 510);
 }
 
 class SchedulerBudgetTest : public ::testing::Test {
@@ -116,12 +138,93 @@ TEST_F(SchedulerBudgetTest, DefaultBoundChunksPromptsBesideDecodesWithoutStallin
   EXPECT_GE(PrefillBudget(64, options), 1);
 }
 
+// Streams joining a running one: beside one decode, three short prompts run whole in one step
+// (they outnumber it), and from the next step on all four decode, each getting a token a step.
+TEST_F(SchedulerBudgetTest, ShortPromptsJoiningFewDecodesRunWholeInOneStep) {
+  RuntimeOptions options;
+  options.decode_step_token_budget = 8;  // bounded, beside one decode: 7 tokens a step
+  options.prefix_caching = false;
+  Scheduler scheduler(*model_, options);
+  std::vector<std::shared_ptr<RequestChannel>> channels;
+  channels.push_back(std::make_shared<RequestChannel>(0));
+  scheduler.Enqueue({channels.back(), Request(5, 50), Clock::now()});
+  scheduler.Step();
+  ASSERT_EQ(scheduler.counters().tokens_generated, 1);
+  for (int i = 1; i <= 3; ++i) {
+    channels.push_back(std::make_shared<RequestChannel>(i));
+    scheduler.Enqueue({channels.back(), Request(10, 50), Clock::now()});
+  }
+  RuntimeCounters before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().prompt_tokens_processed - before.prompt_tokens_processed, 30);
+  EXPECT_EQ(scheduler.counters().tokens_generated - before.tokens_generated, 4) << "the decode and three first tokens";
+  before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().tokens_generated - before.tokens_generated, 4) << "all four decode";
+  // A single prompt beside a decode does not outnumber it: the bound chunks it.
+  channels.push_back(std::make_shared<RequestChannel>(4));
+  scheduler.Enqueue({channels.back(), Request(10, 50), Clock::now()});
+  before = scheduler.counters();
+  scheduler.Step();
+  EXPECT_EQ(scheduler.counters().prompt_tokens_processed - before.prompt_tokens_processed, 4)
+      << "beside 4 decodes: max(8 - 4, 8 / 2)";
+}
+
 TEST_F(SchedulerBudgetTest, WithoutTheBoundThePromptTakesTheWholeStepBudget) {
   RuntimeOptions options;
   options.max_num_batched_tokens = 256;
   options.decode_step_token_budget = 0;
   options.prefix_caching = false;
   EXPECT_EQ(PrefillPerStep(options, 40), (std::vector<int64_t>{40}));
+}
+
+// The step observer sees each forward pass's composition: two prompts alone, then the decodes
+// beside the chunks of a third prompt, then the decodes alone; steps that run nothing are not
+// reported. Timings are reported but not checked (they depend on the machine).
+TEST_F(SchedulerBudgetTest, StepObserverReportsEachPassComposition) {
+  RuntimeOptions options;
+  options.decode_step_token_budget = 8;  // beside 2 decodes: 6 prompt tokens a step
+  options.prefix_caching = false;
+  std::vector<StepStats> steps;
+  options.step_observer = [&steps](const StepStats& s) { steps.push_back(s); };
+  Scheduler scheduler(*model_, options);
+  scheduler.Step();  // nothing to run: not reported
+  EXPECT_TRUE(steps.empty());
+  std::vector<std::shared_ptr<RequestChannel>> channels;
+  const Clock::time_point submitted = Clock::now();
+  for (int i = 0; i < 2; ++i) {
+    channels.push_back(std::make_shared<RequestChannel>(i));
+    scheduler.Enqueue({channels.back(), Request(3, 4), submitted});
+  }
+  scheduler.Step();
+  channels.push_back(std::make_shared<RequestChannel>(2));
+  scheduler.Enqueue({channels.back(), Request(10, 1), Clock::now()});
+  while (scheduler.HasWork()) scheduler.Step();
+  struct Composition {
+    int64_t decodes, prompt_tokens, pieces;
+    bool operator==(const Composition&) const = default;
+  };
+  std::vector<Composition> got;
+  for (const StepStats& s : steps) got.push_back({s.decode_rows, s.prompt_tokens, s.prompt_pieces});
+  // 2 prompts of 3; 2 decodes + 6 of the 10; 2 decodes + the last 4 (the third request ends on
+  // its first token); the two decodes left of their 4 tokens.
+  const std::vector<Composition> want = {{0, 6, 2}, {2, 6, 1}, {2, 4, 1}, {2, 0, 0}};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(got[i] == want[i]) << "step " << i << ": decodes " << got[i].decodes << ", prompt tokens "
+                                   << got[i].prompt_tokens << " in " << got[i].pieces;
+    EXPECT_EQ(steps[i].step, int64_t(i) + 1) << "the empty first step still counts";
+    EXPECT_LE(steps[i].start, steps[i].end);
+    EXPECT_GE(steps[i].forward_seconds, 0);
+  }
+  // A request's statistics carry its submission time, the origin of its token times.
+  GenerationEvent event;
+  while (channels[0]->Next(&event)) {
+    if (event.kind == GenerationEvent::Kind::kFinish) {
+      EXPECT_EQ(event.stats.submitted, submitted);
+    }
+  }
+  EXPECT_EQ(event.kind, GenerationEvent::Kind::kFinish);
 }
 
 }  // namespace

@@ -13,7 +13,9 @@
 // by one thread while others call Cancel(); events are delivered in order.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -54,6 +56,21 @@ class TokenConstraint {
   virtual Status FillMask(std::span<const int32_t> generated, int64_t tokens_left, TokenMask* mask) = 0;
 };
 
+// What one scheduler step ran, for RuntimeOptions::step_observer: the composition of its
+// forward pass and what the step cost. Steps without a forward pass (nothing to run) are not
+// reported.
+struct StepStats {
+  int64_t step = 0;             // RuntimeCounters::steps before this step
+  int64_t decode_rows = 0;      // sequences that consumed one sampled token
+  int64_t prompt_tokens = 0;    // prompt (or recomputed context) tokens in prefill chunks
+  int64_t prompt_pieces = 0;    // prefill chunks, one per sequence at most
+  std::chrono::steady_clock::time_point start, end;  // the whole step, admission to clean-up
+  double forward_seconds = 0;   // wall time of Model::ForwardBatch within the step
+  double cpu_seconds = 0;       // process CPU time (every thread) over the whole step
+  int64_t minor_faults = 0;     // process minor page faults over the whole step
+};
+using StepObserver = std::function<void(const StepStats&)>;
+
 struct RuntimeOptions {
   int max_num_seqs = 32;                 // sequences running at once
   int64_t max_num_batched_tokens = 256;  // tokens per step, decodes (one each) and prefill chunks
@@ -62,10 +79,12 @@ struct RuntimeOptions {
   // max(decode_step_token_budget - decodes, decode_step_token_budget / 2) tokens of the step, so
   // a prompt arriving beside running decodes lengthens their inter-token gaps by a bounded
   // amount instead of by a whole max_num_batched_tokens pass. Steps without decodes keep the
-  // full max_num_batched_tokens. 0 turns the bound off. 16 makes a step beside 16 decodes
-  // cheaper (1.4 pure decode steps against 1.9) but, measured on the load benchmark, doubled
-  // the p99 time to first token without lowering the p99 inter-token latency, so the default
-  // stays 32 (docs/runtime.md, "Prefill beside decodes").
+  // full max_num_batched_tokens, and when more prompts than decodes can finish whole in the
+  // step (a burst of requests joining a few running streams), it takes them whole. 0 turns the
+  // bound off. 16 makes a step beside 16 decodes cheaper (1.4 pure decode steps against 1.9)
+  // but, measured on the load benchmark, doubled the p99 time to first token without lowering
+  // the p99 inter-token latency, so the default stays 32 (docs/runtime.md, "Prefill beside
+  // decodes").
   int64_t decode_step_token_budget = 32;
   uint64_t memory_budget_bytes = uint64_t(1) << 30;  // sequence state (KDA slots + MLA pages)
   std::vector<int32_t> stop_token_ids;   // end-of-message / EOS ids that end every request
@@ -73,6 +92,10 @@ struct RuntimeOptions {
   // Prefix caching (docs/runtime.md): MLA pages and KDA snapshots of prompt beginnings kept
   // within memory_budget_bytes and reused by later requests that start with the same tokens.
   bool prefix_caching = true;
+  // Called on the scheduler thread after every step that ran a forward pass (off when empty; a
+  // set observer costs a few clock reads and one getrusage per step). It must be quick and must
+  // not call back into the Runtime.
+  StepObserver step_observer;
 };
 
 struct GenerationRequest {
@@ -97,6 +120,9 @@ struct RequestStats {
   double queue_seconds = 0;             // submit -> admitted into the running batch
   double time_to_first_token_seconds = 0;  // submit -> first token sampled
   std::vector<double> inter_token_seconds;  // between consecutive tokens
+  // When Submit queued the request: the origin of the times above, so that a token's time can
+  // be set beside StepStats' step times.
+  std::chrono::steady_clock::time_point submitted;
 };
 
 struct GenerationEvent {
