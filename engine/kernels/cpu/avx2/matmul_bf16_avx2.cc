@@ -340,11 +340,15 @@ void GemvTileOf(int64_t mb, const float* xm, const uint16_t* w, int64_t K, Prefe
 // the last strip of the call.
 constexpr int64_t kLinearPrefetchMaxK = 2048;
 constexpr int64_t kLinearPrefetchBytes = 8192;
+// The first tile of a batch group spends up to 6× batch 1's FMAs on each weight line, so it
+// moves through the matrix more slowly: 4 KiB ahead measured a few percent faster than 8 KiB
+// at 8–32 rows, batch 1 unchanged (docs/benchmarks.md, "BF16 batch tiles in assembly").
+constexpr int64_t kBatchLinearPrefetchBytes = 4096;
 constexpr int64_t kLongRowPrefetch = 1024;
 
 // Runs tile(prefetch) with the policy for the R-row strip at row n of w[N, K].
 template <int R, class Tile>
-inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K, Tile&& tile) {
+inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K, int64_t ahead_bytes, Tile&& tile) {
   if (K > kLinearPrefetchMaxK) {
     if (n + 2 * R <= N) {
       tile(ColumnPrefetch{kLongRowPrefetch});
@@ -353,7 +357,7 @@ inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K
     }
     return;
   }
-  const char* ahead = reinterpret_cast<const char*>(w + n * K) + kLinearPrefetchBytes;
+  const char* ahead = reinterpret_cast<const char*>(w + n * K) + ahead_bytes;
   const char* end = reinterpret_cast<const char*>(w + N * K);
   if (ahead + 2 * R * K <= end) {
     tile(LinearPrefetch{ahead});
@@ -370,7 +374,7 @@ template <int R>
 void GemvSingleRowStrips(const float* xp, const uint16_t* w, int64_t N, int64_t K, float* y) {
   int64_t n = 0;
   for (; n + R <= N; n += R) {
-    WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1); });
+    WithStripPrefetch<R>(w, n, N, K, kLinearPrefetchBytes, [&](auto prefetch) { GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1); });
   }
   for (; n < N; ++n) GemvTile<1, 1>(xp, w + n * K, K, NoPrefetch{}, y + n, 1);
 }
@@ -404,7 +408,7 @@ void GemvBatch(const float* xp, int64_t M, const uint16_t* w, int64_t N, int64_t
       for (; n + R <= n1; n += R) {
         const uint16_t* strip = w + n * K;
         if (m == 0) {
-          WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
+          WithStripPrefetch<R>(w, n, N, K, kBatchLinearPrefetchBytes, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
         } else {
           GemvTileOf<R>(mb, xm, strip, K, NoPrefetch{}, ym + n, ldy);
         }
