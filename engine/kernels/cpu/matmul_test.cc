@@ -225,7 +225,7 @@ TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
 // out bit for bit as on one thread, whatever chunk (and thread) computed it.
 TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
   ThreadPool pool(3);
-  for (int64_t M : {1, 3}) {
+  for (int64_t M : {1, 3, 16}) {
     const int64_t N = 1000, K = 512;
     auto x = RandomFloats(M * K, 60 + M);
     auto w = RandomBf16(N * K, 61);
