@@ -9,7 +9,7 @@
 // which equal wall-clock rates on an idle machine and stay the kernels' own speed on a shared
 // one; the ratios use the limits measured the same way.
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
-// (sections: gemv, k3-mini, small-m, experts, cutover, gemm, elementwise, conv, kda, mla, routing).
+// (sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -42,7 +42,7 @@ struct Options {
   std::string only;  // run only the sections of this name (empty: all)
 };
 
-// Sections: gemv, k3-mini, small-m, experts, cutover, gemm, elementwise, conv, kda, mla, routing.
+// Sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing.
 bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
 
 double ProcessCpuSeconds() {
@@ -356,6 +356,29 @@ void BenchThreads(int threads, const Options& opt) {
                     ("M=" + std::to_string(M) + " K=" + std::to_string(K)).c_str(), per_call[0] * 1e3,
                     per_call[1] * 1e3, per_call[1] / per_call[0]);
       }
+    }
+  }
+  // The BF16 decode GEMV at batched decode's row counts, through MatmulBf16 and the pool as a
+  // step calls it: weights from memory (16 copies of k3-mini's 1536 × 1024, 48 MiB) and from
+  // L2 (one matrix of 128 × 1024 per thread, 256 KiB each; the chunks a thread takes may vary
+  // between calls, so with 2 threads part comes from L3), as a fraction of the FMA peak
+  // measured above.
+  if (Section(opt, "bf16-batch")) {
+    const int64_t K = 1024, N = 1536, copies = 16, n_l2 = 128 * threads;
+    std::vector<uint16_t> w(copies * N * K);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = F32ToBf16(float(int64_t(i % 89) - 44) / 64.0f);
+    auto x = Floats(64 * K, 35);
+    std::vector<float> y(64 * N);
+    for (int64_t M : {8, 16, 32, 64}) {
+      const std::string shape = "M=" + std::to_string(M) + " K=" + std::to_string(K);
+      double s = TimePerCall(
+          [&] {
+            for (int64_t i = 0; i < copies; ++i) kernels::MatmulBf16(x.data(), K, w.data() + i * N * K, M, N, K, y.data(), N, &pool);
+          },
+          min_time);
+      Row("bf16 batch, memory", shape, s, copies * 2.0 * M * N * K, copies * 2.0 * N * K, "flops/peak", peak.gflops_per_cpu_s);
+      s = TimePerCall([&] { kernels::MatmulBf16(x.data(), K, w.data(), M, n_l2, K, y.data(), n_l2, &pool); }, min_time);
+      Row("bf16 batch, L2", shape, s, 2.0 * M * n_l2 * K, 2.0 * n_l2 * K, "flops/peak", peak.gflops_per_cpu_s);
     }
   }
   // Prefill GEMM.

@@ -98,13 +98,28 @@ void ThreadPool::Run(int64_t begin, int64_t end, int64_t align, bool dynamic, vo
   job_ctx_ = ctx;
   job_invoke_ = invoke;
   pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  job_gate_.store((generation_.load(std::memory_order_relaxed) + 1) << kGateShift, std::memory_order_relaxed);
   generation_.fetch_add(1);  // seq_cst: publishes the job, then read sleeping_workers_
   if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mu_);
     work_cv_.notify_all();
   }
   RunShare(0);
+  if (dynamic) {
+    // No chunk is left: workers that have not joined yet are not waited for.
+    const uint64_t gate = job_gate_.fetch_or(kGateClosed);
+    const int absent = num_threads_ - 1 - static_cast<int>(gate & kGateJoinedMask);
+    if (absent > 0) pending_.fetch_sub(absent);
+  }
   AwaitWorkers();
+}
+
+bool ThreadPool::JoinJob(uint64_t seen) {
+  uint64_t gate = job_gate_.load();
+  for (;;) {
+    if (gate >> kGateShift != (seen << kGateShift) >> kGateShift || (gate & kGateClosed) != 0) return false;
+    if (job_gate_.compare_exchange_weak(gate, gate + 1)) return true;
+  }
 }
 
 void ThreadPool::RunShare(int t) {
@@ -145,6 +160,7 @@ void ThreadPool::WorkerLoop(int worker_index) {
   uint64_t seen = 0;
   while (AwaitJob(seen)) {
     seen = generation_.load(std::memory_order_acquire);
+    if (!JoinJob(seen)) continue;
     RunShare(worker_index);
     if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
       std::lock_guard<std::mutex> lock(mu_);

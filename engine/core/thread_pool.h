@@ -70,8 +70,9 @@ class ThreadPool {
   // fn(chunk_begin, chunk_end, thread_index) for every chunk it takes, one after another,
   // until none remain. A thread that starts late (a worker waking up) or is descheduled (a
   // busy machine) takes fewer chunks, so the region ends when the work does instead of when
-  // the slowest thread's fixed share does. On a one-thread pool, or when the whole range is one
-  // chunk, fn(begin, end, 0) runs once on the calling thread.
+  // the slowest thread's fixed share does. A worker that arrives only after the caller has
+  // found no chunk left is not waited for and does not touch the region. On a one-thread pool,
+  // or when the whole range is one chunk, fn(begin, end, 0) runs once on the calling thread.
   // Returns when every chunk has returned. Precondition: begin <= end, chunk >= 1.
   template <typename Fn>
   void ParallelForChunks(int64_t begin, int64_t end, int64_t chunk, Fn&& fn) {
@@ -85,6 +86,9 @@ class ThreadPool {
 
   // align is ParallelFor's alignment, or with dynamic the chunk length.
   void Run(int64_t begin, int64_t end, int64_t align, bool dynamic, void* ctx, Invoker invoke);
+  // Admits worker_index to the job of generation `seen`: false when that job is no longer the
+  // current one or the caller has closed it (a chunked job whose chunks were all taken).
+  bool JoinJob(uint64_t seen);
   // Runs the current job's share of thread t: its fixed range, or chunks until none remain.
   void RunShare(int t);
   void WorkerLoop(int worker_index);
@@ -112,7 +116,16 @@ class ThreadPool {
   void* job_ctx_ = nullptr;
   Invoker job_invoke_ = nullptr;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};  // workers still running the current job
+  // Who may still take part in the current job: (generation << kGateShift) | kGateClosed when
+  // closed | number of workers that joined. A chunked job's caller closes it once it finds no
+  // chunk left, so a worker that wakes after that does not touch the job and the caller waits
+  // only for the workers that joined (on a busy machine the worker is often scheduled only
+  // after the caller has taken every chunk; waiting for it cost the caller ~45 µs a region).
+  static constexpr int kGateShift = 17;
+  static constexpr uint64_t kGateClosed = uint64_t{1} << 16;
+  static constexpr uint64_t kGateJoinedMask = kGateClosed - 1;
+  std::atomic<uint64_t> job_gate_{0};
+  std::atomic<int> pending_{0};  // workers still running the current job (or yet to join it)
   std::atomic<bool> stop_{false};
 
   // Sleeping. A sleeper announces itself (sleeping_workers_ / caller_sleeping_) under mu_ and

@@ -198,5 +198,36 @@ TEST(ThreadPoolTest, ChunksGoToTheThreadsThatAreFree) {
   }
 }
 
+// The caller of a chunked region does not wait for a worker that joins after every chunk is
+// taken (tiny regions make that common), and such a worker must still take part in the fixed
+// ranges of the regions that follow and never run a region twice: chunked and fixed regions
+// alternate, and every index is counted exactly once per region.
+TEST(ThreadPoolTest, LateWorkersSkipClosedChunkedRegionsOnly) {
+  for (auto spin : kSpins) {
+    for (int threads : {2, 3}) {
+      ThreadPool pool(threads, spin);
+      std::vector<std::atomic<int>> hits(64);
+      std::vector<std::atomic<int>> fixed_threads(threads);
+      int64_t regions = 0;
+      for (int rep = 0; rep < 400; ++rep) {
+        const int64_t n = 2 + rep % 63;
+        pool.ParallelForChunks(0, n, 1, [&](int64_t b, int64_t e, int) {
+          for (int64_t i = b; i < e; ++i) hits[i]++;
+        });
+        pool.ParallelFor(0, 64, 1, [&](int64_t b, int64_t e, int t) {
+          fixed_threads[t]++;
+          for (int64_t i = b; i < e; ++i) hits[i]++;
+        });
+        regions++;
+        for (int64_t i = 0; i < 64; ++i) {
+          ASSERT_EQ(hits[i].exchange(0), i < n ? 2 : 1) << "spin=" << spin.count() << " threads=" << threads
+                                                        << " rep=" << rep << " i=" << i;
+        }
+      }
+      for (int t = 0; t < threads; ++t) EXPECT_EQ(fixed_threads[t].load(), regions) << "thread " << t;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kimi

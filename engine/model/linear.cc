@@ -10,6 +10,12 @@
 namespace kimi::model {
 namespace {
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KIMI_X86_64_V3_CLONE [[gnu::target_clones("arch=x86-64-v3", "default")]]
+#else
+#define KIMI_X86_64_V3_CLONE
+#endif
+
 inline float Bf16(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 // Rows handled per pass over W: their outputs (kRowBlock · n_out floats) stay in L1 while W streams.
@@ -20,6 +26,12 @@ constexpr int64_t kRowBlock = 8;
 // and shared by the rows, rather than converted again for every row. Every output element sums
 // its products in n order, however many rows share the pass, so a row's result does not depend
 // on the batch around it.
+// engine/model is compiled for baseline x86-64 (SSE2), where this loop runs 4 floats wide; on a
+// CPU with AVX2 the loader picks the x86-64-v3 clone, 8 wide (1.7× faster on k3-mini's W_UK
+// absorption; docs/benchmarks.md). Both give the same bits: linear.cc is compiled with
+// -ffp-contract=off (engine/model/CMakeLists.txt), so each element takes the same multiply
+// then add, in the same order, on either path.
+KIMI_X86_64_V3_CLONE
 void TransposedRows(const float* x, int64_t ldx, int64_t rows, const uint16_t* w, int64_t n_in, int64_t n_out,
                     float* y, int64_t ldy, float* wide) {
   for (int64_t m = 0; m < rows; ++m) std::memset(y + m * ldy, 0, sizeof(float) * n_out);

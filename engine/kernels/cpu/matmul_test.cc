@@ -225,7 +225,7 @@ TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
 // out bit for bit as on one thread, whatever chunk (and thread) computed it.
 TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {
   ThreadPool pool(3);
-  for (int64_t M : {1, 3}) {
+  for (int64_t M : {1, 3, 16}) {
     const int64_t N = 1000, K = 512;
     auto x = RandomFloats(M * K, 60 + M);
     auto w = RandomBf16(N * K, 61);
@@ -250,7 +250,7 @@ TEST(MatmulTest, BatchedRowsEqualRowsAlone) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   for (const KernelTable* table : testing::OptimisedTables()) {
     // Rows of at most 2048 values take batch 1's address-order path, longer rows its strips.
-    for (int64_t K : {48, 1024, 2055, 2112}) {
+    for (int64_t K : {16, 31, 48, 1024, 2055, 2112}) {
       const int64_t N = 23, ldx = K + 1;
       auto w = RandomBf16(N * K, 70 + K);
       auto packed = RandomBytes(N * K / 2, 72);

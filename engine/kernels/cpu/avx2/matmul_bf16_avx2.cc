@@ -115,11 +115,10 @@ inline void StoreTileSums(const __m256 (&acc)[R][MB], const float* xp, const uin
 //
 // Several rows: each weight block is converted once per tile and summed in two halves (the 8
 // even values for every row, then the 8 odd ones) so that only R converted vectors are live
-// beside the R·MB accumulators: with R = 2, MB = 6 that is 12 + 2 + one activation vector (the
-// odd values are isolated with two shifts rather than a mask, which would take the 16th
-// register), and a block costs 24 FMAs against 4 weight and 12 activation loads. Left to
-// itself GCC folds each activation load into both of its FMAs (24 loads) and then runs out of
-// registers and spills accumulators; the empty asm pins the loaded vector in a register.
+// beside the R·MB accumulators. This intrinsic form serves the odd last weight row of a batch
+// (R = 1); strips of two rows take PairHalfBlock below. Left to itself GCC folds each
+// activation load into both of its FMAs and then runs out of registers and spills
+// accumulators; the empty asm pins the loaded vector in a register.
 template <int R, int MB>
 [[gnu::always_inline]] inline void TileBlock(const float* xp, const uint16_t* w, int64_t K, int64_t k, __m256 (&acc)[R][MB]) {
   if constexpr (MB == 1) {
@@ -153,11 +152,150 @@ template <int R, int MB>
   }
 }
 
+// ---- The batch tile: 2 weight rows × MB activation rows, in assembly --------------------
+//
+// Half a block (the 8 even or the 8 odd values of 16 columns) of a 2 × MB tile, written out
+// so that the register use is fixed: the 2·MB accumulators and the mask stay in registers the
+// compiler chose, and ymm12–14 hold the two converted weight vectors and one activation
+// vector. Compiled from intrinsics, the same tile kept one accumulator on the stack, spent
+// two shifts on each odd weight vector (a mask in a register would have taken the 16th
+// register) and one pointer increment per activation row, ~103 instructions per 48 FMAs;
+// this form is ~83 (docs/kernels.md). Per half block and weight row:
+//   odd values: one vpand of the loaded row with the mask (load folded into the AND);
+//   even values: the same AND on the 32 bytes that start one BF16 value earlier, whose lanes
+//     hold element 2i in their high half; the first block of a row, which has no value before
+//     it, shifts instead (kEvenShift).
+// The values are the same as the shift and mask give (the products and their order are
+// unchanged), so a row's sums stay bit-identical to batch 1's. vpand runs on any FP pipe,
+// where the shifts took pipes shared with the FMAs.
+// The asm reads the weights and the permuted activations through its pointer operands; the
+// "memory" clobber keeps it after the stores that wrote them.
+enum class PairHalf { kEvenShift, kEvenFromOffset, kOdd };
+
+struct PairAccumulators {
+  __m256 a00, a01, a02, a03, a04, a05, a10, a11, a12, a13, a14, a15;
+};
+
+#define KIMI_BF16_X0 "(%[x])"
+#define KIMI_BF16_X1 "(%[x],%[s],1)"
+#define KIMI_BF16_X2 "(%[x],%[s],2)"
+#define KIMI_BF16_X3 "(%[x3])"
+#define KIMI_BF16_X4 "(%[x],%[s],4)"
+#define KIMI_BF16_X5 "(%[x3],%[s],2)"
+#define KIMI_BF16_ROW(m)                          \
+  "vmovups " KIMI_BF16_X##m ", %%ymm14\n\t"       \
+  "vfmadd231ps %%ymm12, %%ymm14, %[a0" #m "]\n\t" \
+  "vfmadd231ps %%ymm13, %%ymm14, %[a1" #m "]\n\t"
+#define KIMI_BF16_ODD "vpand (%[w]), %[mask], %%ymm12\n\tvpand (%[w],%[ws],1), %[mask], %%ymm13\n\t"
+#define KIMI_BF16_EVEN_FROM_OFFSET \
+  "vpand -2(%[w]), %[mask], %%ymm12\n\tvpand -2(%[w],%[ws],1), %[mask], %%ymm13\n\t"
+#define KIMI_BF16_EVEN_SHIFT                                                 \
+  "vmovdqu (%[w]), %%ymm12\n\tvmovdqu (%[w],%[ws],1), %%ymm13\n\t"           \
+  "vpslld $16, %%ymm12, %%ymm12\n\tvpslld $16, %%ymm13, %%ymm13\n\t"
+#define KIMI_BF16_ACC(m) [a0##m] "+x"(acc.a0##m), [a1##m] "+x"(acc.a1##m)
+#define KIMI_BF16_IN \
+  [w] "r"(wk), [ws] "r"(w_stride), [x] "r"(xk), [x3] "r"(x3), [s] "r"(x_stride), [mask] "x"(mask)
+#define KIMI_BF16_CLOBBER "xmm12", "xmm13", "xmm14", "memory"
+// One asm statement per (half, MB): the template must be a literal.
+#define KIMI_BF16_HALF(CONVERT, ROWS, ...) asm(CONVERT ROWS : __VA_ARGS__ : KIMI_BF16_IN : KIMI_BF16_CLOBBER)
+#define KIMI_BF16_HALVES(ROWS, ...)                                            \
+  if constexpr (Half == PairHalf::kOdd) {                                     \
+    KIMI_BF16_HALF(KIMI_BF16_ODD, ROWS, __VA_ARGS__);                         \
+  } else if constexpr (Half == PairHalf::kEvenFromOffset) {                   \
+    KIMI_BF16_HALF(KIMI_BF16_EVEN_FROM_OFFSET, ROWS, __VA_ARGS__);            \
+  } else {                                                                    \
+    KIMI_BF16_HALF(KIMI_BF16_EVEN_SHIFT, ROWS, __VA_ARGS__);                  \
+  }
+
+// acc.a{r}{m} += (the Half values of w's rows r = 0, 1 at wk) · (activation row m at xk).
+template <int MB, PairHalf Half>
+[[gnu::always_inline]] inline void PairHalfBlock(const float* xk, int64_t K, const uint16_t* wk, __m256 mask,
+                                                 PairAccumulators& acc) {
+  const int64_t w_stride = 2 * K, x_stride = 4 * K;
+  const float* x3 = xk + 3 * K;
+  if constexpr (MB == 6) {
+    KIMI_BF16_HALVES(KIMI_BF16_ROW(0) KIMI_BF16_ROW(1) KIMI_BF16_ROW(2) KIMI_BF16_ROW(3) KIMI_BF16_ROW(4) KIMI_BF16_ROW(5),
+                     KIMI_BF16_ACC(0), KIMI_BF16_ACC(1), KIMI_BF16_ACC(2), KIMI_BF16_ACC(3), KIMI_BF16_ACC(4), KIMI_BF16_ACC(5))
+  } else if constexpr (MB == 5) {
+    KIMI_BF16_HALVES(KIMI_BF16_ROW(0) KIMI_BF16_ROW(1) KIMI_BF16_ROW(2) KIMI_BF16_ROW(3) KIMI_BF16_ROW(4),
+                     KIMI_BF16_ACC(0), KIMI_BF16_ACC(1), KIMI_BF16_ACC(2), KIMI_BF16_ACC(3), KIMI_BF16_ACC(4))
+  } else if constexpr (MB == 4) {
+    KIMI_BF16_HALVES(KIMI_BF16_ROW(0) KIMI_BF16_ROW(1) KIMI_BF16_ROW(2) KIMI_BF16_ROW(3),
+                     KIMI_BF16_ACC(0), KIMI_BF16_ACC(1), KIMI_BF16_ACC(2), KIMI_BF16_ACC(3))
+  } else if constexpr (MB == 3) {
+    KIMI_BF16_HALVES(KIMI_BF16_ROW(0) KIMI_BF16_ROW(1) KIMI_BF16_ROW(2), KIMI_BF16_ACC(0), KIMI_BF16_ACC(1),
+                     KIMI_BF16_ACC(2))
+  } else {
+    static_assert(MB == 2);
+    KIMI_BF16_HALVES(KIMI_BF16_ROW(0) KIMI_BF16_ROW(1), KIMI_BF16_ACC(0), KIMI_BF16_ACC(1))
+  }
+}
+
+#undef KIMI_BF16_HALVES
+#undef KIMI_BF16_HALF
+#undef KIMI_BF16_CLOBBER
+#undef KIMI_BF16_IN
+#undef KIMI_BF16_ACC
+#undef KIMI_BF16_EVEN_SHIFT
+#undef KIMI_BF16_EVEN_FROM_OFFSET
+#undef KIMI_BF16_ODD
+#undef KIMI_BF16_ROW
+#undef KIMI_BF16_X5
+#undef KIMI_BF16_X4
+#undef KIMI_BF16_X3
+#undef KIMI_BF16_X2
+#undef KIMI_BF16_X1
+#undef KIMI_BF16_X0
+
+// One block of 16 columns: the even half (by `Even`), then the odd half.
+template <int MB, PairHalf Even>
+[[gnu::always_inline]] inline void PairBlock(const float* xp, const uint16_t* w, int64_t K, int64_t k, __m256 mask,
+                                             PairAccumulators& acc) {
+  PairHalfBlock<MB, Even>(xp + k, K, w + k, mask, acc);
+  PairHalfBlock<MB, PairHalf::kOdd>(xp + k + kBlock / 2, K, w + k, mask, acc);
+}
+
+// The 2 × MB tile's loop (GemvTile's shape: two blocks per prefetch step). The accumulators
+// are a struct of named vectors rather than an array: with the array GCC stored all of them
+// to the stack on every step.
+template <int MB, class Prefetch>
+inline void GemvPairTile(const float* xp, const uint16_t* w, int64_t K, Prefetch prefetch, float* y, int64_t ldy) {
+  const int64_t k16 = K - K % kBlock;
+  const __m256 mask = _mm256_castsi256_ps(_mm256_set1_epi32(int(0xffff0000u)));
+  const __m256 z = _mm256_setzero_ps();
+  PairAccumulators a{z, z, z, z, z, z, z, z, z, z, z, z};
+  int64_t k = 0;
+  if (k16 > 0) {
+    prefetch.template Step<2>(w, K, 0);
+    PairBlock<MB, PairHalf::kEvenShift>(xp, w, K, 0, mask, a);
+    if (k16 > kBlock) PairBlock<MB, PairHalf::kEvenFromOffset>(xp, w, K, kBlock, mask, a);
+    k = 2 * kBlock;
+  }
+  for (; k + 2 * kBlock <= k16; k += 2 * kBlock) {
+    prefetch.template Step<2>(w, K, k);
+    PairBlock<MB, PairHalf::kEvenFromOffset>(xp, w, K, k, mask, a);
+    PairBlock<MB, PairHalf::kEvenFromOffset>(xp, w, K, k + kBlock, mask, a);
+  }
+  if (k < k16) {
+    prefetch.template Step<2>(w, K, k);
+    PairBlock<MB, PairHalf::kEvenFromOffset>(xp, w, K, k, mask, a);
+  }
+  const __m256 rows[2][6] = {{a.a00, a.a01, a.a02, a.a03, a.a04, a.a05}, {a.a10, a.a11, a.a12, a.a13, a.a14, a.a15}};
+  __m256 acc[2][MB];
+  for (int r = 0; r < 2; ++r)
+    for (int m = 0; m < MB; ++m) acc[r][m] = rows[r][m];
+  StoreTileSums<2, MB>(acc, xp, w, K, y, ldy);
+}
+
 // y[m, r] = Σ_k x[m, k]·w[r, k] for a strip of R weight rows and MB activation rows, two blocks
 // (one 64-byte line of each row) per step, `prefetch` running ahead of the reads. Inlining the
 // tile into its caller made GCC spill the 2 × 6 tile's accumulators and pointers.
 template <int R, int MB, class Prefetch>
 [[gnu::noinline]] void GemvTile(const float* xp, const uint16_t* w, int64_t K, Prefetch prefetch, float* y, int64_t ldy) {
+  if constexpr (R == 2 && MB > 1) {
+    GemvPairTile<MB>(xp, w, K, prefetch, y, ldy);
+    return;
+  }
   const int64_t k16 = K - K % kBlock;
   __m256 acc[R][MB];
   ZeroTile(acc);
@@ -202,11 +340,15 @@ void GemvTileOf(int64_t mb, const float* xm, const uint16_t* w, int64_t K, Prefe
 // the last strip of the call.
 constexpr int64_t kLinearPrefetchMaxK = 2048;
 constexpr int64_t kLinearPrefetchBytes = 8192;
+// The first tile of a batch group spends up to 6× batch 1's FMAs on each weight line, so it
+// moves through the matrix more slowly: 4 KiB ahead measured a few percent faster than 8 KiB
+// at 8–32 rows, batch 1 unchanged (docs/benchmarks.md, "BF16 batch tiles in assembly").
+constexpr int64_t kBatchLinearPrefetchBytes = 4096;
 constexpr int64_t kLongRowPrefetch = 1024;
 
 // Runs tile(prefetch) with the policy for the R-row strip at row n of w[N, K].
 template <int R, class Tile>
-inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K, Tile&& tile) {
+inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K, int64_t ahead_bytes, Tile&& tile) {
   if (K > kLinearPrefetchMaxK) {
     if (n + 2 * R <= N) {
       tile(ColumnPrefetch{kLongRowPrefetch});
@@ -215,7 +357,7 @@ inline void WithStripPrefetch(const uint16_t* w, int64_t n, int64_t N, int64_t K
     }
     return;
   }
-  const char* ahead = reinterpret_cast<const char*>(w + n * K) + kLinearPrefetchBytes;
+  const char* ahead = reinterpret_cast<const char*>(w + n * K) + ahead_bytes;
   const char* end = reinterpret_cast<const char*>(w + N * K);
   if (ahead + 2 * R * K <= end) {
     tile(LinearPrefetch{ahead});
@@ -232,7 +374,7 @@ template <int R>
 void GemvSingleRowStrips(const float* xp, const uint16_t* w, int64_t N, int64_t K, float* y) {
   int64_t n = 0;
   for (; n + R <= N; n += R) {
-    WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1); });
+    WithStripPrefetch<R>(w, n, N, K, kLinearPrefetchBytes, [&](auto prefetch) { GemvTile<R, 1>(xp, w + n * K, K, prefetch, y + n, 1); });
   }
   for (; n < N; ++n) GemvTile<1, 1>(xp, w + n * K, K, NoPrefetch{}, y + n, 1);
 }
@@ -266,7 +408,7 @@ void GemvBatch(const float* xp, int64_t M, const uint16_t* w, int64_t N, int64_t
       for (; n + R <= n1; n += R) {
         const uint16_t* strip = w + n * K;
         if (m == 0) {
-          WithStripPrefetch<R>(w, n, N, K, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
+          WithStripPrefetch<R>(w, n, N, K, kBatchLinearPrefetchBytes, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
         } else {
           GemvTileOf<R>(mb, xm, strip, K, NoPrefetch{}, ym + n, ldy);
         }
