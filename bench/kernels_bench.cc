@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
 
 #include "core/machine_limits.h"
 #include "core/thread_pool.h"
@@ -44,12 +43,6 @@ struct Options {
 
 // Sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing.
 bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
-
-double ProcessCpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
 
 // CPU time the process got during the last TimePerCall, over wall time × threads: 1.0 on an
 // idle machine; lower means other processes took the cores and every figure is pessimistic.

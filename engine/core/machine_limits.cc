@@ -118,11 +118,17 @@ std::atomic<float> g_sink{0};  // keeps results alive
 
 }  // namespace
 
-double ThreadCpuSeconds() {
+namespace {
+double ClockSeconds(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
+}  // namespace
+
+double ThreadCpuSeconds() { return ClockSeconds(CLOCK_THREAD_CPUTIME_ID); }
+
+double ProcessCpuSeconds() { return ClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
 
 BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes, int repeats) {
   BandwidthResult result;

@@ -1,7 +1,8 @@
 // Measured limits of the machine the engine runs on, so benchmarks can state how close a
 // kernel comes to them: memory read bandwidth (a STREAM-like sum over a buffer much larger
 // than the caches) and the FMA peak (independent register-only FMA chains, no memory).
-// Used by bench/kimi-bench-kernels and by `kimi-engine bench`.
+// Used by bench/kimi-bench-kernels and by `kimi-engine bench`. Also the CPU clocks (thread and
+// process) that benchmarks and the runtime's step statistics read.
 //
 // Owns: nothing beyond a call (the read buffer is allocated and freed inside the call).
 // Thread safety: the functions may be called from any thread; running two at once, or while
@@ -39,6 +40,9 @@ BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes = size
 
 // CPU time consumed so far by the calling thread, in seconds.
 double ThreadCpuSeconds();
+
+// CPU time consumed so far by the whole process (every thread), in seconds.
+double ProcessCpuSeconds();
 
 // Runs a register-only FMA loop on every thread of `pool` for about `seconds`.
 FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds = 0.3);

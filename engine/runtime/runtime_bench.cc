@@ -35,7 +35,6 @@
 // (RuntimeOptions::decode_step_token_budget, default 32; 0: off); with B >= L + N and the
 // bound off the long prompt runs in one step.
 // Prints figures; asserts nothing.
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/machine_limits.h"
 #include "io/k3_presets.h"
 #include "io/k3_synth.h"
 #include "kimi/runtime.h"
@@ -59,17 +59,12 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using kimi::ProcessCpuSeconds;
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5))];
-}
-
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // The steps the runtime reports while a run is under way.

@@ -4,21 +4,16 @@
 #include "runtime/scheduler.h"
 
 #include <sys/resource.h>
-#include <time.h>
 
 #include <algorithm>
 #include <utility>
+
+#include "core/machine_limits.h"
 
 namespace kimi::runtime {
 
 namespace {
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
 
 int64_t ProcessMinorFaults() {
   rusage usage{};

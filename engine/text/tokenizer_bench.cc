@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/machine_limits.h"
 #include "kimi/tokenizer.h"
 #include "text/bpe_trainer.h"
 #include "text/pretokenizer.h"
@@ -26,6 +27,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using kimi::ThreadCpuSeconds;
 
 struct Corpus {
   std::string text;
@@ -66,14 +68,8 @@ Corpus BuildCorpus(const std::string& source_dir, size_t target_bytes) {
   return corpus;
 }
 
-// CPU time of this thread: the build machines are shared, and wall time would measure the
-// neighbours as much as the tokenizer.
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
+// Best of `rounds` in CPU time of this thread: the build machines are shared, and wall time
+// would measure the neighbours as much as the tokenizer.
 template <typename F>
 double BestSeconds(int rounds, F f) {
   double best = 1e30;

@@ -6,7 +6,6 @@
 // machine limits per CPU second of their slowest thread), which stays meaningful when other work
 // shares the machine. Token ids are a fixed pseudo-random sequence; the figures depend only on
 // the shapes.
-#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -34,13 +33,6 @@ const std::vector<FlagSpec>& BenchFlags() {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-// CPU time of the whole process (every thread), in seconds.
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 Status Bench(const Flags& flags) {
