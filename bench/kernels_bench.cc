@@ -373,6 +373,31 @@ void BenchThreads(int threads, const Options& opt) {
       s = TimePerCall([&] { kernels::MatmulBf16(x.data(), K, w.data(), M, n_l2, K, y.data(), n_l2, &pool); }, min_time);
       Row("bf16 batch, L2", shape, s, 2.0 * M * n_l2 * K, 2.0 * n_l2 * K, "flops/peak", peak.gflops_per_cpu_s);
     }
+#if defined(__x86_64__)
+    // The batch form in 256-bit registers against the 512-bit one the table takes where the CPU
+    // has AVX-512F (the peak above is the 256-bit one): one thread, weights from memory, CPU
+    // time per call, the best of 5 alternating rounds each.
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::HaveAvx512F()) {
+      for (int64_t M : {8, 16, 32}) {
+        double best[2] = {1e9, 1e9};
+        for (int round = 0; round < 5; ++round) {
+          for (int wide = 0; wide < 2; ++wide) {
+            const auto fn = wide != 0 ? kernels::avx2::GemvBf16Batch512 : kernels::avx2::GemvBf16Batch256;
+            TimePerCall(
+                [&] {
+                  for (int64_t i = 0; i < copies; ++i)
+                    fn(x.data(), K, w.data() + i * N * K, M, N, K, y.data(), N);
+                },
+                min_time / 5);
+            best[wide] = std::min(best[wide], g_last_busy_per_call);  // CPU time: the machine is shared
+          }
+        }
+        std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "bf16 batch forms",
+                    ("M=" + std::to_string(M) + " K=" + std::to_string(K)).c_str(), best[0] * 1e3,
+                    best[1] * 1e3, best[0] / best[1]);
+      }
+    }
+#endif
   }
   // Prefill GEMM.
   if (Section(opt, "gemm")) {

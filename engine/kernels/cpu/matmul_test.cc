@@ -141,6 +141,32 @@ TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
   ExpectMxfp4MatchesReference(avx2::GemvMxfp4F32, 0, "avx2 gemv fp32 x");
   ExpectMxfp4MatchesReference(avx2::GemvMxfp4Q16, 32767, "avx2 gemv int16 x");
 }
+
+// The BF16 decode GEMV's batch forms in 256-bit and 512-bit registers give the same bits (so
+// both equal the rows alone, BatchedRowsEqualRowsAlone), over odd and even batch sizes (a
+// missing last row of a pair), the 4-pair tiles and their tails, weight strips of 4 and the
+// 1–3 rows left over, K % 16 tails, rows short and long enough for either prefetch, and they
+// write nothing outside the output rows.
+TEST(MatmulTest, Bf16BatchFormsAgree) {
+  if (Avx2Kernels() == nullptr || !avx2::HaveAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  for (int64_t K : {16, 31, 48, 100, 1040, 2055, 2112}) {
+    for (int64_t N : {1, 2, 3, 7, 45}) {
+      const int64_t ldx = K + 3, ldy = N + 2;
+      auto w = RandomBf16(N * K, 90 + N + K);
+      for (int64_t M : {2, 3, 5, 8, 9, 16, 17, 23, 64}) {
+        auto x = RandomFloats(M * ldx, 91 + M);
+        std::vector<float> narrow(M * ldy, 7.0f), wide(M * ldy, 7.0f);
+        avx2::GemvBf16Batch256(x.data(), ldx, w.data(), M, N, K, narrow.data(), ldy);
+        avx2::GemvBf16Batch512(x.data(), ldx, w.data(), M, N, K, wide.data(), ldy);
+        EXPECT_TRUE(std::equal(narrow.begin(), narrow.end(), wide.begin()))
+            << "M=" << M << " N=" << N << " K=" << K;
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = N; n < ldy; ++n)
+            EXPECT_EQ(wide[m * ldy + n], 7.0f) << "M=" << M << " N=" << N << " K=" << K;
+      }
+    }
+  }
+}
 #endif
 
 // The decode GEMV builds weight scales from their bits when every scale byte of a strip of rows

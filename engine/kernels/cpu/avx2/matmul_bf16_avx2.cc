@@ -90,15 +90,17 @@ inline void ZeroTile(__m256 (&acc)[R][MB]) {
     for (int m = 0; m < MB; ++m) acc[r][m] = _mm256_setzero_ps();
 }
 
-// y[m, r] = the 8 lanes of acc[r][m] summed, plus the K % 16 tail in scalar order.
+// y[m, r] = the 8 lanes of acc[r][m] summed, plus the K % 16 tail in scalar order, for the
+// first `rows` activation rows (x: their values, stride ldx; the tail is in natural order in
+// both the activations and their permuted copies).
 template <int R, int MB>
-inline void StoreTileSums(const __m256 (&acc)[R][MB], const float* xp, const uint16_t* w, int64_t K, float* y,
-                          int64_t ldy) {
+inline void StoreTileSums(const __m256 (&acc)[R][MB], int64_t rows, const float* x, int64_t ldx,
+                          const uint16_t* w, int64_t K, float* y, int64_t ldy) {
   const int64_t k16 = K - K % kBlock;
   for (int r = 0; r < R; ++r) {
-    for (int m = 0; m < MB; ++m) {
+    for (int m = 0; m < rows; ++m) {
       float s = HorizontalSum(acc[r][m]);
-      for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * xp[m * K + k];
+      for (int64_t k = k16; k < K; ++k) s += Bf16Scalar(w[r * K + k]) * x[m * ldx + k];
       y[m * ldy + r] = s;
     }
   }
@@ -284,7 +286,7 @@ inline void GemvPairTile(const float* xp, const uint16_t* w, int64_t K, Prefetch
   __m256 acc[2][MB];
   for (int r = 0; r < 2; ++r)
     for (int m = 0; m < MB; ++m) acc[r][m] = rows[r][m];
-  StoreTileSums<2, MB>(acc, xp, w, K, y, ldy);
+  StoreTileSums<2, MB>(acc, MB, xp, K, w, K, y, ldy);
 }
 
 // y[m, r] = Σ_k x[m, k]·w[r, k] for a strip of R weight rows and MB activation rows, two blocks
@@ -309,7 +311,7 @@ template <int R, int MB, class Prefetch>
     prefetch.template Step<R>(w, K, k);
     TileBlock<R, MB>(xp, w, K, k, acc);
   }
-  StoreTileSums<R, MB>(acc, xp, w, K, y, ldy);
+  StoreTileSums<R, MB>(acc, MB, xp, K, w, K, y, ldy);
 }
 
 // One tile of the strip [0, R) of w: MB = mb activation rows.
@@ -391,33 +393,217 @@ void GemvSingleRowStrips(const float* xp, const uint16_t* w, int64_t N, int64_t 
 // 2 weight rows, and L2's 32 bytes per cycle then cap the FMAs at about half their peak.
 // Measured and not kept (docs/kernels.md): every tile prefetching a share of the next group
 // (slower than no prefetch at all), 3 × 4 tiles (spills), 64 or 256 KiB groups.
-constexpr int64_t kBatchTileRows = 6;
 constexpr int64_t kBatchGroupBytes = 128 * 1024;
 
-void GemvBatch(const float* xp, int64_t M, const uint16_t* w, int64_t N, int64_t K, float* y, int64_t ldy) {
-  constexpr int R = 2;
+// The loop described above, over groups and tiles, for a tile kind T: T::kStripRows weight rows per
+// strip, tiles of at most T::kMaxTileUnits activation units (a row, or a pair of rows for
+// the 512-bit tiles), t.Strip(u, ub, n, prefetch) for the tile of units [u, u + ub) over the
+// strip at weight row n, t.Rest(u, ub, n, rows) for the group's last rows (fewer than a strip).
+template <class T>
+void GemvBatch(const T& t, int64_t units, const uint16_t* w, int64_t N, int64_t K) {
+  constexpr int R = T::kStripRows;
   const int64_t group = std::max<int64_t>(R, kBatchGroupBytes / (2 * K) / R * R);
   for (int64_t n0 = 0; n0 < N; n0 += group) {
     const int64_t n1 = std::min(N, n0 + group);
-    for (int64_t m = 0; m < M;) {
-      const int64_t left = M - m, tiles = (left + kBatchTileRows - 1) / kBatchTileRows;
-      const int64_t mb = (left + tiles - 1) / tiles;
-      const float* xm = xp + m * K;
-      float* ym = y + m * ldy;
+    for (int64_t u = 0; u < units;) {
+      const int64_t left = units - u, tiles = (left + T::kMaxTileUnits - 1) / T::kMaxTileUnits;
+      const int64_t ub = (left + tiles - 1) / tiles;
       int64_t n = n0;
       for (; n + R <= n1; n += R) {
-        const uint16_t* strip = w + n * K;
-        if (m == 0) {
-          WithStripPrefetch<R>(w, n, N, K, kBatchLinearPrefetchBytes, [&](auto prefetch) { GemvTileOf<R>(mb, xm, strip, K, prefetch, ym + n, ldy); });
+        if (u == 0) {
+          WithStripPrefetch<R>(w, n, N, K, kBatchLinearPrefetchBytes,
+                               [&](auto prefetch) { t.Strip(u, ub, n, prefetch); });
         } else {
-          GemvTileOf<R>(mb, xm, strip, K, NoPrefetch{}, ym + n, ldy);
+          t.Strip(u, ub, n, NoPrefetch{});
         }
       }
-      if (n < n1) GemvTileOf<1>(mb, xm, w + n * K, K, NoPrefetch{}, ym + n, ldy);
-      m += mb;
+      if (n < n1) t.Rest(u, ub, n, n1 - n);
+      u += ub;
     }
   }
 }
+
+// 256-bit tiles: rows of the permuted activations xp, 2 weight rows per strip.
+struct Ymm2xTiles {
+  static constexpr int kStripRows = 2;
+  static constexpr int64_t kMaxTileUnits = 6;
+  const float* xp;
+  const uint16_t* w;
+  int64_t K;
+  float* y;
+  int64_t ldy;
+  template <class Prefetch>
+  void Strip(int64_t m, int64_t mb, int64_t n, Prefetch prefetch) const {
+    GemvTileOf<2>(mb, xp + m * K, w + n * K, K, prefetch, y + m * ldy + n, ldy);
+  }
+  void Rest(int64_t m, int64_t mb, int64_t n, int64_t) const {
+    GemvTileOf<1>(mb, xp + m * K, w + n * K, K, NoPrefetch{}, y + m * ldy + n, ldy);
+  }
+};
+
+// ---- Several activation rows in 512-bit registers (AVX-512F) ---------------------------------
+//
+// The same products, lane for lane, as the 256-bit tiles, with two activation rows per
+// register: a register's low 8 lanes are row 2p's accumulator, its high 8 lanes row 2p + 1's,
+// each taking exactly the FMAs (even product, then odd, block after block) of the 256-bit
+// accumulator for that row, and summed by the same HorizontalSum, so every row stays
+// bit-identical to batch 1. A weight half block is one broadcast load of 32 bytes into both
+// halves and one AND (the even values through the load one value earlier, as in the
+// assembly tile; a shift for a row's first block); the activations are laid out so that a pair
+// of rows' half block is one 64-byte load (PairedActivations). Each 512-bit FMA does the work
+// of two 256-bit ones at the same issue rate on this machine's cores (docs/kernels.md), and
+// 32 registers hold a 4 weight rows × 4 pairs tile (16 accumulators) with no spill.
+//
+// Layout of the paired activations: per pair p, per block of 16 columns, 32 floats: row 2p's
+// 8 even values, row 2p + 1's 8 even values, row 2p's 8 odd values, row 2p + 1's 8 odd values
+// (zeros for the missing row of an odd M). The K % 16 tail is read from x itself. Pair-major,
+// a tile's activations are a few contiguous runs that spread over all of L1's sets; block-major
+// (every pair's half block side by side) put a 4-pair tile's lines in half the sets, where they
+// evicted each other, and the second tile of a 16-row batch ran at half speed.
+#define KIMI_AVX512 gnu::target("avx512f")
+// GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
+// -W(maybe-)uninitialized report once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+const float* PairedActivations(const float* x, int64_t ldx, int64_t M, int64_t K) {
+  const int64_t pairs = (M + 1) / 2, blocks = K / kBlock;
+  float* xq = ThreadScratchArray<float>(ScratchSlot::kC, std::max<int64_t>(1, blocks * pairs * 2 * kBlock));
+  for (int64_t p = 0; p < pairs; ++p) {
+    for (int half = 0; half < 2; ++half) {
+      const int64_t m = 2 * p + half;
+      for (int64_t b = 0; b < blocks; ++b) {
+        float* dst = xq + (p * blocks + b) * 2 * kBlock + half * 8;
+        __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+        if (m < M) {
+          const __m256 lo = _mm256_loadu_ps(x + m * ldx + b * kBlock),
+                       hi = _mm256_loadu_ps(x + m * ldx + b * kBlock + 8);
+          even = EvenElements(lo, hi);
+          odd = OddElements(lo, hi);
+        }
+        _mm256_storeu_ps(dst, even);
+        _mm256_storeu_ps(dst + kBlock, odd);
+      }
+    }
+  }
+  return xq;
+}
+
+// One block of 16 columns of an R × TP tile: xb points at the tile's first pair in the block,
+// the next pair `pair_stride` floats further.
+template <int R, int TP, bool kFirstBlock>
+[[gnu::always_inline, KIMI_AVX512]] inline void ZmmBlock(const float* xb, int64_t pair_stride,
+                                                         const uint16_t* w, int64_t K, int64_t k,
+                                                         __m512i mask, __m512 (&acc)[R][TP]) {
+  __m512 wv[R];
+  for (int r = 0; r < R; ++r) {
+    const uint16_t* row = w + r * K + k;
+    if constexpr (kFirstBlock) {
+      const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row)));
+      wv[r] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    } else {
+      const __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row - 1)));
+      wv[r] = _mm512_castsi512_ps(_mm512_and_si512(v, mask));
+    }
+  }
+  for (int t = 0; t < TP; ++t) {
+    __m512 xv = _mm512_loadu_ps(xb + t * pair_stride);
+    asm("" : "+v"(xv));
+    for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512i v =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + r * K + k)));
+    wv[r] = _mm512_castsi512_ps(_mm512_and_si512(v, mask));
+  }
+  for (int t = 0; t < TP; ++t) {
+    __m512 xv = _mm512_loadu_ps(xb + t * pair_stride + kBlock);
+    asm("" : "+v"(xv));
+    for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+  }
+}
+
+// The R × TP tile over the whole row (GemvTile's loop: two blocks per prefetch step). xq: the
+// tile's first pair, `pair_stride` floats from one pair to the next; x: the tile's `rows`
+// (<= 2 TP) activation rows for the K % 16 tail.
+template <int R, int TP, class Prefetch>
+[[gnu::noinline, KIMI_AVX512]] void ZmmTile(const float* xq, int64_t pair_stride, const uint16_t* w,
+                                            int64_t K, Prefetch prefetch, int64_t rows, const float* x,
+                                            int64_t ldx, float* y, int64_t ldy) {
+  const int64_t k16 = K - K % kBlock;
+  const __m512i mask = _mm512_set1_epi32(int(0xffff0000u));
+  __m512 acc[R][TP];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < TP; ++t) acc[r][t] = _mm512_setzero_ps();
+  int64_t k = 0;
+  if (k16 > 0) {
+    prefetch.template Step<R>(w, K, 0);
+    ZmmBlock<R, TP, true>(xq, pair_stride, w, K, 0, mask, acc);
+    if (k16 > kBlock) ZmmBlock<R, TP, false>(xq + 2 * kBlock, pair_stride, w, K, kBlock, mask, acc);
+    xq += 4 * kBlock;
+    k = 2 * kBlock;
+  }
+  for (; k + 2 * kBlock <= k16; k += 2 * kBlock, xq += 4 * kBlock) {
+    prefetch.template Step<R>(w, K, k);
+    ZmmBlock<R, TP, false>(xq, pair_stride, w, K, k, mask, acc);
+    ZmmBlock<R, TP, false>(xq + 2 * kBlock, pair_stride, w, K, k + kBlock, mask, acc);
+  }
+  if (k < k16) {
+    prefetch.template Step<R>(w, K, k);
+    ZmmBlock<R, TP, false>(xq, pair_stride, w, K, k, mask, acc);
+  }
+  __m256 halves[R][2 * TP];
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < TP; ++t) {
+      halves[r][2 * t] = _mm512_castps512_ps256(acc[r][t]);
+      halves[r][2 * t + 1] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[r][t]), 1));
+    }
+  }
+  StoreTileSums<R, 2 * TP>(halves, rows, x, ldx, w, K, y, ldy);
+}
+
+// 512-bit tiles: units are pairs of activation rows, 4 weight rows per strip.
+struct Zmm4xTiles {
+  static constexpr int kStripRows = 4;
+  static constexpr int64_t kMaxTileUnits = 4;
+  const float* xq;
+  const float* x;
+  int64_t ldx, M;
+  const uint16_t* w;
+  int64_t K;
+  float* y;
+  int64_t ldy;
+
+  template <int R, class Prefetch>
+  void Tile(int64_t p, int64_t tp, int64_t n, Prefetch prefetch) const {
+    const int64_t stride = K / kBlock * 2 * kBlock, rows = std::min(M - 2 * p, 2 * tp);
+    const float* xt = xq + p * stride;
+    const uint16_t* strip = w + n * K;
+    const float* xm = x + 2 * p * ldx;
+    float* ym = y + 2 * p * ldy + n;
+    switch (tp) {
+      case 4: ZmmTile<R, 4>(xt, stride, strip, K, prefetch, rows, xm, ldx, ym, ldy); break;
+      case 3: ZmmTile<R, 3>(xt, stride, strip, K, prefetch, rows, xm, ldx, ym, ldy); break;
+      case 2: ZmmTile<R, 2>(xt, stride, strip, K, prefetch, rows, xm, ldx, ym, ldy); break;
+      default: ZmmTile<R, 1>(xt, stride, strip, K, prefetch, rows, xm, ldx, ym, ldy); break;
+    }
+  }
+  template <class Prefetch>
+  void Strip(int64_t p, int64_t tp, int64_t n, Prefetch prefetch) const {
+    Tile<kStripRows>(p, tp, n, prefetch);
+  }
+  void Rest(int64_t p, int64_t tp, int64_t n, int64_t rows) const {
+    switch (rows) {
+      case 3: Tile<3>(p, tp, n, NoPrefetch{}); break;
+      case 2: Tile<2>(p, tp, n, NoPrefetch{}); break;
+      default: Tile<1>(p, tp, n, NoPrefetch{}); break;
+    }
+  }
+};
+
+#pragma GCC diagnostic pop
+#undef KIMI_AVX512
 
 struct Bf16Packer {
   const uint16_t* w;
@@ -446,15 +632,35 @@ struct Bf16Packer {
 
 }  // namespace
 
+bool HaveAvx512F() {
+  static const bool have = __builtin_cpu_supports("avx512f");
+  return have;
+}
+
+void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                      float* y, int64_t ldy) {
+  const float* xp = PermutedActivations(x, ldx, M, K);
+  GemvBatch(Ymm2xTiles{xp, w, K, y, ldy}, M, w, N, K);
+}
+
+void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                      float* y, int64_t ldy) {
+  const int64_t pairs = (M + 1) / 2;
+  const float* xq = PairedActivations(x, ldx, M, K);
+  GemvBatch(Zmm4xTiles{xq, x, ldx, M, w, K, y, ldy}, pairs, w, N, K);
+}
+
 void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
+  if (M > 1) {
+    (HaveAvx512F() ? GemvBf16Batch512 : GemvBf16Batch256)(x, ldx, w, M, N, K, y, ldy);
+    return;
+  }
   const float* xp = PermutedActivations(x, ldx, M, K);
-  if (M == 1 && K <= kLinearPrefetchMaxK) {
+  if (K <= kLinearPrefetchMaxK) {
     GemvSingleRowStrips<4>(xp, w, N, K, y);
-  } else if (M == 1) {
-    GemvSingleRowStrips<8>(xp, w, N, K, y);
   } else {
-    GemvBatch(xp, M, w, N, K, y, ldy);
+    GemvSingleRowStrips<8>(xp, w, N, K, y);
   }
 }
 
