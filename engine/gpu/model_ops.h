@@ -46,7 +46,7 @@ Status MlaCacheAppend(const float* kv, int64_t ld_kv, int64_t count, int64_t pas
                       float eps, int64_t rc, int64_t dr, float* pool, const int32_t* block_table,
                       int64_t page_tokens, const GpuStream& stream);
 
-// model::HeadsTransposedProduct (model/linear.h) with BF16 weights:
+// kernels::HeadsTransposedBf16 (kernels/cpu/kernels.h):
 //   y[m, h, :] = Σ_n x[m·ldx + h·x_head_stride + n] · W_h[n, :],  W_h = w + h·w_head_stride, [n_in, n_out].
 // y: [M, H, n_out] contiguous.
 Status HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,

@@ -1,5 +1,5 @@
-// Views of the weight matrices the forward pass multiplies by, and the products it needs that
-// the kernels do not offer directly. A view points into the mapped safetensors file; it owns
+// Views of the weight matrices the forward pass multiplies by, and their products through the
+// kernels (one product, or several in one parallel region). A view points into the mapped safetensors file; it owns
 // nothing and is valid while the model's ModelDir is alive.
 //
 // Thread safety: views are immutable values; the helpers are reentrant (the pool serialises its
@@ -65,15 +65,5 @@ class Bf16ProductBatch {
  private:
   std::vector<kernels::Bf16Product> items_;
 };
-
-// The transposed product of per-head BF16 blocks, used to absorb W_UK into the MLA query:
-//   for every row m and head h:  y[m, h, :] = Σ_n x[m, h, n] · W_h[n, :]
-// where W_h = w + h*w_head_stride is [n_in, n_out] row-major. x[m, h, :] starts at
-// x + m*ldx + h*x_head_stride; y: [M, H, n_out] contiguous. Parallel over heads; a head's
-// weights are read once per block of rows, not once per row.
-void HeadsTransposedProduct(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
-                            int64_t w_head_stride,
-                            int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
-                            ThreadPool* pool);
 
 }  // namespace kimi::model

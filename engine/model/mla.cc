@@ -102,7 +102,7 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   }
 
   // Absorb W_UK into the query: q̂_h = W_UK,hᵀ q_nope,h; gather q_pe per head.
-  HeadsTransposedProduct(q, n.q_width(), qw, w.kv_b.w, (n.dn + dv) * rc, R, H, n.dn, rc, q_latent, pool);
+  kernels::HeadsTransposedBf16(q, n.q_width(), qw, w.kv_b.w, (n.dn + dv) * rc, R, H, n.dn, rc, q_latent, pool);
   for (int64_t r = 0; r < R; ++r) {
     for (int64_t h = 0; h < H; ++h) {
       std::memcpy(q_pe + (r * H + h) * dr, q + r * n.q_width() + h * qw + n.dn, sizeof(float) * dr);

@@ -49,6 +49,33 @@ TEST(ConvTest, OptimisedMatchesReference) {
   }
 }
 
+// The decode path (one or two tokens at width 4: taps transposed in registers) against the
+// prefill path (taps transposed once per call): the same taps and FMAs, so the same bits.
+TEST(ConvTest, DecodeTapsEqualPrefillTapsBitForBit) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  const int width = 4;
+  for (const KernelTable* t : testing::OptimisedTables()) {
+    for (int64_t C : {8, 64, 1536}) {
+      const int64_t T = 6;
+      auto x = RandomFloats(T * C, 28 + C);
+      auto w = RandomFloats(C * width, 29);
+      auto bias = RandomFloats(C, 30);
+      auto state0 = RandomFloats((width - 1) * C, 31);
+      std::vector<float> s_one = state0, out_one(T * C);
+      t->causal_conv1d_silu(x.data(), C, T, C, w.data(), bias.data(), width, s_one.data(), C, out_one.data(), C);
+      for (int64_t step : {1, 2}) {
+        std::vector<float> s_steps = state0, out_steps(T * C);
+        for (int64_t t0 = 0; t0 < T; t0 += step) {
+          t->causal_conv1d_silu(x.data() + t0 * C, C, step, C, w.data(), bias.data(), width, s_steps.data(), C,
+                                out_steps.data() + t0 * C, C);
+        }
+        EXPECT_TRUE(AllClose(out_steps, out_one, 0.0f, 0.0f)) << t->isa << " C=" << C << " step=" << step;
+        EXPECT_TRUE(AllClose(s_steps, s_one, 0.0f, 0.0f)) << t->isa << " C=" << C << " step=" << step;
+      }
+    }
+  }
+}
+
 TEST(ConvTest, PiecewisePrefillAndDecodeEqualOnePrefill) {
   ThreadPool pool(2);
   const int width = 4;

@@ -40,6 +40,10 @@ using KdaGateFn = void (*)(const float* f, const float* A_log, const float* dt_b
 using MlaFn = void (*)(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe,
                        int64_t nq, int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale,
                        float* out_latent, int64_t ld_out);
+// Heads [0, H); y[m, h, :] starts at y + m*ldy + h*n_out (ldy = H_total*n_out for the full layer).
+using HeadsTransposedBf16Fn = void (*)(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
+                                       int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out,
+                                       float* y, int64_t ldy);
 // One token.
 using TopKRouteFn = void (*)(const float* logits, const float* bias, int64_t E, int top_k,
                              bool renormalize, float scaling, int32_t* ids, float* weights);
@@ -62,6 +66,7 @@ struct KernelTable {
   KdaFn kda_chunked;
   KdaGateFn kda_gate;
   MlaFn mla_absorbed;
+  HeadsTransposedBf16Fn heads_transposed_bf16;
   TopKRouteFn topk_route;
 };
 

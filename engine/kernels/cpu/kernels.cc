@@ -263,6 +263,17 @@ void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, 
   });
 }
 
+void HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
+                         int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
+                         ThreadPool* pool) {
+  assert(M >= 0 && H >= 1 && n_in >= 1 && n_out >= 1);
+  auto fn = ActiveKernels().heads_transposed_bf16;
+  Split(pool, H, 1, [&](int64_t h0, int64_t h1) {
+    fn(x + h0 * x_head_stride, ldx, x_head_stride, w + h0 * w_head_stride, w_head_stride, M, h1 - h0, n_in, n_out,
+       y + h0 * n_out, H * n_out);
+  });
+}
+
 void TopKRoute(const float* logits, const float* bias, int64_t T, int64_t E, int top_k,
                bool renormalize, float scaling, int32_t* ids, float* weights, ThreadPool* pool) {
   assert(top_k >= 1 && top_k <= E);

@@ -162,6 +162,18 @@ void MlaAbsorbedAttention(const float* q_latent, const float* q_pe, int64_t nq, 
                           int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                           ThreadPool* pool);
 
+// The transposed product of per-head BF16 blocks that absorbs W_UK into the MLA query:
+//   for every row m and head h:  y[m, h, :] = Σ_n x[m, h, n] · W_h[n, :]
+// where W_h = w + h*w_head_stride is [n_in, n_out] row-major; x[m, h, :] starts at
+// x + m*ldx + h*x_head_stride; y: [M, H, n_out] contiguous. Split over heads.
+// Every output element is 0 plus its products x·w added one at a time in n order, each product
+// rounded to fp32 before the add (no fused multiply-add): the optimised kernel and the
+// reference give the same bits, and a row's result does not depend on the rows beside it.
+// Precondition: M >= 0, H, n_in, n_out >= 1; y does not overlap x or w.
+void HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
+                         int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
+                         ThreadPool* pool);
+
 // ---- MoE routing -----------------------------------------------------------------------
 
 // For each of T tokens: s = sigmoid(logits[t, :]); pick the top_k experts by s + bias (ties:

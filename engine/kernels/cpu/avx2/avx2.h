@@ -43,6 +43,10 @@ void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T
 void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
                  int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                  int64_t ld_out);
+// Bit-exact: its file is compiled with -ffp-contract=off (kernels.h, HeadsTransposedBf16).
+void HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
+                         int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
+                         int64_t ldy);
 void TopKRoute(const float* logits, const float* bias, int64_t E, int top_k, bool renormalize,
                float scaling, int32_t* ids, float* weights);
 

@@ -22,6 +22,7 @@ const KernelTable* Avx2Kernels() {
       .kda_chunked = avx2::KdaChunked,
       .kda_gate = avx2::KdaGate,
       .mla_absorbed = avx2::MlaAbsorbed,
+      .heads_transposed_bf16 = avx2::HeadsTransposedBf16,
       .topk_route = avx2::TopKRoute,
   };
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -21,6 +21,7 @@ const KernelTable& ReferenceKernels() {
       .kda_chunked = ref::KdaChunked,
       .kda_gate = ref::KdaGate,
       .mla_absorbed = ref::MlaAbsorbed,
+      .heads_transposed_bf16 = ref::HeadsTransposedBf16,
       .topk_route = ref::TopKRoute,
   };
   return table;
