@@ -5,10 +5,11 @@
 // one writer thread. The writer takes every pending record at once (group commit), gives them
 // dense sequence numbers, appends their leaf hashes to the tree, writes rows and tree in one
 // SQLite transaction (WAL, synchronous=FULL), and only after COMMIT wakes the waiting tickets.
-// A record waits at most commit_window_ms after it was queued for others to join its
-// transaction: concurrent requests that end within the window share one COMMIT and one
-// fdatasync instead of paying one each. Durability per record is unchanged: no ticket is
-// woken before the transaction holding its record is committed.
+// Records queued while a transaction is being written join the next one (group commit with no
+// wait by default), so concurrent requests share one COMMIT and one fdatasync instead of paying
+// one each; commit_window_ms > 0 also lets the first record wait that long for others.
+// Durability per record is unchanged: no ticket is woken before the transaction holding its
+// record is committed.
 // It signs a tree head every sign_interval_ms when the tree grew, on SignHeadNow(), and on
 // Close(), and, given a content retention policy, purges expired content periodically.
 //
@@ -52,8 +53,9 @@ struct AuditSinkOptions {
   int64_t probe_interval_ms = 1'000;    // retry interval while the store is failing
   size_t max_batch = 8192;              // records a transaction at most
   // How long the oldest queued record may wait for others to share its transaction; 0: the
-  // writer commits as soon as it wakes. Bounds the latency the audit adds to a request.
-  int64_t commit_window_ms = 2;
+  // writer commits as soon as it wakes, and the records that arrive during that commit (its
+  // fdatasync) form the next batch. Bounds the latency the window adds to a request.
+  int64_t commit_window_ms = 0;
   AuditStoreOptions store;
   std::function<int64_t()> clock_ms;    // Unix ms; the system clock when empty
   // When set, the writer purges content older than the policy's retention age at start and
