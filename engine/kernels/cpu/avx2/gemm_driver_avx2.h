@@ -9,7 +9,8 @@
 // side) takes the place of the 6×16 one: each output element gets the same FMAs in the same
 // k order, the same KC blocking and the same "C + block sum" between blocks, so the two forms
 // give the same bits; a 512-bit FMA does twice the work of a 256-bit one at the same issue
-// rate on this machine's cores (docs/kernels.md).
+// rate on this machine's cores (docs/kernels.md). Its two panels (32 KiB) and twelve X rows
+// (12 KiB) still fit a 48 KiB L1.
 //
 // Packer::Pack(n0, rows, k0, kc, dst) writes ceil(rows/16) panels of kc×16 floats,
 // zero-padding rows past `rows`. Internal to the AVX2 translation units.
