@@ -19,12 +19,14 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 
 #include "core/machine_limits.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/gemm_width_avx2.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/kernels.h"
 #include "kimi/dtype.h"
@@ -377,7 +379,7 @@ void BenchThreads(int threads, const Options& opt) {
     // The batch form in 256-bit registers against the 512-bit one the table takes where the CPU
     // has AVX-512F (the peak above is the 256-bit one): one thread, weights from memory, CPU
     // time per call, the best of 5 alternating rounds each.
-    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::HaveAvx512F()) {
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
       for (int64_t M : {8, 16, 32}) {
         double best[2] = {1e9, 1e9};
         for (int round = 0; round < 5; ++round) {
@@ -415,6 +417,40 @@ void BenchThreads(int threads, const Options& opt) {
     s = TimePerCall([&] { kernels::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, y.data(), N, &pool); },
                     min_time);
     Row("gemm_mxfp4", shape, s, 2.0 * M * N * K, double(N) * K * 17 / 32, "flops/peak", peak.gflops_per_cpu_s);
+#if defined(__x86_64__)
+    // The GEMM in 256-bit registers against the 512-bit form the CPU takes where it has
+    // AVX-512F, at prefill sizes of k3-mini's projections (KDA q/k/v: N=1536 K=1024; the
+    // dense MLP's down projection: N=1024 K=4096): one thread, CPU time per call, the best
+    // of 5 alternating rounds each; flops over the measured (256-bit) FMA peak, which a
+    // 512-bit FMA doubles on a core that issues it at the same rate.
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
+      const int before = kernels::avx2::GemmRegisterWidth();
+      for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1536, 1024}, {1024, 4096}}) {
+        std::vector<uint16_t> wb(n * k);
+        for (int64_t i = 0; i < n * k; ++i) wb[i] = F32ToBf16(0.001f * float(i % 1999) - 1.0f);
+        for (int64_t m : {32, 128, 512}) {
+          auto xm = Floats(m * k, 13);
+          std::vector<float> ym(m * n);
+          double best[2] = {1e9, 1e9};
+          for (int round = 0; round < 5; ++round) {
+            for (int wide = 0; wide < 2; ++wide) {
+              kernels::avx2::SetGemmRegisterWidth(wide != 0 ? 512 : 256);
+              TimePerCall([&] { kernels::avx2::GemmBf16(xm.data(), k, wb.data(), m, n, k, ym.data(), n); },
+                          min_time / 5);
+              best[wide] = std::min(best[wide], g_last_busy_per_call);  // CPU time: the machine is shared
+            }
+          }
+          const double flops = 2.0 * m * n * k;
+          std::printf("  %-24s %-24s 256-bit %8.3f ms %.2f of peak  512-bit %8.3f ms %.2f of peak  256/512 %.2f\n",
+                      "gemm bf16 forms",
+                      ("M=" + std::to_string(m) + " N=" + std::to_string(n) + " K=" + std::to_string(k)).c_str(),
+                      best[0] * 1e3, flops / best[0] / 1e9 / peak.gflops_per_cpu_s, best[1] * 1e3,
+                      flops / best[1] / 1e9 / peak.gflops_per_cpu_s, best[0] / best[1]);
+        }
+      }
+      kernels::avx2::SetGemmRegisterWidth(before);
+    }
+#endif
   }
   // Row-wise and element-wise ops on a prefill-sized activation block.
   if (Section(opt, "elementwise")) {

@@ -11,6 +11,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/gemm_width_avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -148,7 +149,7 @@ TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
 // 1–3 rows left over, K % 16 tails, rows short and long enough for either prefetch, and they
 // write nothing outside the output rows.
 TEST(MatmulTest, Bf16BatchFormsAgree) {
-  if (Avx2Kernels() == nullptr || !avx2::HaveAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
   for (int64_t K : {16, 31, 48, 100, 1040, 2055, 2112}) {
     for (int64_t N : {1, 2, 3, 7, 45}) {
       const int64_t ldx = K + 3, ldy = N + 2;

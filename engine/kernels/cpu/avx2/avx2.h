@@ -11,9 +11,8 @@ void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit
-// ones (call only where HaveAvx512F()); GemvBf16 takes the 512-bit form where the CPU has
-// AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.
-bool HaveAvx512F();
+// ones (call only where CpuHasAvx512F(), gemm_width_avx2.h); GemvBf16 takes the 512-bit form
+// where the CPU has AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.
 void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy);
 void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,

@@ -4,6 +4,14 @@
 // each panel with X read in place (fewer than 6 rows: a row at a time). KC = 256, NC = 128 keep a packed block (128 KiB) in L2 and
 // one panel (16 KiB) plus six X rows (6 KiB) in L1.
 //
+// Where the CPU has AVX-512F (and GemmRegisterWidth() says 512), a 12×32 tile in 512-bit
+// registers (24 accumulators, one register per row of a 16-column panel, two panels side by
+// side) takes the place of the 6×16 one: each output element gets the same FMAs in the same
+// k order, the same KC blocking and the same "C + block sum" between blocks, so the two forms
+// give the same bits; a 512-bit FMA does twice the work of a 256-bit one at the same issue
+// rate on this machine's cores (docs/kernels.md). Its two panels (32 KiB) and twelve X rows
+// (12 KiB) still fit a 48 KiB L1.
+//
 // Packer::Pack(n0, rows, k0, kc, dst) writes ceil(rows/16) panels of kc×16 floats,
 // zero-padding rows past `rows`. Internal to the AVX2 translation units.
 #pragma once
@@ -11,8 +19,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
+#include "kernels/cpu/avx2/gemm_width_avx2.h"
 #include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
@@ -92,25 +103,106 @@ void MicroKernel(const float* a, int64_t lda, const float* bp, int64_t kc, float
 }
 
 using MicroKernelFn = void (*)(const float*, int64_t, const float*, int64_t, float*, int64_t, bool, int64_t);
+using MicroKernel512Fn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, bool,
+                                  int64_t);
 constexpr MicroKernelFn kMicroKernels[kMR + 1] = {nullptr, MicroKernel<1>, MicroKernel<2>, MicroKernel<3>,
                                                   MicroKernel<4>, MicroKernel<5>, MicroKernel6};
+
+// ---- The 512-bit tile (AVX-512F) ------------------------------------------------------------
+#define KIMI_AVX512 gnu::target("avx512f")
+// GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
+// -W(maybe-)uninitialized report once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+constexpr int64_t kMR512 = 12;
+
+// C[MR, 16·NV] (+)= A[MR, kc] · (NV panels side by side): acc[r][v] is row r's register for
+// panel v, taking fma(a[r, k], panel v's row k) for k = 0, 1, ... as the 256-bit tile does.
+// `ncols` (<= 16·NV) columns are stored.
+template <int MR, int NV>
+[[gnu::noinline, KIMI_AVX512]] void MicroKernel512(const float* a, int64_t lda, const float* bp,
+                                                   int64_t panel_stride, int64_t kc, float* c, int64_t ldc,
+                                                   bool accumulate, int64_t ncols) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    __m512 b[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_load_ps(bp + v * panel_stride + k * kNR);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * lda + k]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, b[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const int64_t cols = std::min<int64_t>(kNR, ncols - v * kNR);
+      float* cr = c + r * ldc + v * kNR;
+      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
+      __m512 out = acc[r][v];
+      if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, cr));
+      _mm512_mask_storeu_ps(cr, mask, out);
+    }
+  }
+}
+
+template <int NV, int... MR>
+constexpr std::array<MicroKernel512Fn, kMR512 + 1> MicroKernels512(std::integer_sequence<int, MR...>) {
+  return {nullptr, MicroKernel512<MR + 1, NV>...};
+}
+
+#pragma GCC diagnostic pop
+#undef KIMI_AVX512
+
+// The tile loop over one packed block (nc × kc) for the rows [0, M): 12 rows × 2 panels at
+// a time (1 panel for the last of an odd count).
+inline void Block512(const float* x, int64_t ldx, int64_t M, const float* packed, int64_t nc, int64_t kc,
+                     float* y, int64_t ldy, bool accumulate) {
+  static constexpr auto kTwo = MicroKernels512<2>(std::make_integer_sequence<int, kMR512>{});
+  static constexpr auto kOne = MicroKernels512<1>(std::make_integer_sequence<int, kMR512>{});
+  const int64_t panel_stride = kc * kNR;
+  for (int64_t m0 = 0; m0 < M; m0 += kMR512) {
+    const int64_t mr = std::min(kMR512, M - m0);
+    for (int64_t j = 0; j < nc; j += 2 * kNR) {
+      const auto fn = nc - j > kNR ? kTwo[mr] : kOne[mr];
+      fn(x + m0 * ldx, ldx, packed + j / kNR * panel_stride, panel_stride, kc, y + m0 * ldy + j, ldy,
+         accumulate, std::min(2 * kNR, nc - j));
+    }
+  }
+}
+
+// The tile loop over one packed block in 256-bit registers.
+inline void Block256(const float* x, int64_t ldx, int64_t M, const float* packed, int64_t nc, int64_t kc,
+                     float* y, int64_t ldy, bool accumulate) {
+  for (int64_t m0 = 0; m0 < M; m0 += kMR) {
+    const int64_t mr = std::min(kMR, M - m0);
+    for (int64_t p = 0; p * kNR < nc; ++p) {
+      kMicroKernels[mr](x + m0 * ldx, ldx, packed + p * kc * kNR, kc, y + m0 * ldy + p * kNR, ldy, accumulate,
+                        std::min(kNR, nc - p * kNR));
+    }
+  }
+}
 
 template <class Packer>
 void BlockedGemm(const Packer& packer, const float* x, int64_t ldx, int64_t M, int64_t N, int64_t K,
                  float* y, int64_t ldy) {
+  const auto block = GemmRegisterWidth() == 512 ? Block512 : Block256;
   float* packed = ThreadScratchArray<float>(ScratchSlot::kA, kNC * kKC);  // 64-byte aligned
   for (int64_t n0 = 0; n0 < N; n0 += kNC) {
     const int64_t nc = std::min(kNC, N - n0);
     for (int64_t k0 = 0; k0 < K; k0 += kKC) {
       const int64_t kc = std::min(kKC, K - k0);
       packer.Pack(n0, nc, k0, kc, packed);
-      for (int64_t m0 = 0; m0 < M; m0 += kMR) {
-        const int64_t mr = std::min(kMR, M - m0);
-        for (int64_t p = 0; p * kNR < nc; ++p) {
-          kMicroKernels[mr](x + m0 * ldx + k0, ldx, packed + p * kc * kNR, kc, y + m0 * ldy + n0 + p * kNR,
-                            ldy, k0 > 0, std::min(kNR, nc - p * kNR));
-        }
-      }
+      block(x + k0, ldx, M, packed, nc, kc, y + n0, ldy, k0 > 0);
     }
   }
 }

@@ -2,6 +2,7 @@
 // blocked GEMM (gemm_driver_avx2.h) for prefill.
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
+#include "kernels/cpu/avx2/gemm_width_avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
 #include "kernels/cpu/scratch.h"
 
@@ -632,11 +633,6 @@ struct Bf16Packer {
 
 }  // namespace
 
-bool HaveAvx512F() {
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have;
-}
-
 void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy) {
   const float* xp = PermutedActivations(x, ldx, M, K);
@@ -653,7 +649,7 @@ void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M,
 void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
   if (M > 1) {
-    (HaveAvx512F() ? GemvBf16Batch512 : GemvBf16Batch256)(x, ldx, w, M, N, K, y, ldy);
+    (CpuHasAvx512F() ? GemvBf16Batch512 : GemvBf16Batch256)(x, ldx, w, M, N, K, y, ldy);
     return;
   }
   const float* xp = PermutedActivations(x, ldx, M, K);
