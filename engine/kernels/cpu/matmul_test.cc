@@ -4,6 +4,7 @@
 // Tolerance: atol = 1e-5·sqrt(K) (fp32 accumulation of K products of magnitude <= ~3),
 // rtol = 1e-5, plus for the MXFP4 decode GEMV the documented bound of its int16 activation
 // rounding, computed per output; an indexing or decoding bug gives errors of order 1.
+#include <bit>
 #include <cmath>
 
 #include <algorithm>
@@ -140,6 +141,38 @@ TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
   if (Avx2Kernels() == nullptr) GTEST_SKIP() << "no AVX2+FMA on this CPU";
   ExpectMxfp4MatchesReference(avx2::GemvMxfp4F32, 0, "avx2 gemv fp32 x");
   ExpectMxfp4MatchesReference(avx2::GemvMxfp4Q16, 32767, "avx2 gemv int16 x");
+}
+
+// The MXFP4 decode GEMV in 256-bit and 512-bit registers gives the same bits: M 1–16 (the
+// 512-bit tiles of 4 rows and their tails), row counts with strips of 8 and 4 and the 2- and
+// 1-row tails (a strip of one row runs as two copies), K with four-pair groups, fewer pairs
+// and a lone last block, k3-mini's expert shapes, scale bytes with and without the fast form;
+// and neither writes outside the output rows.
+TEST(MatmulTest, Mxfp4GemvFormsAgree) {
+  if (Avx2Kernels() == nullptr || !avx2::HaveAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const std::pair<int64_t, int64_t> shapes[] = {{256, 512}, {512, 256}, {1, 32}, {3, 64}, {7, 96}, {9, 160},
+                                                {13, 224}, {17, 288}, {45, 544}, {38, 2080}};
+  for (const auto& [N, K] : shapes) {
+    const int64_t ldx = K + 3, ldy = N + 2;
+    auto packed = RandomBytes(N * K / 2, 95 + N);
+    for (bool fast : {true, false}) {
+      auto scales = RandomBytes(N * K / 32, 96 + K, 110, 135);
+      if (!fast) scales[N * K / 32 / 2] = 4;  // outside the fast form: the table for that strip
+      for (int64_t M = 1; M <= 16; ++M) {
+        auto x = RandomFloats(M * ldx, 97 + M);
+        std::vector<float> narrow(M * ldy, 7.0f), wide(M * ldy, 7.0f);
+        avx2::GemvMxfp4Q16Form256(x.data(), ldx, packed.data(), scales.data(), M, N, K, narrow.data(), ldy);
+        avx2::GemvMxfp4Q16Form512(x.data(), ldx, packed.data(), scales.data(), M, N, K, wide.data(), ldy);
+        for (int64_t i = 0; i < M * ldy; ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(narrow[i]), std::bit_cast<uint32_t>(wide[i]))
+              << "M=" << M << " N=" << N << " K=" << K << " fast=" << fast << " at " << i;
+          if (i % ldy >= N) {
+            ASSERT_EQ(wide[i], 7.0f);
+          }
+        }
+      }
+    }
+  }
 }
 #endif
 
