@@ -323,20 +323,35 @@ void BenchThreads(int threads, const Options& opt) {
                 bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s,
                 static_cast<long long>(pairs), bytes / 1e6);
 #if defined(__x86_64__)
-    // The same step with the decode GEMV in 256-bit registers against the 512-bit form the
-    // table takes where the CPU has AVX-512 VNNI: one thread, CPU time per step, the best of
-    // 5 alternating rounds each (the machine is shared).
+    // The same step, and 4 experts (in L2) at M rows each, with the decode GEMV in 256-bit
+    // registers against the 512-bit form the table takes where the CPU has AVX-512 VNNI: one
+    // thread, CPU time per call, the best of 5 alternating rounds each (the machine is shared).
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::HaveAvx512Vnni()) {
-      double best[2] = {1e9, 1e9};
-      for (int round = 0; round < 5; ++round) {
-        for (int wide = 0; wide < 2; ++wide) {
-          TimePerCall([&] { step(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
-                      min_time / 5);
-          best[wide] = std::min(best[wide], g_last_busy_per_call);
+      const auto forms = [&](const char* what, auto run) {
+        double best[2] = {1e9, 1e9};
+        for (int round = 0; round < 5; ++round) {
+          for (int wide = 0; wide < 2; ++wide) {
+            TimePerCall([&] { run(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
+                        min_time / 5);
+            best[wide] = std::min(best[wide], g_last_busy_per_call);
+          }
         }
+        std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "experts mxfp4 forms", what,
+                    best[0] * 1e3, best[1] * 1e3, best[0] / best[1]);
+      };
+      for (int64_t M : {1, 2, 3, 4, 16}) {
+        forms(("M=" + std::to_string(M) + " 4 experts").c_str(), [&](auto mm) {
+          float* h = hidden[0].data();
+          for (int64_t e = 0; e < 4; ++e) {
+            const uint8_t* p13 = w13.data() + e * w13_bytes;
+            const uint8_t* q13 = s13.data() + e * w13_scales;
+            mm(x.data(), D, p13, q13, M, F, D, h, 2 * F);
+            mm(x.data(), D, p13 + F * D / 2, q13 + F * D / 32, M, F, D, h + F, 2 * F);
+            mm(h, 2 * F, w2.data() + e * D * F / 2, s2.data() + e * D * F / 32, M, D, F, out[0].data(), D);
+          }
+        });
       }
-      std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "experts mxfp4 forms",
-                  "routed 16-row step", best[0] * 1e3, best[1] * 1e3, best[0] / best[1]);
+      forms("routed 16-row step", step);
     }
 #endif
   }
