@@ -299,29 +299,63 @@ void BenchThreads(int threads, const Options& opt) {
       }
       pairs += int64_t(routed[l].size());
     }
-    double s = TimePerCall(
-        [&] {
-          for (int64_t l = 0; l < layers; ++l) {
-            const auto& active = routed[l];
-            pool.ParallelForChunks(0, int64_t(active.size()), 1, [&](int64_t a0, int64_t a1, int t) {
-              float* h = hidden[size_t(t)].data();
-              for (int64_t a = a0; a < a1; ++a) {
-                const auto [e, M] = active[size_t(a)];
-                const uint8_t* p = routed_w.data() + (l * E + e) * per_expert;
-                const uint8_t* q = routed_s.data() + (l * E + e) * per_expert_scales;
-                kernels::MatmulMxfp4(x.data(), D, p, q, M, F, D, h, 2 * F, nullptr);
-                kernels::MatmulMxfp4(x.data(), D, p + F * D / 2, q + F * D / 32, M, F, D, h + F, 2 * F, nullptr);
-                kernels::MatmulMxfp4(h, 2 * F, p + F * D, q + F * D / 16, M, D, F, out[size_t(t)].data(), D, nullptr);
-              }
-            });
+    // One step with `mm` as the product (MatmulMxfp4's arguments without the pool).
+    const auto step = [&](auto mm) {
+      for (int64_t l = 0; l < layers; ++l) {
+        const auto& active = routed[l];
+        pool.ParallelForChunks(0, int64_t(active.size()), 1, [&](int64_t a0, int64_t a1, int t) {
+          float* h = hidden[size_t(t)].data();
+          for (int64_t a = a0; a < a1; ++a) {
+            const auto [e, M] = active[size_t(a)];
+            const uint8_t* p = routed_w.data() + (l * E + e) * per_expert;
+            const uint8_t* q = routed_s.data() + (l * E + e) * per_expert_scales;
+            mm(x.data(), D, p, q, M, F, D, h, 2 * F);
+            mm(x.data(), D, p + F * D / 2, q + F * D / 32, M, F, D, h + F, 2 * F);
+            mm(h, 2 * F, p + F * D, q + F * D / 16, M, D, F, out[size_t(t)].data(), D);
           }
-        },
-        min_time);
+        });
+      }
+    };
+    const auto matmul = [](const float* xm, int64_t ldx, const uint8_t* p, const uint8_t* q, int64_t M, int64_t N,
+                           int64_t K, float* y, int64_t ldy) { kernels::MatmulMxfp4(xm, ldx, p, q, M, N, K, y, ldy, nullptr); };
+    double s = TimePerCall([&] { step(matmul); }, min_time);
     const double bytes = double(pairs) * 3 * F * D * (0.5 + 1.0 / 32);
     std::printf("  %-24s %-24s %9.3f ms  cpu %3.0f%%   CPU %6.2f ms  %6.2f GB/s  bw/measured %.2f  (%lld experts, %.0f MB)\n",
                 "experts mxfp4", "routed 16-row step", s * 1e3, 100 * g_last_cpu_share, g_last_busy_per_call * threads * 1e3,
                 bytes / g_last_busy_per_call / 1e9, bytes / g_last_busy_per_call / 1e9 / bw.gbytes_per_cpu_s,
                 static_cast<long long>(pairs), bytes / 1e6);
+#if defined(__x86_64__)
+    // The same step, and 4 experts (in L2) at M rows each, with the decode GEMV in 256-bit
+    // registers against the 512-bit form the table takes where the CPU has AVX-512 VNNI: one
+    // thread, CPU time per call, the best of 5 alternating rounds each (the machine is shared).
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512Vnni()) {
+      const auto forms = [&](const char* what, auto run) {
+        double best[2] = {1e9, 1e9};
+        for (int round = 0; round < 5; ++round) {
+          for (int wide = 0; wide < 2; ++wide) {
+            TimePerCall([&] { run(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
+                        min_time / 5);
+            best[wide] = std::min(best[wide], g_last_busy_per_call);
+          }
+        }
+        std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "experts mxfp4 forms", what,
+                    best[0] * 1e3, best[1] * 1e3, best[0] / best[1]);
+      };
+      for (int64_t M : {1, 2, 3, 4, 16}) {
+        forms(("M=" + std::to_string(M) + " 4 experts").c_str(), [&](auto mm) {
+          float* h = hidden[0].data();
+          for (int64_t e = 0; e < 4; ++e) {
+            const uint8_t* p13 = w13.data() + e * w13_bytes;
+            const uint8_t* q13 = s13.data() + e * w13_scales;
+            mm(x.data(), D, p13, q13, M, F, D, h, 2 * F);
+            mm(x.data(), D, p13 + F * D / 2, q13 + F * D / 32, M, F, D, h + F, 2 * F);
+            mm(h, 2 * F, w2.data() + e * D * F / 2, s2.data() + e * D * F / 32, M, D, F, out[0].data(), D);
+          }
+        });
+      }
+      forms("routed 16-row step", step);
+    }
+#endif
   }
   // The GEMV / GEMM cut-over for decode batches (kernels.cc, UseGemv): both BF16 entries of
   // the active kernel table called directly on one thread, for the row counts a decode step

@@ -7,11 +7,12 @@
 #include <cmath>
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/gemm_width_avx2.h"
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -164,6 +165,38 @@ TEST(MatmulTest, Bf16BatchFormsAgree) {
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = N; n < ldy; ++n)
             EXPECT_EQ(wide[m * ldy + n], 7.0f) << "M=" << M << " N=" << N << " K=" << K;
+      }
+    }
+  }
+}
+
+// The MXFP4 decode GEMV in 256-bit and 512-bit registers gives the same bits: M 1–16 (the
+// 512-bit tiles of 4 rows and their tails), row counts with strips of 8 and 4 and the 2- and
+// 1-row tails (a strip of one row runs as two copies), K with four-pair groups, fewer pairs
+// and a lone last block, k3-mini's expert shapes, scale bytes with and without the fast form;
+// and neither writes outside the output rows.
+TEST(MatmulTest, Mxfp4GemvFormsAgree) {
+  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  const std::pair<int64_t, int64_t> shapes[] = {{256, 512}, {512, 256}, {1, 32}, {3, 64}, {7, 96}, {9, 160},
+                                                {13, 224}, {17, 288}, {45, 544}, {38, 2080}};
+  for (const auto& [N, K] : shapes) {
+    const int64_t ldx = K + 3, ldy = N + 2;
+    auto packed = RandomBytes(N * K / 2, 95 + N);
+    for (bool fast : {true, false}) {
+      auto scales = RandomBytes(N * K / 32, 96 + K, 110, 135);
+      if (!fast) scales[N * K / 32 / 2] = 4;  // outside the fast form: the table for that strip
+      for (int64_t M = 1; M <= 16; ++M) {
+        auto x = RandomFloats(M * ldx, 97 + M);
+        std::vector<float> narrow(M * ldy, 7.0f), wide(M * ldy, 7.0f);
+        avx2::GemvMxfp4Q16Form256(x.data(), ldx, packed.data(), scales.data(), M, N, K, narrow.data(), ldy);
+        avx2::GemvMxfp4Q16Form512(x.data(), ldx, packed.data(), scales.data(), M, N, K, wide.data(), ldy);
+        for (int64_t i = 0; i < M * ldy; ++i) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(narrow[i]), std::bit_cast<uint32_t>(wide[i]))
+              << "M=" << M << " N=" << N << " K=" << K << " fast=" << fast << " at " << i;
+          if (i % ldy >= N) {
+            ASSERT_EQ(wide[i], 7.0f);
+          }
+        }
       }
     }
   }

@@ -11,7 +11,7 @@ void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit
-// ones (call only where CpuHasAvx512F(), gemm_width_avx2.h); GemvBf16 takes the 512-bit form
+// ones (call only where CpuHasAvx512F(), cpu_features_avx2.h); GemvBf16 takes the 512-bit form
 // where the CPU has AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.
 void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy);
@@ -23,6 +23,13 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
 // Activations quantised to int16 per block of 32 (error bound in matmul_mxfp4_avx2.cc).
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+// GemvMxfp4Q16 in 256-bit registers, and in 512-bit ones (call only where CpuHasAvx512Vnni(),
+// cpu_features_avx2.h); GemvMxfp4Q16 takes the 512-bit form where the CPU has them. Both
+// give the same bits.
+void GemvMxfp4Q16Form256(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
+                         int64_t N, int64_t K, float* y, int64_t ldy);
+void GemvMxfp4Q16Form512(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
+                         int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);

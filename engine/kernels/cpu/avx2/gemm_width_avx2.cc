@@ -13,11 +13,6 @@ std::atomic<int>& Width() {
 
 }  // namespace
 
-bool CpuHasAvx512F() {
-  static const bool have = __builtin_cpu_supports("avx512f");
-  return have;
-}
-
 int GemmRegisterWidth() { return Width().load(std::memory_order_relaxed); }
 
 void SetGemmRegisterWidth(int bits) {

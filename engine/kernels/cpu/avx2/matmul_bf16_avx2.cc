@@ -2,7 +2,7 @@
 // blocked GEMM (gemm_driver_avx2.h) for prefill.
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
-#include "kernels/cpu/avx2/gemm_width_avx2.h"
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
 #include "kernels/cpu/scratch.h"
 

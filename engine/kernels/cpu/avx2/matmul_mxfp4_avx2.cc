@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
 #include "kernels/cpu/scratch.h"
@@ -322,12 +323,139 @@ void GemvQ16Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, 
     for (int m = 0; m < MB; ++m) y[m * ldy + r] = HorizontalSum(acc[r][m]);
 }
 
-// All M activation rows against R weight rows, in tiles of at most MB rows.
+// The 256-bit tile above as a form of the strip loop below (kTail: the strip loop's last
+// strips have one row).
+struct Form256 {
+  static constexpr int kTail = 1;
+  template <int R, int MB>
+  static void Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, const uint8_t* ws, int64_t /*rows*/,
+                   int64_t K, bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+    GemvQ16Tile<R, MB>(xa, m0, wp, ws, K, fast_scales, prefetch, prefetch_end, y, ldy);
+  }
+};
+
+// ---- The decode GEMV in 512-bit registers (CPUs with AVX-512BW and VNNI) -------------------
+//
+// Zen 5 issues 512-bit operations at the rate of 256-bit ones, and the decode GEMV at 1–3 rows
+// is bound by instructions. Each 256-bit accumulator of the form above (weight row r ×
+// activation row m, 8 fp32 lanes) is kept lane for lane as one half of a 512-bit one that holds
+// weight rows r and r+1 for activation row m: one decode (the same 9 instructions) serves two
+// weight rows, the activation planes and scales are broadcast to both halves, vpdpwssd fuses
+// vpmaddwd with the int32 add (block sums are exact integers either way, so the order of the
+// adds does not matter), and the conversion, the scale product (weight × activation scale) and
+// the FMA are the 256-bit form's, per lane, pair after pair in the same order; each half ends
+// in the same HorizontalSum. Results are therefore bit for bit those of the 256-bit form.
+// Weight scales: four pairs' bytes of both rows (masked loads past the row's last block) become
+// 16 fp32 scales at once, from the bits when the strip has the fast form and by a gather from
+// the table otherwise (the same values), and one vpermps per pair spreads them out. A lone
+// last block's missing partner gets some finite scale times a zero activation scale and zero
+// weights: it adds ±0 to accumulators that are never −0 (they start at +0), as the 256-bit
+// form's +0 does. A strip of one row runs as two copies of that row, the copy discarded.
+#define KIMI_AVX512_VNNI gnu::target("avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")
+// GCC 12's AVX-512 intrinsics start some vectors from an undefined value, which
+// -W(maybe-)uninitialized reports once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 template <int R, int MB>
-void GemvQ16Rows(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t K,
+[[KIMI_AVX512_VNNI]] void GemvQ16Tile512(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp,
+                                          const uint8_t* ws, int64_t rows, int64_t K, bool fast_scales,
+                                          const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+  static_assert(R % 2 == 0);
+  constexpr int H = R / 2;
+  const float* scale_of = WeightScales();
+  const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize, pairs = xa.pairs, full_pairs = row_blocks / 2;
+  const int16_t* q = xa.planes + m0 * pairs * 64;
+  const float* xs = xa.scales + m0 * pairs * 8;
+  const uint8_t* prow[R];
+  const uint8_t* srow[R];
+  for (int r = 0; r < R; ++r) {
+    const int64_t i = r < rows ? r : rows - 1;
+    prow[r] = wp + i * row_bytes;
+    srow[r] = ws + i * row_blocks;
+  }
+  const __m512i lut = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+  const __m512i nibble = _mm512_set1_epi8(0x0f), high_byte = _mm512_set1_epi16(int16_t(0xff00));
+  // Pair k of four: [row r: s_2k ×4, s_2k+1 ×4 | row r+1: the same].
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8, 9, 9, 9, 9);
+  __m512 acc[H][MB];
+  for (int h = 0; h < H; ++h)
+    for (int m = 0; m < MB; ++m) acc[h][m] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < pairs; p += 4) {
+    for (int r = 0; r < 2 * R; ++r, prefetch += 64) {
+      if (prefetch < prefetch_end) _mm_prefetch(prefetch, _MM_HINT_T0);
+    }
+    const int64_t np = pairs - p < 4 ? pairs - p : 4, nb = row_blocks - 2 * p < 8 ? row_blocks - 2 * p : 8;
+    const __mmask16 block_mask = static_cast<__mmask16>((1u << nb) - 1);
+    __m512 scales[H];
+    for (int h = 0; h < H; ++h) {
+      const __m512i e = _mm512_cvtepu8_epi32(_mm_unpacklo_epi64(_mm_maskz_loadu_epi8(block_mask, srow[2 * h] + 2 * p),
+                                                                _mm_maskz_loadu_epi8(block_mask, srow[2 * h + 1] + 2 * p)));
+      scales[h] = fast_scales ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(9)), 23))
+                              : _mm512_i32gather_ps(e, scale_of, 4);
+    }
+    for (int64_t k = 0; k < np; ++k) {
+      const int64_t pk = p + k;
+      const int16_t* qk = q + pk * 64;
+      const float* xk = xs + pk * 8;
+      const __m512i pick = _mm512_add_epi32(spread, _mm512_set1_epi32(int(2 * k)));
+      for (int h = 0; h < H; ++h) {
+        __m512i raw;
+        if (pk < full_pairs) {
+          raw = _mm512_inserti64x4(
+              _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(prow[2 * h] + pk * 32))),
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(prow[2 * h + 1] + pk * 32)), 1);
+        } else {  // a lone last block: the upper 16 bytes zero, as in the 256-bit form
+          raw = _mm512_inserti64x4(
+              _mm512_zextsi256_si512(_mm256_zextsi128_si256(
+                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(prow[2 * h] + pk * 32)))),
+              _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(prow[2 * h + 1] + pk * 32))), 1);
+        }
+        const __m512i even = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, nibble));
+        const __m512i odd = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), nibble));
+        const __m512i w0 = _mm512_slli_epi16(even, 8), w2 = _mm512_and_si512(even, high_byte);
+        const __m512i w1 = _mm512_slli_epi16(odd, 8), w3 = _mm512_and_si512(odd, high_byte);
+        const __m512 w_scale = _mm512_permutexvar_ps(pick, scales[h]);
+        for (int m = 0; m < MB; ++m) {
+          const __m256i* plane = reinterpret_cast<const __m256i*>(qk + m * pairs * 64);
+          __m512i d = _mm512_madd_epi16(w0, _mm512_broadcast_i64x4(_mm256_loadu_si256(plane)));
+          d = _mm512_dpwssd_epi32(d, w1, _mm512_broadcast_i64x4(_mm256_loadu_si256(plane + 1)));
+          d = _mm512_dpwssd_epi32(d, w2, _mm512_broadcast_i64x4(_mm256_loadu_si256(plane + 2)));
+          d = _mm512_dpwssd_epi32(d, w3, _mm512_broadcast_i64x4(_mm256_loadu_si256(plane + 3)));
+          const __m512 scale = _mm512_mul_ps(w_scale, _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_loadu_pd(reinterpret_cast<const double*>(xk + m * pairs * 8)))));
+          acc[h][m] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), scale, acc[h][m]);
+        }
+      }
+    }
+  }
+  for (int h = 0; h < H; ++h) {
+    for (int m = 0; m < MB; ++m) {
+      y[m * ldy + 2 * h] = HorizontalSum(_mm512_castps512_ps256(acc[h][m]));
+      if (2 * h + 1 < rows)
+        y[m * ldy + 2 * h + 1] =
+            HorizontalSum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[h][m]), 1)));
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+struct Form512 {
+  static constexpr int kTail = 2;
+  template <int R, int MB>
+  static void Tile(const QuantisedActivations& xa, int64_t m0, const uint8_t* wp, const uint8_t* ws, int64_t rows,
+                   int64_t K, bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
+    GemvQ16Tile512<R, MB>(xa, m0, wp, ws, rows, K, fast_scales, prefetch, prefetch_end, y, ldy);
+  }
+};
+
+// All M activation rows against `rows` (at most R) weight rows, in tiles of at most MB rows.
+template <class Form, int R, int MB>
+void GemvQ16Rows(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t rows, int64_t K,
                  bool fast_scales, const char* prefetch, const char* prefetch_end, float* y, int64_t ldy) {
   const auto tile = [&]<int T>(int64_t m) {
-    GemvQ16Tile<R, T>(xa, m, wp, ws, K, fast_scales, prefetch, prefetch_end, y + m * ldy, ldy);
+    Form::template Tile<R, T>(xa, m, wp, ws, rows, K, fast_scales, prefetch, prefetch_end, y + m * ldy, ldy);
   };
   int64_t m = 0;
   for (; m + MB <= M; m += MB) tile.template operator()<MB>(m);
@@ -343,22 +471,60 @@ void GemvQ16Rows(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, c
   }
 }
 
-// Strips of R weight rows. One-row tiles (MB == 1) check each strip's scales for the fast form
-// just before using them, so the check reads what the strip is about to read anyway.
-template <int R, int MB>
+// Strips of R weight rows, then of Form::kTail. One-row tiles (MB == 1) of the 256-bit form
+// and every tile of the 512-bit one check each strip's scales for the fast form just before
+// using them, so the check reads what the strip is about to read anyway.
+template <class Form, int R, int MB>
 void GemvQ16Strips(const QuantisedActivations& xa, int64_t M, const uint8_t* wp, const uint8_t* ws, int64_t N,
                    int64_t K, float* y, int64_t ldy) {
+  constexpr bool kCheck = MB == 1 || Form::kTail > 1;
   const int64_t row_bytes = K / 2, row_blocks = K / kMxfp4BlockSize;
   const char* end = reinterpret_cast<const char*>(wp + N * row_bytes);
   const int64_t distance = row_bytes <= kShortRowBytes ? kShortRowPrefetchBytes : 0;
-  const auto fast = [&](int64_t n, int64_t rows) { return MB == 1 && ScalesHaveFastForm(ws + n * row_blocks, rows * row_blocks); };
+  const auto fast = [&](int64_t n, int64_t rows) { return kCheck && ScalesHaveFastForm(ws + n * row_blocks, rows * row_blocks); };
   int64_t n = 0;
   for (; n + R <= N; n += R) {
     const char* strip = reinterpret_cast<const char*>(wp + n * row_bytes);
-    GemvQ16Rows<R, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, R),
-                       distance != 0 ? strip + distance : end, end, y + n, ldy);
+    GemvQ16Rows<Form, R, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, R, K, fast(n, R),
+                             distance != 0 ? strip + distance : end, end, y + n, ldy);
   }
-  for (; n < N; ++n) GemvQ16Rows<1, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, K, fast(n, 1), end, end, y + n, ldy);
+  for (; n < N; n += Form::kTail) {
+    const int64_t rows = N - n < Form::kTail ? N - n : Form::kTail;
+    GemvQ16Rows<Form, Form::kTail, MB>(xa, M, wp + n * row_bytes, ws + n * row_blocks, rows, K, fast(n, rows), end, end,
+                                       y + n, ldy);
+  }
+}
+
+template <class Form>
+void GemvMxfp4Q16In(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M, int64_t N,
+                    int64_t K, float* y, int64_t ldy) {
+  // Short rows: the strips prefetch from kShortRowPrefetchBytes past each strip, so the head
+  // of the matrix is requested here, before the activations are quantised.
+  if (K / 2 <= kShortRowBytes) {
+    const char* head = reinterpret_cast<const char*>(w_packed);
+    for (int64_t b = 0; b < kShortRowPrefetchBytes && b < N * K / 2; b += 64) _mm_prefetch(head + b, _MM_HINT_T0);
+  }
+  QuantisedActivations xa;
+  QuantiseActivations(x, ldx, M, K, &xa);
+  if constexpr (Form::kTail > 1) {
+    // 512-bit: each accumulator holds two weight rows; 8-row strips × up to 4 activation rows
+    // (16 accumulators, one row: 4). Measured in one process on the routed 16-row step, the
+    // 512-bit form took 1.50× less CPU than the 256-bit one with these strips, 1.43× with
+    // 4-row strips and 1.07× with 2-row ones (docs/benchmarks.md).
+    GemvQ16Strips<Form, 8, 4>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  } else if (M == 1) {
+    // One row: 8-row strips (8 independent sums; the batch-1 decode is bound by instructions).
+    GemvQ16Strips<Form, 8, 1>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  } else if (M == 3) {
+    // Three rows: one weight row × the three activation rows. The 2 × 3 tile of the general
+    // case costs 5–7% more per row here (measured in one process, routed-expert shapes,
+    // docs/benchmarks.md); at 2 and 4 rows the 2-wide tiles are the faster ones.
+    GemvQ16Strips<Form, 1, 3>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  } else {
+    // Batched rows: 2 weight rows × up to 4 activation rows (8 accumulators), each pair of
+    // blocks decoded once for the tile's rows.
+    GemvQ16Strips<Form, 2, 4>(xa, M, w_packed, w_scale, N, K, y, ldy);
+  }
 }
 
 }  // namespace
@@ -372,29 +538,19 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
   for (; n < N; ++n) GemvRows<1>(x, ldx, w_packed + n * row_bytes, w_scale + n * row_blocks, M, K, y + n, ldy);
 }
 
+void GemvMxfp4Q16Form256(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
+                         int64_t N, int64_t K, float* y, int64_t ldy) {
+  GemvMxfp4Q16In<Form256>(x, ldx, w_packed, w_scale, M, N, K, y, ldy);
+}
+
+void GemvMxfp4Q16Form512(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
+                         int64_t N, int64_t K, float* y, int64_t ldy) {
+  GemvMxfp4Q16In<Form512>(x, ldx, w_packed, w_scale, M, N, K, y, ldy);
+}
+
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
-  // Short rows: the strips prefetch from kShortRowPrefetchBytes past each strip, so the head
-  // of the matrix is requested here, before the activations are quantised.
-  if (K / 2 <= kShortRowBytes) {
-    const char* head = reinterpret_cast<const char*>(w_packed);
-    for (int64_t b = 0; b < kShortRowPrefetchBytes && b < N * K / 2; b += 64) _mm_prefetch(head + b, _MM_HINT_T0);
-  }
-  QuantisedActivations xa;
-  QuantiseActivations(x, ldx, M, K, &xa);
-  if (M == 1) {
-    // One row: 8-row strips (8 independent sums; the batch-1 decode is bound by instructions).
-    GemvQ16Strips<8, 1>(xa, M, w_packed, w_scale, N, K, y, ldy);
-  } else if (M == 3) {
-    // Three rows: one weight row × the three activation rows. The 2 × 3 tile of the general
-    // case costs 5–7% more per row here (measured in one process, routed-expert shapes,
-    // docs/benchmarks.md); at 2 and 4 rows the 2-wide tiles are the faster ones.
-    GemvQ16Strips<1, 3>(xa, M, w_packed, w_scale, N, K, y, ldy);
-  } else {
-    // Batched rows: 2 weight rows × up to 4 activation rows (8 accumulators), each pair of
-    // blocks decoded once for the tile's rows.
-    GemvQ16Strips<2, 4>(xa, M, w_packed, w_scale, N, K, y, ldy);
-  }
+  (CpuHasAvx512Vnni() ? GemvMxfp4Q16Form512 : GemvMxfp4Q16Form256)(x, ldx, w_packed, w_scale, M, N, K, y, ldy);
 }
 
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
