@@ -411,7 +411,7 @@ void BenchThreads(int threads, const Options& opt) {
     }
 #if defined(__x86_64__)
     // The batch form in 256-bit registers against the 512-bit one the table takes where the CPU
-    // has AVX-512F (the peak above is the 256-bit one): one thread, weights from memory, CPU
+    // has AVX-512F (the peak above is then the 512-bit one): one thread, weights from memory, CPU
     // time per call, the best of 5 alternating rounds each.
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
       for (int64_t M : {8, 16, 32}) {
@@ -455,8 +455,8 @@ void BenchThreads(int threads, const Options& opt) {
     // The GEMM in 256-bit registers against the 512-bit form the CPU takes where it has
     // AVX-512F, at prefill sizes of k3-mini's projections (KDA q/k/v: N=1536 K=1024; the
     // dense MLP's down projection: N=1024 K=4096): one thread, CPU time per call, the best
-    // of 5 alternating rounds each; flops over the measured (256-bit) FMA peak, which a
-    // 512-bit FMA doubles on a core that issues it at the same rate.
+    // of 5 alternating rounds each; flops over the measured FMA peak (512-bit on such a CPU, so
+    // the 256-bit form's limit there is 0.5 where the core issues both widths at one rate).
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
       const int before = kernels::avx2::GemmRegisterWidth();
       for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1536, 1024}, {1024, 4096}}) {

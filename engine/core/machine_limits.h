@@ -30,7 +30,7 @@ struct FmaPeakResult {
   double gflops = 0;          // 2 flops per FMA lane, all threads together
   double gflops_per_cpu_s = 0;  // the same over the slowest thread's CPU time
   int threads = 0;
-  const char* isa = "";  // "avx2-fma" or "scalar"
+  const char* isa = "";  // "avx512f-fma" (where the CPU has AVX-512F), "avx2-fma" or "scalar"
 };
 
 // Reads a buffer of `bytes` (rounded down to 4 KiB multiples) with every thread of `pool`
