@@ -10,17 +10,28 @@ ratio, the median pair ratio with its range and the ratio of the totals (the tar
 >= 0.95), and the per-request latency and time to first frame of each side with the
 difference (median and p99).
 
-Two methods (--method; --requests, --rounds and --order override either):
+Three methods (--method; --requests, --rounds, --order and --max-tokens-spread override any):
   steady (default): 8 requests per stream per round, 5 pairs, the side order reversed in every
     other pair. A round lasts long enough that the ramp-up and tail of the round are a small
     part of it, and drift of the machine over the run cancels within pairs.
   waves: the earlier method, 2 requests per stream per round, 3 pairs, direct first in every
     pair. Each round is two lock-step waves of 64 request starts, so its figure depends much
     on how the waves line up.
+  mixed: steady's rounds and pairs (8 requests per stream per round, 5 pairs, alternating
+    order), with each request's max_tokens drawn from [max_tokens - 16, max_tokens + 16] (mean
+    unchanged; --max-tokens-spread 16 to the load generator). The draws are a seeded function of
+    (round, stream, request), so both sides of a pair send exactly the same requests. With
+    identical requests (steady, waves) all 64 streams end in the same worker step and send their
+    next request at the same instant: lock-step waves that the worker prefills in one step when
+    they arrive within a millisecond (direct), and in two when the appliance's per-request work
+    spreads their arrival over tens of milliseconds. The spread lets the streams drift apart as
+    independent clients' requests would, so the appliance's per-request cost is not multiplied
+    by a missed prefill step. Tokens/s counts completion tokens from the streams' usage, so the
+    ratio stays comparable across methods.
 
   cmake --build build --target bench-gateway
   # or: KIMI_APPLIANCE_BIN=... KIMICTL_BIN=... KIMI_ENGINE_BIN=... python3 bench/gateway/gateway_bench.py \\
-  #       --load build/bench/kimi-bench-gateway-load
+  #       --load build/bench/kimi-bench-gateway-load [--method mixed]
 
 The appliance runs with its production pieces on: API-key authentication, request rules,
 the audit log (one signed record per request), metrics.
@@ -42,8 +53,9 @@ from daemon_harness import Daemon, base_config, request  # noqa: E402
 
 # Presets of the two measuring methods (module docstring).
 METHODS = {
-    "steady": {"requests": 8, "rounds": 5, "order": "alternate"},
-    "waves": {"requests": 2, "rounds": 3, "order": "fixed"},
+    "steady": {"requests": 8, "rounds": 5, "order": "alternate", "max_tokens_spread": 0},
+    "waves": {"requests": 2, "rounds": 3, "order": "fixed", "max_tokens_spread": 0},
+    "mixed": {"requests": 8, "rounds": 5, "order": "alternate", "max_tokens_spread": 16},
 }
 
 
@@ -58,7 +70,7 @@ def run_load(args, direct_url, gateway_url, api_key):
     command = [args.load, "--direct", direct_url, "--gateway", gateway_url, "--api-key", api_key,
                "--model", DEFAULT_MODEL, "--streams", str(args.streams), "--requests", str(args.requests),
                "--rounds", str(args.rounds), "--max-tokens", str(args.max_tokens), "--order", args.order,
-               "--warmup-requests", str(args.warmup_requests)]
+               "--warmup-requests", str(args.warmup_requests), "--max-tokens-spread", str(args.max_tokens_spread)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         try:
@@ -101,13 +113,17 @@ def loadavg():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", required=True, help="the kimi-bench-gateway-load binary")
     parser.add_argument("--streams", type=int, default=64)
     parser.add_argument("--method", choices=sorted(METHODS), default="steady",
-                        help="preset of --requests, --rounds, --order (see above)")
+                        help="preset of --requests, --rounds, --order, --max-tokens-spread: steady (default), "
+                             "waves or mixed (steady plus a max_tokens spread of 16; see above)")
     parser.add_argument("--requests", type=int, help="requests each stream sends per round")
-    parser.add_argument("--max-tokens", type=int, default=32)
+    parser.add_argument("--max-tokens", type=int, default=32, help="max_tokens of each request (the mean with a spread)")
+    parser.add_argument("--max-tokens-spread", type=int,
+                        help="each request's max_tokens drawn from [max_tokens - S, max_tokens + S], the same "
+                             "sequence on both sides (0 with steady and waves, 16 with mixed)")
     parser.add_argument("--rounds", type=int, help="measured pairs of rounds (one round per side)")
     parser.add_argument("--order", choices=("fixed", "alternate"), help="side order in the pairs")
     parser.add_argument("--warmup-requests", type=int, default=2,
@@ -119,6 +135,9 @@ def main():
     for key, value in METHODS[args.method].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
+    if not 0 <= args.max_tokens_spread < args.max_tokens:
+        parser.error("--max-tokens-spread must be at least 0 and below --max-tokens")
+    print("method %s, max_tokens %d, spread %d" % (args.method, args.max_tokens, args.max_tokens_spread), flush=True)
 
     fixture = ModelFixture()
     worker = EngineWorker(fixture.model_dir, threads=args.threads, max_num_seqs=args.streams,
@@ -147,8 +166,10 @@ def main():
 
     measured = {side: [r for r in result["rounds"] if r["side"] == side] for side in ("direct", "gateway")}
     direct, gateway = merge_rounds(measured["direct"]), merge_rounds(measured["gateway"])
-    print("method %s: %d streams x %d requests x %d rounds per side (order %s), max_tokens %d, worker threads %d" %
-          (args.method, args.streams, args.requests, args.rounds, args.order, args.max_tokens, args.threads))
+    print("method %s: %d streams x %d requests x %d rounds per side (order %s), max_tokens %d, spread %d "
+          "(max_tokens summed over each side's measured requests: %d), worker threads %d" %
+          (args.method, args.streams, args.requests, args.rounds, args.order, args.max_tokens, args.max_tokens_spread,
+           sum(r["max_tokens_requested"] for r in measured["direct"]), args.threads))
     print("%-8s %10s %8s %12s %12s %12s %12s" % ("side", "tokens", "tok/s", "lat p50 ms", "lat p99 ms",
                                                  "first p50", "first p99"))
     for name, side in (("direct", direct), ("gateway", gateway)):

@@ -10,13 +10,22 @@
 // latency (send to last byte) and time to its first answer or reasoning frame. The SSE is
 // parsed with the appliance's own upstream::SseParser.
 //
+// Requests are identical (greedy, same prompt) unless `--max-tokens-spread S` is given: then
+// each request's max_tokens is drawn uniformly from [max_tokens - S, max_tokens + S] (mean
+// unchanged) by a hash of (--seed, round, stream, request index), so both rounds of a pair
+// send exactly the same requests in the same order on each stream. With equal max_tokens all
+// streams end in the same worker step and send their next request at the same instant, in
+// lock-step waves of --streams requests; the spread lets them drift apart as independent
+// clients would (each round still opens with one wave: every stream starts at once).
+//
 // Thread safety: in a round each client thread owns its connection and its result slot.
 #include <httplib.h>
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +53,10 @@ struct Settings {
   int requests = 1;
   int rounds = 3;
   int max_tokens = 32;
+  // Half-width of the range each request's max_tokens is drawn from; 0: every request asks
+  // for max_tokens. Less than max_tokens, so every request asks for at least one token.
+  int max_tokens_spread = 0;
+  uint64_t seed = 1;  // of the max_tokens draws
   // Order of the two sides within each measured pair of rounds: "fixed" runs the sides in
   // the order given (direct, gateway) every time; "alternate" reverses it every other pair
   // (direct-gateway, gateway-direct, ...), so a machine that speeds up or slows down over the
@@ -65,6 +78,49 @@ struct RequestResult {
   // closed for idleness (5 s on both sides; a busy machine can stretch the other side's
   // round past it): nothing reached the server, so it is sent again on a new connection.
   bool unsent = false;
+};
+
+// The request bodies of a run: one per max_tokens value, and which one each request sends.
+class RequestPlan {
+ public:
+  explicit RequestPlan(const Settings& s) : s_(s) {
+    for (int t = s.max_tokens - s.max_tokens_spread; t <= s.max_tokens + s.max_tokens_spread; ++t) {
+      bodies_.push_back(Json{{"model", s.model},
+                             {"messages", Json::array({Json{{"role", "user"}, {"content", s.prompt}}})},
+                             {"max_tokens", t},
+                             {"temperature", 0.0},
+                             // The form both a worker and the appliance accept.
+                             {"chat_template_kwargs", Json{{"thinking", false}}},
+                             {"stream", true},
+                             {"stream_options", Json{{"include_usage", true}}}}
+                            .dump());
+    }
+  }
+
+  // max_tokens of request `index` of `stream` in measured round `round` (-1: the warm-up): a
+  // pure function of its arguments and the seed, so the two sides get the same requests.
+  int MaxTokens(int round, int stream, int index) const {
+    if (s_.max_tokens_spread == 0) return s_.max_tokens;
+    uint64_t x = Mix(s_.seed);
+    for (int64_t v : {int64_t{round}, int64_t{stream}, int64_t{index}}) x = Mix(x ^ static_cast<uint64_t>(v));
+    return s_.max_tokens - s_.max_tokens_spread + static_cast<int>(x % uint64_t(2 * s_.max_tokens_spread + 1));
+  }
+
+  const std::string& Body(int max_tokens) const {
+    return bodies_[static_cast<size_t>(max_tokens - (s_.max_tokens - s_.max_tokens_spread))];
+  }
+
+ private:
+  // SplitMix64's finaliser: every input bit reaches every output bit.
+  static uint64_t Mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
+  const Settings& s_;
+  std::vector<std::string> bodies_;
 };
 
 double MillisSince(Clock::time_point start) {
@@ -140,15 +196,21 @@ RequestResult StreamOnce(httplib::Client& client, const Side& side, const std::s
   return r;
 }
 
-// One round on one side: every stream sends its requests on its own connection.
-Json RunRound(const Settings& s, const Side& side, const std::string& body,
+// One round on one side: every stream sends its requests on its own connection. `round` is the
+// measured round's index, -1 for the warm-up (it picks the requests' max_tokens).
+Json RunRound(const Settings& s, const RequestPlan& plan, const Side& side, int round,
               std::vector<std::unique_ptr<httplib::Client>>& clients, int requests) {
   std::vector<std::vector<RequestResult>> results(static_cast<size_t>(s.streams));
+  int64_t requested = 0;
+  for (int i = 0; i < s.streams; ++i) {
+    for (int k = 0; k < requests; ++k) requested += plan.MaxTokens(round, i, k);
+  }
   const Clock::time_point start = Clock::now();
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i) {
     threads.emplace_back([&, i] {
       for (int k = 0; k < requests; ++k) {
+        const std::string& body = plan.Body(plan.MaxTokens(round, static_cast<int>(i), k));
         RequestResult r = StreamOnce(*clients[i], side, body);
         if (r.unsent) r = StreamOnce(*clients[i], side, body);
         results[i].push_back(std::move(r));
@@ -174,21 +236,13 @@ Json RunRound(const Settings& s, const Side& side, const std::string& body,
     }
   }
   return Json{{"side", side.name}, {"requests", int64_t{s.streams} * requests}, {"failed", failed},
-              {"errors", errors}, {"wall_s", wall_s}, {"completion_tokens", tokens},
+              {"errors", errors}, {"wall_s", wall_s}, {"max_tokens_requested", requested}, {"completion_tokens", tokens},
               {"tokens_per_s", wall_s > 0 ? double(tokens) / wall_s : 0.0}, {"latency_ms", latencies},
               {"first_frame_ms", first_frames}};
 }
 
 int Run(const Settings& s) {
-  const std::string body = Json{{"model", s.model},
-                                {"messages", Json::array({Json{{"role", "user"}, {"content", s.prompt}}})},
-                                {"max_tokens", s.max_tokens},
-                                {"temperature", 0.0},
-                                // The form both a worker and the appliance accept.
-                                {"chat_template_kwargs", Json{{"thinking", false}}},
-                                {"stream", true},
-                                {"stream_options", Json{{"include_usage", true}}}}
-                               .dump();
+  const RequestPlan plan(s);
   // clients[side][stream]: one keep-alive connection each, kept across rounds.
   std::vector<std::vector<std::unique_ptr<httplib::Client>>> clients(s.sides.size());
   for (size_t k = 0; k < s.sides.size(); ++k) {
@@ -203,7 +257,7 @@ int Run(const Settings& s) {
   int64_t failed = 0;
   const int warmup_requests = std::min(s.warmup_requests, s.requests);
   for (size_t k = 0; k < s.sides.size(); ++k) {
-    Json warmup = RunRound(s, s.sides[k], body, clients[k], warmup_requests);
+    Json warmup = RunRound(s, plan, s.sides[k], -1, clients[k], warmup_requests);
     failed += warmup["failed"].get<int64_t>();
   }
   Json rounds = Json::array();
@@ -211,13 +265,16 @@ int Run(const Settings& s) {
     const bool reversed = s.alternate_order && r % 2 == 1;
     for (size_t i = 0; i < s.sides.size(); ++i) {
       const size_t k = reversed ? s.sides.size() - 1 - i : i;
-      Json round = RunRound(s, s.sides[k], body, clients[k], s.requests);
+      Json round = RunRound(s, plan, s.sides[k], r, clients[k], s.requests);
       failed += round["failed"].get<int64_t>();
       round["pair"] = r;
       rounds.push_back(std::move(round));
     }
   }
-  std::printf("%s\n", Json{{"streams", s.streams}, {"failed", failed}, {"rounds", rounds}}.dump().c_str());
+  std::printf("%s\n", Json{{"streams", s.streams}, {"max_tokens", s.max_tokens}, {"max_tokens_spread", s.max_tokens_spread},
+                            {"seed", s.seed}, {"failed", failed}, {"rounds", rounds}}
+                           .dump()
+                           .c_str());
   return failed == 0 ? 0 : 1;
 }
 
@@ -230,7 +287,9 @@ const std::vector<kimi::tools::FlagSpec>& LoadFlags() {
       {"model", true, "ID    model id to ask for"},
       {"streams", true, "N     concurrent client streams (default 64)"},
       {"requests", true, "N     requests each stream sends one after another (default 1)"},
-      {"max-tokens", true, "N     max_tokens of each request (default 32)"},
+      {"max-tokens", true, "N     max_tokens of each request (default 32), the mean with a spread"},
+      {"max-tokens-spread", true, "S  each request's max_tokens drawn from [N-S, N+S] (default 0; S < N)"},
+      {"seed", true, "N     seed of the max_tokens draws (default 1)"},
       {"order", true, "fixed|alternate  side order in each measured pair (default fixed: direct first)"},
       {"warmup-requests", true, "N  requests per stream in each side's warm-up round (default 2, at most --requests)"},
       {"help", false, "      this text"},
@@ -257,6 +316,8 @@ int main(int argc, char** argv) {
   auto max_tokens = flags->GetUint("max-tokens", 32);
   auto rounds = flags->GetUint("rounds", 3);
   auto warmup_requests = flags->GetUint("warmup-requests", 2);
+  auto spread = flags->GetUint("max-tokens-spread", 0);
+  auto seed = flags->GetUint("seed", 1);
   for (const auto* value : {&streams, &requests, &max_tokens, &rounds, &warmup_requests}) {
     if (!value->ok() || **value == 0) {
       std::fprintf(stderr, "--streams, --requests, --max-tokens, --rounds and --warmup-requests take positive integers\n");
@@ -268,6 +329,12 @@ int main(int argc, char** argv) {
   s.max_tokens = static_cast<int>(*max_tokens);
   s.rounds = static_cast<int>(*rounds);
   s.warmup_requests = static_cast<int>(*warmup_requests);
+  if (!spread.ok() || *spread >= *max_tokens || !seed.ok()) {
+    std::fprintf(stderr, "--max-tokens-spread takes an integer below --max-tokens, --seed an integer\n");
+    return 2;
+  }
+  s.max_tokens_spread = static_cast<int>(*spread);
+  s.seed = *seed;
   const std::string order = flags->Get("order").value_or("fixed");
   if (order != "fixed" && order != "alternate") {
     std::fprintf(stderr, "--order takes fixed or alternate\n");
