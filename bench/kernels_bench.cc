@@ -11,6 +11,7 @@
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
 // (sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -69,6 +70,21 @@ double TimePerCall(const std::function<void()>& fn, double min_time) {
   g_last_cpu_share = cpu / (elapsed * g_threads);
   g_last_busy_per_call = cpu / g_threads / calls;
   return elapsed / calls;
+}
+
+// A kernel's 256-bit form (run(0)) against its 512-bit form (run(1)): the best CPU time per
+// call of each over 5 alternating rounds (CPU time because the machine is shared; alternating
+// so that a machine that slows down over the run favours neither form).
+template <class Run>
+std::array<double, 2> BestOfTwoForms(const Run& run, double min_time) {
+  std::array<double, 2> best = {1e9, 1e9};
+  for (int round = 0; round < 5; ++round) {
+    for (int wide = 0; wide < 2; ++wide) {
+      TimePerCall([&] { run(wide); }, min_time / 5);
+      best[wide] = std::min(best[wide], g_last_busy_per_call);
+    }
+  }
+  return best;
 }
 
 std::vector<float> Floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
@@ -327,17 +343,12 @@ void BenchThreads(int threads, const Options& opt) {
 #if defined(__x86_64__)
     // The same step, and 4 experts (in L2) at M rows each, with the decode GEMV in 256-bit
     // registers against the 512-bit form the table takes where the CPU has AVX-512 VNNI: one
-    // thread, CPU time per call, the best of 5 alternating rounds each (the machine is shared).
+    // thread (BestOfTwoForms).
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512Vnni()) {
       const auto forms = [&](const char* what, auto run) {
-        double best[2] = {1e9, 1e9};
-        for (int round = 0; round < 5; ++round) {
-          for (int wide = 0; wide < 2; ++wide) {
-            TimePerCall([&] { run(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
-                        min_time / 5);
-            best[wide] = std::min(best[wide], g_last_busy_per_call);
-          }
-        }
+        const auto best = BestOfTwoForms(
+            [&](int wide) { run(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
+            min_time);
         std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "experts mxfp4 forms", what,
                     best[0] * 1e3, best[1] * 1e3, best[0] / best[1]);
       };
@@ -411,23 +422,16 @@ void BenchThreads(int threads, const Options& opt) {
     }
 #if defined(__x86_64__)
     // The batch form in 256-bit registers against the 512-bit one the table takes where the CPU
-    // has AVX-512F (the peak above is then the 512-bit one): one thread, weights from memory, CPU
-    // time per call, the best of 5 alternating rounds each.
+    // has AVX-512F (the peak above is then the 512-bit one): one thread, weights from memory
+    // (BestOfTwoForms).
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
       for (int64_t M : {8, 16, 32}) {
-        double best[2] = {1e9, 1e9};
-        for (int round = 0; round < 5; ++round) {
-          for (int wide = 0; wide < 2; ++wide) {
-            const auto fn = wide != 0 ? kernels::avx2::GemvBf16Batch512 : kernels::avx2::GemvBf16Batch256;
-            TimePerCall(
-                [&] {
-                  for (int64_t i = 0; i < copies; ++i)
-                    fn(x.data(), K, w.data() + i * N * K, M, N, K, y.data(), N);
-                },
-                min_time / 5);
-            best[wide] = std::min(best[wide], g_last_busy_per_call);  // CPU time: the machine is shared
-          }
-        }
+        const auto best = BestOfTwoForms(
+            [&](int wide) {
+              const auto fn = wide != 0 ? kernels::avx2::GemvBf16Batch512 : kernels::avx2::GemvBf16Batch256;
+              for (int64_t i = 0; i < copies; ++i) fn(x.data(), K, w.data() + i * N * K, M, N, K, y.data(), N);
+            },
+            min_time);
         std::printf("  %-24s %-24s 256-bit %8.3f ms  512-bit %8.3f ms  256/512 %.2f\n", "bf16 batch forms",
                     ("M=" + std::to_string(M) + " K=" + std::to_string(K)).c_str(), best[0] * 1e3,
                     best[1] * 1e3, best[0] / best[1]);
@@ -454,8 +458,8 @@ void BenchThreads(int threads, const Options& opt) {
 #if defined(__x86_64__)
     // The GEMM in 256-bit registers against the 512-bit form the CPU takes where it has
     // AVX-512F, at prefill sizes of k3-mini's projections (KDA q/k/v: N=1536 K=1024; the
-    // dense MLP's down projection: N=1024 K=4096): one thread, CPU time per call, the best
-    // of 5 alternating rounds each; flops over the measured FMA peak (512-bit on such a CPU, so
+    // dense MLP's down projection: N=1024 K=4096): one thread (BestOfTwoForms); flops over
+    // the measured FMA peak (512-bit on such a CPU, so
     // the 256-bit form's limit there is 0.5 where the core issues both widths at one rate).
     if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
       const int before = kernels::avx2::GemmRegisterWidth();
@@ -465,15 +469,12 @@ void BenchThreads(int threads, const Options& opt) {
         for (int64_t m : {32, 128, 512}) {
           auto xm = Floats(m * k, 13);
           std::vector<float> ym(m * n);
-          double best[2] = {1e9, 1e9};
-          for (int round = 0; round < 5; ++round) {
-            for (int wide = 0; wide < 2; ++wide) {
-              kernels::avx2::SetGemmRegisterWidth(wide != 0 ? 512 : 256);
-              TimePerCall([&] { kernels::avx2::GemmBf16(xm.data(), k, wb.data(), m, n, k, ym.data(), n); },
-                          min_time / 5);
-              best[wide] = std::min(best[wide], g_last_busy_per_call);  // CPU time: the machine is shared
-            }
-          }
+          const auto best = BestOfTwoForms(
+              [&](int wide) {
+                kernels::avx2::SetGemmRegisterWidth(wide != 0 ? 512 : 256);
+                kernels::avx2::GemmBf16(xm.data(), k, wb.data(), m, n, k, ym.data(), n);
+              },
+              min_time);
           const double flops = 2.0 * m * n * k;
           std::printf("  %-24s %-24s 256-bit %8.3f ms %.2f of peak  512-bit %8.3f ms %.2f of peak  256/512 %.2f\n",
                       "gemm bf16 forms",
