@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <httplib.h>
 
@@ -34,16 +36,21 @@ std::string EngineBinary() {
 // A running `kimi-engine serve`, its port read from its "listening" log line.
 class Worker {
  public:
-  bool Start(const std::string& model_dir, std::string* log) {
+  // extra: more flags for `serve`, after the ones every worker here takes.
+  bool Start(const std::string& model_dir, std::string* log, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {EngineBinary(), "serve", "--model", model_dir, "--port", "0",
+                                     "--served-model-name", "kimi-k3", "--threads", "1", "--default-max-tokens", "32"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     int fds[2];
     if (pipe(fds) != 0) return false;
     pid_ = fork();
     if (pid_ == 0) {
       dup2(fds[1], STDERR_FILENO);
       close(fds[0]);
-      std::string binary = EngineBinary();
-      execl(binary.c_str(), binary.c_str(), "serve", "--model", model_dir.c_str(), "--port", "0",
-            "--served-model-name", "kimi-k3", "--threads", "1", "--default-max-tokens", "32", nullptr);
+      execv(argv[0], argv.data());
       _exit(127);
     }
     close(fds[1]);
@@ -217,6 +224,48 @@ TEST_F(UpstreamServeTest, SameEventsAsTheEngineInProcess) {
     EXPECT_EQ(finish.usage.reasoning_tokens, direct_usage.reasoning_tokens);
     EXPECT_GT(finish.usage.prompt_tokens, 0);
   }
+}
+
+// `serve --keep-alive-timeout S` closes a keep-alive connection idle for S seconds, and a
+// backend whose pooled connection the worker closed that way sends its next request on a new
+// one: both requests succeed.
+TEST_F(UpstreamServeTest, WorkerClosesIdleConnectionsAfterItsKeepAliveTimeout) {
+  Worker worker;
+  std::string log;
+  ASSERT_TRUE(worker.Start(*dir_, &log, {"--keep-alive-timeout", "1"})) << log;
+  httplib::Client client(worker.url());
+  client.set_keep_alive(true);
+  httplib::Result first = client.Get("/health");
+  ASSERT_TRUE(first && first->status == 200);
+  ASSERT_TRUE(client.is_socket_open());
+  // The library's client sees the close only at its next request; the server's side of it
+  // shows as the socket turning readable with nothing to read (EOF) once the timeout has passed.
+  const int fd = client.socket();
+  bool closed = false;
+  for (int waited_ms = 0; waited_ms < 3'500 && !closed; waited_ms += 50) {  // the default is 5 s
+    char byte;
+    closed = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(closed) << "the worker kept an idle connection open past --keep-alive-timeout 1";
+
+  UpstreamOptions o;
+  o.name = "upstream:short-keep-alive";
+  o.url = worker.url();
+  o.timeout_ms = 120'000;
+  UpstreamBackend backend(o);
+  for (int round = 0; round < 2; ++round) {
+    RecordingSink sink;
+    api::BackendRequest r = ApiRequest(Json{{"model", "kimi-k3"}, {"prompt", "Once"}, {"max_tokens", 2},
+                                            {"temperature", 0}});
+    r.endpoint = api::Endpoint::kCompletions;
+    Status s = backend.Generate(r, sink, nullptr);
+    ASSERT_TRUE(s.ok()) << "request " << round << ": " << s.ToString();
+    ASSERT_FALSE(sink.events.empty());
+    EXPECT_EQ(sink.events.back().kind, api::StreamEventKind::kFinish);
+    if (round == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the worker's 1 s
+  }
+  EXPECT_EQ(worker.Stop(), 0);
 }
 
 TEST_F(UpstreamServeTest, CompletionsEndpoint) {

@@ -33,6 +33,21 @@ Three methods (--method; --requests, --rounds, --order and --max-tokens-spread o
   # or: KIMI_APPLIANCE_BIN=... KIMICTL_BIN=... KIMI_ENGINE_BIN=... python3 bench/gateway/gateway_bench.py \\
   #       --load build/bench/kimi-bench-gateway-load [--method mixed]
 
+Placement (--placement). A gateway fronts workers on other machines (a GPU server, a vLLM
+deployment), so what it costs is the time it adds, not CPU it takes from the worker's compute.
+On one machine the default, separate, gives the worker the first half of the CPUs and the
+appliance with the load generator the other half (CPU affinity inherited at start); the load
+generator sits on the front's half on both sides, so a direct round and a gateway round differ
+only by the appliance. shared lets every process run on every CPU: there the appliance's CPU per
+streamed token is taken from the worker's, and on a machine with few cores the ratio measures
+that contention as much as the gateway (docs/benchmarks.md, "Gateway overhead").
+
+Keep-alive (--keep-alive-s, default 60). With sides alternating, one side's connections wait
+up to two rounds (~9 s here) between uses; with the servers' 5 s default they were closed and
+reopened at the start of such a round, which made every round after a side switch ~5% (direct)
+to ~15% (through the appliance) slower. The worker (--keep-alive-timeout) and the appliance
+(limits.idle_timeout_ms) keep idle connections this long, so no round reconnects.
+
 The appliance runs with its production pieces on: API-key authentication, request rules,
 the audit log (one signed record per request), metrics.
 """
@@ -107,6 +122,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def placement_cpus(placement):
+    """The CPU sets of the worker and of the front (the appliance and the load generator).
+
+    separate: the first half of this process's CPUs for the worker, the rest for the front, so
+    that the appliance's work never takes CPU from the worker's compute, as with a worker on its
+    own machine; with a single CPU there is nothing to separate and both get it."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if placement == "shared" or len(cpus) < 2:
+        return set(cpus), set(cpus)
+    half = len(cpus) // 2
+    return set(cpus[:half]), set(cpus[half:])
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -129,6 +157,13 @@ def main():
     parser.add_argument("--warmup-requests", type=int, default=2,
                         help="requests per stream in each side's warm-up round (at most --requests)")
     parser.add_argument("--threads", type=int, default=1, help="the worker's kernel threads")
+    parser.add_argument("--placement", choices=("separate", "shared"), default="separate",
+                        help="separate (default): the worker on one half of the CPUs, the appliance and the load "
+                             "generator on the other, as a worker on its own machine; shared: every process on "
+                             "every CPU (module docstring)")
+    parser.add_argument("--keep-alive-s", type=int, default=60,
+                        help="how long the worker and the appliance keep an idle client connection open; "
+                             "longer than a side waits between its rounds, so rounds reconnect nothing")
     parser.add_argument("--audit-commit-window-ms", type=int,
                         help="the appliance's audit.commit_window_ms (default: the appliance's own default)")
     args = parser.parse_args()
@@ -140,17 +175,23 @@ def main():
     print("method %s, max_tokens %d, spread %d" % (args.method, args.max_tokens, args.max_tokens_spread), flush=True)
 
     fixture = ModelFixture()
+    worker_cpus, front_cpus = placement_cpus(args.placement)
+    # A child inherits the CPU set its parent has when it starts: set ours before each start.
+    all_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, worker_cpus)
     worker = EngineWorker(fixture.model_dir, threads=args.threads, max_num_seqs=args.streams,
-                          default_max_tokens=args.max_tokens)
-    config = base_config(limits={"max_connections": 4 * args.streams})
+                          default_max_tokens=args.max_tokens, keep_alive_timeout_s=args.keep_alive_s)
+    config = base_config(limits={"max_connections": 4 * args.streams, "idle_timeout_ms": 1000 * args.keep_alive_s})
     config.update(upstream_route(worker.url))
     if args.audit_commit_window_ms is not None:
         config.setdefault("audit", {})["commit_window_ms"] = args.audit_commit_window_ms
+    os.sched_setaffinity(0, front_cpus)  # the appliance, and the load generator started below
     daemon = Daemon(config=config)
     try:
         if not wait_until_routable(daemon):
             raise SystemExit("the appliance never saw its worker healthy")
-        print("machine: %d CPUs, load average before: %s" % (os.cpu_count(), loadavg()))
+        print("machine: %d CPUs, load average before: %s; placement %s: worker on CPUs %s, appliance and load on %s" %
+              (os.cpu_count(), loadavg(), args.placement, sorted(worker_cpus), sorted(front_cpus)))
         start = time.monotonic()
         cpu_before = {"appliance": cpu_seconds(daemon.proc.pid), "worker": cpu_seconds(worker.proc.pid)}
         writers_before = writer_counters(daemon)
@@ -163,6 +204,7 @@ def main():
         daemon.stop()
         daemon.close()
         worker.stop()
+        os.sched_setaffinity(0, all_cpus)
 
     measured = {side: [r for r in result["rounds"] if r["side"] == side] for side in ("direct", "gateway")}
     direct, gateway = merge_rounds(measured["direct"]), merge_rounds(measured["gateway"])

@@ -49,6 +49,10 @@ TEST(KimiEngineCli, HelpAndUsageErrors) {
   EXPECT_NE(bad_preset.output.find("k3-nano"), std::string::npos);  // lists the known presets
   EXPECT_EQ(Engine("info --model /nonexistent/dir").status, 1);
   EXPECT_EQ(Engine("synth --help").status, 0);
+  CliRun keep_alive = Engine("serve --model /nonexistent --port 0 --keep-alive-timeout 0");
+  EXPECT_EQ(keep_alive.status, 2);
+  EXPECT_NE(keep_alive.output.find("--keep-alive-timeout must be between 1 and 3600 seconds"), std::string::npos)
+      << keep_alive.output;
 }
 
 TEST(KimiEngineCli, SynthThenInfo) {

@@ -51,6 +51,7 @@ const std::vector<FlagSpec>& ServeFlags() {
       {"memory-budget-mb", true, "N     sequence state budget in MiB (default 1024)"},
       {"default-max-tokens", true, "N     max_tokens of a request that names none (default 2048)"},
       {"max-connections", true, "N     connections served at once (default 128)"},
+      {"keep-alive-timeout", true, "S     seconds an idle keep-alive connection stays open (default 5)"},
       {"help", false, "      this text"},
   };
   return flags;
@@ -225,6 +226,10 @@ Status Serve(const Flags& flags) {
   KIMI_ASSIGN_OR_RETURN(uint64_t default_max_tokens, flags.GetUint("default-max-tokens", 2048));
   KIMI_ASSIGN_OR_RETURN(uint64_t max_connections, flags.GetUint("max-connections", 128));
   if (max_connections < 1) return Status::InvalidArgument("--max-connections must be at least 1");
+  KIMI_ASSIGN_OR_RETURN(uint64_t keep_alive_s, flags.GetUint("keep-alive-timeout", 5));
+  if (keep_alive_s < 1 || keep_alive_s > 3600) {
+    return Status::InvalidArgument("--keep-alive-timeout must be between 1 and 3600 seconds");
+  }
   options.model.threads = int(threads);
   options.runtime.max_num_seqs = int(max_seqs);
   options.runtime.max_num_batched_tokens = int64_t(max_batched);
@@ -254,6 +259,7 @@ Status Serve(const Flags& flags) {
   server.set_tcp_nodelay(true);
   // Keep-alive connections from a gateway's pool are reused for many requests.
   server.set_keep_alive_max_count(kKeepAliveRequests);
+  server.set_keep_alive_timeout(time_t(keep_alive_s));
   server.new_task_queue = [max_connections] { return new httplib::ThreadPool(size_t(max_connections)); };
   server.set_payload_max_length(64u << 20);
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });

@@ -69,14 +69,16 @@ class EngineWorker:
     """`kimi-engine serve` on a free loopback port, serving `model_dir` as DEFAULT_MODEL, by
     default with the engine settings ModelFixture gives the embedded engine."""
 
-    def __init__(self, model_dir, threads=1, max_num_seqs=8, default_max_tokens=16):
+    def __init__(self, model_dir, threads=1, max_num_seqs=8, default_max_tokens=16, keep_alive_timeout_s=None):
         self.lines = []
         self._queue = queue.Queue()
-        self.proc = subprocess.Popen(
-            [KIMI_ENGINE, "serve", "--model", model_dir, "--port", "0", "--served-model-name", DEFAULT_MODEL,
-             "--threads", str(threads), "--max-num-seqs", str(max_num_seqs),
-             "--default-max-tokens", str(default_max_tokens), "--max-connections", str(max(128, 2 * max_num_seqs + 16))],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        command = [KIMI_ENGINE, "serve", "--model", model_dir, "--port", "0", "--served-model-name", DEFAULT_MODEL,
+                   "--threads", str(threads), "--max-num-seqs", str(max_num_seqs),
+                   "--default-max-tokens", str(default_max_tokens),
+                   "--max-connections", str(max(128, 2 * max_num_seqs + 16))]
+        if keep_alive_timeout_s is not None:
+            command += ["--keep-alive-timeout", str(keep_alive_timeout_s)]
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # Drained for the worker's whole life, so a full pipe never blocks it.
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
