@@ -16,6 +16,13 @@ namespace kimi::kernels {
 
 using MatmulBf16Fn = void (*)(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N,
                               int64_t K, float* y, int64_t ldy);
+// The decode GEMV in two parts, where a table has them: its activations rearranged once per
+// product (`prepared` holds prepared_floats(M, K) floats) and then any slice of the weight rows
+// run against them, so that a product split over threads does not rearrange them per slice.
+using GemvBf16PreparedFloatsFn = int64_t (*)(int64_t M, int64_t K);
+using PrepareGemvBf16Fn = void (*)(const float* x, int64_t ldx, int64_t M, int64_t K, float* prepared);
+using GemvBf16PreparedFn = void (*)(const float* prepared, const float* x, int64_t ldx, const uint16_t* w, int64_t M,
+                                    int64_t N, int64_t K, float* y, int64_t ldy);
 using MatmulMxfp4Fn = void (*)(const float* x, int64_t ldx, const uint8_t* w_packed,
                                const uint8_t* w_scale, int64_t M, int64_t N, int64_t K, float* y,
                                int64_t ldy);
@@ -52,6 +59,10 @@ struct KernelTable {
   const char* isa;
   MatmulBf16Fn gemv_bf16;    // M small: weights streamed once for all rows of x
   MatmulBf16Fn gemm_bf16;    // any M; blocked for large M
+  // gemv_bf16 in two parts (same bits); nullptr where the table has no such split.
+  GemvBf16PreparedFloatsFn gemv_bf16_prepared_floats;
+  PrepareGemvBf16Fn prepare_gemv_bf16;
+  GemvBf16PreparedFn gemv_bf16_prepared;
   MatmulMxfp4Fn gemv_mxfp4;
   MatmulMxfp4Fn gemm_mxfp4;
   RmsNormFn rms_norm;

@@ -9,6 +9,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/kernel_table.h"
+#include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels {
 namespace {
@@ -125,8 +126,53 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
     Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
     return;
   }
-  SplitChunks(pool, N, 16, 2 * K, [&](int64_t n0, int64_t n1) { kt.gemv_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
+  const Bf16Product product{x, ldx, w, N, K, y, ldy};
+  MatmulBf16Batch(std::span<const Bf16Product>(&product, 1), M, pool);
 }
+
+namespace {
+
+// The GEMV's activations of each product of a batch, rearranged once on the calling thread
+// (kernel_table.h, prepare_gemv_bf16) so that the slices the threads take do not each do it
+// again: at 16 rows that was a copy of 16 × K floats per slice of 32–256 KiB of weights.
+// Products that share their x (a layer's q, k, v and gate projections) share one copy.
+// Empty when the table has no such split or there is a single slice.
+class PreparedActivations {
+ public:
+  static constexpr size_t kMaxProducts = 16;
+
+  PreparedActivations(const KernelTable& kt, std::span<const Bf16Product> products, int64_t M, bool sliced) {
+    if (kt.prepare_gemv_bf16 == nullptr || !sliced || products.size() > kMaxProducts) return;
+    int64_t floats = 0;
+    for (size_t i = 0; i < products.size(); ++i) {
+      const size_t same = SameInputAs(products, i);
+      offset_[i] = same < i ? offset_[same] : floats;
+      if (same == i) floats += kt.gemv_bf16_prepared_floats(M, products[i].K);
+    }
+    base_ = ThreadScratchArray<float>(ScratchSlot::kD, size_t(floats));
+    for (size_t i = 0; i < products.size(); ++i) {
+      const Bf16Product& p = products[i];
+      if (SameInputAs(products, i) == i) kt.prepare_gemv_bf16(p.x, p.ldx, M, p.K, base_ + offset_[i]);
+    }
+  }
+
+  // Product i's prepared activations, or nullptr.
+  const float* For(size_t i) const { return base_ == nullptr ? nullptr : base_ + offset_[i]; }
+
+ private:
+  // The first product with the same activations as product i (i itself when none).
+  static size_t SameInputAs(std::span<const Bf16Product> products, size_t i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (products[j].x == products[i].x && products[j].ldx == products[i].ldx && products[j].K == products[i].K) return j;
+    }
+    return i;
+  }
+
+  float* base_ = nullptr;
+  int64_t offset_[kMaxProducts] = {};
+};
+
+}  // namespace
 
 void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool) {
   const KernelTable& kt = ActiveKernels();
@@ -138,13 +184,20 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
     bytes += 2 * p.N * p.K;
     gemv = gemv && UseBf16Gemv(M);
   }
+  const bool sliced = pool != nullptr && pool->num_threads() > 1;
+  const PreparedActivations prepared(kt, gemv ? products : std::span<const Bf16Product>(), M, sliced);
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
     int64_t offset = 0;
-    for (const Bf16Product& p : products) {
+    for (size_t i = 0; i < products.size(); ++i) {
+      const Bf16Product& p = products[i];
       const int64_t n0 = std::max(r0, offset) - offset, n1 = std::min(r1, offset + p.N) - offset;
       offset += p.N;
       if (n0 >= n1) continue;
+      if (const float* xr = prepared.For(i)) {
+        kt.gemv_bf16_prepared(xr, p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
+        continue;
+      }
       MatmulBf16Fn fn = UseBf16Gemv(M) ? kt.gemv_bf16 : kt.gemm_bf16;
       fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }

@@ -281,6 +281,60 @@ TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
   }
 }
 
+// Products that share their activations (a layer's projections of one normed input) share one
+// prepared copy of them; each still equals MatmulBf16 alone, on one thread, bit for bit.
+TEST(MatmulTest, Bf16BatchProductsSharingTheirInput) {
+  ThreadPool pool(3);
+  for (int64_t M : {1, 5, 16}) {
+    const int64_t K = 1040, ldx = K + 3;
+    auto x = RandomFloats(M * ldx, 50 + M), other = RandomFloats(M * K, 51 + M);
+    const int64_t Ns[] = {96, 40, 130, 17};
+    std::vector<std::vector<uint16_t>> ws;
+    std::vector<std::vector<float>> want, got;
+    std::vector<Bf16Product> products;
+    for (size_t i = 0; i < 4; ++i) {
+      ws.push_back(RandomBf16(Ns[i] * K, 52 + uint32_t(i)));
+      want.emplace_back(M * Ns[i], 0.0f);
+      got.emplace_back(M * Ns[i], 0.0f);
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      const bool shared = i != 2;  // products 0, 1 and 3 read x, product 2 another input
+      const float* in = shared ? x.data() : other.data();
+      const int64_t ld = shared ? ldx : K;
+      MatmulBf16(in, ld, ws[i].data(), M, Ns[i], K, want[i].data(), Ns[i], nullptr);
+      products.push_back({in, ld, ws[i].data(), Ns[i], K, got[i].data(), Ns[i]});
+    }
+    MatmulBf16Batch(products, M, &pool);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(got[i], want[i]) << "M=" << M << " product " << i;
+  }
+}
+
+// The GEMV in two parts: activations prepared once, then slices of the weight rows against
+// them, give each row what the whole product gives it, and write nothing else.
+TEST(MatmulTest, PreparedGemvSlicesEqualTheWholeProduct) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  for (const KernelTable* table : testing::OptimisedTables()) {
+    if (table->prepare_gemv_bf16 == nullptr) continue;
+    for (int64_t K : {16, 31, 48, 1040, 2055}) {
+      const int64_t N = 45, ldx = K + 2, ldy = N + 3;
+      auto w = RandomBf16(N * K, 120 + K);
+      for (int64_t M : {1, 2, 3, 7, 16, 17}) {
+        auto x = RandomFloats(M * ldx, 121 + M);
+        std::vector<float> whole(M * ldy, 7.0f), sliced(M * ldy, 7.0f);
+        table->gemv_bf16(x.data(), ldx, w.data(), M, N, K, whole.data(), ldy);
+        std::vector<float> prepared(size_t(table->gemv_bf16_prepared_floats(M, K)));
+        table->prepare_gemv_bf16(x.data(), ldx, M, K, prepared.data());
+        for (int64_t n0 : {0, 16, 32}) {
+          const int64_t n1 = std::min<int64_t>(N, n0 + 16);
+          table->gemv_bf16_prepared(prepared.data(), x.data(), ldx, w.data() + n0 * K, M, n1 - n0, K,
+                                    sliced.data() + n0, ldy);
+        }
+        EXPECT_EQ(sliced, whole) << table->isa << " M=" << M << " K=" << K;
+      }
+    }
+  }
+}
+
 // The decode products hand out rows in chunks to whichever thread is free; every row must come
 // out bit for bit as on one thread, whatever chunk (and thread) computed it.
 TEST(MatmulTest, ChunkedDecodeProductsEqualOneThread) {

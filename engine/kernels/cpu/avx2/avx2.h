@@ -8,6 +8,13 @@ namespace kimi::kernels::avx2 {
 
 void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
+// GemvBf16 in two parts (kernel_table.h, prepare_gemv_bf16): the activations rearranged once
+// into `prepared` (GemvBf16PreparedFloats floats), then any slice of the weight rows against
+// them; each slice gives the bits GemvBf16 gives those rows.
+int64_t GemvBf16PreparedFloats(int64_t M, int64_t K);
+void PrepareGemvBf16(const float* x, int64_t ldx, int64_t M, int64_t K, float* prepared);
+void GemvBf16Prepared(const float* prepared, const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N,
+                      int64_t K, float* y, int64_t ldy);
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit

@@ -8,6 +8,9 @@ const KernelTable* Avx2Kernels() {
       .isa = "avx2",
       .gemv_bf16 = avx2::GemvBf16,
       .gemm_bf16 = avx2::GemmBf16,
+      .gemv_bf16_prepared_floats = avx2::GemvBf16PreparedFloats,
+      .prepare_gemv_bf16 = avx2::PrepareGemvBf16,
+      .gemv_bf16_prepared = avx2::GemvBf16Prepared,
       .gemv_mxfp4 = avx2::GemvMxfp4Q16,  // int16 activations: error bound in its source
       .gemm_mxfp4 = avx2::GemmMxfp4,
       .rms_norm = avx2::RmsNorm,

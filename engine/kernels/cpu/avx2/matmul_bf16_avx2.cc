@@ -27,9 +27,9 @@ namespace {
 
 constexpr int64_t kBlock = 16;
 
-// x rearranged per block of 16 (even elements, then odd); the K % 16 tail stays in place.
-const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t K) {
-  float* xp = ThreadScratchArray<float>(ScratchSlot::kC, M * K);
+// x rearranged per block of 16 (even elements, then odd) into xp (M × K floats); the K % 16
+// tail stays in place.
+void PermuteActivations(const float* x, int64_t ldx, int64_t M, int64_t K, float* xp) {
   const int64_t k16 = K - K % kBlock;
   for (int64_t m = 0; m < M; ++m) {
     const float* src = x + m * ldx;
@@ -41,6 +41,11 @@ const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t
     }
     for (int64_t k = k16; k < K; ++k) dst[k] = src[k];
   }
+}
+
+const float* PermutedActivations(const float* x, int64_t ldx, int64_t M, int64_t K) {
+  float* xp = ThreadScratchArray<float>(ScratchSlot::kC, M * K);
+  PermuteActivations(x, ldx, M, K, xp);
   return xp;
 }
 
@@ -468,9 +473,10 @@ struct Ymm2xTiles {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-const float* PairedActivations(const float* x, int64_t ldx, int64_t M, int64_t K) {
+int64_t PairedFloats(int64_t M, int64_t K) { return std::max<int64_t>(1, K / kBlock * ((M + 1) / 2) * 2 * kBlock); }
+
+void PairActivations(const float* x, int64_t ldx, int64_t M, int64_t K, float* xq) {
   const int64_t pairs = (M + 1) / 2, blocks = K / kBlock;
-  float* xq = ThreadScratchArray<float>(ScratchSlot::kC, std::max<int64_t>(1, blocks * pairs * 2 * kBlock));
   for (int64_t p = 0; p < pairs; ++p) {
     for (int half = 0; half < 2; ++half) {
       const int64_t m = 2 * p + half;
@@ -488,6 +494,11 @@ const float* PairedActivations(const float* x, int64_t ldx, int64_t M, int64_t K
       }
     }
   }
+}
+
+const float* PairedActivations(const float* x, int64_t ldx, int64_t M, int64_t K) {
+  float* xq = ThreadScratchArray<float>(ScratchSlot::kC, PairedFloats(M, K));
+  PairActivations(x, ldx, M, K, xq);
   return xq;
 }
 
@@ -646,18 +657,38 @@ void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M,
   GemvBatch(Zmm4xTiles{xq, x, ldx, M, w, K, y, ldy}, pairs, w, N, K);
 }
 
+// The layout GemvBf16Prepared reads: pairs of rows (PairedActivations) for the 512-bit batch
+// tiles, else each row permuted (PermutedActivations).
+bool UsesPairedLayout(int64_t M) { return M > 1 && CpuHasAvx512F(); }
+
+int64_t GemvBf16PreparedFloats(int64_t M, int64_t K) { return UsesPairedLayout(M) ? PairedFloats(M, K) : M * K; }
+
+void PrepareGemvBf16(const float* x, int64_t ldx, int64_t M, int64_t K, float* prepared) {
+  if (UsesPairedLayout(M)) {
+    PairActivations(x, ldx, M, K, prepared);
+  } else {
+    PermuteActivations(x, ldx, M, K, prepared);
+  }
+}
+
+void GemvBf16Prepared(const float* prepared, const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N,
+                      int64_t K, float* y, int64_t ldy) {
+  if (UsesPairedLayout(M)) {
+    GemvBatch(Zmm4xTiles{prepared, x, ldx, M, w, K, y, ldy}, (M + 1) / 2, w, N, K);
+  } else if (M > 1) {
+    GemvBatch(Ymm2xTiles{prepared, w, K, y, ldy}, M, w, N, K);
+  } else if (K <= kLinearPrefetchMaxK) {
+    GemvSingleRowStrips<4>(prepared, w, N, K, y);
+  } else {
+    GemvSingleRowStrips<8>(prepared, w, N, K, y);
+  }
+}
+
 void GemvBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
-  if (M > 1) {
-    (CpuHasAvx512F() ? GemvBf16Batch512 : GemvBf16Batch256)(x, ldx, w, M, N, K, y, ldy);
-    return;
-  }
-  const float* xp = PermutedActivations(x, ldx, M, K);
-  if (K <= kLinearPrefetchMaxK) {
-    GemvSingleRowStrips<4>(xp, w, N, K, y);
-  } else {
-    GemvSingleRowStrips<8>(xp, w, N, K, y);
-  }
+  float* prepared = ThreadScratchArray<float>(ScratchSlot::kC, GemvBf16PreparedFloats(M, K));
+  PrepareGemvBf16(x, ldx, M, K, prepared);
+  GemvBf16Prepared(prepared, x, ldx, w, M, N, K, y, ldy);
 }
 
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
