@@ -32,6 +32,7 @@ Result<std::unique_ptr<Router>> BuildRouter(const RouterConfig& config, std::sha
     o.connect_timeout_ms = b.connect_timeout_ms;
     o.timeout_ms = b.timeout_ms;
     o.health_interval_ms = b.health_interval_ms;
+    o.keep_alive_ms = b.keep_alive_ms;
     o.send_priority = b.send_priority;
     routed.push_back(RoutedBackend{std::make_shared<upstream::UpstreamBackend>(std::move(o)), b.request_timeout_ms});
   }

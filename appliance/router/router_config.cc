@@ -35,6 +35,9 @@ config::ObjectSchema<BackendConfig> BackendSchema() {
                "Longest a whole request may run on this backend; 0 for no bound.")
       .Integer("health_interval_ms", &BackendConfig::health_interval_ms, 100, kHourMs,
                "Upstream only: how often GET /health and GET /v1/models are asked.")
+      .Integer("keep_alive_ms", &BackendConfig::keep_alive_ms, 0, kHourMs,
+               "Upstream only: how long an idle connection is kept for the next request; keep it under the "
+               "server's own keep-alive timeout (5 s for vLLM's uvicorn and kimi-engine serve); 0: no reuse.")
       .Boolean("send_priority", &BackendConfig::send_priority,
                "Upstream only: send each request's workload-class priority as vLLM's `priority` field "
                "(for a server started with --scheduling-policy priority; docs/policies.md).");

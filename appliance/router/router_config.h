@@ -36,6 +36,7 @@ struct BackendConfig {
   int64_t timeout_ms = 60'000;    // upstream: longest silence (first byte, between bytes)
   int64_t request_timeout_ms = 0; // any kind: whole-request bound, 0 for none
   int64_t health_interval_ms = 5'000;
+  int64_t keep_alive_ms = 4'000;  // upstream: how long an idle connection is kept for reuse
   bool send_priority = false;     // upstream: send the request's priority as vLLM's `priority`
 };
 

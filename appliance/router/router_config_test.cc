@@ -24,6 +24,7 @@ TEST(RouterConfig, BindsBackendsWithDefaults) {
   EXPECT_EQ(c->backends[1].kind, "upstream");
   EXPECT_EQ(c->backends[1].models, std::vector<std::string>{"kimi-k3"});
   EXPECT_EQ(c->backends[1].timeout_ms, 60'000);
+  EXPECT_EQ(c->backends[1].keep_alive_ms, 4'000);
   EXPECT_EQ(c->breaker_failures, 5);
   EXPECT_EQ(c->max_attempts, 2);
 }
@@ -48,6 +49,8 @@ TEST(RouterConfig, RejectsWithThePath) {
             "$.router.backends[0].name: \"a b\" may use only A-Z a-z 0-9 . _ -");
   EXPECT_EQ(message(R"({"backends": {}})"), "$.router.backends: expected an array, got an object");
   EXPECT_EQ(message(R"({"max_attempts": 0})"), "$.router.max_attempts: 0 is out of range [1, 16]");
+  EXPECT_EQ(message(R"({"backends": [{"name": "a", "url": "http://h:1", "keep_alive_ms": -1}]})"),
+            "$.router.backends[0].keep_alive_ms: -1 is out of range [0, 3600000]");
 }
 
 TEST(RouterConfig, DescribeListsElementKeys) {

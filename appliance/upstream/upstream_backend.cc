@@ -19,11 +19,9 @@ constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
 constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
 constexpr int64_t kHealthReadTimeoutMs = 5'000;
-// Idle keep-alive connections kept per upstream, and how long one may sit idle: under the
-// 5 s keep-alive timeout of cpp-httplib and uvicorn servers with a second to spare, and long
-// enough that a lull of a few seconds does not cost every stream a new connection.
+// Idle keep-alive connections kept per upstream (how long one may sit idle is the backend's
+// keep_alive_ms).
 constexpr size_t kMaxIdleConnections = 256;
-constexpr std::chrono::milliseconds kMaxConnectionIdle{4'000};
 
 void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
   auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
@@ -83,7 +81,7 @@ UpstreamOptions WithoutTrailingSlash(UpstreamOptions options) {
 UpstreamBackend::UpstreamBackend(UpstreamOptions options)
     : options_(WithoutTrailingSlash(std::move(options))),
       address_(ParseHttpUrl(options_.url)),
-      connections_(kMaxIdleConnections, kMaxConnectionIdle) {
+      connections_(kMaxIdleConnections, std::chrono::milliseconds(options_.keep_alive_ms)) {
   if (options_.health_interval_ms > 0) health_thread_ = std::thread([this] { HealthLoop(); });
 }
 

@@ -56,6 +56,9 @@ struct UpstreamOptions {
   int64_t connect_timeout_ms = 2'000;
   int64_t timeout_ms = 60'000;      // longest silence: before the first byte and between bytes
   int64_t health_interval_ms = 0;   // 0: no health thread (call CheckHealth())
+  // An idle pooled connection older than this is closed instead of reused: a second under the
+  // 5 s keep-alive timeout of vLLM's uvicorn and of kimi-engine serve by default; 0: no reuse.
+  int64_t keep_alive_ms = 4'000;
   // Send BackendRequest::priority as vLLM's `priority` (lower runs sooner); off by default,
   // since a server not started with --scheduling-policy priority refuses the field.
   bool send_priority = false;

@@ -46,7 +46,8 @@ Keep-alive (--keep-alive-s, default 60). With sides alternating, one side's conn
 up to two rounds (~9 s here) between uses; with the servers' 5 s default they were closed and
 reopened at the start of such a round, which made every round after a side switch ~5% (direct)
 to ~15% (through the appliance) slower. The worker (--keep-alive-timeout) and the appliance
-(limits.idle_timeout_ms) keep idle connections this long, so no round reconnects.
+(limits.idle_timeout_ms) keep idle connections this long, and the appliance's upstream pool
+(router.backends[].keep_alive_ms) a second less, so no round reconnects.
 
 The appliance runs with its production pieces on: API-key authentication, request rules,
 the audit log (one signed record per request), metrics.
@@ -161,7 +162,7 @@ def main():
                         help="separate (default): the worker on one half of the CPUs, the appliance and the load "
                              "generator on the other, as a worker on its own machine; shared: every process on "
                              "every CPU (module docstring)")
-    parser.add_argument("--keep-alive-s", type=int, default=60,
+    parser.add_argument("--keep-alive-s", type=int, default=60, choices=range(2, 3601), metavar="2..3600",
                         help="how long the worker and the appliance keep an idle client connection open; "
                              "longer than a side waits between its rounds, so rounds reconnect nothing")
     parser.add_argument("--audit-commit-window-ms", type=int,
@@ -183,6 +184,8 @@ def main():
                           default_max_tokens=args.max_tokens, keep_alive_timeout_s=args.keep_alive_s)
     config = base_config(limits={"max_connections": 4 * args.streams, "idle_timeout_ms": 1000 * args.keep_alive_s})
     config.update(upstream_route(worker.url))
+    # The appliance's pool keeps idle upstream connections a second less than the worker does.
+    config["router"]["backends"][0]["keep_alive_ms"] = 1000 * (args.keep_alive_s - 1)
     if args.audit_commit_window_ms is not None:
         config.setdefault("audit", {})["commit_window_ms"] = args.audit_commit_window_ms
     os.sched_setaffinity(0, front_cpus)  # the appliance, and the load generator started below
