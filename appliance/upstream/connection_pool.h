@@ -54,11 +54,12 @@ class ConnectionPool {
     return reused;
   }
 
-  // Keeps `connection` for reuse. Precondition: its last exchange ended cleanly.
+  // Keeps `connection` for reuse (a pool whose age limit is zero keeps none). Precondition: its
+  // last exchange ended cleanly.
   void Release(std::unique_ptr<Connection> connection) {
-    if (connection == nullptr) return;
+    if (connection == nullptr || max_idle_ <= Clock::duration::zero()) return;  // closed as it goes out of scope
     std::lock_guard<std::mutex> lock(mu_);
-    if (idle_.size() >= max_idle_connections_) return;  // closed as `connection` goes out of scope
+    if (idle_.size() >= max_idle_connections_) return;
     idle_.push_back(Idle{std::move(connection), Clock::now()});
   }
 

@@ -55,6 +55,13 @@ TEST(ConnectionPoolTest, AnIdleConnectionPastTheAgeLimitIsNotReused) {
   EXPECT_EQ(pool.idle(), 0u);
 }
 
+TEST(ConnectionPoolTest, AZeroAgeLimitKeepsNothing) {
+  Pool pool(4, 0s);
+  pool.Release(Make(1));
+  EXPECT_EQ(pool.idle(), 0u);
+  EXPECT_EQ(pool.TakeIdle(), nullptr);
+}
+
 TEST(ConnectionPoolTest, ReleasingNothingKeepsNothing) {
   Pool pool(4, 10s);
   pool.Release(nullptr);

@@ -144,15 +144,17 @@ class PreparedActivations {
   PreparedActivations(const KernelTable& kt, std::span<const Bf16Product> products, int64_t M, bool sliced) {
     if (kt.prepare_gemv_bf16 == nullptr || !sliced || products.size() > kMaxProducts) return;
     int64_t floats = 0;
+    bool owns_copy[kMaxProducts];
     for (size_t i = 0; i < products.size(); ++i) {
       const size_t same = SameInputAs(products, i);
-      offset_[i] = same < i ? offset_[same] : floats;
-      if (same == i) floats += kt.gemv_bf16_prepared_floats(M, products[i].K);
+      owns_copy[i] = same == i;
+      offset_[i] = owns_copy[i] ? floats : offset_[same];
+      if (owns_copy[i]) floats += kt.gemv_bf16_prepared_floats(M, products[i].K);
     }
     base_ = ThreadScratchArray<float>(ScratchSlot::kD, size_t(floats));
     for (size_t i = 0; i < products.size(); ++i) {
       const Bf16Product& p = products[i];
-      if (SameInputAs(products, i) == i) kt.prepare_gemv_bf16(p.x, p.ldx, M, p.K, base_ + offset_[i]);
+      if (owns_copy[i]) kt.prepare_gemv_bf16(p.x, p.ldx, M, p.K, base_ + offset_[i]);
     }
   }
 

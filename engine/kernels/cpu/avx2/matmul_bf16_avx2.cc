@@ -617,6 +617,17 @@ struct Zmm4xTiles {
 #pragma GCC diagnostic pop
 #undef KIMI_AVX512
 
+// Several activation rows against w: the 256-bit tiles on the permuted rows xp, the 512-bit
+// tiles on the paired rows xq (x itself for the K % 16 tail).
+void PermutedBatch(const float* xp, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
+  GemvBatch(Ymm2xTiles{xp, w, K, y, ldy}, M, w, N, K);
+}
+
+void PairedBatch(const float* xq, const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                 float* y, int64_t ldy) {
+  GemvBatch(Zmm4xTiles{xq, x, ldx, M, w, K, y, ldy}, (M + 1) / 2, w, N, K);
+}
+
 struct Bf16Packer {
   const uint16_t* w;
   int64_t K;
@@ -646,15 +657,12 @@ struct Bf16Packer {
 
 void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy) {
-  const float* xp = PermutedActivations(x, ldx, M, K);
-  GemvBatch(Ymm2xTiles{xp, w, K, y, ldy}, M, w, N, K);
+  PermutedBatch(PermutedActivations(x, ldx, M, K), w, M, N, K, y, ldy);
 }
 
 void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy) {
-  const int64_t pairs = (M + 1) / 2;
-  const float* xq = PairedActivations(x, ldx, M, K);
-  GemvBatch(Zmm4xTiles{xq, x, ldx, M, w, K, y, ldy}, pairs, w, N, K);
+  PairedBatch(PairedActivations(x, ldx, M, K), x, ldx, w, M, N, K, y, ldy);
 }
 
 // The layout GemvBf16Prepared reads: pairs of rows (PairedActivations) for the 512-bit batch
@@ -674,9 +682,9 @@ void PrepareGemvBf16(const float* x, int64_t ldx, int64_t M, int64_t K, float* p
 void GemvBf16Prepared(const float* prepared, const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N,
                       int64_t K, float* y, int64_t ldy) {
   if (UsesPairedLayout(M)) {
-    GemvBatch(Zmm4xTiles{prepared, x, ldx, M, w, K, y, ldy}, (M + 1) / 2, w, N, K);
+    PairedBatch(prepared, x, ldx, w, M, N, K, y, ldy);
   } else if (M > 1) {
-    GemvBatch(Ymm2xTiles{prepared, w, K, y, ldy}, M, w, N, K);
+    PermutedBatch(prepared, w, M, N, K, y, ldy);
   } else if (K <= kLinearPrefetchMaxK) {
     GemvSingleRowStrips<4>(prepared, w, N, K, y);
   } else {
