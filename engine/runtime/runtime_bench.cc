@@ -131,8 +131,9 @@ void PrintSteps(const std::vector<kimi::StepStats>& steps, const std::vector<Clo
       cpu.push_back(steps[i].cpu_seconds * 1e3);
     }
     if (wall.empty()) continue;
-    std::printf("  %s %zu (wall p50 %.1f max %.1f, cpu p50 %.1f ms)", kKindNames[k], wall.size(), Percentile(wall, 0.5),
-                *std::max_element(wall.begin(), wall.end()), Percentile(cpu, 0.5));
+    std::printf("  %s %zu (wall p50 %.1f p99 %.1f max %.1f, cpu p50 %.1f p99 %.1f ms)", kKindNames[k], wall.size(),
+                Percentile(wall, 0.5), Percentile(wall, 0.99), *std::max_element(wall.begin(), wall.end()),
+                Percentile(cpu, 0.5), Percentile(cpu, 0.99));
   }
   std::printf("\n");
   int counts[kNumKinds + 1] = {};  // the last: outside every step

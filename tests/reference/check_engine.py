@@ -31,6 +31,15 @@ sys.path.insert(0, HERE)
 import k3_reference as ref  # noqa: E402
 
 
+def prompt_ids(length, vocab):
+    """`length` token ids from a fixed linear congruential sequence (the same on every run)."""
+    ids, state = [], 12345
+    for _ in range(length):
+        state = (state * 1103515245 + 12345) % 2**31
+        ids.append(state % vocab)
+    return ids
+
+
 def run(cmd):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -89,11 +98,16 @@ def main():
     ap.add_argument("--model", help="model directory (or use --synth-preset)")
     ap.add_argument("--synth-preset", help="write the model with ENGINE synth --preset NAME")
     ap.add_argument("--token-ids", default="1,7,42,3,99,250,13,5,77,64,2,31")
+    ap.add_argument("--prompt-length", type=int, default=0,
+                    help="use this many generated ids instead of --token-ids")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="kernel threads for the engine's eval (default: its own default)")
     ap.add_argument("--decode-flag", default="",
                     help="extra eval arguments selecting token-by-token decode")
     ap.add_argument("--greedy-steps", type=int, default=32)
     ap.add_argument("--tolerance", type=float, default=1e-3)
     args = ap.parse_args()
+    threads = ["--threads", str(args.threads)] if args.threads else []
 
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model
@@ -104,17 +118,20 @@ def main():
             ap.error("give --model or --synth-preset")
         model = ref.Model(model_dir)
         vocab = model.cfg.vocab_size
-        ids = [int(t) % vocab for t in args.token_ids.split(",")]
+        if args.prompt_length:
+            ids = prompt_ids(args.prompt_length, vocab)
+        else:
+            ids = [int(t) % vocab for t in args.token_ids.split(",")]
         ok = True
 
         expected, _ = model.prefill(ids, ref.Options(kda="chunked"))
-        actual = engine_logits(args.engine, model_dir, ids, os.path.join(tmp, "p.bin"), [], vocab)
+        actual = engine_logits(args.engine, model_dir, ids, os.path.join(tmp, "p.bin"), threads, vocab)
         ok &= compare("prefill", actual, expected, args.tolerance)
 
         if args.decode_flag:
             expected, _ = model.decode(ids)
             actual = engine_logits(args.engine, model_dir, ids, os.path.join(tmp, "d.bin"),
-                                   shlex.split(args.decode_flag), vocab)
+                                   shlex.split(args.decode_flag) + threads, vocab)
             ok &= compare("decode", actual, expected, args.tolerance)
 
         if args.greedy_steps:

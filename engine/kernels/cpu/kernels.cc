@@ -141,8 +141,9 @@ class PreparedActivations {
  public:
   static constexpr size_t kMaxProducts = 16;
 
-  PreparedActivations(const KernelTable& kt, std::span<const Bf16Product> products, int64_t M, bool sliced) {
-    if (kt.prepare_gemv_bf16 == nullptr || !sliced || products.size() > kMaxProducts) return;
+  // `wanted`: the products take the GEMV and their rows are sliced over threads.
+  PreparedActivations(const KernelTable& kt, std::span<const Bf16Product> products, int64_t M, bool wanted) {
+    if (kt.prepare_gemv_bf16 == nullptr || !wanted || products.empty() || products.size() > kMaxProducts) return;
     int64_t floats = 0;
     bool owns_copy[kMaxProducts];
     for (size_t i = 0; i < products.size(); ++i) {
@@ -187,7 +188,8 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
     gemv = gemv && UseBf16Gemv(M);
   }
   const bool sliced = pool != nullptr && pool->num_threads() > 1;
-  const PreparedActivations prepared(kt, gemv ? products : std::span<const Bf16Product>(), M, sliced);
+  // Rows past the GEMV's limit take the GEMM on the original activations: nothing is prepared.
+  const PreparedActivations prepared(kt, products, M, gemv && sliced);
   // Rows [r0, r1) of the products laid end to end.
   auto rows = [&](int64_t r0, int64_t r1) {
     int64_t offset = 0;

@@ -238,7 +238,8 @@ TEST(MatmulTest, Mxfp4GemvScaleFormsAgree) {
 
 TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
   ThreadPool pool(3);
-  for (int64_t M : {1, 3, 8, 9, 20}) {
+  // 65 and 100 rows: past the BF16 GEMV's limit, the GEMM on the activations as given.
+  for (int64_t M : {1, 3, 8, 9, 20, 65, 100}) {
     const int64_t N = 70, K = 96;
     auto x = RandomFloats(M * K, 7);
     auto w = RandomBf16(N * K, 8);
@@ -255,11 +256,32 @@ TEST(MatmulTest, ThreadedEntryPointsMatchReference) {
   }
 }
 
+// Every row count an expert can receive in a prefill, on k3-nano's expert shapes, on both
+// sides of the GEMV/GEMM cut-over: each row as the reference computes it.
+TEST(MatmulTest, Mxfp4EveryRowCountMatchesReference) {
+  ThreadPool pool(2);
+  const Shape shapes[] = {{0, 96, 64}, {0, 64, 96}};
+  for (const Shape& s : shapes) {
+    const int64_t N = s.N, K = s.K;
+    auto packed = RandomBytes(N * K / 2, 60 + N);
+    auto scales = RandomBytes(N * K / 32, 61 + N, 125, 128);
+    for (int64_t M = 1; M <= 72; ++M) {
+      auto x = RandomFloats(M * K, 62 + M);
+      std::vector<float> want(M * N), got(M * N), alone(M * N);
+      ref::MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, want.data(), N);
+      MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, got.data(), N, &pool);
+      MatmulMxfp4(x.data(), K, packed.data(), scales.data(), M, N, K, alone.data(), N, nullptr);
+      EXPECT_TRUE(AllClose(got, want, 2e-3f, 1e-4f)) << "N=" << N << " K=" << K << " M=" << M;
+      EXPECT_TRUE(AllClose(alone, want, 2e-3f, 1e-4f)) << "one thread, N=" << N << " K=" << K << " M=" << M;
+    }
+  }
+}
+
 // A batch of products in one parallel region gives each product exactly MatmulBf16's result,
 // whichever thread computes which rows (the split crosses product boundaries).
 TEST(MatmulTest, Bf16BatchEqualsSeparateProducts) {
   ThreadPool pool(3);
-  for (int64_t M : {1, 2, 7}) {
+  for (int64_t M : {1, 2, 7, 70}) {
     const Shape shapes[] = {{M, 40, 64}, {M, 7, 96}, {M, 130, 1040}, {M, 16, 33}};
     std::vector<std::vector<float>> xs, want, got;
     std::vector<std::vector<uint16_t>> ws;
