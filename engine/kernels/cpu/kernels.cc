@@ -121,11 +121,6 @@ const char* ActiveIsa() { return ActiveKernels().isa; }
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy, ThreadPool* pool) {
   assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
-  const KernelTable& kt = ActiveKernels();
-  if (!UseBf16Gemv(M)) {
-    Split(pool, N, 16, [&](int64_t n0, int64_t n1) { kt.gemm_bf16(x, ldx, w + n0 * K, M, n1 - n0, K, y + n0, ldy); });
-    return;
-  }
   const Bf16Product product{x, ldx, w, N, K, y, ldy};
   MatmulBf16Batch(std::span<const Bf16Product>(&product, 1), M, pool);
 }
@@ -180,13 +175,12 @@ class PreparedActivations {
 void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPool* pool) {
   const KernelTable& kt = ActiveKernels();
   int64_t total = 0, bytes = 0;
-  bool gemv = true;
   for (const Bf16Product& p : products) {
     assert(M >= 1 && p.N >= 1 && p.K >= 1 && p.ldx >= p.K && p.ldy >= p.N);
     total += p.N;
     bytes += 2 * p.N * p.K;
-    gemv = gemv && UseBf16Gemv(M);
   }
+  const bool gemv = UseBf16Gemv(M);
   const bool sliced = pool != nullptr && pool->num_threads() > 1;
   // Rows past the GEMV's limit take the GEMM on the original activations: nothing is prepared.
   const PreparedActivations prepared(kt, products, M, gemv && sliced);
@@ -202,8 +196,7 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
         kt.gemv_bf16_prepared(xr, p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
         continue;
       }
-      MatmulBf16Fn fn = UseBf16Gemv(M) ? kt.gemv_bf16 : kt.gemm_bf16;
-      fn(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
+      (gemv ? kt.gemv_bf16 : kt.gemm_bf16)(p.x, p.ldx, p.w + n0 * p.K, M, n1 - n0, p.K, p.y + n0, p.ldy);
     }
   };
   if (gemv) {
