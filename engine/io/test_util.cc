@@ -8,6 +8,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/k3_presets.h"
+#include "io/k3_synth.h"
+
 namespace kimi::testing_util {
 
 std::string MakeTempDir(const std::string& tag) {
@@ -17,6 +20,15 @@ std::string MakeTempDir(const std::string& tag) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+Result<std::string> WriteTestModel(const std::string& tag, const std::string& preset, uint64_t seed) {
+  auto config = K3Preset(preset);
+  if (!config.ok()) return config.status();
+  const std::string dir = MakeTempDir(tag);
+  auto written = WriteSyntheticModel(*config, dir, {seed, /*max_shard_bytes=*/1u << 20});
+  if (!written.ok()) return written.status();
+  return dir;
 }
 
 std::vector<uint8_t> SafetensorsImage(const std::string& header, const std::vector<uint8_t>& data) {

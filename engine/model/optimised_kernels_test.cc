@@ -6,13 +6,10 @@
 // left behind can make them differ.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <thread>
 
-#include "io/k3_presets.h"
-#include "io/k3_synth.h"
+#include "io/test_util.h"
 #include "kimi/model.h"
 
 namespace kimi {
@@ -36,12 +33,9 @@ void OnFreshThread(Fn&& fn) {
 class OptimisedKernelsModelTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((fs::temp_directory_path() / ("kimi_optimised_model_test_" + std::to_string(::getpid()))).string());
-    fs::remove_all(*dir_);
-    auto config = K3Preset("k3-nano");
-    ASSERT_TRUE(config.ok());
-    auto written = WriteSyntheticModel(*config, *dir_, {/*seed=*/7, /*max_shard_bytes=*/1u << 20});
-    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    auto dir = testing_util::WriteTestModel("optimised_model_test", "k3-nano", /*seed=*/7);
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_ = new std::string(std::move(dir).value());
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);

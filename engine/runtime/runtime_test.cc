@@ -12,14 +12,12 @@
 #include <gtest/gtest.h>
 
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
-#include "io/k3_presets.h"
-#include "io/k3_synth.h"
+#include "io/test_util.h"
 
 namespace kimi {
 namespace {
@@ -91,12 +89,9 @@ class RuntimeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ASSERT_TRUE(kScalarKernels);
-    dir_ = new std::string((fs::temp_directory_path() / ("kimi_runtime_test_" + std::to_string(::getpid()))).string());
-    fs::remove_all(*dir_);
-    auto config = K3Preset("k3-nano");
-    ASSERT_TRUE(config.ok());
-    auto written = WriteSyntheticModel(*config, *dir_, {/*seed=*/7, /*max_shard_bytes=*/1u << 20});
-    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    auto dir = testing_util::WriteTestModel("runtime_test", "k3-nano", /*seed=*/7);
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_ = new std::string(std::move(dir).value());
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);

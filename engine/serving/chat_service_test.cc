@@ -8,7 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -16,7 +15,7 @@
 #include <thread>
 
 #include "io/k3_presets.h"
-#include "io/k3_synth.h"
+#include "io/test_util.h"
 #include "kimi/chat_format.h"
 #include "kimi/prompt_encoding.h"
 #include "serving/generation_params.h"
@@ -64,12 +63,11 @@ class ChatServiceTest : public ::testing::Test {
   static void SetUpTestSuite() {
     const char* source = std::getenv("KIMI_SOURCE_DIR");
     ASSERT_NE(source, nullptr) << "KIMI_SOURCE_DIR is set by kimi_add_test";
-    dir_ = new std::string((fs::temp_directory_path() / ("kimi_chat_service_test_" + std::to_string(::getpid()))).string());
-    fs::remove_all(*dir_);
+    auto dir = testing_util::WriteTestModel("chat_service_test", "k3-nano", /*seed=*/3);
+    ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+    dir_ = new std::string(std::move(dir).value());
     auto config = K3Preset("k3-nano");
     ASSERT_TRUE(config.ok());
-    auto written = WriteSyntheticModel(*config, *dir_, {/*seed=*/3, /*max_shard_bytes=*/1u << 20});
-    ASSERT_TRUE(written.ok()) << written.status().ToString();
     Status trained = TrainDemoTokenizer(DemoCorpusFiles(source), int(config->vocab_size - Tokenizer::kNumSpecialTokens), *dir_);
     ASSERT_TRUE(trained.ok()) << trained.ToString();
     ChatServiceOptions options;
