@@ -25,8 +25,14 @@ run: build
 	@appliance/dev/prepare-var.sh $(BUILD_DIR) var
 	exec $(BUILD_DIR)/appliance/kimi-appliance --config var/appliance.json --console-assets $(CURDIR)/admin-ui
 
+# The suite sends no packet off the machine: what it needs from a registry is fetched first
+# (test-deps.sh), and every test process runs with the network guard preloaded (tests/netguard),
+# which ends a process that tries to reach any address but loopback outside a namespace it made.
+NETGUARD = $(abspath $(BUILD_DIR))/tests/netguard/libkimi_netguard.so
+
 test: build
-	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 900
+	@packaging/test-deps.sh $(BUILD_DIR)
+	LD_PRELOAD=$(NETGUARD) ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 900
 
 # The Debian packages kimi-appliance and kimi-engine, into $(BUILD_DIR)/packages/.
 package: build
@@ -43,16 +49,19 @@ iso: build
 	  $(if $(MODEL),--model $(MODEL) --model-trust $(MODEL_TRUST)) $(if $(DEMO_MODEL),--demo-model)
 
 # The offline install end to end, in a minimal Debian 12 root with no network (root only; the
-# first run also fetches debootstrap's packages). `make test` runs it too, as CTest's
-# packaging_install (skipped without root).
+# first run fetches debootstrap's and the medium's packages, test-deps.sh). `make test` runs it
+# too, as CTest's packaging_install (skipped without root).
 test-install: build
+	@packaging/test-deps.sh $(BUILD_DIR)
 	packaging/tests/install_test.sh $(BUILD_DIR)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer in their own tree; not part of `make test`.
 test-asan: deps
 	cmake --preset asan
 	cmake --build build-asan -j$(JOBS)
-	ctest --test-dir build-asan --output-on-failure -j$(JOBS) --timeout 1800
+	@packaging/test-deps.sh build-asan
+	LD_PRELOAD=$(abspath build-asan)/tests/netguard/libkimi_netguard.so ASAN_OPTIONS=verify_asan_link_order=0 \
+	  ctest --test-dir build-asan --output-on-failure -j$(JOBS) --timeout 1800
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan

@@ -16,12 +16,17 @@
 #   --demo-model   a random-weight k3-nano model synthesised now with the build's kimi-engine,
 #                  signed with the distribution model key (KEY_DIR/model-signing.pem, made
 #                  with kimictl keygen when absent); its public key goes to /model-trust/.
+#   --deb-cache    a folder of Debian packages (name_version_arch.deb): each package the medium
+#                  needs is taken from there, and fetched into it first when it is not there;
+#   --offline      with --deb-cache: fetch nothing; a package missing from the cache fails;
+#   --fetch-only   with --deb-cache: fill the cache and stop (no --out needed). packaging/
+#                  test-deps.sh does this before `make test`, whose tests fetch nothing.
 # Needs: cpack (the build tree), apt-get (to fetch dependencies), dpkg-scanpackages,
 # apt-ftparchive, gpg, xorriso.
 set -euo pipefail
 
 die() { echo "build-iso: $*" >&2; exit 1; }
-build_dir="" out="" key_dir="" model="" demo_model=no
+build_dir="" out="" key_dir="" model="" demo_model=no deb_cache="" offline=no fetch_only=no
 model_trust=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,11 +36,16 @@ while [ $# -gt 0 ]; do
     --model) model=${2:?}; shift 2 ;;
     --model-trust) model_trust+=("${2:?}"); shift 2 ;;
     --demo-model) demo_model=yes; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --deb-cache) deb_cache=${2:?}; shift 2 ;;
+    --offline) offline=yes; shift ;;
+    --fetch-only) fetch_only=yes; shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
-[ -n "$build_dir" ] && [ -n "$out" ] || die "--build-dir and --out are required (see --help)"
+[ -n "$build_dir" ] || die "--build-dir is required (see --help)"
+[ -n "$out" ] || [ "$fetch_only" = yes ] || die "--out is required (see --help)"
+[ -n "$deb_cache" ] || [ "$offline$fetch_only" = nono ] || die "--offline and --fetch-only need --deb-cache"
 [ -f "$build_dir/CPackConfig.cmake" ] || die "$build_dir is not a configured build tree"
 if [ -n "$model" ] && [ "$demo_model" = yes ]; then die "--model and --demo-model exclude each other"; fi
 if [ -n "$model" ] && [ ${#model_trust[@]} -eq 0 ]; then
@@ -63,8 +73,26 @@ cp "$stage"/packages/*.deb "$pool/"
 # Dependencies: what the kimi packages need that a minimal Debian 12 lacks (offline_closure.py).
 mapfile -t needed < <(apt-cache dumpavail | python3 "$src_dir/packaging/iso/offline_closure.py" "$pool"/*.deb) ||
   die "could not resolve the packages' dependencies"
-echo "build-iso: fetching ${#needed[@]} Debian packages a minimal system lacks: ${needed[*]}"
-(cd "$pool" && apt-get download -qq "${needed[@]}") || die "apt-get download failed"
+if [ -z "$deb_cache" ]; then
+  echo "build-iso: fetching ${#needed[@]} Debian packages a minimal system lacks: ${needed[*]}"
+  (cd "$pool" && apt-get download -qq "${needed[@]}") || die "apt-get download failed"
+else
+  mkdir -p "$deb_cache"
+  missing=()
+  for name in "${needed[@]}"; do
+    compgen -G "$deb_cache/${name}_*.deb" >/dev/null || missing+=("$name")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    [ "$offline" = no ] || die "not in the package cache $deb_cache: ${missing[*]} (packaging/test-deps.sh fills it)"
+    echo "build-iso: fetching ${#missing[@]} Debian packages into $deb_cache: ${missing[*]}"
+    (cd "$deb_cache" && apt-get download -qq "${missing[@]}") || die "apt-get download failed"
+  fi
+  [ "$fetch_only" = no ] || { echo "build-iso: the package cache $deb_cache holds all ${#needed[@]} packages"; exit 0; }
+  for name in "${needed[@]}"; do
+    newest=$(ls -1 "$deb_cache/${name}"_*.deb | sort -V | tail -1)
+    cp "$newest" "$pool/"
+  done
+fi
 
 echo "build-iso: writing the apt repository"
 (cd "$medium" && dpkg-scanpackages --multiversion pool/main /dev/null >"dists/$suite/main/binary-$arch/Packages" 2>/dev/null)

@@ -11,7 +11,10 @@ the admin API, and stops on SIGTERM; kimictl then lists models and verifies the 
 Every address in every traced call must be AF_UNIX, loopback, or the configured upstream; the
 upstream must appear (so the trace is known to see the daemon's outbound connections).
 
-Skipped (exit 77) when strace is missing or cannot trace here (a container without ptrace).
+The whole test runs in a private network namespace that it makes (only `lo`, up): the attempts
+to reach the upstream fail at once there and strace still records them, while no packet leaves
+this machine. Skipped (exit 77) where no namespace can be made, and when strace is missing or
+cannot trace here (a container without ptrace); it never falls back to the host's network.
 Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and KIMI_ENGINE_BIN set.
 """
 import glob
@@ -28,6 +31,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "integration"))
 import daemon_harness  # noqa: E402
+import private_netns  # noqa: E402
 from daemon_harness import Daemon, base_config, make_signed_model, post_json, request, run_to_exit  # noqa: E402
 
 SKIP = 77
@@ -100,6 +104,7 @@ def is_loopback(host):
 
 class NoPhoneHomeTest(unittest.TestCase):
     def test_only_loopback_local_sockets_and_configured_upstreams(self):
+        self.assertTrue(private_netns.in_private_netns(), private_netns.interfaces())
         tmp = tempfile.TemporaryDirectory(prefix="kimi-no-phone-home-")
         self.addCleanup(tmp.cleanup)
         trace_dir = os.path.join(tmp.name, "traces")
@@ -191,6 +196,7 @@ class NoPhoneHomeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    private_netns.run_inside_private_netns()
     reason = strace_usable()
     if reason:
         print("skip: " + reason)

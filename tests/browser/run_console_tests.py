@@ -6,9 +6,10 @@ stand-in for a mounted medium (model.import_roots: a temp folder), one intact an
 byte flipped in its largest file, and a second signed version, for the models screen to import;
 trusts the signing key through a trust directory and makes one more key for the trust store screen; bootstraps the first console admin
 with kimictl, and runs the tests in Debian's Chromium (headless) through playwright-core.
-playwright-core is installed with npm into a folder of the build tree at test time, never
-into the source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when
-Chromium, node or npm is missing or the package cannot be installed. Screenshots of every
+playwright-core is installed with npm into a folder of the build tree before the suite runs
+(tests/integration/npm_packages.py, from `make test`), never by the test and never into the
+source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when Chromium, node or
+the package is missing. Screenshots of every
 screen go to --screenshots.
 
   KIMI_APPLIANCE_BIN=build/appliance/kimi-appliance KIMICTL_BIN=build/appliance/kimictl \\
@@ -26,12 +27,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
+import npm_packages  # noqa: E402
 from daemon_harness import KIMICTL, SignedModel, base_config, run_to_exit  # noqa: E402
 
 SKIP = 77
 # The newest releases need node 20; Debian 12 ships node 18.
-PACKAGE = "playwright-core@>=1.40 <1.62"
-NPM_INSTALL_TIMEOUT_S = 300
 # Bounds that stop a hung run; they measure nothing. The suite's time grows with the machine's
 # load: at load 20 it ran for over three minutes (the CTest TIMEOUT is 600 s).
 NODE_TIMEOUT_S = 420
@@ -52,20 +52,7 @@ def find_chromium():
 
 
 def ensure_package(npm_dir):
-    if shutil.which("node") is None:
-        skip("node is not installed (Debian: apt-get install nodejs npm)")
-    if os.path.isfile(os.path.join(npm_dir, "node_modules", "playwright-core", "package.json")):
-        return
-    if shutil.which("npm") is None:
-        skip("npm is not installed and %s has no playwright-core package" % npm_dir)
-    os.makedirs(npm_dir, exist_ok=True)
-    try:
-        proc = subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund", "--no-save", PACKAGE],
-                              capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        skip("npm install %s timed out (no registry reachable?)" % PACKAGE)
-    if proc.returncode != 0:
-        skip("npm install %s failed (no registry reachable?):\n%s" % (PACKAGE, proc.stderr[-2000:]))
+    npm_packages.require(npm_dir, 'playwright-core')
 
 
 def console_config():

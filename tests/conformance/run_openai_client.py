@@ -1,7 +1,8 @@
 """Runs openai_client_test.mjs (the official `openai` npm client) against the real daemon.
 
-The package is installed with npm into a folder of the build tree at test time, never into
-the source tree; without node, npm or a reachable registry the test is skipped (exit 77,
+The package is installed with npm into a folder of the build tree before the suite runs
+(tests/integration/npm_packages.py, from `make test`), never by the test; without node or the
+package the test is skipped (exit 77,
 CTest's SKIP_RETURN_CODE) with a message saying which. It is also skipped when the chat route
 answers 404 (the endpoint is not in this build) or no model is loaded.
 
@@ -17,12 +18,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from conformance_harness import CHAT_PATH, DEFAULT_MODEL, conformance_config, error_of, model_served  # noqa: E402
+import npm_packages  # noqa: E402
 from daemon_harness import Daemon, post_json, request  # noqa: E402
 
 SKIP = 77
-# Versions of the client this suite speaks to; npm picks the newest 6.x.
-OPENAI_PACKAGE = "openai@>=4 <7"
-NPM_INSTALL_TIMEOUT_S = 300
 NODE_TIMEOUT_S = 600
 
 
@@ -32,20 +31,7 @@ def skip(message):
 
 
 def ensure_package(npm_dir):
-    if shutil.which("node") is None:
-        skip("node is not installed (Debian: apt-get install nodejs npm)")
-    if os.path.isfile(os.path.join(npm_dir, "node_modules", "openai", "package.json")):
-        return
-    if shutil.which("npm") is None:
-        skip("npm is not installed and %s has no openai package" % npm_dir)
-    os.makedirs(npm_dir, exist_ok=True)
-    try:
-        proc = subprocess.run(["npm", "install", "--prefix", npm_dir, "--no-audit", "--no-fund", "--no-save",
-                               OPENAI_PACKAGE], capture_output=True, text=True, timeout=NPM_INSTALL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        skip("npm install %s timed out (no registry reachable?)" % OPENAI_PACKAGE)
-    if proc.returncode != 0:
-        skip("npm install %s failed (no registry reachable?):\n%s" % (OPENAI_PACKAGE, proc.stderr[-2000:]))
+    npm_packages.require(npm_dir, 'openai')
 
 
 def main():

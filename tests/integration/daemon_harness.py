@@ -23,6 +23,8 @@ import threading
 import time
 import weakref
 
+import private_netns
+
 DAEMON = os.environ.get("KIMI_APPLIANCE_BIN", "")
 KIMICTL = os.environ.get("KIMICTL_BIN", "")
 KIMI_ENGINE = os.environ.get("KIMI_ENGINE_BIN", "")
@@ -81,6 +83,7 @@ class Daemon:
         self.tmp = tempfile.TemporaryDirectory(prefix="kimi-it-")
         self.dir = self.tmp.name
         config = config or base_config(limits)
+        private_netns.check_addresses(config)  # tests reach only loopback or a namespace they made
         self.config_path = write_config(self.dir, config)
         self.data_dir = data_dir_of(self.dir, config)
         # The credential request() sends by default: an admin key made before the start.

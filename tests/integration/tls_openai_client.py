@@ -1,9 +1,8 @@
 """The official `openai` npm client against a daemon serving HTTPS with a certificate from
 `kimictl tls selfsigned`: with the certificate as its extra CA (NODE_EXTRA_CA_CERTS) the
 request succeeds; without it the client refuses the connection. The package comes from the
-same build-tree folder as the conformance suite (installed there by
-tests/conformance/run_openai_client.py's ensure_package); without node, npm or the package the
-test is skipped (exit 77).
+same build-tree folder as the conformance suite (installed there before the suite runs by
+tests/integration/npm_packages.py); without node or the package the test is skipped (exit 77).
 
   KIMI_APPLIANCE_BIN=... KIMICTL_BIN=... python3 tests/integration/tls_openai_client.py --npm-dir DIR
 """
