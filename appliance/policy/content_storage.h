@@ -23,7 +23,8 @@ struct ContentToStore {
   std::vector<RedactionDecision> redactions;  // what redaction before storage did
 };
 
-// nullopt when the policy stores neither prompts nor completions.
+// `prompt` is the request body: JSON is redacted on its decoded keys and values and stored
+// as compact JSON. nullopt when the policy stores neither prompts nor completions.
 std::optional<ContentToStore> ContentForStorage(const ActivePolicy& active, std::string_view prompt,
                                                 std::string_view completion);
 

@@ -30,5 +30,28 @@ TEST(ContentStorageTest, HospitalStoresRedactedPromptsOnlyAndMasksBlockedValues)
   EXPECT_EQ(c->redactions.size(), 2u);
 }
 
+TEST(ContentStorageTest, RequestBodyIsRedactedOnItsDecodedValues) {
+  const auth::ServerSecret secret = auth::ServerSecret::FromBytes({3});
+  auto active = Load("examples/hospital.json", &secret);
+  // Escapes spell the values differently in the JSON text than the model reads them.
+  const std::string body =
+      R"({"messages":[{"role":"user","content":"mail alice\u0040example.com, ssn 123\u002d45\u002d6789"}],)"
+      R"("tools":[{"type":"function","function":{"name":"f","description":"bob\u0040example.org"}}]})";
+  std::optional<ContentToStore> c = ContentForStorage(*active, body, "");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->prompt.find("alice"), std::string::npos) << c->prompt;
+  EXPECT_EQ(c->prompt.find("bob"), std::string::npos) << c->prompt;
+  EXPECT_EQ(c->prompt.find("6789"), std::string::npos) << c->prompt;
+  const nlohmann::json stored = nlohmann::json::parse(c->prompt);
+  EXPECT_EQ(stored["messages"][0]["content"], "mail [REDACTED:EMAIL], ssn [REDACTED:US_SSN]");
+  EXPECT_EQ(c->redactions.size(), 2u);
+}
+
+TEST(ContentStorageTest, BodyWithNothingToRedactIsStoredAsSent) {
+  auto active = Load("examples/hospital.json", nullptr);
+  const std::string body = R"({"messages": [{"role": "user", "content": "hello"}]})";
+  EXPECT_EQ(ContentForStorage(*active, body, "")->prompt, body);
+}
+
 }  // namespace
 }  // namespace kimi::policy

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <string_view>
+
+#include "kimi/chat_format.h"
 
 namespace kimi::policy {
 namespace {
@@ -26,37 +29,43 @@ bool DeclaresTools(const Json& body) {
   });
 }
 
-// Applies `fn` to every prompt string of the body, in place.
-void ForEachPromptText(Json* body, bool chat, const std::function<void(std::string*)>& fn) {
-  auto visit = [&](Json& value) {
-    if (value.is_string()) {
-      std::string text = value.get<std::string>();
-      fn(&text);
-      value = std::move(text);
-    }
-  };
-  if (!chat) {
-    if (!body->contains("prompt")) return;
-    Json& prompt = (*body)["prompt"];
-    if (prompt.is_array()) {
-      for (Json& p : prompt) visit(p);
-    } else {
-      visit(prompt);
-    }
-    return;
-  }
-  if (!body->contains("messages") || !(*body)["messages"].is_array()) return;
-  for (Json& message : (*body)["messages"]) {
-    if (!message.is_object() || !message.contains("content")) continue;
-    Json& content = message["content"];
-    if (content.is_array()) {
-      for (Json& part : content) {
-        if (part.is_object() && part.contains("text")) visit(part["text"]);
-      }
-    } else {
-      visit(content);
+// Applies `fn` to every text of the body that reaches the model's prompt, in place: for chat,
+// the chat format's own list (kimi::ForEachRenderedText); for completions, the prompt strings.
+Status ForEachPromptText(Json* body, bool chat, const std::function<void(std::string*)>& fn) {
+  if (chat) return ForEachRenderedText(body, fn);
+  if (!body->contains("prompt")) return Status::OK();
+  Json& prompt = (*body)["prompt"];
+  if (prompt.is_string()) fn(&prompt.get_ref<std::string&>());
+  if (prompt.is_array()) {
+    for (Json& p : prompt) {
+      if (p.is_string()) fn(&p.get_ref<std::string&>());
     }
   }
+  return Status::OK();
+}
+
+Status Blocked(const Policy& policy, const std::string& category, std::string_view where) {
+  return Status::InvalidArgument("the " + std::string(where) + " contains a value of the category '" + category +
+                                 "', which the policy '" + policy.name + "' blocks");
+}
+
+// The chat prompt as the model will read it, checked as one text: a value split over several
+// fields (two text parts that the prompt joins, say) escapes the field-by-field pass, so a
+// finding here that the pass should have caught refuses the request rather than reach the model.
+Status CheckRenderedPrompt(const ActivePolicy& active, const Json& body, bool rewritten) {
+  Result<RenderedPrompt> rendered = ChatFormat::Render(body);
+  if (!rendered.ok()) return rendered.status();  // the redaction cannot vouch for a prompt it cannot see
+  RedactionTally tally;
+  active.redactor->Redact(rendered->text, &tally);
+  if (std::optional<std::string> blocked = tally.BlockedCategory()) {
+    return Blocked(active.policy, *blocked, "prompt (across several of its fields)");
+  }
+  if (rewritten && !tally.decisions().empty()) {
+    return Status::InvalidArgument("the prompt contains a value of the category '" + tally.decisions().front().category +
+                                   "' split across several of its fields, which the policy '" + active.policy.name +
+                                   "' redacts; send it in one field");
+  }
+  return Status::OK();
 }
 
 // Access rules; OK or the refusal.
@@ -154,11 +163,16 @@ PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& fac
   if (rewrite || HasBlockRule(policy.redaction)) {
     RedactionTally tally;
     Json rewritten = *body;
-    ForEachPromptText(&rewritten, facts.chat, [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
+    Status walked = ForEachPromptText(&rewritten, facts.chat,
+                                      [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
+    if (!walked.ok()) return Deny(std::move(decision), std::move(walked));
     if (std::optional<std::string> blocked = tally.BlockedCategory()) {
       decision.redactions = tally.decisions();
-      return Deny(std::move(decision), Status::InvalidArgument("the prompt contains a value of the category '" + *blocked +
-                                                               "', which the policy '" + policy.name + "' blocks"));
+      return Deny(std::move(decision), Blocked(policy, *blocked, "prompt"));
+    }
+    if (facts.chat) {
+      Status whole = CheckRenderedPrompt(active, rewrite ? rewritten : *body, rewrite);
+      if (!whole.ok()) return Deny(std::move(decision), std::move(whole));
     }
     if (rewrite) {
       decision.redactions = tally.decisions();

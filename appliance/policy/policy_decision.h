@@ -12,10 +12,15 @@
 //      limit is written into max_tokens (a transformation).
 //   2. the workload class (Policy::WorkloadClass: the key's class, else the class header,
 //      else the default; a header naming no class: 400) and its scheduling priority.
-//   3. redaction of the prompt (chat message contents, text parts, the completions prompt):
-//      a finding whose action is block refuses the request with 400 naming the category,
-//      never the value, on every request; mask and hash rewrite the prompt only when the
-//      policy's redaction.before_model is set.
+//   3. redaction of the prompt: every text the K3 chat format prints from the request
+//      (kimi::ForEachRenderedText: contents and parts, names, reasoning, tool calls' names and
+//      decoded arguments, tools with their descriptions and schemas, response_format), or the
+//      completions prompt, each on its decoded value. A finding whose action is block refuses
+//      the request with 400 naming the category, never the value, on every request; mask and
+//      hash rewrite those texts only when the policy's redaction.before_model is set. The
+//      rendered chat prompt is then checked as one text: a blocked value, or with
+//      before_model a value of any category, that only appears when fields are joined (split
+//      across two text parts) refuses the request with 400.
 //   4. prompt tokens, only when a limit applies to the caller (the rule forbids long context,
 //      or sets max_prompt_tokens): the rendered prompt (after redaction) is counted with the
 //      serving model's tokenizer and chat format (RequestFacts::count_prompt_tokens, the

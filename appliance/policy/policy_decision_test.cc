@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kimi/chat_format.h"
 #include "kimi/chat_service.h"
 #include "policy/policy_test_util.h"
 
@@ -107,6 +108,106 @@ TEST(PolicyDecisionTest, RedactsBeforeTheModelAndReportsCounts) {
   EXPECT_NE(first.find("[REDACTED:EMAIL]"), std::string::npos);
   EXPECT_EQ(body["messages"][1]["content"][0]["text"], "[REDACTED:EMAIL]");
   EXPECT_EQ(d.redactions, (std::vector<RedactionDecision>{{"iban", Action::kHash, 1}, {"email", Action::kMask, 3}}));
+}
+
+// Each place a chat request's text reaches the prompt, holding the value `text`.
+std::vector<std::pair<std::string, Json>> EveryRenderedField(const std::string& text) {
+  const Json user = Json{{"role", "user"}, {"content", "hello"}};
+  auto with_messages = [&](Json messages) {
+    Json body = Chat("hello");
+    body["messages"] = std::move(messages);
+    return body;
+  };
+  auto tool = [&](const std::string& name, const std::string& description, const Json& parameters) {
+    return Json::array({Json{{"type", "function"},
+                             {"function", Json{{"name", name}, {"description", description}, {"parameters", parameters}}}}});
+  };
+  const Json plain_parameters = Json{{"type", "object"}};
+  std::vector<std::pair<std::string, Json>> out;
+  out.emplace_back("content", Chat(text));
+  out.emplace_back("text part", with_messages(Json::array({Json{{"role", "user"},
+                                                          {"content", Json::array({Json{{"type", "text"}, {"text", text}}})}}})));
+  out.emplace_back("name", with_messages(Json::array({Json{{"role", "user"}, {"name", text}, {"content", "hi"}}})));
+  out.emplace_back("reasoning_content",
+                   with_messages(Json::array({user, Json{{"role", "assistant"}, {"reasoning_content", text}, {"content", "ok"}},
+                                              user})));
+  out.emplace_back("tool call arguments",
+                   with_messages(Json::array({user, Json{{"role", "assistant"}, {"tool_calls", Json::array({Json{
+                       {"id", "c1"}, {"type", "function"},
+                       {"function", Json{{"name", "f"}, {"arguments", Json{{"q", text}}.dump()}}}}})}},
+                                              Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "r"}}})));
+  out.emplace_back("tool call name",
+                   with_messages(Json::array({user, Json{{"role", "assistant"}, {"tool_calls", Json::array({Json{
+                       {"id", "c1"}, {"type", "function"}, {"function", Json{{"name", text}, {"arguments", "{}"}}}}})}},
+                                              Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "r"}}})));
+  out.emplace_back("tool message's tool", with_messages(Json::array({user, Json{{"role", "tool"}, {"tool", text}, {"content", "r"}}})));
+  Json described = Chat("hello");
+  described["tools"] = tool("lookup", text, plain_parameters);
+  out.emplace_back("tool description", described);
+  Json named = Chat("hello");
+  named["tools"] = tool(text, "d", plain_parameters);
+  out.emplace_back("tool name", named);
+  Json parameter = Chat("hello");
+  parameter["tools"] = tool("lookup", "d", Json{{"type", "object"}, {"properties", Json{{"id", Json{{"description", text}}}}}});
+  out.emplace_back("parameter description", parameter);
+  Json key = Chat("hello");
+  key["tools"] = tool("lookup", "d", Json{{"type", "object"}, {"properties", Json{{text, Json{{"type", "string"}}}}}});
+  out.emplace_back("parameter name", key);
+  out.emplace_back("dynamic tool", with_messages(Json::array({Json{{"role", "system"}, {"tools", tool("late", text, plain_parameters)}},
+                                                            user})));
+  Json format = Chat("hello");
+  format["response_format"] = Json{{"type", "json_schema"},
+                                   {"json_schema", Json{{"name", "a"}, {"schema", Json{{"type", "string"}, {"description", text}}}}}};
+  out.emplace_back("response_format schema", format);
+  return out;
+}
+
+TEST(PolicyDecisionTest, BlockAppliesToEveryTextThePromptPrints) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  for (const std::string& card : {std::string("4111 1111 1111 1111"), std::string("4111111111111111")}) {
+    for (auto& [field, body] : EveryRenderedField("my card " + card)) {
+      PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+      EXPECT_FALSE(d.allowed()) << field;
+      EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos) << field << ": " << d.reason.ToString();
+    }
+  }
+}
+
+TEST(PolicyDecisionTest, MaskAppliesToEveryTextThePromptPrints) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  for (auto& [field, body] : EveryRenderedField("write to alice@example.com")) {
+    PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+    ASSERT_TRUE(d.allowed()) << field << ": " << d.reason.ToString();
+    Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+    ASSERT_TRUE(prompt.ok()) << field << ": " << prompt.status().ToString();
+    EXPECT_EQ(prompt->text.find("alice@example.com"), std::string::npos) << field;
+    EXPECT_NE(prompt->text.find("[REDACTED:EMAIL]"), std::string::npos) << field;
+  }
+}
+
+TEST(PolicyDecisionTest, EscapedValueInToolArgumentsIsBlocked) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  Json body = EveryRenderedField("x")[4].second;  // the tool call's arguments
+  body["messages"][1]["tool_calls"][0]["function"]["arguments"] = R"({"ssn": "123\u002d45\u002d6789"})";
+  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_NE(d.reason.message().find("us_ssn"), std::string::npos) << d.reason.ToString();
+}
+
+TEST(PolicyDecisionTest, ValueSplitAcrossTextPartsIsRefused) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  Json blocked = Chat("x");
+  blocked["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "card 4111 1111"}},
+                                                   Json{{"type", "text"}, {"text", " 1111 1111"}}});
+  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &blocked);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos) << d.reason.ToString();
+  Json masked = Chat("x");
+  masked["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "mail alice@exam"}},
+                                                  Json{{"type", "text"}, {"text", "ple.com today"}}});
+  d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &masked);
+  ASSERT_FALSE(d.allowed());
+  EXPECT_NE(d.reason.message().find("email"), std::string::npos) << d.reason.ToString();
 }
 
 TEST(PolicyDecisionTest, CompletionsPromptIsRedacted) {

@@ -89,6 +89,41 @@ class PolicyTest(unittest.TestCase):
         self.assertIn({"op": "replace", "path": "/name", "value": "bank"}, detail["diff"])
         self.assertEqual(records[1]["actor"], self.daemon.api_key_id)
 
+    def test_block_covers_every_text_the_prompt_prints(self):
+        self.assertEqual(post_json(self.daemon, "/admin/v1/policies", load_policy("examples/bank.json")).status, 201)
+        ssn = "123-45-6789"
+        user = {"role": "user", "content": "hello"}
+
+        def tools(name="lookup", description="find", parameters=None):
+            return [{"type": "function", "function": {"name": name, "description": description,
+                                                      "parameters": parameters or {"type": "object"}}}]
+        call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": json.dumps({"q": ssn})}}
+        cases = {
+            "name": {"messages": [{"role": "user", "name": ssn, "content": "hi"}]},
+            "reasoning_content": {"messages": [user, {"role": "assistant", "reasoning_content": "ssn " + ssn,
+                                                      "content": "ok"}, user]},
+            "tool call arguments": {"messages": [user, {"role": "assistant", "tool_calls": [call]},
+                                                 {"role": "tool", "tool_call_id": "c1", "content": "r"}]},
+            "escaped tool call arguments": {"messages": [user, {"role": "assistant", "tool_calls": [dict(
+                call, function={"name": "lookup", "arguments": '{"q": "123\\u002d45\\u002d6789"}'})]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r"}]},
+            "tool description": {"messages": [user], "tools": tools(description="ssn " + ssn)},
+            "tool name": {"messages": [user], "tools": tools(name="f-" + ssn)},
+            "parameter description": {"messages": [user], "tools": tools(parameters={
+                "type": "object", "properties": {"id": {"type": "string", "description": ssn}}})},
+            "dynamic tool": {"messages": [{"role": "system", "tools": tools(description=ssn)}, user]},
+            "response_format schema": {"messages": [user], "response_format": {"type": "json_schema", "json_schema": {
+                "name": "a", "schema": {"type": "string", "description": "ssn " + ssn}}}},
+            "split text parts": {"messages": [{"role": "user", "content": [{"type": "text", "text": "ssn 123-45"},
+                                                                           {"type": "text", "text": "-6789"}]}]},
+        }
+        for field, body in cases.items():
+            with self.subTest(field=field):
+                reply = post_json(self.daemon, "/v1/chat/completions", dict(body, model="kimi-k3", max_tokens=8))
+                self.assertEqual(reply.status, 400, reply.body)
+                self.assertIn("us_ssn", reply.json()["error"]["message"])
+                self.assertNotIn("6789", reply.json()["error"]["message"])
+
     def test_invalid_policy_lists_every_path_and_changes_nothing(self):
         bad = load_policy("default.json")
         bad["content_logging"]["retention_days"] = 0
@@ -163,6 +198,16 @@ class ContentStorageTest(ServedModelTestCase):
             self.assertIn("kimi-k3-nano", prompt)
         self.assertEqual(records[0]["content_sha256"] or "", "")
         self.assertTrue(all(r["content_sha256"] for r in records[-2:]))
+
+        # Escapes in the JSON text do not hide a value from redaction before storage.
+        escaped = ('{"model": "kimi-k3-nano", "max_tokens": 4, "temperature": 0, "messages": [{"role": "user", '
+                   '"content": "write to bob\\u0040example.org"}]}')
+        reply = request(self.daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"},
+                        escaped.encode())
+        self.assertEqual(reply.status, 200, reply.body)
+        prompt = stored_content(self.daemon.data_dir)[self.chat_records()[-1]["seq"]][0]
+        self.assertIn("[REDACTED:EMAIL]", prompt)
+        self.assertNotIn("bob", prompt)
         code, out, err = verify(self.daemon.data_dir)
         self.assertEqual(code, 0, out + err)
 
