@@ -169,16 +169,29 @@ void RegisterProcessMetrics(kimi::metrics::Registry& registry) {
       .Set(1);
 }
 
+// How long the stop may take after the grace period (closing the stores, unloading the model)
+// before the process ends regardless.
+constexpr std::chrono::milliseconds kStopAfterGrace{3000};
+
 // Waits for SIGINT/SIGTERM (blocked in every thread) and asks the server to stop; a second
-// signal ends the process at once. SIGHUP, until the stop, calls `on_hangup` (the TLS reload).
-void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done, std::function<void()> on_hangup) {
+// signal ends the process at once, and so does a stop still running `force_after` after the
+// first (work that ignores the stop, whatever it is, cannot keep the process alive). SIGHUP,
+// until the stop, calls `on_hangup` (the TLS reload).
+void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done, std::chrono::milliseconds force_after,
+                  std::function<void()> on_hangup) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
   int received = 0;
+  std::chrono::steady_clock::time_point force_at;
   while (!done->load()) {
+    if (received > 0 && std::chrono::steady_clock::now() >= force_at) {
+      kimi::log::Error("the stop did not finish within the shutdown grace period; exiting without waiting",
+                       {{"waited_ms", static_cast<int64_t>(force_after.count())}});
+      std::_Exit(1);
+    }
     timespec tick{0, 200'000'000};
     int sig = sigtimedwait(&set, nullptr, &tick);
     if (sig < 0) continue;
@@ -188,6 +201,7 @@ void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done, std
     }
     if (++received == 1) {
       kimi::log::Info("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+      force_at = std::chrono::steady_clock::now() + force_after;
       server->Stop();
     } else {
       kimi::log::Warn("second signal during shutdown; exiting without waiting");
@@ -588,7 +602,8 @@ int main(int argc, char** argv) {
   std::atomic<bool> done{false};
   std::function<void()> on_hangup;
   if (services.reload_tls) on_hangup = [&services] { (void)services.reload_tls({"SIGHUP", "system", "local"}); };
-  std::thread signals(WatchSignals, &server, &done, std::move(on_hangup));
+  const auto force_after = std::chrono::milliseconds(config.limits.shutdown_grace_ms) + kStopAfterGrace;
+  std::thread signals(WatchSignals, &server, &done, force_after, std::move(on_hangup));
   server.Run();
   model_loader.join();
   // Cancels a running import, detaches and unloads the engine; its acts are audited, so

@@ -32,7 +32,8 @@ ApiError FromStatus(const Status& status, std::string_view request_id) {
     case C::kUnimplemented: return Make(501, "invalid_request_error", "not_implemented", m);
     case C::kUnavailable: return Make(503, "server_error", "service_unavailable", m);
     case C::kDeadlineExceeded: return Make(504, "server_error", "timeout", m);
-    case C::kCancelled: return Make(500, "server_error", "cancelled", m);
+    // nginx's "client closed request": nobody reads it, but the audit record and metrics do.
+    case C::kCancelled: return Make(499, "invalid_request_error", "client_closed_request", m);
     case C::kCorruption:
     case C::kIOError:
     case C::kInternal: return Make(500, "server_error", "internal_error", HiddenDetail("internal server error", request_id));

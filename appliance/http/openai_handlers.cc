@@ -1,6 +1,7 @@
 #include "http/openai_handlers.h"
 
 #include <httplib.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <chrono>
@@ -96,15 +97,53 @@ void SetServedVersionHeaders(const api::BackendOutcome& outcome, httplib::Respon
   res.set_header("X-Model-Version", std::to_string(outcome.model_version));
 }
 
+// False once the client has hung up (or its connection failed). A client waiting for a whole
+// response sends nothing more, so its closing the connection is what there is to see; like a
+// proxy's "client closed request", even a half-close ends the work done for it.
+bool ClientConnected(const httplib::Stream* stream) {
+  if (stream == nullptr) return true;
+  pollfd p{stream->socket(), POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) < 0) return true;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) == 0;
+}
+
+// Folds a whole response's events into its builder, noting them for the audit record.
 template <typename Builder>
-Status RespondWhole(api::Backend& backend, const api::BackendRequest& request, const api::ResponseMeta& meta,
-                    bool logprobs, RequestContext& ctx, Lease* lease, httplib::Response& res) {
+class WholeResponseDelivery final : public api::BackgroundGeneration::Delivery {
+ public:
+  WholeResponseDelivery(Builder& builder, std::chrono::steady_clock::time_point start, AuditFacts* facts)
+      : builder_(builder), recording_(builder, start, facts) {}
+  bool Deliver(const api::StreamEvent* events, size_t count) override {
+    for (size_t i = 0; i < count; ++i) recording_.Emit(events[i]);
+    return true;
+  }
+  bool complete() const override { return builder_.finished(); }
+
+ private:
+  Builder& builder_;
+  RecordingSink recording_;
+};
+
+// The generation runs on its own thread while this one watches the client, as a stream's
+// does: a client that hangs up cancels its request (499, outcome client_disconnected) instead
+// of leaving the engine to finish work nobody will read.
+template <typename Builder>
+Status RespondWhole(api::Backend& backend, api::BackendRequest request, const api::ResponseMeta& meta, bool logprobs,
+                    RequestContext& ctx, Lease* lease, httplib::Response& res) {
   Builder builder(logprobs);
-  RecordingSink recording(builder, ctx.start, &ctx.audit);
+  WholeResponseDelivery<Builder> delivery(builder, ctx.start, &ctx.audit);
+  const std::string request_id = request.request_id;
+  api::BackgroundGeneration generation(backend, std::move(request));
+  const httplib::Stream* client = ctx.response_stream;
+  Status generated;
+  const api::BackgroundGeneration::Delivered delivered =
+      generation.Deliver(delivery, &generated, kClientCheckInterval, [client] { return ClientConnected(client); });
   api::BackendOutcome outcome;
-  Status generated = backend.Generate(request, recording, &outcome);
-  NoteBackendOutcome(outcome, &ctx.audit);
-  Meter(lease, ctx.audit, request.request_id);  // a failure after some events is counted too
+  if (generation.WaitOutcome(&outcome, kOutcomeWait)) NoteBackendOutcome(outcome, &ctx.audit);
+  Meter(lease, ctx.audit, request_id);  // a failure after some events is counted too
+  if (delivered == api::BackgroundGeneration::Delivered::kClientGone) {
+    return Status::Cancelled("the client closed the connection before the response was complete");
+  }
   KIMI_RETURN_IF_ERROR(generated);
   if (!builder.finished()) return Status::Internal("the backend ended without a finish event");
   SetServedVersionHeaders(outcome, res);
@@ -224,7 +263,8 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
         Status result;
         // From here on the generation thread encodes and writes each event as it comes; this
         // thread wakes only to check its client now and then, and to end the stream.
-        switch (generation->Deliver(writer, &result, kClientCheckInterval, [&sink] { return sink.is_writable(); })) {
+        switch (generation->Deliver(writer, &result, kClientCheckInterval,
+                                    [&sink, stream] { return sink.is_writable() && ClientConnected(stream); })) {
           case api::BackgroundGeneration::Delivered::kClientGone:
             Meter(lease.get(), audit->facts(), request_id);
             (void)audit->Finish(kOutcomeClientDisconnected, {});
@@ -282,8 +322,10 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
                                    (services.auditor != nullptr && services.auditor->policy().content.store_content);
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, request, meta, mode.logprobs, ctx, lease.get(), res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, request, meta, mode.logprobs, ctx, lease.get(), res);
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
+                                                         lease.get(), res)
+                : RespondWhole<api::TextCompletionBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
+                                                           lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {

@@ -28,6 +28,7 @@ std::string TargetOf(const Exchange& e) {
 
 std::string_view OutcomeOf(int http_status) {
   if (http_status < 400) return "ok";
+  if (http_status == 499) return "client_disconnected";  // a whole response's client hung up
   if (http_status == 401 || http_status == 403) return "denied";
   if (http_status < 500) return "invalid";
   return "error";

@@ -505,6 +505,20 @@ class AuditStreamTest(unittest.TestCase):
         self.assertIn(record["outcome"], ("client_disconnected", "ok"))
         self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
 
+    def test_client_that_leaves_a_whole_response_cancels_it(self):
+        # Greedy decoding of this prompt on the demo model runs to max_tokens (no end-of-text),
+        # so a record with fewer tokens shows the generation was cancelled when the client left.
+        headers, body = chat_request("it-whole-gone", stream=False, max_tokens=4000)
+        headers["Authorization"] = "Bearer " + self.daemon.api_key
+        with self.daemon.connect() as s:
+            send_request(s, "POST", "/v1/chat/completions", headers, body)
+            time.sleep(0.3)
+        self.assertTrue(wait_until(lambda: len(records_of(self.data_dir, "it-whole-gone")) == 1))
+        [record] = records_of(self.data_dir, "it-whole-gone")
+        self.assertEqual(record["outcome"], "client_disconnected")
+        self.assertEqual(record["http_status"], 499)
+        self.assertLess(record["completion_tokens"], 4000)
+
     def test_stream_in_flight_at_shutdown_is_recorded(self):
         data_dir = os.path.join(self.tmp.name, "data-stop")
         config = self.model_daemon_config(data_dir)

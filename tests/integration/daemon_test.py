@@ -15,9 +15,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import prometheus_text  # noqa: E402
 from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, is_closed, read_reply, request,  # noqa: E402
-                            run_to_exit, write_config)
+                            run_to_exit, send_request, write_config)
 
 import tempfile  # noqa: E402
+import time  # noqa: E402
 
 
 def assert_openai_error(test, reply, status, code=None):
@@ -262,6 +263,30 @@ class ShutdownTest(unittest.TestCase):
                 self.assertEqual(reply.status, 200)
                 self.assertEqual(reply.headers.get("connection"), "close")
             self.assertEqual(daemon.wait_exit(), 0)  # the one signal was enough
+        finally:
+            daemon.close()
+
+
+    def test_stop_ends_within_the_grace_period_whatever_a_request_is_doing(self):
+        # An upstream that accepts connections (the kernel's backlog) and never answers: a
+        # request to it blocks its worker for the upstream's whole timeout, past the grace.
+        silent = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        self.addCleanup(silent.close)
+        config = base_config({"shutdown_grace_ms": 500})
+        config["router"] = {"backends": [{"name": "silent", "kind": "upstream", "models": ["silent-model"],
+                                          "url": "http://127.0.0.1:%d" % silent.getsockname()[1],
+                                          "timeout_ms": 600000, "health_interval_ms": 600000}]}
+        daemon = Daemon(config=config)
+        try:
+            body = json.dumps({"model": "silent-model", "messages": [{"role": "user", "content": "hi"}]}).encode()
+            with daemon.connect() as s:
+                send_request(s, "POST", "/v1/chat/completions",
+                             {"Content-Type": "application/json", "Authorization": "Bearer " + daemon.api_key}, body)
+                time.sleep(0.5)  # the request is with the upstream
+                daemon.proc.send_signal(signal.SIGTERM)
+                daemon.proc.wait(timeout=60)  # raises when it outlives a bound far below the upstream's 600 s
         finally:
             daemon.close()
 
