@@ -8,7 +8,9 @@ trusts the signing key through a trust directory and makes one more key for the 
 with kimictl, and runs the tests in Debian's Chromium (headless) through playwright-core.
 playwright-core is installed with npm into a folder of the build tree before the suite runs
 (tests/integration/npm_packages.py, from `make test`), never by the test and never into the
-source tree. Skipped (exit 77, CTest's SKIP_RETURN_CODE) with a message when Chromium, node or
+source tree. The test runs in a network namespace of its own with only loopback (Chromium
+tries addresses of its own whatever its flags); it is skipped (exit 77, CTest's
+SKIP_RETURN_CODE) with a message where no namespace can be made, and when Chromium, node or
 the package is missing. Screenshots of every
 screen go to --screenshots.
 
@@ -28,6 +30,7 @@ SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import npm_packages  # noqa: E402
+import private_netns  # noqa: E402
 from daemon_harness import KIMICTL, SignedModel, base_config, run_to_exit  # noqa: E402
 
 SKIP = 77
@@ -142,4 +145,8 @@ def main():
 
 
 if __name__ == "__main__":
+    # Chromium reaches for addresses of its own (an IPv6 reachability probe to a public DNS
+    # address, whatever the flags): the browser, and the daemon it talks to, run in a network
+    # namespace with only loopback, so nothing it tries leaves the machine.
+    private_netns.run_inside_private_netns()
     sys.exit(main())
