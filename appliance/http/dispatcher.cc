@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "api/request/request_validator.h"
+#include "http/body_nesting.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
@@ -168,6 +169,7 @@ void Dispatcher::RegisterRoutes() {
       ctx->body_has_password = r->body_has_password;
       MatchRoutePath(r->path, req.path, &ctx->path_params);
       Status status = AuthenticateRequest(services_, req, r->permission, *ctx);
+      if (status.ok()) status = CheckBodyNesting(req.body);
       if (status.ok()) status = r->handler(services_, *ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);

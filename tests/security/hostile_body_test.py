@@ -1,0 +1,52 @@
+"""Hostile request bodies against the real daemon, on every route that takes one.
+
+The routes are read from the route table itself (appliance/http/routes.cc), so a route added
+later is covered without editing this test. A body of nested brackets far deeper than any
+request needs (nlohmann parses it iteratively, but validators and schema walks recurse once per
+level) is refused with 400 naming the limit on each, the refusal is audited, and the daemon
+keeps serving.
+
+  KIMI_APPLIANCE_BIN=... KIMICTL_BIN=... python3 tests/security/hostile_body_test.py -v
+"""
+import os
+import re
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "integration"))
+from audit_test import read_records  # noqa: E402
+from daemon_harness import Daemon, request  # noqa: E402
+
+ROUTE = re.compile(r'\{"(POST|PUT|PATCH|DELETE)", "(/[^"]*)"')
+
+
+def body_routes():
+    with open(os.path.join(SOURCE, "appliance", "http", "routes.cc"), encoding="utf-8") as f:
+        return [(m, re.sub(r"\{[^}]*\}", "x", p)) for m, p in ROUTE.findall(f.read())]
+
+
+class HostileBodyTest(unittest.TestCase):
+    def setUp(self):
+        self.daemon = Daemon()
+        self.addCleanup(self.daemon.close)
+
+    def test_deep_nesting_is_refused_on_every_route(self):
+        routes = body_routes()
+        self.assertGreaterEqual(len(routes), 15, routes)
+        bodies = {"array": b"[" * 300000 + b"]" * 300000,
+                  "object": b'{"a":' * 100000 + b"1" + b"}" * 100000}
+        for method, path in routes:
+            for kind, body in bodies.items():
+                with self.subTest(route=method + " " + path, body=kind):
+                    reply = request(self.daemon, method, path, {"Content-Type": "application/json"}, body)
+                    self.assertEqual(reply.status, 400, reply.body[:300])
+                    self.assertIn("nested deeper than", reply.json()["error"]["message"])
+        self.assertEqual(request(self.daemon, "GET", "/healthz").status, 200)
+        refused = [r for r in read_records(self.daemon.data_dir) if r["http_status"] == 400]
+        self.assertGreaterEqual(len(refused), 2 * len(routes))
+
+
+if __name__ == "__main__":
+    unittest.main()
