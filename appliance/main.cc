@@ -3,6 +3,7 @@
 // A second signal during the drain exits at once with status 1.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -48,6 +49,7 @@
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
 #include "models/served_model.h"
+#include "store/owner_only.h"
 #include "store/store.h"
 
 namespace {
@@ -337,6 +339,9 @@ int main(int argc, char** argv) {
   kimi::log::Level level = kimi::log::Level::kInfo;
   kimi::log::ParseLevel(config.log.level, &level);
   kimi::log::Configure(level, ParseFormat(config.log.format));
+  // Everything the daemon creates (databases and their -wal/-shm, keys, the model store) is the
+  // service account's alone, whatever mode the code that creates it asks for (store/owner_only.h).
+  ::umask(077);
 
   // Block the stop and reload signals before any thread starts, so that only WatchSignals sees them.
   sigset_t stop_signals;
@@ -459,6 +464,16 @@ int main(int argc, char** argv) {
   kimi::log::Info("starting", {{"version", KIMI_APPLIANCE_VERSION}, {"config", flags.config_path},
                                {"pid", static_cast<int64_t>(getpid())}});
 
+  // Files an older version or a tool left readable by others are tightened before any is opened.
+  kimi::Result<std::vector<std::string>> tightened = kimi::store::RestrictTreeToOwner(config.storage.data_dir);
+  if (!tightened.ok()) {
+    kimi::log::Error("cannot restrict the data directory to its owner", {{"error", tightened.status().message()}});
+    return 1;
+  }
+  if (!tightened->empty()) {
+    kimi::log::Warn("data directory files were readable by others; now owner-only",
+                    {{"files", static_cast<int64_t>(tightened->size())}, {"first", tightened->front()}});
+  }
   kimi::Result<std::unique_ptr<kimi::store::Store>> store = kimi::store::Store::Open(config.storage.data_dir);
   if (!store.ok()) {
     kimi::log::Error("cannot open the database", {{"error", store.status().message()}});

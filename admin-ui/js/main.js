@@ -17,7 +17,7 @@ import * as signin from './screens/signin.js';
 // keeps screens a role cannot use out of its way.
 const SCREENS = [
   {id: 'overview', label: 'Overview', module: overview, roles: ['admin', 'operator', 'auditor', 'user']},
-  {id: 'models', label: 'Models', module: models, roles: ['admin', 'operator', 'auditor', 'user']},
+  {id: 'models', label: 'Models', module: models, roles: ['admin', 'operator', 'auditor']},
   {id: 'keys', label: 'Keys and users', module: keys, roles: ['admin']},
   {id: 'audit', label: 'Audit', module: audit, roles: ['admin', 'auditor']},
   {id: 'policies', label: 'Policies', module: policies, roles: ['admin', 'operator', 'auditor']},

@@ -11,7 +11,7 @@
 //
 // The acts are audited by the model store (model.import, model.activate, ...) with the request
 // id, the client address and the authenticated principal (key id or user, and role); the
-// route table gives the permissions (models.read, models.manage). Without
+// route table gives the permissions (models.inspect, models.manage). Without
 // services.model_admin, or before the daemon has opened the store, they answer 503.
 //
 // Thread safety: handlers may run on many threads at once; ModelAdmin is thread-safe.

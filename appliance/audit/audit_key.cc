@@ -119,7 +119,9 @@ SignedTreeHead AuditKey::Sign(uint64_t tree_size, int64_t timestamp_ms, const Ha
 Status ExportPublicKey(const PublicKey& key, const std::string& path) {
   const std::string text = PublicKeyToJson(key).dump(2) + "\n";
   const std::string tmp = path + ".tmp";
-  KIMI_RETURN_IF_ERROR(WriteWholeFile(tmp, text, 0644, /*exclusive=*/false));
+  // Public, but in the data directory, which is the service account's alone (store/owner_only.h);
+  // auditors get their copy from the operator.
+  KIMI_RETURN_IF_ERROR(WriteWholeFile(tmp, text, 0600, /*exclusive=*/false));
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename " + tmp);
   return Status::OK();
 }

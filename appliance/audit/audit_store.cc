@@ -3,8 +3,11 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <iterator>
+#include <tuple>
 
 #include "audit/canonical_json.h"
+#include "store/owner_only.h"
 
 namespace kimi::audit {
 namespace {
@@ -63,27 +66,32 @@ CREATE TABLE IF NOT EXISTS audit_tree(
 );
 )sql";
 
-// Record format version 2 added these columns; a database made before gets them (version 1
-// rows keep v = 1, whose canonical bytes have no backend keys).
-constexpr const char* kVersion2Columns[][2] = {
-    {"v", "INTEGER NOT NULL DEFAULT 1"},
-    {"backend", "TEXT NOT NULL DEFAULT ''"},
-    {"route_decision", "TEXT NOT NULL DEFAULT ''"},
-    {"attempts", "INTEGER NOT NULL DEFAULT 0"},
+// Columns added after record format version 1, in the order the SELECTs read them, with what
+// a database made before them reads in their place. A writable store adds the missing ones
+// (rows already there keep their version, whose canonical bytes lack the new keys); a
+// read-only store of an older database reads the constants.
+struct AddedColumn {
+  const char* name;
+  const char* type;
+  const char* absent;
 };
+constexpr AddedColumn kLaterColumns[] = {
+    {"v", "INTEGER NOT NULL DEFAULT 1", "1"},
+    {"backend", "TEXT NOT NULL DEFAULT ''", "''"},            // version 2
+    {"route_decision", "TEXT NOT NULL DEFAULT ''", "''"},     // version 2
+    {"attempts", "INTEGER NOT NULL DEFAULT 0", "0"},          // version 2
+    {"client_request_id", "TEXT NOT NULL DEFAULT ''", "''"},  // version 3
+};
+constexpr size_t kClientRequestIdColumn = 4;  // in kLaterColumns
 
-// Columns of audit_records in the order the SELECTs below list them. A read-only store of a
-// database that predates version 2 reads constants in their place.
-constexpr const char* kRecordColumns =
+constexpr const char* kFirstColumns =
     "r.seq, r.time_ms, r.actor, r.role, r.source, r.request_id, r.action, r.target, r.model, r.model_digest, "
     "r.outcome, r.http_status, r.prompt_tokens, r.completion_tokens, r.ttft_us, r.total_us, r.policy, "
-    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash, "
-    "r.v, r.backend, r.route_decision, r.attempts";
-constexpr const char* kRecordColumnsBeforeVersion2 =
-    "r.seq, r.time_ms, r.actor, r.role, r.source, r.request_id, r.action, r.target, r.model, r.model_digest, "
-    "r.outcome, r.http_status, r.prompt_tokens, r.completion_tokens, r.ttft_us, r.total_us, r.policy, "
-    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash, "
-    "1, '', '', 0";
+    "r.request_sha256, r.response_sha256, r.detail, r.content_sha256, r.leaf_hash";
+
+// The search index of a later column, made once the column exists.
+constexpr const char* kClientRequestIdIndex =
+    "CREATE INDEX IF NOT EXISTS audit_records_client_request_id ON audit_records(client_request_id)";
 
 class Statement {
  public:
@@ -171,7 +179,7 @@ void DecodePolicy(const std::string& text, AuditRecord* r, Status* error) {
   }
 }
 
-// Reads one row of SELECT kRecordColumns, c.prompt, c.completion.
+// Reads one row of SELECT kFirstColumns, kLaterColumns, c.prompt, c.completion.
 StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
   StoredRecord out;
   out.seq = sqlite3_column_int64(st, 0);
@@ -204,17 +212,18 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
   d.Text(23, "backend", &r.backend);
   d.Text(24, "route_decision", &r.route_decision);
   d.Int(25, "attempts", &r.attempts);
+  d.Text(26, "client_request_id", &r.client_request_id);
   out.decode_error = d.status();
   if (out.decode_error.ok() && !IsKnownRecordVersion(r.version)) {
     out.decode_error = Status::Corruption("column v holds unknown record version " + std::to_string(r.version));
     r.version = kRecordFormatVersion;  // something CanonicalRecordBytes can encode
   }
   DecodePolicy(policy, &r, &out.decode_error);
-  if (with_content && sqlite3_column_type(st, 26) != SQLITE_NULL) {
+  if (with_content && sqlite3_column_type(st, 27) != SQLITE_NULL) {
     AuditContent c;
     RowDecoder cd(st);
-    cd.Text(26, "prompt", &c.prompt);
-    cd.Text(27, "completion", &c.completion);
+    cd.Text(27, "prompt", &c.prompt);
+    cd.Text(28, "completion", &c.completion);
     if (!cd.status().ok() && out.decode_error.ok()) out.decode_error = cd.status();
     r.content = std::move(c);
   }
@@ -249,6 +258,8 @@ Status VisitHeads(sqlite3* db, const char* sql, int64_t parameter,
 }  // namespace
 
 Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, const AuditStoreOptions& options) {
+  // Created 0600 before SQLite sees it; its -wal and -shm files take the same mode.
+  if (!options.read_only) KIMI_RETURN_IF_ERROR(store::PrepareOwnerOnlyDatabase(path));
   sqlite3* db = nullptr;
   const int flags = options.read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -273,7 +284,8 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
         },
         store.get());
     KIMI_RETURN_IF_ERROR(store->Exec(kSchema));
-    KIMI_RETURN_IF_ERROR(store->AddVersion2Columns());
+    KIMI_RETURN_IF_ERROR(store->AddLaterColumns());
+    KIMI_RETURN_IF_ERROR(store->Exec(kClientRequestIdIndex));
     if (options.max_page_count > 0) {
       const std::string pragma = "PRAGMA max_page_count=" + std::to_string(options.max_page_count);
       KIMI_RETURN_IF_ERROR(store->Exec(pragma.c_str()));
@@ -282,7 +294,11 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
     // Fails with a clear error when the file is not an audit database.
     KIMI_RETURN_IF_ERROR(store->Exec("SELECT 1 FROM audit_records LIMIT 1"));
   }
-  KIMI_ASSIGN_OR_RETURN(store->has_version2_columns_, store->HasColumn("audit_records", "v"));
+  static_assert(std::size(kLaterColumns) == std::tuple_size_v<decltype(later_columns_present_)>);
+  for (size_t i = 0; i < std::size(kLaterColumns); ++i) {
+    KIMI_ASSIGN_OR_RETURN(bool present, store->HasColumn("audit_records", kLaterColumns[i].name));
+    store->later_columns_present_[i] = present;
+  }
   return store;
 }
 
@@ -314,11 +330,11 @@ Result<bool> AuditStore::HasColumn(const char* table, const char* column) {
   return rc == SQLITE_ROW;
 }
 
-Status AuditStore::AddVersion2Columns() {
-  for (const auto& [name, type] : kVersion2Columns) {
-    KIMI_ASSIGN_OR_RETURN(bool present, HasColumn("audit_records", name));
+Status AuditStore::AddLaterColumns() {
+  for (const AddedColumn& column : kLaterColumns) {
+    KIMI_ASSIGN_OR_RETURN(bool present, HasColumn("audit_records", column.name));
     if (present) continue;
-    const std::string sql = std::string("ALTER TABLE audit_records ADD COLUMN ") + name + " " + type;
+    const std::string sql = std::string("ALTER TABLE audit_records ADD COLUMN ") + column.name + " " + column.type;
     KIMI_RETURN_IF_ERROR(Exec(sql.c_str()));
   }
   return Status::OK();
@@ -357,8 +373,9 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
   KIMI_RETURN_IF_ERROR(Prepare(
       "INSERT INTO audit_records(seq, time_ms, actor, role, source, request_id, action, target, model, "
       "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-      "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
+      "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
+      "client_request_id) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)",
       &insert_record_));
   KIMI_RETURN_IF_ERROR(
       Prepare("INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)", &insert_content_));
@@ -397,6 +414,7 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
     BindText(st, 24, r.backend);
     BindText(st, 25, r.route_decision);
     sqlite3_bind_int64(st, 26, r.attempts);
+    BindText(st, 27, r.client_request_id);
     int rc = sqlite3_step(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert record");
@@ -471,8 +489,14 @@ Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
   return static_cast<int64_t>(sqlite3_changes(db_));
 }
 
+std::string AuditStore::LaterColumn(size_t i) const {
+  return later_columns_present_[i] ? std::string("r.") + kLaterColumns[i].name : kLaterColumns[i].absent;
+}
+
 std::string AuditStore::ScanColumns() const {
-  return std::string(has_version2_columns_ ? kRecordColumns : kRecordColumnsBeforeVersion2) + ", c.prompt, c.completion";
+  std::string columns = kFirstColumns;
+  for (size_t i = 0; i < std::size(kLaterColumns); ++i) columns += ", " + LaterColumn(i);
+  return columns + ", c.prompt, c.completion";
 }
 
 std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q,
@@ -480,13 +504,13 @@ std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q,
   std::string sql = std::string("SELECT ") + columns +
                     " FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
                     "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4";
-  const std::pair<const char*, const std::string*> filters[] = {
-      {"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome}, {"model", &q.model},
-      {"request_id", &q.request_id}};
+  const std::pair<std::string, const std::string*> filters[] = {
+      {"r.actor", &q.actor}, {"r.action", &q.action}, {"r.outcome", &q.outcome}, {"r.model", &q.model},
+      {"r.request_id", &q.request_id}, {LaterColumn(kClientRequestIdColumn), &q.client_request_id}};
   for (const auto& [column, value] : filters) {
     if (value->empty()) continue;
     bound->push_back(value);
-    sql += std::string(" AND r.") + column + " = ?" + std::to_string(4 + bound->size());
+    sql += " AND " + column + " = ?" + std::to_string(4 + bound->size());
   }
   sql += " ORDER BY r.seq";
   if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);

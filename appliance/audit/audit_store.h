@@ -4,7 +4,7 @@
 //
 // Owns one SQLite connection. Tables: audit_records (one row a record, columns as in
 // record.h, plus the leaf hash the writer computed; a writable store adds the columns of
-// record format version 2 to an older database), audit_content (purgeable text),
+// later record format versions to an older database), audit_content (purgeable text),
 // audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge).
 // Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
 // verifier can tell an edited row from an intact one.
@@ -13,6 +13,7 @@
 // readers (verify, prove, export) open their own read-only store.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -61,6 +62,7 @@ struct RecordQuery {
   std::string outcome;
   std::string model;
   std::string request_id;
+  std::string client_request_id;  // the X-Request-Id a client sent (record format 3)
   uint64_t limit = 0;  // rows at most; 0: no limit
 };
 
@@ -104,8 +106,8 @@ class AuditStore {
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 
   // Calls visit for each record matching the query, in sequence order; stops at the first
-  // error visit returns. Each exact-match filter (actor, action, outcome, model, request_id)
-  // has an index whose entries are in sequence order, so a filtered page reads only its rows.
+  // error visit returns. Each exact-match filter (actor, action, outcome, model, request_id,
+  // client_request_id) has an index whose entries are in sequence order, so a filtered page reads only its rows.
   Status ScanRecords(const RecordQuery& query, const std::function<Status(StoredRecord&)>& visit);
   // SQLite's plan for ScanRecords(query) (EXPLAIN QUERY PLAN), one step a line; tests check
   // that every filter is served by an index.
@@ -149,11 +151,15 @@ class AuditStore {
   // The SELECT of ScanRecords and the texts it binds to ?5, ?6, ... in order.
   std::string ScanSql(const char* columns, const RecordQuery& query, std::vector<const std::string*>* bound) const;
   Status BindScan(sqlite3_stmt* st, const RecordQuery& query, const std::vector<const std::string*>& bound);
-  // Brings a database made before record format version 2 up to it (adds columns only).
-  Status AddVersion2Columns();
+  // Brings a database made by an older record format up to the current one (adds columns
+  // only; see kLaterColumns in the .cc).
+  Status AddLaterColumns();
+  // The SELECT expression of the i-th column added after version 1: the column, or the
+  // constant an older database reads in its place.
+  std::string LaterColumn(size_t i) const;
 
   sqlite3* db_;
-  bool has_version2_columns_ = true;
+  std::array<bool, 5> later_columns_present_{};  // of kLaterColumns; set by Open
   int wal_pages_ = 0;  // set by the WAL hook after each commit
   // Prepared once on first use by the writer; finalised in the destructor.
   sqlite3_stmt* insert_record_ = nullptr;

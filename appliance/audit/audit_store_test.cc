@@ -32,6 +32,7 @@ RecordQuery Filtered(const std::string& column, const std::string& value) {
   if (column == "model") q.model = value;
   if (column == "outcome") q.outcome = value;
   if (column == "request_id") q.request_id = value;
+  if (column == "client_request_id") q.client_request_id = value;
   return q;
 }
 
@@ -56,7 +57,7 @@ class SearchIndexTest : public ::testing::Test {
 TEST_F(SearchIndexTest, EveryFilterIsServedByItsIndex) {
   std::unique_ptr<AuditStore> store = OpenStore(dir_.File("audit.db"), /*read_only=*/true);
   ASSERT_NE(store, nullptr);
-  for (const char* column : {"actor", "action", "model", "outcome", "request_id"}) {
+  for (const char* column : {"actor", "action", "model", "outcome", "request_id", "client_request_id"}) {
     Result<std::string> plan = store->ExplainScan(Filtered(column, "x"));
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_NE(plan->find(std::string("USING INDEX audit_records_") + column), std::string::npos)
@@ -81,7 +82,7 @@ TEST_F(SearchIndexTest, IndexedResultsMatchAFullScan) {
   ASSERT_EQ(all.size(), 48u);
   const std::pair<const char*, std::string> cases[] = {
       {"actor", "key_1"}, {"action", "chat.completions"}, {"model", "kimi-k3"}, {"outcome", "ok"},
-      {"request_id", "req-7"}, {"actor", "nobody"}};
+      {"request_id", "req-7"}, {"client_request_id", "client-3"}, {"actor", "nobody"}};
   for (const auto& [column, value] : cases) {
     const RecordQuery q = Filtered(column, value);
     std::vector<uint64_t> expected;
@@ -91,7 +92,8 @@ TEST_F(SearchIndexTest, IndexedResultsMatchAFullScan) {
                                  : std::string(column) == "action" ? r.action
                                  : std::string(column) == "model"  ? r.model
                                  : std::string(column) == "outcome" ? r.outcome
-                                                                     : r.request_id;
+                                 : std::string(column) == "request_id" ? r.request_id
+                                                                       : r.client_request_id;
       if (r.seq >= q.from_seq && r.time_ms >= q.since_ms && r.time_ms < q.until_ms && field == value &&
           expected.size() < q.limit) {
         expected.push_back(r.seq);
@@ -123,6 +125,54 @@ TEST_F(SearchIndexTest, ADatabaseWithoutTheIndexesGetsThemWhenOpenedForWriting) 
   Result<std::string> plan = migrated->ExplainScan(Filtered("actor", "key_1"));
   ASSERT_TRUE(plan.ok());
   EXPECT_NE(plan->find("USING INDEX audit_records_actor"), std::string::npos) << *plan;
+}
+
+// A database written before record format 3 has no client_request_id column: read-only it
+// reads "" there (and a search by it finds nothing), opened for writing it gets the column
+// and its index, and its rows keep their bytes.
+TEST_F(SearchIndexTest, ADatabaseWithoutTheClientRequestIdColumnGetsIt) {
+  std::string before;
+  {
+    std::unique_ptr<AuditStore> store = OpenStore(dir_.File("audit.db"), /*read_only=*/false);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->ExecForTest("DROP INDEX audit_records_client_request_id").ok());
+    ASSERT_TRUE(store->ExecForTest("ALTER TABLE audit_records DROP COLUMN client_request_id").ok());
+  }
+  {
+    std::unique_ptr<AuditStore> old = OpenStore(dir_.File("audit.db"), /*read_only=*/true);
+    ASSERT_NE(old, nullptr);
+    EXPECT_TRUE(Seqs(*old, Filtered("client_request_id", "client-3")).empty());
+    Result<std::optional<StoredRecord>> row = old->ReadRecord(3);
+    ASSERT_TRUE(row.ok() && row->has_value());
+    EXPECT_TRUE((*row)->decode_error.ok()) << (*row)->decode_error.ToString();
+    EXPECT_EQ((*row)->record.client_request_id, "");
+    before = (*row)->record.actor;
+  }
+  std::unique_ptr<AuditStore> migrated = OpenStore(dir_.File("audit.db"), /*read_only=*/false);
+  ASSERT_NE(migrated, nullptr);
+  Result<std::string> plan = migrated->ExplainScan(Filtered("client_request_id", "client-3"));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->find("USING INDEX audit_records_client_request_id"), std::string::npos) << *plan;
+  Result<std::optional<StoredRecord>> row = migrated->ReadRecord(3);
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->record.actor, before);
+}
+
+// audit.db and its -wal and -shm files are the service account's alone.
+TEST(AuditStoreFiles, TheDatabaseAndItsCompanionsAreOwnerOnly) {
+  TempDir dir;
+  BuildLog(dir.path(), 3, {});
+  std::unique_ptr<AuditStore> store = OpenStore(dir.File("audit.db"), /*read_only=*/false);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->ExecForTest("CREATE TABLE scratch(x); DROP TABLE scratch").ok());  // the WAL is in use
+  for (const char* name : {"audit.db", "audit.db-wal", "audit.db-shm"}) {
+    std::error_code ec;
+    const auto perms = std::filesystem::status(dir.File(name), ec).permissions();
+    ASSERT_FALSE(ec) << name;
+    EXPECT_EQ(perms & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+              std::filesystem::perms::none)
+        << name;
+  }
 }
 
 TEST(AuditStoreReads, HeadsAboveASizeComeSmallestFirst) {

@@ -11,7 +11,8 @@ namespace {
 constexpr const char* kCsvHeader =
     "type,seq,time,time_ms,actor,role,source,request_id,action,target,model,model_digest,outcome,http_status,"
     "prompt_tokens,completion_tokens,ttft_us,total_us,policy,request_sha256,response_sha256,detail,"
-    "content_sha256,v,backend,route_decision,attempts,leaf_hash,tree_size,timestamp_ms,root_hash,key_id,signature";
+    "content_sha256,v,backend,route_decision,attempts,client_request_id,leaf_hash,tree_size,timestamp_ms,root_hash,key_id,"
+    "signature";
 
 void WriteCsvRecord(const AuditRecord& r, const Hash& leaf, std::ostream& out) {
   // Appends instead of operator+ chains: GCC 12 reports a false -Wrestrict on those.
@@ -32,12 +33,13 @@ void WriteCsvRecord(const AuditRecord& r, const Hash& leaf, std::ostream& out) {
   line.append(",").append(std::to_string(r.version));
   line.append(",").append(CsvField(r.backend)).append(",").append(CsvField(r.route_decision));
   line.append(",").append(std::to_string(r.attempts));
+  line.append(",").append(CsvField(r.client_request_id));
   line.append(",").append(ToHex(leaf)).append(",,,,,\n");
   out << line;
 }
 
 void WriteCsvHead(const SignedTreeHead& h, std::ostream& out) {
-  out << "signed_head,," << FormatUtcMillis(h.timestamp_ms) << std::string(26, ',') << h.tree_size << ','
+  out << "signed_head,," << FormatUtcMillis(h.timestamp_ms) << std::string(27, ',') << h.tree_size << ','
       << h.timestamp_ms << ',' << ToHex(h.root_hash) << ',' << ToHex(h.key_id) << ','
       << ToHex(std::span<const uint8_t>(h.signature)) << '\n';
 }
@@ -45,8 +47,12 @@ void WriteCsvHead(const SignedTreeHead& h, std::ostream& out) {
 }  // namespace
 
 std::string CsvField(std::string_view value) {
-  if (value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
-  std::string out = "\"";
+  // A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...)
+  // sends data away); OWASP's rule: a leading single quote makes it text, and the cell is
+  // quoted. The quote is visible in the cell, so a reader can tell the value was neutralised.
+  const bool formula = !value.empty() && std::string_view("=+-@\t\r").find(value.front()) != std::string_view::npos;
+  if (!formula && value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
+  std::string out = formula ? "\"'" : "\"";
   for (char c : value) {
     if (c == '"') out.push_back('"');
     out.push_back(c);

@@ -41,7 +41,8 @@ struct ExportSummary {
 // last one.
 Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& options, std::ostream& out);
 
-// CSV field quoting per RFC 4180.
+// One CSV field: quoted per RFC 4180 when needed; a value that a spreadsheet would take for a
+// formula (first character = + - @ tab or CR) gets a leading ' and is quoted.
 std::string CsvField(std::string_view value);
 
 }  // namespace kimi::audit

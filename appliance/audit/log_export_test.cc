@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "audit/test_util.h"
@@ -91,6 +92,88 @@ TEST(Csv, QuotesOnlyWhenNeeded) {
   EXPECT_EQ(CsvField("plain"), "plain");
   EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
   EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+// OWASP's CSV injection rule: a cell a spreadsheet would evaluate becomes quoted text.
+TEST(Csv, FormulaCellsBecomeText) {
+  EXPECT_EQ(CsvField("=HYPERLINK(\"http://x.invalid/\",\"x\")"),
+            "\"'=HYPERLINK(\"\"http://x.invalid/\"\",\"\"x\"\")\"");
+  EXPECT_EQ(CsvField("+1"), "\"'+1\"");
+  EXPECT_EQ(CsvField("-2+3"), "\"'-2+3\"");
+  EXPECT_EQ(CsvField("@SUM(A1)"), "\"'@SUM(A1)\"");
+  EXPECT_EQ(CsvField("\t=1"), "\"'\t=1\"");
+  EXPECT_EQ(CsvField("\r=1"), "\"'\r=1\"");
+  EXPECT_EQ(CsvField("a=b"), "a=b");  // only the first character matters
+}
+
+// Cells of one CSV text (RFC 4180), row by row.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        rows.back().back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        rows.back().back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (c == '\n') {
+      rows.emplace_back(1);
+    } else {
+      rows.back().back() += c;
+    }
+  }
+  if (rows.back().size() == 1 && rows.back()[0].empty()) rows.pop_back();
+  return rows;
+}
+
+// The pen test's login: a user name that a spreadsheet would run lands in several columns
+// (actor, target, detail, the client's request id); none of them starts a formula.
+TEST(Csv, ExportedRecordsStartNoFormula) {
+  TempDir dir;
+  {
+    std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(testing::TestSinkOptions(dir.path()))).value();
+    AuditRecord r = SampleRecord(0);
+    r.action = "auth.login_failed";
+    r.actor = "=HYPERLINK(\"http://x.invalid/\",\"x\")";
+    r.target = "+cmd|' /C calc'!A0";
+    r.detail = "-2+3";
+    r.model = "@SUM(1)";
+    r.client_request_id = "\t=1";
+    ASSERT_TRUE(sink->Record(r).WaitCommitted().ok());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  AuditStoreOptions o;
+  o.read_only = true;
+  std::unique_ptr<AuditStore> store = std::move(AuditStore::Open(dir.File("audit.db"), o)).value();
+  std::ostringstream out;
+  ExportOptions e;
+  e.format = ExportFormat::kCsv;
+  ASSERT_TRUE(ExportAuditLog(*store, e, out).ok());
+  const std::vector<std::vector<std::string>> rows = ParseCsv(out.str());
+  ASSERT_GE(rows.size(), 2u);
+  const std::vector<std::string>& header = rows[0];
+  for (const std::vector<std::string>& row : rows) {
+    ASSERT_EQ(row.size(), header.size()) << out.str();
+    for (const std::string& cell : row) {
+      ASSERT_TRUE(cell.empty() || std::string_view("=+-@\t\r").find(cell[0]) == std::string_view::npos)
+          << "formula cell: " << cell;
+    }
+  }
+  const auto column = [&](std::string_view name) {
+    return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  EXPECT_EQ(rows[1][column("actor")], "'=HYPERLINK(\"http://x.invalid/\",\"x\")");
+  // The tab was escaped when the record was made (audit_text.h), so the cell is plain text.
+  EXPECT_EQ(rows[1][column("client_request_id")], "\\u0009=1");
 }
 
 }  // namespace

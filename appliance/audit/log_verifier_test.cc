@@ -80,6 +80,17 @@ TEST_F(TamperTest, RecordVersionDowngraded) {
   ExpectFirstBad(6);
 }
 
+TEST_F(TamperTest, EditedClientRequestId) {
+  TamperSql(Db(), "UPDATE audit_records SET client_request_id = 'someone-else' WHERE seq = 9");
+  ExpectFirstBad(9);
+}
+
+TEST_F(TamperTest, ClientRequestIdHiddenByADowngradeToVersion2) {
+  // Version 2 bytes omit client_request_id; claiming version 2 must not hide an edit there.
+  TamperSql(Db(), "UPDATE audit_records SET v = 2, client_request_id = 'hidden' WHERE seq = 4");
+  ExpectFirstBad(4);
+}
+
 TEST_F(TamperTest, UnknownRecordVersion) {
   TamperSql(Db(), "UPDATE audit_records SET v = 7 WHERE seq = 3");
   ExpectFirstBad(3);
@@ -124,8 +135,8 @@ TEST_F(TamperTest, InsertedRowWithRenumbering) {
             "UPDATE audit_records SET seq = seq - 999 WHERE seq >= 1000; "
             "INSERT INTO audit_records SELECT 8, time_ms, actor, role, source, 'req-forged', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts "
-            "FROM audit_records WHERE seq = 7;");
+            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
+            "client_request_id FROM audit_records WHERE seq = 7;");
   ExpectFirstBad(8);
 }
 
@@ -133,8 +144,8 @@ TEST_F(TamperTest, AppendedRow) {
   TamperSql(Db(),
             "INSERT INTO audit_records SELECT 20, time_ms, actor, role, source, 'req-late', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
-            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts "
-            "FROM audit_records WHERE seq = 19;");
+            "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
+            "client_request_id FROM audit_records WHERE seq = 19;");
   ExpectFirstBad(20);
 }
 

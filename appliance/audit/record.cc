@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "audit/audit_text.h"
 #include "audit/canonical_json.h"
 #include "audit/hash.h"
 
@@ -33,18 +34,17 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
 }  // namespace
 
 void NormalizeRecord(AuditRecord* r) {
-  for (std::string* s : {&r->actor, &r->role, &r->source, &r->request_id, &r->action, &r->target, &r->model,
-                         &r->model_digest, &r->outcome, &r->request_sha256, &r->response_sha256, &r->detail,
-                         &r->backend, &r->route_decision}) {
-    Sanitize(s);
+  for (std::string* s : {&r->actor, &r->role, &r->source, &r->request_id, &r->client_request_id, &r->action,
+                         &r->target, &r->model, &r->model_digest, &r->outcome, &r->request_sha256,
+                         &r->response_sha256, &r->backend, &r->route_decision, &r->content_sha256}) {
+    *s = AuditText(*s);
   }
-  for (std::string& p : r->policy) Sanitize(&p);
+  r->detail = AuditText(r->detail, kMaxAuditDetailBytes);
+  for (std::string& p : r->policy) p = AuditText(p);
   if (r->content.has_value()) {
     Sanitize(&r->content->prompt);
     Sanitize(&r->content->completion);
     r->content_sha256 = ToHex(Sha256(CanonicalContentBytes(*r->content)));
-  } else {
-    Sanitize(&r->content_sha256);
   }
 }
 
@@ -53,11 +53,13 @@ bool IsKnownRecordVersion(int64_t version) {
 }
 
 std::string CanonicalRecordBytes(const AuditRecord& r) {
-  // Keys in byte order; docs/audit.md lists them. Version 1 lacks the backend keys.
+  // Keys in byte order; docs/audit.md lists them. Version 1 lacks the backend keys, versions
+  // 1 and 2 lack client_request_id: each record hashes with the keys of its own version.
   const bool v2 = r.version >= 2;
   CanonicalObject o;
   o.Add("action", r.action).Add("actor", r.actor);
   if (v2) o.Add("attempts", r.attempts).Add("backend", r.backend);
+  if (r.version >= 3) o.Add("client_request_id", r.client_request_id);
   o.Add("completion_tokens", r.completion_tokens)
       .Add("content_sha256", r.content_sha256)
       .Add("detail", r.detail)
@@ -143,6 +145,7 @@ nlohmann::json RecordToJson(const AuditRecord& r) {
     j["route_decision"] = r.route_decision;
     j["attempts"] = r.attempts;
   }
+  if (r.version >= 3) j["client_request_id"] = r.client_request_id;
   if (r.content.has_value()) {
     j["content"] = {{"prompt", r.content->prompt}, {"completion", r.content->completion}};
   }
@@ -211,6 +214,7 @@ Result<AuditRecord> RecordFromJson(const nlohmann::json& j) {
     f.Text("route_decision", &r.route_decision);
     f.Int("attempts", &r.attempts);
   }
+  if (r.version >= 3) f.Text("client_request_id", &r.client_request_id);
   KIMI_RETURN_IF_ERROR(f.status());
   if (seq < 0) return Status::InvalidArgument("record field 'seq' is negative");
   if (!IsKnownRecordVersion(r.version)) {

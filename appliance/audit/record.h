@@ -20,10 +20,11 @@
 
 namespace kimi::audit {
 
-// Version of the canonical encoding; written as "v" into every record. Version 1 records
-// (written before the backend fields existed) keep their version and their bytes; new
-// records are written at the current version. docs/audit.md lists each version's keys.
-inline constexpr int64_t kRecordFormatVersion = 2;
+// Version of the canonical encoding; written as "v" into every record. Older records (version
+// 1 before the backend fields existed, version 2 before client_request_id) keep their version
+// and their bytes; new records are written at the current version. docs/audit.md lists each
+// version's keys.
+inline constexpr int64_t kRecordFormatVersion = 3;
 inline constexpr int64_t kOldestRecordFormatVersion = 1;
 
 struct AuditContent {
@@ -39,7 +40,7 @@ struct AuditRecord {
   std::string actor;       // key id or user name, never a secret
   std::string role;        // role of the actor at the time: user, admin, auditor, ...
   std::string source;      // client address, "ip:port" or a unix socket name
-  std::string request_id;
+  std::string request_id;  // the server's own id of the request, unique
   std::string action;      // e.g. "chat.completions", "auth.login_failed", "model.activate"
   std::string target;      // what an administrative act acted on (key id, user, model)
   std::string model;
@@ -55,6 +56,9 @@ struct AuditRecord {
   std::string backend;         // the backend's name ("embedded", "upstream:worker-1")
   std::string route_decision;  // the router's one-line account of its choice
   int64_t attempts = 0;        // backends tried (1 unless the router retried)
+  // Since version 3: the X-Request-Id the client sent, whatever it was ("" when none); the
+  // server never adopts it as request_id, so two requests cannot share an id.
+  std::string client_request_id;
   std::string request_sha256;   // hex of the request body's SHA-256; empty when no body
   std::string response_sha256;  // hex of the response body's SHA-256; empty when no body
   std::string detail;      // free text for administrative acts
@@ -64,8 +68,11 @@ struct AuditRecord {
   bool operator==(const AuditRecord&) const = default;
 };
 
-// Makes every text field valid UTF-8 (ill-formed bytes become U+FFFD) and sets
-// content_sha256 from content. The sink calls it before assigning a sequence number.
+// Passes every text field through AuditText (audit_text.h: valid UTF-8, line-breaking
+// characters escaped, bounded in length with the whole value's digest) and sets
+// content_sha256 from content. The sink calls it before assigning a sequence number, so no
+// caller can store an unbounded or line-breaking string. The content itself (stored apart,
+// purgeable, only for authenticated model requests) is made valid UTF-8 but not bounded.
 void NormalizeRecord(AuditRecord* record);
 
 // The canonical bytes of the record (the Merkle leaf data), in the encoding of

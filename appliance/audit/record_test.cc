@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "audit/audit_text.h"
 #include "audit/canonical_json.h"
 #include "audit/hash.h"
 #include "audit/test_util.h"
@@ -48,6 +49,8 @@ TEST(CanonicalRecord, ExactBytesOfAKnownVersion1Record) {
 
 TEST(CanonicalRecord, ExactBytesOfAKnownVersion2Record) {
   AuditRecord r = KnownRecord();
+  r.version = 2;
+  r.client_request_id = "ignored in version 2";
   r.backend = "embedded";
   r.route_decision = "only candidate";
   r.attempts = 1;
@@ -62,13 +65,59 @@ TEST(CanonicalRecord, ExactBytesOfAKnownVersion2Record) {
             R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":2})");
 }
 
-TEST(RecordJson, RoundTripsEveryHashedFieldOfBothVersions) {
-  for (int64_t version : {int64_t{1}, int64_t{2}}) {
+TEST(CanonicalRecord, ExactBytesOfAKnownVersion3Record) {
+  AuditRecord r = KnownRecord();
+  r.backend = "embedded";
+  r.route_decision = "only candidate";
+  r.attempts = 1;
+  r.client_request_id = "client-7";
+  NormalizeRecord(&r);
+  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(CanonicalRecordBytes(r),
+            R"({"action":"chat.completions","actor":"key_ab12","attempts":1,"backend":"embedded",)"
+            R"("client_request_id":"client-7","completion_tokens":34,"content_sha256":"",)"
+            R"("detail":"","http_status":200,"model":"kimi-k3","model_digest":"sha256:00ff","outcome":"ok",)"
+            R"("policy":["allow"],"prompt_tokens":12,"request_id":"req-1","request_sha256":"aa",)"
+            R"("response_sha256":"bb","role":"user","route_decision":"only candidate","seq":7,)"
+            R"("source":"10.0.0.5:51234","target":"",)"
+            R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":3})");
+}
+
+// Finding 2 of the pen test: a 7 MB login name was stored as actor, target and in the detail,
+// 28 MB a request. Every text field is bounded where the record is normalised.
+TEST(CanonicalRecord, EveryTextFieldIsBounded) {
+  const std::string huge(7 * 1024 * 1024, 'n');
+  AuditRecord r = KnownRecord();
+  for (std::string* s : {&r.actor, &r.role, &r.source, &r.request_id, &r.client_request_id, &r.action, &r.target,
+                         &r.model, &r.model_digest, &r.outcome, &r.request_sha256, &r.response_sha256, &r.detail,
+                         &r.backend, &r.route_decision, &r.content_sha256}) {
+    *s = huge;
+  }
+  r.policy = {huge, huge};
+  NormalizeRecord(&r);
+  const std::string bytes = CanonicalRecordBytes(r);
+  EXPECT_LT(bytes.size(), 16u * 1024) << "canonical record of " << bytes.size() << " bytes";
+  EXPECT_NE(r.actor.find("[truncated, 7340032 bytes, sha256:"), std::string::npos);
+  EXPECT_LE(r.detail.size(), kMaxAuditDetailBytes);
+}
+
+TEST(CanonicalRecord, ControlCharactersCannotBreakALine) {
+  AuditRecord r = KnownRecord();
+  r.actor = "mallory\n2026-12-01T00:00:00Z INFO forged";
+  r.client_request_id = "id\r\x1b[1A";
+  NormalizeRecord(&r);
+  EXPECT_EQ(r.actor, "mallory\\u000a2026-12-01T00:00:00Z INFO forged");
+  EXPECT_EQ(r.client_request_id, "id\\u000d\\u001b[1A");
+}
+
+TEST(RecordJson, RoundTripsEveryHashedFieldOfEveryVersion) {
+  for (int64_t version : {int64_t{1}, int64_t{2}, int64_t{3}}) {
     AuditRecord r = testing::SampleRecord(5);  // one with content
     r.version = version;
     r.backend = version >= 2 ? "upstream:w1" : "";
     r.route_decision = version >= 2 ? "w1 (load 0)" : "";
     r.attempts = version >= 2 ? 2 : 0;
+    r.client_request_id = version >= 3 ? "client-5" : "";
     NormalizeRecord(&r);
     Result<AuditRecord> back = RecordFromJson(RecordToJson(r));
     ASSERT_TRUE(back.ok()) << back.status().ToString();

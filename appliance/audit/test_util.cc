@@ -31,6 +31,7 @@ AuditRecord SampleRecord(int i) {
   r.role = "user";
   r.source = "127.0.0.1:" + std::to_string(40000 + i);
   r.request_id = "req-" + std::to_string(i);
+  r.client_request_id = "client-" + std::to_string(i % 5);
   r.action = "chat.completions";
   r.model = "kimi-k3";
   r.model_digest = "sha256:0f3c";

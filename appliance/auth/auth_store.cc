@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_text.h"
 #include "auth/limit_columns.h"
 #include "auth/sql_statement.h"
 
@@ -57,13 +58,17 @@ UserRecord ReadUser(const SqlStatement& s) {
   return u;
 }
 
+// The outbox is the audit log's way in, so its rows are bounded as audit records are
+// (audit/audit_text.h): an anonymous login with a huge user name cannot grow this table either.
 Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   SqlStatement s(db,
                  "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail) "
                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
   if (!s.ok()) return s.Error();
-  s.Bind(1, e.time_ms).Bind(2, e.actor).Bind(3, e.role).Bind(4, e.source).Bind(5, e.action).Bind(6, e.target);
-  s.Bind(7, e.outcome).Bind(8, e.detail);
+  using audit::AuditText;
+  s.Bind(1, e.time_ms).Bind(2, AuditText(e.actor)).Bind(3, AuditText(e.role)).Bind(4, AuditText(e.source));
+  s.Bind(5, AuditText(e.action)).Bind(6, AuditText(e.target)).Bind(7, AuditText(e.outcome));
+  s.Bind(8, AuditText(e.detail, audit::kMaxAuditDetailBytes));
   return s.Run();
 }
 

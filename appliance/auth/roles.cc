@@ -32,6 +32,7 @@ constexpr PermissionRow kPermissions[] = {
      Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor) | Bit(Role::kScrape)},
     {Permission::kModelsRead, "models.read",
      Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor) | Bit(Role::kUser)},
+    {Permission::kModelsInspect, "models.inspect", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kInference, "inference", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kUser)},
     {Permission::kModelsManage, "models.manage", Bit(Role::kAdmin) | Bit(Role::kOperator)},
     {Permission::kAuditRead, "audit.read", Bit(Role::kAdmin) | Bit(Role::kAuditor)},
@@ -39,14 +40,16 @@ constexpr PermissionRow kPermissions[] = {
     {Permission::kUsersManage, "users.manage", Bit(Role::kAdmin)},
     {Permission::kPolicyRead, "policy.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kTrustRead, "trust.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
+    {Permission::kReadinessDetail, "readiness.detail",
+     Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kAdminOnly, "admin.only", Bit(Role::kAdmin)},
 };
 constexpr Permission kPermissionList[] = {
     Permission::kPublic,       Permission::kSessionSelf, Permission::kMetricsRead,
-    Permission::kModelsRead,   Permission::kInference,   Permission::kModelsManage,
-    Permission::kAuditRead,    Permission::kKeysManage,  Permission::kUsersManage,
-    Permission::kPolicyRead,   Permission::kTrustRead,
-    Permission::kAdminOnly,
+    Permission::kModelsRead,   Permission::kModelsInspect, Permission::kInference,
+    Permission::kModelsManage, Permission::kAuditRead,     Permission::kKeysManage,
+    Permission::kUsersManage,  Permission::kPolicyRead,    Permission::kTrustRead,
+    Permission::kReadinessDetail, Permission::kAdminOnly,
 };
 
 const PermissionRow* Row(Permission p) {

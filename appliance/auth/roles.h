@@ -8,7 +8,12 @@
 //   admin     everything
 //   operator  models, backends, health, metrics, inference; not keys, users or the audit log
 //   auditor   read and export the audit log; read-only elsewhere (models, metrics)
-//   user      the inference API and the model list, with its own keys
+//   user      the inference API and the model list its key may see (/v1/models), nothing of
+//             the admin API but its own session
+//
+// Every read of the admin API needs a permission that `user` lacks: what the model store,
+// the trust store, the policies or the audit log hold (digests, source paths, signers, who
+// imported what) would defeat per-key model hiding and is nobody's business but operators'.
 //   scrape    /metrics only (a key for the monitoring system; no user has it)
 //
 // Thread safety: constant data and pure functions.
@@ -26,7 +31,8 @@ enum class Permission {
   kPublic,         // no authentication: liveness, readiness, the login form's POST
   kSessionSelf,    // any authenticated principal acting on its own session or password
   kMetricsRead,    // GET /metrics
-  kModelsRead,     // GET /v1/models and model metadata
+  kModelsRead,     // GET /v1/models: the served models the key may use
+  kModelsInspect,  // the model store (GET /admin/v1/models, import jobs): digests, sources, signers
   kInference,      // chat and completions
   kModelsManage,   // import, activate, retire models; backends
   kAuditRead,      // read, prove and export the audit log
@@ -34,6 +40,7 @@ enum class Permission {
   kUsersManage,    // add, list and disable console users
   kPolicyRead,     // read the active policy and its versions (changing one is admin.only)
   kTrustRead,      // list the model trust store's keys and CAs (changing it is admin.only)
+  kReadinessDetail,  // /readyz with each component's detail (paths, fingerprints, reasons)
   kAdminOnly,      // the default of a route that declares nothing: fail closed to admin
 };
 

@@ -38,9 +38,25 @@ TEST(RolesTest, MatrixAsDocumented) {
       {Role::kUser, Permission::kPolicyRead, false},       {Role::kScrape, Permission::kPolicyRead, false},
       {Role::kOperator, Permission::kTrustRead, true},     {Role::kAuditor, Permission::kTrustRead, true},
       {Role::kUser, Permission::kTrustRead, false},        {Role::kScrape, Permission::kTrustRead, false},
+      // The model store's contents (digests, sources, signers) are not the user's.
+      {Role::kOperator, Permission::kModelsInspect, true}, {Role::kAuditor, Permission::kModelsInspect, true},
+      {Role::kUser, Permission::kModelsInspect, false},    {Role::kScrape, Permission::kModelsInspect, false},
+      {Role::kOperator, Permission::kReadinessDetail, true}, {Role::kAuditor, Permission::kReadinessDetail, true},
+      {Role::kUser, Permission::kReadinessDetail, false},    {Role::kScrape, Permission::kReadinessDetail, false},
   };
   for (const Row& r : rows) {
     EXPECT_EQ(RoleAllows(r.role, r.permission), r.allowed) << RoleName(r.role) << " " << PermissionName(r.permission);
+  }
+}
+
+// A user key sees the models it may use (/v1/models) and nothing the admin API reads.
+TEST(RolesTest, UserReadsNoAdminRoute) {
+  for (const Permission p : AllPermissions()) {
+    if (p == Permission::kPublic || p == Permission::kSessionSelf || p == Permission::kModelsRead ||
+        p == Permission::kInference) {
+      continue;
+    }
+    EXPECT_FALSE(RoleAllows(Role::kUser, p)) << PermissionName(p);
   }
 }
 

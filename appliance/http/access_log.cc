@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "audit/audit_text.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -28,14 +29,16 @@ void RecordRequest(HttpMetrics& metrics, const RequestContext& ctx, std::string_
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
   metrics.requests.WithLabels({ctx.route, std::to_string(status)}).Increment();
   metrics.duration.WithLabels({ctx.route}).Observe(seconds);
-  constexpr size_t kMaxLoggedPath = 256;
-  std::string logged_path(path.substr(0, kMaxLoggedPath));
-  if (path.size() > kMaxLoggedPath) logged_path += "...";
+  // The path arrives percent-decoded: bounded and escaped like audited text, so that neither
+  // its length nor a control character in it reaches the log line raw.
+  const std::string logged_path = audit::AuditText(path);
   log::Info("request", {{"method", method.empty() ? std::string_view("-") : method},
                         {"path", logged_path},
                         {"status", status},
                         {"duration_ms", std::round(seconds * 1e6) / 1e3},  // microsecond precision
                         {"request_id", ctx.request_id},
+                        // The client's own id, as bounded and escaped as in its audit record.
+                        {"client_request_id", audit::AuditText(ctx.client_request_id)},
                         {"remote", ctx.remote_addr},
                         {"route", ctx.route}});
 }

@@ -26,8 +26,9 @@ struct HttpMetrics {
   metrics::Family<metrics::Counter>& connections_closed;
 };
 
-// Writes the access-log line and updates the request metrics. `path` is logged truncated
-// to 256 bytes; the route name, not the path, labels the metrics.
+// Writes the access-log line and updates the request metrics. `path` and the client's
+// X-Request-Id are logged as audited text is stored (audit/audit_text.h: escaped, at most
+// 256 bytes); the route name, not the path, labels the metrics.
 void RecordRequest(HttpMetrics& metrics, const RequestContext& ctx, std::string_view method, std::string_view path,
                    int status);
 

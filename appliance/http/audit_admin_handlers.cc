@@ -11,6 +11,7 @@
 #include <streambuf>
 
 #include "audit/audit_sink.h"
+#include "audit/audit_text.h"
 #include "audit/audit_store.h"
 #include "audit/log_export.h"
 #include "audit/log_verifier.h"
@@ -101,9 +102,12 @@ Status HandleAuditSearch(const Services& services, RequestContext&, const httpli
   KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
   audit::RecordQuery q;
   KIMI_RETURN_IF_ERROR(ParseRange(req, &q.since_ms, &q.until_ms));
+  // Values are stored as audit/audit_text.h makes them (escaped, bounded), so a filter is
+  // made the same way: the X-Request-Id a client sent finds its record however long it was.
   for (auto [name, field] : {std::pair{"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome},
-                             {"model", &q.model}, {"request_id", &q.request_id}}) {
-    if (req.has_param(name)) *field = req.get_param_value(name);
+                             {"model", &q.model}, {"request_id", &q.request_id},
+                             {"client_request_id", &q.client_request_id}}) {
+    if (req.has_param(name)) *field = audit::AuditText(req.get_param_value(name));
   }
   if (req.has_param("cursor")) {
     KIMI_ASSIGN_OR_RETURN(q.from_seq, ParseCount(req.get_param_value("cursor"), "cursor"));
@@ -177,6 +181,7 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   act.role = Role(ctx);
   act.source = ctx.remote_addr;
   act.request_id = ctx.request_id;
+  act.client_request_id = ctx.client_request_id;
   act.action = "audit.export";
   act.target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
                " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +

@@ -1,7 +1,8 @@
 // The auditors' routes (docs/admin-api.yaml; permission audit.read: admin and auditor):
 //
 //   GET /admin/v1/audit          search: since, until (UTC text or ms), actor, action,
-//                                outcome, model, request_id; cursor (a sequence number from
+//                                outcome, model, request_id (the server's id),
+//                                client_request_id (the X-Request-Id a client sent); cursor (a sequence number from
 //                                next_cursor) and limit (1..1000, default 100) page through
 //                                the results in sequence order
 //   GET /admin/v1/audit/export   a verifiable export bundle (JSON lines) of since..until: the

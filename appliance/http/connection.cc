@@ -322,7 +322,10 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
 
     HeadParse parsed = ParseRequestHead(stream.Unconsumed().substr(0, scan.head_bytes), limits.max_body_bytes,
                                         limits.max_header_bytes);
-    ctx.request_id = ChooseRequestId(parsed.head.request_id);
+    // The server's id is always its own, so no client can make two requests share one; the
+    // client's is kept beside it for correlation (audit record and access log).
+    ctx.request_id = NewRequestId();
+    ctx.client_request_id = parsed.head.request_id;
     if (parsed.error) {
       const char* reason = parsed.error->http_status == 413   ? "body_too_large"
                            : parsed.error->http_status == 431 ? "header_too_large"

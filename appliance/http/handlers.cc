@@ -2,7 +2,7 @@
 
 #include <httplib.h>
 
-#include <nlohmann/json.hpp>
+#include "http/request_auth.h"
 
 namespace kimi::http {
 
@@ -12,19 +12,14 @@ Status HandleHealthz(const Services&, RequestContext&, const httplib::Request&, 
   return Status::OK();
 }
 
-Status HandleReadyz(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
+Status HandleReadyz(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                    httplib::Response& res) {
   if (services.readiness == nullptr) return Status::Internal("readiness registry not wired");
-  bool all_ready = true;
-  nlohmann::ordered_json components = nlohmann::ordered_json::object();
-  for (const ComponentState& c : services.readiness->Snapshot()) {
-    all_ready = all_ready && c.ready;
-    components[c.name] = {{"ready", c.ready}, {"detail", c.detail}};
-  }
-  nlohmann::ordered_json body;
-  body["status"] = all_ready ? "ready" : "not_ready";
-  body["components"] = std::move(components);
+  KIMI_ASSIGN_OR_RETURN(bool with_detail, CallerHolds(services, req, auth::Permission::kReadinessDetail, ctx));
+  bool all_ready = false;
+  std::string body = services.readiness->Body(with_detail, &all_ready);
   res.status = all_ready ? 200 : 503;
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+  res.set_content(body, "application/json");
   return Status::OK();
 }
 

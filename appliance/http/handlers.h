@@ -2,7 +2,8 @@
 //
 //   GET /healthz  200 {"status":"ok"} while the process can answer at all.
 //   GET /readyz   200 when every declared component is ready, else 503; the body lists each
-//                 component with its state and reason.
+//                 component with its state, and with its reason only for a caller that
+//                 presents a credential holding readiness.detail (admin, operator, auditor).
 //   GET /metrics  the metrics registry in the Prometheus text format.
 //
 // Thread safety: each handler may run on many threads at once.

@@ -1,5 +1,7 @@
 #include "http/readiness.h"
 
+#include <nlohmann/json.hpp>
+
 namespace kimi::http {
 
 Readiness::Readiness(metrics::Registry* registry) {
@@ -40,6 +42,21 @@ bool Readiness::AllReady() const {
     if (!c.ready) return false;
   }
   return true;
+}
+
+std::string Readiness::Body(bool with_detail, bool* all_ready_out) const {
+  bool all_ready = true;
+  nlohmann::ordered_json components = nlohmann::ordered_json::object();
+  for (const ComponentState& c : Snapshot()) {
+    all_ready = all_ready && c.ready;
+    components[c.name] = {{"ready", c.ready}};
+    if (with_detail) components[c.name]["detail"] = c.detail;
+  }
+  nlohmann::ordered_json body;
+  body["status"] = all_ready ? "ready" : "not_ready";
+  body["components"] = std::move(components);
+  if (all_ready_out != nullptr) *all_ready_out = all_ready;
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace kimi::http

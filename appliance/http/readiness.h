@@ -1,5 +1,6 @@
 // Readiness: which components the daemon needs before it can serve traffic, and why each is
-// or is not ready. GET /readyz answers 200 only when every declared component is ready.
+// or is not ready. GET /readyz answers 200 only when every declared component is ready; it
+// tells anybody which components are ready, and only an operator why (Body()).
 //
 // A component is declared once at start-up (not ready, with a reason) and then reports its
 // state as it changes: the store marks "database" ready when open and not ready when closed;
@@ -40,6 +41,11 @@ class Readiness {
   // Every component in declaration order.
   std::vector<ComponentState> Snapshot() const;
   bool AllReady() const;
+  // The body of GET /readyz: {"status":"ready"|"not_ready","components":{name:{"ready":bool}}},
+  // each component also with its "detail" when with_detail is set. The details name files,
+  // key fingerprints and failure reasons, so only a caller holding readiness.detail gets them.
+  // *all_ready (may be null) is the status the body states, from the same snapshot.
+  std::string Body(bool with_detail, bool* all_ready = nullptr) const;
 
  private:
   void Set(const std::string& name, bool ready, const std::string& detail);

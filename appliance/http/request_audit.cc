@@ -14,14 +14,10 @@ std::string BodyDigest(std::string_view body) {
   return body.empty() ? std::string() : audit::ToHex(audit::Sha256(body));
 }
 
-// The target of an unmatched request: the method and path as sent, capped so that a client
-// cannot grow the log with long paths.
+// The target of an unmatched request: the method and path as sent (the sink bounds it, like
+// every audited string, so a client cannot grow the log with long paths).
 std::string TargetOf(const Exchange& e) {
-  constexpr size_t kMaxPath = 256;
-  std::string target = std::string(e.method.empty() ? std::string_view("-") : e.method) + " " +
-                       std::string(e.path.substr(0, kMaxPath));
-  if (e.path.size() > kMaxPath) target += "...";
-  return target;
+  return std::string(e.method.empty() ? std::string_view("-") : e.method) + " " + std::string(e.path);
 }
 
 }  // namespace
@@ -47,6 +43,7 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   audit::AuditRecord record;
   record.source = ctx.remote_addr;
   record.request_id = ctx.request_id;
+  record.client_request_id = ctx.client_request_id;  // bounded and escaped by the sink
   if (ctx.principal) {
     record.actor = ctx.principal->id;  // a key id or a user name, never a secret
     record.role = std::string(auth::RoleName(ctx.principal->role));

@@ -4,6 +4,7 @@
 
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
+#include "audit/audit_text.h"
 #include "audit/hash.h"
 #include "audit/test_util.h"
 
@@ -67,6 +68,7 @@ TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   RequestAuditor auditor(AuditPolicy{});
   auditor.Attach(sink.get());
   RequestContext ctx = Context("unmatched", false);
+  ctx.client_request_id = "client-7";
   ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "POST", "/v1/x", 404, "hello", R"({"error":{}})"}).ok());
   ASSERT_TRUE(sink->Close().ok());
 
@@ -74,6 +76,7 @@ TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   ASSERT_EQ(records.size(), 1u);
   const audit::AuditRecord& r = records[0];
   EXPECT_EQ(r.request_id, "req-1");
+  EXPECT_EQ(r.client_request_id, "client-7");
   EXPECT_EQ(r.source, "127.0.0.1:4000");
   EXPECT_EQ(r.action, "http.unmatched");
   EXPECT_EQ(r.target, "POST /v1/x");
@@ -82,6 +85,31 @@ TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   EXPECT_GT(r.time_ms, 0);
   EXPECT_EQ(r.request_sha256, audit::ToHex(audit::Sha256("hello")));
   EXPECT_EQ(r.response_sha256, audit::ToHex(audit::Sha256(R"({"error":{}})")));
+}
+
+// An anonymous request whose path, X-Request-Id and refusal reason are huge still adds one
+// small record: the sink bounds whatever the HTTP layer copies in.
+TEST(RequestAuditTest, AHugeRequestGivesABoundedRecord) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor auditor(AuditPolicy{});
+  auditor.Attach(sink.get());
+  RequestContext ctx = Context("unmatched", false);
+  ctx.client_request_id = std::string(8000, 'i');
+  ctx.auth_failure = "authentication failed: unknown user " + std::string(7 * 1024 * 1024, 'u');
+  const std::string path = "/" + std::string(1024 * 1024, 'p');
+  ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "GET", path, 401, "", ""}).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  const audit::AuditRecord& r = records[0];
+  EXPECT_LE(r.client_request_id.size(), audit::kMaxAuditTextBytes);
+  EXPECT_LE(r.target.size(), audit::kMaxAuditTextBytes);
+  EXPECT_LE(r.detail.size(), audit::kMaxAuditDetailBytes);
+  EXPECT_EQ(r.target.rfind("GET /ppp", 0), 0u);
+  EXPECT_NE(r.detail.find("[truncated, "), std::string::npos);
+  EXPECT_LT(audit::CanonicalRecordBytes(r).size(), 8u * 1024);
 }
 
 TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {

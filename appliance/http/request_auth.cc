@@ -85,6 +85,14 @@ Status AuthenticateRequest(const Services& services, const httplib::Request& req
   return admitted;
 }
 
+Result<bool> CallerHolds(const Services& services, const httplib::Request& req, auth::Permission permission,
+                         RequestContext& ctx) {
+  const auth::Credentials c = CredentialsOf(req);
+  if (c.bearer.empty() && c.api_key.empty() && c.session_id.empty()) return false;
+  KIMI_RETURN_IF_ERROR(AuthenticateRequest(services, req, auth::Permission::kSessionSelf, ctx));
+  return auth::RoleAllows(ctx.principal->role, permission);
+}
+
 std::string SessionCookie(std::string_view session_id, int64_t max_age_s) {
   return std::string(kSessionCookie) + "=" + std::string(session_id) + "; Path=/; Max-Age=" +
          std::to_string(max_age_s) + "; HttpOnly; Secure; SameSite=Strict";

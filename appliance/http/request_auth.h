@@ -33,6 +33,13 @@ std::string_view CookieValue(std::string_view cookie_header, std::string_view na
 Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
                            RequestContext& ctx);
 
+// For a public route that shows more to some callers (GET /readyz): false when the request
+// carries no credential; otherwise the credential is authenticated as for any route (a wrong
+// one is refused with 401 and audited, so a public route is no unaudited key oracle) and the
+// answer is whether its principal holds `permission`.
+Result<bool> CallerHolds(const Services& services, const httplib::Request& req, auth::Permission permission,
+                         RequestContext& ctx);
+
 // The Set-Cookie value of a session, and of its removal at logout.
 std::string SessionCookie(std::string_view session_id, int64_t max_age_s);
 std::string ExpiredSessionCookie();

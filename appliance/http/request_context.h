@@ -60,7 +60,8 @@ struct AuditFacts {
 };
 
 struct RequestContext {
-  std::string request_id;
+  std::string request_id;         // made by the server (request_id.h), unique
+  std::string client_request_id;  // the X-Request-Id header as the client sent it; "" when none
   std::string remote_addr;  // "127.0.0.1:53422"
   std::chrono::steady_clock::time_point start;
   std::string route = "unmatched";  // the route table's name, the metrics label

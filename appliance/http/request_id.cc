@@ -8,16 +8,6 @@
 
 namespace kimi::http {
 
-bool IsAcceptableRequestId(std::string_view id) {
-  if (id.empty() || id.size() > kMaxRequestIdLength) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == ':' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 std::string NewRequestId() {
   unsigned char bytes[12];
   size_t got = 0;
@@ -40,10 +30,6 @@ std::string NewRequestId() {
     id += kHex[b & 15];
   }
   return id;
-}
-
-std::string ChooseRequestId(std::string_view incoming) {
-  return IsAcceptableRequestId(incoming) ? std::string(incoming) : NewRequestId();
 }
 
 }  // namespace kimi::http

@@ -123,10 +123,11 @@ Result<CopyStats> CopyModelTree(const std::string& source, const std::string& de
   fs::path root(source);
   KIMI_ASSIGN_OR_RETURN(Plan plan, PlanCopy(root));
 
-  if (::mkdir(destination.c_str(), 0755) != 0) return Errno("cannot create", destination);
+  // The model store is in the data directory: the service account's alone (store/owner_only.h).
+  if (::mkdir(destination.c_str(), 0700) != 0) return Errno("cannot create", destination);
   for (const fs::path& d : plan.dirs) {
     std::string to = (fs::path(destination) / d).string();
-    if (::mkdir(to.c_str(), 0755) != 0) return Errno("cannot create", to);
+    if (::mkdir(to.c_str(), 0700) != 0) return Errno("cannot create", to);
   }
   std::vector<std::string> names;
   std::vector<HashRange> ranges = CopyRanges(plan, root, destination, options.shard_size, &names);

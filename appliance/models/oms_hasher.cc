@@ -54,7 +54,7 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
                             std::atomic<uint64_t>* bytes_done, const std::atomic<bool>* cancel) {
   FileDescriptor fd(open(range.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Status::IOError("cannot open " + range.path + ": " + std::strerror(errno));
-  FileDescriptor out(range.copy_to.empty() ? -1 : open(range.copy_to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  FileDescriptor out(range.copy_to.empty() ? -1 : open(range.copy_to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
   if (!range.copy_to.empty() && out.get() < 0) {
     return Status::IOError("cannot create " + range.copy_to + ": " + std::strerror(errno));
   }

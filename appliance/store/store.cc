@@ -1,12 +1,13 @@
 #include "store/store.h"
 
 #include <sqlite3.h>
-#include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
 #include <utility>
 #include <vector>
+
+#include "store/owner_only.h"
 
 namespace kimi::store {
 namespace {
@@ -118,6 +119,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir) {
     return Status::FailedPrecondition("data directory " + data_dir + " exists and is not a directory");
   }
   std::string path = (fs::path(data_dir) / "appliance.db").string();
+  KIMI_RETURN_IF_ERROR(PrepareOwnerOnlyDatabase(path));
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
@@ -126,8 +128,6 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir) {
     return s;
   }
   std::unique_ptr<Store> store(new Store(db, path));
-  // The WAL and shared-memory files SQLite creates later copy these permissions.
-  ::chmod(path.c_str(), S_IRUSR | S_IWUSR);
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   Result<std::string> mode = QueryText(db, "PRAGMA journal_mode=WAL");
   if (!mode.ok()) return mode.status().WithContext("database " + path);

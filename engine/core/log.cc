@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -35,6 +36,8 @@ nlohmann::json ToJson(const Field::Value& v) {
   return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
 }
 
+}  // namespace
+
 std::string FormatText(Level level, std::string_view message, std::initializer_list<Field> fields,
                        std::string_view ts) {
   std::string out(ts);
@@ -49,16 +52,19 @@ std::string FormatText(Level level, std::string_view message, std::initializer_l
     out += f.key;
     out += '=';
     if (auto* s = std::get_if<std::string>(&f.value)) {
-      bool plain = !s->empty() && s->find_first_of(" \"=\n\t") == std::string::npos;
-      out += plain ? *s : nlohmann::json(*s).dump();
+      // Anything that could end the line, forge another field or drive the terminal (CR, ESC,
+      // every control character) is written as a JSON string, escaped.
+      const bool plain = !s->empty() && std::none_of(s->begin(), s->end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c <= 0x20 || c == 0x7F || c == '"' || c == '=';
+      });
+      out += plain ? *s : nlohmann::json(*s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     } else {
       out += ToJson(f.value).dump();
     }
   }
   return out;
 }
-
-}  // namespace
 
 void Configure(Level level, Format format) {
   g_level.store(static_cast<int>(level));

@@ -24,6 +24,17 @@ TEST(LogTest, InvalidUtf8IsReplacedNotThrown) {
   EXPECT_NO_THROW(nlohmann::json::parse(line));
 }
 
+TEST(LogTest, TextLineEscapesEveryControlCharacter) {
+  // A carriage return or an escape sequence in a value (a decoded path, a header) must not
+  // rewrite the terminal line or forge a field.
+  const std::string line = FormatText(Level::kInfo, "request",
+                                      {{"path", "/x\r2026 ERROR forged=1"}, {"ua", "a\x1b[2Jb"}, {"bad", "\xff"}},
+                                      "t");
+  for (char c : line) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << line;
+  EXPECT_NE(line.find(R"(path="/x\r2026 ERROR forged=1")"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"(ua="a\u001b[2Jb")"), std::string::npos) << line;
+}
+
 TEST(LogTest, ParseLevel) {
   Level l;
   ASSERT_TRUE(ParseLevel("debug", &l));

@@ -40,6 +40,12 @@ def read_records(data_dir):
         db.close()
 
 
+def id_sent(record):
+    """The X-Request-Id the test sent (the record's client_request_id), else the server's own id
+    (a request refused before its head was read has only that)."""
+    return record["client_request_id"] or record["request_id"]
+
+
 def sha256_hex(data):
     return hashlib.sha256(data).hexdigest() if data else ""
 
@@ -111,8 +117,8 @@ class AuditRecordsTest(unittest.TestCase):
         for rec in records[1:-1]:
             if rec["action"].startswith("auth.") or rec["action"] == "policy.update":
                 continue  # the harness's API key and the default policy's installation have their own
-            self.assertNotIn(rec["request_id"], by_id, "two records for one request")
-            by_id[rec["request_id"]] = rec
+            self.assertNotIn(id_sent(rec), by_id, "two records for one request")
+            by_id[id_sent(rec)] = rec
         self.assertEqual(set(by_id), set(sent), "exactly one record per request, none for probes")
         for rid, (reply, body, status, action) in sent.items():
             rec = by_id[rid]
@@ -154,7 +160,7 @@ class AuditRecordsTest(unittest.TestCase):
         # installation at the first start have their own records.
         records = [r for r in read_records(self.data_dir)
                    if not r["action"].startswith("auth.") and r["action"] != "policy.update"]
-        actions = [(r["action"], r["request_id"], r["outcome"]) for r in records]
+        actions = [(r["action"], id_sent(r), r["outcome"]) for r in records]
         self.assertEqual(actions[1:3], [("http.healthz", "it-hz", "ok"), ("http.healthz", "it-head", "ok")])
         self.assertEqual(records[1]["response_sha256"], sha256_hex(reply.body.encode()))
         self.assertEqual(records[2]["response_sha256"], "")
@@ -179,7 +185,7 @@ class AuditFailClosedTest(unittest.TestCase):
                     error = reply.json()["error"]
                     self.assertEqual(error["code"], "audit_unavailable")
                     self.assertIn("locked", error["message"])
-                    self.assertEqual(reply.headers.get("x-request-id"), "it-refused")
+                    self.assertRegex(reply.headers.get("x-request-id"), r"^req_[0-9a-f]{24}$")
                     readyz, component = audit_component(daemon)
                     self.assertEqual(readyz.status, 503)
                     self.assertFalse(component["ready"])
@@ -196,7 +202,7 @@ class AuditFailClosedTest(unittest.TestCase):
                 self.assertEqual(daemon.stop(), 0)
             finally:
                 daemon.close()
-            ids = [r["request_id"] for r in read_records(data_dir)]
+            ids = [id_sent(r) for r in read_records(data_dir)]
             self.assertIn("it-after", ids)
             self.assertNotIn("it-refused", ids)  # it was not served, and its record never committed
             code, out, err = verify(data_dir)
@@ -254,7 +260,7 @@ class AuditCrashTest(unittest.TestCase):
                 daemon.close()
 
             records = read_records(data_dir)
-            recorded = {r["request_id"] for r in records}
+            recorded = {id_sent(r) for r in records}
             missing = [rid for rid in seen if rid not in recorded]
             print("\n%d answered requests over %d kills, %d records" % (len(seen), self.KILLS, len(records)),
                   file=sys.stderr)
@@ -355,7 +361,7 @@ class AuditEveryActTest(unittest.TestCase):
         records = read_records(data_dir)
         by_request = {}
         for r in records:
-            by_request.setdefault(r["request_id"], []).append(r)
+            by_request.setdefault(id_sent(r), []).append(r)
 
         def http_record(rid, outcome, actor=daemon.api_key_id, role="admin"):
             mine = [r for r in by_request.get(rid, []) if r["action"].startswith("http.")]
@@ -398,7 +404,8 @@ class AuditEveryActTest(unittest.TestCase):
         act("auth.login", "carol", actor="carol")
         self.assertEqual(act("policy.update", "policy/2")["outcome"], "ok")
         export = act("audit.export")
-        self.assertEqual(export["request_id"], "it-export")
+        self.assertEqual(export["request_id"], self.replies["export"].headers["x-request-id"])
+        self.assertEqual(export["client_request_id"], "it-export")
         self.assertEqual(export["response_sha256"], sha256_hex(self.replies["export"].body.encode("utf-8")))
         self.assertEqual(records[0]["action"], "service.start")
         self.assertEqual(records[-1]["action"], "service.stop")
@@ -409,7 +416,7 @@ MODEL_ID = "kimi-k3-nano"
 
 
 def records_of(data_dir, request_id):
-    return [r for r in read_records(data_dir) if r["request_id"] == request_id]
+    return [r for r in read_records(data_dir) if id_sent(r) == request_id]
 
 
 def chat_request(request_id, stream, max_tokens=12):
@@ -449,7 +456,7 @@ class AuditStreamTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def assert_model_fields(self, record):
-        self.assertEqual(record["v"], 2)
+        self.assertEqual(record["v"], 3)
         self.assertEqual(record["model"], MODEL_ID)
         self.assertRegex(record["model_digest"], "^[0-9a-f]{64}$")
         self.assertNotEqual(record["backend"], "")
@@ -583,10 +590,12 @@ class AuditAdminApiTest(unittest.TestCase):
     def test_search_filters_and_pages(self):
         for i in range(3):
             request(self.daemon, "GET", "/nope", {"X-Request-Id": "it-search-%d" % i})
-        reply = self.get("/admin/v1/audit?request_id=it-search-1", "auditor")
+        reply = self.get("/admin/v1/audit?client_request_id=it-search-1", "auditor")
         self.assertEqual(reply.status, 200)
         [record] = reply.json()["records"]
-        self.assertEqual(record["request_id"], "it-search-1")
+        self.assertEqual(record["client_request_id"], "it-search-1")
+        [same] = self.get("/admin/v1/audit?request_id=" + record["request_id"], "auditor").json()["records"]
+        self.assertEqual(same["seq"], record["seq"])
         self.assertEqual(record["action"], "http.unmatched")
         self.assertEqual(record["outcome"], "invalid")
         actor = self.daemon.api_key_id
@@ -596,7 +605,7 @@ class AuditAdminApiTest(unittest.TestCase):
             if cursor:
                 path += "&cursor=" + cursor
             body = self.get(path, "auditor").json()
-            pages.append([r["request_id"] for r in body["records"]])
+            pages.append([r["client_request_id"] for r in body["records"]])
             cursor = body["next_cursor"]
             if cursor is None:
                 break
@@ -616,7 +625,7 @@ class AuditAdminApiTest(unittest.TestCase):
         self.assertEqual(reply.headers.get("transfer-encoding"), "chunked")  # streamed as it is read
         lines = [json.loads(line) for line in reply.body.split("\n") if line]
         self.assertEqual(lines[0]["type"], "export")
-        self.assertIn("it-export-probe", [r.get("request_id") for r in lines if r["type"] == "record"])
+        self.assertIn("it-export-probe", [r.get("client_request_id") for r in lines if r["type"] == "record"])
         self.assertEqual(lines[-1]["type"], "signed_head")
         bundle = os.path.join(self.tmp.name, "bundle.jsonl")
         with open(bundle, "w") as f:
@@ -634,7 +643,8 @@ class AuditAdminApiTest(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("first bad sequence number %d" % victim["seq"], out)
         # The export itself is an administrative act with its own record.
-        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and r["request_id"] == "it-export"]
+        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and
+                r["request_id"] == reply.headers["x-request-id"]]
         self.assertEqual(len(acts), 1)
         self.assertEqual(acts[0]["actor"], self.keys["auditor"][1])
         self.assertEqual(acts[0]["role"], "auditor")
@@ -647,10 +657,11 @@ class AuditAdminApiTest(unittest.TestCase):
         self.assertTrue(reply.headers.get("content-type", "").startswith("text/csv"), reply.headers)
         rows = list(csv.reader(io.StringIO(reply.body)))
         self.assertEqual(rows[0][:3], ["type", "seq", "time"])
-        request_id = rows[0].index("request_id")
-        self.assertIn("it-csv-probe", [row[request_id] for row in rows[1:] if row[0] == "record"])
+        client_request_id = rows[0].index("client_request_id")
+        self.assertIn("it-csv-probe", [row[client_request_id] for row in rows[1:] if row[0] == "record"])
         self.assertEqual(self.get("/admin/v1/audit/export?format=xml", "auditor").status, 400)
-        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and r["request_id"] == "it-csv"]
+        acts = [r for r in read_records(self.data_dir) if r["action"] == "audit.export" and
+                r["request_id"] == reply.headers["x-request-id"]]
         self.assertEqual(len(acts), 1)
         self.assertTrue(acts[0]["target"].endswith("format=csv"), acts[0]["target"])
 

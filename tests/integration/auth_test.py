@@ -24,6 +24,7 @@ SOURCE_DIR = os.environ.get("KIMI_SOURCE_DIR", os.path.dirname(os.path.dirname(H
 ALLOWED = {
     "metrics.read": {"admin", "operator", "auditor", "scrape"},
     "models.read": {"admin", "operator", "auditor", "user"},
+    "models.inspect": {"admin", "operator", "auditor"},
     "inference": {"admin", "operator", "user"},
     "models.manage": {"admin", "operator"},
     "audit.read": {"admin", "auditor"},
@@ -53,10 +54,10 @@ ENDPOINTS = [
     ("POST", "/v1/completions", "inference", _json({"model": "m-a", "prompt": "hi", "max_tokens": 4}), (200,)),
     ("GET", "/v1/models", "models.read", b"", (200,)),
     ("GET", "/v1/models/m-a", "models.read", b"", (200,)),
-    ("GET", "/admin/v1/models", "models.read", b"", (200,)),
+    ("GET", "/admin/v1/models", "models.inspect", b"", (200,)),
     ("DELETE", "/admin/v1/models", "models.manage", _json({"version": 99}), (400, 404)),
     ("POST", "/admin/v1/models/import", "models.manage", _json({"source": "/nonexistent/bundle"}), (400, 404)),
-    ("GET", "/admin/v1/models/import", "models.read", b"", (200, 404)),
+    ("GET", "/admin/v1/models/import", "models.inspect", b"", (200, 404)),
     ("POST", "/admin/v1/models/activate", "models.manage", _json({"version": 99}), (400, 404)),
     ("POST", "/admin/v1/models/rollback", "models.manage", b"{}", (400, 404, 409)),
     ("GET", "/admin/v1/session", "session.self", b"", (200,)),
@@ -97,9 +98,10 @@ ENDPOINTS = [
 _SERIAL = itertools.count()
 
 PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetricsRead": "metrics.read",
-                    "kModelsRead": "models.read", "kInference": "inference", "kModelsManage": "models.manage",
-                    "kAuditRead": "audit.read", "kKeysManage": "keys.manage", "kUsersManage": "users.manage",
-                    "kPolicyRead": "policy.read", "kTrustRead": "trust.read", "kAdminOnly": "admin.only"}
+                    "kModelsRead": "models.read", "kModelsInspect": "models.inspect", "kInference": "inference",
+                    "kModelsManage": "models.manage", "kAuditRead": "audit.read", "kKeysManage": "keys.manage",
+                    "kUsersManage": "users.manage", "kPolicyRead": "policy.read", "kTrustRead": "trust.read",
+                    "kReadinessDetail": "readiness.detail", "kAdminOnly": "admin.only"}
 
 
 def route_table():
@@ -185,7 +187,7 @@ class AnonymousAndBadCredentialsTest(unittest.TestCase):
                       request(self.daemon, "GET", "/metrics", auth="not-a-key"),
                       request(self.daemon, "GET", "/metrics", {"Authorization": "Basic YWRtaW46YWRtaW4="})):
             assert_error(self, reply, 401, "authentication_error")
-        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-wrong-key")
+        record = wait_for_record(self.daemon, lambda r: r["client_request_id"] == "it-wrong-key")
         self.assertIsNotNone(record, "a refused probe is audited")
         self.assertEqual(record["outcome"], "denied")
         self.assertEqual(record["http_status"], 401)
@@ -201,7 +203,7 @@ class AnonymousAndBadCredentialsTest(unittest.TestCase):
 
     def test_authenticated_requests_are_audited_with_key_id_and_role(self):
         request(self.daemon, "GET", "/v1/nothing", {"X-Request-Id": "it-actor"})
-        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-actor")
+        record = wait_for_record(self.daemon, lambda r: r["client_request_id"] == "it-actor")
         self.assertEqual(record["actor"], self.daemon.api_key_id)
         self.assertEqual(record["role"], "admin")
         created = wait_for_record(self.daemon, lambda r: r["action"] == "auth.key_created")
@@ -320,7 +322,7 @@ class KeyLifecycleTest(unittest.TestCase):
         refused = request(self.daemon, "GET", "/admin/v1/session", {"X-Request-Id": "it-429"}, auth=key)
         assert_error(self, refused, 429, "rate_limit_error")
         self.assertEqual(refused.headers["retry-after"], "30")
-        record = wait_for_record(self.daemon, lambda r: r["request_id"] == "it-429")
+        record = wait_for_record(self.daemon, lambda r: r["client_request_id"] == "it-429")
         self.assertIn("rate limited", record["detail"])
         # The admin key has no limit.
         for _ in range(5):

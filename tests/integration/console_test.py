@@ -91,7 +91,7 @@ class ConsoleServedTest(unittest.TestCase):
         self.assertEqual(request(self.daemon, "POST", "/console/js/main.js", auth=None).status, 405)
         db = sqlite3.connect("file:%s?mode=ro" % os.path.join(self.daemon.data_dir, "audit.db"), uri=True)
         try:
-            ids = {row[0] for row in db.execute("SELECT request_id FROM audit_records")}
+            ids = {row[0] for row in db.execute("SELECT client_request_id FROM audit_records")}
         finally:
             db.close()
         self.assertIn("console-api", ids)
@@ -166,14 +166,14 @@ class ConsoleAdminRoutesTest(unittest.TestCase):
 
     def test_a_record_proof_leads_to_the_signed_root(self):
         request(self.daemon, "GET", "/admin/v1/session", {"X-Request-Id": "prove-me"})
-        seq = search(self.daemon, request_id="prove-me")[0]["seq"]
+        seq = search(self.daemon, client_request_id="prove-me")[0]["seq"]
         reply = request(self.daemon, "GET", "/admin/v1/audit/records/%d/proof" % seq, auth=self.auditor)
         self.assertEqual(reply.status, 200, reply.body)
         body = reply.json()
         proof = body["proof"]
         self.assertEqual(proof["format"], "kimi-audit-inclusion/1")
         self.assertEqual(proof["leaf_index"], seq)
-        self.assertEqual(body["record"]["request_id"], "prove-me")
+        self.assertEqual(body["record"]["client_request_id"], "prove-me")
         self.assertTrue(body["check"]["ok"], body["check"])
         leaf = hashlib.sha256(b"\x00" + proof["record"].encode()).digest()
         self.assertEqual(leaf.hex(), proof["leaf_hash"])

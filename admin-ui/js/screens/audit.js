@@ -19,6 +19,7 @@ function filterInputs() {
     action: h('input', {id: 'audit-action', placeholder: 'auth.login'}),
     model: h('input', {id: 'audit-model'}),
     requestId: h('input', {id: 'audit-request-id', placeholder: 'X-Request-Id of a reply'}),
+    clientRequestId: h('input', {id: 'audit-client-request-id', placeholder: 'X-Request-Id a client sent'}),
     outcome: h('select', {id: 'audit-outcome'}, ['', 'ok', 'denied', 'invalid', 'error', 'client_disconnected', 'interrupted'].map((o) =>
       h('option', {value: o}, o || 'any'))),
   };
@@ -32,7 +33,7 @@ function utc(local) {
 function query(inputs) {
   return {since: utc(inputs.since.value), until: utc(inputs.until.value), actor: inputs.actor.value.trim(),
           action: inputs.action.value.trim(), model: inputs.model.value.trim(), outcome: inputs.outcome.value,
-          request_id: inputs.requestId.value.trim()};
+          request_id: inputs.requestId.value.trim(), client_request_id: inputs.clientRequestId.value.trim()};
 }
 
 // A record as GET /admin/v1/audit returns it (audit/record.h: RecordToJson).
@@ -58,7 +59,7 @@ function recordRow(r, open) {
 }
 
 const RECORD_FIELDS = ['seq', 'time', 'actor', 'role', 'source', 'action', 'target', 'model', 'model_digest', 'outcome',
-                       'http_status', 'request_id', 'detail', 'policy', 'prompt_tokens', 'completion_tokens'];
+                       'http_status', 'request_id', 'client_request_id', 'detail', 'policy', 'prompt_tokens', 'completion_tokens'];
 
 function facts(pairs) {
   return h('dl', {class: 'facts'}, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '')
@@ -133,7 +134,8 @@ export function render(container) {
                  h('div', {class: 'row'}, field('From', inputs.since), field('Until', inputs.until),
                    field('Actor', inputs.actor)),
                  h('div', {class: 'row'}, field('Action', inputs.action), field('Model', inputs.model),
-                   field('Outcome', inputs.outcome), field('Request ID', inputs.requestId)),
+                   field('Outcome', inputs.outcome), field('Request ID', inputs.requestId),
+                   field('Client request ID', inputs.clientRequestId)),
                  h('div', {class: 'actions'}, search, exportJsonl, exportCsv, verify), status);
   container.append(form, detail, results, more);
 

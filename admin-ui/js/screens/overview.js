@@ -25,8 +25,8 @@ async function readiness() {
 
 function readinessPanel(ready) {
   const rows = Object.entries(ready.components || {}).map(([name, c]) =>
-    h('li', {class: c.ready ? 'ok' : 'bad'}, h('strong', {}, name), ' ', c.ready ? 'ready' : 'not ready', ': ',
-      c.detail));
+    h('li', {class: c.ready ? 'ok' : 'bad'}, h('strong', {}, name), ' ', c.ready ? 'ready' : 'not ready',
+      c.detail ? ': ' + c.detail : ''));
   return h('section', {class: 'card', 'aria-labelledby': 'ready-title'},
            h('h2', {id: 'ready-title'}, 'Readiness'),
            h('p', {id: 'readiness', class: ready.status === 'ready' ? 'ok' : 'bad'},
@@ -40,7 +40,7 @@ function modelPanel(ready, served, store) {
   return h('section', {class: 'card', 'aria-labelledby': 'model-title'},
            h('h2', {id: 'model-title'}, 'Active model'),
            h('p', {id: 'active-model'}, served.length ? served.join(', ') : 'none served'),
-           model ? h('p', {class: 'detail'}, model.detail) : null,
+           model && model.detail ? h('p', {class: 'detail'}, model.detail) : null,
            active.map((m) => h('p', {class: 'detail'}, 'Version ', m.version || '?', ', digest ',
                                  h('code', {}, (m.digest || '').slice(0, 16)), ', signed by ', m.signer || '?')));
 }
@@ -96,6 +96,8 @@ export function render(container, {principal}) {
   const metricsBox = h('div', {});
   container.append(h('div', {class: 'columns'}, readyBox), metricsBox);
   const mayReadMetrics = principal.role !== 'user';
+  // The model store (digests, sources, signers) and readiness details are not the user's.
+  const mayReadStore = principal.role !== 'user';
   const paused = h('p', {class: 'notice-inline', role: 'status', hidden: true},
                    'Live figures paused while the console is idle; move the pointer or press a key to resume.');
   container.prepend(paused);
@@ -122,7 +124,7 @@ export function render(container, {principal}) {
       const [ready, served, store] = await Promise.all([
         readiness(),
         get('/v1/models').then((r) => (r.data || []).map((m) => m.id)).catch(() => []),
-        get('/admin/v1/models').catch(() => null)]);
+        mayReadStore ? get('/admin/v1/models').catch(() => null) : null]);
       if (stopped) return;
       replace(readyBox, h('div', {class: 'columns'}, readinessPanel(ready), modelPanel(ready, served, store)));
     } catch (e) {

@@ -47,5 +47,9 @@ inline void Error(std::string_view m, std::initializer_list<Field> f = {}) { Wri
 // Formats one event as the JSON line Write() would emit (without the newline). For tests.
 std::string FormatJson(Level level, std::string_view message, std::initializer_list<Field> fields,
                        std::string_view timestamp);
+// The same as the terminal's "ts LEVEL msg key=value" text; a value with a space, quote, '='
+// or any control character is written as an escaped JSON string. For tests.
+std::string FormatText(Level level, std::string_view message, std::initializer_list<Field> fields,
+                       std::string_view timestamp);
 
 }  // namespace kimi::log
