@@ -6,7 +6,6 @@
 #include <mutex>
 #include <string>
 
-#include "kimi/log.h"
 #include "models/oms_identity.h"
 
 namespace kimi::models {
@@ -77,15 +76,20 @@ std::string ChainPurposeRefusal(X509* cert) {
 }
 
 int ModelSigningPurpose() {
+  // A failure leaves the id unknown to OpenSSL, so X509_VERIFY_PARAM_set_purpose refuses it
+  // and every certificate signature is refused: nothing is verified without the purpose.
   static std::once_flag once;
   std::call_once(once, [] {
-    if (X509_PURPOSE_add(kModelSigningPurposeId, X509_TRUST_DEFAULT, 0, CheckPurpose, "Kimi model signing",
-                         "kimimodelsign", nullptr) != 1) {
-      ERR_clear_error();
-      log::Error("OpenSSL refused to register the model-signing purpose; certificate signatures will be refused");
-    }
+    X509_PURPOSE_add(kModelSigningPurposeId, X509_TRUST_DEFAULT, 0, CheckPurpose, "Kimi model signing",
+                     "kimimodelsign", nullptr);
   });
   return kModelSigningPurposeId;
 }
+
+namespace {
+// OpenSSL's purpose table has no lock, and TLS handshakes on other threads read it: the
+// purpose is added before main, while the process has one thread.
+[[maybe_unused]] const int kRegisteredBeforeMain = ModelSigningPurpose();
+}  // namespace
 
 }  // namespace kimi::models

@@ -8,8 +8,9 @@
 // 3.2, with CA/Browser Forum rules stricter than ours), so the purpose is registered here
 // once, process-wide, under kModelSigningPurpose.
 //
-// Thread safety: CheckCodeSigningLeaf is pure; ModelSigningPurpose registers the purpose on
-// its first call (std::call_once) and may be called from any thread.
+// Thread safety: CheckCodeSigningLeaf is pure. The purpose is registered during static
+// initialisation (OpenSSL's purpose table is not locked and TLS handshakes read it), so
+// ModelSigningPurpose only returns its id and may be called from any thread.
 #pragma once
 
 #include "kimi/status.h"
