@@ -73,7 +73,12 @@ Result<TrustStore> ParseOneEntry(std::string_view pem, const std::vector<std::st
   if (name != "PUBLIC KEY" && name != "CERTIFICATE") {
     return Status::InvalidArgument("a PEM " + name + " block is neither a PUBLIC KEY nor a CERTIFICATE");
   }
-  if (!signers.empty() && name != "CERTIFICATE") {
+  // The pins: `signers`, and Signer: lines the text carries itself, checked here so that what
+  // AddPem can still refuse is only an unreadable block.
+  KIMI_ASSIGN_OR_RETURN(std::vector<SignerPattern> written, ParseSignerLines(pem.substr(0, blocks[0].begin)));
+  KIMI_ASSIGN_OR_RETURN(std::vector<SignerPattern> after, ParseSignerLines(pem.substr(blocks[0].end)));
+  if (!after.empty()) return Status::InvalidArgument("Signer: lines after the block pin nothing; put them above it");
+  if ((!signers.empty() || !written.empty()) && name != "CERTIFICATE") {
     return Status::InvalidArgument("signers pin a CA CERTIFICATE; a PUBLIC KEY names its one signer already");
   }
   std::vector<SignerPattern> patterns;
@@ -82,8 +87,7 @@ Result<TrustStore> ParseOneEntry(std::string_view pem, const std::vector<std::st
     patterns.push_back(std::move(p));
   }
   TrustStore parsed;
-  if (Status s = parsed.AddPem(SignerLines(patterns) + std::string(pem), "the request"); !s.ok()) {
-    if (s.message().find("Signer") != std::string::npos) return s;
+  if (!parsed.AddPem(SignerLines(patterns) + std::string(pem), "the request").ok()) {
     return Status::InvalidArgument(name == "PUBLIC KEY"
                                        ? "the public key cannot be read or is not ECDSA P-256, P-384 or P-521 (the keys "
                                          "model signatures use)"

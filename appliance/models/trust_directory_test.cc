@@ -160,7 +160,13 @@ TEST_F(TrustDirectoryTest, AddPinsACaToItsSignersAndRefusesPinsItCannotKeep) {
   Result<TrustEntry> bad = trust_.Add(other.Pem(), "", actor_, {"mail=a@b"});
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("unknown field \"mail\""), std::string::npos) << bad.status().message();
-  EXPECT_EQ(trust_.List().size(), 2u);
+  Result<TrustEntry> written = trust_.Add("Signer: email=*@vendor.example\n" + other.Pem(), "", actor_);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->signers, std::vector<std::string>{"email=*@vendor.example"});
+  Result<TrustEntry> misspelt = trust_.Add("Signers: email=a@b\n" + NewPublicKeyPem(), "", actor_);
+  EXPECT_NE(misspelt.status().message().find("is not a \"Signer: <field>=<pattern>\" line"), std::string::npos)
+      << misspelt.status().message();
+  EXPECT_EQ(trust_.List().size(), 3u);
 }
 
 TEST_F(TrustDirectoryTest, RemovingAPinnedCaTakesItsSignerLinesSoTheNextCaIsNotPinned) {
