@@ -31,6 +31,8 @@ add_custom_target(kimi_package_files ALL DEPENDS ${_kimi_gzipped})
 install(TARGETS kimi-appliance RUNTIME DESTINATION sbin COMPONENT appliance)
 install(TARGETS kimictl kimi-audit-verify RUNTIME DESTINATION bin COMPONENT appliance)
 install(FILES ${_pkg}/systemd/kimi-appliance.service DESTINATION lib/systemd/system COMPONENT appliance)
+# The postinst's path handling (never through a link the service account planted), sourced by it.
+install(FILES ${_pkg}/debian/kimi-appliance/maintscript-paths.sh DESTINATION share/kimi-appliance COMPONENT appliance)
 install(FILES ${_pkg}/etc/appliance.json DESTINATION /etc/kimi-appliance
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ COMPONENT appliance)
 install(FILES ${_gen}/kimi-appliance.8.gz ${_gen}/kimictl.8.gz DESTINATION share/man/man8 COMPONENT appliance)
@@ -126,6 +128,11 @@ include(CPack)
 
 add_test(NAME packaging_deb COMMAND ${_pkg}/tests/deb_test.sh ${PROJECT_BINARY_DIR})
 set_tests_properties(packaging_deb PROPERTIES TIMEOUT 600 LABELS packaging)
+
+# The postinst's path handling on a staged root: links planted by the service account are
+# refused and their targets left alone (no root needed; as root it checks owners too).
+add_test(NAME packaging_maintscript_paths COMMAND ${_pkg}/tests/maintscript_paths_test.sh)
+set_tests_properties(packaging_maintscript_paths PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS packaging)
 
 # No phone-home: the daemon and kimictl under strace connect only to loopback, local sockets
 # and configured upstreams (skipped, exit 77, where strace is missing or cannot trace).

@@ -45,9 +45,17 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 mkdir -p "$log_dir"
 chmod 0750 "$log_dir"
+# The log directory belongs to the service account, which could leave a link named install.log
+# to make root append to a file of its choice: the log is opened without following a link
+# (dd oflag=nofollow) and must be a plain file with no other name.
+if ! dd if=/dev/null of="$log" oflag=append,nofollow conv=notrunc status=none 2>/dev/null ||
+   [ ! -f "$log" ] || [ "$(stat -c %h "$log")" != 1 ]; then
+  echo "install.sh: $log is a link or not a plain file: refusing to write through it; remove it and run again" >&2
+  exit 1
+fi
 # fd 3 is the operator's terminal alone: what must not be logged (the one-time password) goes there.
 exec 3>&1
-exec > >(tee -a "$log") 2>&1
+exec > >(tee >(dd of="$log" oflag=append,nofollow conv=notrunc status=none)) 2>&1
 step() { echo "[$(date -u +%Y-%m-%dT%H:%M:%SZ)] $*"; }
 die() { step "FAILED: $*"; exit 1; }
 step "install.sh $mode from $medium"
@@ -205,6 +213,12 @@ if [ -d "$medium/model" ]; then
   trust_dir=$(config_value trust_store)
   [ -n "$trust_dir" ] || die "$config sets no model.trust_store: the daemon would load no model; set it to /etc/kimi-appliance/trust"
   [ ! -f "$trust_dir" ] || die "model.trust_store $trust_dir is a file: the installer adds keys to a directory"
+  # Root copies keys into it: a link, or a directory the service account can change, would let
+  # a compromised daemon redirect the copy or trust a key of its own.
+  [ ! -L "$trust_dir" ] || die "model.trust_store $trust_dir is a symbolic link: name the directory itself"
+  if [ -d "$trust_dir" ] && run_as_kimi test -w "$trust_dir"; then
+    die "model.trust_store $trust_dir is writable by the service account kimi: make it root's (0750 root:kimi)"
+  fi
   signer_keys=()
   for pem in "$medium"/model-trust/*.pem ${model_trust:+"$model_trust"/*.pem}; do
     [ -f "$pem" ] && signer_keys+=("$pem")

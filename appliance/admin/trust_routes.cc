@@ -19,7 +19,9 @@ Result<models::TrustDirectory*> Trust(const http::Services& services) {
 }
 
 json EntryJson(const models::TrustEntry& e) {
-  return json{{"id", e.id}, {"kind", e.kind}, {"description", e.description}, {"file", e.file}};
+  json entry{{"id", e.id}, {"kind", e.kind}, {"description", e.description}, {"file", e.file}};
+  if (e.kind == "ca") entry["signers"] = e.signers;
+  return entry;
 }
 
 // The active versions, as the model admin lists them; empty without a model store.
@@ -79,8 +81,17 @@ Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx,
     return Status::InvalidArgument("the request body must be a JSON object with a string 'pem'");
   }
   if (body.contains("label") && !body["label"].is_string()) return Status::InvalidArgument("'label' must be a string");
+  std::vector<std::string> signers;
+  if (body.contains("signers")) {
+    const json& list = body["signers"];
+    if (!list.is_array()) return Status::InvalidArgument("'signers' must be an array of strings");
+    for (const json& p : list) {
+      if (!p.is_string()) return Status::InvalidArgument("'signers' must be an array of strings");
+      signers.push_back(p.get<std::string>());
+    }
+  }
   KIMI_ASSIGN_OR_RETURN(models::TrustEntry added,
-                        trust->Add(body["pem"].get<std::string>(), body.value("label", ""), ActorOf(ctx)));
+                        trust->Add(body["pem"].get<std::string>(), body.value("label", ""), ActorOf(ctx), signers));
   Reply(res, 201, EntryJson(added));
   return Status::OK();
 }

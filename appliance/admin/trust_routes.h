@@ -1,12 +1,13 @@
 // The admin API's trust store endpoints: HTTP handlers over models::TrustDirectory.
 //
 //   GET    /admin/v1/trust         {"path","editable","entries":[{"id","kind":"key|ca",
-//                                   "description","file","signs_active":[{"model","version",
-//                                   "digest"}]}]}                    (trust.read: admin, operator, auditor)
-//   POST   /admin/v1/trust         {"pem":"-----BEGIN PUBLIC KEY-----...","label":"vendor"}
+//                                   "description","file","signers" (ca only),"signs_active":
+//                                   [{"model","version","digest"}]}]}  (trust.read: admin, operator, auditor)
+//   POST   /admin/v1/trust         {"pem":"-----BEGIN PUBLIC KEY-----...","label":"vendor",
+//                                   "signers":["email=release@example.com"] (a CA only)}
 //                                  -> 201 the entry; 400 with the reason for text that is not
-//                                  one ECDSA public key or CA certificate; 409 when it is
-//                                  trusted already                                   (admin only)
+//                                  one ECDSA public key or CA certificate, or a signer pattern
+//                                  that does not parse; 409 when it is trusted already (admin only)
 //   DELETE /admin/v1/trust/{id}    -> {"removed": entry}; 404 for an unknown id     (admin only)
 //
 // signs_active names the active model versions whose signature this entry verified (a key by

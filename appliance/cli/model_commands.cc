@@ -70,9 +70,11 @@ int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostr
 }
 
 int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, {"--key", "--signature", "--shard-size", "--ignore", "--threads"}, {"--quiet"});
+  ParsedArgs a =
+      ParseArgs(args, {"--key", "--certificate", "--signature", "--shard-size", "--ignore", "--threads"}, {"--quiet"});
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--key").empty()) {
-    err << "usage: kimictl model sign --key KEY.pem [--signature PATH] [--shard-size BYTES] [--ignore PATH]... MODEL\n"
+    err << "usage: kimictl model sign --key KEY.pem [--certificate CHAIN.pem] [--signature PATH] [--shard-size BYTES]\n"
+           "                          [--ignore PATH]... MODEL\n"
         << (a.error.empty() ? "" : "error: " + a.error + "\n");
     return kExitUsage;
   }
@@ -85,6 +87,13 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
   request.model_path = a.positional[0];
   request.signature_path = a.One("--signature");
   request.private_key = *key;
+  if (const std::string chain_path = a.One("--certificate"); !chain_path.empty()) {
+    auto chain_pem = ReadText(chain_path);
+    if (!chain_pem.ok()) return Fail(err, "sign", chain_pem.status());
+    auto chain = models::LoadCertificatesPem(*chain_pem);
+    if (!chain.ok()) return Fail(err, "sign: " + chain_path, chain.status());
+    request.certificate_chain = *std::move(chain);
+  }
   for (const auto& p : a.All("--ignore")) request.ignore_paths.push_back(p);
   if (!a.One("--shard-size").empty()) {
     const std::string& text = a.One("--shard-size");

@@ -83,5 +83,61 @@ TEST(ModelCommandsTest, VerifiesACertificateVectorWithItsCa) {
   EXPECT_NE(ok.out.find("signer: certificate"), std::string::npos) << ok.out;
 }
 
+// Certificate mode end to end through the commands: `model sign --certificate` writes the
+// chain into the bundle, and `model verify --ca` takes the CA file's Signer: lines as pins.
+TEST(ModelCommandsTest, SignsWithACertificateAndVerifiesAgainstAPinnedCa) {
+  using models::testing::MakeCertificate;
+  TempDir dir;
+  const auto root = MakeCertificate({.subject = "CN=Site Root", .ca = true}, nullptr);
+  const auto release = MakeCertificate(
+      {.subject = "CN=release", .extended_key_usage = "codeSigning", .subject_alt_names = "email:release@site.example"},
+      &root);
+  const auto tls = MakeCertificate(
+      {.subject = "CN=appliance.site.example", .extended_key_usage = "serverAuth", .subject_alt_names = "DNS:appliance.site.example"},
+      &root);
+  models::testing::WriteFile(dir / "root.pem", root.Pem());
+  models::testing::WriteFile(dir / "root-release-only.pem", "Signer: email=release@site.example\n" + root.Pem());
+  models::testing::WriteFile(dir / "root-ci-only.pem", "Signer: uri=https://ci.site.example/*\n" + root.Pem());
+  for (const auto& [name, cert] : {std::pair{"release", &release}, std::pair{"tls", &tls}}) {
+    models::testing::WriteFile(dir / (std::string(name) + ".key"), cert->KeyPem());
+    models::testing::WriteFile(dir / (std::string(name) + ".chain.pem"), cert->Pem());
+  }
+  fs::create_directories(dir / "model");
+  models::testing::WriteFile(dir / "model/weights.bin", std::string(300, 'w'));
+  auto sign = static_cast<Command>(RunModelSign);
+  auto verify = static_cast<Command>(RunModelVerify);
+
+  CommandRun signed_run =
+      Call(sign, {"--key", dir / "release.key", "--certificate", dir / "release.chain.pem", "--quiet", dir / "model"});
+  ASSERT_EQ(signed_run.code, 0) << signed_run.err;
+  EXPECT_NE(models::testing::ReadFile(dir / "model/model.sig").find("x509CertificateChain"), std::string::npos);
+  for (const char* ca : {"root.pem", "root-release-only.pem"}) {
+    CommandRun ok = Call(verify, {"--ca", dir / ca, "--quiet", dir / "model"});
+    EXPECT_EQ(ok.code, 0) << ca << ": " << ok.err;
+    EXPECT_NE(ok.out.find("signer: certificate CN=release issued by CN=Site Root"), std::string::npos) << ok.out;
+  }
+  CommandRun pinned_away = Call(verify, {"--ca", dir / "root-ci-only.pem", "--quiet", dir / "model"});
+  EXPECT_EQ(pinned_away.code, 1);
+  EXPECT_NE(pinned_away.err.find("REFUSED"), std::string::npos);
+  EXPECT_NE(pinned_away.err.find("signer not allowed: the certificate (subject CN=release; email:release@site.example)"),
+            std::string::npos)
+      << pinned_away.err;
+
+  // The appliance's own TLS certificate, from the same CA, cannot sign a model.
+  signed_run = Call(sign, {"--key", dir / "tls.key", "--certificate", dir / "tls.chain.pem", "--quiet", dir / "model"});
+  ASSERT_EQ(signed_run.code, 0) << signed_run.err;
+  CommandRun tls_signed = Call(verify, {"--ca", dir / "root.pem", "--quiet", dir / "model"});
+  EXPECT_EQ(tls_signed.code, 1);
+  EXPECT_NE(tls_signed.err.find("is not a code-signing certificate: its extended key usage is serverAuth"),
+            std::string::npos)
+      << tls_signed.err;
+
+  // A chain that is not the key's is refused at signing.
+  CommandRun mismatched =
+      Call(sign, {"--key", dir / "tls.key", "--certificate", dir / "release.chain.pem", "--quiet", dir / "model"});
+  EXPECT_EQ(mismatched.code, 1);
+  EXPECT_NE(mismatched.err.find("is not the signing key's"), std::string::npos) << mismatched.err;
+}
+
 }  // namespace
 }  // namespace kimi::cli

@@ -55,6 +55,19 @@ Result<SharedPkey> LoadPrivateKeyPem(std::string_view pem) {
   return shared;
 }
 
+Result<std::vector<SharedX509>> LoadCertificatesPem(std::string_view pem) {
+  BioPtr bio = MemBio(pem);
+  std::vector<SharedX509> chain;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) chain.emplace_back(cert, X509_free);
+  // The loop ends at the end of the text (PEM_R_NO_START_LINE) or at a block it cannot read.
+  const unsigned long last = ERR_peek_last_error();
+  const bool at_end = ERR_GET_LIB(last) == ERR_LIB_PEM && ERR_GET_REASON(last) == PEM_R_NO_START_LINE;
+  if (!at_end && last != 0) return Status::InvalidArgument("a certificate cannot be read: " + TakeOpensslError());
+  ERR_clear_error();
+  if (chain.empty()) return Status::InvalidArgument("no PEM CERTIFICATE block");
+  return chain;
+}
+
 std::string PublicKeyPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (PEM_write_bio_PUBKEY(bio.get(), key) != 1) return "";

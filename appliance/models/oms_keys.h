@@ -1,13 +1,14 @@
 // ECDSA keys for model signing: loading PEM keys, the key fingerprint that OMS bundles carry
 // as their public-key hint (hex SHA-256 of the PEM SubjectPublicKeyInfo text), signing and
 // verifying with the hash that matches the curve (P-256/SHA-256, P-384/SHA-384,
-// P-521/SHA-512), and generating a P-256 key pair.
+// P-521/SHA-512), generating a P-256 key pair, and reading a signing certificate chain.
 //
 // Thread safety: pure functions; a loaded key may be shared by threads for verification.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kimi/status.h"
 #include "models/oms_openssl.h"
@@ -18,6 +19,9 @@ namespace kimi::models {
 // Refuses keys that are not ECDSA on P-256, P-384 or P-521.
 Result<SharedPkey> LoadPublicKeyPem(std::string_view pem);
 Result<SharedPkey> LoadPrivateKeyPem(std::string_view pem);
+// Every CERTIFICATE block of `pem`, in order (a signing chain: leaf first); InvalidArgument
+// when there is none or one cannot be read.
+Result<std::vector<SharedX509>> LoadCertificatesPem(std::string_view pem);
 
 // "-----BEGIN PUBLIC KEY-----\n...": the canonical PEM text of the public half.
 std::string PublicKeyPem(EVP_PKEY* key);

@@ -6,7 +6,9 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "models/oms_code_signing.h"
 #include "models/oms_encoding.h"
+#include "models/oms_identity.h"
 #include "models/oms_keys.h"
 #include "models/oms_statement.h"
 
@@ -58,14 +60,6 @@ Result<time_t> CertNotBefore(X509* cert) {
   return timegm(&tm);
 }
 
-std::string NameText(X509_NAME* name) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253);
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(len));
-}
-
 // Hex SHA-256 of the certificate's DER: the fingerprint the trust store lists a CA under.
 std::string DerFingerprint(X509* cert) {
   unsigned char fp[EVP_MAX_MD_SIZE];
@@ -82,6 +76,39 @@ Result<X509Ptr> ParseDer(const std::string& der) {
   return cert;
 }
 
+// The signer patterns the trust store pins to `ca`: those of every copy of it (one root may be
+// listed in two files), so a root pinned in any file is pinned.
+std::vector<SignerPattern> PinsOf(X509* ca, const TrustStore& trust, std::string* sources) {
+  std::vector<SignerPattern> pins;
+  for (const TrustedCa& t : trust.cas()) {
+    if (t.signers.empty() || X509_cmp(t.cert.get(), ca) != 0) continue;
+    pins.insert(pins.end(), t.signers.begin(), t.signers.end());
+    *sources += (sources->empty() ? "" : ", ") + t.source;
+  }
+  return pins;
+}
+
+// Every trusted CA of the verified chain that pins signers must name the leaf: the root, an
+// intermediate that is also in the trust store with pins of its own, and the leaf itself
+// when a pinned root signed with its own key.
+Status CheckPinnedSigners(X509* leaf, STACK_OF(X509)* chain, const TrustStore& trust) {
+  for (int i = 0; chain != nullptr && i < sk_X509_num(chain); ++i) {
+    X509* ca = sk_X509_value(chain, i);
+    std::string sources;
+    const std::vector<SignerPattern> pins = PinsOf(ca, trust, &sources);
+    if (pins.empty()) continue;
+    bool matched = false;
+    for (const SignerPattern& p : pins) matched = matched || CertificateMatches(leaf, p);
+    if (matched) continue;
+    std::string allowed;
+    for (const SignerPattern& p : pins) allowed += (allowed.empty() ? "" : ", ") + p.ToString();
+    return Status::PermissionDenied("signer not allowed: the certificate (" + CertificateIdentity(leaf) +
+                                    ") matches none of the signers the trust store pins to CA " +
+                                    NameText(X509_get_subject_name(ca)) + " (" + sources + "): " + allowed);
+  }
+  return Status::OK();
+}
+
 Result<SignerIdentity> VerifyWithChain(const OmsBundle& bundle, const TrustStore& trust) {
   if (trust.cas().empty())
     return Status::FailedPrecondition("the model is signed with a certificate but the trust store has no CA certificate (" +
@@ -94,23 +121,30 @@ Result<SignerIdentity> VerifyWithChain(const OmsBundle& bundle, const TrustStore
   }
   StorePtr store(X509_STORE_new());
   for (const TrustedCa& ca : trust.cas()) X509_STORE_add_cert(store.get(), ca.cert.get());
+  // Before the chain: a TLS server certificate from a trusted CA is refused for what it is.
+  KIMI_RETURN_IF_ERROR(CheckCodeSigningLeaf(leaf.get()));
   StoreCtxPtr ctx(X509_STORE_CTX_new());
   X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), untrusted.get());
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
+  if (X509_VERIFY_PARAM_set_purpose(param, ModelSigningPurpose()) != 1) {
+    ERR_clear_error();
+    return Status::Internal("the model-signing certificate purpose is not registered with OpenSSL");
+  }
   // As the reference verifier does: the chain is judged at the moment the signing certificate
   // became valid, so a model signed during a certificate's life stays valid after it expires.
   KIMI_ASSIGN_OR_RETURN(time_t when, CertNotBefore(leaf.get()));
-  X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()), when);
+  X509_VERIFY_PARAM_set_time(param, when);
   if (X509_verify_cert(ctx.get()) != 1) {
     int err = X509_STORE_CTX_get_error(ctx.get());
+    X509* at = X509_STORE_CTX_get_current_cert(ctx.get());
     ERR_clear_error();
-    return Status::PermissionDenied(std::string("untrusted certificate chain: ") + X509_verify_cert_error_string(err) +
-                                    " (leaf " + NameText(X509_get_subject_name(leaf.get())) + ")");
+    const std::string reason = err == X509_V_ERR_INVALID_PURPOSE && at != nullptr ? ChainPurposeRefusal(at)
+                                                                                  : X509_verify_cert_error_string(err);
+    return Status::PermissionDenied("untrusted certificate chain: " + reason + " (leaf " +
+                                    NameText(X509_get_subject_name(leaf.get())) + ")");
   }
-  uint32_t flags = X509_get_extension_flags(leaf.get());
-  bool digital_signature = (flags & EXFLAG_KUSAGE) && (X509_get_key_usage(leaf.get()) & KU_DIGITAL_SIGNATURE);
-  bool code_signing = (flags & EXFLAG_XKUSAGE) && (X509_get_extended_key_usage(leaf.get()) & XKU_CODE_SIGN);
-  if (!digital_signature && !code_signing)
-    return Status::PermissionDenied("signing certificate is not allowed to sign (no digitalSignature or codeSigning usage)");
+  STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(ctx.get());
+  KIMI_RETURN_IF_ERROR(CheckPinnedSigners(leaf.get(), chain, trust));
   EVP_PKEY* key = X509_get0_pubkey(leaf.get());
   if (key == nullptr || DigestForKey(key) == nullptr)
     return Status::PermissionDenied("signing certificate's key is not ECDSA P-256/P-384/P-521");
@@ -119,7 +153,6 @@ Result<SignerIdentity> VerifyWithChain(const OmsBundle& bundle, const TrustStore
 
   // The trusted CA the chain ends at, which is not the leaf's issuer when an intermediate is
   // between them: named so that the trust store can tell which of its CAs verified a model.
-  STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(ctx.get());
   X509* anchor = chain != nullptr && sk_X509_num(chain) > 0 ? sk_X509_value(chain, sk_X509_num(chain) - 1) : nullptr;
   SignerIdentity id;
   id.kind = SignerIdentity::Kind::kCertificate;

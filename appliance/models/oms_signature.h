@@ -1,6 +1,7 @@
 // Authenticates the DSSE envelope of an OMS bundle: the ECDSA signature over the DSSE
 // pre-authentication encoding (PAE) of the payload, made by a trusted key, or by the key of a
-// certificate whose chain leads to a trusted CA.
+// code-signing certificate (oms_code_signing.h) whose chain leads to a trusted CA under the
+// model-signing purpose and which matches the signers that CA is pinned to (oms_identity.h).
 //
 // Keyless (Fulcio/Rekor) bundles are refused: proving them needs Sigstore's trust root and
 // transparency log, which an air-gapped appliance does not have configured.
@@ -33,7 +34,9 @@ std::string Pae(std::string_view payload_type, std::string_view payload);
 std::string LegacyPae(std::string_view payload_type, std::string_view payload);
 
 // OK with who signed, or why not: PermissionDenied for a signature that does not verify, an
-// untrusted key or chain; FailedPrecondition for keyless bundles and an empty trust store.
+// untrusted key or chain, a leaf that is not a code-signing certificate ("... is not a
+// code-signing certificate: ..."), a leaf no pinned signer pattern matches ("signer not
+// allowed: ..."); FailedPrecondition for keyless bundles and an empty trust store.
 Result<SignerIdentity> VerifyEnvelopeSignature(const OmsBundle& bundle, const TrustStore& trust);
 
 }  // namespace kimi::models

@@ -55,6 +55,11 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
 
 Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) {
   if (!request.private_key) return Status::InvalidArgument("no signing key");
+  if (!request.certificate_chain.empty() &&
+      EVP_PKEY_eq(X509_get0_pubkey(request.certificate_chain.front().get()), request.private_key.get()) != 1) {
+    ERR_clear_error();
+    return Status::InvalidArgument("the signing certificate (the chain's first) is not the signing key's");
+  }
   std::string signature_path =
       request.signature_path.empty() ? DefaultSignaturePath(request.model_path) : request.signature_path;
 
@@ -120,10 +125,22 @@ Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) 
   }
 
   KIMI_ASSIGN_OR_RETURN(std::string signature, EcdsaSign(request.private_key.get(), Pae(kInTotoPayloadType, payload)));
+  OrderedJson material = {{"publicKey", {{"hint", KeyFingerprint(request.private_key.get())}}}};
+  if (!request.certificate_chain.empty()) {
+    OrderedJson certificates = OrderedJson::array();
+    for (const SharedX509& cert : request.certificate_chain) {
+      unsigned char* der = nullptr;
+      const int len = i2d_X509(cert.get(), &der);
+      if (len <= 0) return Status::InvalidArgument("a certificate of the signing chain cannot be encoded");
+      certificates.push_back({{"rawBytes", Base64Encode(std::string_view(reinterpret_cast<char*>(der), len))}});
+      OPENSSL_free(der);
+    }
+    material = {{"x509CertificateChain", {{"certificates", certificates}}}};
+  }
+  material["tlogEntries"] = OrderedJson::array();
   OrderedJson bundle = {
       {"mediaType", kBundleMediaType},
-      {"verificationMaterial",
-       {{"publicKey", {{"hint", KeyFingerprint(request.private_key.get())}}}, {"tlogEntries", OrderedJson::array()}}},
+      {"verificationMaterial", material},
       {"dsseEnvelope",
        {{"payload", Base64Encode(payload)},
         {"payloadType", kInTotoPayloadType},

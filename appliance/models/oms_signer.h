@@ -1,5 +1,6 @@
 // Signing a model directory (or file) into an OMS bundle, in the format of the reference
-// signer (model_signing 1.1): a Sigstore bundle v0.3 with a public-key hint, an empty
+// signer (model_signing 1.1): a Sigstore bundle v0.3 with a public-key hint (or the signing
+// certificate chain), an empty
 // tlogEntries list and a DSSE envelope over an in-toto Statement v1 with predicate
 // https://model_signing/signature/v1.0. The bundle is written compactly; the payload is
 // indented by two spaces, as the reference's protobuf JSON writer does.
@@ -25,6 +26,10 @@ struct SignRequest {
   std::string model_path;
   std::string signature_path;  // empty: DefaultSignaturePath(model_path)
   SharedPkey private_key;      // ECDSA P-256/P-384/P-521
+  // Empty: the bundle names the key by its hint. Otherwise the leaf certificate of
+  // private_key, then its intermediates: the bundle carries them as x509CertificateChain, as
+  // the reference signer's certificate method does.
+  std::vector<SharedX509> certificate_chain;
   std::vector<std::string> ignore_paths = kDefaultSignIgnorePaths;
   uint64_t shard_size = 0;     // 0: one resource per file ("files"); else "shards"
   HashOptions hashing;
@@ -37,7 +42,8 @@ struct SignResult {
   uint64_t bytes = 0;
 };
 
-// Builds the bundle text without writing it.
+// Builds the bundle text without writing it. InvalidArgument when the chain's leaf does not
+// hold private_key's public half.
 Result<std::string> BuildBundle(const SignRequest& request, SignResult* result);
 
 // BuildBundle() and writes it to the signature path (replacing an old signature atomically).

@@ -1,7 +1,10 @@
 #include "models/oms_test_support.h"
 
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,6 +123,67 @@ std::string MakeStatement(const std::vector<std::pair<std::string, std::string>>
       {"predicateType", kPredicateType},
       {"predicate", {{"serialization", serialization}, {"resources", list}}}};
   return st.dump(2);
+}
+
+}  // namespace kimi::models::testing
+
+namespace kimi::models::testing {
+
+std::string TestCertificate::Pem() const {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  PEM_write_bio_X509(bio.get(), cert.get());
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(len));
+}
+
+std::string TestCertificate::KeyPem() const { return PrivateKeyPem(key.get()).value(); }
+
+TestCertificate MakeCertificate(const CertificateSpec& spec, const TestCertificate* issuer) {
+  TestCertificate out;
+  out.key = GenerateP256Key().value();
+  out.cert = SharedX509(X509_new(), X509_free);
+  X509* x = out.cert.get();
+  X509_set_version(x, 2);
+  static long serial = 1;
+  ASN1_INTEGER_set(X509_get_serialNumber(x), ++serial);
+  X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(x), 86400);
+  X509_set_pubkey(x, out.key.get());
+  X509_NAME* name = X509_get_subject_name(x);
+  // RFC 2253 writes the last RDN first: add them from the end of the text.
+  std::vector<std::string> parts;
+  for (size_t at = 0; at <= spec.subject.size();) {
+    const size_t comma = std::min(spec.subject.find(',', at), spec.subject.size());
+    parts.push_back(spec.subject.substr(at, comma - at));
+    at = comma + 1;
+  }
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    const size_t eq = part->find('=');
+    X509_NAME_add_entry_by_txt(name, part->substr(0, eq).c_str(), MBSTRING_UTF8,
+                               reinterpret_cast<const unsigned char*>(part->c_str() + eq + 1), -1, -1, 0);
+  }
+  X509* signer = issuer != nullptr ? issuer->cert.get() : x;
+  X509_set_issuer_name(x, X509_get_subject_name(signer));
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, signer, x, nullptr, nullptr, 0);
+  auto add = [&](int nid, const std::string& value) {
+    if (value.empty()) return;
+    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+    if (ext == nullptr) throw std::runtime_error("bad extension value " + value);
+    X509_add_ext(x, ext, -1);
+    X509_EXTENSION_free(ext);
+  };
+  add(NID_basic_constraints, spec.ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
+  add(NID_key_usage, spec.ca ? "critical,keyCertSign,cRLSign,digitalSignature"
+                            : spec.key_usage.empty() ? "" : "critical," + spec.key_usage);
+  add(NID_ext_key_usage, spec.extended_key_usage);
+  add(NID_subject_alt_name, spec.subject_alt_names);
+  add(NID_subject_key_identifier, "hash");
+  EVP_PKEY* signing_key = issuer != nullptr ? issuer->key.get() : out.key.get();
+  if (X509_sign(x, signing_key, EVP_sha256()) <= 0) throw std::runtime_error("X509_sign failed");
+  return out;
 }
 
 }  // namespace kimi::models::testing

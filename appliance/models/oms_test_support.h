@@ -58,4 +58,21 @@ std::string MakeStatement(const std::vector<std::pair<std::string, std::string>>
 
 std::string Sha256Hex(const std::string& bytes);
 
+// A certificate made for a test, with its P-256 key.
+struct TestCertificate {
+  SharedPkey key;
+  SharedX509 cert;
+  std::string Pem() const;  // the CERTIFICATE block
+  std::string KeyPem() const;  // the PKCS#8 private key
+};
+struct CertificateSpec {
+  std::string subject = "CN=signer";   // "CN=a,O=b", as RFC 2253 prints it (most specific first)
+  bool ca = false;                     // CA:TRUE; key usage keyCertSign, cRLSign, digitalSignature
+  std::string key_usage = "digitalSignature";  // "" leaves the extension out
+  std::string extended_key_usage;      // "codeSigning", "serverAuth,clientAuth"; "" none
+  std::string subject_alt_names;       // "email:a@example.com,URI:https://x,DNS:host"
+};
+// Signed by `issuer` (nullptr: self-signed), valid from an hour ago for a day.
+TestCertificate MakeCertificate(const CertificateSpec& spec, const TestCertificate* issuer);
+
 }  // namespace kimi::models::testing

@@ -39,35 +39,29 @@ std::string CertificateFingerprint(X509* cert) {
   return HexEncode(std::string_view(reinterpret_cast<char*>(digest), len));
 }
 
-std::vector<TrustEntry> EntriesOf(const TrustStore& store) {
-  std::vector<TrustEntry> out;
-  for (const TrustedKey& k : store.keys()) out.push_back({k.fingerprint, "key", KeyDescription(k.key.get()), k.source});
-  for (const TrustedCa& c : store.cas()) out.push_back({CertificateFingerprint(c.cert.get()), "ca", c.subject, c.source});
+std::vector<std::string> SignerTexts(const std::vector<SignerPattern>& signers) {
+  std::vector<std::string> out;
+  for (const SignerPattern& p : signers) out.push_back(p.ToString());
   return out;
 }
 
-// The names of the PEM blocks of `text` ("PUBLIC KEY", "CERTIFICATE", ...), from their
-// BEGIN lines; what the blocks hold is read by TrustStore::AddPem.
-std::vector<std::string> PemBlockNames(std::string_view text) {
-  constexpr std::string_view kBegin = "-----BEGIN ";
-  std::vector<std::string> names;
-  for (size_t at = text.find(kBegin); at != std::string_view::npos; at = text.find(kBegin, at)) {
-    at += kBegin.size();
-    const size_t end = text.find("-----", at);
-    if (end == std::string_view::npos) break;
-    names.emplace_back(text.substr(at, end - at));
-    at = end;
+std::vector<TrustEntry> EntriesOf(const TrustStore& store) {
+  std::vector<TrustEntry> out;
+  for (const TrustedKey& k : store.keys()) out.push_back({k.fingerprint, "key", KeyDescription(k.key.get()), k.source, {}});
+  for (const TrustedCa& c : store.cas()) {
+    out.push_back({CertificateFingerprint(c.cert.get()), "ca", c.subject, c.source, SignerTexts(c.signers)});
   }
-  return names;
+  return out;
 }
 
-// Exactly one usable block, as a one-entry store; InvalidArgument with the reason otherwise.
-Result<TrustStore> ParseOneEntry(std::string_view pem) {
-  const std::vector<std::string> blocks = PemBlockNames(pem);
+// Exactly one usable block (with the signer patterns `signers` adds to those written above
+// it), as a one-entry store; InvalidArgument with the reason otherwise.
+Result<TrustStore> ParseOneEntry(std::string_view pem, const std::vector<std::string>& signers) {
+  const std::vector<PemBlock> blocks = SplitPemBlocks(pem);
   if (blocks.empty()) return Status::InvalidArgument("not PEM text: no -----BEGIN ...----- block was found");
-  for (const std::string& b : blocks) {
-    if (b.find("PRIVATE KEY") != std::string::npos) {
-      return Status::InvalidArgument("this is a private key (" + b + "); the trust store takes the signer's PUBLIC KEY "
+  for (const PemBlock& b : blocks) {
+    if (b.name.find("PRIVATE KEY") != std::string::npos) {
+      return Status::InvalidArgument("this is a private key (" + b.name + "); the trust store takes the signer's PUBLIC KEY "
                                      "or a CA CERTIFICATE, and the private key was not stored");
     }
   }
@@ -75,12 +69,26 @@ Result<TrustStore> ParseOneEntry(std::string_view pem) {
     return Status::InvalidArgument("one PUBLIC KEY or CERTIFICATE at a time; the text holds " +
                                    std::to_string(blocks.size()) + " PEM blocks");
   }
-  if (blocks[0] != "PUBLIC KEY" && blocks[0] != "CERTIFICATE") {
-    return Status::InvalidArgument("a PEM " + blocks[0] + " block is neither a PUBLIC KEY nor a CERTIFICATE");
+  const std::string& name = blocks[0].name;
+  if (name != "PUBLIC KEY" && name != "CERTIFICATE") {
+    return Status::InvalidArgument("a PEM " + name + " block is neither a PUBLIC KEY nor a CERTIFICATE");
+  }
+  // The pins: `signers`, and Signer: lines the text carries itself, checked here so that what
+  // AddPem can still refuse is only an unreadable block.
+  KIMI_ASSIGN_OR_RETURN(std::vector<SignerPattern> written, ParseSignerLines(pem.substr(0, blocks[0].begin)));
+  KIMI_ASSIGN_OR_RETURN(std::vector<SignerPattern> after, ParseSignerLines(pem.substr(blocks[0].end)));
+  if (!after.empty()) return Status::InvalidArgument("Signer: lines after the block pin nothing; put them above it");
+  if ((!signers.empty() || !written.empty()) && name != "CERTIFICATE") {
+    return Status::InvalidArgument("signers pin a CA CERTIFICATE; a PUBLIC KEY names its one signer already");
+  }
+  std::vector<SignerPattern> patterns;
+  for (const std::string& text : signers) {
+    KIMI_ASSIGN_OR_RETURN(SignerPattern p, ParseSignerPattern(text));
+    patterns.push_back(std::move(p));
   }
   TrustStore parsed;
-  if (!parsed.AddPem(pem, "the request").ok()) {
-    return Status::InvalidArgument(blocks[0] == "PUBLIC KEY"
+  if (!parsed.AddPem(SignerLines(patterns) + std::string(pem), "the request").ok()) {
+    return Status::InvalidArgument(name == "PUBLIC KEY"
                                        ? "the public key cannot be read or is not ECDSA P-256, P-384 or P-521 (the keys "
                                          "model signatures use)"
                                        : "the certificate cannot be read");
@@ -88,14 +96,14 @@ Result<TrustStore> ParseOneEntry(std::string_view pem) {
   return parsed;
 }
 
-// The canonical PEM text of the store's one entry.
+// The canonical PEM text of the store's one entry, a CA's signer lines above its block.
 std::string CanonicalPem(const TrustStore& one) {
   if (!one.keys().empty()) return PublicKeyPem(one.keys()[0].key.get());
   BioPtr bio(BIO_new(BIO_s_mem()));
   PEM_write_bio_X509(bio.get(), one.cas()[0].cert.get());
   char* data = nullptr;
   long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(len));
+  return SignerLines(one.cas()[0].signers) + std::string(data, static_cast<size_t>(len));
 }
 
 // Lower-case letters, digits, '.', '_' and '-' of `label`, at most 40 of them.
@@ -127,29 +135,35 @@ Status WriteFileDurably(const std::string& path, const std::string& text) {
   return Status::OK();
 }
 
-// `text` without the PEM block (and its line break) whose entry has fingerprint `id`; the
-// other blocks and any text around them are kept as they are. *others gets how many PEM
-// blocks remain.
+// `text` without its Signer: lines.
+std::string WithoutSignerLines(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!IsSignerLine(line)) out += line;
+    text.remove_prefix(line.size());
+  }
+  return out;
+}
+
+// `text` without the PEM block whose entry has fingerprint `id` and without the Signer:
+// lines above it, which would otherwise pin the block below; the other blocks and any other
+// text are kept as they are. *others gets how many PEM blocks remain.
 std::string WithoutEntry(std::string_view text, std::string_view id, size_t* others) {
-  constexpr std::string_view kBegin = "-----BEGIN ";
-  constexpr std::string_view kEnd = "-----END ";
   std::string out;
   size_t copied = 0;
   *others = 0;
-  for (size_t at = text.find(kBegin); at != std::string_view::npos; at = text.find(kBegin, at)) {
-    const size_t end = text.find(kEnd, at);
-    if (end == std::string_view::npos) break;
-    size_t stop = text.find('\n', end);
-    stop = stop == std::string_view::npos ? text.size() : stop + 1;
+  for (const PemBlock& b : SplitPemBlocks(text)) {
     TrustStore one;
-    const bool match = one.AddPem(text.substr(at, stop - at), "").ok() && EntriesOf(one).front().id == id;
+    const bool match = one.AddPem(text.substr(b.begin, b.end - b.begin), "").ok() && EntriesOf(one).front().id == id;
     if (match) {
-      out += text.substr(copied, at - copied);
-      copied = stop;
+      out += text.substr(copied, b.preamble - copied);
+      out += WithoutSignerLines(text.substr(b.preamble, b.begin - b.preamble));
+      copied = b.end;
     } else {
       ++*others;
     }
-    at = stop;
   }
   out += text.substr(copied);
   return out;
@@ -196,14 +210,15 @@ Status TrustDirectory::Audit(std::string_view action, std::string_view target, c
   return Status::OK();
 }
 
-Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view label, const Actor& actor) {
+Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view label, const Actor& actor,
+                                       const std::vector<std::string>& signers) {
   std::lock_guard<std::mutex> change(change_mu_);
   auto refuse = [&](const Status& s, std::string_view target) -> Status {
     Status audited = Audit("trust.add", target, actor, s, "");
     return audited.ok() ? s : audited;
   };
   if (Status s = CheckEditable(); !s.ok()) return refuse(s, "");
-  Result<TrustStore> parsed = ParseOneEntry(pem);
+  Result<TrustStore> parsed = ParseOneEntry(pem, signers);
   if (!parsed.ok()) return refuse(parsed.status(), "");
   TrustEntry entry = EntriesOf(*parsed).front();
   const std::string target = entry.kind + " sha256:" + entry.id;
@@ -216,8 +231,9 @@ Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view la
   if (fs::exists(entry.file, ec)) return refuse(Status::AlreadyExists(entry.file + " exists already"), target);
   if (Status s = WriteFileDurably(entry.file, CanonicalPem(*parsed)); !s.ok()) return refuse(s, target);
   Result<TrustStore> reloaded = TrustStore::LoadPath(path_);
-  Status audited = reloaded.ok() ? Audit("trust.add", target, actor, Status::OK(), entry.description + " in " + entry.file)
-                                 : reloaded.status();
+  std::string detail = entry.description + " in " + entry.file;
+  for (size_t i = 0; i < entry.signers.size(); ++i) detail += (i == 0 ? "; signers " : ", ") + entry.signers[i];
+  Status audited = reloaded.ok() ? Audit("trust.add", target, actor, Status::OK(), detail) : reloaded.status();
   if (!audited.ok()) {
     fs::remove(entry.file, ec);
     return audited;

@@ -3,7 +3,8 @@
 //
 // It holds the TrustStore loaded from model.trust_store (a directory of *.pem files, or one
 // PEM file) and hands every verification the store as it is now (Current()). Add() writes one
-// PUBLIC KEY (ECDSA P-256/P-384/P-521) or CA CERTIFICATE as a new file of the directory,
+// PUBLIC KEY (ECDSA P-256/P-384/P-521) or CA CERTIFICATE (with the signers it is pinned to)
+// as a new file of the directory,
 // Remove() takes one entry's PEM block out of its file (deleting a file left without any); each reloads the directory, so the next
 // verification uses the change, and each is audited (trust.add, trust.remove, with the key's
 // or certificate's fingerprint; refusals too). An entry's id is its fingerprint: the hex
@@ -34,6 +35,7 @@ struct TrustEntry {
   std::string kind;         // "key" or "ca"
   std::string description;  // "ECDSA P-256", or the CA certificate's subject
   std::string file;         // the PEM file it is in
+  std::vector<std::string> signers;  // a CA's pinned signer patterns ("email=a@b"); empty: any
 };
 
 class TrustDirectory {
@@ -53,9 +55,12 @@ class TrustDirectory {
   const std::string& path() const { return path_; }
 
   // InvalidArgument with the reason for anything but exactly one usable PUBLIC KEY or
-  // CERTIFICATE block (a private key is refused and never written); AlreadyExists when that
-  // fingerprint is trusted already; FailedPrecondition when the store is not a directory.
-  Result<TrustEntry> Add(std::string_view pem, std::string_view label, const Actor& actor);
+  // CERTIFICATE block (a private key is refused and never written), or for a signer pattern
+  // that does not parse or is given with a key; AlreadyExists when that fingerprint is
+  // trusted already; FailedPrecondition when the store is not a directory. `signers`
+  // (oms_identity.h patterns) pin a CA: written as Signer: lines above its block.
+  Result<TrustEntry> Add(std::string_view pem, std::string_view label, const Actor& actor,
+                         const std::vector<std::string>& signers = {});
   // NotFound for an unknown id. The entry's block leaves its file; the file's other entries
   // and text stay, and a file left with no PEM block is deleted.
   Result<TrustEntry> Remove(std::string_view id, const Actor& actor);

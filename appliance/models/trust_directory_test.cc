@@ -10,6 +10,7 @@
 #include "admin/trust_routes.h"
 #include "models/model_store_test_support.h"
 #include "models/oms_keys.h"
+#include "models/oms_test_support.h"
 
 namespace kimi::models {
 namespace {
@@ -134,6 +135,60 @@ TEST_F(TrustDirectoryTest, RemovingOneEntryOfASharedFileKeepsTheOthersAndTheText
   EXPECT_EQ(trust_.List().size(), 1u);
 }
 
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_F(TrustDirectoryTest, AddPinsACaToItsSignersAndRefusesPinsItCannotKeep) {
+  const testing::TestCertificate ca = testing::MakeCertificate({.subject = "CN=Vendor CA", .ca = true}, nullptr);
+  Result<TrustEntry> added = trust_.Add(ca.Pem(), "vendor", actor_, {"email=release@vendor.example", "subject=CN=ci"});
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_EQ(added->signers, (std::vector<std::string>{"email=release@vendor.example", "subject=CN=ci"}));
+  EXPECT_EQ(FileText(added->file), "Signer: email=release@vendor.example\nSigner: subject=CN=ci\n" + ca.Pem());
+  ASSERT_EQ(trust_.Current()->cas().size(), 1u);
+  EXPECT_EQ(trust_.Current()->cas()[0].signers.size(), 2u);
+  EXPECT_NE(fx_.AuditRecords().back().detail.find("signers email=release@vendor.example, subject=CN=ci"), std::string::npos)
+      << fx_.AuditRecords().back().detail;
+
+  Result<TrustEntry> key = trust_.Add(NewPublicKeyPem(), "", actor_, {"email=a@b"});
+  EXPECT_EQ(key.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(key.status().message().find("signers pin a CA CERTIFICATE"), std::string::npos) << key.status().message();
+  const testing::TestCertificate other = testing::MakeCertificate({.subject = "CN=Other CA", .ca = true}, nullptr);
+  Result<TrustEntry> bad = trust_.Add(other.Pem(), "", actor_, {"mail=a@b"});
+  EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("unknown field \"mail\""), std::string::npos) << bad.status().message();
+  Result<TrustEntry> written = trust_.Add("Signer: email=*@vendor.example\n" + other.Pem(), "", actor_);
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->signers, std::vector<std::string>{"email=*@vendor.example"});
+  Result<TrustEntry> misspelt = trust_.Add("Signers: email=a@b\n" + NewPublicKeyPem(), "", actor_);
+  EXPECT_NE(misspelt.status().message().find("is not a \"Signer: <field>=<pattern>\" line"), std::string::npos)
+      << misspelt.status().message();
+  EXPECT_EQ(trust_.List().size(), 3u);
+}
+
+TEST_F(TrustDirectoryTest, RemovingAPinnedCaTakesItsSignerLinesSoTheNextCaIsNotPinned) {
+  const testing::TestCertificate pinned = testing::MakeCertificate({.subject = "CN=Pinned CA", .ca = true}, nullptr);
+  const testing::TestCertificate open = testing::MakeCertificate({.subject = "CN=Open CA", .ca = true}, nullptr);
+  const std::string shared = fx_.trust_dir() + "/cas.pem";
+  {
+    std::ofstream out(shared);
+    out << "# vendor roots\nSigner: email=release@vendor.example\n" << pinned.Pem() << open.Pem();
+  }
+  ASSERT_TRUE(trust_.Load().ok());
+  std::string pinned_id;
+  for (const TrustEntry& e : trust_.List()) {
+    if (e.description == "CN=Pinned CA") pinned_id = e.id;
+  }
+  ASSERT_FALSE(pinned_id.empty());
+  ASSERT_TRUE(trust_.Remove(pinned_id, actor_).ok());
+  EXPECT_EQ(FileText(shared), "# vendor roots\n" + open.Pem());
+  ASSERT_EQ(trust_.Current()->cas().size(), 1u);
+  EXPECT_TRUE(trust_.Current()->cas()[0].signers.empty());
+}
+
 TEST_F(TrustDirectoryTest, AChangeThatCannotBeAuditedIsUndone) {
   const std::string signer = trust_.List()[0].id;
   fx_.FailAudits(true);
@@ -226,6 +281,14 @@ TEST_F(TrustDirectoryTest, RoutesAnswerAsDocumented) {
 
   EXPECT_EQ(call(&admin::HandleAddTrust, R"({"pem":"not a key"})").first.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(call(&admin::HandleAddTrust, R"({"label":"x"})").first.code(), Status::Code::kInvalidArgument);
+  const testing::TestCertificate ca = testing::MakeCertificate({.subject = "CN=Route CA", .ca = true}, nullptr);
+  EXPECT_EQ(call(&admin::HandleAddTrust, nlohmann::json{{"pem", ca.Pem()}, {"signers", "email=a@b"}}.dump()).first.code(),
+            Status::Code::kInvalidArgument);
+  auto [pinned, ca_entry] =
+      call(&admin::HandleAddTrust, nlohmann::json{{"pem", ca.Pem()}, {"signers", {"dns=*.signers.example"}}}.dump());
+  ASSERT_TRUE(pinned.ok()) << pinned.ToString();
+  EXPECT_EQ(ca_entry["signers"], nlohmann::json::array({"dns=*.signers.example"}));
+  ASSERT_TRUE(call(&admin::HandleRemoveTrust, "", ca_entry["id"]).first.ok());
   const std::string body = nlohmann::json{{"pem", NewPublicKeyPem()}}.dump();
   auto [added, entry] = call(&admin::HandleAddTrust, body);
   ASSERT_TRUE(added.ok()) << added.ToString();

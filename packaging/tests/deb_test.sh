@@ -42,7 +42,8 @@ for path in ./usr/sbin/kimi-appliance ./usr/bin/kimictl ./usr/bin/kimi-audit-ver
             ./usr/share/man/man8/kimi-appliance.8.gz ./usr/share/man/man8/kimictl.8.gz \
             ./usr/share/doc/kimi-appliance/copyright ./usr/share/doc/kimi-appliance/changelog.gz \
             ./usr/share/kimi-appliance/console/index.html ./usr/share/kimi-appliance/console/js/main.js \
-            ./usr/share/kimi-appliance/policies/schema.json ./usr/share/kimi-appliance/policies/examples/bank.json; do
+            ./usr/share/kimi-appliance/policies/schema.json ./usr/share/kimi-appliance/policies/examples/bank.json \
+            ./usr/share/kimi-appliance/maintscript-paths.sh; do
   grep -q " $path\$" "$work/appliance.list" && pass "kimi-appliance ships $path" || fail "kimi-appliance lacks $path"
 done
 grep -q -- "-rw-r----- .* ./etc/kimi-appliance/appliance.json\$" "$work/appliance.list" &&

@@ -104,6 +104,36 @@ done
 [ "$(kimictl_in "$root" user list | grep -c admin)" = 1 ] || fail "users: $(kimictl_in "$root" user list)"
 echo "re-run and --upgrade kept the administrator, the audit key, the certificate and the model"
 
+step "links the service account plants in its directories are not followed by the next configure or install"
+mkdir -m 0755 "$root/etc/victim"
+victim_state=$(stat -c '%a %u %g' "$root/etc/victim")
+in_root "$root" runuser -u kimi -- sh -c \
+  'mv /var/lib/kimi-appliance/tls /var/lib/kimi-appliance/tls.kept && ln -s /etc/victim /var/lib/kimi-appliance/tls &&
+   ln -s /etc/victim/log /var/log/kimi-appliance/install.log.planted'
+version=$(in_root "$root" dpkg-query -W -f='${Version}' kimi-appliance)
+if in_root "$root" /var/lib/dpkg/info/kimi-appliance.postinst configure "$version" >"$work/postinst.log" 2>&1; then
+  cat "$work/postinst.log"; fail "the postinst configured through a planted tls link"
+fi
+grep -q "tls is a symbolic link" "$work/postinst.log" || { cat "$work/postinst.log"; fail "postinst refusal without its reason"; }
+[ "$(stat -c '%a %u %g' "$root/etc/victim")" = "$victim_state" ] || fail "the postinst changed the link's target: $(ls -ldn "$root/etc/victim")"
+[ -z "$(ls -A "$root/etc/victim")" ] || fail "the postinst wrote into the link's target: $(ls -A "$root/etc/victim")"
+in_root "$root" runuser -u kimi -- sh -c 'rm /var/lib/kimi-appliance/tls && mv /var/lib/kimi-appliance/tls.kept /var/lib/kimi-appliance/tls'
+in_root "$root" /var/lib/dpkg/info/kimi-appliance.postinst configure "$version" >"$work/postinst.log" 2>&1 ||
+  { cat "$work/postinst.log"; fail "the postinst failed once the link was gone"; }
+# install.log, in the account's log directory, replaced by a link: the installer refuses it.
+in_root "$root" runuser -u kimi -- sh -c \
+  'mv /var/log/kimi-appliance/install.log /var/log/kimi-appliance/install.log.kept &&
+   mv /var/log/kimi-appliance/install.log.planted /var/log/kimi-appliance/install.log'
+if in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc >"$work/linked-log.out" 2>&1; then
+  cat "$work/linked-log.out"; fail "install.sh wrote its log through a planted link"
+fi
+grep -q "is a link or not a plain file" "$work/linked-log.out" || { cat "$work/linked-log.out"; fail "install.sh refusal without its reason"; }
+[ ! -e "$root/etc/victim/log" ] || fail "install.sh created the link's target"
+in_root "$root" runuser -u kimi -- sh -c \
+  'rm /var/log/kimi-appliance/install.log && mv /var/log/kimi-appliance/install.log.kept /var/log/kimi-appliance/install.log'
+rmdir "$root/etc/victim"
+echo "planted links refused by the postinst and the installer; their targets untouched"
+
 step "serving from the installed root with no network: admin sign-in, API key, chat completion over HTTPS"
 if [ ! -f "$tls_dir/cert.pem" ] || [ "$(stat -c '%a %u' "$tls_dir/key.pem")" != "600 $kimi_uid" ]; then
   ls -ln "$tls_dir" || true; fail "the install made no certificate, or a key not 0600 kimi"
