@@ -9,6 +9,7 @@
 #include "api/backend.h"
 #include "audit/record.h"
 #include "auth/authenticator.h"
+#include "auth/password.h"
 #include "http/error_response.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
@@ -135,6 +136,35 @@ Result<std::vector<std::string>> ServedModelsField(const Services& services, con
   return out;
 }
 
+// A body that carries credentials is small: anything larger is refused (413) before it is
+// parsed, hashed or written anywhere. Room for two passwords of kMaxPasswordBytes, each byte
+// escaped as \u00XX, and a user name.
+constexpr size_t kMaxCredentialBodyBytes = 16 * 1024;
+
+bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res) {
+  if (req.body.size() <= kMaxCredentialBodyBytes) return false;
+  WriteError(PayloadTooLarge(static_cast<int64_t>(kMaxCredentialBodyBytes)), res);
+  return true;
+}
+
+// The required user name of a body, checked (auth::CheckUsername) with the field named.
+Result<std::string> UsernameField(const json& body, RequestContext& ctx) {
+  ctx.error_param = "username";
+  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  KIMI_RETURN_IF_ERROR(auth::CheckUsername(username));
+  ctx.error_param.reset();
+  return username;
+}
+
+// A required password field, at most auth::kMaxPasswordBytes, with the field named.
+Result<std::string> PasswordField(const json& body, const char* key, RequestContext& ctx) {
+  ctx.error_param = key;
+  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, key));
+  KIMI_RETURN_IF_ERROR(auth::CheckPasswordLength(key, password));
+  ctx.error_param.reset();
+  return password;
+}
+
 json PrincipalJson(const auth::Principal& p) {
   return json{{"id", p.id},
               {"kind", p.kind == auth::Principal::Kind::kSession ? "session" : "api_key"},
@@ -143,15 +173,30 @@ json PrincipalJson(const auth::Principal& p) {
               {"must_change_password", p.must_change_password}};
 }
 
+// The user routes whose body is {"username"}: `act` on that user, then `state` (the fields
+// the act set) beside its name.
+Status ActOnUser(const Services& services, RequestContext& ctx, const httplib::Request& req, httplib::Response& res,
+                 Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), json state) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  Status s = (Auth(services).*act)(ActorOf(ctx), username);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  state["username"] = username;
+  Reply(res, 200, state);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status HandleSessionLogin(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, "password"));
-  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr);
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  KIMI_ASSIGN_OR_RETURN(std::string password, PasswordField(body, "password", ctx));
+  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr, &ctx.retry_after_s);
   DrainEvents(services, ctx);
   if (!session.ok()) {
     ctx.auth_failure = "login failed for " + username;
@@ -184,9 +229,10 @@ Status HandleSessionLogout(const Services& services, RequestContext& ctx, const 
 
 Status HandleSessionPassword(const Services& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}));
-  KIMI_ASSIGN_OR_RETURN(std::string old_password, Required(body, "old_password"));
-  KIMI_ASSIGN_OR_RETURN(std::string new_password, Required(body, "new_password"));
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string old_password, PasswordField(body, "old_password", ctx));
+  KIMI_ASSIGN_OR_RETURN(std::string new_password, PasswordField(body, "new_password", ctx));
   Status s = Auth(services).ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
   DrainEvents(services, ctx);
   KIMI_RETURN_IF_ERROR(s);
@@ -212,6 +258,10 @@ Status HandleKeysCreate(const Services& services, RequestContext& ctx, const htt
   ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
   spec.owner = Field(body, "owner");
+  if (!spec.owner.empty()) {
+    ctx.error_param = "owner";
+    KIMI_RETURN_IF_ERROR(Auth(services).CheckKeyOwner(spec.owner));
+  }
   if (body.contains("models")) {
     ctx.error_param = "models";
     KIMI_ASSIGN_OR_RETURN(spec.models, ServedModelsField(services, body));
@@ -351,9 +401,12 @@ Status HandleUsersList(const Services& services, RequestContext&, const httplib:
 
 Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(auth::Role role, RoleField(body));
+  ctx.error_param.reset();
   Result<std::string> one_time = Auth(services).AddUser(ActorOf(ctx), username, role);
   DrainEvents(services, ctx);
   if (!one_time.ok()) return one_time.status();
@@ -366,13 +419,17 @@ Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httpl
 
 Status HandleUsersDisable(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  Status s = Auth(services).DisableUser(ActorOf(ctx), username);
-  DrainEvents(services, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  Reply(res, 200, json{{"username", username}, {"disabled", true}});
-  return Status::OK();
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::DisableUser, json{{"disabled", true}});
+}
+
+Status HandleUsersEnable(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res) {
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::EnableUser, json{{"disabled", false}});
+}
+
+Status HandleUsersUnlock(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res) {
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::UnlockUser, json{{"locked_until", nullptr}});
 }
 
 }  // namespace kimi::http
