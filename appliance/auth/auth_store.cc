@@ -70,6 +70,9 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   return s.Run();
 }
 
+constexpr const char* kUsersExist =
+    "the appliance already has users; bootstrap runs once (add users as an admin)";
+
 // Sets `assignments` on the user's row. NotFound for an unknown user.
 Status UpdateUser(sqlite3* db, const std::string& username, const char* assignments) {
   std::string sql = std::string("UPDATE auth_users SET ") + assignments + " WHERE username = ?1";
@@ -209,8 +212,13 @@ Status AuthStore::TouchKeys(const std::map<std::string, int64_t>& last_used_ms) 
   });
 }
 
-Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event) {
+Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event, bool only_if_none) {
   return store_->Write([&](sqlite3* db) -> Status {
+    if (only_if_none) {
+      SqlStatement any(db, "SELECT 1 FROM auth_users LIMIT 1");
+      if (!any.ok()) return any.Error();
+      if (any.Step() == SQLITE_ROW) return Status::FailedPrecondition(kUsersExist);
+    }
     SqlStatement check(db, "SELECT 1 FROM auth_users WHERE username = ?1");
     if (!check.ok()) return check.Error();
     check.Bind(1, u.username);
@@ -253,15 +261,6 @@ Result<std::vector<UserRecord>> AuthStore::ListUsers() {
   });
   if (!status.ok()) return status;
   return out;
-}
-
-Status AuthStore::CountUsers(int64_t* count) {
-  return store_->Read([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "SELECT count(*) FROM auth_users");
-    if (!s.ok() || s.Step() != SQLITE_ROW) return s.Error();
-    *count = s.Int(0);
-    return Status::OK();
-  });
 }
 
 Result<LoginAttempt> AuthStore::BeginLoginAttempt(const std::string& username, int64_t now_ms,

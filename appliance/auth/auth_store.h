@@ -144,11 +144,11 @@ class AuthStore {
   // Replaces one role's limits, with its event.
   Status SetRoleLimits(const std::string& role, const KeyLimits& limits, const AuthEvent& event);
 
-  // AlreadyExists for a taken name.
-  Status InsertUser(const UserRecord& user, const AuthEvent& event);
+  // AlreadyExists for a taken name. With only_if_none, FailedPrecondition when any user exists,
+  // decided in the transaction that inserts (two bootstraps at once make one admin).
+  Status InsertUser(const UserRecord& user, const AuthEvent& event, bool only_if_none = false);
   Result<std::optional<UserRecord>> FindUser(const std::string& username);
   Result<std::vector<UserRecord>> ListUsers();
-  Status CountUsers(int64_t* count);
   // Counts one password attempt before the password is checked, in one transaction: unless
   // the user is unknown, disabled, or locked at now_ms, failed_logins grows by one and
   // locked_until_ms becomes lock_until(the new count) when that is non-zero. So every

@@ -453,6 +453,11 @@ Result<KeyRecord> Authenticator::UpdateKey(const Actor& actor, const std::string
 }
 
 Result<std::string> Authenticator::AddUser(const Actor& actor, const std::string& username, Role role) {
+  return NewUser(actor, username, role, /*only_if_none=*/false);
+}
+
+Result<std::string> Authenticator::NewUser(const Actor& actor, const std::string& username, Role role,
+                                           bool only_if_none) {
   KIMI_RETURN_IF_ERROR(CheckUsername(username));
   if (!IsUserRole(role)) return Status::InvalidArgument("role scrape is for API keys only");
   std::string one_time = GenerateOneTimePassword();
@@ -463,7 +468,8 @@ Result<std::string> Authenticator::AddUser(const Actor& actor, const std::string
   u.role = std::string(RoleName(role));
   u.must_change_password = true;
   u.created_ms = NowMs();
-  KIMI_RETURN_IF_ERROR(store_->InsertUser(u, Event(actor, "auth.user_added", username, "ok", "role " + u.role)));
+  KIMI_RETURN_IF_ERROR(
+      store_->InsertUser(u, Event(actor, "auth.user_added", username, "ok", "role " + u.role), only_if_none));
   return one_time;
 }
 
@@ -486,12 +492,9 @@ Status Authenticator::UnlockUser(const Actor& actor, const std::string& username
 }
 
 Result<std::string> Authenticator::Bootstrap(const Actor& actor, const std::string& username) {
-  int64_t users = 0;
-  KIMI_RETURN_IF_ERROR(store_->CountUsers(&users));
-  if (users > 0) {
-    return Status::FailedPrecondition("the appliance already has users; bootstrap runs once (add users as an admin)");
-  }
-  return AddUser(actor, username, Role::kAdmin);
+  // No user may exist when the row is inserted, checked in that transaction: a count read
+  // before the hashing would let two bootstraps at once both pass it.
+  return NewUser(actor, username, Role::kAdmin, /*only_if_none=*/true);
 }
 
 }  // namespace kimi::auth

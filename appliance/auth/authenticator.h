@@ -200,6 +200,8 @@ class Authenticator {
   Result<Principal> AuthenticateKey(std::string_view presented);
   Result<Principal> AuthenticateSession(const Credentials& credentials);
   void NoteKeyUse(const std::string& key_id, int64_t now_ms);
+  // AddUser; with only_if_none, only while there is no user at all (Bootstrap).
+  Result<std::string> NewUser(const Actor& actor, const std::string& username, Role role, bool only_if_none);
   // HashPassword within a hash slot.
   Result<std::string> Hash(const std::string& password);
   // The lock that `failures` consecutive failures earn from now_ms (0: none).

@@ -261,6 +261,21 @@ TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
   EXPECT_FALSE(auth_->Login("admin", *otp, "test").ok());
 }
 
+TEST_F(AuthenticatorTest, BootstrapsAtOnceMakeOneAdmin) {
+  Sql("DELETE FROM auth_users");
+  AuthOptions options = auth_->options();
+  options.password.mem_limit_bytes = 1 << 20;  // hashes long enough for the bootstraps to overlap
+  Restart(options);
+  std::vector<std::thread> threads;
+  std::atomic<int> made{0};
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&, i] { made += auth_->Bootstrap(admin_, "admin-" + std::to_string(i)).ok(); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(made.load(), 1);
+  EXPECT_EQ(auth_->ListUsers()->size(), 1u);
+}
+
 TEST_F(AuthenticatorTest, LockoutWithDoublingBackoff) {
   std::string otp = *auth_->AddUser(admin_, "bob", Role::kUser);
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(auth_->Login("bob", "wrong-password-" + std::to_string(i), "10.0.0.9").ok());
