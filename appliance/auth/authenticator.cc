@@ -211,6 +211,19 @@ std::map<Role, KeyLimits> Authenticator::RoleLimits() {
 }
 
 Status Authenticator::SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits) {
+  std::lock_guard<std::mutex> edit(role_limits_edit_mu_);
+  return WriteRoleLimits(actor, role, limits);
+}
+
+Result<KeyLimits> Authenticator::UpdateRoleLimits(const Actor& actor, Role role, const KeyChange& change) {
+  // Read, change and write under one lock: two edits of different fields at once keep both.
+  std::lock_guard<std::mutex> edit(role_limits_edit_mu_);
+  KeyLimits limits = ApplyLimitChange(RoleLimits()[role], change);
+  KIMI_RETURN_IF_ERROR(WriteRoleLimits(actor, role, limits));
+  return limits;
+}
+
+Status Authenticator::WriteRoleLimits(const Actor& actor, Role role, const KeyLimits& limits) {
   KIMI_RETURN_IF_ERROR(CheckKeyLimits(limits));
   std::string detail = DescribeKeyLimits(limits);
   KIMI_RETURN_IF_ERROR(store_->SetRoleLimits(std::string(RoleName(role)), limits,

@@ -145,6 +145,9 @@ class Authenticator {
   std::map<Role, KeyLimits> RoleLimits();
   // Replaces a role's limits, effective from the next request of each of its keys.
   Status SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
+  // Writes the change's limits over the role's (those it leaves out keep their value), as
+  // one step with respect to every other change of role limits. Returns the limits written.
+  Result<KeyLimits> UpdateRoleLimits(const Actor& actor, Role role, const KeyChange& change);
 
   // Console login. InvalidArgument for a malformed user name or a password over
   // kMaxPasswordBytes; ResourceExhausted with *retry_after_s when the source or the user name
@@ -200,6 +203,8 @@ class Authenticator {
   Result<Principal> AuthenticateKey(std::string_view presented);
   Result<Principal> AuthenticateSession(const Credentials& credentials);
   void NoteKeyUse(const std::string& key_id, int64_t now_ms);
+  // SetRoleLimits' write. Requires role_limits_edit_mu_ held.
+  Status WriteRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
   // AddUser; with only_if_none, only while there is no user at all (Bootstrap).
   Result<std::string> NewUser(const Actor& actor, const std::string& username, Role role, bool only_if_none);
   // HashPassword within a hash slot.
@@ -225,6 +230,7 @@ class Authenticator {
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_
   std::map<Role, KeyLimits> role_limits_;     // guarded by mu_: roles with limits
+  std::mutex role_limits_edit_mu_;            // held across a role-limits read-change-write
 };
 
 inline constexpr size_t kMaxUsernameBytes = 64;

@@ -515,6 +515,26 @@ TEST_F(AuthenticatorTest, AKeyGetsTheStricterOfItsOwnAndItsRolesLimitsWhichSurvi
   EXPECT_EQ(restarted.Authenticate(Credentials{key.secret, {}, {}, {}, false})->limits.requests_per_minute, 10);
 }
 
+TEST_F(AuthenticatorTest, RoleLimitEditsOfDifferentFieldsAtOnceKeepEveryField) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < std::size(kKeyLimitFields); ++i) {
+    threads.emplace_back([&, i] {
+      KeyChange change;
+      change.limits[i] = static_cast<int64_t>(10 + i);
+      EXPECT_TRUE(auth_->UpdateRoleLimits(admin_, Role::kUser, change).ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  KeyLimits limits = auth_->RoleLimits()[Role::kUser];
+  for (size_t i = 0; i < std::size(kKeyLimitFields); ++i) {
+    EXPECT_EQ(limits.*kKeyLimitFields[i].member, static_cast<int64_t>(10 + i)) << kKeyLimitFields[i].name;
+  }
+  std::array<uint8_t, 32> secret{};
+  secret.fill(7);
+  Authenticator restarted(store_, ServerSecret::FromBytes(secret), auth_->options());
+  EXPECT_EQ(restarted.RoleLimits()[Role::kUser].max_concurrent_streams, limits.max_concurrent_streams);
+}
+
 TEST_F(AuthenticatorTest, TokensPerMinuteBucketsSurviveARestart) {
   NewKey spec{"tpm", "", Role::kUser, {}, 0};
   spec.limits.tokens_per_minute = 60;

@@ -304,9 +304,8 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
   Result<Opened> opened = Open(c);
   if (!opened.ok()) return Fail("role limits", opened.status(), io);
   if (!change.empty()) {
-    auth::KeyLimits limits = auth::ApplyLimitChange(opened->auth->RoleLimits()[*only], change);
-    Status set = opened->auth->SetRoleLimits(LocalActor(), *only, limits);
-    if (!set.ok()) return Fail("role limits", set, io);
+    Result<auth::KeyLimits> set = opened->auth->UpdateRoleLimits(LocalActor(), *only, change);
+    if (!set.ok()) return Fail("role limits", set.status(), io);
   }
   std::map<auth::Role, auth::KeyLimits> limits = opened->auth->RoleLimits();
   for (auth::Role role : auth::AllRoles()) {

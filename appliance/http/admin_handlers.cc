@@ -99,10 +99,11 @@ json PeriodJson(const auth::PeriodUsage& p) {
               {"total_tokens", p.tokens()}};
 }
 
-// The limit fields present in `body` written over `limits`.
-void ReadLimits(const json& body, auth::KeyLimits* limits) {
-  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) {
-    if (body.contains(f.name)) limits->*f.member = body[std::string(f.name)].get<int64_t>();
+// The limit fields present in `body`, as the limits of a change.
+void ReadLimitChange(const json& body, auth::KeyChange* change) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    const std::string name(auth::kKeyLimitFields[i].name);
+    if (body.contains(name)) change->limits[i] = body[name].get<int64_t>();
   }
 }
 
@@ -266,7 +267,9 @@ Status HandleKeysCreate(const Services& services, RequestContext& ctx, const htt
     ctx.error_param = "models";
     KIMI_ASSIGN_OR_RETURN(spec.models, ServedModelsField(services, body));
   }
-  ReadLimits(body, &spec.limits);
+  auth::KeyChange limits;
+  ReadLimitChange(body, &limits);
+  spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
   if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
     ctx.error_param = "expires_at";
     KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
@@ -306,10 +309,7 @@ Status HandleKeyUpdate(const Services& services, RequestContext& ctx, const http
     ctx.error_param = "models";
     KIMI_ASSIGN_OR_RETURN(change.models, ServedModelsField(services, body));
   }
-  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
-    const std::string name(auth::kKeyLimitFields[i].name);
-    if (body.contains(name)) change.limits[i] = body[name].get<int64_t>();
-  }
+  ReadLimitChange(body, &change);
   ctx.error_param.reset();
   Result<auth::KeyRecord> updated = Auth(services).UpdateKey(ActorOf(ctx), id, change);
   DrainEvents(services, ctx);
@@ -366,12 +366,12 @@ Status HandleRoleLimits(const Services& services, RequestContext& ctx, const htt
   std::optional<auth::Role> role = auth::ParseRole(name);
   if (!role) return Status::NotFound("no role named '" + name + "' (admin, operator, auditor, user, scrape)");
   KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
-  auth::KeyLimits limits = Auth(services).RoleLimits()[*role];  // fields left out keep their value
-  ReadLimits(body, &limits);
-  Status s = Auth(services).SetRoleLimits(ActorOf(ctx), *role, limits);
+  auth::KeyChange change;
+  ReadLimitChange(body, &change);  // fields left out keep their value
+  Result<auth::KeyLimits> limits = Auth(services).UpdateRoleLimits(ActorOf(ctx), *role, change);
   DrainEvents(services, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  Reply(res, 200, json{{"role", name}, {"limits", LimitsJson(limits)}});
+  if (!limits.ok()) return limits.status();
+  Reply(res, 200, json{{"role", name}, {"limits", LimitsJson(*limits)}});
   return Status::OK();
 }
 

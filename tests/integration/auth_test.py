@@ -333,6 +333,17 @@ class KeyLifecycleTest(unittest.TestCase):
         for _ in range(5):
             self.assertEqual(request(self.daemon, "GET", "/admin/v1/session").status, 200)
 
+    def test_role_limit_edits_of_different_fields_at_once_keep_every_field(self):
+        fields = ["requests_per_minute", "tokens_per_minute", "tokens_per_day", "tokens_per_month",
+                  "max_concurrent_streams"]
+        for round_ in range(5):
+            def edit(i):
+                return post_json(self.daemon, "/admin/v1/roles/auditor/limits", {fields[i]: 100 * round_ + i + 1})
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(fields)) as pool:
+                self.assertEqual({r.status for r in pool.map(edit, range(len(fields)))}, {200})
+            roles = {r["role"]: r["limits"] for r in request(self.daemon, "GET", "/admin/v1/roles").json()["data"]}
+            self.assertEqual(roles["auditor"], {f: 100 * round_ + i + 1 for i, f in enumerate(fields)}, round_)
+
     def test_bad_requests_to_the_admin_api(self):
         assert_error(self, post_json(self.daemon, "/admin/v1/keys", {"name": "x", "role": "root"}), 400,
                      "invalid_request_error")
