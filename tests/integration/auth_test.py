@@ -699,6 +699,11 @@ class LoginAbuseTest(unittest.TestCase):
         code, out, err = run_to_exit([KIMICTL, "user", "enable", "key-owner", "--data-dir", daemon.data_dir])
         self.assertEqual((code, out.strip()), (0, "enabled key-owner"), err)
         self.assertIsNotNone(wait_for_record(daemon, lambda r: r["action"] == "auth.user_enabled"))
+        code, out, err = run_to_exit([KIMICTL, "user", "unlock", "key-owner", "--data-dir", daemon.data_dir])
+        self.assertEqual((code, out.strip()), (0, "unlocked key-owner"), err)
+        code, _, err = run_to_exit([KIMICTL, "user", "unlock", "nobody", "--data-dir", daemon.data_dir])
+        self.assertEqual(code, 1)
+        self.assertIn("no user nobody", err)
 
 
 if __name__ == "__main__":
