@@ -7,7 +7,8 @@
 // revoked or expired, at the next request after the change (no cache). last_used_ms is
 // collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
 // A key's principal carries the stricter of its own limits and its role's (key_limits.h);
-// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits().
+// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits() and
+// UpdateRoleLimits(), one at a time.
 //
 // Passwords: Argon2id, at most max_concurrent_password_hashes at once (login_throttle.h).
 // A login is throttled per client address and per user name before anything is hashed or
