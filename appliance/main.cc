@@ -87,6 +87,10 @@ kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
   o.last_used_flush_ms = c.key_last_used_flush_ms;
   o.max_concurrent_streams = c.max_concurrent_streams;
   o.usage_flush_ms = c.usage_flush_ms;
+  o.login_attempts_per_minute_per_source = c.login_attempts_per_minute_per_source;
+  o.login_attempts_per_minute_per_user = c.login_attempts_per_minute_per_user;
+  o.max_concurrent_password_hashes = c.max_concurrent_password_hashes;
+  o.password_hash_wait_ms = c.password_hash_wait_ms;
   return o;
 }
 

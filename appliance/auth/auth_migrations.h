@@ -88,6 +88,17 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " key_id TEXT PRIMARY KEY,"
      " tokens REAL NOT NULL,"
      " updated_ms INTEGER NOT NULL);"},
+    // Key owners were free text; from now on one is a user or a system principal (principal.h),
+    // and a key whose owner is a disabled or missing user is refused. Owners that name no user
+    // become "system", each change an auth event, so that no key stops working unannounced.
+    {"auth", 5, "key owners are users or system principals",
+     "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail)"
+     " SELECT CAST(strftime('%s', 'now') AS INTEGER) * 1000, 'kimi-appliance', 'system', 'local',"
+     " 'auth.key_owner_changed', id, 'ok',"
+     " 'owner ' || quote(substr(owner, 1, 64)) || ' -> system: not a user name'"
+     " FROM auth_keys WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"
+     "UPDATE auth_keys SET owner = 'system'"
+     " WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"},
 };
 
 }  // namespace kimi::auth

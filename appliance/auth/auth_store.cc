@@ -9,10 +9,12 @@
 namespace kimi::auth {
 namespace {
 
-// Then the limits (limit_columns.h) from column 10 on.
+// Then the limits (limit_columns.h) from column 10 on, then whether the owner is an enabled
+// user (1; 0 when disabled, NULL when no such user) at kOwnerEnabledColumn.
 const std::string kKeyColumns =
     std::string("id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, ") +
-    kLimitColumns;
+    kLimitColumns + ", (SELECT disabled = 0 FROM auth_users WHERE auth_users.username = auth_keys.owner)";
+constexpr int kOwnerEnabledColumn = 15;
 constexpr const char* kUserColumns =
     "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
     "last_login_ms";
@@ -41,6 +43,7 @@ KeyRecord ReadKey(const SqlStatement& s) {
   k.revoked_ms = s.Int(7);
   k.last_used_ms = s.Int(8);
   k.limits = ReadLimitColumns(s, 10);
+  k.owner_enabled = s.Int(kOwnerEnabledColumn) == 1;
   return k;
 }
 
@@ -70,6 +73,20 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   s.Bind(5, AuditText(e.action)).Bind(6, AuditText(e.target)).Bind(7, AuditText(e.outcome));
   s.Bind(8, AuditText(e.detail, audit::kMaxAuditDetailBytes));
   return s.Run();
+}
+
+constexpr const char* kUsersExist =
+    "the appliance already has users; bootstrap runs once (add users as an admin)";
+
+// Sets `assignments` on the user's row. NotFound for an unknown user.
+Status UpdateUser(sqlite3* db, const std::string& username, const char* assignments) {
+  std::string sql = std::string("UPDATE auth_users SET ") + assignments + " WHERE username = ?1";
+  SqlStatement s(db, sql.c_str());
+  if (!s.ok()) return s.Error();
+  s.Bind(1, username);
+  KIMI_RETURN_IF_ERROR(s.Run());
+  if (s.Changes() == 0) return Status::NotFound("no user " + username);
+  return Status::OK();
 }
 
 }  // namespace
@@ -200,8 +217,13 @@ Status AuthStore::TouchKeys(const std::map<std::string, int64_t>& last_used_ms) 
   });
 }
 
-Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event) {
+Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event, bool only_if_none) {
   return store_->Write([&](sqlite3* db) -> Status {
+    if (only_if_none) {
+      SqlStatement any(db, "SELECT 1 FROM auth_users LIMIT 1");
+      if (!any.ok()) return any.Error();
+      if (any.Step() == SQLITE_ROW) return Status::FailedPrecondition(kUsersExist);
+    }
     SqlStatement check(db, "SELECT 1 FROM auth_users WHERE username = ?1");
     if (!check.ok()) return check.Error();
     check.Bind(1, u.username);
@@ -246,23 +268,73 @@ Result<std::vector<UserRecord>> AuthStore::ListUsers() {
   return out;
 }
 
-Status AuthStore::CountUsers(int64_t* count) {
-  return store_->Read([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "SELECT count(*) FROM auth_users");
-    if (!s.ok() || s.Step() != SQLITE_ROW) return s.Error();
-    *count = s.Int(0);
+Result<LoginAttempt> AuthStore::BeginLoginAttempt(const std::string& username, int64_t now_ms,
+                                                 const std::function<int64_t(int64_t failures)>& lock_until) {
+  LoginAttempt attempt;
+  Status status = store_->Write([&](sqlite3* db) -> Status {
+    std::string select = std::string("SELECT ") + kUserColumns + " FROM auth_users WHERE username = ?1";
+    SqlStatement read(db, select.c_str());
+    if (!read.ok()) return read.Error();
+    read.Bind(1, username);
+    int rc = read.Step();
+    if (rc == SQLITE_DONE) {
+      attempt.refusal = LoginAttempt::Refusal::kUnknownUser;
+      return Status::OK();
+    }
+    if (rc != SQLITE_ROW) return read.Error();
+    attempt.user = ReadUser(read);
+    if (attempt.user.disabled) {
+      attempt.refusal = LoginAttempt::Refusal::kDisabled;
+      return Status::OK();
+    }
+    if (attempt.user.locked_until_ms > now_ms) {
+      attempt.refusal = LoginAttempt::Refusal::kLocked;
+      return Status::OK();
+    }
+    // The count grows in SQL, inside the transaction that read it: no other attempt, in this
+    // process or in kimictl's, can write between the read and the write.
+    SqlStatement count(db, "UPDATE auth_users SET failed_logins = failed_logins + 1 WHERE username = ?1 "
+                           "RETURNING failed_logins");
+    if (!count.ok()) return count.Error();
+    count.Bind(1, username);
+    if (count.Step() != SQLITE_ROW) return count.Error();
+    attempt.user.failed_logins = count.Int(0);
+    if (count.Step() != SQLITE_DONE) return count.Error();
+    int64_t until = lock_until(attempt.user.failed_logins);
+    if (until == 0) return Status::OK();
+    SqlStatement lock(db, "UPDATE auth_users SET locked_until_ms = ?2 WHERE username = ?1");
+    if (!lock.ok()) return lock.Error();
+    lock.Bind(1, username).Bind(2, until);
+    KIMI_RETURN_IF_ERROR(lock.Run());
+    attempt.user.locked_until_ms = until;
     return Status::OK();
+  });
+  if (!status.ok()) return status;
+  return attempt;
+}
+
+Status AuthStore::RecordLoginSuccess(const std::string& username, int64_t now_ms, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "UPDATE auth_users SET failed_logins = 0, locked_until_ms = 0, last_login_ms = ?2 "
+                   "WHERE username = ?1");
+    if (!s.ok()) return s.Error();
+    s.Bind(1, username).Bind(2, now_ms);
+    KIMI_RETURN_IF_ERROR(s.Run());
+    return InsertEvent(db, event);
   });
 }
 
-Status AuthStore::UpdateLoginState(const UserRecord& u, const AuthEvent& event) {
+Status AuthStore::UnlockUser(const std::string& username, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db,
-                   "UPDATE auth_users SET failed_logins = ?2, locked_until_ms = ?3, last_login_ms = ?4 "
-                   "WHERE username = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, u.username).Bind(2, u.failed_logins).Bind(3, u.locked_until_ms).Bind(4, u.last_login_ms);
-    KIMI_RETURN_IF_ERROR(s.Run());
+    KIMI_RETURN_IF_ERROR(UpdateUser(db, username, "failed_logins = 0, locked_until_ms = 0"));
+    return InsertEvent(db, event);
+  });
+}
+
+Status AuthStore::EnableUser(const std::string& username, const AuthEvent& event) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    KIMI_RETURN_IF_ERROR(UpdateUser(db, username, "disabled = 0"));
     return InsertEvent(db, event);
   });
 }
@@ -285,18 +357,24 @@ Status AuthStore::SetPassword(const std::string& username, const std::string& ha
   });
 }
 
-Status AuthStore::DisableUser(const std::string& username, const AuthEvent& event) {
+Status AuthStore::DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,
+                              const std::function<AuthEvent(const std::string& key_id)>& key_event) {
   return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "UPDATE auth_users SET disabled = 1 WHERE username = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, username);
-    KIMI_RETURN_IF_ERROR(s.Run());
-    if (s.Changes() == 0) return Status::NotFound("no user " + username);
+    KIMI_RETURN_IF_ERROR(UpdateUser(db, username, "disabled = 1"));
     SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1");
     if (!drop.ok()) return drop.Error();
     drop.Bind(1, username);
     KIMI_RETURN_IF_ERROR(drop.Run());
-    return InsertEvent(db, event);
+    KIMI_RETURN_IF_ERROR(InsertEvent(db, event));
+    SqlStatement revoke(db, "UPDATE auth_keys SET revoked_ms = ?2 WHERE owner = ?1 AND revoked_ms = 0 RETURNING id");
+    if (!revoke.ok()) return revoke.Error();
+    revoke.Bind(1, username).Bind(2, now_ms);
+    std::vector<std::string> revoked;
+    int rc;
+    while ((rc = revoke.Step()) == SQLITE_ROW) revoked.push_back(revoke.Text(0));
+    if (rc != SQLITE_DONE) return revoke.Error();
+    for (const std::string& id : revoked) KIMI_RETURN_IF_ERROR(InsertEvent(db, key_event(id)));
+    return Status::OK();
   });
 }
 

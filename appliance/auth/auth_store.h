@@ -26,7 +26,7 @@ namespace kimi::auth {
 struct KeyRecord {
   std::string id;                   // "key_..."; public
   std::string name;
-  std::string owner;                // user name or free text
+  std::string owner;                // a user name or a system principal (principal.h)
   std::string role;                 // roles.h name
   std::vector<std::string> models;  // allowed models; empty: every model
   int64_t created_ms = 0;
@@ -34,6 +34,7 @@ struct KeyRecord {
   int64_t revoked_ms = 0;           // 0: not revoked
   int64_t last_used_ms = 0;
   KeyLimits limits;
+  bool owner_enabled = false;       // read, never written: the owner is a user that exists and is enabled
 };
 
 // A key's use in one UTC period (a day or a month), counted from finished generation requests.
@@ -72,6 +73,13 @@ struct UserRecord {
   int64_t locked_until_ms = 0;
   int64_t created_ms = 0;
   int64_t last_login_ms = 0;
+};
+
+// What BeginLoginAttempt found.
+struct LoginAttempt {
+  enum class Refusal { kNone, kUnknownUser, kDisabled, kLocked };
+  Refusal refusal = Refusal::kNone;
+  UserRecord user;  // kNone: with this attempt counted (and the lock it set); else as read
 };
 
 struct SessionRecord {
@@ -136,18 +144,30 @@ class AuthStore {
   // Replaces one role's limits, with its event.
   Status SetRoleLimits(const std::string& role, const KeyLimits& limits, const AuthEvent& event);
 
-  // AlreadyExists for a taken name.
-  Status InsertUser(const UserRecord& user, const AuthEvent& event);
+  // AlreadyExists for a taken name. With only_if_none, FailedPrecondition when any user exists,
+  // decided in the transaction that inserts (two bootstraps at once make one admin).
+  Status InsertUser(const UserRecord& user, const AuthEvent& event, bool only_if_none = false);
   Result<std::optional<UserRecord>> FindUser(const std::string& username);
   Result<std::vector<UserRecord>> ListUsers();
-  Status CountUsers(int64_t* count);
-  // Writes the lockout fields and last_login_ms, with the event.
-  Status UpdateLoginState(const UserRecord& user, const AuthEvent& event);
+  // Counts one password attempt before the password is checked, in one transaction: unless
+  // the user is unknown, disabled, or locked at now_ms, failed_logins grows by one and
+  // locked_until_ms becomes lock_until(the new count) when that is non-zero. So every
+  // attempt, however many run at once, sees the count and the lock of those before it.
+  Result<LoginAttempt> BeginLoginAttempt(const std::string& username, int64_t now_ms,
+                                         const std::function<int64_t(int64_t failures)>& lock_until);
+  // A right password: clears the failure count and the lock, sets last_login_ms, with the event.
+  Status RecordLoginSuccess(const std::string& username, int64_t now_ms, const AuthEvent& event);
+  // Clears the failure count and the lock, with the event. NotFound for an unknown user.
+  Status UnlockUser(const std::string& username, const AuthEvent& event);
+  // Clears the disabled flag, with the event. NotFound for an unknown user.
+  Status EnableUser(const std::string& username, const AuthEvent& event);
   // New hash, clears must_change_password, drops the user's other sessions (keeps `keep`).
   Status SetPassword(const std::string& username, const std::string& hash, const Digest* keep_session,
                      const AuthEvent& event);
-  // Disables the user and deletes its sessions. NotFound for an unknown user.
-  Status DisableUser(const std::string& username, const AuthEvent& event);
+  // Disables the user, deletes its sessions and revokes (at now_ms) every key it owns that is
+  // not revoked yet, with `event` and key_event(key id) for each key. NotFound for an unknown user.
+  Status DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,
+                     const std::function<AuthEvent(const std::string& key_id)>& key_event);
 
   Status InsertSession(const Digest& id_hash, const SessionRecord& session);
   Result<std::optional<SessionRecord>> FindSession(const Digest& id_hash);

@@ -23,7 +23,10 @@ Status BadLogin() { return Status::Unauthenticated("invalid user name or passwor
 }  // namespace
 
 Status CheckUsername(std::string_view username) {
-  bool ok = !username.empty() && username.size() <= 64 && username[0] != '.' && username[0] != '-' &&
+  if (IsSystemPrincipal(username)) {
+    return Status::InvalidArgument("'" + std::string(username) + "' is reserved for a system principal");
+  }
+  bool ok = !username.empty() && username.size() <= kMaxUsernameBytes && username[0] != '.' && username[0] != '-' &&
             std::all_of(username.begin(), username.end(), [](char c) {
               return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
             });
@@ -32,7 +35,13 @@ Status CheckUsername(std::string_view username) {
                                       "with '.' or '-'");
 }
 
-Authenticator::Authenticator(AuthOptions options) : options_(std::move(options)) { last_flush_ms_ = NowMs(); }
+Authenticator::Authenticator(AuthOptions options)
+    : options_(std::move(options)),
+      login_throttle_(LoginThrottleOptions{options_.login_attempts_per_minute_per_source,
+                                           options_.login_attempts_per_minute_per_user}),
+      hash_slots_(options_.max_concurrent_password_hashes, options_.password_hash_wait_ms) {
+  last_flush_ms_ = NowMs();
+}
 
 Authenticator::Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options)
     : Authenticator(std::move(options)) {
@@ -111,6 +120,11 @@ Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
   int64_t now = NowMs();
   if (key->revoked_ms != 0) return Status::Unauthenticated("API key " + key->id + " is revoked");
   if (key->expires_ms != 0 && now >= key->expires_ms) return Status::Unauthenticated("API key " + key->id + " expired");
+  // Checked here as well as revoked at the disable: a row written before that rule, or by
+  // hand, must not outlive its owner.
+  if (!IsSystemPrincipal(key->owner) && !key->owner_enabled) {
+    return Status::Unauthenticated("API key " + key->id + " belongs to a disabled or removed user");
+  }
   std::optional<Role> role = ParseRole(key->role);
   if (!role) return Status::Unauthenticated("API key " + key->id + " has an unknown role");
   NoteKeyUse(key->id, now);
@@ -197,6 +211,19 @@ std::map<Role, KeyLimits> Authenticator::RoleLimits() {
 }
 
 Status Authenticator::SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits) {
+  std::lock_guard<std::mutex> edit(role_limits_edit_mu_);
+  return WriteRoleLimits(actor, role, limits);
+}
+
+Result<KeyLimits> Authenticator::UpdateRoleLimits(const Actor& actor, Role role, const KeyChange& change) {
+  // Read, change and write under one lock: two edits of different fields at once keep both.
+  std::lock_guard<std::mutex> edit(role_limits_edit_mu_);
+  KeyLimits limits = ApplyLimitChange(RoleLimits()[role], change);
+  KIMI_RETURN_IF_ERROR(WriteRoleLimits(actor, role, limits));
+  return limits;
+}
+
+Status Authenticator::WriteRoleLimits(const Actor& actor, Role role, const KeyLimits& limits) {
   KIMI_RETURN_IF_ERROR(CheckKeyLimits(limits));
   std::string detail = DescribeKeyLimits(limits);
   KIMI_RETURN_IF_ERROR(store_->SetRoleLimits(std::string(RoleName(role)), limits,
@@ -213,6 +240,11 @@ Status Authenticator::CheckModelAllowed(const Principal& principal, std::string_
     if (m == model) return Status::OK();
   }
   return Status::PermissionDenied("this API key may not use the model " + std::string(model));
+}
+
+Result<std::string> Authenticator::Hash(const std::string& password) {
+  KIMI_ASSIGN_OR_RETURN(HashSlots::Slot slot, hash_slots_.Acquire());
+  return HashPassword(password, options_.password);
 }
 
 void Authenticator::NoteKeyUse(const std::string& key_id, int64_t now_ms) {
@@ -252,36 +284,34 @@ UsageLedgerStats Authenticator::UsageStats() const {
 }
 
 Result<Session> Authenticator::Login(const std::string& username, const std::string& password,
-                                     const std::string& source) {
+                                     const std::string& source, int64_t* retry_after_s) {
+  int64_t no_retry_after = 0;
+  if (retry_after_s == nullptr) retry_after_s = &no_retry_after;
+  // Bounded before anything is hashed or written: both end up in the audit log.
+  KIMI_RETURN_IF_ERROR(CheckUsername(username));
+  KIMI_RETURN_IF_ERROR(CheckPasswordLength("password", password));
   Actor actor{username, "", source};
-  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(username));
-  if (!user) {
-    VerifyDummyPassword(password, options_.password);
-    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied", "unknown user")));
-    return BadLogin();
+  bool first_refusal = false;
+  Status admitted = login_throttle_.Admit(source, username, NowMs(), retry_after_s, &first_refusal);
+  if (!admitted.ok()) {
+    if (first_refusal) {
+      KIMI_RETURN_IF_ERROR(
+          store_->AppendEvent(Event(actor, "auth.login_throttled", username, "denied", admitted.message())));
+    }
+    return admitted;
   }
-  actor.role = user->role;
-  int64_t now = NowMs();
-  if (user->disabled) {
-    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied", "user disabled")));
-    return BadLogin();
-  }
-  if (user->locked_until_ms > now) {
-    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(actor, "auth.login_failed", username, "denied",
-                                                   "account locked until " + FormatUtcMillis(user->locked_until_ms))));
-    return BadLogin();
-  }
-  if (!VerifyPassword(user->password_hash, password)) {
-    KIMI_RETURN_IF_ERROR(RecordLoginFailure(*user, source, "wrong password"));
-    return BadLogin();
+  Result<UserRecord> user = CheckPasswordAttempt(username, password, actor, "wrong password");
+  if (!user.ok()) {
+    if (user.status().code() == Status::Code::kResourceExhausted) *retry_after_s = 1;
+    return user.status();
   }
   std::optional<Role> role = ParseRole(user->role);
   if (!role) return Status::Internal("user " + username + " has an unknown role");
-  user->failed_logins = 0;
-  user->locked_until_ms = 0;
-  user->last_login_ms = now;
-  KIMI_RETURN_IF_ERROR(store_->UpdateLoginState(
-      *user, Event(actor, "auth.login", username, "ok", user->must_change_password ? "password change required" : "")));
+  int64_t now = NowMs();
+  actor.role = user->role;
+  KIMI_RETURN_IF_ERROR(store_->RecordLoginSuccess(
+      username, now,
+      Event(actor, "auth.login", username, "ok", user->must_change_password ? "password change required" : "")));
 
   Session session;
   session.session_id = RandomHex(32);
@@ -298,22 +328,47 @@ Result<Session> Authenticator::Login(const std::string& username, const std::str
   return session;
 }
 
-Status Authenticator::RecordLoginFailure(UserRecord user, const std::string& source, const std::string& why) {
+int64_t Authenticator::LockUntil(int64_t failures, int64_t now_ms) const {
+  if (failures < options_.lockout_threshold) return 0;
+  int64_t doublings = std::min<int64_t>(failures - options_.lockout_threshold, 30);
+  return now_ms + std::min(options_.lockout_max_ms, options_.lockout_base_ms << doublings);
+}
+
+Result<UserRecord> Authenticator::CheckPasswordAttempt(const std::string& username, const std::string& password,
+                                                       const Actor& actor, const std::string& why_wrong) {
+  KIMI_ASSIGN_OR_RETURN(HashSlots::Slot slot, hash_slots_.Acquire());
   int64_t now = NowMs();
-  user.failed_logins += 1;
-  std::string detail = why + "; consecutive failures " + std::to_string(user.failed_logins);
+  KIMI_ASSIGN_OR_RETURN(LoginAttempt attempt, store_->BeginLoginAttempt(username, now, [&](int64_t failures) {
+                          return LockUntil(failures, now);
+                        }));
+  Actor who = actor;
+  who.role = attempt.user.role;
+  std::string refused;
+  switch (attempt.refusal) {
+    case LoginAttempt::Refusal::kUnknownUser: refused = "unknown user"; break;
+    case LoginAttempt::Refusal::kDisabled: refused = "user disabled"; break;
+    case LoginAttempt::Refusal::kLocked:
+      refused = "account locked until " + FormatUtcMillis(attempt.user.locked_until_ms);
+      break;
+    case LoginAttempt::Refusal::kNone: break;
+  }
+  if (!refused.empty()) {
+    VerifyDummyPassword(password, options_.password);  // the work of a wrong password, so the answer is the same
+    KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(who, "auth.login_failed", username, "denied", refused)));
+    return BadLogin();
+  }
+  const UserRecord& user = attempt.user;
+  if (VerifyPassword(user.password_hash, password)) return attempt.user;
+  std::string detail = why_wrong + "; consecutive failures " + std::to_string(user.failed_logins);
   std::string action = "auth.login_failed";
-  if (user.failed_logins >= options_.lockout_threshold) {
-    int64_t doublings = std::min<int64_t>(user.failed_logins - options_.lockout_threshold, 30);
-    int64_t lock_ms = std::min(options_.lockout_max_ms, options_.lockout_base_ms << doublings);
-    user.locked_until_ms = now + lock_ms;
+  if (user.locked_until_ms > now) {
     action = "auth.account_locked";
     detail += "; locked until " + FormatUtcMillis(user.locked_until_ms);
     log::Warn("console account locked after repeated login failures",
-              {{"user", user.username}, {"failures", user.failed_logins}, {"source", source}});
+              {{"user", username}, {"failures", user.failed_logins}, {"source", actor.source}});
   }
-  return store_->UpdateLoginState(user, Event(Actor{user.username, user.role, source}, action, user.username,
-                                              "denied", detail));
+  KIMI_RETURN_IF_ERROR(store_->AppendEvent(Event(who, action, username, "denied", detail)));
+  return BadLogin();
 }
 
 Status Authenticator::Logout(const Principal& principal, const std::string& source) {
@@ -329,15 +384,17 @@ Status Authenticator::ChangePassword(const Principal& principal, const std::stri
   if (principal.kind != Principal::Kind::kSession) {
     return Status::InvalidArgument("changing a password needs the session cookie, not an API key");
   }
-  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(principal.id));
-  if (!user) return Status::Unauthenticated("invalid session; log in again");
-  if (!VerifyPassword(user->password_hash, old_password)) {
-    KIMI_RETURN_IF_ERROR(RecordLoginFailure(*user, source, "wrong current password at password change"));
-    return Status::PermissionDenied("the current password is wrong");
-  }
+  KIMI_RETURN_IF_ERROR(CheckPasswordLength("old_password", old_password));
+  // The rules first: an attempt counts against the account only when its password is checked.
   if (old_password == new_password) return Status::InvalidArgument("the new password must differ from the old one");
   KIMI_RETURN_IF_ERROR(CheckPasswordRules(principal.id, new_password, options_.password));
-  KIMI_ASSIGN_OR_RETURN(std::string hash, HashPassword(new_password, options_.password));
+  Result<UserRecord> checked = CheckPasswordAttempt(principal.id, old_password, Actor::Of(principal, source),
+                                                    "wrong current password at password change");
+  if (!checked.ok()) {
+    if (checked.status().code() != Status::Code::kUnauthenticated) return checked.status();
+    return Status::PermissionDenied("the current password is wrong, or the account is locked");
+  }
+  KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(new_password));
   return store_->SetPassword(principal.id, hash, &principal.session_hash,
                              Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", ""));
 }
@@ -352,7 +409,8 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   KeyRecord& k = created.record;
   k.id = GenerateKeyId();
   k.name = spec.name;
-  k.owner = spec.owner.empty() ? actor.id : spec.owner;
+  k.owner = !spec.owner.empty() ? spec.owner : !actor.owner.empty() ? actor.owner : std::string(kSystemPrincipal);
+  KIMI_RETURN_IF_ERROR(CheckKeyOwner(k.owner));
   k.role = std::string(RoleName(spec.role));
   k.models = spec.models;
   k.created_ms = NowMs();
@@ -365,6 +423,18 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   KIMI_RETURN_IF_ERROR(store_->InsertKey(k, secret_->KeyedHash(created.secret),
                                          Event(actor, "auth.key_created", k.id, "ok", detail)));
   return created;
+}
+
+Status Authenticator::CheckKeyOwner(const std::string& owner) {
+  if (IsSystemPrincipal(owner)) return Status::OK();
+  std::string principals;
+  for (std::string_view p : kSystemPrincipals) principals += (principals.empty() ? "" : ", ") + std::string(p);
+  // The value is not repeated: it may be anything a client sent.
+  Status refused = Status::InvalidArgument("the owner must be an enabled console user or a system principal (" +
+                                           principals + ")");
+  if (!CheckUsername(owner).ok()) return refused;
+  KIMI_ASSIGN_OR_RETURN(std::optional<UserRecord> user, store_->FindUser(owner));
+  return user && !user->disabled ? Status::OK() : refused;
 }
 
 Result<std::vector<KeyRecord>> Authenticator::ListKeys() {
@@ -396,17 +466,23 @@ Result<KeyRecord> Authenticator::UpdateKey(const Actor& actor, const std::string
 }
 
 Result<std::string> Authenticator::AddUser(const Actor& actor, const std::string& username, Role role) {
+  return NewUser(actor, username, role, /*only_if_none=*/false);
+}
+
+Result<std::string> Authenticator::NewUser(const Actor& actor, const std::string& username, Role role,
+                                           bool only_if_none) {
   KIMI_RETURN_IF_ERROR(CheckUsername(username));
   if (!IsUserRole(role)) return Status::InvalidArgument("role scrape is for API keys only");
   std::string one_time = GenerateOneTimePassword();
-  KIMI_ASSIGN_OR_RETURN(std::string hash, HashPassword(one_time, options_.password));
+  KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(one_time));
   UserRecord u;
   u.username = username;
   u.password_hash = hash;
   u.role = std::string(RoleName(role));
   u.must_change_password = true;
   u.created_ms = NowMs();
-  KIMI_RETURN_IF_ERROR(store_->InsertUser(u, Event(actor, "auth.user_added", username, "ok", "role " + u.role)));
+  KIMI_RETURN_IF_ERROR(
+      store_->InsertUser(u, Event(actor, "auth.user_added", username, "ok", "role " + u.role), only_if_none));
   return one_time;
 }
 
@@ -414,16 +490,24 @@ Result<std::vector<UserRecord>> Authenticator::ListUsers() { return store_->List
 
 Status Authenticator::DisableUser(const Actor& actor, const std::string& username) {
   if (actor.id == username) return Status::InvalidArgument("a user cannot disable itself");
-  return store_->DisableUser(username, Event(actor, "auth.user_disabled", username, "ok", ""));
+  return store_->DisableUser(username, NowMs(), Event(actor, "auth.user_disabled", username, "ok", ""),
+                             [&](const std::string& key_id) {
+                               return Event(actor, "auth.key_revoked", key_id, "ok", "owner " + username + " disabled");
+                             });
+}
+
+Status Authenticator::EnableUser(const Actor& actor, const std::string& username) {
+  return store_->EnableUser(username, Event(actor, "auth.user_enabled", username, "ok", ""));
+}
+
+Status Authenticator::UnlockUser(const Actor& actor, const std::string& username) {
+  return store_->UnlockUser(username, Event(actor, "auth.user_unlocked", username, "ok", ""));
 }
 
 Result<std::string> Authenticator::Bootstrap(const Actor& actor, const std::string& username) {
-  int64_t users = 0;
-  KIMI_RETURN_IF_ERROR(store_->CountUsers(&users));
-  if (users > 0) {
-    return Status::FailedPrecondition("the appliance already has users; bootstrap runs once (add users as an admin)");
-  }
-  return AddUser(actor, username, Role::kAdmin);
+  // No user may exist when the row is inserted, checked in that transaction: a count read
+  // before the hashing would let two bootstraps at once both pass it.
+  return NewUser(actor, username, Role::kAdmin, /*only_if_none=*/true);
 }
 
 }  // namespace kimi::auth

@@ -7,11 +7,21 @@
 // revoked or expired, at the next request after the change (no cache). last_used_ms is
 // collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
 // A key's principal carries the stricter of its own limits and its role's (key_limits.h);
-// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits().
+// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits() and
+// UpdateRoleLimits(), one at a time.
 //
-// Passwords: Argon2id; after lockout_threshold consecutive failures the account is locked
-// for lockout_base_ms, doubling with each further failure up to lockout_max_ms. An unknown
-// user name costs the same hashing as a wrong password.
+// Passwords: Argon2id, at most max_concurrent_password_hashes at once (login_throttle.h).
+// A login is throttled per client address and per user name before anything is hashed or
+// written. Each attempt is counted against the account before its password is checked
+// (AuthStore::BeginLoginAttempt), and the lockout_threshold-th consecutive one locks the
+// account for lockout_base_ms, doubling with each further failure up to lockout_max_ms; a
+// right password clears the count and the lock. So attempts running at once cannot all pass
+// on one stale count. Unknown, disabled, locked and wrong-password logins do the same work
+// (one Argon2id verification) and get the same answer.
+//
+// Key owners: an existing user or a system principal (principal.h). Disabling a user revokes
+// its keys; a key whose owner is a disabled or missing user is refused at authentication all
+// the same, whatever its row says.
 //
 // Sessions: 256-bit random ids kept only as keyed hashes; an idle and an absolute timeout;
 // a CSRF token per session that must accompany every state-changing request made with the
@@ -30,6 +40,7 @@
 
 #include "auth/auth_store.h"
 #include "auth/key_change.h"
+#include "auth/login_throttle.h"
 #include "auth/password.h"
 #include "auth/principal.h"
 #include "auth/rate_limiter.h"
@@ -50,6 +61,10 @@ struct AuthOptions {
   int64_t last_used_flush_ms = 10'000;
   int64_t max_concurrent_streams = 0;  // appliance-wide generation requests in flight; 0: none
   int64_t usage_flush_ms = UsageMeter::kDefaultUsageFlushMs;  // usage rows written at most this late
+  int64_t login_attempts_per_minute_per_source = 30;  // per client address; 0: no limit
+  int64_t login_attempts_per_minute_per_user = 10;    // per user name, known or not; 0: no limit
+  int64_t max_concurrent_password_hashes = 4;         // Argon2id computations at once
+  int64_t password_hash_wait_ms = 2'000;              // longest wait for one before a 429
   std::function<int64_t()> clock_ms;  // Unix ms; the system clock when empty
 };
 
@@ -58,8 +73,9 @@ struct Actor {
   std::string id;      // user name, key id, or "kimictl" for local commands
   std::string role;    // roles.h name, or "system"
   std::string source;  // client address, or "local"
+  std::string owner;   // whom the actor acts for: a user or a system principal; empty: "system"
   static Actor Of(const Principal& p, std::string source) {
-    return Actor{p.id, std::string(RoleName(p.role)), std::move(source)};
+    return Actor{p.id, std::string(RoleName(p.role)), std::move(source), p.owner};
   }
 };
 
@@ -130,16 +146,26 @@ class Authenticator {
   std::map<Role, KeyLimits> RoleLimits();
   // Replaces a role's limits, effective from the next request of each of its keys.
   Status SetRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
+  // Writes the change's limits over the role's (those it leaves out keep their value), as
+  // one step with respect to every other change of role limits. Returns the limits written.
+  Result<KeyLimits> UpdateRoleLimits(const Actor& actor, Role role, const KeyChange& change);
 
-  // Console login. Unauthenticated with one message for every failure (unknown user, wrong
-  // password, disabled, locked); the auth event says which.
-  Result<Session> Login(const std::string& username, const std::string& password, const std::string& source);
+  // Console login. InvalidArgument for a malformed user name or a password over
+  // kMaxPasswordBytes; ResourceExhausted with *retry_after_s when the source or the user name
+  // spent its attempts (audited once per refusal window) or no hash slot came free;
+  // Unauthenticated with one message for every other failure (unknown user, wrong password,
+  // disabled, locked), each after one Argon2id verification; the auth event says which.
+  Result<Session> Login(const std::string& username, const std::string& password, const std::string& source,
+                        int64_t* retry_after_s = nullptr);
   Status Logout(const Principal& principal, const std::string& source);
   Status ChangePassword(const Principal& principal, const std::string& old_password, const std::string& new_password,
                         const std::string& source);
 
-  // InvalidArgument for an empty name or an unusable role.
+  // InvalidArgument for an empty name, an unusable role, or an owner that is neither an
+  // enabled user nor a system principal. An empty owner is the actor's owner.
   Result<CreatedKey> CreateKey(const Actor& actor, const NewKey& spec);
+  // OK when `owner` may own a key: a system principal or an existing, enabled user.
+  Status CheckKeyOwner(const std::string& owner);
   Result<std::vector<KeyRecord>> ListKeys();
   Status RevokeKey(const Actor& actor, const std::string& key_id);
   // Edits a key's role, allowed models and own limits (key_change.h), effective from its next
@@ -152,7 +178,12 @@ class Authenticator {
   // Adds a user with a one-time password (returned; must be changed at first login).
   Result<std::string> AddUser(const Actor& actor, const std::string& username, Role role);
   Result<std::vector<UserRecord>> ListUsers();
+  // Disables the user, ends its sessions and revokes its keys (an auth event each).
   Status DisableUser(const Actor& actor, const std::string& username);
+  // Lets a disabled user log in again; its revoked keys stay revoked.
+  Status EnableUser(const Actor& actor, const std::string& username);
+  // Clears the user's failure count and lock.
+  Status UnlockUser(const Actor& actor, const std::string& username);
   // The first admin: FailedPrecondition when any user exists. Returns the one-time password.
   Result<std::string> Bootstrap(const Actor& actor, const std::string& username);
 
@@ -173,22 +204,39 @@ class Authenticator {
   Result<Principal> AuthenticateKey(std::string_view presented);
   Result<Principal> AuthenticateSession(const Credentials& credentials);
   void NoteKeyUse(const std::string& key_id, int64_t now_ms);
-  Status RecordLoginFailure(UserRecord user, const std::string& source, const std::string& why);
+  // SetRoleLimits' write. Requires role_limits_edit_mu_ held.
+  Status WriteRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
+  // AddUser; with only_if_none, only while there is no user at all (Bootstrap).
+  Result<std::string> NewUser(const Actor& actor, const std::string& username, Role role, bool only_if_none);
+  // HashPassword within a hash slot.
+  Result<std::string> Hash(const std::string& password);
+  // The lock that `failures` consecutive failures earn from now_ms (0: none).
+  int64_t LockUntil(int64_t failures, int64_t now_ms) const;
+  // Counts one attempt and checks the password, with the same work (one verification) for
+  // every outcome. Unauthenticated (the generic refusal) unless the password is right; the
+  // event of a refusal is written, the success's is the caller's.
+  Result<UserRecord> CheckPasswordAttempt(const std::string& username, const std::string& password,
+                                          const Actor& actor, const std::string& why_wrong);
 
   AuthStore* store_ = nullptr;             // set by Attach()
   std::optional<ServerSecret> secret_;     // set by Attach()
   AuditOutbox* outbox_ = nullptr;          // set by Attach()
   const AuthOptions options_;
 
+  LoginThrottle login_throttle_;
+  HashSlots hash_slots_;
   RateLimiter rate_limiter_;
   std::unique_ptr<UsageMeter> meter_;  // set by Attach()
   std::mutex mu_;
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_
   std::map<Role, KeyLimits> role_limits_;     // guarded by mu_: roles with limits
+  std::mutex role_limits_edit_mu_;            // held across a role-limits read-change-write
 };
 
-// User names: 1-64 of [a-z0-9._-], starting with a letter or digit.
+inline constexpr size_t kMaxUsernameBytes = 64;
+
+// User names: 1-64 of [a-z0-9._-], not starting with '.' or '-', and not a system principal.
 Status CheckUsername(std::string_view username);
 
 }  // namespace kimi::auth

@@ -3,6 +3,9 @@
 #include <sqlite3.h>
 
 #include <memory>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -29,6 +32,26 @@ class AuthenticatorTest : public ::testing::Test {
     std::array<uint8_t, 32> secret{};
     secret.fill(7);
     auth_ = std::make_unique<Authenticator>(store_, ServerSecret::FromBytes(secret), options);
+    ASSERT_TRUE(auth_->AddUser(admin_, "alice", Role::kUser).ok());
+  }
+  // Replaces the authenticator with one using `options` (on the same store and clock).
+  void Restart(AuthOptions options) {
+    options.clock_ms = [this] { return now_ms_; };
+    std::array<uint8_t, 32> secret{};
+    secret.fill(7);
+    auth_ = std::make_unique<Authenticator>(store_, ServerSecret::FromBytes(secret), options);
+  }
+  void Sql(const std::string& sql) {
+    ASSERT_TRUE(db_->Write([&](sqlite3* db) {
+                     return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK
+                                ? Status::OK()
+                                : Status::IOError(sqlite3_errmsg(db));
+                   }).ok());
+  }
+  std::vector<AuthEvent> PendingEvents() {
+    Result<std::vector<AuthEvent>> events = store_->PendingEvents(100'000);
+    EXPECT_TRUE(events.ok());
+    return events.ok() ? *events : std::vector<AuthEvent>{};
   }
   void TearDown() override { auth_.reset(); }
 
@@ -222,6 +245,7 @@ TEST_F(AuthenticatorTest, RoleChecksAndPasswordChangeGate) {
 }
 
 TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
+  Sql("DELETE FROM auth_users");  // the fixture's user
   Result<std::string> otp = auth_->Bootstrap(Actor{"kimictl", "system", "local"}, "admin");
   ASSERT_TRUE(otp.ok()) << otp.status().ToString();
   EXPECT_EQ(auth_->Bootstrap(Actor{"kimictl", "system", "local"}, "admin2").status().code(),
@@ -235,6 +259,21 @@ TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->must_change_password);
   EXPECT_FALSE(auth_->Login("admin", *otp, "test").ok());
+}
+
+TEST_F(AuthenticatorTest, BootstrapsAtOnceMakeOneAdmin) {
+  Sql("DELETE FROM auth_users");
+  AuthOptions options = auth_->options();
+  options.password.mem_limit_bytes = 1 << 20;  // hashes long enough for the bootstraps to overlap
+  Restart(options);
+  std::vector<std::thread> threads;
+  std::atomic<int> made{0};
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&, i] { made += auth_->Bootstrap(admin_, "admin-" + std::to_string(i)).ok(); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(made.load(), 1);
+  EXPECT_EQ(auth_->ListUsers()->size(), 1u);
 }
 
 TEST_F(AuthenticatorTest, LockoutWithDoublingBackoff) {
@@ -265,6 +304,157 @@ TEST_F(AuthenticatorTest, UnknownAndDisabledUsersGetTheSameAnswer) {
   EXPECT_EQ(unknown.status(), disabled.status());
   // Disabling ends the sessions too.
   EXPECT_EQ(WithSession(s, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, ParallelWrongPasswordsLockTheAccountAndTheRightOneIsThenRefused) {
+  AuthOptions options = auth_->options();
+  options.login_attempts_per_minute_per_source = 0;  // the lock alone is under test here
+  options.login_attempts_per_minute_per_user = 0;
+  options.max_concurrent_password_hashes = 8;
+  options.password.mem_limit_bytes = 1 << 20;  // hashes long enough for the attempts to overlap
+  Restart(options);
+  std::string otp = *auth_->AddUser(admin_, "erin", Role::kUser);
+  std::vector<std::thread> threads;
+  std::atomic<int> accepted{0};
+  for (int i = 0; i < 60; ++i) {
+    threads.emplace_back([&, i] { accepted += auth_->Login("erin", "wrong-guess-" + std::to_string(i), "10.0.0.7").ok(); });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(accepted.load(), 0);
+  UserRecord u = **store_->FindUser("erin");
+  // Each attempt counted before its password was checked: the threshold-th locked the
+  // account, and every later one was refused as locked without counting.
+  EXPECT_EQ(u.failed_logins, 3);
+  EXPECT_GT(u.locked_until_ms, now_ms_);
+  std::set<std::string> counts;
+  for (const AuthEvent& e : PendingEvents()) {
+    if (e.target == "erin" && e.detail.find("consecutive failures") != std::string::npos) counts.insert(e.detail);
+  }
+  EXPECT_EQ(counts.size(), 3u);  // 1, 2 and 3: no two attempts saw the same count
+  EXPECT_EQ(PendingEventsWithAction("auth.account_locked"), 1u);
+  EXPECT_EQ(auth_->Login("erin", otp, "10.0.0.7").status().code(), Status::Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, EveryRefusalDoesOnePasswordVerificationAndGivesOneAnswer) {
+  std::string otp = *auth_->AddUser(admin_, "frank", Role::kUser);
+  ASSERT_TRUE(auth_->AddUser(admin_, "gone", Role::kUser).ok());
+  ASSERT_TRUE(auth_->DisableUser(admin_, "gone").ok());
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(auth_->Login("frank", "wrong-password", "x").ok());
+  struct Case {
+    const char* what;
+    const char* user;
+    std::string password;
+  };
+  const Case cases[] = {{"unknown", "nobody", "some-password"},
+                        {"disabled", "gone", "some-password"},
+                        {"locked", "frank", otp},
+                        {"wrong", "alice", "some-password"}};
+  std::set<std::string> answers;
+  for (const Case& c : cases) {
+    uint64_t before = PasswordVerificationCount();
+    Result<Session> s = auth_->Login(c.user, c.password, "x");
+    EXPECT_EQ(PasswordVerificationCount() - before, 1u) << c.what;
+    EXPECT_EQ(s.status().code(), Status::Code::kUnauthenticated) << c.what;
+    answers.insert(s.status().message());
+  }
+  EXPECT_EQ(answers.size(), 1u);
+}
+
+TEST_F(AuthenticatorTest, OversizeLoginInputsAreRefusedBeforeAnythingIsHashedOrWritten) {
+  size_t events = PendingEvents().size();
+  uint64_t verifications = PasswordVerificationCount();
+  Result<Session> long_name = auth_->Login(std::string(7 << 20, 'a'), "some-password", "x");
+  EXPECT_EQ(long_name.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(auth_->Login("alice", std::string(kMaxPasswordBytes + 1, 'p'), "x").status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(auth_->Login("bad\nname", "some-password", "x").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(PendingEvents().size(), events);
+  EXPECT_EQ(PasswordVerificationCount(), verifications);
+  EXPECT_LT(long_name.status().message().size(), 200u);
+}
+
+TEST_F(AuthenticatorTest, ThrottledLoginsAreRefusedWithRetryAfterAndAuditedOncePerWindow) {
+  AuthOptions options = auth_->options();
+  options.login_attempts_per_minute_per_source = 4;
+  options.login_attempts_per_minute_per_user = 2;
+  Restart(options);
+  uint64_t verifications = PasswordVerificationCount();
+  int64_t retry = 0;
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(auth_->Login("alice", "wrong-password", "10.0.0.1:1", &retry).ok());
+  for (int i = 0; i < 3; ++i) {  // a refusal for the user name still spends the address's budget
+    Result<Session> refused = auth_->Login("alice", "wrong-password", "10.0.0.2:1", &retry);
+    EXPECT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
+  }
+  EXPECT_EQ(retry, 30);
+  // Another user name from the first address spends that address's budget of 4.
+  EXPECT_FALSE(auth_->Login("bob", "wrong-password", "10.0.0.1:2", &retry).ok());
+  EXPECT_FALSE(auth_->Login("carl", "wrong-password", "10.0.0.1:3", &retry).ok());
+  EXPECT_EQ(auth_->Login("dora", "wrong-password", "10.0.0.1:4", &retry).status().code(),
+            Status::Code::kResourceExhausted);
+  EXPECT_EQ(PasswordVerificationCount() - verifications, 4u);  // refusals hash nothing
+  EXPECT_EQ(PendingEventsWithAction("auth.login_throttled"), 2u);  // one per budget, not per attempt
+}
+
+TEST_F(AuthenticatorTest, AKeyOwnerIsAnEnabledUserOrASystemPrincipal) {
+  for (const char* owner : {"ghost", "bad\x01name", "Alice", "kimictl:root"}) {
+    EXPECT_EQ(auth_->CreateKey(admin_, NewKey{"k", owner, Role::kUser, {}, 0}).status().code(),
+              Status::Code::kInvalidArgument)
+        << owner;
+  }
+  for (const char* owner : {"system", "installer", "alice"}) {
+    Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"k", owner, Role::kUser, {}, 0});
+    ASSERT_TRUE(key.ok()) << owner;
+    EXPECT_TRUE(WithKey(key->secret).ok()) << owner;
+  }
+  // No user may take a system principal's name.
+  EXPECT_EQ(auth_->AddUser(admin_, "system", Role::kUser).status().code(), Status::Code::kInvalidArgument);
+  // Without an owner, a key belongs to whom its creator acts for.
+  EXPECT_EQ(auth_->CreateKey(admin_, NewKey{"k", "", Role::kUser, {}, 0})->record.owner, "system");
+  Session s = LoggedInUser("hana", Role::kAdmin);
+  Principal hana = *WithSession(s, false, "");
+  EXPECT_EQ(auth_->CreateKey(Actor::Of(hana, "x"), NewKey{"k", "", Role::kUser, {}, 0})->record.owner, "hana");
+  ASSERT_TRUE(auth_->DisableUser(admin_, "hana").ok());
+  EXPECT_EQ(auth_->CreateKey(admin_, NewKey{"k", "hana", Role::kUser, {}, 0}).status().code(),
+            Status::Code::kInvalidArgument);
+}
+
+TEST_F(AuthenticatorTest, DisablingAUserRevokesItsKeysAndItsKeysStayRefusedWhateverTheirRow) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"alice-admin", "alice", Role::kAdmin, {}, 0});
+  CreatedKey other = *auth_->CreateKey(admin_, NewKey{"other", "system", Role::kAdmin, {}, 0});
+  ASSERT_TRUE(WithKey(key.secret).ok());
+  ASSERT_TRUE(auth_->DisableUser(admin_, "alice").ok());
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_TRUE(WithKey(other.secret).ok());
+  bool audited = false;
+  for (const AuthEvent& e : PendingEvents()) {
+    audited |= e.action == "auth.key_revoked" && e.target == key.record.id && e.detail == "owner alice disabled";
+  }
+  EXPECT_TRUE(audited);
+  // A stale row that says active is refused while its owner is disabled, and when the owner is gone.
+  Sql("UPDATE auth_keys SET revoked_ms = 0");
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  ASSERT_TRUE(auth_->EnableUser(admin_, "alice").ok());
+  EXPECT_TRUE(WithKey(key.secret).ok());
+  Sql("DELETE FROM auth_users WHERE username = 'alice'");
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_TRUE(WithKey(other.secret).ok());
+}
+
+TEST_F(AuthenticatorTest, UnlockAndEnableLetAUserLogInAgain) {
+  std::string otp = *auth_->AddUser(admin_, "ivan", Role::kUser);
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(auth_->Login("ivan", "wrong-password", "x").ok());
+  ASSERT_FALSE(auth_->Login("ivan", otp, "x").ok());
+  ASSERT_TRUE(auth_->UnlockUser(admin_, "ivan").ok());
+  EXPECT_EQ((**store_->FindUser("ivan")).failed_logins, 0);
+  ASSERT_TRUE(auth_->Login("ivan", otp, "x").ok());
+  ASSERT_TRUE(auth_->DisableUser(admin_, "ivan").ok());
+  ASSERT_FALSE(auth_->Login("ivan", otp, "x").ok());
+  ASSERT_TRUE(auth_->EnableUser(admin_, "ivan").ok());
+  EXPECT_TRUE(auth_->Login("ivan", otp, "x").ok());
+  EXPECT_EQ(auth_->UnlockUser(admin_, "nobody").code(), Status::Code::kNotFound);
+  EXPECT_EQ(auth_->EnableUser(admin_, "nobody").code(), Status::Code::kNotFound);
+  EXPECT_EQ(PendingEventsWithAction("auth.user_unlocked"), 1u);
+  EXPECT_EQ(PendingEventsWithAction("auth.user_enabled"), 1u);
 }
 
 TEST_F(AuthenticatorTest, SessionsNeedCsrfForChangesAndEndAtLogoutAndTimeouts) {
@@ -323,6 +513,26 @@ TEST_F(AuthenticatorTest, AKeyGetsTheStricterOfItsOwnAndItsRolesLimitsWhichSurvi
   EXPECT_EQ(restarted.RoleLimits()[Role::kUser].tokens_per_minute, 700);
   EXPECT_EQ(restarted.RoleLimits()[Role::kAuditor].tokens_per_minute, 0);
   EXPECT_EQ(restarted.Authenticate(Credentials{key.secret, {}, {}, {}, false})->limits.requests_per_minute, 10);
+}
+
+TEST_F(AuthenticatorTest, RoleLimitEditsOfDifferentFieldsAtOnceKeepEveryField) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < std::size(kKeyLimitFields); ++i) {
+    threads.emplace_back([&, i] {
+      KeyChange change;
+      change.limits[i] = static_cast<int64_t>(10 + i);
+      EXPECT_TRUE(auth_->UpdateRoleLimits(admin_, Role::kUser, change).ok());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  KeyLimits limits = auth_->RoleLimits()[Role::kUser];
+  for (size_t i = 0; i < std::size(kKeyLimitFields); ++i) {
+    EXPECT_EQ(limits.*kKeyLimitFields[i].member, static_cast<int64_t>(10 + i)) << kKeyLimitFields[i].name;
+  }
+  std::array<uint8_t, 32> secret{};
+  secret.fill(7);
+  Authenticator restarted(store_, ServerSecret::FromBytes(secret), auth_->options());
+  EXPECT_EQ(restarted.RoleLimits()[Role::kUser].max_concurrent_streams, limits.max_concurrent_streams);
 }
 
 TEST_F(AuthenticatorTest, TokensPerMinuteBucketsSurviveARestart) {

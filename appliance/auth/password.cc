@@ -2,10 +2,16 @@
 
 #include <sodium.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 
 namespace kimi::auth {
+namespace {
+
+std::atomic<uint64_t> g_verifications{0};
+
+}  // namespace
 
 Result<std::string> HashPassword(std::string_view password, const PasswordParams& params) {
   if (sodium_init() < 0) return Status::Internal("libsodium failed to initialise");
@@ -22,6 +28,7 @@ Result<std::string> HashPassword(std::string_view password, const PasswordParams
 
 bool VerifyPassword(std::string_view stored_hash, std::string_view password) {
   if (sodium_init() < 0) return false;
+  g_verifications.fetch_add(1, std::memory_order_relaxed);
   std::string hash(stored_hash);  // needs a NUL-terminated string
   return crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;
 }
@@ -36,12 +43,23 @@ void VerifyDummyPassword(std::string_view password, const PasswordParams& params
   if (!dummy.empty()) VerifyPassword(dummy, password);
 }
 
+uint64_t PasswordVerificationCount() { return g_verifications.load(std::memory_order_relaxed); }
+
+Status CheckPasswordLength(std::string_view field, std::string_view password) {
+  if (password.size() <= kMaxPasswordBytes) return Status::OK();
+  return Status::InvalidArgument("field '" + std::string(field) + "' must have at most " +
+                                 std::to_string(kMaxPasswordBytes) + " bytes");
+}
+
 Status CheckPasswordRules(std::string_view username, std::string_view password, const PasswordParams& params) {
   if (static_cast<int64_t>(password.size()) < params.min_length) {
     return Status::InvalidArgument("the password must have at least " + std::to_string(params.min_length) +
                                    " characters");
   }
-  if (password.size() > 1024) return Status::InvalidArgument("the password must have at most 1024 characters");
+  if (password.size() > kMaxPasswordBytes) {
+    return Status::InvalidArgument("the password must have at most " + std::to_string(kMaxPasswordBytes) +
+                                   " characters");
+  }
   if (!username.empty() && password.find(username) != std::string_view::npos) {
     return Status::InvalidArgument("the password must not contain the user name");
   }

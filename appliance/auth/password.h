@@ -13,6 +13,10 @@
 
 namespace kimi::auth {
 
+// The longest password any route accepts (login, password change, the rules below): Argon2id
+// reads every byte, so an unbounded password is unbounded work per attempt.
+inline constexpr size_t kMaxPasswordBytes = 1024;
+
 struct PasswordParams {
   uint64_t ops_limit = 2;                   // Argon2id passes (libsodium "interactive")
   uint64_t mem_limit_bytes = 64ull << 20;   // memory per hash
@@ -26,11 +30,18 @@ Result<std::string> HashPassword(std::string_view password, const PasswordParams
 // Constant-time with respect to the password (libsodium's verification).
 bool VerifyPassword(std::string_view stored_hash, std::string_view password);
 
+// How many verifications (VerifyPassword, VerifyDummyPassword) this process has run: lets
+// tests check that every login path does the same hashing work without timing it.
+uint64_t PasswordVerificationCount();
+
 // Burns the time of one verification, so an unknown user name answers no faster than a
 // wrong password for a known one.
 void VerifyDummyPassword(std::string_view password, const PasswordParams& params);
 
-// The rules: at least min_length characters (bytes), at most 1024, not containing the user
+// InvalidArgument naming `field` when `password` is longer than kMaxPasswordBytes.
+Status CheckPasswordLength(std::string_view field, std::string_view password);
+
+// The rules: at least min_length characters (bytes), at most kMaxPasswordBytes, not containing the user
 // name, at least 3 different characters. InvalidArgument saying which rule failed.
 Status CheckPasswordRules(std::string_view username, std::string_view password, const PasswordParams& params);
 

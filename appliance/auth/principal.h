@@ -17,6 +17,19 @@
 
 namespace kimi::auth {
 
+// Owners of API keys that are not console users: "system" (keys kimictl makes without
+// --owner, and keys whose owner was free text before owners were checked: migration auth 5)
+// and "installer". No user may take one of these names (CheckUsername), so a key's owner is
+// either an existing user, whose state it follows, or one of these.
+inline constexpr std::string_view kSystemPrincipal = "system";
+inline constexpr std::string_view kSystemPrincipals[] = {"system", "installer"};
+inline bool IsSystemPrincipal(std::string_view name) {
+  for (std::string_view p : kSystemPrincipals) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
 struct Credentials {
   std::string_view bearer;      // the token of "Authorization: Bearer <token>"
   std::string_view api_key;     // the x-api-key header

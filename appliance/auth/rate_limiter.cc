@@ -49,6 +49,23 @@ void RateLimiter::Charge(const std::string& key_id, int64_t per_minute, int64_t 
   Refilled(key_id, per_minute, now_ms).tokens -= static_cast<double>(amount);
 }
 
+size_t RateLimiter::Size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return buckets_.size();
+}
+
+void RateLimiter::ForgetFull(int64_t per_minute, int64_t now_ms) {
+  if (per_minute <= 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    if (Refilled(it->first, per_minute, now_ms).tokens >= static_cast<double>(per_minute)) {
+      it = buckets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 std::map<std::string, std::pair<double, int64_t>> RateLimiter::Snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, std::pair<double, int64_t>> out;

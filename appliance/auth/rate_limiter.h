@@ -31,6 +31,12 @@ class RateLimiter {
   // Spends `amount` (>= 0), below zero if need be. A no-op for per_minute <= 0.
   void Charge(const std::string& key_id, int64_t per_minute, int64_t amount, int64_t now_ms);
 
+  // How many buckets are kept now.
+  size_t Size();
+  // Forgets every bucket that would be full again at now_ms: a forgotten key starts full, so
+  // nothing changes for it, and a limiter keyed by what clients send stays bounded in memory.
+  void ForgetFull(int64_t per_minute, int64_t now_ms);
+
   // key id -> (tokens, updated_ms): every bucket, for saving; and loading them back.
   std::map<std::string, std::pair<double, int64_t>> Snapshot();
   void Restore(const std::map<std::string, std::pair<double, int64_t>>& buckets);

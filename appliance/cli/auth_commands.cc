@@ -78,12 +78,14 @@ Result<Opened> Open(const Common& common) {
   options.password.ops_limit = static_cast<uint64_t>(cfg.auth.argon2_ops_limit);
   options.password.mem_limit_bytes = static_cast<uint64_t>(cfg.auth.argon2_mem_limit_kib) * 1024;
   options.password.min_length = cfg.auth.password_min_length;
+  options.max_concurrent_password_hashes = cfg.auth.max_concurrent_password_hashes;
   out.store = std::make_unique<auth::AuthStore>(out.db.get());
   out.auth = std::make_unique<auth::Authenticator>(out.store.get(), secret, options);
   return out;
 }
 
-// kimictl acts as the local operator who can read the data directory.
+// kimictl acts as the local operator who can read the data directory, for the system
+// principal (the owner of the keys it makes without --owner).
 auth::Actor LocalActor() {
   const passwd* pw = ::getpwuid(::geteuid());
   return auth::Actor{std::string("kimictl:") + (pw ? pw->pw_name : std::to_string(::geteuid())), "system", "local"};
@@ -186,9 +188,7 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
   Result<Opened> opened = Open(c);
   if (!opened.ok()) return Fail("key create", opened.status(), io);
-  auth::Actor actor = LocalActor();
-  if (spec.owner.empty()) spec.owner = actor.id;
-  Result<auth::CreatedKey> created = opened->auth->CreateKey(actor, spec);
+  Result<auth::CreatedKey> created = opened->auth->CreateKey(LocalActor(), spec);
   if (!created.ok()) return Fail("key create", created.status(), io);
   std::fprintf(io.err, "kimictl key create: created %s (name %s, role %s, owner %s, expires %s); the key follows and is shown only now\n",
                created->record.id.c_str(), name.c_str(), created->record.role.c_str(), created->record.owner.c_str(),
@@ -304,9 +304,8 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
   Result<Opened> opened = Open(c);
   if (!opened.ok()) return Fail("role limits", opened.status(), io);
   if (!change.empty()) {
-    auth::KeyLimits limits = auth::ApplyLimitChange(opened->auth->RoleLimits()[*only], change);
-    Status set = opened->auth->SetRoleLimits(LocalActor(), *only, limits);
-    if (!set.ok()) return Fail("role limits", set, io);
+    Result<auth::KeyLimits> set = opened->auth->UpdateRoleLimits(LocalActor(), *only, change);
+    if (!set.ok()) return Fail("role limits", set.status(), io);
   }
   std::map<auth::Role, auth::KeyLimits> limits = opened->auth->RoleLimits();
   for (auth::Role role : auth::AllRoles()) {
@@ -355,22 +354,40 @@ int RunUserList(const std::vector<std::string>& args, const Io& io) {
   return kOk;
 }
 
-int RunUserDisable(const std::vector<std::string>& args, const Io& io) {
+namespace {
+
+// kimictl user disable|enable|unlock USERNAME: `act` on the user, then `done` and its name.
+int ActOnUser(const char* command, const std::vector<std::string>& args, const Io& io,
+              Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), const char* done) {
   Common c;
   std::string username;
   std::vector<std::string> rest = TakePositional(args, &username);
   const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
-  if (!ParseOptions("user disable", rest, specs, io)) return kUsage;
+  if (!ParseOptions(command, rest, specs, io)) return kUsage;
   if (username.empty()) {
-    std::fprintf(io.err, "kimictl user disable: usage: kimictl user disable USERNAME\n");
+    std::fprintf(io.err, "kimictl %s: usage: kimictl %s USERNAME\n", command, command);
     return kUsage;
   }
   Result<Opened> opened = Open(c);
-  if (!opened.ok()) return Fail("user disable", opened.status(), io);
-  Status disabled = opened->auth->DisableUser(LocalActor(), username);
-  if (!disabled.ok()) return Fail("user disable", disabled, io);
-  std::fprintf(io.out, "disabled %s\n", username.c_str());
+  if (!opened.ok()) return Fail(command, opened.status(), io);
+  Status acted = ((*opened->auth).*act)(LocalActor(), username);
+  if (!acted.ok()) return Fail(command, acted, io);
+  std::fprintf(io.out, "%s %s\n", done, username.c_str());
   return kOk;
+}
+
+}  // namespace
+
+int RunUserDisable(const std::vector<std::string>& args, const Io& io) {
+  return ActOnUser("user disable", args, io, &auth::Authenticator::DisableUser, "disabled");
+}
+
+int RunUserEnable(const std::vector<std::string>& args, const Io& io) {
+  return ActOnUser("user enable", args, io, &auth::Authenticator::EnableUser, "enabled");
+}
+
+int RunUserUnlock(const std::vector<std::string>& args, const Io& io) {
+  return ActOnUser("user unlock", args, io, &auth::Authenticator::UnlockUser, "unlocked");
 }
 
 int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io) {

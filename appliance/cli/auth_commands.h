@@ -37,7 +37,12 @@ int RunKeyUpdate(const std::vector<std::string>& args, const Io& io);
 int RunRoleLimits(const std::vector<std::string>& args, const Io& io);
 int RunUserAdd(const std::vector<std::string>& args, const Io& io);
 int RunUserList(const std::vector<std::string>& args, const Io& io);
+// Disables the user, ends its sessions and revokes every API key it owns.
 int RunUserDisable(const std::vector<std::string>& args, const Io& io);
+// Lets a disabled user log in again; the keys revoked when it was disabled stay revoked.
+int RunUserEnable(const std::vector<std::string>& args, const Io& io);
+// Clears the user's consecutive failed logins and its lock.
+int RunUserUnlock(const std::vector<std::string>& args, const Io& io);
 // `kimictl tls selfsigned`: a P-256 key and self-signed certificate in <data_dir>/tls
 // (or --dir), for server.tls; prints the certificate's path on stdout.
 int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io);

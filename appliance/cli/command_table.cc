@@ -24,7 +24,7 @@ const Command kCommands[] = {
     {"config check", "[--config PATH]", "validate a configuration file (same checks as the daemon)", &RunConfigCheck},
     {"config defaults", "", "print a configuration with every key at its default", &RunConfigDefaults},
     {"key create",
-     "--name NAME --role ROLE [--owner O] [--models A,B] [--expires T] [--rpm N] [--tpm N] [--tokens-per-day N] "
+     "--name NAME --role ROLE [--owner USER|system|installer] [--models A,B] [--expires T] [--rpm N] [--tpm N] [--tokens-per-day N] "
      "[--tokens-per-month N] [--max-streams N] [--data-dir DIR]",
      "create an API key; prints it once", &RunKeyCreate},
     {"key list", "[--data-dir DIR]", "list API keys (never their secrets)", &RunKeyList},
@@ -59,8 +59,12 @@ const Command kCommands[] = {
      &RunTlsSelfSigned},
     {"user add", "USERNAME --role ROLE [--data-dir DIR]", "add a console user; prints a one-time password once",
      &RunUserAdd},
-    {"user disable", "USERNAME [--data-dir DIR]", "disable a console user and end its sessions", &RunUserDisable},
+    {"user disable", "USERNAME [--data-dir DIR]", "disable a console user, end its sessions and revoke its API keys",
+     &RunUserDisable},
+    {"user enable", "USERNAME [--data-dir DIR]", "let a disabled console user log in again (its keys stay revoked)",
+     &RunUserEnable},
     {"user list", "[--data-dir DIR]", "list console users", &RunUserList},
+    {"user unlock", "USERNAME [--data-dir DIR]", "clear a console user's failed logins and lock", &RunUserUnlock},
     {"version", "", "print kimictl's version and build", &RunVersion},
 };
 

@@ -124,7 +124,15 @@ ObjectSchema<AuthConfig> AuthSchema() {
       .Integer("max_concurrent_streams", &AuthConfig::max_concurrent_streams, 0, 1'000'000,
                "Chat and completion requests in flight at once, over every key and session; 0: no limit.")
       .Integer("usage_flush_ms", &AuthConfig::usage_flush_ms, 10, 60'000,
-               "Finished requests' token usage is written to the keys' usage rows together, at most this late.");
+               "Finished requests' token usage is written to the keys' usage rows together, at most this late.")
+      .Integer("login_attempts_per_minute_per_source", &AuthConfig::login_attempts_per_minute_per_source, 0,
+               1'000'000, "Console login attempts per minute from one client address (429 beyond); 0: no limit.")
+      .Integer("login_attempts_per_minute_per_user", &AuthConfig::login_attempts_per_minute_per_user, 0, 1'000'000,
+               "Console login attempts per minute for one user name, known or not (429 beyond); 0: no limit.")
+      .Integer("max_concurrent_password_hashes", &AuthConfig::max_concurrent_password_hashes, 1, 1024,
+               "Argon2id computations at once (each uses argon2_mem_limit_kib); further ones wait.")
+      .Integer("password_hash_wait_ms", &AuthConfig::password_hash_wait_ms, 0, 60'000,
+               "How long a login waits for a free Argon2id computation before it is refused with 429.");
 }
 
 // Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"

@@ -103,6 +103,10 @@ struct AuthConfig {
   int64_t key_last_used_flush_ms = 10'000;
   int64_t max_concurrent_streams = 0;      // generation requests in flight, appliance-wide; 0: none
   int64_t usage_flush_ms = 1'000;          // finished requests' usage rows are written at most this late
+  int64_t login_attempts_per_minute_per_source = 30;  // console logins per client address; 0: no limit
+  int64_t login_attempts_per_minute_per_user = 10;    // console logins per user name; 0: no limit
+  int64_t max_concurrent_password_hashes = 4;         // Argon2id computations at once
+  int64_t password_hash_wait_ms = 2'000;              // longest wait for one before a 429
 };
 
 // The web console's static files (admin-ui/, docs/console.md).

@@ -9,6 +9,7 @@
 #include "api/backend.h"
 #include "audit/record.h"
 #include "auth/authenticator.h"
+#include "auth/password.h"
 #include "http/error_response.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
@@ -98,10 +99,11 @@ json PeriodJson(const auth::PeriodUsage& p) {
               {"total_tokens", p.tokens()}};
 }
 
-// The limit fields present in `body` written over `limits`.
-void ReadLimits(const json& body, auth::KeyLimits* limits) {
-  for (const auth::KeyLimitField& f : auth::kKeyLimitFields) {
-    if (body.contains(f.name)) limits->*f.member = body[std::string(f.name)].get<int64_t>();
+// The limit fields present in `body`, as the limits of a change.
+void ReadLimitChange(const json& body, auth::KeyChange* change) {
+  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
+    const std::string name(auth::kKeyLimitFields[i].name);
+    if (body.contains(name)) change->limits[i] = body[name].get<int64_t>();
   }
 }
 
@@ -135,6 +137,35 @@ Result<std::vector<std::string>> ServedModelsField(const Services& services, con
   return out;
 }
 
+// A body that carries credentials is small: anything larger is refused (413) before it is
+// parsed, hashed or written anywhere. Room for two passwords of kMaxPasswordBytes, each byte
+// escaped as \u00XX, and a user name.
+constexpr size_t kMaxCredentialBodyBytes = 16 * 1024;
+
+bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res) {
+  if (req.body.size() <= kMaxCredentialBodyBytes) return false;
+  WriteError(PayloadTooLarge(static_cast<int64_t>(kMaxCredentialBodyBytes)), res);
+  return true;
+}
+
+// The required user name of a body, checked (auth::CheckUsername) with the field named.
+Result<std::string> UsernameField(const json& body, RequestContext& ctx) {
+  ctx.error_param = "username";
+  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  KIMI_RETURN_IF_ERROR(auth::CheckUsername(username));
+  ctx.error_param.reset();
+  return username;
+}
+
+// A required password field, at most auth::kMaxPasswordBytes, with the field named.
+Result<std::string> PasswordField(const json& body, const char* key, RequestContext& ctx) {
+  ctx.error_param = key;
+  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, key));
+  KIMI_RETURN_IF_ERROR(auth::CheckPasswordLength(key, password));
+  ctx.error_param.reset();
+  return password;
+}
+
 json PrincipalJson(const auth::Principal& p) {
   return json{{"id", p.id},
               {"kind", p.kind == auth::Principal::Kind::kSession ? "session" : "api_key"},
@@ -143,15 +174,30 @@ json PrincipalJson(const auth::Principal& p) {
               {"must_change_password", p.must_change_password}};
 }
 
+// The user routes whose body is {"username"}: `act` on that user, then `state` (the fields
+// the act set) beside its name.
+Status ActOnUser(const Services& services, RequestContext& ctx, const httplib::Request& req, httplib::Response& res,
+                 Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), json state) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  Status s = (Auth(services).*act)(ActorOf(ctx), username);
+  DrainEvents(services, ctx);
+  KIMI_RETURN_IF_ERROR(s);
+  state["username"] = username;
+  Reply(res, 200, state);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status HandleSessionLogin(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, "password"));
-  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr);
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  KIMI_ASSIGN_OR_RETURN(std::string password, PasswordField(body, "password", ctx));
+  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr, &ctx.retry_after_s);
   DrainEvents(services, ctx);
   if (!session.ok()) {
     ctx.auth_failure = "login failed for " + username;
@@ -184,9 +230,10 @@ Status HandleSessionLogout(const Services& services, RequestContext& ctx, const 
 
 Status HandleSessionPassword(const Services& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}));
-  KIMI_ASSIGN_OR_RETURN(std::string old_password, Required(body, "old_password"));
-  KIMI_ASSIGN_OR_RETURN(std::string new_password, Required(body, "new_password"));
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string old_password, PasswordField(body, "old_password", ctx));
+  KIMI_ASSIGN_OR_RETURN(std::string new_password, PasswordField(body, "new_password", ctx));
   Status s = Auth(services).ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
   DrainEvents(services, ctx);
   KIMI_RETURN_IF_ERROR(s);
@@ -212,11 +259,17 @@ Status HandleKeysCreate(const Services& services, RequestContext& ctx, const htt
   ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(spec.role, RoleField(body));
   spec.owner = Field(body, "owner");
+  if (!spec.owner.empty()) {
+    ctx.error_param = "owner";
+    KIMI_RETURN_IF_ERROR(Auth(services).CheckKeyOwner(spec.owner));
+  }
   if (body.contains("models")) {
     ctx.error_param = "models";
     KIMI_ASSIGN_OR_RETURN(spec.models, ServedModelsField(services, body));
   }
-  ReadLimits(body, &spec.limits);
+  auth::KeyChange limits;
+  ReadLimitChange(body, &limits);
+  spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
   if (std::string expires = Field(body, "expires_at"); !expires.empty()) {
     ctx.error_param = "expires_at";
     KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
@@ -256,10 +309,7 @@ Status HandleKeyUpdate(const Services& services, RequestContext& ctx, const http
     ctx.error_param = "models";
     KIMI_ASSIGN_OR_RETURN(change.models, ServedModelsField(services, body));
   }
-  for (size_t i = 0; i < std::size(auth::kKeyLimitFields); ++i) {
-    const std::string name(auth::kKeyLimitFields[i].name);
-    if (body.contains(name)) change.limits[i] = body[name].get<int64_t>();
-  }
+  ReadLimitChange(body, &change);
   ctx.error_param.reset();
   Result<auth::KeyRecord> updated = Auth(services).UpdateKey(ActorOf(ctx), id, change);
   DrainEvents(services, ctx);
@@ -316,12 +366,12 @@ Status HandleRoleLimits(const Services& services, RequestContext& ctx, const htt
   std::optional<auth::Role> role = auth::ParseRole(name);
   if (!role) return Status::NotFound("no role named '" + name + "' (admin, operator, auditor, user, scrape)");
   KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
-  auth::KeyLimits limits = Auth(services).RoleLimits()[*role];  // fields left out keep their value
-  ReadLimits(body, &limits);
-  Status s = Auth(services).SetRoleLimits(ActorOf(ctx), *role, limits);
+  auth::KeyChange change;
+  ReadLimitChange(body, &change);  // fields left out keep their value
+  Result<auth::KeyLimits> limits = Auth(services).UpdateRoleLimits(ActorOf(ctx), *role, change);
   DrainEvents(services, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  Reply(res, 200, json{{"role", name}, {"limits", LimitsJson(limits)}});
+  if (!limits.ok()) return limits.status();
+  Reply(res, 200, json{{"role", name}, {"limits", LimitsJson(*limits)}});
   return Status::OK();
 }
 
@@ -351,9 +401,12 @@ Status HandleUsersList(const Services& services, RequestContext&, const httplib:
 
 Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
+  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(auth::Role role, RoleField(body));
+  ctx.error_param.reset();
   Result<std::string> one_time = Auth(services).AddUser(ActorOf(ctx), username, role);
   DrainEvents(services, ctx);
   if (!one_time.ok()) return one_time.status();
@@ -366,13 +419,17 @@ Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httpl
 
 Status HandleUsersDisable(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  Status s = Auth(services).DisableUser(ActorOf(ctx), username);
-  DrainEvents(services, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  Reply(res, 200, json{{"username", username}, {"disabled", true}});
-  return Status::OK();
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::DisableUser, json{{"disabled", true}});
+}
+
+Status HandleUsersEnable(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res) {
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::EnableUser, json{{"disabled", false}});
+}
+
+Status HandleUsersUnlock(const Services& services, RequestContext& ctx, const httplib::Request& req,
+                         httplib::Response& res) {
+  return ActOnUser(services, ctx, req, res, &auth::Authenticator::UnlockUser, json{{"locked_until", nullptr}});
 }
 
 }  // namespace kimi::http

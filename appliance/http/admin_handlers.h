@@ -22,7 +22,12 @@
 //                                       keep serving when the new ones do not load
 //   GET    /admin/v1/users             every user, without hashes
 //   POST   /admin/v1/users             {username, role} -> a one-time password, once
-//   POST   /admin/v1/users/disable     {username}
+//   POST   /admin/v1/users/disable     {username}: ends its sessions and revokes its keys
+//   POST   /admin/v1/users/enable      {username}: may log in again (its keys stay revoked)
+//   POST   /admin/v1/users/unlock      {username}: clears its failure count and lock
+//
+// Bodies with credentials (login, password change, new user) are refused over 16 KiB (413),
+// user names and passwords over their bounds (400 naming the field), before any hashing.
 //
 // Thread safety: each handler may run on many threads at once.
 #pragma once
@@ -47,5 +52,7 @@ Status HandleTlsReload(const Services&, RequestContext&, const httplib::Request&
 Status HandleUsersList(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersAdd(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 Status HandleUsersDisable(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleUsersEnable(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleUsersUnlock(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 
 }  // namespace kimi::http

@@ -59,6 +59,8 @@ const Route kRoutes[] = {
     {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
     {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
     {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},
+    {"POST", "/admin/v1/users/enable", "admin_users_enable", &HandleUsersEnable, false, P::kUsersManage},
+    {"POST", "/admin/v1/users/unlock", "admin_users_unlock", &HandleUsersUnlock, false, P::kUsersManage},
     {"GET", "/admin/v1/policies", "admin_policies_list", &policy::HandleListPolicies, false, P::kPolicyRead},
     {"POST", "/admin/v1/policies", "admin_policies_submit", &policy::HandleSubmitPolicy, false, P::kAdminOnly},
     {"GET", "/admin/v1/policies/{version}", "admin_policies_get", &policy::HandleGetPolicy, false, P::kPolicyRead},

@@ -3,6 +3,7 @@ in OpenAI error JSON, the role matrix over the routes, immediate revocation, exp
 lockout, console login with its cookie and CSRF token, logout, bootstrap once, and what the
 audit log records (the actor and role, never a secret). Python standard library only.
 """
+import concurrent.futures
 import itertools
 import json
 import os
@@ -81,6 +82,12 @@ ENDPOINTS = [
      lambda d: _json({"username": "matrix-%d" % next(_SERIAL), "role": "user"}), (201,)),
     ("POST", "/admin/v1/users/disable", "users.manage",
      lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "gone-%d" % next(_SERIAL),
+                                                                   "role": "user"}).json()["username"]}), (200,)),
+    ("POST", "/admin/v1/users/enable", "users.manage",
+     lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "back-%d" % next(_SERIAL),
+                                                                   "role": "user"}).json()["username"]}), (200,)),
+    ("POST", "/admin/v1/users/unlock", "users.manage",
+     lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "freed-%d" % next(_SERIAL),
                                                                    "role": "user"}).json()["username"]}), (200,)),
     ("GET", "/admin/v1/policies", "policy.read", b"", (200,)),
     ("POST", "/admin/v1/policies", "admin.only", _json({"name": "incomplete"}), (400,)),
@@ -328,6 +335,17 @@ class KeyLifecycleTest(unittest.TestCase):
         for _ in range(5):
             self.assertEqual(request(self.daemon, "GET", "/admin/v1/session").status, 200)
 
+    def test_role_limit_edits_of_different_fields_at_once_keep_every_field(self):
+        fields = ["requests_per_minute", "tokens_per_minute", "tokens_per_day", "tokens_per_month",
+                  "max_concurrent_streams"]
+        for round_ in range(5):
+            def edit(i):
+                return post_json(self.daemon, "/admin/v1/roles/auditor/limits", {fields[i]: 100 * round_ + i + 1})
+            with concurrent.futures.ThreadPoolExecutor(max_workers=len(fields)) as pool:
+                self.assertEqual({r.status for r in pool.map(edit, range(len(fields)))}, {200})
+            roles = {r["role"]: r["limits"] for r in request(self.daemon, "GET", "/admin/v1/roles").json()["data"]}
+            self.assertEqual(roles["auditor"], {f: 100 * round_ + i + 1 for i, f in enumerate(fields)}, round_)
+
     def test_bad_requests_to_the_admin_api(self):
         assert_error(self, post_json(self.daemon, "/admin/v1/keys", {"name": "x", "role": "root"}), 400,
                      "invalid_request_error")
@@ -569,6 +587,125 @@ class ConsoleSessionTest(unittest.TestCase):
         self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, "audit.db"), "guess-number-"))
         users = {u["username"]: u for u in request(self.daemon, "GET", "/admin/v1/users").json()["data"]}
         self.assertIsNotNone(users["mallory-target"]["locked_until"])
+
+
+class LoginAbuseTest(unittest.TestCase):
+    """What an anonymous caller can do to the login: oversize inputs, parallel guessing, many
+    attempts from one address; and what a key of a disabled user can still do."""
+
+    def start(self, **auth):
+        daemon = Daemon(config=fast_auth_config(**auth))
+        self.addCleanup(daemon.close)
+        self.addCleanup(daemon.stop)
+        return daemon
+
+    def add_user(self, daemon, name, role="user"):
+        reply = post_json(daemon, "/admin/v1/users", {"username": name, "role": role})
+        self.assertEqual(reply.status, 201, reply.body)
+        return reply.json()["one_time_password"]
+
+    def login(self, daemon, username, password):
+        return post_json(daemon, "/admin/v1/session", {"username": username, "password": password}, auth=None)
+
+    def test_oversize_login_inputs_are_refused_and_barely_grow_the_audit_log(self):
+        daemon = self.start()
+        seen = len(audit_records(daemon))
+        reply = self.login(daemon, "a" * (7 << 20), "x" * 12)
+        self.assertEqual(reply.status, 413, reply.body[:200])
+        self.assertEqual(reply.json()["error"]["type"], "invalid_request_error")
+        for username, password, param in (("a" * 65, "x" * 12, "username"), ("bad\x01name", "x" * 12, "username"),
+                                          ("admin", "p" * 1025, "password")):
+            reply = self.login(daemon, username, password)
+            assert_error(self, reply, 400, "invalid_request_error")
+            self.assertEqual(reply.json()["error"]["param"], param, reply.body)
+        # The other routes that take a user name or a password bound them the same way.
+        reply = post_json(daemon, "/admin/v1/users", {"username": "u" * 65, "role": "user"})
+        self.assertEqual((reply.status, reply.json()["error"]["param"]), (400, "username"))
+        reply = post_json(daemon, "/admin/v1/users", {"username": "u" * (7 << 20), "role": "user"})
+        self.assertEqual(reply.status, 413)
+        new = [r for r in audit_records(daemon)[seen:]]
+        self.assertEqual(len(new), 6, [r["action"] for r in new])  # one record per request, no auth event
+        stored = sum(len(str(v)) for r in new for v in r.values())
+        self.assertLess(stored, 16 * 1024, "the refused requests' records hold %d bytes" % stored)
+        self.assertFalse(any(r["action"].startswith("auth.") for r in new))
+
+    def test_parallel_wrong_passwords_lock_the_account_and_the_right_one_is_then_refused(self):
+        # Throttling off: the lock alone must hold under concurrency.
+        # Hashes of 1 MiB take long enough for the attempts to overlap.
+        daemon = self.start(lockout_threshold=5, lockout_base_ms=600000, login_attempts_per_minute_per_source=0,
+                            login_attempts_per_minute_per_user=0, argon2_mem_limit_kib=1024)
+        password = self.add_user(daemon, "burst-target")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=60) as pool:
+            replies = list(pool.map(lambda i: self.login(daemon, "burst-target", "wrong-guess-%02d" % i), range(60)))
+        self.assertEqual(sorted({r.status for r in replies}), [401])
+        assert_error(self, self.login(daemon, "burst-target", password), 401, "authentication_error")
+        users = {u["username"]: u for u in request(daemon, "GET", "/admin/v1/users").json()["data"]}
+        self.assertIsNotNone(users["burst-target"]["locked_until"])
+        records = [r for r in audit_records(daemon) if r["target"] == "burst-target"]
+        # Each attempt saw the count of those before it: 1 to 5 once each, then the lock.
+        counts = sorted(int(re.search(r"consecutive failures (\d+)", r["detail"]).group(1))
+                        for r in records if "consecutive failures" in r["detail"])
+        self.assertEqual(counts, [1, 2, 3, 4, 5])
+        self.assertEqual(len([r for r in records if r["action"] == "auth.account_locked"]), 1)
+        # An admin clears the lock; the user logs in.
+        reply = post_json(daemon, "/admin/v1/users/unlock", {"username": "burst-target"})
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(self.login(daemon, "burst-target", password).status, 200)
+        self.assertIsNotNone(wait_for_record(daemon, lambda r: r["action"] == "auth.user_unlocked"))
+
+    def test_many_attempts_from_one_address_get_429_with_retry_after_audited_once(self):
+        daemon = self.start(login_attempts_per_minute_per_source=3, login_attempts_per_minute_per_user=0)
+        for i in range(3):
+            assert_error(self, self.login(daemon, "nobody-%d" % i, "x" * 12), 401, "authentication_error")
+        for i in range(4):
+            refused = self.login(daemon, "someone-%d" % i, "x" * 12)
+            assert_error(self, refused, 429, "rate_limit_error")
+            self.assertGreaterEqual(int(refused.headers["retry-after"]), 1)
+        actions = [r["action"] for r in audit_records(daemon)]
+        self.assertEqual(actions.count("auth.login_throttled"), 1)
+        self.assertEqual(actions.count("auth.login_failed"), 3)
+
+    def test_keys_of_a_disabled_user_are_refused(self):
+        daemon = self.start()
+        self.add_user(daemon, "key-owner", role="admin")
+        for owner in ("ghost", "bad\u0001owner", "Key-Owner"):
+            reply = post_json(daemon, "/admin/v1/keys", {"name": "k", "role": "user", "owner": owner})
+            assert_error(self, reply, 400, "invalid_request_error")
+            self.assertEqual(reply.json()["error"]["param"], "owner")
+        code, _, err = run_to_exit([KIMICTL, "key", "create", "--name", "k", "--role", "user", "--owner", "ghost",
+                                    "--data-dir", daemon.data_dir])
+        self.assertEqual(code, 1, err)
+        reply = post_json(daemon, "/admin/v1/keys", {"name": "owned", "role": "admin", "owner": "key-owner"})
+        self.assertEqual(reply.status, 201, reply.body)
+        key = reply.json()
+        self.assertEqual(request(daemon, "GET", "/admin/v1/users", auth=key["key"]).status, 200)
+
+        reply = post_json(daemon, "/admin/v1/users/disable", {"username": "key-owner"})
+        self.assertEqual(reply.status, 200, reply.body)
+        assert_error(self, request(daemon, "GET", "/admin/v1/users", auth=key["key"]), 401, "authentication_error")
+        create = request(daemon, "POST", "/admin/v1/keys", {"Content-Type": "application/json"},
+                         _json({"name": "escalate", "role": "admin"}), auth=key["key"])
+        assert_error(self, create, 401, "authentication_error")
+        listed = {k["id"]: k for k in request(daemon, "GET", "/admin/v1/keys").json()["data"]}
+        self.assertIsNotNone(listed[key["id"]]["revoked_at"])
+        revoked = wait_for_record(daemon, lambda r: r["action"] == "auth.key_revoked" and r["target"] == key["id"])
+        self.assertEqual(revoked["detail"], "owner key-owner disabled")
+
+        # A row that says active is refused all the same while its owner is disabled.
+        db = sqlite3.connect(os.path.join(daemon.data_dir, "appliance.db"), timeout=10)
+        with db:
+            db.execute("UPDATE auth_keys SET revoked_ms = 0 WHERE id = ?", (key["id"],))
+        db.close()
+        assert_error(self, request(daemon, "GET", "/admin/v1/users", auth=key["key"]), 401, "authentication_error")
+        # Enabled again (here with kimictl), the user may log in; its keys stayed revoked by the disable.
+        code, out, err = run_to_exit([KIMICTL, "user", "enable", "key-owner", "--data-dir", daemon.data_dir])
+        self.assertEqual((code, out.strip()), (0, "enabled key-owner"), err)
+        self.assertIsNotNone(wait_for_record(daemon, lambda r: r["action"] == "auth.user_enabled"))
+        code, out, err = run_to_exit([KIMICTL, "user", "unlock", "key-owner", "--data-dir", daemon.data_dir])
+        self.assertEqual((code, out.strip()), (0, "unlocked key-owner"), err)
+        code, _, err = run_to_exit([KIMICTL, "user", "unlock", "nobody", "--data-dir", daemon.data_dir])
+        self.assertEqual(code, 1)
+        self.assertIn("no user nobody", err)
 
 
 if __name__ == "__main__":

@@ -198,7 +198,7 @@ function usersSection(area) {
                         onclick: async () => {
       const sure = await confirmAction({
         title: 'Disable user “' + user.username + '”?',
-        body: ['The user can no longer sign in, and every session it has open ends now.'],
+        body: ['The user can no longer sign in, every session it has open ends now, and every API key it owns is revoked.'],
         confirmLabel: 'Disable user', danger: true});
       if (!sure) return;
       try {
