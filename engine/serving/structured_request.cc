@@ -10,6 +10,9 @@ using Json = nlohmann::ordered_json;
 // Compiled schemas kept at most; past it the cache starts over (schemas repeat in practice:
 // an agent sends the same tools with every turn).
 constexpr size_t kMaxCompiled = 256;
+// And at most this many grammar states among them: one schema may compile to 200,000
+// (CompileBudget::max_states), and 256 of those would hold gigabytes.
+constexpr size_t kMaxCompiledStates = 2000000;
 // Calls a required tool choice may make when parallel_tool_calls is true.
 constexpr int kMaxParallelCalls = 4;
 
@@ -54,8 +57,11 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
   std::lock_guard<std::mutex> lock(mu_);
-  if (compiled_.size() >= kMaxCompiled) compiled_.clear();
-  compiled_.emplace(key, output);
+  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates) {
+    compiled_.clear();
+    compiled_states_ = 0;
+  }
+  if (compiled_.emplace(key, output).second) compiled_states_ += output->grammar_states();
   return output;
 }
 
