@@ -6,6 +6,7 @@ daemon not ready. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and KIMI_ENG
 """
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -260,6 +261,95 @@ class ServedModelTest(unittest.TestCase):
         self.assertGreaterEqual(counts["kimi_engine_e2e_request_latency_seconds"], 1)
         self.assertEqual(families["kimi_engine_preemptions"]["type"], "gauge")
         self.assertGreaterEqual(families["kimi_engine_preemptions"]["samples"][0][2], 0)
+
+
+SELF_REFERENCES = {
+    "allOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "allOf": [{"$ref": "#/$defs/a"}]},
+    "oneOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "oneOf": [{"$ref": "#/$defs/a"}]},
+    "anyOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "anyOf": [{"$ref": "#/$defs/a"}]},
+}
+
+
+def audit_records(data_dir, request_id):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records WHERE request_id = ?", (request_id,))]
+    finally:
+        db.close()
+
+
+class HostileRequestTest(unittest.TestCase):
+    """The requests of a penetration test that killed the daemon (a self-referencing schema
+    overflowed the compiler's stack), pinned a thread (the oneOf form looped) or slowed every
+    other stream (100,000 stop strings): each is now a 400 in OpenAI's shape naming the field,
+    with an audit record, and the daemon serves on."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-api-hostile-")
+        model, public_key, _ = make_signed_model(cls.tmp.name)
+        cls.daemon = Daemon(config=model_config(model, public_key))
+        state = wait_until_ready(cls.daemon)
+        if not state or not state["ready"]:
+            cls.daemon.close()
+            raise RuntimeError("the model did not become ready: %r" % (state,))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.close()
+        cls.tmp.cleanup()
+
+    def send(self, request_id, body):
+        return request(self.daemon, "POST", "/v1/chat/completions",
+                       {"Content-Type": "application/json", "X-Request-Id": request_id}, json.dumps(body).encode())
+
+    def cases(self):
+        for name, schema in SELF_REFERENCES.items():
+            yield ("schema-" + name, "response_format.json_schema.schema",
+                   chat_body(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}))
+            tool = {"type": "function", "function": {"name": "f", "strict": True, "parameters": schema}}
+            yield ("tool-" + name, "tools[0].function.parameters",
+                   chat_body(tools=[tool], tool_choice="required"))
+            yield ("tool-stream-" + name, "tools[0].function.parameters",
+                   chat_body(tools=[tool], tool_choice="required", stream=True))
+        yield ("stop-100", "stop", chat_body(stop=["s%d" % i for i in range(100)]))
+        yield ("stop-long", "stop", chat_body(stop="x" * 100000))
+        yield ("logit-bias", "logit_bias", chat_body(logit_bias={"999999999": 1}))
+        yield ("logit-bias-value", "logit_bias.5", chat_body(logit_bias={"5": 1000}))
+        yield ("n", "n", chat_body(n=1000000))
+        deep = {}
+        for _ in range(150):
+            deep = {"type": "array", "items": deep}
+        yield ("schema-deep", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": deep}}))
+        yield ("schema-enum", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema",
+                                          "json_schema": {"name": "s", "schema": {"enum": list(range(100000))}}}))
+
+    def test_each_is_a_400_naming_the_field_and_the_daemon_serves_on(self):
+        for request_id, param, body in self.cases():
+            with self.subTest(request_id):
+                reply = self.send("hostile-" + request_id, body)
+                error = assert_openai_error(self, reply, 400)
+                self.assertEqual(error["param"], param, error)
+                self.assertEqual(error["type"], "invalid_request_error")
+                self.assertIsNone(self.daemon.proc.poll(), "the daemon exited")
+        for request_id, _, _ in self.cases():
+            records = audit_records(self.daemon.data_dir, "hostile-" + request_id)
+            self.assertEqual([(r["http_status"], r["outcome"]) for r in records], [(400, "invalid")], request_id)
+        # Still serving, constrained output included: a recursive schema that writes text at
+        # every turn (a tree) is accepted and honoured.
+        tree = {"$defs": {"node": {"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 3},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+                    "required": ["name"], "additionalProperties": False}},
+                "$ref": "#/$defs/node"}
+        reply = post_json(self.daemon, "/v1/chat/completions",
+                          chat_body(max_tokens=200, thinking={"type": "disabled"}, stop=["a", "b", "c", "d"],
+                                    response_format={"type": "json_schema", "json_schema": {"name": "t", "schema": tree}}))
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertIsNone(self.daemon.proc.poll())
 
 
 class RefusalTest(unittest.TestCase):
