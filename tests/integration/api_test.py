@@ -74,7 +74,9 @@ def engine_ended(daemon, outcome):
     return sum(v for _, labels, v in family["samples"] if labels.get("outcome") == outcome)
 
 
-class ServedModelTest(unittest.TestCase):
+class ServedModelCase(unittest.TestCase):
+    """A daemon serving a signed k3-nano model, shared by the tests of a class."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-api-it-")
@@ -90,6 +92,8 @@ class ServedModelTest(unittest.TestCase):
         cls.daemon.close()
         cls.tmp.cleanup()
 
+
+class ServedModelTest(ServedModelCase):
     def test_whole_chat_completion(self):
         reply = post_json(self.daemon, "/v1/chat/completions", chat_body())
         self.assertEqual(reply.status, 200, reply.body)
@@ -279,26 +283,11 @@ def audit_records(data_dir, request_id):
         db.close()
 
 
-class HostileRequestTest(unittest.TestCase):
+class HostileRequestTest(ServedModelCase):
     """The requests of a penetration test that killed the daemon (a self-referencing schema
     overflowed the compiler's stack), pinned a thread (the oneOf form looped) or slowed every
     other stream (100,000 stop strings): each is now a 400 in OpenAI's shape naming the field,
     with an audit record, and the daemon serves on."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-api-hostile-")
-        model, public_key, _ = make_signed_model(cls.tmp.name)
-        cls.daemon = Daemon(config=model_config(model, public_key))
-        state = wait_until_ready(cls.daemon)
-        if not state or not state["ready"]:
-            cls.daemon.close()
-            raise RuntimeError("the model did not become ready: %r" % (state,))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.close()
-        cls.tmp.cleanup()
 
     def send(self, request_id, body):
         return request(self.daemon, "POST", "/v1/chat/completions",
