@@ -203,6 +203,10 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToo
   KIMI_RETURN_IF_ERROR(CheckOptions(options));
   if (options.frame != StructuredOutputOptions::Frame::kK3) return Status::InvalidArgument("tool calls need the K3 frame");
   if (tools.empty()) return Status::InvalidArgument("tool_choice required with no tools");
+  if (tools.size() > kMaxStrictTools) {
+    return Status::InvalidArgument("tool_choice required with " + std::to_string(tools.size()) + " tools; at most " +
+                                   std::to_string(kMaxStrictTools) + " are allowed");
+  }
   if (max_calls < 1) return Status::InvalidArgument("max_calls must be at least 1");
   KIMI_ASSIGN_OR_RETURN(Markup m, K3Markup(*options.vocabulary->trie()));
   GrammarBuilder builder;

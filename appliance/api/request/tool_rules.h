@@ -17,11 +17,13 @@
 
 #include "api/request/field_error.h"
 #include "api/request/request_validator.h"
+#include "kimi/structured_output.h"
 
 namespace kimi::api::request {
 
 inline constexpr size_t kMaxToolNameLength = 256;
-inline constexpr size_t kMaxTools = 128;  // OpenAI's bound on `tools`
+// OpenAI's bound on `tools`; the engine's constrained decoding takes no more.
+inline constexpr size_t kMaxTools = kimi::kMaxStrictTools;
 
 // A tool name: 1..256 characters, ASCII letters, digits, '_' and '-', not starting with a
 // digit. `field` names the value in the error.

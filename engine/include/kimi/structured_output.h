@@ -64,6 +64,10 @@ struct StructuredOutputOptions {
   std::vector<int32_t> end_token_ids;  // kBare: allowed once the value is complete
 };
 
+// The most tools one ForRequiredToolCalls() takes (OpenAI's bound on `tools`): each adds its
+// call markup to the grammar, once per allowed call.
+inline constexpr size_t kMaxStrictTools = 128;
+
 // A strict tool: its name and `parameters` schema as JSON text (empty: any JSON object).
 struct StrictTool {
   std::string name;
