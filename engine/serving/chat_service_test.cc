@@ -343,6 +343,7 @@ TEST_F(ChatServiceTest, UnsupportedSchemaKeywordIsRefusedByName) {
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(stream.status().message().find("contentEncoding"), std::string::npos) << stream.status().ToString();
+  EXPECT_EQ(stream.status().message().rfind("response_format.json_schema.schema ", 0), 0u) << stream.status().ToString();
 }
 
 TEST(GenerationParamsTest, ReadsTheSamplingFields) {

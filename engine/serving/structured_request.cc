@@ -82,8 +82,14 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
       return Status::InvalidArgument("response_format.json_schema.schema is required");
     }
     const std::string schema = spec["schema"].dump();
-    KIMI_ASSIGN_OR_RETURN(output, Cached("schema\n" + frame_key + schema,
-                                         [&] { return StructuredOutput::ForJsonSchema(schema, options); }));
+    Compiled compiled = Cached("schema\n" + frame_key + schema, [&] { return StructuredOutput::ForJsonSchema(schema, options); });
+    // The message starts with the request field, as the API's request rules write theirs, so
+    // the error's `param` names it.
+    if (!compiled.ok() && compiled.status().code() == Status::Code::kInvalidArgument) {
+      return Status::InvalidArgument("response_format.json_schema.schema " + compiled.status().message());
+    }
+    KIMI_RETURN_IF_ERROR(compiled.status());
+    output = *std::move(compiled);
   } else if (format_type == "json_object") {
     KIMI_ASSIGN_OR_RETURN(output, Cached("object\n" + frame_key,
                                          [&] { return StructuredOutput::ForJsonObject(options); }));

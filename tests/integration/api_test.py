@@ -312,6 +312,16 @@ class HostileRequestTest(ServedModelCase):
             deep = {"type": "array", "items": deep}
         yield ("schema-deep", "response_format.json_schema.schema",
                chat_body(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": deep}}))
+        # Within the document limits, but 2^40 subschemas to compile: the engine's compile
+        # budget refuses it, and its error names the field too.
+        defs = {}
+        for i in range(40):
+            step = {"$ref": "#/$defs/d%d" % (i + 1), "type": "object"}
+            defs["d%d" % i] = {"type": "object", "properties": {"a": step, "b": step}}
+        defs["d40"] = {"type": "object"}
+        yield ("schema-doubling", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema",
+                                          "json_schema": {"name": "s", "schema": {"$defs": defs, "$ref": "#/$defs/d0"}}}))
         yield ("schema-enum", "response_format.json_schema.schema",
                chat_body(response_format={"type": "json_schema",
                                           "json_schema": {"name": "s", "schema": {"enum": list(range(100000))}}}))
