@@ -246,7 +246,8 @@ ObjectSchema<ModelRulesConfig> ModelRulesSchema() {
       .String("model", &ModelRulesConfig::model, "The served model id the rules apply to (required, unique).")
       .JsonValue("rules", &ModelRulesConfig::rules, "object",
                  "Bounds on sampling parameters: `temperature` [min, max], pinned `top_p`, `presence_penalty`, "
-                 "`frequency_penalty`, `n` (null: no pin). Absent keys keep K3's values.",
+                 "`frequency_penalty`, `n` (null: no pin); `max_stop`, `max_stop_bytes` (the `stop` list) and `vocab_size` "
+                 "(ids `logit_bias` may name). Absent keys keep K3's values.",
                  [](const nlohmann::json& rules) {
                    Result<api::ModelRequestRules> parsed = api::ModelRequestRules::FromJson(rules);
                    return parsed.ok() ? std::string() : parsed.status().message();

@@ -1,6 +1,7 @@
 // Regular-expression detectors (the medical record number and operator patterns), and the
 // table of built-in detectors: see detectors.h.
 #include <algorithm>
+#include <vector>
 
 #include "policy/detectors.h"
 
@@ -57,11 +58,65 @@ std::string LiteralPrefix(std::string_view pattern) {
   return literal.size() >= 2 ? literal : std::string();
 }
 
+// An upper bound on the automaton a pattern compiles to: an atom is one state, a group the
+// sum of its parts, and a quantifier {n,m} repeats its operand max(n, m) times. Counted as the
+// pattern is read, without recursion.
+size_t AutomatonSizeBound(std::string_view pattern) {
+  std::vector<size_t> groups = {0};  // states so far in each open group
+  size_t last = 0;                   // states of the last atom (what a quantifier repeats)
+  auto add = [&](size_t n) {
+    last = n;
+    groups.back() = std::min(groups.back() + n, kMaxPatternStates + 1);
+  };
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+      add(1);
+    } else if (c == '[') {
+      while (++i < pattern.size() && pattern[i] != ']') {
+        if (pattern[i] == '\\') ++i;
+      }
+      add(1);
+    } else if (c == '(') {
+      groups.push_back(0);
+    } else if (c == ')' && groups.size() > 1) {
+      const size_t inner = groups.back() + 1;
+      groups.pop_back();
+      add(inner);
+    } else if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] >= '0' && pattern[i + 1] <= '9') {
+      size_t most = 0, value = 0;
+      for (++i; i < pattern.size() && pattern[i] != '}'; ++i) {
+        if (pattern[i] >= '0' && pattern[i] <= '9') {
+          value = std::min<size_t>(value * 10 + size_t(pattern[i] - '0'), kMaxPatternStates + 1);
+        } else {
+          value = 0;
+        }
+        most = std::max(most, value);
+      }
+      const size_t extra = last * (most > 0 ? most - 1 : 0);
+      groups.back() = std::min(groups.back() + std::min(extra, kMaxPatternStates + 1), kMaxPatternStates + 1);
+    } else {
+      add(1);
+    }
+  }
+  size_t total = 0;
+  for (size_t g : groups) total = std::min(total + g, kMaxPatternStates + 1);
+  return total;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PatternDetector>> PatternDetector::Create(std::string category, const std::string& pattern) {
+  if (pattern.size() > kMaxPatternBytes) {
+    return Status::InvalidArgument("the pattern is longer than " + std::to_string(kMaxPatternBytes) + " bytes");
+  }
+  if (AutomatonSizeBound(pattern) > kMaxPatternStates) {
+    return Status::InvalidArgument("the pattern repeats too much: its automaton would exceed " +
+                                   std::to_string(kMaxPatternStates) + " states (lower the {n,m} counts)");
+  }
   try {
-    std::regex regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+    std::regex regex(pattern, kPatternSyntax);
     return std::unique_ptr<PatternDetector>(
         new PatternDetector(std::move(category), std::move(regex), LiteralPrefix(pattern)));
   } catch (const std::regex_error& e) {

@@ -61,13 +61,27 @@ using BuiltinDetector = void (*)(std::string_view, std::vector<Finding>*);
 // nullptr otherwise.
 BuiltinDetector BuiltinDetectorFor(std::string_view category);
 
+// The bounds of an operator's pattern: its length, and the automaton its quantifiers expand to.
+inline constexpr size_t kMaxPatternBytes = 256;
+inline constexpr size_t kMaxPatternStates = 2000;
+// How patterns compile. Under libstdc++ the polynomial (breadth-first) executor: the default
+// one backtracks, which is exponential on patterns like (a|aa)*b, and recurses once per
+// repetition, so a long prompt matching [a-z]+ overflowed the stack. Backreferences, which
+// need backtracking, are refused.
+#ifdef __GLIBCXX__
+inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::optimize | std::regex_constants::__polynomial;
+#else
+inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::optimize;
+#endif
+
 // Finds the matches of an ECMAScript regular expression; empty matches are skipped.
 // std::regex is slow when it searches every position of a long text, so a pattern that
 // starts (after an optional \b) with a literal of two or more characters is only tried where
 // that literal occurs (string_view::find), anchored there; others search the whole text.
 class PatternDetector {
  public:
-  // InvalidArgument when the pattern does not compile.
+  // InvalidArgument when the pattern does not compile (with kPatternSyntax) or passes the
+  // bounds above. The one check of a pattern: the policy validator calls it too.
   static Result<std::unique_ptr<PatternDetector>> Create(std::string category, const std::string& pattern);
   void Find(std::string_view text, std::vector<Finding>* out) const;
   const std::string& category() const { return category_; }

@@ -166,6 +166,32 @@ TEST(DetectorsTest, PatternThatDoesNotCompileIsRefused) {
   EXPECT_FALSE(PatternDetector::Create("x", "([0-9]").ok());
 }
 
+// An operator's pattern runs over every prompt: bounded in size, and matched without
+// backtracking, so neither a pattern nor a long prompt can pin or crash the thread.
+TEST(DetectorsTest, PatternsAreBoundedAndLongTextsDoNotOverflow) {
+  EXPECT_FALSE(PatternDetector::Create("x", std::string(kMaxPatternBytes + 1, 'a')).ok());
+  auto repeated = PatternDetector::Create("x", "(a{100}){100}");
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.status().message().find("automaton"), std::string::npos) << repeated.status().message();
+  EXPECT_FALSE(PatternDetector::Create("x", "[0-9]{5000}").ok());
+  EXPECT_TRUE(PatternDetector::Create("x", R"(\bMRN[-: ]?[0-9]{6,10}\b)").ok());
+  EXPECT_TRUE(PatternDetector::Create("x", "(?:[A-Z]{2}[0-9]{2}){1,3}").ok());
+  // A match as long as a large prompt recursed once per character in the backtracking
+  // executor (SIGSEGV); a nested quantifier backtracked exponentially on a near miss.
+  const std::string letters(2000000, 'a');
+  auto word = PatternDetector::Create("x", "[a-z]+");
+  ASSERT_TRUE(word.ok());
+  std::vector<Finding> found;
+  (*word)->Find(letters, &found);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].end - found[0].begin, letters.size());
+  auto nested = PatternDetector::Create("x", "^(a|aa)+$");
+  ASSERT_TRUE(nested.ok());
+  found.clear();
+  (*nested)->Find(std::string(40, 'a') + "b", &found);
+  EXPECT_TRUE(found.empty());
+}
+
 TEST(DetectorsTest, EveryBuiltinCategoryHasADetectorOrIsAPattern) {
   for (std::string_view category : BuiltinCategories()) {
     EXPECT_TRUE(BuiltinDetectorFor(category) != nullptr || category == kMedicalRecord) << category;

@@ -161,14 +161,11 @@ class Checker {
   void Milliseconds(const json& v, const std::string& path) { Integer(v, path, 1, 600000); }
   void TokenLimit(const json& v, const std::string& path) { Integer(v, path, 1, 1048576); }
 
-  // Beyond the schema: std::regex must compile it.
+  // Beyond the schema: it must compile, within the bounds, as the redactor will compile it.
   void Compiles(const json& v, const std::string& path) {
     if (!v.is_string()) return;
-    try {
-      std::regex compiled(v.get<std::string>(), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      Fail(path, std::string("does not compile as an ECMAScript regular expression: ") + e.what());
-    }
+    Result<std::unique_ptr<PatternDetector>> compiled = PatternDetector::Create("check", v.get<std::string>());
+    if (!compiled.ok()) Fail(path, compiled.status().message());
   }
 
   void ContentLogging(const json& v, const std::string& path) {

@@ -343,6 +343,7 @@ TEST_F(ChatServiceTest, UnsupportedSchemaKeywordIsRefusedByName) {
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(stream.status().message().find("contentEncoding"), std::string::npos) << stream.status().ToString();
+  EXPECT_EQ(stream.status().message().rfind("response_format.json_schema.schema ", 0), 0u) << stream.status().ToString();
 }
 
 TEST(GenerationParamsTest, ReadsTheSamplingFields) {
@@ -367,6 +368,22 @@ TEST(GenerationParamsTest, RefusesWrongTypesNamingTheField) {
     auto p = serving::GenerationParamsFromBody(Json{{key, value}});
     EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument) << key << "=" << value.dump();
   }
+}
+
+// The scheduler thread matches every stop string after every token: the engine bounds the
+// list itself (kimi-engine serve has no request rules in front of it).
+TEST(GenerationParamsTest, StopStringsAreBoundedInCountAndLength) {
+  Json sixteen = Json::array(), seventeen = Json::array();
+  for (size_t i = 0; i < kMaxStopStrings; ++i) sixteen.push_back("s" + std::to_string(i));
+  seventeen = sixteen;
+  seventeen.push_back("one more");
+  EXPECT_TRUE(serving::GenerationParamsFromBody(Json{{"stop", sixteen}}).ok());
+  auto many = serving::GenerationParamsFromBody(Json{{"stop", seventeen}});
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("at most 16"), std::string::npos) << many.status().ToString();
+  EXPECT_TRUE(serving::GenerationParamsFromBody(Json{{"stop", std::string(kMaxStopStringBytes, 'x')}}).ok());
+  auto longer = serving::GenerationParamsFromBody(Json{{"stop", std::string(kMaxStopStringBytes + 1, 'x')}});
+  EXPECT_EQ(longer.status().code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

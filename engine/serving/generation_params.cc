@@ -1,5 +1,7 @@
 #include "serving/generation_params.h"
 
+#include "kimi/runtime.h"
+
 namespace kimi::serving {
 namespace {
 
@@ -30,8 +32,15 @@ Result<std::vector<std::string>> StopStrings(const Json& stop) {
   } else {
     return Status::InvalidArgument("stop must be a string or an array of strings");
   }
+  if (out.size() > kMaxStopStrings) {
+    return Status::InvalidArgument("stop has " + std::to_string(out.size()) + " strings; at most " +
+                                   std::to_string(kMaxStopStrings) + " are allowed");
+  }
   for (const std::string& s : out) {
     if (s.empty()) return Status::InvalidArgument("stop strings must not be empty");
+    if (s.size() > kMaxStopStringBytes) {
+      return Status::InvalidArgument("stop strings must be at most " + std::to_string(kMaxStopStringBytes) + " bytes");
+    }
   }
   return out;
 }

@@ -10,6 +10,9 @@ using Json = nlohmann::ordered_json;
 // Compiled schemas kept at most; past it the cache starts over (schemas repeat in practice:
 // an agent sends the same tools with every turn).
 constexpr size_t kMaxCompiled = 256;
+// And at most this many grammar states among them: one schema may compile to 200,000
+// (CompileBudget::max_states), and 256 of those would hold gigabytes.
+constexpr size_t kMaxCompiledStates = 2000000;
 // Calls a required tool choice may make when parallel_tool_calls is true.
 constexpr int kMaxParallelCalls = 4;
 
@@ -54,8 +57,11 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
   std::lock_guard<std::mutex> lock(mu_);
-  if (compiled_.size() >= kMaxCompiled) compiled_.clear();
-  compiled_.emplace(key, output);
+  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates) {
+    compiled_.clear();
+    compiled_states_ = 0;
+  }
+  if (compiled_.emplace(key, output).second) compiled_states_ += output->grammar_states();
   return output;
 }
 
@@ -76,8 +82,14 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
       return Status::InvalidArgument("response_format.json_schema.schema is required");
     }
     const std::string schema = spec["schema"].dump();
-    KIMI_ASSIGN_OR_RETURN(output, Cached("schema\n" + frame_key + schema,
-                                         [&] { return StructuredOutput::ForJsonSchema(schema, options); }));
+    Compiled compiled = Cached("schema\n" + frame_key + schema, [&] { return StructuredOutput::ForJsonSchema(schema, options); });
+    // The message starts with the request field, as the API's request rules write theirs, so
+    // the error's `param` names it.
+    if (!compiled.ok() && compiled.status().code() == Status::Code::kInvalidArgument) {
+      return Status::InvalidArgument("response_format.json_schema.schema " + compiled.status().message());
+    }
+    KIMI_RETURN_IF_ERROR(compiled.status());
+    output = *std::move(compiled);
   } else if (format_type == "json_object") {
     KIMI_ASSIGN_OR_RETURN(output, Cached("object\n" + frame_key,
                                          [&] { return StructuredOutput::ForJsonObject(options); }));

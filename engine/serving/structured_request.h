@@ -46,6 +46,7 @@ class StructuredRequests {
   std::shared_ptr<const StructuredVocabulary> vocabulary_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const StructuredOutput>> compiled_;  // guarded by mu_
+  size_t compiled_states_ = 0;  // grammar states of compiled_, guarded by mu_
 };
 
 }  // namespace kimi::serving

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <queue>
+#include <unordered_set>
 
 namespace kimi::structured {
 
@@ -47,41 +49,75 @@ void GrammarBuilder::AddCall(int32_t from, int32_t rule, int32_t return_state) {
   grammar_.states[size_t(from)].calls.push_back(CallEdge{rule, return_state});
 }
 
-namespace {
-
-// States from which the end of their rule can be reached (counters ignored: the compiler
-// only emits counter guards that a loop can always satisfy).
-std::vector<bool> ProductiveStates(const Grammar& g) {
-  std::vector<bool> productive(g.states.size(), false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t s = 0; s < g.states.size(); ++s) {
-      if (productive[s]) continue;
-      const GrammarState& st = g.states[s];
-      bool p = st.rule_end;
-      for (const ByteEdge& e : st.bytes) p = p || productive[size_t(e.target)];
-      for (const SpecialEdge& e : st.specials) p = p || productive[size_t(e.target)];
-      for (const EpsilonEdge& e : st.epsilons) p = p || productive[size_t(e.target)];
-      for (const CallEdge& e : st.calls) {
-        p = p || (productive[size_t(g.rules[size_t(e.rule)].start)] && productive[size_t(e.return_state)]);
-      }
-      if (p) {
-        productive[s] = true;
-        changed = true;
-      }
+std::vector<int64_t> BytesToRuleEnd(const Grammar& g) {
+  const size_t n = g.states.size();
+  // Who waits on each state: a byte or special edge (cost 1), an epsilon (cost 0), or a call
+  // whose return state it is (the call also waits on its callee's start).
+  struct Waiter {
+    int32_t state;
+    int32_t cost;
+    int32_t call;  // index in states[state].calls, or -1
+  };
+  std::vector<std::vector<Waiter>> waiters(n);
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> callers(g.rules.size());  // (state, call index)
+  for (size_t s = 0; s < n; ++s) {
+    const GrammarState& st = g.states[s];
+    for (const ByteEdge& e : st.bytes) waiters[size_t(e.target)].push_back({int32_t(s), 1, -1});
+    for (const SpecialEdge& e : st.specials) waiters[size_t(e.target)].push_back({int32_t(s), 1, -1});
+    for (const EpsilonEdge& e : st.epsilons) waiters[size_t(e.target)].push_back({int32_t(s), 0, -1});
+    for (size_t i = 0; i < st.calls.size(); ++i) {
+      waiters[size_t(st.calls[i].return_state)].push_back({int32_t(s), 0, int32_t(i)});
+      callers[size_t(st.calls[i].rule)].emplace_back(int32_t(s), int32_t(i));
     }
   }
-  return productive;
+  std::vector<int64_t> dist(n, kUnreachable);
+  std::vector<bool> done(n, false);
+  using Entry = std::pair<int64_t, int32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
+  auto offer = [&](int32_t state, int64_t d) {
+    d = std::min(d, kUnreachable);
+    if (d < dist[size_t(state)]) {
+      dist[size_t(state)] = d;
+      queue.emplace(d, state);
+    }
+  };
+  for (size_t s = 0; s < n; ++s) {
+    if (g.states[s].rule_end) offer(int32_t(s), 0);
+  }
+  while (!queue.empty()) {
+    const auto [d, t] = queue.top();
+    queue.pop();
+    if (done[size_t(t)] || d != dist[size_t(t)]) continue;
+    done[size_t(t)] = true;
+    for (const Waiter& w : waiters[size_t(t)]) {
+      if (w.call < 0) {
+        offer(w.state, d + w.cost);
+        continue;
+      }
+      const int32_t start = g.rules[size_t(g.states[size_t(w.state)].calls[size_t(w.call)].rule)].start;
+      if (done[size_t(start)]) offer(w.state, dist[size_t(start)] + d);
+    }
+    const int32_t rule = g.states[size_t(t)].rule;
+    if (g.rules[size_t(rule)].start != t) continue;
+    for (const auto& [state, call] : callers[size_t(rule)]) {
+      const int32_t ret = g.states[size_t(state)].calls[size_t(call)].return_state;
+      if (done[size_t(ret)]) offer(state, d + dist[size_t(ret)]);
+    }
+  }
+  return dist;
 }
 
-void RemoveDeadEdges(const std::vector<bool>& productive, Grammar* g) {
+namespace {
+
+// Removes every edge into a state that cannot reach the end of its rule (counters ignored: the
+// compiler only emits counter guards that a loop can always satisfy).
+void RemoveDeadEdges(const std::vector<int64_t>& to_end, Grammar* g) {
+  auto dead = [&](int32_t state) { return to_end[size_t(state)] >= kUnreachable; };
   for (GrammarState& st : g->states) {
-    std::erase_if(st.bytes, [&](const ByteEdge& e) { return !productive[size_t(e.target)]; });
-    std::erase_if(st.specials, [&](const SpecialEdge& e) { return !productive[size_t(e.target)]; });
-    std::erase_if(st.epsilons, [&](const EpsilonEdge& e) { return !productive[size_t(e.target)]; });
-    std::erase_if(st.calls, [&](const CallEdge& e) {
-      return !productive[size_t(g->rules[size_t(e.rule)].start)] || !productive[size_t(e.return_state)];
-    });
+    std::erase_if(st.bytes, [&](const ByteEdge& e) { return dead(e.target); });
+    std::erase_if(st.specials, [&](const SpecialEdge& e) { return dead(e.target); });
+    std::erase_if(st.epsilons, [&](const EpsilonEdge& e) { return dead(e.target); });
+    std::erase_if(st.calls, [&](const CallEdge& e) { return dead(g->rules[size_t(e.rule)].start) || dead(e.return_state); });
   }
 }
 
@@ -95,14 +131,13 @@ std::vector<std::vector<int32_t>> CallsBeforeInput(const Grammar& g) {
     changed = false;
     for (size_t r = 0; r < n; ++r) {
       std::vector<int32_t> todo = {g.rules[r].start};
-      std::vector<int32_t> visited;
+      std::unordered_set<int32_t> visited;
       std::vector<int32_t> called;
       bool reaches_end = false;
       while (!todo.empty()) {
         const int32_t s = todo.back();
         todo.pop_back();
-        if (std::find(visited.begin(), visited.end(), s) != visited.end()) continue;
-        visited.push_back(s);
+        if (!visited.insert(s).second) continue;
         const GrammarState& st = g.states[size_t(s)];
         reaches_end = reaches_end || st.rule_end;
         for (const EpsilonEdge& e : st.epsilons) todo.push_back(e.target);
@@ -188,11 +223,12 @@ Status CollectCounterBounds(Grammar* g) {
 
 Result<std::shared_ptr<const Grammar>> GrammarBuilder::Finish(int32_t root_rule, std::string_view what) {
   grammar_.root_rule = root_rule;
-  const std::vector<bool> productive = ProductiveStates(grammar_);
-  if (!productive[size_t(grammar_.rules[size_t(root_rule)].start)]) {
+  std::vector<int64_t> to_end = BytesToRuleEnd(grammar_);
+  if (to_end[size_t(grammar_.rules[size_t(root_rule)].start)] >= kUnreachable) {
     return Status::InvalidArgument(std::string(what) + " admits no value (its constraints contradict each other)");
   }
-  RemoveDeadEdges(productive, &grammar_);
+  RemoveDeadEdges(to_end, &grammar_);
+  grammar_.bytes_to_rule_end = std::move(to_end);  // trimming removed only edges that led nowhere
   if (int32_t rule = LeftRecursiveRule(grammar_); rule >= 0) {
     return Status::InvalidArgument(std::string(what) + ": " + grammar_.rules[size_t(rule)].name +
                                    " refers to itself before any text ($ref cycle without an object or array in between)");

@@ -28,6 +28,8 @@
 namespace kimi::structured {
 
 inline constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+// Bytes to the end of a rule from a state that cannot reach it: further than any value needs.
+inline constexpr int64_t kUnreachable = int64_t(1) << 40;
 
 // A set of byte values.
 struct ByteSet {
@@ -90,7 +92,16 @@ struct Grammar {
   std::vector<GrammarState> states;
   std::vector<GrammarRule> rules;
   int32_t root_rule = -1;
+  // Per state: the fewest bytes (a special token counting as one) to the end of its rule,
+  // counters ignored; kUnreachable when it cannot get there. Filled by Finish().
+  std::vector<int64_t> bytes_to_rule_end;
 };
+
+// Computes Grammar::bytes_to_rule_end in O(edges log states): a shortest-path search from the
+// rule ends backwards, where a call edge costs the callee's shortest text plus the return
+// state's (Knuth's generalisation of Dijkstra's algorithm), so long literal chains cost no more
+// than short ones.
+std::vector<int64_t> BytesToRuleEnd(const Grammar& grammar);
 
 class GrammarBuilder {
  public:

@@ -13,7 +13,7 @@ constexpr int32_t kMaxMemoizedSets = 1 << 16;
 // Subtrees with more nodes than this are checked for being allowed whole.
 constexpr int32_t kSkipAtLeast = 32;
 // Further than any value can need: unreachable.
-constexpr int64_t kFar = int64_t(1) << 40;
+constexpr int64_t kFar = kUnreachable;
 
 void SetBit(std::vector<uint64_t>* words, int32_t id) {
   if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
@@ -303,24 +303,7 @@ int64_t GrammarMatcher::RemainingBytesAfter(int32_t token) {
 
 void GrammarMatcher::ComputeDistances() {
   const std::vector<GrammarState>& states = grammar_->states;
-  distance_.assign(states.size(), kFar);
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t s = 0; s < states.size(); ++s) {
-      const GrammarState& st = states[s];
-      int64_t best = st.rule_end ? 0 : kFar;
-      for (const ByteEdge& e : st.bytes) best = std::min(best, 1 + distance_[size_t(e.target)]);
-      for (const SpecialEdge& e : st.specials) best = std::min(best, 1 + distance_[size_t(e.target)]);
-      for (const EpsilonEdge& e : st.epsilons) best = std::min(best, distance_[size_t(e.target)]);
-      for (const CallEdge& e : st.calls) {
-        best = std::min(best, distance_[size_t(grammar_->rules[size_t(e.rule)].start)] + distance_[size_t(e.return_state)]);
-      }
-      if (best < distance_[s]) {
-        distance_[s] = best;
-        changed = true;
-      }
-    }
-  }
+  distance_ = grammar_->bytes_to_rule_end.size() == states.size() ? grammar_->bytes_to_rule_end : BytesToRuleEnd(*grammar_);
   // A counted loop still owes (at_least - counter) iterations of its cheapest body.
   rule_minimum_.assign(grammar_->rules.size(), 0);
   rule_iteration_.assign(grammar_->rules.size(), 1);

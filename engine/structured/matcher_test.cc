@@ -284,5 +284,26 @@ TEST(StructuredOutput, UnsupportedKeywordIsAnInvalidArgument) {
   EXPECT_NE(tool.status().message().find("tool \"f\""), std::string::npos) << tool.status().message();
 }
 
+// The request paths the penetration test used, through the public API (kimi-engine serve has
+// no request rules in front of it): refused, naming the tool, never a crash or a hang.
+TEST(StructuredOutput, SelfReferencingSchemasAndTooManyToolsAreRefused) {
+  StructuredOutputOptions options;
+  options.vocabulary = *StructuredVocabulary::Build(text::testing::DemoTokenizer());
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  const std::string self = R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})";
+  EXPECT_FALSE(StructuredOutput::ForJsonSchema(self, options).ok());
+  EXPECT_FALSE(StructuredOutput::CheckSchemaLimits(self).ok());
+  std::vector<StrictTool> tools = {{"g", R"({"type":"object"})"}, {"f", self}};
+  auto tool = StructuredOutput::ForRequiredToolCalls(tools, 1, options);
+  ASSERT_FALSE(tool.ok());
+  EXPECT_NE(tool.status().message().find("tool \"f\""), std::string::npos) << tool.status().message();
+  std::vector<StrictTool> many(kMaxStrictTools + 1, StrictTool{"t", ""});
+  auto crowded = StructuredOutput::ForRequiredToolCalls(many, 1, options);
+  ASSERT_FALSE(crowded.ok());
+  EXPECT_NE(crowded.status().message().find("at most"), std::string::npos) << crowded.status().message();
+  many.resize(kMaxStrictTools);
+  EXPECT_TRUE(StructuredOutput::ForRequiredToolCalls(many, 1, options).ok());
+}
+
 }  // namespace
 }  // namespace kimi::structured

@@ -50,6 +50,9 @@ class Parser {
   explicit Parser(std::string_view pattern) : p_(pattern) {}
 
   Result<NodePtr> Parse() {
+    if (p_.size() > kMaxRegexPatternBytes) {
+      return Status::InvalidArgument("pattern: longer than " + std::to_string(kMaxRegexPatternBytes) + " bytes");
+    }
     if (Peek() == U'^') {
       Next();
       anchored_start_ = true;
@@ -113,7 +116,9 @@ class Parser {
   }
 
   Result<NodePtr> Quantified(NodePtr atom) {
-    while (true) {
+    // Stacked quantifiers nest like groups ("a{2}{2}{2}"): bounded the same way.
+    for (int stacked = 0;; ++stacked) {
+      if (stacked > kMaxRegexGroupDepth) return Error("quantifiers stacked deeper than " + std::to_string(kMaxRegexGroupDepth));
       const char32_t c = Peek();
       int64_t min = 0, max = -1;
       if (c == U'*') {
@@ -141,6 +146,9 @@ class Parser {
         }
         if (Peek() != U'}') return Error("malformed {n,m} quantifier");
         Next();
+        if (min > kMaxRegexRepeat || max > kMaxRegexRepeat) {
+          return Error("a repetition count above " + std::to_string(kMaxRegexRepeat));
+        }
         if (max >= 0 && max < min) return Error("quantifier {n,m} with m < n");
       } else {
         return atom;
@@ -160,7 +168,7 @@ class Parser {
     bool any = false;
     while (Peek() >= U'0' && Peek() <= U'9') {
       v = v * 10 + (Next() - U'0');
-      if (v > 100000) v = 100000;
+      if (v > kMaxRegexRepeat) v = kMaxRegexRepeat + 1;  // refused by the caller, never wrapped
       any = true;
     }
     if (!any) return std::nullopt;
@@ -171,6 +179,9 @@ class Parser {
     const char32_t c = Next();
     switch (c) {
       case U'(': {
+        if (++group_depth_ > kMaxRegexGroupDepth) {
+          return Error("groups nested deeper than " + std::to_string(kMaxRegexGroupDepth) + " levels");
+        }
         if (Peek() == U'?') {
           Next();
           if (Peek() != U':') return Error("lookaround and named groups are not supported");
@@ -179,6 +190,7 @@ class Parser {
         KIMI_ASSIGN_OR_RETURN(NodePtr inner, Alternation());
         if (Peek() != U')') return Error("missing ')'");
         Next();
+        --group_depth_;
         return inner;
       }
       case U'[': return Class();
@@ -290,6 +302,7 @@ class Parser {
   size_t pos_ = 0;
   bool anchored_start_ = false;
   bool anchored_end_ = false;
+  int group_depth_ = 0;
 };
 
 class NfaBuilder {

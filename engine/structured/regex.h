@@ -7,7 +7,10 @@
 // `(?:...)`, alternation `|`, quantifiers `* + ? {n} {n,} {n,m}` (a lazy `?` suffix is accepted:
 // laziness does not change the language), `^` at the very start and `$` at the very end.
 // Refused (InvalidArgument naming the construct): backreferences, lookaround, named groups,
-// \b \B \p \P, anchors elsewhere, and expressions whose automaton would exceed kMaxRegexStates.
+// \b \B \p \P, anchors elsewhere, and expressions past the bounds below: longer than
+// kMaxRegexPatternBytes, groups nested deeper than kMaxRegexGroupDepth, a repetition count above
+// kMaxRegexRepeat, or an automaton of more than kMaxRegexStates states. Parsing and building
+// are bounded by them (no recursion deeper than the group nesting).
 //
 // Classes that contain negated shorthands (\D \W \S, or \d \w \s inside [^...]) are taken within
 // ASCII, because validators disagree on their Unicode meaning; `.` is every character but line
@@ -26,6 +29,9 @@
 namespace kimi::structured {
 
 inline constexpr size_t kMaxRegexStates = 20000;
+inline constexpr size_t kMaxRegexPatternBytes = 4096;
+inline constexpr int kMaxRegexGroupDepth = 32;
+inline constexpr int64_t kMaxRegexRepeat = 1000;
 
 // A nondeterministic automaton over characters.
 struct CharNfa {

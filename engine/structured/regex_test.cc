@@ -58,5 +58,28 @@ TEST(Regex, RefusesWhatItCannotHonour) {
   }
 }
 
+// A caller's pattern cannot recurse the parser off its stack, build a huge automaton or be
+// read as something else: each bound is refused by name.
+TEST(Regex, BoundsArePatternLengthNestingRepetitionAndStates) {
+  const std::string deep = std::string(2000, '(') + "a" + std::string(2000, ')');
+  auto nested = CompileRegex(deep);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("nested deeper"), std::string::npos) << nested.status().message();
+  EXPECT_FALSE(CompileRegex(std::string(kMaxRegexPatternBytes + 1, 'a')).ok());
+  EXPECT_TRUE(CompileRegex(std::string(100, 'a')).ok());
+  // Counts above the bound are refused, not clamped into a different language.
+  auto many = CompileRegex("^a{100001}$");
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("repetition count"), std::string::npos) << many.status().message();
+  EXPECT_TRUE(Matches("^a{3,5}$", R"("aaaa")"));
+  std::string stacked = "a";
+  for (int i = 0; i < 100; ++i) stacked += "{1}";
+  EXPECT_FALSE(CompileRegex(stacked).ok());
+  // Within every count bound, the product is still bounded by automaton states.
+  auto states = CompileRegex("^((a{1000}){1000}){1000}$");
+  ASSERT_FALSE(states.ok());
+  EXPECT_NE(states.status().message().find("automaton states"), std::string::npos) << states.status().message();
+}
+
 }  // namespace
 }  // namespace kimi::structured

@@ -26,21 +26,7 @@ const std::set<std::string, std::less<>> kKeywords = {
     "exclusiveMaximum", "nullable"};
 const std::vector<std::string> kTypeNames = {"null", "boolean", "object", "array", "string", "integer", "number"};
 
-std::string PointerToken(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string Child(const std::string& pointer, std::string_view key) { return pointer + "/" + PointerToken(key); }
+std::string Child(const std::string& pointer, std::string_view key) { return ChildPointer(pointer, key); }
 
 std::string DisplayPointer(const std::string& pointer) { return pointer.empty() ? "/" : pointer; }
 
@@ -364,13 +350,35 @@ Result<int32_t> SchemaCompiler::CompileRoot() {
   // nlohmann throws on a value of an unexpected type somewhere this file did not check; it
   // is the caller's input that is wrong, and no exception leaves the module.
   try {
+    KIMI_RETURN_IF_ERROR(CheckSchemaLimits(document_, limits_));
     return CompileRef("#", "");
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("malformed JSON Schema: ") + e.what());
   }
 }
 
-Result<Json> SchemaCompiler::Resolve(const std::string& ref, const std::string& pointer) const {
+Status SchemaCompiler::Spend(const std::string& pointer) {
+  if (++steps_ > budget_.max_steps) {
+    return Status::InvalidArgument("the schema is too complex to compile (more than " + std::to_string(budget_.max_steps) +
+                                   " steps, at " + DisplayPointer(pointer) + ")");
+  }
+  KIMI_RETURN_IF_ERROR(Reserve(0, pointer));
+  if (std::chrono::steady_clock::now() > budget_.deadline) {
+    return Status::InvalidArgument("the schema took longer to compile than its time limit (at " + DisplayPointer(pointer) + ")");
+  }
+  return Status::OK();
+}
+
+Status SchemaCompiler::Reserve(size_t states, const std::string& pointer) {
+  if (builder()->num_states() + states > budget_.max_states) {
+    return Status::InvalidArgument("the schema compiles to more than " + std::to_string(budget_.max_states) +
+                                   " grammar states (at " + DisplayPointer(pointer) + ")");
+  }
+  return Status::OK();
+}
+
+Result<Json> SchemaCompiler::Resolve(const std::string& ref, const std::string& pointer) {
+  KIMI_RETURN_IF_ERROR(Spend(pointer));
   if (ref.empty() || ref[0] != '#') {
     return Status::InvalidArgument("unsupported JSON Schema $ref \"" + ref + "\" at " + Child(pointer, "$ref") +
                                    " (only references inside the schema, \"#...\", are supported)");
@@ -402,7 +410,19 @@ Result<int32_t> SchemaCompiler::CompileRef(const std::string& ref, const std::st
   return rule;
 }
 
-Result<Json> SchemaCompiler::Merge(const Json& a_in, const Json& b_in, const std::string& pointer) const {
+Result<Json> SchemaCompiler::Merge(const Json& a_in, const Json& b_in, const std::string& pointer) {
+  KIMI_RETURN_IF_ERROR(Spend(pointer));
+  // A merge follows $ref into its target, which may merge again: CheckSchemaLimits refused
+  // cycles, and this keeps the recursion bounded whatever the document.
+  if (merge_depth_ >= limits_.max_ref_chain) {
+    return Status::InvalidArgument("allOf/$ref at " + DisplayPointer(pointer) + " merges references more than " +
+                                   std::to_string(limits_.max_ref_chain) + " deep");
+  }
+  ++merge_depth_;
+  struct MergeDepthGuard {
+    size_t* depth;
+    ~MergeDepthGuard() { --*depth; }
+  } guard{&merge_depth_};
   Json a = a_in, b = b_in;
   for (Json* s : {&a, &b}) {
     if (s->is_boolean()) *s = s->get<bool>() ? Json::object() : Json{{"enum", Json::array()}};
@@ -462,6 +482,7 @@ Result<int32_t> SchemaCompiler::Compile(const Json& schema, const std::string& p
     int* depth;
     ~DepthGuard() { --*depth; }
   } guard{&depth_};
+  KIMI_RETURN_IF_ERROR(Spend(pointer));
 
   if (schema.is_boolean()) {
     if (schema.get<bool>()) return values_->AnyValue();
@@ -507,7 +528,11 @@ Result<int32_t> SchemaCompiler::Compile(const Json& schema, const std::string& p
       if (key == "oneOf") {
         // Exactly one branch may match: accepted only when the branches' types are disjoint.
         Json resolved = branch;
-        while (resolved.is_object() && resolved.contains("$ref") && resolved.size() == 1) {
+        for (size_t hops = 0; resolved.is_object() && resolved.contains("$ref") && resolved.size() == 1; ++hops) {
+          if (hops >= limits_.max_ref_chain) {
+            return Status::InvalidArgument("oneOf branch at " + at + " follows more than " +
+                                           std::to_string(limits_.max_ref_chain) + " $refs");
+          }
           KIMI_ASSIGN_OR_RETURN(resolved, Resolve(resolved["$ref"].get<std::string>(), at));
         }
         if (!resolved.is_object()) return Unsupported("oneOf with a boolean branch", at);
@@ -593,7 +618,11 @@ Result<int32_t> SchemaCompiler::CompileLiterals(const Json& schema, const std::s
     }
     if (v.is_object()) ok = types.count("object") && !HasStructuralKeywords(schema, {"enum", "const", "type", "nullable"});
     if (v.is_array()) ok = types.count("array") && !HasStructuralKeywords(schema, {"enum", "const", "type", "nullable"});
-    if (ok) builder()->AddLiteral(builder()->RuleStart(rule), v.dump(), end);
+    if (!ok) continue;
+    // One state per byte: the state bound is checked per value, before a long one is written.
+    const std::string text = v.dump();
+    KIMI_RETURN_IF_ERROR(Reserve(text.size(), pointer));
+    builder()->AddLiteral(builder()->RuleStart(rule), text, end);
   }
   return rule;
 }
@@ -680,6 +709,7 @@ Result<int32_t> SchemaCompiler::CompileObject(const Json& schema, const std::str
     const Property& p = properties[i];
     names.push_back(p.name);
     KIMI_ASSIGN_OR_RETURN(int32_t value, Compile(p.schema, p.pointer));
+    KIMI_RETURN_IF_ERROR(Reserve(2 * (p.name.size() + 4), p.pointer));
     for (int written = 0; written < 2; ++written) {
       if (!p.required) b.AddEpsilon(after[i][size_t(written)], after[i + 1][size_t(written)]);
       const int32_t colon = b.NewState(rule);
@@ -692,6 +722,9 @@ Result<int32_t> SchemaCompiler::CompileObject(const Json& schema, const std::str
   b.AddLiteral(last[1], "}", end);
   if (!(additional.is_boolean() && !additional.get<bool>())) {
     KIMI_ASSIGN_OR_RETURN(int32_t value, Compile(additional, Child(pointer, "additionalProperties")));
+    size_t name_bytes = 0;
+    for (const std::string& name : names) name_bytes += name.size();
+    KIMI_RETURN_IF_ERROR(Reserve(2 * (name_bytes + 8), Child(pointer, "additionalProperties")));
     for (int written = 0; written < 2; ++written) {
       const int32_t name = b.NewState(rule), closed = b.NewState(rule), colon = b.NewState(rule);
       b.AddLiteral(last[size_t(written)], written ? ",\"" : "\"", name);

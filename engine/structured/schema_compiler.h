@@ -15,9 +15,15 @@
 // in printable ASCII without escapes, one spelling per character, numbers of at most 18
 // integer digits. Every text it produces validates.
 //
+// Bounds: CompileRoot() first checks the document against SchemaLimits (schema_limits.h: size,
+// depth, enum values, pattern length, reference cycles and chains), then compiles within a
+// CompileBudget (grammar states, steps, a deadline), so that no schema can overflow the stack,
+// loop, or hold a thread past the deadline. Exceeding one is InvalidArgument naming it.
+//
 // Owns: nothing after compilation. Thread safety: a SchemaCompiler is used by one thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +33,7 @@
 
 #include "kimi/status.h"
 #include "structured/grammar.h"
+#include "structured/schema_limits.h"
 
 namespace kimi::structured {
 
@@ -53,10 +60,20 @@ class JsonValueRules {
   std::map<std::string, int32_t> literals_;
 };
 
+// The work one compilation may do. max_states counts every state of the builder, so compilers
+// sharing a builder (the tools of one request) share that bound; give them one deadline too.
+struct CompileBudget {
+  size_t max_states = 200000;
+  int64_t max_steps = 100000;  // subschemas compiled, merged and references resolved
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
 // Compiles one schema document (the root that "#" pointers resolve in) into rules of a builder.
 class SchemaCompiler {
  public:
-  SchemaCompiler(JsonValueRules* values, const Json& document) : values_(values), document_(document) {}
+  SchemaCompiler(JsonValueRules* values, const Json& document, CompileBudget budget = CompileBudget(),
+                 SchemaLimits limits = SchemaLimits())
+      : values_(values), document_(document), budget_(budget), limits_(limits) {}
   // The rule of the document's root. Errors: InvalidArgument naming the keyword and pointer.
   Result<int32_t> CompileRoot();
 
@@ -68,14 +85,22 @@ class SchemaCompiler {
   Result<int32_t> CompileString(const Json& schema, const std::string& pointer);
   Result<int32_t> CompileNumber(const Json& schema, const std::string& pointer, bool integer);
   Result<int32_t> CompileLiterals(const Json& schema, const std::string& pointer);
-  Result<Json> Resolve(const std::string& ref, const std::string& pointer) const;
-  Result<Json> Merge(const Json& a, const Json& b, const std::string& pointer) const;
+  Result<Json> Resolve(const std::string& ref, const std::string& pointer);
+  Result<Json> Merge(const Json& a, const Json& b, const std::string& pointer);
+  // Counts one step of work against the budget. Errors: InvalidArgument naming the bound.
+  Status Spend(const std::string& pointer);
+  // Refuses adding `states` more grammar states past the budget.
+  Status Reserve(size_t states, const std::string& pointer);
 
   JsonValueRules* values_;
   GrammarBuilder* builder() { return values_->builder(); }
   const Json& document_;
   std::map<std::string, int32_t> ref_rules_;  // "#/..." -> rule, so recursion terminates
+  CompileBudget budget_;
+  SchemaLimits limits_;
+  int64_t steps_ = 0;
   int depth_ = 0;
+  size_t merge_depth_ = 0;
 };
 
 }  // namespace kimi::structured

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 
+#include "structured/schema_limits.h"
 #include "structured/structured_test_util.h"
 
 namespace kimi::structured {
@@ -110,6 +112,130 @@ TEST(SchemaCompiler, ReferencesAndRecursion) {
   EXPECT_FALSE(CompileSchema(R"({"$ref":"#"})").ok());
   EXPECT_FALSE(CompileSchema(R"({"$ref":"#/$defs/missing"})").ok());
   EXPECT_FALSE(CompileSchema(R"({"$ref":"https://example.com/s.json"})").ok());
+}
+
+// The schemas of a penetration test that crashed (allOf: Merge recursed off the stack) or hung
+// (oneOf: Resolve looped) the daemon, and their siblings: each is refused by name, at once.
+TEST(SchemaCompiler, SelfReferencesThatConsumeNothingAreRefused) {
+  for (const char* schema : {
+           R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})",
+           R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"oneOf":[{"$ref":"#/$defs/a"}]})",
+           R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"anyOf":[{"$ref":"#/$defs/a"}]})",
+           R"({"$defs":{"a":{"$ref":"#/$defs/a","type":"object"}},"allOf":[{"$ref":"#/$defs/a"}]})",
+           R"({"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"$ref":"#/$defs/a"})",
+           R"({"allOf":[{"$ref":"#"}]})",
+           R"({"type":"object","oneOf":[{"$ref":"#"}]})",
+           // A reference into data the schema walk does not reach on its own.
+           R"({"examples":[{"$ref":"#/examples/0","type":"object"}],"allOf":[{"$ref":"#/examples/0"}]})",
+       }) {
+    auto g = CompileSchema(schema);
+    ASSERT_FALSE(g.ok()) << schema;
+    EXPECT_EQ(g.status().code(), Status::Code::kInvalidArgument) << schema;
+    EXPECT_NE(g.status().message().find("refers to itself"), std::string::npos) << schema << ": " << g.status().message();
+  }
+  auto g = CompileSchema(R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})");
+  EXPECT_NE(g.status().message().find("/$defs/a"), std::string::npos) << g.status().message();
+}
+
+TEST(SchemaCompiler, RecursionThroughObjectsAndArraysStillCompilesAndConstrains) {
+  Check({R"({"$defs":{"node":{"type":"object","properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["name"],"additionalProperties":false}},"$ref":"#/$defs/node"})",
+         {R"({"name":"a"})", R"({"name":"a","children":[]})", R"({"name":"a","children":[{"name":"b","children":[{"name":"c"}]}]})"},
+         {"{}", R"({"name":"a","children":[{}]})", R"({"name":"a","children":[1]})", R"({"children":[]})"}});
+  // A recursive anyOf whose every turn writes an array.
+  Check({R"({"$defs":{"t":{"anyOf":[{"type":"integer"},{"type":"array","items":{"$ref":"#/$defs/t"}}]}},"$ref":"#/$defs/t"})",
+         {"1", "[]", "[1,[2,[3]],[]]"}, {"[1,", "\"a\"", "[[\"a\"]]"}});
+}
+
+std::string Nested(const std::string& open, const std::string& leaf, const std::string& close, int levels) {
+  std::string out;
+  for (int i = 0; i < levels; ++i) out += open;
+  out += leaf;
+  for (int i = 0; i < levels; ++i) out += close;
+  return out;
+}
+
+TEST(SchemaCompiler, DeepNestingIsRefusedWithoutRecursion) {
+  for (const std::string& schema : {Nested(R"({"items":)", "{}", "}", 30000), Nested(R"({"anyOf":[)", "{}", "]}", 30000),
+                                    Nested(R"({"enum":[)", "1", "]}", 30000), Nested(R"({"properties":{"a":)", "{}", "}}", 30000)}) {
+    auto g = CompileSchema(schema);
+    ASSERT_FALSE(g.ok());
+    EXPECT_NE(g.status().message().find("nested deeper"), std::string::npos) << g.status().message();
+  }
+  // The limit is far above what a real schema nests.
+  EXPECT_TRUE(CompileSchema(Nested(R"({"type":"array","items":)", R"({"type":"integer"})", "}", 30)).ok());
+}
+
+TEST(SchemaCompiler, HugeEnumsAreRefusedAndLongLiteralsStayCheap) {
+  std::string huge = R"({"enum":[)";  // within max_nodes, past max_enum_values
+  for (int i = 0; i < 10000; ++i) huge += (i ? "," : "") + std::to_string(i);
+  huge += "]}";
+  auto g = CompileSchema(huge);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("enum/const values"), std::string::npos) << g.status().message();
+
+  std::string fine = R"({"enum":[)";
+  for (int i = 0; i < 1000; ++i) fine += (i ? "," : "") + std::string("\"v") + std::to_string(i) + "\"";
+  fine += "]}";
+  Check({fine, {R"("v0")", R"("v999")"}, {R"("v1000")"}});
+  // One literal of 100,000 bytes is a chain of 100,000 states: trimming and distances are
+  // linear in it, not quadratic.
+  const std::string text(100000, 'a');
+  Check({R"({"const":")" + text + R"("})", {"\"" + text + "\""}, {"\"" + text + "a\""}});
+}
+
+TEST(SchemaCompiler, CompilationStaysWithinItsBudget) {
+  // A $ref with sibling keywords is merged and compiled in place, not shared: two of them per
+  // level double the work per level, 2^40 subschemas from a document of 40 small definitions,
+  // no cycle and no deep nesting. The budget ends it.
+  std::string doubling = R"({"$defs":{)";
+  for (int i = 0; i < 40; ++i) {
+    const std::string next = R"({"$ref":"#/$defs/d)" + std::to_string(i + 1) + R"(","type":"object"})";
+    doubling += "\"d" + std::to_string(i) + R"(":{"type":"object","properties":{"a":)" + next + R"(,"b":)" + next + "}},";
+  }
+  doubling += R"("d40":{"type":"object"}},"$ref":"#/$defs/d0"})";
+  auto g = CompileSchema(doubling);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), Status::Code::kInvalidArgument);
+  const std::string& why = g.status().message();
+  EXPECT_TRUE(why.find("too complex") != std::string::npos || why.find("grammar states") != std::string::npos) << why;
+
+  const std::string tree =
+      R"({"type":"object","properties":{"a":{"type":"string","format":"date-time"},"b":{"type":"array","items":{"type":"integer"}}}})";
+  ASSERT_TRUE(CompileSchema(tree).ok());
+  CompileBudget few_states;
+  few_states.max_states = 50;
+  auto states = CompileSchema(tree, few_states);
+  ASSERT_FALSE(states.ok());
+  EXPECT_NE(states.status().message().find("grammar states"), std::string::npos) << states.status().message();
+  // Long literals and names are refused before they are written out, one state per byte.
+  const std::string long_const = R"({"const":")" + std::string(300000, 'x') + R"("})";
+  auto literal = CompileSchema(long_const);
+  ASSERT_FALSE(literal.ok());
+  EXPECT_NE(literal.status().message().find("grammar states"), std::string::npos) << literal.status().message();
+  const std::string long_name = R"({"type":"object","properties":{")" + std::string(300000, 'n') + R"(":{}}})";
+  EXPECT_FALSE(CompileSchema(long_name).ok());
+  CompileBudget past_deadline;
+  past_deadline.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto late = CompileSchema(tree, past_deadline);
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("time limit"), std::string::npos) << late.status().message();
+}
+
+TEST(SchemaCompiler, LimitsOnSizeChainsAndPatterns) {
+  SchemaLimits limits;
+  limits.max_nodes = 10;
+  EXPECT_FALSE(CheckSchemaLimits(Json::parse(R"({"enum":[1,2,3,4,5,6,7,8,9,10]})"), limits).ok());
+  EXPECT_TRUE(CheckSchemaLimits(Json::parse(R"({"enum":[1,2,3]})"), limits).ok());
+  // A chain of references without a cycle, longer than the bound.
+  std::string chain = R"({"$defs":{)";
+  for (int i = 0; i < 100; ++i) chain += "\"d" + std::to_string(i) + R"(":{"$ref":"#/$defs/d)" + std::to_string(i + 1) + "\"},";
+  chain += R"("d100":{"type":"null"}},"$ref":"#/$defs/d0"})";
+  auto chained = CheckSchemaLimits(Json::parse(chain));
+  ASSERT_FALSE(chained.ok());
+  EXPECT_NE(chained.message().find("chain"), std::string::npos) << chained.message();
+  auto pattern = CompileSchema(R"({"type":"string","pattern":")" + std::string(5000, 'a') + R"("})");
+  ASSERT_FALSE(pattern.ok());
+  EXPECT_NE(pattern.status().message().find("/pattern"), std::string::npos) << pattern.status().message();
 }
 
 TEST(SchemaCompiler, UnsupportedKeywordIsNamedWithItsPointer) {

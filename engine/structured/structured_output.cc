@@ -1,8 +1,11 @@
 #include "kimi/structured_output.h"
 
+#include <chrono>
+
 #include "structured/grammar.h"
 #include "structured/matcher.h"
 #include "structured/schema_compiler.h"
+#include "structured/schema_limits.h"
 #include "structured/token_trie.h"
 
 namespace kimi {
@@ -21,6 +24,16 @@ struct StructuredOutput::Parts {
 };
 
 namespace {
+
+// How long the schemas of one request may take to compile, all together (the step and state
+// bounds of CompileBudget come first for any schema that is merely large).
+constexpr std::chrono::milliseconds kCompileTimeLimit{2000};
+
+structured::CompileBudget RequestBudget() {
+  structured::CompileBudget budget;
+  budget.deadline = std::chrono::steady_clock::now() + kCompileTimeLimit;
+  return budget;
+}
 
 // The per-request constraint: the matcher advanced by the tokens generated since the last call.
 class GrammarConstraint final : public TokenConstraint {
@@ -168,9 +181,14 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForJsonSchema(
   KIMI_ASSIGN_OR_RETURN(Json schema, ParseSchema(schema_json, "the JSON schema"));
   GrammarBuilder builder;
   JsonValueRules values(&builder);
-  SchemaCompiler compiler(&values, schema);
+  SchemaCompiler compiler(&values, schema, RequestBudget());
   KIMI_ASSIGN_OR_RETURN(int32_t value, compiler.CompileRoot());
   return ForValue(&builder, value, "the JSON schema", options);
+}
+
+Status StructuredOutput::CheckSchemaLimits(std::string_view schema_json) {
+  KIMI_ASSIGN_OR_RETURN(Json schema, ParseSchema(schema_json, "the JSON schema"));
+  return structured::CheckSchemaLimits(schema);
 }
 
 Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForJsonObject(const StructuredOutputOptions& options) {
@@ -185,10 +203,15 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToo
   KIMI_RETURN_IF_ERROR(CheckOptions(options));
   if (options.frame != StructuredOutputOptions::Frame::kK3) return Status::InvalidArgument("tool calls need the K3 frame");
   if (tools.empty()) return Status::InvalidArgument("tool_choice required with no tools");
+  if (tools.size() > kMaxStrictTools) {
+    return Status::InvalidArgument("tool_choice required with " + std::to_string(tools.size()) + " tools; at most " +
+                                   std::to_string(kMaxStrictTools) + " are allowed");
+  }
   if (max_calls < 1) return Status::InvalidArgument("max_calls must be at least 1");
   KIMI_ASSIGN_OR_RETURN(Markup m, K3Markup(*options.vocabulary->trie()));
   GrammarBuilder builder;
   JsonValueRules values(&builder);
+  const structured::CompileBudget budget = RequestBudget();
   std::vector<int32_t> argument_rules;
   for (const StrictTool& tool : tools) {
     const std::string what = "the parameters of tool \"" + tool.name + "\"";
@@ -197,7 +220,7 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToo
       arguments = values.AnyObject();
     } else {
       KIMI_ASSIGN_OR_RETURN(Json schema, ParseSchema(tool.parameters_json, what));
-      SchemaCompiler compiler(&values, schema);
+      SchemaCompiler compiler(&values, schema, budget);
       Result<int32_t> compiled = compiler.CompileRoot();
       if (!compiled.ok()) return compiled.status().WithContext(what);
       arguments = *compiled;

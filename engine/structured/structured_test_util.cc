@@ -10,12 +10,12 @@
 
 namespace kimi::structured::testing {
 
-Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json) {
+Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json, const CompileBudget& budget) {
   Json schema = Json::parse(schema_json, nullptr, false);
   if (schema.is_discarded()) return Status::InvalidArgument("not JSON: " + schema_json);
   GrammarBuilder builder;
   JsonValueRules values(&builder);
-  SchemaCompiler compiler(&values, schema);
+  SchemaCompiler compiler(&values, schema, budget);
   KIMI_ASSIGN_OR_RETURN(int32_t root, compiler.CompileRoot());
   return builder.Finish(root, "the schema");
 }

@@ -15,12 +15,14 @@
 #include "kimi/status.h"
 #include "structured/grammar.h"
 #include "structured/matcher.h"
+#include "structured/schema_compiler.h"
 #include "structured/token_trie.h"
 
 namespace kimi::structured::testing {
 
 // The grammar of a schema given as JSON text (the value alone, no framing).
-Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json);
+Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json,
+                                                     const CompileBudget& budget = CompileBudget());
 
 // Trie of the 512-rank demo tokenizer (built once) and of K3's real ranks (nullopt without
 // ../shared).

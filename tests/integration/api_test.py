@@ -6,6 +6,7 @@ daemon not ready. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and KIMI_ENG
 """
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -73,7 +74,9 @@ def engine_ended(daemon, outcome):
     return sum(v for _, labels, v in family["samples"] if labels.get("outcome") == outcome)
 
 
-class ServedModelTest(unittest.TestCase):
+class ServedModelCase(unittest.TestCase):
+    """A daemon serving a signed k3-nano model, shared by the tests of a class."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="kimi-api-it-")
@@ -89,6 +92,8 @@ class ServedModelTest(unittest.TestCase):
         cls.daemon.close()
         cls.tmp.cleanup()
 
+
+class ServedModelTest(ServedModelCase):
     def test_whole_chat_completion(self):
         reply = post_json(self.daemon, "/v1/chat/completions", chat_body())
         self.assertEqual(reply.status, 200, reply.body)
@@ -260,6 +265,90 @@ class ServedModelTest(unittest.TestCase):
         self.assertGreaterEqual(counts["kimi_engine_e2e_request_latency_seconds"], 1)
         self.assertEqual(families["kimi_engine_preemptions"]["type"], "gauge")
         self.assertGreaterEqual(families["kimi_engine_preemptions"]["samples"][0][2], 0)
+
+
+SELF_REFERENCES = {
+    "allOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "allOf": [{"$ref": "#/$defs/a"}]},
+    "oneOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "oneOf": [{"$ref": "#/$defs/a"}]},
+    "anyOf": {"$defs": {"a": {"$ref": "#/$defs/a"}}, "anyOf": [{"$ref": "#/$defs/a"}]},
+}
+
+
+def audit_records(data_dir, request_id):
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records WHERE request_id = ?", (request_id,))]
+    finally:
+        db.close()
+
+
+class HostileRequestTest(ServedModelCase):
+    """The requests of a penetration test that killed the daemon (a self-referencing schema
+    overflowed the compiler's stack), pinned a thread (the oneOf form looped) or slowed every
+    other stream (100,000 stop strings): each is now a 400 in OpenAI's shape naming the field,
+    with an audit record, and the daemon serves on."""
+
+    def send(self, request_id, body):
+        return request(self.daemon, "POST", "/v1/chat/completions",
+                       {"Content-Type": "application/json", "X-Request-Id": request_id}, json.dumps(body).encode())
+
+    def cases(self):
+        for name, schema in SELF_REFERENCES.items():
+            yield ("schema-" + name, "response_format.json_schema.schema",
+                   chat_body(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}))
+            tool = {"type": "function", "function": {"name": "f", "strict": True, "parameters": schema}}
+            yield ("tool-" + name, "tools[0].function.parameters",
+                   chat_body(tools=[tool], tool_choice="required"))
+            yield ("tool-stream-" + name, "tools[0].function.parameters",
+                   chat_body(tools=[tool], tool_choice="required", stream=True))
+        yield ("stop-100", "stop", chat_body(stop=["s%d" % i for i in range(100)]))
+        yield ("stop-long", "stop", chat_body(stop="x" * 100000))
+        yield ("logit-bias", "logit_bias", chat_body(logit_bias={"999999999": 1}))
+        yield ("logit-bias-value", "logit_bias.5", chat_body(logit_bias={"5": 1000}))
+        yield ("n", "n", chat_body(n=1000000))
+        deep = {}
+        for _ in range(150):
+            deep = {"type": "array", "items": deep}
+        yield ("schema-deep", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema", "json_schema": {"name": "s", "schema": deep}}))
+        # Within the document limits, but 2^40 subschemas to compile: the engine's compile
+        # budget refuses it, and its error names the field too.
+        defs = {}
+        for i in range(40):
+            step = {"$ref": "#/$defs/d%d" % (i + 1), "type": "object"}
+            defs["d%d" % i] = {"type": "object", "properties": {"a": step, "b": step}}
+        defs["d40"] = {"type": "object"}
+        yield ("schema-doubling", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema",
+                                          "json_schema": {"name": "s", "schema": {"$defs": defs, "$ref": "#/$defs/d0"}}}))
+        yield ("schema-enum", "response_format.json_schema.schema",
+               chat_body(response_format={"type": "json_schema",
+                                          "json_schema": {"name": "s", "schema": {"enum": list(range(100000))}}}))
+
+    def test_each_is_a_400_naming_the_field_and_the_daemon_serves_on(self):
+        for request_id, param, body in self.cases():
+            with self.subTest(request_id):
+                reply = self.send("hostile-" + request_id, body)
+                error = assert_openai_error(self, reply, 400)
+                self.assertEqual(error["param"], param, error)
+                self.assertEqual(error["type"], "invalid_request_error")
+                self.assertIsNone(self.daemon.proc.poll(), "the daemon exited")
+        for request_id, _, _ in self.cases():
+            records = audit_records(self.daemon.data_dir, "hostile-" + request_id)
+            self.assertEqual([(r["http_status"], r["outcome"]) for r in records], [(400, "invalid")], request_id)
+        # Still serving, constrained output included: a recursive schema that writes text at
+        # every turn (a tree) is accepted and honoured.
+        tree = {"$defs": {"node": {"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 3},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2}},
+                    "required": ["name"], "additionalProperties": False}},
+                "$ref": "#/$defs/node"}
+        reply = post_json(self.daemon, "/v1/chat/completions",
+                          chat_body(max_tokens=200, thinking={"type": "disabled"}, stop=["a", "b", "c", "d"],
+                                    response_format={"type": "json_schema", "json_schema": {"name": "t", "schema": tree}}))
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertIsNone(self.daemon.proc.poll())
 
 
 class RefusalTest(unittest.TestCase):

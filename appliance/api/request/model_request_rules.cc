@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "kimi/runtime.h"
+
 namespace kimi::api {
 namespace {
 
@@ -22,6 +24,15 @@ Status ReadPin(const json& value, const std::string& key, double lo, double hi, 
   const double v = value.get<double>();
   if (v < lo || v > hi) return KeyError(key, std::string("must be in ") + range);
   *out = v;
+  return Status::OK();
+}
+
+// A bound: an integer in [1, most].
+Status ReadCount(const json& value, const std::string& key, int64_t most, int64_t* out) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 1 || value.get<int64_t>() > most) {
+    return KeyError(key, "must be an integer in [1, " + std::to_string(most) + "]");
+  }
+  *out = value.get<int64_t>();
   return Status::OK();
 }
 
@@ -51,13 +62,21 @@ Result<ModelRequestRules> ModelRequestRules::FromJson(const json& config) {
     } else if (key == "n") {
       if (value.is_null()) {
         rules.n.reset();
-      } else if (value.is_number_integer() && value.get<int64_t>() >= 1) {
+      } else if (value.is_number_integer() && value.get<int64_t>() >= 1 && value.get<int64_t>() <= kMaxN) {
         rules.n = value.get<int64_t>();
       } else {
-        return KeyError(key, "must be an integer >= 1 or null");
+        return KeyError(key, "must be an integer in [1, " + std::to_string(kMaxN) + "] or null");
       }
+    } else if (key == "max_stop") {
+      KIMI_RETURN_IF_ERROR(ReadCount(value, key, int64_t(kMaxStopStrings), &rules.max_stop));
+    } else if (key == "max_stop_bytes") {
+      KIMI_RETURN_IF_ERROR(ReadCount(value, key, int64_t(kMaxStopStringBytes), &rules.max_stop_bytes));
+    } else if (key == "vocab_size") {
+      KIMI_RETURN_IF_ERROR(ReadCount(value, key, int64_t(1) << 24, &rules.vocab_size));
     } else {
-      return KeyError(key, "is not a known rule (known: temperature, top_p, presence_penalty, frequency_penalty, n)");
+      return KeyError(key,
+                      "is not a known rule (known: temperature, top_p, presence_penalty, frequency_penalty, n, max_stop, "
+                      "max_stop_bytes, vocab_size)");
     }
   }
   return rules;
@@ -69,7 +88,10 @@ json ModelRequestRules::ToJson() const {
               {"top_p", pin(top_p)},
               {"presence_penalty", pin(presence_penalty)},
               {"frequency_penalty", pin(frequency_penalty)},
-              {"n", pin(n)}};
+              {"n", pin(n)},
+              {"max_stop", max_stop},
+              {"max_stop_bytes", max_stop_bytes},
+              {"vocab_size", vocab_size}};
 }
 
 }  // namespace kimi::api

@@ -38,12 +38,15 @@ TEST(ModelRequestRulesTest, RoundTripsThroughJson) {
   ModelRequestRules custom;
   custom.temperature_max = 1.5;
   custom.top_p.reset();
+  custom.max_stop = 8;
+  custom.vocab_size = 4352;
   auto back = ModelRequestRules::FromJson(custom.ToJson());
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, custom);
   EXPECT_EQ(ModelRequestRules::K3().ToJson(),
             json::parse(R"({"temperature": [0.0, 1.0], "top_p": 0.95, "presence_penalty": 0.0,
-                            "frequency_penalty": 0.0, "n": 1})"));
+                            "frequency_penalty": 0.0, "n": 1, "max_stop": 4, "max_stop_bytes": 256,
+                            "vocab_size": 163840})"));
 }
 
 TEST(ModelRequestRulesTest, BadConfigIsRefusedNamingTheKey) {
@@ -59,7 +62,13 @@ TEST(ModelRequestRulesTest, BadConfigIsRefusedNamingTheKey) {
   expect_error(R"({"top_p": 1.5})", "request_rules.top_p must be in [0, 1]");
   expect_error(R"({"top_p": "0.95"})", "request_rules.top_p must be a number or null");
   expect_error(R"({"frequency_penalty": -3})", "request_rules.frequency_penalty must be in [-2, 2]");
-  expect_error(R"({"n": 0})", "request_rules.n must be an integer >= 1 or null");
+  expect_error(R"({"n": 0})", "request_rules.n must be an integer in [1, 128] or null");
+  expect_error(R"({"n": 129})", "request_rules.n must be an integer in [1, 128] or null");
+  // The stop bounds a model may set stay within what the engine's scheduler accepts.
+  expect_error(R"({"max_stop": 17})", "request_rules.max_stop must be an integer in [1, 16]");
+  expect_error(R"({"max_stop": 0})", "request_rules.max_stop must be an integer in [1, 16]");
+  expect_error(R"({"max_stop_bytes": 100000})", "request_rules.max_stop_bytes must be an integer in [1, 1024]");
+  expect_error(R"({"vocab_size": -1})", "request_rules.vocab_size");
   expect_error(R"([])", "request_rules must be an object");
 }
 

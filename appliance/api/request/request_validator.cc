@@ -47,9 +47,27 @@ Status CheckBodyObject(const Json& body) {
   return Status::OK();
 }
 
+// metadata: OpenAI's bounds, at most 16 pairs of a key of at most 64 bytes and a string
+// value of at most 512 bytes.
+Status CheckMetadata(const Json& metadata) {
+  constexpr size_t kMaxPairs = 16, kMaxKey = 64, kMaxValue = 512;
+  KIMI_RETURN_IF_ERROR(ExpectObject(metadata, "metadata"));
+  if (metadata.size() > kMaxPairs) {
+    return FieldError("metadata", "must have at most " + std::to_string(kMaxPairs) + " pairs (got " +
+                                      std::to_string(metadata.size()) + ")");
+  }
+  // Keys are the caller's text (spaces included): errors name the field, not the key.
+  for (const auto& [key, value] : metadata.items()) {
+    if (key.size() > kMaxKey) return FieldError("metadata", "keys must be at most " + std::to_string(kMaxKey) + " bytes");
+    if (!value.is_string() || value.get_ref<const std::string&>().size() > kMaxValue) {
+      return FieldError("metadata", "values must be strings of at most " + std::to_string(kMaxValue) + " bytes");
+    }
+  }
+  return Status::OK();
+}
+
 // Fields the server accepts without acting on them still must have OpenAI's types.
 Status CheckPassiveFields(const Json& body, bool chat) {
-  if (const Json* v = OptionalMember(body, "logit_bias")) KIMI_RETURN_IF_ERROR(ExpectObject(*v, "logit_bias"));
   if (const Json* v = OptionalMember(body, "user")) KIMI_RETURN_IF_ERROR(ExpectString(*v, "user"));
   if (const Json* v = OptionalMember(body, "logprobs")) {
     if (chat) {
@@ -69,7 +87,7 @@ Status CheckPassiveFields(const Json& body, bool chat) {
   for (const char* key : {"parallel_tool_calls", "add_generation_prompt", "store"}) {
     if (const Json* v = OptionalMember(body, key)) KIMI_RETURN_IF_ERROR(ExpectBool(*v, key));
   }
-  if (const Json* v = OptionalMember(body, "metadata")) KIMI_RETURN_IF_ERROR(ExpectObject(*v, "metadata"));
+  if (const Json* v = OptionalMember(body, "metadata")) KIMI_RETURN_IF_ERROR(CheckMetadata(*v));
   return Status::OK();
 }
 

@@ -111,6 +111,39 @@ TEST(RequestValidatorTest, PassiveFieldsAreTypeChecked) {
   EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": false, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
 }
 
+TEST(RequestValidatorTest, LogitBiasNamesTokensOfTheVocabularyWithBoundedValues) {
+  EXPECT_TRUE(Accepted(ChatWith(R"({"logit_bias": {"0": -100, "163839": 100, "42": 5.5}})")));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"163840": 1}})"), "logit_bias", "token ids in [0, 163840)"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"-1": 1}})"), "logit_bias", "token ids"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"a b": 1}})"), "logit_bias", "token ids"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"99999999999999999999": 1}})"), "logit_bias", "token ids"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": 101}})"), "logit_bias.5", "must be in [-100, 100] (got 101)"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": -100.5}})"), "logit_bias.5"));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": "1"}})"), "logit_bias.5", "must be a number"));
+  ModelRequestRules small;
+  small.vocab_size = 4352;
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"logit_bias", {{"4352", 1}}}}), small), "logit_bias", "[0, 4352)"));
+  Json many = Json::object();
+  for (int i = 0; i < 301; ++i) many[std::to_string(i)] = 1;
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"logit_bias", many}})), "logit_bias", "at most 300 entries (got 301)"));
+  // Completions share the rule.
+  EXPECT_TRUE(Rejected(ValidateCompletion(Json{{"model", "kimi-k3"}, {"prompt", "x"}, {"logit_bias", {{"5", 200}}}},
+                                          ModelRequestRules::K3()),
+                       "logit_bias.5"));
+}
+
+TEST(RequestValidatorTest, MetadataHasOpenAIsBounds) {
+  Json sixteen = Json::object();
+  for (int i = 0; i < 16; ++i) sixteen["k" + std::to_string(i)] = std::string(512, 'v');
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"metadata", sixteen}}))));
+  Json seventeen = sixteen;
+  seventeen["k16"] = "v";
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"metadata", seventeen}})), "metadata", "at most 16 pairs"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"metadata", {{std::string(65, 'k'), "v"}}}})), "metadata", "keys must be at most 64"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"metadata", {{"k", std::string(513, 'v')}}}})), "metadata", "at most 512"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"metadata", {{"k", 1}}}})), "metadata", "must be strings"));
+}
+
 TEST(RequestValidatorTest, BodyMustBeAnObjectOfBoundedDepth) {
   EXPECT_TRUE(Rejected(Chat(Json::array()), "body", "must be a JSON object"));
   Json deep = "x";

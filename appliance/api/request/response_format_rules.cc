@@ -1,5 +1,7 @@
 #include "api/request/response_format_rules.h"
 
+#include "api/request/schema_bounds.h"
+
 namespace kimi::api::request {
 namespace {
 
@@ -26,6 +28,7 @@ Status CheckJsonSchema(const Json& format, ValidatedRequest* out) {
   const Json* schema = OptionalMember(*spec, "schema");
   if (schema == nullptr) return FieldError("response_format.json_schema.schema", "is required");
   KIMI_RETURN_IF_ERROR(ExpectObject(*schema, "response_format.json_schema.schema"));
+  KIMI_RETURN_IF_ERROR(CheckSchemaBounds(*schema, "response_format.json_schema.schema"));
   if (const Json* strict = OptionalMember(*spec, "strict")) {
     KIMI_RETURN_IF_ERROR(ExpectBool(*strict, "response_format.json_schema.strict"));
     out->response_schema_strict = strict->get<bool>();

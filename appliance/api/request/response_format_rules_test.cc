@@ -50,5 +50,24 @@ TEST(ResponseFormatRulesTest, OtherTypesAreRejected) {
   EXPECT_TRUE(Rejected(ChatWith(R"({"response_format": "json_object"})"), "response_format", "must be an object"));
 }
 
+// Schemas that crashed or hung the engine's compiler are refused here, before any backend,
+// naming the field: a 400, not a dead daemon.
+TEST(ResponseFormatRulesTest, SchemasBeyondTheLimitsAreRefusedNamingTheField) {
+  auto with_schema = [](const std::string& schema) {
+    return ChatWith(R"({"response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": )" + schema + "}}}");
+  };
+  for (const char* schema : {R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})",
+                             R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"oneOf":[{"$ref":"#/$defs/a"}]})",
+                             R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"anyOf":[{"$ref":"#/$defs/a"}]})"}) {
+    EXPECT_TRUE(Rejected(with_schema(schema), "response_format.json_schema.schema", "refers to itself")) << schema;
+  }
+  std::string huge = R"({"enum":[)";
+  for (int i = 0; i < 5000; ++i) huge += (i ? "," : "") + std::to_string(i);
+  EXPECT_TRUE(Rejected(with_schema(huge + "]}"), "response_format.json_schema.schema", "enum/const values"));
+  // A recursive tree consumes input at every turn: accepted.
+  EXPECT_TRUE(Accepted(with_schema(
+      R"({"$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"$ref":"#/$defs/n"})")));
+}
+
 }  // namespace
 }  // namespace kimi::api::request

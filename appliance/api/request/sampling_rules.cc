@@ -1,6 +1,7 @@
 #include "api/request/sampling_rules.h"
 
 #include <cmath>
+#include <string>
 
 namespace kimi::api::request {
 namespace {
@@ -45,7 +46,7 @@ Status CheckN(const Json& body, const ModelRequestRules& rules) {
   if (rules.n && n != *rules.n) {
     return FieldError("n", "must be " + std::to_string(*rules.n) + " for this model (got " + std::to_string(n) + ")");
   }
-  if (n < 1) return FieldError("n", "must be at least 1");
+  if (n < 1 || n > kMaxN) return FieldError("n", "must be in [1, " + std::to_string(kMaxN) + "] (got " + std::to_string(n) + ")");
   return Status::OK();
 }
 
@@ -61,20 +62,61 @@ Status CheckMaxTokens(const Json& body, ValidatedRequest* out) {
   return Status::OK();
 }
 
-Status CheckStop(const Json& body, ValidatedRequest* out) {
+// One stop string: non-empty and within the model's byte bound.
+Status CheckStopString(const Json& s, const std::string& field, const ModelRequestRules& rules) {
+  KIMI_RETURN_IF_ERROR(ExpectString(s, field));
+  const size_t bytes = s.get_ref<const std::string&>().size();
+  if (bytes == 0) return FieldError(field, "must not be empty");
+  if (int64_t(bytes) > rules.max_stop_bytes) {
+    return FieldError(field, "must be at most " + std::to_string(rules.max_stop_bytes) + " bytes for this model (got " +
+                                 std::to_string(bytes) + ")");
+  }
+  return Status::OK();
+}
+
+// Every stop string is matched after every token on the scheduler thread: the list is bounded
+// per model (OpenAI's 4 by default).
+Status CheckStop(const Json& body, const ModelRequestRules& rules, ValidatedRequest* out) {
   const Json* value = OptionalMember(body, "stop");
   if (value == nullptr) return Status::OK();
   if (value->is_string()) {
-    if (value->get_ref<const std::string&>().empty()) return FieldError("stop", "must not be empty");
+    KIMI_RETURN_IF_ERROR(CheckStopString(*value, "stop", rules));
     out->stop.push_back(value->get<std::string>());
     return Status::OK();
   }
   if (!value->is_array()) return FieldError("stop", "must be a string or an array of strings");
+  if (int64_t(value->size()) > rules.max_stop) {
+    return FieldError("stop", "must hold at most " + std::to_string(rules.max_stop) + " strings for this model (got " +
+                                  std::to_string(value->size()) + ")");
+  }
   for (size_t i = 0; i < value->size(); ++i) {
-    const Json& s = (*value)[i];
-    KIMI_RETURN_IF_ERROR(ExpectString(s, Indexed("stop", i)));
-    if (s.get_ref<const std::string&>().empty()) return FieldError(Indexed("stop", i), "must not be empty");
-    out->stop.push_back(s.get<std::string>());
+    KIMI_RETURN_IF_ERROR(CheckStopString((*value)[i], Indexed("stop", i), rules));
+    out->stop.push_back((*value)[i].get<std::string>());
+  }
+  return Status::OK();
+}
+
+// logit_bias: token id -> bias, as OpenAI takes it. The ids must be tokens of the model's
+// vocabulary and the map at most kMaxLogitBias entries, so the field stays small wherever it
+// is forwarded or recorded.
+Status CheckLogitBias(const Json& body, const ModelRequestRules& rules) {
+  const Json* value = OptionalMember(body, "logit_bias");
+  if (value == nullptr) return Status::OK();
+  KIMI_RETURN_IF_ERROR(ExpectObject(*value, "logit_bias"));
+  if (value->size() > kMaxLogitBias) {
+    return FieldError("logit_bias", "must have at most " + std::to_string(kMaxLogitBias) + " entries (got " +
+                                        std::to_string(value->size()) + ")");
+  }
+  for (const auto& [key, bias] : value->items()) {
+    // The key is named in the error only once it is known to be digits (no spaces).
+    const bool digits = !key.empty() && key.size() <= 9 && key.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(key) >= rules.vocab_size) {
+      return FieldError("logit_bias", "keys must be token ids in [0, " + std::to_string(rules.vocab_size) + ") for this model");
+    }
+    const std::string field = Member("logit_bias", key);
+    double v = 0;
+    KIMI_RETURN_IF_ERROR(ExpectNumber(bias, field, &v));
+    if (v < -100 || v > 100) return FieldError(field, "must be in [-100, 100] (got " + NumberText(v) + ")");
   }
   return Status::OK();
 }
@@ -110,7 +152,8 @@ Status CheckSamplingFields(const Json& body, const ModelRequestRules& rules, Val
   KIMI_RETURN_IF_ERROR(CheckPinned(body, "frequency_penalty", rules.frequency_penalty, -2.0, 2.0, "[-2, 2]"));
   KIMI_RETURN_IF_ERROR(CheckN(body, rules));
   KIMI_RETURN_IF_ERROR(CheckMaxTokens(body, out));
-  KIMI_RETURN_IF_ERROR(CheckStop(body, out));
+  KIMI_RETURN_IF_ERROR(CheckStop(body, rules, out));
+  KIMI_RETURN_IF_ERROR(CheckLogitBias(body, rules));
   if (const Json* seed = OptionalMember(body, "seed")) {
     int64_t s = 0;
     KIMI_RETURN_IF_ERROR(ExpectInteger(*seed, "seed", &s));

@@ -70,7 +70,10 @@ TEST(SamplingRulesTest, BoundsFollowTheModelsRules) {
   EXPECT_TRUE(Accepted(Chat(ChatBody({{"temperature", 1.5}, {"top_p", 0.8}, {"presence_penalty", 0.5}, {"n", 2}}), open)));
   EXPECT_TRUE(Rejected(Chat(ChatBody({{"top_p", 1.5}}), open), "top_p", "must be in [0, 1]"));
   EXPECT_TRUE(Rejected(Chat(ChatBody({{"presence_penalty", 2.5}}), open), "presence_penalty", "must be in [-2, 2]"));
-  EXPECT_TRUE(Rejected(Chat(ChatBody({{"n", 0}}), open), "n", "at least 1"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"n", 0}}), open), "n", "must be in [1, 128]"));
+  // Without a pin n is still bounded: each choice is a generation of its own.
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"n", 128}}), open)));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"n", 1000000}}), open), "n", "must be in [1, 128] (got 1000000)"));
   EXPECT_TRUE(Rejected(Chat(ChatBody({{"temperature", 2.1}}), open), "temperature", "[0, 2]"));
   // Pins that stay: frequency_penalty still 0.
   EXPECT_TRUE(Rejected(Chat(ChatBody({{"frequency_penalty", 0.5}}), open), "frequency_penalty"));
@@ -102,6 +105,30 @@ TEST(SamplingRulesTest, StopIsAStringOrAListOfStrings) {
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ["a", 3]})"), "stop[1]", "must be a string"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ""})"), "stop", "must not be empty"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ["a", ""]})"), "stop[1]"));
+}
+
+// The stop list is checked after every token on the scheduler thread: 100,000 strings slowed
+// every other stream. OpenAI's bound (4) by default, per model in the rules.
+TEST(SamplingRulesTest, StopIsBoundedInCountAndLength) {
+  EXPECT_TRUE(Accepted(ChatWith(R"({"stop": ["a", "b", "c", "d"]})")));
+  EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ["a", "b", "c", "d", "e"]})"), "stop", "at most 4 strings for this model (got 5)"));
+  Json hundred = Json::array();
+  for (int i = 0; i < 100; ++i) hundred.push_back("s" + std::to_string(i));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"stop", hundred}})), "stop", "(got 100)"));
+  const std::string long_stop(257, 'x');
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"stop", long_stop}})), "stop", "at most 256 bytes"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"stop", Json::array({"a", long_stop})}})), "stop[1]", "at most 256 bytes"));
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"stop", std::string(256, 'x')}}))));
+  ModelRequestRules wider;
+  wider.max_stop = 16;
+  wider.max_stop_bytes = 1024;
+  const Json sixteen(hundred.begin(), hundred.begin() + 16);
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"stop", sixteen}}), wider)));
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"stop", long_stop}}), wider)));
+  // The text completion endpoint shares the rule.
+  EXPECT_TRUE(Rejected(ValidateCompletion(Json{{"model", "kimi-k3"}, {"prompt", "x"}, {"stop", Json::array({"a", "b", "c", "d", "e"})}},
+                                          ModelRequestRules::K3()),
+                       "stop"));
 }
 
 TEST(SamplingRulesTest, SeedIsAnInteger) {

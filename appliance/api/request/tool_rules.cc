@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "api/request/schema_bounds.h"
 #include "api/request/strict_schema.h"
 
 namespace kimi::api::request {
@@ -92,6 +93,10 @@ Status CheckToolChoiceValue(const Json& body) {
 
 Status ResolveTools(const Json& body, ValidatedRequest* out) {
   const std::vector<NamedTool> all = AllTools(body);
+  if (all.size() > kMaxTools) {
+    return FieldError(all[kMaxTools].field, "is one tool too many: a request declares at most " + std::to_string(kMaxTools) +
+                                                " tools, global and dynamic together");
+  }
   std::map<std::string, std::string, std::less<>> declared_at;
   for (const NamedTool& t : all) {
     const std::string& name = (*t.tool)["function"]["name"].get_ref<const std::string&>();
@@ -121,6 +126,7 @@ Status ResolveTools(const Json& body, ValidatedRequest* out) {
     const Json* strict = OptionalMember(function, "strict");
     tool.strict = strict != nullptr && strict->get<bool>();
     if (const Json* parameters = OptionalMember(function, "parameters")) {
+      KIMI_RETURN_IF_ERROR(CheckSchemaBounds(*parameters, Member(Member(t.field, "function"), "parameters")));
       tool.parameters_normalised = tool.strict || out->tool_choice == "auto";
       tool.parameters = tool.parameters_normalised ? NormaliseStrictSchema(*parameters) : *parameters;
     }

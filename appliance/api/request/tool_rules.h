@@ -5,8 +5,9 @@
 // the list is an array of objects, each {"type": "function", "function": {"name", ...}} with a
 // valid name, and tool_choice is "auto", "none" or "required". Pass 2 (ResolveTools) sees the
 // whole request: tool names are unique across the global list and every dynamic list,
-// "required" needs at least one tool, and each tool's parameter schema is put in strict form
-// when the tool is strict or the effective tool_choice is auto. A request without dynamic
+// "required" needs at least one tool, at most kMaxTools are declared in all, each tool's
+// parameter schema keeps the schema bounds (schema_bounds.h) and is put in strict form when
+// the tool is strict or the effective tool_choice is auto. A request without dynamic
 // tools takes the same path with an empty dynamic part, so adding them changes nothing else.
 //
 // Owns nothing. Thread safety: pure functions.
@@ -16,10 +17,13 @@
 
 #include "api/request/field_error.h"
 #include "api/request/request_validator.h"
+#include "kimi/structured_output.h"
 
 namespace kimi::api::request {
 
 inline constexpr size_t kMaxToolNameLength = 256;
+// OpenAI's bound on `tools`; the engine's constrained decoding takes no more.
+inline constexpr size_t kMaxTools = kimi::kMaxStrictTools;
 
 // A tool name: 1..256 characters, ASCII letters, digits, '_' and '-', not starting with a
 // digit. `field` names the value in the error.

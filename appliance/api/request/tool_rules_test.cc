@@ -225,5 +225,29 @@ TEST(ToolRulesTest, SchemasAreNormalisedWhenStrictOrAuto) {
   EXPECT_EQ(with_auto->body["tools"][0], loose);
 }
 
+TEST(ToolRulesTest, ToolParameterSchemasKeepTheSchemaLimits) {
+  Json tool = Weather();
+  tool["function"]["strict"] = true;
+  tool["function"]["parameters"] = Json::parse(R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})");
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"tools", {Fn("first"), tool}}, {"tool_choice", "required"}})),
+                       "tools[1].function.parameters", "refers to itself"));
+  // Whatever tool_choice says: the schema still reaches a backend and the prompt.
+  tool["function"]["strict"] = false;
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"tools", {tool}}})), "tools[0].function.parameters", "refers to itself"));
+  EXPECT_TRUE(Rejected(WithMessages({DynamicSystem({tool}), User()}, {{"tool_choice", "required"}}),
+                       "messages[0].tools[0].function.parameters", "refers to itself"));
+}
+
+TEST(ToolRulesTest, AtMost128ToolsInAll) {
+  Json tools = Json::array();
+  for (int i = 0; i < 128; ++i) tools.push_back(Fn("t" + std::to_string(i)));
+  EXPECT_TRUE(Accepted(Chat(ChatBody({{"tools", tools}}))));
+  Json more = Json::array({Fn("extra")});
+  EXPECT_TRUE(Rejected(WithMessages({DynamicSystem(more), User()}, {{"tools", tools}}), "messages[0].tools[0]",
+                       "at most 128 tools"));
+  tools.push_back(Fn("t128"));
+  EXPECT_TRUE(Rejected(Chat(ChatBody({{"tools", tools}})), "tools[128]", "at most 128 tools"));
+}
+
 }  // namespace
 }  // namespace kimi::api::request

@@ -98,10 +98,16 @@ struct RuntimeOptions {
   StepObserver step_observer;
 };
 
+// The most stop strings one request may carry, and the longest: the scheduler thread checks
+// every one after every token of the request, so their work per token is bounded by these.
+// (The API's per-model bounds, docs/api.md, are at most these.)
+inline constexpr size_t kMaxStopStrings = 16;
+inline constexpr size_t kMaxStopStringBytes = 1024;
+
 struct GenerationRequest {
   std::vector<int32_t> prompt;    // at least one token
   SamplingParams sampling;
-  std::vector<std::string> stop;  // stop strings, removed from the output
+  std::vector<std::string> stop;  // stop strings, removed from the output (kMaxStopStrings)
   std::vector<int32_t> stop_token_ids;  // in addition to RuntimeOptions::stop_token_ids
   int64_t max_tokens = 256;       // >= 1
   std::shared_ptr<TokenConstraint> constraint;  // optional

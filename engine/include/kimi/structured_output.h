@@ -64,6 +64,10 @@ struct StructuredOutputOptions {
   std::vector<int32_t> end_token_ids;  // kBare: allowed once the value is complete
 };
 
+// The most tools one ForRequiredToolCalls() takes (OpenAI's bound on `tools`): each adds its
+// call markup to the grammar, once per allowed call.
+inline constexpr size_t kMaxStrictTools = 128;
+
 // A strict tool: its name and `parameters` schema as JSON text (empty: any JSON object).
 struct StrictTool {
   std::string name;
@@ -76,6 +80,11 @@ class StructuredOutput {
   // naming an unsupported keyword and its JSON pointer, or a schema that admits no value.
   static Result<std::shared_ptr<const StructuredOutput>> ForJsonSchema(std::string_view schema_json,
                                                                         const StructuredOutputOptions& options);
+  // The bounds of docs/structured-output.md "Limits" that need no compiling (size, depth, enum
+  // values, pattern length, $ref cycles that consume nothing and long $ref chains), for a
+  // request check in front of any backend; every For*() here applies them too, and compiles
+  // within a grammar-state, step and time budget. Errors: InvalidArgument naming the bound.
+  static Status CheckSchemaLimits(std::string_view schema_json);
   // response_format {"type":"json_object"}: any JSON object.
   static Result<std::shared_ptr<const StructuredOutput>> ForJsonObject(const StructuredOutputOptions& options);
   // tool_choice "required" (or a named tool: pass only that one): between 1 and max_calls calls,
