@@ -9,6 +9,7 @@
 #include "api/backend.h"
 #include "audit/record.h"
 #include "auth/authenticator.h"
+#include "http/admin_body.h"
 #include "http/error_response.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
@@ -18,39 +19,6 @@ namespace kimi::http {
 namespace {
 
 using nlohmann::json;
-
-// The request body as a JSON object whose keys are all in `allowed` and whose values are
-// strings, except the keys in `arrays` (arrays of strings) and `integers`. When a field is at
-// fault and `bad_field` is given, it gets the field's name (OpenAI's error `param`).
-Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>& allowed,
-                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {},
-                       std::optional<std::string>* bad_field = nullptr) {
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
-    if (bad_field != nullptr) *bad_field = key;
-    if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
-    if (integers.count(key)) {
-      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
-      continue;
-    }
-    bool ok = arrays.count(key) ? value.is_array() : value.is_string();
-    if (ok && value.is_array()) {
-      for (const auto& v : value) ok = ok && v.is_string();
-    }
-    if (!ok) return Status::InvalidArgument("field '" + key + (arrays.count(key) ? "' must be an array of strings" : "' must be a string"));
-  }
-  if (bad_field != nullptr) bad_field->reset();
-  return body;
-}
-
-std::string Field(const json& body, const char* key) { return body.contains(key) ? body[key].get<std::string>() : ""; }
-
-Result<std::string> Required(const json& body, const char* key) {
-  std::string v = Field(body, key);
-  if (v.empty()) return Status::InvalidArgument("field '" + std::string(key) + "' is required");
-  return v;
-}
 
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -148,10 +116,9 @@ json PrincipalJson(const auth::Principal& p) {
 Status HandleSessionLogin(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}));
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, "password"));
-  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr);
+  KIMI_ASSIGN_OR_RETURN(LoginBody login, ParseLoginBody(req.body));
+  const std::string& username = login.username;
+  Result<auth::Session> session = Auth(services).Login(username, login.password, ctx.remote_addr);
   DrainEvents(services, ctx);
   if (!session.ok()) {
     ctx.auth_failure = "login failed for " + username;
@@ -184,7 +151,7 @@ Status HandleSessionLogout(const Services& services, RequestContext& ctx, const 
 
 Status HandleSessionPassword(const Services& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"old_password", "new_password"}));
   KIMI_ASSIGN_OR_RETURN(std::string old_password, Required(body, "old_password"));
   KIMI_ASSIGN_OR_RETURN(std::string new_password, Required(body, "new_password"));
   Status s = Auth(services).ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
@@ -204,7 +171,7 @@ Status HandleKeysList(const Services& services, RequestContext&, const httplib::
 
 Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
                                              {"models"}, LimitNames(), &ctx.error_param));
   auth::NewKey spec;
   ctx.error_param = "name";
@@ -233,7 +200,7 @@ Status HandleKeysCreate(const Services& services, RequestContext& ctx, const htt
 
 Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"id"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"id"}));
   KIMI_ASSIGN_OR_RETURN(std::string id, Required(body, "id"));
   Status s = Auth(services).RevokeKey(ActorOf(ctx), id);
   DrainEvents(services, ctx);
@@ -245,7 +212,7 @@ Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const htt
 Status HandleKeyUpdate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                        httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"role", "models"}, LimitNames()), {"models"}, LimitNames(),
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, With({"role", "models"}, LimitNames()), {"models"}, LimitNames(),
                                              &ctx.error_param));
   auth::KeyChange change;
   if (body.contains("role")) {
@@ -315,7 +282,7 @@ Status HandleRoleLimits(const Services& services, RequestContext& ctx, const htt
   const std::string& name = ctx.path_params["role"];
   std::optional<auth::Role> role = auth::ParseRole(name);
   if (!role) return Status::NotFound("no role named '" + name + "' (admin, operator, auditor, user, scrape)");
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, LimitNames(), {}, LimitNames()));
   auth::KeyLimits limits = Auth(services).RoleLimits()[*role];  // fields left out keep their value
   ReadLimits(body, &limits);
   Status s = Auth(services).SetRoleLimits(ActorOf(ctx), *role, limits);
@@ -351,7 +318,7 @@ Status HandleUsersList(const Services& services, RequestContext&, const httplib:
 
 Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"username", "role"}));
   KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
   KIMI_ASSIGN_OR_RETURN(auth::Role role, RoleField(body));
   Result<std::string> one_time = Auth(services).AddUser(ActorOf(ctx), username, role);
@@ -366,7 +333,7 @@ Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httpl
 
 Status HandleUsersDisable(const Services& services, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"username"}));
   KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
   Status s = Auth(services).DisableUser(ActorOf(ctx), username);
   DrainEvents(services, ctx);

@@ -1,0 +1,44 @@
+#include "http/admin_body.h"
+
+namespace kimi::http {
+
+using nlohmann::json;
+
+Result<json> ParseBody(std::string_view text, const std::set<std::string>& allowed, const std::set<std::string>& arrays,
+                       const std::set<std::string>& integers, std::optional<std::string>* bad_field) {
+  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  for (const auto& [key, value] : body.items()) {
+    if (bad_field != nullptr) *bad_field = key;
+    if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
+    if (integers.count(key)) {
+      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
+      continue;
+    }
+    bool ok = arrays.count(key) ? value.is_array() : value.is_string();
+    if (ok && value.is_array()) {
+      for (const auto& v : value) ok = ok && v.is_string();
+    }
+    if (!ok) return Status::InvalidArgument("field '" + key + (arrays.count(key) ? "' must be an array of strings" : "' must be a string"));
+  }
+  if (bad_field != nullptr) bad_field->reset();
+  return body;
+}
+
+std::string Field(const json& body, const char* key) { return body.contains(key) ? body[key].get<std::string>() : ""; }
+
+Result<std::string> Required(const json& body, const char* key) {
+  std::string v = Field(body, key);
+  if (v.empty()) return Status::InvalidArgument("field '" + std::string(key) + "' is required");
+  return v;
+}
+
+Result<LoginBody> ParseLoginBody(std::string_view text) {
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(text, {"username", "password"}));
+  LoginBody login;
+  KIMI_ASSIGN_OR_RETURN(login.username, Required(body, "username"));
+  KIMI_ASSIGN_OR_RETURN(login.password, Required(body, "password"));
+  return login;
+}
+
+}  // namespace kimi::http
