@@ -22,8 +22,9 @@ namespace kimi::fuzz {
 bool FuzzSafetensorsOnce(const uint8_t* data, size_t size);
 
 // A chat-completions or completions body through the request gate (api::PrepareRequest), the
-// policy decision step under policies/examples/bank.json (for a teller and an operator), and
-// the K3 chat format render. True when either endpoint accepted and the policy allowed it.
+// policy decision step under policies/examples/bank.json (for a teller and an operator), the
+// K3 chat format render and the structured-output constraint the engine compiles for it. True
+// when either endpoint accepted and the policy allowed it.
 bool FuzzRequestOnce(const uint8_t* data, size_t size);
 
 // A JSON Schema compiled to a grammar the way a request's response_format json_schema and a

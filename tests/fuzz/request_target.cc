@@ -1,6 +1,8 @@
 // The request path of /v1/chat/completions and /v1/completions as the daemon runs it
 // (http/openai_handlers.cc ServeGeneration): parse, the request gate, the policy decision,
-// the rendered prompt. The prompt-token counter stands in for the engine's
+// then what the embedded engine does before generating (serving/chat_service.cc Start): the
+// rendered prompt and the structured-output constraint of a response_format or a required
+// tool choice (serving::StructuredRequests, over the demo vocabulary). The prompt-token counter stands in for the engine's
 // (kimi::CountPromptTokens) with the same steps over the demo tokenizer: render, answer the
 // byte count when it is bound enough, else encode.
 #include <memory>
@@ -16,12 +18,22 @@
 #include "kimi/prompt_encoding.h"
 #include "policy/content_storage.h"
 #include "policy/policy_decision.h"
+#include "serving/structured_request.h"
 #include "text/tokenizer_test_util.h"
 
 namespace kimi::fuzz {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+const std::shared_ptr<const StructuredVocabulary>& DemoVocabulary() {
+  static const std::shared_ptr<const StructuredVocabulary> vocabulary = [] {
+    auto built = StructuredVocabulary::Build(text::testing::DemoTokenizer());
+    if (!built.ok()) SetupFailed("demo vocabulary: " + built.status().ToString());
+    return *built;
+  }();
+  return vocabulary;
+}
 
 const policy::ActivePolicy& BankPolicy() {
   static const auth::ServerSecret secret = auth::ServerSecret::FromBytes({7});
@@ -56,7 +68,8 @@ Result<policy::PromptTokens> CountPromptTokens(const Json& body, bool chat, int6
   return policy::PromptTokens{int64_t(ids.prompt_tokens), true};
 }
 
-// One endpoint, one caller: true when the gate accepted and the policy allowed the request.
+// One endpoint, one caller: true when the request would reach generation (the gate accepted it,
+// the policy allowed it, the engine rendered it and compiled its structure).
 bool Serve(api::Endpoint endpoint, Json body, const std::string& role) {
   if (!api::PrepareRequest(endpoint, &body).ok()) return false;
   policy::RequestFacts facts;
@@ -70,8 +83,13 @@ bool Serve(api::Endpoint endpoint, Json body, const std::string& role) {
   (void)api::ReadResponseMode(endpoint, body);
   (void)policy::ContentForStorage(BankPolicy(), body.dump(-1, ' ', false, Json::error_handler_t::replace), "ok");
   if (facts.chat) {
-    Result<RenderedPrompt> rendered = ChatFormat::Render(body);
+    Result<ChatRequest> chat = ParseChatRequest(body);
+    if (!chat.ok()) return false;
+    Result<RenderedPrompt> rendered = ChatFormat::Render(*chat);
     if (rendered.ok() && rendered->generation_stub_size > rendered->text.size()) __builtin_trap();
+    // A fresh cache per input: a schema compiled for an earlier input must not hide this one.
+    serving::StructuredRequests structured(DemoVocabulary());
+    if (!structured.ConstraintFor(body, *chat).ok()) return false;
   }
   return true;
 }
