@@ -202,6 +202,13 @@ def read_source(relative):
 POLICY = {"good_default.json": read_source("policies/default.json"),
           "good_bank.json": read_source("policies/examples/bank.json"),
           "good_hospital.json": read_source("policies/examples/hospital.json")}
+# Found by this target: std::regex read the count into a long that overflowed (UBSan), and
+# 2^64 + 1 repetitions compiled as one.
+BANK = json.loads(read_source("policies/examples/bank.json"))
+BANK["redaction"]["custom_patterns"][0]["pattern"] = "\\bCUST-[0-9]{18446744073709551617}\\b"
+POLICY["bad_pattern_count_overflow.json"] = compact(BANK)
+BANK["redaction"]["custom_patterns"][0]["pattern"] = "\\66666666666666666666bCUST"  # the crash as found
+POLICY["bad_pattern_backreference_overflow.json"] = compact(BANK)
 for name in sorted(os.listdir(os.path.join(SOURCE, "policies", "testdata", "invalid"))):
     POLICY["bad_" + name] = read_source(os.path.join("policies", "testdata", "invalid", name))
 
