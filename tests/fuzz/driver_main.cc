@@ -5,6 +5,6 @@
 #include "fuzz_targets.h"
 
 int main(int argc, char** argv) {
-  kimi::fuzz::QuietLogs();
+  kimi::fuzz::PrepareFuzzProcess();
   return kimi::fuzz::RunFuzzDriver(argc, argv, &kimi::fuzz::KIMI_FUZZ_ENTRY);
 }

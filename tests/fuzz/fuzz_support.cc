@@ -20,7 +20,10 @@ std::string ReadSourceFile(const std::string& relative) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-void QuietLogs() { log::Configure(log::Level::kError, log::Format::kJson); }
+void PrepareFuzzProcess() {
+  log::Configure(log::Level::kError, log::Format::kJson);
+  setenv("KIMI_SOURCE_DIR", KIMI_FUZZ_SOURCE_DIR, /*overwrite=*/0);
+}
 
 void SetupFailed(const std::string& what) {
   std::fprintf(stderr, "fuzz target set-up failed: %s\n", what.c_str());

@@ -13,9 +13,11 @@ namespace kimi::fuzz {
 std::string SourcePath(const std::string& relative);
 std::string ReadSourceFile(const std::string& relative);
 
-// Logs errors only: the warnings a refused input earns (an unknown field, ...) would flood a
-// run of millions of inputs. Called once by each program before its first input.
-void QuietLogs();
+// Called once by each program before its first input. Logs errors only (the warnings a refused
+// input earns would flood a run of millions), and sets KIMI_SOURCE_DIR to the tree this was
+// built from when unset, for the test helpers that read it (the demo tokenizer's text), so a
+// target runs from any folder.
+void PrepareFuzzProcess();
 
 // A target cannot run without its fixed inputs: say why and abort (never a finding).
 [[noreturn]] void SetupFailed(const std::string& what);

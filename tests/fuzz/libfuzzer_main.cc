@@ -7,7 +7,7 @@
 #include "fuzz_targets.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  kimi::fuzz::QuietLogs();
+  kimi::fuzz::PrepareFuzzProcess();
   return 0;
 }
 

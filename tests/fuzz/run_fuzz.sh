@@ -11,7 +11,7 @@ seconds=${2:-600}
 list=$build/tests/fuzz/fuzz_targets.txt
 [[ -f $list ]] || { echo "run_fuzz.sh: no $list (configure $build with -DKIMI_FUZZ=ON)" >&2; exit 2; }
 work=$build/fuzz-work
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_stack_use_after_return=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 failed=()
