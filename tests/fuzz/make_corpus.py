@@ -167,6 +167,9 @@ SCHEMA = {
     "good_numbers.json": {"type": "array", "minItems": 1, "maxItems": 3,
                           "items": {"type": "number", "exclusiveMinimum": -1.5, "exclusiveMaximum": 1e3}},
     "good_nullable.json": {"type": ["string", "null"], "nullable": True, "description": "d", "default": None},
+    # Found by this target: UBSan on the conversion of a bound far past int64_t to an integer.
+    "good_number_bound_past_int64.json": {"type": "array", "minItems": 0, "maxItems": 3, "items": {
+        "type": "number", "exclusiveMinimum": -2.5, "exclusiveMaximum": 7.7777777777777777e49}},
     "bad_not_json.json": b'{"type": "object", "properties": {',
     "bad_unknown_keyword.json": {"type": "string", "contentEncoding": "base64"},
     "bad_not_keyword.json": {"not": {"type": "string"}},
