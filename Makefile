@@ -3,7 +3,7 @@
 #              (the console at http://127.0.0.1:8080/console/, served from admin-ui/)
 #   make test  the same set-up, then every test through CTest
 #   make package  the Debian packages; make iso  the offline medium; make test-install  (docs/packaging.md)
-#   make fuzz  every libFuzzer target for FUZZ_SECONDS (default 600) each, clang + ASan + UBSan (docs/testing.md)
+#   make fuzz  every libFuzzer target (or FUZZ_TARGETS) for FUZZ_SECONDS (default 600) each, clang + ASan + UBSan (docs/testing.md)
 SHELL := /bin/bash
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
@@ -67,12 +67,14 @@ test-asan: deps
 # The libFuzzer targets (tests/fuzz/) in their own clang tree, each run for FUZZ_SECONDS on a
 # copy of its corpus, one after the other; fails on any crash, leak or hang. Not part of
 # `make test`, which runs the same targets' corpus and a fixed set of mutants with any compiler.
+# FUZZ_TARGETS="schema request" runs only those.
 FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
 fuzz:
 	@packaging/build-deps.sh --fuzz
 	cmake --preset fuzz
 	cmake --build build-fuzz -j$(JOBS) --target kimi_fuzzers
-	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
+	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-fuzz

@@ -4,10 +4,11 @@
 # into the source tree; corpus/<target>/known_defects/ is left out, CMakeLists.txt says why).
 # Prints each target's executions, speed and coverage (libFuzzer's last status line); exits
 # non-zero when any target crashed, leaked or hung, naming the input it saved.
-#   tests/fuzz/run_fuzz.sh BUILD [SECONDS]
+#   tests/fuzz/run_fuzz.sh BUILD [SECONDS [TARGET...]]     (no TARGET: all of them)
 set -uo pipefail
 build=${1:?usage: run_fuzz.sh BUILD [SECONDS]}
 seconds=${2:-600}
+only=("${@:3}")
 list=$build/tests/fuzz/fuzz_targets.txt
 [[ -f $list ]] || { echo "run_fuzz.sh: no $list (configure $build with -DKIMI_FUZZ=ON)" >&2; exit 2; }
 work=$build/fuzz-work
@@ -18,6 +19,7 @@ failed=()
 summary=()
 while read -r name corpus dict; do
   [[ -n $name ]] || continue
+  if [[ ${#only[@]} -gt 0 && " ${only[*]} " != *" $name "* ]]; then continue; fi
   dir=$work/$name
   rm -rf "$dir"
   mkdir -p "$dir/corpus" "$dir/artifacts"
