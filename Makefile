@@ -3,12 +3,13 @@
 #              (the console at http://127.0.0.1:8080/console/, served from admin-ui/)
 #   make test  the same set-up, then every test through CTest
 #   make package  the Debian packages; make iso  the offline medium; make test-install  (docs/packaging.md)
+#   make fuzz  every libFuzzer target (or FUZZ_TARGETS) for FUZZ_SECONDS (default 600) each, clang + ASan + UBSan (docs/testing.md)
 SHELL := /bin/bash
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 export CCACHE_DIR ?= $(CURDIR)/.ccache
 
-.PHONY: all deps build run test test-asan package iso test-install clean
+.PHONY: all deps build run test test-asan fuzz package iso test-install clean
 
 all: build
 
@@ -63,5 +64,17 @@ test-asan: deps
 	LD_PRELOAD=$(abspath build-asan)/tests/netguard/libkimi_netguard.so ASAN_OPTIONS=verify_asan_link_order=0 \
 	  ctest --test-dir build-asan --output-on-failure -j$(JOBS) --timeout 1800
 
+# The libFuzzer targets (tests/fuzz/) in their own clang tree, each run for FUZZ_SECONDS on a
+# copy of its corpus, one after the other; fails on any crash, leak or hang. Not part of
+# `make test`, which runs the same targets' corpus and a fixed set of mutants with any compiler.
+# FUZZ_TARGETS="schema request" runs only those.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+fuzz:
+	@packaging/build-deps.sh --fuzz
+	cmake --preset fuzz
+	cmake --build build-fuzz -j$(JOBS) --target kimi_fuzzers
+	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 clean:
-	rm -rf $(BUILD_DIR) build-asan
+	rm -rf $(BUILD_DIR) build-asan build-fuzz

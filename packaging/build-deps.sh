@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building and testing the project needs, and nothing else.
-# Idempotent: packages already installed are skipped, and apt is not touched when none is missing.
+# With --fuzz, also those of `make fuzz`. Idempotent: packages already installed are skipped,
+# and apt is not touched when none is missing.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,10 @@ packages=(
   dpkg-dev lintian systemd xorriso apt-utils debootstrap gnupg
   chromium
 )
+# make fuzz (tests/fuzz/run_fuzz.sh) also needs clang and libFuzzer's runtime; make test does not.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -10,6 +10,7 @@
 #include "audit/record.h"
 #include "auth/authenticator.h"
 #include "auth/password.h"
+#include "http/admin_body.h"
 #include "http/error_response.h"
 #include "http/request_auth.h"
 #include "kimi/log.h"
@@ -19,39 +20,6 @@ namespace kimi::http {
 namespace {
 
 using nlohmann::json;
-
-// The request body as a JSON object whose keys are all in `allowed` and whose values are
-// strings, except the keys in `arrays` (arrays of strings) and `integers`. When a field is at
-// fault and `bad_field` is given, it gets the field's name (OpenAI's error `param`).
-Result<json> ParseBody(const httplib::Request& req, const std::set<std::string>& allowed,
-                       const std::set<std::string>& arrays = {}, const std::set<std::string>& integers = {},
-                       std::optional<std::string>* bad_field = nullptr) {
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
-  for (const auto& [key, value] : body.items()) {
-    if (bad_field != nullptr) *bad_field = key;
-    if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
-    if (integers.count(key)) {
-      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
-      continue;
-    }
-    bool ok = arrays.count(key) ? value.is_array() : value.is_string();
-    if (ok && value.is_array()) {
-      for (const auto& v : value) ok = ok && v.is_string();
-    }
-    if (!ok) return Status::InvalidArgument("field '" + key + (arrays.count(key) ? "' must be an array of strings" : "' must be a string"));
-  }
-  if (bad_field != nullptr) bad_field->reset();
-  return body;
-}
-
-std::string Field(const json& body, const char* key) { return body.contains(key) ? body[key].get<std::string>() : ""; }
-
-Result<std::string> Required(const json& body, const char* key) {
-  std::string v = Field(body, key);
-  if (v.empty()) return Status::InvalidArgument("field '" + std::string(key) + "' is required");
-  return v;
-}
 
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
@@ -150,20 +118,12 @@ bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& r
 
 // The required user name of a body, checked (auth::CheckUsername) with the field named.
 Result<std::string> UsernameField(const json& body, RequestContext& ctx) {
-  ctx.error_param = "username";
-  KIMI_ASSIGN_OR_RETURN(std::string username, Required(body, "username"));
-  KIMI_RETURN_IF_ERROR(auth::CheckUsername(username));
-  ctx.error_param.reset();
-  return username;
+  return CheckedUsername(body, &ctx.error_param);
 }
 
 // A required password field, at most auth::kMaxPasswordBytes, with the field named.
 Result<std::string> PasswordField(const json& body, const char* key, RequestContext& ctx) {
-  ctx.error_param = key;
-  KIMI_ASSIGN_OR_RETURN(std::string password, Required(body, key));
-  KIMI_RETURN_IF_ERROR(auth::CheckPasswordLength(key, password));
-  ctx.error_param.reset();
-  return password;
+  return CheckedPassword(body, key, &ctx.error_param);
 }
 
 json PrincipalJson(const auth::Principal& p) {
@@ -178,7 +138,7 @@ json PrincipalJson(const auth::Principal& p) {
 // the act set) beside its name.
 Status ActOnUser(const Services& services, RequestContext& ctx, const httplib::Request& req, httplib::Response& res,
                  Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), json state) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"username"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
   Status s = (Auth(services).*act)(ActorOf(ctx), username);
   DrainEvents(services, ctx);
@@ -194,10 +154,9 @@ Status HandleSessionLogin(const Services& services, RequestContext& ctx, const h
                           httplib::Response& res) {
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
   if (RefuseOversizeCredentials(req, res)) return Status::OK();
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "password"}, {}, {}, &ctx.error_param));
-  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
-  KIMI_ASSIGN_OR_RETURN(std::string password, PasswordField(body, "password", ctx));
-  Result<auth::Session> session = Auth(services).Login(username, password, ctx.remote_addr, &ctx.retry_after_s);
+  KIMI_ASSIGN_OR_RETURN(LoginBody login, ParseLoginBody(req.body, &ctx.error_param));
+  const std::string& username = login.username;
+  Result<auth::Session> session = Auth(services).Login(username, login.password, ctx.remote_addr, &ctx.retry_after_s);
   DrainEvents(services, ctx);
   if (!session.ok()) {
     ctx.auth_failure = "login failed for " + username;
@@ -231,7 +190,7 @@ Status HandleSessionLogout(const Services& services, RequestContext& ctx, const 
 Status HandleSessionPassword(const Services& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
   if (RefuseOversizeCredentials(req, res)) return Status::OK();
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string old_password, PasswordField(body, "old_password", ctx));
   KIMI_ASSIGN_OR_RETURN(std::string new_password, PasswordField(body, "new_password", ctx));
   Status s = Auth(services).ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
@@ -251,7 +210,7 @@ Status HandleKeysList(const Services& services, RequestContext&, const httplib::
 
 Status HandleKeysCreate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, With({"name", "owner", "role", "models", "expires_at"}, LimitNames()),
                                              {"models"}, LimitNames(), &ctx.error_param));
   auth::NewKey spec;
   ctx.error_param = "name";
@@ -286,7 +245,7 @@ Status HandleKeysCreate(const Services& services, RequestContext& ctx, const htt
 
 Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"id"}));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"id"}));
   KIMI_ASSIGN_OR_RETURN(std::string id, Required(body, "id"));
   Status s = Auth(services).RevokeKey(ActorOf(ctx), id);
   DrainEvents(services, ctx);
@@ -298,7 +257,7 @@ Status HandleKeysRevoke(const Services& services, RequestContext& ctx, const htt
 Status HandleKeyUpdate(const Services& services, RequestContext& ctx, const httplib::Request& req,
                        httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, With({"role", "models"}, LimitNames()), {"models"}, LimitNames(),
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, With({"role", "models"}, LimitNames()), {"models"}, LimitNames(),
                                              &ctx.error_param));
   auth::KeyChange change;
   if (body.contains("role")) {
@@ -365,7 +324,7 @@ Status HandleRoleLimits(const Services& services, RequestContext& ctx, const htt
   const std::string& name = ctx.path_params["role"];
   std::optional<auth::Role> role = auth::ParseRole(name);
   if (!role) return Status::NotFound("no role named '" + name + "' (admin, operator, auditor, user, scrape)");
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, LimitNames(), {}, LimitNames()));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, LimitNames(), {}, LimitNames()));
   auth::KeyChange change;
   ReadLimitChange(body, &change);  // fields left out keep their value
   Result<auth::KeyLimits> limits = Auth(services).UpdateRoleLimits(ActorOf(ctx), *role, change);
@@ -402,7 +361,7 @@ Status HandleUsersList(const Services& services, RequestContext&, const httplib:
 Status HandleUsersAdd(const Services& services, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
   if (RefuseOversizeCredentials(req, res)) return Status::OK();
-  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req, {"username", "role"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(json body, ParseBody(req.body, {"username", "role"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
   ctx.error_param = "role";
   KIMI_ASSIGN_OR_RETURN(auth::Role role, RoleField(body));

@@ -107,7 +107,35 @@ size_t AutomatonSizeBound(std::string_view pattern) {
 
 }  // namespace
 
+Status CheckRegexNumbers(std::string_view pattern) {
+  constexpr size_t kMaxDigits = 9;
+  auto digit = [&pattern](size_t i) { return i < pattern.size() && pattern[i] >= '0' && pattern[i] <= '9'; };
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const bool backreference = pattern[i] == '\\' && digit(i + 1);
+    if (pattern[i] == '\\' && !backreference) {
+      ++i;  // an escaped character, "\{" included
+      continue;
+    }
+    if (!backreference && pattern[i] != '{') continue;
+    // \N, or {m}, {m,} and {m,n}: each number in turn.
+    size_t j = i + 1;
+    while (true) {
+      const size_t start = j;
+      while (digit(j)) ++j;
+      if (j - start > kMaxDigits) {
+        return Status::InvalidArgument("the number " + std::string(pattern.substr(start, j - start)) +
+                                       " (a repetition count or back-reference) has more than 9 digits");
+      }
+      if (backreference || j >= pattern.size() || pattern[j] != ',') break;
+      ++j;
+    }
+    i = j - 1;
+  }
+  return Status::OK();
+}
+
 Result<std::unique_ptr<PatternDetector>> PatternDetector::Create(std::string category, const std::string& pattern) {
+  KIMI_RETURN_IF_ERROR(CheckRegexNumbers(pattern));
   if (pattern.size() > kMaxPatternBytes) {
     return Status::InvalidArgument("the pattern is longer than " + std::to_string(kMaxPatternBytes) + " bytes");
   }

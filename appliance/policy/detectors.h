@@ -74,14 +74,21 @@ inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::opti
 inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::optimize;
 #endif
 
+// OK when every repetition count ({m}, {m,n}) and back-reference (\N) of `pattern` has at most
+// 9 digits. std::regex reads them into a long without checking for overflow, so that
+// "a{18446744073709551617}" compiles as "a{1}" (and the overflow is undefined behaviour);
+// InvalidArgument naming the number otherwise.
+Status CheckRegexNumbers(std::string_view pattern);
+
 // Finds the matches of an ECMAScript regular expression; empty matches are skipped.
 // std::regex is slow when it searches every position of a long text, so a pattern that
 // starts (after an optional \b) with a literal of two or more characters is only tried where
 // that literal occurs (string_view::find), anchored there; others search the whole text.
 class PatternDetector {
  public:
-  // InvalidArgument when the pattern does not compile (with kPatternSyntax) or passes the
-  // bounds above. The one check of a pattern: the policy validator calls it too.
+  // InvalidArgument when the pattern does not compile (with kPatternSyntax), passes the bounds
+  // above, or holds a number CheckRegexNumbers() refuses. The one check of a pattern: the
+  // policy validator calls it too.
   static Result<std::unique_ptr<PatternDetector>> Create(std::string category, const std::string& pattern);
   void Find(std::string_view text, std::vector<Finding>* out) const;
   const std::string& category() const { return category_; }

@@ -192,6 +192,20 @@ TEST(DetectorsTest, PatternsAreBoundedAndLongTextsDoNotOverflow) {
   EXPECT_TRUE(found.empty());
 }
 
+// std::regex reads these numbers into a long without an overflow check: 2^64 + 1 became 1
+// (found by tests/fuzz policy target, as UBSan's signed-overflow report in regex_compiler.tcc).
+TEST(DetectorsTest, NumbersStdRegexWouldMisreadAreRefused) {
+  for (const char* pattern : {"a{18446744073709551617}", "a{4294967297}", "a{1,18446744073709551617}",
+                              R"((a)\18446744073709551617)", "x{2}y{1,12345678901}"}) {
+    auto detector = PatternDetector::Create("x", pattern);
+    ASSERT_FALSE(detector.ok()) << pattern;
+    EXPECT_NE(detector.status().message().find("more than 9 digits"), std::string::npos) << detector.status().ToString();
+  }
+  for (const char* pattern : {R"(\bCUST-[0-9]{8}\b)", "a{999999999}?", R"(\{12345678901\})", "[0-9]{2,}", R"((a)\1)"}) {
+    EXPECT_TRUE(CheckRegexNumbers(pattern).ok()) << pattern;
+  }
+}
+
 TEST(DetectorsTest, EveryBuiltinCategoryHasADetectorOrIsAPattern) {
   for (std::string_view category : BuiltinCategories()) {
     EXPECT_TRUE(BuiltinDetectorFor(category) != nullptr || category == kMedicalRecord) << category;

@@ -8,7 +8,8 @@
 //
 // Beyond the schema: a category or custom pattern name used twice, a custom pattern named
 // like a built-in category, a pattern (custom or medical_record_pattern) that std::regex
-// cannot compile as ECMAScript, a medical_record rule without medical_record_pattern, two
+// cannot compile as ECMAScript or whose repetition count or back-reference has more than 9
+// digits (PatternDetector::Create), a medical_record rule without medical_record_pattern, two
 // access rules for one subject, time-to-first-token tiers not strictly ascending.
 //
 // Thread safety: pure functions.

@@ -70,6 +70,14 @@ TEST(PolicyValidatorTest, EveryErrorIsReportedInTheMessage) {
   }
 }
 
+TEST(PolicyValidatorTest, PatternWithACountStdRegexWouldMisreadIsAnError) {
+  json doc = Load(PoliciesDir() / "examples" / "bank.json");
+  doc["redaction"]["custom_patterns"][0]["pattern"] = "\\bCUST-[0-9]{4294967297}\\b";
+  const std::vector<PolicyError> errors = ValidatePolicy(doc);
+  EXPECT_EQ(Paths(errors), std::set<std::string>{"/redaction/custom_patterns/0/pattern"});
+  EXPECT_FALSE(ParsePolicy(doc).ok());
+}
+
 TEST(PolicyValidatorTest, NotAnObject) {
   EXPECT_EQ(ValidatePolicy(json::array()), (std::vector<PolicyError>{{"", "must be an object"}}));
 }

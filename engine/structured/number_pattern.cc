@@ -93,8 +93,11 @@ std::optional<std::string> NumberPattern(const NumberBounds& bounds) {
   if (!integers.empty()) parts.push_back(integers);
   // I.F lies in [I, I+1]: allowed when I is at or above the minimum and I+1 at or below the
   // maximum (one more unit of margin on an exclusive maximum, which rounding could reach).
-  const double lo = bounds.minimum.value_or(-double(kMaxMagnitude));
-  const double hi = bounds.maximum.value_or(double(kMaxMagnitude));
+  // A bound past the magnitudes written here is as good as none; clamped so that the integer
+  // conversions below stay within int64_t (converting a double outside it is undefined).
+  const double limit = double(kMaxMagnitude) + 2;
+  const double lo = std::clamp(bounds.minimum.value_or(-double(kMaxMagnitude)), -limit, limit);
+  const double hi = std::clamp(bounds.maximum.value_or(double(kMaxMagnitude)), -limit, limit);
   const int64_t pos_lo = std::max<int64_t>(0, bounds.exclusive_minimum ? int64_t(std::floor(lo)) + 1 : int64_t(std::ceil(std::max(lo, -1.0))));
   const int64_t pos_hi = std::min<int64_t>(kMaxMagnitude, int64_t(std::floor(std::min(hi, double(kMaxMagnitude)))) - (bounds.exclusive_maximum ? 2 : 1));
   if (pos_lo <= pos_hi && hi >= 1) parts.push_back("(?:" + NonNegativeRangePattern(pos_lo, pos_hi) + ")" + fraction);

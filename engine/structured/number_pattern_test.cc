@@ -49,6 +49,18 @@ TEST(NumberPattern, ExclusiveAndFractionalBounds) {
   EXPECT_FALSE(Accepts(*f, "-11"));
 }
 
+// Bounds far past int64_t (found by tests/fuzz schema target: UBSan reported the conversion of
+// -7.7e49 to an integer) bound nothing on their side.
+TEST(NumberPattern, BoundsPastTheWritableMagnitudes) {
+  auto g = CompileSchema(R"({"type":"number","exclusiveMinimum":-2.5,"exclusiveMaximum":7.7e49})");
+  ASSERT_TRUE(g.ok());
+  for (const char* ok : {"-2", "-0.5", "0", "3.25", "123456789012345678"}) EXPECT_TRUE(Accepts(*g, ok)) << ok;
+  for (const char* bad : {"-3", "-2.75"}) EXPECT_FALSE(Accepts(*g, bad)) << bad;
+  // Only 18 integer digits and no exponent are written once a side is bounded: no value fits.
+  EXPECT_FALSE(CompileSchema(R"({"type":"number","minimum":-1e300,"exclusiveMaximum":-1e60})").ok());
+  EXPECT_FALSE(CompileSchema(R"({"type":"number","exclusiveMinimum":1e50})").ok());
+}
+
 TEST(NumberPattern, UnboundedNumbersAreJsonNumbers) {
   auto g = CompileSchema(R"({"type":"number"})");
   ASSERT_TRUE(g.ok());

@@ -328,7 +328,7 @@ async function adminSuite(page) {
   await check("the audit search finds the key's API request by its request id", async () => {
     const screen = await openScreen(page, 'Audit', '#screen-audit');
     await screen.locator('#audit-results table, #audit-results .empty').first().waitFor({timeout: WAIT_MS});
-    await page.getByLabel('Request ID').fill(keyRequestId);
+    await page.getByLabel('Request ID', {exact: true}).fill(keyRequestId);
     await page.getByRole('button', {name: 'Search'}).click();
     // The first page on arrival listed every record: wait for the search's own table.
     await auditRowsWhere(page, 8, keyRequestId);
@@ -358,7 +358,7 @@ async function adminSuite(page) {
   });
 
   await check("the audit search by the key's actor lists its requests", async () => {
-    await page.getByLabel('Request ID').fill('');
+    await page.getByLabel('Request ID', {exact: true}).fill('');
     await page.getByLabel('Actor').fill(actorOfKey);
     await page.getByRole('button', {name: 'Search'}).click();
     const rows = await auditRowsWhere(page, 2, actorOfKey);

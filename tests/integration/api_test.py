@@ -278,7 +278,7 @@ def audit_records(data_dir, request_id):
     db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
     db.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in db.execute("SELECT * FROM audit_records WHERE request_id = ?", (request_id,))]
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records WHERE client_request_id = ?", (request_id,))]
     finally:
         db.close()
 

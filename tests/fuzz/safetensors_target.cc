@@ -1,14 +1,13 @@
-#include "safetensors_fuzz_entry.h"
-
 #include <string_view>
 
+#include "fuzz_targets.h"
 #include "io/index_file.h"
 #include "kimi/config.h"
 #include "kimi/safetensors.h"
 
 namespace kimi::fuzz {
 
-bool FuzzModelFilesOnce(const uint8_t* data, size_t size) {
+bool FuzzSafetensorsOnce(const uint8_t* data, size_t size) {
   auto header = ParseSafetensors(data, size, "fuzz.safetensors");
   if (header.ok()) {
     volatile uint8_t sink = 0;

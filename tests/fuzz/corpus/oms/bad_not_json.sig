@@ -1,0 +1,1 @@
+{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json", 
