@@ -181,16 +181,16 @@ SCHEMA = {
 # POST /admin/v1/session bodies.
 LOGIN = {
     "good_login.json": {"username": "admin", "password": "correct horse battery staple"},
-    "good_unicode.json": {"username": "\u00e9lodie", "password": "p\u00e4ss"},
+    "good_unicode_password.json": {"username": "elodie", "password": "p\u00e4ss"},
+    "bad_unicode_username.json": {"username": "\u00e9lodie", "password": "p\u00e4ss"},  # [a-z0-9._-] only
     "bad_not_json.json": b'{"username": "admin", ',
     "bad_not_object.json": b'["admin", "secret"]',
     "bad_missing_password.json": {"username": "admin"},
     "bad_empty_username.json": {"username": "", "password": "x"},
     "bad_number_password.json": {"username": "admin", "password": 1234},
     "bad_unknown_field.json": {"username": "admin", "password": "x", "role": "admin"},
-    # The 7 MB username of the finding: the parse accepts it; what follows the parse is fixed
-    # on another branch. Replayed here so that the parse keeps handling it.
-    "long_username_7mb.json": b'{"username":"' + b"a" * (7 << 20) + b'","password":"x"}',
+    # The 7 MB username of the finding: refused by the parse (at most 64 characters).
+    "bad_username_7mb.json": b'{"username":"' + b"a" * (7 << 20) + b'","password":"x"}',
 }
 
 
