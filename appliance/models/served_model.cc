@@ -135,11 +135,15 @@ void ServedModel::Start() {
                    ServedVersion{active->digest, active->version, active->signer, "store", NowUnixSeconds()});
     return;
   }
+  // Why the store's version is not served, kept for readiness: "no model configured" would
+  // hide a version that failed its re-verification from the operator.
+  std::string store_failure;
   if (active.status().code() != Status::Code::kNotFound) {
     log::Error("the store's active model version is not served",
                {{"model", options_.model_id}, {"error", active.status().ToString()}});
+    store_failure = "the store's active version of " + options_.model_id + " is not served: " + active.status().ToString();
   }
-  StartFromDirectory();
+  StartFromDirectory(store_failure);
 }
 
 void ServedModel::PublishInitial(std::shared_ptr<ChatService> service, ServedVersion version) {
@@ -159,11 +163,11 @@ void ServedModel::PublishInitial(std::shared_ptr<ChatService> service, ServedVer
   AttachActive();
 }
 
-void ServedModel::StartFromDirectory() {
+void ServedModel::StartFromDirectory(const std::string& store_failure) {
   if (options_.direct_dir.empty()) {
     if (options_.on_state) {
-      // Neither an active store version nor model.dir.
-      options_.on_state(false, "not loaded: no model configured");
+      // Neither a servable store version nor model.dir.
+      options_.on_state(false, store_failure.empty() ? "not loaded: no model configured" : "not loaded: " + store_failure);
     }
     return;
   }
@@ -176,7 +180,9 @@ void ServedModel::StartFromDirectory() {
   Result<api::VerifiedModel> loaded = api::LoadVerifiedModel(load);
   if (!loaded.ok()) {
     // Readiness first: whoever reads the log line then finds /readyz saying the same.
-    if (options_.on_state) options_.on_state(false, loaded.status().ToString());
+    if (options_.on_state) {
+      options_.on_state(false, (store_failure.empty() ? "" : store_failure + "; model.dir: ") + loaded.status().ToString());
+    }
     log::Error("the model is not served", {{"dir", options_.direct_dir}, {"error", loaded.status().ToString()}});
     return;
   }

@@ -85,7 +85,7 @@ class ServedModel : private ActivationListener {
 
   ServedModel(ServedModelOptions options, api::EmbeddedBackend* backend, TrustStore trust);
   Result<std::shared_ptr<ChatService>> LoadVersion(const ActiveVersion& version);
-  void StartFromDirectory();
+  void StartFromDirectory(const std::string& store_failure);
   // Publishes the start-up engine unless an activation has published one meanwhile.
   void PublishInitial(std::shared_ptr<ChatService> service, ServedVersion version);
   // Points the backend at the slot's active engine (or at nothing) and reports the state.

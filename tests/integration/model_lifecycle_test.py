@@ -16,7 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import KIMICTL, SignedModel, post_json, request, run_to_exit  # noqa: E402
+from daemon_harness import (KIMICTL, Daemon, SignedModel, base_config, post_json, request, run_to_exit,  # noqa: E402
+                            wait_until_ready)
 
 MODEL_ID = "kimi-k3-nano"
 STORE_ID = "k3"
@@ -307,6 +308,66 @@ class ModelLifecycleTest(unittest.TestCase):
         self.assertEqual(code, 3, out + err)
         self.assertIn("POST /admin/v1/models/rollback", err)
         self.assertEqual(self.served()["digest"], second["digest"])
+
+
+class ReverifyAtStartTest(unittest.TestCase):
+    """An installed version whose copy changed while the daemon was down fails its re-verification
+    at the next start; /readyz says why (to a credential), not that no model is configured."""
+
+    def test_readiness_names_the_failed_reverification(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-reverify-it-") as tmp:
+            signed = SignedModel(tmp)
+            media = os.path.join(tmp, "media")
+            shutil.copytree(signed.dir, os.path.join(media, "demo"))
+            config = base_config()
+            config["storage"] = {"data_dir": os.path.join(tmp, "data")}
+            config["model"] = {"trust_store": signed.public_key, "served_id": MODEL_ID, "store_id": STORE_ID,
+                               "import_roots": [media], "threads": 1}
+            daemon = Daemon(config=config)
+            try:
+                reply = post_json(daemon, "/admin/v1/models/import", {"model": STORE_ID, "source": os.path.join(media, "demo")})
+                self.assertEqual(reply.status, 202, reply.body)
+                job = reply.json()
+                deadline = time.monotonic() + WAIT_S
+                while job["state"] == "running" and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    job = request(daemon, "GET", "/admin/v1/models/import?job=" + job["job"]).json()
+                self.assertEqual(job["state"], "succeeded", job)
+                reply = post_json(daemon, "/admin/v1/models/activate", {"model": STORE_ID, "digest": job["version"]["digest"]})
+                self.assertEqual(reply.status, 200, reply.body)
+                self.assertTrue(wait_until_ready(daemon)["ready"])
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+
+            # The store's copy of the largest weight file changes while the daemon is down.
+            name = os.path.basename(largest_file(signed.dir))
+            copies = [os.path.join(root, name) for root, _, names in os.walk(config["storage"]["data_dir"])
+                      if name in names]
+            self.assertEqual(len(copies), 1, copies)
+            with open(copies[0], "r+b") as f:
+                f.seek(os.path.getsize(copies[0]) // 2)
+                byte = f.read(1)
+                f.seek(-1, os.SEEK_CUR)
+                f.write(bytes([byte[0] ^ 0x01]))
+
+            daemon = Daemon(config=config)
+            try:
+                deadline = time.monotonic() + WAIT_S
+                state = None
+                while time.monotonic() < deadline:
+                    state = request(daemon, "GET", "/readyz").json()["components"]["model"]
+                    if "is not served" in state.get("detail", ""):  # the start's verdict, once reached
+                        break
+                    time.sleep(0.1)
+                self.assertFalse(state["ready"], state)
+                self.assertNotIn("no model configured", state["detail"])
+                self.assertIn("is not served", state["detail"])
+                self.assertIn(name, state["detail"])
+                chat = {"model": MODEL_ID, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+                self.assertEqual(post_json(daemon, "/v1/chat/completions", chat).status, 503)
+            finally:
+                daemon.close()
 
 
 if __name__ == "__main__":
