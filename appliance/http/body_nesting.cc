@@ -2,32 +2,9 @@
 
 #include <string>
 
-namespace kimi::http {
+#include "kimi/json_depth.h"
 
-size_t JsonNestingDepth(std::string_view text, size_t limit) {
-  size_t depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest) deepest = depth;
-      if (deepest > limit) return deepest;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return deepest;
-}
+namespace kimi::http {
 
 Status CheckBodyNesting(std::string_view body) {
   if (JsonNestingDepth(body, kMaxBodyNesting) <= kMaxBodyNesting) return Status::OK();

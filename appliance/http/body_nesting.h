@@ -18,11 +18,6 @@ namespace kimi::http {
 // Deeper than any request the API or the admin routes accept (chat fields allow 200 levels).
 inline constexpr size_t kMaxBodyNesting = 256;
 
-// The deepest nesting of arrays and objects in `text` read as JSON (brackets inside strings
-// do not count), stopping once it passes `limit`. Text that is not JSON gives some depth; the
-// handler's own parse refuses it.
-size_t JsonNestingDepth(std::string_view text, size_t limit);
-
 // InvalidArgument naming the limit when `body` is nested deeper than kMaxBodyNesting.
 Status CheckBodyNesting(std::string_view body);
 

@@ -2,41 +2,12 @@
 
 #include <string>
 
+#include "kimi/json_depth.h"
+
 namespace kimi {
-namespace {
-
-// Largest nesting depth of arrays and objects, ignoring brackets inside strings. Stops early
-// once the limit is passed.
-int NestingDepth(std::string_view text, int limit) {
-  int depth = 0;
-  int deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // skip the escaped character
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > deepest) deepest = depth;
-      if (deepest > limit) return deepest;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-}  // namespace
 
 Status CheckJsonDepth(std::string_view text, std::string_view label) {
-  if (NestingDepth(text, kMaxJsonDepth) > kMaxJsonDepth) {
+  if (const size_t limit = kMaxJsonDepth; JsonNestingDepth(text, limit) > limit) {
     return Status::Corruption(std::string(label) + ": JSON nests deeper than " +
                               std::to_string(kMaxJsonDepth) + " levels");
   }

@@ -173,13 +173,7 @@ class NoPhoneHomeTest(unittest.TestCase):
         for path in ("/healthz", "/readyz", "/metrics", "/v1/models", "/console/"):
             request(daemon, "GET", path)
         # A model through the admin API: imported from the "medium", then activated.
-        reply = post_json(daemon, "/admin/v1/models/import", {"model": "k3", "source": model})
-        self.assertEqual(reply.status, 202, reply.body)
-        job = reply.json()
-        deadline = time.monotonic() + WAIT_S
-        while job["state"] == "running" and time.monotonic() < deadline:
-            time.sleep(0.05)
-            job = request(daemon, "GET", "/admin/v1/models/import?job=" + job["job"]).json()
+        job = daemon_harness.import_model(daemon, "k3", model, timeout=WAIT_S)
         self.assertEqual(job["state"], "succeeded", job)
         reply = post_json(daemon, "/admin/v1/models/activate", {"model": "k3", "digest": job["version"]["digest"]})
         self.assertEqual(reply.status, 200, reply.body)

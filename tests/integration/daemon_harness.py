@@ -340,6 +340,20 @@ class SignedModel:
         return daemon
 
 
+def import_model(daemon, model, source, timeout=120):
+    """Imports `source` into the store as `model` through the admin API and waits for the job to
+    end; returns the job's last state (its "version" once it succeeded)."""
+    reply = post_json(daemon, "/admin/v1/models/import", {"model": model, "source": source})
+    if reply.status != 202:
+        raise RuntimeError("import refused: %d %s" % (reply.status, reply.body))
+    job = reply.json()
+    deadline = time.monotonic() + timeout
+    while job["state"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        job = request(daemon, "GET", "/admin/v1/models/import?job=" + job["job"]).json()
+    return job
+
+
 def wait_until_ready(daemon, component="model", timeout=START_TIMEOUT_S * 4):
     """Polls /readyz until `component` is ready; returns its last state."""
     deadline = time.monotonic() + timeout

@@ -16,8 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import (KIMICTL, Daemon, SignedModel, base_config, post_json, request, run_to_exit,  # noqa: E402
-                            wait_until_ready)
+from daemon_harness import (KIMICTL, Daemon, SignedModel, base_config, import_model, post_json, request,  # noqa: E402
+                            run_to_exit, wait_until_ready)
 
 MODEL_ID = "kimi-k3-nano"
 STORE_ID = "k3"
@@ -325,13 +325,7 @@ class ReverifyAtStartTest(unittest.TestCase):
                                "import_roots": [media], "threads": 1}
             daemon = Daemon(config=config)
             try:
-                reply = post_json(daemon, "/admin/v1/models/import", {"model": STORE_ID, "source": os.path.join(media, "demo")})
-                self.assertEqual(reply.status, 202, reply.body)
-                job = reply.json()
-                deadline = time.monotonic() + WAIT_S
-                while job["state"] == "running" and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    job = request(daemon, "GET", "/admin/v1/models/import?job=" + job["job"]).json()
+                job = import_model(daemon, STORE_ID, os.path.join(media, "demo"))
                 self.assertEqual(job["state"], "succeeded", job)
                 reply = post_json(daemon, "/admin/v1/models/activate", {"model": STORE_ID, "digest": job["version"]["digest"]})
                 self.assertEqual(reply.status, 200, reply.body)

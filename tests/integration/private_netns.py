@@ -14,7 +14,6 @@ namespace.
 """
 import fcntl
 import ipaddress
-import os
 import socket
 import struct
 import subprocess
