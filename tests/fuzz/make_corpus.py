@@ -138,7 +138,7 @@ REQUEST = {
                                            tool_choice="required", parallel_tool_calls=True),
     "seed_thinking_effort.json": chat(reasoning_effort="low", chat_template_kwargs={"preserve_thinking": False}),
     "seed_completion_tokens_prompt.json": {"model": "kimi-k3", "prompt": [1, 2, 3], "echo": True, "logprobs": 2},
-    # Crash inputs of defects being fixed on another branch: replayed once the fix lands.
+    # The inputs of the penetration test's findings: each refused since its fix.
     "bad_self_ref_allof_response_format.json": chat(response_format=schema_format(SELF_REF_ALLOF)),
     "bad_self_ref_allof_strict_tool.json": chat(tools=[strict_tool(SELF_REF_ALLOF)], tool_choice="required"),
     "bad_self_ref_oneof_response_format.json": chat(response_format=schema_format(SELF_REF_ONEOF)),
