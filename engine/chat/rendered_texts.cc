@@ -6,6 +6,7 @@
 // starts writing without this walk visiting it fails that test.
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kimi/chat_format.h"
 
@@ -46,14 +47,20 @@ void VisitTree(Json* value, const RenderedTextVisitor& visit) {
     VisitScalar(value, visit);
     return;
   }
-  // Rebuilt in order because a key the visitor rewrites cannot be renamed in place.
-  Json rebuilt = Json::object();
+  std::vector<std::string> names;
+  names.reserve(value->size());
+  bool renamed = false;
   for (auto& [key, member] : value->items()) {
-    std::string name = key;
-    visit(&name);
+    names.push_back(key);
+    visit(&names.back());
+    renamed |= names.back() != key;
     VisitTree(&member, visit);
-    rebuilt[name] = std::move(member);
   }
+  if (!renamed) return;  // the common case: nothing to rebuild
+  // A key the visitor rewrote cannot be renamed in place: the object is rebuilt in its order.
+  Json rebuilt = Json::object();
+  size_t i = 0;
+  for (auto& [key, member] : value->items()) rebuilt[names[i++]] = std::move(member);
   *value = std::move(rebuilt);
 }
 
