@@ -136,6 +136,10 @@ void BM_DecideRequest(benchmark::State& state) {
   for (auto _ : state) {
     nlohmann::ordered_json copy = body;
     PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true}, &copy);
+    if (!d.allowed()) {  // a refusal ends the step early: its time would not be the step's
+      state.SkipWithError(d.reason.ToString().c_str());
+      break;
+    }
     for (const RedactionDecision& r : d.redactions) findings += r.count;
     benchmark::DoNotOptimize(copy);
   }
