@@ -513,9 +513,15 @@ class AuditStreamTest(unittest.TestCase):
         self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
 
     def test_client_that_leaves_a_whole_response_cancels_it(self):
-        # Greedy decoding of this prompt on the demo model runs to max_tokens (no end-of-text),
-        # so a record with fewer tokens shows the generation was cancelled when the client left.
+        # The schema holds the model to at least 1,000 array items (2,000 tokens or more) whatever
+        # the random-weight demo model would rather say, so the generation outlives the client's
+        # 0.3 s unless leaving cancels it.
         headers, body = chat_request("it-whole-gone", stream=False, max_tokens=4000)
+        body = json.loads(body)
+        body["thinking"] = {"type": "disabled"}  # the schema holds the answer, not the reasoning
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "long", "schema": {
+            "type": "array", "items": {"type": "integer"}, "minItems": 1000}}}
+        body = json.dumps(body).encode()
         headers["Authorization"] = "Bearer " + self.daemon.api_key
         with self.daemon.connect() as s:
             send_request(s, "POST", "/v1/chat/completions", headers, body)
