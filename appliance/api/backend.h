@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -74,6 +75,26 @@ class EventSink {
  public:
   virtual ~EventSink() = default;
   virtual bool Emit(const StreamEvent& event) = 0;
+  // A backend that may wait long between events (a request queued behind others) registers how
+  // to cancel its work from another thread, so that a client going away ends the wait at once
+  // instead of at the next Emit(). The sink may call `cancel` from any thread until the
+  // backend replaces it with nullptr, which it must do before what `cancel` uses is destroyed
+  // (CancelWhileRegistered does both). Sinks that never cancel ignore it.
+  virtual void SetCanceller(std::function<void()> cancel) { (void)cancel; }
+};
+
+// Registers `cancel` with `sink` for its own lifetime.
+class CancelWhileRegistered {
+ public:
+  CancelWhileRegistered(EventSink& sink, std::function<void()> cancel) : sink_(sink) {
+    sink_.SetCanceller(std::move(cancel));
+  }
+  ~CancelWhileRegistered() { sink_.SetCanceller(nullptr); }
+  CancelWhileRegistered(const CancelWhileRegistered&) = delete;
+  CancelWhileRegistered& operator=(const CancelWhileRegistered&) = delete;
+
+ private:
+  EventSink& sink_;
 };
 
 enum class Endpoint { kChatCompletions, kCompletions };

@@ -27,13 +27,19 @@ class BackgroundGeneration::Sink : public EventSink {
     if (delivery->complete()) return true;  // nothing follows the finish event
     if (!delivery->Deliver(&event, 1)) {
       owner_.client_gone_ = true;
-      owner_.abandoned_ = true;
+      owner_.abandoned_ = true;  // the backend learns it from this return; no canceller needed
       owner_.cv_.notify_all();
       return false;
     }
     // The request's thread sleeps until the stream needs it: at its end.
     if (delivery->complete()) owner_.cv_.notify_all();
     return true;
+  }
+
+  void SetCanceller(std::function<void()> cancel) override {
+    std::lock_guard<std::mutex> lock(owner_.mu_);
+    owner_.canceller_ = std::move(cancel);
+    if (owner_.abandoned_ && owner_.canceller_) owner_.canceller_();  // abandoned before it was known
   }
 
  private:
@@ -60,8 +66,14 @@ BackgroundGeneration::BackgroundGeneration(Backend& backend, BackendRequest requ
 
 BackgroundGeneration::~BackgroundGeneration() {
   std::unique_lock<std::mutex> lock(mu_);
-  abandoned_ = true;
+  AbandonLocked();
   cv_.wait(lock, [this] { return ended_; });
+}
+
+void BackgroundGeneration::AbandonLocked() {
+  if (ended_) return;
+  abandoned_ = true;
+  if (canceller_) canceller_();
 }
 
 void BackgroundGeneration::Run(Backend& backend, BackendRequest request) {
@@ -88,7 +100,7 @@ BackgroundGeneration::Delivered BackgroundGeneration::Deliver(Delivery& delivery
     std::vector<StreamEvent> queued(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
     queue_.clear();
     if (!delivery.Deliver(queued.data(), queued.size())) {
-      abandoned_ = true;
+      AbandonLocked();
       return Delivered::kClientGone;
     }
   }
@@ -111,13 +123,20 @@ BackgroundGeneration::Delivered BackgroundGeneration::Deliver(Delivery& delivery
     }
   }
   delivery_ = nullptr;
-  abandoned_ = true;
+  AbandonLocked();
   return Delivered::kClientGone;
 }
 
-bool BackgroundGeneration::WaitForFirstEvent(Status* result) {
+bool BackgroundGeneration::WaitForFirstEvent(Status* result, std::chrono::milliseconds check_interval,
+                                             const std::function<bool()>& client_present) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !queue_.empty() || ended_; });
+  while (!cv_.wait_for(lock, check_interval, [this] { return !queue_.empty() || ended_; })) {
+    if (!client_present()) {
+      AbandonLocked();
+      *result = Status::Cancelled("the client closed the connection before the first event");
+      return false;
+    }
+  }
   if (!queue_.empty()) return true;
   *result = result_;
   return false;
@@ -132,7 +151,7 @@ bool BackgroundGeneration::WaitOutcome(BackendOutcome* outcome, std::chrono::mil
 
 void BackgroundGeneration::Abandon() {
   std::lock_guard<std::mutex> lock(mu_);
-  abandoned_ = true;
+  AbandonLocked();
 }
 
 BackendOutcome BackgroundGeneration::OutcomeAtFirstEvent() {

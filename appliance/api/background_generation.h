@@ -4,9 +4,11 @@
 // Until then events are queued. Once the response has started, Deliver() hands the queued
 // events, and every later one, to a Delivery (the stream's encoder and writer) as they are
 // emitted, on the generation thread itself: no hand-off and no thread wake-up per event.
-// When the client goes away (the Delivery says so, or the caller's periodic check does),
-// the backend's next Emit() returns false, which cancels the generation (the Backend
-// contract); the destructor abandons and joins.
+// When the client goes away (the Delivery says so, or the caller's periodic check does, also
+// while the first event is awaited), the generation is abandoned: the canceller the backend
+// registered (EventSink::SetCanceller) is called at once, and the backend's next Emit()
+// returns false, which cancels the generation (the Backend contract); the destructor abandons
+// and joins.
 //
 // Owns: the queued events; the generation's thread is borrowed and given back when Generate()
 // has returned, which the destructor waits for.
@@ -55,8 +57,11 @@ class BackgroundGeneration {
   Delivered Deliver(Delivery& delivery, Status* result, std::chrono::milliseconds check_interval,
                     const std::function<bool()>& client_present);
   // Blocks until the first event is queued or the generation ended; true when an event is
-  // queued (so the response can be a stream), false with *result set otherwise.
-  bool WaitForFirstEvent(Status* result);
+  // queued (so the response can be a stream), false with *result set otherwise. Every
+  // `check_interval` without an event, `client_present()` is asked; false abandons the
+  // generation and returns false with *result Cancelled.
+  bool WaitForFirstEvent(Status* result, std::chrono::milliseconds check_interval,
+                         const std::function<bool()>& client_present);
   void Abandon();
   // Waits up to `timeout` for Generate() to return; true with *outcome (who served the
   // request, for the audit record) when it did.
@@ -69,6 +74,7 @@ class BackgroundGeneration {
  private:
   class Sink;
   void Run(Backend& backend, BackendRequest request);
+  void AbandonLocked();  // requires mu_
 
   std::mutex mu_;
   std::condition_variable cv_;
@@ -77,6 +83,7 @@ class BackgroundGeneration {
   bool client_gone_ = false;       // guarded by mu_; the delivery failed on the generation thread
   bool ended_ = false;             // guarded by mu_
   bool abandoned_ = false;         // guarded by mu_
+  std::function<void()> canceller_;  // guarded by mu_; the backend's, while it has one
   Status result_;                  // guarded by mu_; valid once ended_
   BackendOutcome outcome_;         // written by the generation thread; read once ended_
   bool emitted_ = false;           // guarded by mu_; the first event has been queued

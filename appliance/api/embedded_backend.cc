@@ -53,6 +53,9 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
       request.endpoint == Endpoint::kChatCompletions ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions;
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream, service->Start(request.body, endpoint, request.priority,
                                                                                  request.encoded_prompt.get()));
+  // A request waiting for a place in the running batch emits nothing until it has one; a
+  // client that leaves meanwhile drops it from the queue at the scheduler's next step.
+  const CancelWhileRegistered cancel_on_hang_up(sink, [&stream] { stream->Cancel(); });
   ChatEvent event;
   while (stream->Next(&event)) {
     StreamEvent out;

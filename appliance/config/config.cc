@@ -75,7 +75,10 @@ ObjectSchema<LimitsConfig> LimitsSchema() {
       .Integer("idle_timeout_ms", &LimitsConfig::idle_timeout_ms, 100, kHour,
                "How long a keep-alive connection may wait idle for its next request.")
       .Integer("max_connections", &LimitsConfig::max_connections, 1, 4096,
-               "Connections served at once; each has a worker thread. Excess connections get 503 at once.")
+               "Connections served at once; each has a worker thread. Excess connections get 503.")
+      .Integer("worker_wait_ms", &LimitsConfig::worker_wait_ms, 0, 60'000,
+               "How long a connection arriving while every worker is busy waits for one (an idle keep-alive "
+               "connection gives its worker up) before it gets 503; 0: at once.")
       .Integer("max_requests_per_connection", &LimitsConfig::max_requests_per_connection, 1, 1'000'000,
                "Requests served on one keep-alive connection before the server closes it.")
       .Integer("shutdown_grace_ms", &LimitsConfig::shutdown_grace_ms, 0, kHour,

@@ -54,6 +54,7 @@ struct LimitsConfig {
   int64_t write_timeout_ms = 30'000;
   int64_t idle_timeout_ms = 5'000;
   int64_t max_connections = 64;
+  int64_t worker_wait_ms = 2'000;  // a connection without a worker waits this long before 503
   int64_t max_requests_per_connection = 1000;
   int64_t shutdown_grace_ms = 10'000;
 };

@@ -28,11 +28,13 @@ int RemainingMs(Clock::time_point deadline) {
 
 enum class Wait { kReadable, kTimeout, kStop, kError };
 
-// Waits until `fd` is readable, the deadline passes, or (when stop_fd >= 0) the server stops.
-Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline) {
+// Waits until `fd` is readable, the deadline passes, or one of stop_fd and reclaim_fd (each
+// ignored when < 0) becomes readable: the server stops, or wants the worker back (kStop).
+Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline, int reclaim_fd = -1) {
   for (;;) {
-    pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
-    int n = ::poll(fds, stop_fd >= 0 ? 2 : 1, RemainingMs(deadline));
+    // poll() skips entries with a negative descriptor.
+    pollfd fds[3] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {reclaim_fd, POLLIN, 0}};
+    int n = ::poll(fds, 3, RemainingMs(deadline));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Wait::kError;
     if (n == 0) return Clock::now() >= deadline ? Wait::kTimeout : Wait::kReadable;
@@ -278,8 +280,17 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
   for (;;) {
     if (served > 0) {
       if (!stream.HasPending()) {
-        Wait w = WaitReadable(fd, env.stop_fd, Clock::now() + std::chrono::milliseconds(limits.idle_timeout_ms));
-        if (w != Wait::kReadable) return;  // idle timeout, server stopping, or error: close quietly
+        const int reclaim_fd = env.idle != nullptr ? env.idle->Enter() : -1;
+        Wait w = WaitReadable(fd, env.stop_fd, Clock::now() + std::chrono::milliseconds(limits.idle_timeout_ms),
+                              reclaim_fd);
+        if (env.idle != nullptr) env.idle->Leave(w == Wait::kReadable);
+        // Idle timeout, server stopping or taking the worker back, or error: close quietly.
+        if (w != Wait::kReadable) {
+          if (w == Wait::kStop && !env.stopping->load()) {
+            env.metrics->connections_closed.WithLabels({"reclaimed"}).Increment();
+          }
+          return;
+        }
       }
       deadline = Clock::now() + read_timeout;
     }

@@ -1,7 +1,8 @@
 // One client connection, served by one worker thread from accept to close.
 //
 // For each request on the connection the loop: waits for its first byte (up to
-// limits.idle_timeout_ms between requests, or until the server stops), reads the head itself
+// limits.idle_timeout_ms between requests, until the server stops, or until the server takes
+// the worker back for a connection waiting for one: KeepAliveIdle), reads the head itself
 // within limits.max_header_bytes and the request deadline (limits.read_timeout_ms), refuses
 // bad heads on the raw socket (431, 413, 415, 400), and hands good ones to the Dispatcher
 // through a ConnectionStream. The stream serves the buffered bytes, then the socket, stops
@@ -24,12 +25,27 @@
 
 namespace kimi::http {
 
+// The server's hold on a connection waiting between requests (keep-alive): while it waits, the
+// server may take its worker back for a connection that has none (server.h). Called by the
+// connection's worker only; Enter() and Leave() alternate.
+class KeepAliveIdle {
+ public:
+  virtual ~KeepAliveIdle() = default;
+  // The connection waits for its next request. Returns a descriptor that becomes readable when
+  // the server wants the worker back (-1: it never will).
+  virtual int Enter() = 0;
+  // The wait is over: a request has started arriving (it will be served), or the connection
+  // ends (timeout, close, server stopping, or the worker taken back).
+  virtual void Leave(bool request_arrived) = 0;
+};
+
 struct ConnectionEnv {
   Dispatcher* dispatcher;
   HttpMetrics* metrics;
   config::LimitsConfig limits;
   int stop_fd;                    // readable once the server is stopping
   const std::atomic<bool>* stopping;
+  KeepAliveIdle* idle = nullptr;  // null: an idle connection keeps its worker until idle_timeout_ms
 };
 
 // Serves the connection (after its TLS handshake, when it is TLS) until it closes; does not

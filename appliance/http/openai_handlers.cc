@@ -233,7 +233,9 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
-  if (!generation->WaitForFirstEvent(&before_first)) {
+  const httplib::Stream* client = ctx.response_stream;
+  if (!generation->WaitForFirstEvent(&before_first, kClientCheckInterval,
+                                     [client] { return ClientConnected(client); })) {
     api::BackendOutcome served;
     if (generation->WaitOutcome(&served, kOutcomeWait)) NoteBackendOutcome(served, &ctx.audit);
     return before_first.ok() ? Status::Internal("the backend ended without any event") : before_first;

@@ -30,6 +30,53 @@ std::string Lowercase(std::string s) {
 
 }  // namespace
 
+// A worker's KeepAliveIdle. AssignWaiting() writes reclaim_fd_ to take the worker back while its
+// connection waits idle; the write happens under mu_ and only while `idle && !reclaimed`, and
+// Enter() drains what an earlier wait left, so a signal never reaches a later wait.
+class Server::Slot final : public KeepAliveIdle {
+ public:
+  explicit Slot(Server& server) : server_(server), reclaim_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+  ~Slot() override {
+    if (reclaim_fd_ >= 0) ::close(reclaim_fd_);
+  }
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+
+  int Enter() override {
+    std::lock_guard<std::mutex> lock(server_.mu_);
+    uint64_t stale;
+    [[maybe_unused]] ssize_t n = ::read(reclaim_fd_, &stale, sizeof stale);
+    idle = true;
+    server_.AssignWaiting();  // a connection may be waiting already
+    return reclaim_fd_;
+  }
+
+  void Leave(bool request_arrived) override {
+    std::lock_guard<std::mutex> lock(server_.mu_);
+    idle = false;
+    // A request won the race against the reclaim: this worker stays, another is asked. Else the
+    // reclaim stays under way until the worker is free (WorkerLoop).
+    if (request_arrived && reclaimed) {
+      reclaimed = false;
+      server_.AssignWaiting();
+    }
+  }
+
+  // Requires server_.mu_, idle and !reclaimed.
+  void Reclaim() {
+    reclaimed = true;
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(reclaim_fd_, &one, sizeof one);
+  }
+
+  bool idle = false;       // guarded by server_.mu_: the connection waits for its next request
+  bool reclaimed = false;  // guarded by server_.mu_: asked for the worker, which is not free yet
+
+ private:
+  Server& server_;
+  const int reclaim_fd_;
+};
+
 Server::Server(ServerOptions options, Services services, metrics::Registry& registry)
     : options_(std::move(options)), metrics_(registry), dispatcher_(services, metrics_, options_.limits) {
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -106,17 +153,20 @@ void Server::Stop() {
 
 void Server::Run() {
   size_t n = static_cast<size_t>(options_.limits.max_connections);
+  for (size_t i = 0; i < n; ++i) slots_.push_back(std::make_unique<Slot>(*this));
   workers_.reserve(n);
-  for (size_t i = 0; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (size_t i = 0; i < n; ++i) workers_.emplace_back([this, i] { WorkerLoop(*slots_[i]); });
   rejecter_ = std::thread([this] { RejecterLoop(); });
   AcceptLoop();
   Drain();
 }
 
 void Server::AcceptLoop() {
+  const auto worker_wait = std::chrono::milliseconds(options_.limits.worker_wait_ms);
   for (;;) {
+    const int next_expiry_ms = ExpireWaiting();
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    int r = ::poll(fds, 2, -1);
+    int r = ::poll(fds, 2, next_expiry_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 || (fds[1].revents & POLLIN)) break;
     if (!(fds[0].revents & POLLIN)) continue;
@@ -132,10 +182,15 @@ void Server::AcceptLoop() {
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (assigned_ < static_cast<size_t>(options_.limits.max_connections)) {
+      if (assigned_ < slots_.size()) {
         ++assigned_;
         pending_.push_back(fd);
         work_cv_.notify_one();
+        continue;
+      }
+      if (worker_wait.count() > 0 && waiting_.size() < slots_.size()) {
+        waiting_.push_back({fd, std::chrono::steady_clock::now() + worker_wait});
+        AssignWaiting();
         continue;
       }
     }
@@ -144,6 +199,45 @@ void Server::AcceptLoop() {
   ::close(listen_fd_);
   listen_fd_ = -1;
   log::Info("stopped accepting connections", {{"address", bound_address_}});
+}
+
+int Server::ExpireWaiting() {
+  std::vector<int> expired;
+  int next_ms = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    while (!waiting_.empty() && waiting_.front().deadline <= now) {
+      expired.push_back(waiting_.front().fd);
+      waiting_.pop_front();
+    }
+    if (!waiting_.empty()) {
+      // Rounded up, so the wake-up finds the deadline passed.
+      next_ms = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(waiting_.front().deadline - now).count() + 1);
+    }
+  }
+  for (int fd : expired) Reject(fd);
+  return next_ms;
+}
+
+void Server::AssignWaiting() {
+  while (!waiting_.empty() && assigned_ < slots_.size()) {
+    ++assigned_;
+    pending_.push_back(waiting_.front().fd);
+    waiting_.pop_front();
+    work_cv_.notify_one();
+  }
+  if (waiting_.empty()) return;
+  size_t under_way = 0;
+  for (const auto& slot : slots_) under_way += slot->reclaimed ? 1 : 0;
+  for (const auto& slot : slots_) {
+    if (under_way >= waiting_.size()) break;
+    if (slot->idle && !slot->reclaimed) {
+      slot->Reclaim();
+      ++under_way;
+    }
+  }
 }
 
 void Server::Reject(int fd) {
@@ -188,8 +282,8 @@ void Server::RejecterLoop() {
   }
 }
 
-void Server::WorkerLoop() {
-  ConnectionEnv env{&dispatcher_, &metrics_, options_.limits, stop_fd_, &stopping_};
+void Server::WorkerLoop(Slot& slot) {
+  ConnectionEnv env{&dispatcher_, &metrics_, options_.limits, stop_fd_, &stopping_, &slot};
   for (;;) {
     int fd;
     {
@@ -213,13 +307,21 @@ void Server::WorkerLoop() {
       // Erased before close() so that Drain() never shuts down a reused descriptor.
       active_fds_.erase(fd);
       ::close(fd);
+      slot.reclaimed = false;
       if (--assigned_ == 0) drained_cv_.notify_all();
+      AssignWaiting();
     }
   }
 }
 
 void Server::Drain() {
   auto grace = std::chrono::milliseconds(options_.limits.shutdown_grace_ms);
+  std::deque<Waiting> waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiting.swap(waiting_);
+  }
+  for (const Waiting& w : waiting) Reject(w.fd);  // no worker will take a new connection now
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (assigned_ > 0) log::Info("waiting for requests in flight", {{"connections", assigned_}});

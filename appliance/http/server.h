@@ -3,10 +3,16 @@
 //
 // Concurrency model: limits.max_connections worker threads, each serving one connection at
 // a time with blocking I/O under deadlines (connection.h). The accept loop hands a new
-// connection to an idle worker or, when none is idle, to a small rejecter thread that
-// answers 503 (OpenAI JSON) at once and closes, so excess clients learn quickly instead of
-// queueing behind slow ones. A slow client holds only its own worker, and only until its
-// read timeout. Idle keep-alive connections hold a worker too, up to limits.idle_timeout_ms.
+// connection to an idle worker. When every worker has a connection, the new one waits for a
+// worker up to limits.worker_wait_ms, and its wait takes a worker back from a connection idle
+// between requests (keep-alive; that connection is closed unless a request has started
+// arriving on it). A worker also frees itself a moment after its client has gone (it sees the
+// close once its response is written), so a client that closes and reconnects at once, and
+// stays within max_connections, always gets a worker. A connection still without one at the
+// end of its wait, or arriving while max_connections connections already wait, goes to a
+// small rejecter thread that answers 503 (OpenAI JSON) and closes, so excess clients learn
+// quickly instead of queueing behind slow ones. A slow client holds only its own worker, and
+// only until its read timeout.
 //
 // Stop(): the accept loop closes the listening socket, idle keep-alive connections are
 // closed, requests in flight run to completion (their responses say Connection: close)
@@ -22,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -34,6 +41,7 @@
 #include "config/config.h"
 #include "config/listen_address.h"
 #include "http/access_log.h"
+#include "http/connection.h"
 #include "http/dispatcher.h"
 #include "http/routes.h"
 #include "http/tls_reloader.h"
@@ -49,6 +57,8 @@ struct ServerOptions {
 };
 
 class Server {
+  class Slot;
+
  public:
   Server(ServerOptions options, Services services, metrics::Registry& registry);
   ~Server();
@@ -67,10 +77,16 @@ class Server {
 
  private:
   void AcceptLoop();
-  void WorkerLoop();
+  void WorkerLoop(Slot& slot);
   void RejecterLoop();
   void Reject(int fd);
   void Drain();
+  // Rejects the waiting connections whose wait is over; returns the milliseconds until the
+  // next one's ends (-1: none waits).
+  int ExpireWaiting();
+  // Hands waiting connections to free workers, then asks idle keep-alive connections for
+  // their workers, one for each waiting connection no reclaim is under way for.
+  void AssignWaiting();  // requires mu_
 
   ServerOptions options_;
   HttpMetrics metrics_;
@@ -92,6 +108,14 @@ class Server {
   bool exit_ = false;                   // guarded by mu_: workers and rejecter leave
   std::deque<int> rejects_;             // guarded by mu_
   std::condition_variable reject_cv_;
+  struct Waiting {
+    int fd;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  // guarded by mu_: accepted while every worker had a connection, oldest first (so in
+  // deadline order); at most max_connections.
+  std::deque<Waiting> waiting_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // one per worker; the vector is set before they start
 
   std::vector<std::thread> workers_;
   std::thread rejecter_;

@@ -49,6 +49,7 @@ class TimingSink : public api::EventSink {
     }
     return next_.Emit(event);
   }
+  void SetCanceller(std::function<void()> cancel) override { next_.SetCanceller(std::move(cancel)); }
 
   bool finished() const { return finished_; }
   ServedTiming Timing(std::string workload_class) const {

@@ -75,6 +75,7 @@ class GuardedSink final : public api::EventSink {
     ++emitted;
     return true;
   }
+  void SetCanceller(std::function<void()> cancel) override { inner_.SetCanceller(std::move(cancel)); }
 
   size_t emitted = 0;
   bool timed_out = false;

@@ -178,7 +178,8 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
             for s in slow:
                 self.assertFalse(is_closed(s, 0.2), "a slow client was dropped before its read timeout")
-            # The third worker taken too: the next connection is refused at once, not queued.
+            # The third worker taken too: the next connection waits limits.worker_wait_ms for one,
+            # then is refused rather than queued behind the slow clients.
             third = daemon.connect()
             third.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-3: ")
             slow.append(third)
