@@ -45,11 +45,14 @@ class StreamError(Exception):
     pass
 
 
-def stream_request(api_key, max_tokens, index):
+def stream_request(api_key, max_tokens, request_id):
+    """The request, with `request_id` as its X-Request-Id: the daemon keeps it beside its own id
+    in the access log and the audit record, so a failed request can be looked up there."""
     body = json.dumps({"model": MODEL_ID, "stream": True, "max_tokens": max_tokens,
-                       "messages": [{"role": "user", "content": "Soak request %d: name three rivers." % index}]})
+                       "messages": [{"role": "user", "content": "Soak request %s: name three rivers." % request_id}]})
     return ("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
-            "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (api_key, len(body), body)).encode()
+            "X-Request-Id: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+            % (api_key, request_id, len(body), body)).encode()
 
 
 def read_stream(sock, on_text_frame):
@@ -102,7 +105,8 @@ class Soak:
         n = 0
         while not self.halt.is_set():
             n += 1
-            request = stream_request(self.api_key, self.max_tokens, i * 1000003 + n)
+            request_id = "soak-%d-%d" % (i, n)
+            request = stream_request(self.api_key, self.max_tokens, request_id)
             start = time.monotonic()
             last = [None]
             local_gaps = array.array("d")
@@ -137,7 +141,7 @@ class Soak:
                     shown = self.error_kinds[key] <= 3
             if not ok:
                 if shown:
-                    print("  error after %.1f s: %s" % (end - start, why), flush=True)
+                    print("  %s: error after %.1f s: %s" % (request_id, end - start, why), flush=True)
                 # As a client that is refused backs off, so a refusal does not become a busy loop.
                 self.halt.wait(1.0)
 

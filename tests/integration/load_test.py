@@ -11,10 +11,12 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import prometheus_text  # noqa: E402
 from daemon_harness import (Daemon, SignedModel, base_config, is_closed, read_head, read_reply,  # noqa: E402
                             request)
 
@@ -54,6 +56,12 @@ def stream_until_done(sock):
             raise ConnectionError("the stream ended without [DONE]")
         rest += more
     return status, b""
+
+
+def engine_requests_cancelled(daemon):
+    families = prometheus_text.parse(request(daemon, "GET", "/metrics").body)
+    return sum(v for _, labels, v in families["kimi_engine_requests_ended"]["samples"]
+               if labels == {"outcome": "cancelled"})
 
 
 class WorkerSlotTest(unittest.TestCase):
@@ -147,6 +155,14 @@ class WorkerSlotTest(unittest.TestCase):
         with daemon.connect() as queued:
             queued.sendall(post_head(daemon, stream_body(8, 1)))
         self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+        # The engine dropped the queued request (it did not wait to be admitted to notice).
+        cancelled = 0
+        for _ in range(600):
+            cancelled = engine_requests_cancelled(daemon)
+            if cancelled >= 1:
+                break
+            time.sleep(0.05)
+        self.assertEqual(cancelled, 1)
         running.setblocking(False)
         try:
             while True:
