@@ -68,12 +68,7 @@ void IntegrityMonitor::Watch(IntegrityTarget target) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
-    target_ = std::move(target);
-    ++target_generation_;
-    pending_ = true;
-    written_.clear();
-    cancel_.store(true);
-    WatchFilesLocked();
+    ReplaceTargetLocked(std::move(target));
   }
   cv_.notify_all();
 }
@@ -81,14 +76,18 @@ void IntegrityMonitor::Watch(IntegrityTarget target) {
 void IntegrityMonitor::Unwatch() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    target_.reset();
-    ++target_generation_;
-    pending_ = false;
-    written_.clear();
-    cancel_.store(true);
-    WatchFilesLocked();
+    ReplaceTargetLocked(std::nullopt);
   }
   cv_.notify_all();
+}
+
+void IntegrityMonitor::ReplaceTargetLocked(std::optional<IntegrityTarget> target) {
+  target_ = std::move(target);
+  ++target_generation_;
+  pending_ = target_.has_value();  // a new version is checked at once
+  written_.clear();
+  cancel_.store(true);
+  WatchFilesLocked();
 }
 
 void IntegrityMonitor::CheckNow() {
@@ -193,11 +192,7 @@ void IntegrityMonitor::Run() {
     }
     if (generation != target_generation_) continue;  // another version is watched now
     if (pass->failure) {
-      target_.reset();
-      ++target_generation_;
-      pending_ = false;
-      written_.clear();
-      WatchFilesLocked();
+      ReplaceTargetLocked(std::nullopt);
       lock.unlock();
       options_.on_failure(target, *pass->failure);
       lock.lock();

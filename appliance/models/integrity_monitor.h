@@ -69,6 +69,9 @@ class IntegrityMonitor {
 
  private:
   void Run();
+  // What Watch(), Unwatch() and a failure change: the target, its watches and what is due.
+  // Precondition: mu_ held.
+  void ReplaceTargetLocked(std::optional<IntegrityTarget> target);
   void WatchFilesLocked();  // Precondition: mu_ held.
   void ReadWriteEvents();
 
