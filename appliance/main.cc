@@ -182,7 +182,7 @@ constexpr std::chrono::milliseconds kStopAfterGrace{3000};
 // Waits for SIGINT/SIGTERM (blocked in every thread) and asks the server to stop; a second
 // signal ends the process at once, and so does a stop still running `force_after` after the
 // first (work that ignores the stop, whatever it is, cannot keep the process alive). SIGHUP,
-// until the stop, calls `on_hangup` (the TLS reload).
+// until the stop, calls `on_hangup` (the TLS reload, the served-bytes check).
 void WatchSignals(kimi::http::Server* server, const std::atomic<bool>* done, std::chrono::milliseconds force_after,
                   std::function<void()> on_hangup) {
   sigset_t set;
@@ -244,10 +244,15 @@ kimi::Result<std::unique_ptr<kimi::models::ServedModel>> OpenServedModel(const k
   options.service = ServiceOptionsFrom(config.model);
   options.db = db;
   options.audit = [sink](kimi::audit::AuditRecord record) { return sink->Record(std::move(record)).WaitCommitted(); };
-  options.on_state = [readiness](bool ready, const std::string& detail) {
-    if (ready) readiness->MarkReady("model", detail);
-    else readiness->MarkNotReady("model", detail);
+  options.on_state = [readiness](kimi::models::ServingState state, const std::string& detail) {
+    switch (state) {
+      case kimi::models::ServingState::kServing: readiness->MarkReady("model", detail); break;
+      case kimi::models::ServingState::kPending: readiness->MarkPending("model", detail); break;
+      case kimi::models::ServingState::kFailed: readiness->MarkNotReady("model", detail); break;
+    }
   };
+  options.integrity_interval = std::chrono::seconds(config.model.integrity_interval_s);
+  options.integrity_bytes_per_second = static_cast<uint64_t>(config.model.integrity_mib_per_second) << 20;
   return kimi::models::ServedModel::Open(std::move(options), backend);
 }
 
@@ -376,6 +381,7 @@ int main(int argc, char** argv) {
     tls = std::move(loaded_tls).value();
     kimi::log::Info("TLS certificate loaded",
                     {{"certificate", tls->Current()->summary()}, {"min_version", config.server.tls.min_version}});
+    readiness.MarkReady("tls", "serving " + tls->Current()->summary());
   }
   kimi::http::ServerOptions options{*kimi::config::ParseListenAddress(config.server.listen), config.limits, tls.get()};
   // The auditor is wired into the server now and gets its sink below, before Run().
@@ -392,13 +398,31 @@ int main(int argc, char** argv) {
   services.audit_access = &audit_access;
   services.admin_requires_client_certificate = tls != nullptr && tls->verifies_clients();
   if (tls != nullptr) {
-    services.reload_tls = [&tls, &authenticator](const kimi::auth::Actor& actor) {
-      return kimi::http::ReloadTlsAudited(*tls, authenticator, actor);
+    // A failed reload keeps the old certificate serving: the component stays ready and
+    // keeps the failure for the operator.
+    services.reload_tls = [&tls, &authenticator, &readiness](const kimi::auth::Actor& actor) {
+      kimi::Result<std::string> reloaded = kimi::http::ReloadTlsAudited(*tls, authenticator, actor);
+      if (reloaded.ok()) readiness.MarkReady("tls", "serving " + *reloaded);
+      else readiness.RecordFailure("tls", "reload by " + actor.id + " failed, the previous certificate still serves: " +
+                                              reloaded.status().message());
+      return reloaded;
     };
   }
   // The router chooses among the embedded engine and the configured upstreams; with no
   // `router.backends` it serves the embedded engine alone.
-  auto router = kimi::router::BuildRouter(config.router, embedded, &registry);
+  // With upstreams configured, "router" is a readiness component that stays ready (the router
+  // routes around a failing backend) and keeps the last backend failure for the operator.
+  std::function<void(const std::string&, const kimi::Status&, bool)> on_backend_failure;
+  if (!config.router.backends.empty()) {
+    std::string names;
+    for (const auto& b : config.router.backends) names += (names.empty() ? "" : ", ") + b.name;
+    readiness.MarkReady("router", "backends: " + names);
+    on_backend_failure = [&readiness](const std::string& backend, const kimi::Status& error, bool opened) {
+      readiness.RecordFailure("router", "backend " + backend + " failed" +
+                                            (opened ? " and its circuit breaker opened" : "") + ": " + error.ToString());
+    };
+  }
+  auto router = kimi::router::BuildRouter(config.router, embedded, &registry, std::move(on_backend_failure));
   if (!router.ok()) {
     kimi::log::Error("cannot build the inference router", {{"error", router.status().ToString()}});
     return 1;
@@ -619,8 +643,15 @@ int main(int argc, char** argv) {
   std::thread model_loader([&served] { (*served)->Start(); });
 
   std::atomic<bool> done{false};
-  std::function<void()> on_hangup;
-  if (services.reload_tls) on_hangup = [&services] { (void)services.reload_tls({"SIGHUP", "system", "local"}); };
+  // SIGHUP: reload the TLS certificate and check the served model's bytes now.
+  // The served model goes before the signal thread does: hangup_mu orders the two.
+  std::mutex hangup_mu;
+  kimi::models::ServedModel* hangup_model = served->get();  // guarded by hangup_mu
+  std::function<void()> on_hangup = [&services, &hangup_mu, &hangup_model] {
+    if (services.reload_tls) (void)services.reload_tls({"SIGHUP", "system", "local"});
+    std::lock_guard<std::mutex> lock(hangup_mu);
+    if (hangup_model != nullptr) hangup_model->CheckIntegrityNow();
+  };
   const auto force_after = std::chrono::milliseconds(config.limits.shutdown_grace_ms) + kStopAfterGrace;
   std::thread signals(WatchSignals, &server, &done, force_after, std::move(on_hangup));
   server.Run();
@@ -629,6 +660,10 @@ int main(int argc, char** argv) {
   // before the audit log closes.
   model_admin.Close();
   served_model = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(hangup_mu);
+    hangup_model = nullptr;
+  }
   served->reset();
 
   auth_outbox.Stop();
@@ -645,13 +680,13 @@ int main(int argc, char** argv) {
     kimi::log::Error("cannot record the service stop in the audit log", {{"error", stop_recorded.ToString()}});
   }
   kimi::Status audit_closed = audit_sink->Close();
-  readiness.MarkNotReady("audit", "closed: shutting down");
+  readiness.MarkPending("audit", "closed: shutting down");
   if (!audit_closed.ok()) {
     kimi::log::Error("closing the audit log failed", {{"error", audit_closed.ToString()}});
   } else {
     kimi::log::Info("audit log closed", {{"records", static_cast<int64_t>(audit_sink->TreeSize())}});
   }
-  readiness.MarkNotReady("database", "closed: shutting down");
+  readiness.MarkPending("database", "closed: shutting down");
   kimi::Status closed = (*store)->Close();
   if (!closed.ok()) {
     kimi::log::Error("closing the database failed", {{"error", closed.message()}});

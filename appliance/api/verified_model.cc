@@ -19,6 +19,7 @@ Result<VerifiedModel> LoadVerifiedModel(const VerifiedModelOptions& options) {
   VerifiedModel out;
   out.signer = manifest->signer().description;
   out.subject_digest = manifest->subject_digest_hex();
+  out.manifest = std::make_shared<const models::VerifiedManifest>(std::move(manifest).value());
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(options.dir, options.service));
   out.service = std::move(service);
   return out;

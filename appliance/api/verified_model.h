@@ -10,6 +10,7 @@
 
 #include "kimi/chat_service.h"
 #include "kimi/status.h"
+#include "models/oms_verifier.h"
 
 namespace kimi::api {
 
@@ -23,6 +24,7 @@ struct VerifiedModel {
   std::shared_ptr<ChatService> service;
   std::string signer;          // who signed it, for the log and /readyz
   std::string subject_digest;  // hex
+  std::shared_ptr<const models::VerifiedManifest> manifest;  // what the engine's bytes were verified against
 };
 
 // Errors: FailedPrecondition when no model or trust store is configured; the trust store's

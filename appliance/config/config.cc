@@ -232,7 +232,12 @@ ObjectSchema<ModelConfig> ModelSchema() {
               [](const std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); })
       .StringList("import_roots", &ModelConfig::import_roots,
                   "Directories (mount points of removable media) the admin API may import models from.",
-                  [](const std::string& v) { return v.starts_with("/") ? std::string() : std::string("must be an absolute path"); });
+                  [](const std::string& v) { return v.starts_with("/") ? std::string() : std::string("must be an absolute path"); })
+      .Integer("integrity_interval_s", &ModelConfig::integrity_interval_s, 0, 7 * 86400,
+               "Seconds between checks that the served weight bytes still hash to the signed manifest (also run "
+               "right after each load, on SIGHUP and when a model file is written); 0: no periodic check.")
+      .Integer("integrity_mib_per_second", &ModelConfig::integrity_mib_per_second, 0, 1 << 20,
+               "Pace of that check in MiB/s, so it does not compete with serving; 0: as fast as one core hashes.");
 }
 
 ObjectSchema<ConsoleConfig> ConsoleSchema() {

@@ -89,6 +89,10 @@ struct ModelConfig {
   // active version is served (it wins over `dir`), and where imports may read from.
   std::string store_id = "k3";
   std::vector<std::string> import_roots = {"/media", "/mnt", "/run/media"};
+  // The served-bytes check (docs/model-lifecycle.md, "Served bytes"): seconds between passes
+  // (0: only at load, on SIGHUP and on a write), and its pace.
+  int64_t integrity_interval_s = 3600;
+  int64_t integrity_mib_per_second = 256;  // 0: unpaced
 };
 
 // Authentication of API clients and console users (docs/security.md).

@@ -2,33 +2,51 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/utc_time.h"
+
 namespace kimi::http {
 
-Readiness::Readiness(metrics::Registry* registry) {
+Readiness::Readiness(metrics::Registry* registry, std::function<int64_t()> now_ms)
+    : now_ms_(now_ms ? std::move(now_ms) : std::function<int64_t()>(UnixMillisNow)) {
   if (registry != nullptr) {
     gauge_ = &registry->AddGauge("kimi_component_ready", "1 when the component is ready to serve, else 0.",
                                  {"component"});
   }
 }
 
-void Readiness::Declare(const std::string& name, const std::string& reason) { Set(name, false, reason); }
-void Readiness::MarkReady(const std::string& name, const std::string& detail) { Set(name, true, detail); }
-void Readiness::MarkNotReady(const std::string& name, const std::string& reason) { Set(name, false, reason); }
+void Readiness::Declare(const std::string& name, const std::string& reason) { Set(name, false, reason, Change::kState); }
+void Readiness::MarkReady(const std::string& name, const std::string& detail) { Set(name, true, detail, Change::kState); }
+void Readiness::MarkNotReady(const std::string& name, const std::string& reason) {
+  Set(name, false, reason, Change::kFailedState);
+}
+void Readiness::MarkPending(const std::string& name, const std::string& reason) { Set(name, false, reason, Change::kState); }
+void Readiness::RecordFailure(const std::string& name, const std::string& reason) {
+  Set(name, false, reason, Change::kFailureOnly);
+}
 
-void Readiness::Set(const std::string& name, bool ready, const std::string& detail) {
+void Readiness::Set(const std::string& name, bool ready, const std::string& detail, Change change) {
+  const int64_t now = now_ms_();
+  bool ready_now = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    bool found = false;
-    for (ComponentState& c : components_) {
-      if (c.name == name) {
-        c.ready = ready;
-        c.detail = detail;
-        found = true;
-      }
+    ComponentState* c = nullptr;
+    for (ComponentState& each : components_) {
+      if (each.name == name) c = &each;
     }
-    if (!found) components_.push_back(ComponentState{name, ready, detail});
+    if (c == nullptr) {
+      // A failure recorded before any state: the component is not ready until it says so.
+      components_.push_back(ComponentState{name, false, change == Change::kFailureOnly ? "" : detail, now, {}});
+      c = &components_.back();
+    }
+    if (change != Change::kState) c->last_failure = ComponentFailure{detail, now};
+    if (change != Change::kFailureOnly) {
+      if (c->ready != ready) c->since_unix_ms = now;
+      c->ready = ready;
+      c->detail = detail;
+    }
+    ready_now = c->ready;
   }
-  if (gauge_ != nullptr) gauge_->WithLabels({name}).Set(ready ? 1 : 0);
+  if (gauge_ != nullptr) gauge_->WithLabels({name}).Set(ready_now ? 1 : 0);
 }
 
 std::vector<ComponentState> Readiness::Snapshot() const {
@@ -49,8 +67,14 @@ std::string Readiness::Body(bool with_detail, bool* all_ready_out) const {
   nlohmann::ordered_json components = nlohmann::ordered_json::object();
   for (const ComponentState& c : Snapshot()) {
     all_ready = all_ready && c.ready;
-    components[c.name] = {{"ready", c.ready}};
-    if (with_detail) components[c.name]["detail"] = c.detail;
+    nlohmann::ordered_json& out = components[c.name];
+    out["ready"] = c.ready;
+    if (!with_detail) continue;
+    out["detail"] = c.detail;
+    out["since"] = FormatUtcMillis(c.since_unix_ms);
+    if (c.last_failure) {
+      out["last_failure"] = {{"reason", c.last_failure->reason}, {"at", FormatUtcMillis(c.last_failure->at_unix_ms)}};
+    }
   }
   nlohmann::ordered_json body;
   body["status"] = all_ready ? "ready" : "not_ready";

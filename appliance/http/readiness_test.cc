@@ -50,5 +50,56 @@ TEST(ReadinessTest, TheBodyCarriesDetailsOnlyWhenAsked) {
   EXPECT_EQ(full["status"], "not_ready");
 }
 
+// The operator's question after an incident: what failed, when, and what is the state now.
+// The last failure stays after the component recovered; loading and shutting down are not
+// failures.
+TEST(ReadinessTest, KeepsTheLastFailureWithItsTimeAfterRecovery) {
+  int64_t now = 1'000;
+  Readiness r(nullptr, [&now] { return now; });
+  r.Declare("model", "not loaded yet");
+  now = 2'000;
+  r.MarkPending("model", "verifying /models/demo");
+  ComponentState model = r.Snapshot()[0];
+  EXPECT_FALSE(model.last_failure);
+  EXPECT_EQ(model.since_unix_ms, 1'000);  // not ready since it was declared
+  now = 3'000;
+  r.MarkReady("model", "serving 1234");
+  now = 4'000;
+  r.MarkNotReady("model", "taken out of service: model-00001.safetensors changed");
+  model = r.Snapshot()[0];
+  EXPECT_FALSE(model.ready);
+  EXPECT_EQ(model.since_unix_ms, 4'000);
+  ASSERT_TRUE(model.last_failure);
+  EXPECT_EQ(model.last_failure->reason, "taken out of service: model-00001.safetensors changed");
+  EXPECT_EQ(model.last_failure->at_unix_ms, 4'000);
+  now = 5'000;
+  r.MarkPending("model", "loading version 2");
+  now = 6'000;
+  r.MarkReady("model", "serving 5678");
+  model = r.Snapshot()[0];
+  EXPECT_TRUE(model.ready);
+  EXPECT_EQ(model.since_unix_ms, 6'000);
+  ASSERT_TRUE(model.last_failure);
+  EXPECT_EQ(model.last_failure->at_unix_ms, 4'000);
+
+  // A failure that leaves the component serving is kept without changing its state.
+  now = 7'000;
+  r.MarkReady("tls", "serving CN=a");
+  now = 8'000;
+  r.RecordFailure("tls", "reload failed: key does not match the certificate");
+  EXPECT_TRUE(r.AllReady());
+  const nlohmann::json full = nlohmann::json::parse(r.Body(true));
+  const nlohmann::json& tls = full["components"]["tls"];
+  EXPECT_EQ(tls["ready"], true);
+  EXPECT_EQ(tls["detail"], "serving CN=a");
+  EXPECT_EQ(tls["since"], "1970-01-01T00:00:07.000Z");
+  EXPECT_EQ(tls["last_failure"]["reason"], "reload failed: key does not match the certificate");
+  EXPECT_EQ(tls["last_failure"]["at"], "1970-01-01T00:00:08.000Z");
+  EXPECT_EQ(full["components"]["model"]["last_failure"]["at"], "1970-01-01T00:00:04.000Z");
+  // None of it without readiness.detail.
+  const nlohmann::json brief = nlohmann::json::parse(r.Body(false));
+  EXPECT_EQ(brief["components"]["tls"], nlohmann::json::parse(R"({"ready":true})"));
+}
+
 }  // namespace
 }  // namespace kimi::http

@@ -2,7 +2,7 @@
 // one core of `openssl dgst -sha256` and the raw read throughput of the same files.
 //
 //   kimi-bench-verify [--size-gib 2] [--files 8] [--dir /tmp/kimi-bench-verify] [--threads N]
-//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold] [--import]
+//                     [--buffer-mib 8] [--repeat 3] [--keep] [--cold] [--import] [--served]
 //
 // It writes --files files totalling --size-gib of pseudo-random bytes (kept between runs when
 // the sizes match), signs them, then times, best of --repeat runs each:
@@ -16,10 +16,13 @@
 //   copy + hash, one read       CopyModelTree(): the copy, hashing every range as it writes it
 //   import (copy + verify)      ModelStore::Import(): that copy, verification of the copy with
 //                               its digests, prune, rename, record
-// and prints both against openssl and import against the copy alone. By default the
+// and prints both against openssl and import against the copy alone. With --served it times
+// the daemon's served-bytes check (served_bytes.h) over the files mapped MAP_PRIVATE read-only
+// as the engine maps them, unpaced, against the same openssl row. By default the
 // files stay in the page cache, so "read" is memory bandwidth; --cold evicts them before every
 // run (posix_fadvise DONTNEED), so every row reads from the disk.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -41,6 +44,7 @@
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
 #include "models/oms_verifier.h"
+#include "models/served_bytes.h"
 #include "store/store.h"
 
 namespace fs = std::filesystem;
@@ -58,6 +62,7 @@ struct Options {
   bool keep = false;
   bool cold = false;
   bool import = false;
+  bool served = false;
 };
 
 bool ParseOptions(int argc, char** argv, Options* o) {
@@ -65,8 +70,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--keep" || a == "--cold" || a == "--import") {
-      (a == "--keep" ? o->keep : a == "--cold" ? o->cold : o->import) = true;
+    if (a == "--keep" || a == "--cold" || a == "--import" || a == "--served") {
+      (a == "--keep" ? o->keep : a == "--cold" ? o->cold : a == "--import" ? o->import : o->served) = true;
       continue;
     }
     if ((v = value()) == nullptr) return false;
@@ -203,6 +208,40 @@ bool ImportOnce(const std::string& model, const std::string& data_dir, const kim
   return v.ok();
 }
 
+// --served: the files mapped as the engine maps them, the manifest verified once (untimed),
+// then the daemon's served-bytes check over the mappings, one thread, unpaced.
+bool TimeServedCheck(const Options& o, const std::string& model, const std::vector<HashRange>& ranges,
+                     const kimi::models::TrustStore& trust, Timing openssl, uint64_t total) {
+  kimi::models::VerifyRequest verify;
+  verify.model_path = model;
+  auto manifest = kimi::models::ModelVerifier::Verify(verify, trust);
+  if (!manifest.ok()) return false;
+  kimi::models::IntegrityTarget target;
+  target.directory = model;
+  target.manifest = std::make_shared<const kimi::models::VerifiedManifest>(std::move(manifest).value());
+  std::vector<std::pair<void*, size_t>> maps;
+  for (const HashRange& r : ranges) {
+    int fd = open(r.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    void* p = mmap(nullptr, r.length, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return false;
+    maps.emplace_back(p, r.length);
+    target.mapped.push_back({fs::path(r.path).filename().string(), static_cast<const uint8_t*>(p), r.length});
+  }
+  Timing checked = Best(o.repeat, [&] {
+    auto pass = kimi::models::CheckServedBytes(target, {});
+    return pass.ok() && !pass->failure;
+  });
+  for (auto [p, n] : maps) munmap(p, n);
+  PrintRow("served-bytes check (mapped)", checked, total);
+  if (checked.wall > 0 && openssl.wall > 0) {
+    std::printf("  served-bytes check / openssl one core (wall): %.2fx\n", openssl.wall / checked.wall);
+    std::printf("  CPU cost, served-bytes check / openssl:       %.2f\n", checked.cpu / openssl.cpu);
+  }
+  return checked.wall > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -210,7 +249,7 @@ int main(int argc, char** argv) {
   if (!ParseOptions(argc, argv, &o)) {
     std::fprintf(stderr,
                  "usage: kimi-bench-verify [--size-gib 2] [--files 8] [--dir PATH] [--threads N] [--buffer-mib 8] "
-                 "[--repeat 3] [--keep] [--cold] [--import]\n");
+                 "[--repeat 3] [--keep] [--cold] [--import] [--served]\n");
     return 2;
   }
   kimi::log::Configure(kimi::log::Level::kWarn, kimi::log::Format::kText);
@@ -306,6 +345,7 @@ int main(int argc, char** argv) {
       std::printf("  CPU cost, import / openssl:            %.2f\n", imported.cpu / openssl.cpu);
     }
   }
+  if (o.served && !TimeServedCheck(o, model, ranges, trust, openssl, total)) return 1;
   if (!o.keep) fs::remove_all(o.dir);
   return 0;
 }

@@ -95,9 +95,13 @@ std::vector<HashRange> CopyRanges(const Plan& plan, const fs::path& root, const 
   return ranges;
 }
 
-Status SyncFile(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+// Makes a copied file read-only (0400) and durable, the mode with it. The store never writes
+// a verified copy again, so no process of the service account opens one for writing by
+// mistake, and nothing else may open it at all.
+Status SealFile(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Errno("cannot open", path);
+  if (::fchmod(fd.get(), 0400) != 0) return Errno("cannot make read-only", path);
   if (::fsync(fd.get()) != 0) return Errno("cannot sync", path);
   if (fd.Close() != 0) return Errno("cannot close", path);
   return Status::OK();
@@ -145,7 +149,7 @@ Result<CopyStats> CopyModelTree(const std::string& source, const std::string& de
   for (size_t i = 0; i < ranges.size(); ++i) {
     stats.digests[RangeKey(names[i], ranges[i].offset, ranges[i].length)] = std::move((*digests)[i]);
   }
-  for (const auto& [rel, size] : plan.files) KIMI_RETURN_IF_ERROR(SyncFile((fs::path(destination) / rel).string()));
+  for (const auto& [rel, size] : plan.files) KIMI_RETURN_IF_ERROR(SealFile((fs::path(destination) / rel).string()));
   // Children before parents: a directory's entries are durable once it is synced.
   for (auto it = plan.dirs.rbegin(); it != plan.dirs.rend(); ++it) {
     KIMI_RETURN_IF_ERROR(SyncDirectory((fs::path(destination) / *it).string()));

@@ -7,8 +7,8 @@
 // file, or each shard of `shard_size` bytes, is read once with large sequential reads, hashed
 // and written from the same buffer, so the medium is read once and the caller gets the
 // SHA-256 of every range it wrote (CopyStats::digests, for VerifyRequest::known_digests).
-// Every file and directory is then fsync()ed, so a copy that returned OK survives a power
-// cut. Progress (bytes, rate, ETA) goes to the callback on the calling thread at most every
+// Every file is then made read-only (0400; directories are 0700) and every file and directory
+// fsync()ed, so a copy that returned OK survives a power cut. Progress (bytes, rate, ETA) goes to the callback on the calling thread at most every
 // `progress_interval`, and once at the end. Nothing is verified here: the caller verifies
 // the destination against the signature.
 //

@@ -46,6 +46,17 @@ TEST(ModelCopyTest, CopiesTheTreeByteForByteWithProgress) {
   EXPECT_EQ(testing::ReadFile(dir / "dst/a/b/small.txt"), "small");
   EXPECT_TRUE(fs::exists(dir / "dst/zero"));
   EXPECT_TRUE(fs::is_directory(dir / "dst/empty"));
+  // The copy is read-only for its owner and closed to everybody else.
+  for (const char* file : {"dst/big.bin", "dst/a/b/small.txt", "dst/zero"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 07777, 0400u) << file;
+  }
+  for (const char* sub : {"dst", "dst/a", "dst/a/b", "dst/empty"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir / sub).c_str(), &st), 0) << sub;
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << sub;
+  }
 
   EXPECT_EQ(CopyModelTree(dir / "src", dir / "dst", {}).status().code(), Status::Code::kAlreadyExists);
   EXPECT_EQ(CopyModelTree(dir / "absent", dir / "dst2", {}).status().code(), Status::Code::kNotFound);

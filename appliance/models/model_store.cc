@@ -441,7 +441,7 @@ Result<ActiveVersion> ModelStore::ReverifyLocked(const ModelVersion& row, const 
     if (!marked.ok()) log::Error("cannot record a failed re-verification", {{"error", marked.ToString()}});
     if (marked.ok() && row.state == VersionState::kActive) {
       generation_.fetch_add(1);
-      if (options_.listener) options_.listener->Switch(row.model_id, std::nullopt);
+      if (options_.listener) options_.listener->Deactivate(row.model_id, failure);
     }
     return failure;
   }

@@ -90,6 +90,13 @@ class ActivationListener {
   // The database now names `next` active (nullopt: nothing is active for `model_id`, after the
   // active version failed re-verification): switch new requests and drain the old version.
   virtual void Switch(const std::string& model_id, const std::optional<ActiveVersion>& next) = 0;
+  // The active version of `model_id` failed re-verification (`why` names the file): nothing is
+  // active now. The default switches to nothing; a serving side that reports its state keeps
+  // the reason, so its readiness says why nothing serves.
+  virtual void Deactivate(const std::string& model_id, const Status& why) {
+    (void)why;
+    Switch(model_id, std::nullopt);
+  }
   // Prepare() succeeded but the act failed afterwards: drop what Prepare() loaded.
   virtual void Abort(const ActiveVersion& next) = 0;
 };

@@ -83,6 +83,8 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 void FlipByte(const std::string& path, size_t offset) {
   std::string bytes = ReadFile(path);
   bytes.at(offset) ^= 0x01;
+  // The model store keeps its copies read-only (0400); a test tampering with one writes anyway.
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
   WriteFile(path, bytes);
 }
 

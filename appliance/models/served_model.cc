@@ -56,13 +56,28 @@ ServedModel::ServedModel(ServedModelOptions options, api::EmbeddedBackend* backe
       backend_(backend),
       trust_(std::move(trust)),
       switcher_(options_.model_id, &slot_, [this](const ActiveVersion& v) { return LoadVersion(v); },
-                options_.drain_timeout, [this] { AttachActive(); }) {}
+                options_.drain_timeout, [this] { AttachActive(); }) {
+  IntegrityMonitorOptions integrity;
+  integrity.interval = options_.integrity_interval;
+  integrity.pace.bytes_per_second = options_.integrity_bytes_per_second;
+  integrity.watch_writes = options_.integrity_watch_writes;
+  integrity.on_failure = [this](const IntegrityTarget& target, const IntegrityFailure& failure) {
+    TakeOutOfService(target, failure);
+  };
+  integrity.on_pass = [](const IntegrityTarget& target, const ServedBytesPass& pass) {
+    log::Info("served model bytes match the signed manifest", {{"digest", target.digest}, {"bytes", int64_t(pass.bytes)}});
+  };
+  monitor_ = std::make_unique<IntegrityMonitor>(std::move(integrity));
+}
 
 ServedModel::~ServedModel() {
+  monitor_->Stop();  // before the engine it reads goes
   backend_->Attach(nullptr);
   Slot::Retired last = slot_.Clear();
   last.WaitDrained(options_.drain_timeout);
 }
+
+void ServedModel::CheckIntegrityNow() { monitor_->CheckNow(); }
 
 std::optional<ServedVersion> ServedModel::Current() const {
   std::lock_guard<std::mutex> lock(current_mu_);
@@ -81,16 +96,23 @@ Result<std::shared_ptr<ChatService>> ServedModel::LoadVersion(const ActiveVersio
 void ServedModel::AttachActive() {
   Slot::Lease lease = slot_.Acquire();
   std::optional<ServedVersion> now;
+  std::string not_serving;
   {
     std::lock_guard<std::mutex> lock(current_mu_);
     if (lease && incoming_ && incoming_->digest == lease.digest()) current_ = std::move(incoming_);
     else if (!lease) current_.reset();
     incoming_.reset();
     now = current_;
+    if (lease) not_serving_reason_.clear();
+    not_serving = not_serving_reason_;
   }
   if (!lease) {
+    monitor_->Unwatch();
     backend_->Attach(nullptr);
-    if (options_.on_state) options_.on_state(false, "no model version is active (the active one failed verification)");
+    if (options_.on_state) {
+      if (not_serving.empty()) options_.on_state(ServingState::kPending, "no model version is active");
+      else options_.on_state(ServingState::kFailed, not_serving);
+    }
     return;
   }
   // The backend and every request that copies its pointer share ownership of the lease, so
@@ -99,9 +121,15 @@ void ServedModel::AttachActive() {
   // so a request's audit record names the version whose engine served it.
   auto shared_lease = std::make_shared<Slot::Lease>(std::move(lease));
   ChatService* service = shared_lease->get();
+  if (now && now->manifest) {
+    monitor_->Watch(IntegrityTarget{now->digest, now->directory, now->manifest, service->MappedWeights(), shared_lease});
+  } else {
+    // Every load path records its manifest; a version without one would serve unchecked.
+    log::Error("the served model has no verified manifest to check its bytes against", {{"digest", shared_lease->digest()}});
+  }
   backend_->Attach(std::shared_ptr<ChatService>(shared_lease, service), IdentityOf(*shared_lease));
   std::string detail = options_.model_id + ": " + (now ? Describe(*now) : std::string("serving"));
-  if (options_.on_state) options_.on_state(true, detail);
+  if (options_.on_state) options_.on_state(ServingState::kServing, detail);
   log::Info("model version serving", {{"model", options_.model_id}, {"digest", now ? now->digest : ""},
                                       {"version", now ? now->version : 0}});
 }
@@ -113,26 +141,67 @@ void ServedModel::Switch(const std::string& model_id, const std::optional<Active
   std::lock_guard<std::mutex> publish(publish_mu_);
   if (next) {
     std::lock_guard<std::mutex> lock(current_mu_);
-    incoming_ = ServedVersion{next->digest, next->version, next->signer, "store", NowUnixSeconds()};
+    incoming_ = ServedVersion{next->digest,    next->version,   next->signer, "store", NowUnixSeconds(),
+                              next->directory, next->manifest};
   }
   switcher_.Switch(model_id, next);
 }
 
 void ServedModel::Abort(const ActiveVersion& next) { switcher_.Abort(next); }
 
+void ServedModel::Deactivate(const std::string& model_id, const Status& why) {
+  if (model_id == options_.model_id) {
+    std::lock_guard<std::mutex> lock(current_mu_);
+    not_serving_reason_ = "not served: " + why.ToString();
+  }
+  Switch(model_id, std::nullopt);
+}
+
+void ServedModel::TakeOutOfService(const IntegrityTarget& target, const IntegrityFailure& failure) {
+  const std::string reason = "taken out of service: " + target.digest.substr(0, 12) + " from " + target.directory +
+                             ": " + failure.message;
+  {
+    std::lock_guard<std::mutex> publish(publish_mu_);
+    Slot::Lease lease = slot_.Acquire();
+    if (!lease || lease.digest() != target.digest) return;  // another version serves by now
+    lease.Release();
+    {
+      std::lock_guard<std::mutex> lock(current_mu_);
+      not_serving_reason_ = reason;
+    }
+    // Dropped at once: requests in flight finish on the old engine and the last one unloads it.
+    Slot::Retired retired = slot_.Clear();
+    AttachActive();
+  }
+  log::Error("a served model file no longer matches its signature; the model is out of service",
+             {{"model", options_.model_id}, {"digest", target.digest}, {"file", failure.file},
+              {"expected_sha256", failure.expected_sha256}, {"actual_sha256", failure.actual_sha256}});
+  audit::AuditRecord record =
+      ActRecord("model.integrity_failed", options_.model_id, DaemonActor(), Status::Corruption(failure.message),
+                "file " + failure.file + " of " + target.directory + ": signed sha256:" + failure.expected_sha256 +
+                    ", served sha256:" + (failure.actual_sha256.empty() ? "unreadable" : failure.actual_sha256) +
+                    "; taken out of service");
+  record.model = options_.model_id;
+  record.model_digest = target.digest;
+  if (Status recorded = options_.audit(std::move(record)); !recorded.ok()) {
+    log::Error("cannot record the integrity failure in the audit log", {{"error", recorded.ToString()}});
+  }
+}
+
 void ServedModel::Start() {
   Result<ActiveVersion> active = store_->LoadableActive(options_.model_id, DaemonActor());
   if (active.ok()) {
-    if (options_.on_state) options_.on_state(false, "loading version " + std::to_string(active->version) + " from the model store");
+    if (options_.on_state) options_.on_state(ServingState::kPending, "loading version " + std::to_string(active->version) + " from the model store");
     Result<std::shared_ptr<ChatService>> service = LoadVersion(*active);
     if (!service.ok()) {
       log::Error("the store's active model version cannot be loaded",
                  {{"model", options_.model_id}, {"digest", active->digest}, {"error", service.status().ToString()}});
-      if (options_.on_state) options_.on_state(false, "loading the active version failed: " + service.status().ToString());
+      if (options_.on_state) options_.on_state(ServingState::kFailed, "loading the active version failed: " + service.status().ToString());
       return;
     }
     PublishInitial(std::move(service).value(),
-                   ServedVersion{active->digest, active->version, active->signer, "store", NowUnixSeconds()});
+                   ServedVersion{active->digest, active->version, active->signer, "store", NowUnixSeconds(),
+                                 active->directory, active->manifest});
     return;
   }
   // Why the store's version is not served, kept for readiness: "no model configured" would
@@ -167,12 +236,13 @@ void ServedModel::StartFromDirectory(const std::string& store_failure) {
   if (options_.direct_dir.empty()) {
     if (options_.on_state) {
       // Neither a servable store version nor model.dir.
-      options_.on_state(false, store_failure.empty() ? "not loaded: no model configured" : "not loaded: " + store_failure);
+      if (store_failure.empty()) options_.on_state(ServingState::kPending, "not loaded: no model configured");
+      else options_.on_state(ServingState::kFailed, "not loaded: " + store_failure);
     }
     return;
   }
   log::Info("verifying the model", {{"dir", options_.direct_dir}, {"trust_store", options_.trust_store}});
-  if (options_.on_state) options_.on_state(false, "verifying " + options_.direct_dir);
+  if (options_.on_state) options_.on_state(ServingState::kPending, "verifying " + options_.direct_dir);
   api::VerifiedModelOptions load;
   load.dir = options_.direct_dir;
   load.trust_store = options_.trust_store;
@@ -181,7 +251,7 @@ void ServedModel::StartFromDirectory(const std::string& store_failure) {
   if (!loaded.ok()) {
     // Readiness first: whoever reads the log line then finds /readyz saying the same.
     if (options_.on_state) {
-      options_.on_state(false, (store_failure.empty() ? "" : store_failure + "; model.dir: ") + loaded.status().ToString());
+      options_.on_state(ServingState::kFailed, (store_failure.empty() ? "" : store_failure + "; model.dir: ") + loaded.status().ToString());
     }
     log::Error("the model is not served", {{"dir", options_.direct_dir}, {"error", loaded.status().ToString()}});
     return;
@@ -189,7 +259,8 @@ void ServedModel::StartFromDirectory(const std::string& store_failure) {
   log::Info("model verified and loaded", {{"dir", options_.direct_dir}, {"signer", loaded->signer},
                                           {"digest", loaded->subject_digest}});
   PublishInitial(std::move(loaded->service),
-                 ServedVersion{loaded->subject_digest, 0, loaded->signer, options_.direct_dir, NowUnixSeconds()});
+                 ServedVersion{loaded->subject_digest, 0, loaded->signer, options_.direct_dir, NowUnixSeconds(),
+                               options_.direct_dir, std::move(loaded->manifest)});
 }
 
 }  // namespace kimi::models

@@ -13,7 +13,14 @@
 // requests in flight keep the old engine (each holds a reference made from the slot's lease)
 // and the old engine is unloaded on the activating thread once they have finished.
 //
-// Owns: the trust store, the slot, the switcher and the ModelStore.
+// The served bytes stay the verified bytes: an IntegrityMonitor (integrity_monitor.h) re-hashes
+// the serving engine's mapped weight files against the version's signed manifest right after
+// each load, every `integrity_interval`, on CheckIntegrityNow() (SIGHUP) and when a file is
+// written. A mismatch takes the version out of service at once (the slot is emptied, the API
+// answers 503, readiness names the file and both digests) and is audited as
+// model.integrity_failed. docs/model-lifecycle.md ("Served bytes").
+//
+// Owns: the trust store, the slot, the switcher, the integrity monitor and the ModelStore.
 // Borrows the EmbeddedBackend, the database and the audit function: they must outlive it.
 // Thread safety: Start() runs once, on one thread; Current(), admin() and the listener
 // callbacks (the store's acts) may run on any thread. Destroy it only after Start() returned.
@@ -30,6 +37,7 @@
 #include "api/embedded_backend.h"
 #include "kimi/chat_service.h"
 #include "kimi/status.h"
+#include "models/integrity_monitor.h"
 #include "models/model_slot.h"
 #include "models/model_store.h"
 #include "models/oms_trust.h"
@@ -37,6 +45,10 @@
 #include "models/slot_switcher.h"
 
 namespace kimi::models {
+
+// What the "model" readiness component reports: serving; not serving on the way somewhere
+// (nothing configured yet, verifying, loading); not serving because something failed.
+enum class ServingState { kServing, kPending, kFailed };
 
 struct ServedModelOptions {
   std::string model_id;     // the store's model id whose active version is served (model.store_id)
@@ -51,8 +63,12 @@ struct ServedModelOptions {
   store::Store* db = nullptr;  // migrated
   AuditFn audit;               // required
   // The "model" readiness component: called whenever what is served changes.
-  std::function<void(bool ready, const std::string& detail)> on_state;
+  std::function<void(ServingState state, const std::string& detail)> on_state;
   std::chrono::milliseconds drain_timeout = std::chrono::minutes(10);
+  // The served-bytes check (model.integrity_interval_s, model.integrity_mib_per_second).
+  std::chrono::milliseconds integrity_interval = std::chrono::hours(1);
+  uint64_t integrity_bytes_per_second = 0;
+  bool integrity_watch_writes = true;
 };
 
 // What the engine serves now, for /v1/models and /readyz.
@@ -62,6 +78,8 @@ struct ServedVersion {
   std::string signer;
   std::string origin;         // "store" or the model.dir path
   int64_t since_unix_s = 0;   // when it began serving
+  std::string directory;      // the verified directory its engine was loaded from
+  std::shared_ptr<const VerifiedManifest> manifest;  // what the served bytes are checked against
 };
 
 class ServedModel : private ActivationListener {
@@ -78,6 +96,8 @@ class ServedModel : private ActivationListener {
   void Start();
 
   std::optional<ServedVersion> Current() const;
+  // Starts a served-bytes check of the serving version now (SIGHUP); returns at once.
+  void CheckIntegrityNow();
   ModelStore* store() { return store_.get(); }
 
  private:
@@ -95,6 +115,10 @@ class ServedModel : private ActivationListener {
   Status Prepare(const ActiveVersion& next) override;
   void Switch(const std::string& model_id, const std::optional<ActiveVersion>& next) override;
   void Abort(const ActiveVersion& next) override;
+  void Deactivate(const std::string& model_id, const Status& why) override;
+
+  // The monitor found `target` changed: empties the slot unless another version serves now.
+  void TakeOutOfService(const IntegrityTarget& target, const IntegrityFailure& failure);
 
   const ServedModelOptions options_;
   api::EmbeddedBackend* const backend_;
@@ -107,6 +131,8 @@ class ServedModel : private ActivationListener {
   mutable std::mutex current_mu_;
   std::optional<ServedVersion> current_;   // guarded by current_mu_
   std::optional<ServedVersion> incoming_;  // guarded by current_mu_; set before a publish
+  std::string not_serving_reason_;         // guarded by current_mu_; why the slot was emptied
+  std::unique_ptr<IntegrityMonitor> monitor_;
   std::unique_ptr<ModelStore> store_;
 };
 

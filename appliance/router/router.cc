@@ -277,12 +277,15 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
       case Verdict::kOverloaded:
       case Verdict::kCancelled: slot->breaker.Release(); break;
       case Verdict::kTimeout:
-      case Verdict::kFailed:
-        if (slot->breaker.RecordFailure(Now())) {
+      case Verdict::kFailed: {
+        const bool opened = slot->breaker.RecordFailure(Now());
+        if (opened) {
           log::Warn("circuit breaker opened", {{"backend", slot->name}, {"error", s.ToString()}});
           if (breaker_opens_ != nullptr) breaker_opens_->WithLabels({slot->name}).Increment();
         }
+        if (options_.on_backend_failure) options_.on_backend_failure(slot->name, s, opened);
         break;
+      }
     }
     slot->PublishBreaker();
     if (requests_ != nullptr) requests_->WithLabels({slot->name, VerdictLabel(verdict)}).Increment();

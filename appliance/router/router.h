@@ -48,6 +48,10 @@ struct RouterOptions {
   int64_t breaker_cooldown_ms = 10'000;
   int64_t default_max_tokens = 4096;   // for the load estimate when the body names none
   std::function<int64_t()> now_ms;     // monotonic milliseconds; null: steady_clock
+  // Called on the request's thread when a backend fails a request (unreachable, 5xx, timeout):
+  // its name, the error, and whether that failure opened its circuit breaker. May be empty;
+  // the daemon keeps the last one for /readyz (component "router").
+  std::function<void(const std::string& backend, const Status& error, bool breaker_opened)> on_backend_failure;
 };
 
 // The load a request adds to a backend until it ends: its prompt estimated from the body's

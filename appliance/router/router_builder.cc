@@ -4,8 +4,9 @@
 
 namespace kimi::router {
 
-Result<std::unique_ptr<Router>> BuildRouter(const RouterConfig& config, std::shared_ptr<api::Backend> embedded,
-                                            metrics::Registry* metrics) {
+Result<std::unique_ptr<Router>> BuildRouter(
+    const RouterConfig& config, std::shared_ptr<api::Backend> embedded, metrics::Registry* metrics,
+    std::function<void(const std::string& backend, const Status& error, bool breaker_opened)> on_backend_failure) {
   KIMI_RETURN_IF_ERROR(CheckRouterConfig(config));
   std::vector<RoutedBackend> routed;
   auto need_embedded = [&]() -> Status {
@@ -41,6 +42,7 @@ Result<std::unique_ptr<Router>> BuildRouter(const RouterConfig& config, std::sha
   options.breaker_failure_threshold = static_cast<int>(config.breaker_failures);
   options.breaker_cooldown_ms = config.breaker_cooldown_ms;
   options.default_max_tokens = config.default_max_tokens;
+  options.on_backend_failure = std::move(on_backend_failure);
   return std::make_unique<Router>(std::move(routed), std::move(options), metrics);
 }
 

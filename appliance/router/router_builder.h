@@ -18,7 +18,9 @@ namespace kimi::router {
 // `embedded` may be null when the configuration names no embedded backend; `metrics` may be
 // null. Errors: InvalidArgument from CheckRouterConfig; FailedPrecondition when the
 // configuration needs the embedded backend and there is none.
-Result<std::unique_ptr<Router>> BuildRouter(const RouterConfig& config, std::shared_ptr<api::Backend> embedded,
-                                            metrics::Registry* metrics);
+// `on_backend_failure` (may be empty): RouterOptions::on_backend_failure.
+Result<std::unique_ptr<Router>> BuildRouter(
+    const RouterConfig& config, std::shared_ptr<api::Backend> embedded, metrics::Registry* metrics,
+    std::function<void(const std::string& backend, const Status& error, bool breaker_opened)> on_backend_failure = {});
 
 }  // namespace kimi::router

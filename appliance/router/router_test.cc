@@ -233,12 +233,21 @@ TEST(Router, BreakerOpensThenProbesAfterTheCooldown) {
   options.breaker_failure_threshold = 2;
   options.breaker_cooldown_ms = 5'000;
   options.now_ms = clock.fn();
+  // What /readyz keeps as the router's last failure: which backend, why, and the breaker.
+  std::vector<std::string> failures;
+  options.on_backend_failure = [&failures](const std::string& backend, const Status& error, bool opened) {
+    failures.push_back(backend + (opened ? " opened: " : ": ") + error.message());
+  };
   metrics::Registry registry;
   Router router({{Upstream("upstream:a", broken.url())}}, options, &registry);
   for (int i = 0; i < 2; ++i) {
     CollectingSink sink;
     EXPECT_EQ(router.Generate(Request(), sink, nullptr).code(), Status::Code::kUnavailable);
   }
+  ASSERT_EQ(failures.size(), 2u);
+  EXPECT_EQ(failures[0].rfind("upstream:a: ", 0), 0u) << failures[0];
+  EXPECT_NE(failures[0].find("oops"), std::string::npos) << failures[0];  // the upstream's own words
+  EXPECT_EQ(failures[1].rfind("upstream:a opened: ", 0), 0u) << failures[1];
   EXPECT_EQ(router.breaker_state("upstream:a"), BreakerState::kOpen);
   EXPECT_FALSE(router.Healthy("kimi-k3"));
   CollectingSink refused;

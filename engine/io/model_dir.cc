@@ -88,6 +88,13 @@ std::vector<std::string> ModelDir::shard_files() const {
   return {files.begin(), files.end()};
 }
 
+std::vector<MappedWeightFile> ModelDir::MappedShards() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<MappedWeightFile> out;
+  for (const auto& [file, shard] : shards_) out.push_back({file, shard->mapped_data(), shard->mapped_size()});
+  return out;
+}
+
 Result<SafetensorsFile*> ModelDir::Shard(const std::string& file) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = shards_.find(file);

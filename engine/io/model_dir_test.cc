@@ -48,6 +48,27 @@ TEST(ModelDir, ATensorNamedInTheIndexButAbsentFromItsShardIsCorruption) {
   fs::remove_all(dir);
 }
 
+// The served-bytes check hashes these: every shard, whole, as the tensors see it.
+TEST(ModelDir, MappedShardsAreTheWholeFilesTheTensorsPointInto) {
+  std::string dir = FreshNano("md_mapped");
+  auto m = ModelDir::Open(dir);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE((*m)->ValidateIndex().ok());
+  std::vector<MappedWeightFile> mapped = (*m)->MappedShards();
+  ASSERT_EQ(mapped.size(), (*m)->shard_files().size());
+  for (const MappedWeightFile& f : mapped) {
+    const std::string bytes = testing_util::ReadText(dir + "/" + f.file);
+    ASSERT_EQ(f.size, bytes.size()) << f.file;
+    EXPECT_EQ(std::memcmp(f.data, bytes.data(), bytes.size()), 0) << f.file;
+  }
+  auto tensor = (*m)->Tensor("model.norm.weight");
+  ASSERT_TRUE(tensor.ok());
+  const auto* at = static_cast<const uint8_t*>((*tensor)->data);
+  EXPECT_GE(at, mapped[0].data);
+  EXPECT_LE(at + (*tensor)->bytes, mapped[0].data + mapped[0].size);
+  fs::remove_all(dir);
+}
+
 TEST(ModelDir, ATensorTheConfigNeedsButTheIndexLacksIsNamed) {
   std::string dir = FreshNano("md_lacks");
   std::string text = testing_util::ReadText(Index(dir));

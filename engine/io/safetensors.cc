@@ -247,6 +247,9 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
   return file;
 }
 
+const uint8_t* SafetensorsFile::mapped_data() const { return mapping_->data(); }
+uint64_t SafetensorsFile::mapped_size() const { return mapping_->size(); }
+
 const TensorView* SafetensorsFile::Find(std::string_view name) const {
   auto it = position_.find(name);
   return it == position_.end() ? nullptr : &tensors_[it->second];

@@ -97,6 +97,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOp
 }
 
 const K3Config& Model::config() const { return impl_->config; }
+std::vector<MappedWeightFile> Model::MappedWeights() const { return impl_->dir->MappedShards(); }
 int Model::threads() const { return impl_->pool->num_threads(); }
 
 std::unique_ptr<SequenceState> Model::NewSequence() const {

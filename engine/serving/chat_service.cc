@@ -189,6 +189,8 @@ ChatService::ChatService(std::unique_ptr<Runtime> runtime, Tokenizer tokenizer, 
 
 ChatService::~ChatService() = default;
 
+std::vector<MappedWeightFile> ChatService::MappedWeights() const { return runtime_->model().MappedWeights(); }
+
 Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint, int priority,
                                                        const EncodedRequestPrompt* counted) {
   KIMI_ASSIGN_OR_RETURN(serving::GenerationParams params, serving::GenerationParamsFromBody(body));

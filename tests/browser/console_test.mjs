@@ -209,6 +209,9 @@ async function adminSuite(page) {
 
   await check('the overview shows the appliance ready, its model and live figures', async () => {
     await page.locator('#readiness', {hasText: /^Ready$/}).waitFor({timeout: WAIT_MS});
+    // Each component says since when it is in its state (GET /readyz "since").
+    const modelLine = await page.locator('li[data-component="model"]').textContent();
+    assert(/ready since \d{4}-\d{2}-\d{2} /.test(modelLine), 'model readiness line: ' + modelLine);
     const model = await page.locator('#active-model').textContent();
     assert(model.includes('kimi-k3'), 'active model: ' + model);
     // The second scrape gives the first rates, drawn as charts.

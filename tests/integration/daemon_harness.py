@@ -340,6 +340,19 @@ class SignedModel:
         return daemon
 
 
+    def on_medium(self, directory, **model):
+        """Copies this model onto a "mounted medium" under `directory` (directory/media/demo) and
+        returns (config, source): a base_config() whose model section trusts this model's key and
+        may import from that medium, plus `model` (served_id=..., store_id=..., ...), for a daemon
+        that serves the model from its store once it is imported and activated."""
+        media = os.path.join(directory, "media")
+        source = os.path.join(media, "demo")
+        shutil.copytree(self.dir, source)
+        config = base_config()
+        config["model"] = dict({"trust_store": self.trust_store, "import_roots": [media]}, **model)
+        return config, source
+
+
 def import_model(daemon, model, source, timeout=120):
     """Imports `source` into the store as `model` through the admin API and waits for the job to
     end; returns the job's last state (its "version" once it succeeded)."""

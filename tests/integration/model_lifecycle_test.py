@@ -16,8 +16,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import (KIMICTL, Daemon, SignedModel, base_config, import_model, post_json, request,  # noqa: E402
-                            run_to_exit, wait_until_ready)
+from daemon_harness import (KIMICTL, Daemon, SignedModel, import_model, post_json, request, run_to_exit,  # noqa: E402
+                            wait_until_ready)
 
 MODEL_ID = "kimi-k3-nano"
 STORE_ID = "k3"
@@ -317,15 +317,11 @@ class ReverifyAtStartTest(unittest.TestCase):
     def test_readiness_names_the_failed_reverification(self):
         with tempfile.TemporaryDirectory(prefix="kimi-reverify-it-") as tmp:
             signed = SignedModel(tmp)
-            media = os.path.join(tmp, "media")
-            shutil.copytree(signed.dir, os.path.join(media, "demo"))
-            config = base_config()
+            config, source = signed.on_medium(tmp, served_id=MODEL_ID, store_id=STORE_ID, threads=1)
             config["storage"] = {"data_dir": os.path.join(tmp, "data")}
-            config["model"] = {"trust_store": signed.public_key, "served_id": MODEL_ID, "store_id": STORE_ID,
-                               "import_roots": [media], "threads": 1}
             daemon = Daemon(config=config)
             try:
-                job = import_model(daemon, STORE_ID, os.path.join(media, "demo"))
+                job = import_model(daemon, STORE_ID, source)
                 self.assertEqual(job["state"], "succeeded", job)
                 reply = post_json(daemon, "/admin/v1/models/activate", {"model": STORE_ID, "digest": job["version"]["digest"]})
                 self.assertEqual(reply.status, 200, reply.body)
@@ -339,6 +335,7 @@ class ReverifyAtStartTest(unittest.TestCase):
             copies = [os.path.join(root, name) for root, _, names in os.walk(config["storage"]["data_dir"])
                       if name in names]
             self.assertEqual(len(copies), 1, copies)
+            os.chmod(copies[0], 0o600)  # the store keeps its copies read-only (0400)
             with open(copies[0], "r+b") as f:
                 f.seek(os.path.getsize(copies[0]) // 2)
                 byte = f.read(1)

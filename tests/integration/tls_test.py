@@ -299,6 +299,17 @@ class CertificateReloadTest(unittest.TestCase):
                                                         and e.get("by") == "SIGHUP"))
         self.assertEqual(served_fingerprint(self.daemon.port), third)
         self.assertEqual(request(self.daemon, "GET", "/v1/models").status, 200)
+        # /readyz: TLS still ready (the old certificate serves), with the failed reload kept.
+        deadline = time.monotonic() + 30
+        tls = {}
+        while time.monotonic() < deadline:
+            tls = request(self.daemon, "GET", "/readyz").json()["components"]["tls"]
+            if "SIGHUP" in tls.get("last_failure", {}).get("reason", ""):
+                break
+            time.sleep(0.05)
+        self.assertTrue(tls["ready"], tls)
+        self.assertIn("reload by SIGHUP failed", tls["last_failure"]["reason"])
+        self.assertIn(self.cert, tls["last_failure"]["reason"])
 
         # Only an admin may reload, and every attempt is in the audit log.
         user_key = json.loads(request(self.daemon, "POST", "/admin/v1/keys", {"Content-Type": "application/json"},

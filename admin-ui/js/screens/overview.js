@@ -1,12 +1,14 @@
-// Overview: readiness of each component, the active model, and live figures from /metrics
-// (requests and tokens per second, queue, cache memory, time to first token and inter-token
-// latency), scraped every few seconds and drawn over the session as small charts, with the
-// service-level attainment per tier and class and its alert banner (overview_slo.js).
+// Overview: readiness of each component (its state since when, and its last failure), the
+// active model, and live figures from /metrics (requests and tokens per second, queue, cache
+// memory, time to first token and inter-token latency), scraped every few seconds and drawn
+// over the session as small charts, with the service-level attainment per tier and class and
+// its alert banner (overview_slo.js).
 
 import {get} from '../api.js';
 import {lineChart} from '../chart.js';
 import {figures, history, parsePrometheus, remember} from '../metrics.js';
 import {errorLine, formatBytes, formatNumber, formatSeconds, h, replace} from '../dom.js';
+import {componentLines} from './overview_readiness.js';
 import {sloPanel} from './overview_slo.js';
 
 export const POLL_MS = 3000;
@@ -24,9 +26,10 @@ async function readiness() {
 }
 
 function readinessPanel(ready) {
-  const rows = Object.entries(ready.components || {}).map(([name, c]) =>
-    h('li', {class: c.ready ? 'ok' : 'bad'}, h('strong', {}, name), ' ', c.ready ? 'ready' : 'not ready',
-      c.detail ? ': ' + c.detail : ''));
+  const rows = componentLines(ready.components).map((c) =>
+    h('li', {class: c.ready ? 'ok' : 'bad', dataset: {component: c.name}}, h('strong', {}, c.name), ' ', c.state,
+      c.detail ? ': ' + c.detail : '',
+      c.lastFailure ? h('div', {class: 'detail last-failure'}, c.lastFailure) : null));
   return h('section', {class: 'card', 'aria-labelledby': 'ready-title'},
            h('h2', {id: 'ready-title'}, 'Readiness'),
            h('p', {id: 'readiness', class: ready.status === 'ready' ? 'ok' : 'bad'},

@@ -143,6 +143,9 @@ class ChatService {
                                             int priority = 0, const EncodedRequestPrompt* counted = nullptr);
 
   RuntimeCounters Counters() const;
+  // The model's weight files as it reads them in place (Model::MappedWeights); valid while
+  // the service lives.
+  std::vector<MappedWeightFile> MappedWeights() const;
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const SpecialTokenIds& special_ids() const { return special_ids_; }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kimi/config.h"
+#include "kimi/safetensors.h"
 #include "kimi/status.h"
 
 namespace kimi {
@@ -125,6 +126,11 @@ class Model {
   // Multiply-adds ×2 of the weight products per token (what prefill FLOP/s is counted from;
   // attention and the KDA recurrence are not included).
   uint64_t MatmulFlopsPerToken() const;
+
+  // The weight files this model computes with in place (every shard of its directory), for
+  // checks that the bytes served are still the bytes that were verified. The pointers stay
+  // valid as long as the Model.
+  std::vector<MappedWeightFile> MappedWeights() const;
 
   class Impl;
 

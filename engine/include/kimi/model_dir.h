@@ -41,6 +41,8 @@ class ModelDir {
   // Number of tensors the index (or the single file) lists.
   size_t tensor_count() const { return location_.size(); }
   std::vector<std::string> shard_files() const;
+  // The shards mapped so far (after ValidateIndex(): every one), by file name.
+  std::vector<MappedWeightFile> MappedShards() const;
 
   // The tensor named `name` (without prefix). NotFound when the index does not list it,
   // Corruption when its shard does not hold it or is damaged, FailedPrecondition when shape-only.
@@ -69,7 +71,7 @@ class ModelDir {
   std::map<std::string, std::string, std::less<>> location_;  // stored name -> shard file
   std::map<std::string, StoredSpec> specs_;                   // shape-only directories
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<SafetensorsFile>> shards_;  // GUARDED_BY(mu_)
 };
 

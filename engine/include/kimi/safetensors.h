@@ -67,6 +67,14 @@ inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100ull << 20;
 // every error message. Never reads outside [bytes, bytes+size).
 Result<SafetensorsHeader> ParseSafetensors(const uint8_t* bytes, uint64_t size, std::string_view label);
 
+// A weight file read in place through a read-only mapping: the bytes the engine computes with.
+// Valid while whoever handed it out (ModelDir, Model, ChatService) lives.
+struct MappedWeightFile {
+  std::string file;  // name relative to the model directory
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+};
+
 class MappedFile;
 
 class SafetensorsFile {
@@ -82,6 +90,9 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   // nullptr when the file has no tensor of that name.
   const TensorView* Find(std::string_view name) const;
+  // The whole mapped file (header and data): the bytes every TensorView points into.
+  const uint8_t* mapped_data() const;
+  uint64_t mapped_size() const;
 
  private:
   SafetensorsFile() = default;
