@@ -44,12 +44,17 @@ Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
   const std::string path = options.data_dir + "/" + std::string(kAuditDbFile);
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> store, AuditStore::Open(path, options.store));
+  const auto verify_start = std::chrono::steady_clock::now();
   KIMI_ASSIGN_OR_RETURN(VerifiedLog verified, VerifyBeforeExtending(*store, key.public_key()));
+  const int64_t verify_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - verify_start)
+                                .count();
   std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), verified.tree));
   KIMI_RETURN_IF_ERROR(sink->Resume(verified));
   sink->writer_ = std::thread([s = sink.get()] { s->WriterLoop(); });
   log::Info("audit log open", {{"path", path}, {"records", static_cast<int64_t>(sink->tree_.size())},
-                               {"key_id", ToHex(sink->key_.key_id())}});
+                               {"verified_at_start", static_cast<int64_t>(verified.rows_checked)},
+                               {"verify_ms", verify_ms}, {"key_id", ToHex(sink->key_.key_id())}});
   return sink;
 }
 
