@@ -217,6 +217,16 @@ Status AuditSink::SignHead(bool even_if_unchanged, bool clean, SignedTreeHead* s
     if (signed_head != nullptr) *signed_head = head;
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.heads_signed;
+    return s;
+  }
+  // A failed COMMIT may still have reached the disk: count what the database holds, or the
+  // next state would not match the heads and the next start would refuse the log.
+  Result<uint64_t> count = store_->HeadCount();
+  Result<uint64_t> largest = store_->LargestHeadSize();
+  if (count.ok() && largest.ok()) {
+    heads_ = *count;
+    last_signed_size_ = *largest;
+    signed_any_ = heads_ > 0;
   }
   return s;
 }
@@ -252,7 +262,10 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   }
   // A failed COMMIT may still have reached the disk; trust only what the database now says.
   Result<CompactTree> reloaded = store_->LoadTree();
-  if (reloaded.ok()) tree_ = std::move(reloaded).value();
+  if (reloaded.ok()) {
+    if (reloaded->size() == next.size()) last_time_ms_ = time_floor;  // the batch did land
+    tree_ = std::move(reloaded).value();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.failed_batches;
