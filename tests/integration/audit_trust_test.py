@@ -185,6 +185,26 @@ class AuditTrustTest(unittest.TestCase):
         execute(self.data_dir, "UPDATE audit_records SET outcome = 'denied' WHERE seq = 1")
         self.assert_start_refused(1)
 
+    def test_an_edited_row_below_the_checkpoint_is_found_after_start(self):
+        self.run_and_stop()
+        self.run_and_stop()  # this start verified the first run's rows: they are its checkpoint
+        execute(self.data_dir, "UPDATE audit_records SET outcome = 'denied' WHERE seq = 1")
+        daemon = Daemon(config=audit_config(self.data_dir, sign_interval_ms=100))
+        try:
+            def audit_detail():
+                component = request(daemon, "GET", "/readyz").json()["components"]["audit"]
+                return None if component["ready"] else component["detail"]
+            deadline = time.monotonic() + WAIT_S
+            while audit_detail() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn("audit log fails verification: seq 1 ", audit_detail() or "")
+            heads = query(self.data_dir, "SELECT count(*) FROM audit_heads")[0][0]
+            self.assertEqual(request(daemon, "GET", "/v1/models").status, 200)
+            self.assertNotEqual(daemon.stop(), 0, "no clean stop is signed over a log that fails")
+            self.assertEqual(query(self.data_dir, "SELECT count(*) FROM audit_heads")[0][0], heads)
+        finally:
+            daemon.close()
+
     def test_a_head_signed_by_another_key_stops_the_start(self):
         self.run_and_stop()
         other = os.path.join(self.tmp.name, "other")
