@@ -183,6 +183,17 @@ void AuditSink::Distrust(const std::string& reason) {
   }
   log::Error("audit log fails verification; no head is signed from now on", {{"reason", reason}});
   if (options_.on_health_change) options_.on_health_change(false, Reason());
+  // The next start must not trust its checkpoint either: it verifies from seq 0 again, finds
+  // the same failure and refuses to start.
+  RunOnWriter([this](AuditStore* store) {
+    checkpoint_ = CompactTree();
+    WriterState state;
+    state.heads = heads_;
+    state.head_size = last_signed_size_;
+    state.timestamp_ms = NowMs();
+    const Status s = store->WriteWriterState(SignWriterState(key_, state, checkpoint_));
+    if (!s.ok()) log::Error("audit log: the start-up checkpoint was not reset", {{"error", s.ToString()}});
+  });
 }
 
 Result<int64_t> AuditSink::PurgeContentBefore(int64_t cutoff_ms) {

@@ -140,7 +140,9 @@ class AuditSink {
   Result<int64_t> PurgeExpiredContent(const AuditContentPolicy& policy);
 
   // The log failed a verification after start (the background verifier): no head is signed
-  // from now on, and Healthy() stays false with reason.
+  // from now on, Healthy() stays false with reason, and the writer state's checkpoint is reset
+  // so that the next start verifies from seq 0 (and refuses the log). Blocks until the writer
+  // has stored that state.
   void Distrust(const std::string& reason);
 
   // Commits everything queued, signs a final head marking the stop clean, stops the writer.

@@ -254,6 +254,9 @@ TEST(LogTrust, TheStartReadsOnlyRowsPastItsCheckpointAndTheBackgroundPassReadsAl
   EXPECT_NE((*sink)->Reason().find("seq 12"), std::string::npos) << (*sink)->Reason();
   EXPECT_FALSE((*sink)->SignHeadNow().ok());
   EXPECT_FALSE((*sink)->Close().ok()) << "no clean stop is signed over a log that fails";
+  sink->reset();
+  // The verdict outlives the run: the next start verifies from seq 0 and refuses.
+  ExpectOpenRefused(dir.path(), 12);
 }
 
 }  // namespace

@@ -204,6 +204,7 @@ class AuditTrustTest(unittest.TestCase):
             self.assertEqual(query(self.data_dir, "SELECT count(*) FROM audit_heads")[0][0], heads)
         finally:
             daemon.close()
+        self.assert_start_refused(1)  # and the next start checks from seq 0 again
 
     def test_a_head_signed_by_another_key_stops_the_start(self):
         self.run_and_stop()
