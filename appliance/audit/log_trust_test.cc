@@ -16,6 +16,7 @@
 #include "audit/startup_verify.h"
 #include "audit/test_util.h"
 #include "audit/time_order.h"
+#include "audit/writer_state.h"
 
 namespace kimi::audit {
 namespace {
@@ -64,6 +65,36 @@ AuditRecord Foreign(uint64_t seq, int64_t time_ms) {
   r.request_id = "req-forged";
   r.time_ms = time_ms;
   return r;
+}
+
+TEST(LogTrust, TheWriterStateSignatureCoversEveryField) {
+  const AuditKey key = AuditKey::FromSeed(std::array<uint8_t, 32>{1});
+  CompactTree tree;
+  tree.AppendLeafHash(HashLeaf("a"));
+  WriterState state;
+  state.heads = 3;
+  state.head_size = 9;
+  state.timestamp_ms = 1'790'000'000'000;
+  const WriterState signed_state = SignWriterState(key, state, tree);
+  EXPECT_EQ(WriterStateSigningBytes(signed_state).size(), 113u);
+  EXPECT_TRUE(VerifyWriterState(signed_state, key.public_key()).ok());
+  ASSERT_TRUE(VerifiedTree(signed_state).ok());
+  EXPECT_EQ(VerifiedTree(signed_state)->Root(), tree.Root());
+  for (int field = 0; field < 6; ++field) {
+    WriterState changed = signed_state;
+    switch (field) {
+      case 0: changed.heads += 1; break;
+      case 1: changed.head_size += 1; break;
+      case 2: changed.verified_size += 1; break;
+      case 3: changed.verified_root[0] ^= 1; break;
+      case 4: changed.timestamp_ms += 1; break;
+      default: changed.clean = !changed.clean; break;
+    }
+    EXPECT_FALSE(VerifyWriterState(changed, key.public_key()).ok()) << field;
+  }
+  WriterState edge_swapped = signed_state;
+  edge_swapped.verified_edge[0] ^= 1;
+  EXPECT_FALSE(VerifiedTree(edge_swapped).ok()) << "an unsigned edge is trusted only with the signed root";
 }
 
 TEST(LogTrust, ARowAppendedAfterACleanStopIsForeign) {

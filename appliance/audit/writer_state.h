@@ -11,7 +11,7 @@
 // after them (verified_edge, stored unsigned, is that tree's compact edge; it is trusted only
 // when its root equals the signed verified_root).
 //
-// Signing bytes (153 bytes):
+// Signing bytes (113 bytes):
 //   "KIMI-AUDIT-WST/1" (16 ASCII bytes) || key_id (32) || heads (u64 BE) || head_size (u64 BE)
 //   || verified_size (u64 BE) || verified_root (32) || timestamp_ms (u64 BE) || clean (1 byte)
 // The context differs from a signed head's, so neither signature can stand for the other.
