@@ -15,9 +15,10 @@
 //    than exist (rows deleted at the end).
 //  - for rows past the last head: the writer's stored tree must agree with them.
 //  - the first record whose time_ms is earlier than its predecessor's (time_order.h).
-//  - the writer state (writer_state.h): a state not signed by the key, or one that does not
-//    count the stored heads, vouches for nothing past the last head; after a clean stop (or
-//    without a state) every row past the last signed head is foreign: the first such seq.
+//  - the writer state (writer_state.h): a state not signed by the key, or one whose head
+//    count or largest size differs from the stored heads: the largest head's size; after a
+//    clean stop (or without a state) every row past the last signed head is foreign: the
+//    first such seq.
 //
 // Thread safety: pure over the store it is given.
 #pragma once
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "audit/audit_store.h"
+#include "audit/compact_tree.h"
 #include "audit/signed_head.h"
 #include "kimi/status.h"
 
