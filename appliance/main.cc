@@ -21,6 +21,7 @@
 #include "api/model_rules_table.h"
 #include "api/verified_model.h"
 #include "audit/audit_sink.h"
+#include "audit/background_verifier.h"
 #include "audit/settings_change.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
@@ -517,6 +518,8 @@ int main(int argc, char** argv) {
 
   // The audit log, before any request is accepted: no request is ever served unaudited.
   std::unique_ptr<kimi::audit::AuditSink> audit_sink;
+  // The full pass over the rows the start-up check did not read; stopped before the sink closes.
+  std::unique_ptr<kimi::audit::BackgroundVerifier> audit_full_check;
   {
     kimi::audit::AuditSinkOptions audit_options;
     audit_options.data_dir = config.storage.data_dir;
@@ -542,10 +545,15 @@ int main(int argc, char** argv) {
     };
     kimi::Result<std::unique_ptr<kimi::audit::AuditSink>> opened = kimi::audit::AuditSink::Open(audit_options);
     if (!opened.ok()) {
-      kimi::log::Error("cannot open the audit log", {{"error", opened.status().ToString()}});
+      // Exits rather than serving in a not-ready state: nothing may be appended to (or signed
+      // over) a log the appliance cannot vouch for; the error names the first bad seq.
+      kimi::log::Error("cannot open the audit log; not starting", {{"error", opened.status().ToString()}});
       return 1;
     }
     audit_sink = std::move(opened).value();
+    audit_full_check = std::make_unique<kimi::audit::BackgroundVerifier>(
+        config.storage.data_dir + "/" + std::string(kimi::audit::kAuditDbFile), audit_sink->public_key(),
+        [sink = audit_sink.get()](const std::string& reason) { sink->Distrust(reason); });
     // The settings as read (file and overrides): a start with other settings than the previous
     // start's records a settings change (audit/settings_change.h).
     std::vector<std::string> override_texts;
@@ -673,6 +681,7 @@ int main(int argc, char** argv) {
   authenticator.Close();  // writes the keys' usage rows not written yet
   auth_store.Close();
 
+  audit_full_check.reset();
   // Every request has been answered (and so recorded); the stop is the log's last record,
   // and Close() signs the head that covers it.
   kimi::Status stop_recorded = RecordServiceEvent(*audit_sink, "service.stop", "clean shutdown");

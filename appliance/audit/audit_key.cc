@@ -110,10 +110,15 @@ SignedTreeHead AuditKey::Sign(uint64_t tree_size, int64_t timestamp_ms, const Ha
   head.timestamp_ms = timestamp_ms;
   head.root_hash = root_hash;
   head.key_id = key_id_;
-  const std::string msg = TreeHeadSigningBytes(tree_size, timestamp_ms, root_hash, key_id_);
-  crypto_sign_detached(head.signature.data(), nullptr, reinterpret_cast<const unsigned char*>(msg.data()),
-                       msg.size(), secret_key_.data());
+  head.signature = SignMessage(TreeHeadSigningBytes(tree_size, timestamp_ms, root_hash, key_id_));
   return head;
+}
+
+Signature AuditKey::SignMessage(std::string_view message) const {
+  Signature signature{};
+  crypto_sign_detached(signature.data(), nullptr, reinterpret_cast<const unsigned char*>(message.data()),
+                       message.size(), secret_key_.data());
+  return signature;
 }
 
 Status ExportPublicKey(const PublicKey& key, const std::string& path) {

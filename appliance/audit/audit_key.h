@@ -9,6 +9,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 
 #include "audit/signed_head.h"
 #include "kimi/status.h"
@@ -34,6 +35,9 @@ class AuditKey {
   ~AuditKey();
 
   SignedTreeHead Sign(uint64_t tree_size, int64_t timestamp_ms, const Hash& root_hash) const;
+  // Ed25519 over message. Precondition: message starts with its own 16-byte context string
+  // (as kTreeHeadContext), so a signature made for one kind of message never verifies as another.
+  Signature SignMessage(std::string_view message) const;
   const PublicKey& public_key() const { return public_key_; }
   const Hash& key_id() const { return key_id_; }
 

@@ -3,6 +3,8 @@
 #include <chrono>
 
 #include "audit/merkle.h"
+#include "audit/startup_verify.h"
+#include "audit/writer_state.h"
 #include "kimi/log.h"
 
 namespace kimi::audit {
@@ -42,19 +44,35 @@ Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
   const std::string path = options.data_dir + "/" + std::string(kAuditDbFile);
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> store, AuditStore::Open(path, options.store));
-  KIMI_ASSIGN_OR_RETURN(CompactTree tree, store->LoadTree());
-  KIMI_ASSIGN_OR_RETURN(std::vector<SignedTreeHead> heads, store->ReadHeads());
-  std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), std::move(tree)));
-  if (!heads.empty()) {
-    sink->signed_any_ = true;
-    sink->last_signed_size_ = heads.back().tree_size;
-  }
-  // Records committed before a crash are not covered by any head yet: cover them now.
-  KIMI_RETURN_IF_ERROR(sink->SignHead(/*even_if_unchanged=*/false));
+  const auto verify_start = std::chrono::steady_clock::now();
+  KIMI_ASSIGN_OR_RETURN(VerifiedLog verified, VerifyBeforeExtending(*store, key.public_key()));
+  const int64_t verify_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - verify_start)
+                                .count();
+  std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), verified.tree));
+  KIMI_RETURN_IF_ERROR(sink->Resume(verified));
   sink->writer_ = std::thread([s = sink.get()] { s->WriterLoop(); });
   log::Info("audit log open", {{"path", path}, {"records", static_cast<int64_t>(sink->tree_.size())},
-                               {"key_id", ToHex(sink->key_.key_id())}});
+                               {"verified_at_start", static_cast<int64_t>(verified.rows_checked)},
+                               {"verify_ms", verify_ms}, {"key_id", ToHex(sink->key_.key_id())}});
   return sink;
+}
+
+Status AuditSink::Resume(const VerifiedLog& verified) {
+  signed_any_ = verified.heads > 0;
+  last_signed_size_ = verified.head_size;
+  heads_ = verified.heads;
+  checkpoint_ = verified.tree;
+  last_time_ms_ = verified.last_time_ms;
+  // Records committed before a crash are not covered by any head yet: cover them now. Either
+  // way the state says "running" before a record is appended: rows this run writes and cannot
+  // sign before a crash are then its own, not foreign.
+  if (tree_.size() > last_signed_size_) return SignHead(/*even_if_unchanged=*/false);
+  WriterState state;
+  state.heads = heads_;
+  state.head_size = last_signed_size_;
+  state.timestamp_ms = NowMs();
+  return store_->WriteWriterState(SignWriterState(key_, state, checkpoint_));
 }
 
 AuditSink::AuditSink(AuditSinkOptions options, AuditKey key, std::unique_ptr<AuditStore> store, CompactTree tree)
@@ -114,6 +132,7 @@ void AuditSink::SetHealth(const Status& status) {
   std::string reason;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!distrust_.empty()) return;  // stays unhealthy with the distrust reason
     const bool healthy = status.ok();
     changed = healthy != healthy_;
     healthy_ = healthy;
@@ -141,21 +160,40 @@ void AuditSink::RunOnWriter(Task task) {
 
 Result<SignedTreeHead> AuditSink::SignHeadNow() {
   Result<SignedTreeHead> result = Status::Unavailable("audit log is closed");
-  RunOnWriter([&](AuditStore* store) {
-    SignedTreeHead head = key_.Sign(tree_.size(), NowMs(), tree_.Root());
-    Status s = store->InsertHead(head);
+  RunOnWriter([&](AuditStore*) {
+    SignedTreeHead head;
+    Status s = SignHead(/*even_if_unchanged=*/true, /*clean=*/false, &head);
     SetHealth(s);
     if (s.ok()) {
-      last_signed_size_ = head.tree_size;
-      signed_any_ = true;
-      std::lock_guard<std::mutex> lock(mu_);
-      ++stats_.heads_signed;
       result = head;
     } else {
       result = s;
     }
   });
   return result;
+}
+
+void AuditSink::Distrust(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!distrust_.empty()) return;
+    distrust_ = "audit log fails verification: " + reason;
+    healthy_ = false;
+    reason_ = distrust_;
+  }
+  log::Error("audit log fails verification; no head is signed from now on", {{"reason", reason}});
+  if (options_.on_health_change) options_.on_health_change(false, Reason());
+  // The next start must not trust its checkpoint either: it verifies from seq 0 again, finds
+  // the same failure and refuses to start.
+  RunOnWriter([this](AuditStore* store) {
+    checkpoint_ = CompactTree();
+    WriterState state;
+    state.heads = heads_;
+    state.head_size = last_signed_size_;
+    state.timestamp_ms = NowMs();
+    const Status s = store->WriteWriterState(SignWriterState(key_, state, checkpoint_));
+    if (!s.ok()) log::Error("audit log: the start-up checkpoint was not reset", {{"error", s.ToString()}});
+  });
 }
 
 Result<int64_t> AuditSink::PurgeContentBefore(int64_t cutoff_ms) {
@@ -168,16 +206,38 @@ Result<int64_t> AuditSink::PurgeExpiredContent(const AuditContentPolicy& policy)
   return PurgeContentBefore(ContentRetentionCutoffMs(policy, NowMs()));
 }
 
-Status AuditSink::SignHead(bool even_if_unchanged) {
+Status AuditSink::SignHead(bool even_if_unchanged, bool clean, SignedTreeHead* signed_head) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!distrust_.empty()) return Status::FailedPrecondition(distrust_);
+  }
   if (!even_if_unchanged && signed_any_ && last_signed_size_ == tree_.size()) return Status::OK();
   if (!even_if_unchanged && !signed_any_ && tree_.size() == 0) return Status::OK();
   const SignedTreeHead head = key_.Sign(tree_.size(), NowMs(), tree_.Root());
-  Status s = store_->InsertHead(head);
+  WriterState state;
+  state.heads = heads_ + 1;
+  state.head_size = head.tree_size;
+  state.timestamp_ms = head.timestamp_ms;
+  state.clean = clean;
+  const WriterState signed_state = SignWriterState(key_, state, checkpoint_);
+  Status s = store_->InsertHead(head, &signed_state);
   if (s.ok()) {
     last_signed_size_ = head.tree_size;
     signed_any_ = true;
+    ++heads_;
+    if (signed_head != nullptr) *signed_head = head;
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.heads_signed;
+    return s;
+  }
+  // A failed COMMIT may still have reached the disk: count what the database holds, or the
+  // next state would not match the heads and the next start would refuse the log.
+  Result<uint64_t> count = store_->HeadCount();
+  Result<uint64_t> largest = store_->LargestHeadSize();
+  if (count.ok() && largest.ok()) {
+    heads_ = *count;
+    last_signed_size_ = *largest;
+    signed_any_ = heads_ > 0;
   }
   return s;
 }
@@ -185,9 +245,14 @@ Status AuditSink::SignHead(bool even_if_unchanged) {
 void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   CompactTree next = tree_;
   std::vector<PendingRow> rows(batch->size());
+  std::optional<int64_t> time_floor = last_time_ms_;
   for (size_t i = 0; i < batch->size(); ++i) {
     AuditRecord& r = (*batch)[i].record;
     r.seq = next.size();
+    // Never backwards along the log (time_order.h): a record stamped before its predecessor
+    // (queued a little earlier, an outbox event, a clock stepped back) takes the predecessor's time.
+    if (time_floor && r.time_ms < *time_floor) r.time_ms = *time_floor;
+    time_floor = r.time_ms;
     rows[i].record = &r;
     rows[i].leaf_hash = HashLeaf(CanonicalRecordBytes(r));
     next.AppendLeafHash(rows[i].leaf_hash);
@@ -196,6 +261,7 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   SetHealth(s);
   if (s.ok()) {
     tree_ = std::move(next);
+    last_time_ms_ = time_floor;
     {
       std::lock_guard<std::mutex> lock(mu_);
       committed_size_ = tree_.size();
@@ -207,7 +273,10 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   }
   // A failed COMMIT may still have reached the disk; trust only what the database now says.
   Result<CompactTree> reloaded = store_->LoadTree();
-  if (reloaded.ok()) tree_ = std::move(reloaded).value();
+  if (reloaded.ok()) {
+    if (reloaded->size() == next.size()) last_time_ms_ = time_floor;  // the batch did land
+    tree_ = std::move(reloaded).value();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.failed_batches;
@@ -295,7 +364,8 @@ void AuditSink::WriterLoop() {
       next_sign = now + std::chrono::milliseconds(options_.sign_interval_ms);
     }
     if (stop) {
-      close_status_ = SignHead(/*even_if_unchanged=*/false);
+      // Signed even when unchanged: the head that marks the stop clean must be a new one.
+      close_status_ = SignHead(/*even_if_unchanged=*/true, /*clean=*/true);
       if (!close_status_.ok()) log::Error("audit log: final signed head not stored", {{"error", close_status_.ToString()}});
       // Tasks queued after the last swap must not wait forever.
       std::deque<Task> late;

@@ -13,14 +13,22 @@
 // It signs a tree head every sign_interval_ms when the tree grew, on SignHeadNow(), and on
 // Close(), and, given a content retention policy, purges expired content periodically.
 //
+// Trust: Open() verifies the log first (startup_verify.h) and fails, naming the first bad
+// sequence number, when the appliance cannot vouch for it. Every head is stored with the
+// writer's signed state (writer_state.h); Close()'s final head marks the stop clean, so rows
+// found past it at the next start are refused as foreign. The writer stamps each record with
+// at least the previous record's time_ms (a caller's older time or a clock stepped back is
+// raised to it), so its log never goes backwards in time. Distrust() (the background
+// verifier's verdict) stops all signing for the rest of the run.
+//
 // Fail-closed signal: when a write fails (disk full, database locked, I/O error, corruption)
 // every ticket of that batch fails with Unavailable, Healthy() turns false and Reason() says
 // why; the daemon then answers model requests with 503. While unhealthy the writer probes the
 // store every probe_interval_ms (by writing a signed head) and turns healthy again when a
 // write succeeds.
 //
-// Thread safety: Record, Healthy, Reason, TreeSize, SignHeadNow, PurgeContentBefore may be
-// called from any thread. Close() from one thread, once; the destructor calls it.
+// Thread safety: Record, Healthy, Reason, TreeSize, SignHeadNow, PurgeContentBefore, Distrust
+// may be called from any thread. Close() from one thread, once; the destructor calls it.
 #pragma once
 
 #include <chrono>
@@ -44,6 +52,8 @@
 #include "kimi/status.h"
 
 namespace kimi::audit {
+
+struct VerifiedLog;
 
 inline constexpr std::string_view kAuditDbFile = "audit.db";
 
@@ -104,8 +114,9 @@ struct AuditSinkStats {
 
 class AuditSink {
  public:
-  // Opens <data_dir>/audit.db and the audit key (creating both when absent), loads the tree,
-  // signs a head if records are not covered by one (after a crash), starts the writer.
+  // Opens <data_dir>/audit.db and the audit key (creating both when absent), verifies the log
+  // (Corruption naming the first bad seq when it fails), signs a head if records are not
+  // covered by one (after a crash) or else marks the writer state running, starts the writer.
   static Result<std::unique_ptr<AuditSink>> Open(AuditSinkOptions options);
   ~AuditSink();
   AuditSink(const AuditSink&) = delete;
@@ -128,8 +139,14 @@ class AuditSink {
   // sink's clock. Returns how many records lost their content.
   Result<int64_t> PurgeExpiredContent(const AuditContentPolicy& policy);
 
-  // Commits everything queued, signs a final head, stops the writer. Returns the first
-  // error of those final steps.
+  // The log failed a verification after start (the background verifier): no head is signed
+  // from now on, Healthy() stays false with reason, and the writer state's checkpoint is reset
+  // so that the next start verifies from seq 0 (and refuses the log). Blocks until the writer
+  // has stored that state.
+  void Distrust(const std::string& reason);
+
+  // Commits everything queued, signs a final head marking the stop clean, stops the writer.
+  // Returns the first error of those final steps.
   Status Close();
 
  private:
@@ -141,11 +158,14 @@ class AuditSink {
 
   AuditSink(AuditSinkOptions options, AuditKey key, std::unique_ptr<AuditStore> store, CompactTree tree);
   int64_t NowMs() const;
+  // Takes over a verified log (from Open, before the writer starts).
+  Status Resume(const VerifiedLog& verified);
   void WriterLoop();
   void CommitBatch(std::vector<Pending>* batch);
   // Checkpoints the write-ahead log once it holds enough pages, after the commits are acknowledged.
   void CheckpointIfDue();
-  Status SignHead(bool even_if_unchanged);
+  // Signs a head of the tree and stores it with the writer state (clean: the final one).
+  Status SignHead(bool even_if_unchanged, bool clean = false, SignedTreeHead* signed_head = nullptr);
   void SetHealth(const Status& status);
   // Runs task on the writer thread and waits for it.
   void RunOnWriter(Task task);
@@ -158,6 +178,9 @@ class AuditSink {
   CompactTree tree_;
   uint64_t last_signed_size_ = 0;
   bool signed_any_ = false;
+  uint64_t heads_ = 0;                // signed heads stored (counted in the writer state)
+  CompactTree checkpoint_;            // the tree verified at Open (the next start resumes there)
+  std::optional<int64_t> last_time_ms_;  // of the last committed record
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -166,6 +189,7 @@ class AuditSink {
   std::deque<Task> tasks_;        // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
   bool healthy_ = true;           // guarded by mu_
+  std::string distrust_;          // guarded by mu_; set once by Distrust()
   std::string reason_;            // guarded by mu_
   uint64_t committed_size_ = 0;   // guarded by mu_
   AuditSinkStats stats_;          // guarded by mu_

@@ -64,6 +64,19 @@ CREATE TABLE IF NOT EXISTS audit_tree(
   size INTEGER NOT NULL,
   edge BLOB NOT NULL
 );
+-- The writer's signed state (writer_state.h), replaced with each signed head.
+CREATE TABLE IF NOT EXISTS audit_writer_state(
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  heads INTEGER NOT NULL,
+  head_size INTEGER NOT NULL,
+  verified_size INTEGER NOT NULL,
+  verified_root BLOB NOT NULL,
+  timestamp_ms INTEGER NOT NULL,
+  clean INTEGER NOT NULL,
+  key_id BLOB NOT NULL,
+  signature BLOB NOT NULL,
+  verified_edge BLOB NOT NULL
+);
 )sql";
 
 // Columns added after record format version 1, in the order the SELECTs read them, with what
@@ -460,7 +473,18 @@ Status AuditStore::CheckpointWal() {
   return Status::OK();
 }
 
-Status AuditStore::InsertHead(const SignedTreeHead& head) {
+Status AuditStore::InsertHead(const SignedTreeHead& head, const WriterState* state) {
+  if (state == nullptr) return WriteHead(head);
+  // The head and the state that counts it commit together: no crash leaves one without the other.
+  KIMI_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  Status s = WriteHead(head);
+  if (s.ok()) s = WriteWriterState(*state);
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok() && sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return s;
+}
+
+Status AuditStore::WriteHead(const SignedTreeHead& head) {
   Statement st;
   int rc = sqlite3_prepare_v2(db_,
                               "INSERT INTO audit_heads(tree_size, timestamp_ms, root_hash, key_id, signature) "
@@ -475,6 +499,68 @@ Status AuditStore::InsertHead(const SignedTreeHead& head) {
   rc = sqlite3_step(st.get());
   if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store a signed head");
   return Status::OK();
+}
+
+Status AuditStore::WriteWriterState(const WriterState& state) {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_,
+                              "INSERT OR REPLACE INTO audit_writer_state(id, heads, head_size, verified_size, "
+                              "verified_root, timestamp_ms, clean, key_id, signature, verified_edge) "
+                              "VALUES(1,?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                              -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare the writer state");
+  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(state.heads));
+  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(state.head_size));
+  sqlite3_bind_int64(st.get(), 3, static_cast<int64_t>(state.verified_size));
+  BindBlob(st.get(), 4, AsBytes(state.verified_root));
+  sqlite3_bind_int64(st.get(), 5, state.timestamp_ms);
+  sqlite3_bind_int64(st.get(), 6, state.clean ? 1 : 0);
+  BindBlob(st.get(), 7, AsBytes(state.key_id));
+  BindBlob(st.get(), 8,
+           std::string_view(reinterpret_cast<const char*>(state.signature.data()), state.signature.size()));
+  BindBlob(st.get(), 9, state.verified_edge);
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store the writer state");
+  return Status::OK();
+}
+
+Result<std::optional<WriterState>> AuditStore::ReadWriterState() {
+  // A database made before the table exists, opened read-only, has none.
+  KIMI_ASSIGN_OR_RETURN(bool present, HasColumn("audit_writer_state", "heads"));
+  if (!present) return std::optional<WriterState>();
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_,
+                              "SELECT heads, head_size, verified_size, verified_root, timestamp_ms, clean, key_id, "
+                              "signature, verified_edge FROM audit_writer_state WHERE id = 1",
+                              -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the writer state");
+  rc = sqlite3_step(st.get());
+  if (rc == SQLITE_DONE) return std::optional<WriterState>();
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read the writer state");
+  WriterState w;
+  w.heads = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+  w.head_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1));
+  w.verified_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 2));
+  w.timestamp_ms = sqlite3_column_int64(st.get(), 4);
+  w.clean = sqlite3_column_int64(st.get(), 5) != 0;
+  // A blob of the wrong length leaves zeros, which then fail the signature check.
+  const std::string root = ColumnBytes(st.get(), 3);
+  const std::string key_id = ColumnBytes(st.get(), 6);
+  const std::string sig = ColumnBytes(st.get(), 7);
+  if (root.size() == kHashSize) std::memcpy(w.verified_root.data(), root.data(), kHashSize);
+  if (key_id.size() == kHashSize) std::memcpy(w.key_id.data(), key_id.data(), kHashSize);
+  if (sig.size() == kSignatureSize) std::memcpy(w.signature.data(), sig.data(), kSignatureSize);
+  w.verified_edge = ColumnBytes(st.get(), 8);
+  return std::optional<WriterState>(std::move(w));
+}
+
+Result<uint64_t> AuditStore::HeadCount() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM audit_heads", -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count signed heads");
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count signed heads");
+  return static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
 }
 
 Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
@@ -658,6 +744,23 @@ Result<uint64_t> AuditStore::RecordCount() {
                               std::to_string(next));
   }
   return static_cast<uint64_t>(count);
+}
+
+Result<std::optional<uint64_t>> AuditStore::FirstMissingSeq() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(
+      db_,
+      "SELECT CASE WHEN count(*) = coalesce(max(seq) + 1, 0) THEN -1 "
+      "WHEN NOT EXISTS (SELECT 1 FROM audit_records WHERE seq = 0) THEN 0 "
+      "ELSE (SELECT a.seq + 1 FROM audit_records a WHERE a.seq >= 0 AND NOT EXISTS "
+      "(SELECT 1 FROM audit_records b WHERE b.seq = a.seq + 1) ORDER BY a.seq LIMIT 1) END FROM audit_records",
+      -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count records");
+  rc = sqlite3_step(st.get());
+  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
+  const int64_t missing = sqlite3_column_int64(st.get(), 0);
+  if (missing < 0) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(static_cast<uint64_t>(missing));
 }
 
 Result<std::optional<CompactTree>> AuditStore::ReadStoredTree() {

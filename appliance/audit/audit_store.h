@@ -5,7 +5,8 @@
 // Owns one SQLite connection. Tables: audit_records (one row a record, columns as in
 // record.h, plus the leaf hash the writer computed; a writable store adds the columns of
 // later record format versions to an older database), audit_content (purgeable text),
-// audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge).
+// audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge),
+// audit_writer_state (the writer's signed state, writer_state.h).
 // Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
 // verifier can tell an edited row from an intact one.
 //
@@ -26,6 +27,7 @@
 #include "audit/compact_tree.h"
 #include "audit/record.h"
 #include "audit/signed_head.h"
+#include "audit/writer_state.h"
 #include "kimi/status.h"
 
 struct sqlite3;
@@ -101,7 +103,16 @@ class AuditStore {
   // PASSIVE checkpoint: never waits for a reader or blocks one). A committed transaction is
   // durable in the log before this runs; this only keeps the log from growing.
   Status CheckpointWal();
-  Status InsertHead(const SignedTreeHead& head);
+  // Stores the head and, when given, replaces the writer state with *state in the same
+  // transaction.
+  Status InsertHead(const SignedTreeHead& head, const WriterState* state = nullptr);
+  // Replaces the writer state (at a start, before any record is appended).
+  Status WriteWriterState(const WriterState& state);
+  // The stored writer state; nullopt when none was written (a new database, or one made before
+  // the table existed).
+  Result<std::optional<WriterState>> ReadWriterState();
+  // Number of stored signed heads.
+  Result<uint64_t> HeadCount();
   // Deletes stored content of records older than cutoff_ms; returns how many were purged.
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 
@@ -133,6 +144,8 @@ class AuditStore {
   // Number of rows and the highest seq + 1 (equal when dense).
   Result<uint64_t> RecordCount();
   Result<std::optional<CompactTree>> ReadStoredTree();
+  // The smallest seq with no row below the highest stored one; nullopt when the rows are dense.
+  Result<std::optional<uint64_t>> FirstMissingSeq();
 
   // Runs SQL directly; for tests that tamper with the database.
   Status ExecForTest(const std::string& sql);
@@ -145,6 +158,7 @@ class AuditStore {
   // batch: parsed once, not once per transaction).
   Status RunKept(const char* sql, sqlite3_stmt** stmt);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
+  Status WriteHead(const SignedTreeHead& head);
   Result<bool> HasColumn(const char* table, const char* column);
   // The columns ScanRecords reads (DecodeRow's order).
   std::string ScanColumns() const;

@@ -7,12 +7,14 @@
 #include "audit/log_export.h"
 #include "audit/merkle.h"
 #include "audit/record.h"
+#include "audit/time_order.h"
 
 namespace kimi::audit {
 namespace {
 
 struct BundleRecord {
   uint64_t seq = 0;
+  int64_t time_ms = 0;
   Hash leaf{};
   uint64_t tree_size = 0;
   std::vector<Hash> path;
@@ -46,6 +48,7 @@ Result<BundleRecord> CheckRecordLine(const nlohmann::json& j) {
   KIMI_ASSIGN_OR_RETURN(AuditRecord r, RecordFromJson(j));
   BundleRecord out;
   out.seq = r.seq;
+  out.time_ms = r.time_ms;
   out.leaf = HashLeaf(CanonicalRecordBytes(r));
   if (!j.contains("leaf_hash") || !j["leaf_hash"].is_string()) return Status::InvalidArgument("no leaf_hash");
   KIMI_ASSIGN_OR_RETURN(Hash claimed, HashFromHex(j["leaf_hash"].get<std::string>()));
@@ -71,6 +74,7 @@ Result<BundleReport> VerifyExportBundle(std::istream& in, const PublicKey& key) 
   std::vector<BundleRecord> records;
   std::map<uint64_t, Hash> good_roots;  // tree size -> root of a head whose signature verifies
   std::optional<uint64_t> previous_seq;
+  TimeOrder times;
   bool header = false;
   std::string line;
   for (uint64_t line_no = 1; std::getline(in, line); ++line_no) {
@@ -97,6 +101,7 @@ Result<BundleReport> VerifyExportBundle(std::istream& in, const PublicKey& key) 
         continue;
       }
       if (previous_seq && r->seq <= *previous_seq) problems.Add(r->seq, "sequence numbers do not rise");
+      if (std::optional<std::string> backwards = times.Next(r->time_ms)) problems.Add(r->seq, *backwards);
       previous_seq = r->seq;
       records.push_back(std::move(*r));
     } else if (type == "signed_head") {

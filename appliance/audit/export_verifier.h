@@ -3,7 +3,8 @@
 //
 // Checks, line by line: the first line names a known bundle format; every record decodes,
 // its canonical bytes hash to its leaf_hash, its stored content (when present) hashes to its
-// content_sha256, sequence numbers rise strictly, and its inclusion path leads to the root of
+// content_sha256, sequence numbers rise strictly, time_ms never goes backwards (time_order.h),
+// and its inclusion path leads to the root of
 // the bundle's signed head of that tree size; every signed head's signature verifies with the
 // key. The first bad sequence number is reported as the log verifier does.
 //

@@ -119,6 +119,23 @@ TEST_F(BundleTest, DroppedRecordsLeaveTheRestVerifiableButNotAReorder) {
   EXPECT_FALSE(r->ok());
 }
 
+TEST_F(BundleTest, ARecordWhoseTimeGoesBackwardsIsReported) {
+  std::vector<nlohmann::json> lines = Lines(Export(SampleRecord(0).time_ms, SampleRecord(12).time_ms));
+  // Line 0 is the header; record 5 on line 6 is moved before record 4 in time, leaf rehashed.
+  nlohmann::json& moved = lines[6];
+  ASSERT_EQ(moved["seq"], 5);
+  moved["time_ms"] = SampleRecord(4).time_ms - 1'000;
+  Result<AuditRecord> r = RecordFromJson(moved);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  moved["leaf_hash"] = ToHex(HashLeaf(CanonicalRecordBytes(*r)));
+  Result<BundleReport> report = Check(Join(lines));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->first_bad_seq, 5u);
+  bool backwards = false;
+  for (const std::string& p : report->problems) backwards |= p.find("record 5: time_ms") != std::string::npos;
+  EXPECT_TRUE(backwards) << ::testing::PrintToString(report->problems);
+}
+
 TEST(BundleExport, RecordsNoHeadCoversYetAreLeftOut) {
   TempDir dir;
   std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(testing::TestSinkOptions(dir.path()))).value();

@@ -14,17 +14,24 @@
 //    can only be located to that range), or the row count when the head covers more rows
 //    than exist (rows deleted at the end).
 //  - for rows past the last head: the writer's stored tree must agree with them.
+//  - the first record whose time_ms is earlier than its predecessor's (time_order.h).
+//  - the writer state (writer_state.h): a state not signed by the key, or one whose head
+//    count or largest size differs from the stored heads: the largest head's size; after a
+//    clean stop (or without a state) every row past the last signed head is foreign: the
+//    first such seq.
 //
 // Thread safety: pure over the store it is given.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "audit/audit_store.h"
+#include "audit/compact_tree.h"
 #include "audit/signed_head.h"
 #include "kimi/status.h"
 
@@ -37,15 +44,31 @@ struct VerifyReport {
   std::optional<uint64_t> first_bad_seq;
   std::vector<std::string> problems;  // every problem found, first-found first
   std::vector<std::string> notes;     // not failures: e.g. records not yet covered by a head
+  std::optional<int64_t> last_time_ms;  // of the last record (the highest time seen)
   bool ok() const { return problems.empty(); }
 };
 
+struct VerifyOptions {
+  // Signed heads an auditor kept outside the database (a witness file); checked like the
+  // stored ones, which also catches heads deleted from the database and rewrites they cover.
+  std::span<const SignedTreeHead> kept_heads;
+  // The rows [0, from->size()) were verified before (the writer's start-up checkpoint,
+  // writer_state.h): they are not read again, and only heads of at least that size are checked
+  // (every head still counts against the writer state). nullopt: everything from seq 0.
+  std::optional<CompactTree> from;
+  // Polled every row; when it returns true verification stops with Cancelled.
+  std::function<bool()> cancelled;
+};
+
 // Returns a report (tampering is a report, not an error); an error only when the database
-// cannot be read at all. kept_heads are signed heads an auditor kept outside the database
-// (exported earlier); they are checked like the stored ones, which also catches heads
-// deleted from the database and rewrites they cover.
+// cannot be read at all. Reads one snapshot of the database, so a live writer does not
+// disturb it. Precondition: store is not inside BeginSnapshot().
+Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key, const VerifyOptions& options);
 Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key,
                                     std::span<const SignedTreeHead> kept_heads = {});
+
+// "seq N (first problem at N); K problem(s)" for a report that failed.
+std::string DescribeFailure(const VerifyReport& report);
 
 // Leaf hashes recomputed from the rows [0, size); Corruption naming the first bad row when a
 // row is missing, malformed or disagrees with its stored leaf hash.

@@ -87,6 +87,29 @@ Result<SignedTreeHead> TreeHeadFromJson(const nlohmann::json& j) {
   return h;
 }
 
+Result<std::vector<SignedTreeHead>> ReadTreeHeadsFile(const std::string& path) {
+  KIMI_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  std::vector<SignedTreeHead> heads;
+  // One pretty-printed head spans lines; a witness file is one head a line.
+  const nlohmann::json whole = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (whole.is_object()) {
+    Result<SignedTreeHead> head = TreeHeadFromJson(whole);
+    if (!head.ok()) return head.status().WithContext(path);
+    heads.push_back(*head);
+    return heads;
+  }
+  std::istringstream lines(text);
+  std::string line;
+  for (int line_no = 1; std::getline(lines, line); ++line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    Result<SignedTreeHead> head = j.is_object() ? TreeHeadFromJson(j) : Status::InvalidArgument("not a JSON object");
+    if (!head.ok()) return head.status().WithContext(path + " line " + std::to_string(line_no));
+    heads.push_back(*head);
+  }
+  return heads;
+}
+
 nlohmann::json PublicKeyToJson(const PublicKey& key) {
   return {
       {"format", "kimi-audit-key/1"},

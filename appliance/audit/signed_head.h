@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,11 @@ Status VerifyTreeHead(const SignedTreeHead& head, const PublicKey& key);
 //  "key_id":hex,"signature":hex}
 nlohmann::json TreeHeadToJson(const SignedTreeHead& head);
 Result<SignedTreeHead> TreeHeadFromJson(const nlohmann::json& j);
+
+// The signed heads in a file an auditor keeps: one head's JSON (`kimictl audit head`), or a
+// witness file of JSON lines, one head a line (`kimictl audit witness --append`).
+// InvalidArgument naming the line when a line is not a signed head.
+Result<std::vector<SignedTreeHead>> ReadTreeHeadsFile(const std::string& path);
 
 // {"format":"kimi-audit-key/1","algorithm":"ed25519","public_key":hex,"key_id":hex}
 nlohmann::json PublicKeyToJson(const PublicKey& key);

@@ -9,6 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "audit/audit_key.h"
+#include "audit/audit_store.h"
+#include "audit/merkle.h"
+
 namespace kimi::audit::testing {
 
 TempDir::TempDir() {
@@ -96,6 +100,38 @@ void TamperSql(const std::string& db_path, const std::string& sql) {
   EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "") << " in: " << sql;
   sqlite3_free(err);
   sqlite3_close(db);
+}
+
+void ForgeRow(const std::string& db_path, AuditRecord r) {
+  Result<std::unique_ptr<AuditStore>> opened = AuditStore::Open(db_path, AuditStoreOptions{});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  AuditStore& store = **opened;
+  const std::string seq = std::to_string(r.seq);
+  ASSERT_TRUE(store.ExecForTest("DELETE FROM audit_records WHERE seq = " + seq + "; DELETE FROM audit_content WHERE seq = " + seq).ok());
+  NormalizeRecord(&r);
+  PendingRow row;
+  row.record = &r;
+  row.leaf_hash = HashLeaf(CanonicalRecordBytes(r));
+  ASSERT_TRUE(store.AppendBatch(std::span<const PendingRow>(&row, 1), CompactTree()).ok());
+  Result<uint64_t> count = store.RecordCount();
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  CompactTree tree;
+  ASSERT_TRUE(store.ScanLeafHashes(0, *count, [&](const Hash& leaf) { tree.AppendLeafHash(leaf); }).ok());
+  const std::string edge = tree.SerializeEdge();
+  const std::string edge_hex = ToHex(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(edge.data()), edge.size()));
+  ASSERT_TRUE(store.ExecForTest("UPDATE audit_tree SET size = " + std::to_string(tree.size()) + ", edge = x'" +
+                                edge_hex + "' WHERE id = 1")
+                  .ok());
+}
+
+void CopyLogFiles(const std::string& from_dir, const std::string& to_dir) {
+  namespace fs = std::filesystem;
+  for (const std::string& name : {std::string(kAuditDbFile), std::string(kAuditDbFile) + "-wal",
+                                 std::string(kAuditKeyFile), std::string(kAuditPublicKeyFile)}) {
+    if (!fs::exists(from_dir + "/" + name)) continue;
+    fs::copy_file(from_dir + "/" + name, to_dir + "/" + name, fs::copy_options::overwrite_existing);
+    fs::permissions(to_dir + "/" + name, fs::perms::owner_read | fs::perms::owner_write);
+  }
 }
 
 int RunStandaloneVerifier(const std::string& args) {

@@ -46,4 +46,12 @@ int RunStandaloneVerifier(const std::string& args);
 // Runs SQL on the database file directly, as someone with file access would.
 void TamperSql(const std::string& db_path, const std::string& sql);
 
+// Writes r as row r.seq (replacing a row there) with the leaf hash the writer would compute,
+// and rewrites the writer's stored tree to match the rows: a forger with file access.
+void ForgeRow(const std::string& db_path, AuditRecord r);
+
+// Copies audit.db (with its write-ahead log) and the audit key from one directory to another:
+// taken while a sink is open, the copy is the log as a crash (kill -9) would leave it.
+void CopyLogFiles(const std::string& from_dir, const std::string& to_dir);
+
 }  // namespace kimi::audit::testing

@@ -1,12 +1,15 @@
 #include "cli/audit_commands.h"
 
 #include <charconv>
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "audit/audit_key.h"
 #include "audit/audit_sink.h"
@@ -116,6 +119,39 @@ int Fail(const Status& s, std::ostream& err) {
   return s.code() == Status::Code::kCorruption ? kExitBad : kExitUsage;
 }
 
+// The newest signed head (largest size; the later of equal sizes); nullopt when there is none.
+Result<std::optional<audit::SignedTreeHead>> LatestHead(AuditStore& store) {
+  KIMI_ASSIGN_OR_RETURN(std::vector<audit::SignedTreeHead> heads, store.ReadHeads());
+  std::optional<audit::SignedTreeHead> latest;
+  for (const audit::SignedTreeHead& h : heads) {
+    if (!latest || h.tree_size >= latest->tree_size) latest = h;
+  }
+  return latest;
+}
+
+// Verifies the log with the kept heads and prints the report; true when it verifies. A
+// database that cannot be read prints the error and counts as not verified.
+bool VerifyStore(AuditStore& store, const audit::PublicKey& key, std::span<const audit::SignedTreeHead> kept,
+                 std::ostream& out, std::ostream& err) {
+  Result<audit::VerifyReport> report = audit::VerifyAuditLog(store, key, kept);
+  if (!report.ok()) {
+    err << "error: " << report.status().ToString() << "\n";
+    return false;
+  }
+  out << "records: " << report->records << "\nsigned heads: " << report->heads;
+  if (!kept.empty()) out << " (" << kept.size() << " kept)";
+  out << "\ncovered by a good signed head: " << report->covered_size << "\n";
+  for (const std::string& n : report->notes) out << "note: " << n << "\n";
+  if (report->ok()) {
+    out << "audit log verifies\n";
+    return true;
+  }
+  for (const std::string& p : report->problems) out << "problem: " << p << "\n";
+  out << "FAILED: first bad sequence number " << *report->first_bad_seq << "\n";
+  err << "audit log verification failed at seq " << *report->first_bad_seq << "\n";
+  return false;
+}
+
 }  // namespace
 
 namespace {
@@ -148,27 +184,56 @@ int RunAuditVerify(const std::vector<std::string>& argv, std::ostream& out, std:
   if (a->options.count("export")) return VerifyBundleFile(Opt(*a, "export"), *key, out, err);
   std::vector<audit::SignedTreeHead> kept;
   if (a->options.count("head")) {
-    Result<nlohmann::json> j = audit::ReadJsonFile(Opt(*a, "head"));
-    if (!j.ok()) return Fail(j.status(), err);
-    Result<audit::SignedTreeHead> head = audit::TreeHeadFromJson(*j);
-    if (!head.ok()) return Fail(head.status().WithContext(Opt(*a, "head")), err);
-    kept.push_back(*head);
+    Result<std::vector<audit::SignedTreeHead>> heads = audit::ReadTreeHeadsFile(Opt(*a, "head"));
+    if (!heads.ok()) return Fail(heads.status(), err);
+    kept = std::move(heads).value();
   }
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);
-  Result<audit::VerifyReport> report = audit::VerifyAuditLog(**store, *key, kept);
-  if (!report.ok()) return Fail(report.status(), err);
-  out << "records: " << report->records << "\nsigned heads: " << report->heads
-      << "\ncovered by a good signed head: " << report->covered_size << "\n";
-  for (const std::string& n : report->notes) out << "note: " << n << "\n";
-  if (report->ok()) {
-    out << "audit log verifies\n";
-    return kExitOk;
+  return VerifyStore(**store, *key, kept, out, err) ? kExitOk : kExitBad;
+}
+
+int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"append", "out"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  if (!a->positional.empty() || (a->options.count("append") && a->options.count("out"))) {
+    err << "usage: kimictl audit witness [--append WITNESS.jsonl | --out HEAD.json]\n";
+    return kExitUsage;
   }
-  for (const std::string& p : report->problems) out << "problem: " << p << "\n";
-  out << "FAILED: first bad sequence number " << *report->first_bad_seq << "\n";
-  err << "audit log verification failed at seq " << *report->first_bad_seq << "\n";
-  return kExitBad;
+  Result<audit::PublicKey> key = LoadKey(*a);
+  if (!key.ok()) return Fail(key.status(), err);
+  const std::string append = Opt(*a, "append");
+  std::vector<audit::SignedTreeHead> kept;
+  if (!append.empty() && std::filesystem::exists(append)) {
+    Result<std::vector<audit::SignedTreeHead>> heads = audit::ReadTreeHeadsFile(append);
+    if (!heads.ok()) return Fail(heads.status(), err);
+    kept = std::move(heads).value();
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  Result<std::optional<audit::SignedTreeHead>> latest = LatestHead(**store);
+  if (!latest.ok()) return Fail(latest.status(), err);
+  if (!latest->has_value()) return Fail(Status::FailedPrecondition("the audit log has no signed head yet"), err);
+  const audit::SignedTreeHead head = **latest;
+  // A head is witnessed only when it and the log verify, against every head witnessed before.
+  std::vector<audit::SignedTreeHead> checked = kept;
+  checked.push_back(head);
+  if (!VerifyStore(**store, *key, checked, err, err)) {
+    err << "nothing witnessed\n";
+    return kExitBad;
+  }
+  Status s;
+  if (append.empty()) {
+    s = Emit(*a, audit::TreeHeadToJson(head).dump(Opt(*a, "out").empty() ? -1 : 2) + "\n", out);
+  } else if (std::find(kept.begin(), kept.end(), head) == kept.end()) {
+    std::ofstream f(append, std::ios::binary | std::ios::app);
+    f << audit::TreeHeadToJson(head).dump() << "\n";
+    f.close();
+    if (!f) s = Status::IOError("cannot append to " + append);
+  }
+  if (!s.ok()) return Fail(s, err);
+  err << "witnessed signed head: size " << head.tree_size << ", root " << audit::ToHex(head.root_hash) << "\n";
+  return kExitOk;
 }
 
 int RunAuditProve(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -265,14 +330,10 @@ int RunAuditHead(const std::vector<std::string>& argv, std::ostream& out, std::o
   if (!a.ok()) return Fail(a.status(), err);
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);
-  Result<std::vector<audit::SignedTreeHead>> heads = (*store)->ReadHeads();
-  if (!heads.ok()) return Fail(heads.status(), err);
-  if (heads->empty()) return Fail(Status::FailedPrecondition("the audit log has no signed head yet"), err);
-  const audit::SignedTreeHead* latest = &heads->front();
-  for (const audit::SignedTreeHead& h : *heads) {
-    if (h.tree_size >= latest->tree_size) latest = &h;
-  }
-  Status s = Emit(*a, audit::TreeHeadToJson(*latest).dump(2) + "\n", out);
+  Result<std::optional<audit::SignedTreeHead>> latest = LatestHead(**store);
+  if (!latest.ok()) return Fail(latest.status(), err);
+  if (!latest->has_value()) return Fail(Status::FailedPrecondition("the audit log has no signed head yet"), err);
+  Status s = Emit(*a, audit::TreeHeadToJson(**latest).dump(2) + "\n", out);
   return s.ok() ? kExitOk : Fail(s, err);
 }
 
@@ -281,5 +342,6 @@ int RunAuditProve(const std::vector<std::string>& args) { return RunAuditProve(a
 int RunAuditConsistency(const std::vector<std::string>& args) { return RunAuditConsistency(args, std::cout, std::cerr); }
 int RunAuditExport(const std::vector<std::string>& args) { return RunAuditExport(args, std::cout, std::cerr); }
 int RunAuditHead(const std::vector<std::string>& args) { return RunAuditHead(args, std::cout, std::cerr); }
+int RunAuditWitness(const std::vector<std::string>& args) { return RunAuditWitness(args, std::cout, std::cerr); }
 
 }  // namespace kimi::cli

@@ -1,4 +1,4 @@
-// `kimictl audit ...` subcommands: verify, prove, consistency, export. kimictl's main parses
+// `kimictl audit ...` subcommands: verify, prove, consistency, export, head, witness. kimictl's main parses
 // the command word and hands the remaining arguments here.
 //
 // These work on the audit database read-only (audit.db in the data directory); they never
@@ -20,8 +20,9 @@
 
 namespace kimi::cli {
 
-// audit verify [--head KEPT_HEAD.json] [common options]
-// KEPT_HEAD.json: a signed head the auditor exported earlier (`audit head`), checked as well.
+// audit verify [--head KEPT_HEADS] [common options]
+// KEPT_HEADS: signed heads the auditor kept (`audit head` writes one, `audit witness --append`
+// a file of many); each must be signed by the key and match the log at its size.
 int RunAuditVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit prove SEQ [--tree-size N] [--out FILE] [common options]
 int RunAuditProve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
@@ -32,6 +33,11 @@ int RunAuditConsistency(const std::vector<std::string>& args, std::ostream& out,
 int RunAuditExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit head [--out FILE] [common options]: prints the latest signed head (for auditors).
 int RunAuditHead(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// audit witness [--append WITNESS.jsonl | --out HEAD.json] [common options]: verifies the log
+// (against every head already in WITNESS.jsonl), then hands out the newest signed head: one
+// JSON line on stdout, pretty JSON to --out, or a line appended to WITNESS.jsonl (not repeated
+// when that head is already there). Exit 1, nothing witnessed, when the log fails.
+int RunAuditWitness(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The same, on std::cout and std::cerr.
 int RunAuditVerify(const std::vector<std::string>& args);
@@ -39,5 +45,6 @@ int RunAuditProve(const std::vector<std::string>& args);
 int RunAuditConsistency(const std::vector<std::string>& args);
 int RunAuditExport(const std::vector<std::string>& args);
 int RunAuditHead(const std::vector<std::string>& args);
+int RunAuditWitness(const std::vector<std::string>& args);
 
 }  // namespace kimi::cli

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "audit/audit_sink.h"
 #include "audit/audit_store.h"
 #include "audit/log_verifier.h"
 #include "audit/merkle.h"
@@ -40,10 +41,9 @@ TEST_F(AuditCommandsTest, VerifyPassesThenReportsTheFirstBadSeq) {
   EXPECT_NE(out_.str().find("first bad sequence number 6"), std::string::npos) << out_.str();
 }
 
-TEST_F(AuditCommandsTest, KeptHeadCatchesATruncationHiddenByDeletingHeads) {
-  ASSERT_EQ(Run(RunAuditHead, {"--out", dir_.File("kept.json")}), 0) << err_.str();
+TEST_F(AuditCommandsTest, DeletingHeadsAndTheLastRecordIsCaughtByTheWriterState) {
   // Someone deletes the last record, every signed head, and rewrites the writer's tree state
-  // to match: the database alone is consistent again.
+  // to match: the signed writer state still counts the heads.
   std::string root_hex;
   {
     audit::AuditStoreOptions o;
@@ -56,10 +56,66 @@ TEST_F(AuditCommandsTest, KeptHeadCatchesATruncationHiddenByDeletingHeads) {
   }
   TamperSql(dir_.File("audit.db"), "DELETE FROM audit_records WHERE seq = 8; DELETE FROM audit_heads; "
                                    "UPDATE audit_tree SET size = 8, edge = x'" + root_hex + "'");
+  EXPECT_EQ(Run(RunAuditVerify, {}), 1) << out_.str();
+  EXPECT_NE(out_.str().find("heads deleted or added"), std::string::npos) << out_.str();
+  // And with the state deleted too, no row is vouched for past the (now missing) heads.
+  TamperSql(dir_.File("audit.db"), "DELETE FROM audit_writer_state");
+  EXPECT_EQ(Run(RunAuditVerify, {}), 1) << out_.str();
+  EXPECT_NE(out_.str().find("first bad sequence number 0"), std::string::npos) << out_.str();
+}
+
+// Appends records through the writer, as the daemon's next run would.
+void AppendRecords(const std::string& dir, int from, int to) {
+  auto sink = audit::AuditSink::Open(audit::testing::TestSinkOptions(dir));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  for (int i = from; i < to; ++i) ASSERT_TRUE((*sink)->Record(audit::testing::SampleRecord(i)).WaitCommitted().ok());
+  ASSERT_TRUE((*sink)->Close().ok());
+}
+
+size_t LineCount(const std::string& path) {
+  std::ifstream in(path);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
+TEST_F(AuditCommandsTest, WitnessedHeadsCatchARollbackToAnEarlierCopy) {
+  TempDir early;
+  audit::testing::CopyLogFiles(dir_.path(), early.path());
+  const std::string witness = dir_.File("witness.jsonl");
+  ASSERT_EQ(Run(RunAuditWitness, {"--append", witness}), 0) << out_.str() << err_.str();
+  AppendRecords(dir_.path(), 9, 12);
+  ASSERT_EQ(Run(RunAuditWitness, {"--append", witness}), 0) << out_.str() << err_.str();
+  ASSERT_EQ(Run(RunAuditWitness, {"--append", witness}), 0) << out_.str() << err_.str();
+  EXPECT_EQ(LineCount(witness), 2u) << "a head already witnessed is not repeated";
+  ASSERT_EQ(Run(RunAuditVerify, {"--head", witness}), 0) << out_.str() << err_.str();
+  EXPECT_NE(out_.str().find("(2 kept)"), std::string::npos) << out_.str();
+
+  // The host puts back the earlier copy of the database: consistent on its own, ...
+  audit::testing::CopyLogFiles(early.path(), dir_.path());
   EXPECT_EQ(Run(RunAuditVerify, {}), 0) << out_.str();
-  EXPECT_NE(out_.str().find("no signed head"), std::string::npos);
-  EXPECT_EQ(Run(RunAuditVerify, {"--head", dir_.File("kept.json")}), 1);
-  EXPECT_NE(out_.str().find("first bad sequence number 8"), std::string::npos) << out_.str();
+  // ... but not with the heads the auditor holds; and nothing more is witnessed.
+  EXPECT_EQ(Run(RunAuditVerify, {"--head", witness}), 1) << out_.str();
+  EXPECT_NE(out_.str().find("first bad sequence number 9"), std::string::npos) << out_.str();
+  EXPECT_EQ(Run(RunAuditWitness, {"--append", witness}), 1) << err_.str();
+  EXPECT_NE(err_.str().find("nothing witnessed"), std::string::npos) << err_.str();
+  EXPECT_EQ(LineCount(witness), 2u);
+}
+
+TEST_F(AuditCommandsTest, WitnessPrintsOrWritesTheNewestHead) {
+  ASSERT_EQ(Run(RunAuditWitness, {}), 0) << err_.str();
+  const std::string line = out_.str();
+  Result<audit::SignedTreeHead> printed = audit::TreeHeadFromJson(nlohmann::json::parse(out_.str()));
+  ASSERT_TRUE(printed.ok());
+  EXPECT_EQ(printed->tree_size, 9u);
+  EXPECT_EQ(out_.str().find('\n'), out_.str().size() - 1) << "one line, for >> into a witness file";
+  ASSERT_EQ(Run(RunAuditWitness, {"--out", dir_.File("head.json")}), 0) << err_.str();
+  ASSERT_EQ(Run(RunAuditVerify, {"--head", dir_.File("head.json")}), 0) << out_.str();
+  EXPECT_EQ(Run(RunAuditWitness, {"--out", "x", "--append", "y"}), 2);
+  // A witness file with a line that is not a signed head is an input error, not a pass.
+  std::ofstream(dir_.File("bad.jsonl")) << line << "{\"format\":\"nope\"}\n";
+  EXPECT_EQ(Run(RunAuditVerify, {"--head", dir_.File("bad.jsonl")}), 2);
+  EXPECT_NE(err_.str().find("line 2"), std::string::npos) << err_.str();
 }
 
 TEST_F(AuditCommandsTest, ProveAndConsistencyPrintProofJson) {
