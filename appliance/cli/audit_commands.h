@@ -1,4 +1,4 @@
-// `kimictl audit ...` subcommands: verify, prove, consistency, export. kimictl's main parses
+// `kimictl audit ...` subcommands: verify, prove, consistency, export, head, list. kimictl's main parses
 // the command word and hands the remaining arguments here.
 //
 // These work on the audit database read-only (audit.db in the data directory); they never
@@ -32,6 +32,11 @@ int RunAuditConsistency(const std::vector<std::string>& args, std::ostream& out,
 int RunAuditExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit head [--out FILE] [common options]: prints the latest signed head (for auditors).
 int RunAuditHead(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// audit list [--outcome O] [--action A] [--actor A] [--model M] [--request-id ID]
+//            [--client-request-id ID] [--since T] [--until T] [--limit N] [common options]
+// Prints the matching records, one JSON object a line (GET /admin/v1/audit's fields, no
+// content), oldest first; `--outcome interrupted` lists the streams the daemon cut short.
+int RunAuditList(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The same, on std::cout and std::cerr.
 int RunAuditVerify(const std::vector<std::string>& args);
@@ -39,5 +44,6 @@ int RunAuditProve(const std::vector<std::string>& args);
 int RunAuditConsistency(const std::vector<std::string>& args);
 int RunAuditExport(const std::vector<std::string>& args);
 int RunAuditHead(const std::vector<std::string>& args);
+int RunAuditList(const std::vector<std::string>& args);
 
 }  // namespace kimi::cli
