@@ -24,7 +24,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from audit_test import read_records  # noqa: E402
 from daemon_harness import (KIMICTL, Daemon, base_config, make_signed_model, run_to_exit,  # noqa: E402
-                            send_request, wait_until_ready)
+                            request, send_request, wait_until_ready)
 
 MODEL_ID = "kimi-k3-nano"
 CLIENTS = 8
@@ -113,6 +113,7 @@ class StreamCrashTest(unittest.TestCase):
                     # The restart has ended every stream the kill cut, before it listened.
                     self.check_interrupted(data_dir, cut_before, totals)
                     if cycle == CYCLES:
+                        self.check_listed(daemon, data_dir)
                         self.assertEqual(daemon.stop(), 0)
                         break
                     streams = self.run_until_killed(daemon, cycle, rng)
@@ -190,6 +191,18 @@ class StreamCrashTest(unittest.TestCase):
                 if not ends:
                     open_starts.append(starts[0]["seq"])
         return open_starts
+
+    def check_listed(self, daemon, data_dir):
+        """The auditors' two ways to list the interrupted streams find exactly those in the log."""
+        logged = sorted(r["seq"] for r in read_records(data_dir) if r["outcome"] == "interrupted")
+        reply = request(daemon, "GET", "/admin/v1/audit?outcome=interrupted&limit=1000")
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(sorted(r["seq"] for r in reply.json()["records"]), logged)
+        code, out, err = run_to_exit([KIMICTL, "audit", "list", "--outcome", "interrupted", "--data-dir", data_dir])
+        self.assertEqual(code, 0, err)
+        listed = [json.loads(line) for line in out.splitlines()]
+        self.assertEqual(sorted(r["seq"] for r in listed), logged)
+        self.assertTrue(all(r["start_seq"] >= 0 for r in listed), listed)
 
     def check_interrupted(self, data_dir, open_starts, totals):
         if not open_starts:
