@@ -298,6 +298,28 @@ TEST(RecordingSinkTest, BeforeTheFinishTheCountsAreTheEstimatedPromptAndOnePerDe
   EXPECT_EQ(facts.completion_tokens, 9);
 }
 
+TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLater) {
+  AuditPolicy open;
+  open.fail_closed = false;
+  Fixture f(open, FastFailingOptions);
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  stream.Sent("data: one\n\n");
+  audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
+  EXPECT_FALSE(f.sink->Record(audit::testing::SampleRecord(1)).WaitCommitted().ok());
+  EXPECT_TRUE(stream.CheckWritable().ok());  // the stream goes on
+  std::string tail = "data: [DONE]\n\n";
+  EXPECT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
+  EXPECT_EQ(tail, "data: [DONE]\n\n");
+  lock.Release();
+  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  EXPECT_EQ(records[1].outcome, "ok");
+  EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: one\n\ndata: [DONE]\n\n")));
+}
+
 TEST(StreamAuditTest, AStreamCutShortIsRecordedWithWhatItGenerated) {
   Fixture f;
   RequestContext ctx = ModelRequest();
