@@ -20,6 +20,7 @@ void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_cloc
     facts->prompt_tokens = event.usage.prompt_tokens;
     facts->completion_tokens = event.usage.completion_tokens;
     facts->usage_reported = true;
+    facts->finish_reason = event.finish_reason;
     return;
   }
   if (!facts->usage_reported) {
@@ -83,6 +84,7 @@ audit::AuditRecord StreamAudit::EndRecord(std::string_view outcome, std::string_
   end.route_decision = facts_.route_decision;
   end.attempts = facts_.attempts;
   end.policy = facts_.policy;
+  if (!facts_.finish_reason.empty()) end.detail = "finish_reason " + facts_.finish_reason;
   // The start record holds the prompt; the end record the answer.
   if (start_record_.content.has_value()) {
     end.content = audit::AuditContent{};

@@ -135,6 +135,7 @@ TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksTo
   EXPECT_EQ(r.backend, "embedded");
   EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(r.route_decision, "embedded (load 0), retried once");
+  EXPECT_EQ(r.detail, "finish_reason stop");
   EXPECT_EQ(r.version, audit::kRecordFormatVersion);
   EXPECT_FALSE(r.content.has_value());  // the default policy keeps no content
   EXPECT_TRUE(r.content_sha256.empty());

@@ -499,6 +499,7 @@ class AuditStreamTest(unittest.TestCase):
         self.assertEqual(record["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
         self.assertEqual(record["request_sha256"], sha256_hex(body))
         self.assertEqual(record["outcome"], "ok")
+        self.assertRegex(record["detail"], "^finish_reason (stop|length)$")
         self.assertEqual(record["http_status"], 200)
         self.assertEqual(record["action"], "http.chat_completions")
         self.assert_model_fields(record)
