@@ -583,6 +583,17 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    // Streams the previous run started and never ended (it died mid-stream) get their end
+    // record before anything is served.
+    kimi::Result<uint64_t> interrupted = audit_sink->RecordInterruptedStreams();
+    if (!interrupted.ok()) {
+      kimi::log::Error("cannot record the interrupted streams in the audit log", {{"error", interrupted.status().ToString()}});
+      return 1;
+    }
+    if (*interrupted > 0) {
+      kimi::log::Warn("streams cut by the previous stop recorded as interrupted",
+                      {{"streams", static_cast<int64_t>(*interrupted)}});
+    }
     if (config.audit.record_requests) auditor.Attach(audit_sink.get());
     trust_audit = audit_sink.get();
     metrics_audit = audit_sink.get();

@@ -20,6 +20,22 @@ void Complete(TicketState* t, Status status, uint64_t seq) {
   t->cv.notify_all();
 }
 
+// The start records of the streams the log shows started and not ended: one indexed read
+// each, however long the log.
+Result<std::vector<AuditRecord>> ReadOpenStreams(AuditStore& store) {
+  KIMI_ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store.OpenStreams());
+  std::vector<AuditRecord> starts;
+  for (uint64_t seq : seqs) {
+    KIMI_ASSIGN_OR_RETURN(std::optional<StoredRecord> start, store.ReadRecord(seq));
+    if (!start.has_value()) {
+      return Status::Corruption("audit database lists stream start record " + std::to_string(seq) +
+                                " as open, but it does not exist; run `kimictl audit verify`");
+    }
+    starts.push_back(std::move(start->record));
+  }
+  return starts;
+}
+
 int64_t SystemNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -49,7 +65,9 @@ Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   const int64_t verify_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - verify_start)
                                 .count();
+  KIMI_ASSIGN_OR_RETURN(std::vector<AuditRecord> open_streams, ReadOpenStreams(*store));
   std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), verified.tree));
+  sink->open_at_start_ = std::move(open_streams);
   KIMI_RETURN_IF_ERROR(sink->Resume(verified));
   sink->writer_ = std::thread([s = sink.get()] { s->WriterLoop(); });
   log::Info("audit log open", {{"path", path}, {"records", static_cast<int64_t>(sink->tree_.size())},
@@ -84,7 +102,30 @@ AuditSink::~AuditSink() { Close(); }
 
 int64_t AuditSink::NowMs() const { return options_.clock_ms ? options_.clock_ms() : SystemNowMs(); }
 
-Ticket AuditSink::Record(AuditRecord record) {
+Ticket AuditSink::Record(AuditRecord record) { return Enqueue(std::move(record), /*keep_on_failure=*/false); }
+
+Ticket AuditSink::RecordWhenWritable(AuditRecord record) {
+  return Enqueue(std::move(record), /*keep_on_failure=*/true);
+}
+
+Result<uint64_t> AuditSink::RecordInterruptedStreams() {
+  std::vector<AuditRecord> starts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    starts.swap(open_at_start_);
+  }
+  std::vector<Ticket> tickets;
+  for (const AuditRecord& start : starts) {
+    AuditRecord end = StreamEndRecord(start);
+    end.outcome = std::string(kOutcomeStreamInterrupted);
+    end.detail = "the daemon stopped before the stream ended; recorded when it started again";
+    tickets.push_back(Record(std::move(end)));
+  }
+  for (const Ticket& t : tickets) KIMI_RETURN_IF_ERROR(t.WaitCommitted());
+  return static_cast<uint64_t>(starts.size());
+}
+
+Ticket AuditSink::Enqueue(AuditRecord record, bool keep_on_failure) {
   auto state = std::make_shared<TicketState>();
   if (record.time_ms == 0) record.time_ms = NowMs();
   record.version = kRecordFormatVersion;  // new records are always written in the current encoding
@@ -100,17 +141,14 @@ Ticket AuditSink::Record(AuditRecord record) {
     // The writer waits for the first pending record, then for the window or a full batch;
     // the records in between need not wake it (it takes them when it next looks).
     if (pending_.empty()) oldest_pending_ = std::chrono::steady_clock::now();
-    pending_.push_back(Pending{std::move(record), state});
+    pending_.push_back(Pending{std::move(record), state, keep_on_failure});
     wake_writer = pending_.size() == 1 || pending_.size() == options_.max_batch;
   }
   if (wake_writer) cv_.notify_one();
   return Ticket(state);
 }
 
-bool AuditSink::Healthy() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return healthy_;
-}
+bool AuditSink::Healthy() const { return healthy_.load(std::memory_order_acquire); }
 
 std::string AuditSink::Reason() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -134,8 +172,8 @@ void AuditSink::SetHealth(const Status& status) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!distrust_.empty()) return;  // stays unhealthy with the distrust reason
     const bool healthy = status.ok();
-    changed = healthy != healthy_;
-    healthy_ = healthy;
+    changed = healthy != healthy_.load(std::memory_order_relaxed);
+    healthy_.store(healthy, std::memory_order_release);
     reason_ = healthy ? std::string() : "audit store cannot write: " + status.ToString();
     reason = reason_;
   }
@@ -282,7 +320,13 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
     ++stats_.failed_batches;
   }
   const Status failure = Status::Unavailable("audit record not committed: " + s.ToString());
-  for (Pending& p : *batch) Complete(p.ticket.get(), failure, 0);
+  for (Pending& p : *batch) {
+    if (p.keep_on_failure) {
+      kept_.push_back(std::move(p));
+    } else {
+      Complete(p.ticket.get(), failure, 0);
+    }
+  }
 }
 
 void AuditSink::CheckpointIfDue() {
@@ -319,7 +363,9 @@ void AuditSink::WriterLoop() {
       std::unique_lock<std::mutex> lock(mu_);
       auto wake = healthy_ ? next_sign : std::min(next_sign, next_probe);
       if (options_.content_retention || options_.content_cutoff_ms) wake = std::min(wake, next_purge);
-      cv_.wait_until(lock, wake, [&] { return !pending_.empty() || !tasks_.empty() || stopping_; });
+      cv_.wait_until(lock, wake, [&] {
+        return !pending_.empty() || !tasks_.empty() || stopping_ || (healthy_ && !kept_.empty());
+      });
       if (!pending_.empty() && options_.commit_window_ms > 0) {
         // Group commit: let the records of requests ending about now join this transaction.
         const auto window_end = oldest_pending_ + std::chrono::milliseconds(options_.commit_window_ms);
@@ -335,6 +381,11 @@ void AuditSink::WriterLoop() {
       tasks.swap(tasks_);
       stop = stopping_ && pending_.empty();
       healthy = healthy_;
+    }
+    // Kept records go first once the store writes again, and once more at the stop.
+    if (!kept_.empty() && (healthy || stop)) {
+      batch.insert(batch.begin(), std::make_move_iterator(kept_.begin()), std::make_move_iterator(kept_.end()));
+      kept_.clear();
     }
     if (!batch.empty()) CommitBatch(&batch);
     batch.clear();
@@ -364,6 +415,13 @@ void AuditSink::WriterLoop() {
       next_sign = now + std::chrono::milliseconds(options_.sign_interval_ms);
     }
     if (stop) {
+      if (!kept_.empty()) {
+        log::Error("audit log closed with stream end records not written (the store still fails); the next start "
+                   "records those streams as interrupted",
+                   {{"records", static_cast<int64_t>(kept_.size())}});
+        for (Pending& p : kept_) Complete(p.ticket.get(), Status::Unavailable("audit log closed before the store wrote again"), 0);
+        kept_.clear();
+      }
       // Signed even when unchanged: the head that marks the stop clean must be a new one.
       close_status_ = SignHead(/*even_if_unchanged=*/true, /*clean=*/true);
       if (!close_status_.ok()) log::Error("audit log: final signed head not stored", {{"error", close_status_.ToString()}});

@@ -25,12 +25,19 @@
 // every ticket of that batch fails with Unavailable, Healthy() turns false and Reason() says
 // why; the daemon then answers model requests with 503. While unhealthy the writer probes the
 // store every probe_interval_ms (by writing a signed head) and turns healthy again when a
-// write succeeds.
+// write succeeds. A record queued with RecordWhenWritable() is not failed with its batch: the
+// writer keeps it and commits it in its first transaction once the store writes again.
 //
-// Thread safety: Record, Healthy, Reason, TreeSize, SignHeadNow, PurgeContentBefore, Distrust
-// may be called from any thread. Close() from one thread, once; the destructor calls it.
+// Streams: the store keeps the streams whose start record has no end record
+// (AuditStore::OpenStreams). Open() reads them (a previous run died mid-stream) and
+// RecordInterruptedStreams() ends each with an "interrupted" record.
+//
+// Thread safety: Record, RecordWhenWritable, RecordInterruptedStreams, Healthy, Reason,
+// TreeSize, SignHeadNow, PurgeContentBefore, Distrust may be called from any thread. Close()
+// from one thread, once; the destructor calls it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -115,8 +122,9 @@ struct AuditSinkStats {
 class AuditSink {
  public:
   // Opens <data_dir>/audit.db and the audit key (creating both when absent), verifies the log
-  // (Corruption naming the first bad seq when it fails), signs a head if records are not
-  // covered by one (after a crash) or else marks the writer state running, starts the writer.
+  // (Corruption naming the first bad seq when it fails), loads the streams left open, signs a
+  // head if records are not covered by one (after a crash) or else marks the writer state
+  // running, starts the writer.
   static Result<std::unique_ptr<AuditSink>> Open(AuditSinkOptions options);
   ~AuditSink();
   AuditSink(const AuditSink&) = delete;
@@ -124,6 +132,17 @@ class AuditSink {
 
   // Queues the record; never blocks on the database. time_ms is set when 0.
   Ticket Record(AuditRecord record);
+  // Like Record(), for a record that must reach the log though the store may be failing now
+  // (the end of a stream whose start is committed): when its transaction fails, the writer
+  // keeps it and commits it once the store writes again; the ticket completes then. Only a
+  // Close() while the store still fails completes it with Unavailable (the stream's start
+  // then stays open, and the next start records it interrupted).
+  Ticket RecordWhenWritable(AuditRecord record);
+  // Appends an "interrupted" end record (AuditRecord::StreamEndRecord of its start) for every
+  // stream that was open when Open() read the log: the previous run stopped without ending
+  // it. Waits for their commit; returns how many. The daemon calls it once, before serving;
+  // later calls find nothing.
+  Result<uint64_t> RecordInterruptedStreams();
 
   bool Healthy() const;
   std::string Reason() const;  // empty when healthy
@@ -153,6 +172,7 @@ class AuditSink {
   struct Pending {
     AuditRecord record;
     std::shared_ptr<TicketState> ticket;
+    bool keep_on_failure = false;  // RecordWhenWritable()
   };
   using Task = std::function<void(AuditStore*)>;
 
@@ -160,6 +180,7 @@ class AuditSink {
   int64_t NowMs() const;
   // Takes over a verified log (from Open, before the writer starts).
   Status Resume(const VerifiedLog& verified);
+  Ticket Enqueue(AuditRecord record, bool keep_on_failure);
   void WriterLoop();
   void CommitBatch(std::vector<Pending>* batch);
   // Checkpoints the write-ahead log once it holds enough pages, after the commits are acknowledged.
@@ -181,6 +202,7 @@ class AuditSink {
   uint64_t heads_ = 0;                // signed heads stored (counted in the writer state)
   CompactTree checkpoint_;            // the tree verified at Open (the next start resumes there)
   std::optional<int64_t> last_time_ms_;  // of the last committed record
+  std::vector<Pending> kept_;  // RecordWhenWritable() records whose transaction failed
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -188,11 +210,13 @@ class AuditSink {
   std::chrono::steady_clock::time_point oldest_pending_;  // guarded by mu_; when pending_ got its first
   std::deque<Task> tasks_;        // guarded by mu_
   bool stopping_ = false;         // guarded by mu_
-  bool healthy_ = true;           // guarded by mu_
+  // Written under mu_; read without it by Healthy(), which streams ask at every frame.
+  std::atomic<bool> healthy_{true};
   std::string distrust_;          // guarded by mu_; set once by Distrust()
   std::string reason_;            // guarded by mu_
   uint64_t committed_size_ = 0;   // guarded by mu_
   AuditSinkStats stats_;          // guarded by mu_
+  std::vector<AuditRecord> open_at_start_;  // guarded by mu_; start records, set by Open()
   Status close_status_;           // written by the writer before it exits
 
   std::once_flag close_once_;

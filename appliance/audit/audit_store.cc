@@ -77,6 +77,11 @@ CREATE TABLE IF NOT EXISTS audit_writer_state(
   signature BLOB NOT NULL,
   verified_edge BLOB NOT NULL
 );
+-- The streams whose start record has no end record yet, kept by WriteRows in the transaction
+-- of the record that starts or ends one (see OpenStreams in the header).
+CREATE TABLE IF NOT EXISTS audit_open_streams(
+  seq INTEGER PRIMARY KEY NOT NULL
+);
 )sql";
 
 // Columns added after record format version 1, in the order the SELECTs read them, with what
@@ -94,6 +99,7 @@ constexpr AddedColumn kLaterColumns[] = {
     {"route_decision", "TEXT NOT NULL DEFAULT ''", "''"},     // version 2
     {"attempts", "INTEGER NOT NULL DEFAULT 0", "0"},          // version 2
     {"client_request_id", "TEXT NOT NULL DEFAULT ''", "''"},  // version 3
+    {"start_seq", "INTEGER NOT NULL DEFAULT -1", "-1"},       // version 4
 };
 constexpr size_t kClientRequestIdColumn = 4;  // in kLaterColumns
 
@@ -226,17 +232,18 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
   d.Text(24, "route_decision", &r.route_decision);
   d.Int(25, "attempts", &r.attempts);
   d.Text(26, "client_request_id", &r.client_request_id);
+  d.Int(27, "start_seq", &r.start_seq);
   out.decode_error = d.status();
   if (out.decode_error.ok() && !IsKnownRecordVersion(r.version)) {
     out.decode_error = Status::Corruption("column v holds unknown record version " + std::to_string(r.version));
     r.version = kRecordFormatVersion;  // something CanonicalRecordBytes can encode
   }
   DecodePolicy(policy, &r, &out.decode_error);
-  if (with_content && sqlite3_column_type(st, 27) != SQLITE_NULL) {
+  if (with_content && sqlite3_column_type(st, 28) != SQLITE_NULL) {
     AuditContent c;
     RowDecoder cd(st);
-    cd.Text(27, "prompt", &c.prompt);
-    cd.Text(28, "completion", &c.completion);
+    cd.Text(28, "prompt", &c.prompt);
+    cd.Text(29, "completion", &c.completion);
     if (!cd.status().ok() && out.decode_error.ok()) out.decode_error = cd.status();
     r.content = std::move(c);
   }
@@ -316,6 +323,8 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
 }
 
 AuditStore::~AuditStore() {
+  sqlite3_finalize(open_stream_);
+  sqlite3_finalize(close_stream_);
   sqlite3_finalize(insert_record_);
   sqlite3_finalize(insert_content_);
   sqlite3_finalize(upsert_tree_);
@@ -387,9 +396,12 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
       "INSERT INTO audit_records(seq, time_ms, actor, role, source, request_id, action, target, model, "
       "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
       "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
-      "client_request_id) "
-      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)",
+      "client_request_id, start_seq) "
+      "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+      "?28)",
       &insert_record_));
+  KIMI_RETURN_IF_ERROR(Prepare("INSERT INTO audit_open_streams(seq) VALUES(?1)", &open_stream_));
+  KIMI_RETURN_IF_ERROR(Prepare("DELETE FROM audit_open_streams WHERE seq = ?1", &close_stream_));
   KIMI_RETURN_IF_ERROR(
       Prepare("INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)", &insert_content_));
   KIMI_RETURN_IF_ERROR(Prepare(
@@ -428,9 +440,11 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
     BindText(st, 25, r.route_decision);
     sqlite3_bind_int64(st, 26, r.attempts);
     BindText(st, 27, r.client_request_id);
+    sqlite3_bind_int64(st, 28, r.start_seq);
     int rc = sqlite3_step(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert record");
+    KIMI_RETURN_IF_ERROR(TrackStream(r));
     if (r.content.has_value()) {
       sqlite3_stmt* cs = insert_content_;
       sqlite3_reset(cs);
@@ -450,6 +464,37 @@ Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree
   sqlite3_clear_bindings(upsert_tree_);
   if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store the tree");
   return Status::OK();
+}
+
+Status AuditStore::TrackStream(const AuditRecord& r) {
+  sqlite3_stmt* st = nullptr;
+  int64_t seq = 0;
+  if (r.outcome == kOutcomeStreamStarted) {
+    st = open_stream_;
+    seq = static_cast<int64_t>(r.seq);
+  } else if (r.start_seq != kNoStartSeq) {
+    st = close_stream_;
+    seq = r.start_seq;
+  } else {
+    return Status::OK();
+  }
+  sqlite3_reset(st);
+  sqlite3_bind_int64(st, 1, seq);
+  const int rc = sqlite3_step(st);
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot track an open stream");
+  return Status::OK();
+}
+
+Result<std::vector<uint64_t>> AuditStore::OpenStreams() {
+  Statement st;
+  int rc = sqlite3_prepare_v2(db_, "SELECT seq FROM audit_open_streams ORDER BY seq", -1, st.out(), nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the open streams");
+  std::vector<uint64_t> seqs;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    seqs.push_back(static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0)));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read the open streams");
+  return seqs;
 }
 
 Status AuditStore::AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after) {

@@ -6,7 +6,8 @@
 // record.h, plus the leaf hash the writer computed; a writable store adds the columns of
 // later record format versions to an older database), audit_content (purgeable text),
 // audit_heads (signed tree heads), audit_tree (the writer's compact tree: size and edge),
-// audit_writer_state (the writer's signed state, writer_state.h).
+// audit_writer_state (the writer's signed state, writer_state.h),
+// audit_open_streams (the seq of every stream start record that has no end record yet).
 // Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
 // verifier can tell an edited row from an intact one.
 //
@@ -92,7 +93,9 @@ class AuditStore {
   Result<CompactTree> LoadTree();
 
   // Writes the rows and the tree after them in one transaction (BEGIN IMMEDIATE ... COMMIT);
-  // nothing is written when it fails.
+  // nothing is written when it fails. A row with outcome kOutcomeStreamStarted is added to the
+  // open streams, a row with a start_seq removes that stream from them, in the same
+  // transaction: the open streams are always those the log shows started and not ended.
   Status AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after);
   // Pages in the write-ahead log as of the last commit. A writable store turns SQLite's
   // automatic checkpoint off: that one runs inside the COMMIT that crosses its threshold, so
@@ -113,6 +116,9 @@ class AuditStore {
   Result<std::optional<WriterState>> ReadWriterState();
   // Number of stored signed heads.
   Result<uint64_t> HeadCount();
+  // The seq of every stream start record without an end record, in order. Reads only the
+  // open streams' table (as many rows as streams were open), never the log. Writable stores.
+  Result<std::vector<uint64_t>> OpenStreams();
   // Deletes stored content of records older than cutoff_ms; returns how many were purged.
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 
@@ -159,6 +165,8 @@ class AuditStore {
   Status RunKept(const char* sql, sqlite3_stmt** stmt);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
   Status WriteHead(const SignedTreeHead& head);
+  // Adds a stream start to the open streams, or removes the stream an end record ends.
+  Status TrackStream(const AuditRecord& record);
   Result<bool> HasColumn(const char* table, const char* column);
   // The columns ScanRecords reads (DecodeRow's order).
   std::string ScanColumns() const;
@@ -173,7 +181,7 @@ class AuditStore {
   std::string LaterColumn(size_t i) const;
 
   sqlite3* db_;
-  std::array<bool, 5> later_columns_present_{};  // of kLaterColumns; set by Open
+  std::array<bool, 6> later_columns_present_{};  // of kLaterColumns; set by Open
   int wal_pages_ = 0;  // set by the WAL hook after each commit
   // Prepared once on first use by the writer; finalised in the destructor.
   sqlite3_stmt* insert_record_ = nullptr;
@@ -181,6 +189,8 @@ class AuditStore {
   sqlite3_stmt* upsert_tree_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;
+  sqlite3_stmt* open_stream_ = nullptr;
+  sqlite3_stmt* close_stream_ = nullptr;
 };
 
 }  // namespace kimi::audit

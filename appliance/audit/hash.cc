@@ -62,6 +62,16 @@ Hash Sha256Stream::Finish() {
   return out;
 }
 
+Hash Sha256Stream::DigestWith(std::string_view more) const {
+  std::unique_ptr<EVP_MD_CTX, MdCtxDeleter> copy(EVP_MD_CTX_new());
+  if (copy == nullptr || EVP_MD_CTX_copy_ex(copy.get(), ctx_->md.get()) != 1) std::abort();
+  if (EVP_DigestUpdate(copy.get(), more.data(), more.size()) != 1) std::abort();
+  Hash out{};
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(copy.get(), out.data(), &len) != 1 || len != kHashSize) std::abort();
+  return out;
+}
+
 std::string ToHex(std::span<const uint8_t> bytes) {
   return HexEncode(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }

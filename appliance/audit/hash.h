@@ -39,6 +39,8 @@ class Sha256Stream {
   uint64_t bytes() const { return bytes_; }
   // The digest of everything given so far; the stream may not be updated afterwards.
   Hash Finish();
+  // The digest of everything given so far followed by `more`; the stream is unchanged.
+  Hash DigestWith(std::string_view more) const;
 
  private:
   struct Context;

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kCsvHeader =
     "type,seq,time,time_ms,actor,role,source,request_id,action,target,model,model_digest,outcome,http_status,"
     "prompt_tokens,completion_tokens,ttft_us,total_us,policy,request_sha256,response_sha256,detail,"
-    "content_sha256,v,backend,route_decision,attempts,client_request_id,leaf_hash,tree_size,timestamp_ms,root_hash,key_id,"
+    "content_sha256,v,backend,route_decision,attempts,client_request_id,start_seq,leaf_hash,tree_size,timestamp_ms,root_hash,key_id,"
     "signature";
 
 void WriteCsvRecord(const AuditRecord& r, const Hash& leaf, std::ostream& out) {
@@ -34,12 +34,15 @@ void WriteCsvRecord(const AuditRecord& r, const Hash& leaf, std::ostream& out) {
   line.append(",").append(CsvField(r.backend)).append(",").append(CsvField(r.route_decision));
   line.append(",").append(std::to_string(r.attempts));
   line.append(",").append(CsvField(r.client_request_id));
+  // Empty for a record that ends no stream: a leading '-' would read as a formula.
+  line.append(",");
+  if (r.start_seq != kNoStartSeq) line.append(std::to_string(r.start_seq));
   line.append(",").append(ToHex(leaf)).append(",,,,,\n");
   out << line;
 }
 
 void WriteCsvHead(const SignedTreeHead& h, std::ostream& out) {
-  out << "signed_head,," << FormatUtcMillis(h.timestamp_ms) << std::string(27, ',') << h.tree_size << ','
+  out << "signed_head,," << FormatUtcMillis(h.timestamp_ms) << std::string(28, ',') << h.tree_size << ','
       << h.timestamp_ms << ',' << ToHex(h.root_hash) << ',' << ToHex(h.key_id) << ','
       << ToHex(std::span<const uint8_t>(h.signature)) << '\n';
 }

@@ -136,7 +136,7 @@ TEST_F(TamperTest, InsertedRowWithRenumbering) {
             "INSERT INTO audit_records SELECT 8, time_ms, actor, role, source, 'req-forged', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
             "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
-            "client_request_id FROM audit_records WHERE seq = 7;");
+            "client_request_id, start_seq FROM audit_records WHERE seq = 7;");
   ExpectFirstBad(8);
 }
 
@@ -145,7 +145,7 @@ TEST_F(TamperTest, AppendedRow) {
             "INSERT INTO audit_records SELECT 20, time_ms, actor, role, source, 'req-late', action, target, model, "
             "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
             "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
-            "client_request_id FROM audit_records WHERE seq = 19;");
+            "client_request_id, start_seq FROM audit_records WHERE seq = 19;");
   ExpectFirstBad(20);
 }
 

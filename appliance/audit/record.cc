@@ -48,13 +48,35 @@ void NormalizeRecord(AuditRecord* r) {
   }
 }
 
+AuditRecord StreamEndRecord(const AuditRecord& start) {
+  AuditRecord end;
+  end.actor = start.actor;
+  end.role = start.role;
+  end.source = start.source;
+  end.request_id = start.request_id;
+  end.client_request_id = start.client_request_id;
+  end.action = start.action;
+  end.target = start.target;
+  end.model = start.model;
+  end.model_digest = start.model_digest;
+  end.backend = start.backend;
+  end.route_decision = start.route_decision;
+  end.attempts = start.attempts;
+  end.policy = start.policy;
+  end.request_sha256 = start.request_sha256;
+  end.http_status = start.http_status;
+  end.start_seq = static_cast<int64_t>(start.seq);
+  return end;
+}
+
 bool IsKnownRecordVersion(int64_t version) {
   return version >= kOldestRecordFormatVersion && version <= kRecordFormatVersion;
 }
 
 std::string CanonicalRecordBytes(const AuditRecord& r) {
   // Keys in byte order; docs/audit.md lists them. Version 1 lacks the backend keys, versions
-  // 1 and 2 lack client_request_id: each record hashes with the keys of its own version.
+  // 1 and 2 lack client_request_id, versions 1 to 3 lack start_seq: each record hashes with
+  // the keys of its own version.
   const bool v2 = r.version >= 2;
   CanonicalObject o;
   o.Add("action", r.action).Add("actor", r.actor);
@@ -74,8 +96,9 @@ std::string CanonicalRecordBytes(const AuditRecord& r) {
       .Add("response_sha256", r.response_sha256)
       .Add("role", r.role);
   if (v2) o.Add("route_decision", r.route_decision);
-  return o.Add("seq", static_cast<int64_t>(r.seq))
-      .Add("source", r.source)
+  o.Add("seq", static_cast<int64_t>(r.seq)).Add("source", r.source);
+  if (r.version >= 4) o.Add("start_seq", r.start_seq);
+  return o
       .Add("target", r.target)
       .Add("time_ms", r.time_ms)
       .Add("total_us", r.total_us)
@@ -146,6 +169,7 @@ nlohmann::json RecordToJson(const AuditRecord& r) {
     j["attempts"] = r.attempts;
   }
   if (r.version >= 3) j["client_request_id"] = r.client_request_id;
+  if (r.version >= 4) j["start_seq"] = r.start_seq;
   if (r.content.has_value()) {
     j["content"] = {{"prompt", r.content->prompt}, {"completion", r.content->completion}};
   }
@@ -215,6 +239,7 @@ Result<AuditRecord> RecordFromJson(const nlohmann::json& j) {
     f.Int("attempts", &r.attempts);
   }
   if (r.version >= 3) f.Text("client_request_id", &r.client_request_id);
+  if (r.version >= 4) f.Int("start_seq", &r.start_seq);
   KIMI_RETURN_IF_ERROR(f.status());
   if (seq < 0) return Status::InvalidArgument("record field 'seq' is negative");
   if (!IsKnownRecordVersion(r.version)) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,11 +22,21 @@
 namespace kimi::audit {
 
 // Version of the canonical encoding; written as "v" into every record. Older records (version
-// 1 before the backend fields existed, version 2 before client_request_id) keep their version
-// and their bytes; new records are written at the current version. docs/audit.md lists each
-// version's keys.
-inline constexpr int64_t kRecordFormatVersion = 3;
+// 1 before the backend fields existed, version 2 before client_request_id, version 3 before
+// start_seq) keep their version and their bytes; new records are written at the current
+// version. docs/audit.md lists each version's keys.
+inline constexpr int64_t kRecordFormatVersion = 4;
 inline constexpr int64_t kOldestRecordFormatVersion = 1;
+
+// A streamed response has two records: one committed before its first byte, with this
+// outcome, and one when it ends (its outcome, what was sent), whose start_seq is the first's
+// seq. The store keeps the set of started streams without an end (AuditStore::OpenStreams).
+inline constexpr std::string_view kOutcomeStreamStarted = "started";
+// The outcome of the end record of a stream cut short by the daemon: stopping with the stream
+// still running, or dying (written at the next start, AuditSink::RecordInterruptedStreams).
+inline constexpr std::string_view kOutcomeStreamInterrupted = "interrupted";
+// start_seq of a record that ends no stream.
+inline constexpr int64_t kNoStartSeq = -1;
 
 struct AuditContent {
   std::string prompt;      // after redaction
@@ -59,6 +70,9 @@ struct AuditRecord {
   // Since version 3: the X-Request-Id the client sent, whatever it was ("" when none); the
   // server never adopts it as request_id, so two requests cannot share an id.
   std::string client_request_id;
+  // Since version 4: for the record that ends a streamed response, the seq of the record that
+  // started it; kNoStartSeq for every other record.
+  int64_t start_seq = kNoStartSeq;
   std::string request_sha256;   // hex of the request body's SHA-256; empty when no body
   std::string response_sha256;  // hex of the response body's SHA-256; empty when no body
   std::string detail;      // free text for administrative acts
@@ -67,6 +81,13 @@ struct AuditRecord {
 
   bool operator==(const AuditRecord&) const = default;
 };
+
+// The record that ends the stream `start` started: the request's identity as the start
+// recorded it (actor, role, source, request ids, action, target, model and digest, backend,
+// router decision, attempts, policy decisions, request hash, HTTP status) with start_seq set
+// to start.seq. The caller adds what the end knows (outcome, response hash, tokens, timings,
+// content); time_ms is left 0 for the sink.
+AuditRecord StreamEndRecord(const AuditRecord& start);
 
 // Passes every text field through AuditText (audit_text.h: valid UTF-8, line-breaking
 // characters escaped, bounded in length with the whole value's digest) and sets

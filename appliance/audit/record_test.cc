@@ -65,14 +65,20 @@ TEST(CanonicalRecord, ExactBytesOfAKnownVersion2Record) {
             R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":2})");
 }
 
-TEST(CanonicalRecord, ExactBytesOfAKnownVersion3Record) {
+// KnownRecord with the fields of versions 2 and 3 set.
+AuditRecord KnownRecordWithLaterFields() {
   AuditRecord r = KnownRecord();
   r.backend = "embedded";
   r.route_decision = "only candidate";
   r.attempts = 1;
   r.client_request_id = "client-7";
+  return r;
+}
+
+TEST(CanonicalRecord, ExactBytesOfAKnownVersion3Record) {
+  AuditRecord r = KnownRecordWithLaterFields();
+  r.version = 3;
   NormalizeRecord(&r);
-  EXPECT_EQ(r.version, 3);
   EXPECT_EQ(CanonicalRecordBytes(r),
             R"({"action":"chat.completions","actor":"key_ab12","attempts":1,"backend":"embedded",)"
             R"("client_request_id":"client-7","completion_tokens":34,"content_sha256":"",)"
@@ -81,6 +87,21 @@ TEST(CanonicalRecord, ExactBytesOfAKnownVersion3Record) {
             R"("response_sha256":"bb","role":"user","route_decision":"only candidate","seq":7,)"
             R"("source":"10.0.0.5:51234","target":"",)"
             R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":3})");
+}
+
+TEST(CanonicalRecord, ExactBytesOfAKnownVersion4Record) {
+  AuditRecord r = KnownRecordWithLaterFields();
+  r.start_seq = 5;
+  NormalizeRecord(&r);
+  EXPECT_EQ(r.version, 4);
+  EXPECT_EQ(CanonicalRecordBytes(r),
+            R"({"action":"chat.completions","actor":"key_ab12","attempts":1,"backend":"embedded",)"
+            R"("client_request_id":"client-7","completion_tokens":34,"content_sha256":"",)"
+            R"("detail":"","http_status":200,"model":"kimi-k3","model_digest":"sha256:00ff","outcome":"ok",)"
+            R"("policy":["allow"],"prompt_tokens":12,"request_id":"req-1","request_sha256":"aa",)"
+            R"("response_sha256":"bb","role":"user","route_decision":"only candidate","seq":7,)"
+            R"("source":"10.0.0.5:51234","start_seq":5,"target":"",)"
+            R"("time_ms":1790000000123,"total_us":78000,"ttft_us":5600,"v":4})");
 }
 
 // Finding 2 of the pen test: a 7 MB login name was stored as actor, target and in the detail,

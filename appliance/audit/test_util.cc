@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 
@@ -132,6 +136,36 @@ void CopyLogFiles(const std::string& from_dir, const std::string& to_dir) {
     fs::copy_file(from_dir + "/" + name, to_dir + "/" + name, fs::copy_options::overwrite_existing);
     fs::permissions(to_dir + "/" + name, fs::perms::owner_read | fs::perms::owner_write);
   }
+}
+
+DatabaseWriteLock::DatabaseWriteLock(const std::string& db_path) {
+  EXPECT_EQ(sqlite3_open(db_path.c_str(), &db_), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+}
+
+void DatabaseWriteLock::Release() {
+  if (db_ == nullptr) return;
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+bool Eventually(const std::function<bool()>& cond) {
+  for (int i = 0; i < 2000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return cond();
+}
+
+bool RunThenKill9(const std::function<bool()>& work) {
+  const pid_t child = ::fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    if (!work()) ::_exit(3);
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(4);
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child) return false;
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 }
 
 int RunStandaloneVerifier(const std::string& args) {

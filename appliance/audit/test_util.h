@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "audit/audit_sink.h"
 #include "audit/record.h"
 #include "audit/signed_head.h"
+
+struct sqlite3;
 
 namespace kimi::audit::testing {
 
@@ -53,5 +56,25 @@ void ForgeRow(const std::string& db_path, AuditRecord r);
 // Copies audit.db (with its write-ahead log) and the audit key from one directory to another:
 // taken while a sink is open, the copy is the log as a crash (kill -9) would leave it.
 void CopyLogFiles(const std::string& from_dir, const std::string& to_dir);
+// Holds the write lock of the database at db_path (BEGIN EXCLUSIVE on a connection of its
+// own), as another process can, until Release() or destruction: the sink's writes then fail.
+class DatabaseWriteLock {
+ public:
+  explicit DatabaseWriteLock(const std::string& db_path);
+  ~DatabaseWriteLock() { Release(); }
+  DatabaseWriteLock(const DatabaseWriteLock&) = delete;
+  DatabaseWriteLock& operator=(const DatabaseWriteLock&) = delete;
+  void Release();
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// Polls cond for up to ~20 s; a bound against hanging, not a timing assertion.
+bool Eventually(const std::function<bool()>& cond);
+
+// Runs `work` in a forked child, which then dies by SIGKILL (no orderly shutdown) or exits 3
+// when work returns false. True when the child died by SIGKILL.
+bool RunThenKill9(const std::function<bool()>& work);
 
 }  // namespace kimi::audit::testing

@@ -14,6 +14,7 @@
 #include "audit/audit_key.h"
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
+#include "audit/audit_text.h"
 #include "audit/export_verifier.h"
 #include "audit/log_export.h"
 #include "audit/log_proofs.h"
@@ -325,6 +326,49 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   return kExitOk;
 }
 
+int RunAuditList(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  Result<Args> a = ParseArgs(argv, WithCommon({"outcome", "action", "actor", "model", "request-id",
+                                               "client-request-id", "since", "until", "limit"}));
+  if (!a.ok()) return Fail(a.status(), err);
+  if (!a->positional.empty()) {
+    err << "usage: kimictl audit list [--outcome O] [--action A] [--actor A] [--model M] [--request-id ID] "
+           "[--client-request-id ID] [--since T] [--until T] [--limit N]\n";
+    return kExitUsage;
+  }
+  audit::RecordQuery q;
+  q.with_content = false;
+  // Stored values went through AuditText (escaped, bounded); a filter is made the same way.
+  for (auto [name, field] : {std::pair{"outcome", &q.outcome}, {"action", &q.action}, {"actor", &q.actor},
+                             {"model", &q.model}, {"request-id", &q.request_id},
+                             {"client-request-id", &q.client_request_id}}) {
+    if (a->options.count(name)) *field = audit::AuditText(Opt(*a, name));
+  }
+  for (auto [name, field] : {std::pair{"since", &q.since_ms}, {"until", &q.until_ms}}) {
+    if (!a->options.count(name)) continue;
+    Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, name));
+    if (!t.ok()) return Fail(t.status(), err);
+    *field = *t;
+  }
+  if (a->options.count("limit")) {
+    Result<uint64_t> limit = ParseCount(Opt(*a, "limit"), "--limit");
+    if (!limit.ok()) return Fail(limit.status(), err);
+    q.limit = *limit;
+  }
+  Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
+  if (!store.ok()) return Fail(store.status(), err);
+  uint64_t listed = 0;
+  Status s = (*store)->ScanRecords(q, [&](audit::StoredRecord& row) {
+    nlohmann::json j = audit::RecordToJson(row.record);
+    if (!row.decode_error.ok()) j["decode_error"] = row.decode_error.message();
+    out << j.dump() << "\n";
+    ++listed;
+    return Status::OK();
+  });
+  if (!s.ok()) return Fail(s, err);
+  err << listed << " record(s)\n";
+  return kExitOk;
+}
+
 int RunAuditHead(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   Result<Args> a = ParseArgs(argv, WithCommon({"out"}));
   if (!a.ok()) return Fail(a.status(), err);
@@ -343,5 +387,6 @@ int RunAuditConsistency(const std::vector<std::string>& args) { return RunAuditC
 int RunAuditExport(const std::vector<std::string>& args) { return RunAuditExport(args, std::cout, std::cerr); }
 int RunAuditHead(const std::vector<std::string>& args) { return RunAuditHead(args, std::cout, std::cerr); }
 int RunAuditWitness(const std::vector<std::string>& args) { return RunAuditWitness(args, std::cout, std::cerr); }
+int RunAuditList(const std::vector<std::string>& args) { return RunAuditList(args, std::cout, std::cerr); }
 
 }  // namespace kimi::cli

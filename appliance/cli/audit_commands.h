@@ -1,5 +1,5 @@
-// `kimictl audit ...` subcommands: verify, prove, consistency, export, head, witness. kimictl's main parses
-// the command word and hands the remaining arguments here.
+// `kimictl audit ...` subcommands: verify, prove, consistency, export, head, witness, list.
+// kimictl's main parses the command word and hands the remaining arguments here.
 //
 // These work on the audit database read-only (audit.db in the data directory); they never
 // write it, so they may run while the daemon runs. Exit codes: 0 success, 1 verification
@@ -38,6 +38,11 @@ int RunAuditHead(const std::vector<std::string>& args, std::ostream& out, std::o
 // JSON line on stdout, pretty JSON to --out, or a line appended to WITNESS.jsonl (not repeated
 // when that head is already there). Exit 1, nothing witnessed, when the log fails.
 int RunAuditWitness(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// audit list [--outcome O] [--action A] [--actor A] [--model M] [--request-id ID]
+//            [--client-request-id ID] [--since T] [--until T] [--limit N] [common options]
+// Prints the matching records, one JSON object a line (GET /admin/v1/audit's fields, no
+// content), oldest first; `--outcome interrupted` lists the streams the daemon cut short.
+int RunAuditList(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The same, on std::cout and std::cerr.
 int RunAuditVerify(const std::vector<std::string>& args);
@@ -46,5 +51,6 @@ int RunAuditConsistency(const std::vector<std::string>& args);
 int RunAuditExport(const std::vector<std::string>& args);
 int RunAuditHead(const std::vector<std::string>& args);
 int RunAuditWitness(const std::vector<std::string>& args);
+int RunAuditList(const std::vector<std::string>& args);
 
 }  // namespace kimi::cli

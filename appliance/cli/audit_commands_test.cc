@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -140,6 +141,24 @@ TEST_F(AuditCommandsTest, ExportAndHead) {
   EXPECT_EQ(Run(RunAuditExport, {"--bogus", "1"}), 2);
   ASSERT_EQ(Run(RunAuditHead, {}), 0);
   EXPECT_EQ(nlohmann::json::parse(out_.str())["tree_size"], 9);
+}
+
+TEST_F(AuditCommandsTest, ListFiltersByOutcome) {
+  // Sample records are all "ok"; one is made an interrupted stream's end.
+  TamperSql(dir_.File("audit.db"), "UPDATE audit_records SET outcome = 'interrupted' WHERE seq = 5");
+  ASSERT_EQ(Run(RunAuditList, {"--outcome", "interrupted"}), 0) << err_.str();
+  std::istringstream lines(out_.str());
+  std::vector<nlohmann::json> listed;
+  for (std::string line; std::getline(lines, line);) listed.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(listed.size(), 1u) << out_.str();
+  EXPECT_EQ(listed[0]["seq"], 5);
+  EXPECT_EQ(listed[0]["outcome"], "interrupted");
+  EXPECT_FALSE(listed[0].contains("content"));
+  ASSERT_EQ(Run(RunAuditList, {"--limit", "3"}), 0);
+  const std::string three = out_.str();
+  EXPECT_EQ(std::count(three.begin(), three.end(), '\n'), 3);
+  EXPECT_EQ(Run(RunAuditList, {"--limit", "x"}), 2);
+  EXPECT_EQ(Run(RunAuditList, {"extra"}), 2);
 }
 
 TEST_F(AuditCommandsTest, BundleExportVerifiesThenAnEditIsReported) {

@@ -123,16 +123,14 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;
     if (ctx->stream_audit != nullptr) {
-      // A stream's record is committed when the stream ends (generation_audit.h); a stream
-      // that could not be recorded does not start.
-      if (Status writable = services_.auditor->CheckWritable(); !writable.ok()) {
+      // A stream's start record is committed here, before its first byte, and its end record
+      // when it ends (generation_audit.h); a stream whose start is not committed does not start.
+      if (!services_.auditor->Records(*ctx)) return;
+      Status started = ctx->stream_audit->Start(
+          services_.auditor, services_.auditor->RecordOf(Exchange{ctx, req.method, req.path, res.status, req.body, {}}));
+      if (!started.ok()) {
         ctx->stream_audit.reset();
-        ReplaceWithAuditError(writable, *ctx, res);
-        return;
-      }
-      if (services_.auditor->Records(*ctx)) {
-        ctx->stream_audit->Arm(services_.auditor,
-                               services_.auditor->RecordOf(Exchange{ctx, req.method, req.path, res.status, req.body, {}}));
+        ReplaceWithAuditError(started, *ctx, res);
       }
       return;
     }
@@ -210,7 +208,7 @@ Dispatcher::Outcome Dispatcher::Process(httplib::Stream& stream, RequestContext&
   if (ctx.stream_audit != nullptr && !ctx.stream_audit->finished()) {
     // The stream ended without its provider finishing it: the server stopped or the library
     // gave up writing. Its record is written now, before the connection is released.
-    Status audited = ctx.stream_audit->Finish(kOutcomeInterrupted, {});
+    Status audited = ctx.stream_audit->Finish(kOutcomeInterrupted, nullptr);
     if (!audited.ok()) log::Error("interrupted stream not recorded", {{"request_id", ctx.request_id}, {"error", audited.ToString()}});
   }
   ctx.stream_audit.reset();

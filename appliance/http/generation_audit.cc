@@ -1,5 +1,6 @@
 #include "http/generation_audit.h"
 
+#include "http/error_response.h"
 #include "http/request_audit.h"
 
 namespace kimi::http {
@@ -19,6 +20,7 @@ void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_cloc
     facts->prompt_tokens = event.usage.prompt_tokens;
     facts->completion_tokens = event.usage.completion_tokens;
     facts->usage_reported = true;
+    facts->finish_reason = event.finish_reason;
     return;
   }
   if (!facts->usage_reported) {
@@ -42,36 +44,86 @@ bool RecordingSink::Emit(const api::StreamEvent& event) {
   return next_.Emit(event);
 }
 
-void StreamAudit::Arm(const RequestAuditor* auditor, audit::AuditRecord record) {
-  auditor_ = auditor;
-  record_ = std::move(record);
+std::string AuditErrorFrame(std::string_view reason) {
+  return "data: " + RenderErrorBody(AuditUnavailable(reason)) + "\n\n";
 }
 
-Status StreamAudit::Finish(std::string_view outcome, std::string_view final_bytes) {
-  if (finished_) return Status::OK();
-  finished_ = true;
-  sent_.Update(final_bytes);
-  if (auditor_ == nullptr) return Status::OK();
-  record_.outcome = std::string(outcome);
-  record_.total_us = MicrosSince(start_);
-  record_.response_sha256 = audit::ToHex(sent_.Finish());
-  record_.ttft_us = facts_.ttft_us;
-  record_.prompt_tokens = facts_.prompt_tokens;
-  record_.completion_tokens = facts_.completion_tokens;
-  record_.model_digest = facts_.model_digest;
-  record_.backend = facts_.backend;
-  record_.route_decision = facts_.route_decision;
-  record_.attempts = facts_.attempts;
-  record_.policy = facts_.policy;
-  if (record_.content.has_value()) {
+Status StreamAudit::Start(const RequestAuditor* auditor, audit::AuditRecord record) {
+  auditor_ = auditor;
+  record.outcome = std::string(audit::kOutcomeStreamStarted);
+  // Before the finish event the backend has reported no count: the admission estimate.
+  record.prompt_tokens = facts_.estimated_prompt_tokens;
+  record.completion_tokens = 0;
+  record.response_sha256.clear();
+  start_record_ = record;
+  Result<uint64_t> committed = auditor_->TryCommit(std::move(record));
+  if (committed.ok()) {
+    start_seq_ = *committed;
+    start_record_.seq = *committed;
+    return Status::OK();
+  }
+  return auditor_->Uncommitted(committed.status(), start_record_.request_id);
+}
+
+Status StreamAudit::CheckWritable() const {
+  return auditor_ == nullptr ? Status::OK() : auditor_->CheckWritable();
+}
+
+audit::AuditRecord StreamAudit::EndRecord(std::string_view outcome, std::string_view tail) const {
+  audit::AuditRecord end = audit::StreamEndRecord(start_record_);
+  // A start that was not committed (audit.fail_closed off) has no seq to point to.
+  if (!start_seq_) end.start_seq = audit::kNoStartSeq;
+  end.outcome = std::string(outcome);
+  end.total_us = MicrosSince(start_);
+  end.response_sha256 = audit::ToHex(sent_.DigestWith(tail));
+  end.ttft_us = facts_.ttft_us;
+  end.prompt_tokens = facts_.prompt_tokens;
+  end.completion_tokens = facts_.completion_tokens;
+  end.model_digest = facts_.model_digest;
+  end.backend = facts_.backend;
+  end.route_decision = facts_.route_decision;
+  end.attempts = facts_.attempts;
+  end.policy = facts_.policy;
+  if (!facts_.finish_reason.empty()) end.detail = "finish_reason " + facts_.finish_reason;
+  // The start record holds the prompt; the end record the answer.
+  if (start_record_.content.has_value()) {
+    end.content = audit::AuditContent{};
     if (!facts_.stored_content) {
-      record_.content->completion = facts_.completion_text;
+      end.content->completion = facts_.completion_text;
     } else if (std::optional<audit::AuditContent> kept = facts_.stored_content({}, facts_.completion_text)) {
-      record_.content->completion = std::move(kept->completion);
+      end.content->completion = std::move(kept->completion);
     }
   }
-  const std::string request_id = record_.request_id;
-  return auditor_->CommitRecord(std::move(record_), request_id);
+  return end;
+}
+
+Status StreamAudit::Finish(std::string_view outcome, std::string* final_bytes) {
+  if (finished_) return Status::OK();
+  finished_ = true;
+  if (auditor_ == nullptr) {
+    if (final_bytes != nullptr) sent_.Update(*final_bytes);
+    return Status::OK();
+  }
+  const std::string& request_id = start_record_.request_id;
+  const std::string_view tail = final_bytes == nullptr ? std::string_view() : std::string_view(*final_bytes);
+  // A store known to fail is not tried: the batch would only fail after its busy timeout.
+  Status committed = auditor_->CheckWritable();
+  if (committed.ok()) committed = auditor_->TryCommit(EndRecord(outcome, tail)).status();
+  if (committed.ok()) {
+    sent_.Update(tail);
+    return Status::OK();
+  }
+  Status refused = auditor_->Uncommitted(committed, request_id);
+  std::string_view ended = outcome;
+  if (!refused.ok() && final_bytes != nullptr) {
+    // Fail-closed: the final frames do not go out without their record; the error frame does.
+    *final_bytes = AuditErrorFrame(refused.message());
+    ended = kOutcomeAuditUnavailable;
+  }
+  const std::string_view sent = final_bytes == nullptr ? std::string_view() : std::string_view(*final_bytes);
+  auditor_->CommitWhenWritable(EndRecord(ended, sent));
+  sent_.Update(sent);
+  return refused;
 }
 
 }  // namespace kimi::http

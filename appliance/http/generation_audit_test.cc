@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
 #include "audit/hash.h"
@@ -52,11 +54,17 @@ api::StreamEvent Finish(int64_t prompt, int64_t completion) {
   return e;
 }
 
+audit::AuditSinkOptions PlainOptions(const std::string& dir) {
+  audit::AuditSinkOptions options;
+  options.data_dir = dir;
+  return options;
+}
+
 struct Fixture {
-  explicit Fixture(AuditPolicy policy = {}) : auditor(policy) {
-    audit::AuditSinkOptions options;
-    options.data_dir = dir.path();
-    sink = std::move(audit::AuditSink::Open(options)).value();
+  explicit Fixture(AuditPolicy policy = {},
+                   const std::function<audit::AuditSinkOptions(const std::string&)>& options = PlainOptions)
+      : auditor(policy) {
+    sink = std::move(audit::AuditSink::Open(options(dir.path()))).value();
     auditor.Attach(sink.get());
   }
   audit::testing::TempDir dir;
@@ -64,24 +72,57 @@ struct Fixture {
   RequestAuditor auditor;
 };
 
-TEST(StreamAuditTest, RecordHashesEverySentByteAndTheFinalFrames) {
+Exchange StreamExchange(const RequestContext& ctx, std::string_view body = "{}") {
+  return Exchange{&ctx, "POST", "/v1/chat/completions", 200, body, {}};
+}
+
+TEST(StreamAuditTest, TheStartRecordIsCommittedBeforeTheFirstByte) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  ctx.audit.estimated_prompt_tokens = 9;
+  StreamAudit stream(ctx.audit, ctx.start);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  // Read while the sink is still open: the start record is durable before anything is sent.
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  const audit::AuditRecord& start = records[0];
+  EXPECT_EQ(start.outcome, "started");
+  EXPECT_EQ(start.request_id, "req-stream");
+  EXPECT_EQ(start.action, "http.chat_completions");
+  EXPECT_EQ(start.model, "kimi-k3-nano");
+  EXPECT_EQ(start.model_digest, std::string(64, 'a'));
+  EXPECT_EQ(start.request_sha256, audit::ToHex(audit::Sha256("{}")));
+  EXPECT_EQ(start.prompt_tokens, 9);
+  EXPECT_EQ(start.response_sha256, "");
+  EXPECT_EQ(start.start_seq, audit::kNoStartSeq);
+  EXPECT_EQ(start.version, audit::kRecordFormatVersion);
+  ASSERT_TRUE(stream.start_seq().has_value());
+  EXPECT_EQ(*stream.start_seq(), start.seq);
+}
+
+TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksToTheStart) {
   Fixture f;
   RequestContext ctx = ModelRequest();
   StreamAudit stream(ctx.audit, ctx.start);
-  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.NoteEvent(Answer("Hel"));
   stream.Sent("data: one\n\n");
   stream.NoteEvent(Finish(7, 3));
   api::BackendOutcome served{"embedded", 2, "embedded (load 0), retried once"};
   stream.NoteOutcome(served);
-  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, "data: [DONE]\n\n").ok());
+  std::string tail = "data: [DONE]\n\n";
+  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
+  EXPECT_EQ(tail, "data: [DONE]\n\n");
   EXPECT_TRUE(stream.finished());
-  EXPECT_TRUE(stream.Finish(kOutcomeInterrupted, "more").ok());  // a second end changes nothing
+  std::string more = "more";
+  EXPECT_TRUE(stream.Finish(kOutcomeInterrupted, &more).ok());  // a second end changes nothing
   ASSERT_TRUE(f.sink->Close().ok());
 
   const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
-  ASSERT_EQ(records.size(), 1u);
-  const audit::AuditRecord& r = records[0];
+  ASSERT_EQ(records.size(), 2u);
+  const audit::AuditRecord& r = records[1];
+  EXPECT_EQ(r.start_seq, static_cast<int64_t>(records[0].seq));
+  EXPECT_EQ(r.request_id, records[0].request_id);
   EXPECT_EQ(r.response_sha256, audit::ToHex(audit::Sha256("data: one\n\ndata: [DONE]\n\n")));
   EXPECT_EQ(r.request_sha256, audit::ToHex(audit::Sha256("{}")));
   EXPECT_EQ(r.outcome, "ok");
@@ -94,6 +135,7 @@ TEST(StreamAuditTest, RecordHashesEverySentByteAndTheFinalFrames) {
   EXPECT_EQ(r.backend, "embedded");
   EXPECT_EQ(r.attempts, 2);
   EXPECT_EQ(r.route_decision, "embedded (load 0), retried once");
+  EXPECT_EQ(r.detail, "finish_reason stop");
   EXPECT_EQ(r.version, audit::kRecordFormatVersion);
   EXPECT_FALSE(r.content.has_value());  // the default policy keeps no content
   EXPECT_TRUE(r.content_sha256.empty());
@@ -103,14 +145,14 @@ TEST(StreamAuditTest, ADisconnectedClientIsRecordedWithWhatItReceived) {
   Fixture f;
   RequestContext ctx = ModelRequest();
   StreamAudit stream(ctx.audit, ctx.start);
-  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.Sent("data: partial\n\n");
-  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, {}).ok());
+  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
   const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].outcome, "client_disconnected");
-  EXPECT_EQ(records[0].response_sha256, audit::ToHex(audit::Sha256("data: partial\n\n")));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].outcome, "client_disconnected");
+  EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: partial\n\n")));
 }
 
 TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
@@ -120,27 +162,101 @@ TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
   RequestContext ctx = ModelRequest();
   ctx.audit.keep_completion_text = true;
   StreamAudit stream(ctx.audit, ctx.start);
-  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{\"q\":1}", {}}));
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx, "{\"q\":1}"))).ok());
   stream.NoteEvent(Answer("Hello"));
   stream.NoteEvent(Answer(", world"));
-  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, "data: [DONE]\n\n").ok());
+  std::string tail = "data: [DONE]\n\n";
+  ASSERT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
   ASSERT_TRUE(f.sink->Close().ok());
   const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
-  ASSERT_EQ(records.size(), 1u);
+  ASSERT_EQ(records.size(), 2u);
+  // The start holds the prompt, the end the answer.
   ASSERT_TRUE(records[0].content.has_value());
   EXPECT_EQ(records[0].content->prompt, "{\"q\":1}");
-  EXPECT_EQ(records[0].content->completion, "Hello, world");
-  EXPECT_EQ(records[0].content_sha256.size(), 64u);
+  EXPECT_EQ(records[0].content->completion, "");
+  ASSERT_TRUE(records[1].content.has_value());
+  EXPECT_EQ(records[1].content->prompt, "");
+  EXPECT_EQ(records[1].content->completion, "Hello, world");
+  EXPECT_EQ(records[1].content_sha256.size(), 64u);
 }
 
-TEST(StreamAuditTest, WithoutArmingNothingIsRecorded) {
+TEST(StreamAuditTest, WithoutAStartNothingIsRecorded) {
   Fixture f;
   RequestContext ctx = ModelRequest();
   StreamAudit stream(ctx.audit, ctx.start);
   stream.Sent("data: x\n\n");
-  EXPECT_TRUE(stream.Finish(kOutcomeCompleted, {}).ok());
+  EXPECT_TRUE(stream.Finish(kOutcomeCompleted, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
   EXPECT_EQ(ReadBack(f.dir.path()).size(), 0u);
+}
+
+audit::AuditSinkOptions FastFailingOptions(const std::string& dir) {
+  audit::AuditSinkOptions options;
+  options.data_dir = dir;
+  options.store.busy_timeout_ms = 50;
+  options.probe_interval_ms = 20;
+  return options;
+}
+
+TEST(StreamAuditTest, AStreamWhoseStartCannotBeCommittedDoesNotStart) {
+  Fixture f(AuditPolicy{}, FastFailingOptions);
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
+  const Status started = stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx)));
+  EXPECT_EQ(started.code(), Status::Code::kUnavailable);
+  EXPECT_FALSE(stream.start_seq().has_value());
+  lock.Release();
+  ASSERT_TRUE(f.sink->Close().ok());
+  EXPECT_EQ(ReadBack(f.dir.path()).size(), 0u);
+}
+
+TEST(StreamAuditTest, AStoreFailingMidStreamStopsItAndItsEndIsWrittenWhenTheStoreIsBack) {
+  Fixture f(AuditPolicy{}, FastFailingOptions);
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  EXPECT_TRUE(stream.CheckWritable().ok());
+  stream.Sent("data: one\n\n");
+
+  audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
+  // Some write must fail for the sink to learn the store is gone: another request's record.
+  EXPECT_FALSE(f.sink->Record(audit::testing::SampleRecord(1)).WaitCommitted().ok());
+  const Status writable = stream.CheckWritable();
+  ASSERT_EQ(writable.code(), Status::Code::kUnavailable);  // the writer stops at its next frame
+
+  std::string tail = AuditErrorFrame(writable.message());
+  EXPECT_EQ(stream.Finish(kOutcomeAuditUnavailable, &tail).code(), Status::Code::kUnavailable);
+  EXPECT_NE(tail.find("\"code\":\"audit_unavailable\""), std::string::npos) << tail;
+  const std::string received = "data: one\n\n" + tail;
+
+  lock.Release();
+  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].outcome, "audit_unavailable");
+  EXPECT_EQ(records[1].start_seq, static_cast<int64_t>(records[0].seq));
+  EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256(received)));
+}
+
+TEST(StreamAuditTest, FinalFramesWhoseEndCannotBeCommittedBecomeTheErrorFrame) {
+  Fixture f(AuditPolicy{}, FastFailingOptions);
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  stream.Sent("data: one\n\n");
+  audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
+  std::string tail = "data: [DONE]\n\n";
+  EXPECT_EQ(stream.Finish(kOutcomeCompleted, &tail).code(), Status::Code::kUnavailable);
+  EXPECT_EQ(tail.find("[DONE]"), std::string::npos);
+  EXPECT_NE(tail.find("audit_unavailable"), std::string::npos);
+  lock.Release();
+  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  EXPECT_EQ(records[1].outcome, "audit_unavailable");
+  EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: one\n\n" + tail)));
 }
 
 TEST(RecordingSinkTest, NotesFirstEventUsageAndKeptText) {
@@ -183,19 +299,41 @@ TEST(RecordingSinkTest, BeforeTheFinishTheCountsAreTheEstimatedPromptAndOnePerDe
   EXPECT_EQ(facts.completion_tokens, 9);
 }
 
+TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLater) {
+  AuditPolicy open;
+  open.fail_closed = false;
+  Fixture f(open, FastFailingOptions);
+  RequestContext ctx = ModelRequest();
+  StreamAudit stream(ctx.audit, ctx.start);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  stream.Sent("data: one\n\n");
+  audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
+  EXPECT_FALSE(f.sink->Record(audit::testing::SampleRecord(1)).WaitCommitted().ok());
+  EXPECT_TRUE(stream.CheckWritable().ok());  // the stream goes on
+  std::string tail = "data: [DONE]\n\n";
+  EXPECT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
+  EXPECT_EQ(tail, "data: [DONE]\n\n");
+  lock.Release();
+  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(f.sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  EXPECT_EQ(records[1].outcome, "ok");
+  EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: one\n\ndata: [DONE]\n\n")));
+}
+
 TEST(StreamAuditTest, AStreamCutShortIsRecordedWithWhatItGenerated) {
   Fixture f;
   RequestContext ctx = ModelRequest();
   ctx.audit.estimated_prompt_tokens = 12;
   StreamAudit stream(ctx.audit, ctx.start);
-  stream.Arm(&f.auditor, f.auditor.RecordOf(Exchange{&ctx, "POST", "/v1/chat/completions", 200, "{}", {}}));
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   for (const char* piece : {"a", "b", "c"}) stream.NoteEvent(Answer(piece));
-  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, {}).ok());
+  ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
   const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
-  ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].prompt_tokens, 12);
-  EXPECT_EQ(records[0].completion_tokens, 3);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].prompt_tokens, 12);
+  EXPECT_EQ(records[1].completion_tokens, 3);
 }
 
 }  // namespace

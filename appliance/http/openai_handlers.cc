@@ -187,6 +187,11 @@ class StreamWriter final : public api::BackgroundGeneration::Delivery {
       : sink_(sink), stream_(stream), encoder_(encoder), audit_(audit), lease_(lease) {}
 
   bool Deliver(const api::StreamEvent* events, size_t count) override {
+    // Not a byte more once the audit store fails: the stream ends here (audit_failure()).
+    if (Status writable = audit_.CheckWritable(); !writable.ok()) {
+      audit_failure_ = writable;
+      return true;
+    }
     frames_.clear();
     for (size_t i = 0; i < count && !encoder_.finished(); ++i) {
       audit_.NoteEvent(events[i]);
@@ -196,8 +201,10 @@ class StreamWriter final : public api::BackgroundGeneration::Delivery {
     if (encoder_.finished()) return true;  // the frames are the tail
     return SendFrames(sink_, stream_, &chunk_, audit_, frames_);
   }
-  bool complete() const override { return encoder_.finished(); }
+  bool complete() const override { return encoder_.finished() || !audit_failure_.ok(); }
   std::string TakeTail() { return std::move(frames_); }
+  // Not OK when the stream stopped because the audit store cannot write.
+  const Status& audit_failure() const { return audit_failure_; }
 
  private:
   httplib::DataSink& sink_;
@@ -207,18 +214,17 @@ class StreamWriter final : public api::BackgroundGeneration::Delivery {
   Lease* lease_;
   std::string frames_;  // reused: one allocation per stream, not per frame
   std::string chunk_;   // reused likewise: frames_ with its chunk framing
+  Status audit_failure_;
 };
 
-// Ends the stream with `tail`: its audit record is committed first, so the client sees the
+// Ends the stream with `tail`: its end record is committed first, so the client sees the
 // final frames only once the record is durable. When it cannot be committed (fail-closed)
-// the client gets an error frame in their place.
+// the client gets an error frame in their place (StreamAudit::Finish).
 void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation, StreamAudit& audit,
                   std::string_view outcome, std::string tail) {
   api::BackendOutcome served;
   if (generation.WaitOutcome(&served, kOutcomeWait)) audit.NoteOutcome(served);
-  if (Status audited = audit.Finish(outcome, tail); !audited.ok()) {
-    tail = "data: " + RenderErrorBody(AuditUnavailable(audited.message())) + "\n\n";
-  }
+  (void)audit.Finish(outcome, &tail);
   sink.write(tail.data(), tail.size());
   sink.done();
 }
@@ -269,7 +275,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
                                     [&sink, stream] { return sink.is_writable() && ClientConnected(stream); })) {
           case api::BackgroundGeneration::Delivered::kClientGone:
             Meter(lease.get(), audit->facts(), request_id);
-            (void)audit->Finish(kOutcomeClientDisconnected, {});
+            (void)audit->Finish(kOutcomeClientDisconnected, nullptr);
             return false;
           case api::BackgroundGeneration::Delivered::kEnded: {
             // The backend failed after the stream began: say so in-band, then end.
@@ -283,6 +289,15 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
             return true;
           }
           case api::BackgroundGeneration::Delivered::kComplete:
+            if (!writer.audit_failure().ok()) {
+              // The audit store failed mid-stream: the generation stops, the client gets the
+              // error frame, and the end record waits for the store (StreamAudit::Finish).
+              generation->Abandon();
+              Meter(lease.get(), audit->facts(), request_id);
+              FinishStream(sink, *generation, *audit, kOutcomeAuditUnavailable,
+                           AuditErrorFrame(writer.audit_failure().message()));
+              return true;
+            }
             Meter(lease.get(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeCompleted, writer.TakeTail());
             return true;

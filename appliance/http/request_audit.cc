@@ -77,11 +77,24 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   return record;
 }
 
+Result<uint64_t> RequestAuditor::TryCommit(audit::AuditRecord record) const {
+  if (sink_ == nullptr) return uint64_t{0};
+  const audit::Ticket ticket = sink_->Record(std::move(record));
+  KIMI_RETURN_IF_ERROR(ticket.WaitCommitted());
+  return ticket.seq();
+}
+
+void RequestAuditor::CommitWhenWritable(audit::AuditRecord record) const {
+  if (sink_ != nullptr) sink_->RecordWhenWritable(std::move(record));
+}
+
 Status RequestAuditor::CommitRecord(audit::AuditRecord record, std::string_view request_id) const {
-  if (sink_ == nullptr) return Status::OK();
-  Status committed = sink_->Record(std::move(record)).WaitCommitted();
-  if (committed.ok()) return committed;
-  std::string reason = sink_->Reason();
+  Result<uint64_t> committed = TryCommit(std::move(record));
+  return committed.ok() ? Status::OK() : Uncommitted(committed.status(), request_id);
+}
+
+Status RequestAuditor::Uncommitted(const Status& committed, std::string_view request_id) const {
+  std::string reason = sink_ == nullptr ? std::string() : sink_->Reason();
   if (reason.empty()) reason = committed.message();
   if (!policy_.fail_closed) {
     log::Error("request served without its audit record (audit.fail_closed is off)",

@@ -14,11 +14,11 @@
 // A request whose route carries a password in its body (Route::body_has_password) gets no
 // request_sha256: a hash of a guessable secret would let a reader of the log guess it.
 //
-// A streamed response is the exception to "before the first byte": its body does not exist
-// yet. RecordOf() builds its record when the response starts, the stream's StreamAudit
-// (generation_audit.h) completes it with the SHA-256 of the bytes actually sent, the token
-// counts and the end of the stream, and commits it through CommitRecord() before the final
-// frames ([DONE]) are written, or once the client is gone.
+// A streamed response's body does not exist when it starts, so it gets two records: RecordOf()
+// builds its start record as the response starts, which the stream's StreamAudit
+// (generation_audit.h) commits before the first byte, and the StreamAudit commits an end
+// record, with the SHA-256 of the bytes actually sent, the token counts and the outcome,
+// before the final frames ([DONE]) are written, or once the client is gone.
 // The record carries the request's AuditFacts (model, bundle digest, backend and router
 // decision, tokens, time to first token, policy decisions). Under content.store_content the
 // record also holds the request body as prompt text and the answer as completion text,
@@ -75,8 +75,17 @@ class RequestAuditor {
   audit::AuditRecord RecordOf(const Exchange& exchange) const;
   // Queues the record and waits for its commit; the result as for Commit().
   Status CommitRecord(audit::AuditRecord record, std::string_view request_id) const;
+  // Queues the record and waits for its commit: its seq, or the sink's failure as it is
+  // (whatever fail_closed says; see Uncommitted()). 0 when there is no sink.
+  Result<uint64_t> TryCommit(audit::AuditRecord record) const;
+  // What a record that was not committed (`failure`) means for its response: logged, then OK
+  // with fail_closed off, else Unavailable with the store's reason.
+  Status Uncommitted(const Status& failure, std::string_view request_id) const;
+  // Hands the sink a record it keeps until the store can write it (AuditSink::
+  // RecordWhenWritable); does not wait.
+  void CommitWhenWritable(audit::AuditRecord record) const;
   // OK while records can be written or fail_closed is off; else Unavailable with the reason.
-  // A stream checks it before its first byte, since its record is committed at its end.
+  // A stream checks it before each frame: a store that fails mid-stream ends the stream.
   Status CheckWritable() const;
   const AuditPolicy& policy() const { return policy_; }
   bool attached() const { return sink_ != nullptr; }

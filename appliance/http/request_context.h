@@ -43,6 +43,7 @@ struct AuditFacts {
   int64_t completion_tokens = 0;
   int64_t estimated_prompt_tokens = 0;  // api/prompt_estimate.h, set before generation
   bool usage_reported = false;          // the finish event's counts are in
+  std::string finish_reason;            // the finish event's ("stop", "length", "tool_calls")
   bool generated = false;               // the backend emitted an event
   int64_t ttft_us = 0;         // from the request's start to the backend's first event
   std::vector<std::string> policy;  // policy decisions taken, in order

@@ -19,7 +19,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon_harness import (KIMICTL, Daemon, base_config, create_api_key, make_signed_model, post_json,  # noqa: E402
-                            read_head, read_reply, request, send_request, wait_until_ready, run_to_exit)
+                            read_chunk, read_head, read_reply, request, send_request, wait_until_ready, run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
 
@@ -428,9 +428,21 @@ def chat_request(request_id, stream, max_tokens=12):
     return {"X-Request-Id": request_id, "Content-Type": "application/json"}, json.dumps(body).encode()
 
 
+def long_stream_request(request_id):
+    """A streamed request the demo model cannot end early: a schema holds it to at least 1,000
+    array items whatever the random-weight model would rather say."""
+    headers, body = chat_request(request_id, stream=True, max_tokens=4000)
+    body = json.loads(body)
+    body["thinking"] = {"type": "disabled"}
+    body["response_format"] = {"type": "json_schema", "json_schema": {"name": "long", "schema": {
+        "type": "array", "items": {"type": "integer"}, "minItems": 1000}}}
+    return headers, json.dumps(body).encode()
+
+
 class AuditStreamTest(unittest.TestCase):
-    """Model requests through the real daemon: the record is written after the response, with
-    the hash of the bytes the client received and what the backend reported."""
+    """Model requests through the real daemon: a whole response's record is written before it,
+    a stream's start record before its first byte and its end record, with the hash of the
+    bytes the client received and what the backend reported, as it ends."""
 
     @classmethod
     def setUpClass(cls):
@@ -456,7 +468,7 @@ class AuditStreamTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def assert_model_fields(self, record):
-        self.assertEqual(record["v"], 3)
+        self.assertEqual(record["v"], 4)
         self.assertEqual(record["model"], MODEL_ID)
         self.assertRegex(record["model_digest"], "^[0-9a-f]{64}$")
         self.assertNotEqual(record["backend"], "")
@@ -476,10 +488,18 @@ class AuditStreamTest(unittest.TestCase):
         self.assertEqual(reply.status, 200)
         self.assertTrue(reply.headers["content-type"].startswith("text/event-stream"))
         self.assertTrue(reply.body.endswith("data: [DONE]\n\n"))
-        [record] = records_of(self.data_dir, "it-stream")
+        start, record = records_of(self.data_dir, "it-stream")
+        self.assertEqual(start["outcome"], "started")
+        self.assertEqual(start["response_sha256"], "")
+        self.assertEqual(start["request_sha256"], sha256_hex(body))
+        self.assertEqual(start["start_seq"], -1)
+        self.assert_model_fields(start)
+        self.assertEqual(record["start_seq"], start["seq"])
+        self.assertEqual(record["request_id"], start["request_id"])
         self.assertEqual(record["response_sha256"], sha256_hex(reply.body.encode("utf-8")))
         self.assertEqual(record["request_sha256"], sha256_hex(body))
         self.assertEqual(record["outcome"], "ok")
+        self.assertRegex(record["detail"], "^finish_reason (stop|length)$")
         self.assertEqual(record["http_status"], 200)
         self.assertEqual(record["action"], "http.chat_completions")
         self.assert_model_fields(record)
@@ -506,8 +526,9 @@ class AuditStreamTest(unittest.TestCase):
             send_request(s, "POST", "/v1/chat/completions", headers, body)
             status, _, _, _ = read_head(s)
             self.assertEqual(status, 200)
-        self.assertTrue(wait_until(lambda: len(records_of(self.data_dir, "it-gone")) == 1))
-        [record] = records_of(self.data_dir, "it-gone")
+        self.assertTrue(wait_until(lambda: len(records_of(self.data_dir, "it-gone")) == 2))
+        start, record = records_of(self.data_dir, "it-gone")
+        self.assertEqual(record["start_seq"], start["seq"])
         # A random-weight model may finish before the close is noticed; either way one record.
         self.assertIn(record["outcome"], ("client_disconnected", "ok"))
         self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
@@ -551,9 +572,59 @@ class AuditStreamTest(unittest.TestCase):
             self.assertEqual(daemon.wait_exit(), 0)
         finally:
             daemon.close()
-        [record] = records_of(data_dir, "it-stop")
+        start, record = records_of(data_dir, "it-stop")
+        self.assertEqual(record["start_seq"], start["seq"])
         self.assertIn(record["outcome"], ("ok", "client_disconnected", "interrupted"))
         self.assertRegex(record["response_sha256"], "^[0-9a-f]{64}$")
+        self.assertEqual(verify(data_dir)[0], 0)
+
+    def test_audit_store_failing_mid_stream_ends_it_with_an_error_frame(self):
+        data_dir = os.path.join(self.tmp.name, "data-failing")
+        config = self.model_daemon_config(data_dir)
+        config["audit"] = {"busy_timeout_ms": 100, "probe_interval_ms": 100}
+        daemon = Daemon(config=config)
+        try:
+            self.assertTrue(wait_until_ready(daemon)["ready"])
+            headers, body = long_stream_request("it-store-fails")
+            headers["Authorization"] = "Bearer " + daemon.api_key
+            with daemon.connect(timeout=60) as s:
+                send_request(s, "POST", "/v1/chat/completions", headers, body)
+                status, _, _, rest = read_head(s)
+                self.assertEqual(status, 200)
+                received = b""
+                for _ in range(3):  # the stream is flowing
+                    payload, rest = read_chunk(s, rest)
+                    self.assertNotEqual(payload, b"", "the stream ended before the store failed")
+                    received += payload
+                lock = sqlite3.connect(os.path.join(data_dir, "audit.db"), isolation_level=None, timeout=10)
+                lock.execute("BEGIN EXCLUSIVE")
+                try:
+                    # Another request's record fails: the store is known to be failing.
+                    self.assertEqual(request(daemon, "GET", "/nope").status, 503)
+                    while True:
+                        payload, rest = read_chunk(s, rest)
+                        if not payload:
+                            break
+                        received += payload
+                finally:
+                    lock.execute("ROLLBACK")
+                    lock.close()
+            last = received.decode("utf-8").rstrip("\n").split("\n\n")[-1]
+            self.assertTrue(last.startswith("data: {"), last)
+            self.assertEqual(json.loads(last[len("data: "):])["error"]["code"], "audit_unavailable")
+            self.assertNotIn(b"[DONE]", received)
+            # The end is written once the store is back, with exactly what the client got.
+            self.assertTrue(wait_until(lambda: len(records_of(data_dir, "it-store-fails")) == 2))
+            start, end = records_of(data_dir, "it-store-fails")
+            self.assertEqual(start["outcome"], "started")
+            self.assertEqual(end["outcome"], "audit_unavailable")
+            self.assertEqual(end["start_seq"], start["seq"])
+            self.assertEqual(end["response_sha256"], sha256_hex(received))
+            # Cut at the failure, long before the 1,000 items the schema holds the answer to.
+            self.assertLess(end["completion_tokens"], 1000)
+            self.assertEqual(daemon.stop(), 0)
+        finally:
+            daemon.close()
         self.assertEqual(verify(data_dir)[0], 0)
 
     def test_log_verifies_after_model_requests(self):

@@ -58,6 +58,8 @@ def leaf_hash(row):
         keys += ["attempts", "backend", "route_decision"]
     if v >= 3:
         keys += ["client_request_id"]
+    if v >= 4:
+        keys += ["start_seq"]
     parts = []
     for k in sorted(keys):
         value = row[k]

@@ -20,7 +20,8 @@ function filterInputs() {
     model: h('input', {id: 'audit-model'}),
     requestId: h('input', {id: 'audit-request-id', placeholder: 'X-Request-Id of a reply'}),
     clientRequestId: h('input', {id: 'audit-client-request-id', placeholder: 'X-Request-Id a client sent'}),
-    outcome: h('select', {id: 'audit-outcome'}, ['', 'ok', 'denied', 'invalid', 'error', 'client_disconnected', 'interrupted'].map((o) =>
+    outcome: h('select', {id: 'audit-outcome'}, ['', 'ok', 'denied', 'invalid', 'error', 'client_disconnected', 'started', 'interrupted',
+                                              'audit_unavailable'].map((o) =>
       h('option', {value: o}, o || 'any'))),
   };
 }
@@ -59,7 +60,7 @@ function recordRow(r, open) {
 }
 
 const RECORD_FIELDS = ['seq', 'time', 'actor', 'role', 'source', 'action', 'target', 'model', 'model_digest', 'outcome',
-                       'http_status', 'request_id', 'client_request_id', 'detail', 'policy', 'prompt_tokens', 'completion_tokens'];
+                       'http_status', 'request_id', 'client_request_id', 'start_seq', 'detail', 'policy', 'prompt_tokens', 'completion_tokens'];
 
 function facts(pairs) {
   return h('dl', {class: 'facts'}, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '')
@@ -89,7 +90,8 @@ async function recordDetail(reply) {
                         download: 'audit-proof-' + proof.leaf_index + '.json'}, 'Download the proof');
   return h('section', {class: 'card', id: 'audit-record', 'aria-labelledby': 'audit-record-title', tabindex: '-1'},
            h('h2', {id: 'audit-record-title'}, 'Record ' + proof.leaf_index),
-           facts(RECORD_FIELDS.map((k) => [k, record[k] === undefined ? undefined : String(record[k])])),
+           facts(RECORD_FIELDS.map((k) => [k, record[k] === undefined || (k === 'start_seq' && record[k] < 0) ?
+             undefined : String(record[k])])),
            h('h3', {}, 'Inclusion proof'),
            facts([['Leaf index', String(proof.leaf_index)], ['Tree size', String(proof.tree_size)],
                   ['Leaf hash', h('code', {}, proof.leaf_hash)], ['Root', h('code', {id: 'proof-root'}, reply.root_hash)],
