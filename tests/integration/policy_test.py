@@ -191,13 +191,20 @@ class ContentStorageTest(ServedModelTestCase):
             self.assertEqual(reply.status, 200, reply.body)
         records = self.chat_records()
         content = stored_content(self.daemon.data_dir)
-        self.assertEqual(sorted(content), [r["seq"] for r in records[-2:]])
-        for seq, (prompt, _completion) in content.items():
+        # The whole response's record, the stream's start record (the prompt) and its end record
+        # (the completion alone, empty when the answer was all reasoning).
+        whole, stream_start, stream_end = records[-3:]
+        self.assertEqual(stream_start["outcome"], "started")
+        self.assertEqual(stream_end["start_seq"], stream_start["seq"])
+        self.assertEqual(sorted(content), [whole["seq"], stream_start["seq"], stream_end["seq"]])
+        for seq in (whole["seq"], stream_start["seq"]):
+            prompt = content[seq][0]
             self.assertIn("[REDACTED:EMAIL]", prompt)  # the default masks e-mail before storage
             self.assertNotIn("alice@example.com", prompt)
             self.assertIn("kimi-k3-nano", prompt)
+        self.assertEqual(content[stream_end["seq"]][0] or "", "")
         self.assertEqual(records[0]["content_sha256"] or "", "")
-        self.assertTrue(all(r["content_sha256"] for r in records[-2:]))
+        self.assertTrue(all(r["content_sha256"] for r in records[-3:]))
 
         # Escapes in the JSON text do not hide a value from redaction before storage.
         escaped = ('{"model": "kimi-k3-nano", "max_tokens": 4, "temperature": 0, "messages": [{"role": "user", '
