@@ -296,6 +296,19 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
     next.AppendLeafHash(rows[i].leaf_hash);
   }
   Status s = store_->AppendBatch(rows, next);
+  if (!s.ok()) {
+    // A failed COMMIT may still have reached the disk; trust only what the database now says.
+    // When it did, the batch is committed: failing its tickets would make the kept records
+    // (RecordWhenWritable) be written a second time, a stream ended twice.
+    Result<CompactTree> reloaded = store_->LoadTree();
+    if (reloaded.ok() && reloaded->size() == next.size() && reloaded->Root() == next.Root()) {
+      log::Warn("audit log: the store reported a failed commit that reached the disk; the batch stands",
+                {{"error", s.ToString()}, {"records", static_cast<int64_t>(batch->size())}});
+      s = Status::OK();
+    } else if (reloaded.ok()) {
+      tree_ = std::move(reloaded).value();
+    }
+  }
   SetHealth(s);
   if (s.ok()) {
     tree_ = std::move(next);
@@ -308,12 +321,6 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
     }
     for (Pending& p : *batch) Complete(p.ticket.get(), Status::OK(), p.record.seq);
     return;
-  }
-  // A failed COMMIT may still have reached the disk; trust only what the database now says.
-  Result<CompactTree> reloaded = store_->LoadTree();
-  if (reloaded.ok()) {
-    if (reloaded->size() == next.size()) last_time_ms_ = time_floor;  // the batch did land
-    tree_ = std::move(reloaded).value();
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -7,6 +7,7 @@
 #include "audit/log_export.h"
 #include "audit/merkle.h"
 #include "audit/record.h"
+#include "audit/stream_links.h"
 #include "audit/time_order.h"
 
 namespace kimi::audit {
@@ -18,6 +19,7 @@ struct BundleRecord {
   Hash leaf{};
   uint64_t tree_size = 0;
   std::vector<Hash> path;
+  StreamLink link;
 };
 
 class Problems {
@@ -49,6 +51,7 @@ Result<BundleRecord> CheckRecordLine(const nlohmann::json& j) {
   BundleRecord out;
   out.seq = r.seq;
   out.time_ms = r.time_ms;
+  out.link = StreamLink::Of(r);
   out.leaf = HashLeaf(CanonicalRecordBytes(r));
   if (!j.contains("leaf_hash") || !j["leaf_hash"].is_string()) return Status::InvalidArgument("no leaf_hash");
   KIMI_ASSIGN_OR_RETURN(Hash claimed, HashFromHex(j["leaf_hash"].get<std::string>()));
@@ -75,6 +78,7 @@ Result<BundleReport> VerifyExportBundle(std::istream& in, const PublicKey& key) 
   std::map<uint64_t, Hash> good_roots;  // tree size -> root of a head whose signature verifies
   std::optional<uint64_t> previous_seq;
   TimeOrder times;
+  StreamLinks links;  // a bundle holds no records before its range: links to them are trusted
   bool header = false;
   std::string line;
   for (uint64_t line_no = 1; std::getline(in, line); ++line_no) {
@@ -102,6 +106,9 @@ Result<BundleReport> VerifyExportBundle(std::istream& in, const PublicKey& key) 
       }
       if (previous_seq && r->seq <= *previous_seq) problems.Add(r->seq, "sequence numbers do not rise");
       if (std::optional<std::string> backwards = times.Next(r->time_ms)) problems.Add(r->seq, *backwards);
+      if (Result<std::optional<std::string>> unlinked = links.Next(r->link); unlinked.ok() && *unlinked) {
+        problems.Add(r->seq, **unlinked);
+      }
       previous_seq = r->seq;
       records.push_back(std::move(*r));
     } else if (type == "signed_head") {

@@ -212,6 +212,39 @@ TEST(LogTrust, ARecordWhoseTimeGoesBackwardsFailsVerifyAndTheStart) {
   ExpectOpenRefused(crashed.path(), 3, "goes backwards");
 }
 
+TEST(LogTrust, ASecondEndOfAStreamFailsVerifyAndTheStart) {
+  TempDir dir;
+  TempDir crashed;
+  PublicKey key{};
+  AuditRecord start = SampleRecord(0);
+  start.outcome = std::string(kOutcomeStreamStarted);
+  {
+    std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(TestSinkOptions(dir.path()))).value();
+    ASSERT_TRUE(sink->Record(start).WaitCommitted().ok());
+    AuditRecord end = SampleRecord(1);
+    end.request_id = start.request_id;
+    end.start_seq = 0;
+    ASSERT_TRUE(sink->Record(end).WaitCommitted().ok());
+    for (int i = 2; i < 4; ++i) ASSERT_TRUE(sink->Record(SampleRecord(i)).WaitCommitted().ok());
+    key = sink->public_key();
+    CopyLogFiles(dir.path(), crashed.path());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  // Past the last head after a crash, with its leaf hash and the stored tree made to match: a
+  // record in order of time that ends the stream a second time (to bury its real end).
+  AuditRecord second_end = Foreign(3, SampleRecord(3).time_ms);
+  second_end.request_id = start.request_id;
+  second_end.outcome = std::string(kOutcomeStreamInterrupted);
+  second_end.start_seq = 0;
+  ForgeRow(crashed.File("audit.db"), second_end);
+  const VerifyReport report = Verify(crashed.File("audit.db"), key);
+  EXPECT_FALSE(report.ok());
+  EXPECT_EQ(report.first_bad_seq, 3u);
+  ASSERT_FALSE(report.problems.empty());
+  EXPECT_NE(report.problems.front().find("not an open stream's start"), std::string::npos) << report.problems.front();
+  ExpectOpenRefused(crashed.path(), 3, "not an open stream's start");
+}
+
 TEST(LogTrust, RecordsMayShareAMillisecond) {
   TimeOrder order;
   EXPECT_FALSE(order.Next(100).has_value());

@@ -5,6 +5,7 @@
 
 #include "audit/compact_tree.h"
 #include "audit/merkle.h"
+#include "audit/stream_links.h"
 #include "audit/time_order.h"
 #include "audit/writer_state.h"
 
@@ -114,8 +115,13 @@ Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key, con
   SnapshotScope snapshot(&store);
   const uint64_t base = options.from ? options.from->size() : 0;
 
-  // 1. Rows: dense sequence numbers, strict decoding, leaf hashes, time order.
+  // 1. Rows: dense sequence numbers, strict decoding, leaf hashes, time order, stream links.
   TimeOrder times;
+  StreamLinks links([&store](uint64_t seq) -> Result<std::optional<StreamLink>> {
+    KIMI_ASSIGN_OR_RETURN(std::optional<StoredRecord> row, store.ReadRecord(seq));
+    if (!row) return std::optional<StreamLink>();
+    return std::optional<StreamLink>(StreamLink::Of(row->record));
+  });
   if (base > 0) {
     KIMI_ASSIGN_OR_RETURN(std::optional<StoredRecord> before, store.ReadRecord(base - 1));
     if (!before) {
@@ -143,6 +149,8 @@ Result<VerifyReport> VerifyAuditLog(AuditStore& store, const PublicKey& key, con
     }
     leaves.push_back(CheckRow(row, &findings));
     if (std::optional<std::string> backwards = times.Next(row.record.time_ms)) findings.Add(expected, *backwards);
+    KIMI_ASSIGN_OR_RETURN(std::optional<std::string> unlinked, links.Next(StreamLink::Of(row.record)));
+    if (unlinked) findings.Add(expected, *unlinked);
     return Status::OK();
   }));
   report.last_time_ms = times.previous();

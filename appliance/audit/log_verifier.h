@@ -15,6 +15,7 @@
 //    than exist (rows deleted at the end).
 //  - for rows past the last head: the writer's stored tree must agree with them.
 //  - the first record whose time_ms is earlier than its predecessor's (time_order.h).
+//  - the first stream end record that ends no open stream start of its request (stream_links.h).
 //  - the writer state (writer_state.h): a state not signed by the key, or one whose head
 //    count or largest size differs from the stored heads: the largest head's size; after a
 //    clean stop (or without a state) every row past the last signed head is foreign: the

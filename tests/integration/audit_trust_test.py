@@ -17,16 +17,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import DAEMON, KIMICTL, Daemon, base_config, request, run_to_exit, write_config  # noqa: E402
-
-WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
-
-
-def audit_config(data_dir, **audit):
-    config = base_config()
-    config["storage"]["data_dir"] = data_dir
-    config["audit"] = audit
-    return config
+from audit_test import WAIT_S, audit_config  # noqa: E402
+from daemon_harness import DAEMON, KIMICTL, Daemon, request, run_to_exit, write_config  # noqa: E402
 
 
 def json_string(s):
