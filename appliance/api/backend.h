@@ -59,6 +59,8 @@ struct StreamEvent {
   std::string tool_call_id;
   std::string tool_name;
   std::string finish_reason;  // "stop", "length" or "tool_calls"
+  // kFinish: the request's usage. Other events: usage.prompt_tokens when the backend knows the
+  // prompt's count before it ends (the embedded engine, from its tokenised prompt), else 0.
   TokenUsage usage;
   // kAnswer: the tokens whose text this is (empty unless the request asked for logprobs and
   // the backend reports them).

@@ -17,6 +17,7 @@ class BackgroundGeneration::Sink : public EventSink {
     if (!owner_.emitted_) {
       owner_.emitted_ = true;
       owner_.first_outcome_ = outcome_;
+      owner_.first_prompt_tokens_ = event.usage.prompt_tokens;
     }
     Delivery* delivery = owner_.delivery_;
     if (delivery == nullptr) {
@@ -157,6 +158,11 @@ void BackgroundGeneration::Abandon() {
 BackendOutcome BackgroundGeneration::OutcomeAtFirstEvent() {
   std::lock_guard<std::mutex> lock(mu_);
   return first_outcome_;
+}
+
+int64_t BackgroundGeneration::PromptTokensAtFirstEvent() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_prompt_tokens_;
 }
 
 }  // namespace kimi::api

@@ -70,6 +70,9 @@ class BackgroundGeneration {
   // model version serving the request, before the response's headers are written).
   // Precondition: WaitForFirstEvent() returned true.
   BackendOutcome OutcomeAtFirstEvent();
+  // The prompt's token count the first event carried (StreamEvent::usage), 0 when the backend
+  // reports it only at the end. Precondition: WaitForFirstEvent() returned true.
+  int64_t PromptTokensAtFirstEvent();
 
  private:
   class Sink;
@@ -88,6 +91,7 @@ class BackgroundGeneration {
   BackendOutcome outcome_;         // written by the generation thread; read once ended_
   bool emitted_ = false;           // guarded by mu_; the first event has been queued
   BackendOutcome first_outcome_;   // guarded by mu_; the outcome as it was at the first event
+  int64_t first_prompt_tokens_ = 0;  // guarded by mu_; usage.prompt_tokens of the first event
 };
 
 }  // namespace kimi::api

@@ -68,6 +68,7 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
       case ChatEvent::Kind::kOutput:
         out = ToStreamEvent(event.output);
         out.logprobs = std::move(event.logprobs);
+        out.usage.prompt_tokens = stream->prompt_tokens();
         break;
       case ChatEvent::Kind::kFinish:
         out.kind = StreamEventKind::kFinish;

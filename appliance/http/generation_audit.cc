@@ -24,8 +24,10 @@ void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_cloc
     return;
   }
   if (!facts->usage_reported) {
-    // The prompt was consumed once anything came back; each text delta is at least a token.
-    facts->prompt_tokens = facts->estimated_prompt_tokens;
+    // The prompt was consumed once anything came back: the backend's count when it gives one
+    // before the end (the embedded engine does), else the admission estimate. Each text delta is
+    // at least a token.
+    facts->prompt_tokens = event.usage.prompt_tokens > 0 ? event.usage.prompt_tokens : facts->estimated_prompt_tokens;
     if (!event.text.empty()) ++facts->completion_tokens;
   }
   if (event.kind == api::StreamEventKind::kAnswer && facts->keep_completion_text) facts->completion_text += event.text;
@@ -51,8 +53,9 @@ std::string AuditErrorFrame(std::string_view reason) {
 Status StreamAudit::Start(const RequestAuditor* auditor, audit::AuditRecord record) {
   auditor_ = auditor;
   record.outcome = std::string(audit::kOutcomeStreamStarted);
-  // Before the finish event the backend has reported no count: the admission estimate.
-  record.prompt_tokens = facts_.estimated_prompt_tokens;
+  // The count noted with the first event (the backend's, or the admission estimate when it
+  // gives none before its finish event).
+  record.prompt_tokens = facts_.prompt_tokens > 0 ? facts_.prompt_tokens : facts_.estimated_prompt_tokens;
   record.completion_tokens = 0;
   record.response_sha256.clear();
   start_record_ = record;

@@ -11,8 +11,8 @@
 // StreamAudit owns the records of one streamed response: no byte of it is written before a
 // record of the request is committed. The dispatcher calls Start() as the response starts,
 // after its head is built and before any byte is written: it commits the start record
-// (outcome "started": who, model and digest, policy decisions, request hash, estimated prompt
-// tokens, request id) and the stream does not start when that fails (fail-closed 503). The
+// (outcome "started": who, model and digest, policy decisions, request hash, prompt tokens as
+// the first event reported them or else estimated, request id) and the stream does not start when that fails (fail-closed 503). The
 // stream's content provider asks CheckWritable() before each frame (a store that fails
 // mid-stream ends the stream at once with AuditErrorFrame()), reports every piece it wrote
 // with Sent(), and ends the stream with Finish(), which commits the end record: outcome, the

@@ -100,6 +100,22 @@ TEST(StreamAuditTest, TheStartRecordIsCommittedBeforeTheFirstByte) {
   EXPECT_EQ(*stream.start_seq(), start.seq);
 }
 
+TEST(StreamAuditTest, TheStartRecordCountsThePromptAsTheBackendReportedItWithTheFirstEvent) {
+  Fixture f;
+  RequestContext ctx = ModelRequest();
+  ctx.audit.estimated_prompt_tokens = 9;
+  StreamAudit stream(ctx.audit, ctx.start);
+  api::StreamEvent first;
+  first.kind = api::StreamEventKind::kAnswer;
+  first.text = "Hi";
+  first.usage.prompt_tokens = 108;  // the engine's count of its tokenised prompt
+  stream.NoteEvent(first);
+  ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
+  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].prompt_tokens, 108);
+}
+
 TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksToTheStart) {
   Fixture f;
   RequestContext ctx = ModelRequest();

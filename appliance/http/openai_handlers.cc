@@ -252,6 +252,8 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   // leaves mid-stream) and the headers name the version that produced these events.
   const api::BackendOutcome serving = generation->OutcomeAtFirstEvent();
   NoteBackendOutcome(serving, &ctx.audit);
+  // The start record's prompt count: the backend's own when its first event carries one.
+  if (const int64_t counted = generation->PromptTokensAtFirstEvent(); counted > 0) ctx.audit.prompt_tokens = counted;
   SetServedVersionHeaders(serving, res);
   auto audit = std::make_shared<StreamAudit>(ctx.audit, ctx.start);
   ctx.stream_audit = audit;

@@ -196,6 +196,9 @@ class ContentStorageTest(ServedModelTestCase):
         whole, stream_start, stream_end = records[-3:]
         self.assertEqual(stream_start["outcome"], "started")
         self.assertEqual(stream_end["start_seq"], stream_start["seq"])
+        # The start record has the engine's own prompt count, the one usage reports at the end.
+        self.assertEqual(stream_start["prompt_tokens"], stream_end["prompt_tokens"])
+        self.assertEqual(stream_start["prompt_tokens"], whole["prompt_tokens"])
         self.assertEqual(sorted(content), [whole["seq"], stream_start["seq"], stream_end["seq"]])
         for seq in (whole["seq"], stream_start["seq"]):
             prompt = content[seq][0]
