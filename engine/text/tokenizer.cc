@@ -10,6 +10,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "text/piece_cache.h"
 #include "text/pretokenizer.h"
 #include "text/pretokenizer_classes.h"
 #include "text/tokenizer_bpe.h"
@@ -24,7 +25,8 @@ struct Tokenizer::State {
   text::RankTable ranks;
   std::vector<SpecialToken> specials;
   text::SpecialMatcher matcher;
-  uint64_t instance_id;  // tells the per-thread piece caches of two tokenizers apart
+  uint64_t instance_id;
+  std::unique_ptr<text::PieceCache> pieces = std::make_unique<text::PieceCache>();
 };
 
 namespace {
@@ -136,25 +138,9 @@ Status ForEachSlice(std::string_view text, F slice) {
   return ForEachSliceExact(text, slice);
 }
 
-// Recently encoded multi-token pieces, per thread, for the tokenizer that used it last.
-struct PieceCache {
-  static constexpr size_t kMaxEntries = 1 << 15;
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  uint64_t owner = 0;
-  std::unordered_map<std::string, std::vector<int32_t>, Hash, std::equal_to<>> entries;
-};
-
-void EncodeOrdinary(const text::RankTable& ranks, uint64_t instance_id, std::string_view text,
+void EncodeOrdinary(const text::RankTable& ranks, text::PieceCache& cache, std::string_view text,
                     std::vector<int32_t>* ids) {
   thread_local std::vector<std::string_view> pieces;
-  thread_local PieceCache cache;
-  if (cache.owner != instance_id) {
-    cache.entries.clear();
-    cache.owner = instance_id;
-  }
   pieces.clear();
   text::PreTokenize(text, &pieces);
   for (std::string_view piece : pieces) {
@@ -163,15 +149,10 @@ void EncodeOrdinary(const text::RankTable& ranks, uint64_t instance_id, std::str
       ids->push_back(whole);
       continue;
     }
-    auto hit = cache.entries.find(piece);
-    if (hit != cache.entries.end()) {
-      ids->insert(ids->end(), hit->second.begin(), hit->second.end());
-      continue;
-    }
+    if (cache.AppendCached(piece, ids)) continue;
     const size_t first = ids->size();
     text::BytePairEncode(ranks, piece, ids);
-    if (cache.entries.size() >= PieceCache::kMaxEntries) cache.entries.clear();
-    cache.entries.emplace(std::string(piece), std::vector<int32_t>(ids->begin() + first, ids->end()));
+    cache.Insert(piece, std::span<const int32_t>(ids->data() + first, ids->size() - first));
   }
 }
 
@@ -235,7 +216,7 @@ struct ByteRange {
 // `allowed` ranges (ascending, disjoint); the search looks only where such a match may start.
 // Slices are cut first and searched one by one, as the reference tokenizer does, so a
 // special-token text across a cut stays ordinary text.
-Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, const text::SpecialMatcher& matcher,
+Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache, const text::SpecialMatcher& matcher,
                           std::string_view text, std::span<const ByteRange> allowed, std::vector<int32_t>* ids) {
   KIMI_RETURN_IF_ERROR(text::ValidateUtf8(text));
   const size_t initial_size = ids->size();
@@ -268,7 +249,7 @@ Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, co
       const text::SpecialMatch match = next_allowed(pos);
       const size_t ordinary_end = match.position == std::string_view::npos ? slice.size() : match.position;
       if (ordinary_end > pos) {
-        EncodeOrdinary(ranks, instance_id, slice.substr(pos, ordinary_end - pos), ids);
+        EncodeOrdinary(ranks, cache, slice.substr(pos, ordinary_end - pos), ids);
       }
       if (match.position == std::string_view::npos) break;
       ids->push_back(match.id);
@@ -285,7 +266,7 @@ Status EncodeWithSpecials(const text::RankTable& ranks, uint64_t instance_id, co
 Status Tokenizer::EncodeAppend(std::string_view text, bool allow_special, std::vector<int32_t>* ids) const {
   const State& s = *state_;
   const ByteRange whole{0, text.size()};
-  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, text,
+  return EncodeWithSpecials(s.ranks, *s.pieces, s.matcher, text,
                             allow_special ? std::span<const ByteRange>(&whole, 1) : std::span<const ByteRange>(), ids);
 }
 
@@ -309,7 +290,7 @@ Status Tokenizer::EncodeSegmentsAppend(std::span<const TextSegment> segments, st
   std::string_view text = joined;
   if (contiguous && !segments.empty()) text = std::string_view(segments.front().text.data(), size);
   const State& s = *state_;
-  return EncodeWithSpecials(s.ranks, s.instance_id, s.matcher, text, allowed_ranges, ids);
+  return EncodeWithSpecials(s.ranks, *s.pieces, s.matcher, text, allowed_ranges, ids);
 }
 
 Result<std::vector<int32_t>> Tokenizer::EncodeSegments(std::span<const TextSegment> segments) const {

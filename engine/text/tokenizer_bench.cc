@@ -5,7 +5,7 @@
 //
 // The demo tokenizer (4096 ranks, trained here on the same repository text) is always
 // measured; Kimi's real ranks too when --tokenizer names them or ../shared/kimi-k3 exists.
-// The corpus repeats the repository text up to N megabytes, so the per-thread piece cache
+// The corpus repeats the repository text up to N megabytes, so the tokenizer's piece cache
 // sees repeated pieces, as it does on real traffic; the figures say so beside the corpus.
 // Times are CPU seconds of the measuring thread, best of --rounds runs.
 #include <algorithm>
