@@ -3,19 +3,14 @@
 #include <httplib.h>
 
 #include "http/console_assets.h"
+#include "http/security_headers.h"
 
 namespace kimi::http {
 namespace {
 
 void AddConsoleHeaders(httplib::Response& res) {
-  res.set_header("Content-Security-Policy", kConsoleContentSecurityPolicy);
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("X-Frame-Options", "DENY");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("Cross-Origin-Opener-Policy", "same-origin");
-  res.set_header("Cross-Origin-Resource-Policy", "same-origin");
   // Revalidated on every load, so an upgraded console is never mixed with cached old files.
-  res.set_header("Cache-Control", "no-cache");
+  SetBrowserSecurityHeaders(res, kConsoleContentSecurityPolicy, "no-cache");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
 #include "http/request_auth.h"
+#include "http/security_headers.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -36,17 +37,10 @@ void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, htt
   if (!keep_alive.empty()) res.set_header("Keep-Alive", keep_alive);
 }
 
-// Headers of every console (/admin/) response: nothing in it may be framed, sniffed, cached,
-// sent on as a referrer, or load anything (the admin API answers JSON only).
-void AddConsoleSecurityHeaders(const httplib::Request& req, httplib::Response& res) {
+// Every admin API (/admin/) response: JSON the console reads, never to be cached.
+void AddAdminApiSecurityHeaders(const httplib::Request& req, httplib::Response& res) {
   if (req.path.rfind("/admin/", 0) != 0) return;
-  res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; base-uri 'none'");
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("X-Frame-Options", "DENY");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_header("Cache-Control", "no-store");
-  res.set_header("Cross-Origin-Opener-Policy", "same-origin");
-  res.set_header("Cross-Origin-Resource-Policy", "same-origin");
+  SetBrowserSecurityHeaders(res, kNoContentSecurityPolicy, "no-store");
 }
 
 }  // namespace
@@ -118,7 +112,7 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
   // before its first byte is written: the audit hook's place.
   library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
-    AddConsoleSecurityHeaders(req, res);
+    AddAdminApiSecurityHeaders(req, res);
     if (ctx == nullptr) return;
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;

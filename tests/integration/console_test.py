@@ -49,6 +49,14 @@ class ConsoleServedTest(unittest.TestCase):
             self.assertEqual(reply.status, 302, path)
             self.assertEqual(reply.headers["location"], "/console/")
 
+    def assert_browser_headers(self, reply, cache_control):
+        self.assertEqual(reply.headers["x-frame-options"], "DENY")
+        self.assertEqual(reply.headers["x-content-type-options"], "nosniff")
+        self.assertEqual(reply.headers["referrer-policy"], "no-referrer")
+        self.assertEqual(reply.headers["cross-origin-opener-policy"], "same-origin")
+        self.assertEqual(reply.headers["cross-origin-resource-policy"], "same-origin")
+        self.assertEqual(reply.headers["cache-control"], cache_control)
+
     def test_files_have_their_content_type_and_the_policy(self):
         expected = {"/console/": "text/html; charset=utf-8",
                     "/console/js/main.js": "text/javascript; charset=utf-8",
@@ -63,8 +71,13 @@ class ConsoleServedTest(unittest.TestCase):
             self.assertIn("script-src 'self'", policy)
             self.assertNotIn("unsafe-inline", policy)
             self.assertNotIn("unsafe-eval", policy)
-            self.assertEqual(reply.headers["x-frame-options"], "DENY")
-            self.assertEqual(reply.headers["x-content-type-options"], "nosniff")
+            self.assert_browser_headers(reply, cache_control="no-cache")
+        # The admin API's JSON gets the same list, loads nothing and is never cached.
+        reply = request(self.daemon, "GET", "/admin/v1/keys")
+        self.assertEqual(reply.status, 200, reply.body)
+        self.assertEqual(reply.headers["content-security-policy"],
+                         "default-src 'none'; frame-ancestors 'none'; base-uri 'none'")
+        self.assert_browser_headers(reply, cache_control="no-store")
         with open(os.path.join(ADMIN_UI, "js", "api.js"), encoding="utf-8") as f:
             self.assertEqual(request(self.daemon, "GET", "/console/js/api.js", auth=None).body, f.read())
 
