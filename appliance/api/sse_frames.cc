@@ -36,8 +36,9 @@ void AppendEscapingLineBreaks(std::string_view json, std::string* out) {
   out->append(json, copied, std::string_view::npos);
 }
 
-std::string SseFrame(const Json& payload) {
-  const std::string json = DumpJson(payload);
+std::string SseFrame(const Json& payload) { return SseDataFrame(DumpJson(payload)); }
+
+std::string SseDataFrame(std::string_view json) {
   std::string frame = "data: ";
   frame.reserve(json.size() + 8);
   AppendEscapingLineBreaks(json, &frame);

@@ -28,6 +28,8 @@ class StreamEncoder {
 // "data: <json>\n\n", with U+0085, U+2028 and U+2029 written as \u escapes so that every
 // frame stays one line for readers that split lines on them.
 std::string SseFrame(const nlohmann::ordered_json& payload);
+// The same frame for JSON text already written (an error body), escaped the same way.
+std::string SseDataFrame(std::string_view json);
 
 // Appends serialised JSON text with those three line breaks escaped, as SseFrame() does.
 void AppendEscapingLineBreaks(std::string_view json, std::string* out);

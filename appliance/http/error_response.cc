@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/sse_frames.h"
+
 namespace kimi::http {
 namespace {
 
@@ -110,6 +112,8 @@ std::string RenderErrorBody(const ApiError& error) {
   outer["error"] = std::move(inner);
   return outer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+std::string RenderErrorFrame(const ApiError& error) { return api::SseDataFrame(RenderErrorBody(error)); }
 
 void WriteError(const ApiError& error, httplib::Response& res) {
   res.status = error.http_status;

@@ -53,6 +53,10 @@ ApiError FromLibraryStatus(int http_status, std::string_view method, std::string
 // {"error":{...}} as a compact JSON string.
 std::string RenderErrorBody(const ApiError& error);
 
+// The error as one SSE frame ("data: {"error":{...}}\n\n", api::SseDataFrame), for a stream
+// that fails after its head was sent.
+std::string RenderErrorFrame(const ApiError& error);
+
 // Fills `res` (status, JSON body, content type) from `error`.
 void WriteError(const ApiError& error, httplib::Response& res);
 

@@ -58,6 +58,19 @@ TEST(ErrorResponseTest, BodyHasExactlyTheOpenAiShape) {
   EXPECT_TRUE(nlohmann::json::parse(RenderErrorBody(RouteNotFound("GET", "/x")))["error"]["param"].is_null());
 }
 
+TEST(ErrorResponseTest, AnErrorFrameStaysOneLineWhateverItsMessageHolds) {
+  // A client error keeps its message, which may quote what the client or an upstream sent.
+  const ApiError e = FromStatus(Status::InvalidArgument("bad value a\u2028b\u0085c"), "req_1");
+  const std::string frame = RenderErrorFrame(e);
+  ASSERT_EQ(frame.rfind("data: ", 0), 0u);
+  ASSERT_EQ(frame.substr(frame.size() - 2), "\n\n");
+  for (const char* raw : {"\u2028", "\u0085", "\n"}) {
+    EXPECT_EQ(frame.substr(0, frame.size() - 2).find(raw), std::string::npos) << frame;
+  }
+  const nlohmann::json j = nlohmann::json::parse(frame.substr(6, frame.size() - 8));
+  EXPECT_EQ(j["error"]["message"], "bad value a\u2028b\u0085c");
+}
+
 TEST(ErrorResponseTest, TransportErrorsHaveTheirStatuses) {
   EXPECT_EQ(RouteNotFound("GET", "/nope").http_status, 404);
   EXPECT_EQ(MethodNotAllowed("POST", "/healthz", "GET, HEAD").http_status, 405);

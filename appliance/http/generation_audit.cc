@@ -47,7 +47,7 @@ bool RecordingSink::Emit(const api::StreamEvent& event) {
 }
 
 std::string AuditErrorFrame(std::string_view reason) {
-  return "data: " + RenderErrorBody(AuditUnavailable(reason)) + "\n\n";
+  return RenderErrorFrame(AuditUnavailable(reason));
 }
 
 Status StreamAudit::Start(const RequestAuditor* auditor, audit::AuditRecord record) {

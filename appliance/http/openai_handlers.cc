@@ -284,8 +284,9 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
             if (!result.ok() && result.code() != Status::Code::kCancelled) {
               log::Warn("generation failed mid-stream", {{"request_id", request_id}, {"status", result.ToString()}});
             }
-            std::string tail = "data: " + RenderErrorBody(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
-                               "\n\n" + std::string(api::kSseDone);
+            std::string tail =
+                RenderErrorFrame(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
+                std::string(api::kSseDone);
             Meter(lease.get(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
             return true;

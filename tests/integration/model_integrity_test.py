@@ -83,7 +83,13 @@ class ServedBytesTest(unittest.TestCase):
             self.assertIn(key, error)
         self.assertIn(name, error["message"])
 
-        records = [r for r in read_records(daemon.data_dir) if r["action"] == "model.integrity_failed"]
+        # The record is written beside the readiness change, not before it: wait for it.
+        records = []
+        while time.monotonic() < deadline + WAIT_S:
+            records = [r for r in read_records(daemon.data_dir) if r["action"] == "model.integrity_failed"]
+            if records:
+                break
+            time.sleep(0.1)
         self.assertEqual(len(records), 1, records)
         record = records[0]
         self.assertEqual(record["model_digest"], digest)
