@@ -45,7 +45,7 @@ void ChatSseEncoder::TextFrame(std::string_view key, std::string_view value, std
   out->append("\":\"");
   escaped_.clear();
   chat::AppendJsonEscaped(value, &escaped_);  // the escaping DumpJson() applies with ensure_ascii off
-  AppendEscapingLineBreaks(escaped_, out);    // and the one SseFrame() adds
+  AppendEscapingSseLineBreaks(escaped_, out);  // and the one SseFrame() adds
   out->append("\"}}]}\n\n");
 }
 

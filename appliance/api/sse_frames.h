@@ -11,10 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
+#include "kimi/sse_frame.h"
 
 namespace kimi::api {
 
-inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
+using kimi::kSseDone;
+using kimi::SseDataFrame;  // "data: <json>\n\n" for JSON text already written (an error body)
 
 // What the HTTP layer drives for a streamed response: the chat and completions encoders.
 class StreamEncoder {
@@ -26,13 +28,8 @@ class StreamEncoder {
 };
 
 // "data: <json>\n\n", with U+0085, U+2028 and U+2029 written as \u escapes so that every
-// frame stays one line for readers that split lines on them.
+// frame stays one line for readers that split lines on them (kimi/sse_frame.h).
 std::string SseFrame(const nlohmann::ordered_json& payload);
-// The same frame for JSON text already written (an error body), escaped the same way.
-std::string SseDataFrame(std::string_view json);
-
-// Appends serialised JSON text with those three line breaks escaped, as SseFrame() does.
-void AppendEscapingLineBreaks(std::string_view json, std::string* out);
 
 // `envelope` is the frame's id/object/created/model; `end_choice` the choice of the end
 // frame without usage (finish_reason, and delta {} or text ""). Appends the end frame, the

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "kimi/hex.h"
+#include "kimi/sse_frame.h"
 #include "chat/logprobs_json.h"
 
 namespace kimi::tools {
@@ -58,7 +59,7 @@ std::string ChunkWriter::Frame(const Json& delta, const Json& finish_reason, con
                 {"created", identity_.created},
                 {"model", identity_.model},
                 {"choices", Json::array({choice})}};
-  return "data: " + chunk.dump() + "\n\n";
+  return SseDataFrame(chunk.dump());
 }
 
 std::string ChunkWriter::RoleFrame() {
@@ -99,9 +100,9 @@ std::string ChunkWriter::FinishFrames(const ChatEvent& finish) {
                   {"model", identity_.model},
                   {"choices", Json::array()},
                   {"usage", UsageJson(finish.usage)}};
-    out += "data: " + chunk.dump() + "\n\n";
+    out += SseDataFrame(chunk.dump());
   }
-  out += "data: [DONE]\n\n";
+  out += kSseDone;
   return out;
 }
 

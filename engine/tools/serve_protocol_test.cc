@@ -76,6 +76,18 @@ TEST(ChunkWriter, WritesVllmChunks) {
   EXPECT_EQ(Frames(no_usage.FinishFrames(finish)).size(), 2u);
 }
 
+// The worker's frames are read by line readers too (the appliance, vLLM clients): a line break
+// that JSON carries raw must not cut a frame.
+TEST(ChunkWriter, FramesStayOneLineWhateverTheTextHolds) {
+  ChunkWriter writer(Identity(), false);
+  const std::string text = "a\u2028b\u2029c\u0085d";
+  const std::string frame = writer.OutputFrame(Event(OutputEventKind::kAnswer, text));
+  for (const char* raw : {"\u2028", "\u2029", "\u0085"}) EXPECT_EQ(frame.find(raw), std::string::npos) << raw;
+  const std::vector<Json> frames = Frames(frame);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0]["choices"][0]["delta"]["content"], text);
+}
+
 TEST(ResponseBuilder, JoinsTheStream) {
   ResponseBuilder builder(Identity());
   auto out = [](OutputEvent o) {
