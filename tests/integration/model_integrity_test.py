@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from audit_test import read_records  # noqa: E402
+from audit_test import read_records, wait_until  # noqa: E402
 from daemon_harness import (Daemon, SignedModel, import_model, post_json, request, wait_until_ready)  # noqa: E402
 
 MODEL_ID = "kimi-k3-nano"
@@ -84,12 +84,11 @@ class ServedBytesTest(unittest.TestCase):
         self.assertIn(name, error["message"])
 
         # The record is written beside the readiness change, not before it: wait for it.
-        records = []
-        while time.monotonic() < deadline + WAIT_S:
-            records = [r for r in read_records(daemon.data_dir) if r["action"] == "model.integrity_failed"]
-            if records:
-                break
-            time.sleep(0.1)
+        def integrity_records():
+            return [r for r in read_records(daemon.data_dir) if r["action"] == "model.integrity_failed"]
+
+        wait_until(integrity_records)
+        records = integrity_records()
         self.assertEqual(len(records), 1, records)
         record = records[0]
         self.assertEqual(record["model_digest"], digest)
