@@ -35,27 +35,15 @@ Status CheckUsername(std::string_view username) {
                                       "with '.' or '-'");
 }
 
-Authenticator::Authenticator(AuthOptions options)
-    : options_(std::move(options)),
+Authenticator::Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options, AuditOutbox* outbox)
+    : store_(store),
+      secret_(secret),
+      outbox_(outbox),
+      options_(std::move(options)),
       login_throttle_(LoginThrottleOptions{options_.login_attempts_per_minute_per_source,
                                            options_.login_attempts_per_minute_per_user}),
       hash_slots_(options_.max_concurrent_password_hashes, options_.password_hash_wait_ms) {
   last_flush_ms_ = NowMs();
-}
-
-Authenticator::Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options)
-    : Authenticator(std::move(options)) {
-  Attach(store, secret, nullptr);
-}
-
-// Pending last-use times are written by the owner's FlushLastUsed() before the store closes;
-// the destructor cannot know whether the store still exists.
-Authenticator::~Authenticator() = default;
-
-void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* outbox) {
-  store_ = store;
-  secret_ = secret;
-  outbox_ = outbox;
   meter_ = std::make_unique<UsageMeter>(store, options_.max_concurrent_streams, [this] { return NowMs(); },
                                         options_.usage_flush_ms);
   Result<std::map<std::string, std::pair<double, int64_t>>> buckets = store->LoadRateBuckets(BucketKind::kRequests);
@@ -74,6 +62,10 @@ void Authenticator::Attach(AuthStore* store, ServerSecret secret, AuditOutbox* o
     if (std::optional<Role> role = ParseRole(name)) role_limits_[*role] = limits;
   }
 }
+
+// Pending last-use times are written by the owner's FlushLastUsed() before the store closes;
+// the destructor cannot know whether the store still exists.
+Authenticator::~Authenticator() = default;
 
 Status Authenticator::DrainEvents() { return outbox_ ? outbox_->Drain() : Status::OK(); }
 

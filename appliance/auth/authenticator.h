@@ -7,7 +7,7 @@
 // revoked or expired, at the next request after the change (no cache). last_used_ms is
 // collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
 // A key's principal carries the stricter of its own limits and its role's (key_limits.h);
-// role limits are kept in memory, loaded at Attach() and changed only by SetRoleLimits() and
+// role limits are kept in memory, loaded at construction and changed only by SetRoleLimits() and
 // UpdateRoleLimits(), one at a time.
 //
 // Passwords: Argon2id, at most max_concurrent_password_hashes at once (login_throttle.h).
@@ -27,7 +27,7 @@
 // a CSRF token per session that must accompany every state-changing request made with the
 // session cookie.
 //
-// Thread safety: after Attach(), every public method may be called from many threads at once.
+// Thread safety: every public method may be called from many threads at once.
 #pragma once
 
 #include <cstdint>
@@ -104,20 +104,17 @@ class AuditOutbox;
 
 class Authenticator {
  public:
-  // The daemon builds the authenticator with the server (before the database is open) and
-  // attaches its store later, before serving; until then Authenticate() answers Unavailable.
-  explicit Authenticator(AuthOptions options);
-  Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options);
+  // `store` and `outbox` outlive the authenticator; `outbox` may be null (kimictl), then
+  // auth events stay in the store's outbox for the daemon to move.
+  Authenticator(AuthStore* store, ServerSecret secret, AuthOptions options, AuditOutbox* outbox = nullptr);
   ~Authenticator();
   Authenticator(const Authenticator&) = delete;
   Authenticator& operator=(const Authenticator&) = delete;
 
-  // Called once, before any other thread uses the authenticator. `outbox` may be null (kimictl).
-  void Attach(AuthStore* store, ServerSecret secret, AuditOutbox* outbox);
   // Moves pending auth events into the audit log (a no-op without an outbox).
   Status DrainEvents();
   // Records an act done outside this module (a TLS certificate reload) as an auth event, and
-  // drains it into the audit log. Unavailable before Attach().
+  // drains it into the audit log.
   Status RecordEvent(const Actor& actor, std::string action, std::string target, std::string outcome,
                      std::string detail);
 
@@ -218,15 +215,15 @@ class Authenticator {
   Result<UserRecord> CheckPasswordAttempt(const std::string& username, const std::string& password,
                                           const Actor& actor, const std::string& why_wrong);
 
-  AuthStore* store_ = nullptr;             // set by Attach()
-  std::optional<ServerSecret> secret_;     // set by Attach()
-  AuditOutbox* outbox_ = nullptr;          // set by Attach()
+  AuthStore* store_ = nullptr;
+  std::optional<ServerSecret> secret_;
+  AuditOutbox* outbox_ = nullptr;
   const AuthOptions options_;
 
   LoginThrottle login_throttle_;
   HashSlots hash_slots_;
   RateLimiter rate_limiter_;
-  std::unique_ptr<UsageMeter> meter_;  // set by Attach()
+  std::unique_ptr<UsageMeter> meter_;
   std::mutex mu_;
   std::map<std::string, int64_t> last_used_;  // guarded by mu_: key id -> newest use not yet written
   int64_t last_flush_ms_ = 0;                 // guarded by mu_

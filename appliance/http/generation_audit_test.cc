@@ -63,10 +63,7 @@ audit::AuditSinkOptions PlainOptions(const std::string& dir) {
 struct Fixture {
   explicit Fixture(AuditPolicy policy = {},
                    const std::function<audit::AuditSinkOptions(const std::string&)>& options = PlainOptions)
-      : auditor(policy) {
-    sink = std::move(audit::AuditSink::Open(options(dir.path()))).value();
-    auditor.Attach(sink.get());
-  }
+      : sink(std::move(audit::AuditSink::Open(options(dir.path()))).value()), auditor(policy, sink.get()) {}
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink;
   RequestAuditor auditor;

@@ -24,8 +24,7 @@
 // record also holds the request body as prompt text and the answer as completion text,
 // apart from the hashed leaf (audit/content_policy.h).
 //
-// Thread safety: Commit() may run on many threads at once (the sink is thread-safe);
-// Attach() happens before any of them.
+// Thread safety: Commit() may run on many threads at once (the sink is thread-safe).
 #pragma once
 
 #include <string_view>
@@ -59,11 +58,8 @@ struct Exchange {
 
 class RequestAuditor {
  public:
-  explicit RequestAuditor(AuditPolicy policy) : policy_(policy) {}
-
-  // Gives the auditor its sink, which outlives it. Called once, before the server runs (the
-  // server's threads start after it); without a sink nothing is recorded.
-  void Attach(audit::AuditSink* sink) { sink_ = sink; }
+  // `sink` outlives the auditor; null: nothing is recorded.
+  RequestAuditor(AuditPolicy policy, audit::AuditSink* sink) : sink_(sink), policy_(policy) {}
 
   // OK when the record is committed or the request is not recorded; Unavailable (with the
   // reason for the operator) when the response must be replaced by a 503.

@@ -65,8 +65,7 @@ TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
   ASSERT_NE(sink, nullptr);
-  RequestAuditor auditor(AuditPolicy{});
-  auditor.Attach(sink.get());
+  RequestAuditor auditor(AuditPolicy{}, sink.get());
   RequestContext ctx = Context("unmatched", false);
   ctx.client_request_id = "client-7";
   ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "POST", "/v1/x", 404, "hello", R"({"error":{}})"}).ok());
@@ -93,8 +92,7 @@ TEST(RequestAuditTest, AHugeRequestGivesABoundedRecord) {
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
   ASSERT_NE(sink, nullptr);
-  RequestAuditor auditor(AuditPolicy{});
-  auditor.Attach(sink.get());
+  RequestAuditor auditor(AuditPolicy{}, sink.get());
   RequestContext ctx = Context("unmatched", false);
   ctx.client_request_id = std::string(8000, 'i');
   ctx.auth_failure = "authentication failed: unknown user " + std::string(7 * 1024 * 1024, 'u');
@@ -116,10 +114,8 @@ TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
   ASSERT_NE(sink, nullptr);
-  RequestAuditor skip(Policy(true, false));
-  RequestAuditor keep(Policy(true, true));
-  skip.Attach(sink.get());
-  keep.Attach(sink.get());
+  RequestAuditor skip(Policy(true, false), sink.get());
+  RequestAuditor keep(Policy(true, true), sink.get());
   RequestContext ctx = Context("healthz", true);
   ASSERT_TRUE(skip.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
   ASSERT_TRUE(keep.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
@@ -138,14 +134,12 @@ TEST(RequestAuditTest, UncommittedRecordFailsClosedOrIsLoggedWhenOpen) {
   RequestContext ctx = Context("unmatched", false);
   Exchange e{&ctx, "GET", "/x", 404, "", "{}"};
 
-  RequestAuditor closed(Policy(true, false));
-  closed.Attach(sink.get());
+  RequestAuditor closed(Policy(true, false), sink.get());
   Status s = closed.Commit(e);
   EXPECT_EQ(s.code(), Status::Code::kUnavailable);
   EXPECT_FALSE(s.message().empty());
 
-  RequestAuditor open(Policy(false, false));
-  open.Attach(sink.get());
+  RequestAuditor open(Policy(false, false), sink.get());
   EXPECT_TRUE(open.Commit(e).ok());
 }
 

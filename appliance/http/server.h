@@ -23,8 +23,7 @@
 // rejecter, bounded to a second), under the first request's read deadline, using the TLS
 // context current when the worker takes the connection (a reload applies to new ones).
 //
-// Thread safety: Bind() and Run() from one thread; Stop() from any thread, any number of
-// times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
+// Thread safety: Run() from one thread; Stop() from any thread, any number of times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
 #pragma once
 
 #include <atomic>
@@ -43,13 +42,13 @@
 #include "http/access_log.h"
 #include "http/connection.h"
 #include "http/dispatcher.h"
+#include "http/listener.h"
 #include "http/routes.h"
 #include "http/tls_reloader.h"
 
 namespace kimi::http {
 
 struct ServerOptions {
-  config::ListenAddress listen;
   config::LimitsConfig limits;
   // Set: every connection speaks TLS, with the context current when it is accepted
   // (tls_reloader.h). Must outlive the server.
@@ -60,18 +59,17 @@ class Server {
   class Slot;
 
  public:
-  Server(ServerOptions options, Services services, metrics::Registry& registry);
+  // Serves on `listener` (bound by the caller, so that a daemon that cannot listen fails
+  // before it opens anything else).
+  Server(ServerOptions options, Listener listener, Services services, metrics::Registry& registry);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Creates the listening socket. Unavailable("cannot listen on 127.0.0.1:8080: address
-  // already in use") and the like on failure.
-  Status Bind();
   // "127.0.0.1:41234": the address actually bound (the kernel's port when 0 was asked).
   const std::string& bound_address() const { return bound_address_; }
 
-  // Precondition: Bind() succeeded. Serves until Stop(), then drains and returns.
+  // Serves until Stop(), then drains and returns.
   void Run();
   void Stop();
 

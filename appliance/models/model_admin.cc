@@ -44,7 +44,6 @@ ModelAdmin::ModelAdmin(ModelStore* store, ModelAdminOptions options) : store_(st
 
 ModelAdmin::~ModelAdmin() { Close(); }
 
-void ModelAdmin::Attach(ModelStore* store) { store_.store(store); }
 
 Result<ModelStore*> ModelAdmin::Store() const {
   ModelStore* store = store_.load();

@@ -21,13 +21,12 @@
 // (Corruption in the store) is reported as FailedPrecondition with its message, because an
 // administrator needs to know which file failed.
 //
-// The daemon makes its ModelAdmin before the store is open (the HTTP server is built first)
-// and attaches the store once it is; until then every method answers Unavailable.
+// After Close() (the daemon's stop) every method answers Unavailable.
 //
 // Owns: the import jobs and their threads. Close() and the destructor cancel a running
 // import's copy and join the threads. Borrows the ModelStore.
-// Thread safety: every method may be called from any thread, except Attach() (before the
-// HTTP server runs) and Close() (after it has stopped).
+// Thread safety: every method may be called from any thread, except Close() (after the HTTP
+// server has stopped).
 #pragma once
 
 #include <atomic>
@@ -56,7 +55,7 @@ struct ModelAdminOptions {
 
 class ModelAdmin {
  public:
-  // `store` may be null until Attach().
+  // `store` outlives the admin, or its Close(); null: every method answers Unavailable.
   ModelAdmin(ModelStore* store, ModelAdminOptions options);
   ~ModelAdmin();
   ModelAdmin(const ModelAdmin&) = delete;
@@ -67,7 +66,6 @@ class ModelAdmin {
   Result<nlohmann::json> ImportStatus(const std::string& job_id) const;
   Result<nlohmann::json> ImportJobs() const;
 
-  void Attach(ModelStore* store);
   // Cancels a running import, joins the import threads and detaches the store.
   void Close();
   Result<nlohmann::json> Activate(const nlohmann::json& body, const Actor& actor);

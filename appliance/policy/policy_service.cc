@@ -7,17 +7,8 @@
 namespace kimi::policy {
 
 PolicyService::PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
-                             std::function<int64_t()> clock_ms) {
-  Attach(store, secret, std::move(audit), std::move(clock_ms));
-}
-
-void PolicyService::Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
-                           std::function<int64_t()> clock_ms) {
-  store_ = store;
-  secret_ = secret;
-  audit_ = std::move(audit);
-  clock_ms_ = std::move(clock_ms);
-}
+                             std::function<int64_t()> clock_ms)
+    : store_(store), secret_(secret), audit_(std::move(audit)), clock_ms_(std::move(clock_ms)) {}
 
 int64_t PolicyService::NowMs() const {
   if (clock_ms_) return clock_ms_();

@@ -56,12 +56,6 @@ class PolicyService {
   // `store` and `secret` (may be null: then no rule may hash) outlive the service.
   PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
                 std::function<int64_t()> clock_ms = nullptr);
-  // Detached: Active() is null until Attach() and Start(). The daemon hands the service to
-  // the HTTP server before its database is open, and attaches it before serving.
-  PolicyService() = default;
-  // Precondition: no other thread uses the service yet.
-  void Attach(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
-              std::function<int64_t()> clock_ms = nullptr);
   PolicyService(const PolicyService&) = delete;
   PolicyService& operator=(const PolicyService&) = delete;
 
