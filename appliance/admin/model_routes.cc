@@ -4,14 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admin/reply.h"
 #include "models/model_admin.h"
 
 namespace kimi::admin {
 namespace {
 
-Result<models::ModelAdmin*> Admin(const http::Services& services) {
-  if (services.model_admin == nullptr) return Status::Unavailable("the model store is not enabled in this daemon");
-  return services.model_admin;
+Result<models::ModelAdmin*> Admin(models::ModelAdmin* admin) {
+  if (admin == nullptr) return Status::Unavailable("the model store is not enabled in this daemon");
+  return admin;
 }
 
 Result<nlohmann::json> Body(const httplib::Request& req) {
@@ -22,8 +23,7 @@ Result<nlohmann::json> Body(const httplib::Request& req) {
 
 Status Reply(Result<nlohmann::json> reply, int status, httplib::Response& res) {
   if (!reply.ok()) return reply.status();
-  res.status = status;
-  res.set_content(reply->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+  ReplyJson(res, status, *reply);
   return Status::OK();
 }
 
@@ -38,44 +38,59 @@ models::Actor ActorOf(const http::RequestContext& ctx) {
   return actor;
 }
 
-Status HandleListModels(const http::Services& services, http::RequestContext&, const httplib::Request&,
+Status HandleListModels(models::ModelAdmin* model_admin, http::RequestContext&, const httplib::Request&,
                         httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   return Reply(admin->List(), 200, res);
 }
 
-Status HandleImportModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleImportModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   KIMI_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
   return Reply(admin->StartImport(body, ActorOf(ctx)), 202, res);
 }
 
-Status HandleImportStatus(const http::Services& services, http::RequestContext&, const httplib::Request& req,
+Status HandleImportStatus(models::ModelAdmin* model_admin, http::RequestContext&, const httplib::Request& req,
                           httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   if (!req.has_param("job")) return Reply(admin->ImportJobs(), 200, res);
   return Reply(admin->ImportStatus(req.get_param_value("job")), 200, res);
 }
 
-Status HandleActivateModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleActivateModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                            httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   KIMI_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
   return Reply(admin->Activate(body, ActorOf(ctx)), 200, res);
 }
 
-Status HandleRollbackModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleRollbackModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                            httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   KIMI_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
   return Reply(admin->Rollback(body, ActorOf(ctx)), 200, res);
 }
 
-Status HandleRemoveModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleRemoveModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(services));
+  KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   return Reply(admin->Remove(req.get_param_value("model"), req.get_param_value("digest"), ActorOf(ctx)), 200, res);
+}
+
+void AddModelRoutes(http::RouteTable& table, models::ModelAdmin* admin) {
+  using P = auth::Permission;
+  const auto bind = [admin](auto handler) { return http::BindRoute(admin, handler); };
+  table.Add({"GET", "/admin/v1/models", "admin_models_list", bind(&HandleListModels), false, P::kModelsInspect});
+  table.Add({"DELETE", "/admin/v1/models", "admin_models_remove", bind(&HandleRemoveModel), false, P::kModelsManage});
+  table.Add({"POST", "/admin/v1/models/import", "admin_models_import", bind(&HandleImportModel), false,
+             P::kModelsManage});
+  table.Add({"GET", "/admin/v1/models/import", "admin_models_import_status", bind(&HandleImportStatus), false,
+             P::kModelsInspect});
+  table.Add({"POST", "/admin/v1/models/activate", "admin_models_activate", bind(&HandleActivateModel), false,
+             P::kModelsManage});
+  table.Add({"POST", "/admin/v1/models/rollback", "admin_models_rollback", bind(&HandleRollbackModel), false,
+             P::kModelsManage});
 }
 
 }  // namespace kimi::admin

@@ -11,8 +11,8 @@
 //
 // The acts are audited by the model store (model.import, model.activate, ...) with the request
 // id, the client address and the authenticated principal (key id or user, and role); the
-// route table gives the permissions (models.inspect, models.manage). Without
-// services.model_admin, or before the daemon has opened the store, they answer 503.
+// route table gives the permissions (models.inspect, models.manage). Without a ModelAdmin
+// (null), or after it closed, they answer 503.
 //
 // Thread safety: handlers may run on many threads at once; ModelAdmin is thread-safe.
 #pragma once
@@ -20,6 +20,7 @@
 #include <span>
 
 #include "http/routes.h"
+#include "models/model_admin.h"
 #include "models/model_store.h"
 
 namespace kimi::admin {
@@ -27,17 +28,20 @@ namespace kimi::admin {
 // Who the request is from, for the audit records of model and trust store acts.
 models::Actor ActorOf(const http::RequestContext& ctx);
 
-Status HandleListModels(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleListModels(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res);
-Status HandleImportModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleImportModel(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
-Status HandleImportStatus(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleImportStatus(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res);
-Status HandleActivateModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleActivateModel(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                            httplib::Response& res);
-Status HandleRollbackModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleRollbackModel(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                            httplib::Response& res);
-Status HandleRemoveModel(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleRemoveModel(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
+
+// The six routes, bound to `admin` (outlives the table; may be null).
+void AddModelRoutes(http::RouteTable& table, models::ModelAdmin* admin);
 
 }  // namespace kimi::admin

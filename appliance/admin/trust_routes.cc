@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/model_routes.h"
+#include "admin/reply.h"
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-Result<models::TrustDirectory*> Trust(const http::Services& services) {
+Result<models::TrustDirectory*> Trust(const TrustServices& services) {
   if (services.trust == nullptr) return Status::Unavailable("the trust store is not managed by this daemon");
   return services.trust;
 }
@@ -25,7 +26,7 @@ json EntryJson(const models::TrustEntry& e) {
 }
 
 // The active versions, as the model admin lists them; empty without a model store.
-json ActiveVersions(const http::Services& services) {
+json ActiveVersions(const TrustServices& services) {
   json active = json::array();
   if (services.model_admin == nullptr) return active;
   Result<json> listed = services.model_admin->List();
@@ -34,11 +35,6 @@ json ActiveVersions(const http::Services& services) {
     if (v.value("state", "") == "active") active.push_back(v);
   }
   return active;
-}
-
-void Reply(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 }  // namespace
@@ -52,7 +48,7 @@ bool SignedBy(const models::TrustEntry& entry, const std::string& signer) {
          signer.find("issued by " + entry.description + " (") != std::string::npos;
 }
 
-Status HandleListTrust(const http::Services& services, http::RequestContext&, const httplib::Request&,
+Status HandleListTrust(const TrustServices& services, http::RequestContext&, const httplib::Request&,
                        httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
   const json active = ActiveVersions(services);
@@ -69,11 +65,11 @@ Status HandleListTrust(const http::Services& services, http::RequestContext&, co
     entry["signs_active"] = std::move(signs);
     entries.push_back(std::move(entry));
   }
-  Reply(res, 200, json{{"path", trust->path()}, {"editable", trust->editable()}, {"entries", std::move(entries)}});
+  ReplyJson(res, 200, json{{"path", trust->path()}, {"editable", trust->editable()}, {"entries", std::move(entries)}});
   return Status::OK();
 }
 
-Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleAddTrust(const TrustServices& services, http::RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
@@ -92,16 +88,24 @@ Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx,
   }
   KIMI_ASSIGN_OR_RETURN(models::TrustEntry added,
                         trust->Add(body["pem"].get<std::string>(), body.value("label", ""), ActorOf(ctx), signers));
-  Reply(res, 201, EntryJson(added));
+  ReplyJson(res, 201, EntryJson(added));
   return Status::OK();
 }
 
-Status HandleRemoveTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request&,
+Status HandleRemoveTrust(const TrustServices& services, http::RequestContext& ctx, const httplib::Request&,
                          httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
   KIMI_ASSIGN_OR_RETURN(models::TrustEntry removed, trust->Remove(ctx.path_params["id"], ActorOf(ctx)));
-  Reply(res, 200, json{{"removed", EntryJson(removed)}});
+  ReplyJson(res, 200, json{{"removed", EntryJson(removed)}});
   return Status::OK();
+}
+
+void AddTrustRoutes(http::RouteTable& table, TrustServices services) {
+  using P = auth::Permission;
+  const auto bind = [services](auto handler) { return http::BindRoute(services, handler); };
+  table.Add({"GET", "/admin/v1/trust", "admin_trust_list", bind(&HandleListTrust), false, P::kTrustRead});
+  table.Add({"POST", "/admin/v1/trust", "admin_trust_add", bind(&HandleAddTrust), false, P::kAdminOnly});
+  table.Add({"DELETE", "/admin/v1/trust/{id}", "admin_trust_remove", bind(&HandleRemoveTrust), false, P::kAdminOnly});
 }
 
 }  // namespace kimi::admin

@@ -15,7 +15,7 @@
 // any intermediates; SignedBy()):
 // removing it leaves them serving until their next re-verification (an activation, a
 // rollback, the next start), which then fails and deactivates them. The changes are audited
-// by the TrustDirectory (trust.add, trust.remove). Without services.trust they answer 503.
+// by the TrustDirectory (trust.add, trust.remove). Without a TrustDirectory they answer 503.
 //
 // Thread safety: handlers may run on many threads at once; TrustDirectory is thread-safe.
 #pragma once
@@ -23,6 +23,7 @@
 #include <string>
 
 #include "http/routes.h"
+#include "models/model_admin.h"
 #include "models/trust_directory.h"
 
 namespace kimi::admin {
@@ -31,11 +32,20 @@ namespace kimi::admin {
 // by `entry`.
 bool SignedBy(const models::TrustEntry& entry, const std::string& signer);
 
-Status HandleListTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+// What the trust routes use; both outlive the table.
+struct TrustServices {
+  models::TrustDirectory* trust = nullptr;           // null: the routes answer 503
+  const models::ModelAdmin* model_admin = nullptr;  // null: signs_active is always empty
+};
+
+Status HandleListTrust(const TrustServices& services, http::RequestContext& ctx, const httplib::Request& req,
                        httplib::Response& res);
-Status HandleAddTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleAddTrust(const TrustServices& services, http::RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res);
-Status HandleRemoveTrust(const http::Services& services, http::RequestContext& ctx, const httplib::Request& req,
+Status HandleRemoveTrust(const TrustServices& services, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
+
+// The three routes, bound to `services`.
+void AddTrustRoutes(http::RouteTable& table, TrustServices services);
 
 }  // namespace kimi::admin

@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 
+#include "admin/admin_routes.h"
 #include "api/embedded_backend.h"
 #include "api/model_rules_table.h"
 #include "audit/audit_sink.h"
@@ -25,7 +26,6 @@
 #include "daemon/engine_metrics.h"
 #include "daemon/module_options.h"
 #include "daemon/signals.h"
-#include "http/audit_admin_handlers.h"
 #include "http/console_assets.h"
 #include "http/listener.h"
 #include "http/metrics.h"
@@ -126,7 +126,7 @@ struct Daemon::Parts {
   // The full pass over the rows the start-up check did not read; stopped before the sink closes.
   std::unique_ptr<audit::BackgroundVerifier> audit_full_check;
   std::unique_ptr<http::RequestAuditor> auditor;
-  http::AuditAccess audit_access;
+  admin::AuditAccess audit_access;
   // OpenAuth
   std::optional<auth::ServerSecret> secret;
   std::unique_ptr<auth::AuthStore> auth_store;
@@ -345,7 +345,7 @@ Status Daemon::OpenAudit() {
   }
   parts_->auditor =
       std::make_unique<http::RequestAuditor>(audit_policy, config.audit.record_requests ? &sink : nullptr);
-  parts_->audit_access = http::AuditAccess{AuditDbPath(config), sink.public_key(), &sink};
+  parts_->audit_access = admin::AuditAccess{AuditDbPath(config), sink.public_key(), &sink};
   if (sink.Healthy()) readiness.MarkReady("audit", "writable");
   log::Info("service start recorded in the audit log",
             {{"records", static_cast<int64_t>(sink.TreeSize())}, {"fail_closed", config.audit.fail_closed}});
@@ -469,9 +469,7 @@ Status Daemon::OpenServer() {
   http::Services services{&p.registry, p.readiness.get(), p.auditor.get()};
   services.authenticator = p.authenticator.get();
   services.policy = p.policy_service.get();
-  services.audit_access = &p.audit_access;
   services.admin_requires_client_certificate = p.tls != nullptr && p.tls->verifies_clients();
-  if (p.tls != nullptr) services.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
   services.backend = p.measured_backend.get();
   services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   services.request_rules = &p.request_rules;
@@ -488,8 +486,6 @@ Status Daemon::OpenServer() {
         }
       };
   if (!config.console.assets_dir.empty()) services.console = p.console.get();
-  services.model_admin = p.model_admin.get();
-  services.trust = p.trust_directory.get();
   services.describe_model = [&p, served_id = config.model.served_id](
                                 const std::string& model) -> std::optional<http::ServedModelDetails> {
     if (model != served_id) return std::nullopt;
@@ -498,8 +494,18 @@ Status Daemon::OpenServer() {
     return http::ServedModelDetails{current->digest, current->version, current->since_unix_s};
   };
   http::ServerOptions options{config.limits, p.tls.get()};
+  admin::AdminServices admin;
+  admin.authenticator = p.authenticator.get();
+  admin.backend = p.measured_backend.get();
+  admin.model_admin = p.model_admin.get();
+  admin.trust = p.trust_directory.get();
+  admin.policies = p.policy_service.get();
+  admin.audit = &p.audit_access;
+  if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
+  http::RouteTable admin_routes;
+  admin::AddAdminRoutes(admin_routes, admin);
   p.server = std::make_unique<http::Server>(std::move(options), std::move(*p.listener), std::move(services),
-                                            p.registry);
+                                            std::move(admin_routes), p.registry);
   p.listener.reset();
   return Status::OK();
 }

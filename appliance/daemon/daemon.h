@@ -15,8 +15,9 @@
 //   OpenPolicy     the active policy (the shipped default on a first start)
 //   Announce       the "listening" line (what the integration harness waits for), the console
 //   OpenModels     the trust store, the model store and the served model, the model admin
-//   OpenServer     the HTTP server over the listening socket, with every service
-// A failing step has logged why (the start-up messages docs/operations.md lists) and returns
+//   OpenServer     the HTTP server over the listening socket: the serving routes and every
+//                  /admin/v1 group (admin/admin_routes.h), each with the services it uses
+// A failing step has logged why (one error line naming what could not open) and returns
 // its error; the steps opened before it are closed by the destructor, in reverse order.
 //
 // Thread safety: Open() and Run() from the main thread, once each; Run() starts the signal

@@ -316,7 +316,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
 
     std::string method, path;
     PeekRequestLine(stream.Unconsumed(), &method, &path);
-    if (const Route* r = FindRoute(method, path)) {
+    if (const Route* r = env.dispatcher->routes().Find(method, path)) {
       ctx.route = std::string(r->name);
       ctx.probe = r->probe;
     }

@@ -86,17 +86,20 @@ TEST(ConsoleAssetPathTest, PathChecks) {
 }
 
 TEST(ConsoleRoutesTest, TheConsoleIsPublicAndTheRootRedirects) {
-  const Route* root = FindRoute("GET", "/");
+  Services services;
+  RouteTable table;
+  AddServingRoutes(table, services);
+  const Route* root = table.Find("GET", "/");
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->name, "console_root");
-  const Route* index = FindRoute("GET", "/console/");
+  const Route* index = table.Find("GET", "/console/");
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->name, "console_index");
-  const Route* asset = FindRoute("GET", "/console/js/app.js");
+  const Route* asset = table.Find("GET", "/console/js/app.js");
   ASSERT_NE(asset, nullptr);
   EXPECT_EQ(asset->name, "console_asset");
-  EXPECT_TRUE(IsPublicPath("/console/js/app.js"));
-  EXPECT_EQ(FindRoute("POST", "/console/js/app.js"), nullptr);
+  EXPECT_TRUE(table.IsPublicPath("/console/js/app.js"));
+  EXPECT_EQ(table.Find("POST", "/console/js/app.js"), nullptr);
 }
 
 }  // namespace

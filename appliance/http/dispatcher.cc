@@ -20,6 +20,7 @@ namespace {
 
 struct ActiveRequest {
   RequestContext* ctx = nullptr;
+  httplib::Stream* stream = nullptr;
   int status = 0;
 };
 thread_local ActiveRequest* t_active = nullptr;
@@ -45,6 +46,8 @@ void AddAdminApiSecurityHeaders(const httplib::Request& req, httplib::Response& 
 
 }  // namespace
 
+httplib::Stream* ActiveResponseStream() { return t_active != nullptr ? t_active->stream : nullptr; }
+
 Dispatcher::Library::Library() {
   placeholder_fd_ = ::eventfd(0, EFD_CLOEXEC);
   if (placeholder_fd_ < 0) {
@@ -59,8 +62,11 @@ Dispatcher::Library::~Library() {
   if (placeholder_fd_ >= 0) ::close(placeholder_fd_);
 }
 
-Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::LimitsConfig& limits)
+Dispatcher::Dispatcher(Services services, RouteTable more_routes, HttpMetrics& metrics,
+                       const config::LimitsConfig& limits)
     : services_(services), metrics_(metrics), limits_(limits) {
+  AddServingRoutes(routes_, services_);
+  for (const Route& route : more_routes.routes()) routes_.Add(route);
   library_.set_payload_max_length(static_cast<size_t>(limits.max_body_bytes));
   library_.set_keep_alive_max_count(static_cast<size_t>(limits.max_requests_per_connection));
   library_.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(limits.idle_timeout_ms / 1000)));
@@ -84,8 +90,8 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
       if (error.http_status == 429 && ctx != nullptr && ctx->retry_after_s > 0) {
         res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
       }
-    } else if (res.status == 404 && !AllowedMethods(req.path).empty()) {
-      std::string allowed = AllowedMethods(req.path);
+    } else if (res.status == 404 && !routes_.AllowedMethods(req.path).empty()) {
+      std::string allowed = routes_.AllowedMethods(req.path);
       res.set_header("Allow", allowed);
       error = MethodNotAllowed(req.method, req.path, allowed);
     } else {
@@ -142,7 +148,7 @@ Dispatcher::Dispatcher(Services services, HttpMetrics& metrics, const config::Li
 }
 
 Status Dispatcher::AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const {
-  if (IsPublicPath(req.path)) return Status::OK();
+  if (routes_.IsPublicPath(req.path)) return Status::OK();
   RequestContext scratch;
   if (ctx == nullptr) ctx = &scratch;
   // Any authenticated principal may learn that a path does not exist.
@@ -150,7 +156,7 @@ Status Dispatcher::AuthenticateUnrouted(const httplib::Request& req, RequestCont
 }
 
 void Dispatcher::RegisterRoutes() {
-  for (const Route& route : Routes()) {
+  for (const Route& route : routes_.routes()) {
     const Route* r = &route;
     httplib::Server::Handler wrapper = [this, r](const httplib::Request& req, httplib::Response& res) {
       RequestContext* ctx = t_active ? t_active->ctx : nullptr;
@@ -162,7 +168,7 @@ void Dispatcher::RegisterRoutes() {
       MatchRoutePath(r->path, req.path, &ctx->path_params);
       Status status = AuthenticateRequest(services_, req, r->permission, *ctx);
       if (status.ok()) status = CheckBodyNesting(req.body);
-      if (status.ok()) status = r->handler(services_, *ctx, req, res);
+      if (status.ok()) status = r->handler(*ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);
         if (status.code() == Status::Code::kInvalidArgument) {
@@ -192,13 +198,11 @@ void Dispatcher::RegisterRoutes() {
 }
 
 Dispatcher::Outcome Dispatcher::Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection) {
-  ActiveRequest active{&ctx, 0};
+  ActiveRequest active{&ctx, &stream, 0};
   t_active = &active;
-  ctx.response_stream = &stream;
   Outcome out;
   out.ok = library_.process_request(stream, close_connection, out.connection_closed, nullptr);
   t_active = nullptr;
-  ctx.response_stream = nullptr;
   if (ctx.stream_audit != nullptr && !ctx.stream_audit->finished()) {
     // The stream ended without its provider finishing it: the server stopped or the library
     // gave up writing. Its record is written now, before the connection is released.

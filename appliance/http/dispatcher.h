@@ -23,9 +23,17 @@
 
 namespace kimi::http {
 
+// The connection the response of the request this thread processes goes out on, while the
+// dispatcher processes it (null otherwise): a streamed response writes its chunks to it
+// directly (openai_handlers.cc), framed exactly as the library frames them, to spare the
+// library's copies per frame. Only the inference API's handlers use it.
+httplib::Stream* ActiveResponseStream();
+
 class Dispatcher {
  public:
-  Dispatcher(Services services, HttpMetrics& metrics, const config::LimitsConfig& limits);
+  // Serves AddServingRoutes's routes over `services`, then `more_routes` (the admin API, whose
+  // handlers hold their own services).
+  Dispatcher(Services services, RouteTable more_routes, HttpMetrics& metrics, const config::LimitsConfig& limits);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
@@ -38,6 +46,7 @@ class Dispatcher {
   Outcome Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection);
 
   const Services& services() const { return services_; }
+  const RouteTable& routes() const { return routes_; }
 
  private:
   // Exposes the library's per-request entry point so the server can own its connections.
@@ -62,6 +71,7 @@ class Dispatcher {
   Status AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const;
 
   Services services_;
+  RouteTable routes_;  // bound to services_ and filled by the constructor
   HttpMetrics& metrics_;
   config::LimitsConfig limits_;
   Library library_;

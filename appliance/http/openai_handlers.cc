@@ -19,6 +19,7 @@
 #include "api/request_gate.h"
 #include "api/response_meta.h"
 #include "auth/authenticator.h"
+#include "http/dispatcher.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
@@ -134,7 +135,7 @@ Status RespondWhole(api::Backend& backend, api::BackendRequest request, const ap
   WholeResponseDelivery<Builder> delivery(builder, ctx.start, &ctx.audit);
   const std::string request_id = request.request_id;
   api::BackgroundGeneration generation(backend, std::move(request));
-  const httplib::Stream* client = ctx.response_stream;
+  const httplib::Stream* client = ActiveResponseStream();
   Status generated;
   const api::BackgroundGeneration::Delivered delivered =
       generation.Deliver(delivery, &generated, kClientCheckInterval, [client] { return ClientConnected(client); });
@@ -239,7 +240,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
-  const httplib::Stream* client = ctx.response_stream;
+  const httplib::Stream* client = ActiveResponseStream();
   if (!generation->WaitForFirstEvent(&before_first, kClientCheckInterval,
                                      [client] { return ClientConnected(client); })) {
     api::BackendOutcome served;
@@ -263,7 +264,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   // The provider runs inside the dispatcher's processing of this request, while the
   // connection's stream and `res` are valid. A compressed response (the library chose an
   // encoding: a Content-Encoding header) goes through the library's sink.
-  httplib::Stream* stream = ctx.response_stream;
+  httplib::Stream* stream = ActiveResponseStream();
   const httplib::Response* response = &res;
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -316,7 +317,8 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body, RulesFor(services, body)));
   // The one policy decision step, before any backend is chosen or called.
-  KIMI_ASSIGN_OR_RETURN(policy::RequestPolicy decided, policy::ApplyRequestPolicy(endpoint, services, ctx, req, &body));
+  KIMI_ASSIGN_OR_RETURN(policy::RequestPolicy decided,
+                        policy::ApplyRequestPolicy(endpoint, services.policy, services.backend, ctx, req, &body));
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
   KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
   std::shared_ptr<Lease> lease;

@@ -20,10 +20,6 @@
 #include "audit/record.h"
 #include "auth/principal.h"
 
-namespace httplib {
-class Stream;
-}  // namespace httplib
-
 namespace kimi::http {
 
 class StreamAudit;
@@ -88,10 +84,6 @@ struct RequestContext {
   // Set by a handler whose response is streamed: the request's audit record is then written
   // when the stream ends (generation_audit.h), not before the response starts.
   std::shared_ptr<StreamAudit> stream_audit;
-  // The connection the response goes out on, while the dispatcher processes the request: a
-  // streamed response writes its chunks to it directly (openai_handlers.cc), framed exactly
-  // as the library frames them, to spare the library's copies per frame.
-  httplib::Stream* response_stream = nullptr;
 };
 
 }  // namespace kimi::http

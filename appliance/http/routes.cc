@@ -2,73 +2,39 @@
 
 #include <vector>
 
-#include "admin/model_routes.h"
-#include "admin/trust_routes.h"
-#include "http/admin_handlers.h"
 #include "http/console_handlers.h"
-#include "http/audit_admin_handlers.h"
-#include "http/audit_proof_handler.h"
 #include "http/handlers.h"
 #include "http/openai_handlers.h"
-#include "policy/policy_routes.h"
 
 namespace kimi::http {
 namespace {
 
 using P = auth::Permission;
+using ServingHandler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
 
-const Route kRoutes[] = {
-    {"GET", "/healthz", "healthz", &HandleHealthz, /*probe=*/true, P::kPublic},
-    {"GET", "/readyz", "readyz", &HandleReadyz, /*probe=*/true, P::kPublic},
-    {"GET", "/metrics", "metrics", &HandleMetrics, /*probe=*/true, P::kMetricsRead},
-    // The web console's static files: public and unaudited like the probes (console_handlers.h).
-    {"GET", "/", "console_root", &HandleConsoleRedirect, /*probe=*/true, P::kPublic},
-    {"GET", "/console", "console_redirect", &HandleConsoleRedirect, /*probe=*/true, P::kPublic},
-    {"GET", "/console/", "console_index", &HandleConsoleAsset, /*probe=*/true, P::kPublic},
-    {"GET", "/console/{path...}", "console_asset", &HandleConsoleAsset, /*probe=*/true, P::kPublic},
-    {"POST", "/v1/chat/completions", "chat_completions", &HandleChatCompletions, false, P::kInference},
-    {"POST", "/v1/completions", "completions", &HandleCompletions, false, P::kInference},
-    {"GET", "/v1/models", "models", &HandleListModels, false, P::kModelsRead},
-    {"GET", "/v1/models/{id...}", "model", &HandleGetModel, false, P::kModelsRead},
-    {"GET", "/admin/v1/models", "admin_models_list", &admin::HandleListModels, false, P::kModelsInspect},
-    {"DELETE", "/admin/v1/models", "admin_models_remove", &admin::HandleRemoveModel, false, P::kModelsManage},
-    {"POST", "/admin/v1/models/import", "admin_models_import", &admin::HandleImportModel, false, P::kModelsManage},
-    {"GET", "/admin/v1/models/import", "admin_models_import_status", &admin::HandleImportStatus, false, P::kModelsInspect},
-    {"POST", "/admin/v1/models/activate", "admin_models_activate", &admin::HandleActivateModel, false, P::kModelsManage},
-    {"POST", "/admin/v1/models/rollback", "admin_models_rollback", &admin::HandleRollbackModel, false, P::kModelsManage},
-    {"GET", "/admin/v1/trust", "admin_trust_list", &admin::HandleListTrust, false, P::kTrustRead},
-    {"POST", "/admin/v1/trust", "admin_trust_add", &admin::HandleAddTrust, false, P::kAdminOnly},
-    {"DELETE", "/admin/v1/trust/{id}", "admin_trust_remove", &admin::HandleRemoveTrust, false, P::kAdminOnly},
-    // The login form's POST is public by nature: it is how a person authenticates.
-    {"POST", "/admin/v1/session", "admin_session_login", &HandleSessionLogin, false, P::kPublic,
-     /*body_has_password=*/true},
-    {"GET", "/admin/v1/session", "admin_session_get", &HandleSessionGet, false, P::kSessionSelf},
-    {"DELETE", "/admin/v1/session", "admin_session_logout", &HandleSessionLogout, false, P::kSessionSelf},
-    {"POST", "/admin/v1/session/password", "admin_session_password", &HandleSessionPassword, false, P::kSessionSelf,
-     /*body_has_password=*/true},
-    {"GET", "/admin/v1/keys", "admin_keys_list", &HandleKeysList, false, P::kKeysManage},
-    {"POST", "/admin/v1/keys", "admin_keys_create", &HandleKeysCreate, false, P::kKeysManage},
-    {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", &HandleKeysRevoke, false, P::kKeysManage},
-    {"PATCH", "/admin/v1/keys/{id}", "admin_keys_update", &HandleKeyUpdate, false, P::kKeysManage},
-    {"GET", "/admin/v1/keys/{id}/usage", "admin_keys_usage", &HandleKeyUsage, false, P::kKeysManage},
-    // Retired in favour of PATCH /admin/v1/keys/{id}; answers 410 naming the replacement.
-    {"POST", "/admin/v1/keys/{id}/limits", "admin_keys_limits", &HandleKeyLimitsRetired, false, P::kKeysManage},
-    {"GET", "/admin/v1/roles", "admin_roles_list", &HandleRolesList, false, P::kKeysManage},
-    {"POST", "/admin/v1/roles/{role}/limits", "admin_roles_limits", &HandleRoleLimits, false, P::kKeysManage},
-    {"POST", "/admin/v1/tls/reload", "admin_tls_reload", &HandleTlsReload, false, P::kAdminOnly},
-    {"GET", "/admin/v1/users", "admin_users_list", &HandleUsersList, false, P::kUsersManage},
-    {"POST", "/admin/v1/users", "admin_users_add", &HandleUsersAdd, false, P::kUsersManage},
-    {"POST", "/admin/v1/users/disable", "admin_users_disable", &HandleUsersDisable, false, P::kUsersManage},
-    {"POST", "/admin/v1/users/enable", "admin_users_enable", &HandleUsersEnable, false, P::kUsersManage},
-    {"POST", "/admin/v1/users/unlock", "admin_users_unlock", &HandleUsersUnlock, false, P::kUsersManage},
-    {"GET", "/admin/v1/policies", "admin_policies_list", &policy::HandleListPolicies, false, P::kPolicyRead},
-    {"POST", "/admin/v1/policies", "admin_policies_submit", &policy::HandleSubmitPolicy, false, P::kAdminOnly},
-    {"GET", "/admin/v1/policies/{version}", "admin_policies_get", &policy::HandleGetPolicy, false, P::kPolicyRead},
-    {"GET", "/admin/v1/audit", "admin_audit_search", &HandleAuditSearch, false, P::kAuditRead},
-    {"GET", "/admin/v1/audit/export", "admin_audit_export", &HandleAuditExport, false, P::kAuditRead},
-    {"GET", "/admin/v1/audit/verify", "admin_audit_verify", &HandleAuditVerify, false, P::kAuditRead},
-    {"GET", "/admin/v1/audit/records/{seq}/proof", "admin_audit_proof", &HandleAuditRecordProof, false, P::kAuditRead},
-};
+}  // namespace
+
+void AddServingRoutes(RouteTable& table, const Services& services) {
+  auto bind = [&services](ServingHandler handler) -> Handler {
+    return [&services, handler](RequestContext& ctx, const httplib::Request& req, httplib::Response& res) {
+      return handler(services, ctx, req, res);
+    };
+  };
+  table.Add({"GET", "/healthz", "healthz", bind(&HandleHealthz), /*probe=*/true, P::kPublic});
+  table.Add({"GET", "/readyz", "readyz", bind(&HandleReadyz), /*probe=*/true, P::kPublic});
+  table.Add({"GET", "/metrics", "metrics", bind(&HandleMetrics), /*probe=*/true, P::kMetricsRead});
+  // The web console's static files: public and unaudited like the probes (console_handlers.h).
+  table.Add({"GET", "/", "console_root", bind(&HandleConsoleRedirect), /*probe=*/true, P::kPublic});
+  table.Add({"GET", "/console", "console_redirect", bind(&HandleConsoleRedirect), /*probe=*/true, P::kPublic});
+  table.Add({"GET", "/console/", "console_index", bind(&HandleConsoleAsset), /*probe=*/true, P::kPublic});
+  table.Add({"GET", "/console/{path...}", "console_asset", bind(&HandleConsoleAsset), /*probe=*/true, P::kPublic});
+  table.Add({"POST", "/v1/chat/completions", "chat_completions", bind(&HandleChatCompletions), false, P::kInference});
+  table.Add({"POST", "/v1/completions", "completions", bind(&HandleCompletions), false, P::kInference});
+  table.Add({"GET", "/v1/models", "models", bind(&HandleListModels), false, P::kModelsRead});
+  table.Add({"GET", "/v1/models/{id...}", "model", bind(&HandleGetModel), false, P::kModelsRead});
+}
+
+namespace {
 
 std::vector<std::string_view> Segments(std::string_view path) {
   std::vector<std::string_view> out;
@@ -98,19 +64,17 @@ std::string ParameterName(std::string_view segment) {
 
 }  // namespace
 
-std::span<const Route> Routes() { return kRoutes; }
-
-const Route* FindRoute(std::string_view method, std::string_view path) {
+const Route* RouteTable::Find(std::string_view method, std::string_view path) const {
   if (method == "HEAD") method = "GET";
-  for (const Route& r : kRoutes) {
+  for (const Route& r : routes_) {
     if (r.method == method && MatchRoutePath(r.path, path, nullptr)) return &r;
   }
   return nullptr;
 }
 
-std::string AllowedMethods(std::string_view path) {
+std::string RouteTable::AllowedMethods(std::string_view path) const {
   std::string out;
-  for (const Route& r : kRoutes) {
+  for (const Route& r : routes_) {
     if (!MatchRoutePath(r.path, path, nullptr)) continue;
     if (!out.empty()) out += ", ";
     out += r.method;
@@ -166,9 +130,9 @@ std::string RoutePathRegex(std::string_view pattern) {
   return out;
 }
 
-bool IsPublicPath(std::string_view path) {
+bool RouteTable::IsPublicPath(std::string_view path) const {
   bool any = false;
-  for (const Route& r : kRoutes) {
+  for (const Route& r : routes_) {
     if (!MatchRoutePath(r.path, path, nullptr)) continue;
     if (r.permission != auth::Permission::kPublic) return false;
     any = true;

@@ -61,7 +61,9 @@ class Server {
  public:
   // Serves on `listener` (bound by the caller, so that a daemon that cannot listen fails
   // before it opens anything else).
-  Server(ServerOptions options, Listener listener, Services services, metrics::Registry& registry);
+  // `more_routes`: the routes besides the serving ones (Dispatcher).
+  Server(ServerOptions options, Listener listener, Services services, RouteTable more_routes,
+         metrics::Registry& registry);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -30,11 +30,11 @@ class ModelAdminTest : public ::testing::Test {
     ModelAdminOptions options;
     options.import_roots = {fx_.root() + "/medium"};
     admin_ = std::make_unique<ModelAdmin>(store_.get(), options);
-    services_.model_admin = admin_.get();
   }
 
   // Runs a handler as the server would, on a request with `body` and query `params`.
-  std::pair<Status, nlohmann::json> Call(http::Handler handler, const std::string& body,
+  using Handler = Status (*)(ModelAdmin*, http::RequestContext&, const httplib::Request&, httplib::Response&);
+  std::pair<Status, nlohmann::json> Call(Handler handler, const std::string& body,
                                          std::vector<std::pair<std::string, std::string>> params = {}) {
     httplib::Request req;
     req.body = body;
@@ -43,7 +43,7 @@ class ModelAdminTest : public ::testing::Test {
     http::RequestContext ctx;
     ctx.request_id = "req-" + std::to_string(++requests_);
     ctx.remote_addr = "10.0.0.5:4711";
-    Status s = handler(services_, ctx, req, res);
+    Status s = handler(admin_.get(), ctx, req, res);
     last_status_ = res.status;
     nlohmann::json reply = s.ok() ? nlohmann::json::parse(res.body) : nlohmann::json();
     return {s, reply};
@@ -67,16 +67,17 @@ class ModelAdminTest : public ::testing::Test {
   StoreFixture fx_;
   std::unique_ptr<ModelStore> store_;
   std::unique_ptr<ModelAdmin> admin_;
-  http::Services services_;
   int requests_ = 0;
   int last_status_ = 0;
 };
 
 TEST_F(ModelAdminTest, RoutesAreInTheTable) {
+  http::RouteTable table;
+  admin::AddModelRoutes(table, admin_.get());
   for (auto [method, path] : {std::pair{"GET", "/admin/v1/models"}, {"DELETE", "/admin/v1/models"},
                               {"POST", "/admin/v1/models/import"}, {"GET", "/admin/v1/models/import"},
                               {"POST", "/admin/v1/models/activate"}, {"POST", "/admin/v1/models/rollback"}}) {
-    EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
+    EXPECT_NE(table.Find(method, path), nullptr) << method << " " << path;
   }
 }
 
@@ -178,11 +179,10 @@ TEST_F(ModelAdminTest, RefusalsAreReadable) {
   EXPECT_EQ((*status)["state"], "failed");
   EXPECT_NE((*status)["error"].get<std::string>().find("config.json"), std::string::npos) << status->dump();
 
-  http::Services none;
   httplib::Request req;
   httplib::Response res;
   http::RequestContext ctx;
-  EXPECT_EQ(admin::HandleListModels(none, ctx, req, res).code(), Status::Code::kUnavailable);
+  EXPECT_EQ(admin::HandleListModels(nullptr, ctx, req, res).code(), Status::Code::kUnavailable);
 }
 
 }  // namespace

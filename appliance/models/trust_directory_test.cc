@@ -254,9 +254,11 @@ TEST_F(TrustDirectoryTest, ACaMatchesTheSignersItAnchorsThroughIntermediates) {
 
 // The routes: the status codes the HTTP layer maps to 400, 409 and 404, and the listing.
 TEST_F(TrustDirectoryTest, RoutesAnswerAsDocumented) {
-  http::Services services;
+  admin::TrustServices services;
   services.trust = &trust_;
-  auto call = [&](http::Handler handler, const std::string& body, const std::string& id = "") {
+  using Handler = Status (*)(const admin::TrustServices&, http::RequestContext&, const httplib::Request&,
+                             httplib::Response&);
+  auto call = [&](Handler handler, const std::string& body, const std::string& id = "") {
     httplib::Request req;
     req.body = body;
     httplib::Response res;
@@ -266,12 +268,14 @@ TEST_F(TrustDirectoryTest, RoutesAnswerAsDocumented) {
     Status s = handler(services, ctx, req, res);
     return std::pair{s, s.ok() ? nlohmann::json::parse(res.body) : nlohmann::json()};
   };
+  http::RouteTable table;
+  admin::AddTrustRoutes(table, services);
   for (auto [method, path] : {std::pair{"GET", "/admin/v1/trust"}, {"POST", "/admin/v1/trust"},
                               {"DELETE", "/admin/v1/trust/abc"}}) {
-    EXPECT_NE(http::FindRoute(method, path), nullptr) << method << " " << path;
+    EXPECT_NE(table.Find(method, path), nullptr) << method << " " << path;
   }
-  EXPECT_EQ(http::FindRoute("POST", "/admin/v1/trust")->permission, auth::Permission::kAdminOnly);
-  EXPECT_EQ(http::FindRoute("GET", "/admin/v1/trust")->permission, auth::Permission::kTrustRead);
+  EXPECT_EQ(table.Find("POST", "/admin/v1/trust")->permission, auth::Permission::kAdminOnly);
+  EXPECT_EQ(table.Find("GET", "/admin/v1/trust")->permission, auth::Permission::kTrustRead);
 
   auto [listed, list] = call(&admin::HandleListTrust, "");
   ASSERT_TRUE(listed.ok());

@@ -1,14 +1,7 @@
-// The policy's HTTP side: the admin routes and the request path's call of the decision step.
+// The request path's call of the policy decision step (policy_decision.h) for one API request.
+// The admin API's policy routes are admin/policy_routes.h.
 //
-//   GET  /admin/v1/policies            the active version's document and every version
-//   POST /admin/v1/policies            body: a policy document -> 201 {version}; an invalid
-//                                      one -> 400 naming the JSON pointer of every error,
-//                                      and the previous version stays active
-//   GET  /admin/v1/policies/{version}  one version with its document
-// The route table (http/routes.cc) says who may call them: policy.read for the GETs,
-// admin.only for the POST. docs/admin-api.yaml documents the shapes.
-//
-// Thread safety: handlers may run on many threads at once (PolicyService is thread-safe).
+// Thread safety: may run on many threads at once (PolicyService is thread-safe).
 #pragma once
 
 #include <memory>
@@ -16,13 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
-#include "http/routes.h"
+#include "http/request_context.h"
+
+namespace httplib {
+struct Request;
+}
 
 namespace kimi::policy {
 
-Status HandleListPolicies(const http::Services&, http::RequestContext&, const httplib::Request&, httplib::Response&);
-Status HandleSubmitPolicy(const http::Services&, http::RequestContext&, const httplib::Request&, httplib::Response&);
-Status HandleGetPolicy(const http::Services&, http::RequestContext&, const httplib::Request&, httplib::Response&);
+class PolicyService;
 
 // What the backend request carries of an allowing decision.
 struct RequestPolicy {
@@ -36,10 +31,10 @@ struct RequestPolicy {
 // context, the workload class header from `req` and the prompt-token counter of the model
 // from the policy service: rewrites *body when the policy transforms it, records the version
 // and decisions in ctx for the audit record, and returns the refusal when the policy denies.
-// Allows with no class without a policy service (a daemon built without one) or before it
-// started.
-Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services,
-                                         http::RequestContext& ctx, const httplib::Request& req,
-                                         nlohmann::ordered_json* body);
+// Allows with no class without a policy service (null: a daemon built without one) or before
+// it started. `backend` (may be null) names the model of a body without one.
+Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const PolicyService* policies,
+                                         const api::Backend* backend, http::RequestContext& ctx,
+                                         const httplib::Request& req, nlohmann::ordered_json* body);
 
 }  // namespace kimi::policy

@@ -15,7 +15,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import KIMICTL, Daemon, base_config, create_api_key, request, run_to_exit  # noqa: E402
+from daemon_harness import (KIMICTL, Daemon, base_config, create_api_key, request, route_entries,  # noqa: E402
+                            run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
 
@@ -112,11 +113,8 @@ PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetri
 
 
 def route_table():
-    """(method, path pattern) -> permission name, read from appliance/http/routes.cc."""
-    with open(os.path.join(SOURCE_DIR, "appliance", "http", "routes.cc"), encoding="utf-8") as f:
-        text = f.read()
-    routes = re.findall(r'\{"(GET|POST|PUT|PATCH|DELETE)", "([^"]+)", "\w+", &[\w:]+, [^,]+, P::(\w+)', text)
-    return {(method, path): PERMISSION_NAMES[permission] for method, path, permission in routes}
+    """(method, path pattern) -> permission name, read from the route table's sources."""
+    return {(method, path): PERMISSION_NAMES[permission] for method, path, permission in route_entries(SOURCE_DIR)}
 
 
 def pattern_matches(pattern, path):

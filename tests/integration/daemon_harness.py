@@ -38,6 +38,26 @@ EXIT_TIMEOUT_S = 30
 REPLY_TIMEOUT_S = 120
 
 
+# The files that add routes to the daemon's route table (appliance/http/routes.h): the serving
+# routes and every /admin/v1 group.
+_SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROUTE_SOURCES = [os.path.join("appliance", "http", "routes.cc")] + sorted(
+    os.path.join("appliance", "admin", name)
+    for name in os.listdir(os.path.join(_SOURCE, "appliance", "admin")) if name.endswith("_routes.cc"))
+
+# One route as the table's Add calls write it: method, path pattern, then its permission.
+ROUTE_ENTRY = re.compile(r'\{"(GET|POST|PUT|PATCH|DELETE)", "(/[^"]*)", "\w+",.*?\bP::(\w+)', re.S)
+
+
+def route_entries(source_dir=_SOURCE):
+    """(method, path pattern, permission constant) of every route, read from ROUTE_SOURCES."""
+    entries = []
+    for path in ROUTE_SOURCES:
+        with open(os.path.join(source_dir, path), encoding="utf-8") as f:
+            entries += ROUTE_ENTRY.findall(f.read())
+    return entries
+
+
 def write_config(directory, config):
     path = os.path.join(directory, "appliance.json")
     with open(path, "w") as f:

@@ -1,6 +1,6 @@
 """Hostile request bodies against the real daemon, on every route that takes one.
 
-The routes are read from the route table itself (appliance/http/routes.cc), so a route added
+The routes are read from the route table itself (daemon_harness.ROUTE_SOURCES), so a route added
 later is covered without editing this test. A body of nested brackets far deeper than any
 request needs (nlohmann parses it iteratively, but validators and schema walks recurse once per
 level) is refused with 400 naming the limit on each, the refusal is audited, and the daemon
@@ -17,14 +17,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "integration"))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import Daemon, request  # noqa: E402
-
-ROUTE = re.compile(r'\{"(POST|PUT|PATCH|DELETE)", "(/[^"]*)"')
-
+from daemon_harness import Daemon, request, route_entries  # noqa: E402
 
 def body_routes():
-    with open(os.path.join(SOURCE, "appliance", "http", "routes.cc"), encoding="utf-8") as f:
-        return [(m, re.sub(r"\{[^}]*\}", "x", p)) for m, p in ROUTE.findall(f.read())]
+    return [(m, re.sub(r"\{[^}]*\}", "x", p)) for m, p, _ in route_entries(SOURCE) if m != "GET"]
 
 
 class HostileBodyTest(unittest.TestCase):

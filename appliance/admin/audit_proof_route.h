@@ -10,15 +10,18 @@
 // every committed record can be proven at once. 404 for a sequence number the log does not
 // hold. Like every admin request, the read itself is audited (action http.admin_audit_proof).
 //
-// Thread safety: as the other audit handlers (audit_admin_handlers.h): each request opens its
+// Thread safety: as the other audit handlers (audit_routes.h): each request opens its
 // own read-only connection to audit.db.
 #pragma once
 
 #include "http/routes.h"
 
-namespace kimi::http {
+namespace kimi::admin {
 
-Status HandleAuditRecordProof(const Services& services, RequestContext& ctx, const httplib::Request& req,
+struct AuditAccess;
+
+// `access` null: 503. Registered by AddAuditRoutes (audit_routes.h).
+Status HandleAuditRecordProof(const AuditAccess* access, http::RequestContext& ctx, const httplib::Request& req,
                               httplib::Response& res);
 
-}  // namespace kimi::http
+}  // namespace kimi::admin

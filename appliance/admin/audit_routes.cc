@@ -1,4 +1,4 @@
-#include "http/audit_admin_handlers.h"
+#include "admin/audit_routes.h"
 
 #include <httplib.h>
 
@@ -10,6 +10,8 @@
 #include <ostream>
 #include <streambuf>
 
+#include "admin/audit_proof_route.h"
+#include "admin/reply.h"
 #include "audit/audit_sink.h"
 #include "audit/audit_text.h"
 #include "audit/audit_store.h"
@@ -17,25 +19,18 @@
 #include "audit/log_verifier.h"
 #include "kimi/log.h"
 
-namespace kimi::http {
+namespace kimi::admin {
 namespace {
 
+using http::RequestContext;
 using nlohmann::json;
 
 constexpr uint64_t kDefaultPage = 100;
 constexpr uint64_t kMaxPage = 1000;
 
-Result<const AuditAccess*> Access(const Services& services) {
-  if (services.audit_access == nullptr) return Status::Unavailable("the audit log is not open");
-  return services.audit_access;
-}
-
-Result<std::unique_ptr<audit::AuditStore>> OpenReader(const AuditAccess& access) {
-  audit::AuditStoreOptions options;
-  options.read_only = true;
-  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(access.db_path, options);
-  if (!store.ok()) return Status::Unavailable("cannot read the audit log: " + store.status().message());
-  return store;
+Result<const AuditAccess*> Access(const AuditAccess* access) {
+  if (access == nullptr) return Status::Unavailable("the audit log is not open");
+  return access;
 }
 
 Result<uint64_t> ParseCount(const std::string& text, const char* name) {
@@ -56,11 +51,6 @@ Status ParseRange(const httplib::Request& req, int64_t* since_ms, int64_t* until
     *out = *ms;
   }
   return Status::OK();
-}
-
-void ReplyJson(httplib::Response& res, const json& body) {
-  res.status = 200;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 // An output stream buffer that hands its bytes on in chunks of up to 64 KiB; the stream
@@ -97,9 +87,17 @@ std::string Role(const RequestContext& ctx) {
 
 }  // namespace
 
-Status HandleAuditSearch(const Services& services, RequestContext&, const httplib::Request& req,
+Result<std::unique_ptr<audit::AuditStore>> OpenAuditReader(const AuditAccess& access) {
+  audit::AuditStoreOptions options;
+  options.read_only = true;
+  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(access.db_path, options);
+  if (!store.ok()) return Status::Unavailable("cannot read the audit log: " + store.status().message());
+  return store;
+}
+
+Status HandleAuditSearch(const AuditAccess* audit_access, RequestContext&, const httplib::Request& req,
                          httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
   audit::RecordQuery q;
   KIMI_RETURN_IF_ERROR(ParseRange(req, &q.since_ms, &q.until_ms));
   // Values are stored as audit/audit_text.h makes them (escaped, bounded), so a filter is
@@ -121,7 +119,7 @@ Status HandleAuditSearch(const Services& services, RequestContext&, const httpli
     if (limit == 0 || limit > kMaxPage) return Status::InvalidArgument("query parameter 'limit' must be 1..1000");
   }
   q.limit = limit + 1;  // one more tells whether a next page exists
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
   json records = json::array();
   std::optional<uint64_t> next;
   KIMI_RETURN_IF_ERROR(store->ScanRecords(q, [&](audit::StoredRecord& row) {
@@ -134,14 +132,14 @@ Status HandleAuditSearch(const Services& services, RequestContext&, const httpli
     records.push_back(std::move(j));
     return Status::OK();
   }));
-  ReplyJson(res, json{{"records", std::move(records)},
+  ReplyJson(res, 200, json{{"records", std::move(records)},
                       {"next_cursor", next ? json(std::to_string(*next)) : json(nullptr)}});
   return Status::OK();
 }
 
-Status HandleAuditExport(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
   audit::ExportOptions options;
   options.with_proofs = true;
   KIMI_RETURN_IF_ERROR(ParseRange(req, &options.since_ms, &options.until_ms));
@@ -158,7 +156,7 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   if (access->sink == nullptr) return Status::Unavailable("the audit log is not open");
   // A fresh head covers every record committed so far, so the bundle has no unproven tail.
   KIMI_RETURN_IF_ERROR(access->sink->SignHeadNow().status());
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> opened, OpenReader(*access));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> opened, OpenAuditReader(*access));
   std::shared_ptr<audit::AuditStore> store = std::move(opened);
   // Both passes below read one snapshot, so the bytes sent are the bytes hashed.
   KIMI_RETURN_IF_ERROR(store->BeginSnapshot());
@@ -219,11 +217,11 @@ Status HandleAuditExport(const Services& services, RequestContext& ctx, const ht
   return Status::OK();
 }
 
-Status HandleAuditVerify(const Services& services, RequestContext&, const httplib::Request&, httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(services));
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenReader(*access));
+Status HandleAuditVerify(const AuditAccess* audit_access, RequestContext&, const httplib::Request&, httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
   KIMI_ASSIGN_OR_RETURN(audit::VerifyReport report, audit::VerifyAuditLog(*store, access->public_key));
-  ReplyJson(res, json{{"ok", report.ok()},
+  ReplyJson(res, 200, json{{"ok", report.ok()},
                       {"records", report.records},
                       {"signed_heads", report.heads},
                       {"covered_size", report.covered_size},
@@ -234,4 +232,14 @@ Status HandleAuditVerify(const Services& services, RequestContext&, const httpli
   return Status::OK();
 }
 
-}  // namespace kimi::http
+void AddAuditRoutes(http::RouteTable& table, const AuditAccess* access) {
+  using P = auth::Permission;
+  const auto bind = [access](auto handler) { return http::BindRoute(access, handler); };
+  table.Add({"GET", "/admin/v1/audit", "admin_audit_search", bind(&HandleAuditSearch), false, P::kAuditRead});
+  table.Add({"GET", "/admin/v1/audit/export", "admin_audit_export", bind(&HandleAuditExport), false, P::kAuditRead});
+  table.Add({"GET", "/admin/v1/audit/verify", "admin_audit_verify", bind(&HandleAuditVerify), false, P::kAuditRead});
+  table.Add({"GET", "/admin/v1/audit/records/{seq}/proof", "admin_audit_proof", bind(&HandleAuditRecordProof), false,
+             P::kAuditRead});
+}
+
+}  // namespace kimi::admin

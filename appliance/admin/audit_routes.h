@@ -19,12 +19,16 @@
 // Each request opens its own read-only connection to audit.db, so reading never contends
 // with the sink's writer beyond SQLite's WAL rules.
 //
+// Each handler gets the AuditAccess only; without one (null) it answers 503.
+//
 // Thread safety: handlers may run on many threads at once; AuditAccess is immutable after
 // start-up and the sink is thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "audit/audit_store.h"
 #include "audit/signed_head.h"
 #include "http/routes.h"
 
@@ -32,19 +36,26 @@ namespace kimi::audit {
 class AuditSink;
 }
 
-namespace kimi::http {
+namespace kimi::admin {
 
+// What the auditors' routes read and sign with; owned by the daemon.
 struct AuditAccess {
   std::string db_path;              // <data_dir>/audit.db
   audit::PublicKey public_key;      // the daemon's audit key
   audit::AuditSink* sink = nullptr; // signs heads before exports and records the exports
 };
 
-Status HandleAuditSearch(const Services& services, RequestContext& ctx, const httplib::Request& req,
+// A read-only connection of its own to audit.db; Unavailable when it cannot be opened.
+Result<std::unique_ptr<audit::AuditStore>> OpenAuditReader(const AuditAccess& access);
+
+Status HandleAuditSearch(const AuditAccess* access, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
-Status HandleAuditExport(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleAuditExport(const AuditAccess* access, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
-Status HandleAuditVerify(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleAuditVerify(const AuditAccess* access, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res);
 
-}  // namespace kimi::http
+// The four audit routes (these three and audit_proof_route.h's), bound to `access` (may be null).
+void AddAuditRoutes(http::RouteTable& table, const AuditAccess* access);
+
+}  // namespace kimi::admin

@@ -1,17 +1,20 @@
-#include "http/audit_proof_handler.h"
+#include "admin/audit_proof_route.h"
 
 #include <httplib.h>
 
 #include <charconv>
 
+#include "admin/audit_routes.h"
+#include "admin/reply.h"
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
 #include "audit/log_proofs.h"
 #include "audit/proof_format.h"
-#include "http/audit_admin_handlers.h"
 
-namespace kimi::http {
+namespace kimi::admin {
 namespace {
+
+using http::RequestContext;
 
 using nlohmann::json;
 
@@ -41,29 +44,23 @@ json CheckJson(const audit::InclusionProof& proof, const audit::PublicKey& key) 
 
 }  // namespace
 
-Status HandleAuditRecordProof(const Services& services, RequestContext& ctx, const httplib::Request&,
+Status HandleAuditRecordProof(const AuditAccess* access, RequestContext& ctx, const httplib::Request&,
                               httplib::Response& res) {
-  const AuditAccess* access = services.audit_access;
   if (access == nullptr) return Status::Unavailable("the audit log is not open");
   KIMI_ASSIGN_OR_RETURN(uint64_t seq, SeqParam(ctx));
-  audit::AuditStoreOptions options;
-  options.read_only = true;
-  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(access->db_path, options);
-  if (!store.ok()) return Status::Unavailable("cannot read the audit log: " + store.status().message());
-  KIMI_ASSIGN_OR_RETURN(std::optional<audit::StoredRecord> row, (*store)->ReadRecord(seq));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
+  KIMI_ASSIGN_OR_RETURN(std::optional<audit::StoredRecord> row, store->ReadRecord(seq));
   if (!row) return Status::NotFound("the audit log has no record " + std::to_string(seq));
-  KIMI_ASSIGN_OR_RETURN(audit::InclusionProof proof, ProveRecord(*access, **store, seq));
+  KIMI_ASSIGN_OR_RETURN(audit::InclusionProof proof, ProveRecord(*access, *store, seq));
   json record = audit::RecordToJson(row->record);
   if (!row->decode_error.ok()) record["decode_error"] = row->decode_error.message();
-  res.status = 200;
-  res.set_content(json{{"proof", audit::InclusionProofToJson(proof)},
-                       {"record", std::move(record)},
-                       {"root_hash", audit::ToHex(proof.signed_head.root_hash)},
-                       {"public_key", audit::PublicKeyToJson(access->public_key)},
-                       {"check", CheckJson(proof, access->public_key)}}
-                      .dump(-1, ' ', false, json::error_handler_t::replace),
-                  "application/json");
+  ReplyJson(res, 200,
+            json{{"proof", audit::InclusionProofToJson(proof)},
+                 {"record", std::move(record)},
+                 {"root_hash", audit::ToHex(proof.signed_head.root_hash)},
+                 {"public_key", audit::PublicKeyToJson(access->public_key)},
+                 {"check", CheckJson(proof, access->public_key)}});
   return Status::OK();
 }
 
-}  // namespace kimi::http
+}  // namespace kimi::admin

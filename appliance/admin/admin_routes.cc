@@ -1,0 +1,23 @@
+#include "admin/admin_routes.h"
+
+#include "admin/key_routes.h"
+#include "admin/model_routes.h"
+#include "admin/policy_routes.h"
+#include "admin/session_routes.h"
+#include "admin/trust_routes.h"
+#include "admin/user_routes.h"
+
+namespace kimi::admin {
+
+void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
+  AddModelRoutes(table, services.model_admin);
+  AddTrustRoutes(table, TrustServices{services.trust, services.model_admin});
+  AddSessionRoutes(table, services.authenticator);
+  AddKeyRoutes(table, services.authenticator, services.backend);
+  AddTlsRoutes(table, services.reload_tls);
+  AddUserRoutes(table, services.authenticator);
+  AddPolicyRoutes(table, services.policies);
+  AddAuditRoutes(table, services.audit);
+}
+
+}  // namespace kimi::admin

@@ -1,0 +1,47 @@
+// The route table of the whole daemon: the serving routes and every admin group.
+#include <gtest/gtest.h>
+
+#include "admin/admin_routes.h"
+#include "auth/roles.h"
+
+namespace kimi::admin {
+namespace {
+
+// The whole table: a `user` key reads the inference API and its own session, nothing else of
+// the admin API (the model store's list and import jobs gave away digests, source paths and
+// signers of models its key may not even see).
+TEST(RouteTableTest, UserReachesOnlyTheApiAndItsOwnSession) {
+  http::Services services;
+  http::RouteTable table;
+  http::AddServingRoutes(table, services);
+  AddAdminRoutes(table, AdminServices{});
+  for (const http::Route& r : table.routes()) {
+    if (r.permission == auth::Permission::kPublic || !auth::RoleAllows(auth::Role::kUser, r.permission))
+      continue;
+    const bool api = r.path.starts_with("/v1/");
+    const bool own_session = r.path.starts_with("/admin/v1/session");
+    EXPECT_TRUE(api || own_session) << r.method << " " << r.path << " is open to the user role";
+  }
+  EXPECT_FALSE(auth::RoleAllows(auth::Role::kUser, table.Find("GET", "/admin/v1/models")->permission));
+  EXPECT_FALSE(auth::RoleAllows(auth::Role::kUser, table.Find("GET", "/admin/v1/models/import")->permission));
+}
+
+// Every admin group registers its routes under /admin/v1 with a permission, in the order the
+// daemon serves them; none is left to the serving table.
+TEST(AdminRoutesTest, EveryAdminRouteIsUnderAdminV1AndNamed) {
+  http::RouteTable table;
+  AddAdminRoutes(table, AdminServices{});
+  ASSERT_FALSE(table.routes().empty());
+  for (const http::Route& r : table.routes()) {
+    EXPECT_TRUE(r.path.starts_with("/admin/v1/")) << r.path;
+    EXPECT_TRUE(r.name.starts_with("admin_")) << r.name;
+    EXPECT_TRUE(r.handler != nullptr) << r.name;
+  }
+  http::Services services;
+  http::RouteTable serving;
+  http::AddServingRoutes(serving, services);
+  for (const http::Route& r : serving.routes()) EXPECT_FALSE(r.path.starts_with("/admin/")) << r.path;
+}
+
+}  // namespace
+}  // namespace kimi::admin

@@ -1,0 +1,37 @@
+// What the identity routes (session_routes.h, key_routes.h, user_routes.h) read and do alike:
+// the role and user-name fields of a body, the size bound of bodies with credentials, and
+// moving the auth events of an act into the audit log before the response.
+//
+// Thread safety: pure functions, but DrainAuthEvents (the authenticator is thread-safe).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "auth/authenticator.h"
+#include "http/request_context.h"
+#include "kimi/status.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace kimi::admin {
+
+// The auth events of the change just made go into the audit log before the response does; a
+// failure is logged (the outbox keeps them for its next pass).
+void DrainAuthEvents(auth::Authenticator& auth, const http::RequestContext& ctx);
+
+// The required "role" field, one of auth/roles.h's names.
+Result<auth::Role> RoleField(const nlohmann::json& body);
+
+// A body that carries credentials is small: a larger one is answered 413 (true) before it is
+// parsed, hashed or written anywhere.
+bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res);
+
+// The required user name of a body, checked (auth::CheckUsername) with the field named.
+Result<std::string> UsernameField(const nlohmann::json& body, http::RequestContext& ctx);
+
+}  // namespace kimi::admin
