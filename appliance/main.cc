@@ -32,7 +32,7 @@
 #include "config/config.h"
 #include "config/listen_address.h"
 #include "http/console_assets.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "http/readiness.h"
 #include "http/audit_admin_handlers.h"
 #include "http/request_audit.h"

@@ -12,7 +12,7 @@
 
 #include <string_view>
 
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "http/request_context.h"
 
 namespace kimi::http {

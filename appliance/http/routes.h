@@ -26,7 +26,7 @@
 #include <string_view>
 
 #include "auth/roles.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "http/readiness.h"
 #include "http/request_context.h"
 #include "kimi/status.h"

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "api/backend.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "kimi/status.h"
 #include "router/router.h"
 #include "router/router_config.h"
