@@ -51,6 +51,7 @@
 #include "models/trust_directory.h"
 #include "models/served_model.h"
 #include "store/owner_only.h"
+#include "migrations/all_migrations.h"
 #include "store/store.h"
 
 namespace {

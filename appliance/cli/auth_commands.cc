@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "kimi/utc_time.h"
 #include "models/model_store.h"
+#include "migrations/all_migrations.h"
 #include "store/store.h"
 
 namespace kimi::cli {
