@@ -49,7 +49,7 @@
 #include "kimi/runtime.h"
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
-#include "models/served_model.h"
+#include "api/served_model.h"
 #include "store/owner_only.h"
 #include "migrations/all_migrations.h"
 #include "store/store.h"
@@ -229,7 +229,7 @@ kimi::ChatServiceOptions ServiceOptionsFrom(const kimi::config::ModelConfig& mod
   return options;
 }
 
-// The model store and what the engine serves (models/served_model.h): the store's active
+// The model store and what the engine serves (api/served_model.h): the store's active
 // version of model.store_id, else model.dir. Every model act is audited through `sink`.
 kimi::Result<std::unique_ptr<kimi::models::ServedModel>> OpenServedModel(const kimi::config::AppConfig& config,
                                                                           kimi::store::Store* db,

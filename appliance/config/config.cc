@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/request/model_request_rules.h"
+#include "config/model_request_rules.h"
 #include "config/listen_address.h"
 
 namespace kimi::config {

@@ -11,7 +11,7 @@
 #include "metrics/metrics.h"
 #include "kimi/status.h"
 #include "router/router.h"
-#include "router/router_config.h"
+#include "config/router_config.h"
 
 namespace kimi::router {
 
