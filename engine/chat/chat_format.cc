@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 #include "kimi/log.h"
 
 namespace kimi {

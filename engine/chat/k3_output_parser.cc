@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/k3_tag.h"
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 #include "chat/utf8_assembler.h"
 #include "kimi/log.h"
 

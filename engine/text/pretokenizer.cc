@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "text/pretokenizer_classes.h"
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::text {
 namespace {

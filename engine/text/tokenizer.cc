@@ -17,7 +17,7 @@
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_special.h"
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi {
 

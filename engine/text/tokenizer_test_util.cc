@@ -7,7 +7,7 @@
 #include "text/bpe_trainer.h"
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::text::testing {
 

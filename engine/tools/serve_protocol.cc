@@ -5,7 +5,7 @@
 
 #include "kimi/hex.h"
 #include "kimi/sse_frame.h"
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 
 namespace kimi::tools {
 namespace {
