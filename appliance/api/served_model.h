@@ -41,8 +41,8 @@
 #include "models/model_slot.h"
 #include "models/model_store.h"
 #include "models/oms_trust.h"
-#include "models/trust_directory.h"
 #include "models/slot_switcher.h"
+#include "models/trust_directory.h"
 
 namespace kimi::models {
 

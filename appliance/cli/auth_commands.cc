@@ -16,8 +16,8 @@
 #include "auth/server_secret.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
-#include "models/model_store.h"
 #include "migrations/all_migrations.h"
+#include "models/model_store.h"
 #include "store/store.h"
 
 namespace kimi::cli {

@@ -9,8 +9,8 @@
 
 #include "audit/audit_sink.h"
 #include "cli/model_command_args.h"
-#include "models/model_store.h"
 #include "migrations/all_migrations.h"
+#include "models/model_store.h"
 #include "store/store.h"
 
 namespace kimi::cli {

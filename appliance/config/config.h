@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "config/schema.h"
 #include "config/router_config.h"
+#include "config/schema.h"
 #include "kimi/status.h"
 
 namespace kimi::config {

@@ -26,10 +26,10 @@
 #include <string_view>
 
 #include "auth/roles.h"
-#include "metrics/metrics.h"
 #include "http/readiness.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
+#include "metrics/metrics.h"
 
 namespace httplib {
 struct Request;

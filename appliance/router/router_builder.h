@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "api/backend.h"
-#include "metrics/metrics.h"
-#include "kimi/status.h"
-#include "router/router.h"
 #include "config/router_config.h"
+#include "kimi/status.h"
+#include "metrics/metrics.h"
+#include "router/router.h"
 
 namespace kimi::router {
 

@@ -3,8 +3,8 @@
 #include <array>
 #include <cstdint>
 
-#include "text/pretokenizer_classes.h"
 #include "kimi/tokenizer_utf8.h"
+#include "text/pretokenizer_classes.h"
 
 namespace kimi::text {
 namespace {
