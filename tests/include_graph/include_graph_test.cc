@@ -4,6 +4,8 @@
 // only kimi/ (engine/include/kimi). A new back-arrow fails here, naming file, line and the
 // two folders; so does a pending exception in LAYERS that no longer matches an arrow.
 //
+// The CMake side too: each library of appliance/ compiles sources of one folder only.
+//
 // KIMI_INCLUDE_GRAPH_ROOT (a compile definition) is the source tree the test reads.
 #include <algorithm>
 #include <filesystem>
@@ -184,6 +186,43 @@ std::vector<std::string> Violations(const fs::path& root, const Layers& layers) 
   return out;
 }
 
+// Every add_library() of the CMakeLists.txt files under `root`/appliance whose sources lie in
+// more than one folder, as "CMakeLists: library compiles A/x.cc and B/y.cc".
+std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
+  std::vector<std::string> out;
+  const fs::path appliance = root / "appliance";
+  if (!fs::is_directory(appliance)) return out;
+  std::vector<fs::path> lists;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(appliance)) {
+    if (entry.path().filename() == "CMakeLists.txt") lists.push_back(entry.path());
+  }
+  std::sort(lists.begin(), lists.end());
+  for (const fs::path& list : lists) {
+    std::ifstream in(list);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string cmake = text.str();
+    for (size_t at = cmake.find("add_library("); at != std::string::npos; at = cmake.find("add_library(", at + 1)) {
+      const size_t end = cmake.find(')', at);
+      std::istringstream words(cmake.substr(at + 12, end - at - 12));
+      std::string name;
+      words >> name;
+      std::map<std::string, std::string> folders;  // folder -> one source in it
+      for (std::string word; words >> word;) {
+        if (word.size() < 3 || word.substr(word.size() - 3) != ".cc") continue;
+        fs::path source = fs::relative((list.parent_path() / word).lexically_normal(), appliance);
+        folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
+      }
+      if (folders.size() > 1) {
+        std::string line = fs::relative(list, root).string() + ": " + name + " compiles";
+        for (const auto& [folder, source] : folders) line += " " + source;
+        out.push_back(line);
+      }
+    }
+  }
+  return out;
+}
+
 std::string Joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const std::string& l : lines) out += l + "\n";
@@ -200,6 +239,11 @@ TEST(IncludeGraphTest, TheTreeKeepsTheOrderOfLayers) {
   ASSERT_EQ(layers.engine.front(), "kimi");
   std::vector<std::string> violations = Violations(root, layers);
   EXPECT_TRUE(violations.empty()) << violations.size() << " arrows break LAYERS:\n" << Joined(violations);
+}
+
+TEST(IncludeGraphTest, EachApplianceLibraryCompilesOneFolder) {
+  std::vector<std::string> across = LibrariesAcrossFolders(KIMI_INCLUDE_GRAPH_ROOT);
+  EXPECT_TRUE(across.empty()) << Joined(across);
 }
 
 // The checker itself, on a small tree written here: each kind of bad arrow is found, and a
@@ -256,6 +300,13 @@ TEST_F(IncludeGraphCheckerTest, APendingLineIsHonouredAndAStaleOneReported) {
   EXPECT_EQ(Violations(root_, layers_),
             (std::vector<std::string>{
                 "LAYERS [pending]: appliance/store/gone.cc -> http matches no arrow any more; remove it"}));
+}
+
+TEST_F(IncludeGraphCheckerTest, ALibraryThatCompilesAnotherFoldersSourcesIsNamed) {
+  Write("appliance/CMakeLists.txt", "add_library(kimi_a STATIC a/x.cc a/y.cc)\n");
+  Write("appliance/b/CMakeLists.txt", "add_library(kimi_b STATIC\n  x.cc\n  ../c/y.cc)\nadd_library(kimi_i INTERFACE)\n");
+  EXPECT_EQ(LibrariesAcrossFolders(root_),
+            (std::vector<std::string>{"appliance/b/CMakeLists.txt: kimi_b compiles b/x.cc c/y.cc"}));
 }
 
 TEST(IncludeGraphParseTest, MalformedLinesAreReported) {
