@@ -1,6 +1,6 @@
 #include "api/chat_response_builder.h"
 
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 
 namespace kimi::api {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "chat/logprobs_json.h"
-#include "chat/python_text.h"
-#include "text/tokenizer_utf8.h"
+#include "kimi/logprobs_json.h"
+#include "kimi/python_text.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::api {
 

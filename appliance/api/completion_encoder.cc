@@ -1,7 +1,7 @@
 #include "api/completion_encoder.h"
 
 #include "api/sse_frames.h"
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 
 namespace kimi::api {
 

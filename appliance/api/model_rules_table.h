@@ -1,4 +1,4 @@
-// ModelRulesTable: which request rules (api/request/model_request_rules.h) apply to a request
+// ModelRulesTable: which request rules (config/model_request_rules.h) apply to a request
 // for a given model id: the operator's entry from the `request_rules` configuration section,
 // else Kimi K3's, the verifier's bounds.
 //
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/request/model_request_rules.h"
+#include "config/model_request_rules.h"
 #include "kimi/status.h"
 
 namespace kimi::api {

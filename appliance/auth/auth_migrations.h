@@ -1,4 +1,4 @@
-// The auth module's tables in appliance.db (component "auth" of store/migrations.cc).
+// The auth module's tables in appliance.db (component "auth" of migrations/all_migrations.h).
 // Released migrations never change; a new column is a new migration.
 //
 //   auth_keys      API keys: public id, keyed hash of the secret, metadata, revocation, use

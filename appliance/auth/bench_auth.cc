@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "auth/api_key.h"
+#include "auth/auth_migrations.h"
 #include "auth/authenticator.h"
 
 namespace kimi::auth {
@@ -24,7 +25,7 @@ struct Fixture {
     if (mkdtemp(tmpl.data()) == nullptr) std::abort();
     root = tmpl;
     db = std::move(store::Store::Open(root).value());
-    if (!db->Migrate(store::AllMigrations()).ok()) std::abort();
+    if (!db->Migrate(auth::kAuthMigrations).ok()) std::abort();
     store = std::make_unique<AuthStore>(db.get());
     auth = std::make_unique<Authenticator>(store.get(), *ServerSecret::LoadOrCreate(root), AuthOptions{});
     Actor actor{"bench", "admin", "local"};

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/auth_migrations.h"
 #include "auth/auth_store.h"
 #include "kimi/status.h"
 #include "store/store.h"
@@ -32,7 +33,7 @@ class TestAuthStore {
       return;
     }
     db_ = std::move(opened).value();
-    status_ = db_->Migrate(store::AllMigrations()).status();
+    status_ = db_->Migrate(auth::kAuthMigrations).status();
     if (status_.ok()) auth_store_ = std::make_unique<AuthStore>(db_.get());
   }
   ~TestAuthStore() {

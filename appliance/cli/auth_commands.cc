@@ -16,6 +16,7 @@
 #include "auth/server_secret.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
+#include "migrations/all_migrations.h"
 #include "models/model_store.h"
 #include "store/store.h"
 

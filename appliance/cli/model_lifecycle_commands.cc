@@ -9,6 +9,7 @@
 
 #include "audit/audit_sink.h"
 #include "cli/model_command_args.h"
+#include "migrations/all_migrations.h"
 #include "models/model_store.h"
 #include "store/store.h"
 

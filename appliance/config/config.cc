@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/request/model_request_rules.h"
 #include "config/listen_address.h"
+#include "config/model_request_rules.h"
 
 namespace kimi::config {
 namespace {

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/router_config.h"
 #include "config/schema.h"
-#include "router/router_config.h"
 #include "kimi/status.h"
 
 namespace kimi::config {
@@ -119,7 +119,7 @@ struct ConsoleConfig {
   std::string assets_dir = "/usr/share/kimi-appliance/console";  // empty: the console is not served
 };
 
-// The request rules of one served model (api/request/model_request_rules.h); a model without
+// The request rules of one served model (config/model_request_rules.h); a model without
 // an entry gets Kimi K3's.
 struct ModelRulesConfig {
   std::string model;

@@ -8,7 +8,7 @@
 #include <functional>
 
 #include "api/embedded_backend.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 
 namespace kimi::daemon {
 

@@ -12,8 +12,8 @@
 
 #include <string_view>
 
-#include "http/metrics.h"
 #include "http/request_context.h"
+#include "metrics/metrics.h"
 
 namespace kimi::http {
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 
 namespace kimi::http {
 

@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "auth/roles.h"
-#include "http/metrics.h"
 #include "http/readiness.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
+#include "metrics/metrics.h"
 
 namespace httplib {
 struct Request;

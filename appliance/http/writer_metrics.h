@@ -12,7 +12,7 @@
 
 #include "audit/audit_sink.h"
 #include "auth/usage_ledger.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 
 namespace kimi::http {
 

@@ -39,6 +39,7 @@
 
 #include "kimi/log.h"
 #include "models/model_copy.h"
+#include "models/model_migrations.h"
 #include "models/model_store.h"
 #include "models/oms_hasher.h"
 #include "models/oms_keys.h"
@@ -191,7 +192,7 @@ void PrintRow(const char* what, Timing t, uint64_t bytes) {
 bool ImportOnce(const std::string& model, const std::string& data_dir, const kimi::models::TrustStore& trust,
                 unsigned threads) {
   auto db = kimi::store::Store::Open(data_dir);
-  if (!db.ok() || !(*db)->Migrate(kimi::store::AllMigrations()).ok()) return false;
+  if (!db.ok() || !(*db)->Migrate(kimi::models::kModelMigrations).ok()) return false;
   kimi::models::ModelStoreOptions options;
   options.data_dir = data_dir;
   options.db = db->get();

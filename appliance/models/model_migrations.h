@@ -1,5 +1,5 @@
 // The model store's tables in the daemon's database (appliance.db), as migrations of the
-// component "models" (store/store.h explains the migration rules; store/migrations.cc lists
+// component "models" (store/store.h explains the migration rules; migrations/all_migrations.h lists
 // them with every other module's). Header-only, so the store library needs no link to this
 // folder.
 //

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "models/model_migrations.h"
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
 
@@ -29,7 +30,7 @@ StoreFixture::StoreFixture() {
   WriteFile(trust_dir() + "/signer.pem", PublicKeyPem(key_.get()));
   Must(trust_.AddPem(PublicKeyPem(key_.get()), "test signer"), "trust");
   db_ = Must(store::Store::Open(data_dir()), "open database");
-  Must(db_->Migrate(store::AllMigrations()), "migrate");
+  Must(db_->Migrate(kModelMigrations), "migrate");
 }
 
 StoreFixture::~StoreFixture() = default;

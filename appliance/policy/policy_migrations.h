@@ -1,4 +1,4 @@
-// The policy module's table in appliance.db (component "policy" of store/migrations.cc).
+// The policy module's table in appliance.db (component "policy" of migrations/all_migrations.h).
 // Released migrations never change; a new column is a new migration.
 //
 //   policy_versions  every accepted policy document, numbered from 1; the highest version is

@@ -20,7 +20,7 @@
 #include <span>
 #include <string>
 
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "policy/policy.h"
 
 namespace kimi::policy {

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "api/backend.h"
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 #include "router/circuit_breaker.h"
 
 namespace kimi::router {

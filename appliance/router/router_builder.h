@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "api/backend.h"
-#include "http/metrics.h"
+#include "config/router_config.h"
 #include "kimi/status.h"
+#include "metrics/metrics.h"
 #include "router/router.h"
-#include "router/router_config.h"
 
 namespace kimi::router {
 

@@ -8,7 +8,8 @@
 //
 // Migrations: each module owns a numbered series of migrations under its own component name
 // ("audit" 1, 2, ...; "auth" 1, ...), so modules developed apart never fight over one global
-// number. Migrate() applies the missing ones in the order given, each in its own
+// number. Migrate() applies the missing ones in the order given (the daemon's whole list is
+// migrations/all_migrations.h), each in its own
 // transaction, and records (component, version, name, sql, applied_at) in
 // schema_migrations. It refuses a database that has a migration this binary does not know
 // (a downgrade) or whose recorded SQL differs from the binary's (a migration was edited
@@ -75,9 +76,6 @@ class Store {
   sqlite3* db_;  // guarded by mu_; nullptr once closed
   std::string path_;
 };
-
-// The migrations of every module of the daemon, in the order they are applied.
-std::span<const Migration> AllMigrations();
 
 // Executes `sql` (one or more statements) on `db`; the error names the statement's context.
 Status Exec(sqlite3* db, std::string_view sql);

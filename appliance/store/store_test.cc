@@ -144,16 +144,5 @@ TEST_F(StoreTest, OpenFailsWhenDataDirIsAFile) {
   EXPECT_NE(s.status().message().find("not a directory"), std::string::npos);
 }
 
-TEST(StoreMigrationsTest, TheDaemonsListIsConsistent) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "kimi-store-XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  auto s = Store::Open(tmpl);
-  ASSERT_TRUE(s.ok());
-  Result<int> r = (*s)->Migrate(AllMigrations());
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  (*s)->Close();
-  std::filesystem::remove_all(tmpl);
-}
-
 }  // namespace
 }  // namespace kimi::store

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 #include "upstream/plain_chunk.h"
 
 namespace kimi::upstream {

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "chat/python_text.h"
 #include "kimi/log.h"
+#include "kimi/python_text.h"
 
 namespace kimi {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "kimi/chat_format.h"
 
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 
 namespace kimi {
 namespace {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/k3_tag.h"
-#include "chat/python_text.h"
 #include "chat/utf8_assembler.h"
 #include "kimi/log.h"
+#include "kimi/python_text.h"
 
 namespace kimi::chat {
 namespace {

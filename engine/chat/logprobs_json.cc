@@ -1,11 +1,11 @@
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::chat {
 namespace {

@@ -1,7 +1,7 @@
 // The logprobs JSON forms: what the encoders write reads back to the same tokens (the upstream
 // path depends on it), partial UTF-8 tokens keep their exact bytes, infinities become finite,
 // and malformed upstream input is refused with a reason.
-#include "chat/logprobs_json.h"
+#include "kimi/logprobs_json.h"
 
 #include <cmath>
 #include <limits>

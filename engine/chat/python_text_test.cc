@@ -1,4 +1,4 @@
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 
 #include <gtest/gtest.h>
 

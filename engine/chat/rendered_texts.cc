@@ -10,7 +10,7 @@
 
 #include "kimi/chat_format.h"
 
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 
 namespace kimi {
 namespace {

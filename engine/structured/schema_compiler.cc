@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 #include "structured/char_class.h"
 #include "structured/number_pattern.h"
 #include "structured/regex.h"

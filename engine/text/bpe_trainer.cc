@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kimi/tokenizer.h"
+#include "kimi/tokenizer_utf8.h"
 #include "text/pretokenizer.h"
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
-#include "text/tokenizer_utf8.h"
 
 namespace kimi::text {
 namespace {

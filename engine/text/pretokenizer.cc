@@ -3,8 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "kimi/tokenizer_utf8.h"
 #include "text/pretokenizer_classes.h"
-#include "text/tokenizer_utf8.h"
 
 namespace kimi::text {
 namespace {

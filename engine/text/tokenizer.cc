@@ -10,6 +10,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "kimi/tokenizer_utf8.h"
 #include "text/piece_cache.h"
 #include "text/pretokenizer.h"
 #include "text/pretokenizer_classes.h"
@@ -17,7 +18,6 @@
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_special.h"
-#include "text/tokenizer_utf8.h"
 
 namespace kimi {
 

@@ -19,10 +19,10 @@
 
 #include "core/machine_limits.h"
 #include "kimi/tokenizer.h"
+#include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
 #include "text/pretokenizer.h"
 #include "text/tokenizer_files.h"
-#include "text/tokenizer_utf8.h"
 
 namespace {
 

@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "kimi/tokenizer.h"
+#include "kimi/tokenizer_utf8.h"
 #include "text/pretokenizer.h"
 #include "text/pretokenizer_classes.h"
 #include "text/tokenizer_test_util.h"
-#include "text/tokenizer_utf8.h"
 
 namespace kimi::text {
 namespace {

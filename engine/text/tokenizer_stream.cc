@@ -1,6 +1,6 @@
 // StreamDecoder: incremental detokenisation that never splits a UTF-8 character.
 #include "kimi/tokenizer.h"
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi {
 

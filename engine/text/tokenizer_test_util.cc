@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
-#include "text/tokenizer_utf8.h"
 
 namespace kimi::text::testing {
 

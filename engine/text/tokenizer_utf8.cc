@@ -1,4 +1,4 @@
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::text {
 Status ValidateUtf8(std::string_view text) {

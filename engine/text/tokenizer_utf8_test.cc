@@ -1,4 +1,4 @@
-#include "text/tokenizer_utf8.h"
+#include "kimi/tokenizer_utf8.h"
 
 #include <gtest/gtest.h>
 

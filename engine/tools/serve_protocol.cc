@@ -4,8 +4,8 @@
 #include <random>
 
 #include "kimi/hex.h"
+#include "kimi/logprobs_json.h"
 #include "kimi/sse_frame.h"
-#include "chat/logprobs_json.h"
 
 namespace kimi::tools {
 namespace {

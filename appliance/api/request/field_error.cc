@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 
 namespace kimi::api::request {
 

@@ -9,7 +9,7 @@
 #include "api/request/sampling_rules.h"
 #include "api/request/thinking_rules.h"
 #include "api/request/tool_rules.h"
-#include "chat/python_text.h"
+#include "kimi/python_text.h"
 
 namespace kimi::api {
 namespace {

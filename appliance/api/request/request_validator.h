@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
-#include "api/request/model_request_rules.h"
+#include "config/model_request_rules.h"
 #include "kimi/status.h"
 
 namespace kimi::api {

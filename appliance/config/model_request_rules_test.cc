@@ -1,4 +1,4 @@
-#include "api/request/model_request_rules.h"
+#include "config/model_request_rules.h"
 
 #include <gtest/gtest.h>
 

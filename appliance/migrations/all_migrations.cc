@@ -1,12 +1,12 @@
-// The ordered list of every module's migrations. A module adds its migrations here as
-// entries {component, version, name, sql}; see store.h for the rules. Each module keeps its
-// own list beside its code and this file concatenates them.
+// The ordered list of every module's migrations (all_migrations.h). A module adds its list
+// here; see store/store.h for the rules.
+#include "migrations/all_migrations.h"
+
 #include <vector>
 
 #include "auth/auth_migrations.h"
 #include "models/model_migrations.h"
 #include "policy/policy_migrations.h"
-#include "store/store.h"
 
 namespace kimi::store {
 

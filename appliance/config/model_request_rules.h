@@ -11,6 +11,9 @@
 // default; at most the engine's kMaxStopStrings / kMaxStopStringBytes); vocab_size bounds the
 // token ids `logit_bias` may name (K3's vocabulary by default).
 //
+// Kept in config/, which validates the configuration's request_rules with FromJson(), so that
+// the configuration depends on nothing above it; api/ (namespace api, as here) applies them.
+//
 // A plain value type. Thread safety: immutable once built; share freely for reading.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "http/metrics.h"
+#include "metrics/metrics.h"
 
 #include <thread>
 #include <vector>

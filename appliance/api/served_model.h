@@ -13,7 +13,7 @@
 // requests in flight keep the old engine (each holds a reference made from the slot's lease)
 // and the old engine is unloaded on the activating thread once they have finished.
 //
-// The served bytes stay the verified bytes: an IntegrityMonitor (integrity_monitor.h) re-hashes
+// The served bytes stay the verified bytes: an IntegrityMonitor (models/integrity_monitor.h) re-hashes
 // the serving engine's mapped weight files against the version's signed manifest right after
 // each load, every `integrity_interval`, on CheckIntegrityNow() (SIGHUP) and when a file is
 // written. A mismatch takes the version out of service at once (the slot is emptied, the API
@@ -41,8 +41,8 @@
 #include "models/model_slot.h"
 #include "models/model_store.h"
 #include "models/oms_trust.h"
-#include "models/trust_directory.h"
 #include "models/slot_switcher.h"
+#include "models/trust_directory.h"
 
 namespace kimi::models {
 

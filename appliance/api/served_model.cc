@@ -1,4 +1,4 @@
-#include "models/served_model.h"
+#include "api/served_model.h"
 
 #include <ctime>
 

@@ -1,4 +1,4 @@
-#include "router/router_config.h"
+#include "config/router_config.h"
 
 #include <gtest/gtest.h>
 

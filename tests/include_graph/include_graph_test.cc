@@ -1,0 +1,321 @@
+// The include graph of appliance/ and engine/ against the layer order of LAYERS (the file at
+// the root of the source tree): every #include "folder/..." must point to the including
+// file's own folder or to one listed above it, and the appliance may include of the engine
+// only kimi/ (engine/include/kimi). A new back-arrow fails here, naming file, line and the
+// two folders; so does a pending exception in LAYERS that no longer matches an arrow.
+//
+// The CMake side too: each library of appliance/ compiles sources of one folder only.
+//
+// KIMI_INCLUDE_GRAPH_ROOT (a compile definition) is the source tree the test reads.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Layers {
+  std::vector<std::string> engine;     // lowest first
+  std::vector<std::string> appliance;  // lowest first
+  // (file relative to the root, included folder) -> the reason it is still allowed.
+  std::map<std::pair<std::string, std::string>, std::string> pending;
+};
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+// Reads LAYERS; a malformed line is reported in `errors`.
+Layers ParseLayers(std::istream& in, std::vector<std::string>* errors) {
+  Layers layers;
+  std::string section;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string text = Trim(line);
+    if (text.empty() || text[0] == '#') continue;
+    if (text.front() == '[' && text.back() == ']') {
+      section = text.substr(1, text.size() - 2);
+      continue;
+    }
+    // A line that starts with blanks continues the comment of the folder above it.
+    if (line[0] == ' ' || line[0] == '\t') continue;
+    std::istringstream words(text);
+    std::string first;
+    words >> first;
+    if (section == "engine" || section == "appliance") {
+      std::vector<std::string>& order = section == "engine" ? layers.engine : layers.appliance;
+      if (std::find(layers.engine.begin(), layers.engine.end(), first) != layers.engine.end() ||
+          std::find(layers.appliance.begin(), layers.appliance.end(), first) != layers.appliance.end()) {
+        errors->push_back("LAYERS:" + std::to_string(number) + ": " + first + " is listed twice");
+      }
+      order.push_back(first);
+    } else if (section == "pending") {
+      std::string arrow, folder;
+      words >> arrow >> folder;
+      std::string reason;
+      std::getline(words, reason);
+      if (arrow != "->" || folder.empty() || Trim(reason).empty()) {
+        errors->push_back("LAYERS:" + std::to_string(number) + ": a pending line is `file -> folder  reason`");
+        continue;
+      }
+      layers.pending[{first, folder}] = Trim(reason);
+    } else {
+      errors->push_back("LAYERS:" + std::to_string(number) + ": outside [engine], [appliance] or [pending]");
+    }
+  }
+  return layers;
+}
+
+// The folder a source file belongs to, from its path relative to the root.
+std::string FolderOfFile(const fs::path& relative) {
+  std::vector<std::string> parts;
+  for (const fs::path& p : relative) parts.push_back(p.string());
+  if (parts[0] == "engine" && parts.size() > 2 && parts[1] == "include") return parts[2];
+  if (parts.size() == 2) return parts[0] == "appliance" ? "daemon" : parts[0];
+  return parts[1];
+}
+
+struct Include {
+  int line;
+  std::string path;
+};
+
+std::vector<Include> QuotedIncludes(const fs::path& file) {
+  std::vector<Include> out;
+  std::ifstream in(file);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string text = Trim(line);
+    if (text.rfind("#", 0) != 0) continue;
+    text = Trim(text.substr(1));
+    if (text.rfind("include", 0) != 0) continue;
+    size_t open = text.find('"');
+    if (open == std::string::npos) continue;  // <system> headers
+    size_t close = text.find('"', open + 1);
+    if (close == std::string::npos) continue;
+    out.push_back({number, text.substr(open + 1, close - open - 1)});
+  }
+  return out;
+}
+
+// The folder an include names: its first component ("generated/policy/x.h", a header the
+// build writes for policy/, is policy's). Empty for a bare name (the file's own folder or
+// a generated header of its own).
+std::string FolderOfInclude(const std::string& include) {
+  std::vector<std::string> parts;
+  std::istringstream in(include);
+  for (std::string part; std::getline(in, part, '/');) parts.push_back(part);
+  if (parts.size() < 2) return "";
+  if (parts[0] == "generated" && parts.size() > 2) return parts[1];
+  return parts[0];
+}
+
+int IndexOf(const std::vector<std::string>& order, const std::string& folder) {
+  auto it = std::find(order.begin(), order.end(), folder);
+  return it == order.end() ? -1 : static_cast<int>(it - order.begin());
+}
+
+// Every arrow that breaks `layers` in the tree at `root`, as "file:line: A -> B (why)";
+// pending exceptions that matched nothing are reported too.
+std::vector<std::string> Violations(const fs::path& root, const Layers& layers) {
+  std::vector<std::string> out;
+  std::set<std::pair<std::string, std::string>> used;
+  std::vector<fs::path> files;
+  for (const char* top : {"engine", "appliance"}) {
+    if (!fs::is_directory(root / top)) continue;
+    for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root / top)) {
+      if (!entry.is_regular_file()) continue;
+      std::string ext = entry.path().extension().string();
+      if (ext == ".h" || ext == ".cc" || ext == ".cu" || ext == ".cuh") files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    fs::path relative = fs::relative(file, root);
+    bool in_engine = *relative.begin() == "engine";
+    const std::vector<std::string>& own = in_engine ? layers.engine : layers.appliance;
+    std::string from = FolderOfFile(relative);
+    int from_index = IndexOf(own, from);
+    for (const Include& inc : QuotedIncludes(file)) {
+      std::string to = FolderOfInclude(inc.path);
+      if (to.empty() || to == from) continue;
+      std::string why;
+      if (from_index < 0) {
+        why = from + " is not in LAYERS";
+      } else if (IndexOf(own, to) >= 0) {
+        if (IndexOf(own, to) > from_index) why = to + " is above " + from;
+      } else if (IndexOf(layers.engine, to) >= 0) {
+        if (to != "kimi") why = "the appliance includes of the engine only kimi/";
+      } else if (IndexOf(layers.appliance, to) >= 0) {
+        why = "the engine includes nothing of the appliance";
+      } else {
+        why = to + " is not in LAYERS";
+      }
+      if (why.empty()) continue;
+      std::pair<std::string, std::string> key{relative.string(), to};
+      if (layers.pending.count(key) != 0) {
+        used.insert(key);
+        continue;
+      }
+      out.push_back(relative.string() + ":" + std::to_string(inc.line) + ": " + from + " -> " + to + " (" + why + ")");
+    }
+  }
+  for (const auto& [key, reason] : layers.pending) {
+    if (used.count(key) == 0) {
+      out.push_back("LAYERS [pending]: " + key.first + " -> " + key.second + " matches no arrow any more; remove it");
+    }
+  }
+  return out;
+}
+
+// Every add_library() of the CMakeLists.txt files under `root`/appliance whose sources lie in
+// more than one folder, as "CMakeLists: library compiles A/x.cc and B/y.cc".
+std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
+  std::vector<std::string> out;
+  const fs::path appliance = root / "appliance";
+  if (!fs::is_directory(appliance)) return out;
+  std::vector<fs::path> lists;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(appliance)) {
+    if (entry.path().filename() == "CMakeLists.txt") lists.push_back(entry.path());
+  }
+  std::sort(lists.begin(), lists.end());
+  for (const fs::path& list : lists) {
+    std::ifstream in(list);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string cmake = text.str();
+    for (size_t at = cmake.find("add_library("); at != std::string::npos; at = cmake.find("add_library(", at + 1)) {
+      const size_t end = cmake.find(')', at);
+      std::istringstream words(cmake.substr(at + 12, end - at - 12));
+      std::string name;
+      words >> name;
+      std::map<std::string, std::string> folders;  // folder -> one source in it
+      for (std::string word; words >> word;) {
+        if (word.size() < 3 || word.substr(word.size() - 3) != ".cc") continue;
+        fs::path source = fs::relative((list.parent_path() / word).lexically_normal(), appliance);
+        folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
+      }
+      if (folders.size() > 1) {
+        std::string line = fs::relative(list, root).string() + ": " + name + " compiles";
+        for (const auto& [folder, source] : folders) line += " " + source;
+        out.push_back(line);
+      }
+    }
+  }
+  return out;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+TEST(IncludeGraphTest, TheTreeKeepsTheOrderOfLayers) {
+  const fs::path root = KIMI_INCLUDE_GRAPH_ROOT;
+  std::ifstream in(root / "LAYERS");
+  ASSERT_TRUE(in) << "cannot read " << (root / "LAYERS");
+  std::vector<std::string> errors;
+  Layers layers = ParseLayers(in, &errors);
+  ASSERT_TRUE(errors.empty()) << Joined(errors);
+  ASSERT_EQ(layers.engine.front(), "kimi");
+  std::vector<std::string> violations = Violations(root, layers);
+  EXPECT_TRUE(violations.empty()) << violations.size() << " arrows break LAYERS:\n" << Joined(violations);
+}
+
+TEST(IncludeGraphTest, EachApplianceLibraryCompilesOneFolder) {
+  std::vector<std::string> across = LibrariesAcrossFolders(KIMI_INCLUDE_GRAPH_ROOT);
+  EXPECT_TRUE(across.empty()) << Joined(across);
+}
+
+// The checker itself, on a small tree written here: each kind of bad arrow is found, and a
+// pending line is honoured once and reported when stale.
+class IncludeGraphCheckerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("kimi-include-graph-" + std::to_string(getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    std::istringstream text(
+        "[engine]\nkimi  api\ncore  base\n[appliance]\nstore  db\n    more words\nhttp  server\ndaemon  main\n[pending]\n");
+    layers_ = ParseLayers(text, &errors_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void Write(const std::string& relative, const std::string& text) {
+    fs::create_directories((root_ / relative).parent_path());
+    std::ofstream(root_ / relative) << text;
+  }
+
+  fs::path root_;
+  Layers layers_;
+  std::vector<std::string> errors_;
+};
+
+TEST_F(IncludeGraphCheckerTest, DownwardArrowsPass) {
+  ASSERT_TRUE(errors_.empty()) << Joined(errors_);
+  EXPECT_EQ(layers_.appliance, (std::vector<std::string>{"store", "http", "daemon"}));
+  Write("engine/core/a.cc", "#include \"kimi/status.h\"\n#include \"core/a.h\"\n#include <vector>\n");
+  Write("appliance/http/s.cc", "#include \"store/store.h\"\n#include \"kimi/status.h\"\n#include \"build_info.h\"\n");
+  Write("appliance/main.cc", "#include \"http/s.h\"\n");
+  EXPECT_TRUE(Violations(root_, layers_).empty()) << Joined(Violations(root_, layers_));
+}
+
+TEST_F(IncludeGraphCheckerTest, EveryKindOfBadArrowIsNamed) {
+  Write("appliance/store/store.cc", "// x\n#include \"http/server.h\"\n");
+  Write("appliance/http/s.cc", "#include \"core/thread_pool.h\"\n#include \"nowhere/x.h\"\n");
+  Write("engine/include/kimi/a.h", "#include \"core/x.h\"\n");
+  Write("engine/core/b.cc", "#include \"store/store.h\"\n");
+  EXPECT_EQ(Violations(root_, layers_),
+            (std::vector<std::string>{
+                "appliance/http/s.cc:1: http -> core (the appliance includes of the engine only kimi/)",
+                "appliance/http/s.cc:2: http -> nowhere (nowhere is not in LAYERS)",
+                "appliance/store/store.cc:2: store -> http (http is above store)",
+                "engine/core/b.cc:1: core -> store (the engine includes nothing of the appliance)",
+                "engine/include/kimi/a.h:1: kimi -> core (core is above kimi)",
+            }));
+}
+
+TEST_F(IncludeGraphCheckerTest, APendingLineIsHonouredAndAStaleOneReported) {
+  layers_.pending[{"appliance/store/store.cc", "http"}] = "moves later";
+  layers_.pending[{"appliance/store/gone.cc", "http"}] = "already fixed";
+  Write("appliance/store/store.cc", "#include \"http/server.h\"\n");
+  EXPECT_EQ(Violations(root_, layers_),
+            (std::vector<std::string>{
+                "LAYERS [pending]: appliance/store/gone.cc -> http matches no arrow any more; remove it"}));
+}
+
+TEST_F(IncludeGraphCheckerTest, ALibraryThatCompilesAnotherFoldersSourcesIsNamed) {
+  Write("appliance/CMakeLists.txt", "add_library(kimi_a STATIC a/x.cc a/y.cc)\n");
+  Write("appliance/b/CMakeLists.txt", "add_library(kimi_b STATIC\n  x.cc\n  ../c/y.cc)\nadd_library(kimi_i INTERFACE)\n");
+  EXPECT_EQ(LibrariesAcrossFolders(root_),
+            (std::vector<std::string>{"appliance/b/CMakeLists.txt: kimi_b compiles b/x.cc c/y.cc"}));
+}
+
+TEST(IncludeGraphParseTest, MalformedLinesAreReported) {
+  std::istringstream text("store db\n[appliance]\nstore db\nstore again\n[pending]\na.cc -> http\n");
+  std::vector<std::string> errors;
+  ParseLayers(text, &errors);
+  EXPECT_EQ(errors, (std::vector<std::string>{"LAYERS:1: outside [engine], [appliance] or [pending]",
+                                              "LAYERS:4: store is listed twice",
+                                              "LAYERS:6: a pending line is `file -> folder  reason`"}));
+}
+
+}  // namespace
