@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "kimi/status.h"
+#include "store/sql_statement.h"  // Exec() and SqlStatement, for the callbacks of Write() and Read()
 
 struct sqlite3;
 
@@ -78,8 +79,5 @@ class Store {
 
 // The migrations of every module of the daemon, in the order they are applied.
 std::span<const Migration> AllMigrations();
-
-// Executes `sql` (one or more statements) on `db`; the error names the statement's context.
-Status Exec(sqlite3* db, std::string_view sql);
 
 }  // namespace kimi::store
