@@ -22,6 +22,7 @@
 #include "api/verified_model.h"
 #include "audit/audit_sink.h"
 #include "audit/background_verifier.h"
+#include "audit/record_builder.h"
 #include "audit/settings_change.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
@@ -66,13 +67,7 @@ constexpr const char* kUsage =
 // Service start and stop are audited acts; the daemon does not go on (or claims no clean
 // stop) without their records.
 kimi::Status RecordServiceEvent(kimi::audit::AuditSink& sink, const std::string& action, const std::string& detail) {
-  kimi::audit::AuditRecord record;
-  record.actor = "kimi-appliance";
-  record.role = "system";
-  record.action = action;
-  record.outcome = "ok";
-  record.detail = detail;
-  return sink.Record(std::move(record)).WaitCommitted();
+  return sink.Record(kimi::audit::RecordBuilder::ServiceEvent(action, detail).Build()).WaitCommitted();
 }
 
 kimi::auth::AuthOptions AuthOptionsOf(const kimi::config::AuthConfig& c) {
