@@ -178,6 +178,8 @@ std::string SqlStatement::Blob(int col) const {
   return std::string(static_cast<const char*>(data), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
 }
 
+int SqlStatement::ColumnCount() const { return sqlite3_column_count(stmt_); }
+
 SqlType SqlStatement::Type(int col) const {
   switch (sqlite3_column_type(stmt_, col)) {
     case SQLITE_INTEGER: return SqlType::kInteger;

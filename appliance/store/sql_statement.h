@@ -99,6 +99,8 @@ class SqlStatement {
   std::string Text(int col) const;  // every byte, NULs included; "" for NULL
   std::string Blob(int col) const;  // the bytes; "" for NULL
   SqlType Type(int col) const;
+  // Columns in a row of this statement's result.
+  int ColumnCount() const;
 
  private:
   Status Fail(int rc);

@@ -32,6 +32,7 @@ TEST_F(SqlStatementTest, BindsEachTypeAndReadsItBack) {
   EXPECT_EQ(insert.Changes(), 1);
 
   SqlStatement select(db_, "SELECT id, name, score, data, NULL FROM t");
+  EXPECT_EQ(select.ColumnCount(), 5);
   Result<bool> row = select.Step();
   ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
   EXPECT_EQ(select.Int(0), int64_t{1} << 40);
