@@ -17,6 +17,7 @@
 #include "audit/audit_store.h"
 #include "audit/log_export.h"
 #include "audit/log_verifier.h"
+#include "audit/record_builder.h"
 #include "kimi/log.h"
 
 namespace kimi::admin {
@@ -174,21 +175,18 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   const std::string sha256 = audit::ToHex(digest.Finish());
 
   // The export is an administrative act: recorded, durably, before anything leaves.
-  audit::AuditRecord act;
-  act.actor = Actor(ctx);
-  act.role = Role(ctx);
-  act.source = ctx.remote_addr;
-  act.request_id = ctx.request_id;
-  act.client_request_id = ctx.client_request_id;
-  act.action = "audit.export";
-  act.target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
-               " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +
-               " format=" + format;
-  act.outcome = "ok";
-  act.http_status = 200;
-  act.detail = std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) +
-               " signed head(s), " + std::to_string(bytes) + " bytes";
-  act.response_sha256 = sha256;
+  const std::string target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
+                             " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +
+                             " format=" + format;
+  audit::AuditRecord act =
+      audit::RecordBuilder::AdminAction(
+          audit::Actor{Actor(ctx), Role(ctx), ctx.remote_addr, ctx.request_id, ctx.client_request_id}, "audit.export",
+          target)
+          .HttpStatus(200)
+          .Detail(std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) +
+                  " signed head(s), " + std::to_string(bytes) + " bytes")
+          .ResponseHash(sha256)
+          .Build();
   Status recorded = access->sink->Record(std::move(act)).WaitCommitted();
   if (!recorded.ok()) return Status::Unavailable("the export could not be recorded: " + recorded.message());
   ctx.audit.response_sha256 = sha256;  // the request's own record, committed before the first chunk

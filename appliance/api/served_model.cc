@@ -180,9 +180,9 @@ void ServedModel::TakeOutOfService(const IntegrityTarget& target, const Integrit
       ActRecord("model.integrity_failed", options_.model_id, DaemonActor(), Status::Corruption(failure.message),
                 "file " + failure.file + " of " + target.directory + ": signed sha256:" + failure.expected_sha256 +
                     ", served sha256:" + (failure.actual_sha256.empty() ? "unreadable" : failure.actual_sha256) +
-                    "; taken out of service");
-  record.model = options_.model_id;
-  record.model_digest = target.digest;
+                    "; taken out of service")
+          .Model(options_.model_id, target.digest)
+          .Build();
   if (Status recorded = options_.audit(std::move(record)); !recorded.ok()) {
     log::Error("cannot record the integrity failure in the audit log", {{"error", recorded.ToString()}});
   }

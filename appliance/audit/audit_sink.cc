@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "audit/merkle.h"
+#include "audit/record_builder.h"
 #include "audit/startup_verify.h"
 #include "audit/writer_state.h"
 #include "kimi/log.h"
@@ -116,10 +117,10 @@ Result<uint64_t> AuditSink::RecordInterruptedStreams() {
   }
   std::vector<Ticket> tickets;
   for (const AuditRecord& start : starts) {
-    AuditRecord end = StreamEndRecord(start);
-    end.outcome = std::string(kOutcomeStreamInterrupted);
-    end.detail = "the daemon stopped before the stream ended; recorded when it started again";
-    tickets.push_back(Record(std::move(end)));
+    tickets.push_back(Record(RecordBuilder::StreamEnd(start, start.seq)
+                                 .Outcome(kOutcomeStreamInterrupted)
+                                 .Detail("the daemon stopped before the stream ended; recorded when it started again")
+                                 .Build()));
   }
   for (const Ticket& t : tickets) KIMI_RETURN_IF_ERROR(t.WaitCommitted());
   return static_cast<uint64_t>(starts.size());

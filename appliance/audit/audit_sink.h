@@ -138,7 +138,7 @@ class AuditSink {
   // Close() while the store still fails completes it with Unavailable (the stream's start
   // then stays open, and the next start records it interrupted).
   Ticket RecordWhenWritable(AuditRecord record);
-  // Appends an "interrupted" end record (AuditRecord::StreamEndRecord of its start) for every
+  // Appends an "interrupted" end record (RecordBuilder::StreamEnd of its start) for every
   // stream that was open when Open() read the log: the previous run stopped without ending
   // it. Waits for their commit; returns how many. The daemon calls it once, before serving;
   // later calls find nothing.

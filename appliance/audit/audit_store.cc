@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <array>
 #include <cstring>
 #include <iterator>
 #include <tuple>
@@ -112,64 +113,38 @@ constexpr const char* kFirstColumns =
 constexpr const char* kClientRequestIdIndex =
     "CREATE INDEX IF NOT EXISTS audit_records_client_request_id ON audit_records(client_request_id)";
 
-class Statement {
- public:
-  Statement() = default;
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  sqlite3_stmt** out() { return &stmt_; }
-  sqlite3_stmt* get() const { return stmt_; }
+using store::SqlStatement;
+using store::SqlType;
 
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
+// The audit log reports why it cannot write: a failure's code follows SQLite's cause.
+constexpr store::SqlErrorCodes kCodes = store::SqlErrorCodes::kByCause;
 
+// A failure of a call that runs no statement (open, checkpoint).
 Status SqliteError(sqlite3* db, int rc, const std::string& what) {
-  std::string msg = what + ": " + sqlite3_errstr(rc);
-  if (db != nullptr) {
-    const char* detail = sqlite3_errmsg(db);
-    if (detail != nullptr && std::strcmp(detail, sqlite3_errstr(rc)) != 0) msg += std::string(" (") + detail + ")";
-  }
-  switch (rc & 0xff) {
-    case SQLITE_FULL: return Status::ResourceExhausted(msg);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED: return Status::Unavailable(msg);
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return Status::Corruption(msg);
-    case SQLITE_READONLY:
-    case SQLITE_PERM:
-    case SQLITE_AUTH: return Status::PermissionDenied(msg);
-    default: return Status::IOError(msg);
-  }
+  return store::SqlError(db, rc, "", kCodes).WithContext(what);
 }
 
-void BindText(sqlite3_stmt* st, int index, const std::string& text) {
-  sqlite3_bind_text(st, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-}
-
-void BindBlob(sqlite3_stmt* st, int index, std::string_view bytes) {
-  sqlite3_bind_blob(st, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_STATIC);
-}
-
-std::string ColumnBytes(sqlite3_stmt* st, int col) {
-  const void* p = sqlite3_column_blob(st, col);
-  const int n = sqlite3_column_bytes(st, col);
-  return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), static_cast<size_t>(n));
+// The first row of a query that always returns one (an aggregate); `what` names it in errors.
+Result<SqlStatement> QueryRow(sqlite3* db, const char* sql, const char* what) {
+  SqlStatement st(db, sql, kCodes);
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status().WithContext(what);
+  if (!*row) return Status::IOError(std::string(what) + ": the query returned no row");
+  return st;
 }
 
 // Strict column readers: a value of another storage class is an edited row, not something
 // to convert.
 class RowDecoder {
  public:
-  explicit RowDecoder(sqlite3_stmt* st) : st_(st) {}
+  explicit RowDecoder(const SqlStatement& st) : st_(st) {}
   void Text(int col, const char* name, std::string* out) {
-    if (sqlite3_column_type(st_, col) != SQLITE_TEXT) return Fail(name, "text");
-    *out = ColumnBytes(st_, col);
+    if (st_.Type(col) != SqlType::kText) return Fail(name, "text");
+    *out = st_.Text(col);
   }
   void Int(int col, const char* name, int64_t* out) {
-    if (sqlite3_column_type(st_, col) != SQLITE_INTEGER) return Fail(name, "an integer");
-    *out = sqlite3_column_int64(st_, col);
+    if (st_.Type(col) != SqlType::kInteger) return Fail(name, "an integer");
+    *out = st_.Int(col);
   }
   Status status() const { return status_; }
 
@@ -177,9 +152,16 @@ class RowDecoder {
   void Fail(const char* name, const char* want) {
     if (status_.ok()) status_ = Status::Corruption(std::string("column ") + name + " is not " + want);
   }
-  sqlite3_stmt* st_;
+  const SqlStatement& st_;
   Status status_;
 };
+
+// Copies a fixed-size blob; one of another length leaves zeros, which then fail the
+// signature check.
+template <size_t N>
+void CopyBlob(const std::string& bytes, std::array<uint8_t, N>* out) {
+  if (bytes.size() == N) std::memcpy(out->data(), bytes.data(), N);
+}
 
 void DecodePolicy(const std::string& text, AuditRecord* r, Status* error) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -199,9 +181,9 @@ void DecodePolicy(const std::string& text, AuditRecord* r, Status* error) {
 }
 
 // Reads one row of SELECT kFirstColumns, kLaterColumns, c.prompt, c.completion.
-StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
+StoredRecord DecodeRow(const SqlStatement& st, bool with_content) {
   StoredRecord out;
-  out.seq = sqlite3_column_int64(st, 0);
+  out.seq = st.Int(0);
   AuditRecord& r = out.record;
   r.seq = static_cast<uint64_t>(out.seq);
   RowDecoder d(st);
@@ -226,7 +208,7 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
   d.Text(18, "response_sha256", &r.response_sha256);
   d.Text(19, "detail", &r.detail);
   d.Text(20, "content_sha256", &r.content_sha256);
-  out.leaf_hash = ColumnBytes(st, 21);
+  out.leaf_hash = st.Blob(21);
   d.Int(22, "v", &r.version);
   d.Text(23, "backend", &r.backend);
   d.Text(24, "route_decision", &r.route_decision);
@@ -239,7 +221,7 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
     r.version = kRecordFormatVersion;  // something CanonicalRecordBytes can encode
   }
   DecodePolicy(policy, &r, &out.decode_error);
-  if (with_content && sqlite3_column_type(st, 28) != SQLITE_NULL) {
+  if (with_content && st.Type(28) != SqlType::kNull) {
     AuditContent c;
     RowDecoder cd(st);
     cd.Text(28, "prompt", &c.prompt);
@@ -254,25 +236,20 @@ StoredRecord DecodeRow(sqlite3_stmt* st, bool with_content) {
 // `parameter` to ?1 when it is not negative, until visit returns false.
 Status VisitHeads(sqlite3* db, const char* sql, int64_t parameter,
                   const std::function<bool(const SignedTreeHead&)>& visit) {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db, sql, -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db, rc, "audit database: cannot read signed heads");
-  if (parameter >= 0) sqlite3_bind_int64(st.get(), 1, parameter);
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+  SqlStatement st(db, sql, kCodes);
+  if (parameter >= 0) st.Bind(1, parameter);
+  for (;;) {
+    Result<bool> row = st.Step();
+    if (!row.ok()) return row.status().WithContext("audit database: cannot read signed heads");
+    if (!*row) return Status::OK();
     SignedTreeHead h;
-    h.tree_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
-    h.timestamp_ms = sqlite3_column_int64(st.get(), 1);
-    // A blob of the wrong length leaves zeros, which then fail the signature check.
-    const std::string root = ColumnBytes(st.get(), 2);
-    const std::string key_id = ColumnBytes(st.get(), 3);
-    const std::string sig = ColumnBytes(st.get(), 4);
-    if (root.size() == kHashSize) std::memcpy(h.root_hash.data(), root.data(), kHashSize);
-    if (key_id.size() == kHashSize) std::memcpy(h.key_id.data(), key_id.data(), kHashSize);
-    if (sig.size() == kSignatureSize) std::memcpy(h.signature.data(), sig.data(), kSignatureSize);
+    h.tree_size = static_cast<uint64_t>(st.Int(0));
+    h.timestamp_ms = st.Int(1);
+    CopyBlob(st.Blob(2), &h.root_hash);
+    CopyBlob(st.Blob(3), &h.key_id);
+    CopyBlob(st.Blob(4), &h.signature);
     if (!visit(h)) return Status::OK();
   }
-  if (rc != SQLITE_DONE) return SqliteError(db, rc, "audit database: cannot read signed heads");
-  return Status::OK();
 }
 
 }  // namespace
@@ -323,33 +300,23 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
 }
 
 AuditStore::~AuditStore() {
-  sqlite3_finalize(open_stream_);
-  sqlite3_finalize(close_stream_);
-  sqlite3_finalize(insert_record_);
-  sqlite3_finalize(insert_content_);
-  sqlite3_finalize(upsert_tree_);
-  sqlite3_finalize(begin_);
-  sqlite3_finalize(commit_);
+  // The connection closes only once its statements are finalised.
+  for (SqlStatement* kept :
+       {&open_stream_, &close_stream_, &insert_record_, &insert_content_, &upsert_tree_, &begin_, &commit_}) {
+    *kept = SqlStatement();
+  }
   sqlite3_close(db_);
 }
 
 Status AuditStore::Exec(const char* sql) {
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
-  sqlite3_free(err);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, std::string("audit database: ") + sql);
-  return Status::OK();
+  return store::Exec(db_, sql, kCodes).WithContext("audit database");
 }
 
 Result<bool> AuditStore::HasColumn(const char* table, const char* column) {
-  Statement st;
   const std::string sql = std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name = ?1";
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the schema");
-  sqlite3_bind_text(st.get(), 1, column, -1, SQLITE_STATIC);
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read the schema");
-  return rc == SQLITE_ROW;
+  Result<bool> row = SqlStatement(db_, sql, kCodes).Bind(1, column).Step();
+  if (!row.ok()) return row.status().WithContext("audit database: cannot read the schema");
+  return row;
 }
 
 Status AuditStore::AddLaterColumns() {
@@ -364,20 +331,11 @@ Status AuditStore::AddLaterColumns() {
 
 Status AuditStore::ExecForTest(const std::string& sql) { return Exec(sql.c_str()); }
 
-Status AuditStore::Prepare(const char* sql, sqlite3_stmt** stmt) {
-  if (*stmt != nullptr) return Status::OK();
-  const int rc = sqlite3_prepare_v2(db_, sql, -1, stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare statement");
-  return Status::OK();
-}
-
-Status AuditStore::RunKept(const char* sql, sqlite3_stmt** stmt) {
-  KIMI_RETURN_IF_ERROR(Prepare(sql, stmt));
-  int rc = sqlite3_step(*stmt);
-  // A failed step's reset returns the same error; the statement is ready again either way.
-  sqlite3_reset(*stmt);
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, std::string("audit database: ") + sql);
-  return Status::OK();
+Status AuditStore::RunKept(const char* sql, SqlStatement* kept) {
+  KIMI_RETURN_IF_ERROR(kept->PrepareOnce(db_, sql, kCodes).WithContext("audit database: cannot prepare statement"));
+  Status s = kept->Run().WithContext("audit database");
+  kept->Reset();
+  return s;
 }
 
 Result<CompactTree> AuditStore::LoadTree() {
@@ -391,109 +349,72 @@ Result<CompactTree> AuditStore::LoadTree() {
   return tree;
 }
 
+// Prepares a statement WriteRows keeps.
+Status AuditStore::Keep(SqlStatement* kept, const char* sql) {
+  return kept->PrepareOnce(db_, sql, kCodes).WithContext("audit database: cannot prepare statement");
+}
+
 Status AuditStore::WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after) {
-  KIMI_RETURN_IF_ERROR(Prepare(
+  KIMI_RETURN_IF_ERROR(Keep(
+      &insert_record_,
       "INSERT INTO audit_records(seq, time_ms, actor, role, source, request_id, action, target, model, "
       "model_digest, outcome, http_status, prompt_tokens, completion_tokens, ttft_us, total_us, policy, "
       "request_sha256, response_sha256, detail, content_sha256, leaf_hash, v, backend, route_decision, attempts, "
       "client_request_id, start_seq) "
       "VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
-      "?28)",
-      &insert_record_));
-  KIMI_RETURN_IF_ERROR(Prepare("INSERT INTO audit_open_streams(seq) VALUES(?1)", &open_stream_));
-  KIMI_RETURN_IF_ERROR(Prepare("DELETE FROM audit_open_streams WHERE seq = ?1", &close_stream_));
-  KIMI_RETURN_IF_ERROR(
-      Prepare("INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)", &insert_content_));
-  KIMI_RETURN_IF_ERROR(Prepare(
-      "INSERT INTO audit_tree(id, size, edge) VALUES(1, ?1, ?2) "
-      "ON CONFLICT(id) DO UPDATE SET size = excluded.size, edge = excluded.edge",
-      &upsert_tree_));
+      "?28)"));
+  KIMI_RETURN_IF_ERROR(Keep(&open_stream_, "INSERT INTO audit_open_streams(seq) VALUES(?1)"));
+  KIMI_RETURN_IF_ERROR(Keep(&close_stream_, "DELETE FROM audit_open_streams WHERE seq = ?1"));
+  KIMI_RETURN_IF_ERROR(Keep(&insert_content_, "INSERT INTO audit_content(seq, prompt, completion) VALUES(?1,?2,?3)"));
+  KIMI_RETURN_IF_ERROR(Keep(&upsert_tree_,
+                            "INSERT INTO audit_tree(id, size, edge) VALUES(1, ?1, ?2) "
+                            "ON CONFLICT(id) DO UPDATE SET size = excluded.size, edge = excluded.edge"));
   for (const PendingRow& row : rows) {
     const AuditRecord& r = *row.record;
-    const std::string policy = CanonicalStringArray(r.policy);
-    sqlite3_stmt* st = insert_record_;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, static_cast<int64_t>(r.seq));
-    sqlite3_bind_int64(st, 2, r.time_ms);
-    BindText(st, 3, r.actor);
-    BindText(st, 4, r.role);
-    BindText(st, 5, r.source);
-    BindText(st, 6, r.request_id);
-    BindText(st, 7, r.action);
-    BindText(st, 8, r.target);
-    BindText(st, 9, r.model);
-    BindText(st, 10, r.model_digest);
-    BindText(st, 11, r.outcome);
-    sqlite3_bind_int64(st, 12, r.http_status);
-    sqlite3_bind_int64(st, 13, r.prompt_tokens);
-    sqlite3_bind_int64(st, 14, r.completion_tokens);
-    sqlite3_bind_int64(st, 15, r.ttft_us);
-    sqlite3_bind_int64(st, 16, r.total_us);
-    BindText(st, 17, policy);
-    BindText(st, 18, r.request_sha256);
-    BindText(st, 19, r.response_sha256);
-    BindText(st, 20, r.detail);
-    BindText(st, 21, r.content_sha256);
-    BindBlob(st, 22, AsBytes(row.leaf_hash));
-    sqlite3_bind_int64(st, 23, r.version);
-    BindText(st, 24, r.backend);
-    BindText(st, 25, r.route_decision);
-    sqlite3_bind_int64(st, 26, r.attempts);
-    BindText(st, 27, r.client_request_id);
-    sqlite3_bind_int64(st, 28, r.start_seq);
-    int rc = sqlite3_step(st);
-    sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert record");
+    SqlStatement& st = insert_record_;
+    st.Reset();
+    st.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.time_ms).Bind(3, r.actor).Bind(4, r.role).Bind(5, r.source);
+    st.Bind(6, r.request_id).Bind(7, r.action).Bind(8, r.target).Bind(9, r.model).Bind(10, r.model_digest);
+    st.Bind(11, r.outcome).Bind(12, r.http_status).Bind(13, r.prompt_tokens).Bind(14, r.completion_tokens);
+    st.Bind(15, r.ttft_us).Bind(16, r.total_us).Bind(17, CanonicalStringArray(r.policy));
+    st.Bind(18, r.request_sha256).Bind(19, r.response_sha256).Bind(20, r.detail).Bind(21, r.content_sha256);
+    st.BindBlob(22, AsBytes(row.leaf_hash)).Bind(23, r.version).Bind(24, r.backend).Bind(25, r.route_decision);
+    st.Bind(26, r.attempts).Bind(27, r.client_request_id).Bind(28, r.start_seq);
+    KIMI_RETURN_IF_ERROR(st.Run().WithContext("audit database: cannot insert record"));
     KIMI_RETURN_IF_ERROR(TrackStream(r));
     if (r.content.has_value()) {
-      sqlite3_stmt* cs = insert_content_;
-      sqlite3_reset(cs);
-      sqlite3_bind_int64(cs, 1, static_cast<int64_t>(r.seq));
-      BindText(cs, 2, r.content->prompt);
-      BindText(cs, 3, r.content->completion);
-      rc = sqlite3_step(cs);
-      sqlite3_clear_bindings(cs);
-      if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot insert content");
+      SqlStatement& cs = insert_content_;
+      cs.Reset();
+      cs.Bind(1, static_cast<int64_t>(r.seq)).Bind(2, r.content->prompt).Bind(3, r.content->completion);
+      KIMI_RETURN_IF_ERROR(cs.Run().WithContext("audit database: cannot insert content"));
     }
   }
-  const std::string edge = tree_after.SerializeEdge();
-  sqlite3_reset(upsert_tree_);
-  sqlite3_bind_int64(upsert_tree_, 1, static_cast<int64_t>(tree_after.size()));
-  BindBlob(upsert_tree_, 2, edge);
-  const int rc = sqlite3_step(upsert_tree_);
-  sqlite3_clear_bindings(upsert_tree_);
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store the tree");
-  return Status::OK();
+  upsert_tree_.Reset();
+  upsert_tree_.Bind(1, static_cast<int64_t>(tree_after.size())).BindBlob(2, tree_after.SerializeEdge());
+  return upsert_tree_.Run().WithContext("audit database: cannot store the tree");
 }
 
 Status AuditStore::TrackStream(const AuditRecord& r) {
-  sqlite3_stmt* st = nullptr;
+  SqlStatement* st = nullptr;
   int64_t seq = 0;
   if (r.outcome == kOutcomeStreamStarted) {
-    st = open_stream_;
+    st = &open_stream_;
     seq = static_cast<int64_t>(r.seq);
   } else if (r.start_seq != kNoStartSeq) {
-    st = close_stream_;
+    st = &close_stream_;
     seq = r.start_seq;
   } else {
     return Status::OK();
   }
-  sqlite3_reset(st);
-  sqlite3_bind_int64(st, 1, seq);
-  const int rc = sqlite3_step(st);
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot track an open stream");
-  return Status::OK();
+  st->Reset();
+  return st->Bind(1, seq).Run().WithContext("audit database: cannot track an open stream");
 }
 
 Result<std::vector<uint64_t>> AuditStore::OpenStreams() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT seq FROM audit_open_streams ORDER BY seq", -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the open streams");
+  SqlStatement st(db_, "SELECT seq FROM audit_open_streams ORDER BY seq", kCodes);
   std::vector<uint64_t> seqs;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    seqs.push_back(static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0)));
-  }
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot read the open streams");
+  KIMI_RETURN_IF_ERROR(st.ForEachRow([&] { seqs.push_back(static_cast<uint64_t>(st.Int(0))); })
+                           .WithContext("audit database: cannot read the open streams"));
   return seqs;
 }
 
@@ -530,94 +451,63 @@ Status AuditStore::InsertHead(const SignedTreeHead& head, const WriterState* sta
 }
 
 Status AuditStore::WriteHead(const SignedTreeHead& head) {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_,
-                              "INSERT INTO audit_heads(tree_size, timestamp_ms, root_hash, key_id, signature) "
-                              "VALUES(?1,?2,?3,?4,?5)",
-                              -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare head insert");
-  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(head.tree_size));
-  sqlite3_bind_int64(st.get(), 2, head.timestamp_ms);
-  BindBlob(st.get(), 3, AsBytes(head.root_hash));
-  BindBlob(st.get(), 4, AsBytes(head.key_id));
-  BindBlob(st.get(), 5, std::string_view(reinterpret_cast<const char*>(head.signature.data()), head.signature.size()));
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store a signed head");
-  return Status::OK();
+  SqlStatement st(db_,
+                  "INSERT INTO audit_heads(tree_size, timestamp_ms, root_hash, key_id, signature) "
+                  "VALUES(?1,?2,?3,?4,?5)",
+                  kCodes);
+  st.Bind(1, static_cast<int64_t>(head.tree_size)).Bind(2, head.timestamp_ms);
+  st.BindBlob(3, head.root_hash).BindBlob(4, head.key_id).BindBlob(5, head.signature);
+  return st.Run().WithContext("audit database: cannot store a signed head");
 }
 
 Status AuditStore::WriteWriterState(const WriterState& state) {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_,
-                              "INSERT OR REPLACE INTO audit_writer_state(id, heads, head_size, verified_size, "
-                              "verified_root, timestamp_ms, clean, key_id, signature, verified_edge) "
-                              "VALUES(1,?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                              -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare the writer state");
-  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(state.heads));
-  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(state.head_size));
-  sqlite3_bind_int64(st.get(), 3, static_cast<int64_t>(state.verified_size));
-  BindBlob(st.get(), 4, AsBytes(state.verified_root));
-  sqlite3_bind_int64(st.get(), 5, state.timestamp_ms);
-  sqlite3_bind_int64(st.get(), 6, state.clean ? 1 : 0);
-  BindBlob(st.get(), 7, AsBytes(state.key_id));
-  BindBlob(st.get(), 8,
-           std::string_view(reinterpret_cast<const char*>(state.signature.data()), state.signature.size()));
-  BindBlob(st.get(), 9, state.verified_edge);
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot store the writer state");
-  return Status::OK();
+  SqlStatement st(db_,
+                  "INSERT OR REPLACE INTO audit_writer_state(id, heads, head_size, verified_size, "
+                  "verified_root, timestamp_ms, clean, key_id, signature, verified_edge) "
+                  "VALUES(1,?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                  kCodes);
+  st.Bind(1, static_cast<int64_t>(state.heads)).Bind(2, static_cast<int64_t>(state.head_size));
+  st.Bind(3, static_cast<int64_t>(state.verified_size)).BindBlob(4, state.verified_root);
+  st.Bind(5, state.timestamp_ms).Bind(6, state.clean ? 1 : 0).BindBlob(7, state.key_id);
+  st.BindBlob(8, state.signature).BindBlob(9, state.verified_edge);
+  return st.Run().WithContext("audit database: cannot store the writer state");
 }
 
 Result<std::optional<WriterState>> AuditStore::ReadWriterState() {
   // A database made before the table exists, opened read-only, has none.
   KIMI_ASSIGN_OR_RETURN(bool present, HasColumn("audit_writer_state", "heads"));
   if (!present) return std::optional<WriterState>();
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT heads, head_size, verified_size, verified_root, timestamp_ms, clean, key_id, "
-                              "signature, verified_edge FROM audit_writer_state WHERE id = 1",
-                              -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the writer state");
-  rc = sqlite3_step(st.get());
-  if (rc == SQLITE_DONE) return std::optional<WriterState>();
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read the writer state");
+  SqlStatement st(db_,
+                  "SELECT heads, head_size, verified_size, verified_root, timestamp_ms, clean, key_id, "
+                  "signature, verified_edge FROM audit_writer_state WHERE id = 1",
+                  kCodes);
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status().WithContext("audit database: cannot read the writer state");
+  if (!*row) return std::optional<WriterState>();
   WriterState w;
-  w.heads = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
-  w.head_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1));
-  w.verified_size = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 2));
-  w.timestamp_ms = sqlite3_column_int64(st.get(), 4);
-  w.clean = sqlite3_column_int64(st.get(), 5) != 0;
-  // A blob of the wrong length leaves zeros, which then fail the signature check.
-  const std::string root = ColumnBytes(st.get(), 3);
-  const std::string key_id = ColumnBytes(st.get(), 6);
-  const std::string sig = ColumnBytes(st.get(), 7);
-  if (root.size() == kHashSize) std::memcpy(w.verified_root.data(), root.data(), kHashSize);
-  if (key_id.size() == kHashSize) std::memcpy(w.key_id.data(), key_id.data(), kHashSize);
-  if (sig.size() == kSignatureSize) std::memcpy(w.signature.data(), sig.data(), kSignatureSize);
-  w.verified_edge = ColumnBytes(st.get(), 8);
+  w.heads = static_cast<uint64_t>(st.Int(0));
+  w.head_size = static_cast<uint64_t>(st.Int(1));
+  w.verified_size = static_cast<uint64_t>(st.Int(2));
+  w.timestamp_ms = st.Int(4);
+  w.clean = st.Int(5) != 0;
+  CopyBlob(st.Blob(3), &w.verified_root);
+  CopyBlob(st.Blob(6), &w.key_id);
+  CopyBlob(st.Blob(7), &w.signature);
+  w.verified_edge = st.Blob(8);
   return std::optional<WriterState>(std::move(w));
 }
 
 Result<uint64_t> AuditStore::HeadCount() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM audit_heads", -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count signed heads");
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count signed heads");
-  return static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
+  KIMI_ASSIGN_OR_RETURN(SqlStatement st,
+                        QueryRow(db_, "SELECT count(*) FROM audit_heads", "audit database: cannot count signed heads"));
+  return static_cast<uint64_t>(st.Int(0));
 }
 
 Result<int64_t> AuditStore::PurgeContentBefore(int64_t cutoff_ms) {
-  Statement st;
-  int rc = sqlite3_prepare_v2(
-      db_, "DELETE FROM audit_content WHERE seq IN (SELECT seq FROM audit_records WHERE time_ms < ?1)", -1,
-      st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare purge");
-  sqlite3_bind_int64(st.get(), 1, cutoff_ms);
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot purge content");
-  return static_cast<int64_t>(sqlite3_changes(db_));
+  SqlStatement st(db_, "DELETE FROM audit_content WHERE seq IN (SELECT seq FROM audit_records WHERE time_ms < ?1)",
+                  kCodes);
+  KIMI_RETURN_IF_ERROR(st.Bind(1, cutoff_ms).Run().WithContext("audit database: cannot purge content"));
+  return static_cast<int64_t>(st.Changes());
 }
 
 std::string AuditStore::LaterColumn(size_t i) const {
@@ -648,40 +538,33 @@ std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q,
   return sql;
 }
 
-Status AuditStore::BindScan(sqlite3_stmt* st, const RecordQuery& q, const std::vector<const std::string*>& bound) {
-  sqlite3_bind_int64(st, 1, static_cast<int64_t>(q.from_seq));
-  sqlite3_bind_int64(st, 2, static_cast<int64_t>(q.to_seq));
-  sqlite3_bind_int64(st, 3, q.since_ms);
-  sqlite3_bind_int64(st, 4, q.until_ms);
-  for (size_t i = 0; i < bound.size(); ++i) BindText(st, static_cast<int>(5 + i), *bound[i]);
-  return Status::OK();
+void AuditStore::BindScan(SqlStatement& st, const RecordQuery& q, const std::vector<const std::string*>& bound) {
+  st.Bind(1, static_cast<int64_t>(q.from_seq)).Bind(2, static_cast<int64_t>(q.to_seq));
+  st.Bind(3, q.since_ms).Bind(4, q.until_ms);
+  for (size_t i = 0; i < bound.size(); ++i) st.Bind(static_cast<int>(5 + i), *bound[i]);
 }
 
 Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
   std::vector<const std::string*> bound;
-  const std::string sql = ScanSql(ScanColumns().c_str(), q, &bound);
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare scan");
-  KIMI_RETURN_IF_ERROR(BindScan(st.get(), q, bound));
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    StoredRecord row = DecodeRow(st.get(), q.with_content);
-    KIMI_RETURN_IF_ERROR(visit(row));
-  }
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: scan failed");
-  return Status::OK();
+  SqlStatement st(db_, ScanSql(ScanColumns().c_str(), q, &bound), kCodes);
+  BindScan(st, q, bound);
+  Status visited = Status::OK();
+  Status walked = st.ForEachRow([&] {
+    StoredRecord row = DecodeRow(st, q.with_content);
+    visited = visit(row);
+    return visited;
+  });
+  // The visitor's error is its own; only SQLite's gets the database's context.
+  return visited.ok() ? walked.WithContext("audit database: scan failed") : visited;
 }
 
 Result<std::string> AuditStore::ExplainScan(const RecordQuery& q) {
   std::vector<const std::string*> bound;
-  const std::string sql = "EXPLAIN QUERY PLAN " + ScanSql(ScanColumns().c_str(), q, &bound);
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot explain scan");
-  KIMI_RETURN_IF_ERROR(BindScan(st.get(), q, bound));
+  SqlStatement st(db_, "EXPLAIN QUERY PLAN " + ScanSql(ScanColumns().c_str(), q, &bound), kCodes);
+  BindScan(st, q, bound);
   std::string plan;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) plan += ColumnBytes(st.get(), 3) + "\n";  // "detail"
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: cannot explain scan");
+  KIMI_RETURN_IF_ERROR(st.ForEachRow([&] { plan += st.Text(3) + "\n"; })  // "detail"
+                           .WithContext("audit database: cannot explain scan"));
   return plan;
 }
 
@@ -689,40 +572,41 @@ Result<RecordRangeSummary> AuditStore::SummarizeRecords(const RecordQuery& q) {
   RecordQuery all = q;
   all.limit = 0;
   std::vector<const std::string*> bound;
-  const std::string sql = ScanSql("count(*), max(r.seq)", all, &bound);
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, sql.c_str(), -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare count");
-  KIMI_RETURN_IF_ERROR(BindScan(st.get(), all, bound));
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
-  RecordRangeSummary summary;
-  summary.count = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
-  if (sqlite3_column_type(st.get(), 1) != SQLITE_NULL) {
-    summary.last_seq = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 1));
+  SqlStatement st(db_, ScanSql("count(*), max(r.seq)", all, &bound), kCodes);
+  BindScan(st, all, bound);
+  Result<bool> row = st.Step();
+  if (!row.ok() || !*row) {
+    return row.ok() ? Status::IOError("audit database: cannot count records: the query returned no row")
+                    : row.status().WithContext("audit database: cannot count records");
   }
+  RecordRangeSummary summary;
+  summary.count = static_cast<uint64_t>(st.Int(0));
+  if (st.Type(1) != SqlType::kNull) summary.last_seq = static_cast<uint64_t>(st.Int(1));
   return summary;
 }
 
 Status AuditStore::ScanLeafHashes(uint64_t from, uint64_t to, const std::function<void(const Hash&)>& visit) {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT seq, leaf_hash FROM audit_records WHERE seq >= ?1 AND seq < ?2 ORDER BY seq",
-                              -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot prepare leaf scan");
-  sqlite3_bind_int64(st.get(), 1, static_cast<int64_t>(from));
-  sqlite3_bind_int64(st.get(), 2, static_cast<int64_t>(to));
+  SqlStatement st(db_, "SELECT seq, leaf_hash FROM audit_records WHERE seq >= ?1 AND seq < ?2 ORDER BY seq", kCodes);
+  st.Bind(1, static_cast<int64_t>(from)).Bind(2, static_cast<int64_t>(to));
   uint64_t next = from;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    const uint64_t seq = static_cast<uint64_t>(sqlite3_column_int64(st.get(), 0));
-    if (seq != next) return Status::Corruption("record " + std::to_string(next) + " is missing");
-    const std::string leaf = ColumnBytes(st.get(), 1);
-    if (leaf.size() != kHashSize) return Status::Corruption("record " + std::to_string(seq) + " has no leaf hash");
-    Hash h;
-    std::memcpy(h.data(), leaf.data(), kHashSize);
-    visit(h);
-    ++next;
-  }
-  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "audit database: leaf scan failed");
+  Status gap = Status::OK();
+  Status walked = st.ForEachRow([&] {
+    const uint64_t seq = static_cast<uint64_t>(st.Int(0));
+    const std::string leaf = st.Blob(1);
+    if (seq != next) {
+      gap = Status::Corruption("record " + std::to_string(next) + " is missing");
+    } else if (leaf.size() != kHashSize) {
+      gap = Status::Corruption("record " + std::to_string(seq) + " has no leaf hash");
+    } else {
+      Hash h;
+      std::memcpy(h.data(), leaf.data(), kHashSize);
+      visit(h);
+      ++next;
+    }
+    return gap;
+  });
+  if (!gap.ok()) return gap;
+  KIMI_RETURN_IF_ERROR(walked.WithContext("audit database: leaf scan failed"));
   if (next != to) return Status::Corruption("record " + std::to_string(next) + " is missing");
   return Status::OK();
 }
@@ -758,12 +642,9 @@ Status AuditStore::ScanHeadsAbove(uint64_t above_size, const std::function<bool(
 }
 
 Result<uint64_t> AuditStore::LargestHeadSize() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT coalesce(max(tree_size), 0) FROM audit_heads", -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read signed heads");
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read signed heads");
-  const int64_t size = sqlite3_column_int64(st.get(), 0);
+  KIMI_ASSIGN_OR_RETURN(SqlStatement st, QueryRow(db_, "SELECT coalesce(max(tree_size), 0) FROM audit_heads",
+                                                  "audit database: cannot read signed heads"));
+  const int64_t size = st.Int(0);
   return static_cast<uint64_t>(size < 0 ? 0 : size);
 }
 
@@ -776,14 +657,10 @@ Status AuditStore::BeginSnapshot() {
 Status AuditStore::EndSnapshot() { return Exec("COMMIT"); }
 
 Result<uint64_t> AuditStore::RecordCount() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT count(*), coalesce(max(seq) + 1, 0) FROM audit_records", -1, st.out(),
-                              nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count records");
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
-  const int64_t count = sqlite3_column_int64(st.get(), 0);
-  const int64_t next = sqlite3_column_int64(st.get(), 1);
+  KIMI_ASSIGN_OR_RETURN(SqlStatement st, QueryRow(db_, "SELECT count(*), coalesce(max(seq) + 1, 0) FROM audit_records",
+                                                  "audit database: cannot count records"));
+  const int64_t count = st.Int(0);
+  const int64_t next = st.Int(1);
   if (count != next) {
     return Status::Corruption("audit records are not dense: " + std::to_string(count) + " rows, next seq " +
                               std::to_string(next));
@@ -792,33 +669,27 @@ Result<uint64_t> AuditStore::RecordCount() {
 }
 
 Result<std::optional<uint64_t>> AuditStore::FirstMissingSeq() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(
-      db_,
-      "SELECT CASE WHEN count(*) = coalesce(max(seq) + 1, 0) THEN -1 "
-      "WHEN NOT EXISTS (SELECT 1 FROM audit_records WHERE seq = 0) THEN 0 "
-      "ELSE (SELECT a.seq + 1 FROM audit_records a WHERE a.seq >= 0 AND NOT EXISTS "
-      "(SELECT 1 FROM audit_records b WHERE b.seq = a.seq + 1) ORDER BY a.seq LIMIT 1) END FROM audit_records",
-      -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot count records");
-  rc = sqlite3_step(st.get());
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot count records");
-  const int64_t missing = sqlite3_column_int64(st.get(), 0);
+  KIMI_ASSIGN_OR_RETURN(
+      SqlStatement st,
+      QueryRow(db_,
+               "SELECT CASE WHEN count(*) = coalesce(max(seq) + 1, 0) THEN -1 "
+               "WHEN NOT EXISTS (SELECT 1 FROM audit_records WHERE seq = 0) THEN 0 "
+               "ELSE (SELECT a.seq + 1 FROM audit_records a WHERE a.seq >= 0 AND NOT EXISTS "
+               "(SELECT 1 FROM audit_records b WHERE b.seq = a.seq + 1) ORDER BY a.seq LIMIT 1) END FROM audit_records",
+               "audit database: cannot count records"));
+  const int64_t missing = st.Int(0);
   if (missing < 0) return std::optional<uint64_t>();
   return std::optional<uint64_t>(static_cast<uint64_t>(missing));
 }
 
 Result<std::optional<CompactTree>> AuditStore::ReadStoredTree() {
-  Statement st;
-  int rc = sqlite3_prepare_v2(db_, "SELECT size, edge FROM audit_tree WHERE id = 1", -1, st.out(), nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "audit database: cannot read the tree");
-  rc = sqlite3_step(st.get());
-  if (rc == SQLITE_DONE) return std::optional<CompactTree>();
-  if (rc != SQLITE_ROW) return SqliteError(db_, rc, "audit database: cannot read the tree");
-  const int64_t size = sqlite3_column_int64(st.get(), 0);
+  SqlStatement st(db_, "SELECT size, edge FROM audit_tree WHERE id = 1", kCodes);
+  Result<bool> row = st.Step();
+  if (!row.ok()) return row.status().WithContext("audit database: cannot read the tree");
+  if (!*row) return std::optional<CompactTree>();
+  const int64_t size = st.Int(0);
   if (size < 0) return Status::Corruption("audit tree size is negative");
-  KIMI_ASSIGN_OR_RETURN(CompactTree tree,
-                        CompactTree::Deserialize(static_cast<uint64_t>(size), ColumnBytes(st.get(), 1)));
+  KIMI_ASSIGN_OR_RETURN(CompactTree tree, CompactTree::Deserialize(static_cast<uint64_t>(size), st.Blob(1)));
   return std::optional<CompactTree>(std::move(tree));
 }
 

@@ -30,9 +30,9 @@
 #include "audit/signed_head.h"
 #include "audit/writer_state.h"
 #include "kimi/status.h"
+#include "store/sql_statement.h"
 
 struct sqlite3;
-struct sqlite3_stmt;
 
 namespace kimi::audit {
 
@@ -159,10 +159,11 @@ class AuditStore {
  private:
   explicit AuditStore(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
-  Status Prepare(const char* sql, sqlite3_stmt** stmt);
-  // Runs a statement that returns no rows, kept prepared in *stmt (BEGIN and COMMIT of every
-  // batch: parsed once, not once per transaction).
-  Status RunKept(const char* sql, sqlite3_stmt** stmt);
+  // Prepares *kept on first use (the statements of every batch: parsed once, not once per
+  // transaction).
+  Status Keep(store::SqlStatement* kept, const char* sql);
+  // Runs a statement that returns no rows, kept prepared in *kept (BEGIN and COMMIT).
+  Status RunKept(const char* sql, store::SqlStatement* kept);
   Status WriteRows(std::span<const PendingRow> rows, const CompactTree& tree_after);
   Status WriteHead(const SignedTreeHead& head);
   // Adds a stream start to the open streams, or removes the stream an end record ends.
@@ -172,7 +173,7 @@ class AuditStore {
   std::string ScanColumns() const;
   // The SELECT of ScanRecords and the texts it binds to ?5, ?6, ... in order.
   std::string ScanSql(const char* columns, const RecordQuery& query, std::vector<const std::string*>* bound) const;
-  Status BindScan(sqlite3_stmt* st, const RecordQuery& query, const std::vector<const std::string*>& bound);
+  void BindScan(store::SqlStatement& st, const RecordQuery& query, const std::vector<const std::string*>& bound);
   // Brings a database made by an older record format up to the current one (adds columns
   // only; see kLaterColumns in the .cc).
   Status AddLaterColumns();
@@ -184,13 +185,13 @@ class AuditStore {
   std::array<bool, 6> later_columns_present_{};  // of kLaterColumns; set by Open
   int wal_pages_ = 0;  // set by the WAL hook after each commit
   // Prepared once on first use by the writer; finalised in the destructor.
-  sqlite3_stmt* insert_record_ = nullptr;
-  sqlite3_stmt* insert_content_ = nullptr;
-  sqlite3_stmt* upsert_tree_ = nullptr;
-  sqlite3_stmt* begin_ = nullptr;
-  sqlite3_stmt* commit_ = nullptr;
-  sqlite3_stmt* open_stream_ = nullptr;
-  sqlite3_stmt* close_stream_ = nullptr;
+  store::SqlStatement insert_record_;
+  store::SqlStatement insert_content_;
+  store::SqlStatement upsert_tree_;
+  store::SqlStatement begin_;
+  store::SqlStatement commit_;
+  store::SqlStatement open_stream_;
+  store::SqlStatement close_stream_;
 };
 
 }  // namespace kimi::audit

@@ -48,27 +48,6 @@ void NormalizeRecord(AuditRecord* r) {
   }
 }
 
-AuditRecord StreamEndRecord(const AuditRecord& start) {
-  AuditRecord end;
-  end.actor = start.actor;
-  end.role = start.role;
-  end.source = start.source;
-  end.request_id = start.request_id;
-  end.client_request_id = start.client_request_id;
-  end.action = start.action;
-  end.target = start.target;
-  end.model = start.model;
-  end.model_digest = start.model_digest;
-  end.backend = start.backend;
-  end.route_decision = start.route_decision;
-  end.attempts = start.attempts;
-  end.policy = start.policy;
-  end.request_sha256 = start.request_sha256;
-  end.http_status = start.http_status;
-  end.start_seq = static_cast<int64_t>(start.seq);
-  return end;
-}
-
 bool IsKnownRecordVersion(int64_t version) {
   return version >= kOldestRecordFormatVersion && version <= kRecordFormatVersion;
 }

@@ -82,13 +82,6 @@ struct AuditRecord {
   bool operator==(const AuditRecord&) const = default;
 };
 
-// The record that ends the stream `start` started: the request's identity as the start
-// recorded it (actor, role, source, request ids, action, target, model and digest, backend,
-// router decision, attempts, policy decisions, request hash, HTTP status) with start_seq set
-// to start.seq. The caller adds what the end knows (outcome, response hash, tokens, timings,
-// content); time_ms is left 0 for the sink.
-AuditRecord StreamEndRecord(const AuditRecord& start);
-
 // Passes every text field through AuditText (audit_text.h: valid UTF-8, line-breaking
 // characters escaped, bounded in length with the whole value's digest) and sets
 // content_sha256 from content. The sink calls it before assigning a sequence number, so no

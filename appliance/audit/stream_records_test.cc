@@ -8,6 +8,7 @@
 #include "audit/audit_store.h"
 #include "audit/log_verifier.h"
 #include "audit/record.h"
+#include "audit/record_builder.h"
 #include "audit/test_util.h"
 
 namespace kimi::audit {
@@ -29,12 +30,7 @@ AuditRecord StreamStart(int i) {
 }
 
 AuditRecord StreamEnd(const AuditRecord& start, uint64_t start_seq) {
-  AuditRecord committed = start;
-  committed.seq = start_seq;
-  AuditRecord end = StreamEndRecord(committed);
-  end.outcome = "ok";
-  end.response_sha256 = std::string(64, 'b');
-  return end;
+  return RecordBuilder::StreamEnd(start, start_seq).Outcome("ok").ResponseHash(std::string(64, 'b')).Build();
 }
 
 std::vector<AuditRecord> ReadAll(const TempDir& dir) {
@@ -85,7 +81,7 @@ TEST(StreamRecordFormat, TheEndRecordCarriesTheRequestsIdentity) {
   AuditRecord start = StreamStart(4);
   start.seq = 41;
   start.policy = {"policy:v1"};
-  const AuditRecord end = StreamEndRecord(start);
+  const AuditRecord end = RecordBuilder::StreamEnd(start, start.seq).Build();
   EXPECT_EQ(end.start_seq, 41);
   for (auto field : {&AuditRecord::actor, &AuditRecord::role, &AuditRecord::source, &AuditRecord::request_id,
                      &AuditRecord::client_request_id, &AuditRecord::action, &AuditRecord::model,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "audit/audit_sink.h"
+#include "audit/record_builder.h"
 #include "kimi/log.h"
 
 namespace kimi::auth {
@@ -12,16 +13,11 @@ namespace {
 constexpr int kBatch = 256;
 
 audit::AuditRecord ToRecord(const AuthEvent& e) {
-  audit::AuditRecord r;
-  r.time_ms = e.time_ms;
-  r.actor = e.actor;
-  r.role = e.role;
-  r.source = e.source;
-  r.action = e.action;
-  r.target = e.target;
-  r.outcome = e.outcome;
-  r.detail = e.detail;
-  return r;
+  return audit::RecordBuilder::AdminAction(audit::Actor{e.actor, e.role, e.source, "", ""}, e.action, e.target)
+      .Time(e.time_ms)
+      .Outcome(e.outcome)
+      .Detail(e.detail)
+      .Build();
 }
 
 }  // namespace

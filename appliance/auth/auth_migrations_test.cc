@@ -1,6 +1,5 @@
 #include "auth/auth_migrations.h"
 
-#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -14,10 +13,7 @@ namespace kimi::auth {
 namespace {
 
 Status Exec(store::Store& db, const char* sql) {
-  return db.Write([&](sqlite3* conn) {
-    return sqlite3_exec(conn, sql, nullptr, nullptr, nullptr) == SQLITE_OK ? Status::OK()
-                                                                            : Status::IOError(sqlite3_errmsg(conn));
-  });
+  return db.Write([&](sqlite3* conn) { return store::Exec(conn, sql); });
 }
 
 // Keys made before owners were checked keep working: an owner that names no user becomes the

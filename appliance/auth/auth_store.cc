@@ -1,13 +1,24 @@
 #include "auth/auth_store.h"
 
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_text.h"
 #include "auth/limit_columns.h"
-#include "auth/sql_statement.h"
 
 namespace kimi::auth {
 namespace {
+
+using store::SqlStatement;
+
+// A hash column; all zeros when the stored blob is not a digest (no stored hash equals it).
+Digest DigestColumn(const SqlStatement& s, int col) {
+  Digest out{};
+  const std::string bytes = s.Blob(col);
+  if (bytes.size() == out.size()) std::memcpy(out.data(), bytes.data(), out.size());
+  return out;
+}
 
 // Then the limits (limit_columns.h) from column 10 on, then whether the owner is an enabled
 // user (1; 0 when disabled, NULL when no such user) at kOwnerEnabledColumn.
@@ -67,7 +78,6 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   SqlStatement s(db,
                  "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail) "
                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-  if (!s.ok()) return s.Error();
   using audit::AuditText;
   s.Bind(1, e.time_ms).Bind(2, AuditText(e.actor)).Bind(3, AuditText(e.role)).Bind(4, AuditText(e.source));
   s.Bind(5, AuditText(e.action)).Bind(6, AuditText(e.target)).Bind(7, AuditText(e.outcome));
@@ -82,7 +92,6 @@ constexpr const char* kUsersExist =
 Status UpdateUser(sqlite3* db, const std::string& username, const char* assignments) {
   std::string sql = std::string("UPDATE auth_users SET ") + assignments + " WHERE username = ?1";
   SqlStatement s(db, sql.c_str());
-  if (!s.ok()) return s.Error();
   s.Bind(1, username);
   KIMI_RETURN_IF_ERROR(s.Run());
   if (s.Changes() == 0) return Status::NotFound("no user " + username);
@@ -97,8 +106,7 @@ Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const Au
         std::string("INSERT INTO auth_keys(id, key_hash, name, owner, role, models, created_ms, expires_ms, ") +
         kLimitColumns + ") VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
-    s.Bind(1, k.id).Bind(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
+    s.Bind(1, k.id).BindBlob(2, key_hash).Bind(3, k.name).Bind(4, k.owner).Bind(5, k.role);
     s.Bind(6, ModelsToText(k.models)).Bind(7, k.created_ms).Bind(8, k.expires_ms);
     BindLimitColumns(s, 9, k.limits);
     KIMI_RETURN_IF_ERROR(s.Run());
@@ -107,10 +115,9 @@ Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const Au
 }
 
 void AuthStore::Close() {
-  if (find_key_ == nullptr) return;
+  if (!find_key_.ok()) return;  // never prepared (it is reset after each use)
   store_->Read([this](sqlite3*) {
-    sqlite3_finalize(find_key_);
-    find_key_ = nullptr;
+    find_key_ = SqlStatement();
     return Status::OK();
   });
 }
@@ -119,17 +126,13 @@ Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash
   std::optional<KeyRecord> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
     static const std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
-    SqlStatement s(db, sql.c_str(), &find_key_);
-    if (!s.ok()) return s.Error();
-    s.Bind(1, key_hash);
-    int rc = s.Step();
-    if (rc == SQLITE_ROW) {
-      // The index lookup is on a keyed hash the client cannot compute, so its timing says
-      // nothing about the secret; the constant-time compare guards against any collation slip.
-      if (DigestEquals(s.Blob(9), key_hash)) found = ReadKey(s);
-      return Status::OK();
-    }
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    KIMI_RETURN_IF_ERROR(find_key_.PrepareOnce(db, sql));
+    Result<bool> row = find_key_.BindBlob(1, key_hash).Step();
+    // The index lookup is on a keyed hash the client cannot compute, so its timing says
+    // nothing about the secret; the constant-time compare guards against any collation slip.
+    if (row.ok() && *row && DigestEquals(DigestColumn(find_key_, 9), key_hash)) found = ReadKey(find_key_);
+    find_key_.Reset();  // kept between requests: it must not hold a read snapshot
+    return row.status();
   });
   if (!status.ok()) return status;
   return found;
@@ -140,10 +143,7 @@ Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
   Status status = store_->Read([&](sqlite3* db) -> Status {
     std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys ORDER BY created_ms, id";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadKey(s));
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    return s.ForEachRow([&] { out.push_back(ReadKey(s)); });
   });
   if (!status.ok()) return status;
   return out;
@@ -154,18 +154,15 @@ Status AuthStore::EditKey(const std::string& id, const std::function<Result<Auth
   return store_->Write([&](sqlite3* db) -> Status {
     static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
     SqlStatement read(db, select.c_str());
-    if (!read.ok()) return read.Error();
     read.Bind(1, id);
-    int rc = read.Step();
-    if (rc == SQLITE_DONE) return Status::NotFound("no API key with id " + id);
-    if (rc != SQLITE_ROW) return read.Error();
+    KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
+    if (!row) return Status::NotFound("no API key with id " + id);
     KeyRecord key = ReadKey(read);
     KIMI_ASSIGN_OR_RETURN(AuthEvent event, edit(&key));
     static const std::string update =
         "UPDATE auth_keys SET role = ?2, models = ?3, requests_per_minute = ?4, tokens_per_minute = ?5, "
         "tokens_per_day = ?6, tokens_per_month = ?7, max_concurrent_streams = ?8 WHERE id = ?1";
     SqlStatement write(db, update.c_str());
-    if (!write.ok()) return write.Error();
     write.Bind(1, id).Bind(2, key.role).Bind(3, ModelsToText(key.models));
     BindLimitColumns(write, 4, key.limits);
     KIMI_RETURN_IF_ERROR(write.Run());
@@ -180,7 +177,6 @@ Status AuthStore::SetRoleLimits(const std::string& role, const KeyLimits& l, con
     static const std::string sql = std::string("INSERT OR REPLACE INTO auth_role_limits(role, ") + kLimitColumns +
                                    ") VALUES(?1, ?2, ?3, ?4, ?5, ?6)";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
     s.Bind(1, role);
     BindLimitColumns(s, 2, l);
     KIMI_RETURN_IF_ERROR(s.Run());
@@ -191,14 +187,11 @@ Status AuthStore::SetRoleLimits(const std::string& role, const KeyLimits& l, con
 Status AuthStore::RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement check(db, "SELECT revoked_ms FROM auth_keys WHERE id = ?1");
-    if (!check.ok()) return check.Error();
     check.Bind(1, id);
-    int rc = check.Step();
-    if (rc == SQLITE_DONE) return Status::NotFound("no API key with id " + id);
-    if (rc != SQLITE_ROW) return check.Error();
+    KIMI_ASSIGN_OR_RETURN(bool row, check.Step());
+    if (!row) return Status::NotFound("no API key with id " + id);
     if (check.Int(0) != 0) return Status::FailedPrecondition("API key " + id + " is already revoked");
     SqlStatement s(db, "UPDATE auth_keys SET revoked_ms = ?2 WHERE id = ?1");
-    if (!s.ok()) return s.Error();
     s.Bind(1, id).Bind(2, now_ms);
     KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
@@ -221,17 +214,16 @@ Status AuthStore::InsertUser(const UserRecord& u, const AuthEvent& event, bool o
   return store_->Write([&](sqlite3* db) -> Status {
     if (only_if_none) {
       SqlStatement any(db, "SELECT 1 FROM auth_users LIMIT 1");
-      if (!any.ok()) return any.Error();
-      if (any.Step() == SQLITE_ROW) return Status::FailedPrecondition(kUsersExist);
+      KIMI_ASSIGN_OR_RETURN(bool row, any.Step());
+      if (row) return Status::FailedPrecondition(kUsersExist);
     }
     SqlStatement check(db, "SELECT 1 FROM auth_users WHERE username = ?1");
-    if (!check.ok()) return check.Error();
     check.Bind(1, u.username);
-    if (check.Step() == SQLITE_ROW) return Status::AlreadyExists("user " + u.username + " exists");
+    KIMI_ASSIGN_OR_RETURN(bool taken, check.Step());
+    if (taken) return Status::AlreadyExists("user " + u.username + " exists");
     SqlStatement s(db,
                    "INSERT INTO auth_users(username, password_hash, role, disabled, must_change_password, created_ms) "
                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
-    if (!s.ok()) return s.Error();
     s.Bind(1, u.username).Bind(2, u.password_hash).Bind(3, u.role).Bind(4, int64_t{u.disabled});
     s.Bind(5, int64_t{u.must_change_password}).Bind(6, u.created_ms);
     KIMI_RETURN_IF_ERROR(s.Run());
@@ -244,11 +236,10 @@ Result<std::optional<UserRecord>> AuthStore::FindUser(const std::string& usernam
   Status status = store_->Read([&](sqlite3* db) -> Status {
     std::string sql = std::string("SELECT ") + kUserColumns + " FROM auth_users WHERE username = ?1";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
     s.Bind(1, username);
-    int rc = s.Step();
-    if (rc == SQLITE_ROW) found = ReadUser(s);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::OK() : s.Error();
+    KIMI_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) found = ReadUser(s);
+    return Status::OK();
   });
   if (!status.ok()) return status;
   return found;
@@ -259,10 +250,7 @@ Result<std::vector<UserRecord>> AuthStore::ListUsers() {
   Status status = store_->Read([&](sqlite3* db) -> Status {
     std::string sql = std::string("SELECT ") + kUserColumns + " FROM auth_users ORDER BY username";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) out.push_back(ReadUser(s));
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    return s.ForEachRow([&] { out.push_back(ReadUser(s)); });
   });
   if (!status.ok()) return status;
   return out;
@@ -274,14 +262,12 @@ Result<LoginAttempt> AuthStore::BeginLoginAttempt(const std::string& username, i
   Status status = store_->Write([&](sqlite3* db) -> Status {
     std::string select = std::string("SELECT ") + kUserColumns + " FROM auth_users WHERE username = ?1";
     SqlStatement read(db, select.c_str());
-    if (!read.ok()) return read.Error();
     read.Bind(1, username);
-    int rc = read.Step();
-    if (rc == SQLITE_DONE) {
+    KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
+    if (!row) {
       attempt.refusal = LoginAttempt::Refusal::kUnknownUser;
       return Status::OK();
     }
-    if (rc != SQLITE_ROW) return read.Error();
     attempt.user = ReadUser(read);
     if (attempt.user.disabled) {
       attempt.refusal = LoginAttempt::Refusal::kDisabled;
@@ -295,15 +281,11 @@ Result<LoginAttempt> AuthStore::BeginLoginAttempt(const std::string& username, i
     // process or in kimictl's, can write between the read and the write.
     SqlStatement count(db, "UPDATE auth_users SET failed_logins = failed_logins + 1 WHERE username = ?1 "
                            "RETURNING failed_logins");
-    if (!count.ok()) return count.Error();
     count.Bind(1, username);
-    if (count.Step() != SQLITE_ROW) return count.Error();
-    attempt.user.failed_logins = count.Int(0);
-    if (count.Step() != SQLITE_DONE) return count.Error();
+    KIMI_RETURN_IF_ERROR(count.ForEachRow([&] { attempt.user.failed_logins = count.Int(0); }));
     int64_t until = lock_until(attempt.user.failed_logins);
     if (until == 0) return Status::OK();
     SqlStatement lock(db, "UPDATE auth_users SET locked_until_ms = ?2 WHERE username = ?1");
-    if (!lock.ok()) return lock.Error();
     lock.Bind(1, username).Bind(2, until);
     KIMI_RETURN_IF_ERROR(lock.Run());
     attempt.user.locked_until_ms = until;
@@ -318,7 +300,6 @@ Status AuthStore::RecordLoginSuccess(const std::string& username, int64_t now_ms
     SqlStatement s(db,
                    "UPDATE auth_users SET failed_logins = 0, locked_until_ms = 0, last_login_ms = ?2 "
                    "WHERE username = ?1");
-    if (!s.ok()) return s.Error();
     s.Bind(1, username).Bind(2, now_ms);
     KIMI_RETURN_IF_ERROR(s.Run());
     return InsertEvent(db, event);
@@ -345,13 +326,11 @@ Status AuthStore::SetPassword(const std::string& username, const std::string& ha
     SqlStatement s(db,
                    "UPDATE auth_users SET password_hash = ?2, must_change_password = 0, failed_logins = 0, "
                    "locked_until_ms = 0 WHERE username = ?1");
-    if (!s.ok()) return s.Error();
     s.Bind(1, username).Bind(2, hash);
     KIMI_RETURN_IF_ERROR(s.Run());
     if (s.Changes() == 0) return Status::NotFound("no user " + username);
     SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1 AND id_hash != ?2");
-    if (!drop.ok()) return drop.Error();
-    drop.Bind(1, username).Bind(2, keep_session ? *keep_session : Digest{});
+    drop.Bind(1, username).BindBlob(2, keep_session ? *keep_session : Digest{});
     KIMI_RETURN_IF_ERROR(drop.Run());
     return InsertEvent(db, event);
   });
@@ -362,17 +341,13 @@ Status AuthStore::DisableUser(const std::string& username, int64_t now_ms, const
   return store_->Write([&](sqlite3* db) -> Status {
     KIMI_RETURN_IF_ERROR(UpdateUser(db, username, "disabled = 1"));
     SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1");
-    if (!drop.ok()) return drop.Error();
     drop.Bind(1, username);
     KIMI_RETURN_IF_ERROR(drop.Run());
     KIMI_RETURN_IF_ERROR(InsertEvent(db, event));
     SqlStatement revoke(db, "UPDATE auth_keys SET revoked_ms = ?2 WHERE owner = ?1 AND revoked_ms = 0 RETURNING id");
-    if (!revoke.ok()) return revoke.Error();
     revoke.Bind(1, username).Bind(2, now_ms);
     std::vector<std::string> revoked;
-    int rc;
-    while ((rc = revoke.Step()) == SQLITE_ROW) revoked.push_back(revoke.Text(0));
-    if (rc != SQLITE_DONE) return revoke.Error();
+    KIMI_RETURN_IF_ERROR(revoke.ForEachRow([&] { revoked.push_back(revoke.Text(0)); }));
     for (const std::string& id : revoked) KIMI_RETURN_IF_ERROR(InsertEvent(db, key_event(id)));
     return Status::OK();
   });
@@ -383,8 +358,7 @@ Status AuthStore::InsertSession(const Digest& id_hash, const SessionRecord& r) {
     SqlStatement s(db,
                    "INSERT INTO auth_sessions(id_hash, username, csrf_token, created_ms, last_seen_ms) "
                    "VALUES(?1, ?2, ?3, ?4, ?5)");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, id_hash).Bind(2, r.username).Bind(3, r.csrf_token).Bind(4, r.created_ms).Bind(5, r.last_seen_ms);
+    s.BindBlob(1, id_hash).Bind(2, r.username).Bind(3, r.csrf_token).Bind(4, r.created_ms).Bind(5, r.last_seen_ms);
     return s.Run();
   });
 }
@@ -393,13 +367,11 @@ Result<std::optional<SessionRecord>> AuthStore::FindSession(const Digest& id_has
   std::optional<SessionRecord> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
     SqlStatement s(db, "SELECT username, csrf_token, created_ms, last_seen_ms, id_hash FROM auth_sessions WHERE id_hash = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, id_hash);
-    int rc = s.Step();
-    if (rc == SQLITE_ROW && DigestEquals(s.Blob(4), id_hash)) {
+    KIMI_ASSIGN_OR_RETURN(bool row, s.BindBlob(1, id_hash).Step());
+    if (row && DigestEquals(DigestColumn(s, 4), id_hash)) {
       found = SessionRecord{s.Text(0), s.Text(1), s.Int(2), s.Int(3)};
     }
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::OK() : s.Error();
+    return Status::OK();
   });
   if (!status.ok()) return status;
   return found;
@@ -408,8 +380,7 @@ Result<std::optional<SessionRecord>> AuthStore::FindSession(const Digest& id_has
 Status AuthStore::TouchSession(const Digest& id_hash, int64_t now_ms) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db, "UPDATE auth_sessions SET last_seen_ms = ?2 WHERE id_hash = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, id_hash).Bind(2, now_ms);
+    s.BindBlob(1, id_hash).Bind(2, now_ms);
     return s.Run();
   });
 }
@@ -417,8 +388,7 @@ Status AuthStore::TouchSession(const Digest& id_hash, int64_t now_ms) {
 Status AuthStore::DeleteSession(const Digest& id_hash, const AuthEvent* event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db, "DELETE FROM auth_sessions WHERE id_hash = ?1");
-    if (!s.ok()) return s.Error();
-    s.Bind(1, id_hash);
+    s.BindBlob(1, id_hash);
     KIMI_RETURN_IF_ERROR(s.Run());
     return event ? InsertEvent(db, *event) : Status::OK();
   });
@@ -427,7 +397,6 @@ Status AuthStore::DeleteSession(const Digest& id_hash, const AuthEvent* event) {
 Status AuthStore::DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db, "DELETE FROM auth_sessions WHERE created_ms < ?1 OR last_seen_ms < ?2");
-    if (!s.ok()) return s.Error();
     s.Bind(1, created_before_ms).Bind(2, seen_before_ms);
     return s.Run();
   });
@@ -443,14 +412,11 @@ Result<std::vector<AuthEvent>> AuthStore::PendingEvents(int limit) {
     SqlStatement s(db,
                    "SELECT id, time_ms, actor, role, source, action, target, outcome, detail FROM auth_events "
                    "ORDER BY id LIMIT ?1");
-    if (!s.ok()) return s.Error();
     s.Bind(1, int64_t{limit});
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
+    return s.ForEachRow([&] {
       out.push_back(AuthEvent{s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Text(7),
                               s.Text(8)});
-    }
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    });
   });
   if (!status.ok()) return status;
   return out;
@@ -459,7 +425,6 @@ Result<std::vector<AuthEvent>> AuthStore::PendingEvents(int limit) {
 Status AuthStore::DeleteEventsThrough(int64_t id) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db, "DELETE FROM auth_events WHERE id <= ?1");
-    if (!s.ok()) return s.Error();
     s.Bind(1, id);
     return s.Run();
   });

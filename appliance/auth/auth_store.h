@@ -17,9 +17,8 @@
 #include "auth/key_limits.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
+#include "store/sql_statement.h"
 #include "store/store.h"
-
-struct sqlite3_stmt;
 
 namespace kimi::auth {
 
@@ -182,7 +181,7 @@ class AuthStore {
 
  private:
   store::Store* store_;
-  sqlite3_stmt* find_key_ = nullptr;  // used only inside store_->Read(), under its mutex
+  store::SqlStatement find_key_;  // used only inside store_->Read(), under its mutex
 };
 
 }  // namespace kimi::auth

@@ -4,10 +4,11 @@
 // AuthStore is in auth_store.cc.
 #include "auth/auth_store.h"
 #include "auth/limit_columns.h"
-#include "auth/sql_statement.h"
 
 namespace kimi::auth {
 namespace {
+
+using store::SqlStatement;
 
 const char* PeriodName(UsagePeriod period) { return period == UsagePeriod::kDay ? "day" : "month"; }
 
@@ -30,16 +31,14 @@ Status ReadPeriod(sqlite3* db, const std::string& key_id, const char* period, in
   SqlStatement s(db,
                  "SELECT requests, prompt_tokens, completion_tokens FROM auth_usage "
                  "WHERE key_id = ?1 AND period = ?2 AND period_start_ms = ?3");
-  if (!s.ok()) return s.Error();
   s.Bind(1, key_id).Bind(2, period).Bind(3, start_ms);
-  int rc = s.Step();
-  if (rc == SQLITE_ROW) {
+  KIMI_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (row) {
     out->requests = s.Int(0);
     out->prompt_tokens = s.Int(1);
     out->completion_tokens = s.Int(2);
-    return Status::OK();
   }
-  return rc == SQLITE_DONE ? Status::OK() : s.Error();
+  return Status::OK();
 }
 
 const char* BucketTable(BucketKind kind) {
@@ -58,7 +57,6 @@ Status AuthStore::AddUsageRows(const std::vector<UsageRowDelta>& rows) {
   if (rows.empty()) return Status::OK();
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db, kAddToRow);
-    if (!s.ok()) return s.Error();
     for (const UsageRowDelta& row : rows) KIMI_RETURN_IF_ERROR(AddToRow(s, row));
     return Status::OK();
   });
@@ -82,7 +80,6 @@ Status AuthStore::SaveRateBuckets(BucketKind kind, const std::map<std::string, s
   return store_->Write([&](sqlite3* db) -> Status {
     for (const auto& [key_id, bucket] : buckets) {
       SqlStatement s(db, sql.c_str());
-      if (!s.ok()) return s.Error();
       s.Bind(1, key_id).Bind(2, bucket.first).Bind(3, bucket.second);
       KIMI_RETURN_IF_ERROR(s.Run());
     }
@@ -95,10 +92,7 @@ Result<std::map<std::string, std::pair<double, int64_t>>> AuthStore::LoadRateBuc
   const std::string sql = std::string("SELECT key_id, tokens, updated_ms FROM ") + BucketTable(kind);
   Status status = store_->Read([&](sqlite3* db) -> Status {
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = {s.Double(1), s.Int(2)};
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    return s.ForEachRow([&] { out[s.Text(0)] = {s.Double(1), s.Int(2)}; });
   });
   if (!status.ok()) return status;
   return out;
@@ -109,10 +103,7 @@ Result<std::map<std::string, KeyLimits>> AuthStore::LoadRoleLimits() {
   Status status = store_->Read([&](sqlite3* db) -> Status {
     const std::string sql = std::string("SELECT role, ") + kLimitColumns + " FROM auth_role_limits";
     SqlStatement s(db, sql.c_str());
-    if (!s.ok()) return s.Error();
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) out[s.Text(0)] = ReadLimitColumns(s, 1);
-    return rc == SQLITE_DONE ? Status::OK() : s.Error();
+    return s.ForEachRow([&] { out[s.Text(0)] = ReadLimitColumns(s, 1); });
   });
   if (!status.ok()) return status;
   return out;

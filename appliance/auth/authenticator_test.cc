@@ -1,7 +1,5 @@
 #include "auth/authenticator.h"
 
-#include <sqlite3.h>
-
 #include <memory>
 #include <set>
 #include <thread>
@@ -42,11 +40,7 @@ class AuthenticatorTest : public ::testing::Test {
     auth_ = std::make_unique<Authenticator>(store_, ServerSecret::FromBytes(secret), options);
   }
   void Sql(const std::string& sql) {
-    ASSERT_TRUE(db_->Write([&](sqlite3* db) {
-                     return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK
-                                ? Status::OK()
-                                : Status::IOError(sqlite3_errmsg(db));
-                   }).ok());
+    ASSERT_TRUE(db_->Write([&](sqlite3* db) { return store::Exec(db, sql); }).ok());
   }
   std::vector<AuthEvent> PendingEvents() {
     Result<std::vector<AuthEvent>> events = store_->PendingEvents(100'000);
@@ -101,18 +95,15 @@ TEST_F(AuthenticatorTest, KeyAuthenticatesWithItsRoleAndIdButNeverStoresTheSecre
   // Nothing in the database contains the secret's base62 digits.
   std::string digits = key->secret.substr(8);
   bool found = false;
-  db_->Read([&](sqlite3* db) {
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db, "SELECT * FROM auth_keys", -1, &stmt, nullptr);
-    while (sqlite3_step(stmt) == SQLITE_ROW) {
-      for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
-        const unsigned char* t = sqlite3_column_text(stmt, c);
-        if (t && std::string(reinterpret_cast<const char*>(t)).find(digits) != std::string::npos) found = true;
+  ASSERT_TRUE(db_->Read([&](sqlite3* db) {
+    // Every column of every row, as text (a blob's bytes included).
+    store::SqlStatement keys(db, "SELECT * FROM auth_keys");
+    return keys.ForEachRow([&] {
+      for (int c = 0; c < keys.ColumnCount(); ++c) {
+        if (keys.Text(c).find(digits) != std::string::npos) found = true;
       }
-    }
-    sqlite3_finalize(stmt);
-    return Status::OK();
-  });
+    });
+  }).ok());
   EXPECT_FALSE(found);
 }
 

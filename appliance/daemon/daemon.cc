@@ -17,6 +17,7 @@
 #include "api/served_model.h"
 #include "audit/audit_sink.h"
 #include "audit/background_verifier.h"
+#include "audit/record_builder.h"
 #include "audit/settings_change.h"
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
@@ -73,13 +74,7 @@ log::Format ParseFormat(const std::string& name) {
 // Service start and stop are audited acts; the daemon does not go on (or claims no clean
 // stop) without their records.
 Status RecordServiceEvent(audit::AuditSink& sink, const std::string& action, const std::string& detail) {
-  audit::AuditRecord record;
-  record.actor = "kimi-appliance";
-  record.role = "system";
-  record.action = action;
-  record.outcome = "ok";
-  record.detail = detail;
-  return sink.Record(std::move(record)).WaitCommitted();
+  return sink.Record(audit::RecordBuilder::ServiceEvent(action, detail).Build()).WaitCommitted();
 }
 
 std::string AuditDbPath(const config::AppConfig& config) {

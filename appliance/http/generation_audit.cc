@@ -1,5 +1,6 @@
 #include "http/generation_audit.h"
 
+#include "audit/record_builder.h"
 #include "http/error_response.h"
 #include "http/request_audit.h"
 
@@ -52,12 +53,11 @@ std::string AuditErrorFrame(std::string_view reason) {
 
 Status StreamAudit::Start(const RequestAuditor* auditor, audit::AuditRecord record) {
   auditor_ = auditor;
-  record.outcome = std::string(audit::kOutcomeStreamStarted);
   // The count noted with the first event (the backend's, or the admission estimate when it
   // gives none before its finish event).
-  record.prompt_tokens = facts_.prompt_tokens > 0 ? facts_.prompt_tokens : facts_.estimated_prompt_tokens;
-  record.completion_tokens = 0;
-  record.response_sha256.clear();
+  record = audit::RecordBuilder::StreamStart(
+               std::move(record), facts_.prompt_tokens > 0 ? facts_.prompt_tokens : facts_.estimated_prompt_tokens)
+               .Build();
   start_record_ = record;
   Result<uint64_t> committed = auditor_->TryCommit(std::move(record));
   if (committed.ok()) {
@@ -73,21 +73,18 @@ Status StreamAudit::CheckWritable() const {
 }
 
 audit::AuditRecord StreamAudit::EndRecord(std::string_view outcome, std::string_view tail) const {
-  audit::AuditRecord end = audit::StreamEndRecord(start_record_);
   // A start that was not committed (audit.fail_closed off) has no seq to point to.
-  if (!start_seq_) end.start_seq = audit::kNoStartSeq;
-  end.outcome = std::string(outcome);
-  end.total_us = MicrosSince(start_);
-  end.response_sha256 = audit::ToHex(sent_.DigestWith(tail));
-  end.ttft_us = facts_.ttft_us;
-  end.prompt_tokens = facts_.prompt_tokens;
-  end.completion_tokens = facts_.completion_tokens;
-  end.model_digest = facts_.model_digest;
-  end.backend = facts_.backend;
-  end.route_decision = facts_.route_decision;
-  end.attempts = facts_.attempts;
-  end.policy = facts_.policy;
-  if (!facts_.finish_reason.empty()) end.detail = "finish_reason " + facts_.finish_reason;
+  audit::AuditRecord end =
+      audit::RecordBuilder::StreamEnd(start_record_, start_seq_)
+          .Outcome(outcome)
+          .Timing(facts_.ttft_us, MicrosSince(start_))
+          .ResponseHash(audit::ToHex(sent_.DigestWith(tail)))
+          .Tokens(facts_.prompt_tokens, facts_.completion_tokens)
+          .Model(start_record_.model, facts_.model_digest)
+          .Route(facts_.backend, facts_.route_decision, facts_.attempts)
+          .Policy(facts_.policy)
+          .Detail(facts_.finish_reason.empty() ? std::string() : "finish_reason " + facts_.finish_reason)
+          .Build();
   // The start record holds the prompt; the end record the answer.
   if (start_record_.content.has_value()) {
     end.content = audit::AuditContent{};

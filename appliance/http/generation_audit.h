@@ -17,9 +17,9 @@
 // mid-stream ends the stream at once with AuditErrorFrame()), reports every piece it wrote
 // with Sent(), and ends the stream with Finish(), which commits the end record: outcome, the
 // SHA-256 of exactly the bytes the client got, token usage and timings, with start_seq the
-// start record's seq (audit::StreamEndRecord). Finish() runs for the final frames before they
-// are written (so they go out only once the end is durable), for a client that went away
-// after the fact. Whatever ends a stream without Finish() (the server stopping, the library
+// start record's seq (audit::RecordBuilder::StreamEnd). Finish() runs for the final frames
+// before they are written (so they go out only once the end is durable), for a client that
+// went away after the fact. Whatever ends a stream without Finish() (the server stopping, the library
 // giving up) is finished as "interrupted" by the dispatcher once the request is over; a
 // daemon that dies mid-stream leaves the start record open, and the next start ends it
 // (audit::AuditSink::RecordInterruptedStreams). An end record the store cannot take now is

@@ -5,6 +5,7 @@
 
 #include "audit/audit_sink.h"
 #include "audit/hash.h"
+#include "audit/record_builder.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -30,8 +31,6 @@ std::string_view OutcomeOf(int http_status) {
   return "error";
 }
 
-std::string ActionOf(const RequestContext& ctx) { return "http." + ctx.route; }
-
 bool RequestAuditor::Records(const RequestContext& ctx) const {
   if (sink_ == nullptr) return false;
   // Refused probes are recorded anyway: every authentication failure is audited.
@@ -40,33 +39,31 @@ bool RequestAuditor::Records(const RequestContext& ctx) const {
 
 audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   const RequestContext& ctx = *e.ctx;
-  audit::AuditRecord record;
-  record.source = ctx.remote_addr;
-  record.request_id = ctx.request_id;
-  record.client_request_id = ctx.client_request_id;  // bounded and escaped by the sink
+  audit::Actor actor;
+  actor.source = ctx.remote_addr;
+  actor.request_id = ctx.request_id;
+  actor.client_request_id = ctx.client_request_id;  // bounded and escaped by the sink
   if (ctx.principal) {
-    record.actor = ctx.principal->id;  // a key id or a user name, never a secret
-    record.role = std::string(auth::RoleName(ctx.principal->role));
+    actor.name = ctx.principal->id;  // a key id or a user name, never a secret
+    actor.role = std::string(auth::RoleName(ctx.principal->role));
   }
-  record.detail = ctx.auth_failure;
-  record.action = ActionOf(ctx);
-  if (ctx.route == "unmatched") record.target = TargetOf(e);
-  record.outcome = std::string(OutcomeOf(e.status));
-  record.http_status = e.status;
-  record.total_us =
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
-  record.request_sha256 = ctx.body_has_password ? std::string() : BodyDigest(e.request_body);
   const AuditFacts& f = ctx.audit;
-  record.response_sha256 = f.response_sha256.empty() ? BodyDigest(e.response_body) : f.response_sha256;
-  record.model = f.model;
-  record.model_digest = f.model_digest;
-  record.backend = f.backend;
-  record.route_decision = f.route_decision;
-  record.attempts = f.attempts;
-  record.prompt_tokens = f.prompt_tokens;
-  record.completion_tokens = f.completion_tokens;
-  record.ttft_us = f.ttft_us;
-  record.policy = f.policy;
+  const int64_t total_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
+  audit::AuditRecord record =
+      audit::RecordBuilder::ApiRequest(actor, ctx.route)
+          .Target(ctx.route == "unmatched" ? TargetOf(e) : std::string())
+          .Outcome(OutcomeOf(e.status))
+          .HttpStatus(e.status)
+          .Detail(ctx.auth_failure)
+          .RequestHash(ctx.body_has_password ? std::string() : BodyDigest(e.request_body))
+          .ResponseHash(f.response_sha256.empty() ? BodyDigest(e.response_body) : f.response_sha256)
+          .Model(f.model, f.model_digest)
+          .Route(f.backend, f.route_decision, f.attempts)
+          .Tokens(f.prompt_tokens, f.completion_tokens)
+          .Timing(f.ttft_us, total_us)
+          .Policy(f.policy)
+          .Build();
   std::optional<audit::AuditContent> content;
   if (!ctx.body_has_password && !f.model.empty()) {
     content = f.stored_content ? f.stored_content(e.request_body, f.completion_text)

@@ -94,8 +94,5 @@ class RequestAuditor {
 // "ok" below 400, "denied" for 401/403, "client_disconnected" for 499 (a whole response's
 // client hung up before it was complete), "invalid" for other 4xx, "error" for 5xx.
 std::string_view OutcomeOf(int http_status);
-// The record's action: "http.<route>" for a route of the table, otherwise
-// "http.unmatched" (the method and path then go into the record's target).
-std::string ActionOf(const RequestContext& ctx);
 
 }  // namespace kimi::http

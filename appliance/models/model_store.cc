@@ -35,21 +35,6 @@ std::string Describe(const ModelVersion& v) {
 
 std::string NowText() { return FormatUtcMillis(UnixMillisNow()); }
 
-std::string OutcomeName(const Status& s) {
-  if (s.ok()) return "ok";
-  switch (s.code()) {
-    case Status::Code::kInvalidArgument:
-    case Status::Code::kNotFound:
-    case Status::Code::kAlreadyExists:
-    case Status::Code::kPermissionDenied:
-    case Status::Code::kFailedPrecondition:
-    case Status::Code::kCorruption:
-      return "refused";
-    default:
-      return "error";
-  }
-}
-
 // Removes a staging directory when the import that made it does not get to rename it.
 class StagingGuard {
  public:
@@ -258,27 +243,17 @@ Status ModelStore::Recover() {
   return Status::OK();
 }
 
-audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
-                             const Status& outcome, std::string detail) {
-  audit::AuditRecord r;
-  r.actor = actor.name;
-  r.role = actor.role;
-  r.source = actor.source;
-  r.request_id = actor.request_id;
-  r.action = std::string(action);
-  r.target = std::string(target);
-  r.outcome = OutcomeName(outcome);
-  if (!outcome.ok()) detail += (detail.empty() ? "" : ": ") + outcome.message();
-  r.detail = std::move(detail);
-  return r;
+audit::RecordBuilder ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                               const Status& outcome, std::string detail) {
+  return audit::RecordBuilder::ModelEvent(audit::Actor{actor.name, actor.role, actor.source, actor.request_id, ""},
+                                          action, target, outcome, std::move(detail));
 }
 
 Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
                          const Actor& actor, const Status& outcome, std::string detail) const {
-  audit::AuditRecord r = ActRecord(action, model_id, actor, outcome, std::move(detail));
-  r.model = std::string(model_id);
-  r.model_digest = std::string(digest);
-  Status s = options_.audit(std::move(r));
+  Status s = options_.audit(ActRecord(action, model_id, actor, outcome, std::move(detail))
+                                .Model(std::string(model_id), std::string(digest))
+                                .Build());
   if (!s.ok()) return Status::Unavailable("audit record for " + std::string(action) + " failed: " + s.message());
   return Status::OK();
 }

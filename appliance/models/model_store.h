@@ -46,7 +46,7 @@
 #include <string_view>
 #include <vector>
 
-#include "audit/record.h"
+#include "audit/record_builder.h"
 #include "kimi/status.h"
 #include "models/model_versions.h"
 #include "models/oms_hasher.h"
@@ -65,10 +65,9 @@ struct Actor {
 };
 
 // The audit record of one act on models or on the trust store: `actor` did `action` to
-// `target`; `outcome` OK is "ok", a refusal (invalid, not found, exists, denied, precondition,
-// corruption) "refused", anything else "error", and its message is appended to `detail`.
-audit::AuditRecord ActRecord(std::string_view action, std::string_view target, const Actor& actor,
-                             const Status& outcome, std::string detail);
+// `target` (audit::RecordBuilder::ModelEvent: the outcome and detail follow `outcome`).
+audit::RecordBuilder ActRecord(std::string_view action, std::string_view target, const Actor& actor,
+                               const Status& outcome, std::string detail);
 
 // What the serving side needs to load a version. `manifest` is the verification that has
 // just been run on `directory`: the loader must read only the files it lists.

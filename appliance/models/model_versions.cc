@@ -1,65 +1,30 @@
 #include "models/model_versions.h"
 
-#include <sqlite3.h>
-
 #include <initializer_list>
 #include <variant>
+
+#include "store/sql_statement.h"
 
 namespace kimi::models {
 namespace {
 
 constexpr std::string_view kStateNames[] = {"verified", "active", "retired", "failed", "removed"};
 
+using store::SqlStatement;
 using Param = std::variant<std::string_view, int64_t>;
 
-// One prepared statement, finalized on every path.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Status Bind(std::initializer_list<Param> params) {
-    if (stmt_ == nullptr) return Error("prepare");
-    int i = 1;
-    for (const Param& p : params) {
-      int rc = std::holds_alternative<int64_t>(p)
-                   ? sqlite3_bind_int64(stmt_, i, std::get<int64_t>(p))
-                   : sqlite3_bind_text(stmt_, i, std::get<std::string_view>(p).data(),
-                                       static_cast<int>(std::get<std::string_view>(p).size()), SQLITE_TRANSIENT);
-      if (rc != SQLITE_OK) return Error("bind");
-      ++i;
-    }
-    return Status::OK();
-  }
-  // SQLITE_ROW: true, SQLITE_DONE: false.
-  Result<bool> Step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return Error("step");
-  }
-  std::string Text(int col) const {
-    const unsigned char* t = sqlite3_column_text(stmt_, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-
- private:
-  Status Error(const char* what) const {
-    return Status::IOError(std::string("model store database (") + what + "): " + sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
+// A statement on `sql` with `params` bound to ?1, ?2, ... in order.
+SqlStatement Prepare(sqlite3* db, const char* sql, std::initializer_list<Param> params) {
+  SqlStatement s(db, sql);
+  int i = 1;
+  for (const Param& p : params) std::visit([&](auto value) { s.Bind(i++, value); }, p);
+  return s;
+}
 
 constexpr const char* kVersionColumns =
     "model_id, digest, version, state, signer, source, files, bytes, imported_by, imported_at, verified_at, detail";
 
-Result<ModelVersion> ReadVersion(const Statement& s) {
+Result<ModelVersion> ReadVersion(const SqlStatement& s) {
   ModelVersion v;
   v.model_id = s.Text(0);
   v.digest = s.Text(1);
@@ -78,15 +43,13 @@ Result<ModelVersion> ReadVersion(const Statement& s) {
 
 Result<std::vector<ModelVersion>> QueryVersions(sqlite3* db, const std::string& where, std::initializer_list<Param> params) {
   std::string sql = std::string("SELECT ") + kVersionColumns + " FROM model_versions " + where;
-  Statement s(db, sql.c_str());
-  KIMI_RETURN_IF_ERROR(s.Bind(params));
+  SqlStatement s = Prepare(db, sql.c_str(), params);
   std::vector<ModelVersion> out;
-  for (;;) {
-    KIMI_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
+  KIMI_RETURN_IF_ERROR(s.ForEachRow([&]() -> Status {
     KIMI_ASSIGN_OR_RETURN(ModelVersion v, ReadVersion(s));
     out.push_back(std::move(v));
-  }
+    return Status::OK();
+  }));
   return out;
 }
 
@@ -97,8 +60,7 @@ Result<std::optional<ModelVersion>> First(Result<std::vector<ModelVersion>> rows
 }
 
 Result<std::optional<Activation>> QueryActivation(sqlite3* db, const char* sql, std::initializer_list<Param> params) {
-  Statement s(db, sql);
-  KIMI_RETURN_IF_ERROR(s.Bind(params));
+  SqlStatement s = Prepare(db, sql, params);
   KIMI_ASSIGN_OR_RETURN(bool row, s.Step());
   if (!row) return std::optional<Activation>();
   Activation a;
@@ -143,40 +105,39 @@ Result<std::optional<ModelVersion>> FindActive(sqlite3* db, std::string_view mod
 }
 
 Result<int64_t> MaxVersion(sqlite3* db, std::string_view model_id) {
-  Statement s(db, "SELECT coalesce(max(version), 0) FROM model_versions WHERE model_id = ?1");
-  KIMI_RETURN_IF_ERROR(s.Bind({model_id}));
+  SqlStatement s = Prepare(db, "SELECT coalesce(max(version), 0) FROM model_versions WHERE model_id = ?1", {model_id});
   KIMI_ASSIGN_OR_RETURN(bool row, s.Step());
   return row ? s.Int(0) : int64_t{0};
 }
 
 Status Put(sqlite3* db, const ModelVersion& v) {
-  Statement s(db,
-              "INSERT OR REPLACE INTO model_versions(model_id, digest, version, state, signer, source, files, bytes,"
-              " imported_by, imported_at, verified_at, detail) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)");
-  KIMI_RETURN_IF_ERROR(s.Bind({v.model_id, v.digest, v.version, VersionStateName(v.state), v.signer, v.source, v.files,
-                               v.bytes, v.imported_by, v.imported_at, v.verified_at, v.detail}));
-  return s.Step().status();
+  return Prepare(db,
+                 "INSERT OR REPLACE INTO model_versions(model_id, digest, version, state, signer, source, files, bytes,"
+                 " imported_by, imported_at, verified_at, detail) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+                 {v.model_id, v.digest, v.version, VersionStateName(v.state), v.signer, v.source, v.files, v.bytes,
+                  v.imported_by, v.imported_at, v.verified_at, v.detail})
+      .Run();
 }
 
 Status SetState(sqlite3* db, std::string_view model_id, std::string_view digest, VersionState state,
                 std::string_view detail) {
-  Statement s(db, "UPDATE model_versions SET state = ?3, detail = ?4 WHERE model_id = ?1 AND digest = ?2");
-  KIMI_RETURN_IF_ERROR(s.Bind({model_id, digest, VersionStateName(state), detail}));
-  return s.Step().status();
+  return Prepare(db, "UPDATE model_versions SET state = ?3, detail = ?4 WHERE model_id = ?1 AND digest = ?2",
+                 {model_id, digest, VersionStateName(state), detail})
+      .Run();
 }
 
 Status SetVerified(sqlite3* db, std::string_view model_id, std::string_view digest, std::string_view verified_at) {
-  Statement s(db, "UPDATE model_versions SET verified_at = ?3 WHERE model_id = ?1 AND digest = ?2");
-  KIMI_RETURN_IF_ERROR(s.Bind({model_id, digest, verified_at}));
-  return s.Step().status();
+  return Prepare(db, "UPDATE model_versions SET verified_at = ?3 WHERE model_id = ?1 AND digest = ?2",
+                 {model_id, digest, verified_at})
+      .Run();
 }
 
 Status AddActivation(sqlite3* db, const Activation& a) {
-  Statement s(db,
-              "INSERT INTO model_activations(model_id, digest, previous_digest, kind, actor, at)"
-              " VALUES(?1,?2,?3,?4,?5,?6)");
-  KIMI_RETURN_IF_ERROR(s.Bind({a.model_id, a.digest, a.previous_digest, a.kind, a.actor, a.at}));
-  return s.Step().status();
+  return Prepare(db,
+                 "INSERT INTO model_activations(model_id, digest, previous_digest, kind, actor, at)"
+                 " VALUES(?1,?2,?3,?4,?5,?6)",
+                 {a.model_id, a.digest, a.previous_digest, a.kind, a.actor, a.at})
+      .Run();
 }
 
 Result<std::optional<Activation>> LastActivation(sqlite3* db, std::string_view model_id) {

@@ -204,8 +204,7 @@ Status TrustDirectory::CheckEditable() const {
 
 Status TrustDirectory::Audit(std::string_view action, std::string_view target, const Actor& actor,
                              const Status& outcome, std::string detail) const {
-  audit::AuditRecord r = ActRecord(action, target, actor, outcome, std::move(detail));
-  Status s = audit_(std::move(r));
+  Status s = audit_(ActRecord(action, target, actor, outcome, std::move(detail)).Build());
   if (!s.ok()) return Status::Unavailable("the audit record of " + std::string(action) + " failed: " + s.message());
   return Status::OK();
 }

@@ -59,20 +59,15 @@ Result<int64_t> PolicyService::Submit(const nlohmann::json& document, const Poli
   row.name = candidate->policy.name;
   row.document = document.dump();
   KIMI_ASSIGN_OR_RETURN(int64_t version, store_->Append(row, [&](int64_t version) -> Status {
-    audit::AuditRecord record;
-    record.time_ms = row.created_ms;
-    record.actor = actor.name;
-    record.role = actor.role;
-    record.source = actor.source;
-    record.request_id = actor.request_id;
-    record.action = "policy.update";
-    record.target = "policy/" + std::to_string(version);
-    record.outcome = "ok";
-    record.detail = nlohmann::json{{"version", version},
+    audit::AuditRecord record =
+        audit::RecordBuilder::AdminAction(actor, "policy.update", "policy/" + std::to_string(version))
+            .Time(row.created_ms)
+            .Detail(nlohmann::json{{"version", version},
                                    {"previous", previous ? previous->version : 0},
                                    {"name", row.name},
                                    {"diff", nlohmann::json::diff(before, document)}}
-                        .dump();
+                        .dump())
+            .Build();
     return audit_ ? audit_(std::move(record)) : Status::OK();
   }));
 

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "audit/record.h"
+#include "audit/record_builder.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
 #include "policy/policy.h"
@@ -40,13 +40,9 @@ struct ActivePolicy {
   std::unique_ptr<Redactor> redactor;
 };
 
-// Who changes the policy, for the audit record.
-struct PolicyActor {
-  std::string name;  // key id or user name; "kimi-appliance" at first start
-  std::string role;
-  std::string source;
-  std::string request_id;
-};
+// Who changes the policy, for the audit record: a key id or user name; "kimi-appliance" at
+// first start.
+using PolicyActor = audit::Actor;
 
 // Records an administrative audit act and waits until it is committed.
 using AuditAct = std::function<Status(audit::AuditRecord)>;

@@ -1,11 +1,11 @@
 #include "policy/policy_store.h"
 
-#include "auth/sql_statement.h"
+#include "store/sql_statement.h"
 
 namespace kimi::policy {
 namespace {
 
-using auth::SqlStatement;
+using store::SqlStatement;
 
 StoredPolicy Row(const SqlStatement& st, bool with_document) {
   StoredPolicy p;
@@ -24,8 +24,7 @@ Result<int64_t> PolicyStore::Append(const StoredPolicy& document,
   int64_t version = 0;
   KIMI_RETURN_IF_ERROR(store_->Write([&](sqlite3* db) -> Status {
     SqlStatement next(db, "SELECT COALESCE(MAX(version), 0) + 1 FROM policy_versions");
-    if (next.Step() != SQLITE_ROW) return next.Error();
-    version = next.Int(0);
+    KIMI_RETURN_IF_ERROR(next.ForEachRow([&] { version = next.Int(0); }));
     SqlStatement insert(db, "INSERT INTO policy_versions(version, created_ms, actor, name, document) VALUES(?,?,?,?,?)");
     KIMI_RETURN_IF_ERROR(
         insert.Bind(1, version).Bind(2, document.created_ms).Bind(3, document.actor).Bind(4, document.name)
@@ -39,9 +38,7 @@ Result<std::vector<StoredPolicy>> PolicyStore::List() {
   std::vector<StoredPolicy> out;
   KIMI_RETURN_IF_ERROR(store_->Read([&](sqlite3* db) -> Status {
     SqlStatement st(db, "SELECT version, created_ms, actor, name FROM policy_versions ORDER BY version");
-    int rc;
-    while ((rc = st.Step()) == SQLITE_ROW) out.push_back(Row(st, false));
-    return rc == SQLITE_DONE ? Status::OK() : st.Error();
+    return st.ForEachRow([&] { out.push_back(Row(st, false)); });
   }));
   return out;
 }
@@ -51,9 +48,9 @@ Result<std::optional<StoredPolicy>> PolicyStore::GetWhere(const char* sql, int64
   KIMI_RETURN_IF_ERROR(store_->Read([&](sqlite3* db) -> Status {
     SqlStatement st(db, sql);
     if (version > 0) st.Bind(1, version);
-    int rc = st.Step();
-    if (rc == SQLITE_ROW) out = Row(st, true);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::OK() : st.Error();
+    KIMI_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (row) out = Row(st, true);
+    return Status::OK();
   }));
   return out;
 }

@@ -20,17 +20,9 @@ Status SqliteError(sqlite3* db, std::string_view what) {
 
 // One-value query, e.g. "PRAGMA journal_mode".
 Result<std::string> QueryText(sqlite3* db, const char* sql) {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) return SqliteError(db, sql);
-  std::string value;
-  int rc = sqlite3_step(stmt);
-  if (rc == SQLITE_ROW) {
-    const unsigned char* text = sqlite3_column_text(stmt, 0);
-    value = text ? reinterpret_cast<const char*>(text) : "";
-  }
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteError(db, sql);
-  return value;
+  SqlStatement stmt(db, sql);
+  KIMI_ASSIGN_OR_RETURN(bool row, stmt.Step());
+  return row ? stmt.Text(0) : std::string();
 }
 
 struct Applied {
@@ -39,18 +31,10 @@ struct Applied {
 
 Result<std::map<std::pair<std::string, int>, Applied>> ReadApplied(sqlite3* db) {
   std::map<std::pair<std::string, int>, Applied> out;
-  sqlite3_stmt* stmt = nullptr;
-  const char* sql = "SELECT component, version, sql FROM schema_migrations";
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) return SqliteError(db, "reading schema_migrations");
-  int rc;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    std::string component = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    int version = sqlite3_column_int(stmt, 1);
-    const unsigned char* text = sqlite3_column_text(stmt, 2);
-    out[{component, version}] = Applied{text ? reinterpret_cast<const char*>(text) : ""};
-  }
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_DONE) return SqliteError(db, "reading schema_migrations");
+  SqlStatement stmt(db, "SELECT component, version, sql FROM schema_migrations");
+  KIMI_RETURN_IF_ERROR(stmt.ForEachRow([&] {
+    out[{stmt.Text(0), static_cast<int>(stmt.Int(1))}] = Applied{stmt.Text(2)};
+  }).WithContext("reading schema_migrations"));
   return out;
 }
 
@@ -71,18 +55,11 @@ Status CheckList(std::span<const Migration> migrations) {
 }
 
 Status RecordApplied(sqlite3* db, const Migration& m) {
-  sqlite3_stmt* stmt = nullptr;
-  const char* sql =
-      "INSERT INTO schema_migrations(component, version, name, sql, applied_at) "
-      "VALUES(?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ','now'))";
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) return SqliteError(db, "recording " + Name(m));
-  sqlite3_bind_text(stmt, 1, m.component.data(), static_cast<int>(m.component.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_int(stmt, 2, m.version);
-  sqlite3_bind_text(stmt, 3, m.name.data(), static_cast<int>(m.name.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_text(stmt, 4, m.sql.data(), static_cast<int>(m.sql.size()), SQLITE_TRANSIENT);
-  int rc = sqlite3_step(stmt);
-  sqlite3_finalize(stmt);
-  return rc == SQLITE_DONE ? Status::OK() : SqliteError(db, "recording " + Name(m));
+  SqlStatement stmt(db,
+                    "INSERT INTO schema_migrations(component, version, name, sql, applied_at) "
+                    "VALUES(?1, ?2, ?3, ?4, strftime('%Y-%m-%dT%H:%M:%fZ','now'))");
+  stmt.Bind(1, m.component).Bind(2, m.version).Bind(3, m.name).Bind(4, m.sql);
+  return stmt.Run().WithContext("recording " + Name(m));
 }
 
 Status InTransaction(sqlite3* db, const std::function<Status(sqlite3*)>& fn) {
@@ -96,17 +73,6 @@ Status InTransaction(sqlite3* db, const std::function<Status(sqlite3*)>& fn) {
 }
 
 }  // namespace
-
-Status Exec(sqlite3* db, std::string_view sql) {
-  char* error = nullptr;
-  std::string text(sql);
-  if (sqlite3_exec(db, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error ? error : sqlite3_errmsg(db);
-    sqlite3_free(error);
-    return Status::IOError(message);
-  }
-  return Status::OK();
-}
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir) {
   namespace fs = std::filesystem;

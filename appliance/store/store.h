@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "kimi/status.h"
+#include "store/sql_statement.h"  // Exec() and SqlStatement, for the callbacks of Write() and Read()
 
 struct sqlite3;
 
@@ -77,7 +78,5 @@ class Store {
   std::string path_;
 };
 
-// Executes `sql` (one or more statements) on `db`; the error names the statement's context.
-Status Exec(sqlite3* db, std::string_view sql);
 
 }  // namespace kimi::store

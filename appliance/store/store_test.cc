@@ -1,6 +1,5 @@
 #include "store/store.h"
 
-#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -25,12 +24,8 @@ class StoreTest : public ::testing::Test {
   Result<int64_t> CountRows(Store& s, const std::string& table) {
     int64_t n = -1;
     Status st = s.Read([&](sqlite3* db) {
-      sqlite3_stmt* stmt = nullptr;
-      std::string sql = "SELECT count(*) FROM " + table;
-      if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) return Status::IOError(sqlite3_errmsg(db));
-      if (sqlite3_step(stmt) == SQLITE_ROW) n = sqlite3_column_int64(stmt, 0);
-      sqlite3_finalize(stmt);
-      return Status::OK();
+      SqlStatement count(db, "SELECT count(*) FROM " + table);
+      return count.ForEachRow([&] { n = count.Int(0); });
     });
     if (!st.ok()) return st;
     return n;
@@ -59,14 +54,10 @@ TEST_F(StoreTest, OpenCreatesDirectoryAndDatabaseWithSettings) {
   std::string journal;
   int fk = -1;
   ASSERT_TRUE((*s)->Read([&](sqlite3* db) {
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr);
-    if (sqlite3_step(stmt) == SQLITE_ROW) journal = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-    sqlite3_prepare_v2(db, "PRAGMA foreign_keys", -1, &stmt, nullptr);
-    if (sqlite3_step(stmt) == SQLITE_ROW) fk = sqlite3_column_int(stmt, 0);
-    sqlite3_finalize(stmt);
-    return Status::OK();
+    SqlStatement mode(db, "PRAGMA journal_mode");
+    KIMI_RETURN_IF_ERROR(mode.ForEachRow([&] { journal = mode.Text(0); }));
+    SqlStatement keys(db, "PRAGMA foreign_keys");
+    return keys.ForEachRow([&] { fk = static_cast<int>(keys.Int(0)); });
   }).ok());
   EXPECT_EQ(journal, "wal");
   EXPECT_EQ(fk, 1);
