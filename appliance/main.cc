@@ -39,6 +39,7 @@
 #include "http/routes.h"
 #include "http/server.h"
 #include "http/tls_reloader.h"
+#include "http/request_work_metrics.h"
 #include "http/writer_metrics.h"
 #include "kimi/log.h"
 #include "policy/content_storage.h"
@@ -453,8 +454,10 @@ int main(int argc, char** argv) {
                                         registry, [&metrics_audit]() -> std::optional<kimi::audit::AuditSinkStats> {
                                           if (metrics_audit == nullptr) return std::nullopt;
                                           return metrics_audit->Stats();
-                                        })] {
+                                        }),
+                                    request_work = kimi::http::RequestWorkMetricsRefresher(registry)] {
     engine();
+    request_work();
     usage();
     audit();
     if (std::shared_ptr<const kimi::policy::ActivePolicy> active = policy_service.Active()) {

@@ -1,5 +1,7 @@
 #include "api/request_gate.h"
 
+#include <atomic>
+
 #include "api/request/request_validator.h"
 #include "kimi/chat_format.h"
 
@@ -7,7 +9,14 @@ namespace kimi::api {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+std::atomic<uint64_t> g_parses{0};
+}  // namespace
+
+uint64_t RequestParses() { return g_parses.load(std::memory_order_relaxed); }
+
 Status PrepareRequest(Endpoint endpoint, Json* body, const ModelRequestRules& rules) {
+  g_parses.fetch_add(1, std::memory_order_relaxed);
   // The request rules (docs/api.md, "Request rules"); the body becomes their normalised form.
   KIMI_ASSIGN_OR_RETURN(ValidatedRequest validated, endpoint == Endpoint::kChatCompletions
                                                          ? ValidateChatCompletion(*body, rules)

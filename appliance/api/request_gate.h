@@ -9,6 +9,8 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
@@ -28,6 +30,10 @@ struct ResponseMode {
   bool thinking = true;        // as the chat format reads the body (K3 default: on)
   bool logprobs = false;       // `logprobs: true` (chat) or an integer (completions)
 };
+// Request bodies PrepareRequest() has parsed since the process started (every call counts,
+// refused bodies too), for /metrics: one per API request.
+uint64_t RequestParses();
+
 // Precondition: PrepareRequest() accepted `body`.
 ResponseMode ReadResponseMode(Endpoint endpoint, const nlohmann::ordered_json& body);
 

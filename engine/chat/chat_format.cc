@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chat/python_text.h"
+#include "chat/prompt_work_count.h"
 #include "kimi/log.h"
 
 namespace kimi {
@@ -449,6 +450,7 @@ Result<RenderedPrompt> ChatFormat::Render(const ChatRequest& request) {
                                      std::to_string(chat::kMaxNesting) + " levels");
     }
   }
+  chat::CountPromptRender();
   return Renderer(request).Run();
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kimi/chat_format.h"
+#include "chat/prompt_work_count.h"
 #include "kimi/prompt_encoding.h"
 #include "serving/chat_event_assembler.h"
 #include "serving/generation_params.h"
@@ -120,6 +121,7 @@ Status EncodeRenderedPrompt(const Tokenizer& tokenizer, ServingEndpoint endpoint
     prompt->prompt_tokens = counted->prompt_tokens;
     return Status::OK();
   }
+  chat::CountPromptTokenization();
   if (endpoint == ServingEndpoint::kChatCompletions) {
     KIMI_ASSIGN_OR_RETURN(PromptIds encoded, EncodePrompt(tokenizer, prompt->rendered));
     prompt->ids = std::move(encoded.ids);
