@@ -318,21 +318,21 @@ std::function<void()> EngineMetricsRefresher(kimi::metrics::Registry& registry, 
   };
 }
 
-// The prompt-token counter of the served model: the loaded engine's tokenizer and chat format
+// The prompt-token counter of the served model: the loaded engine's tokenizer
 // (kimi::CountPromptTokens), none for other models or before the model is loaded.
 kimi::policy::PromptTokenCounterLookup PromptTokenCounters(const kimi::api::EmbeddedBackend& backend,
                                                            std::string served_id) {
   return [&backend, served_id = std::move(served_id)](const std::string& model) -> kimi::policy::PromptTokenCounter {
     std::shared_ptr<kimi::ChatService> service = backend.service();
     if (service == nullptr || model != served_id) return nullptr;
-    return [service](const nlohmann::ordered_json& body, bool chat,
+    return [service](kimi::EncodedRequestPrompt* prompt, bool chat,
                      int64_t bound_enough) -> kimi::Result<kimi::policy::PromptTokens> {
       KIMI_ASSIGN_OR_RETURN(
           kimi::PromptTokenCount counted,
-          kimi::CountPromptTokens(service->tokenizer(), body,
+          kimi::CountPromptTokens(service->tokenizer(),
                                   chat ? kimi::ServingEndpoint::kChatCompletions : kimi::ServingEndpoint::kCompletions,
-                                  bound_enough));
-      return kimi::policy::PromptTokens{counted.tokens, counted.exact, std::move(counted.encoded)};
+                                  prompt, bound_enough));
+      return kimi::policy::PromptTokens{counted.tokens, counted.exact};
     };
   };
 }

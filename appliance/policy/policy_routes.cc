@@ -77,26 +77,21 @@ Status HandleGetPolicy(const http::Services& services, http::RequestContext& ctx
   return Status::OK();
 }
 
-Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services,
-                                         http::RequestContext& ctx, const httplib::Request& req,
-                                         nlohmann::ordered_json* body) {
+Result<RequestPolicy> ApplyRequestPolicy(const http::Services& services, http::RequestContext& ctx,
+                                         const httplib::Request& req, api::ApiRequest* request) {
   if (services.policy == nullptr || !ctx.principal) return RequestPolicy{};
   std::shared_ptr<const ActivePolicy> active = services.policy->Active();
   if (active == nullptr) return RequestPolicy{};
   RequestFacts facts;
   facts.role = std::string(auth::RoleName(ctx.principal->role));
   if (ctx.principal->kind == auth::Principal::Kind::kApiKey) facts.key_id = ctx.principal->id;
-  facts.chat = endpoint == api::Endpoint::kChatCompletions;
-  if (body->contains("model") && (*body)["model"].is_string()) {
-    facts.model = (*body)["model"].get<std::string>();
-  } else if (services.backend != nullptr && !services.backend->Models().empty()) {
-    facts.model = services.backend->Models().front();  // the one the handler will pick
-  }
+  facts.chat = request->validated.endpoint == api::Endpoint::kChatCompletions;
+  facts.model = request->validated.model;  // the request rules require it
   if (const std::string& header = active->policy.service_levels.class_header; req.has_header(header)) {
     facts.class_header = req.get_header_value(header);
   }
   facts.count_prompt_tokens = services.policy->PromptTokenCounterFor(facts.model);
-  PolicyDecision decision = DecideRequest(*active, facts, body);
+  PolicyDecision decision = DecideRequest(*active, facts, request);
   // The request's audit record names the policy version and every decision (refusals too).
   ctx.audit.policy = {"policy:v" + std::to_string(decision.policy_version)};
   for (std::string& entry : DecisionAuditEntries(decision)) ctx.audit.policy.push_back(std::move(entry));
@@ -110,7 +105,7 @@ Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Ser
     };
   }
   if (!decision.allowed()) return decision.reason;
-  return RequestPolicy{decision.workload_class, decision.priority, std::move(decision.encoded_prompt)};
+  return RequestPolicy{decision.workload_class, decision.priority, std::move(decision.prompt)};
 }
 
 }  // namespace kimi::policy

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/backend.h"
+#include "api/request_gate.h"
 #include "http/routes.h"
 
 namespace kimi::policy {
@@ -28,18 +29,17 @@ Status HandleGetPolicy(const http::Services&, http::RequestContext&, const httpl
 struct RequestPolicy {
   std::string workload_class;  // "" without an active policy
   int priority = 0;
-  // The engine's ids of the prompt when the step counted it (BackendRequest::encoded_prompt).
-  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
+  // The prompt as the step rendered (and maybe tokenised) it (BackendRequest::encoded_prompt).
+  std::shared_ptr<const EncodedRequestPrompt> prompt;
 };
 
 // The decision step for one API request (policy_decision.h), with the caller taken from the
 // context, the workload class header from `req` and the prompt-token counter of the model
-// from the policy service: rewrites *body when the policy transforms it, records the version
-// and decisions in ctx for the audit record, and returns the refusal when the policy denies.
-// Allows with no class without a policy service (a daemon built without one) or before it
-// started.
-Result<RequestPolicy> ApplyRequestPolicy(api::Endpoint endpoint, const http::Services& services,
-                                         http::RequestContext& ctx, const httplib::Request& req,
-                                         nlohmann::ordered_json* body);
+// from the policy service: rewrites the typed *request when the policy transforms it, records
+// the version and decisions in ctx for the audit record, and returns the refusal when the
+// policy denies. Allows with no class without a policy service (a daemon built without one)
+// or before it started.
+Result<RequestPolicy> ApplyRequestPolicy(const http::Services& services, http::RequestContext& ctx,
+                                         const httplib::Request& req, api::ApiRequest* request);
 
 }  // namespace kimi::policy

@@ -22,8 +22,10 @@ using request::FieldError;
 using request::Json;
 using request::OptionalMember;
 
+// top_k is read (and its type checked) by the one reader of the generation fields,
+// kimi::ReadGenerationParams, when the request is converted (api/request_gate.cc).
 constexpr std::string_view kSharedFields[] = {
-    "model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "max_tokens",
+    "model", "temperature", "top_p", "top_k", "n", "stream", "stream_options", "stop", "max_tokens",
     "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "user", "seed"};
 constexpr std::string_view kChatFields[] = {
     "messages", "max_completion_tokens", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 namespace kimi::api::request {
 namespace {
@@ -58,6 +59,7 @@ Status CheckMaxTokens(const Json& body, ValidatedRequest* out) {
     KIMI_RETURN_IF_ERROR(ExpectInteger(*value, field, &limit));
     if (limit < 1) return FieldError(field, "must be at least 1 (got " + std::to_string(limit) + ")");
     out->max_tokens = limit;  // max_completion_tokens, checked second, wins: it replaced max_tokens
+    (std::string_view(field) == "max_tokens" ? out->max_tokens_field : out->max_completion_tokens_field) = limit;
   }
   return Status::OK();
 }

@@ -1,8 +1,11 @@
-#include "serving/generation_params.h"
+// ReadServingRequest: an OpenAI body read into the engine's typed request (kimi/serving_request.h).
+#include "kimi/serving_request.h"
+
+#include <cmath>
 
 #include "kimi/runtime.h"
 
-namespace kimi::serving {
+namespace kimi {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -14,10 +17,16 @@ Result<double> Number(const Json& body, const char* key) {
   return body[key].get<double>();
 }
 
+// An integer; 3.0 is read as 3, as the appliance's request rules accept it (some clients
+// write every number as a float).
 Result<int64_t> Integer(const Json& body, const char* key) {
   const Json& v = body[key];
-  if (!v.is_number_integer()) return Status::InvalidArgument(std::string(key) + " must be an integer");
-  return v.get<int64_t>();
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9223372036854775808.0) return int64_t(d);
+  }
+  return Status::InvalidArgument(std::string(key) + " must be an integer");
 }
 
 Result<std::vector<std::string>> StopStrings(const Json& stop) {
@@ -32,22 +41,24 @@ Result<std::vector<std::string>> StopStrings(const Json& stop) {
   } else {
     return Status::InvalidArgument("stop must be a string or an array of strings");
   }
-  if (out.size() > kMaxStopStrings) {
-    return Status::InvalidArgument("stop has " + std::to_string(out.size()) + " strings; at most " +
-                                   std::to_string(kMaxStopStrings) + " are allowed");
-  }
   for (const std::string& s : out) {
     if (s.empty()) return Status::InvalidArgument("stop strings must not be empty");
-    if (s.size() > kMaxStopStringBytes) {
-      return Status::InvalidArgument("stop strings must be at most " + std::to_string(kMaxStopStringBytes) + " bytes");
-    }
   }
   return out;
 }
 
+// The prompt of a /v1/completions body: a string, or an array holding one string.
+Result<std::string> CompletionPrompt(const Json& body) {
+  if (!body.contains("prompt")) return Status::InvalidArgument("prompt is required");
+  const Json& prompt = body["prompt"];
+  if (prompt.is_string()) return prompt.get<std::string>();
+  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) return prompt[0].get<std::string>();
+  return Status::InvalidArgument("prompt must be a string (or an array of one string)");
+}
+
 }  // namespace
 
-Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
+Result<GenerationParams> ReadGenerationParams(const Json& body) {
   if (!body.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
   GenerationParams p;
   SamplingParams& s = p.sampling;
@@ -76,21 +87,21 @@ Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
   if (Present(body, "logprobs")) {
     // Chat completions say `logprobs: true`; /v1/completions say how many alternatives.
     const Json& logprobs = body["logprobs"];
+    Result<int64_t> alternatives = logprobs.is_boolean() ? Result<int64_t>(int64_t{0}) : Integer(body, "logprobs");
     if (logprobs.is_boolean()) {
       if (logprobs.get<bool>()) s.top_logprobs = 0;
-    } else if (logprobs.is_number_integer() && logprobs.get<int64_t>() >= 0 && logprobs.get<int64_t>() <= 5) {
-      s.top_logprobs = logprobs.get<int32_t>();
+    } else if (alternatives.ok() && *alternatives >= 0 && *alternatives <= 5) {
+      s.top_logprobs = int32_t(*alternatives);
     } else {
       return Status::InvalidArgument("logprobs must be a boolean, or an integer in [0, 5] for completions");
     }
   }
   if (Present(body, "top_logprobs")) {
     KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, "top_logprobs"));
-    if (n < 0 || n > 20) return Status::InvalidArgument("top_logprobs must be between 0 and 20");
     if (s.top_logprobs < 0) return Status::InvalidArgument("top_logprobs needs logprobs: true");
+    if (n < 0 || n > 20) return Status::InvalidArgument("top_logprobs must be in [0, 20], got " + std::to_string(n));
     s.top_logprobs = int32_t(n);
   }
-  KIMI_RETURN_IF_ERROR(s.Validate());
   if (Present(body, "stop")) {
     KIMI_ASSIGN_OR_RETURN(p.stop, StopStrings(body["stop"]));
   }
@@ -104,4 +115,33 @@ Result<GenerationParams> GenerationParamsFromBody(const Json& body) {
   return p;
 }
 
-}  // namespace kimi::serving
+Status CheckEngineLimits(const GenerationParams& params) {
+  KIMI_RETURN_IF_ERROR(params.sampling.Validate());
+  if (params.stop.size() > kMaxStopStrings) {
+    return Status::InvalidArgument("stop has " + std::to_string(params.stop.size()) + " strings; at most " +
+                                   std::to_string(kMaxStopStrings) + " are allowed");
+  }
+  for (const std::string& s : params.stop) {
+    if (s.size() > kMaxStopStringBytes) {
+      return Status::InvalidArgument("stop strings must be at most " + std::to_string(kMaxStopStringBytes) + " bytes");
+    }
+  }
+  return Status::OK();
+}
+
+Result<ServingRequest> ReadServingRequest(const Json& body, ServingEndpoint endpoint) {
+  // The generation fields first: their errors are what a bad body reported before the prompt's.
+  KIMI_ASSIGN_OR_RETURN(GenerationParams generation, ReadGenerationParams(body));
+  ServingRequest request;
+  request.endpoint = endpoint;
+  request.generation = std::move(generation);
+  if (endpoint == ServingEndpoint::kCompletions) {
+    KIMI_ASSIGN_OR_RETURN(request.prompt, CompletionPrompt(body));
+    return request;
+  }
+  KIMI_ASSIGN_OR_RETURN(request.chat, ParseChatRequest(body));
+  request.parallel_tool_calls = body.contains("parallel_tool_calls") && body["parallel_tool_calls"] == true;
+  return request;
+}
+
+}  // namespace kimi
