@@ -432,6 +432,26 @@ TEST(RequestGateTest, TopKIsAcceptedAndTyped) {
   }
 }
 
+// The OpenAI rules of the generation fields live once (kimi::ReadGenerationParams): the API and
+// the kimi-engine serve worker refuse the same bodies with the same message.
+TEST(RequestGateTest, TheApiAndTheWorkerApplyOneRuleToTheGenerationFields) {
+  const Json messages = Json::array({Json{{"role", "user"}, {"content", "hi"}}});
+  for (const auto& [field, value] : std::vector<std::pair<std::string, Json>>{
+           {"top_logprobs", 21}, {"top_logprobs", -1}, {"stop", ""}, {"stop", Json::array({"a", ""})},
+           {"stop", Json::array({"a", 3})}, {"max_tokens", 0}, {"max_completion_tokens", -3}, {"top_k", -2}}) {
+    Json body{{"model", "kimi-k3"}, {"messages", messages}, {"logprobs", true}, {field, value}};
+    const Status api = ParseRequest(Endpoint::kChatCompletions, body).status();
+    const Status worker = ReadServingRequest(body, ServingEndpoint::kChatCompletions).status();
+    EXPECT_EQ(api.code(), Status::Code::kInvalidArgument) << field << "=" << value.dump();
+    EXPECT_EQ(api.message(), worker.message()) << field << "=" << value.dump();
+    EXPECT_EQ(RequestErrorParam(api).value_or("").substr(0, field.size()), field) << api.ToString();
+  }
+  // top_logprobs only with logprobs, for both.
+  const Json without{{"model", "kimi-k3"}, {"messages", messages}, {"top_logprobs", 2}};
+  EXPECT_FALSE(ParseRequest(Endpoint::kChatCompletions, without).ok());
+  EXPECT_FALSE(ReadServingRequest(without, ServingEndpoint::kChatCompletions).ok());
+}
+
 // The one parse hands on typed values: the engine's request is read from the normalised body,
 // and the body an upstream receives is rendered from the typed request (policy edits included).
 TEST(RequestGateTest, TypedRequestAndTheBodyForwardedUpstream) {

@@ -29,7 +29,10 @@ Result<ApiRequest> ParseRequest(Endpoint endpoint, const Json& body, const Model
   ApiRequest request;
   KIMI_ASSIGN_OR_RETURN(request.validated, endpoint == Endpoint::kChatCompletions ? ValidateChatCompletion(body, rules)
                                                                                    : ValidateCompletion(body, rules));
-  KIMI_ASSIGN_OR_RETURN(request.serving, ReadServingRequest(request.validated.body, ServingEndpointOf(endpoint)));
+  // The generation fields were read by the rules (kimi::ReadGenerationParams); the prompt's now.
+  request.serving.endpoint = ServingEndpointOf(endpoint);
+  request.serving.generation = request.validated.generation;
+  KIMI_RETURN_IF_ERROR(ReadPromptFields(request.validated.body, &request.serving));
   return request;
 }
 

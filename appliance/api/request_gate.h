@@ -2,9 +2,11 @@
 // place in the appliance where OpenAI's request JSON is read.
 //
 // ParseRequest() parses the body text, applies the request rules of the model it names
-// (appliance/api/request/, docs/api.md "Request rules") and converts the result once into the
-// engine's typed request (kimi::ReadServingRequest, the reader the `kimi-engine serve` worker
-// uses too, over the normalised body). Everything after it reads the typed ApiRequest: the
+// (appliance/api/request/, docs/api.md "Request rules"; they read the generation fields with
+// kimi::ReadGenerationParams) and completes the engine's typed request once from the
+// normalised body (kimi::ReadPromptFields). Both readers are the ones the `kimi-engine serve`
+// worker reads its requests with (kimi::ReadServingRequest), so the two agree by
+// construction. Everything after it reads the typed ApiRequest: the
 // policy step, the HTTP layer's response mode, the backends. The normalised body stays in the
 // request only for forwarding to an upstream server (api/forward_body.h).
 //

@@ -29,20 +29,21 @@ Result<int64_t> Integer(const Json& body, const char* key) {
   return Status::InvalidArgument(std::string(key) + " must be an integer");
 }
 
+// `stop`: a non-empty string, or an array of them. Messages name the element at fault.
 Result<std::vector<std::string>> StopStrings(const Json& stop) {
   std::vector<std::string> out;
+  auto add = [&out](const Json& s, const std::string& field) -> Status {
+    if (!s.is_string()) return Status::InvalidArgument(field + " must be a string");
+    if (s.get_ref<const std::string&>().empty()) return Status::InvalidArgument(field + " must not be empty");
+    out.push_back(s.get<std::string>());
+    return Status::OK();
+  };
   if (stop.is_string()) {
-    out.push_back(stop.get<std::string>());
+    KIMI_RETURN_IF_ERROR(add(stop, "stop"));
   } else if (stop.is_array()) {
-    for (const Json& s : stop) {
-      if (!s.is_string()) return Status::InvalidArgument("stop must be a string or an array of strings");
-      out.push_back(s.get<std::string>());
-    }
+    for (size_t i = 0; i < stop.size(); ++i) KIMI_RETURN_IF_ERROR(add(stop[i], "stop[" + std::to_string(i) + "]"));
   } else {
     return Status::InvalidArgument("stop must be a string or an array of strings");
-  }
-  for (const std::string& s : out) {
-    if (s.empty()) return Status::InvalidArgument("stop strings must not be empty");
   }
   return out;
 }
@@ -99,18 +100,19 @@ Result<GenerationParams> ReadGenerationParams(const Json& body) {
   if (Present(body, "top_logprobs")) {
     KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, "top_logprobs"));
     if (s.top_logprobs < 0) return Status::InvalidArgument("top_logprobs needs logprobs: true");
-    if (n < 0 || n > 20) return Status::InvalidArgument("top_logprobs must be in [0, 20], got " + std::to_string(n));
+    if (n < 0 || n > 20) return Status::InvalidArgument("top_logprobs must be in [0, 20]");
     s.top_logprobs = int32_t(n);
   }
   if (Present(body, "stop")) {
     KIMI_ASSIGN_OR_RETURN(p.stop, StopStrings(body["stop"]));
   }
-  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+  // Both are checked when both are sent; max_completion_tokens, read last, wins: it replaced
+  // max_tokens.
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
     if (!Present(body, key)) continue;
     KIMI_ASSIGN_OR_RETURN(int64_t n, Integer(body, key));
-    if (n < 1) return Status::InvalidArgument(std::string(key) + " must be at least 1");
+    if (n < 1) return Status::InvalidArgument(std::string(key) + " must be at least 1 (got " + std::to_string(n) + ")");
     p.max_tokens = n;
-    break;
   }
   return p;
 }
@@ -129,18 +131,23 @@ Status CheckEngineLimits(const GenerationParams& params) {
   return Status::OK();
 }
 
+Status ReadPromptFields(const Json& body, ServingRequest* request) {
+  if (request->endpoint == ServingEndpoint::kCompletions) {
+    KIMI_ASSIGN_OR_RETURN(request->prompt, CompletionPrompt(body));
+    return Status::OK();
+  }
+  KIMI_ASSIGN_OR_RETURN(request->chat, ParseChatRequest(body));
+  request->parallel_tool_calls = body.contains("parallel_tool_calls") && body["parallel_tool_calls"] == true;
+  return Status::OK();
+}
+
 Result<ServingRequest> ReadServingRequest(const Json& body, ServingEndpoint endpoint) {
   // The generation fields first: their errors are what a bad body reported before the prompt's.
   KIMI_ASSIGN_OR_RETURN(GenerationParams generation, ReadGenerationParams(body));
   ServingRequest request;
   request.endpoint = endpoint;
   request.generation = std::move(generation);
-  if (endpoint == ServingEndpoint::kCompletions) {
-    KIMI_ASSIGN_OR_RETURN(request.prompt, CompletionPrompt(body));
-    return request;
-  }
-  KIMI_ASSIGN_OR_RETURN(request.chat, ParseChatRequest(body));
-  request.parallel_tool_calls = body.contains("parallel_tool_calls") && body["parallel_tool_calls"] == true;
+  KIMI_RETURN_IF_ERROR(ReadPromptFields(body, &request));
   return request;
 }
 

@@ -30,6 +30,7 @@
 
 #include "api/backend.h"
 #include "api/request/model_request_rules.h"
+#include "kimi/serving_request.h"
 #include "kimi/status.h"
 
 namespace kimi::api {
@@ -57,6 +58,9 @@ struct ValidatedRequest {
   std::optional<double> temperature;
   std::optional<int64_t> seed;
   std::vector<std::string> stop;             // `stop` as a list (a single string becomes one entry)
+  // Every generation field, as kimi::ReadGenerationParams read it (max_tokens and stop above
+  // are its values): what the engine's typed request carries.
+  GenerationParams generation;
 
   // Chat completions only.
   bool thinking = true;

@@ -109,7 +109,9 @@ TEST(RequestValidatorTest, PassiveFieldsAreTypeChecked) {
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": []})"), "logit_bias"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"user": 1})"), "user"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"parallel_tool_calls": "yes"})"), "parallel_tool_calls"));
-  EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": false, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
+  EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": true, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
+  // top_logprobs asks for alternatives of the logprobs asked for (OpenAI's rule too).
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logprobs": false, "top_logprobs": 0})"), "top_logprobs"));
 }
 
 TEST(RequestValidatorTest, LogitBiasNamesTokensOfTheVocabularyWithBoundedValues) {

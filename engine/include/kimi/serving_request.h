@@ -3,11 +3,13 @@
 // serve`) builds it with ReadServingRequest().
 //
 // ReadServingRequest() is the one reader of an OpenAI chat-completions or completions body
-// into this type, for the worker protocol and the appliance's API alike: the chat fields
-// through ParseChatRequest (kimi/chat_format.h), the generation fields (sampling, stop
-// strings, the output cap) and, for completions, the prompt. It checks what the OpenAI
-// dialect itself says (types, integers as 3 or 3.0, non-empty stop strings, top_logprobs in
-// [0, 20] and only with logprobs, max_tokens at least 1); a product's request rules are its
+// into this type, for the worker protocol and the appliance's API alike (whose request rules
+// call ReadGenerationParams, and ReadPromptFields once they passed): the chat fields through
+// ParseChatRequest (kimi/chat_format.h), the generation fields (sampling, stop strings, the
+// output cap) and, for completions, the prompt. The rules of the OpenAI dialect itself live
+// here once: types (integers as 3 or 3.0), stop strings non-empty, top_logprobs in [0, 20]
+// and only with logprobs, max_tokens and max_completion_tokens at least 1; messages start
+// with the field's path ("stop[1] must not be empty"). A product's per-model bounds are its
 // API layer's, and the engine's own ranges (CheckEngineLimits) are checked where the engine
 // runs a request (ChatService::Start), since another backend may allow more.
 //
@@ -50,6 +52,9 @@ Result<ServingRequest> ReadServingRequest(const nlohmann::ordered_json& body, Se
 // The generation fields alone (temperature, top_p, top_k, the penalties, seed,
 // logprobs/top_logprobs, stop, max_completion_tokens else max_tokens).
 Result<GenerationParams> ReadGenerationParams(const nlohmann::ordered_json& body);
+// The rest of *request for its endpoint (set first): the chat fields and
+// parallel_tool_calls, or the completions prompt.
+Status ReadPromptFields(const nlohmann::ordered_json& body, ServingRequest* request);
 
 // The engine's own bounds of generation fields: SamplingParams::Validate and the stop string
 // bounds of kimi/runtime.h (kMaxStopStrings, kMaxStopStringBytes). InvalidArgument naming the
