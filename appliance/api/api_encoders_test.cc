@@ -9,6 +9,7 @@
 #include "api/chat_sse_encoder.h"
 #include "api/completion_encoder.h"
 #include "api/embedded_backend.h"
+#include "api/forward_body.h"
 #include "api/request_gate.h"
 
 namespace kimi::api {
@@ -378,25 +379,114 @@ TEST(CompletionEncoderTest, LegacyLogprobsCountOffsetsOverTheWholeText) {
 }
 
 TEST(RequestGateTest, MinimalChecksAndResponseMode) {
-  Json not_object = Json::array();
-  EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &not_object).code(), Status::Code::kInvalidArgument);
-  Json no_messages{{"model", "kimi-k3"}};
-  EXPECT_EQ(PrepareRequest(Endpoint::kChatCompletions, &no_messages).code(), Status::Code::kInvalidArgument);
-  Json no_prompt{{"model", "kimi-k3"}};
-  EXPECT_EQ(PrepareRequest(Endpoint::kCompletions, &no_prompt).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseRequest(Endpoint::kChatCompletions, Json::array()).status().code(), Status::Code::kInvalidArgument);
+  const Json no_messages{{"model", "kimi-k3"}};
+  EXPECT_EQ(ParseRequest(Endpoint::kChatCompletions, no_messages).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseRequest(Endpoint::kCompletions, no_messages).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseRequest(Endpoint::kChatCompletions, "{not json", nullptr, "").status().message(),
+            "the request body is not valid JSON");
   // The full request rules apply (appliance/api/request/): a model and at least one message.
-  Json ok{{"model", "kimi-k3"}, {"messages", Json::array({Json{{"role", "user"}, {"content", "hi"}}})},
-          {"stream", true}, {"stream_options", {{"include_usage", true}}}, {"thinking", {{"type", "disabled"}}}};
-  EXPECT_TRUE(PrepareRequest(Endpoint::kChatCompletions, &ok).ok());
-  ResponseMode mode = ReadResponseMode(Endpoint::kChatCompletions, ok);
+  const Json messages = Json::array({Json{{"role", "user"}, {"content", "hi"}}});
+  const Json ok{{"model", "kimi-k3"}, {"messages", messages}, {"stream", true},
+                {"stream_options", {{"include_usage", true}}}, {"thinking", {{"type", "disabled"}}}};
+  Result<ApiRequest> parsed = ParseRequest(Endpoint::kChatCompletions, ok);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ResponseMode mode = ReadResponseMode(*parsed);
   EXPECT_TRUE(mode.stream);
   EXPECT_TRUE(mode.include_usage);
   EXPECT_FALSE(mode.thinking);
-  EXPECT_TRUE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"messages", Json::array()}}).thinking);
   EXPECT_FALSE(mode.logprobs);
-  EXPECT_TRUE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"logprobs", true}}).logprobs);
-  EXPECT_FALSE(ReadResponseMode(Endpoint::kChatCompletions, Json{{"logprobs", false}}).logprobs);
-  EXPECT_TRUE(ReadResponseMode(Endpoint::kCompletions, Json{{"logprobs", 0}}).logprobs);
+  auto mode_of = [](Endpoint endpoint, Json body) {
+    Result<ApiRequest> request = ParseRequest(endpoint, body);
+    EXPECT_TRUE(request.ok()) << request.status().ToString();
+    return request.ok() ? ReadResponseMode(*request) : ResponseMode{};
+  };
+  EXPECT_TRUE(mode_of(Endpoint::kChatCompletions, Json{{"model", "kimi-k3"}, {"messages", messages}}).thinking);
+  EXPECT_TRUE(
+      mode_of(Endpoint::kChatCompletions, Json{{"model", "kimi-k3"}, {"messages", messages}, {"logprobs", true}}).logprobs);
+  EXPECT_FALSE(
+      mode_of(Endpoint::kChatCompletions, Json{{"model", "kimi-k3"}, {"messages", messages}, {"logprobs", false}})
+          .logprobs);
+  EXPECT_TRUE(mode_of(Endpoint::kCompletions, Json{{"model", "kimi-k3"}, {"prompt", "hi"}, {"logprobs", 0}}).logprobs);
+}
+
+// top_k is accepted and reaches the engine's typed request; the API and the engine read it with
+// one rule (kimi::ReadGenerationParams), whose error names the field for OpenAI's `param`.
+TEST(RequestGateTest, TopKIsAcceptedAndTyped) {
+  const Json messages = Json::array({Json{{"role", "user"}, {"content", "hi"}}});
+  Result<ApiRequest> parsed =
+      ParseRequest(Endpoint::kChatCompletions, Json{{"model", "kimi-k3"}, {"messages", messages}, {"top_k", 5}});
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->serving.generation.sampling.top_k, 5);
+  EXPECT_EQ(IgnoredFieldList(*parsed), "");
+  Result<ApiRequest> no_limit =
+      ParseRequest(Endpoint::kCompletions, Json{{"model", "kimi-k3"}, {"prompt", "hi"}, {"top_k", -1}});
+  ASSERT_TRUE(no_limit.ok()) << no_limit.status().ToString();
+  EXPECT_EQ(no_limit->serving.generation.sampling.top_k, 0);
+  for (const Json& bad : {Json(1.5), Json(-2), Json("5")}) {
+    Status refused =
+        ParseRequest(Endpoint::kChatCompletions, Json{{"model", "kimi-k3"}, {"messages", messages}, {"top_k", bad}})
+            .status();
+    EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument) << bad.dump();
+    EXPECT_EQ(RequestErrorParam(refused), "top_k") << refused.ToString();
+  }
+}
+
+// The OpenAI rules of the generation fields live once (kimi::ReadGenerationParams): the API and
+// the kimi-engine serve worker refuse the same bodies with the same message.
+TEST(RequestGateTest, TheApiAndTheWorkerApplyOneRuleToTheGenerationFields) {
+  const Json messages = Json::array({Json{{"role", "user"}, {"content", "hi"}}});
+  for (const auto& [field, value] : std::vector<std::pair<std::string, Json>>{
+           {"top_logprobs", 21}, {"top_logprobs", -1}, {"stop", ""}, {"stop", Json::array({"a", ""})},
+           {"stop", Json::array({"a", 3})}, {"max_tokens", 0}, {"max_completion_tokens", -3}, {"top_k", -2}}) {
+    Json body{{"model", "kimi-k3"}, {"messages", messages}, {"logprobs", true}, {field, value}};
+    const Status api = ParseRequest(Endpoint::kChatCompletions, body).status();
+    const Status worker = ReadServingRequest(body, ServingEndpoint::kChatCompletions).status();
+    EXPECT_EQ(api.code(), Status::Code::kInvalidArgument) << field << "=" << value.dump();
+    EXPECT_EQ(api.message(), worker.message()) << field << "=" << value.dump();
+    EXPECT_EQ(RequestErrorParam(api).value_or("").substr(0, field.size()), field) << api.ToString();
+  }
+  // top_logprobs only with logprobs, for both.
+  const Json without{{"model", "kimi-k3"}, {"messages", messages}, {"top_logprobs", 2}};
+  EXPECT_FALSE(ParseRequest(Endpoint::kChatCompletions, without).ok());
+  EXPECT_FALSE(ReadServingRequest(without, ServingEndpoint::kChatCompletions).ok());
+}
+
+// The one parse hands on typed values: the engine's request is read from the normalised body,
+// and the body an upstream receives is rendered from the typed request (policy edits included).
+TEST(RequestGateTest, TypedRequestAndTheBodyForwardedUpstream) {
+  const Json body = Json::parse(R"({"model": "kimi-k3", "messages": [{"role": "user", "content": "hi"}],
+      "thinking": {"type": "disabled", "effort": "low", "keep": "all"}, "reasoning_effort": "high", "n": 1,
+      "max_completion_tokens": 9, "stop": "END", "parallel_tool_calls": true, "frobnicate": 1})");
+  Result<ApiRequest> parsed = ParseRequest(Endpoint::kChatCompletions, body);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_FALSE(parsed->serving.chat.thinking);
+  EXPECT_EQ(parsed->serving.chat.thinking_effort, "low");
+  EXPECT_EQ(parsed->serving.generation.max_tokens, 9);
+  EXPECT_EQ(parsed->serving.generation.stop, std::vector<std::string>{"END"});
+  EXPECT_TRUE(parsed->serving.parallel_tool_calls);
+  EXPECT_EQ(IgnoredFieldList(*parsed), "frobnicate");
+
+  ApiRequest edited = *parsed;
+  edited.serving.chat.messages[0]["content"] = "[REDACTED:EMAIL]";
+  edited.serving.chat.thinking_effort = "medium";
+  const Json forwarded = ForwardBody(ToBackendRequest(std::move(edited), "req-1", "kimi-k3"));
+  EXPECT_EQ(forwarded["messages"][0]["content"], "[REDACTED:EMAIL]");
+  EXPECT_EQ(forwarded["chat_template_kwargs"],
+            (Json{{"thinking", false}, {"thinking_effort", "medium"}, {"preserve_thinking", true}}));
+  for (const char* resolved : {"thinking", "reasoning_effort", "thinking_effort", "preserve_thinking"}) {
+    EXPECT_FALSE(forwarded.contains(resolved)) << resolved;
+  }
+  EXPECT_EQ(forwarded["n"], 1) << "fields the appliance does not read pass as sent";
+  EXPECT_FALSE(forwarded.contains("max_tokens")) << "the cap the client named is not doubled";
+
+  // A cap the policy set on a request that named none is forwarded as max_tokens.
+  Result<ApiRequest> completion = ParseRequest(Endpoint::kCompletions, Json{{"model", "kimi-k3"}, {"prompt", {"Once"}}});
+  ASSERT_TRUE(completion.ok()) << completion.status().ToString();
+  completion->serving.generation.max_tokens = 64;
+  const Json forwarded_completion = ForwardBody(ToBackendRequest(std::move(*completion), "req-2", "kimi-k3"));
+  EXPECT_EQ(forwarded_completion["prompt"], "Once");
+  EXPECT_EQ(forwarded_completion["max_tokens"], 64);
 }
 
 TEST(EmbeddedBackendTest, ServesNothingUntilAttached) {

@@ -2,7 +2,7 @@
 // response encoders.
 //
 // Every backend (the embedded engine, an upstream `kimi-engine serve` worker, a vLLM server,
-// and the router that chooses among them) turns one validated chat-completions request into a
+// and the router that chooses among them) turns one typed chat-completions request into a
 // sequence of StreamEvents. The SSE encoder and the non-streaming response builder consume only
 // StreamEvents, so the OpenAI streaming rules (role frame, reasoning boundary, tool-call
 // chunking, usage frames) are written once, whatever the backend delivered and however it
@@ -28,11 +28,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/serving_request.h"
 #include "kimi/status.h"
 #include "kimi/token_logprobs.h"
 
 namespace kimi {
-struct EncodedRequestPrompt;  // kimi/chat_service.h
+struct EncodedRequestPrompt;  // kimi/request_prompt.h
 }  // namespace kimi
 
 namespace kimi::api {
@@ -105,17 +106,22 @@ struct BackendRequest {
   std::string request_id;        // the daemon's request id, forwarded upstream for tracing
   std::string model;             // the model id the client named
   Endpoint endpoint = Endpoint::kChatCompletions;
-  // The request body after validation and normalisation (see the request rules): what the
-  // backend renders (embedded) or forwards (upstream).
-  nlohmann::ordered_json body;
+  // The typed request (api/request_gate.h), with the policy step's changes: what the embedded
+  // engine runs and what the router estimates.
+  ServingRequest serving;
+  // The body as the request rules accepted and normalised it, kept only for forwarding: an
+  // upstream server receives ForwardBody(*this) (api/forward_body.h), this body with the
+  // typed fields the policy may change written over it. Null in requests built for tests of
+  // the embedded path.
+  std::shared_ptr<const nlohmann::ordered_json> validated_body;
   // The workload class the policy step chose ("chat", "agentic"; "" without a policy) and its
   // scheduling priority (lower runs sooner): the embedded engine admits by it, an upstream
   // receives it as vLLM's `priority` when configured to (docs/policies.md).
   std::string workload_class;
   int priority = 0;
-  // The embedded engine's ids of this body's prompt, when the policy step counted them
-  // (kimi::CountPromptTokens): the embedded backend runs them instead of tokenising again
-  // (ChatService::Start checks they are this prompt's); other backends ignore them.
+  // The prompt as the policy step rendered it (and tokenised it, when it counted its tokens),
+  // for the embedded engine to run without rendering or tokenising again
+  // (ChatService::Start); null when the step needed no prompt. Other backends ignore it.
   std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
 };
 

@@ -49,10 +49,8 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
   if (outcome != nullptr) *outcome = BackendOutcome{std::string(name()), 1, {}, now.id.digest, now.id.version};
   const std::shared_ptr<ChatService>& service = now.service;
   if (service == nullptr) return Status::Unavailable("the model is not loaded yet");
-  const ServingEndpoint endpoint =
-      request.endpoint == Endpoint::kChatCompletions ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions;
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream, service->Start(request.body, endpoint, request.priority,
-                                                                                 request.encoded_prompt.get()));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream,
+                        service->Start(request.serving, request.priority, request.encoded_prompt.get()));
   // A request waiting for a place in the running batch emits nothing until it has one; a
   // client that leaves meanwhile drops it from the queue at the scheduler's next step.
   const CancelWhileRegistered cancel_on_hang_up(sink, [&stream] { stream->Cancel(); });

@@ -1,6 +1,7 @@
-// EmbeddedBackend: the in-process engine as an api::Backend. A request's body goes to
-// ChatService::Start(); the service's output events become StreamEvents (tool calls get
-// K3's ids, "functions.<name>:<index>"), and its finish becomes kFinish with usage. When
+// EmbeddedBackend: the in-process engine as an api::Backend. A request's typed value (and
+// the prompt the policy step rendered, when it did) goes to ChatService::Start(); the
+// service's output events become StreamEvents (tool calls get K3's ids,
+// "functions.<name>:<index>"), and its finish becomes kFinish with usage. When
 // the sink refuses an event (the client left) the generation is cancelled at once, which
 // frees its sequence in the runtime.
 //

@@ -39,12 +39,10 @@ TEST(ModelRulesTableTest, TheGateAppliesTheRulesItIsGiven) {
   auto body = [] {
     return Json::parse(R"({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": 1.5, "top_p": 0.5})");
   };
-  Json for_k3 = body();
-  Status k3 = PrepareRequest(Endpoint::kChatCompletions, &for_k3, table.For("kimi-k3"));
+  Status k3 = ParseRequest(Endpoint::kChatCompletions, body(), table.For("kimi-k3")).status();
   EXPECT_EQ(k3.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(k3.message().find("temperature"), std::string::npos) << k3.ToString();
-  Json for_open = body();
-  Status open = PrepareRequest(Endpoint::kChatCompletions, &for_open, table.For("open-model"));
+  Status open = ParseRequest(Endpoint::kChatCompletions, body(), table.For("open-model")).status();
   EXPECT_TRUE(open.ok()) << open.ToString();
 }
 

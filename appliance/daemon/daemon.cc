@@ -32,6 +32,7 @@
 #include "http/listener.h"
 #include "http/readiness.h"
 #include "http/request_audit.h"
+#include "http/request_work_metrics.h"
 #include "http/routes.h"
 #include "http/server.h"
 #include "http/tls_reloader.h"
@@ -473,8 +474,10 @@ Status Daemon::OpenServer() {
       [&p, engine = EngineMetricsRefresher(p.registry, *p.embedded),
        usage = http::UsageLedgerMetricsRefresher(p.registry, [&p] { return p.authenticator->UsageStats(); }),
        audit = http::AuditWriterMetricsRefresher(
-           p.registry, [&p]() -> std::optional<audit::AuditSinkStats> { return p.audit_sink->Stats(); })] {
+           p.registry, [&p]() -> std::optional<audit::AuditSinkStats> { return p.audit_sink->Stats(); }),
+       request_work = http::RequestWorkMetricsRefresher(p.registry)] {
         engine();
+        request_work();
         usage();
         audit();
         if (std::shared_ptr<const policy::ActivePolicy> active = p.policy_service->Active()) {

@@ -45,14 +45,14 @@ policy::PromptTokenCounterLookup PromptTokenCounters(const api::EmbeddedBackend&
       [&backend, served_id = std::move(served_id)](const std::string& model) -> policy::PromptTokenCounter {
         std::shared_ptr<ChatService> service = backend.service();
         if (service == nullptr || model != served_id) return nullptr;
-        return [service](const nlohmann::ordered_json& body, bool chat,
+        return [service](EncodedRequestPrompt* prompt, bool chat,
                          int64_t bound_enough) -> Result<policy::PromptTokens> {
           KIMI_ASSIGN_OR_RETURN(
               PromptTokenCount counted,
-              CountPromptTokens(service->tokenizer(), body,
+              CountPromptTokens(service->tokenizer(),
                                 chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions,
-                                bound_enough));
-          return policy::PromptTokens{counted.tokens, counted.exact, std::move(counted.encoded)};
+                                prompt, bound_enough));
+          return policy::PromptTokens{counted.tokens, counted.exact};
         };
       };
 }

@@ -18,7 +18,7 @@ auth::AuthOptions AuthOptionsOf(const config::AuthConfig& c);
 
 ChatServiceOptions ServiceOptionsFrom(const config::ModelConfig& model);
 
-// The prompt-token counter of the served model: the loaded engine's tokenizer and chat format
+// The prompt-token counter of the served model: the loaded engine's tokenizer
 // (CountPromptTokens), none for other models or before the model is loaded. `backend`
 // outlives the lookup.
 policy::PromptTokenCounterLookup PromptTokenCounters(const api::EmbeddedBackend& backend,

@@ -24,7 +24,7 @@
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
 #include "kimi/log.h"
-#include "policy/policy_routes.h"
+#include "policy/request_policy.h"
 
 namespace kimi::http {
 namespace {
@@ -43,12 +43,11 @@ std::string ModelNotReadyReason(const Services& services) {
   return "the model is not ready";
 }
 
-// The model a request is for: the one it names, else the only one served.
-Result<std::string> ResolveModel(const Services& services, const Json& body) {
+// The model a request is for: the one it names (the request rules require one).
+Result<std::string> ResolveModel(const Services& services, const std::string& model) {
   if (services.backend == nullptr) return Status::Unavailable(ModelNotReadyReason(services));
   const std::vector<std::string> served = services.backend->Models();
   if (served.empty()) return Status::Unavailable(ModelNotReadyReason(services));
-  std::string model = body.contains("model") ? body["model"].get<std::string>() : served.front();
   if (std::find(served.begin(), served.end(), model) == served.end()) {
     return Status::NotFound("the model '" + model + "' does not exist (served: " + served.front() + ")");
   }
@@ -78,16 +77,19 @@ Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
 }
 
 // The request rules of the model a body asks for (the only served one when it names none),
-// read before validation so that a malformed body still gets its 400 without a model loaded.
-const api::ModelRequestRules& RulesFor(const Services& services, const Json& body) {
-  static const api::ModelRequestRules k3 = api::ModelRequestRules::K3();
-  if (services.request_rules == nullptr) return k3;
-  if (body.is_object() && body.contains("model") && body["model"].is_string()) {
-    return services.request_rules->For(body["model"].get<std::string>());
-  }
-  const std::vector<std::string> served = services.backend == nullptr ? std::vector<std::string>{}
-                                                                      : services.backend->Models();
-  return services.request_rules->For(served.empty() ? std::string() : served.front());
+// looked up before validation so that a malformed body still gets its 400 without a model.
+api::RulesLookup RulesFor(const Services& services) {
+  if (services.request_rules == nullptr) return nullptr;
+  return [table = services.request_rules](const std::string& model) -> const api::ModelRequestRules& {
+    return table->For(model);
+  };
+}
+
+// The model a request names none of: the only one served ("" while none is).
+std::string FirstServedModel(const Services& services) {
+  if (services.request_rules == nullptr || services.backend == nullptr) return std::string();
+  const std::vector<std::string> served = services.backend->Models();
+  return served.empty() ? std::string() : served.front();
 }
 
 // Which model version served the response, when the backend knows: the same value as the
@@ -313,13 +315,25 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
 
 Status ServeGeneration(api::Endpoint endpoint, const Services& services, RequestContext& ctx,
                        const httplib::Request& req, httplib::Response& res) {
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  KIMI_RETURN_IF_ERROR(api::PrepareRequest(endpoint, &body, RulesFor(services, body)));
+  // The one parse of the body: everything after reads the typed request.
+  KIMI_ASSIGN_OR_RETURN(api::ApiRequest parsed,
+                        api::ParseRequest(endpoint, req.body, RulesFor(services), FirstServedModel(services)));
+  if (const std::string ignored = api::IgnoredFieldList(parsed); !ignored.empty()) {
+    log::Info("request fields ignored", {{"request_id", ctx.request_id}, {"fields", ignored}});
+  }
   // The one policy decision step, before any backend is chosen or called.
-  KIMI_ASSIGN_OR_RETURN(policy::RequestPolicy decided,
-                        policy::ApplyRequestPolicy(endpoint, services.policy, services.backend, ctx, req, &body));
-  KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, body));
+  policy::RequestCaller caller;
+  caller.principal = ctx.principal ? &*ctx.principal : nullptr;
+  caller.header = [&req](const std::string& name) -> std::optional<std::string> {
+    if (!req.has_header(name)) return std::nullopt;
+    return req.get_header_value(name);
+  };
+  policy::AppliedPolicy decided = policy::ApplyRequestPolicy(services.policy, caller, &parsed);
+  // The request's audit record names the policy version and every decision (refusals too).
+  ctx.audit.policy = std::move(decided.audit_entries);
+  if (decided.stored_content) ctx.audit.stored_content = std::move(decided.stored_content);
+  KIMI_RETURN_IF_ERROR(decided.refusal);
+  KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, parsed.validated.model));
   KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
   std::shared_ptr<Lease> lease;
   if (services.authenticator != nullptr && ctx.principal) {
@@ -330,14 +344,15 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
     }
     lease = std::move(begun).value();
   }
-  const api::ResponseMode mode = api::ReadResponseMode(endpoint, body);
+  const api::ResponseMode mode = api::ReadResponseMode(parsed);
   const api::ResponseMeta meta = api::NewResponseMeta(endpoint, ctx.request_id, model);
-  api::BackendRequest request{ctx.request_id, model, endpoint, std::move(body), std::move(decided.workload_class),
-                              decided.priority, std::move(decided.encoded_prompt)};
+  api::BackendRequest request =
+      api::ToBackendRequest(std::move(parsed), ctx.request_id, model, std::move(decided.workload_class),
+                            decided.priority, std::move(decided.prompt));
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());
-  ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.body);
+  ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
   // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
   // belongs to), not from what is active now: an activation may switch between the two.
   ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr ||

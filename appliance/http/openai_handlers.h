@@ -6,8 +6,9 @@
 //   GET  /v1/models            the models the backend serves now
 //   GET  /v1/models/{id...}    one of them, or 404
 //
-// A generation request is parsed, passed through api::PrepareRequest (the one validation
-// call site), checked against the backend (503 with the model's readiness reason while it
+// A generation request is parsed once into its typed value (api::ParseRequest: the request
+// rules, then the engine's typed request; ignored fields logged in one line), passed through
+// the policy step, checked against the backend (503 with the model's readiness reason while it
 // is not loaded, 404 for a model it does not serve), then run. A streamed request commits
 // to `text/event-stream` only once the backend produced its first event, so every error
 // before that is ordinary OpenAI error JSON. While streaming, a client that goes away makes

@@ -76,19 +76,23 @@ const Tokenizer* BenchTokenizer() {
 constexpr const char* kNoRanks = "Kimi's ranks (../shared/kimi-k3/tiktoken.model) are not here";
 
 PromptTokenCounter EngineCounter() {
-  return [](const nlohmann::ordered_json& body, bool chat, int64_t bound) -> Result<PromptTokens> {
+  return [](EncodedRequestPrompt* prompt, bool chat, int64_t bound) -> Result<PromptTokens> {
     KIMI_ASSIGN_OR_RETURN(PromptTokenCount counted,
-                          CountPromptTokens(*BenchTokenizer(), body,
+                          CountPromptTokens(*BenchTokenizer(),
                                             chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions,
-                                            bound));
-    return PromptTokens{counted.tokens, counted.exact, std::move(counted.encoded)};
+                                            prompt, bound));
+    return PromptTokens{counted.tokens, counted.exact};
   };
 }
 
-nlohmann::ordered_json BenchBody() {
-  return nlohmann::ordered_json{
-      {"model", "kimi-k3"},
-      {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", Prompt()}}})}};
+// The typed request of the benchmark's body, as the API hands it to the policy step.
+api::ApiRequest BenchRequest() {
+  Result<api::ApiRequest> parsed = api::ParseRequest(
+      api::Endpoint::kChatCompletions,
+      nlohmann::ordered_json{{"model", "kimi-k3"},
+                             {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", Prompt()}}})}});
+  if (!parsed.ok()) std::abort();
+  return std::move(parsed).value();
 }
 
 void BM_DecideRequestWithPromptLimit(benchmark::State& state) {
@@ -96,11 +100,11 @@ void BM_DecideRequestWithPromptLimit(benchmark::State& state) {
   const auth::ServerSecret secret = auth::ServerSecret::FromBytes({1});
   auto active = EveryDetector(&secret);
   active->policy.access.rules[0].max_prompt_tokens = state.range(0);
-  const nlohmann::ordered_json body = BenchBody();
+  const api::ApiRequest request = BenchRequest();
   RequestFacts facts{"user", "", "kimi-k3", true, std::nullopt, EngineCounter()};
   std::string counted;
   for (auto _ : state) {
-    nlohmann::ordered_json copy = body;
+    api::ApiRequest copy = request;
     PolicyDecision d = DecideRequest(*active, facts, &copy);
     if (!d.allowed()) {
       state.SkipWithError(d.reason.ToString().c_str());
@@ -116,10 +120,13 @@ BENCHMARK(BM_DecideRequestWithPromptLimit)->Arg(40000)->Arg(200000)->Unit(benchm
 
 void BM_CountPromptTokens(benchmark::State& state) {
   if (BenchTokenizer() == nullptr) return state.SkipWithError(kNoRanks);
-  const nlohmann::ordered_json body = BenchBody();
+  const api::ApiRequest request = BenchRequest();
   int64_t tokens = 0;
   for (auto _ : state) {
-    Result<PromptTokenCount> counted = CountPromptTokens(*BenchTokenizer(), body, ServingEndpoint::kChatCompletions);
+    Result<EncodedRequestPrompt> prompt = RenderRequestPrompt(request.serving);
+    Result<PromptTokenCount> counted =
+        prompt.ok() ? CountPromptTokens(*BenchTokenizer(), ServingEndpoint::kChatCompletions, &*prompt)
+                    : Result<PromptTokenCount>(prompt.status());
     tokens = counted.ok() ? counted->tokens : -1;
   }
   state.counters["prompt_tokens"] = static_cast<double>(tokens);
@@ -130,11 +137,10 @@ BENCHMARK(BM_CountPromptTokens)->Unit(benchmark::kMillisecond);
 void BM_DecideRequest(benchmark::State& state) {
   const auth::ServerSecret secret = auth::ServerSecret::FromBytes({1});
   auto active = EveryDetector(&secret);
-  const nlohmann::ordered_json body{{"model", "kimi-k3"},
-                                    {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", Prompt()}}})}};
+  const api::ApiRequest request = BenchRequest();
   int64_t findings = 0;
   for (auto _ : state) {
-    nlohmann::ordered_json copy = body;
+    api::ApiRequest copy = request;
     PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true}, &copy);
     if (!d.allowed()) {  // a refusal ends the step early: its time would not be the step's
       state.SkipWithError(d.reason.ToString().c_str());

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "kimi/chat_format.h"
+#include "kimi/request_prompt.h"
 
 namespace kimi::policy {
 namespace {
@@ -21,26 +22,19 @@ std::string Caller(const RequestFacts& facts) {
   return facts.key_id.empty() ? "role '" + facts.role + "'" : "key '" + facts.key_id + "' (role '" + facts.role + "')";
 }
 
-bool DeclaresTools(const Json& body) {
-  if (body.contains("tools") && body["tools"].is_array() && !body["tools"].empty()) return true;
-  if (!body.contains("messages") || !body["messages"].is_array()) return false;
-  return std::any_of(body["messages"].begin(), body["messages"].end(), [](const Json& m) {
+bool DeclaresTools(const ChatRequest& chat) {
+  if (chat.tools.is_array() && !chat.tools.empty()) return true;
+  if (!chat.messages.is_array()) return false;
+  return std::any_of(chat.messages.begin(), chat.messages.end(), [](const Json& m) {
     return m.is_object() && m.contains("tools") && m["tools"].is_array() && !m["tools"].empty();
   });
 }
 
-// Applies `fn` to every text of the body that reaches the model's prompt, in place: for chat,
-// the chat format's own list (kimi::ForEachRenderedText); for completions, the prompt strings.
-Status ForEachPromptText(Json* body, bool chat, const std::function<void(std::string*)>& fn) {
-  if (chat) return ForEachRenderedText(body, fn);
-  if (!body->contains("prompt")) return Status::OK();
-  Json& prompt = (*body)["prompt"];
-  if (prompt.is_string()) fn(&prompt.get_ref<std::string&>());
-  if (prompt.is_array()) {
-    for (Json& p : prompt) {
-      if (p.is_string()) fn(&p.get_ref<std::string&>());
-    }
-  }
+// Applies `fn` to every text of the request that reaches the model's prompt, in place: for
+// chat, the chat format's own list (kimi::ForEachRenderedText); for completions, the prompt.
+Status ForEachPromptText(ServingRequest* request, const std::function<void(std::string*)>& fn) {
+  if (request->endpoint == ServingEndpoint::kChatCompletions) return ForEachRenderedText(&request->chat, fn);
+  fn(&request->prompt);
   return Status::OK();
 }
 
@@ -51,12 +45,14 @@ Status Blocked(const Policy& policy, const std::string& category, std::string_vi
 
 // The chat prompt as the model will read it, checked as one text: a value split over several
 // fields (two text parts that the prompt joins, say) escapes the field-by-field pass, so a
-// finding here that the pass should have caught refuses the request rather than reach the model.
-Status CheckRenderedPrompt(const ActivePolicy& active, const Json& body, bool rewritten) {
-  Result<RenderedPrompt> rendered = ChatFormat::Render(body);
-  if (!rendered.ok()) return rendered.status();  // the redaction cannot vouch for a prompt it cannot see
+// finding here that the pass should have caught refuses the request rather than reach the
+// model. The rendering is kept in *prompt for the steps after this one and the engine.
+Status CheckRenderedPrompt(const ActivePolicy& active, const ServingRequest& request, bool rewritten,
+                           std::optional<EncodedRequestPrompt>* prompt) {
+  // The redaction cannot vouch for a prompt it cannot see: a render error refuses.
+  KIMI_ASSIGN_OR_RETURN(*prompt, RenderRequestPrompt(request));
   RedactionTally tally;
-  active.redactor->Redact(rendered->text, &tally);
+  active.redactor->Redact((*prompt)->rendered.text, &tally);
   if (std::optional<std::string> blocked = tally.BlockedCategory()) {
     return Blocked(active.policy, *blocked, "prompt (across several of its fields)");
   }
@@ -69,7 +65,7 @@ Status CheckRenderedPrompt(const ActivePolicy& active, const Json& body, bool re
 }
 
 // Access rules; OK or the refusal.
-Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFacts& facts, Json* body,
+Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFacts& facts, api::ApiRequest* request,
                    PolicyDecision* decision) {
   if (rule == nullptr) {
     return Status::PermissionDenied("the policy '" + policy.name + "' has no access rule for " + Caller(facts));
@@ -78,29 +74,25 @@ Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFa
   if (!any_model && std::find(rule->models.begin(), rule->models.end(), facts.model) == rule->models.end()) {
     return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use the model '" + facts.model + "'");
   }
-  if (!rule->tools && facts.chat && DeclaresTools(*body)) {
+  ChatRequest& chat = request->serving.chat;
+  if (!rule->tools && facts.chat && DeclaresTools(chat)) {
     return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use tools");
   }
-  if (!rule->thinking_max && facts.chat && body->contains("chat_template_kwargs") &&
-      (*body)["chat_template_kwargs"].is_object()) {
-    Json& kwargs = (*body)["chat_template_kwargs"];
-    if (kwargs.value("thinking_effort", Json()) == "max") {
-      kwargs["thinking_effort"] = "high";
-      decision->transformations.push_back("thinking_effort:max->high");
-    }
+  if (!rule->thinking_max && facts.chat && chat.thinking_effort == "max") {
+    chat.thinking_effort = "high";
+    decision->transformations.push_back("thinking_effort:max->high");
   }
   if (rule->max_output_tokens > 0) {
-    bool sent = false;
-    for (const char* field : {"max_completion_tokens", "max_tokens"}) {
-      if (!body->contains(field) || !(*body)[field].is_number_integer()) continue;
-      sent = true;
-      if ((*body)[field].get<int64_t>() > rule->max_output_tokens) {
+    const api::ValidatedRequest& sent = request->validated;
+    for (const auto& [field, value] : {std::pair{"max_completion_tokens", sent.max_completion_tokens_field},
+                                       std::pair{"max_tokens", sent.max_tokens_field}}) {
+      if (value && *value > rule->max_output_tokens) {
         return Status::InvalidArgument(std::string(field) + " exceeds the policy's limit of " +
                                        std::to_string(rule->max_output_tokens) + " output tokens for " + Caller(facts));
       }
     }
-    if (!sent) {
-      (*body)["max_tokens"] = rule->max_output_tokens;
+    if (!sent.max_completion_tokens_field && !sent.max_tokens_field) {
+      request->serving.generation.max_tokens = rule->max_output_tokens;
       decision->transformations.push_back("max_tokens:" + std::to_string(rule->max_output_tokens));
     }
   }
@@ -108,7 +100,8 @@ Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFa
 }
 
 // The prompt-token limits of the caller's rule (step 4); OK or the refusal.
-Status CheckPromptTokens(const Policy& policy, const AccessRule& rule, const RequestFacts& facts, const Json& body,
+Status CheckPromptTokens(const Policy& policy, const AccessRule& rule, const RequestFacts& facts,
+                         const ServingRequest& request, std::optional<EncodedRequestPrompt>* prompt,
                          PolicyDecision* decision) {
   const int64_t threshold = policy.access.long_context_threshold_tokens;
   const bool long_context_limited = !rule.long_context;
@@ -120,8 +113,10 @@ Status CheckPromptTokens(const Policy& policy, const AccessRule& rule, const Req
   }
   int64_t lowest = max_limited ? rule.max_prompt_tokens : threshold;
   if (long_context_limited) lowest = std::min(lowest, threshold);
-  KIMI_ASSIGN_OR_RETURN(PromptTokens counted, facts.count_prompt_tokens(body, facts.chat, lowest));
-  decision->encoded_prompt = std::move(counted.encoded);
+  if (!prompt->has_value()) {
+    KIMI_ASSIGN_OR_RETURN(*prompt, RenderRequestPrompt(request));
+  }
+  KIMI_ASSIGN_OR_RETURN(PromptTokens counted, facts.count_prompt_tokens(&**prompt, facts.chat, lowest));
   const std::string count = std::to_string(counted.tokens);
   decision->checks.push_back("prompt_tokens:" + (counted.exact ? count : "<=" + count));
   if (long_context_limited && counted.tokens > threshold) {
@@ -146,12 +141,12 @@ bool HasBlockRule(const RedactionPolicy& r) {
 
 }  // namespace
 
-PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, nlohmann::ordered_json* body) {
+PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, api::ApiRequest* request) {
   const Policy& policy = active.policy;
   PolicyDecision decision;
   decision.policy_version = active.version;
   const AccessRule* rule = policy.RuleFor(facts.role, facts.key_id);
-  if (Status access = CheckAccess(policy, rule, facts, body, &decision); !access.ok()) {
+  if (Status access = CheckAccess(policy, rule, facts, request, &decision); !access.ok()) {
     return Deny(std::move(decision), std::move(access));
   }
   Result<std::string> workload_class = policy.WorkloadClass(facts.key_id, facts.class_header);
@@ -159,30 +154,38 @@ PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& fac
   decision.workload_class = std::move(workload_class).value();
   decision.priority = policy.SchedulingPriority(decision.workload_class);
 
+  // The rendered prompt, once a step needs it; it then travels with the request.
+  std::optional<EncodedRequestPrompt> prompt;
   const bool rewrite = policy.redaction.before_model;
   if (rewrite || HasBlockRule(policy.redaction)) {
     RedactionTally tally;
-    Json rewritten = *body;
-    Status walked = ForEachPromptText(&rewritten, facts.chat,
-                                      [&](std::string* text) { *text = active.redactor->Redact(*text, &tally); });
-    if (!walked.ok()) return Deny(std::move(decision), std::move(walked));
+    // Only a rewriting policy changes the request; otherwise the walk reads it in place.
+    std::optional<ServingRequest> rewritten;
+    if (rewrite) rewritten = request->serving;
+    ServingRequest& walked = rewrite ? *rewritten : request->serving;
+    Status status = ForEachPromptText(&walked, [&](std::string* text) {
+      std::string redacted = active.redactor->Redact(*text, &tally);
+      if (rewrite) *text = std::move(redacted);
+    });
+    if (!status.ok()) return Deny(std::move(decision), std::move(status));
     if (std::optional<std::string> blocked = tally.BlockedCategory()) {
       decision.redactions = tally.decisions();
       return Deny(std::move(decision), Blocked(policy, *blocked, "prompt"));
     }
     if (facts.chat) {
-      Status whole = CheckRenderedPrompt(active, rewrite ? rewritten : *body, rewrite);
+      Status whole = CheckRenderedPrompt(active, walked, rewrite, &prompt);
       if (!whole.ok()) return Deny(std::move(decision), std::move(whole));
     }
     if (rewrite) {
       decision.redactions = tally.decisions();
-      *body = std::move(rewritten);
+      request->serving = std::move(*rewritten);
     }
   }
   // Counted after redaction: the rewritten prompt is what the model will see.
-  if (Status tokens = CheckPromptTokens(policy, *rule, facts, *body, &decision); !tokens.ok()) {
+  if (Status tokens = CheckPromptTokens(policy, *rule, facts, request->serving, &prompt, &decision); !tokens.ok()) {
     return Deny(std::move(decision), std::move(tokens));
   }
+  if (prompt) decision.prompt = std::make_shared<const EncodedRequestPrompt>(std::move(*prompt));
   return decision;
 }
 

@@ -1,8 +1,9 @@
 // The policy decision step: the one place in the request path where the active policy is
-// applied to an API request, after the request rules accepted the body and before any
-// backend is called. It returns allow, deny with a reason, or allow with transformations
-// (the body is rewritten in place), and the redaction decisions for the audit record.
-// Unit-testable without the server: it reads only the policy, the caller and the body.
+// applied to an API request, after the request rules accepted it and before any backend is
+// called. It works on the typed request (api/request_gate.h) and returns allow, deny with a
+// reason, or allow with transformations (the typed request is rewritten in place), and the
+// redaction decisions for the audit record. Unit-testable without the server: it reads only
+// the policy, the caller and the request.
 //
 // In order:
 //   1. access: the caller's rule (its key's, else its role's; none: 403); the model must be
@@ -13,18 +14,19 @@
 //   2. the workload class (Policy::WorkloadClass: the key's class, else the class header,
 //      else the default; a header naming no class: 400) and its scheduling priority.
 //   3. redaction of the prompt: every text the K3 chat format prints from the request
-//      (kimi::ForEachRenderedText: contents and parts, names, reasoning, tool calls' names and
-//      decoded arguments, tools with their descriptions and schemas, response_format), or the
-//      completions prompt, each on its decoded value. A finding whose action is block refuses
+//      (kimi::ForEachRenderedText over the typed chat request: contents and parts, names,
+//      reasoning, tool calls' names and decoded arguments, tools with their descriptions and
+//      schemas, response_format), or the completions prompt, each on its decoded value. A finding whose action is block refuses
 //      the request with 400 naming the category, never the value, on every request; mask and
 //      hash rewrite those texts only when the policy's redaction.before_model is set. The
-//      rendered chat prompt is then checked as one text: a blocked value, or with
-//      before_model a value of any category, that only appears when fields are joined (split
-//      across two text parts) refuses the request with 400.
+//      rendered chat prompt (kimi::RenderRequestPrompt) is then checked as one text: a
+//      blocked value, or with before_model a value of any category, that only appears when
+//      fields are joined (split across two text parts) refuses the request with 400.
 //   4. prompt tokens, only when a limit applies to the caller (the rule forbids long context,
-//      or sets max_prompt_tokens): the rendered prompt (after redaction) is counted with the
-//      serving model's tokenizer and chat format (RequestFacts::count_prompt_tokens, the
-//      engine's CountPromptTokens: what usage.prompt_tokens will report). Above the
+//      or sets max_prompt_tokens): the rendered prompt (after redaction; the rendering of
+//      step 3 when it made one) is counted with the serving model's tokenizer
+//      (RequestFacts::count_prompt_tokens, the engine's CountPromptTokens: what
+//      usage.prompt_tokens will report). Above the
 //      long-context threshold while the rule forbids long context: 403; above
 //      max_prompt_tokens: 400; each names the limit. No counter for the model: 503.
 //
@@ -36,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "api/request_gate.h"
+#include "kimi/request_prompt.h"
 #include "kimi/status.h"
 #include "policy/policy_service.h"
 #include "policy/prompt_tokens.h"
@@ -67,12 +69,14 @@ struct PolicyDecision {
   std::vector<std::string> checks;
   std::string workload_class;  // "chat" or "agentic" once decided
   int priority = 0;            // Policy::SchedulingPriority of the class
-  // The ids the prompt-token check counted (PromptTokens::encoded), for the backend request.
-  std::shared_ptr<const EncodedRequestPrompt> encoded_prompt;
+  // The prompt as steps 3 and 4 rendered it (and tokenised it, when step 4 counted it
+  // exactly), for the backend request, so that the engine neither renders nor tokenises it
+  // again; null when neither step needed it.
+  std::shared_ptr<const EncodedRequestPrompt> prompt;
   bool allowed() const { return verdict == Verdict::kAllow; }
 };
 
-PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, nlohmann::ordered_json* body);
+PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& facts, api::ApiRequest* request);
 
 // "class:<name>", "redact:<category>:<action>:<count>" per decision, each transformation,
 // then each check: the strings the audit record's `policy` list carries.

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "kimi/chat_format.h"
-#include "kimi/chat_service.h"
+#include "api/forward_body.h"
+#include "api/request_gate.h"
+#include "kimi/request_prompt.h"
+#include "kimi/serving_request.h"
 #include "policy/policy_test_util.h"
 
 namespace kimi::policy {
@@ -31,30 +34,46 @@ std::shared_ptr<ActivePolicy> Active(const nlohmann::json& document) {
   return active;
 }
 
-// A stand-in for the engine's count (kimi::CountPromptTokens): one token per word of every
-// message, exact; remembers the bound it was given and the body it counted.
+// A stand-in for the engine's count (kimi::CountPromptTokens): one token per "word" of the
+// rendered prompt, exact; remembers the bound it was given and the prompt it counted.
 struct WordCounter {
   int64_t calls = 0;
   int64_t bound = -1;
-  Json counted;
+  std::string counted;
   PromptTokenCounter Counter() {
-    return [this](const Json& body, bool, int64_t bound_enough) -> Result<PromptTokens> {
+    return [this](EncodedRequestPrompt* prompt, bool, int64_t bound_enough) -> Result<PromptTokens> {
       ++calls;
       bound = bound_enough;
-      counted = body;
+      counted = prompt->rendered.text;
       int64_t words = 0;
-      for (const Json& m : body["messages"]) {
-        const std::string text = m.value("content", "");
-        bool in_word = false;
-        for (char c : text) {
-          if (c != ' ' && !in_word) ++words;
-          in_word = c != ' ';
-        }
-      }
+      for (size_t at = 0; (at = counted.find("word", at)) != std::string::npos; at += 4) ++words;
       return PromptTokens{words, true};
     };
   }
 };
+
+// The decision over a body as the API hands it on: read into the typed request (without the
+// API's request rules: these bodies exercise the policy, some would not pass them), decided,
+// and, for the assertions on what reaches the model, the body an upstream would receive.
+PolicyDecision Decide(const ActivePolicy& active, const RequestFacts& facts, Json* body) {
+  api::ApiRequest request;
+  request.validated.endpoint = facts.chat ? api::Endpoint::kChatCompletions : api::Endpoint::kCompletions;
+  request.validated.model = facts.model;
+  for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+    if (!body->contains(field)) continue;
+    (std::string_view(field) == "max_tokens" ? request.validated.max_tokens_field
+                                             : request.validated.max_completion_tokens_field) = (*body)[field].get<int64_t>();
+  }
+  request.validated.body = *body;
+  Result<ServingRequest> serving =
+      ReadServingRequest(*body, facts.chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions);
+  EXPECT_TRUE(serving.ok()) << serving.status().ToString() << "\n" << body->dump();
+  if (!serving.ok()) return PolicyDecision{PolicyDecision::Verdict::kDeny, serving.status()};
+  request.serving = std::move(serving).value();
+  PolicyDecision decision = DecideRequest(active, facts, &request);
+  *body = api::ForwardBody(api::ToBackendRequest(std::move(request), "req-1", facts.model));
+  return decision;
+}
 
 std::string Words(int n) {
   std::string out;
@@ -72,9 +91,9 @@ TEST(PolicyDecisionTest, DefaultAllowsAndLeavesThePromptAlone) {
   auto active = Active(LoadShipped("default.json"));
   Json body = Chat("card 4111 1111 1111 1111, mail a@b.io");
   const Json sent = body;
-  PolicyDecision d = DecideRequest(*active, {"user", "key_1", "kimi-k3", true}, &body);
+  PolicyDecision d = Decide(*active, {"user", "key_1", "kimi-k3", true}, &body);
   EXPECT_TRUE(d.allowed());
-  EXPECT_EQ(body, sent);
+  EXPECT_EQ(body["messages"], sent["messages"]);
   EXPECT_TRUE(d.redactions.empty());
   EXPECT_EQ(d.policy_version, 3);
 }
@@ -82,7 +101,7 @@ TEST(PolicyDecisionTest, DefaultAllowsAndLeavesThePromptAlone) {
 TEST(PolicyDecisionTest, BlockNamesTheCategoryNotTheValue) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = Chat("Thẻ của tôi là 4111 1111 1111 1111");
-  PolicyDecision d = DecideRequest(*active, {"admin", "key_1", "kimi-k3", true}, &body);
+  PolicyDecision d = Decide(*active, {"admin", "key_1", "kimi-k3", true}, &body);
   ASSERT_FALSE(d.allowed());
   EXPECT_EQ(d.reason.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos);
@@ -93,14 +112,14 @@ TEST(PolicyDecisionTest, BlockNamesTheCategoryNotTheValue) {
 TEST(PolicyDecisionTest, NearMissIsNotBlocked) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = Chat("order number 4111 1111 1111 1112");
-  EXPECT_TRUE(DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body).allowed());
+  EXPECT_TRUE(Decide(*active, {"admin", "", "kimi-k3", true}, &body).allowed());
 }
 
 TEST(PolicyDecisionTest, RedactsBeforeTheModelAndReportsCounts) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = Chat("IBAN GB82WEST12345698765432, mail a@b.io and c@d.org");
   body["messages"].push_back(Json{{"role", "user"}, {"content", Json::array({Json{{"type", "text"}, {"text", "x@y.com"}}})}});
-  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+  PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
   ASSERT_TRUE(d.allowed()) << d.reason.ToString();
   const std::string first = body["messages"][0]["content"];
   EXPECT_EQ(first.find("GB82"), std::string::npos);
@@ -166,7 +185,7 @@ TEST(PolicyDecisionTest, BlockAppliesToEveryTextThePromptPrints) {
   auto active = Active(LoadShipped("examples/bank.json"));
   for (const std::string& card : {std::string("4111 1111 1111 1111"), std::string("4111111111111111")}) {
     for (auto& [field, body] : EveryRenderedField("my card " + card)) {
-      PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+      PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
       EXPECT_FALSE(d.allowed()) << field;
       EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos) << field << ": " << d.reason.ToString();
     }
@@ -176,7 +195,7 @@ TEST(PolicyDecisionTest, BlockAppliesToEveryTextThePromptPrints) {
 TEST(PolicyDecisionTest, MaskAppliesToEveryTextThePromptPrints) {
   auto active = Active(LoadShipped("examples/bank.json"));
   for (auto& [field, body] : EveryRenderedField("write to alice@example.com")) {
-    PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+    PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
     ASSERT_TRUE(d.allowed()) << field << ": " << d.reason.ToString();
     Result<RenderedPrompt> prompt = ChatFormat::Render(body);
     ASSERT_TRUE(prompt.ok()) << field << ": " << prompt.status().ToString();
@@ -189,7 +208,7 @@ TEST(PolicyDecisionTest, EscapedValueInToolArgumentsIsBlocked) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = EveryRenderedField("x")[4].second;  // the tool call's arguments
   body["messages"][1]["tool_calls"][0]["function"]["arguments"] = R"({"ssn": "123\u002d45\u002d6789"})";
-  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+  PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
   ASSERT_FALSE(d.allowed());
   EXPECT_NE(d.reason.message().find("us_ssn"), std::string::npos) << d.reason.ToString();
 }
@@ -199,45 +218,44 @@ TEST(PolicyDecisionTest, ValueSplitAcrossTextPartsIsRefused) {
   Json blocked = Chat("x");
   blocked["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "card 4111 1111"}},
                                                    Json{{"type", "text"}, {"text", " 1111 1111"}}});
-  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &blocked);
+  PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &blocked);
   ASSERT_FALSE(d.allowed());
   EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos) << d.reason.ToString();
   Json masked = Chat("x");
   masked["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "mail alice@exam"}},
                                                   Json{{"type", "text"}, {"text", "ple.com today"}}});
-  d = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &masked);
+  d = Decide(*active, {"admin", "", "kimi-k3", true}, &masked);
   ASSERT_FALSE(d.allowed());
   EXPECT_NE(d.reason.message().find("email"), std::string::npos) << d.reason.ToString();
 }
 
 TEST(PolicyDecisionTest, CompletionsPromptIsRedacted) {
   auto active = Active(LoadShipped("examples/hospital.json"));
-  Json body{{"model", "kimi-k3"}, {"prompt", Json::array({"Patient MRN-0012345", "DOB: 1985-03-14"})}};
-  PolicyDecision d = DecideRequest(*active, {"admin", "", "kimi-k3", false}, &body);
+  Json body{{"model", "kimi-k3"}, {"prompt", Json::array({"Patient MRN-0012345, DOB: 1985-03-14"})}};
+  PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", false}, &body);
   ASSERT_TRUE(d.allowed());
-  EXPECT_EQ(body["prompt"][0], "Patient [REDACTED:MEDICAL_RECORD]");
-  EXPECT_EQ(body["prompt"][1], "DOB: [REDACTED:DATE_OF_BIRTH]");
+  EXPECT_EQ(body["prompt"], "Patient [REDACTED:MEDICAL_RECORD], DOB: [REDACTED:DATE_OF_BIRTH]");
 }
 
 TEST(PolicyDecisionTest, AccessRules) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json other_model = Chat("hello");
   other_model["model"] = "other";
-  PolicyDecision d = DecideRequest(*active, {"user", "key_1", "other", true}, &other_model);
+  PolicyDecision d = Decide(*active, {"user", "key_1", "other", true}, &other_model);
   ASSERT_FALSE(d.allowed());
   EXPECT_EQ(d.reason.code(), Status::Code::kPermissionDenied);
 
   Json no_rule = Chat("hello");
-  EXPECT_EQ(DecideRequest(*active, {"auditor", "", "kimi-k3", true}, &no_rule).reason.code(),
+  EXPECT_EQ(Decide(*active, {"auditor", "", "kimi-k3", true}, &no_rule).reason.code(),
             Status::Code::kPermissionDenied);
 
   Json tools = Chat("hello");
   tools["tools"] = Json::array({Json{{"type", "function"}, {"function", Json{{"name", "f"}}}}});
-  EXPECT_EQ(DecideRequest(*active, {"user", "", "kimi-k3", true}, &tools).reason.code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &tools).reason.code(), Status::Code::kPermissionDenied);
 
   Json too_long = Chat("hello");
   too_long["max_tokens"] = 4096;
-  EXPECT_EQ(DecideRequest(*active, {"user", "", "kimi-k3", true}, &too_long).reason.code(),
+  EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &too_long).reason.code(),
             Status::Code::kInvalidArgument);
 }
 
@@ -245,7 +263,7 @@ TEST(PolicyDecisionTest, TransformationsLowerEffortAndCapOutput) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = Chat("hello");
   WordCounter words;
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
   ASSERT_TRUE(d.allowed()) << d.reason.ToString();
   EXPECT_EQ(body["chat_template_kwargs"]["thinking_effort"], "high");
   EXPECT_EQ(body["max_tokens"], 2048);
@@ -256,10 +274,10 @@ TEST(PolicyDecisionTest, KeyRuleWinsOverRoleRule) {
   auto active = Active(LoadShipped("examples/hospital.json"));
   Json body = Chat("hello");
   body["max_tokens"] = 10000;
-  EXPECT_TRUE(DecideRequest(*active, {"user", "key_0123456789abcdef", "kimi-k3", true}, &body).allowed());
+  EXPECT_TRUE(Decide(*active, {"user", "key_0123456789abcdef", "kimi-k3", true}, &body).allowed());
   Json again = Chat("hello");
   again["max_tokens"] = 10000;
-  EXPECT_FALSE(DecideRequest(*active, {"user", "key_other", "kimi-k3", true}, &again).allowed());
+  EXPECT_FALSE(Decide(*active, {"user", "key_other", "kimi-k3", true}, &again).allowed());
 }
 
 // The bank's user rule with smaller limits: long context forbidden above `threshold`, at most
@@ -277,38 +295,47 @@ TEST(PolicyDecisionTest, PromptWithinTheLimitsIsCountedOnceAndAllowed) {
   auto active = BankWithLimits(32768, 1000);
   WordCounter words;
   Json body = Chat(Words(500));
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
   ASSERT_TRUE(d.allowed()) << d.reason.ToString();
   EXPECT_EQ(words.calls, 1);
   EXPECT_EQ(words.bound, 1000) << "the counter may stop at the lowest limit that applies";
   EXPECT_EQ(d.checks, std::vector<std::string>{"prompt_tokens:500"});
 }
 
-TEST(PolicyDecisionTest, TheCountedIdsTravelWithTheDecision) {
+TEST(PolicyDecisionTest, TheRenderedAndCountedPromptTravelsWithTheDecision) {
   auto active = BankWithLimits(32768, 1000);
-  auto encoded = std::make_shared<const EncodedRequestPrompt>(EncodedRequestPrompt{{1, 2, 3}, 3, {}, 0, {}});
-  PromptTokenCounter counter = [&encoded](const Json&, bool, int64_t) -> Result<PromptTokens> {
-    return PromptTokens{3, true, encoded};
+  int64_t calls = 0;
+  PromptTokenCounter counter = [&calls](EncodedRequestPrompt* prompt, bool, int64_t) -> Result<PromptTokens> {
+    ++calls;
+    prompt->ids = {1, 2, 3};
+    prompt->tokenised = true;
+    return PromptTokens{3, true};
   };
   Json body = Chat("one two three");
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, counter}, &body);
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, counter}, &body);
   ASSERT_TRUE(d.allowed()) << d.reason.ToString();
-  EXPECT_EQ(d.encoded_prompt, encoded) << "the backend request gets the ids counted, not a recount";
-  // Without a limit nothing is counted, and nothing travels.
+  ASSERT_NE(d.prompt, nullptr) << "the backend request gets the prompt counted, not a recount";
+  EXPECT_EQ(d.prompt->ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_NE(d.prompt->rendered.text.find("one two three"), std::string::npos);
+  EXPECT_EQ(calls, 1);
+  // Without a limit nothing is counted; the rendering the redaction checked still travels.
   auto unlimited = BankWithLimits(32768, 1000);
   for (auto& rule : unlimited->policy.access.rules) {
     rule.long_context = true;
     rule.max_prompt_tokens = 0;
   }
-  EXPECT_EQ(DecideRequest(*unlimited, {"user", "", "kimi-k3", true, std::nullopt, counter}, &body).encoded_prompt,
-            nullptr);
+  Json again = Chat("one two three");
+  PolicyDecision rendered_only = Decide(*unlimited, {"user", "", "kimi-k3", true, std::nullopt, counter}, &again);
+  ASSERT_NE(rendered_only.prompt, nullptr);
+  EXPECT_FALSE(rendered_only.prompt->tokenised);
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(PolicyDecisionTest, PromptAboveMaxPromptTokensIs400NamingTheLimit) {
   auto active = BankWithLimits(32768, 1000);
   WordCounter words;
   Json body = Chat(Words(1001));
-  PolicyDecision d = DecideRequest(*active, {"user", "key_9", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  PolicyDecision d = Decide(*active, {"user", "key_9", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
   ASSERT_FALSE(d.allowed());
   EXPECT_EQ(d.reason.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(d.reason.message().find("max_prompt_tokens"), std::string::npos) << d.reason.message();
@@ -323,7 +350,7 @@ TEST(PolicyDecisionTest, LongContextForbiddenByRoleIs403NamingTheThreshold) {
   auto active = BankWithLimits(100, 1000);
   WordCounter words;
   Json body = Chat(Words(101));
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
   ASSERT_FALSE(d.allowed());
   EXPECT_EQ(d.reason.code(), Status::Code::kPermissionDenied);
   EXPECT_NE(d.reason.message().find("long-context threshold of 100 tokens"), std::string::npos) << d.reason.message();
@@ -332,7 +359,7 @@ TEST(PolicyDecisionTest, LongContextForbiddenByRoleIs403NamingTheThreshold) {
   // The admin's rule allows long context and sets no prompt limit: nothing is counted.
   WordCounter admin_words;
   Json admin_body = Chat(Words(101));
-  EXPECT_TRUE(DecideRequest(*active, {"admin", "", "kimi-k3", true, std::nullopt, admin_words.Counter()}, &admin_body)
+  EXPECT_TRUE(Decide(*active, {"admin", "", "kimi-k3", true, std::nullopt, admin_words.Counter()}, &admin_body)
                   .allowed());
   EXPECT_EQ(admin_words.calls, 0);
 }
@@ -340,7 +367,7 @@ TEST(PolicyDecisionTest, LongContextForbiddenByRoleIs403NamingTheThreshold) {
 TEST(PolicyDecisionTest, PromptLimitWithoutATokenizerIsUnavailable) {
   auto active = BankWithLimits(32768, 1000);
   Json body = Chat("hello");
-  PolicyDecision d = DecideRequest(*active, {"user", "", "kimi-k3", true}, &body);
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true}, &body);
   ASSERT_FALSE(d.allowed());
   EXPECT_EQ(d.reason.code(), Status::Code::kUnavailable);
   EXPECT_NE(d.reason.message().find("tokenizer"), std::string::npos);
@@ -350,31 +377,31 @@ TEST(PolicyDecisionTest, PromptIsCountedAfterRedaction) {
   auto active = BankWithLimits(32768, 1000);
   WordCounter words;
   Json body = Chat("mail a@b.io please");
-  ASSERT_TRUE(DecideRequest(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body).allowed());
-  EXPECT_EQ(words.counted["messages"][0]["content"], "mail [REDACTED:EMAIL] please");
+  ASSERT_TRUE(Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body).allowed());
+  EXPECT_NE(words.counted.find("mail [REDACTED:EMAIL] please"), std::string::npos) << words.counted;
 }
 
 TEST(PolicyDecisionTest, WorkloadClassFromKeyOrHeaderSetsThePriority) {
   auto active = Active(LoadShipped("examples/hospital.json"));
   Json body = Chat("hello");
-  PolicyDecision chat = DecideRequest(*active, {"admin", "", "kimi-k3", true}, &body);
+  PolicyDecision chat = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
   ASSERT_TRUE(chat.allowed()) << chat.reason.ToString();
   EXPECT_EQ(chat.workload_class, "chat");
   EXPECT_EQ(chat.priority, 0);
   EXPECT_EQ(DecisionAuditEntries(chat).front(), "class:chat");
 
-  PolicyDecision by_header = DecideRequest(*active, {"admin", "", "kimi-k3", true, "agentic"}, &body);
+  PolicyDecision by_header = Decide(*active, {"admin", "", "kimi-k3", true, "agentic"}, &body);
   EXPECT_EQ(by_header.workload_class, "agentic");
   EXPECT_EQ(by_header.priority, 1);
 
   // hospital.json assigns this key the agentic class.
   Json key_body = Chat("hello");
   key_body["max_tokens"] = 100;
-  PolicyDecision by_key = DecideRequest(*active, {"user", "key_0123456789abcdef", "kimi-k3", true}, &key_body);
+  PolicyDecision by_key = Decide(*active, {"user", "key_0123456789abcdef", "kimi-k3", true}, &key_body);
   ASSERT_TRUE(by_key.allowed()) << by_key.reason.ToString();
   EXPECT_EQ(by_key.workload_class, "agentic");
 
-  PolicyDecision unknown = DecideRequest(*active, {"admin", "", "kimi-k3", true, "batch"}, &body);
+  PolicyDecision unknown = Decide(*active, {"admin", "", "kimi-k3", true, "batch"}, &body);
   ASSERT_FALSE(unknown.allowed());
   EXPECT_EQ(unknown.reason.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(unknown.reason.message().find("x-kimi-workload"), std::string::npos) << unknown.reason.message();

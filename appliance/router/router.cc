@@ -136,16 +136,8 @@ struct Router::Slot {
   }
 };
 
-int64_t EstimateRequestTokens(const nlohmann::ordered_json& body, int64_t default_max_tokens) {
-  int64_t max_tokens = default_max_tokens;
-  for (const char* key : {"max_completion_tokens", "max_tokens"}) {
-    auto it = body.find(key);
-    if (it != body.end() && it->is_number_integer() && it->get<int64_t>() > 0) {
-      max_tokens = it->get<int64_t>();
-      break;
-    }
-  }
-  return api::EstimatePromptTokens(body) + max_tokens;
+int64_t EstimateRequestTokens(const ServingRequest& request, int64_t default_max_tokens) {
+  return api::EstimatePromptTokens(request) + request.generation.max_tokens.value_or(default_max_tokens);
 }
 
 Router::Router(std::vector<RoutedBackend> backends, RouterOptions options, metrics::Registry* metrics)
@@ -234,7 +226,7 @@ Router::Slot* Router::Choose(const std::string& model, const std::vector<Slot*>&
 }
 
 Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink, api::BackendOutcome* outcome) {
-  const int64_t tokens = EstimateRequestTokens(request.body, options_.default_max_tokens);
+  const int64_t tokens = EstimateRequestTokens(request.serving, options_.default_max_tokens);
   std::vector<Slot*> tried;
   std::string decision;
   Status last;

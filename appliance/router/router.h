@@ -54,9 +54,10 @@ struct RouterOptions {
   std::function<void(const std::string& backend, const Status& error, bool breaker_opened)> on_backend_failure;
 };
 
-// The load a request adds to a backend until it ends: its prompt estimated from the body's
-// size (about four bytes a token for the text and tool declarations) plus its max_tokens.
-int64_t EstimateRequestTokens(const nlohmann::ordered_json& body, int64_t default_max_tokens);
+// The load a request adds to a backend until it ends: its prompt estimated from the size of
+// its texts as JSON (about four bytes a token for the text and tool declarations) plus its
+// max_tokens.
+int64_t EstimateRequestTokens(const ServingRequest& request, int64_t default_max_tokens);
 
 class Router final : public api::Backend {
  public:

@@ -107,7 +107,8 @@ class ScriptedBackend final : public api::Backend {
 api::BackendRequest Request(const std::string& model = "kimi-k3", int max_tokens = 100) {
   api::BackendRequest r;
   r.model = model;
-  r.body = {{"model", model}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", max_tokens}};
+  r.serving.chat.messages = {{{"role", "user"}, {"content", "hi"}}};
+  r.serving.generation.max_tokens = max_tokens;
   return r;
 }
 

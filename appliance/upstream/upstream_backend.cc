@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "api/forward_body.h"
 #include "kimi/log.h"
 #include "upstream/chunk_normalizer.h"
 #include "upstream/sse_parser.h"
@@ -237,8 +238,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
     outcome->attempts = 1;
   }
   const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
-  KIMI_ASSIGN_OR_RETURN(nlohmann::ordered_json body, chat ? UpstreamChatBody(request.body, options_.upstream_model)
-                                                          : UpstreamCompletionBody(request.body, options_.upstream_model));
+  nlohmann::ordered_json body = UpstreamBody(api::ForwardBody(request), options_.upstream_model);
   if (options_.send_priority) body["priority"] = request.priority;
   const std::string request_bytes =
       RequestBytes(chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), request.request_id);

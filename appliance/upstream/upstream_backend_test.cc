@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/request_gate.h"
 #include "upstream/fake_openai_server.h"
 
 namespace kimi::upstream {
@@ -36,11 +37,11 @@ struct RecordingSink : api::EventSink {
 };
 
 api::BackendRequest Request() {
-  api::BackendRequest r;
-  r.request_id = "req-1";
-  r.model = "kimi-k3";
-  r.body = {{"model", "kimi-k3"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"thinking", {{"type", "enabled"}}}};
-  return r;
+  const nlohmann::ordered_json body = {
+      {"model", "kimi-k3"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"thinking", {{"type", "enabled"}}}};
+  Result<api::ApiRequest> parsed = api::ParseRequest(api::Endpoint::kChatCompletions, body);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return api::ToBackendRequest(std::move(parsed).value(), "req-1", "kimi-k3");
 }
 
 UpstreamOptions Options(const std::string& url) {

@@ -19,7 +19,9 @@
 
 #include <httplib.h>
 
+#include "api/request_gate.h"
 #include "kimi/chat_service.h"
+#include "kimi/serving_request.h"
 #include "upstream/upstream_backend.h"
 
 namespace kimi::upstream {
@@ -118,12 +120,22 @@ Json GreedyBody(bool thinking) {
               {"thinking", {{"type", thinking ? "enabled" : "disabled"}}}};
 }
 
-api::BackendRequest ApiRequest(Json body) {
-  api::BackendRequest r;
-  r.request_id = "it-1";
-  r.model = "kimi-k3";
-  r.body = std::move(body);
-  return r;
+// The backend request the appliance's API makes of `body` (a completions body when it has a
+// prompt).
+api::BackendRequest ApiRequest(const Json& body) {
+  const api::Endpoint endpoint = body.contains("prompt") ? api::Endpoint::kCompletions : api::Endpoint::kChatCompletions;
+  Result<api::ApiRequest> parsed = api::ParseRequest(endpoint, body);
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  return api::ToBackendRequest(std::move(parsed).value(), "it-1", "kimi-k3");
+}
+
+// A request whose forwarded body says `field: value` although the API would refuse it: what
+// the worker checks for itself.
+api::BackendRequest WithForwardedField(api::BackendRequest request, const std::string& field, const Json& value) {
+  Json body = *request.validated_body;
+  body[field] = value;
+  request.validated_body = std::make_shared<const Json>(std::move(body));
+  return request;
 }
 
 double MetricValue(const std::string& url, const std::string& name) {
@@ -190,7 +202,9 @@ TEST_F(UpstreamServeTest, SameEventsAsTheEngineInProcess) {
     std::string direct_finish;
     {
       // The appliance forwards thinking as chat_template_kwargs; the engine reads both forms alike.
-      auto stream = (*service)->Start(body, ServingEndpoint::kChatCompletions);
+      auto request = ReadServingRequest(body, ServingEndpoint::kChatCompletions);
+      ASSERT_TRUE(request.ok()) << request.status().ToString();
+      auto stream = (*service)->Start(*request);
       ASSERT_TRUE(stream.ok()) << stream.status().ToString();
       ChatEvent e;
       while ((*stream)->Next(&e)) {
@@ -324,15 +338,12 @@ TEST_F(UpstreamServeTest, WorkerMetricsHaveLatencyHistograms) {
 TEST_F(UpstreamServeTest, WorkerRefusalsArriveAsInvalidArgument) {
   UpstreamBackend backend = Backend();
   RecordingSink sink;
-  Json body = GreedyBody(false);
-  body["temperature"] = "hot";
-  Status s = backend.Generate(ApiRequest(body), sink, nullptr);
+  Status s = backend.Generate(WithForwardedField(ApiRequest(GreedyBody(false)), "temperature", "hot"), sink, nullptr);
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("temperature"), std::string::npos) << s.message();
   EXPECT_TRUE(sink.events.empty());
 
-  api::BackendRequest other = ApiRequest(GreedyBody(false));
-  other.body["model"] = "not-served";
+  api::BackendRequest other = WithForwardedField(ApiRequest(GreedyBody(false)), "model", "not-served");
   Status unknown = backend.Generate(other, sink, nullptr);
   EXPECT_EQ(unknown.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(unknown.message().find("not-served"), std::string::npos) << unknown.message();

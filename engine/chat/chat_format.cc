@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "chat/prompt_work_count.h"
 #include "kimi/log.h"
 #include "kimi/python_text.h"
 
@@ -449,6 +450,7 @@ Result<RenderedPrompt> ChatFormat::Render(const ChatRequest& request) {
                                      std::to_string(chat::kMaxNesting) + " levels");
     }
   }
+  chat::CountPromptRender();
   return Renderer(request).Run();
 }
 

@@ -122,15 +122,16 @@ Status ForEachText(nlohmann::ordered_json* value, const RenderedTextVisitor& vis
   return Status::OK();
 }
 
-Status ForEachRenderedText(nlohmann::ordered_json* body, const RenderedTextVisitor& visit) {
-  if (!body->is_object()) return Status::InvalidArgument("request body: must be a JSON object");
+Status ForEachRenderedText(ChatRequest* request, const RenderedTextVisitor& visit) {
   // The walk recurses like the renderer, which refuses deeper requests the same way.
-  for (const auto& [key, value] : body->items()) KIMI_RETURN_IF_ERROR(WithinNesting(value, key));
-  if (Json* messages = Find(*body, "messages"); messages != nullptr && messages->is_array()) {
-    for (Json& message : *messages) VisitMessage(&message, visit);
+  KIMI_RETURN_IF_ERROR(WithinNesting(request->messages, "messages"));
+  KIMI_RETURN_IF_ERROR(WithinNesting(request->tools, "tools"));
+  KIMI_RETURN_IF_ERROR(WithinNesting(request->response_format, "response_format"));
+  if (request->messages.is_array()) {
+    for (Json& message : request->messages) VisitMessage(&message, visit);
   }
-  if (Json* tools = Find(*body, "tools")) VisitTree(tools, visit);
-  if (Json* format = Find(*body, "response_format")) VisitTree(format, visit);
+  VisitTree(&request->tools, visit);
+  if (request->has_response_format) VisitTree(&request->response_format, visit);
   return Status::OK();
 }
 

@@ -52,9 +52,19 @@ std::vector<Json> MarkedVariants(const Json& value) {
   return out;
 }
 
+// The walk over a body: parsed into its chat request, walked, the rendered fields written back.
+Status WalkBody(Json* body, const RenderedTextVisitor& visit) {
+  KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(*body));
+  KIMI_RETURN_IF_ERROR(ForEachRenderedText(&request, visit));
+  (*body)["messages"] = request.messages;
+  if (!request.tools.is_null()) (*body)["tools"] = request.tools;
+  if (request.has_response_format) (*body)["response_format"] = request.response_format;
+  return Status::OK();
+}
+
 bool WalkSeesMark(Json body) {
   bool seen = false;
-  Status walked = ForEachRenderedText(&body, [&](std::string* text) { seen |= text->find(kMark) != std::string::npos; });
+  Status walked = WalkBody(&body, [&](std::string* text) { seen |= text->find(kMark) != std::string::npos; });
   return walked.ok() && seen;
 }
 
@@ -134,7 +144,7 @@ TEST(RenderedTexts, RewrittenTextsReachThePrompt) {
   Result<RenderedPrompt> secret = ChatFormat::Render(body);
   ASSERT_TRUE(secret.ok()) << secret.status().ToString();
   ASSERT_NE(secret->text.find("secret"), std::string::npos);
-  ASSERT_TRUE(ForEachRenderedText(&body, [](std::string* text) {
+  ASSERT_TRUE(WalkBody(&body, [](std::string* text) {
                 for (size_t at = 0; (at = text->find("secret")) != std::string::npos;) text->replace(at, 6, "public");
               }).ok());
   Result<RenderedPrompt> rewritten = ChatFormat::Render(body);
@@ -145,7 +155,7 @@ TEST(RenderedTexts, RewrittenTextsReachThePrompt) {
 
 TEST(RenderedTexts, RewrittenNumberBecomesText) {
   Json body = EveryFieldRequests()[0];
-  ASSERT_TRUE(ForEachRenderedText(&body, [](std::string* text) {
+  ASSERT_TRUE(WalkBody(&body, [](std::string* text) {
                 if (*text == "4111111111111111") *text = "card-number";
               }).ok());
   Result<RenderedPrompt> prompt = ChatFormat::Render(body);
@@ -158,15 +168,17 @@ TEST(RenderedTexts, ArgumentsAreSeenDecoded) {
   Json body = {{"messages", Json::parse(R"([{"role": "assistant", "tool_calls": [{"id": "a", "function":
       {"name": "f", "arguments": "{\"ssn\": \"123\\u002d45\\u002d6789\"}"}}]}])")}};
   std::vector<std::string> seen;
-  ASSERT_TRUE(ForEachRenderedText(&body, [&](std::string* text) { seen.push_back(*text); }).ok());
+  ASSERT_TRUE(WalkBody(&body, [&](std::string* text) { seen.push_back(*text); }).ok());
   EXPECT_NE(std::find(seen.begin(), seen.end(), "123-45-6789"), seen.end());
 }
 
 TEST(RenderedTexts, TooDeepIsRefusedLikeTheRenderer) {
   Json deep = "x";
   for (int i = 0; i < 300; ++i) deep = Json::array({deep});
-  Json body = {{"messages", Json::array({{{"role", "user"}, {"content", "hi"}}})}, {"tools", deep}};
-  Status walked = ForEachRenderedText(&body, [](std::string*) {});
+  ChatRequest request;
+  request.messages = Json::array({{{"role", "user"}, {"content", "hi"}}});
+  request.tools = deep;
+  Status walked = ForEachRenderedText(&request, [](std::string*) {});
   EXPECT_EQ(walked.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(walked.message().find("tools"), std::string::npos);
 }

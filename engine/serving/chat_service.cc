@@ -5,16 +5,13 @@
 #include <optional>
 
 #include "kimi/chat_format.h"
-#include "kimi/prompt_encoding.h"
 #include "serving/chat_event_assembler.h"
-#include "serving/generation_params.h"
 #include "serving/structured_request.h"
 #include "serving/visible_text.h"
 
 namespace kimi {
 namespace {
 
-using Json = nlohmann::ordered_json;
 
 Result<SpecialTokenIds> SpecialIdsOf(const Tokenizer& tokenizer) {
   SpecialTokenIds ids;
@@ -30,15 +27,6 @@ Result<SpecialTokenIds> SpecialIdsOf(const Tokenizer& tokenizer) {
     *n.id = *id;
   }
   return ids;
-}
-
-// The prompt of a /v1/completions body: a string, or an array holding one string.
-Result<std::string> CompletionPrompt(const Json& body) {
-  if (!body.is_object() || !body.contains("prompt")) return Status::InvalidArgument("prompt is required");
-  const Json& prompt = body["prompt"];
-  if (prompt.is_string()) return prompt.get<std::string>();
-  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) return prompt[0].get<std::string>();
-  return Status::InvalidArgument("prompt must be a string (or an array of one string)");
 }
 
 class ChatStreamImpl : public ChatStream {
@@ -88,70 +76,7 @@ class ChatStreamImpl : public ChatStream {
   std::deque<ChatEvent> pending_;
 };
 
-bool SameRendering(const RenderedPrompt& a, const RenderedPrompt& b) {
-  if (a.generation_stub_size != b.generation_stub_size || a.markup.size() != b.markup.size()) return false;
-  for (size_t i = 0; i < a.markup.size(); ++i) {
-    if (a.markup[i].offset != b.markup[i].offset || a.markup[i].size != b.markup[i].size) return false;
-  }
-  return a.text == b.text;
-}
-
-// The prompt of a body, parsed and rendered, without its ids yet.
-Result<EncodedRequestPrompt> RenderRequestPrompt(const Tokenizer& tokenizer, const Json& body,
-                                                 ServingEndpoint endpoint) {
-  EncodedRequestPrompt out;
-  out.tokenizer_id = tokenizer.id();
-  if (endpoint == ServingEndpoint::kChatCompletions) {
-    KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
-    KIMI_ASSIGN_OR_RETURN(out.rendered, ChatFormat::Render(request));
-    out.chat = std::move(request);
-  } else {
-    KIMI_ASSIGN_OR_RETURN(out.rendered.text, CompletionPrompt(body));
-  }
-  return out;
-}
-
-// Fills prompt->ids and prompt_tokens: counted's when they are for the same prompt, else encoded.
-Status EncodeRenderedPrompt(const Tokenizer& tokenizer, ServingEndpoint endpoint, const EncodedRequestPrompt* counted,
-                            EncodedRequestPrompt* prompt) {
-  if (counted != nullptr && counted->tokenizer_id == prompt->tokenizer_id &&
-      SameRendering(counted->rendered, prompt->rendered)) {
-    prompt->ids = counted->ids;
-    prompt->prompt_tokens = counted->prompt_tokens;
-    return Status::OK();
-  }
-  if (endpoint == ServingEndpoint::kChatCompletions) {
-    KIMI_ASSIGN_OR_RETURN(PromptIds encoded, EncodePrompt(tokenizer, prompt->rendered));
-    prompt->ids = std::move(encoded.ids);
-    prompt->prompt_tokens = int64_t(encoded.prompt_tokens);
-    return Status::OK();
-  }
-  KIMI_ASSIGN_OR_RETURN(prompt->ids, tokenizer.Encode(prompt->rendered.text, /*allow_special=*/false));
-  if (prompt->ids.empty()) return Status::InvalidArgument("prompt must not be empty");
-  prompt->prompt_tokens = int64_t(prompt->ids.size());
-  return Status::OK();
-}
-
 }  // namespace
-
-Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const Json& body,
-                                                 ServingEndpoint endpoint, const EncodedRequestPrompt* counted) {
-  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, RenderRequestPrompt(tokenizer, body, endpoint));
-  KIMI_RETURN_IF_ERROR(EncodeRenderedPrompt(tokenizer, endpoint, counted, &prompt));
-  return prompt;
-}
-
-Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const Json& body, ServingEndpoint endpoint,
-                                           int64_t bound_enough) {
-  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, RenderRequestPrompt(tokenizer, body, endpoint));
-  // The bytes the counted tokens cover: the rendered prompt without its generation stub.
-  const auto bytes = int64_t(prompt.rendered.text_without_stub().size());
-  if (bound_enough >= 0 && bytes <= bound_enough) return PromptTokenCount{bytes, false, nullptr};
-  KIMI_RETURN_IF_ERROR(EncodeRenderedPrompt(tokenizer, endpoint, nullptr, &prompt));
-  prompt.chat.reset();  // Start parses the body again; only the ids and what they came from are kept
-  const int64_t tokens = prompt.prompt_tokens;
-  return PromptTokenCount{tokens, true, std::make_shared<const EncodedRequestPrompt>(std::move(prompt))};
-}
 
 Result<std::unique_ptr<ChatService>> ChatService::Open(const std::string& model_dir, ChatServiceOptions options) {
   KIMI_ASSIGN_OR_RETURN(Tokenizer tokenizer, Tokenizer::LoadDirectory(model_dir));
@@ -191,17 +116,24 @@ ChatService::~ChatService() = default;
 
 std::vector<MappedWeightFile> ChatService::MappedWeights() const { return runtime_->model().MappedWeights(); }
 
-Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, ServingEndpoint endpoint, int priority,
-                                                       const EncodedRequestPrompt* counted) {
-  KIMI_ASSIGN_OR_RETURN(serving::GenerationParams params, serving::GenerationParamsFromBody(body));
-  KIMI_ASSIGN_OR_RETURN(EncodedRequestPrompt prompt, EncodeRequestPrompt(tokenizer_, body, endpoint, counted));
+Result<std::unique_ptr<ChatStream>> ChatService::Start(const ServingRequest& request, int priority,
+                                                       const EncodedRequestPrompt* prepared) {
+  const GenerationParams& params = request.generation;
+  KIMI_RETURN_IF_ERROR(CheckEngineLimits(params));
+  EncodedRequestPrompt prompt;
+  if (prepared != nullptr) {
+    prompt = *prepared;
+  } else {
+    KIMI_ASSIGN_OR_RETURN(prompt, RenderRequestPrompt(request));
+  }
+  KIMI_RETURN_IF_ERROR(TokeniseRequestPrompt(tokenizer_, request.endpoint, &prompt));
   std::vector<int32_t> ids = std::move(prompt.ids);
   const int64_t prompt_tokens = prompt.prompt_tokens;
-  const std::optional<ChatRequest>& chat = prompt.chat;
+  const bool chat = request.endpoint == ServingEndpoint::kChatCompletions;
   std::unique_ptr<OutputParser> parser;
   bool starts_in_reasoning = false;
   if (chat) {
-    const OutputStart start = ChatFormat::OutputStartFor(*chat);
+    const OutputStart start = ChatFormat::OutputStartFor(request.chat);
     KIMI_ASSIGN_OR_RETURN(parser, OutputParserRegistry::Create(options_.output_parser, {special_ids_, start}));
     starts_in_reasoning = start == OutputStart::kThinkChannel;
   }
@@ -211,16 +143,16 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const Json& body, Serving
     return Status::InvalidArgument("the prompt has " + std::to_string(ids.size()) +
                                    " tokens; the model's context is " + std::to_string(context));
   }
-  GenerationRequest request;
-  request.prompt = std::move(ids);
-  request.sampling = params.sampling;
-  request.stop = std::move(params.stop);
-  request.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
-  request.priority = priority;
+  GenerationRequest generation;
+  generation.prompt = std::move(ids);
+  generation.sampling = params.sampling;
+  generation.stop = params.stop;
+  generation.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
+  generation.priority = priority;
   if (chat) {
-    KIMI_ASSIGN_OR_RETURN(request.constraint, structured_->ConstraintFor(body, *chat));
+    KIMI_ASSIGN_OR_RETURN(generation.constraint, structured_->ConstraintFor(request));
   }
-  std::unique_ptr<RequestHandle> handle = runtime_->Submit(std::move(request));
+  std::unique_ptr<RequestHandle> handle = runtime_->Submit(std::move(generation));
   Tokenizer tokenizer = tokenizer_;
   serving::ChatEventAssembler assembler(
       std::move(parser), [tokenizer](int32_t id) { return tokenizer.IsSpecial(id); }, starts_in_reasoning,

@@ -18,7 +18,8 @@
 #include "io/test_util.h"
 #include "kimi/chat_format.h"
 #include "kimi/prompt_encoding.h"
-#include "serving/generation_params.h"
+#include "kimi/prompt_work.h"
+#include "kimi/serving_request.h"
 #include "text/bpe_trainer.h"
 
 namespace kimi {
@@ -26,6 +27,18 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
+
+// A body read as the worker protocol reads it, then started.
+Result<std::unique_ptr<ChatStream>> StartBody(ChatService& service, const Json& body, ServingEndpoint endpoint) {
+  KIMI_ASSIGN_OR_RETURN(ServingRequest request, ReadServingRequest(body, endpoint));
+  return service.Start(request);
+}
+
+// The prompt of a body, rendered.
+Result<EncodedRequestPrompt> Rendered(const Json& body, ServingEndpoint endpoint) {
+  KIMI_ASSIGN_OR_RETURN(ServingRequest request, ReadServingRequest(body, endpoint));
+  return RenderRequestPrompt(request);
+}
 
 struct Collected {
   std::vector<ChatEvent> events;
@@ -91,7 +104,7 @@ ChatService* ChatServiceTest::service_ = nullptr;
 
 TEST_F(ChatServiceTest, ChatRequestStreamsEventsAndCountsTheRenderedPrompt) {
   const Json body = ChatBody(12);
-  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  auto stream = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   Collected c = Drain(**stream);
   ASSERT_TRUE(c.error.ok()) << c.error.ToString();
@@ -133,77 +146,68 @@ TEST_F(ChatServiceTest, CountPromptTokensIsWhatTheRequestReports) {
   const Json completion{{"prompt", "Once upon a time"}, {"max_tokens", 4}};
   for (const auto& [body, endpoint] : {std::pair{chat, ServingEndpoint::kChatCompletions},
                                        std::pair{completion, ServingEndpoint::kCompletions}}) {
-    auto stream = service_->Start(body, endpoint);
+    auto stream = StartBody(*service_, body, endpoint);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     const int64_t reported = (*stream)->prompt_tokens();
     (*stream)->Cancel();
-    auto exact = CountPromptTokens(service_->tokenizer(), body, endpoint);
-    ASSERT_TRUE(exact.ok()) << exact.status().ToString();
-    EXPECT_TRUE(exact->exact);
-    EXPECT_EQ(exact->tokens, reported);
+    auto prompt = Rendered(body, endpoint);
+    ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
     // A generous bound skips tokenising and answers an upper bound; a tight one counts.
-    auto bounded = CountPromptTokens(service_->tokenizer(), body, endpoint, 1 << 20);
+    EncodedRequestPrompt bounded_prompt = *prompt;
+    auto bounded = CountPromptTokens(service_->tokenizer(), endpoint, &bounded_prompt, 1 << 20);
     ASSERT_TRUE(bounded.ok());
     EXPECT_FALSE(bounded->exact);
     EXPECT_GE(bounded->tokens, reported);
-    auto tight = CountPromptTokens(service_->tokenizer(), body, endpoint, 1);
-    ASSERT_TRUE(tight.ok());
-    EXPECT_TRUE(tight->exact);
-    EXPECT_EQ(tight->tokens, reported);
+    EXPECT_FALSE(bounded_prompt.tokenised);
+    for (int64_t bound : {int64_t{-1}, int64_t{1}}) {
+      EncodedRequestPrompt counted_prompt = *prompt;
+      auto exact = CountPromptTokens(service_->tokenizer(), endpoint, &counted_prompt, bound);
+      ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+      EXPECT_TRUE(exact->exact);
+      EXPECT_EQ(exact->tokens, reported);
+      EXPECT_TRUE(counted_prompt.tokenised) << "an exact count keeps its ids";
+    }
   }
-  EXPECT_EQ(CountPromptTokens(service_->tokenizer(), Json{{"max_tokens", 1}}, ServingEndpoint::kChatCompletions)
-                .status()
-                .code(),
-            Status::Code::kInvalidArgument);
 }
 
-// A prompt counted before submission is tokenised once: Start runs the counted ids when they
-// are this prompt's (same tokenizer, same rendering), and the request's ids and usage are
-// those of a request that was not counted.
-TEST_F(ChatServiceTest, CountedIdsAreRunOnlyForTheirOwnPrompt) {
+// A prompt made before submission is rendered and tokenised once: Start runs what it was
+// handed (ids of its own tokenizer), and the request reports what one not handed a prompt
+// reports. Ids another tokenizer made are encoded again.
+TEST_F(ChatServiceTest, HandedPromptIsRunWithoutRenderingOrTokenisingAgain) {
   const Tokenizer& tokenizer = service_->tokenizer();
   const Json chat = ChatBody(3);
   const Json completion{{"prompt", "Once upon a time"}, {"max_tokens", 3}, {"temperature", 0}};
   for (const auto& [body, endpoint] : {std::pair{chat, ServingEndpoint::kChatCompletions},
                                        std::pair{completion, ServingEndpoint::kCompletions}}) {
-    auto counted = CountPromptTokens(tokenizer, body, endpoint);
-    ASSERT_TRUE(counted.ok()) << counted.status().ToString();
-    ASSERT_NE(counted->encoded, nullptr) << "an exact count keeps its ids";
-    EXPECT_EQ(CountPromptTokens(tokenizer, body, endpoint, 1 << 20)->encoded, nullptr) << "a bound has none";
-    auto fresh = EncodeRequestPrompt(tokenizer, body, endpoint);
-    auto reused = EncodeRequestPrompt(tokenizer, body, endpoint, counted->encoded.get());
-    ASSERT_TRUE(fresh.ok() && reused.ok());
-    EXPECT_EQ(reused->ids, fresh->ids);
-    EXPECT_EQ(reused->prompt_tokens, fresh->prompt_tokens);
-    EXPECT_EQ(counted->tokens, fresh->prompt_tokens);
+    auto request = ReadServingRequest(body, endpoint);
+    ASSERT_TRUE(request.ok()) << request.status().ToString();
+    auto prompt = RenderRequestPrompt(*request);
+    ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+    ASSERT_TRUE(CountPromptTokens(tokenizer, endpoint, &*prompt).ok());
 
-    // Reused, not encoded again: ids planted under the same rendering come back as planted.
-    EncodedRequestPrompt planted = *counted->encoded;
-    planted.ids = {5, 6, 7};
-    planted.prompt_tokens = 2;
-    EXPECT_EQ(EncodeRequestPrompt(tokenizer, body, endpoint, &planted)->ids, (std::vector<int32_t>{5, 6, 7}));
-    // Ignored for another prompt, and for ids another tokenizer made.
-    Json other = body;
-    if (endpoint == ServingEndpoint::kChatCompletions) {
-      other["messages"][0]["content"] = "Name four rivers.";
-    } else {
-      other["prompt"] = "Once upon a midnight";
-    }
-    EXPECT_EQ(EncodeRequestPrompt(tokenizer, other, endpoint, &planted)->ids,
-              EncodeRequestPrompt(tokenizer, other, endpoint)->ids);
-    planted.tokenizer_id = tokenizer.id() + 1;
-    EXPECT_EQ(EncodeRequestPrompt(tokenizer, body, endpoint, &planted)->ids, fresh->ids);
-
-    // Started with the counted ids, the request reports what an uncounted one reports.
-    auto plain = service_->Start(body, endpoint);
-    auto handed = service_->Start(body, endpoint, 0, counted->encoded.get());
+    const PromptWorkCounts before = PromptWork();
+    auto plain = service_->Start(*request);
+    const PromptWorkCounts after_plain = PromptWork();
+    auto handed = service_->Start(*request, 0, &*prompt);
+    const PromptWorkCounts after_handed = PromptWork();
     ASSERT_TRUE(plain.ok() && handed.ok());
+    EXPECT_EQ(after_plain.tokenizations - before.tokenizations, 1u);
+    EXPECT_EQ(after_handed.tokenizations, after_plain.tokenizations) << "the handed ids are run";
+    EXPECT_EQ(after_handed.renders, after_plain.renders) << "the handed rendering is used";
     EXPECT_EQ((*handed)->prompt_tokens(), (*plain)->prompt_tokens());
     const Collected a = Drain(**plain);
     const Collected b = Drain(**handed);
     ASSERT_TRUE(a.finished && b.finished);
     EXPECT_EQ(b.usage.prompt_tokens, a.usage.prompt_tokens);
-    EXPECT_EQ(b.usage.prompt_tokens, counted->tokens);
+
+    // Ids planted under this tokenizer come back as planted; another tokenizer's are replaced.
+    EncodedRequestPrompt planted = *prompt;
+    planted.ids = {5, 6, 7};
+    ASSERT_TRUE(TokeniseRequestPrompt(tokenizer, endpoint, &planted).ok());
+    EXPECT_EQ(planted.ids, (std::vector<int32_t>{5, 6, 7}));
+    planted.tokenizer_id = tokenizer.id() + 1;
+    ASSERT_TRUE(TokeniseRequestPrompt(tokenizer, endpoint, &planted).ok());
+    EXPECT_EQ(planted.ids, prompt->ids);
   }
 }
 
@@ -211,10 +215,10 @@ TEST_F(ChatServiceTest, SameSeedGivesTheSameEvents) {
   Json body = ChatBody(10);
   body["temperature"] = 1.0;
   body["seed"] = 1234;
-  auto a = service_->Start(body, ServingEndpoint::kChatCompletions);
+  auto a = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
   ASSERT_TRUE(a.ok());
   Collected first = Drain(**a);
-  auto b = service_->Start(body, ServingEndpoint::kChatCompletions);
+  auto b = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
   ASSERT_TRUE(b.ok());
   Collected second = Drain(**b);
   EXPECT_EQ(first.output, second.output);
@@ -224,7 +228,7 @@ TEST_F(ChatServiceTest, SameSeedGivesTheSameEvents) {
 TEST_F(ChatServiceTest, ThinkingOffStartsInTheAnswer) {
   Json body = ChatBody(8);
   body["thinking"] = Json{{"type", "disabled"}};
-  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  auto stream = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   Collected c = Drain(**stream);
   ASSERT_TRUE(c.finished);
@@ -237,7 +241,7 @@ TEST_F(ChatServiceTest, ThinkingOffStartsInTheAnswer) {
 
 TEST_F(ChatServiceTest, CompletionsGiveAnswerTextOnly) {
   const Json body{{"prompt", "The river flows"}, {"max_tokens", 8}, {"temperature", 0}};
-  auto stream = service_->Start(body, ServingEndpoint::kCompletions);
+  auto stream = StartBody(*service_, body, ServingEndpoint::kCompletions);
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
   Collected c = Drain(**stream);
   ASSERT_TRUE(c.finished);
@@ -255,24 +259,24 @@ TEST_F(ChatServiceTest, CompletionsGiveAnswerTextOnly) {
 
 TEST_F(ChatServiceTest, BadBodiesFailBeforeSubmission) {
   const int64_t before = service_->Counters().requests_refused + service_->Counters().requests_finished;
-  EXPECT_EQ(service_->Start(Json{{"max_tokens", 4}}, ServingEndpoint::kChatCompletions).status().code(),
+  EXPECT_EQ(StartBody(*service_, Json{{"max_tokens", 4}}, ServingEndpoint::kChatCompletions).status().code(),
             Status::Code::kInvalidArgument);
   Json hot = ChatBody(4);
   hot["temperature"] = "hot";
-  auto s = service_->Start(hot, ServingEndpoint::kChatCompletions);
+  auto s = StartBody(*service_, hot, ServingEndpoint::kChatCompletions);
   EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.status().message().find("temperature"), std::string::npos) << s.status().message();
   Json zero = ChatBody(4);
   zero["max_tokens"] = 0;
-  EXPECT_EQ(service_->Start(zero, ServingEndpoint::kChatCompletions).status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(service_->Start(Json{{"prompt", 7}}, ServingEndpoint::kCompletions).status().code(),
+  EXPECT_EQ(StartBody(*service_, zero, ServingEndpoint::kChatCompletions).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(StartBody(*service_, Json{{"prompt", 7}}, ServingEndpoint::kCompletions).status().code(),
             Status::Code::kInvalidArgument);
   EXPECT_EQ(service_->Counters().requests_refused + service_->Counters().requests_finished, before);
 }
 
 TEST_F(ChatServiceTest, CancelEndsTheStreamWithoutAFinishAndIsCounted) {
   const int64_t cancelled_before = service_->Counters().requests_cancelled;
-  auto stream = service_->Start(ChatBody(4000), ServingEndpoint::kChatCompletions);
+  auto stream = StartBody(*service_, ChatBody(4000), ServingEndpoint::kChatCompletions);
   ASSERT_TRUE(stream.ok());
   ChatEvent e;
   (*stream)->Cancel();
@@ -298,7 +302,7 @@ TEST_F(ChatServiceTest, JsonSchemaAnswerIsCompactAndValidUnderRandomWeights) {
     body["seed"] = 11;
     body["thinking"] = Json{{"type", thinking ? "enabled" : "disabled"}};
     body["response_format"] = Json{{"type", "json_schema"}, {"json_schema", {{"name", "capital_answer"}, {"schema", schema}}}};
-    auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+    auto stream = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     Collected c = Drain(**stream);
     ASSERT_TRUE(c.finished) << c.error.ToString();
@@ -322,7 +326,7 @@ TEST_F(ChatServiceTest, RequiredToolChoiceEndsInAValidCall) {
         "properties":{"city":{"type":"string","enum":["Beijing","Paris"]},"note":{"type":"string"}},
         "required":["city","note"],"additionalProperties":false}}}])");
     body["tool_choice"] = "required";
-    auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+    auto stream = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
     ASSERT_TRUE(stream.ok()) << stream.status().ToString();
     Collected c = Drain(**stream);
     ASSERT_TRUE(c.finished) << c.error.ToString();
@@ -339,7 +343,7 @@ TEST_F(ChatServiceTest, UnsupportedSchemaKeywordIsRefusedByName) {
   Json body = ChatBody(8);
   body["response_format"] = Json::parse(
       R"({"type":"json_schema","json_schema":{"name":"x","schema":{"type":"string","contentEncoding":"base64"}}})");
-  auto stream = service_->Start(body, ServingEndpoint::kChatCompletions);
+  auto stream = StartBody(*service_, body, ServingEndpoint::kChatCompletions);
   ASSERT_FALSE(stream.ok());
   EXPECT_EQ(stream.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(stream.status().message().find("contentEncoding"), std::string::npos) << stream.status().ToString();
@@ -350,7 +354,7 @@ TEST(GenerationParamsTest, ReadsTheSamplingFields) {
   const Json body{{"temperature", 0.6}, {"top_p", 0.95}, {"top_k", 20}, {"seed", 7},
                   {"stop", Json::array({"END", "###"})}, {"max_completion_tokens", 30}, {"max_tokens", 99},
                   {"logprobs", true}, {"top_logprobs", 3}};
-  auto p = serving::GenerationParamsFromBody(body);
+  auto p = ReadGenerationParams(body);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_FLOAT_EQ(p->sampling.temperature, 0.6f);
   EXPECT_FLOAT_EQ(p->sampling.top_p, 0.95f);
@@ -364,10 +368,16 @@ TEST(GenerationParamsTest, ReadsTheSamplingFields) {
 TEST(GenerationParamsTest, RefusesWrongTypesNamingTheField) {
   for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
            {"stop", Json::array({1})}, {"stop", ""}, {"top_k", 1.5}, {"top_logprobs", 3}, {"seed", "x"},
-           {"max_tokens", -2}, {"top_p", 0.0}}) {
-    auto p = serving::GenerationParamsFromBody(Json{{key, value}});
+           {"max_tokens", -2}, {"max_tokens", 2.5}}) {
+    auto p = ReadGenerationParams(Json{{key, value}});
     EXPECT_EQ(p.status().code(), Status::Code::kInvalidArgument) << key << "=" << value.dump();
   }
+  // An integral number written as a float is that integer, as the appliance's rules read it.
+  EXPECT_EQ(ReadGenerationParams(Json{{"max_tokens", 5.0}})->max_tokens, 5);
+  // The engine's own ranges are the engine's, checked where it runs a request.
+  auto zero_top_p = ReadGenerationParams(Json{{"top_p", 0.0}});
+  ASSERT_TRUE(zero_top_p.ok());
+  EXPECT_EQ(CheckEngineLimits(*zero_top_p).code(), Status::Code::kInvalidArgument);
 }
 
 // The scheduler thread matches every stop string after every token: the engine bounds the
@@ -377,13 +387,16 @@ TEST(GenerationParamsTest, StopStringsAreBoundedInCountAndLength) {
   for (size_t i = 0; i < kMaxStopStrings; ++i) sixteen.push_back("s" + std::to_string(i));
   seventeen = sixteen;
   seventeen.push_back("one more");
-  EXPECT_TRUE(serving::GenerationParamsFromBody(Json{{"stop", sixteen}}).ok());
-  auto many = serving::GenerationParamsFromBody(Json{{"stop", seventeen}});
+  auto limits = [](const Json& stop) {
+    Result<GenerationParams> read = ReadGenerationParams(Json{{"stop", stop}});
+    return read.ok() ? CheckEngineLimits(*read) : read.status();
+  };
+  EXPECT_TRUE(limits(sixteen).ok());
+  Status many = limits(seventeen);
   ASSERT_FALSE(many.ok());
-  EXPECT_NE(many.status().message().find("at most 16"), std::string::npos) << many.status().ToString();
-  EXPECT_TRUE(serving::GenerationParamsFromBody(Json{{"stop", std::string(kMaxStopStringBytes, 'x')}}).ok());
-  auto longer = serving::GenerationParamsFromBody(Json{{"stop", std::string(kMaxStopStringBytes + 1, 'x')}});
-  EXPECT_EQ(longer.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(many.message().find("at most 16"), std::string::npos) << many.ToString();
+  EXPECT_TRUE(limits(std::string(kMaxStopStringBytes, 'x')).ok());
+  EXPECT_EQ(limits(std::string(kMaxStopStringBytes + 1, 'x')).code(), Status::Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ constexpr size_t kMaxCompiledStates = 2000000;
 constexpr int kMaxParallelCalls = 4;
 
 // The function tools of a request: global `tools` and the dynamic tools of system messages.
-std::vector<StrictTool> DeclaredTools(const Json& body) {
+std::vector<StrictTool> DeclaredTools(const ChatRequest& request) {
   std::vector<StrictTool> tools;
   auto add = [&tools](const Json& list) {
     if (!list.is_array()) return;
@@ -32,9 +32,9 @@ std::vector<StrictTool> DeclaredTools(const Json& body) {
       tools.push_back(std::move(strict));
     }
   };
-  if (body.contains("tools")) add(body["tools"]);
-  if (body.contains("messages") && body["messages"].is_array()) {
-    for (const Json& message : body["messages"]) {
+  add(request.tools);
+  if (request.messages.is_array()) {
+    for (const Json& message : request.messages) {
       if (message.is_object() && message.value("role", "") == "system" && message.contains("tools")) {
         add(message["tools"]);
       }
@@ -65,7 +65,8 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   return output;
 }
 
-Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const Json& body, const ChatRequest& request) {
+Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const ServingRequest& serving) {
+  const ChatRequest& request = serving.chat;
   StructuredOutputOptions options;
   options.vocabulary = vocabulary_;
   options.frame = StructuredOutputOptions::Frame::kK3;
@@ -94,12 +95,11 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
     KIMI_ASSIGN_OR_RETURN(output, Cached("object\n" + frame_key,
                                          [&] { return StructuredOutput::ForJsonObject(options); }));
   } else if (request.has_tool_choice && request.tool_choice == "required") {
-    const std::vector<StrictTool> tools = DeclaredTools(body);
+    const std::vector<StrictTool> tools = DeclaredTools(request);
     if (tools.empty()) return Status::InvalidArgument("tool_choice: \"required\" needs at least one tool");
     // One call unless the client asks for parallel calls explicitly: every further call a
     // constrained model may add is room taken from max_tokens.
-    const bool parallel = body.contains("parallel_tool_calls") && body["parallel_tool_calls"] == true;
-    const int max_calls = parallel ? kMaxParallelCalls : 1;
+    const int max_calls = serving.parallel_tool_calls ? kMaxParallelCalls : 1;
     std::string key = "tools\n" + frame_key + std::to_string(max_calls) + "\n";
     for (const StrictTool& tool : tools) key += tool.name + "\n" + tool.parameters_json + "\n";
     KIMI_ASSIGN_OR_RETURN(output, Cached(key, [&] {

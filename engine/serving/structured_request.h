@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kimi/chat_format.h"
+#include "kimi/serving_request.h"
 #include "kimi/runtime.h"
 #include "kimi/status.h"
 #include "kimi/structured_output.h"
@@ -37,7 +38,7 @@ class StructuredRequests {
 
   // nullptr when the request asks for no structure. Errors: InvalidArgument naming the
   // unsupported schema keyword (and the tool) — the API answers 400.
-  Result<std::shared_ptr<TokenConstraint>> ConstraintFor(const nlohmann::ordered_json& body, const ChatRequest& request);
+  Result<std::shared_ptr<TokenConstraint>> ConstraintFor(const ServingRequest& request);
 
  private:
   using Compiled = Result<std::shared_ptr<const StructuredOutput>>;

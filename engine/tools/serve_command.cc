@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "kimi/chat_service.h"
+#include "kimi/serving_request.h"
 #include "kimi/config.h"
 #include "kimi/log.h"
 #include "tools/command.h"
@@ -101,7 +102,9 @@ void HandleGeneration(const ServeContext& ctx, ServingEndpoint endpoint, const h
   const bool stream = BoolField(body, "stream");
   const bool include_usage = body.contains("stream_options") && BoolField(body["stream_options"], "include_usage");
 
-  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(body, endpoint);
+  Result<ServingRequest> request = ReadServingRequest(body, endpoint);
+  if (!request.ok()) return SendError(res, request.status());
+  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(*request);
   if (!started.ok()) return SendError(res, started.status());
   std::unique_ptr<ChatStream> chat = std::move(started).value();
   // The first event decides the status line: a refusal by the runtime is still an HTTP error.

@@ -21,7 +21,7 @@ namespace kimi::fuzz {
 // (engine/io). True when the safetensors image parsed.
 bool FuzzSafetensorsOnce(const uint8_t* data, size_t size);
 
-// A chat-completions or completions body through the request gate (api::PrepareRequest), the
+// A chat-completions or completions body through the request gate (api::ParseRequest), the
 // policy decision step under policies/examples/bank.json (for a teller and an operator), the
 // K3 chat format render and the structured-output constraint the engine compiles for it. True
 // when either endpoint accepted and the policy allowed it.

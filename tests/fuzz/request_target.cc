@@ -1,23 +1,23 @@
 // The request path of /v1/chat/completions and /v1/completions as the daemon runs it
-// (http/openai_handlers.cc ServeGeneration): parse, the request gate, the policy decision,
-// then what the embedded engine does before generating (serving/chat_service.cc Start): the
-// rendered prompt and the structured-output constraint of a response_format or a required
-// tool choice (serving::StructuredRequests, over the demo vocabulary). The prompt-token counter stands in for the engine's
-// (kimi::CountPromptTokens) with the same steps over the demo tokenizer: render, answer the
-// byte count when it is bound enough, else encode.
+// (http/openai_handlers.cc ServeGeneration): the request gate's one parse into the typed
+// request, the policy decision, the body an upstream would receive, then what the embedded
+// engine does before generating (serving/chat_service.cc Start): the rendered prompt and the
+// structured-output constraint of a response_format or a required tool choice
+// (serving::StructuredRequests, over the demo vocabulary). The prompt-token counter is the
+// engine's (kimi::CountPromptTokens) over the demo tokenizer.
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "api/forward_body.h"
 #include "api/request_gate.h"
 #include "auth/server_secret.h"
 #include "fuzz_support.h"
 #include "fuzz_targets.h"
 #include "http/body_nesting.h"
-#include "kimi/chat_format.h"
-#include "kimi/prompt_encoding.h"
+#include "kimi/request_prompt.h"
 #include "policy/content_storage.h"
 #include "policy/policy_decision.h"
 #include "serving/structured_request.h"
@@ -54,44 +54,38 @@ const policy::ActivePolicy& BankPolicy() {
   return *active;
 }
 
-Result<policy::PromptTokens> CountPromptTokens(const Json& body, bool chat, int64_t bound_enough) {
-  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
-  if (!chat) {
-    const std::string prompt = body.value("prompt", Json("")).is_string() ? body["prompt"].get<std::string>() : "";
-    if (bound_enough >= 0 && int64_t(prompt.size()) <= bound_enough) return policy::PromptTokens{int64_t(prompt.size()), false};
-    KIMI_ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(prompt, /*allow_special=*/false));
-    return policy::PromptTokens{int64_t(ids.size()), true};
-  }
-  KIMI_ASSIGN_OR_RETURN(ChatRequest request, ParseChatRequest(body));
-  KIMI_ASSIGN_OR_RETURN(RenderedPrompt rendered, ChatFormat::Render(request));
-  const auto bytes = int64_t(rendered.text_without_stub().size());
-  if (bound_enough >= 0 && bytes <= bound_enough) return policy::PromptTokens{bytes, false};
-  KIMI_ASSIGN_OR_RETURN(PromptIds ids, EncodePrompt(tokenizer, rendered));
-  return policy::PromptTokens{int64_t(ids.prompt_tokens), true};
+Result<policy::PromptTokens> CountPromptTokens(EncodedRequestPrompt* prompt, bool chat, int64_t bound_enough) {
+  KIMI_ASSIGN_OR_RETURN(PromptTokenCount counted,
+                        kimi::CountPromptTokens(text::testing::DemoTokenizer(),
+                                                chat ? ServingEndpoint::kChatCompletions : ServingEndpoint::kCompletions,
+                                                prompt, bound_enough));
+  return policy::PromptTokens{counted.tokens, counted.exact};
 }
 
 // One endpoint, one caller: true when the request would reach generation (the gate accepted it,
 // the policy allowed it, the engine rendered it and compiled its structure).
-bool Serve(api::Endpoint endpoint, Json body, const std::string& role) {
-  if (!api::PrepareRequest(endpoint, &body).ok()) return false;
+bool Serve(api::Endpoint endpoint, const Json& body, const std::string& role) {
+  Result<api::ApiRequest> parsed = api::ParseRequest(endpoint, body);
+  if (!parsed.ok()) return false;
   policy::RequestFacts facts;
   facts.role = role;
   facts.chat = endpoint == api::Endpoint::kChatCompletions;
-  facts.model = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "kimi-k3";
+  facts.model = parsed->validated.model;
   facts.count_prompt_tokens = CountPromptTokens;
-  policy::PolicyDecision decision = policy::DecideRequest(BankPolicy(), facts, &body);
+  policy::PolicyDecision decision = policy::DecideRequest(BankPolicy(), facts, &*parsed);
   (void)policy::DecisionAuditEntries(decision);
   if (!decision.allowed()) return false;
-  (void)api::ReadResponseMode(endpoint, body);
+  (void)api::ReadResponseMode(*parsed);
   (void)policy::ContentForStorage(BankPolicy(), body.dump(-1, ' ', false, Json::error_handler_t::replace), "ok");
+  const api::BackendRequest request = api::ToBackendRequest(std::move(parsed).value(), "fuzz", facts.model);
+  (void)api::ForwardBody(request);
+  Result<EncodedRequestPrompt> rendered = RenderRequestPrompt(request.serving);
+  if (!rendered.ok()) return false;
+  if (rendered->rendered.generation_stub_size > rendered->rendered.text.size()) __builtin_trap();
   if (facts.chat) {
-    Result<ChatRequest> chat = ParseChatRequest(body);
-    if (!chat.ok()) return false;
-    Result<RenderedPrompt> rendered = ChatFormat::Render(*chat);
-    if (rendered.ok() && rendered->generation_stub_size > rendered->text.size()) __builtin_trap();
     // A fresh cache per input: a schema compiled for an earlier input must not hide this one.
     serving::StructuredRequests structured(DemoVocabulary());
-    if (!structured.ConstraintFor(body, *chat).ok()) return false;
+    if (!structured.ConstraintFor(request.serving).ok()) return false;
   }
   return true;
 }

@@ -111,6 +111,24 @@ class ServedModelTest(ServedModelCase):
         self.assertEqual(usage["total_tokens"], usage["prompt_tokens"] + usage["completion_tokens"])
         self.assertNotIn(REPLACEMENT, reply.body)
 
+    def test_ignored_fields_are_logged_once_and_top_k_is_accepted(self):
+        reply = post_json(self.daemon, "/v1/chat/completions", chat_body(top_k=3, frobnicate=True, mood="calm"))
+        self.assertEqual(reply.status, 200, reply.body)
+        request_id = reply.headers["x-request-id"]
+
+        def ignored(e):
+            return e.get("msg") == "request fields ignored" and e.get("request_id") == request_id
+        # The access log line comes after the handler's: once it is there, so is every line.
+        self.assertIsNotNone(self.daemon.wait_for_event(
+            lambda e: e.get("msg") == "request" and e.get("request_id") == request_id, timeout=30))
+        lines = [e for e in self.daemon.events() if ignored(e)]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertEqual(lines[0]["level"], "info")
+        self.assertEqual(lines[0]["fields"], "frobnicate, mood")  # top_k is accepted, not ignored
+        bad = post_json(self.daemon, "/v1/chat/completions", chat_body(top_k=1.5))
+        self.assertEqual(bad.status, 400, bad.body)
+        self.assertEqual(bad.json()["error"]["param"], "top_k")
+
     def test_streamed_chat_follows_every_rule(self):
         for thinking in ("enabled", "disabled"):
             with self.subTest(thinking=thinking):

@@ -269,6 +269,38 @@ class ServiceLevelTest(ServedModelTestCase):
         # The admin's rule sets no prompt limit: the same prompt is served.
         self.assertEqual(self.chat(words(400)).status, 200)
 
+    def test_each_request_is_parsed_rendered_and_tokenised_once(self):
+        # Redaction before the model renders the prompt to check it whole; the prompt limit
+        # counts it with the served tokenizer (a prompt of more bytes than the limit, so the
+        # count is exact): both, and the engine, must use the one render and tokenisation.
+        counting = load_policy("default.json")
+        counting["name"] = "count-once"
+        counting["redaction"]["before_model"] = True
+        for rule in counting["access"]["rules"]:
+            rule["max_prompt_tokens"] = 300
+        self.assertEqual(post_json(self.daemon, "/admin/v1/policies", counting).status, 201)
+        names = ("kimi_request_parses_total", "kimi_prompt_renders_total", "kimi_prompt_tokenizations_total")
+
+        def counts():
+            families = prometheus_text.parse(request(self.daemon, "GET", "/metrics").body)
+            return {name: families[name]["samples"][0][2] for name in names}
+
+        before = counts()
+        requests = 0
+        for stream in (False, True, False, True):
+            body = {"model": "kimi-k3-nano", "max_tokens": 3, "temperature": 0, "stream": stream,
+                    "messages": [{"role": "user", "content": "Name a river. " + words(60)}]}
+            reply = post_json(self.daemon, "/v1/chat/completions", body)
+            self.assertEqual(reply.status, 200, reply.body)
+            requests += 1
+            # A stream has a start record beside its final one; both carry the policy's entries.
+            policy = [r["policy"] or "" for r in read_records(self.daemon.data_dir)
+                      if r["request_id"] == reply.headers.get("x-request-id")]
+            self.assertTrue(policy and all("prompt_tokens:" in p for p in policy), policy)
+            self.assertFalse(any("prompt_tokens:<=" in p for p in policy), policy)  # exact, not a byte bound
+        after = counts()
+        self.assertEqual({name: after[name] - before[name] for name in names}, {name: requests for name in names})
+
     def test_workload_class_and_attainment_on_metrics(self):
         unknown = self.chat("hello", headers={"x-kimi-workload": "batch"})
         self.assertEqual(unknown.status, 400, unknown.body)

@@ -22,8 +22,10 @@ using request::FieldError;
 using request::Json;
 using request::OptionalMember;
 
+// top_k is read (and its type checked) by the one reader of the generation fields,
+// kimi::ReadGenerationParams, when the request is converted (api/request_gate.cc).
 constexpr std::string_view kSharedFields[] = {
-    "model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "max_tokens",
+    "model", "temperature", "top_p", "top_k", "n", "stream", "stream_options", "stop", "max_tokens",
     "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "user", "seed"};
 constexpr std::string_view kChatFields[] = {
     "messages", "max_completion_tokens", "top_logprobs", "tools", "tool_choice", "parallel_tool_calls",
@@ -79,15 +81,20 @@ Status CheckPassiveFields(const Json& body, bool chat) {
     }
   }
   if (!chat) return Status::OK();
-  if (const Json* v = OptionalMember(body, "top_logprobs")) {
-    int64_t n = 0;
-    KIMI_RETURN_IF_ERROR(ExpectInteger(*v, "top_logprobs", &n));
-    if (n < 0 || n > 20) return FieldError("top_logprobs", "must be in [0, 20]");
-  }
+  // top_logprobs is the one reader's (kimi::ReadGenerationParams).
   for (const char* key : {"parallel_tool_calls", "add_generation_prompt", "store"}) {
     if (const Json* v = OptionalMember(body, key)) KIMI_RETURN_IF_ERROR(ExpectBool(*v, key));
   }
   if (const Json* v = OptionalMember(body, "metadata")) KIMI_RETURN_IF_ERROR(CheckMetadata(*v));
+  return Status::OK();
+}
+
+// The generation fields through the one reader the engine's worker uses too, so that their
+// OpenAI rules (types, stop strings, caps, top_logprobs) live once; after the model's bounds.
+Status ReadGeneration(const Json& body, ValidatedRequest* out) {
+  KIMI_ASSIGN_OR_RETURN(out->generation, ReadGenerationParams(body));
+  out->max_tokens = out->generation.max_tokens;
+  out->stop = out->generation.stop;
   return Status::OK();
 }
 
@@ -143,6 +150,7 @@ Result<ValidatedRequest> ValidateChatCompletion(const Json& body, const ModelReq
   // Pass 2: rules across the request (tool names, tool_choice against the tools).
   KIMI_RETURN_IF_ERROR(request::ResolveTools(body, &out));
 
+  KIMI_RETURN_IF_ERROR(ReadGeneration(body, &out));
   ListIgnoredFields(body, /*chat=*/true, &out);
   out.body = body;
   request::WriteThinking(out, &out.body);
@@ -157,6 +165,7 @@ Result<ValidatedRequest> ValidateCompletion(const Json& body, const ModelRequest
   KIMI_RETURN_IF_ERROR(CheckPrompt(body, &out));
   KIMI_RETURN_IF_ERROR(CheckCompletionOnlyFields(body, rules));
   KIMI_RETURN_IF_ERROR(CheckPassiveFields(body, /*chat=*/false));
+  KIMI_RETURN_IF_ERROR(ReadGeneration(body, &out));
   ListIgnoredFields(body, /*chat=*/false, &out);
   out.body = body;
   out.body["prompt"] = out.prompt;

@@ -3,8 +3,9 @@
 //
 // ValidateChatCompletion() checks every rule of docs/api.md "Request rules" (sampling bounds,
 // thinking, tools global and dynamic, tool_choice, response_format, messages and the scalar
-// fields) and returns the normalised body the backends receive (BackendRequest::body) with
-// the facts the server needs to answer (stream, include_usage, limits, tool schemas).
+// fields) and returns the facts the server needs to answer (stream, include_usage, limits,
+// tool schemas) with the normalised body, from which the engine's typed request is read once
+// (api/request_gate.h) and which an upstream server receives (api/forward_body.h).
 // A failed rule is Status::InvalidArgument whose message starts with the request field's path
 // ("temperature must be in [0, 1] (got 1.1)"); RequestErrorParam() returns that path for
 // OpenAI's error `param`.
@@ -29,6 +30,7 @@
 
 #include "api/backend.h"
 #include "config/model_request_rules.h"
+#include "kimi/serving_request.h"
 #include "kimi/status.h"
 
 namespace kimi::api {
@@ -46,14 +48,19 @@ struct DeclaredTool {
 
 struct ValidatedRequest {
   Endpoint endpoint = Endpoint::kChatCompletions;
-  nlohmann::ordered_json body;  // normalised: what BackendRequest::body carries
+  nlohmann::ordered_json body;  // normalised; kept only to forward upstream (api/forward_body.h)
   std::string model;
   bool stream = false;
   bool include_usage = false;                // stream_options.include_usage
   std::optional<int64_t> max_tokens;         // max_completion_tokens, else max_tokens
+  std::optional<int64_t> max_tokens_field;   // each as sent, for limits that name the field
+  std::optional<int64_t> max_completion_tokens_field;
   std::optional<double> temperature;
   std::optional<int64_t> seed;
   std::vector<std::string> stop;             // `stop` as a list (a single string becomes one entry)
+  // Every generation field, as kimi::ReadGenerationParams read it (max_tokens and stop above
+  // are its values): what the engine's typed request carries.
+  GenerationParams generation;
 
   // Chat completions only.
   bool thinking = true;
@@ -68,7 +75,7 @@ struct ValidatedRequest {
   // Completions only.
   std::string prompt;
 
-  // Top-level fields this API does not know, for the handler to log (not silently dropped).
+  // Top-level fields this API does not know: the handler logs them, one line per request.
   std::vector<std::string> ignored_fields;
 };
 

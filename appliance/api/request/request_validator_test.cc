@@ -96,10 +96,11 @@ TEST(RequestValidatorTest, OtherFieldsAreKeptAsSent) {
   EXPECT_TRUE(r->ignored_fields.empty());
 }
 
+// top_k is a field the API accepts (the engine applies it), not an ignored one.
 TEST(RequestValidatorTest, UnknownFieldsAreListedForTheLog) {
-  auto r = ChatWith(R"({"top_k": 5, "frobnicate": true, "seed": 1})");
+  auto r = ChatWith(R"({"top_k": 5, "frobnicate": true, "seed": 1, "best": 2})");
   ASSERT_TRUE(Accepted(r));
-  EXPECT_EQ(r->ignored_fields, (std::vector<std::string>{"top_k", "frobnicate"}));
+  EXPECT_EQ(r->ignored_fields, (std::vector<std::string>{"frobnicate", "best"}));
 }
 
 TEST(RequestValidatorTest, PassiveFieldsAreTypeChecked) {
@@ -108,7 +109,9 @@ TEST(RequestValidatorTest, PassiveFieldsAreTypeChecked) {
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": []})"), "logit_bias"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"user": 1})"), "user"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"parallel_tool_calls": "yes"})"), "parallel_tool_calls"));
-  EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": false, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
+  EXPECT_TRUE(Accepted(ChatWith(R"({"logprobs": true, "top_logprobs": 0, "logit_bias": {}, "parallel_tool_calls": true})")));
+  // top_logprobs asks for alternatives of the logprobs asked for (OpenAI's rule too).
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logprobs": false, "top_logprobs": 0})"), "top_logprobs"));
 }
 
 TEST(RequestValidatorTest, LogitBiasNamesTokensOfTheVocabularyWithBoundedValues) {

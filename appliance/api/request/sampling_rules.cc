@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 namespace kimi::api::request {
 namespace {
@@ -50,23 +51,22 @@ Status CheckN(const Json& body, const ModelRequestRules& rules) {
   return Status::OK();
 }
 
-Status CheckMaxTokens(const Json& body, ValidatedRequest* out) {
+// The output caps as sent, for limits that name the field (the policy's). Their rule (an
+// integer >= 1, max_completion_tokens winning) is the one reader's, kimi::ReadGenerationParams.
+void RecordMaxTokens(const Json& body, ValidatedRequest* out) {
   for (const char* field : {"max_tokens", "max_completion_tokens"}) {
     const Json* value = OptionalMember(body, field);
-    if (value == nullptr) continue;
     int64_t limit = 0;
-    KIMI_RETURN_IF_ERROR(ExpectInteger(*value, field, &limit));
-    if (limit < 1) return FieldError(field, "must be at least 1 (got " + std::to_string(limit) + ")");
-    out->max_tokens = limit;  // max_completion_tokens, checked second, wins: it replaced max_tokens
+    if (value == nullptr || !ExpectInteger(*value, field, &limit).ok()) continue;
+    (std::string_view(field) == "max_tokens" ? out->max_tokens_field : out->max_completion_tokens_field) = limit;
   }
-  return Status::OK();
 }
 
-// One stop string: non-empty and within the model's byte bound.
+// One stop string within the model's byte bound. Its type and that it is not empty are the
+// one reader's rules (kimi::ReadGenerationParams).
 Status CheckStopString(const Json& s, const std::string& field, const ModelRequestRules& rules) {
-  KIMI_RETURN_IF_ERROR(ExpectString(s, field));
+  if (!s.is_string()) return Status::OK();
   const size_t bytes = s.get_ref<const std::string&>().size();
-  if (bytes == 0) return FieldError(field, "must not be empty");
   if (int64_t(bytes) > rules.max_stop_bytes) {
     return FieldError(field, "must be at most " + std::to_string(rules.max_stop_bytes) + " bytes for this model (got " +
                                  std::to_string(bytes) + ")");
@@ -76,23 +76,15 @@ Status CheckStopString(const Json& s, const std::string& field, const ModelReque
 
 // Every stop string is matched after every token on the scheduler thread: the list is bounded
 // per model (OpenAI's 4 by default).
-Status CheckStop(const Json& body, const ModelRequestRules& rules, ValidatedRequest* out) {
+Status CheckStop(const Json& body, const ModelRequestRules& rules) {
   const Json* value = OptionalMember(body, "stop");
   if (value == nullptr) return Status::OK();
-  if (value->is_string()) {
-    KIMI_RETURN_IF_ERROR(CheckStopString(*value, "stop", rules));
-    out->stop.push_back(value->get<std::string>());
-    return Status::OK();
-  }
-  if (!value->is_array()) return FieldError("stop", "must be a string or an array of strings");
+  if (!value->is_array()) return CheckStopString(*value, "stop", rules);
   if (int64_t(value->size()) > rules.max_stop) {
     return FieldError("stop", "must hold at most " + std::to_string(rules.max_stop) + " strings for this model (got " +
                                   std::to_string(value->size()) + ")");
   }
-  for (size_t i = 0; i < value->size(); ++i) {
-    KIMI_RETURN_IF_ERROR(CheckStopString((*value)[i], Indexed("stop", i), rules));
-    out->stop.push_back((*value)[i].get<std::string>());
-  }
+  for (size_t i = 0; i < value->size(); ++i) KIMI_RETURN_IF_ERROR(CheckStopString((*value)[i], Indexed("stop", i), rules));
   return Status::OK();
 }
 
@@ -151,8 +143,8 @@ Status CheckSamplingFields(const Json& body, const ModelRequestRules& rules, Val
   KIMI_RETURN_IF_ERROR(CheckPinned(body, "presence_penalty", rules.presence_penalty, -2.0, 2.0, "[-2, 2]"));
   KIMI_RETURN_IF_ERROR(CheckPinned(body, "frequency_penalty", rules.frequency_penalty, -2.0, 2.0, "[-2, 2]"));
   KIMI_RETURN_IF_ERROR(CheckN(body, rules));
-  KIMI_RETURN_IF_ERROR(CheckMaxTokens(body, out));
-  KIMI_RETURN_IF_ERROR(CheckStop(body, rules, out));
+  RecordMaxTokens(body, out);
+  KIMI_RETURN_IF_ERROR(CheckStop(body, rules));
   KIMI_RETURN_IF_ERROR(CheckLogitBias(body, rules));
   if (const Json* seed = OptionalMember(body, "seed")) {
     int64_t s = 0;

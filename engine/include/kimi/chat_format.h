@@ -55,17 +55,18 @@ Result<ChatRequest> ParseChatRequest(const nlohmann::ordered_json& body);
 // Same, from the body's text (parsed as ordered_json).
 Result<ChatRequest> ParseChatRequest(std::string_view body_json);
 
-// Every text of a chat-completions body that the prompt prints from the caller: message
-// content and text parts, `name`, `reasoning_content`/`reasoning`, a tool message's `tool`,
-// tool calls' names and arguments (a JSON object text as its decoded keys and values), the
-// tools declared globally or on a system message (every key and value: names, descriptions,
-// parameter schemas) and `response_format` (its schema's keys and values). Numbers are
-// handed over as the prompt prints them. `visit` may rewrite a text in place (a policy
-// masking a value); the body then renders with the rewritten text. This is the one list of
-// rendered fields: rendered_texts_test.cc holds it to what Render() writes. InvalidArgument,
-// naming the field, for a body the renderer would refuse for its nesting.
+// Every text of a chat request that the prompt prints from the caller: message content and
+// text parts, `name`, `reasoning_content`/`reasoning`, a tool message's `tool`, tool calls'
+// names and arguments (a JSON object text as its decoded keys and values), the tools declared
+// globally or on a system message (every key and value: names, descriptions, parameter
+// schemas) and `response_format` (its schema's keys and values). Numbers are handed over as
+// the prompt prints them. `visit` may rewrite a text in place (a policy masking a value); the
+// request then renders with the rewritten text. This is the one list of rendered fields,
+// used by every policy that must see what the model reads: rendered_texts_test.cc holds it
+// to what Render() writes. InvalidArgument, naming the field, for a request the renderer
+// would refuse for its nesting.
 using RenderedTextVisitor = std::function<void(std::string* text)>;
-Status ForEachRenderedText(nlohmann::ordered_json* body, const RenderedTextVisitor& visit);
+Status ForEachRenderedText(ChatRequest* request, const RenderedTextVisitor& visit);
 // Every object key and every string and number of `value`, decoded, with the same rewriting
 // rules (what a stored copy of a whole request holds). InvalidArgument when nested too deep.
 Status ForEachText(nlohmann::ordered_json* value, const RenderedTextVisitor& visit);

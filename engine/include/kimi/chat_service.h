@@ -1,15 +1,18 @@
-// ChatService: the engine as a chat-completions service. One request body in, a stream of
-// typed output events out: the path shared by the appliance's embedded backend and
-// `kimi-engine serve`.
+// ChatService: the engine as a chat-completions service. One typed request in
+// (kimi/serving_request.h), a stream of typed output events out: the path shared by the
+// appliance's embedded backend and `kimi-engine serve`.
 //
-// Start() does, in order: read the chat fields of the body (ParseChatRequest), render the K3
-// prompt (ChatFormat::Render), tokenise it (EncodePrompt), read the sampling fields
-// (GenerationParamsFromBody), build the token constraint of a structured answer
-// (response_format json_schema / json_object, tool_choice "required"), submit to the Runtime, and start the model's OutputParser
-// where the prompt left the model (ChatFormat::OutputStartFor). For /v1/completions the
-// body's `prompt` text is tokenised without special tokens and the output is answer text.
-// Every error that Start() returns happens before generation; once a ChatStream exists,
-// its events carry the rest (a runtime refusal arrives as the first event, kError).
+// A request's prompt is rendered (RenderRequestPrompt: the K3 chat format for chat, the
+// prompt text for completions) and tokenised (TokeniseRequestPrompt) once. A caller that
+// needed the prompt before submitting (the appliance's policy step checks the rendered text
+// and counts its tokens) hands what it made to Start(), which then renders and tokenises only
+// what is missing. Start() then builds the token constraint of a structured answer
+// (response_format json_schema / json_object, tool_choice "required"), submits to the
+// Runtime, and starts the model's OutputParser where the prompt left the model
+// (ChatFormat::OutputStartFor). For /v1/completions the prompt text is tokenised without
+// special tokens and the output is answer text. Every error that Start() returns happens
+// before generation; once a ChatStream exists, its events carry the rest (a runtime refusal
+// arrives as the first event, kError).
 //
 // Owns: the Runtime (and through it the Model), the Tokenizer. A ChatStream owns its
 // runtime request: destroying it, or Cancel(), drops the sequence and frees its memory.
@@ -23,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kimi/chat_format.h"
 #include "kimi/model.h"
 #include "kimi/output_parser.h"
+#include "kimi/request_prompt.h"
 #include "kimi/runtime.h"
+#include "kimi/serving_request.h"
 #include "kimi/status.h"
 #include "kimi/token_logprobs.h"
 #include "kimi/tokenizer.h"
@@ -38,43 +41,6 @@ namespace kimi {
 namespace serving {
 class StructuredRequests;
 }  // namespace serving
-
-enum class ServingEndpoint { kChatCompletions, kCompletions };
-
-// The prompt of a request body as the engine runs it: a chat body rendered in the K3 format
-// (ChatFormat::Render) and tokenised (EncodePrompt); a completions body's `prompt` text
-// tokenised without special tokens.
-struct EncodedRequestPrompt {
-  std::vector<int32_t> ids;       // what the runtime runs (chat: with the generation stub)
-  int64_t prompt_tokens = 0;      // what usage.prompt_tokens reports
-  std::optional<ChatRequest> chat;  // the parsed chat request (chat endpoint only)
-  // What the ids were made from, so that they can be reused for the same prompt only: the
-  // tokenizer (Tokenizer::id) and the rendered prompt (completions: the prompt text alone).
-  uint64_t tokenizer_id = 0;
-  RenderedPrompt rendered;
-};
-// `counted` (may be null): ids encoded earlier for this request (CountPromptTokens). They are
-// reused, not encoded again, when the same tokenizer made them from the same rendered prompt
-// (text, markup and stub); otherwise they are ignored. Either way the result is what encoding
-// would give. Errors: InvalidArgument naming the body field at fault; the tokenizer's errors.
-Result<EncodedRequestPrompt> EncodeRequestPrompt(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
-                                                 ServingEndpoint endpoint,
-                                                 const EncodedRequestPrompt* counted = nullptr);
-
-// The number of prompt tokens a request will report as usage.prompt_tokens, computed by the
-// same path as ChatService::Start (EncodeRequestPrompt), for checks made before a request is
-// submitted (the appliance's policy step). When the rendered prompt has at most
-// `bound_enough` bytes it cannot have more tokens than bytes (every token covers at least one
-// byte), so the byte count is returned as an upper bound (exact == false) without tokenising.
-struct PromptTokenCount {
-  int64_t tokens = 0;
-  bool exact = true;  // false: `tokens` is an upper bound of at most bound_enough
-  // An exact count's ids, for ChatService::Start to run without encoding the prompt again
-  // (its `chat` is not kept); null for an upper bound.
-  std::shared_ptr<const EncodedRequestPrompt> encoded;
-};
-Result<PromptTokenCount> CountPromptTokens(const Tokenizer& tokenizer, const nlohmann::ordered_json& body,
-                                           ServingEndpoint endpoint, int64_t bound_enough = -1);
 
 struct ChatUsage {
   int64_t prompt_tokens = 0;      // the rendered prompt without the generation stub
@@ -135,12 +101,13 @@ class ChatService {
   ChatService(const ChatService&) = delete;
   ChatService& operator=(const ChatService&) = delete;
 
-  // Errors (nothing was submitted): InvalidArgument naming the body field at fault.
-  // `priority`: the runtime's admission priority (GenerationRequest::priority). `counted`
-  // (may be null): the ids CountPromptTokens made of this body, so that a request counted
-  // before it was submitted is tokenised once (EncodeRequestPrompt says when they are used).
-  Result<std::unique_ptr<ChatStream>> Start(const nlohmann::ordered_json& body, ServingEndpoint endpoint,
-                                            int priority = 0, const EncodedRequestPrompt* counted = nullptr);
+  // Errors (nothing was submitted): InvalidArgument naming the request field at fault.
+  // `priority`: the runtime's admission priority (GenerationRequest::priority). `prepared`
+  // (may be null): RenderRequestPrompt(request), maybe tokenised, made by the caller before
+  // submitting; it must be this request's prompt. Its ids are used when this service's
+  // tokenizer made them.
+  Result<std::unique_ptr<ChatStream>> Start(const ServingRequest& request, int priority = 0,
+                                            const EncodedRequestPrompt* prepared = nullptr);
 
   RuntimeCounters Counters() const;
   // The model's weight files as it reads them in place (Model::MappedWeights); valid while
