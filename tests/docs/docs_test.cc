@@ -1,11 +1,17 @@
 // The docs against the tree they describe:
+// - docs/architecture.md's block between <!-- LAYERS:begin --> and <!-- LAYERS:end --> is what
+//   LayersBlock() makes of LAYERS (the layer order and every folder's job, the very lines the
+//   include-graph test reads); `cmake --build build --target docs-layers` rewrites it.
 // - every repository path a docs/*.md names in backticks (`appliance/http/server.cc`,
 //   `engine/include/kimi/sse_frame.h`, a folder's own `http/server.h`, `api/request_gate.*`,
 //   `engine/include/kimi/{status,log}.h`, `engine/tools/serve_*`) names a file or folder that
 //   exists, so a renamed file cannot leave a doc pointing at nothing.
 //
-// KIMI_DOCS_ROOT (a compile definition) is the source tree the test reads.
+// KIMI_DOCS_ROOT (a compile definition) is the source tree the test reads. With
+// KIMI_REGENERATE_DOCS=1 in the environment the layers test writes the block instead of
+// comparing it.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -22,10 +28,87 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr char kBegin[] = "<!-- LAYERS:begin";
+constexpr char kEnd[] = "<!-- LAYERS:end -->";
+constexpr char kRegenerate[] = "cmake --build build --target docs-layers";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::string Join(const std::vector<std::string>& words, const std::string& separator) {
   std::string out;
   for (const std::string& w : words) out += (out.empty() ? "" : separator) + w;
   return out;
+}
+
+// The block docs/architecture.md carries, markers included: the layer order of each tree, then
+// the [engine] and [appliance] sections of LAYERS line for line (their comments left out).
+std::string LayersBlock(const std::string& layers_text) {
+  std::istringstream in(layers_text);
+  std::vector<std::string> errors;
+  kimi_layers::Layers layers = kimi_layers::ParseLayers(in, &errors);
+  std::string out = std::string(kBegin) + " generated from LAYERS by `" + kRegenerate +
+                    "`: edit LAYERS, not this block -->\n";
+  out += "| Tree | Layers, lowest first |\n|---|---|\n";
+  out += "| engine | " + Join(layers.engine, " < ") + " |\n";
+  out += "| appliance | " + Join(layers.appliance, " < ") + " |\n\n```text\n";
+  std::istringstream lines(layers_text);
+  std::string line, section, kept;
+  while (std::getline(lines, line)) {
+    std::string text = kimi_layers::Trim(line);
+    if (text.size() > 2 && text.front() == '[' && text.back() == ']') section = text.substr(1, text.size() - 2);
+    if (section != "engine" && section != "appliance") continue;
+    if (!text.empty() && text[0] == '#') continue;
+    if (text.empty() && (kept.empty() || kept.ends_with("\n\n"))) continue;
+    kept += line + "\n";
+  }
+  while (kept.ends_with("\n\n")) kept.pop_back();
+  return out + kept + "```\n" + kEnd;
+}
+
+// Splits `doc` around its generated block: [0, begin) and [end, size). False without markers.
+bool FindBlock(const std::string& doc, size_t* begin, size_t* end) {
+  *begin = doc.find(kBegin);
+  size_t last = doc.find(kEnd);
+  if (*begin == std::string::npos || last == std::string::npos || last < *begin) return false;
+  *end = last + std::string(kEnd).size();
+  return true;
+}
+
+TEST(ArchitectureDocTest, LayersBlockIsGeneratedFromLayers) {
+  const fs::path root = KIMI_DOCS_ROOT;
+  const fs::path doc_path = root / "docs" / "architecture.md";
+  std::string doc = ReadFile(doc_path);
+  const std::string want = LayersBlock(ReadFile(root / "LAYERS"));
+  size_t begin = 0, end = 0;
+  ASSERT_TRUE(FindBlock(doc, &begin, &end))
+      << doc_path << " has no " << kBegin << " ... " << kEnd << " block; add the two markers and run `"
+      << kRegenerate << "`";
+  if (const char* regenerate = std::getenv("KIMI_REGENERATE_DOCS"); regenerate && std::string(regenerate) == "1") {
+    doc.replace(begin, end - begin, want);
+    std::ofstream(doc_path, std::ios::binary | std::ios::trunc) << doc;
+    return;
+  }
+  EXPECT_EQ(doc.substr(begin, end - begin), want)
+      << "docs/architecture.md's layers block differs from LAYERS; regenerate it with `" << kRegenerate << "`";
+}
+
+TEST(ArchitectureDocTest, TheBlockHasEveryFolderWithItsJob) {
+  const std::string block = LayersBlock("[engine]\nkimi   the API\ncore   status,\n       logging\n\n"
+                                        "[appliance]\n# a comment\nhttp   transport\n\n# Arrows\n[pending]\n"
+                                        "appliance/x.cc -> http   a reason\n");
+  EXPECT_NE(block.find("| engine | kimi < core |"), std::string::npos) << block;
+  EXPECT_NE(block.find("| appliance | http |"), std::string::npos) << block;
+  EXPECT_NE(block.find("```text\n[engine]\nkimi   the API\ncore   status,\n       logging\n\n[appliance]\n"
+                       "http   transport\n```\n"),
+            std::string::npos)
+      << block;
+  EXPECT_EQ(block.find("pending"), std::string::npos) << block;
+  EXPECT_EQ(block.find("a comment"), std::string::npos) << block;
 }
 
 // The repository's top-level names (folders and files), build outputs left out.
