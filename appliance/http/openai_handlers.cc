@@ -22,6 +22,7 @@
 #include "http/dispatcher.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
+#include "http/readiness.h"
 #include "http/request_audit.h"
 #include "kimi/log.h"
 #include "policy/request_policy.h"
@@ -34,7 +35,7 @@ using Json = nlohmann::ordered_json;
 // How often a streaming response with no new event checks that its client is still there.
 constexpr std::chrono::milliseconds kClientCheckInterval{250};
 
-std::string ModelNotReadyReason(const Services& services) {
+std::string ModelNotReadyReason(const GenerationServices& services) {
   if (services.readiness != nullptr) {
     for (const ComponentState& c : services.readiness->Snapshot()) {
       if (c.name == "model" && !c.ready) return "the model is not ready: " + c.detail;
@@ -44,7 +45,7 @@ std::string ModelNotReadyReason(const Services& services) {
 }
 
 // The model a request is for: the one it names (the request rules require one).
-Result<std::string> ResolveModel(const Services& services, const std::string& model) {
+Result<std::string> ResolveModel(const GenerationServices& services, const std::string& model) {
   if (services.backend == nullptr) return Status::Unavailable(ModelNotReadyReason(services));
   const std::vector<std::string> served = services.backend->Models();
   if (served.empty()) return Status::Unavailable(ModelNotReadyReason(services));
@@ -78,7 +79,7 @@ Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
 
 // The request rules of the model a body asks for (the only served one when it names none),
 // looked up before validation so that a malformed body still gets its 400 without a model.
-api::RulesLookup RulesFor(const Services& services) {
+api::RulesLookup RulesFor(const GenerationServices& services) {
   if (services.request_rules == nullptr) return nullptr;
   return [table = services.request_rules](const std::string& model) -> const api::ModelRequestRules& {
     return table->For(model);
@@ -86,7 +87,7 @@ api::RulesLookup RulesFor(const Services& services) {
 }
 
 // The model a request names none of: the only one served ("" while none is).
-std::string FirstServedModel(const Services& services) {
+std::string FirstServedModel(const GenerationServices& services) {
   if (services.request_rules == nullptr || services.backend == nullptr) return std::string();
   const std::vector<std::string> served = services.backend->Models();
   return served.empty() ? std::string() : served.front();
@@ -313,7 +314,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   return Status::OK();
 }
 
-Status ServeGeneration(api::Endpoint endpoint, const Services& services, RequestContext& ctx,
+Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& services, RequestContext& ctx,
                        const httplib::Request& req, httplib::Response& res) {
   // The one parse of the body: everything after reads the typed request.
   KIMI_ASSIGN_OR_RETURN(api::ApiRequest parsed,
@@ -355,8 +356,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
   // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
   // belongs to), not from what is active now: an activation may switch between the two.
-  ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr ||
-                                   (services.auditor != nullptr && services.auditor->policy().content.store_content);
+  ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr || services.audit_stores_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
     return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
@@ -381,7 +381,7 @@ int64_t ServedSince() {
   return since;
 }
 
-Json ModelObject(const Services& services, const std::string& id) {
+Json ModelObject(const ModelListServices& services, const std::string& id) {
   std::optional<ServedModelDetails> details;
   if (services.describe_model) details = services.describe_model(id);
   Json object{{"id", id}, {"object", "model"}, {"created", details ? details->created : ServedSince()},
@@ -395,7 +395,7 @@ Json ModelObject(const Services& services, const std::string& id) {
 }
 
 // The served models the request's key may use.
-std::vector<std::string> ServedModels(const Services& services, const RequestContext& ctx) {
+std::vector<std::string> ServedModels(const ModelListServices& services, const RequestContext& ctx) {
   std::vector<std::string> out = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
   std::erase_if(out, [&](const std::string& id) { return !CheckModelAccess(ctx, id).ok(); });
   return out;
@@ -403,17 +403,17 @@ std::vector<std::string> ServedModels(const Services& services, const RequestCon
 
 }  // namespace
 
-Status HandleChatCompletions(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleChatCompletions(const GenerationServices& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
   return ServeGeneration(api::Endpoint::kChatCompletions, services, ctx, req, res);
 }
 
-Status HandleCompletions(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleCompletions(const GenerationServices& services, RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
   return ServeGeneration(api::Endpoint::kCompletions, services, ctx, req, res);
 }
 
-Status HandleListModels(const Services& services, RequestContext& ctx, const httplib::Request&,
+Status HandleListModels(const ModelListServices& services, RequestContext& ctx, const httplib::Request&,
                         httplib::Response& res) {
   Json data = Json::array();
   for (const std::string& id : ServedModels(services, ctx)) data.push_back(ModelObject(services, id));
@@ -422,7 +422,8 @@ Status HandleListModels(const Services& services, RequestContext& ctx, const htt
   return Status::OK();
 }
 
-Status HandleGetModel(const Services& services, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
+Status HandleGetModel(const ModelListServices& services, RequestContext& ctx, const httplib::Request&,
+                      httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
   const std::vector<std::string> served = ServedModels(services, ctx);
   if (std::find(served.begin(), served.end(), id) == served.end()) {
@@ -431,6 +432,17 @@ Status HandleGetModel(const Services& services, RequestContext& ctx, const httpl
   res.status = 200;
   res.set_content(api::DumpJson(ModelObject(services, id)), "application/json");
   return Status::OK();
+}
+
+void AddOpenAiRoutes(RouteTable& table, GenerationServices generation, ModelListServices models) {
+  using P = auth::Permission;
+  table.Add({"POST", "/v1/chat/completions", "chat_completions", BindRoute(generation, &HandleChatCompletions), false,
+             P::kInference});
+  table.Add({"POST", "/v1/completions", "completions", BindRoute(std::move(generation), &HandleCompletions), false,
+             P::kInference});
+  table.Add({"GET", "/v1/models", "models", BindRoute(models, &HandleListModels), false, P::kModelsRead});
+  table.Add({"GET", "/v1/models/{id...}", "model", BindRoute(std::move(models), &HandleGetModel), false,
+             P::kModelsRead});
 }
 
 }  // namespace kimi::http
