@@ -63,8 +63,8 @@ using Lease = auth::UsageMeter::Lease;
 
 // Hands the request's token counts (the audit facts: one source for the record and the
 // quotas) to its lease and records them; nothing when the backend emitted nothing.
-void Meter(Lease* lease, const AuditFacts& facts, const std::string& request_id) {
-  if (lease == nullptr || !facts.generated) return;
+void Meter(Lease* lease, const GenerationTally& tally, const AuditFacts& facts, const std::string& request_id) {
+  if (lease == nullptr || !tally.generated) return;
   lease->Count(facts.prompt_tokens, facts.completion_tokens);
   Status s = lease->Finish();
   if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
@@ -115,8 +115,9 @@ bool ClientConnected(const httplib::Stream* stream) {
 template <typename Builder>
 class WholeResponseDelivery final : public api::BackgroundGeneration::Delivery {
  public:
-  WholeResponseDelivery(Builder& builder, std::chrono::steady_clock::time_point start, AuditFacts* facts)
-      : builder_(builder), recording_(builder, start, facts) {}
+  WholeResponseDelivery(Builder& builder, std::chrono::steady_clock::time_point start, GenerationTally* tally,
+                        AuditFacts* facts)
+      : builder_(builder), recording_(builder, start, tally, facts) {}
   bool Deliver(const api::StreamEvent* events, size_t count) override {
     for (size_t i = 0; i < count; ++i) recording_.Emit(events[i]);
     return true;
@@ -133,9 +134,9 @@ class WholeResponseDelivery final : public api::BackgroundGeneration::Delivery {
 // of leaving the engine to finish work nobody will read.
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, api::BackendRequest request, const api::ResponseMeta& meta, bool logprobs,
-                    RequestContext& ctx, Lease* lease, httplib::Response& res) {
+                    GenerationTally tally, RequestContext& ctx, Lease* lease, httplib::Response& res) {
   Builder builder(logprobs);
-  WholeResponseDelivery<Builder> delivery(builder, ctx.start, &ctx.audit);
+  WholeResponseDelivery<Builder> delivery(builder, ctx.start, &tally, &ctx.audit);
   const std::string request_id = request.request_id;
   api::BackgroundGeneration generation(backend, std::move(request));
   const httplib::Stream* client = ActiveResponseStream();
@@ -144,7 +145,7 @@ Status RespondWhole(api::Backend& backend, api::BackendRequest request, const ap
       generation.Deliver(delivery, &generated, kClientCheckInterval, [client] { return ClientConnected(client); });
   api::BackendOutcome outcome;
   if (generation.WaitOutcome(&outcome, kOutcomeWait)) NoteBackendOutcome(outcome, &ctx.audit);
-  Meter(lease, ctx.audit, request_id);  // a failure after some events is counted too
+  Meter(lease, tally, ctx.audit, request_id);  // a failure after some events is counted too
   if (delivered == api::BackgroundGeneration::Delivered::kClientGone) {
     return Status::Cancelled("the client closed the connection before the response was complete");
   }
@@ -239,7 +240,8 @@ void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation
 // final frames go out; a stream that ends any other way records them when the provider, and
 // with it the lease, is destroyed.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     RequestContext& ctx, std::shared_ptr<Lease> lease, httplib::Response& res) {
+                     GenerationTally tally, RequestContext& ctx, std::shared_ptr<Lease> lease,
+                     httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
@@ -259,7 +261,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   // The start record's prompt count: the backend's own when its first event carries one.
   if (const int64_t counted = generation->PromptTokensAtFirstEvent(); counted > 0) ctx.audit.prompt_tokens = counted;
   SetServedVersionHeaders(serving, res);
-  auto audit = std::make_shared<StreamAudit>(ctx.audit, ctx.start);
+  auto audit = std::make_shared<StreamAudit>(ctx.audit, tally, ctx.start);
   ctx.stream_audit = audit;
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
   res.status = 200;
@@ -280,7 +282,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
         switch (generation->Deliver(writer, &result, kClientCheckInterval,
                                     [&sink, stream] { return sink.is_writable() && ClientConnected(stream); })) {
           case api::BackgroundGeneration::Delivered::kClientGone:
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             (void)audit->Finish(kOutcomeClientDisconnected, nullptr);
             return false;
           case api::BackgroundGeneration::Delivered::kEnded: {
@@ -291,7 +293,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
             std::string tail =
                 RenderErrorFrame(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
                 std::string(api::kSseDone);
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
             return true;
           }
@@ -300,12 +302,12 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               // The audit store failed mid-stream: the generation stops, the client gets the
               // error frame, and the end record waits for the store (StreamAudit::Finish).
               generation->Abandon();
-              Meter(lease.get(), audit->facts(), request_id);
+              Meter(lease.get(), audit->tally(), audit->facts(), request_id);
               FinishStream(sink, *generation, *audit, kOutcomeAuditUnavailable,
                            AuditErrorFrame(writer.audit_failure().message()));
               return true;
             }
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeCompleted, writer.TakeTail());
             return true;
         }
@@ -353,16 +355,17 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());
-  ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
   // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
   // belongs to), not from what is active now: an activation may switch between the two.
-  ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr || services.audit_stores_content;
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
+  tally.keep_completion_text = ctx.audit.stored_content != nullptr || services.audit_stores_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, tally, ctx,
                                                          lease.get(), res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
-                                                           lease.get(), res);
+                : RespondWhole<api::TextCompletionBuilder>(backend, std::move(request), meta, mode.logprobs, tally,
+                                                           ctx, lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -372,7 +375,7 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage, mode.logprobs);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), ctx, std::move(lease), res);
+  return RespondStream(backend, std::move(request), std::move(encoder), tally, ctx, std::move(lease), res);
 }
 
 // The creation time reported for served models: when this process started serving.

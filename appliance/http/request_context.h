@@ -41,18 +41,15 @@ struct AuditFacts {
   std::string route_decision;
   int64_t attempts = 0;
   // The request's tokens: the backend's counts once its finish event arrived; before that
-  // (a request cut short) the estimated prompt and one token per generated delta. The one
-  // source of counts for the audit record and the key's quotas.
+  // (a request cut short) the estimated prompt and one token per generated delta
+  // (generation_audit.h). The one source of counts for the audit record and the key's quotas.
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  int64_t estimated_prompt_tokens = 0;  // api/prompt_estimate.h, set before generation
-  bool usage_reported = false;          // the finish event's counts are in
-  std::string finish_reason;            // the finish event's ("stop", "length", "tool_calls")
-  bool generated = false;               // the backend emitted an event
+  std::string finish_reason;   // the finish event's ("stop", "length", "tool_calls")
   int64_t ttft_us = 0;         // from the request's start to the backend's first event
   std::vector<std::string> policy;  // policy decisions taken, in order
-  bool keep_completion_text = false;  // the content policy stores content
-  std::string completion_text;        // answer text, collected only when kept
+  // Answer text, collected only when kept (GenerationTally::keep_completion_text).
+  std::string completion_text;
   // Set by the policy step when the active policy stores content: what of the request body
   // and the answer is kept, redacted as that policy says (nullopt: nothing). Unset: the
   // auditor's own AuditPolicy::content applies.
