@@ -19,10 +19,19 @@
 #include "admin/tls_routes.h"
 #include "http/routes.h"
 
+namespace kimi::api {
+class Backend;
+}  // namespace kimi::api
+namespace kimi::auth {
+class Authenticator;
+}  // namespace kimi::auth
 namespace kimi::models {
 class ModelAdmin;
 class TrustDirectory;
 }  // namespace kimi::models
+namespace kimi::policy {
+class PolicyService;
+}  // namespace kimi::policy
 
 namespace kimi::admin {
 

@@ -29,7 +29,10 @@
 #include "daemon/module_options.h"
 #include "daemon/signals.h"
 #include "http/console_assets.h"
+#include "http/console_handlers.h"
+#include "http/handlers.h"
 #include "http/listener.h"
+#include "http/openai_handlers.h"
 #include "http/readiness.h"
 #include "http/request_audit.h"
 #include "http/request_work_metrics.h"
@@ -463,14 +466,11 @@ Status Daemon::OpenModels() {
 Status Daemon::OpenServer() {
   Parts& p = *parts_;
   const config::AppConfig& config = p.config;
-  http::Services services{&p.registry, p.readiness.get(), p.auditor.get()};
-  services.authenticator = p.authenticator.get();
-  services.policy = p.policy_service.get();
-  services.admin_requires_client_certificate = p.tls != nullptr && p.tls->verifies_clients();
-  services.backend = p.measured_backend.get();
-  services.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
-  services.request_rules = &p.request_rules;
-  services.before_metrics_render =
+  const http::RequestAuthentication authentication{p.authenticator.get(),
+                                                   p.tls != nullptr && p.tls->verifies_clients()};
+  http::RouteTable routes;
+  http::MetricsServices metrics{&p.registry};
+  metrics.before_render =
       [&p, engine = EngineMetricsRefresher(p.registry, *p.embedded),
        usage = http::UsageLedgerMetricsRefresher(p.registry, [&p] { return p.authenticator->UsageStats(); }),
        audit = http::AuditWriterMetricsRefresher(
@@ -484,14 +484,25 @@ Status Daemon::OpenServer() {
           p.slo_metrics->PublishTargets(active->policy);
         }
       };
-  if (!config.console.assets_dir.empty()) services.console = p.console.get();
-  services.describe_model = [&p, served_id = config.model.served_id](
-                                const std::string& model) -> std::optional<http::ServedModelDetails> {
+  http::AddProbeRoutes(routes, http::ReadinessServices{p.readiness.get(), authentication}, std::move(metrics));
+  http::AddConsoleRoutes(routes, config.console.assets_dir.empty() ? nullptr : p.console.get());
+  http::GenerationServices generation;
+  generation.backend = p.measured_backend.get();
+  generation.readiness = p.readiness.get();
+  generation.request_rules = &p.request_rules;
+  generation.policy = p.policy_service.get();
+  generation.authenticator = p.authenticator.get();
+  generation.audit_stores_content = p.auditor != nullptr && p.auditor->policy().content.store_content;
+  generation.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
+  http::ModelListServices model_list{p.measured_backend.get()};
+  model_list.describe_model = [&p, served_id = config.model.served_id](
+                                  const std::string& model) -> std::optional<http::ServedModelDetails> {
     if (model != served_id) return std::nullopt;
     std::optional<models::ServedVersion> current = p.served_model->Current();
     if (!current) return std::nullopt;
     return http::ServedModelDetails{current->digest, current->version, current->since_unix_s};
   };
+  http::AddOpenAiRoutes(routes, std::move(generation), std::move(model_list));
   http::ServerOptions options{config.limits, p.tls.get()};
   admin::AdminServices admin;
   admin.authenticator = p.authenticator.get();
@@ -501,10 +512,10 @@ Status Daemon::OpenServer() {
   admin.policies = p.policy_service.get();
   admin.audit = &p.audit_access;
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
-  http::RouteTable admin_routes;
-  admin::AddAdminRoutes(admin_routes, admin);
-  p.server = std::make_unique<http::Server>(std::move(options), std::move(*p.listener), std::move(services),
-                                            std::move(admin_routes), p.registry);
+  admin::AddAdminRoutes(routes, admin);
+  p.server = std::make_unique<http::Server>(std::move(options), std::move(*p.listener),
+                                            http::DispatcherServices{authentication, p.auditor.get()},
+                                            std::move(routes), p.registry);
   p.listener.reset();
   return Status::OK();
 }

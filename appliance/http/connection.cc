@@ -197,7 +197,7 @@ std::string_view PathOf(std::string_view target) { return target.substr(0, targe
 // Refusals are audited like routed responses: committed before the first byte is sent.
 void Refuse(Transport& transport, const ConnectionEnv& env, RequestContext& ctx, ApiError error, std::string_view method,
             std::string_view path, const char* reason) {
-  if (const RequestAuditor* auditor = env.dispatcher->services().auditor) {
+  if (const RequestAuditor* auditor = env.dispatcher->auditor()) {
     Status audited = auditor->Commit(Exchange{&ctx, method.empty() ? "-" : method, path, error.http_status, {},
                                               RenderErrorBody(error)});
     if (!audited.ok()) error = AuditUnavailable(audited.message());

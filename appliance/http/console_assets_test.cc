@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "http/console_handlers.h"
 #include "http/routes.h"
 
 namespace kimi::http {
@@ -86,9 +87,8 @@ TEST(ConsoleAssetPathTest, PathChecks) {
 }
 
 TEST(ConsoleRoutesTest, TheConsoleIsPublicAndTheRootRedirects) {
-  Services services;
   RouteTable table;
-  AddServingRoutes(table, services);
+  AddConsoleRoutes(table, nullptr);
   const Route* root = table.Find("GET", "/");
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->name, "console_root");

@@ -11,7 +11,7 @@
 // console must still load, to show the reason, while the audit store fails. Every response
 // carries a Content-Security-Policy that allows scripts, styles and images from the daemon
 // only, no inline script or style, no framing, and API calls to the daemon only.
-// Services::console null, or a directory without index.html: 404.
+// No ConsoleAssets (console.assets_dir empty), or a directory without index.html: 404.
 //
 // Thread safety: each handler may run on many threads at once.
 #pragma once
@@ -25,7 +25,12 @@ inline constexpr const char* kConsoleContentSecurityPolicy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-Status HandleConsoleRedirect(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
-Status HandleConsoleAsset(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
+class ConsoleAssets;
+
+Status HandleConsoleRedirect(RequestContext&, const httplib::Request&, httplib::Response&);
+Status HandleConsoleAsset(const ConsoleAssets* console, RequestContext&, const httplib::Request&, httplib::Response&);
+
+// The four console routes; `console` (null: the files answer 404) outlives the table.
+void AddConsoleRoutes(RouteTable& table, const ConsoleAssets* console);
 
 }  // namespace kimi::http

@@ -62,11 +62,9 @@ Dispatcher::Library::~Library() {
   if (placeholder_fd_ >= 0) ::close(placeholder_fd_);
 }
 
-Dispatcher::Dispatcher(Services services, RouteTable more_routes, HttpMetrics& metrics,
+Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetrics& metrics,
                        const config::LimitsConfig& limits)
-    : services_(services), metrics_(metrics), limits_(limits) {
-  AddServingRoutes(routes_, services_);
-  for (const Route& route : more_routes.routes()) routes_.Add(route);
+    : services_(std::move(services)), routes_(std::move(routes)), metrics_(metrics), limits_(limits) {
   library_.set_payload_max_length(static_cast<size_t>(limits.max_body_bytes));
   library_.set_keep_alive_max_count(static_cast<size_t>(limits.max_requests_per_connection));
   library_.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(limits.idle_timeout_ms / 1000)));
@@ -152,7 +150,7 @@ Status Dispatcher::AuthenticateUnrouted(const httplib::Request& req, RequestCont
   RequestContext scratch;
   if (ctx == nullptr) ctx = &scratch;
   // Any authenticated principal may learn that a path does not exist.
-  return AuthenticateRequest(services_, req, auth::Permission::kSessionSelf, *ctx);
+  return AuthenticateRequest(services_.authentication, req, auth::Permission::kSessionSelf, *ctx);
 }
 
 void Dispatcher::RegisterRoutes() {
@@ -166,7 +164,7 @@ void Dispatcher::RegisterRoutes() {
       ctx->probe = r->probe;
       ctx->body_has_password = r->body_has_password;
       MatchRoutePath(r->path, req.path, &ctx->path_params);
-      Status status = AuthenticateRequest(services_, req, r->permission, *ctx);
+      Status status = AuthenticateRequest(services_.authentication, req, r->permission, *ctx);
       if (status.ok()) status = CheckBodyNesting(req.body);
       if (status.ok()) status = r->handler(*ctx, req, res);
       if (!status.ok()) {

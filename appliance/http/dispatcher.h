@@ -18,6 +18,7 @@
 
 #include "config/config.h"
 #include "http/access_log.h"
+#include "http/request_auth.h"
 #include "http/request_context.h"
 #include "http/routes.h"
 
@@ -29,11 +30,19 @@ namespace kimi::http {
 // library's copies per frame. Only the inference API's handlers use it.
 httplib::Stream* ActiveResponseStream();
 
+class RequestAuditor;
+
+// What the dispatcher itself uses around every route (the handlers hold their own services).
+// Owned by the daemon; outlives the server.
+struct DispatcherServices {
+  RequestAuthentication authentication;
+  const RequestAuditor* auditor = nullptr;  // null: requests are not audited
+};
+
 class Dispatcher {
  public:
-  // Serves AddServingRoutes's routes over `services`, then `more_routes` (the admin API, whose
-  // handlers hold their own services).
-  Dispatcher(Services services, RouteTable more_routes, HttpMetrics& metrics, const config::LimitsConfig& limits);
+  // Serves `routes`, whose handlers are bound to their services.
+  Dispatcher(DispatcherServices services, RouteTable routes, HttpMetrics& metrics, const config::LimitsConfig& limits);
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
@@ -45,7 +54,7 @@ class Dispatcher {
   // Precondition: `stream` is positioned at the start of a head accepted by ParseRequestHead.
   Outcome Process(httplib::Stream& stream, RequestContext& ctx, bool close_connection);
 
-  const Services& services() const { return services_; }
+  const RequestAuditor* auditor() const { return services_.auditor; }
   const RouteTable& routes() const { return routes_; }
 
  private:
@@ -70,8 +79,8 @@ class Dispatcher {
   // authenticates; otherwise the 401 it gets instead.
   Status AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const;
 
-  Services services_;
-  RouteTable routes_;  // bound to services_ and filled by the constructor
+  DispatcherServices services_;
+  RouteTable routes_;
   HttpMetrics& metrics_;
   config::LimitsConfig limits_;
   Library library_;

@@ -14,24 +14,24 @@ int64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_clock::time_point start,
-                         AuditFacts* facts) {
+                         GenerationTally* tally, AuditFacts* facts) {
   if (facts->ttft_us == 0) facts->ttft_us = MicrosSince(start);
-  facts->generated = true;
+  tally->generated = true;
   if (event.kind == api::StreamEventKind::kFinish) {
     facts->prompt_tokens = event.usage.prompt_tokens;
     facts->completion_tokens = event.usage.completion_tokens;
-    facts->usage_reported = true;
+    tally->usage_reported = true;
     facts->finish_reason = event.finish_reason;
     return;
   }
-  if (!facts->usage_reported) {
+  if (!tally->usage_reported) {
     // The prompt was consumed once anything came back: the backend's count when it gives one
     // before the end (the embedded engine does), else the admission estimate. Each text delta is
     // at least a token.
-    facts->prompt_tokens = event.usage.prompt_tokens > 0 ? event.usage.prompt_tokens : facts->estimated_prompt_tokens;
+    facts->prompt_tokens = event.usage.prompt_tokens > 0 ? event.usage.prompt_tokens : tally->estimated_prompt_tokens;
     if (!event.text.empty()) ++facts->completion_tokens;
   }
-  if (event.kind == api::StreamEventKind::kAnswer && facts->keep_completion_text) facts->completion_text += event.text;
+  if (event.kind == api::StreamEventKind::kAnswer && tally->keep_completion_text) facts->completion_text += event.text;
 }
 
 void NoteBackendOutcome(const api::BackendOutcome& outcome, AuditFacts* facts) {
@@ -43,7 +43,7 @@ void NoteBackendOutcome(const api::BackendOutcome& outcome, AuditFacts* facts) {
 }
 
 bool RecordingSink::Emit(const api::StreamEvent& event) {
-  NoteGenerationEvent(event, start_, facts_);
+  NoteGenerationEvent(event, start_, tally_, facts_);
   return next_.Emit(event);
 }
 
@@ -56,7 +56,7 @@ Status StreamAudit::Start(const RequestAuditor* auditor, audit::AuditRecord reco
   // The count noted with the first event (the backend's, or the admission estimate when it
   // gives none before its finish event).
   record = audit::RecordBuilder::StreamStart(
-               std::move(record), facts_.prompt_tokens > 0 ? facts_.prompt_tokens : facts_.estimated_prompt_tokens)
+               std::move(record), facts_.prompt_tokens > 0 ? facts_.prompt_tokens : tally_.estimated_prompt_tokens)
                .Build();
   start_record_ = record;
   Result<uint64_t> committed = auditor_->TryCommit(std::move(record));

@@ -5,8 +5,10 @@
 // event, token usage, answer text when the content policy keeps it, who served, with which
 // model version, and how the router chose) into AuditFacts. Token counts are the backend's from
 // its finish event; until it arrives they grow with each delta (AuditFacts), so a request cut
-// short is recorded and metered with what it generated. RecordingSink does so for a whole
-// (non-streamed) response on its way to the response builder.
+// short is recorded and metered with what it generated. What decides this (the prompt
+// estimate, whether the finish counts are in, whether text is kept) is the handler's
+// GenerationTally, which travels with the generation, not in the RequestContext. RecordingSink
+// does so for a whole (non-streamed) response on its way to the response builder.
 //
 // StreamAudit owns the records of one streamed response: no byte of it is written before a
 // record of the request is committed. The dispatcher calls Start() as the response starts,
@@ -58,27 +60,40 @@ inline constexpr std::string_view kOutcomeAuditUnavailable = "audit_unavailable"
 // audit_unavailable and the store's reason.
 std::string AuditErrorFrame(std::string_view reason);
 
+// What the generation handler tracks while the backend emits, to note its events into the
+// AuditFacts; the handler's own state, not part of the record.
+struct GenerationTally {
+  int64_t estimated_prompt_tokens = 0;  // api/prompt_estimate.h, set before generation
+  bool keep_completion_text = false;    // the content policy stores content
+  bool usage_reported = false;          // the finish event's counts are in
+  bool generated = false;               // the backend emitted an event
+};
+
 void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_clock::time_point start,
-                         AuditFacts* facts);
+                         GenerationTally* tally, AuditFacts* facts);
 void NoteBackendOutcome(const api::BackendOutcome& outcome, AuditFacts* facts);
 
 // Passes events on to `next` and notes them in `facts`.
 class RecordingSink : public api::EventSink {
  public:
-  RecordingSink(api::EventSink& next, std::chrono::steady_clock::time_point start, AuditFacts* facts)
-      : next_(next), start_(start), facts_(facts) {}
+  RecordingSink(api::EventSink& next, std::chrono::steady_clock::time_point start, GenerationTally* tally,
+                AuditFacts* facts)
+      : next_(next), start_(start), tally_(tally), facts_(facts) {}
   bool Emit(const api::StreamEvent& event) override;
 
  private:
   api::EventSink& next_;
   std::chrono::steady_clock::time_point start_;
+  GenerationTally* tally_;
   AuditFacts* facts_;
 };
 
 class StreamAudit {
  public:
-  // `facts` are the request's facts when the stream begins; the stream adds to its own copy.
-  StreamAudit(AuditFacts facts, std::chrono::steady_clock::time_point start) : facts_(std::move(facts)), start_(start) {}
+  // `facts` and `tally` are the request's when the stream begins; the stream adds to its own
+  // copies.
+  StreamAudit(AuditFacts facts, GenerationTally tally, std::chrono::steady_clock::time_point start)
+      : facts_(std::move(facts)), tally_(tally), start_(start) {}
   StreamAudit(const StreamAudit&) = delete;
   StreamAudit& operator=(const StreamAudit&) = delete;
 
@@ -87,9 +102,10 @@ class StreamAudit {
   // with the store's reason when the stream must not start. Without it nothing is recorded.
   Status Start(const RequestAuditor* auditor, audit::AuditRecord record);
 
-  void NoteEvent(const api::StreamEvent& event) { NoteGenerationEvent(event, start_, &facts_); }
+  void NoteEvent(const api::StreamEvent& event) { NoteGenerationEvent(event, start_, &tally_, &facts_); }
   void NoteOutcome(const api::BackendOutcome& outcome) { NoteBackendOutcome(outcome, &facts_); }
   const AuditFacts& facts() const { return facts_; }
+  const GenerationTally& tally() const { return tally_; }
 
   // OK while the stream may go on writing; Unavailable with the reason once the audit store
   // cannot write and audit.fail_closed is set: the stream must end now.
@@ -112,6 +128,7 @@ class StreamAudit {
   audit::AuditRecord EndRecord(std::string_view outcome, std::string_view tail) const;
 
   AuditFacts facts_;
+  GenerationTally tally_;
   std::chrono::steady_clock::time_point start_;
   const RequestAuditor* auditor_ = nullptr;
   audit::AuditRecord start_record_;

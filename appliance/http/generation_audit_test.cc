@@ -76,8 +76,9 @@ Exchange StreamExchange(const RequestContext& ctx, std::string_view body = "{}")
 TEST(StreamAuditTest, TheStartRecordIsCommittedBeforeTheFirstByte) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  ctx.audit.estimated_prompt_tokens = 9;
-  StreamAudit stream(ctx.audit, ctx.start);
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = 9;
+  StreamAudit stream(ctx.audit, tally, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   // Read while the sink is still open: the start record is durable before anything is sent.
   const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
@@ -100,8 +101,9 @@ TEST(StreamAuditTest, TheStartRecordIsCommittedBeforeTheFirstByte) {
 TEST(StreamAuditTest, TheStartRecordCountsThePromptAsTheBackendReportedItWithTheFirstEvent) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  ctx.audit.estimated_prompt_tokens = 9;
-  StreamAudit stream(ctx.audit, ctx.start);
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = 9;
+  StreamAudit stream(ctx.audit, tally, ctx.start);
   api::StreamEvent first;
   first.kind = api::StreamEventKind::kAnswer;
   first.text = "Hi";
@@ -116,7 +118,7 @@ TEST(StreamAuditTest, TheStartRecordCountsThePromptAsTheBackendReportedItWithThe
 TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksToTheStart) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.NoteEvent(Answer("Hel"));
   stream.Sent("data: one\n\n");
@@ -157,7 +159,7 @@ TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksTo
 TEST(StreamAuditTest, ADisconnectedClientIsRecordedWithWhatItReceived) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.Sent("data: partial\n\n");
   ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());
@@ -173,8 +175,9 @@ TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
   keep.content = audit::AuditContentPolicy{true, 30};
   Fixture f(keep);
   RequestContext ctx = ModelRequest();
-  ctx.audit.keep_completion_text = true;
-  StreamAudit stream(ctx.audit, ctx.start);
+  GenerationTally tally;
+  tally.keep_completion_text = true;
+  StreamAudit stream(ctx.audit, tally, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx, "{\"q\":1}"))).ok());
   stream.NoteEvent(Answer("Hello"));
   stream.NoteEvent(Answer(", world"));
@@ -196,7 +199,7 @@ TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
 TEST(StreamAuditTest, WithoutAStartNothingIsRecorded) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   stream.Sent("data: x\n\n");
   EXPECT_TRUE(stream.Finish(kOutcomeCompleted, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
@@ -214,7 +217,7 @@ audit::AuditSinkOptions FastFailingOptions(const std::string& dir) {
 TEST(StreamAuditTest, AStreamWhoseStartCannotBeCommittedDoesNotStart) {
   Fixture f(AuditPolicy{}, FastFailingOptions);
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
   const Status started = stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx)));
   EXPECT_EQ(started.code(), Status::Code::kUnavailable);
@@ -227,7 +230,7 @@ TEST(StreamAuditTest, AStreamWhoseStartCannotBeCommittedDoesNotStart) {
 TEST(StreamAuditTest, AStoreFailingMidStreamStopsItAndItsEndIsWrittenWhenTheStoreIsBack) {
   Fixture f(AuditPolicy{}, FastFailingOptions);
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   EXPECT_TRUE(stream.CheckWritable().ok());
   stream.Sent("data: one\n\n");
@@ -256,7 +259,7 @@ TEST(StreamAuditTest, AStoreFailingMidStreamStopsItAndItsEndIsWrittenWhenTheStor
 TEST(StreamAuditTest, FinalFramesWhoseEndCannotBeCommittedBecomeTheErrorFrame) {
   Fixture f(AuditPolicy{}, FastFailingOptions);
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.Sent("data: one\n\n");
   audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
@@ -277,9 +280,10 @@ TEST(RecordingSinkTest, NotesFirstEventUsageAndKeptText) {
     int events = 0;
     bool Emit(const api::StreamEvent&) override { return ++events > 0; }
   } next;
+  GenerationTally tally;
+  tally.keep_completion_text = true;
   AuditFacts facts;
-  facts.keep_completion_text = true;
-  RecordingSink sink(next, std::chrono::steady_clock::now() - std::chrono::milliseconds(5), &facts);
+  RecordingSink sink(next, std::chrono::steady_clock::now() - std::chrono::milliseconds(5), &tally, &facts);
   EXPECT_TRUE(sink.Emit(Answer("a")));
   EXPECT_TRUE(sink.Emit(Finish(4, 1)));
   EXPECT_EQ(next.events, 2);
@@ -293,21 +297,22 @@ TEST(RecordingSinkTest, BeforeTheFinishTheCountsAreTheEstimatedPromptAndOnePerDe
   struct Collect : api::EventSink {
     bool Emit(const api::StreamEvent&) override { return true; }
   } next;
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = 25;
   AuditFacts facts;
-  facts.estimated_prompt_tokens = 25;
-  RecordingSink sink(next, std::chrono::steady_clock::now(), &facts);
-  EXPECT_FALSE(facts.generated);
+  RecordingSink sink(next, std::chrono::steady_clock::now(), &tally, &facts);
+  EXPECT_FALSE(tally.generated);
   api::StreamEvent call;
   call.kind = api::StreamEventKind::kToolCallBegin;  // carries no text: no token counted
   sink.Emit(call);
   sink.Emit(Answer("a"));
   sink.Emit(Answer("bc"));
-  EXPECT_TRUE(facts.generated);
-  EXPECT_FALSE(facts.usage_reported);
+  EXPECT_TRUE(tally.generated);
+  EXPECT_FALSE(tally.usage_reported);
   EXPECT_EQ(facts.prompt_tokens, 25);
   EXPECT_EQ(facts.completion_tokens, 2);
   sink.Emit(Finish(30, 9));  // the backend's own counts replace the estimate
-  EXPECT_TRUE(facts.usage_reported);
+  EXPECT_TRUE(tally.usage_reported);
   EXPECT_EQ(facts.prompt_tokens, 30);
   EXPECT_EQ(facts.completion_tokens, 9);
 }
@@ -317,7 +322,7 @@ TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLa
   open.fail_closed = false;
   Fixture f(open, FastFailingOptions);
   RequestContext ctx = ModelRequest();
-  StreamAudit stream(ctx.audit, ctx.start);
+  StreamAudit stream(ctx.audit, GenerationTally{}, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   stream.Sent("data: one\n\n");
   audit::testing::DatabaseWriteLock lock(f.dir.path() + "/audit.db");
@@ -337,8 +342,9 @@ TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLa
 TEST(StreamAuditTest, AStreamCutShortIsRecordedWithWhatItGenerated) {
   Fixture f;
   RequestContext ctx = ModelRequest();
-  ctx.audit.estimated_prompt_tokens = 12;
-  StreamAudit stream(ctx.audit, ctx.start);
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = 12;
+  StreamAudit stream(ctx.audit, tally, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   for (const char* piece : {"a", "b", "c"}) stream.NoteEvent(Answer(piece));
   ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());

@@ -22,6 +22,7 @@
 #include "http/dispatcher.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
+#include "http/readiness.h"
 #include "http/request_audit.h"
 #include "kimi/log.h"
 #include "policy/request_policy.h"
@@ -34,7 +35,7 @@ using Json = nlohmann::ordered_json;
 // How often a streaming response with no new event checks that its client is still there.
 constexpr std::chrono::milliseconds kClientCheckInterval{250};
 
-std::string ModelNotReadyReason(const Services& services) {
+std::string ModelNotReadyReason(const GenerationServices& services) {
   if (services.readiness != nullptr) {
     for (const ComponentState& c : services.readiness->Snapshot()) {
       if (c.name == "model" && !c.ready) return "the model is not ready: " + c.detail;
@@ -44,7 +45,7 @@ std::string ModelNotReadyReason(const Services& services) {
 }
 
 // The model a request is for: the one it names (the request rules require one).
-Result<std::string> ResolveModel(const Services& services, const std::string& model) {
+Result<std::string> ResolveModel(const GenerationServices& services, const std::string& model) {
   if (services.backend == nullptr) return Status::Unavailable(ModelNotReadyReason(services));
   const std::vector<std::string> served = services.backend->Models();
   if (served.empty()) return Status::Unavailable(ModelNotReadyReason(services));
@@ -62,8 +63,8 @@ using Lease = auth::UsageMeter::Lease;
 
 // Hands the request's token counts (the audit facts: one source for the record and the
 // quotas) to its lease and records them; nothing when the backend emitted nothing.
-void Meter(Lease* lease, const AuditFacts& facts, const std::string& request_id) {
-  if (lease == nullptr || !facts.generated) return;
+void Meter(Lease* lease, const GenerationTally& tally, const AuditFacts& facts, const std::string& request_id) {
+  if (lease == nullptr || !tally.generated) return;
   lease->Count(facts.prompt_tokens, facts.completion_tokens);
   Status s = lease->Finish();
   if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
@@ -78,7 +79,7 @@ Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
 
 // The request rules of the model a body asks for (the only served one when it names none),
 // looked up before validation so that a malformed body still gets its 400 without a model.
-api::RulesLookup RulesFor(const Services& services) {
+api::RulesLookup RulesFor(const GenerationServices& services) {
   if (services.request_rules == nullptr) return nullptr;
   return [table = services.request_rules](const std::string& model) -> const api::ModelRequestRules& {
     return table->For(model);
@@ -86,7 +87,7 @@ api::RulesLookup RulesFor(const Services& services) {
 }
 
 // The model a request names none of: the only one served ("" while none is).
-std::string FirstServedModel(const Services& services) {
+std::string FirstServedModel(const GenerationServices& services) {
   if (services.request_rules == nullptr || services.backend == nullptr) return std::string();
   const std::vector<std::string> served = services.backend->Models();
   return served.empty() ? std::string() : served.front();
@@ -114,8 +115,9 @@ bool ClientConnected(const httplib::Stream* stream) {
 template <typename Builder>
 class WholeResponseDelivery final : public api::BackgroundGeneration::Delivery {
  public:
-  WholeResponseDelivery(Builder& builder, std::chrono::steady_clock::time_point start, AuditFacts* facts)
-      : builder_(builder), recording_(builder, start, facts) {}
+  WholeResponseDelivery(Builder& builder, std::chrono::steady_clock::time_point start, GenerationTally* tally,
+                        AuditFacts* facts)
+      : builder_(builder), recording_(builder, start, tally, facts) {}
   bool Deliver(const api::StreamEvent* events, size_t count) override {
     for (size_t i = 0; i < count; ++i) recording_.Emit(events[i]);
     return true;
@@ -132,9 +134,9 @@ class WholeResponseDelivery final : public api::BackgroundGeneration::Delivery {
 // of leaving the engine to finish work nobody will read.
 template <typename Builder>
 Status RespondWhole(api::Backend& backend, api::BackendRequest request, const api::ResponseMeta& meta, bool logprobs,
-                    RequestContext& ctx, Lease* lease, httplib::Response& res) {
+                    GenerationTally tally, RequestContext& ctx, Lease* lease, httplib::Response& res) {
   Builder builder(logprobs);
-  WholeResponseDelivery<Builder> delivery(builder, ctx.start, &ctx.audit);
+  WholeResponseDelivery<Builder> delivery(builder, ctx.start, &tally, &ctx.audit);
   const std::string request_id = request.request_id;
   api::BackgroundGeneration generation(backend, std::move(request));
   const httplib::Stream* client = ActiveResponseStream();
@@ -143,7 +145,7 @@ Status RespondWhole(api::Backend& backend, api::BackendRequest request, const ap
       generation.Deliver(delivery, &generated, kClientCheckInterval, [client] { return ClientConnected(client); });
   api::BackendOutcome outcome;
   if (generation.WaitOutcome(&outcome, kOutcomeWait)) NoteBackendOutcome(outcome, &ctx.audit);
-  Meter(lease, ctx.audit, request_id);  // a failure after some events is counted too
+  Meter(lease, tally, ctx.audit, request_id);  // a failure after some events is counted too
   if (delivered == api::BackgroundGeneration::Delivered::kClientGone) {
     return Status::Cancelled("the client closed the connection before the response was complete");
   }
@@ -238,7 +240,8 @@ void FinishStream(httplib::DataSink& sink, api::BackgroundGeneration& generation
 // final frames go out; a stream that ends any other way records them when the provider, and
 // with it the lease, is destroyed.
 Status RespondStream(api::Backend& backend, api::BackendRequest request, std::unique_ptr<api::StreamEncoder> encoder,
-                     RequestContext& ctx, std::shared_ptr<Lease> lease, httplib::Response& res) {
+                     GenerationTally tally, RequestContext& ctx, std::shared_ptr<Lease> lease,
+                     httplib::Response& res) {
   const std::string request_id = request.request_id;
   auto generation = std::make_shared<api::BackgroundGeneration>(backend, std::move(request));
   Status before_first;
@@ -258,7 +261,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   // The start record's prompt count: the backend's own when its first event carries one.
   if (const int64_t counted = generation->PromptTokensAtFirstEvent(); counted > 0) ctx.audit.prompt_tokens = counted;
   SetServedVersionHeaders(serving, res);
-  auto audit = std::make_shared<StreamAudit>(ctx.audit, ctx.start);
+  auto audit = std::make_shared<StreamAudit>(ctx.audit, tally, ctx.start);
   ctx.stream_audit = audit;
   std::shared_ptr<api::StreamEncoder> shared_encoder = std::move(encoder);
   res.status = 200;
@@ -279,7 +282,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
         switch (generation->Deliver(writer, &result, kClientCheckInterval,
                                     [&sink, stream] { return sink.is_writable() && ClientConnected(stream); })) {
           case api::BackgroundGeneration::Delivered::kClientGone:
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             (void)audit->Finish(kOutcomeClientDisconnected, nullptr);
             return false;
           case api::BackgroundGeneration::Delivered::kEnded: {
@@ -290,7 +293,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
             std::string tail =
                 RenderErrorFrame(FromStatus(result.ok() ? Status::Internal("stream ended early") : result, request_id)) +
                 std::string(api::kSseDone);
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeStreamError, std::move(tail));
             return true;
           }
@@ -299,12 +302,12 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
               // The audit store failed mid-stream: the generation stops, the client gets the
               // error frame, and the end record waits for the store (StreamAudit::Finish).
               generation->Abandon();
-              Meter(lease.get(), audit->facts(), request_id);
+              Meter(lease.get(), audit->tally(), audit->facts(), request_id);
               FinishStream(sink, *generation, *audit, kOutcomeAuditUnavailable,
                            AuditErrorFrame(writer.audit_failure().message()));
               return true;
             }
-            Meter(lease.get(), audit->facts(), request_id);
+            Meter(lease.get(), audit->tally(), audit->facts(), request_id);
             FinishStream(sink, *generation, *audit, kOutcomeCompleted, writer.TakeTail());
             return true;
         }
@@ -313,7 +316,7 @@ Status RespondStream(api::Backend& backend, api::BackendRequest request, std::un
   return Status::OK();
 }
 
-Status ServeGeneration(api::Endpoint endpoint, const Services& services, RequestContext& ctx,
+Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& services, RequestContext& ctx,
                        const httplib::Request& req, httplib::Response& res) {
   // The one parse of the body: everything after reads the typed request.
   KIMI_ASSIGN_OR_RETURN(api::ApiRequest parsed,
@@ -352,17 +355,17 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());
-  ctx.audit.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
   // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
   // belongs to), not from what is active now: an activation may switch between the two.
-  ctx.audit.keep_completion_text = ctx.audit.stored_content != nullptr ||
-                                   (services.auditor != nullptr && services.auditor->policy().content.store_content);
+  GenerationTally tally;
+  tally.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
+  tally.keep_completion_text = ctx.audit.stored_content != nullptr || services.audit_stores_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {
-    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
+    return chat ? RespondWhole<api::ChatResponseBuilder>(backend, std::move(request), meta, mode.logprobs, tally, ctx,
                                                          lease.get(), res)
-                : RespondWhole<api::TextCompletionBuilder>(backend, std::move(request), meta, mode.logprobs, ctx,
-                                                           lease.get(), res);
+                : RespondWhole<api::TextCompletionBuilder>(backend, std::move(request), meta, mode.logprobs, tally,
+                                                           ctx, lease.get(), res);
   }
   std::unique_ptr<api::StreamEncoder> encoder;
   if (chat) {
@@ -372,7 +375,7 @@ Status ServeGeneration(api::Endpoint endpoint, const Services& services, Request
   } else {
     encoder = std::make_unique<api::CompletionSseEncoder>(meta, mode.include_usage, mode.logprobs);
   }
-  return RespondStream(backend, std::move(request), std::move(encoder), ctx, std::move(lease), res);
+  return RespondStream(backend, std::move(request), std::move(encoder), tally, ctx, std::move(lease), res);
 }
 
 // The creation time reported for served models: when this process started serving.
@@ -381,7 +384,7 @@ int64_t ServedSince() {
   return since;
 }
 
-Json ModelObject(const Services& services, const std::string& id) {
+Json ModelObject(const ModelListServices& services, const std::string& id) {
   std::optional<ServedModelDetails> details;
   if (services.describe_model) details = services.describe_model(id);
   Json object{{"id", id}, {"object", "model"}, {"created", details ? details->created : ServedSince()},
@@ -395,7 +398,7 @@ Json ModelObject(const Services& services, const std::string& id) {
 }
 
 // The served models the request's key may use.
-std::vector<std::string> ServedModels(const Services& services, const RequestContext& ctx) {
+std::vector<std::string> ServedModels(const ModelListServices& services, const RequestContext& ctx) {
   std::vector<std::string> out = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
   std::erase_if(out, [&](const std::string& id) { return !CheckModelAccess(ctx, id).ok(); });
   return out;
@@ -403,17 +406,17 @@ std::vector<std::string> ServedModels(const Services& services, const RequestCon
 
 }  // namespace
 
-Status HandleChatCompletions(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleChatCompletions(const GenerationServices& services, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
   return ServeGeneration(api::Endpoint::kChatCompletions, services, ctx, req, res);
 }
 
-Status HandleCompletions(const Services& services, RequestContext& ctx, const httplib::Request& req,
+Status HandleCompletions(const GenerationServices& services, RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
   return ServeGeneration(api::Endpoint::kCompletions, services, ctx, req, res);
 }
 
-Status HandleListModels(const Services& services, RequestContext& ctx, const httplib::Request&,
+Status HandleListModels(const ModelListServices& services, RequestContext& ctx, const httplib::Request&,
                         httplib::Response& res) {
   Json data = Json::array();
   for (const std::string& id : ServedModels(services, ctx)) data.push_back(ModelObject(services, id));
@@ -422,7 +425,8 @@ Status HandleListModels(const Services& services, RequestContext& ctx, const htt
   return Status::OK();
 }
 
-Status HandleGetModel(const Services& services, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
+Status HandleGetModel(const ModelListServices& services, RequestContext& ctx, const httplib::Request&,
+                      httplib::Response& res) {
   const std::string& id = ctx.path_params["id"];
   const std::vector<std::string> served = ServedModels(services, ctx);
   if (std::find(served.begin(), served.end(), id) == served.end()) {
@@ -431,6 +435,17 @@ Status HandleGetModel(const Services& services, RequestContext& ctx, const httpl
   res.status = 200;
   res.set_content(api::DumpJson(ModelObject(services, id)), "application/json");
   return Status::OK();
+}
+
+void AddOpenAiRoutes(RouteTable& table, GenerationServices generation, ModelListServices models) {
+  using P = auth::Permission;
+  table.Add({"POST", "/v1/chat/completions", "chat_completions", BindRoute(generation, &HandleChatCompletions), false,
+             P::kInference});
+  table.Add({"POST", "/v1/completions", "completions", BindRoute(std::move(generation), &HandleCompletions), false,
+             P::kInference});
+  table.Add({"GET", "/v1/models", "models", BindRoute(models, &HandleListModels), false, P::kModelsRead});
+  table.Add({"GET", "/v1/models/{id...}", "model", BindRoute(std::move(models), &HandleGetModel), false,
+             P::kModelsRead});
 }
 
 }  // namespace kimi::http

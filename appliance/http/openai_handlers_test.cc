@@ -52,9 +52,8 @@ class ServedVersionTest : public ::testing::TestWithParam<bool> {};
 TEST_P(ServedVersionTest, TheRecordAndHeadersNameTheVersionThatServedNotTheOneActiveAtArrival) {
   const bool stream = GetParam();
   ActivatedMidRequest backend;
-  Services services;
+  GenerationServices services;
   services.backend = &backend;
-  services.describe_model = [&](const std::string&) -> std::optional<ServedModelDetails> { return backend.Active(); };
   RequestContext ctx;
   ctx.request_id = "req_1";
   ctx.start = std::chrono::steady_clock::now();
@@ -72,6 +71,46 @@ TEST_P(ServedVersionTest, TheRecordAndHeadersNameTheVersionThatServedNotTheOneAc
 }
 
 INSTANTIATE_TEST_SUITE_P(WholeAndStreamed, ServedVersionTest, ::testing::Bool());
+
+httplib::Request ChatRequest() {
+  httplib::Request req;
+  req.body = nlohmann::json{{"model", "kimi-k3"},
+                            {"messages", nlohmann::json::array({{{"role", "user"}, {"content", "hello"}}})}}
+                 .dump();
+  return req;
+}
+
+// The answer text goes into the request's audit facts only when the auditor stores content.
+TEST(GenerationServicesTest, TheAnswerIsKeptOnlyWhenTheAuditStoresContent) {
+  for (const bool stores : {false, true}) {
+    ActivatedMidRequest backend;
+    GenerationServices services;
+    services.backend = &backend;
+    services.audit_stores_content = stores;
+    RequestContext ctx;
+    ctx.request_id = "req_1";
+    httplib::Response res;
+    ASSERT_TRUE(HandleChatCompletions(services, ctx, ChatRequest(), res).ok());
+    EXPECT_EQ(ctx.audit.completion_text, stores ? "hi" : "");
+  }
+}
+
+// /v1/models names the version active now, as its services describe it, and only served models.
+TEST(ModelListServicesTest, AServedModelIsDescribedAndAnUnknownOneIsNotFound) {
+  ActivatedMidRequest backend;
+  ModelListServices services{&backend};
+  services.describe_model = [&](const std::string&) -> std::optional<ServedModelDetails> { return backend.Active(); };
+  RequestContext ctx;
+  ctx.path_params["id"] = "kimi-k3";
+  httplib::Response res;
+  ASSERT_TRUE(HandleGetModel(services, ctx, httplib::Request(), res).ok());
+  const nlohmann::json model = nlohmann::json::parse(res.body);
+  EXPECT_EQ(model["id"], "kimi-k3");
+  EXPECT_EQ(model["digest"], kOld);
+  EXPECT_EQ(model["version"], 1);
+  ctx.path_params["id"] = "other";
+  EXPECT_EQ(HandleGetModel(services, ctx, httplib::Request(), res).code(), Status::Code::kNotFound);
+}
 
 }  // namespace
 }  // namespace kimi::http

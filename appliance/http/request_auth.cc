@@ -57,8 +57,8 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
   return c;
 }
 
-Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
-                           RequestContext& ctx) {
+Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
+                           auth::Permission permission, RequestContext& ctx) {
   if (services.admin_requires_client_certificate && req.path.starts_with("/admin/") &&
       !ctx.client_certificate_verified) {
     ctx.auth_failure = "forbidden: no verified client certificate for the admin API";
@@ -85,8 +85,8 @@ Status AuthenticateRequest(const Services& services, const httplib::Request& req
   return admitted;
 }
 
-Result<bool> CallerHolds(const Services& services, const httplib::Request& req, auth::Permission permission,
-                         RequestContext& ctx) {
+Result<bool> CallerHolds(const RequestAuthentication& services, const httplib::Request& req,
+                         auth::Permission permission, RequestContext& ctx) {
   const auth::Credentials c = CredentialsOf(req);
   if (c.bearer.empty() && c.api_key.empty() && c.session_id.empty()) return false;
   KIMI_RETURN_IF_ERROR(AuthenticateRequest(services, req, auth::Permission::kSessionSelf, ctx));

@@ -17,6 +17,10 @@
 #include "http/routes.h"
 #include "kimi/status.h"
 
+namespace kimi::auth {
+class Authenticator;
+}  // namespace kimi::auth
+
 namespace kimi::http {
 
 inline constexpr std::string_view kSessionCookie = "kimi_session";
@@ -27,18 +31,27 @@ auth::Credentials CredentialsOf(const httplib::Request& req);
 // The value of cookie `name` in a Cookie header, or "".
 std::string_view CookieValue(std::string_view cookie_header, std::string_view name);
 
+// What authentication uses: the dispatcher's, and GET /readyz's for its detail. The
+// Authenticator is owned by the daemon and outlives the server.
+struct RequestAuthentication {
+  // null: every non-public route answers 503 (the daemon always wires one)
+  auth::Authenticator* authenticator = nullptr;
+  // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
+  bool admin_requires_client_certificate = false;
+};
+
 // Authenticates (unless `permission` is kPublic) and authorises the request; see above. With
-// services.admin_requires_client_certificate, an /admin/ request first needs a verified TLS
-// client certificate (403 otherwise).
-Status AuthenticateRequest(const Services& services, const httplib::Request& req, auth::Permission permission,
-                           RequestContext& ctx);
+// admin_requires_client_certificate, an /admin/ request first needs a verified TLS client
+// certificate (403 otherwise).
+Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
+                           auth::Permission permission, RequestContext& ctx);
 
 // For a public route that shows more to some callers (GET /readyz): false when the request
 // carries no credential; otherwise the credential is authenticated as for any route (a wrong
 // one is refused with 401 and audited, so a public route is no unaudited key oracle) and the
 // answer is whether its principal holds `permission`.
-Result<bool> CallerHolds(const Services& services, const httplib::Request& req, auth::Permission permission,
-                         RequestContext& ctx);
+Result<bool> CallerHolds(const RequestAuthentication& services, const httplib::Request& req,
+                         auth::Permission permission, RequestContext& ctx);
 
 // The Set-Cookie value of a session, and of its removal at logout.
 std::string SessionCookie(std::string_view session_id, int64_t max_age_s);

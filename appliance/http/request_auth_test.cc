@@ -41,7 +41,7 @@ TEST(RequestAuthTest, OtherSchemesArePassedOnWhole) {
 TEST(RequestAuthTest, PublicRoutesNeedNothingAndOthersNeedAnAuthenticator) {
   httplib::Request req;
   RequestContext ctx;
-  Services none;
+  RequestAuthentication none;
   EXPECT_TRUE(AuthenticateRequest(none, req, auth::Permission::kPublic, ctx).ok());
   EXPECT_EQ(AuthenticateRequest(none, req, auth::Permission::kMetricsRead, ctx).code(), Status::Code::kUnavailable);
 }

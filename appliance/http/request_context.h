@@ -1,7 +1,15 @@
-// RequestContext: what the server knows about one request besides its bytes: its id, the
-// peer, when it started, which route served it, who sent it (once authenticated), and
-// transport events (a cap or a deadline
-// hit while the HTTP library read the body) that decide the error sent back.
+// RequestContext: what the server knows about one request besides its bytes, grouped by who
+// writes it:
+//
+//   transport       the connection (connection.cc): its id, the peer, when it started, the
+//                   client certificate, and the events (a cap or a deadline hit while the HTTP
+//                   library read the body) that decide the error sent back
+//   route           the dispatcher, from the route that matched (routes.h)
+//   authentication  request_auth.h: who sent it, or why it was refused
+//   handler output  what the handler hands back to the dispatcher and the audit record: an
+//                   error's param, the model request's AuditFacts, a streamed response's audit
+//
+// A handler's own services are bound into its route (routes.h), never carried here.
 //
 // Owned by the connection loop for the duration of one request and passed by reference to
 // the handler; never shared between threads.
@@ -33,18 +41,15 @@ struct AuditFacts {
   std::string route_decision;
   int64_t attempts = 0;
   // The request's tokens: the backend's counts once its finish event arrived; before that
-  // (a request cut short) the estimated prompt and one token per generated delta. The one
-  // source of counts for the audit record and the key's quotas.
+  // (a request cut short) the estimated prompt and one token per generated delta
+  // (generation_audit.h). The one source of counts for the audit record and the key's quotas.
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
-  int64_t estimated_prompt_tokens = 0;  // api/prompt_estimate.h, set before generation
-  bool usage_reported = false;          // the finish event's counts are in
-  std::string finish_reason;            // the finish event's ("stop", "length", "tool_calls")
-  bool generated = false;               // the backend emitted an event
+  std::string finish_reason;   // the finish event's ("stop", "length", "tool_calls")
   int64_t ttft_us = 0;         // from the request's start to the backend's first event
   std::vector<std::string> policy;  // policy decisions taken, in order
-  bool keep_completion_text = false;  // the content policy stores content
-  std::string completion_text;        // answer text, collected only when kept
+  // Answer text, collected only when kept (GenerationTally::keep_completion_text).
+  std::string completion_text;
   // Set by the policy step when the active policy stores content: what of the request body
   // and the answer is kept, redacted as that policy says (nullopt: nothing). Unset: the
   // auditor's own AuditPolicy::content applies.
@@ -57,26 +62,34 @@ struct AuditFacts {
 };
 
 struct RequestContext {
+  // transport
   std::string request_id;         // made by the server (request_id.h), unique
   std::string client_request_id;  // the X-Request-Id header as the client sent it; "" when none
   std::string remote_addr;  // "127.0.0.1:53422"
   std::chrono::steady_clock::time_point start;
-  std::string route = "unmatched";  // the route table's name, the metrics label
-  bool probe = false;               // the route is a probe (Route::probe)
-  // Values of the route's path parameters: "/v1/models/{id...}" fills "id".
-  std::map<std::string, std::string> path_params;
-  bool body_has_password = false;   // Route::body_has_password: the body is not hashed
-  bool body_limit_hit = false;
-  bool read_deadline_hit = false;
   // The connection's TLS client certificate verified against server.tls.admin_client_ca_file.
   bool client_certificate_verified = false;
+  bool body_limit_hit = false;
+  bool read_deadline_hit = false;
+
+  // route
+  std::string route = "unmatched";  // the route table's name, the metrics label
+  bool probe = false;               // the route is a probe (Route::probe)
+  bool body_has_password = false;   // Route::body_has_password: the body is not hashed
+  // Values of the route's path parameters: "/v1/models/{id...}" fills "id".
+  std::map<std::string, std::string> path_params;
+
+  // authentication
   // Set once the request authenticated; its id and role go into the audit record.
   std::optional<auth::Principal> principal;
   // Why authentication or authorisation refused the request (never the presented secret);
-  // the audit record's detail.
+  // the audit record's detail. A handler that refuses for the caller's sake (a quota, a
+  // wrong password) sets it too.
   std::string auth_failure;
   // Seconds the client should wait when its key's rate limit refused it (Retry-After).
   int64_t retry_after_s = 0;
+
+  // handler output
   // Set by an admin handler before it refuses a request over one body field: the field's
   // name, sent as OpenAI's error `param` with a 400.
   std::optional<std::string> error_param;

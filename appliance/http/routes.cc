@@ -2,38 +2,7 @@
 
 #include <vector>
 
-#include "http/console_handlers.h"
-#include "http/handlers.h"
-#include "http/openai_handlers.h"
-
 namespace kimi::http {
-namespace {
-
-using P = auth::Permission;
-using ServingHandler = Status (*)(const Services&, RequestContext&, const httplib::Request&, httplib::Response&);
-
-}  // namespace
-
-void AddServingRoutes(RouteTable& table, const Services& services) {
-  auto bind = [&services](ServingHandler handler) -> Handler {
-    return [&services, handler](RequestContext& ctx, const httplib::Request& req, httplib::Response& res) {
-      return handler(services, ctx, req, res);
-    };
-  };
-  table.Add({"GET", "/healthz", "healthz", bind(&HandleHealthz), /*probe=*/true, P::kPublic});
-  table.Add({"GET", "/readyz", "readyz", bind(&HandleReadyz), /*probe=*/true, P::kPublic});
-  table.Add({"GET", "/metrics", "metrics", bind(&HandleMetrics), /*probe=*/true, P::kMetricsRead});
-  // The web console's static files: public and unaudited like the probes (console_handlers.h).
-  table.Add({"GET", "/", "console_root", bind(&HandleConsoleRedirect), /*probe=*/true, P::kPublic});
-  table.Add({"GET", "/console", "console_redirect", bind(&HandleConsoleRedirect), /*probe=*/true, P::kPublic});
-  table.Add({"GET", "/console/", "console_index", bind(&HandleConsoleAsset), /*probe=*/true, P::kPublic});
-  table.Add({"GET", "/console/{path...}", "console_asset", bind(&HandleConsoleAsset), /*probe=*/true, P::kPublic});
-  table.Add({"POST", "/v1/chat/completions", "chat_completions", bind(&HandleChatCompletions), false, P::kInference});
-  table.Add({"POST", "/v1/completions", "completions", bind(&HandleCompletions), false, P::kInference});
-  table.Add({"GET", "/v1/models", "models", bind(&HandleListModels), false, P::kModelsRead});
-  table.Add({"GET", "/v1/models/{id...}", "model", bind(&HandleGetModel), false, P::kModelsRead});
-}
-
 namespace {
 
 std::vector<std::string_view> Segments(std::string_view path) {

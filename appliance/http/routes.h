@@ -4,9 +4,10 @@
 // Handlers fill the response and return OK, or return an error Status that the server turns
 // into OpenAI error JSON (error_response.h); they do not write error bodies themselves. Each
 // handler is a named function given exactly the services it uses: a group of routes is added
-// by one function (AddServingRoutes below for the inference API, the probes and the console;
-// admin/admin_routes.h for /admin/v1) that binds its handlers to their services. The name is
-// the route's label in metrics and logs.
+// by one function that binds its handlers to their services (AddProbeRoutes in handlers.h,
+// AddConsoleRoutes in console_handlers.h, AddOpenAiRoutes in openai_handlers.h,
+// admin/admin_routes.h for /admin/v1); the daemon calls each with the services it owns. The
+// name is the route's label in metrics and logs.
 // Paths match segment by segment: a literal segment exactly, "{name}" any one non-empty
 // segment, and a last segment "{name...}" the non-empty rest of the path, slashes included
 // (model ids such as "moonshotai/Kimi-K3" have them). The values land in
@@ -23,70 +24,21 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "auth/roles.h"
-#include "http/readiness.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
-#include "metrics/metrics.h"
 
 namespace httplib {
 struct Request;
 struct Response;
 }  // namespace httplib
 
-namespace kimi::api {
-class Backend;
-class ModelRulesTable;
-}
-namespace kimi::auth {
-class Authenticator;
-}  // namespace kimi::auth
-namespace kimi::policy {
-class PolicyService;
-}  // namespace kimi::policy
-
 namespace kimi::http {
-
-class RequestAuditor;
-class ConsoleAssets;
-
-// What /v1/models says of a served model besides its id: the version the engine serves.
-struct ServedModelDetails {
-  std::string digest;       // OMS subject digest of the weights, hex
-  int64_t version = 0;      // the model store's version number; 0 when not from the store
-  int64_t created = 0;      // when it began serving, Unix seconds
-};
-
-// What the dispatcher (authentication, the audit record, /metrics) and the serving routes
-// (the inference API, the probes, the console) use. Pointers are owned by the daemon and
-// outlive the server. The admin routes get their own services (admin/admin_routes.h).
-struct Services {
-  metrics::Registry* metrics = nullptr;
-  Readiness* readiness = nullptr;
-  const RequestAuditor* auditor = nullptr;  // null: requests are not audited
-  api::Backend* backend = nullptr;          // null: the generation endpoints answer 503
-  size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
-  // Per-model request rules; null: K3's for every model.
-  const api::ModelRulesTable* request_rules = nullptr;
-  // Called before /metrics renders, to refresh gauges that mirror other components.
-  std::function<void()> before_metrics_render;
-  // Details of a served model for /v1/models (a request's audit record takes its model
-  // digest from the backend that served it instead); may be empty, and may return nothing.
-  std::function<std::optional<ServedModelDetails>(const std::string& model)> describe_model;
-  // null: every non-public route answers 503 (the daemon always wires one)
-  auth::Authenticator* authenticator = nullptr;
-  const ConsoleAssets* console = nullptr;  // null: the console routes answer 404
-  // null: API requests pass without a policy step
-  policy::PolicyService* policy = nullptr;
-  // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
-  bool admin_requires_client_certificate = false;
-};
 
 using Handler = std::function<Status(RequestContext&, const httplib::Request&, httplib::Response&)>;
 
@@ -132,10 +84,6 @@ Handler BindRoute(S services, Status (*handler)(Param, RequestContext&, const ht
   return [services = std::move(services), handler](RequestContext& ctx, const httplib::Request& req,
                                                    httplib::Response& res) { return handler(services, ctx, req, res); };
 }
-
-// The probes, /metrics, the console's files and the OpenAI API, bound to `services`, which
-// outlives the table.
-void AddServingRoutes(RouteTable& table, const Services& services);
 
 // Whether `path` matches the route pattern; fills *params (may be null) on a match.
 bool MatchRoutePath(std::string_view pattern, std::string_view path, std::map<std::string, std::string>* params);

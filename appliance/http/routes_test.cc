@@ -6,6 +6,8 @@
 
 #include <regex>
 
+#include "http/openai_handlers.h"
+
 namespace kimi::http {
 namespace {
 
@@ -41,9 +43,8 @@ TEST(RoutePathTest, TheLibraryRegexAgreesWithTheMatcher) {
 }
 
 TEST(RoutePathTest, TheTableFindsParameterisedRoutes) {
-  Services services;
   RouteTable table;
-  AddServingRoutes(table, services);
+  AddOpenAiRoutes(table, GenerationServices{}, ModelListServices{});
   const Route* r = table.Find("GET", "/v1/models/kimi-k3");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->name, "model");

@@ -70,11 +70,11 @@ class Server::Slot final : public KeepAliveIdle {
   const int reclaim_fd_;
 };
 
-Server::Server(ServerOptions options, Listener listener, Services services, RouteTable more_routes,
+Server::Server(ServerOptions options, Listener listener, DispatcherServices services, RouteTable routes,
                metrics::Registry& registry)
     : options_(std::move(options)),
       metrics_(registry),
-      dispatcher_(std::move(services), std::move(more_routes), metrics_, options_.limits),
+      dispatcher_(std::move(services), std::move(routes), metrics_, options_.limits),
       listen_fd_(listener.ReleaseSocket()),
       stop_fd_(listener.ReleaseStopEvent()),
       bound_address_(listener.bound_address()) {}

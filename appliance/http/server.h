@@ -61,8 +61,9 @@ class Server {
  public:
   // Serves on `listener` (bound by the caller, so that a daemon that cannot listen fails
   // before it opens anything else).
-  // `more_routes`: the routes besides the serving ones (Dispatcher).
-  Server(ServerOptions options, Listener listener, Services services, RouteTable more_routes,
+  // `routes`: every route served, bound to its services; `services`: what the dispatcher uses
+  // around them (Dispatcher).
+  Server(ServerOptions options, Listener listener, DispatcherServices services, RouteTable routes,
          metrics::Registry& registry);
   ~Server();
   Server(const Server&) = delete;

@@ -44,7 +44,7 @@ def _json(payload):
     return json.dumps(payload).encode()
 
 
-# Every authenticated route of appliance/http/routes.cc: (method, path, permission, body, the
+# Every authenticated route of the route table (daemon_harness.ROUTE_SOURCES): (method, path, permission, body, the
 # statuses that mean "allowed"). A body is bytes or a function of the daemon that prepares
 # what the request acts on (a key to revoke, a user to disable) and returns the bytes. Allowed
 # is a 2xx, except where the route's success needs state this daemon does not have (a model

@@ -38,10 +38,11 @@ EXIT_TIMEOUT_S = 30
 REPLY_TIMEOUT_S = 120
 
 
-# The files that add routes to the daemon's route table (appliance/http/routes.h): the serving
-# routes and every /admin/v1 group.
+# The files that add routes to the daemon's route table (appliance/http/routes.h): the probes,
+# the console, the OpenAI API and every /admin/v1 group.
 _SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROUTE_SOURCES = [os.path.join("appliance", "http", "routes.cc")] + sorted(
+ROUTE_SOURCES = [os.path.join("appliance", "http", name)
+                 for name in ("handlers.cc", "console_handlers.cc", "openai_handlers.cc")] + sorted(
     os.path.join("appliance", "admin", name)
     for name in os.listdir(os.path.join(_SOURCE, "appliance", "admin")) if name.endswith("_routes.cc"))
 
