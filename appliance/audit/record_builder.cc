@@ -43,13 +43,8 @@ RecordBuilder RecordBuilder::StreamStart(AuditRecord request, int64_t prompt_tok
 }
 
 RecordBuilder RecordBuilder::StreamEnd(const AuditRecord& start, std::optional<uint64_t> start_seq) {
-  AuditRecord end;
-  end.actor = start.actor;
-  end.role = start.role;
-  end.source = start.source;
-  end.request_id = start.request_id;
-  end.client_request_id = start.client_request_id;
-  end.action = start.action;
+  AuditRecord end =
+      Of(Actor{start.actor, start.role, start.source, start.request_id, start.client_request_id}, start.action);
   end.target = start.target;
   end.model = start.model;
   end.model_digest = start.model_digest;
