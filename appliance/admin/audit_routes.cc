@@ -18,6 +18,7 @@
 #include "audit/log_export.h"
 #include "audit/log_verifier.h"
 #include "audit/record_builder.h"
+#include "http/request_audit.h"
 #include "kimi/log.h"
 
 namespace kimi::admin {
@@ -80,11 +81,6 @@ class ChunkedOutput : public std::streambuf {
   std::array<char, 64 * 1024> buffer_{};
   bool failed_ = false;
 };
-
-std::string Actor(const RequestContext& ctx) { return ctx.principal ? ctx.principal->id : ""; }
-std::string Role(const RequestContext& ctx) {
-  return ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "";
-}
 
 }  // namespace
 
@@ -179,9 +175,7 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
                              " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +
                              " format=" + format;
   audit::AuditRecord act =
-      audit::RecordBuilder::AdminAction(
-          audit::Actor{Actor(ctx), Role(ctx), ctx.remote_addr, ctx.request_id, ctx.client_request_id}, "audit.export",
-          target)
+      audit::RecordBuilder::AdminAction(http::AuditActorOf(ctx), "audit.export", target)
           .HttpStatus(200)
           .Detail(std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) +
                   " signed head(s), " + std::to_string(bytes) + " bytes")

@@ -5,7 +5,6 @@
 
 #include "audit/audit_sink.h"
 #include "audit/hash.h"
-#include "audit/record_builder.h"
 #include "kimi/log.h"
 
 namespace kimi::http {
@@ -39,14 +38,7 @@ bool RequestAuditor::Records(const RequestContext& ctx) const {
 
 audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
   const RequestContext& ctx = *e.ctx;
-  audit::Actor actor;
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  actor.client_request_id = ctx.client_request_id;  // bounded and escaped by the sink
-  if (ctx.principal) {
-    actor.name = ctx.principal->id;  // a key id or a user name, never a secret
-    actor.role = std::string(auth::RoleName(ctx.principal->role));
-  }
+  const audit::Actor actor = AuditActorOf(ctx);
   const AuditFacts& f = ctx.audit;
   const int64_t total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
@@ -111,6 +103,18 @@ Status RequestAuditor::CheckWritable() const {
 Status RequestAuditor::Commit(const Exchange& e) const {
   if (!Records(*e.ctx)) return Status::OK();
   return CommitRecord(RecordOf(e), e.ctx->request_id);
+}
+
+audit::Actor AuditActorOf(const RequestContext& ctx) {
+  audit::Actor actor;
+  actor.source = ctx.remote_addr;
+  actor.request_id = ctx.request_id;
+  actor.client_request_id = ctx.client_request_id;  // bounded and escaped by the sink
+  if (ctx.principal) {
+    actor.name = ctx.principal->id;  // a key id or a user name, never a secret
+    actor.role = std::string(auth::RoleName(ctx.principal->role));
+  }
+  return actor;
 }
 
 }  // namespace kimi::http

@@ -31,6 +31,7 @@
 
 #include "audit/content_policy.h"
 #include "audit/record.h"
+#include "audit/record_builder.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
 
@@ -94,5 +95,9 @@ class RequestAuditor {
 // "ok" below 400, "denied" for 401/403, "client_disconnected" for 499 (a whole response's
 // client hung up before it was complete), "invalid" for other 4xx, "error" for 5xx.
 std::string_view OutcomeOf(int http_status);
+
+// Who a request's audit records name: its principal (none before authentication), the client's
+// address and the request's ids.
+audit::Actor AuditActorOf(const RequestContext& ctx);
 
 }  // namespace kimi::http
