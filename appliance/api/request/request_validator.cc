@@ -93,8 +93,6 @@ Status CheckPassiveFields(const Json& body, bool chat) {
 // OpenAI rules (types, stop strings, caps, top_logprobs) live once; after the model's bounds.
 Status ReadGeneration(const Json& body, ValidatedRequest* out) {
   KIMI_ASSIGN_OR_RETURN(out->generation, ReadGenerationParams(body));
-  out->max_tokens = out->generation.max_tokens;
-  out->stop = out->generation.stop;
   return Status::OK();
 }
 

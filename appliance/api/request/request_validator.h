@@ -52,14 +52,15 @@ struct ValidatedRequest {
   std::string model;
   bool stream = false;
   bool include_usage = false;                // stream_options.include_usage
-  std::optional<int64_t> max_tokens;         // max_completion_tokens, else max_tokens
-  std::optional<int64_t> max_tokens_field;   // each as sent, for limits that name the field
+  // max_tokens and max_completion_tokens each as sent, for limits that name the field (the
+  // effective cap is generation.max_tokens).
+  std::optional<int64_t> max_tokens_field;
   std::optional<int64_t> max_completion_tokens_field;
   std::optional<double> temperature;
   std::optional<int64_t> seed;
-  std::vector<std::string> stop;             // `stop` as a list (a single string becomes one entry)
-  // Every generation field, as kimi::ReadGenerationParams read it (max_tokens and stop above
-  // are its values): what the engine's typed request carries.
+  // Every generation field, as kimi::ReadGenerationParams read it (max_tokens: max_completion_tokens,
+  // else max_tokens; stop: a single string becomes one entry): what the engine's typed request
+  // carries.
   GenerationParams generation;
 
   // Chat completions only.

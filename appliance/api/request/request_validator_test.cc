@@ -173,7 +173,7 @@ TEST(RequestValidatorTest, CompletionsShareTheSamplingRules) {
   ASSERT_TRUE(Accepted(ok));
   EXPECT_EQ(ok->endpoint, Endpoint::kCompletions);
   EXPECT_EQ(ok->prompt, "Once");
-  EXPECT_EQ(ok->max_tokens, 4);
+  EXPECT_EQ(ok->generation.max_tokens, 4);
   EXPECT_TRUE(ok->include_usage);
   auto completion = [](const char* text) { return ValidateCompletion(Json::parse(text), ModelRequestRules::K3()); };
   EXPECT_TRUE(Rejected(completion(R"({"model": "m", "prompt": "x", "temperature": 2.0})"), "temperature"));

@@ -89,18 +89,18 @@ TEST(SamplingRulesTest, ModelIsARequiredNonEmptyString) {
 }
 
 TEST(SamplingRulesTest, MaxTokensIsAPositiveInteger) {
-  EXPECT_EQ(ChatWith(R"({"max_tokens": 16})")->max_tokens, 16);
-  EXPECT_EQ(ChatWith(R"({"max_tokens": 16.0})")->max_tokens, 16);
-  EXPECT_EQ(ChatWith("{}")->max_tokens, std::nullopt);
+  EXPECT_EQ(ChatWith(R"({"max_tokens": 16})")->generation.max_tokens, 16);
+  EXPECT_EQ(ChatWith(R"({"max_tokens": 16.0})")->generation.max_tokens, 16);
+  EXPECT_EQ(ChatWith("{}")->generation.max_tokens, std::nullopt);
   EXPECT_TRUE(Rejected(ChatWith(R"({"max_tokens": 0})"), "max_tokens", "at least 1"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"max_tokens": "16"})"), "max_tokens", "must be an integer"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"max_completion_tokens": -3})"), "max_completion_tokens"));
-  EXPECT_EQ(ChatWith(R"({"max_tokens": 16, "max_completion_tokens": 8})")->max_tokens, 8);
+  EXPECT_EQ(ChatWith(R"({"max_tokens": 16, "max_completion_tokens": 8})")->generation.max_tokens, 8);
 }
 
 TEST(SamplingRulesTest, StopIsAStringOrAListOfStrings) {
-  EXPECT_EQ(ChatWith(R"({"stop": "END"})")->stop, std::vector<std::string>{"END"});
-  EXPECT_EQ(ChatWith(R"({"stop": ["a", "b"]})")->stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ChatWith(R"({"stop": "END"})")->generation.stop, std::vector<std::string>{"END"});
+  EXPECT_EQ(ChatWith(R"({"stop": ["a", "b"]})")->generation.stop, (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": 3})"), "stop", "string or an array"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ["a", 3]})"), "stop[1]", "must be a string"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"stop": ""})"), "stop", "must not be empty"));
