@@ -1,4 +1,5 @@
-"""Runs the web console's browser tests (console_test.mjs) against the real daemon.
+"""Runs the web console's browser suites (console_test.mjs, then suites/*.mjs) against the
+real daemon.
 
 Starts kimi-appliance through the integration harness with the console served from the
 source tree's admin-ui/ and a signed k3-nano demo model, puts two copies of that model on a
@@ -105,10 +106,44 @@ def extra_public_key(scratch):
     return key + ".pub.pem"
 
 
+def suites(only):
+    """The suites in the order they run: console_test.mjs (it uses the one-time password),
+    then suites/*.mjs by name; `only` (comma-separated file stems) keeps some of them."""
+    found = [("admin", os.path.join(HERE, "console_test.mjs"))]
+    folder = os.path.join(HERE, "suites")
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if name.endswith(".mjs"):
+            found.append((name[:-len(".mjs")], os.path.join(folder, name)))
+    wanted = {stem.strip() for stem in only.split(",") if stem.strip()}
+    return [(stem, path) for stem, path in found if not wanted or stem in wanted or
+            (stem == "admin" and "console_test" in wanted)]
+
+
+def run_suites(npm_dir, env, only):
+    """Runs each suite as its own node process; the number of failed checks over all of them
+    (a suite's exit status is its failures)."""
+    # An .mjs file resolves packages from its own folder upwards: the suites run as copies
+    # laid out under the folder of node_modules as in the source tree, beside the harness.
+    shutil.copyfile(os.path.join(HERE, "harness.mjs"), os.path.join(npm_dir, "harness.mjs"))
+    os.makedirs(os.path.join(npm_dir, "suites"), exist_ok=True)
+    failures = 0
+    for stem, source in suites(only):
+        script = os.path.join(npm_dir, os.path.relpath(source, HERE))
+        shutil.copyfile(source, script)
+        print("== suite %s (%s)" % (stem, os.path.relpath(source, SOURCE)), flush=True)
+        code = subprocess.run(["node", script], env=dict(env, KIMI_SUITE=stem), timeout=NODE_TIMEOUT_S).returncode
+        if code != 0:
+            print("== suite %s: %d failed" % (stem, code), flush=True)
+        failures += code
+    return min(failures, 100)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--npm-dir", required=True, help="build-tree folder for node_modules")
     parser.add_argument("--screenshots", default="", help="folder for the screenshots (created)")
+    parser.add_argument("--only", default=os.environ.get("KIMI_BROWSER_SUITES", ""),
+                        help="comma-separated suites to run (file stems, e.g. console_test,audit); default all")
     args = parser.parse_args()
     chromium = find_chromium()
     npm_dir = os.path.abspath(args.npm_dir)
@@ -130,15 +165,11 @@ def main():
             if code != 0:
                 print("kimictl admin bootstrap failed: " + err)
                 return 1
-            # An .mjs file resolves packages from its own folder upwards: run a copy placed
-            # beside node_modules.
-            script = os.path.join(npm_dir, "console_test.mjs")
-            shutil.copyfile(os.path.join(HERE, "console_test.mjs"), script)
             env = dict(os.environ, KIMI_CONSOLE_URL="http://127.0.0.1:%d" % daemon.port, KIMI_ADMIN_OTP=otp.strip(),
                        KIMI_CHROMIUM=chromium, KIMI_IMPORT_SIGNED=signed_copy, KIMI_IMPORT_TAMPERED=tampered_copy,
                        KIMI_IMPORT_SIGNED_V2=second_copy, KIMI_EXTRA_PUBLIC_KEY=extra_public_key(scratch),
                        KIMI_SCREENSHOT_DIR=os.path.abspath(args.screenshots) if args.screenshots else "")
-            return subprocess.run(["node", script], env=env, timeout=NODE_TIMEOUT_S).returncode
+            return run_suites(npm_dir, env, args.only)
         finally:
             daemon.stop()
             daemon.close()
