@@ -51,10 +51,11 @@ std::chrono::microseconds ThreadPool::DefaultSpin() {
 
 ThreadPool::ThreadPool(int num_threads) : ThreadPool(num_threads, DefaultSpin()) {}
 
-ThreadPool::ThreadPool(int num_threads, std::chrono::microseconds spin)
+ThreadPool::ThreadPool(int num_threads, std::chrono::microseconds spin, Subnormals subnormals)
     : num_threads_(num_threads > 0 ? num_threads
                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))),
-      spin_(std::max(spin, std::chrono::microseconds(0))) {
+      spin_(std::max(spin, std::chrono::microseconds(0))),
+      subnormals_(subnormals) {
   workers_.reserve(num_threads_ - 1);
   for (int w = 1; w < num_threads_; ++w) workers_.emplace_back([this, w] { WorkerLoop(w); });
 }
@@ -78,6 +79,7 @@ void ThreadPool::RangeOf(int t, int64_t* b, int64_t* e) const {
 void ThreadPool::Run(int64_t begin, int64_t end, int64_t align, bool dynamic, void* ctx, Invoker invoke) {
   if (end <= begin) return;
   if (align < 1) align = 1;
+  const ScopedSubnormals mode(subnormals_);
   int64_t n = end - begin;
   int64_t chunk = align;
   if (!dynamic) {
@@ -157,6 +159,7 @@ bool ThreadPool::AwaitJob(uint64_t seen) {
 }
 
 void ThreadPool::WorkerLoop(int worker_index) {
+  SetThreadSubnormals(subnormals_);
   uint64_t seen = 0;
   while (AwaitJob(seen)) {
     seen = generation_.load(std::memory_order_acquire);

@@ -15,6 +15,10 @@
 // idle pool sleeps and costs nothing, and on an oversubscribed machine a spinning thread gives
 // its core back after at most `spin`. spin = 0 sleeps at once (the behaviour before).
 //
+// Floating point: every range runs with the pool's subnormal mode (core/float_mode.h) —
+// flush-to-zero unless the pool was built to keep subnormals. Workers set it once at start;
+// the calling thread runs its range 0 under it and gets its own mode back on return.
+//
 // Owns: its worker threads (joined in the destructor).
 // Thread safety: ParallelFor may be called from several threads; calls are serialised by an
 // internal mutex (one parallel region at a time). It must not be called from inside a range
@@ -30,6 +34,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/float_mode.h"
+
 namespace kimi {
 
 class ThreadPool {
@@ -38,14 +44,16 @@ class ThreadPool {
   // 0 means one per hardware thread (std::thread::hardware_concurrency()).
   // The spin bound is DefaultSpin().
   explicit ThreadPool(int num_threads = 0);
-  // The same with an explicit bound on each spin-wait (0: sleep at once).
-  ThreadPool(int num_threads, std::chrono::microseconds spin);
+  // The same with an explicit bound on each spin-wait (0: sleep at once), and the subnormal
+  // mode the ranges run under (kKeep only to measure what flushing saves).
+  ThreadPool(int num_threads, std::chrono::microseconds spin, Subnormals subnormals = Subnormals::kFlushToZero);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
   std::chrono::microseconds spin() const { return spin_; }
+  Subnormals subnormals() const { return subnormals_; }
 
   // The environment's KIMI_POOL_SPIN_US (microseconds, 0 disables spinning) when set to a
   // number, else 20 µs: longer than most gaps between a decode step's parallel regions,
@@ -101,6 +109,7 @@ class ThreadPool {
 
   const int num_threads_;
   const std::chrono::microseconds spin_;
+  const Subnormals subnormals_;
   std::vector<std::thread> workers_;
 
   std::mutex call_mu_;  // serialises Run() callers

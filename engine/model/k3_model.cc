@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/float_mode.h"
 #include "kimi/dtype.h"
 #include "kernels/cpu/kernels.h"
 
@@ -17,6 +18,8 @@ void Model::Impl::Forward(std::span<const int32_t> tokens, model::Segments segme
   const model::ModelWeights& w = weights;
   model::Activations& a = act;
   ThreadPool* tp = pool.get();
+  // The kernels that run on this thread outside a parallel region get the pool's mode too.
+  const ScopedSubnormals subnormals(tp->subnormals());
   const int64_t R = static_cast<int64_t>(tokens.size()), D = c.hidden_size, V = c.vocab_size;
   const float eps = float(c.rms_norm_eps);
   const int64_t block = c.attn_res_block_size;

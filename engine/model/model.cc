@@ -92,7 +92,9 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOp
   // Every tensor of the K3 table with its dtype and shape, then each one we bind.
   KIMI_RETURN_IF_ERROR(impl->dir->ValidateLayout());
   KIMI_RETURN_IF_ERROR(impl->Bind());
-  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  impl->pool = std::make_unique<ThreadPool>(
+      options.threads, ThreadPool::DefaultSpin(),
+      options.keep_subnormals ? Subnormals::kKeep : Subnormals::kFlushToZero);
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 

@@ -6,9 +6,12 @@
 // left behind can make them differ.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
+#include "core/float_mode.h"
 #include "io/test_util.h"
 #include "kimi/model.h"
 
@@ -41,9 +44,10 @@ class OptimisedKernelsModelTest : public ::testing::Test {
     fs::remove_all(*dir_);
     delete dir_;
   }
-  static std::unique_ptr<Model> Load() {
+  static std::unique_ptr<Model> Load(bool keep_subnormals = false) {
     ModelOptions options;
     options.threads = 2;  // the products' rows are split over the pool, as in serving
+    options.keep_subnormals = keep_subnormals;
     auto model = Model::Load(*dir_, options);
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     return model.ok() ? std::move(model).value() : nullptr;
@@ -118,6 +122,36 @@ TEST_F(OptimisedKernelsModelTest, DecodeAfterLongPrefillEqualsDecodeOnAFreshThre
   });
   ASSERT_EQ(fresh.size(), 3 * size_t(V));
   EXPECT_EQ(after, fresh);
+}
+
+// The forward pass flushes subnormals to zero (core/float_mode.h). On a 100-token prompt
+// (one chunked-KDA piece, whose cumulative gate decays reach the subnormal range) the logits
+// must stay within the engine's tolerance of the same pass with IEEE subnormals, and the
+// calling thread keeps its own mode.
+TEST_F(OptimisedKernelsModelTest, FlushingSubnormalsKeepsTheLogitsOfAPassWithThem) {
+  if (!SubnormalsControllable()) GTEST_SKIP() << "no flush-to-zero control on this architecture";
+  auto flushed_model = Load();
+  auto kept_model = Load(/*keep_subnormals=*/true);
+  ASSERT_NE(flushed_model, nullptr);
+  ASSERT_NE(kept_model, nullptr);
+  const int64_t V = flushed_model->config().vocab_size;
+  const std::vector<int32_t> prompt = Tokens(100, 8, V);
+  std::vector<float> flushed, kept;
+  OnFreshThread([&] {
+    auto seq = flushed_model->NewSequence();
+    ASSERT_TRUE(flushed_model->Prefill(*seq, prompt, LogitsRows::kAll, &flushed).ok());
+    EXPECT_EQ(ThreadSubnormals(), Subnormals::kKeep) << "the pass left its mode on the calling thread";
+    seq = kept_model->NewSequence();
+    ASSERT_TRUE(kept_model->Prefill(*seq, prompt, LogitsRows::kAll, &kept).ok());
+  });
+  ASSERT_EQ(flushed.size(), kept.size());
+  double scale = 0, worst = 0;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    scale = std::max(scale, double(std::fabs(kept[i])));
+    worst = std::max(worst, double(std::fabs(flushed[i] - kept[i])));
+  }
+  // The tolerance the engine keeps against the reference (tests/reference: 1e-3 of the scale).
+  EXPECT_LE(worst, 1e-3 * scale) << "max |difference| " << worst << " of logits up to " << scale;
 }
 
 }  // namespace

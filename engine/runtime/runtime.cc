@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/float_mode.h"
 #include "kimi/tokenizer.h"
 #include "runtime/request_channel.h"
 #include "runtime/scheduler.h"
@@ -132,6 +133,9 @@ class Runtime::Impl {
   }
 
   void Loop() {
+    // Sampling and the other work of this thread outside a forward pass (which sets its pool's
+    // mode itself) flush subnormals like the kernels do.
+    SetThreadSubnormals(Subnormals::kFlushToZero);
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/float_mode.h"
 #include "tools/command.h"
 
 namespace kimi::tools {
@@ -32,6 +33,9 @@ void PrintUsage(std::FILE* out) {
 
 int main(int argc, char** argv) {
   using namespace kimi::tools;
+  // Every engine thread flushes subnormals (docs/kernels.md "Subnormals"); the pools the
+  // commands build set it on their workers.
+  kimi::SetThreadSubnormals(kimi::Subnormals::kFlushToZero);
   if (argc < 2) {
     PrintUsage(stderr);
     return kExitUsage;

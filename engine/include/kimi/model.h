@@ -35,6 +35,9 @@ struct ModelOptions {
   int threads = 0;               // kernel threads, counting the caller; 0: one per hardware thread
   int64_t prefill_piece = 256;   // Prefill runs at most this many tokens per forward pass
   int64_t mla_page_tokens = 64;  // tokens per page of the MLA latent cache
+  // The forward pass flushes subnormal floats to zero (docs/kernels.md "Subnormals"); true
+  // keeps IEEE gradual underflow, only to measure what flushing saves (kimi-engine bench).
+  bool keep_subnormals = false;
 };
 
 // The latent cache of one MLA layer for one sequence. Token t lives in physical page
