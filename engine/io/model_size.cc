@@ -84,15 +84,22 @@ K3SizeReport ComputeK3Sizes(const K3Config& c) {
     r.total.bytes += g.bytes;
   }
 
-  // Per decoded token: one embedding row instead of the table; top-k experts instead of all.
-  const auto& emb = r.group(TensorGroup::kEmbedding);
-  const auto& experts = r.group(TensorGroup::kRoutedExperts);
+  // Per decoded token: every group whole, but one embedding row instead of the table (unless
+  // the table is tied to the output projection, which reads it whole) and top-k experts
+  // instead of all.
   const uint64_t active_experts = static_cast<uint64_t>(r.moe_layers) * c.num_experts_per_token;
-  r.active_params_per_token = r.total.params - emb.params + h - experts.params + active_experts * one_expert.params;
-  r.weight_bytes_per_token = r.total.bytes - emb.bytes + 2 * h - experts.bytes + active_experts * one_expert.bytes;
-  if (c.tie_word_embeddings) {  // the table is read whole as the output projection
-    r.active_params_per_token += emb.params;
-    r.weight_bytes_per_token += emb.bytes;
+  for (int g = 0; g < kNumTensorGroups; ++g) {
+    const ComponentSize& whole = r.groups[g];
+    ComponentSize read = whole;
+    if (g == static_cast<int>(TensorGroup::kEmbedding)) {
+      read = c.tie_word_embeddings ? ComponentSize{whole.params + h, whole.bytes + 2 * h} : ComponentSize{h, 2 * h};
+    }
+    if (g == static_cast<int>(TensorGroup::kRoutedExperts)) {
+      read = {active_experts * one_expert.params, active_experts * one_expert.bytes};
+    }
+    r.active_params_per_token += read.params;
+    r.bytes_per_token_by_group[g] = read.bytes;
+    r.weight_bytes_per_token += read.bytes;
   }
 
   r.mla_cache_values_per_token = static_cast<uint64_t>(c.MlaCacheValuesPerToken()) * r.mla_layers;
@@ -173,6 +180,28 @@ std::string FormatSizeReport(const K3Config& c, const K3SizeReport& r) {
                 FormatBytes(r.KdaStateBytesPerSequence()).c_str(), FormatBytes(r.kda_recurrent_state_bytes).c_str(),
                 FormatBytes(r.kda_conv_state_bytes).c_str());
   out += line;
+  return out;
+}
+
+std::string FormatDecodeBytes(const K3SizeReport& r, double bandwidth_gb_per_s) {
+  std::string out = "weight bytes read per decoded token, by part:\n";
+  char line[256];
+  for (int g = 0; g < kNumTensorGroups; ++g) {
+    const uint64_t bytes = r.bytes_per_token_by_group[g];
+    if (bytes == 0) continue;
+    std::snprintf(line, sizeof line, "  %-22s %16llu (%s, %5.1f%%)\n",
+                  std::string(TensorGroupName(static_cast<TensorGroup>(g))).c_str(), (unsigned long long)bytes,
+                  FormatBytes(bytes).c_str(), 100.0 * double(bytes) / double(r.weight_bytes_per_token));
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "  %-22s %16llu (%s; %.1f GB)\n", "total", (unsigned long long)r.weight_bytes_per_token,
+                FormatBytes(r.weight_bytes_per_token).c_str(), double(r.weight_bytes_per_token) / 1e9);
+  out += line;
+  if (bandwidth_gb_per_s > 0) {
+    std::snprintf(line, sizeof line, "decode at %.1f GB/s: at most %.2f tokens/s at batch 1 (bandwidth / bytes per token)\n",
+                  bandwidth_gb_per_s, bandwidth_gb_per_s * 1e9 / double(r.weight_bytes_per_token));
+    out += line;
+  }
   return out;
 }
 

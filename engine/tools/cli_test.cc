@@ -48,6 +48,12 @@ TEST(KimiEngineCli, HelpAndUsageErrors) {
   EXPECT_EQ(bad_preset.status, 2);
   EXPECT_NE(bad_preset.output.find("k3-nano"), std::string::npos);  // lists the known presets
   EXPECT_EQ(Engine("info --model /nonexistent/dir").status, 1);
+  EXPECT_EQ(Engine("info --preset k3-full-shape --bandwidth fast").status, 2);
+  EXPECT_EQ(Engine("info --preset k3-full-shape --bandwidth -5").status, 2);
+  CliRun full = Engine("info --preset k3-full-shape --bandwidth 600");
+  EXPECT_EQ(full.status, 0) << full.output;
+  EXPECT_NE(full.output.find("weight bytes read per decoded token, by part"), std::string::npos) << full.output;
+  EXPECT_NE(full.output.find("decode at 600.0 GB/s: at most"), std::string::npos) << full.output;
   EXPECT_EQ(Engine("synth --help").status, 0);
   CliRun keep_alive = Engine("serve --model /nonexistent --port 0 --keep-alive-timeout 0");
   EXPECT_EQ(keep_alive.status, 2);

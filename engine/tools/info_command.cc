@@ -1,6 +1,8 @@
 // kimi-engine info: prints a model's (or a preset's) configuration, sizes per component and the
 // memory arithmetic, after validating the directory's files.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "io/k3_presets.h"
 #include "kimi/model_dir.h"
@@ -16,6 +18,7 @@ const std::vector<FlagSpec>& InfoFlags() {
       {"model", true, "DIR   model directory (config.json + safetensors)"},
       {"preset", true, "NAME  print a preset's arithmetic without writing it"},
       {"no-validate", false, "      skip checking every tensor against the config"},
+      {"bandwidth", true, "GB/S  memory read bandwidth: print the batch-1 decode rate it allows"},
       {"help", false, "      this text"},
   };
   return flags;
@@ -40,7 +43,7 @@ int RunInfo(const Args& args) {
   auto flags = Flags::Parse(args, InfoFlags());
   if (!flags.ok()) return Fail(flags.status());
   if (flags->Has("help")) {
-    std::printf("usage: kimi-engine info (--model DIR | --preset NAME) [--no-validate]\n%s",
+    std::printf("usage: kimi-engine info (--model DIR | --preset NAME) [--no-validate] [--bandwidth GB/S]\n%s",
                 Flags::Usage(InfoFlags()).c_str());
     return kExitOk;
   }
@@ -48,12 +51,22 @@ int RunInfo(const Args& args) {
     return Fail(Status::InvalidArgument("give exactly one of --model DIR and --preset NAME"));
   }
 
+  double bandwidth = 0;
+  if (auto text = flags->Get("bandwidth")) {
+    char* end = nullptr;
+    bandwidth = std::strtod(text->c_str(), &end);
+    if (text->empty() || *end != '\0' || !(bandwidth > 0) || !std::isfinite(bandwidth)) {
+      return Fail(Status::InvalidArgument("--bandwidth: expected a positive number of GB/s, got '" + *text + "'"));
+    }
+  }
+
   if (auto preset = flags->Get("preset")) {
     auto config = K3Preset(*preset);
     if (!config.ok()) return Fail(Status::InvalidArgument(config.status().message()));
     std::printf("preset %s\n", preset->c_str());
     PrintLayers(*config);
-    std::printf("%s", FormatSizeReport(*config, ComputeK3Sizes(*config)).c_str());
+    const K3SizeReport sizes = ComputeK3Sizes(*config);
+    std::printf("%s%s", FormatSizeReport(*config, sizes).c_str(), FormatDecodeBytes(sizes, bandwidth).c_str());
     return kExitOk;
   }
 
@@ -69,7 +82,8 @@ int RunInfo(const Args& args) {
     if (Status s = (*dir)->ValidateLayout(); !s.ok()) return Fail(s);
     std::printf("validated: every tensor the config implies is present with its dtype and shape\n");
   }
-  std::printf("%s", FormatSizeReport(config, ComputeK3Sizes(config)).c_str());
+  const K3SizeReport sizes = ComputeK3Sizes(config);
+  std::printf("%s%s", FormatSizeReport(config, sizes).c_str(), FormatDecodeBytes(sizes, bandwidth).c_str());
   return kExitOk;
 }
 

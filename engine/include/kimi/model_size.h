@@ -29,6 +29,8 @@ struct K3SizeReport {
   // and num_experts_per_token routed experts per MoE layer.
   uint64_t active_params_per_token = 0;
   uint64_t weight_bytes_per_token = 0;
+  // weight_bytes_per_token by tensor group (indexed by TensorGroup); they sum to it.
+  std::array<uint64_t, kNumTensorGroups> bytes_per_token_by_group{};
 
   int64_t kda_layers = 0, mla_layers = 0, moe_layers = 0, dense_mlp_layers = 0;
 
@@ -56,5 +58,9 @@ std::string FormatCount(uint64_t count);
 
 // A readable multi-line table of the report (what `kimi-engine info` prints).
 std::string FormatSizeReport(const K3Config& config, const K3SizeReport& report);
+
+// The bytes read per decoded token by part, and with `bandwidth_gb_per_s` > 0 the batch-1
+// decode rate that bandwidth allows at most (each token reads every byte once).
+std::string FormatDecodeBytes(const K3SizeReport& report, double bandwidth_gb_per_s);
 
 }  // namespace kimi
