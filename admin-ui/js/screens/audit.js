@@ -67,10 +67,10 @@ function verifyReport(report) {
 }
 
 // The columns of the results table; the class marks numbers (kept on one line) and the detail
-// (one line, cut with an ellipsis; the record view has it in full).
+// (one line, cut with an ellipsis; the record view has it in full), and a header's tooltip.
 const COLUMNS = [['Seq', 'num'], ['Time (UTC)', 'time'], ['Actor', 'id'], ['Role'], ['Action'], ['Model'],
                  ['Outcome'], ['Status', 'num'], ['Request ID', 'id'], ['Key name'], ['Owner'],
-                 ['Tokens in / out', 'num'], ['TTFT', 'num'], ['Total', 'num'], ['Detail', 'detail']];
+                 ['Tokens', 'num', 'prompt / completion tokens'], ['TTFT', 'num'], ['Total', 'num'], ['Detail', 'detail']];
 
 function recordRow(r, open) {
   const seq = h('button', {type: 'button', class: 'link', 'aria-label': 'Show record ' + r.seq + ' with its proof',
@@ -85,7 +85,8 @@ function resultsTable(rows, open) {
   if (rows.length === 0) return h('p', {class: 'empty'}, 'No records match.');
   return h('div', {class: 'audit-scroll'},
            h('table', {class: 'audit-table'},
-             h('thead', {}, h('tr', {}, COLUMNS.map(([name, kind]) => h('th', {scope: 'col', class: kind}, name)))),
+             h('thead', {}, h('tr', {}, COLUMNS.map(([name, kind, title]) =>
+               h('th', {scope: 'col', class: kind, title}, name)))),
              h('tbody', {}, rows.map((r) => h('tr', {}, recordRow(r, open).map((cell, i) =>
                h('td', {class: COLUMNS[i][1]}, cell)))))));
 }
@@ -211,10 +212,18 @@ export function render(container) {
 
   // The filters of the first page hold for the pages after it (Load more), as the cursor
   // belongs to them.
+  // Only the newest search's answers are shown: the first page on arrival may answer after a
+  // search made meanwhile.
   let shown = null;
+  let searches = 0;
   async function page(cursor) {
-    if (!cursor) shown = {...query(inputs), order: inputs.order.value};
+    if (!cursor) {
+      shown = {...query(inputs), order: inputs.order.value};
+      searches += 1;
+    }
+    const mine = searches;
     const reply = await get('/admin/v1/audit', {query: {...shown, cursor, limit: PAGE}});
+    if (mine !== searches) return;
     const records = reply.records || [];
     rows = cursor ? rows.concat(records) : records;
     replace(results, resultsTable(rows, open));

@@ -154,6 +154,8 @@ await runSuite(async (page, context) => {
   });
 
   await check('at 1024 px numbers and times stay on one line', async () => {
+    await openScreen(page, 'Overview', '#screen-overview');  // the list alone, no record open
+    await openScreen(page, 'Audit', '#screen-audit');
     await page.getByLabel('Key name').fill(KEY_NAME);
     await searchUntil(page, {[COL.keyName]: KEY_NAME});
     // A cell's content on two lines or more is at least twice its font size tall.
