@@ -48,9 +48,9 @@ class KeyDirectory {
     std::string name;
     std::string owner;
   };
-  // nullopt when `actor` is not a key's id (a user's session, or a key unknown here).
+  // Null when `actor` is not a key's id (a console user, or a key unknown here).
   const Names* Find(const std::string& actor) const;
-  // The ids of the keys with exactly this name (by_name) or this owner, in id order.
+  // The ids of the keys with exactly this name, or this owner, in id order.
   std::vector<std::string> Named(const std::string& name) const;
   std::vector<std::string> OwnedBy(const std::string& owner) const;
   // The ids of the keys whose name or owner contains `text` (ASCII case-insensitive).

@@ -12,7 +12,6 @@
 #include "admin/audit_query.h"
 #include "admin/reply.h"
 #include "audit/audit_sink.h"
-#include "audit/audit_text.h"
 #include "audit/audit_store.h"
 #include "audit/log_export.h"
 #include "audit/log_verifier.h"
