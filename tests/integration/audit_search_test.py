@@ -109,6 +109,11 @@ class AuditSearchTest(unittest.TestCase):
         # A key's name or owner matches too, in part and in any case.
         by_owner = {r["actor"] for r in self.records(q="ALIC", action="http.models")}
         self.assertEqual(by_owner, {self.keys["a1"]["id"], self.keys["a2"]["id"]})
+        # Quotes and SQL in the text are a value to look for, never SQL: nothing matches, the log
+        # is intact.
+        self.assertEqual(client_ids("x' OR '1'='1"), [])
+        self.assertEqual(client_ids("'); DROP TABLE audit_records; --"), [])
+        self.assertTrue(self.get("/admin/v1/audit/verify").json()["ok"])
         body = self.get(search_path(q="nothing-has-this")).json()
         self.assertEqual(body["records"], [])
         self.assertIn("scanned", body)
