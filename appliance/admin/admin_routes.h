@@ -10,7 +10,7 @@
 //   tls        tls_routes.h                the daemon's TLS reload
 //   users      user_routes.h               Authenticator
 //   policies   policy_routes.h             PolicyService
-//   audit      audit_routes.h, audit_proof_route.h   AuditAccess
+//   audit      audit_routes.h, audit_proof_route.h   AuditAccess (with the Authenticator's key list)
 //
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once

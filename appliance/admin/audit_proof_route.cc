@@ -52,8 +52,8 @@ Status HandleAuditRecordProof(const AuditAccess* access, RequestContext& ctx, co
   KIMI_ASSIGN_OR_RETURN(std::optional<audit::StoredRecord> row, store->ReadRecord(seq));
   if (!row) return Status::NotFound("the audit log has no record " + std::to_string(seq));
   KIMI_ASSIGN_OR_RETURN(audit::InclusionProof proof, ProveRecord(*access, *store, seq));
-  json record = audit::RecordToJson(row->record);
-  if (!row->decode_error.ok()) record["decode_error"] = row->decode_error.message();
+  KIMI_ASSIGN_OR_RETURN(KeyDirectory keys, LoadKeyDirectory(*access));
+  json record = AuditorRecordJson(*row, keys);
   ReplyJson(res, 200,
             json{{"proof", audit::InclusionProofToJson(proof)},
                  {"record", std::move(record)},

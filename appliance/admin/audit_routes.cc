@@ -3,21 +3,20 @@
 #include <httplib.h>
 
 #include <array>
-#include <charconv>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <ostream>
 #include <streambuf>
 
 #include "admin/audit_proof_route.h"
+#include "admin/audit_query.h"
 #include "admin/reply.h"
 #include "audit/audit_sink.h"
-#include "audit/audit_text.h"
 #include "audit/audit_store.h"
 #include "audit/log_export.h"
 #include "audit/log_verifier.h"
 #include "audit/record_builder.h"
+#include "auth/authenticator.h"
 #include "http/request_audit.h"
 #include "kimi/log.h"
 
@@ -27,32 +26,9 @@ namespace {
 using http::RequestContext;
 using nlohmann::json;
 
-constexpr uint64_t kDefaultPage = 100;
-constexpr uint64_t kMaxPage = 1000;
-
 Result<const AuditAccess*> Access(const AuditAccess* access) {
   if (access == nullptr) return Status::Unavailable("the audit log is not open");
   return access;
-}
-
-Result<uint64_t> ParseCount(const std::string& text, const char* name) {
-  uint64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    return Status::InvalidArgument(std::string("query parameter '") + name + "' must be a non-negative integer");
-  }
-  return v;
-}
-
-// since/until as Unix ms; absent: unbounded.
-Status ParseRange(const httplib::Request& req, int64_t* since_ms, int64_t* until_ms) {
-  for (auto [name, out] : {std::pair{"since", since_ms}, {"until", until_ms}}) {
-    if (!req.has_param(name)) continue;
-    Result<int64_t> ms = audit::ParseUtcMillis(req.get_param_value(name));
-    if (!ms.ok()) return Status::InvalidArgument(std::string("query parameter '") + name + "': " + ms.status().message());
-    *out = *ms;
-  }
-  return Status::OK();
 }
 
 // An output stream buffer that hands its bytes on in chunks of up to 64 KiB; the stream
@@ -92,45 +68,46 @@ Result<std::unique_ptr<audit::AuditStore>> OpenAuditReader(const AuditAccess& ac
   return store;
 }
 
+Result<KeyDirectory> LoadKeyDirectory(const AuditAccess& access) {
+  if (access.keys == nullptr) return KeyDirectory();
+  Result<std::vector<auth::KeyRecord>> keys = access.keys->ListKeys();
+  if (!keys.ok()) return Status::Unavailable("cannot read the API keys: " + keys.status().message());
+  return KeyDirectory(*keys);
+}
+
 Status HandleAuditSearch(const AuditAccess* audit_access, RequestContext&, const httplib::Request& req,
                          httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
-  audit::RecordQuery q;
-  KIMI_RETURN_IF_ERROR(ParseRange(req, &q.since_ms, &q.until_ms));
-  // Values are stored as audit/audit_text.h makes them (escaped, bounded), so a filter is
-  // made the same way: the X-Request-Id a client sent finds its record however long it was.
-  for (auto [name, field] : {std::pair{"actor", &q.actor}, {"action", &q.action}, {"outcome", &q.outcome},
-                             {"model", &q.model}, {"request_id", &q.request_id},
-                             {"client_request_id", &q.client_request_id}}) {
-    if (req.has_param(name)) *field = audit::AuditText(req.get_param_value(name));
-  }
-  if (req.has_param("cursor")) {
-    KIMI_ASSIGN_OR_RETURN(q.from_seq, ParseCount(req.get_param_value("cursor"), "cursor"));
-    if (q.from_seq > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return Status::InvalidArgument("query parameter 'cursor' is out of range");
-    }
-  }
-  uint64_t limit = kDefaultPage;
-  if (req.has_param("limit")) {
-    KIMI_ASSIGN_OR_RETURN(limit, ParseCount(req.get_param_value("limit"), "limit"));
-    if (limit == 0 || limit > kMaxPage) return Status::InvalidArgument("query parameter 'limit' must be 1..1000");
-  }
-  q.limit = limit + 1;  // one more tells whether a next page exists
+  KIMI_ASSIGN_OR_RETURN(KeyDirectory keys, LoadKeyDirectory(*access));
+  KIMI_ASSIGN_OR_RETURN(AuditSearch search, ParseAuditSearch(req, keys));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
+  uint64_t next_seq = 0;
+  if (!search.query.contains.empty()) {
+    KIMI_ASSIGN_OR_RETURN(next_seq, store->NextSeq());
+  }
+  const AuditPage page = PageOf(search, next_seq);
   json records = json::array();
-  std::optional<uint64_t> next;
-  KIMI_RETURN_IF_ERROR(store->ScanRecords(q, [&](audit::StoredRecord& row) {
-    if (records.size() == limit) {
+  std::optional<uint64_t> next = page.resume;
+  KIMI_RETURN_IF_ERROR(store->ScanRecords(page.query, [&](audit::StoredRecord& row) {
+    if (records.size() == search.limit) {
       next = row.record.seq;
       return Status::OK();
     }
-    json j = audit::RecordToJson(row.record);
-    if (!row.decode_error.ok()) j["decode_error"] = row.decode_error.message();
-    records.push_back(std::move(j));
+    records.push_back(AuditorRecordJson(row, keys));
     return Status::OK();
   }));
-  ReplyJson(res, 200, json{{"records", std::move(records)},
-                      {"next_cursor", next ? json(std::to_string(*next)) : json(nullptr)}});
+  json reply{{"records", std::move(records)}, {"next_cursor", next ? json(std::to_string(*next)) : json(nullptr)}};
+  if (page.bounded) reply["scanned"] = {{"first_seq", page.scan_first}, {"last_seq", page.scan_last}};
+  ReplyJson(res, 200, reply);
+  return Status::OK();
+}
+
+Status HandleAuditActions(const AuditAccess* audit_access, RequestContext&, const httplib::Request&,
+                          httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
+  KIMI_ASSIGN_OR_RETURN(std::vector<std::string> actions, store->DistinctActions());
+  ReplyJson(res, 200, json{{"actions", std::move(actions)}});
   return Status::OK();
 }
 
@@ -139,7 +116,11 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
   audit::ExportOptions options;
   options.with_proofs = true;
-  KIMI_RETURN_IF_ERROR(ParseRange(req, &options.since_ms, &options.until_ms));
+  // The list's own parser: the export holds the records the list shows for these parameters
+  // (in sequence order, every page; order, cursor and limit do not apply).
+  KIMI_ASSIGN_OR_RETURN(KeyDirectory keys, LoadKeyDirectory(*access));
+  KIMI_ASSIGN_OR_RETURN(AuditSearch search, ParseAuditSearch(req, keys));
+  options.records = search.query;
   // format=csv: the same records as a spreadsheet reads them, with the covering signed heads
   // as rows but no inclusion proofs (those exist only in the JSON lines bundle).
   const std::string format = req.has_param("format") ? req.get_param_value("format") : "jsonl";
@@ -171,9 +152,7 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   const std::string sha256 = audit::ToHex(digest.Finish());
 
   // The export is an administrative act: recorded, durably, before anything leaves.
-  const std::string target = "since=" + (req.has_param("since") ? req.get_param_value("since") : std::string("-")) +
-                             " until=" + (req.has_param("until") ? req.get_param_value("until") : std::string("-")) +
-                             " format=" + format;
+  const std::string target = DescribeAuditSearch(req) + " format=" + format;
   audit::AuditRecord act =
       audit::RecordBuilder::AdminAction(http::AuditActorOf(ctx), "audit.export", target)
           .HttpStatus(200)
@@ -228,6 +207,8 @@ void AddAuditRoutes(http::RouteTable& table, const AuditAccess* access) {
   using P = auth::Permission;
   const auto bind = [access](auto handler) { return http::BindRoute(access, handler); };
   table.Add({"GET", "/admin/v1/audit", "admin_audit_search", bind(&HandleAuditSearch), false, P::kAuditRead});
+  table.Add({"GET", "/admin/v1/audit/actions", "admin_audit_actions", bind(&HandleAuditActions), false,
+             P::kAuditRead});
   table.Add({"GET", "/admin/v1/audit/export", "admin_audit_export", bind(&HandleAuditExport), false, P::kAuditRead});
   table.Add({"GET", "/admin/v1/audit/verify", "admin_audit_verify", bind(&HandleAuditVerify), false, P::kAuditRead});
   table.Add({"GET", "/admin/v1/audit/records/{seq}/proof", "admin_audit_proof", bind(&HandleAuditRecordProof), false,

@@ -520,32 +520,64 @@ std::string AuditStore::ScanColumns() const {
   return columns + ", c.prompt, c.completion";
 }
 
-std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q,
-                                std::vector<const std::string*>* bound) const {
+std::string LikeContainsPattern(std::string_view text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') pattern.push_back('\\');
+    pattern.push_back(c);
+  }
+  pattern.push_back('%');
+  return pattern;
+}
+
+namespace {
+
+// A list of texts as one bound parameter (a JSON array read by json_each), so that a list of
+// any length is one placeholder and never text in the SQL.
+std::string JsonList(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q, std::vector<std::string>* bound) const {
   std::string sql = std::string("SELECT ") + columns +
                     " FROM audit_records r LEFT JOIN audit_content c ON c.seq = r.seq "
                     "WHERE r.seq >= ?1 AND r.seq < ?2 AND r.time_ms >= ?3 AND r.time_ms < ?4";
+  // Every value from the query is bound; the SQL holds only column names and placeholders.
+  const auto param = [bound](std::string value) {
+    bound->push_back(std::move(value));
+    return "?" + std::to_string(4 + bound->size());
+  };
   const std::pair<std::string, const std::string*> filters[] = {
       {"r.actor", &q.actor}, {"r.action", &q.action}, {"r.outcome", &q.outcome}, {"r.model", &q.model},
       {"r.request_id", &q.request_id}, {LaterColumn(kClientRequestIdColumn), &q.client_request_id}};
   for (const auto& [column, value] : filters) {
-    if (value->empty()) continue;
-    bound->push_back(value);
-    sql += " AND " + column + " = ?" + std::to_string(4 + bound->size());
+    if (!value->empty()) sql += " AND " + column + " = " + param(*value);
   }
-  sql += " ORDER BY r.seq";
+  if (q.actor_in) sql += " AND r.actor IN (SELECT value FROM json_each(" + param(JsonList(*q.actor_in)) + "))";
+  if (!q.contains.empty()) {
+    const std::string like = param(LikeContainsPattern(q.contains));
+    sql += " AND (";
+    for (const std::string& column : {std::string("r.actor"), std::string("r.request_id"), std::string("r.target"),
+                                      LaterColumn(kClientRequestIdColumn)}) {
+      sql += column + " LIKE " + like + " ESCAPE '\\' OR ";
+    }
+    sql += "r.actor IN (SELECT value FROM json_each(" + param(JsonList(q.contains_actors)) + ")))";
+  }
+  sql += q.newest_first ? " ORDER BY r.seq DESC" : " ORDER BY r.seq";
   if (q.limit > 0) sql += " LIMIT " + std::to_string(q.limit);
   return sql;
 }
 
-void AuditStore::BindScan(SqlStatement& st, const RecordQuery& q, const std::vector<const std::string*>& bound) {
+void AuditStore::BindScan(SqlStatement& st, const RecordQuery& q, const std::vector<std::string>& bound) {
   st.Bind(1, static_cast<int64_t>(q.from_seq)).Bind(2, static_cast<int64_t>(q.to_seq));
   st.Bind(3, q.since_ms).Bind(4, q.until_ms);
-  for (size_t i = 0; i < bound.size(); ++i) st.Bind(static_cast<int>(5 + i), *bound[i]);
+  for (size_t i = 0; i < bound.size(); ++i) st.Bind(static_cast<int>(5 + i), bound[i]);
 }
 
 Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(StoredRecord&)>& visit) {
-  std::vector<const std::string*> bound;
+  std::vector<std::string> bound;
   SqlStatement st(db_, ScanSql(ScanColumns().c_str(), q, &bound), kCodes);
   BindScan(st, q, bound);
   Status visited = Status::OK();
@@ -559,7 +591,7 @@ Status AuditStore::ScanRecords(const RecordQuery& q, const std::function<Status(
 }
 
 Result<std::string> AuditStore::ExplainScan(const RecordQuery& q) {
-  std::vector<const std::string*> bound;
+  std::vector<std::string> bound;
   SqlStatement st(db_, "EXPLAIN QUERY PLAN " + ScanSql(ScanColumns().c_str(), q, &bound), kCodes);
   BindScan(st, q, bound);
   std::string plan;
@@ -571,7 +603,7 @@ Result<std::string> AuditStore::ExplainScan(const RecordQuery& q) {
 Result<RecordRangeSummary> AuditStore::SummarizeRecords(const RecordQuery& q) {
   RecordQuery all = q;
   all.limit = 0;
-  std::vector<const std::string*> bound;
+  std::vector<std::string> bound;
   SqlStatement st(db_, ScanSql("count(*), max(r.seq)", all, &bound), kCodes);
   BindScan(st, all, bound);
   Result<bool> row = st.Step();
@@ -666,6 +698,28 @@ Result<uint64_t> AuditStore::RecordCount() {
                               std::to_string(next));
   }
   return static_cast<uint64_t>(count);
+}
+
+Result<uint64_t> AuditStore::NextSeq() {
+  KIMI_ASSIGN_OR_RETURN(SqlStatement st, QueryRow(db_, "SELECT coalesce(max(seq) + 1, 0) FROM audit_records",
+                                                  "audit database: cannot read the last record"));
+  return static_cast<uint64_t>(st.Int(0));
+}
+
+Result<std::vector<std::string>> AuditStore::DistinctActions() {
+  // min(action) above the previous one is a seek in audit_records_action: as many seeks as
+  // there are actions, however long the log.
+  std::vector<std::string> actions;
+  SqlStatement st(db_, "SELECT min(action) FROM audit_records WHERE action > ?1", kCodes);
+  std::string after;
+  for (;;) {
+    st.Reset();
+    Result<bool> row = st.Bind(1, after).Step();
+    if (!row.ok()) return row.status().WithContext("audit database: cannot list actions");
+    if (!*row || st.Type(0) != SqlType::kText) return actions;
+    after = st.Text(0);
+    actions.push_back(after);
+  }
 }
 
 Result<std::optional<uint64_t>> AuditStore::FirstMissingSeq() {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "audit/compact_tree.h"
@@ -66,8 +67,22 @@ struct RecordQuery {
   std::string model;
   std::string request_id;
   std::string client_request_id;  // the X-Request-Id a client sent (record format 3)
+  // Records whose actor is one of these (the keys a key name or owner names); nullopt: any
+  // actor, an empty list: none.
+  std::optional<std::vector<std::string>> actor_in;
+  // Partial match: records where `contains` is a substring (ASCII case-insensitive, % and _
+  // taken literally) of the actor, request id, client request id or target, or whose actor
+  // is one of contains_actors (the keys whose name or owner contains it). No index serves
+  // it: callers bound the seq range they scan (from_seq..to_seq). Empty: no such filter.
+  std::string contains;
+  std::vector<std::string> contains_actors;
+  bool newest_first = false;  // descending seq (hence time) order instead of ascending
   uint64_t limit = 0;  // rows at most; 0: no limit
 };
+
+// `text` as a LIKE pattern that matches it anywhere, with ESCAPE '\': %, _ and \ in the
+// text match only themselves.
+std::string LikeContainsPattern(std::string_view text);
 
 // What SummarizeRecords found: how many records match and the highest seq among them.
 struct RecordRangeSummary {
@@ -122,8 +137,8 @@ class AuditStore {
   // Deletes stored content of records older than cutoff_ms; returns how many were purged.
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 
-  // Calls visit for each record matching the query, in sequence order; stops at the first
-  // error visit returns. Each exact-match filter (actor, action, outcome, model, request_id,
+  // Calls visit for each record matching the query, in sequence order (descending when
+  // newest_first); stops at the first error visit returns. Each exact-match filter (actor, action, outcome, model, request_id,
   // client_request_id) has an index whose entries are in sequence order, so a filtered page reads only its rows.
   Status ScanRecords(const RecordQuery& query, const std::function<Status(StoredRecord&)>& visit);
   // SQLite's plan for ScanRecords(query) (EXPLAIN QUERY PLAN), one step a line; tests check
@@ -149,6 +164,10 @@ class AuditStore {
   Status EndSnapshot();
   // Number of rows and the highest seq + 1 (equal when dense).
   Result<uint64_t> RecordCount();
+  // The highest stored seq + 1 (0 when empty), read from the end of the table: no scan.
+  Result<uint64_t> NextSeq();
+  // The distinct actions in the log, sorted; one index seek per action, not a scan.
+  Result<std::vector<std::string>> DistinctActions();
   Result<std::optional<CompactTree>> ReadStoredTree();
   // The smallest seq with no row below the highest stored one; nullopt when the rows are dense.
   Result<std::optional<uint64_t>> FirstMissingSeq();
@@ -172,8 +191,8 @@ class AuditStore {
   // The columns ScanRecords reads (DecodeRow's order).
   std::string ScanColumns() const;
   // The SELECT of ScanRecords and the texts it binds to ?5, ?6, ... in order.
-  std::string ScanSql(const char* columns, const RecordQuery& query, std::vector<const std::string*>* bound) const;
-  void BindScan(store::SqlStatement& st, const RecordQuery& query, const std::vector<const std::string*>& bound);
+  std::string ScanSql(const char* columns, const RecordQuery& query, std::vector<std::string>* bound) const;
+  void BindScan(store::SqlStatement& st, const RecordQuery& query, const std::vector<std::string>& bound);
   // Brings a database made by an older record format up to the current one (adds columns
   // only; see kLaterColumns in the .cc).
   Status AddLaterColumns();

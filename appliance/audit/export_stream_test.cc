@@ -55,8 +55,8 @@ class ExportStreamTest : public ::testing::Test {
   }
   std::string Bundle(int64_t since, int64_t until, Result<ExportSummary>* summary) {
     ExportOptions o;
-    o.since_ms = since;
-    o.until_ms = until;
+    o.records.since_ms = since;
+    o.records.until_ms = until;
     o.with_proofs = true;
     std::ostringstream out;
     *summary = ExportAuditLog(*store_, o, out);

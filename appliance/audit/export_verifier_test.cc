@@ -40,8 +40,8 @@ class BundleTest : public ::testing::Test {
   }
   std::string Export(int64_t since, int64_t until) {
     ExportOptions o;
-    o.since_ms = since;
-    o.until_ms = until;
+    o.records.since_ms = since;
+    o.records.until_ms = until;
     o.with_proofs = true;
     std::ostringstream out;
     Result<ExportSummary> s = ExportAuditLog(*store_, o, out);

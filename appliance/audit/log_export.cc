@@ -1,6 +1,7 @@
 #include "audit/log_export.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "audit/merkle.h"
 #include "audit/stored_tree_prover.h"
@@ -66,6 +67,23 @@ std::string CsvField(std::string_view value) {
 
 namespace {
 
+// The records an export selects, complete and in rising order whatever the query says.
+RecordQuery ExportQuery(const ExportOptions& options) {
+  RecordQuery q = options.records;
+  q.from_seq = 0;
+  q.to_seq = std::numeric_limits<int64_t>::max();
+  q.newest_first = false;
+  q.limit = 0;
+  return q;
+}
+
+// Whether a filter other than the time range narrows the export (the bundle's header says so:
+// its records are then not every record of the range).
+bool Filtered(const RecordQuery& q) {
+  return !q.actor.empty() || !q.action.empty() || !q.outcome.empty() || !q.model.empty() || !q.request_id.empty() ||
+         !q.client_request_id.empty() || q.actor_in.has_value() || !q.contains.empty();
+}
+
 std::string DumpLine(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -78,9 +96,7 @@ Result<ExportSummary> ExportBundle(AuditStore& store, const ExportOptions& optio
   ExportSummary summary;
   // Only records a signed head already covers: those committed after the newest head (while
   // the export runs, say) are left for a later export rather than shipped unproven.
-  RecordQuery q;
-  q.since_ms = options.since_ms;
-  q.until_ms = options.until_ms;
+  RecordQuery q = ExportQuery(options);
   KIMI_ASSIGN_OR_RETURN(q.to_seq, store.LargestHeadSize());
   KIMI_ASSIGN_OR_RETURN(RecordRangeSummary range, store.SummarizeRecords(q));
   std::optional<SignedTreeHead> cover;
@@ -93,8 +109,9 @@ Result<ExportSummary> ExportBundle(AuditStore& store, const ExportOptions& optio
   }
   out << DumpLine({{"type", "export"},
                    {"format", kExportBundleFormat},
-                   {"since_ms", options.since_ms},
-                   {"until_ms", options.until_ms},
+                   {"since_ms", q.since_ms},
+                   {"until_ms", q.until_ms},
+                   {"filtered", Filtered(q)},
                    {"records", cover ? range.count : 0}});
   if (cover) {
     StoredTreeProver prover(store, cover->tree_size);
@@ -141,9 +158,7 @@ Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& opt
   std::optional<uint64_t> first_seq;
   uint64_t last_seq = 0;
   if (options.format == ExportFormat::kCsv) out << kCsvHeader << '\n';
-  RecordQuery q;
-  q.since_ms = options.since_ms;
-  q.until_ms = options.until_ms;
+  const RecordQuery q = ExportQuery(options);
   KIMI_RETURN_IF_ERROR(store.ScanRecords(q, [&](StoredRecord& row) {
     const AuditRecord& r = row.record;
     const Hash leaf = HashLeaf(CanonicalRecordBytes(r));

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <ostream>
 
 #include "audit/audit_store.h"
@@ -16,8 +15,10 @@ namespace kimi::audit {
 enum class ExportFormat { kJsonl, kCsv };
 
 struct ExportOptions {
-  int64_t since_ms = std::numeric_limits<int64_t>::min();  // inclusive
-  int64_t until_ms = std::numeric_limits<int64_t>::max();  // exclusive
+  // Which records: the time range and the search filters (audit_store.h). The export is
+  // always in rising sequence order, complete: the query's order, seq range and limit are not
+  // used.
+  RecordQuery records;
   ExportFormat format = ExportFormat::kJsonl;
   // A verifiable bundle (JSON lines only): a first line naming the bundle format and range,
   // and each record with its inclusion path in the tree of the one signed head that covers
@@ -36,8 +37,7 @@ struct ExportSummary {
   bool fully_covered = false;  // a signed head covers the last exported record
 };
 
-// Writes the records with since_ms <= time_ms < until_ms in sequence order, then every signed
-// head from the first that covers the first exported record up to the first that covers the
+// Writes the records options.records selects in sequence order, then every signed head from the first that covers the first exported record up to the first that covers the
 // last one.
 Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& options, std::ostream& out);
 

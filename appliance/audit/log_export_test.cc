@@ -46,8 +46,8 @@ class ExportTest : public ::testing::Test {
 
 TEST_F(ExportTest, JsonlRecordsInRangeWithCoveringHeads) {
   ExportOptions o;
-  o.since_ms = SampleRecord(5).time_ms;
-  o.until_ms = SampleRecord(7).time_ms;  // exclusive: records 5 and 6
+  o.records.since_ms = SampleRecord(5).time_ms;
+  o.records.until_ms = SampleRecord(7).time_ms;  // exclusive: records 5 and 6
   std::ostringstream out;
   Result<ExportSummary> s = ExportAuditLog(*store_, o, out);
   ASSERT_TRUE(s.ok());
@@ -68,7 +68,7 @@ TEST_F(ExportTest, JsonlRecordsInRangeWithCoveringHeads) {
 
 TEST_F(ExportTest, HeadsFromFirstCoveringToLastCovering) {
   ExportOptions o;
-  o.since_ms = SampleRecord(2).time_ms;
+  o.records.since_ms = SampleRecord(2).time_ms;
   std::ostringstream out;
   Result<ExportSummary> s = ExportAuditLog(*store_, o, out);
   ASSERT_TRUE(s.ok());

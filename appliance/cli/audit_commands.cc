@@ -294,12 +294,12 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   if (a->options.count("since")) {
     Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "since"));
     if (!t.ok()) return Fail(t.status(), err);
-    options.since_ms = *t;
+    options.records.since_ms = *t;
   }
   if (a->options.count("until")) {
     Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "until"));
     if (!t.ok()) return Fail(t.status(), err);
-    options.until_ms = *t;
+    options.records.until_ms = *t;
   }
   const std::string format = Opt(*a, "format", "jsonl");
   if (format == "csv") {

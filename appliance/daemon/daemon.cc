@@ -369,6 +369,7 @@ Status Daemon::OpenAuth() {
     return Refuse("cannot move pending auth events into the audit log", {{"error", drained.ToString()}});
   }
   parts_->auth_outbox->Start(1000);
+  parts_->audit_access.keys = parts_->authenticator.get();  // key names and owners for the audit search
   return Status::OK();
 }
 

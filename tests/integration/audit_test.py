@@ -678,7 +678,7 @@ class AuditAdminApiTest(unittest.TestCase):
         actor = self.daemon.api_key_id
         pages, cursor = [], None
         while True:
-            path = "/admin/v1/audit?action=http.unmatched&actor=%s&limit=1" % actor
+            path = "/admin/v1/audit?action=http.unmatched&actor=%s&limit=1&order=oldest" % actor
             if cursor:
                 path += "&cursor=" + cursor
             body = self.get(path, "auditor").json()
