@@ -93,6 +93,8 @@ ENDPOINTS = [
     ("GET", "/admin/v1/policies", "policy.read", b"", (200,)),
     ("POST", "/admin/v1/policies", "admin.only", _json({"name": "incomplete"}), (400,)),
     ("GET", "/admin/v1/policies/1", "policy.read", b"", (200,)),
+    # Version 1 is the active one: a revert to it is refused after authorisation.
+    ("POST", "/admin/v1/policies/1/activate", "admin.only", b"", (400,)),
     ("GET", "/admin/v1/audit", "audit.read", b"", (200,)),
     ("GET", "/admin/v1/audit/export", "audit.read", b"", (200,)),
     ("GET", "/admin/v1/audit/verify", "audit.read", b"", (200,)),

@@ -1,5 +1,9 @@
-// The Models screen: the import hint names the configured import roots; the model that serves
-// shows with where it comes from, also on a first run whose store is empty (model.dir).
+// The Models and Policies screens: the import hint names the configured import roots; the
+// model that serves shows with where it comes from, also on a first run whose store is empty
+// (model.dir); the active policy reads in plain language; every stored version opens with its
+// diff against the version before it and against the active one; a revert re-activates an older
+// version after a confirmation showing the diff, and is audited. Leaves the policy's content as
+// it found it (the revert restores it, as a new version).
 import path from 'node:path';
 
 import {adminSession, assert, check, openScreen, runSuite, screenshot, signedCopy, STORE_ID, WAIT_MS}
@@ -107,5 +111,75 @@ await runSuite(async (page) => {
     assert(layout.sideways <= 0, 'the page scrolls sideways by ' + layout.sideways + ' px at 1024 px');
     assert(layout.broken.length === 0, 'values broken over lines: ' + layout.broken.join(', '));
     await screenshots(page, 'models-versions');
+  });
+
+  let before = null;  // the active policy when the suite starts
+  await check('the active policy reads in plain language', async () => {
+    before = (await api(page, 'GET', '/admin/v1/policies')).body;
+    await openScreen(page, 'Policies', '#screen-policies');
+    const summary = page.locator('#policy-summary');
+    await summary.waitFor({timeout: WAIT_MS});
+    const sections = await summary.locator('section h3').allTextContents();
+    assert(sections.join('|') === 'This policy|What is stored, and for how long|What is redacted|' +
+           'Who may use which models|Service-level targets', 'sections: ' + sections.join('|'));
+    const stored = await summary.locator('[data-section="stored"]').textContent();
+    const days = before.active.content_logging.retention_days;
+    assert(stored.includes('kept ' + days + ' day'), 'retention not in: ' + stored);
+    const access = await summary.locator('[data-section="access"]').textContent();
+    for (const rule of before.active.access.rules) {
+      const role = /^role:(.*)$/.exec(rule.subject);
+      if (role) assert(access.includes('Role ' + role[1] + ':'), 'no line for ' + rule.subject + ': ' + access);
+    }
+    await screenshots(page, 'policies-summary');
+  });
+
+  let older = 0;
+  let newer = 0;
+  await check('a stored version opens with its diff against the one before and the active one', async () => {
+    const days = before.active.content_logging.retention_days;
+    const changed = {...before.active, content_logging: {...before.active.content_logging, retention_days: days + 1}};
+    const submitted = await api(page, 'POST', '/admin/v1/policies', changed);
+    assert(submitted.status === 201, 'submit: ' + JSON.stringify(submitted));
+    older = before.active_version;
+    newer = submitted.body.version;
+    await openScreen(page, 'Overview', '#screen-overview');
+    await openScreen(page, 'Policies', '#screen-policies');
+    await page.locator('#policy-title', {hasText: 'version ' + newer}).waitFor({timeout: WAIT_MS});
+    await page.getByRole('button', {name: 'View version ' + newer, exact: true}).click();
+    const previous = (await page.locator('#policy-diff-previous').textContent()).split('\n');
+    assert(previous.some((l) => /^- +"retention_days": /.test(l) && l.includes(String(days))) &&
+           previous.some((l) => /^\+ +"retention_days": /.test(l) && l.includes(String(days + 1))),
+           'diff against the version before:\n' + previous.join('\n'));
+    assert((await page.locator('#policy-diff-active').textContent()) === 'No difference.', 'the active one differs');
+    await page.getByRole('button', {name: 'View version ' + older, exact: true}).click();
+    await page.locator('#policy-version-title', {hasText: 'Version ' + older}).waitFor({timeout: WAIT_MS});
+    const against = (await page.locator('#policy-diff-active').textContent()).split('\n');
+    assert(against.some((l) => /^- +"retention_days": /.test(l) && l.includes(String(days + 1))) &&
+           against.some((l) => /^\+ +"retention_days": /.test(l) && l.includes(String(days))),
+           'diff against the active version:\n' + against.join('\n'));
+    await screenshots(page, 'policies-versions');
+  });
+
+  await check('revert: a confirmation shows the diff, the older version is active again and audited', async () => {
+    await page.getByRole('button', {name: 'Revert to version ' + older}).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor({timeout: WAIT_MS});
+    const diff = (await dialog.locator('#policy-diff').textContent()).split('\n');
+    const changed = diff.filter((l) => l.startsWith('- ') || l.startsWith('+ '));
+    assert(changed.length === 2 && changed.every((l) => l.includes('"retention_days"')), 'diff:\n' + diff.join('\n'));
+    await screenshots(page, 'policies-revert-confirm');
+    await dialog.getByRole('button', {name: 'Revert to version ' + older}).click();
+    const done = page.locator('#policy-status .ok');
+    await done.waitFor({timeout: WAIT_MS});
+    const restored = /restored as version (\d+)/.exec(await done.textContent());
+    assert(restored && Number(restored[1]) === newer + 1, 'status: ' + await done.textContent());
+    await page.locator('#policy-title', {hasText: 'version ' + restored[1]}).waitFor({timeout: WAIT_MS});
+    const now = (await api(page, 'GET', '/admin/v1/policies')).body;
+    assert(JSON.stringify(now.active) === JSON.stringify(before.active), 'the active document is not the older one');
+    const audit = (await api(page, 'GET', '/admin/v1/audit?action=policy.update&limit=1000')).body.records || [];
+    const record = audit.find((r) => r.target === 'policy/' + restored[1]);
+    assert(record, 'no policy.update record for policy/' + restored[1]);
+    const detail = typeof record.detail === 'string' ? JSON.parse(record.detail) : record.detail;
+    assert(detail.restores === older && detail.previous === newer, 'audit detail: ' + JSON.stringify(detail));
   });
 });
