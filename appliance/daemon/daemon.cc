@@ -525,6 +525,7 @@ Status Daemon::OpenServer() {
   admin.model_admin = p.model_admin.get();
   admin.trust = p.trust_directory.get();
   admin.policies = p.policy_service.get();
+  admin.request_rules = &p.request_rules;
   admin.audit = &p.audit_access;
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
   admin::AddAdminRoutes(routes, admin);
