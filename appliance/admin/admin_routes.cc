@@ -3,6 +3,7 @@
 #include "admin/key_routes.h"
 #include "admin/model_routes.h"
 #include "admin/policy_routes.h"
+#include "admin/request_rules_routes.h"
 #include "admin/session_routes.h"
 #include "admin/trust_routes.h"
 #include "admin/user_routes.h"
@@ -17,6 +18,7 @@ void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
   AddTlsRoutes(table, services.reload_tls);
   AddUserRoutes(table, services.authenticator);
   AddPolicyRoutes(table, services.policies);
+  AddRequestRulesRoute(table, services.request_rules);
   AddAuditRoutes(table, services.audit);
 }
 

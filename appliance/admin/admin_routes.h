@@ -10,6 +10,7 @@
 //   tls        tls_routes.h                the daemon's TLS reload
 //   users      user_routes.h               Authenticator
 //   policies   policy_routes.h             PolicyService
+//   rules      request_rules_routes.h       ModelRulesTable
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess (with the Authenticator's key list)
 //
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
@@ -21,6 +22,7 @@
 
 namespace kimi::api {
 class Backend;
+class ModelRulesTable;
 }  // namespace kimi::api
 namespace kimi::auth {
 class Authenticator;
@@ -43,6 +45,7 @@ struct AdminServices {
   models::ModelAdmin* model_admin = nullptr;
   models::TrustDirectory* trust = nullptr;
   policy::PolicyService* policies = nullptr;
+  const api::ModelRulesTable* request_rules = nullptr;
   const AuditAccess* audit = nullptr;
   ReloadTls reload_tls;
 };

@@ -81,6 +81,26 @@ TEST_F(ModelAdminTest, RoutesAreInTheTable) {
   }
 }
 
+// The console's Models screen shows where imports may come from and what serves, also with an
+// empty store (a first start serving model.dir).
+TEST_F(ModelAdminTest, TheListNamesTheImportRootsAndWhatServes) {
+  auto [listed, empty] = Call(&admin::HandleListModels, "");
+  ASSERT_TRUE(listed.ok()) << listed.ToString();
+  EXPECT_EQ(empty["import_roots"], nlohmann::json::array({fx_.root() + "/medium"})) << empty.dump();
+  EXPECT_TRUE(empty["serving"].is_null()) << empty.dump();
+
+  ModelAdminOptions options;
+  options.import_roots = {};
+  options.serving = [] { return nlohmann::json{{"model", "kimi-k3"}, {"origin", "/srv/demo"}, {"version", 0}}; };
+  admin_->Close();
+  admin_ = std::make_unique<ModelAdmin>(store_.get(), options);
+  auto [again, off] = Call(&admin::HandleListModels, "");
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  EXPECT_EQ(off["import_roots"], nlohmann::json::array()) << off.dump();
+  EXPECT_EQ(off["serving"]["origin"], "/srv/demo") << off.dump();
+  EXPECT_TRUE(off["models"].empty()) << off.dump();
+}
+
 // Not enough free space: the admin API refuses at once with the figures (no job is started),
 // and a job whose medium stops fitting by the time it runs fails with them in its state.
 TEST_F(ModelAdminTest, AnImportThatDoesNotFitIsRefusedWithTheBytesNeededAndAvailable) {

@@ -25,6 +25,29 @@ json VersionJson(const policy::StoredPolicy& p, int64_t active_version) {
               {"active", p.version == active_version}};
 }
 
+policy::PolicyActor ActorOf(const http::RequestContext& ctx) {
+  policy::PolicyActor actor;
+  if (ctx.principal) {
+    actor.name = ctx.principal->id;
+    actor.role = std::string(auth::RoleName(ctx.principal->role));
+  }
+  actor.source = ctx.remote_addr;
+  actor.request_id = ctx.request_id;
+  return actor;
+}
+
+// The {version} path parameter; NotFound for anything but a decimal number.
+Result<int64_t> VersionParam(http::RequestContext& ctx) {
+  const std::string& text = ctx.path_params["version"];
+  int64_t version = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || version > (int64_t{1} << 40))
+      return Status::NotFound("no policy version '" + text + "'");
+    version = version * 10 + (c - '0');
+  }
+  return version;
+}
+
 Status HandleListPolicies(policy::PolicyService* policies, http::RequestContext&, const httplib::Request&,
                           httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
@@ -43,28 +66,28 @@ Status HandleSubmitPolicy(policy::PolicyService* policies, http::RequestContext&
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
   json document = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  policy::PolicyActor actor;
-  if (ctx.principal) {
-    actor.name = ctx.principal->id;
-    actor.role = std::string(auth::RoleName(ctx.principal->role));
-  }
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, actor));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, ActorOf(ctx)));
   ReplyJson(res, 201, json{{"version", version}, {"active", true}, {"name", document["name"]}});
+  return Status::OK();
+}
+
+Status HandleActivatePolicy(policy::PolicyService* policies, http::RequestContext& ctx, const httplib::Request&,
+                            httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
+  KIMI_ASSIGN_OR_RETURN(int64_t restores, VersionParam(ctx));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Restore(restores, ActorOf(ctx)));
+  std::shared_ptr<const policy::ActivePolicy> active = service->Active();
+  ReplyJson(res, 201,
+            json{{"version", version}, {"active", true}, {"restores", restores},
+                 {"name", active ? json(active->policy.name) : json()}});
   return Status::OK();
 }
 
 Status HandleGetPolicy(policy::PolicyService* policies, http::RequestContext& ctx, const httplib::Request&,
                        httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, VersionParam(ctx));
   const std::string& text = ctx.path_params["version"];
-  int64_t version = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || version > (int64_t{1} << 40))
-      return Status::NotFound("no policy version '" + text + "'");
-    version = version * 10 + (c - '0');
-  }
   KIMI_ASSIGN_OR_RETURN(std::optional<policy::StoredPolicy> stored, service->store().Get(version));
   if (!stored) return Status::NotFound("no policy version '" + text + "'");
   std::shared_ptr<const policy::ActivePolicy> active = service->Active();
@@ -85,6 +108,8 @@ void AddPolicyRoutes(http::RouteTable& table, policy::PolicyService* policies) {
              P::kAdminOnly});
   table.Add({"GET", "/admin/v1/policies/{version}", "admin_policies_get", bind(&HandleGetPolicy), false,
              P::kPolicyRead});
+  table.Add({"POST", "/admin/v1/policies/{version}/activate", "admin_policies_activate", bind(&HandleActivatePolicy),
+             false, P::kAdminOnly});
 }
 
 }  // namespace kimi::admin

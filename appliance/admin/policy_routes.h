@@ -5,6 +5,10 @@
 //                                      one -> 400 naming the JSON pointer of every error,
 //                                      and the previous version stays active (admin only)
 //   GET  /admin/v1/policies/{version}  one version with its document (policy.read)
+//   POST /admin/v1/policies/{version}/activate
+//                                      re-activates a stored version: its document becomes the
+//                                      next version -> 201 {version, restores}; 404 no such
+//                                      version, 400 already active (admin only)
 //
 // Thread safety: handlers may run on many threads at once (PolicyService is thread-safe).
 #pragma once

@@ -41,6 +41,7 @@
 #include "http/tls_reloader.h"
 #include "http/writer_metrics.h"
 #include "kimi/log.h"
+#include "kimi/utc_time.h"
 #include "metrics/metrics.h"
 #include "migrations/all_migrations.h"
 #include "models/model_admin.h"
@@ -460,6 +461,20 @@ Status Daemon::OpenModels() {
   parts_->served_model = std::move(served).value();
   models::ModelAdminOptions admin_options;
   admin_options.import_roots = config.model.import_roots;
+  // The console's Models screen shows what serves, also when it is model.dir and the store is
+  // empty (a first start).
+  admin_options.serving = [served = parts_->served_model.get(), served_id = config.model.served_id,
+                           store_id = config.model.store_id]() -> nlohmann::json {
+    std::optional<models::ServedVersion> current = served->Current();
+    if (!current) return nullptr;
+    return nlohmann::json{{"model", served_id},
+                          {"store_id", store_id},
+                          {"digest", current->digest},
+                          {"version", current->version},
+                          {"signer", current->signer},
+                          {"origin", current->origin},
+                          {"since", FormatUtcMillis(current->since_unix_s * 1000)}};
+  };
   parts_->model_admin = std::make_unique<models::ModelAdmin>(parts_->served_model->store(), admin_options);
   return Status::OK();
 }
@@ -511,6 +526,7 @@ Status Daemon::OpenServer() {
   admin.model_admin = p.model_admin.get();
   admin.trust = p.trust_directory.get();
   admin.policies = p.policy_service.get();
+  admin.request_rules = &p.request_rules;
   admin.audit = &p.audit_access;
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
   admin::AddAdminRoutes(routes, admin);

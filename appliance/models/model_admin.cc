@@ -68,7 +68,10 @@ Result<nlohmann::json> ModelAdmin::List() const {
   KIMI_ASSIGN_OR_RETURN(std::vector<ModelVersion> rows, store->List());
   nlohmann::json models = nlohmann::json::array();
   for (const auto& v : rows) models.push_back(VersionToJson(v));
-  return nlohmann::json{{"models", std::move(models)}, {"activation_generation", store->activation_generation()}};
+  return nlohmann::json{{"models", std::move(models)},
+                        {"activation_generation", store->activation_generation()},
+                        {"import_roots", options_.import_roots},
+                        {"serving", options_.serving ? options_.serving() : nlohmann::json()}};
 }
 
 Result<std::string> ModelAdmin::CheckSource(const std::string& source) const {

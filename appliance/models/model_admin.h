@@ -1,7 +1,11 @@
 // ModelAdmin: the model lifecycle as the admin API (/admin/v1/models) sees it: JSON requests
 // in, JSON replies out, with imports run as background jobs whose progress is polled.
 //
-//   List()                 {"models":[{model, digest, version, state, ...}], "activation_generation": n}
+//   List()                 {"models":[{model, digest, version, state, ...}], "activation_generation": n,
+//                           "import_roots":[...], "serving":{...} or null}: the configured import
+//                          roots (empty: import is off) and what the engine serves now as
+//                          ModelAdminOptions::serving describes it, which may be a model.dir
+//                          outside the store
 //   StartImport(body)      {"model":"k3","source":"/media/usb/k3","ignore":[...]}
 //                          -> {"job":"1","state":"running",...}; the source must lie under one of
 //                          the configured import roots (the mounted media), after resolving links,
@@ -33,6 +37,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +56,10 @@ struct ModelAdminOptions {
   // Directories an import may read from (where removable media are mounted).
   std::vector<std::string> import_roots = {"/media", "/mnt", "/run/media"};
   size_t max_finished_jobs = 64;  // finished jobs kept for polling; oldest dropped first
+  // What the engine serves now, as List() reports it (the daemon: model, store_id, digest,
+  // version, signer, origin, since); null when nothing serves. Called on the List() caller's
+  // thread; empty: "serving" is null.
+  std::function<nlohmann::json()> serving;
 };
 
 class ModelAdmin {

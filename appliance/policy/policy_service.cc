@@ -5,6 +5,17 @@
 #include "kimi/log.h"
 
 namespace kimi::policy {
+namespace {
+
+// The detail of a "policy.update" audit record (docs/policies.md, "Versions and changes").
+std::string InstallDetail(int64_t version, int64_t previous, const std::string& name, nlohmann::json diff,
+                          int64_t restores) {
+  nlohmann::json detail{{"version", version}, {"previous", previous}, {"name", name}, {"diff", std::move(diff)}};
+  if (restores > 0) detail["restores"] = restores;
+  return detail.dump();
+}
+
+}  // namespace
 
 PolicyService::PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
                              std::function<int64_t()> clock_ms)
@@ -48,6 +59,23 @@ std::shared_ptr<const ActivePolicy> PolicyService::Active() const {
 
 Result<int64_t> PolicyService::Submit(const nlohmann::json& document, const PolicyActor& actor) {
   std::lock_guard<std::mutex> submit(submit_mu_);
+  return Install(document, actor, 0);
+}
+
+Result<int64_t> PolicyService::Restore(int64_t version, const PolicyActor& actor) {
+  std::lock_guard<std::mutex> submit(submit_mu_);
+  KIMI_ASSIGN_OR_RETURN(std::optional<StoredPolicy> stored, store_->Get(version));
+  if (!stored) return Status::NotFound("no policy version " + std::to_string(version));
+  std::shared_ptr<const ActivePolicy> active = Active();
+  if (active && active->version == version) {
+    return Status::FailedPrecondition("policy version " + std::to_string(version) + " is already active");
+  }
+  nlohmann::json document = nlohmann::json::parse(stored->document, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded()) return Status::Corruption("stored policy version " + std::to_string(version) + " is not JSON");
+  return Install(document, actor, version);
+}
+
+Result<int64_t> PolicyService::Install(const nlohmann::json& document, const PolicyActor& actor, int64_t restores) {
   // Compile first: a refused document touches neither the database nor the audit log.
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<ActivePolicy> candidate, Compile(0, document));
   std::shared_ptr<const ActivePolicy> previous = Active();
@@ -62,11 +90,8 @@ Result<int64_t> PolicyService::Submit(const nlohmann::json& document, const Poli
     audit::AuditRecord record =
         audit::RecordBuilder::AdminAction(actor, "policy.update", "policy/" + std::to_string(version))
             .Time(row.created_ms)
-            .Detail(nlohmann::json{{"version", version},
-                                   {"previous", previous ? previous->version : 0},
-                                   {"name", row.name},
-                                   {"diff", nlohmann::json::diff(before, document)}}
-                        .dump())
+            .Detail(InstallDetail(version, previous ? previous->version : 0, row.name,
+                                  nlohmann::json::diff(before, document), restores))
             .Build();
     return audit_ ? audit_(std::move(record)) : Status::OK();
   }));

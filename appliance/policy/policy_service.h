@@ -6,10 +6,11 @@
 // Submit() validates a document (every error, with its JSON pointer), compiles it, stores it
 // as the next version and records an administrative audit act "policy.update" whose detail
 // is {"version", "previous", "name", "diff"} with the RFC 6902 patch from the previous
-// document, and only then activates it. Any failure (invalid document, database, audit
+// document, and only then activates it. Restore() does the same with an older version's
+// document (a revert), adding "restores" to the detail. Any failure (invalid document, database, audit
 // record) leaves the previous version active and nothing stored.
 //
-// Thread safety: Active() may be called from any thread at any time; Submit() calls are
+// Thread safety: Active() may be called from any thread at any time; Submit() and Restore() calls are
 // serialised on their own mutex so each diff is taken against the version it replaces.
 #pragma once
 
@@ -67,6 +68,12 @@ class PolicyService {
   // document is refused. Returns the new version.
   Result<int64_t> Submit(const nlohmann::json& document, const PolicyActor& actor);
 
+  // Makes stored version `version`'s document active again by installing a copy of it as the
+  // next version (versions never change, and the highest one is active), audited as
+  // "policy.update" with "restores": version in its detail. NotFound: no such version;
+  // FailedPrecondition: it is the active one; InvalidArgument: it no longer validates.
+  Result<int64_t> Restore(int64_t version, const PolicyActor& actor);
+
   PolicyStore& store() { return *store_; }
 
   // Where the decision step finds a prompt-token counter for a model (the daemon wires the
@@ -79,6 +86,9 @@ class PolicyService {
 
  private:
   Result<std::shared_ptr<ActivePolicy>> Compile(int64_t version, const nlohmann::json& document) const;
+  // Submit() and Restore(); `restores` is the version copied, 0 for a new document.
+  // Precondition: submit_mu_ held.
+  Result<int64_t> Install(const nlohmann::json& document, const PolicyActor& actor, int64_t restores);
   int64_t NowMs() const;
 
   PolicyStore* store_ = nullptr;

@@ -40,6 +40,38 @@ TEST(PolicyServiceTest, FirstStartStoresTheDefaultAsVersionOne) {
   EXPECT_EQ(audit.records[0].actor, "kimi-appliance");
 }
 
+// A revert installs the older document as the next version (versions never change), audited
+// as a policy change that names the version it restores.
+TEST(PolicyServiceTest, RestoreReactivatesAnOlderVersionAsTheNextOneAndAuditsIt) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  PolicyService service(&store, nullptr, audit.Act());
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+  json changed = LoadShipped("default.json");
+  changed["content_logging"]["retention_days"] = 90;
+  ASSERT_TRUE(service.Submit(changed, kAdmin).ok());
+
+  Result<int64_t> restored = service.Restore(1, kAdmin);
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(*restored, 3);
+  EXPECT_EQ(service.Active()->version, 3);
+  EXPECT_EQ(service.Active()->policy.content_logging.retention_days, 30);
+  EXPECT_EQ(service.Active()->document, LoadShipped("default.json"));
+  ASSERT_EQ(audit.records.size(), 3u);
+  EXPECT_EQ(audit.records[2].action, "policy.update");
+  EXPECT_EQ(audit.records[2].target, "policy/3");
+  const json detail = json::parse(audit.records[2].detail);
+  EXPECT_EQ(detail["restores"], 1);
+  EXPECT_EQ(detail["previous"], 2);
+  EXPECT_EQ(detail["diff"], json::parse(R"([{"op":"replace","path":"/content_logging/retention_days","value":30}])"));
+
+  EXPECT_EQ(service.Restore(3, kAdmin).status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(service.Restore(9, kAdmin).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(service.Active()->version, 3);
+  EXPECT_EQ(audit.records.size(), 3u);  // a refused revert stores and audits nothing
+}
+
 TEST(PolicyServiceTest, ChangeTakesEffectAtOnceIsAuditedWithItsDiffAndSurvivesRestart) {
   ScratchStore db;
   PolicyStore store(db.get());
