@@ -96,6 +96,7 @@ ENDPOINTS = [
     # Version 1 is the active one: a revert to it is refused after authorisation.
     ("POST", "/admin/v1/policies/1/activate", "admin.only", b"", (400,)),
     ("GET", "/admin/v1/audit", "audit.read", b"", (200,)),
+    ("GET", "/admin/v1/audit/actions", "audit.read", b"", (200,)),
     # The playground's question: whoever may send a request may read its model's rules.
     ("GET", "/admin/v1/request-rules?model=m-a", "inference", b"", (200,)),
     ("GET", "/admin/v1/audit/export", "audit.read", b"", (200,)),
