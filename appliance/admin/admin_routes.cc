@@ -5,6 +5,7 @@
 #include "admin/policy_routes.h"
 #include "admin/session_routes.h"
 #include "admin/trust_routes.h"
+#include "admin/usage_routes.h"
 #include "admin/user_routes.h"
 
 namespace kimi::admin {
@@ -18,6 +19,7 @@ void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
   AddUserRoutes(table, services.authenticator);
   AddPolicyRoutes(table, services.policies);
   AddAuditRoutes(table, services.audit);
+  AddUsageRoutes(table, UsageServices{services.authenticator, services.auth_store, services.budgets});
 }
 
 }  // namespace kimi::admin

@@ -11,6 +11,7 @@
 //   users      user_routes.h               Authenticator
 //   policies   policy_routes.h             PolicyService
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess
+//   usage      usage_routes.h              Authenticator, AuthStore (usage rows), BudgetWatch
 //
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
@@ -24,6 +25,8 @@ class Backend;
 }  // namespace kimi::api
 namespace kimi::auth {
 class Authenticator;
+class AuthStore;
+class BudgetWatch;
 }  // namespace kimi::auth
 namespace kimi::models {
 class ModelAdmin;
@@ -44,6 +47,8 @@ struct AdminServices {
   models::TrustDirectory* trust = nullptr;
   policy::PolicyService* policies = nullptr;
   const AuditAccess* audit = nullptr;
+  auth::AuthStore* auth_store = nullptr;
+  auth::BudgetWatch* budgets = nullptr;
   ReloadTls reload_tls;
 };
 
