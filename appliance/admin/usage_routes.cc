@@ -31,14 +31,16 @@ Status Available(const UsageServices& s) {
 }
 
 // The integer query parameter `name` in 1..max; `fallback` when absent.
-Result<int> BoundedParam(const httplib::Request& req, const char* name, int fallback, int max, RequestContext& ctx) {
+Result<int> BoundedParam(const httplib::Request& req, const char* name, int fallback, int max,
+                         RequestContext& ctx) {
   if (!req.has_param(name)) return fallback;
   const std::string text = req.get_param_value(name);
   int v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || v < 1 || v > max) {
     ctx.error_param = name;
-    return Status::InvalidArgument(std::string("query parameter '") + name + "' must be 1.." + std::to_string(max));
+    return Status::InvalidArgument(std::string("query parameter '") + name + "' must be 1.." +
+                                   std::to_string(max));
   }
   return v;
 }
@@ -73,10 +75,12 @@ Result<Report> ReadReport(const UsageServices& s, const httplib::Request& req, R
   return report;
 }
 
-json RangeJson(const Report& r) {
+json RangeJson(const Report& r, auth::UsageGrouping by) {
   json dates = json::array();
-  for (int i = 0; i < r.days; ++i) dates.push_back(FormatUtcMillis(r.first_day_ms + i * auth::kDayMs).substr(0, 10));
-  return json{{"days", r.days},
+  for (int i = 0; i < r.days; ++i)
+    dates.push_back(FormatUtcMillis(r.first_day_ms + i * auth::kDayMs).substr(0, 10));
+  return json{{"by", by == auth::UsageGrouping::kKey ? "key" : "owner"},
+              {"days", r.days},
               {"from", FormatUtcMillis(r.first_day_ms)},
               {"until", FormatUtcMillis(r.first_day_ms + r.days * auth::kDayMs)},
               {"dates", dates}};
@@ -103,7 +107,8 @@ Result<std::vector<auth::BudgetState>> CheckBudgets(const UsageServices& s, Requ
   return states;
 }
 
-Status HandleUsage(const UsageServices& s, RequestContext& ctx, const httplib::Request& req, httplib::Response& res) {
+Status HandleUsage(const UsageServices& s, RequestContext& ctx, const httplib::Request& req,
+                   httplib::Response& res) {
   auth::UsageGrouping by;
   KIMI_ASSIGN_OR_RETURN(Report report, ReadReport(s, req, ctx, &by));
   json data = json::array();
@@ -117,20 +122,21 @@ Status HandleUsage(const UsageServices& s, RequestContext& ctx, const httplib::R
                         {"total_requests", l.total_requests},
                         {"total_tokens", l.total_tokens()}});
   }
-  json out = RangeJson(report);
+  json out = RangeJson(report, by);
   out["object"] = "usage";
-  out["by"] = by == auth::UsageGrouping::kKey ? "key" : "owner";
   out["data"] = data;
   ReplyJson(res, 200, out);
   return Status::OK();
 }
 
-Status HandleTop(const UsageServices& s, RequestContext& ctx, const httplib::Request& req, httplib::Response& res) {
+Status HandleTop(const UsageServices& s, RequestContext& ctx, const httplib::Request& req,
+                 httplib::Response& res) {
   auth::UsageGrouping by;
   KIMI_ASSIGN_OR_RETURN(Report report, ReadReport(s, req, ctx, &by));
   KIMI_ASSIGN_OR_RETURN(int limit, BoundedParam(req, "limit", kDefaultTop, kMaxTop, ctx));
   KIMI_ASSIGN_OR_RETURN(std::vector<auth::BudgetState> states, CheckBudgets(s, ctx));
-  const auth::BudgetScope scope = by == auth::UsageGrouping::kKey ? auth::BudgetScope::kKey : auth::BudgetScope::kOwner;
+  const auth::BudgetScope scope =
+      by == auth::UsageGrouping::kKey ? auth::BudgetScope::kKey : auth::BudgetScope::kOwner;
   std::map<std::string, const auth::BudgetState*> budget_of;
   for (const auth::BudgetState& st : states) {
     if (st.budget.scope == scope) budget_of[st.budget.subject] = &st;
@@ -144,19 +150,19 @@ Status HandleTop(const UsageServices& s, RequestContext& ctx, const httplib::Req
   for (size_t i = 0; i < report.lines.size() && i < static_cast<size_t>(limit); ++i) {
     const auth::UsageLine& l = report.lines[i];
     auto budget = budget_of.find(l.id);
-    data.push_back(json{{"id", l.id},
-                        {"name", l.name},
-                        {"owner", l.owner},
-                        {"requests", l.total_requests},
-                        {"prompt_tokens", l.total_prompt_tokens},
-                        {"completion_tokens", l.total_completion_tokens},
-                        {"total_tokens", l.total_tokens()},
-                        {"share", total_tokens == 0 ? 0.0 : static_cast<double>(l.total_tokens()) / total_tokens},
-                        {"budget", budget == budget_of.end() ? json(nullptr) : BudgetStateJson(*budget->second)}});
+    data.push_back(
+        json{{"id", l.id},
+             {"name", l.name},
+             {"owner", l.owner},
+             {"requests", l.total_requests},
+             {"prompt_tokens", l.total_prompt_tokens},
+             {"completion_tokens", l.total_completion_tokens},
+             {"total_tokens", l.total_tokens()},
+             {"share", total_tokens == 0 ? 0.0 : static_cast<double>(l.total_tokens()) / total_tokens},
+             {"budget", budget == budget_of.end() ? json(nullptr) : BudgetStateJson(*budget->second)}});
   }
-  json out = RangeJson(report);
+  json out = RangeJson(report, by);
   out["object"] = "list";
-  out["by"] = by == auth::UsageGrouping::kKey ? "key" : "owner";
   out["total_tokens"] = total_tokens;
   out["total_requests"] = total_requests;
   out["data"] = data;
@@ -164,7 +170,8 @@ Status HandleTop(const UsageServices& s, RequestContext& ctx, const httplib::Req
   return Status::OK();
 }
 
-Status HandleBudgets(const UsageServices& s, RequestContext& ctx, const httplib::Request&, httplib::Response& res) {
+Status HandleBudgets(const UsageServices& s, RequestContext& ctx, const httplib::Request&,
+                     httplib::Response& res) {
   KIMI_RETURN_IF_ERROR(Available(s));
   KIMI_ASSIGN_OR_RETURN(std::vector<auth::BudgetState> states, CheckBudgets(s, ctx));
   KIMI_ASSIGN_OR_RETURN(std::vector<auth::BudgetAlert> alerts, s.budgets->RecentAlerts());
@@ -183,7 +190,8 @@ Status HandleBudgets(const UsageServices& s, RequestContext& ctx, const httplib:
                               {"tokens", a.tokens},
                               {"threshold_tokens", a.threshold_tokens}});
   }
-  ReplyJson(res, 200, json{{"object", "list"}, {"alerting", alerting}, {"data", data}, {"alerts", alert_list}});
+  ReplyJson(res, 200,
+            json{{"object", "list"}, {"alerting", alerting}, {"data", data}, {"alerts", alert_list}});
   return Status::OK();
 }
 
@@ -242,8 +250,8 @@ void AddUsageRoutes(http::RouteTable& table, const UsageServices& services) {
   table.Add({"GET", "/admin/v1/budgets", "admin_budgets_list", bind(&HandleBudgets), false, P::kUsageRead});
   table.Add({"PUT", "/admin/v1/budgets/{scope}/{subject}", "admin_budgets_set", bind(&HandleBudgetPut), false,
              P::kKeysManage});
-  table.Add({"DELETE", "/admin/v1/budgets/{scope}/{subject}", "admin_budgets_remove", bind(&HandleBudgetDelete),
-             false, P::kKeysManage});
+  table.Add({"DELETE", "/admin/v1/budgets/{scope}/{subject}", "admin_budgets_remove",
+             bind(&HandleBudgetDelete), false, P::kKeysManage});
 }
 
 }  // namespace kimi::admin

@@ -26,7 +26,7 @@ std::optional<BudgetScope> ParseBudgetScope(std::string_view name);
 
 struct Budget {
   BudgetScope scope = BudgetScope::kKey;
-  std::string subject;  // key id or owner name
+  std::string subject;           // key id or owner name
   int64_t tokens_per_month = 0;  // > 0
   int64_t alert_percent = 80;    // 1..100
   int64_t updated_ms = 0;
@@ -38,8 +38,8 @@ struct BudgetAlert {
   BudgetScope scope = BudgetScope::kKey;
   std::string subject;
   int64_t month_start_ms = 0;
-  int64_t time_ms = 0;          // when the crossing was seen
-  int64_t tokens = 0;           // the month's usage then
+  int64_t time_ms = 0;  // when the crossing was seen
+  int64_t tokens = 0;   // the month's usage then
   int64_t threshold_tokens = 0;
 };
 

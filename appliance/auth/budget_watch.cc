@@ -1,11 +1,11 @@
 #include "auth/budget_watch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 
 #include "auth/principal.h"
 #include "auth/usage_meter.h"
+#include "kimi/utc_time.h"
 
 namespace kimi::auth {
 namespace {
@@ -21,22 +21,7 @@ BudgetWatch::BudgetWatch(AuthStore* auth_store, BudgetStore* budgets, std::funct
     : auth_store_(auth_store), budgets_(budgets), clock_ms_(std::move(clock_ms)) {}
 
 int64_t BudgetWatch::NowMs() const {
-  if (clock_ms_) return clock_ms_();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-AuthEvent BudgetWatch::Event(const Actor& actor, std::string action, std::string target, std::string detail) const {
-  AuthEvent e;
-  e.time_ms = NowMs();
-  e.actor = actor.id;
-  e.role = actor.role;
-  e.source = actor.source;
-  e.action = std::move(action);
-  e.target = std::move(target);
-  e.outcome = "ok";
-  e.detail = std::move(detail);
-  return e;
+  return clock_ms_ ? clock_ms_() : UnixMillisNow();
 }
 
 Result<std::vector<BudgetState>> BudgetWatch::Check() {
@@ -65,15 +50,19 @@ Result<std::vector<BudgetState>> BudgetWatch::Check() {
     state.alerting = state.used_tokens >= b.threshold_tokens();
     state.exceeded = state.used_tokens >= b.tokens_per_month;
     if (state.alerting) {
-      const std::string who = is_key ? "key " + b.subject + (state.name.empty() ? "" : " ('" + state.name + "')")
-                                     : "owner " + b.subject;
-      AuthEvent event = Event(Actor{"kimi-appliance", "system", "local"}, "auth.budget_alert", b.subject,
-                              who + " used " + std::to_string(state.used_tokens) + " of " +
-                                  std::to_string(b.tokens_per_month) + " tokens this month (alert at " +
-                                  std::to_string(b.alert_percent) + "%, " + std::to_string(b.threshold_tokens()) +
-                                  " tokens)");
-      KIMI_RETURN_IF_ERROR(budgets_->RecordAlert(
-          BudgetAlert{b.scope, b.subject, month, now, state.used_tokens, b.threshold_tokens()}, event).status());
+      const std::string who = is_key
+                                  ? "key " + b.subject + (state.name.empty() ? "" : " ('" + state.name + "')")
+                                  : "owner " + b.subject;
+      AuthEvent event = ActorEvent(
+          now, Actor{"kimi-appliance", "system", "local"}, "auth.budget_alert", b.subject, "ok",
+          who + " used " + std::to_string(state.used_tokens) + " of " + std::to_string(b.tokens_per_month) +
+              " tokens this month (alert at " + std::to_string(b.alert_percent) + "%, " +
+              std::to_string(b.threshold_tokens()) + " tokens)");
+      KIMI_RETURN_IF_ERROR(
+          budgets_
+              ->RecordAlert(
+                  BudgetAlert{b.scope, b.subject, month, now, state.used_tokens, b.threshold_tokens()}, event)
+              .status());
     }
     out.push_back(std::move(state));
   }
@@ -107,15 +96,16 @@ Result<Budget> BudgetWatch::Set(const Actor& actor, Budget budget) {
     return Status::InvalidArgument("alert_percent must be 1..100");
   KIMI_RETURN_IF_ERROR(CheckSubject(budget.scope, budget.subject));
   budget.updated_ms = NowMs();
-  KIMI_RETURN_IF_ERROR(budgets_->Put(budget, UtcMonthStartMs(budget.updated_ms),
-                                     Event(actor, "auth.budget_set", budget.subject, Describe(budget))));
+  KIMI_RETURN_IF_ERROR(budgets_->Put(
+      budget, UtcMonthStartMs(budget.updated_ms),
+      ActorEvent(budget.updated_ms, actor, "auth.budget_set", budget.subject, "ok", Describe(budget))));
   return budget;
 }
 
 Status BudgetWatch::Remove(const Actor& actor, BudgetScope scope, const std::string& subject) {
   return budgets_->Remove(scope, subject,
-                          Event(actor, "auth.budget_removed", subject,
-                                std::string(BudgetScopeName(scope)) + " budget removed"));
+                          ActorEvent(NowMs(), actor, "auth.budget_removed", subject, "ok",
+                                     std::string(BudgetScopeName(scope)) + " budget removed"));
 }
 
 }  // namespace kimi::auth

@@ -26,10 +26,10 @@ namespace kimi::auth {
 
 struct BudgetState {
   Budget budget;
-  std::string name;          // a key budget's key name; empty for owners
-  int64_t used_tokens = 0;   // this UTC month
-  bool alerting = false;     // used_tokens >= the threshold
-  bool exceeded = false;     // used_tokens >= tokens_per_month
+  std::string name;         // a key budget's key name; empty for owners
+  int64_t used_tokens = 0;  // this UTC month
+  bool alerting = false;    // used_tokens >= the threshold
+  bool exceeded = false;    // used_tokens >= tokens_per_month
 };
 
 class BudgetWatch {
@@ -51,7 +51,6 @@ class BudgetWatch {
   int64_t NowMs() const;
 
  private:
-  AuthEvent Event(const Actor& actor, std::string action, std::string target, std::string detail) const;
   Status CheckSubject(BudgetScope scope, const std::string& subject);
 
   AuthStore* auth_store_;

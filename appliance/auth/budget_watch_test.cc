@@ -23,7 +23,9 @@ class BudgetWatchTest : public ::testing::Test {
   }
 
   AuthStore& store() { return *test_.store(); }
-  AuthEvent Event(std::string action) { return AuthEvent{0, now_, "test", "admin", "local", std::move(action)}; }
+  AuthEvent Event(std::string action) {
+    return AuthEvent{0, now_, "test", "admin", "local", std::move(action)};
+  }
   void AddKey(std::string id, std::string name, std::string owner, uint8_t hash) {
     KeyRecord k;
     k.id = std::move(id);
@@ -90,7 +92,8 @@ TEST_F(BudgetWatchTest, CrossingTheThresholdIsRecordedOncePerMonth) {
   EXPECT_EQ(events[0].action, "auth.budget_alert");
   EXPECT_EQ(events[0].target, "key_a");
   EXPECT_EQ(events[0].actor, "kimi-appliance");
-  EXPECT_EQ(events[0].detail, "key key_a ('alpha') used 800 of 1000 tokens this month (alert at 80%, 800 tokens)");
+  EXPECT_EQ(events[0].detail,
+            "key key_a ('alpha') used 800 of 1000 tokens this month (alert at 80%, 800 tokens)");
   EXPECT_TRUE(Check()[0].exceeded);
 
   // A new month starts from zero and alerts again once, when crossed again.

@@ -5,14 +5,16 @@
 
 namespace kimi::auth {
 
-std::vector<UsageLine> DailyUsageLines(const std::vector<UsageRowDelta>& day_rows, const std::vector<KeyRecord>& keys,
-                                       int64_t first_day_ms, int days, UsageGrouping by) {
+std::vector<UsageLine> DailyUsageLines(const std::vector<UsageRowDelta>& day_rows,
+                                       const std::vector<KeyRecord>& keys, int64_t first_day_ms, int days,
+                                       UsageGrouping by) {
   std::map<std::string, const KeyRecord*> key_of;
   for (const KeyRecord& k : keys) key_of[k.id] = &k;
   std::map<std::string, UsageLine> lines;
   for (const UsageRowDelta& row : day_rows) {
     const int64_t offset = row.period_start_ms - first_day_ms;
-    if (row.period != UsagePeriod::kDay || offset < 0 || offset % kDayMs != 0 || offset / kDayMs >= days) continue;
+    if (row.period != UsagePeriod::kDay || offset < 0 || offset % kDayMs != 0 || offset / kDayMs >= days)
+      continue;
     const size_t day = static_cast<size_t>(offset / kDayMs);
     auto key = key_of.find(row.key_id);
     const std::string owner = key == key_of.end() ? "" : key->second->owner;
@@ -37,8 +39,9 @@ std::vector<UsageLine> DailyUsageLines(const std::vector<UsageRowDelta>& day_row
   std::vector<UsageLine> out;
   out.reserve(lines.size());
   for (auto& [id, line] : lines) out.push_back(std::move(line));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const UsageLine& a, const UsageLine& b) { return a.total_tokens() > b.total_tokens(); });
+  std::stable_sort(out.begin(), out.end(), [](const UsageLine& a, const UsageLine& b) {
+    return a.total_tokens() > b.total_tokens();
+  });
   return out;
 }
 

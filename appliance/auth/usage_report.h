@@ -36,7 +36,8 @@ struct UsageLine {
 // `day_rows`: day rows (AuthStore::UsageRows) of the `days` UTC days starting at first_day_ms
 // (a UTC midnight); rows outside the range are ignored. Only keys or owners with a row in the
 // range have a line. Ties in tokens are ordered by id.
-std::vector<UsageLine> DailyUsageLines(const std::vector<UsageRowDelta>& day_rows, const std::vector<KeyRecord>& keys,
-                                       int64_t first_day_ms, int days, UsageGrouping by);
+std::vector<UsageLine> DailyUsageLines(const std::vector<UsageRowDelta>& day_rows,
+                                       const std::vector<KeyRecord>& keys, int64_t first_day_ms, int days,
+                                       UsageGrouping by);
 
 }  // namespace kimi::auth

@@ -26,7 +26,8 @@ const std::vector<KeyRecord> kKeys = {Key("key_a", "alpha", "alice"), Key("key_b
                                       Key("key_c", "gamma", "bob")};
 
 TEST(UsageReportTest, KeyLinesHaveOneValuePerDayAndComeMostTokensFirst) {
-  std::vector<UsageRowDelta> rows = {Day("key_a", 0, 1, 10, 5), Day("key_a", 2, 2, 20, 10), Day("key_c", 1, 3, 100, 50),
+  std::vector<UsageRowDelta> rows = {Day("key_a", 0, 1, 10, 5), Day("key_a", 2, 2, 20, 10),
+                                     Day("key_c", 1, 3, 100, 50),
                                      Day("key_b", 3, 1, 1, 1) /* outside the 3 days */};
   std::vector<UsageLine> lines = DailyUsageLines(rows, kKeys, kDay0, 3, UsageGrouping::kKey);
   ASSERT_EQ(lines.size(), 2u);
@@ -43,8 +44,8 @@ TEST(UsageReportTest, KeyLinesHaveOneValuePerDayAndComeMostTokensFirst) {
 }
 
 TEST(UsageReportTest, OwnerLinesAddUpTheirKeysPerDay) {
-  std::vector<UsageRowDelta> rows = {Day("key_a", 0, 1, 10, 5), Day("key_b", 0, 2, 7, 3), Day("key_b", 1, 1, 1, 1),
-                                     Day("key_c", 1, 1, 4, 4)};
+  std::vector<UsageRowDelta> rows = {Day("key_a", 0, 1, 10, 5), Day("key_b", 0, 2, 7, 3),
+                                     Day("key_b", 1, 1, 1, 1), Day("key_c", 1, 1, 4, 4)};
   std::vector<UsageLine> lines = DailyUsageLines(rows, kKeys, kDay0, 2, UsageGrouping::kOwner);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].id, "alice");

@@ -6,11 +6,13 @@ namespace kimi::daemon {
 
 std::function<void()> BudgetMetricsRefresher(metrics::Registry& registry, auth::BudgetWatch& budgets) {
   metrics::Gauge& alerts =
-      registry.AddGauge("kimi_budget_alerts", "Token budgets at or over their alert threshold this UTC month.")
+      registry
+          .AddGauge("kimi_budget_alerts", "Token budgets at or over their alert threshold this UTC month.")
           .WithLabels({});
-  metrics::Gauge& exceeded =
-      registry.AddGauge("kimi_budgets_exceeded", "Token budgets used up this UTC month (soft: requests still run).")
-          .WithLabels({});
+  metrics::Gauge& exceeded = registry
+                                 .AddGauge("kimi_budgets_exceeded",
+                                           "Token budgets used up this UTC month (soft: requests still run).")
+                                 .WithLabels({});
   return [&alerts, &exceeded, &budgets] {
     Result<std::vector<auth::BudgetState>> states = budgets.Check();
     if (!states.ok()) {
