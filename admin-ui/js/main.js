@@ -4,6 +4,7 @@
 // that runs when the operator leaves it (to stop polling).
 
 import {del, get, onSessionExpired, setCsrfToken} from './api.js';
+import {BUDGET_ROLES, budgetBanner} from './budget_banner.js';
 import {h, replace} from './dom.js';
 import * as audit from './screens/audit.js';
 import * as keys from './screens/keys.js';
@@ -12,6 +13,7 @@ import * as overview from './screens/overview.js';
 import * as playground from './screens/playground.js';
 import * as policies from './screens/policies.js';
 import * as signin from './screens/signin.js';
+import * as usage from './screens/usage.js';
 
 // Which roles see which screen; the API enforces the same (docs/security.md), this only
 // keeps screens a role cannot use out of its way.
@@ -20,6 +22,7 @@ const SCREENS = [
   {id: 'models', label: 'Models', module: models, roles: ['admin', 'operator', 'auditor']},
   {id: 'keys', label: 'Keys and users', module: keys, roles: ['admin']},
   {id: 'audit', label: 'Audit', module: audit, roles: ['admin', 'auditor']},
+  {id: 'usage', label: 'Usage', module: usage, roles: BUDGET_ROLES},
   {id: 'policies', label: 'Policies', module: policies, roles: ['admin', 'operator', 'auditor']},
   {id: 'playground', label: 'Playground', module: playground, roles: ['admin', 'operator', 'user']},
 ];
@@ -84,6 +87,7 @@ function route() {
   replace(main, h('h1', {}, screen.label));
   const body = h('div', {class: 'screen', id: 'screen-' + screen.id});
   main.append(body);
+  if (screen.id === 'overview' && BUDGET_ROLES.includes(principal.role)) body.before(budgetBanner());
   cleanup = screen.module.render(body, {principal, notify}) || null;
   main.focus({preventScroll: true});
 }

@@ -6,6 +6,7 @@
 #include "admin/request_rules_routes.h"
 #include "admin/session_routes.h"
 #include "admin/trust_routes.h"
+#include "admin/usage_routes.h"
 #include "admin/user_routes.h"
 
 namespace kimi::admin {
@@ -20,6 +21,7 @@ void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
   AddPolicyRoutes(table, services.policies);
   AddRequestRulesRoute(table, services.request_rules);
   AddAuditRoutes(table, services.audit);
+  AddUsageRoutes(table, UsageServices{services.authenticator, services.auth_store, services.budgets});
 }
 
 }  // namespace kimi::admin

@@ -12,6 +12,7 @@
 //   policies   policy_routes.h             PolicyService
 //   rules      request_rules_routes.h       ModelRulesTable
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess (with the Authenticator's key list)
+//   usage      usage_routes.h              Authenticator, AuthStore (usage rows), BudgetWatch
 //
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
@@ -26,6 +27,8 @@ class ModelRulesTable;
 }  // namespace kimi::api
 namespace kimi::auth {
 class Authenticator;
+class AuthStore;
+class BudgetWatch;
 }  // namespace kimi::auth
 namespace kimi::models {
 class ModelAdmin;
@@ -47,6 +50,8 @@ struct AdminServices {
   policy::PolicyService* policies = nullptr;
   const api::ModelRulesTable* request_rules = nullptr;
   const AuditAccess* audit = nullptr;
+  auth::AuthStore* auth_store = nullptr;
+  auth::BudgetWatch* budgets = nullptr;
   ReloadTls reload_tls;
 };
 

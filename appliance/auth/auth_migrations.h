@@ -9,6 +9,10 @@
 //   auth_token_buckets tokens-per-minute buckets, likewise
 //   auth_role_limits   the limits of each role (key_limits.h); a key gets the stricter of
 //                      its own and its role's
+//   auth_budgets       soft monthly token budgets per key or per owner, with an alert
+//                      threshold (budget_store.h); they warn, the quotas refuse
+//   auth_budget_alerts the month each budget first crossed its threshold: one row, so one
+//                      audit record, per budget and month
 //   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
 //                  into the audit log; kimictl writes here in the same transaction as its
 //                  change, because only the daemon may append to the audit log
@@ -99,6 +103,24 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " FROM auth_keys WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"
      "UPDATE auth_keys SET owner = 'system'"
      " WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"},
+    // The Usage screen reads every key's days of a range; the primary key leads with the key.
+    {"auth", 6, "monthly token budgets per key and owner, their alerts; usage by period",
+     "CREATE TABLE auth_budgets("
+     " scope TEXT NOT NULL,"  // 'key' or 'owner'
+     " subject TEXT NOT NULL,"  // key id or owner name
+     " tokens_per_month INTEGER NOT NULL,"
+     " alert_percent INTEGER NOT NULL,"
+     " updated_ms INTEGER NOT NULL,"
+     " PRIMARY KEY(scope, subject));"
+     "CREATE TABLE auth_budget_alerts("
+     " scope TEXT NOT NULL,"
+     " subject TEXT NOT NULL,"
+     " month_start_ms INTEGER NOT NULL,"
+     " time_ms INTEGER NOT NULL,"
+     " tokens INTEGER NOT NULL,"  // the month's usage when the crossing was seen
+     " threshold_tokens INTEGER NOT NULL,"
+     " PRIMARY KEY(scope, subject, month_start_ms));"
+     "CREATE INDEX auth_usage_by_period ON auth_usage(period, period_start_ms);"},
 };
 
 }  // namespace kimi::auth

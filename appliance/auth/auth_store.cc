@@ -430,4 +430,6 @@ Status AuthStore::DeleteEventsThrough(int64_t id) {
   });
 }
 
+Status InsertAuthEvent(sqlite3* db, const AuthEvent& event) { return InsertEvent(db, event); }
+
 }  // namespace kimi::auth

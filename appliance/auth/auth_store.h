@@ -135,6 +135,9 @@ class AuthStore {
   Status AddUsageRows(const std::vector<UsageRowDelta>& rows);
   // The rows for those periods (zeros when the key has none yet).
   Result<KeyUsage> ReadUsage(const std::string& key_id, int64_t day_start_ms, int64_t month_start_ms);
+  // Every key's rows of `period` starting in [from_ms, to_ms), as written (the ledger's unwritten
+  // part is at most auth.usage_flush_ms behind), ordered by key and start.
+  Result<std::vector<UsageRowDelta>> UsageRows(UsagePeriod period, int64_t from_ms, int64_t to_ms);
   // Per-minute buckets kept across restarts: key id -> (tokens, updated_ms).
   Status SaveRateBuckets(BucketKind kind, const std::map<std::string, std::pair<double, int64_t>>& buckets);
   Result<std::map<std::string, std::pair<double, int64_t>>> LoadRateBuckets(BucketKind kind);
@@ -183,5 +186,9 @@ class AuthStore {
   store::Store* store_;
   store::SqlStatement find_key_;  // used only inside store_->Read(), under its mutex
 };
+
+// Appends `event` to the outbox inside a transaction the caller holds (store::Store::Write), for
+// the other stores of the auth tables (budget_store.h) whose changes carry their event.
+Status InsertAuthEvent(sqlite3* db, const AuthEvent& event);
 
 }  // namespace kimi::auth

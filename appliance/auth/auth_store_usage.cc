@@ -72,6 +72,22 @@ Result<KeyUsage> AuthStore::ReadUsage(const std::string& key_id, int64_t day_sta
   return usage;
 }
 
+Result<std::vector<UsageRowDelta>> AuthStore::UsageRows(UsagePeriod period, int64_t from_ms, int64_t to_ms) {
+  std::vector<UsageRowDelta> out;
+  Status status = store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement s(db,
+                   "SELECT key_id, period_start_ms, requests, prompt_tokens, completion_tokens FROM auth_usage "
+                   "WHERE period = ?1 AND period_start_ms >= ?2 AND period_start_ms < ?3 "
+                   "ORDER BY key_id, period_start_ms");
+    s.Bind(1, PeriodName(period)).Bind(2, from_ms).Bind(3, to_ms);
+    return s.ForEachRow([&] {
+      out.push_back(UsageRowDelta{s.Text(0), period, s.Int(1), s.Int(2), s.Int(3), s.Int(4)});
+    });
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
 Status AuthStore::SaveRateBuckets(BucketKind kind, const std::map<std::string, std::pair<double, int64_t>>& buckets) {
   if (buckets.empty()) return Status::OK();
   const std::string sql = std::string("INSERT INTO ") + BucketTable(kind) +

@@ -79,10 +79,10 @@ Status Authenticator::RecordEvent(const Actor& actor, std::string action, std::s
 
 int64_t Authenticator::NowMs() const { return options_.clock_ms ? options_.clock_ms() : UnixMillisNow(); }
 
-AuthEvent Authenticator::Event(const Actor& actor, std::string action, std::string target, std::string outcome,
-                               std::string detail) const {
+AuthEvent ActorEvent(int64_t time_ms, const Actor& actor, std::string action, std::string target, std::string outcome,
+                     std::string detail) {
   AuthEvent e;
-  e.time_ms = NowMs();
+  e.time_ms = time_ms;
   e.actor = actor.id;
   e.role = actor.role;
   e.source = actor.source;
@@ -91,6 +91,11 @@ AuthEvent Authenticator::Event(const Actor& actor, std::string action, std::stri
   e.outcome = std::move(outcome);
   e.detail = std::move(detail);
   return e;
+}
+
+AuthEvent Authenticator::Event(const Actor& actor, std::string action, std::string target, std::string outcome,
+                               std::string detail) const {
+  return ActorEvent(NowMs(), actor, std::move(action), std::move(target), std::move(outcome), std::move(detail));
 }
 
 Result<Principal> Authenticator::Authenticate(const Credentials& c) {

@@ -79,6 +79,10 @@ struct Actor {
   }
 };
 
+// The auth event of an act by `actor` at time_ms (every module that writes auth events).
+AuthEvent ActorEvent(int64_t time_ms, const Actor& actor, std::string action, std::string target, std::string outcome,
+                     std::string detail);
+
 struct NewKey {
   std::string name;
   std::string owner;

@@ -40,6 +40,7 @@ constexpr PermissionRow kPermissions[] = {
     {Permission::kUsersManage, "users.manage", Bit(Role::kAdmin)},
     {Permission::kPolicyRead, "policy.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kTrustRead, "trust.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
+    {Permission::kUsageRead, "usage.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kReadinessDetail, "readiness.detail",
      Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
     {Permission::kAdminOnly, "admin.only", Bit(Role::kAdmin)},
@@ -48,7 +49,7 @@ constexpr Permission kPermissionList[] = {
     Permission::kPublic,       Permission::kSessionSelf, Permission::kMetricsRead,
     Permission::kModelsRead,   Permission::kModelsInspect, Permission::kInference,
     Permission::kModelsManage, Permission::kAuditRead,     Permission::kKeysManage,
-    Permission::kUsersManage,  Permission::kPolicyRead,    Permission::kTrustRead,
+    Permission::kUsersManage,  Permission::kPolicyRead,    Permission::kTrustRead,   Permission::kUsageRead,
     Permission::kReadinessDetail, Permission::kAdminOnly,
 };
 

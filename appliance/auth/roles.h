@@ -7,7 +7,7 @@
 //
 //   admin     everything
 //   operator  models, backends, health, metrics, inference; not keys, users or the audit log
-//   auditor   read and export the audit log; read-only elsewhere (models, metrics)
+//   auditor   read and export the audit log; read-only elsewhere (models, metrics, usage)
 //   user      the inference API and the model list its key may see (/v1/models), nothing of
 //             the admin API but its own session
 //
@@ -40,6 +40,7 @@ enum class Permission {
   kUsersManage,    // add, list and disable console users
   kPolicyRead,     // read the active policy and its versions (changing one is admin.only)
   kTrustRead,      // list the model trust store's keys and CAs (changing it is admin.only)
+  kUsageRead,      // usage per key and owner over time, top keys, budgets and their alerts
   kReadinessDetail,  // /readyz with each component's detail (paths, fingerprints, reasons)
   kAdminOnly,      // the default of a route that declares nothing: fail closed to admin
 };

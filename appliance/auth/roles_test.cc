@@ -43,6 +43,9 @@ TEST(RolesTest, MatrixAsDocumented) {
       {Role::kUser, Permission::kModelsInspect, false},    {Role::kScrape, Permission::kModelsInspect, false},
       {Role::kOperator, Permission::kReadinessDetail, true}, {Role::kAuditor, Permission::kReadinessDetail, true},
       {Role::kUser, Permission::kReadinessDetail, false},    {Role::kScrape, Permission::kReadinessDetail, false},
+      // Who used how much is for those who run and check the appliance, not for key holders.
+      {Role::kOperator, Permission::kUsageRead, true},     {Role::kAuditor, Permission::kUsageRead, true},
+      {Role::kUser, Permission::kUsageRead, false},        {Role::kScrape, Permission::kUsageRead, false},
   };
   for (const Row& r : rows) {
     EXPECT_EQ(RoleAllows(r.role, r.permission), r.allowed) << RoleName(r.role) << " " << PermissionName(r.permission);

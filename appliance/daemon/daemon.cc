@@ -22,9 +22,12 @@
 #include "auth/audit_outbox.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
+#include "auth/budget_store.h"
+#include "auth/budget_watch.h"
 #include "auth/server_secret.h"
 #include "build_info.h"
 #include "config/listen_address.h"
+#include "daemon/budget_metrics.h"
 #include "daemon/engine_metrics.h"
 #include "daemon/module_options.h"
 #include "daemon/signals.h"
@@ -133,6 +136,8 @@ struct Daemon::Parts {
   std::unique_ptr<auth::AuthStore> auth_store;
   std::unique_ptr<auth::AuditOutbox> auth_outbox;
   std::unique_ptr<auth::Authenticator> authenticator;
+  std::unique_ptr<auth::BudgetStore> budget_store;
+  std::unique_ptr<auth::BudgetWatch> budgets;
   // OpenPolicy
   std::unique_ptr<policy::PolicyStore> policy_store;
   std::unique_ptr<policy::PolicyService> policy_service;
@@ -366,6 +371,8 @@ Status Daemon::OpenAuth() {
   parts_->authenticator =
       std::make_unique<auth::Authenticator>(parts_->auth_store.get(), *parts_->secret,
                                             AuthOptionsOf(parts_->config.auth), parts_->auth_outbox.get());
+  parts_->budget_store = std::make_unique<auth::BudgetStore>(parts_->store.get());
+  parts_->budgets = std::make_unique<auth::BudgetWatch>(parts_->auth_store.get(), parts_->budget_store.get());
   if (Status drained = parts_->auth_outbox->Drain(); !drained.ok()) {
     return Refuse("cannot move pending auth events into the audit log", {{"error", drained.ToString()}});
   }
@@ -491,8 +498,10 @@ Status Daemon::OpenServer() {
        usage = http::UsageLedgerMetricsRefresher(p.registry, [&p] { return p.authenticator->UsageStats(); }),
        audit = http::AuditWriterMetricsRefresher(
            p.registry, [&p]() -> std::optional<audit::AuditSinkStats> { return p.audit_sink->Stats(); }),
-       request_work = http::RequestWorkMetricsRefresher(p.registry)] {
+       request_work = http::RequestWorkMetricsRefresher(p.registry),
+       budgets = BudgetMetricsRefresher(p.registry, *p.budgets)] {
         engine();
+        budgets();
         request_work();
         usage();
         audit();
@@ -528,6 +537,8 @@ Status Daemon::OpenServer() {
   admin.policies = p.policy_service.get();
   admin.request_rules = &p.request_rules;
   admin.audit = &p.audit_access;
+  admin.auth_store = p.auth_store.get();
+  admin.budgets = p.budgets.get();
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
   admin::AddAdminRoutes(routes, admin);
   p.server = std::make_unique<http::Server>(std::move(options), std::move(*p.listener),

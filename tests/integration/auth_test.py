@@ -34,6 +34,7 @@ ALLOWED = {
     "users.manage": {"admin"},
     "policy.read": {"admin", "operator", "auditor"},
     "trust.read": {"admin", "operator", "auditor"},
+    "usage.read": {"admin", "operator", "auditor"},
     "admin.only": {"admin"},
     "session.self": {"admin", "operator", "auditor", "user", "scrape"},
 }
@@ -107,13 +108,19 @@ ENDPOINTS = [
     ("GET", "/admin/v1/trust", "trust.read", b"", (200,)),
     ("POST", "/admin/v1/trust", "admin.only", _json({"name": "matrix", "pem": "not a key"}), (400,)),
     ("DELETE", "/admin/v1/trust/no-such-key", "admin.only", b"", (400, 404)),
+    # Usage and budgets: read by those who run and check the appliance, set by admins.
+    ("GET", "/admin/v1/usage", "usage.read", b"", (200,)),
+    ("GET", "/admin/v1/usage/top", "usage.read", b"", (200,)),
+    ("GET", "/admin/v1/budgets", "usage.read", b"", (200,)),
+    ("PUT", "/admin/v1/budgets/owner/system", "keys.manage", _json({"tokens_per_month": 1000000}), (200,)),
+    ("DELETE", "/admin/v1/budgets/owner/nobody", "keys.manage", b"", (404,)),
 ]
 _SERIAL = itertools.count()
 
 PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetricsRead": "metrics.read",
                     "kModelsRead": "models.read", "kModelsInspect": "models.inspect", "kInference": "inference",
                     "kModelsManage": "models.manage", "kAuditRead": "audit.read", "kKeysManage": "keys.manage",
-                    "kUsersManage": "users.manage", "kPolicyRead": "policy.read", "kTrustRead": "trust.read",
+                    "kUsersManage": "users.manage", "kPolicyRead": "policy.read", "kTrustRead": "trust.read", "kUsageRead": "usage.read",
                     "kReadinessDetail": "readiness.detail", "kAdminOnly": "admin.only"}
 
 
