@@ -4,7 +4,8 @@
 // only kimi/ (engine/include/kimi). A new back-arrow fails here, naming file, line and the
 // two folders; so does a pending exception in LAYERS that no longer matches an arrow.
 //
-// The CMake side too: each library of appliance/ compiles sources of one folder only.
+// The CMake side too: each library of appliance/ compiles sources of one folder only, and each
+// folder is one library named after it (kimi_<folder>) unless a second one says why above it.
 //
 // KIMI_INCLUDE_GRAPH_ROOT (a compile definition) is the source tree the test reads.
 #include <algorithm>
@@ -134,10 +135,17 @@ std::vector<std::string> Violations(const fs::path& root, const Layers& layers) 
   return out;
 }
 
-// Every add_library() of the CMakeLists.txt files under `root`/appliance whose sources lie in
-// more than one folder, as "CMakeLists: library compiles A/x.cc and B/y.cc".
-std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
-  std::vector<std::string> out;
+// One add_library() of a CMakeLists.txt under appliance/: its name, the folders of its .cc
+// sources (folder -> one source in it) and the comment lines right above it.
+struct Library {
+  std::string list;  // the CMakeLists.txt, relative to the root
+  std::string name;
+  std::map<std::string, std::string> folders;
+  std::string comment;
+};
+
+std::vector<Library> ApplianceLibraries(const fs::path& root) {
+  std::vector<Library> out;
   const fs::path appliance = root / "appliance";
   if (!fs::is_directory(appliance)) return out;
   std::vector<fs::path> lists;
@@ -151,22 +159,65 @@ std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
     text << in.rdbuf();
     const std::string cmake = text.str();
     for (size_t at = cmake.find("add_library("); at != std::string::npos; at = cmake.find("add_library(", at + 1)) {
+      Library library;
+      library.list = fs::relative(list, root).string();
       const size_t end = cmake.find(')', at);
       std::istringstream words(cmake.substr(at + 12, end - at - 12));
-      std::string name;
-      words >> name;
-      std::map<std::string, std::string> folders;  // folder -> one source in it
+      words >> library.name;
       for (std::string word; words >> word;) {
         if (word.size() < 3 || word.substr(word.size() - 3) != ".cc") continue;
         fs::path source = fs::relative((list.parent_path() / word).lexically_normal(), appliance);
-        folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
+        library.folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
       }
-      if (folders.size() > 1) {
-        std::string line = fs::relative(list, root).string() + ": " + name + " compiles";
-        for (const auto& [folder, source] : folders) line += " " + source;
-        out.push_back(line);
+      // The comment block ends on the line before add_library(; read it upwards.
+      size_t line_end = cmake.rfind('\n', at);
+      while (line_end != std::string::npos && line_end > 0) {
+        const size_t line_start = cmake.rfind('\n', line_end - 1);
+        const size_t from = line_start == std::string::npos ? 0 : line_start + 1;
+        const std::string line = Trim(cmake.substr(from, line_end - from));
+        if (line.empty() || line[0] != '#') break;
+        library.comment = line + "\n" + library.comment;
+        if (line_start == std::string::npos) break;
+        line_end = line_start;
       }
+      out.push_back(library);
     }
+  }
+  return out;
+}
+
+// Every library of appliance/ whose sources lie in more than one folder, as
+// "CMakeLists: library compiles A/x.cc and B/y.cc".
+std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
+  std::vector<std::string> out;
+  for (const Library& library : ApplianceLibraries(root)) {
+    if (library.folders.size() > 1) {
+      std::string line = library.list + ": " + library.name + " compiles";
+      for (const auto& [folder, source] : library.folders) line += " " + source;
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// A folder of appliance/ is one library, kimi_<folder>. Another library of the folder's sources
+// is allowed only with its reason written right above its add_library(), on a comment line
+// "# Kept apart from kimi_<folder>: <reason>". Every other one is named here.
+std::vector<std::string> LibrariesWithoutTheirFoldersName(const fs::path& root) {
+  std::vector<std::string> out;
+  for (const Library& library : ApplianceLibraries(root)) {
+    if (library.folders.size() != 1) continue;  // LibrariesAcrossFolders names those
+    const std::string& folder = library.folders.begin()->first;
+    const std::string own = "kimi_" + folder;
+    if (library.name == own) continue;
+    const std::string marker = "# Kept apart from " + own + ":";
+    const size_t at = library.comment.find(marker);
+    if (at != std::string::npos) {
+      const size_t eol = library.comment.find('\n', at);
+      if (!Trim(library.comment.substr(at + marker.size(), eol - at - marker.size())).empty()) continue;
+    }
+    out.push_back(library.list + ": " + library.name + " is a library of " + folder + "/ other than " + own + "; merge it into it" +
+                  " or say why not above it (\"" + marker + " <reason>\")");
   }
   return out;
 }
@@ -192,6 +243,11 @@ TEST(IncludeGraphTest, TheTreeKeepsTheOrderOfLayers) {
 TEST(IncludeGraphTest, EachApplianceLibraryCompilesOneFolder) {
   std::vector<std::string> across = LibrariesAcrossFolders(KIMI_INCLUDE_GRAPH_ROOT);
   EXPECT_TRUE(across.empty()) << Joined(across);
+}
+
+TEST(IncludeGraphTest, EachApplianceFolderIsOneLibraryOrSaysWhyNot) {
+  std::vector<std::string> second = LibrariesWithoutTheirFoldersName(KIMI_INCLUDE_GRAPH_ROOT);
+  EXPECT_TRUE(second.empty()) << Joined(second);
 }
 
 // The checker itself, on a small tree written here: each kind of bad arrow is found, and a
@@ -255,6 +311,29 @@ TEST_F(IncludeGraphCheckerTest, ALibraryThatCompilesAnotherFoldersSourcesIsNamed
   Write("appliance/b/CMakeLists.txt", "add_library(kimi_b STATIC\n  x.cc\n  ../c/y.cc)\nadd_library(kimi_i INTERFACE)\n");
   EXPECT_EQ(LibrariesAcrossFolders(root_),
             (std::vector<std::string>{"appliance/b/CMakeLists.txt: kimi_b compiles b/x.cc c/y.cc"}));
+}
+
+TEST_F(IncludeGraphCheckerTest, ASecondLibraryOfAFolderNeedsItsReasonWrittenAboveIt) {
+  Write("appliance/CMakeLists.txt", "add_library(kimi_a STATIC a/x.cc)\nadd_library(kimi_a_more STATIC a/y.cc)\n");
+  Write("appliance/b/CMakeLists.txt",
+        "# the library\nadd_library(kimi_b STATIC x.cc)\n"
+        "# Kept apart from kimi_b: the standalone tool links only this.\n# more words\n"
+        "add_library(kimi_b_tool STATIC y.cc)\n"
+        "# Kept apart from kimi_b:\nadd_library(kimi_b_empty STATIC z.cc)\n"
+        "# Kept apart from kimi_b: a reason, but a blank line between\n\nadd_library(kimi_b_far STATIC w.cc)\n");
+  Write("appliance/c/CMakeLists.txt", "add_library(kimi_cee STATIC x.cc)\n");
+  const std::string tail = " or say why not above it (\"# Kept apart from ";
+  EXPECT_EQ(LibrariesWithoutTheirFoldersName(root_),
+            (std::vector<std::string>{
+                "appliance/CMakeLists.txt: kimi_a_more is a library of a/ other than kimi_a; merge it into it" + tail +
+                    "kimi_a: <reason>\")",
+                "appliance/b/CMakeLists.txt: kimi_b_empty is a library of b/ other than kimi_b; merge it into it" + tail +
+                    "kimi_b: <reason>\")",
+                "appliance/b/CMakeLists.txt: kimi_b_far is a library of b/ other than kimi_b; merge it into it" + tail +
+                    "kimi_b: <reason>\")",
+                "appliance/c/CMakeLists.txt: kimi_cee is a library of c/ other than kimi_c; merge it into it" + tail +
+                    "kimi_c: <reason>\")",
+            }));
 }
 
 TEST(IncludeGraphParseTest, MalformedLinesAreReported) {
