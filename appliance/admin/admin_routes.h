@@ -11,7 +11,7 @@
 //   users      user_routes.h               Authenticator
 //   policies   policy_routes.h             PolicyService
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess
-//
+// Public header of admin/: other folders include it.
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
 

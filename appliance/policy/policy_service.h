@@ -8,7 +8,7 @@
 // is {"version", "previous", "name", "diff"} with the RFC 6902 patch from the previous
 // document, and only then activates it. Any failure (invalid document, database, audit
 // record) leaves the previous version active and nothing stored.
-//
+// Public header of policy/: other folders include it.
 // Thread safety: Active() may be called from any thread at any time; Submit() calls are
 // serialised on their own mutex so each diff is taken against the version it replaces.
 #pragma once

@@ -4,6 +4,10 @@
 // only kimi/ (engine/include/kimi). A new back-arrow fails here, naming file, line and the
 // two folders; so does a pending exception in LAYERS that no longer matches an arrow.
 //
+// Across appliance folders only the headers a folder marks public ("// Public header of
+// <folder>/" in their leading comment) may be included; a marked header no other folder
+// includes is reported, so the public set stays the used one.
+//
 // The CMake side too: each library of appliance/ compiles sources of one folder only, and each
 // folder is one library named after it (kimi_<folder>) unless a second one says why above it.
 //
@@ -135,6 +139,61 @@ std::vector<std::string> Violations(const fs::path& root, const Layers& layers) 
   return out;
 }
 
+// A folder of appliance/ shows other folders a few headers, each saying so in its leading
+// comment with a line "// Public header of <folder>/..."; the others are the folder's own.
+bool MarkedPublic(const fs::path& header, const std::string& folder) {
+  std::ifstream in(header);
+  const std::string marker = "// Public header of " + folder + "/";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("//", 0) != 0) return false;  // the leading comment has ended
+    if (line.rfind(marker, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Every include of appliance/ that reaches into another appliance folder's header not marked
+// public ("file:line: includes folder/x.h, a header of folder/ alone"), and every header marked
+// public that no other folder includes.
+std::vector<std::string> PrivateHeadersIncludedAcrossFolders(const fs::path& root, const Layers& layers) {
+  std::vector<std::string> out;
+  const fs::path appliance = root / "appliance";
+  if (!fs::is_directory(appliance)) return out;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(appliance)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".h" || ext == ".cc")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::set<std::string> included;  // headers, relative to appliance/, that another folder includes
+  for (const fs::path& file : files) {
+    const fs::path relative = fs::relative(file, root);
+    const std::string from = FolderOfFile(relative);
+    for (const Include& inc : QuotedIncludes(file)) {
+      const std::string to = FolderOfInclude(inc.path);
+      if (to.empty() || to == from || IndexOf(layers.appliance, to) < 0) continue;
+      std::string header = inc.path;
+      if (header.rfind("generated/", 0) == 0) header = header.substr(10);
+      fs::path path = appliance / header;
+      if (!fs::exists(path)) path += ".in";  // written by the build from its template
+      if (!fs::exists(path)) continue;       // the compiler names a missing header
+      included.insert(header);
+      if (!MarkedPublic(path, to)) {
+        out.push_back(relative.string() + ":" + std::to_string(inc.line) + ": includes " + header + ", a header of " + to +
+                      "/ alone (not marked \"// Public header of " + to + "/\")");
+      }
+    }
+  }
+  for (const fs::path& file : files) {
+    if (file.extension() != ".h") continue;
+    const fs::path relative = fs::relative(file, appliance);
+    const std::string folder = FolderOfFile(fs::path("appliance") / relative);
+    if (MarkedPublic(file, folder) && included.count(relative.string()) == 0) {
+      out.push_back("appliance/" + relative.string() + ": marked public, but no other folder includes it; unmark it");
+    }
+  }
+  return out;
+}
+
 // One add_library() of a CMakeLists.txt under appliance/: its name, the folders of its .cc
 // sources (folder -> one source in it) and the comment lines right above it.
 struct Library {
@@ -240,6 +299,16 @@ TEST(IncludeGraphTest, TheTreeKeepsTheOrderOfLayers) {
   EXPECT_TRUE(violations.empty()) << violations.size() << " arrows break LAYERS:\n" << Joined(violations);
 }
 
+TEST(IncludeGraphTest, OtherFoldersIncludeOnlyPublicHeaders) {
+  const fs::path root = KIMI_INCLUDE_GRAPH_ROOT;
+  std::ifstream in(root / "LAYERS");
+  std::vector<std::string> errors;
+  Layers layers = ParseLayers(in, &errors);
+  ASSERT_TRUE(errors.empty()) << Joined(errors);
+  std::vector<std::string> found = PrivateHeadersIncludedAcrossFolders(root, layers);
+  EXPECT_TRUE(found.empty()) << Joined(found);
+}
+
 TEST(IncludeGraphTest, EachApplianceLibraryCompilesOneFolder) {
   std::vector<std::string> across = LibrariesAcrossFolders(KIMI_INCLUDE_GRAPH_ROOT);
   EXPECT_TRUE(across.empty()) << Joined(across);
@@ -304,6 +373,26 @@ TEST_F(IncludeGraphCheckerTest, APendingLineIsHonouredAndAStaleOneReported) {
   EXPECT_EQ(Violations(root_, layers_),
             (std::vector<std::string>{
                 "LAYERS [pending]: appliance/store/gone.cc -> http matches no arrow any more; remove it"}));
+}
+
+TEST_F(IncludeGraphCheckerTest, AnotherFolderIncludesOnlyHeadersMarkedPublic) {
+  Write("appliance/store/store.h", "// The store.\n//\n// Public header of store/: the database.\n#pragma once\n");
+  Write("appliance/store/rows.h", "// Rows, the store's own.\n#pragma once\n");
+  Write("appliance/store/late.h", "// Marked too late.\n#pragma once\n// Public header of store/\n");
+  Write("appliance/store/wrong.h", "// Public header of http/\n#pragma once\n");
+  Write("appliance/store/unused.h", "// Public header of store/, included by nobody.\n#pragma once\n");
+  Write("appliance/store/store.cc", "#include \"store/rows.h\"\n#include \"store/store.h\"\n");
+  Write("appliance/http/s.cc",
+        "#include \"store/store.h\"\n#include \"store/rows.h\"\n#include \"store/late.h\"\n"
+        "#include \"store/wrong.h\"\n#include \"store/generated.h\"\n#include \"kimi/status.h\"\n");
+  Write("appliance/store/generated.h.in", "// Public header of store/: written by the build.\n");
+  EXPECT_EQ(PrivateHeadersIncludedAcrossFolders(root_, layers_),
+            (std::vector<std::string>{
+                "appliance/http/s.cc:2: includes store/rows.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/http/s.cc:3: includes store/late.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/http/s.cc:4: includes store/wrong.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/store/unused.h: marked public, but no other folder includes it; unmark it",
+            }));
 }
 
 TEST_F(IncludeGraphCheckerTest, ALibraryThatCompilesAnotherFoldersSourcesIsNamed) {
