@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/reply.h"
+#include "http/request_audit.h"
 #include "kimi/utc_time.h"
 
 namespace kimi::admin {
@@ -43,14 +44,7 @@ Status HandleSubmitPolicy(policy::PolicyService* policies, http::RequestContext&
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
   json document = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  policy::PolicyActor actor;
-  if (ctx.principal) {
-    actor.name = ctx.principal->id;
-    actor.role = std::string(auth::RoleName(ctx.principal->role));
-  }
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, actor));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, http::AuditActorOf(ctx)));
   ReplyJson(res, 201, json{{"version", version}, {"active", true}, {"name", document["name"]}});
   return Status::OK();
 }
