@@ -62,6 +62,7 @@ struct Actor {
   std::string role = "admin";
   std::string source = "local";   // client address, or "kimictl"
   std::string request_id;
+  std::string client_request_id;  // the X-Request-Id the client sent; "" when none
 };
 
 // The audit record of one act on models or on the trust store: `actor` did `action` to
