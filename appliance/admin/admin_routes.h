@@ -13,7 +13,7 @@
 //   rules      request_rules_routes.h       ModelRulesTable
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess (with the Authenticator's key list)
 //   usage      usage_routes.h              Authenticator, AuthStore (usage rows), BudgetWatch
-//
+// Public header of admin/: other folders include it.
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
 

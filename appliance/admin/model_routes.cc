@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/reply.h"
+#include "http/request_audit.h"
 #include "models/model_admin.h"
 
 namespace kimi::admin {
@@ -30,12 +31,9 @@ Status Reply(Result<nlohmann::json> reply, int status, httplib::Response& res) {
 }  // namespace
 
 models::Actor ActorOf(const http::RequestContext& ctx) {
-  models::Actor actor;
-  actor.name = ctx.principal ? ctx.principal->id : "admin-api";
-  actor.role = ctx.principal ? std::string(auth::RoleName(ctx.principal->role)) : "admin";
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  return actor;
+  audit::Actor who = http::AuditActorOf(ctx);
+  return models::Actor{std::move(who.name), std::move(who.role), std::move(who.source), std::move(who.request_id),
+                       std::move(who.client_request_id)};
 }
 
 Status HandleListModels(models::ModelAdmin* model_admin, http::RequestContext&, const httplib::Request&,

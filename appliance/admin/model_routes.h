@@ -25,7 +25,7 @@
 
 namespace kimi::admin {
 
-// Who the request is from, for the audit records of model and trust store acts.
+// Who model and trust store acts name: http::AuditActorOf(ctx), as the model store takes it.
 models::Actor ActorOf(const http::RequestContext& ctx);
 
 Status HandleListModels(models::ModelAdmin* admin, http::RequestContext& ctx, const httplib::Request& req,

@@ -43,6 +43,7 @@ class ModelAdminTest : public ::testing::Test {
     http::RequestContext ctx;
     ctx.request_id = "req-" + std::to_string(++requests_);
     ctx.remote_addr = "10.0.0.5:4711";
+    ctx.client_request_id = "client-" + ctx.request_id;
     Status s = handler(admin_.get(), ctx, req, res);
     last_status_ = res.status;
     nlohmann::json reply = s.ok() ? nlohmann::json::parse(res.body) : nlohmann::json();
@@ -162,6 +163,7 @@ TEST_F(ModelAdminTest, ImportPollActivateRollbackDeleteAreAudited) {
   for (const auto& r : fx_.AuditRecords()) {
     EXPECT_EQ(r.source, "10.0.0.5:4711");
     EXPECT_EQ(r.request_id.rfind("req-", 0), 0u);
+    EXPECT_EQ(r.client_request_id, "client-" + r.request_id) << r.action;
     EXPECT_FALSE(r.model_digest.empty()) << r.action;
     trail.push_back(r.action + ":" + r.outcome);
   }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/reply.h"
+#include "http/request_audit.h"
 #include "kimi/utc_time.h"
 
 namespace kimi::admin {
@@ -23,17 +24,6 @@ json VersionJson(const policy::StoredPolicy& p, int64_t active_version) {
               {"created_at", FormatUtcMillis(p.created_ms)},
               {"actor", p.actor},
               {"active", p.version == active_version}};
-}
-
-policy::PolicyActor ActorOf(const http::RequestContext& ctx) {
-  policy::PolicyActor actor;
-  if (ctx.principal) {
-    actor.name = ctx.principal->id;
-    actor.role = std::string(auth::RoleName(ctx.principal->role));
-  }
-  actor.source = ctx.remote_addr;
-  actor.request_id = ctx.request_id;
-  return actor;
 }
 
 // The {version} path parameter; NotFound for anything but a decimal number.
@@ -66,7 +56,7 @@ Status HandleSubmitPolicy(policy::PolicyService* policies, http::RequestContext&
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
   json document = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
-  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, ActorOf(ctx)));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, http::AuditActorOf(ctx)));
   ReplyJson(res, 201, json{{"version", version}, {"active", true}, {"name", document["name"]}});
   return Status::OK();
 }
@@ -75,7 +65,7 @@ Status HandleActivatePolicy(policy::PolicyService* policies, http::RequestContex
                             httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
   KIMI_ASSIGN_OR_RETURN(int64_t restores, VersionParam(ctx));
-  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Restore(restores, ActorOf(ctx)));
+  KIMI_ASSIGN_OR_RETURN(int64_t version, service->Restore(restores, http::AuditActorOf(ctx)));
   std::shared_ptr<const policy::ActivePolicy> active = service->Active();
   ReplyJson(res, 201,
             json{{"version", version}, {"active", true}, {"restores", restores},

@@ -13,7 +13,7 @@
 //   (kReasoning | kAnswer | kToolCallBegin kToolCallArguments* kToolCallEnd)* kFinish
 // Text events carry whole UTF-8 characters. A tool call's kToolCallArguments pieces, joined,
 // are its arguments JSON text exactly; tool indices start at 0 and rise by one.
-//
+// Public header of api/: other folders include it.
 // Thread safety: a Backend is shared by all request threads; Generate() may run on many
 // threads at once. An EventSink belongs to one request and is called only from the thread
 // that called Generate().

@@ -9,7 +9,7 @@
 // registered (EventSink::SetCanceller) is called at once, and the backend's next Emit()
 // returns false, which cancels the generation (the Backend contract); the destructor abandons
 // and joins.
-//
+// Public header of api/: other folders include it.
 // Owns: the queued events; the generation's thread is borrowed and given back when Generate()
 // has returned, which the destructor waits for.
 // Thread safety: the public functions and the destructor are called by the request's thread;

@@ -4,7 +4,7 @@
 // and logprobs.content (the answer's tokens) when the request asked for them.
 // It reads the same events as ChatSseEncoder, so the two cannot disagree: the answer text,
 // reasoning text and each call's arguments equal what the stream's frames join to.
-//
+// Public header of api/: other folders include it.
 // Owns: the accumulated response. Thread safety: one thread at a time.
 #pragma once
 

@@ -14,7 +14,7 @@
 //     tokens of its text;
 //   - the end frame has delta {}, finish_reason and usage (in choices[0].usage); with
 //     include_usage one more frame with choices [] and usage; then "data: [DONE]".
-//
+// Public header of api/: other folders include it.
 // Owns: the state of one response. Thread safety: one thread at a time.
 #pragma once
 

@@ -5,7 +5,7 @@
 // TextCompletionBuilder folds the events into the whole response. With logprobs asked for,
 // each text carries the legacy logprobs object (tokens, token_logprobs, top_logprobs,
 // text_offset counted over the whole completion).
-//
+// Public header of api/: other folders include it.
 // Thread safety: one thread at a time per object.
 #pragma once
 

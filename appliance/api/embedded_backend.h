@@ -10,7 +10,7 @@
 // identity of the model version it was loaded from, and the two are replaced together: a
 // request copies both under one lock when it starts, so its BackendOutcome names exactly the
 // version whose engine served it, even when an activation re-attaches meanwhile.
-//
+// Public header of api/: other folders include it.
 // Owns: a shared reference to the ChatService and its version's identity. Thread safety:
 // every method may be called from any thread; Generate() runs concurrently for many requests.
 #pragma once

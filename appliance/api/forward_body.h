@@ -10,7 +10,7 @@
 // template), the completions prompt, and max_tokens when the policy set the output cap of a
 // request that named none. The transport's own fields (stream, usage, the upstream's model
 // name) are the upstream backend's (upstream/upstream_request.h).
-//
+// Public header of api/: other folders include it.
 // Thread safety: a pure function.
 #pragma once
 

@@ -1,7 +1,7 @@
 // ModelRulesTable: which request rules (config/model_request_rules.h) apply to a request
 // for a given model id: the operator's entry from the `request_rules` configuration section,
 // else Kimi K3's, the verifier's bounds.
-//
+// Public header of api/: other folders include it.
 // Owns: one ModelRequestRules per configured model.
 // Thread safety: filled by Add() before the server starts, then read-only from any thread.
 #pragma once

@@ -3,7 +3,7 @@
 // declarations and response format, as JSON. Used where no backend count exists: the
 // router's load estimate before a request runs, and the quota count of a request cut short
 // before the backend reported its usage (http/generation_audit.h).
-//
+// Public header of api/: other folders include it.
 // Thread safety: a pure function.
 #pragma once
 

@@ -9,7 +9,7 @@
 // construction. Everything after it reads the typed ApiRequest: the
 // policy step, the HTTP layer's response mode, the backends. The normalised body stays in the
 // request only for forwarding to an upstream server (api/forward_body.h).
-//
+// Public header of api/: other folders include it.
 // Thread safety: pure functions; RequestParses() reads an atomic.
 #pragma once
 

@@ -1,7 +1,7 @@
 // The pieces every OpenAI response shares, streamed or whole: the response identity (id,
 // created, model), the usage object, tool-call ids, and the one JSON writer the encoders
 // use (compact, UTF-8 kept as is, invalid bytes dropped rather than replaced, never throws).
-//
+// Public header of api/: other folders include it.
 // Thread safety: pure functions on values.
 #pragma once
 

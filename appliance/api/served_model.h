@@ -19,7 +19,7 @@
 // written. A mismatch takes the version out of service at once (the slot is emptied, the API
 // answers 503, readiness names the file and both digests) and is audited as
 // model.integrity_failed. docs/model-lifecycle.md ("Served bytes").
-//
+// Public header of api/: other folders include it.
 // Owns: the trust store, the slot, the switcher, the integrity monitor and the ModelStore.
 // Borrows the EmbeddedBackend, the database and the audit function: they must outlive it.
 // Thread safety: Start() runs once, on one thread; Current(), admin() and the listener

@@ -1,7 +1,7 @@
 // Server-Sent Events framing shared by the chat and completions stream encoders: one frame
 // per JSON payload, and the common tail of every stream (the end frame carrying
 // finish_reason and usage in choices[0], the optional choices-[] usage frame, [DONE]).
-//
+// Public header of api/: other folders include it.
 // Thread safety: pure functions.
 #pragma once
 

@@ -3,7 +3,7 @@
 // Files: <dir>/audit-ed25519.key holds the 32-byte seed, created once with mode 0600 (and a
 // key that others can read is refused); <dir>/audit-ed25519.pub.json holds the public key in
 // the export form of signed_head.h, for auditors. The secret never leaves this object.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: Sign() and the accessors may be called from any thread once loaded.
 #pragma once
 

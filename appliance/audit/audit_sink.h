@@ -31,7 +31,7 @@
 // Streams: the store keeps the streams whose start record has no end record
 // (AuditStore::OpenStreams). Open() reads them (a previous run died mid-stream) and
 // RecordInterruptedStreams() ends each with an "interrupted" record.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: Record, RecordWhenWritable, RecordInterruptedStreams, Healthy, Reason,
 // TreeSize, SignHeadNow, PurgeContentBefore, Distrust may be called from any thread. Close()
 // from one thread, once; the destructor calls it.

@@ -10,7 +10,7 @@
 // audit_open_streams (the seq of every stream start record that has no end record yet).
 // Rows are decoded strictly (a column of the wrong type is reported, not coerced) so that the
 // verifier can tell an edited row from an intact one.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: none. The audit sink's writer thread is the only user of a writable store;
 // readers (verify, prove, export) open their own read-only store.
 #pragma once

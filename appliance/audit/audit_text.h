@@ -15,7 +15,7 @@
 //
 // The result is at most the limit in bytes and AuditText is idempotent (AuditText(AuditText(x))
 // == AuditText(x)), so normalising a record twice changes nothing.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure functions.
 #pragma once
 

@@ -5,7 +5,7 @@
 // writer goes on meanwhile) and, when the log fails, calls on_failure with the first bad
 // sequence number and its problem; the daemon then distrusts the writer (no head is signed
 // any more, the audit component is not ready).
-//
+// Public header of audit/: other folders include it.
 // Thread safety: construct and destroy on one thread; the destructor cancels a pass still
 // running and joins it. on_failure runs on the verifier's thread.
 #pragma once

@@ -3,7 +3,7 @@
 // applies it. Content lives apart from its record and only its digest is hashed into the
 // leaf (record.h), so purging it at the retention age leaves every record and the tree
 // verifiable.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: value type and pure functions.
 #pragma once
 

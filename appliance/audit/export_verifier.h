@@ -7,7 +7,7 @@
 // and its inclusion path leads to the root of
 // the bundle's signed head of that tree size; every signed head's signature verifies with the
 // key. The first bad sequence number is reported as the log verifier does.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure function over the stream it is given.
 #pragma once
 

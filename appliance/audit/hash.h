@@ -2,7 +2,7 @@
 //
 // Owns nothing: pure functions over bytes. SHA-256 comes from OpenSSL's EVP interface so the
 // hardware-accelerated implementation is used.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: every function may be called from any thread.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Export of audit records in a time range, with the signed heads that cover them, as JSON
 // lines or CSV (`kimictl audit export`). Formats are in docs/audit.md.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure over the store it is given.
 #pragma once
 

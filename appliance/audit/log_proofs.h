@@ -1,7 +1,7 @@
 // Building inclusion and consistency proofs from the audit database, for `kimictl audit prove`
 // and `kimictl audit consistency`. Leaves are recomputed from the record rows (a row that
 // fails verification stops the proof), and each proof is tied to a stored signed head.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure over the store it is given.
 #pragma once
 

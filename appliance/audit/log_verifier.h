@@ -20,7 +20,7 @@
 //    count or largest size differs from the stored heads: the largest head's size; after a
 //    clean stop (or without a state) every row past the last signed head is foreign: the
 //    first such seq.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure over the store it is given.
 #pragma once
 

@@ -5,7 +5,7 @@
 // Owns nothing: pure functions over spans of leaf hashes. Generation takes the leaf hashes of
 // the whole tree (D[0:n]); verification needs only the proof, the sizes and the roots, which is
 // what an outside verifier holds.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: every function may be called from any thread.
 #pragma once
 

@@ -9,7 +9,7 @@
 // Consistency proof:
 //   {"format":"kimi-audit-consistency/1","old_size":N,"new_size":N,"old_root":hex,
 //    "new_root":hex,"proof":[hex,...],"new_head":{sth},"old_head":{sth}|null}
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure functions.
 #pragma once
 

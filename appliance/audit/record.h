@@ -4,7 +4,7 @@
 // The optional content (prompt and completion text, after the policy's redaction) is not part
 // of the canonical bytes: only its SHA-256 is, so purging content at the retention age leaves
 // every leaf hash unchanged. docs/audit.md defines the canonical encoding byte for byte.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: value types and pure functions.
 #pragma once
 

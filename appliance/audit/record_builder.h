@@ -14,7 +14,7 @@
 //
 // Nothing here bounds or escapes text: the sink normalises every record (NormalizeRecord), so
 // the bytes that are hashed are the same whichever way the fields were set.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: a builder is a value used by one thread; the functions are pure.
 #pragma once
 

@@ -4,7 +4,7 @@
 // settings in its detail ("settings sha256:<hex>"); at the next start the daemon compares and,
 // when they differ, records one "settings.changed" act naming both digests. Runtime changes
 // that are settings too have their own acts: policy.update, auth.key_updated, auth.role_limits_changed.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: pure functions; PreviousSettingsDigest opens its own read-only connection.
 #pragma once
 

@@ -6,7 +6,7 @@
 //   "KIMI-AUDIT-STH/1" (16 ASCII bytes) || key_id (32) || tree_size (u64 big-endian)
 //   || timestamp_ms (u64 big-endian) || root_hash (32)
 // key_id is SHA-256 of the raw 32-byte Ed25519 public key.
-//
+// Public header of audit/: other folders include it.
 // Thread safety: value types and pure functions.
 #pragma once
 

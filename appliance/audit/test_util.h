@@ -1,6 +1,6 @@
 // Helpers shared by the audit tests: a temporary directory, sample records, a small log
 // built through the real sink. Test-only.
-//
+// Public header of audit/: the tests of other folders use it too.
 // Thread safety: TempDir is owned by one test; the functions are independent.
 #pragma once
 

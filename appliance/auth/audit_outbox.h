@@ -6,7 +6,7 @@
 // Drain() runs at start, after every request that changed auth state (before its response),
 // and every interval_ms on the outbox's own thread (for kimictl's changes while running).
 // An event is never lost: a crash between commit and delete records it twice, never zero times.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: Drain() may be called from any thread (serialised); Start/Stop from one.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The auth module's tables in appliance.db (component "auth" of migrations/all_migrations.h).
 // Released migrations never change; a new column is a new migration.
-//
+// Public header of auth/: other folders include it.
 //   auth_keys      API keys: public id, keyed hash of the secret, metadata, revocation, use
 //   auth_users     console users: Argon2id hash, role, lockout state
 //   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times

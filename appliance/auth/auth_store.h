@@ -3,7 +3,7 @@
 // statement prepared once (guarded, like the connection, by the Store's mutex). No policy lives here: the
 // Authenticator decides, this class only reads and writes rows. Each mutating method runs in
 // one transaction together with the auth event it is given (the audit outbox).
-//
+// Public header of auth/: other folders include it.
 // Thread safety: every method may be called from any thread (the Store serialises them).
 #pragma once
 

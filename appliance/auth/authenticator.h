@@ -26,7 +26,7 @@
 // Sessions: 256-bit random ids kept only as keyed hashes; an idle and an absolute timeout;
 // a CSRF token per session that must accompany every state-changing request made with the
 // session cookie.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: every public method may be called from many threads at once.
 #pragma once
 

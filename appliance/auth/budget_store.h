@@ -4,7 +4,7 @@
 // threshold was crossed in a UTC month, at most one per budget and month. Each change is written
 // in one transaction with its auth event (the audit outbox). No policy lives here: BudgetWatch
 // (budget_watch.h) decides when a threshold is crossed.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: every method may be called from any thread (the Store serialises them).
 #pragma once
 

@@ -8,7 +8,7 @@
 // usage is read (the usage routes, the budget routes, every /metrics scrape), so the alert's
 // time is when the crossing was first seen. Set() and Remove() change budgets, each audited
 // ("auth.budget_set", "auth.budget_removed"); a Set() re-arms the month's alert of that budget.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: every method may be called from many threads at once. The stores outlive it.
 #pragma once
 

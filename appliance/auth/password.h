@@ -1,7 +1,7 @@
 // Passwords of console users: Argon2id hashing (libsodium crypto_pwhash_str, which embeds the
 // salt and the parameters in the stored string, so changing the configured parameters keeps
 // old hashes verifiable) and the password rules.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: pure functions; each hash uses mem_limit bytes while it runs.
 #pragma once
 

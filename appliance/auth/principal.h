@@ -2,7 +2,7 @@
 // The HTTP layer builds Credentials from headers, the Authenticator turns them into a
 // Principal, and the audit record takes the principal's id (a key id or a user name, never
 // a secret) and role.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: value types.
 #pragma once
 

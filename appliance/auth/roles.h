@@ -15,7 +15,7 @@
 // the trust store, the policies or the audit log hold (digests, source paths, signers, who
 // imported what) would defeat per-key model hiding and is nobody's business but operators'.
 //   scrape    /metrics only (a key for the monitoring system; no user has it)
-//
+// Public header of auth/: other folders include it.
 // Thread safety: constant data and pure functions.
 #pragma once
 

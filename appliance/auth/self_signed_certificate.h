@@ -3,7 +3,7 @@
 // entries for localhost, 127.0.0.1, ::1 and the names the operator adds, so clients can
 // pin it as its own CA (docs/security.md). An operator with a CA-issued certificate
 // configures that instead; nothing else in the daemon depends on how the files were made.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: stateless functions.
 #pragma once
 

@@ -4,7 +4,7 @@
 //
 // LoadOrCreate() creates the file at first use (daemon start or `kimictl admin bootstrap`,
 // whichever comes first) with O_EXCL, so two processes racing agree on one secret.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: immutable after construction; KeyedHash() may run on many threads.
 #pragma once
 

@@ -1,7 +1,7 @@
 // TestAuthStore: for the auth module's tests, a fresh appliance database in a temporary
 // directory, migrated to the current schema, with an AuthStore on it; removed again on
 // destruction. One helper so that every test opens its store the same way.
-//
+// Public header of auth/: the tests of other folders use it too.
 // Thread safety: as AuthStore; construct and destroy on one thread.
 #pragma once
 

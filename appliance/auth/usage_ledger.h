@@ -17,7 +17,7 @@
 // record, committed before its response's last bytes (docs/audit.md). A failed write is
 // retried at the next interval with nothing lost from memory. After Close(), Add() writes
 // its row at once.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: Read, Add and Flush may be called from any thread at once; Close() from one
 // thread; the destructor calls it. The AuthStore must outlive Close().
 #pragma once

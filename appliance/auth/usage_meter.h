@@ -5,7 +5,7 @@
 // stored usage. It returns a lease that holds the in-flight slots until it is destroyed and
 // that records the request's prompt and completion tokens into the key's usage rows
 // (auth_usage, so a restart keeps them) and charges them to the tokens-per-minute bucket.
-//
+// Public header of auth/: other folders include it.
 // The caller tells the lease the request's counts as they grow (Count): the backend's own
 // counts once its finish event arrives, or, for a request cut short (the client went away,
 // the backend failed mid-stream), what was generated until then. The lease records them once:

@@ -3,7 +3,7 @@
 // ordered by tokens, most first. What the Usage screen's charts and top-keys table show
 // (admin/usage_routes.h). Rows of keys not in the key list (none are ever deleted) still count,
 // under their id with an empty name and owner.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: pure functions.
 #pragma once
 

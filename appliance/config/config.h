@@ -6,7 +6,7 @@
 // applies command-line overrides through the same schema, resolves relative paths and runs
 // the cross-key checks of CheckConfig(). docs/configuration.md documents every key; a unit
 // test keeps the two in step.
-//
+// Public header of config/: other folders include it.
 // Thread safety: AppConfig is a value; the schema is immutable and shared.
 #pragma once
 

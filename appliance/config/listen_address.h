@@ -4,7 +4,7 @@
 // name such as "localhost" may resolve to several addresses, and a daemon that guards a
 // network boundary should say exactly which one it binds. Port 0 asks the kernel for a free
 // port (tests use it; the daemon logs the port it got).
-//
+// Public header of config/: other folders include it.
 // Thread safety: plain values and pure functions.
 #pragma once
 

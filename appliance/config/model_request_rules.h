@@ -13,7 +13,7 @@
 //
 // Kept in config/, which validates the configuration's request_rules with FromJson(), so that
 // the configuration depends on nothing above it; api/ (namespace api, as here) applies them.
-//
+// Public header of config/: other folders include it.
 // A plain value type. Thread safety: immutable once built; share freely for reading.
 #pragma once
 

@@ -14,7 +14,7 @@
 // An empty backend list means the embedded engine alone. CheckRouterConfig() holds the
 // rules that involve several keys. Plain data in config/, so that the configuration depends
 // on nothing above it; router/ (namespace router, as here) builds the router from it.
-//
+// Public header of config/: other folders include it.
 // Thread safety: values; the schema is immutable and shared.
 #pragma once
 

@@ -3,7 +3,7 @@
 // steps opened (no part is built first and given its dependencies later); Run() serves until
 // SIGTERM or SIGINT, drains, and closes the parts in the reverse order.
 //
-// The steps, in order (daemon.cc):
+// The steps, in order (open_edge.cc, open_records.cc, open_serving.cc; daemon.cc runs them):
 //   OpenLogging    log level and format, umask 077, the stop signals blocked, metrics, readiness
 //   OpenTls        the TLS certificate (server.tls), before the port
 //   OpenBackends   the embedded engine's backend, the router, the SLO series, request rules

@@ -2,7 +2,7 @@
 // (some arrays of strings or integers), read strictly, and the sign-in body of
 // POST /admin/v1/session in particular. Kept apart from the handlers so the parse of an
 // unauthenticated body can be tested and fuzzed without a server (tests/fuzz/).
-//
+// Public header of http/: other folders include it.
 // Thread safety: pure functions.
 #pragma once
 

@@ -9,7 +9,7 @@
 // out of the directory.
 // Files are read on each request: an upgrade that replaces the directory is served at once,
 // and the console is a handful of small files.
-//
+// Public header of http/: other folders include it.
 // Owns: the root path. Thread safety: immutable after construction; Read() may run on many
 // threads at once.
 #pragma once

@@ -12,7 +12,7 @@
 // carries a Content-Security-Policy that allows scripts, styles and images from the daemon
 // only, no inline script or style, no framing, and API calls to the daemon only.
 // No ConsoleAssets (console.assets_dir empty), or a directory without index.html: 404.
-//
+// Public header of http/: other folders include it.
 // Thread safety: each handler may run on many threads at once.
 #pragma once
 

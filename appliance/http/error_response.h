@@ -7,7 +7,7 @@
 // FromStatus() is the single mapping from kimi::Status codes to HTTP statuses and OpenAI
 // error types. Server-side failures (Internal, IOError, Corruption) never reach the client
 // in detail: the client gets a generic message with the request id, the log gets the rest.
-//
+// Public header of http/: other folders include it.
 // Thread safety: pure functions on values.
 #pragma once
 

@@ -5,7 +5,7 @@
 //                 component with its state, and with its reason only for a caller that
 //                 presents a credential holding readiness.detail (admin, operator, auditor).
 //   GET /metrics  the metrics registry in the Prometheus text format.
-//
+// Public header of http/: other folders include it.
 // Thread safety: each handler may run on many threads at once; the services are thread-safe.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Listener: the daemon's listening socket, bound before anything else is opened (a daemon
 // that cannot serve says so before it touches its data), and the stop event that wakes its
 // accept loop and every connection when the server stops. The server takes it over.
-//
+// Public header of http/: other folders include it.
 // Thread safety: a value owned by one thread; moved into the Server before it runs.
 #pragma once
 

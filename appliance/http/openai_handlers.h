@@ -13,7 +13,7 @@
 // to `text/event-stream` only once the backend produced its first event, so every error
 // before that is ordinary OpenAI error JSON. While streaming, a client that goes away makes
 // the backend's next Emit() fail, which cancels the generation.
-//
+// Public header of http/: other folders include it.
 // Thread safety: each handler may run on many threads at once.
 #pragma once
 

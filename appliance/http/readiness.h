@@ -15,7 +15,7 @@
 // component serving (a TLS reload that kept the old certificate).
 // When a metrics registry is given, each component's state is also exported as
 // kimi_component_ready{component="..."} (1 or 0).
-//
+// Public header of http/: other folders include it.
 // Thread safety: all methods may be called from any thread.
 #pragma once
 

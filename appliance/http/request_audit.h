@@ -23,7 +23,7 @@
 // decision, tokens, time to first token, policy decisions). Under content.store_content the
 // record also holds the request body as prompt text and the answer as completion text,
 // apart from the hashed leaf (audit/content_policy.h).
-//
+// Public header of http/: other folders include it.
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe).
 #pragma once
 

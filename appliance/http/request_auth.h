@@ -4,7 +4,7 @@
 // context (and so reaches the audit record); on failure the context says why, without the
 // presented secret, and the Status is Unauthenticated (401) or PermissionDenied (403). Last,
 // the key's rate limit: ResourceExhausted (429) with ctx.retry_after_s set.
-//
+// Public header of http/: other folders include it.
 // Thread safety: pure functions of their arguments; the Authenticator is thread-safe.
 #pragma once
 

@@ -10,7 +10,7 @@
 //                   error's param, the model request's AuditFacts, a streamed response's audit
 //
 // A handler's own services are bound into its route (routes.h), never carried here.
-//
+// Public header of http/: other folders include it.
 // Owned by the connection loop for the duration of one request and passed by reference to
 // the handler; never shared between threads.
 #pragma once

@@ -3,7 +3,7 @@
 // and request prompts tokenised (kimi_prompt_tokenizations_total). Each is counted where the
 // work is done (api/request_gate.h, kimi/prompt_work.h) and copied when /metrics is scraped,
 // so that one parse, one render and one tokenisation per request can be checked from outside.
-//
+// Public header of http/: other folders include it.
 // Owns nothing but the series it registers. Thread safety: the refresher returned may be
 // called from any thread, one call at a time (the /metrics handler's before-render hook).
 #pragma once

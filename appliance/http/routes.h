@@ -17,7 +17,7 @@
 // Authentication and the permission check happen in the dispatcher before the handler runs;
 // a route that declares no permission is admin-only, and only kPublic routes are served to
 // anonymous clients.
-//
+// Public header of http/: other folders include it.
 // Thread safety: the table is filled before the server runs and only read after; handlers may
 // run on many threads at once and must only use thread-safe services.
 #pragma once

@@ -22,7 +22,7 @@
 // With options.tls every connection starts with a TLS handshake, on its worker (or on the
 // rejecter, bounded to a second), under the first request's read deadline, using the TLS
 // context current when the worker takes the connection (a reload applies to new ones).
-//
+// Public header of http/: other folders include it.
 // Thread safety: Run() from one thread; Stop() from any thread, any number of times. Not async-signal-safe: call Stop() from a signal-handling thread, not a handler.
 #pragma once
 

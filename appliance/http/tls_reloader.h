@@ -4,7 +4,7 @@
 // the context they started with (OpenSSL counts its references). When they do not load, the
 // context serving now stays and the error says why. SIGHUP and POST /admin/v1/tls/reload
 // both come here, through ReloadTlsAudited(), which records each attempt in the audit log.
-//
+// Public header of http/: other folders include it.
 // Thread safety: Current() and Reload() may be called from any thread at once.
 #pragma once
 

@@ -3,7 +3,7 @@
 // ledger's writer (finished requests added, batch writes (flushes) committed, usage rows they
 // added to, failed writes; auth/usage_ledger.h). Each writer keeps its counters itself; they
 // are copied into the registry when /metrics is scraped, so the request path pays nothing.
-//
+// Public header of http/: other folders include it.
 // Owns nothing but the series it registers. Thread safety: a refresher returned may be called
 // from any thread, one call at a time (the /metrics handler's before-render hook).
 #pragma once

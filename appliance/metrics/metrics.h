@@ -7,7 +7,7 @@
 // error and aborts with a message (start-up code and tests find it at once). References
 // returned by Add*() and WithLabels() stay valid for the registry's lifetime: keep them
 // rather than looking series up on hot paths.
-//
+// Public header of metrics/: other folders include it.
 // Thread safety: everything may be called from any thread. Updates are lock-free atomics;
 // WithLabels() takes the family's mutex; RenderText() takes each family's mutex in turn, so
 // a scrape sees each series consistently, not the whole registry at one instant.

@@ -4,7 +4,7 @@
 // policy/policy_migrations.h) and its tests migrate only that list; the daemon and kimictl
 // open the database with this one. It lives above the modules so that store/ depends on none
 // of them. The function keeps the store's namespace, where Migration and Migrate() are.
-//
+// Public header of migrations/: other folders include it.
 // Thread safety: the list is built once, on first use, and immutable afterwards.
 #pragma once
 

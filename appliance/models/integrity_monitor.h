@@ -12,7 +12,7 @@
 //
 // Passes are paced (bytes_per_second) and the thread runs at a lower CPU priority (nice
 // +10), so serving keeps the cores and the memory bandwidth it needs.
-//
+// Public header of models/: other folders include it.
 // Owns: the thread, the inotify descriptor and the watched target (which keeps its engine's
 // mappings alive while a pass reads them).
 // Thread safety: every public method may be called from any thread. The callbacks run on the

@@ -26,7 +26,7 @@
 // administrator needs to know which file failed.
 //
 // After Close() (the daemon's stop) every method answers Unavailable.
-//
+// Public header of models/: other folders include it.
 // Owns: the import jobs and their threads. Close() and the destructor cancel a running
 // import's copy and join the threads. Borrows the ModelStore.
 // Thread safety: every method may be called from any thread, except Close() (after the HTTP

@@ -6,7 +6,7 @@
 //   model_versions     one row per (model id, version digest) ever imported; a removed
 //                      version keeps its row (state 'removed') so version numbers never repeat
 //   model_activations  the history of what was made active, newest last; rollback walks it
-//
+// Public header of models/: other folders include it.
 // Thread safety: constants.
 #pragma once
 

@@ -16,7 +16,7 @@
 //      dropping the Retired handle then destroys the old T on the caller's thread (the
 //      unload cost is paid by the swapper, not by a request). A Retired dropped before it
 //      drained is still safe: the last lease destroys the old T instead.
-//
+// Public header of models/: other folders include it.
 // Owns: the active entry. T is owned jointly by the slot, the leases on it and Retired.
 // Thread safety: Acquire, Publish, Clear, generation and the Lease/Retired methods may be
 // called from any thread. A Lease or Retired object itself is used by one thread at a time.

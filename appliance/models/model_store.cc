@@ -245,7 +245,7 @@ Status ModelStore::Recover() {
 
 audit::RecordBuilder ActRecord(std::string_view action, std::string_view target, const Actor& actor,
                                const Status& outcome, std::string detail) {
-  return audit::RecordBuilder::ModelEvent(audit::Actor{actor.name, actor.role, actor.source, actor.request_id, ""},
+  return audit::RecordBuilder::ModelEvent(audit::Actor{actor.name, actor.role, actor.source, actor.request_id, actor.client_request_id},
                                           action, target, outcome, std::move(detail));
 }
 

@@ -27,7 +27,7 @@
 // takes the lock and may change the store; or as a reader, which takes no lock and may only
 // list and check versions, so `kimictl model list` and `verify-installed` work beside the
 // running daemon.
-//
+// Public header of models/: other folders include it.
 // Owns: the models directory (exclusively, through the lock file, when opened as owner) and its rows. Borrows the
 // store::Store, the trust store, the audit function and the listener; they must outlive it.
 // Thread safety: every public method may be called from any thread. Acts that change state
@@ -62,6 +62,7 @@ struct Actor {
   std::string role = "admin";
   std::string source = "local";   // client address, or "kimictl"
   std::string request_id;
+  std::string client_request_id;  // the X-Request-Id the client sent; "" when none
 };
 
 // The audit record of one act on models or on the trust store: `actor` did `action` to

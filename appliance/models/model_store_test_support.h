@@ -1,7 +1,7 @@
 // Test fixture pieces shared by the model store, admin API and kimictl lifecycle tests: a
 // data directory with a migrated database, a fresh signing key that the trust store trusts,
 // signed model directories, and an audit function that keeps its records. Test-only.
-//
+// Public header of models/: the tests of other folders use it too.
 // Thread safety: the audit function may be called from any thread; the rest is for the
 // test's thread.
 #pragma once

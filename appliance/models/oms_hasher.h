@@ -7,7 +7,7 @@
 // CPU has it). Progress (bytes, rate, ETA) is reported on the calling thread. A range with
 // `copy_to` is also written, from the same buffer, to that file at the same offset: import
 // copies a model and hashes it in one read of the medium.
-//
+// Public header of models/: other folders include it.
 // Thread safety: HashRanges() may be called from several threads; each call owns its
 // workers. The progress callback runs only on the calling thread.
 #pragma once

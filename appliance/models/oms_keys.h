@@ -2,7 +2,7 @@
 // as their public-key hint (hex SHA-256 of the PEM SubjectPublicKeyInfo text), signing and
 // verifying with the hash that matches the curve (P-256/SHA-256, P-384/SHA-384,
 // P-521/SHA-512), generating a P-256 key pair, and reading a signing certificate chain.
-//
+// Public header of models/: other folders include it.
 // Thread safety: pure functions; a loaded key may be shared by threads for verification.
 #pragma once
 

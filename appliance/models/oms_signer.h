@@ -4,7 +4,7 @@
 // tlogEntries list and a DSSE envelope over an in-toto Statement v1 with predicate
 // https://model_signing/signature/v1.0. The bundle is written compactly; the payload is
 // indented by two spaces, as the reference's protobuf JSON writer does.
-//
+// Public header of models/: other folders include it.
 // Thread safety: SignModel() is reentrant; it writes only the signature file.
 #pragma once
 

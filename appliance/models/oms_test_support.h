@@ -1,6 +1,6 @@
 // Helpers shared by the model-signing tests: the reference vectors, temporary model
 // directories, and bundles built around arbitrary payloads. Test-only.
-//
+// Public header of models/: the tests of other folders use it too.
 // Thread safety: none needed; tests are single-threaded.
 #pragma once
 

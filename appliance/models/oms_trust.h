@@ -10,7 +10,7 @@
 // vouch for (oms_identity.h); without them any code-signing leaf it issued may sign. A file
 // whose signer lines cannot be honoured (a bad pattern, lines above a PUBLIC KEY or after the
 // last block) is refused whole, so a CA is never trusted wider than its file says.
-//
+// Public header of models/: other folders include it.
 // Thread safety: immutable once loaded; share it freely between threads.
 #pragma once
 

@@ -11,7 +11,7 @@
 //   5. hash every file or shard in parallel (oms_hasher.h), unless the caller already knows
 //      its digest (VerifyRequest::known_digests), and compare each digest.
 // Every refusal is a Status whose message names the file or the field.
-//
+// Public header of models/: other folders include it.
 // Thread safety: Verify() is reentrant; a VerifiedManifest is an immutable value.
 #pragma once
 

@@ -15,7 +15,7 @@
 //
 // One SlotSwitcher serves one model id (the daemon serves one model); Switch() calls for
 // other ids are ignored.
-//
+// Public header of models/: other folders include it.
 // Owns: the prepared T between Prepare and Switch/Abort. Borrows the slot.
 // Thread safety: the store calls it under its own mutex, one act at a time; the slot itself
 // is shared with request threads.

@@ -10,7 +10,7 @@
 // or certificate's fingerprint; refusals too). An entry's id is its fingerprint: the hex
 // SHA-256 of the PEM public key (the OMS key hint, as the model's signer names it) or of the
 // certificate's DER. A single-file trust store is listed but cannot be changed here.
-//
+// Public header of models/: other folders include it.
 // Owns: the loaded store and the files it writes. Borrows the audit function.
 // Thread safety: every method may be called from any thread; changes are serialised, and a
 // verification keeps the store it took for as long as it runs.

@@ -3,7 +3,7 @@
 // redaction.before_storage whether the redactor runs over them first (block categories are
 // masked there: by then the request was allowed, and the value must not be stored). The
 // audit content writer calls these; they hold no state.
-//
+// Public header of policy/: other folders include it.
 // Thread safety: pure functions of an immutable ActivePolicy.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The policy module's table in appliance.db (component "policy" of migrations/all_migrations.h).
 // Released migrations never change; a new column is a new migration.
-//
+// Public header of policy/: other folders include it.
 //   policy_versions  every accepted policy document, numbered from 1; the highest version is
 //                    the active one. Refused documents are never stored.
 #pragma once

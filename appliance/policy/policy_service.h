@@ -9,7 +9,7 @@
 // document, and only then activates it. Restore() does the same with an older version's
 // document (a revert), adding "restores" to the detail. Any failure (invalid document, database, audit
 // record) leaves the previous version active and nothing stored.
-//
+// Public header of policy/: other folders include it.
 // Thread safety: Active() may be called from any thread at any time; Submit() and Restore() calls are
 // serialised on their own mutex so each diff is taken against the version it replaces.
 #pragma once

@@ -1,7 +1,7 @@
 // PolicyStore: every accepted policy version in the policy_versions table of appliance.db
 // (policy_migrations.h). Versions are dense from 1 and never change or disappear; the
 // highest one is the active policy.
-//
+// Public header of policy/: other folders include it.
 // Thread safety: every method may be called from any thread (the Store serialises them).
 #pragma once
 

@@ -2,7 +2,7 @@
 // apart from the transport: the HTTP handler hands in who asks and how to read a request
 // header, and copies the outcome into its audit record. The admin API's policy routes are
 // admin/policy_routes.h.
-//
+// Public header of policy/: other folders include it.
 // Thread safety: may run on many threads at once (PolicyService is thread-safe).
 #pragma once
 

@@ -10,7 +10,7 @@
 // request finishes (its kFinish event) the timing goes to SloMetrics with the prompt tokens
 // the backend reported, judged against the policy active then. A request that fails or is
 // cancelled before its finish is not counted (it was not served).
-//
+// Public header of policy/: other folders include it.
 // Owns: nothing; the inner backend, policy service and metrics outlive it. Thread safety: as
 // Backend; each Generate() keeps its timing on its own stack.
 #pragma once

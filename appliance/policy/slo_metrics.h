@@ -11,7 +11,7 @@
 // A request is judged against the policy active when it ends. A prompt longer than the
 // largest tier counts in no tier. Targets are republished on each record and on each scrape
 // (PublishTargets), so a policy change shows on the next scrape.
-//
+// Public header of policy/: other folders include it.
 // Owns: nothing; its series live in the registry given. Thread safety: every method may be
 // called from any thread (the registry's series are atomic).
 #pragma once

@@ -1,7 +1,7 @@
 // BuildRouter: the Router the daemon runs, from the `router` configuration section: one
 // UpstreamBackend (with its health thread) per upstream entry, the embedded engine backend
 // where the configuration places it (or alone, when the list is empty).
-//
+// Public header of router/: other folders include it.
 // Thread safety: call once at start-up.
 #pragma once
 

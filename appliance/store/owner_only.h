@@ -10,7 +10,7 @@
 //
 // Symbolic links are never followed or changed: a link planted in the data directory cannot
 // turn a chmod onto a file elsewhere.
-//
+// Public header of store/: other folders include it.
 // Thread safety: functions of the file system only; call them before other threads use the
 // files.
 #pragma once

@@ -5,7 +5,7 @@
 // or bind is remembered and returned by the next Step() or Run(), so a caller binds without
 // checking each call. Every error is a kimi::Status whose message gives SQLite's reason and
 // names the statement's SQL. What code that Status has is the caller's choice (SqlErrorCodes).
-//
+// Public header of store/: other folders include it.
 // Thread safety: none. A statement belongs to whoever holds its connection (a Store callback
 // runs under the Store's mutex; the audit store is used by one thread at a time).
 #pragma once

@@ -20,7 +20,7 @@
 // steady write load (the audit log) gets one writer thread of its own that owns its write
 // path, as docs/architecture.md describes. Readers that need concurrency may later open
 // read-only connections; WAL lets them read while the writer writes.
-//
+// Public header of store/: other folders include it.
 // Thread safety: every public method may be called from any thread; they serialise on one
 // mutex. Close() is idempotent; after it every call returns FailedPrecondition.
 #pragma once

@@ -4,7 +4,7 @@
 // content in one delta, whole tool calls, SSE split at arbitrary bytes, comments), and for
 // failures no healthy worker produces on demand (refused connections, 4xx/5xx, silence, a
 // stream cut before its end).
-//
+// Public header of upstream/: the tests of other folders use it too.
 // Owns: the httplib server and its listening thread.
 // Thread safety: setters and readers may be called from any thread while requests run.
 #pragma once

@@ -23,7 +23,7 @@
 // (connection_pool.h); one whose exchange did not end cleanly (an error, a departed client) is
 // closed, never reused. The events parsed from one read go to the sink together, in order.
 // The health probe uses the HTTP library's client.
-//
+// Public header of upstream/: other folders include it.
 // Owns: the health thread, the last health verdict and the idle connections.
 // Thread safety: Generate(), Healthy() and Models() may be called from any thread at once.
 #pragma once

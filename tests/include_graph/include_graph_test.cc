@@ -4,7 +4,12 @@
 // only kimi/ (engine/include/kimi). A new back-arrow fails here, naming file, line and the
 // two folders; so does a pending exception in LAYERS that no longer matches an arrow.
 //
-// The CMake side too: each library of appliance/ compiles sources of one folder only.
+// Across appliance folders only the headers a folder marks public ("// Public header of
+// <folder>/" in their leading comment) may be included; a marked header no other folder
+// includes is reported, so the public set stays the used one.
+//
+// The CMake side too: each library of appliance/ compiles sources of one folder only, and each
+// folder is one library named after it (kimi_<folder>) unless a second one says why above it.
 //
 // KIMI_INCLUDE_GRAPH_ROOT (a compile definition) is the source tree the test reads.
 #include <algorithm>
@@ -134,10 +139,72 @@ std::vector<std::string> Violations(const fs::path& root, const Layers& layers) 
   return out;
 }
 
-// Every add_library() of the CMakeLists.txt files under `root`/appliance whose sources lie in
-// more than one folder, as "CMakeLists: library compiles A/x.cc and B/y.cc".
-std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
+// A folder of appliance/ shows other folders a few headers, each saying so in its leading
+// comment with a line "// Public header of <folder>/..."; the others are the folder's own.
+bool MarkedPublic(const fs::path& header, const std::string& folder) {
+  std::ifstream in(header);
+  const std::string marker = "// Public header of " + folder + "/";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("//", 0) != 0) return false;  // the leading comment has ended
+    if (line.rfind(marker, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Every include of appliance/ that reaches into another appliance folder's header not marked
+// public ("file:line: includes folder/x.h, a header of folder/ alone"), and every header marked
+// public that no other folder includes.
+std::vector<std::string> PrivateHeadersIncludedAcrossFolders(const fs::path& root, const Layers& layers) {
   std::vector<std::string> out;
+  const fs::path appliance = root / "appliance";
+  if (!fs::is_directory(appliance)) return out;
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& entry : fs::recursive_directory_iterator(appliance)) {
+    const std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".h" || ext == ".cc")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::set<std::string> included;  // headers, relative to appliance/, that another folder includes
+  for (const fs::path& file : files) {
+    const fs::path relative = fs::relative(file, root);
+    const std::string from = FolderOfFile(relative);
+    for (const Include& inc : QuotedIncludes(file)) {
+      const std::string to = FolderOfInclude(inc.path);
+      if (to.empty() || to == from || IndexOf(layers.appliance, to) < 0) continue;
+      std::string header = inc.path;
+      if (header.rfind("generated/", 0) == 0) header = header.substr(10);
+      fs::path path = appliance / header;
+      if (!fs::exists(path)) path += ".in";  // written by the build from its template
+      if (!fs::exists(path)) continue;       // the compiler names a missing header
+      included.insert(header);
+      if (!MarkedPublic(path, to)) {
+        out.push_back(relative.string() + ":" + std::to_string(inc.line) + ": includes " + header + ", a header of " + to +
+                      "/ alone (not marked \"// Public header of " + to + "/\")");
+      }
+    }
+  }
+  for (const fs::path& file : files) {
+    if (file.extension() != ".h") continue;
+    const fs::path relative = fs::relative(file, appliance);
+    const std::string folder = FolderOfFile(fs::path("appliance") / relative);
+    if (MarkedPublic(file, folder) && included.count(relative.string()) == 0) {
+      out.push_back("appliance/" + relative.string() + ": marked public, but no other folder includes it; unmark it");
+    }
+  }
+  return out;
+}
+
+// One add_library() of a CMakeLists.txt under appliance/: its name, the folders of its .cc
+// sources (folder -> one source in it) and the comment lines right above it.
+struct Library {
+  std::string list;  // the CMakeLists.txt, relative to the root
+  std::string name;
+  std::map<std::string, std::string> folders;
+  std::string comment;
+};
+
+std::vector<Library> ApplianceLibraries(const fs::path& root) {
+  std::vector<Library> out;
   const fs::path appliance = root / "appliance";
   if (!fs::is_directory(appliance)) return out;
   std::vector<fs::path> lists;
@@ -151,22 +218,65 @@ std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
     text << in.rdbuf();
     const std::string cmake = text.str();
     for (size_t at = cmake.find("add_library("); at != std::string::npos; at = cmake.find("add_library(", at + 1)) {
+      Library library;
+      library.list = fs::relative(list, root).string();
       const size_t end = cmake.find(')', at);
       std::istringstream words(cmake.substr(at + 12, end - at - 12));
-      std::string name;
-      words >> name;
-      std::map<std::string, std::string> folders;  // folder -> one source in it
+      words >> library.name;
       for (std::string word; words >> word;) {
         if (word.size() < 3 || word.substr(word.size() - 3) != ".cc") continue;
         fs::path source = fs::relative((list.parent_path() / word).lexically_normal(), appliance);
-        folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
+        library.folders.emplace(FolderOfFile(fs::path("appliance") / source), source.string());
       }
-      if (folders.size() > 1) {
-        std::string line = fs::relative(list, root).string() + ": " + name + " compiles";
-        for (const auto& [folder, source] : folders) line += " " + source;
-        out.push_back(line);
+      // The comment block ends on the line before add_library(; read it upwards.
+      size_t line_end = cmake.rfind('\n', at);
+      while (line_end != std::string::npos && line_end > 0) {
+        const size_t line_start = cmake.rfind('\n', line_end - 1);
+        const size_t from = line_start == std::string::npos ? 0 : line_start + 1;
+        const std::string line = Trim(cmake.substr(from, line_end - from));
+        if (line.empty() || line[0] != '#') break;
+        library.comment = line + "\n" + library.comment;
+        if (line_start == std::string::npos) break;
+        line_end = line_start;
       }
+      out.push_back(library);
     }
+  }
+  return out;
+}
+
+// Every library of appliance/ whose sources lie in more than one folder, as
+// "CMakeLists: library compiles A/x.cc and B/y.cc".
+std::vector<std::string> LibrariesAcrossFolders(const fs::path& root) {
+  std::vector<std::string> out;
+  for (const Library& library : ApplianceLibraries(root)) {
+    if (library.folders.size() > 1) {
+      std::string line = library.list + ": " + library.name + " compiles";
+      for (const auto& [folder, source] : library.folders) line += " " + source;
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// A folder of appliance/ is one library, kimi_<folder>. Another library of the folder's sources
+// is allowed only with its reason written right above its add_library(), on a comment line
+// "# Kept apart from kimi_<folder>: <reason>". Every other one is named here.
+std::vector<std::string> LibrariesWithoutTheirFoldersName(const fs::path& root) {
+  std::vector<std::string> out;
+  for (const Library& library : ApplianceLibraries(root)) {
+    if (library.folders.size() != 1) continue;  // LibrariesAcrossFolders names those
+    const std::string& folder = library.folders.begin()->first;
+    const std::string own = "kimi_" + folder;
+    if (library.name == own) continue;
+    const std::string marker = "# Kept apart from " + own + ":";
+    const size_t at = library.comment.find(marker);
+    if (at != std::string::npos) {
+      const size_t eol = library.comment.find('\n', at);
+      if (!Trim(library.comment.substr(at + marker.size(), eol - at - marker.size())).empty()) continue;
+    }
+    out.push_back(library.list + ": " + library.name + " is a library of " + folder + "/ other than " + own + "; merge it into it" +
+                  " or say why not above it (\"" + marker + " <reason>\")");
   }
   return out;
 }
@@ -189,9 +299,24 @@ TEST(IncludeGraphTest, TheTreeKeepsTheOrderOfLayers) {
   EXPECT_TRUE(violations.empty()) << violations.size() << " arrows break LAYERS:\n" << Joined(violations);
 }
 
+TEST(IncludeGraphTest, OtherFoldersIncludeOnlyPublicHeaders) {
+  const fs::path root = KIMI_INCLUDE_GRAPH_ROOT;
+  std::ifstream in(root / "LAYERS");
+  std::vector<std::string> errors;
+  Layers layers = ParseLayers(in, &errors);
+  ASSERT_TRUE(errors.empty()) << Joined(errors);
+  std::vector<std::string> found = PrivateHeadersIncludedAcrossFolders(root, layers);
+  EXPECT_TRUE(found.empty()) << Joined(found);
+}
+
 TEST(IncludeGraphTest, EachApplianceLibraryCompilesOneFolder) {
   std::vector<std::string> across = LibrariesAcrossFolders(KIMI_INCLUDE_GRAPH_ROOT);
   EXPECT_TRUE(across.empty()) << Joined(across);
+}
+
+TEST(IncludeGraphTest, EachApplianceFolderIsOneLibraryOrSaysWhyNot) {
+  std::vector<std::string> second = LibrariesWithoutTheirFoldersName(KIMI_INCLUDE_GRAPH_ROOT);
+  EXPECT_TRUE(second.empty()) << Joined(second);
 }
 
 // The checker itself, on a small tree written here: each kind of bad arrow is found, and a
@@ -250,11 +375,54 @@ TEST_F(IncludeGraphCheckerTest, APendingLineIsHonouredAndAStaleOneReported) {
                 "LAYERS [pending]: appliance/store/gone.cc -> http matches no arrow any more; remove it"}));
 }
 
+TEST_F(IncludeGraphCheckerTest, AnotherFolderIncludesOnlyHeadersMarkedPublic) {
+  Write("appliance/store/store.h", "// The store.\n//\n// Public header of store/: the database.\n#pragma once\n");
+  Write("appliance/store/rows.h", "// Rows, the store's own.\n#pragma once\n");
+  Write("appliance/store/late.h", "// Marked too late.\n#pragma once\n// Public header of store/\n");
+  Write("appliance/store/wrong.h", "// Public header of http/\n#pragma once\n");
+  Write("appliance/store/unused.h", "// Public header of store/, included by nobody.\n#pragma once\n");
+  Write("appliance/store/store.cc", "#include \"store/rows.h\"\n#include \"store/store.h\"\n");
+  Write("appliance/http/s.cc",
+        "#include \"store/store.h\"\n#include \"store/rows.h\"\n#include \"store/late.h\"\n"
+        "#include \"store/wrong.h\"\n#include \"store/generated.h\"\n#include \"kimi/status.h\"\n");
+  Write("appliance/store/generated.h.in", "// Public header of store/: written by the build.\n");
+  EXPECT_EQ(PrivateHeadersIncludedAcrossFolders(root_, layers_),
+            (std::vector<std::string>{
+                "appliance/http/s.cc:2: includes store/rows.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/http/s.cc:3: includes store/late.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/http/s.cc:4: includes store/wrong.h, a header of store/ alone (not marked \"// Public header of store/\")",
+                "appliance/store/unused.h: marked public, but no other folder includes it; unmark it",
+            }));
+}
+
 TEST_F(IncludeGraphCheckerTest, ALibraryThatCompilesAnotherFoldersSourcesIsNamed) {
   Write("appliance/CMakeLists.txt", "add_library(kimi_a STATIC a/x.cc a/y.cc)\n");
   Write("appliance/b/CMakeLists.txt", "add_library(kimi_b STATIC\n  x.cc\n  ../c/y.cc)\nadd_library(kimi_i INTERFACE)\n");
   EXPECT_EQ(LibrariesAcrossFolders(root_),
             (std::vector<std::string>{"appliance/b/CMakeLists.txt: kimi_b compiles b/x.cc c/y.cc"}));
+}
+
+TEST_F(IncludeGraphCheckerTest, ASecondLibraryOfAFolderNeedsItsReasonWrittenAboveIt) {
+  Write("appliance/CMakeLists.txt", "add_library(kimi_a STATIC a/x.cc)\nadd_library(kimi_a_more STATIC a/y.cc)\n");
+  Write("appliance/b/CMakeLists.txt",
+        "# the library\nadd_library(kimi_b STATIC x.cc)\n"
+        "# Kept apart from kimi_b: the standalone tool links only this.\n# more words\n"
+        "add_library(kimi_b_tool STATIC y.cc)\n"
+        "# Kept apart from kimi_b:\nadd_library(kimi_b_empty STATIC z.cc)\n"
+        "# Kept apart from kimi_b: a reason, but a blank line between\n\nadd_library(kimi_b_far STATIC w.cc)\n");
+  Write("appliance/c/CMakeLists.txt", "add_library(kimi_cee STATIC x.cc)\n");
+  const std::string tail = " or say why not above it (\"# Kept apart from ";
+  EXPECT_EQ(LibrariesWithoutTheirFoldersName(root_),
+            (std::vector<std::string>{
+                "appliance/CMakeLists.txt: kimi_a_more is a library of a/ other than kimi_a; merge it into it" + tail +
+                    "kimi_a: <reason>\")",
+                "appliance/b/CMakeLists.txt: kimi_b_empty is a library of b/ other than kimi_b; merge it into it" + tail +
+                    "kimi_b: <reason>\")",
+                "appliance/b/CMakeLists.txt: kimi_b_far is a library of b/ other than kimi_b; merge it into it" + tail +
+                    "kimi_b: <reason>\")",
+                "appliance/c/CMakeLists.txt: kimi_cee is a library of c/ other than kimi_c; merge it into it" + tail +
+                    "kimi_c: <reason>\")",
+            }));
 }
 
 TEST(IncludeGraphParseTest, MalformedLinesAreReported) {

@@ -402,7 +402,10 @@ class AuditEveryActTest(unittest.TestCase):
         act("auth.user_disabled", "carol")
         act("auth.login_failed", "carol", actor="carol")  # the name tried; no key or session
         act("auth.login", "carol", actor="carol")
-        self.assertEqual(act("policy.update", "policy/2")["outcome"], "ok")
+        policy = act("policy.update", "policy/2")
+        self.assertEqual(policy["outcome"], "ok")
+        self.assertEqual(policy["request_id"], self.replies["policy"].headers["x-request-id"])
+        self.assertEqual(policy["client_request_id"], "it-policy")
         export = act("audit.export")
         self.assertEqual(export["request_id"], self.replies["export"].headers["x-request-id"])
         self.assertEqual(export["client_request_id"], "it-export")

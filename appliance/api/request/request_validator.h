@@ -17,7 +17,7 @@
 // other field is kept as sent, tool declarations included (the prompt declares the tools the
 // client wrote; their strict-form schemas are in ValidatedRequest::tools for constrained
 // decoding).
-//
+// Public header of api/: other folders include it.
 // Owns nothing. Thread safety: pure functions, callable from any thread.
 #pragma once
 
