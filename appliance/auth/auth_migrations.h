@@ -9,6 +9,8 @@
 //   auth_token_buckets tokens-per-minute buckets, likewise
 //   auth_role_limits   the limits of each role (key_limits.h); a key gets the stricter of
 //                      its own and its role's
+//   (auth_keys.previous_key_hash / previous_expires_ms: the secret a rotation replaced and
+//   when it stops working, migration 6)
 //   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
 //                  into the audit log; kimictl writes here in the same transaction as its
 //                  change, because only the daemon may append to the audit log
@@ -99,6 +101,13 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " FROM auth_keys WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"
      "UPDATE auth_keys SET owner = 'system'"
      " WHERE owner NOT IN ('system', 'installer') AND owner NOT IN (SELECT username FROM auth_users);"},
+    // A rotation gives a key a new secret and keeps the old one valid until previous_expires_ms
+    // (the grace period the operator chose); NULL: no old secret. The index serves the lookup
+    // of every request by either hash.
+    {"auth", 6, "a key's previous secret, valid until the end of its rotation's grace period",
+     "ALTER TABLE auth_keys ADD COLUMN previous_key_hash BLOB;"
+     "ALTER TABLE auth_keys ADD COLUMN previous_expires_ms INTEGER NOT NULL DEFAULT 0;"
+     "CREATE UNIQUE INDEX auth_keys_previous_key_hash ON auth_keys(previous_key_hash);"},
 };
 
 }  // namespace kimi::auth
