@@ -2,7 +2,8 @@
 // It sends the session cookie (same origin only), adds the X-CSRF-Token header to every
 // state-changing request, parses JSON, and turns an error reply (OpenAI error JSON) into an
 // ApiError. A 401 on anything but the sign-in itself means the session ended: the handler
-// registered with onSessionExpired() is told, once per expiry.
+// registered with onSessionExpired() is told, once per expiry. Every answered request is
+// activity for the idle sign-out (onActivity(), idle.js): the daemon counts it the same way.
 // The CSRF token is returned only at sign-in; it is kept in sessionStorage (this tab only,
 // gone when the tab closes) so that a reload keeps the session usable.
 
@@ -25,6 +26,11 @@ export class ApiError extends Error {
 
 let expiredHandler = () => {};
 let expiredSignalled = false;
+let activityHandler = () => {};
+
+export function onActivity(handler) {
+  activityHandler = handler;
+}
 
 export function onSessionExpired(handler) {
   expiredHandler = handler;
@@ -81,6 +87,7 @@ export async function call(method, path, options = {}) {
     if (e.name === 'AbortError') throw e;
     throw new ApiError(0, 'The appliance cannot be reached (' + e.message + ')', 'network_error');
   }
+  activityHandler();
   if (res.status === 401 && !options.signIn && !expiredSignalled) {
     expiredSignalled = true;
     expiredHandler();

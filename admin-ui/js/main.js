@@ -1,11 +1,14 @@
 // The console's shell: who is signed in, which screens that role may see, the hash router
 // (#/overview, #/keys, ...), and the way back to sign-in when the session ends.
 // Each screen module exports render(container, context) and may return a cleanup function
-// that runs when the operator leaves it (to stop polling).
+// that runs when the operator leaves it (to stop polling). Once the session's idle timeout
+// (GET /admin/v1/session) passes without a request, the console clears the screen and
+// returns to sign-in by itself (idle.js).
 
-import {del, get, onSessionExpired, setCsrfToken} from './api.js';
+import {del, get, onActivity, onSessionExpired, setCsrfToken} from './api.js';
 import {BUDGET_ROLES, budgetBanner} from './budget_banner.js';
 import {h, replace} from './dom.js';
+import {idleText, idleWatch} from './idle.js';
 import * as audit from './screens/audit.js';
 import * as keys from './screens/keys.js';
 import * as models from './screens/models.js';
@@ -20,7 +23,8 @@ import * as usage from './screens/usage.js';
 const SCREENS = [
   {id: 'overview', label: 'Overview', module: overview, roles: ['admin', 'operator', 'auditor', 'user']},
   {id: 'models', label: 'Models', module: models, roles: ['admin', 'operator', 'auditor']},
-  {id: 'keys', label: 'Keys and users', module: keys, roles: ['admin']},
+  // Auditors get the key inventory read-only (keys.read); the users part is admin-only.
+  {id: 'keys', label: 'Keys and users', module: keys, roles: ['admin', 'auditor']},
   {id: 'audit', label: 'Audit', module: audit, roles: ['admin', 'auditor']},
   {id: 'usage', label: 'Usage', module: usage, roles: BUDGET_ROLES},
   {id: 'policies', label: 'Policies', module: policies, roles: ['admin', 'operator', 'auditor']},
@@ -35,6 +39,27 @@ const notice = document.getElementById('notice');
 
 let principal = null;
 let cleanup = null;
+let idle = null;
+
+const browserClock = {now: () => Date.now(), setTimeout: (fn, ms) => setTimeout(fn, ms),
+                      clearTimeout: (id) => clearTimeout(id)};
+
+function stopIdleWatch() {
+  if (idle) idle.stop();
+  idle = null;
+}
+
+// The daemon ends a session idle for idle_timeout_s; the console then leaves nothing on screen.
+function startIdleWatch(timeoutS) {
+  stopIdleWatch();
+  if (!(timeoutS > 0)) return;
+  const ms = timeoutS * 1000;
+  idle = idleWatch(ms, () => {
+    idle = null;
+    setCsrfToken(null);
+    showSignIn('Signed out after ' + idleText(ms) + ' without activity. Sign in again.');
+  }, browserClock);
+}
 
 function notify(message) {
   notice.hidden = !message;
@@ -52,6 +77,7 @@ function allowedScreens() {
 
 function showSignIn(message) {
   leaveScreen();
+  stopIdleWatch();
   principal = null;
   nav.hidden = who.hidden = signOutButton.hidden = true;
   notify(message);
@@ -61,6 +87,7 @@ function showSignIn(message) {
 // Called with the principal after sign-in (and the password change, when one was due).
 function enter(signedIn) {
   principal = signedIn;
+  startIdleWatch(signedIn.idle_timeout_s);
   notify('');
   who.textContent = principal.owner ? principal.owner + ' (' + principal.role + ')' : principal.role;
   replace(nav, allowedScreens().map((s) => h('a', {href: '#/' + s.id, dataset: {screen: s.id}}, s.label)));
@@ -103,6 +130,9 @@ async function signOut() {
 }
 
 async function boot() {
+  onActivity(() => {
+    if (idle) idle.activity();
+  });
   onSessionExpired(() => {
     setCsrfToken(null);
     showSignIn('Your session has ended (it expired or was signed out). Sign in again.');

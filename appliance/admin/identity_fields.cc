@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <optional>
+
 #include "http/admin_body.h"
 #include "http/error_response.h"
 #include "kimi/log.h"
@@ -38,6 +40,57 @@ bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& r
 
 Result<std::string> UsernameField(const json& body, http::RequestContext& ctx) {
   return http::CheckedUsername(body, &ctx.error_param);
+}
+
+namespace {
+
+// A whole, non-negative decimal number of at most 9 digits (every bound here is far smaller).
+std::optional<int64_t> SmallCount(const std::string& text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<auth::ListQuery> ListQueryParams(const httplib::Request& req, http::RequestContext& ctx) {
+  auth::ListQuery q;
+  q.limit = auth::kDefaultListPage;
+  if (req.has_param("search")) {
+    q.search = req.get_param_value("search");
+    if (q.search.size() > auth::kMaxSearchBytes) {
+      ctx.error_param = "search";
+      return Status::InvalidArgument("query parameter 'search' is longer than " +
+                                     std::to_string(auth::kMaxSearchBytes) + " bytes");
+    }
+  }
+  if (req.has_param("limit")) {
+    std::optional<int64_t> limit = SmallCount(req.get_param_value("limit"));
+    if (!limit || *limit < 1 || *limit > auth::kMaxListPage) {
+      ctx.error_param = "limit";
+      return Status::InvalidArgument("query parameter 'limit' must be 1.." + std::to_string(auth::kMaxListPage));
+    }
+    q.limit = *limit;
+  }
+  if (req.has_param("offset")) {
+    std::optional<int64_t> offset = SmallCount(req.get_param_value("offset"));
+    if (!offset) {
+      ctx.error_param = "offset";
+      return Status::InvalidArgument("query parameter 'offset' must be a non-negative integer below 10^9");
+    }
+    q.offset = *offset;
+  }
+  return q;
+}
+
+json ListPageJson(json data, int64_t total, const auth::ListQuery& query) {
+  const bool more = query.offset + static_cast<int64_t>(data.size()) < total;
+  return json{{"object", "list"}, {"data", std::move(data)}, {"total", total},
+              {"limit", query.limit}, {"offset", query.offset}, {"has_more", more}};
 }
 
 }  // namespace kimi::admin

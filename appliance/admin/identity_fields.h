@@ -1,6 +1,7 @@
 // What the identity routes (session_routes.h, key_routes.h, user_routes.h) read and do alike:
-// the role and user-name fields of a body, the size bound of bodies with credentials, and
-// moving the auth events of an act into the audit log before the response.
+// the role and user-name fields of a body, the size bound of bodies with credentials, the
+// search and page of a list, and moving the auth events of an act into the audit log before
+// the response.
 //
 // Thread safety: pure functions, but DrainAuthEvents (the authenticator is thread-safe).
 #pragma once
@@ -30,6 +31,14 @@ Result<auth::Role> RoleField(const nlohmann::json& body);
 // A body that carries credentials is small: a larger one is answered 413 (true) before it is
 // parsed, hashed or written anywhere.
 bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res);
+
+// The list query of GET /admin/v1/keys and /admin/v1/users: search (at most
+// auth::kMaxSearchBytes), limit (1..auth::kMaxListPage, default auth::kDefaultListPage) and
+// offset (>= 0, default 0). InvalidArgument naming the parameter (ctx.error_param) otherwise.
+Result<auth::ListQuery> ListQueryParams(const httplib::Request& req, http::RequestContext& ctx);
+
+// The page's envelope: {"object": "list", "data", "total", "limit", "offset", "has_more"}.
+nlohmann::json ListPageJson(nlohmann::json data, int64_t total, const auth::ListQuery& query);
 
 // The required user name of a body, checked (auth::CheckUsername) with the field named.
 Result<std::string> UsernameField(const nlohmann::json& body, http::RequestContext& ctx);

@@ -9,6 +9,7 @@
 #include "admin/identity_fields.h"
 #include "admin/reply.h"
 #include "audit/record.h"
+#include "auth/lifecycle_state.h"
 #include "http/admin_body.h"
 #include "http/error_response.h"
 #include "kimi/utc_time.h"
@@ -31,8 +32,11 @@ json LimitsJson(const auth::KeyLimits& limits) {
   return out;
 }
 
+// A key as every key route answers it: never its secret or a hash. `state` is
+// auth::KeyStateOf now; previous_secret_expires_at is set while a rotation's old secret works.
 json KeyJson(const auth::KeyRecord& k) {
   auto time = [](int64_t ms) { return ms == 0 ? json(nullptr) : json(FormatUtcMillis(ms)); };
+  const int64_t now = UnixMillisNow();
   json out{{"id", k.id},
            {"name", k.name},
            {"owner", k.owner},
@@ -41,7 +45,9 @@ json KeyJson(const auth::KeyRecord& k) {
            {"created_at", time(k.created_ms)},
            {"expires_at", time(k.expires_ms)},
            {"revoked_at", time(k.revoked_ms)},
-           {"last_used_at", time(k.last_used_ms)}};
+           {"last_used_at", time(k.last_used_ms)},
+           {"state", auth::KeyStateName(auth::KeyStateOf(k, now))},
+           {"previous_secret_expires_at", time(k.previous_expires_ms > now ? k.previous_expires_ms : 0)}};
   out.update(LimitsJson(k.limits));
   return out;
 }
@@ -93,12 +99,13 @@ Result<std::vector<std::string>> ServedModelsField(const api::Backend* backend, 
   return out;
 }
 
-Status HandleKeysList(const KeyServices& services, RequestContext&, const httplib::Request&,
+Status HandleKeysList(const KeyServices& services, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(std::vector<auth::KeyRecord> keys, services.auth->ListKeys());
+  KIMI_ASSIGN_OR_RETURN(auth::ListQuery query, ListQueryParams(req, ctx));
+  KIMI_ASSIGN_OR_RETURN(auth::ListPage<auth::KeyRecord> page, services.auth->ListKeys(query));
   json data = json::array();
-  for (const auth::KeyRecord& k : keys) data.push_back(KeyJson(k));
-  ReplyJson(res, 200, json{{"object", "list"}, {"data", data}});
+  for (const auth::KeyRecord& k : page.items) data.push_back(KeyJson(k));
+  ReplyJson(res, 200, ListPageJson(std::move(data), page.total, query));
   return Status::OK();
 }
 
@@ -127,7 +134,7 @@ Status HandleKeysCreate(const KeyServices& services, RequestContext& ctx, const 
   spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
   if (std::string expires = http::Field(body, "expires_at"); !expires.empty()) {
     ctx.error_param = "expires_at";
-    KIMI_ASSIGN_OR_RETURN(spec.expires_ms, audit::ParseUtcMillis(expires));
+    KIMI_ASSIGN_OR_RETURN(spec.expires_ms, auth::ParseKeyExpiry(expires, UnixMillisNow()));
   }
   ctx.error_param.reset();
   Result<auth::CreatedKey> created = services.auth->CreateKey(CallerOf(ctx), spec);
@@ -170,6 +177,27 @@ Status HandleKeyUpdate(const KeyServices& services, RequestContext& ctx, const h
   DrainAuthEvents(*services.auth, ctx);
   if (!updated.ok()) return updated.status();
   ReplyJson(res, 200, KeyJson(*updated));
+  return Status::OK();
+}
+
+Status HandleKeyRotate(const KeyServices& services, RequestContext& ctx, const httplib::Request& req,
+                       httplib::Response& res) {
+  const std::string& id = ctx.path_params["id"];
+  KIMI_ASSIGN_OR_RETURN(json body, http::ParseBody(req.body, {"grace_seconds"}, {}, {"grace_seconds"},
+                                                   &ctx.error_param));
+  ctx.error_param = "grace_seconds";
+  if (!body.contains("grace_seconds")) return Status::InvalidArgument("field 'grace_seconds' is required");
+  const int64_t grace_s = body["grace_seconds"].get<int64_t>();
+  if (grace_s < 0 || grace_s > auth::kMaxRotationGraceMs / 1000) {
+    return Status::InvalidArgument("field 'grace_seconds' must be 0.." + std::to_string(auth::kMaxRotationGraceMs / 1000));
+  }
+  ctx.error_param.reset();
+  Result<auth::CreatedKey> rotated = services.auth->RotateKey(CallerOf(ctx), id, grace_s * 1000);
+  DrainAuthEvents(*services.auth, ctx);
+  if (!rotated.ok()) return rotated.status();
+  json out = KeyJson(rotated->record);
+  out["key"] = rotated->secret;  // the only time it is ever shown
+  ReplyJson(res, 200, out);
   return Status::OK();
 }
 
@@ -240,12 +268,15 @@ Status HandleRoleLimits(const KeyServices& services, RequestContext& ctx, const 
 void AddKeyRoutes(http::RouteTable& table, auth::Authenticator* auth, const api::Backend* backend) {
   using P = auth::Permission;
   const auto bind = [s = KeyServices{auth, backend}](auto handler) { return http::BindRoute(s, handler); };
-  table.Add({"GET", "/admin/v1/keys", "admin_keys_list", bind(&HandleKeysList), false, P::kKeysManage});
+  // Auditors read the inventory (names, owners, states; never a secret) but change nothing.
+  table.Add({"GET", "/admin/v1/keys", "admin_keys_list", bind(&HandleKeysList), false, P::kKeysRead});
   table.Add({"POST", "/admin/v1/keys", "admin_keys_create", bind(&HandleKeysCreate), false, P::kKeysManage});
   table.Add(
       {"POST", "/admin/v1/keys/revoke", "admin_keys_revoke", bind(&HandleKeysRevoke), false, P::kKeysManage});
   table.Add(
       {"PATCH", "/admin/v1/keys/{id}", "admin_keys_update", bind(&HandleKeyUpdate), false, P::kKeysManage});
+  table.Add({"POST", "/admin/v1/keys/{id}/rotate", "admin_keys_rotate", bind(&HandleKeyRotate), false,
+             P::kKeysManage});
   table.Add(
       {"GET", "/admin/v1/keys/{id}/usage", "admin_keys_usage", bind(&HandleKeyUsage), false, P::kKeysManage});
   // Retired in favour of PATCH /admin/v1/keys/{id}; answers 410 naming the replacement.

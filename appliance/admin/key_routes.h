@@ -2,7 +2,8 @@
 // in, JSON out; unknown request fields are refused with 400. Every change is written with its
 // auth event, moved into the audit log before the response (auth/audit_outbox.h).
 //
-//   GET    /admin/v1/keys              every key, without secrets
+//   GET    /admin/v1/keys              ?search=&limit=&offset=: a page of keys, without secrets or
+//                                       hashes, each with its state; admins and auditors
 //   POST   /admin/v1/keys              {name, role, owner?, models?, expires_at?, limits...} -> the key,
 //   once;
 //                                       models must be served now, checked as for PATCH
@@ -10,6 +11,8 @@
 //   PATCH  /admin/v1/keys/{id}         {role?, models?, limits...} -> the key; absent fields unchanged;
 //                                       models must be served now ([] = every model); one audit
 //                                       record "auth.key_updated" with the difference
+//   POST   /admin/v1/keys/{id}/rotate  {grace_seconds} -> the key with its new secret, once; the
+//                                       old secret works for grace_seconds more (0..604800)
 //   GET    /admin/v1/keys/{id}/usage   limits, tokens and requests this UTC day and month, streams now
 //   POST   /admin/v1/keys/{id}/limits  retired in favour of PATCH /admin/v1/keys/{id}: 410 naming it
 //   GET    /admin/v1/roles             every role: its permissions and its limits

@@ -21,12 +21,17 @@ Result<std::string> PasswordField(const json& body, const char* key, RequestCont
   return http::CheckedPassword(body, key, &ctx.error_param);
 }
 
-json PrincipalJson(const auth::Principal& p) {
-  return json{{"id", p.id},
-              {"kind", p.kind == auth::Principal::Kind::kSession ? "session" : "api_key"},
-              {"role", auth::RoleName(p.role)},
-              {"owner", p.owner},
-              {"must_change_password", p.must_change_password}};
+// For a session, idle_timeout_s too: the console signs out by itself once that long passes
+// without a request, as the daemon then refuses the session anyway.
+json PrincipalJson(const auth::Principal& p, const auth::Authenticator& auth) {
+  const bool session = p.kind == auth::Principal::Kind::kSession;
+  json out{{"id", p.id},
+           {"kind", session ? "session" : "api_key"},
+           {"role", auth::RoleName(p.role)},
+           {"owner", p.owner},
+           {"must_change_password", p.must_change_password}};
+  if (session) out["idle_timeout_s"] = auth.options().session_idle_timeout_ms / 1000;
+  return out;
 }
 
 Status HandleSessionLogin(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
@@ -44,16 +49,16 @@ Status HandleSessionLogin(auth::Authenticator* auth, RequestContext& ctx, const 
   ctx.principal = session->principal;
   int64_t max_age_s = auth->options().session_absolute_timeout_ms / 1000;
   res.set_header("Set-Cookie", http::SessionCookie(session->session_id, max_age_s));
-  json out = PrincipalJson(session->principal);
+  json out = PrincipalJson(session->principal, *auth);
   out["csrf_token"] = session->csrf_token;
   out["expires_at"] = FormatUtcMillis(session->expires_ms);
   ReplyJson(res, 200, out);
   return Status::OK();
 }
 
-Status HandleSessionGet(auth::Authenticator*, RequestContext& ctx, const httplib::Request&,
+Status HandleSessionGet(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request&,
                         httplib::Response& res) {
-  ReplyJson(res, 200, PrincipalJson(*ctx.principal));
+  ReplyJson(res, 200, PrincipalJson(*ctx.principal, *auth));
   return Status::OK();
 }
 

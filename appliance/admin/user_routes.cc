@@ -6,6 +6,7 @@
 
 #include "admin/identity_fields.h"
 #include "admin/reply.h"
+#include "auth/lifecycle_state.h"
 #include "http/admin_body.h"
 #include "kimi/utc_time.h"
 
@@ -30,20 +31,23 @@ Status ActOnUser(auth::Authenticator* auth, RequestContext& ctx, const httplib::
   return Status::OK();
 }
 
-Status HandleUsersList(auth::Authenticator* auth, RequestContext&, const httplib::Request&,
+Status HandleUsersList(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
                        httplib::Response& res) {
-  KIMI_ASSIGN_OR_RETURN(std::vector<auth::UserRecord> users, auth->ListUsers());
+  KIMI_ASSIGN_OR_RETURN(auth::ListQuery query, ListQueryParams(req, ctx));
+  KIMI_ASSIGN_OR_RETURN(auth::ListPage<auth::UserRecord> page, auth->ListUsers(query));
+  const int64_t now = UnixMillisNow();
   json data = json::array();
-  for (const auth::UserRecord& u : users) {
+  for (const auth::UserRecord& u : page.items) {
     data.push_back(
         json{{"username", u.username},
              {"role", u.role},
+             {"state", auth::UserStateName(auth::UserStateOf(u, now))},
              {"disabled", u.disabled},
              {"must_change_password", u.must_change_password},
              {"locked_until", u.locked_until_ms ? json(FormatUtcMillis(u.locked_until_ms)) : json(nullptr)},
              {"last_login_at", u.last_login_ms ? json(FormatUtcMillis(u.last_login_ms)) : json(nullptr)}});
   }
-  ReplyJson(res, 200, json{{"object", "list"}, {"data", data}});
+  ReplyJson(res, 200, ListPageJson(std::move(data), page.total, query));
   return Status::OK();
 }
 
@@ -81,6 +85,18 @@ Status HandleUsersUnlock(auth::Authenticator* auth, RequestContext& ctx, const h
   return ActOnUser(auth, ctx, req, res, &auth::Authenticator::UnlockUser, json{{"locked_until", nullptr}});
 }
 
+Status HandleUsersResetPassword(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
+                                httplib::Response& res) {
+  KIMI_ASSIGN_OR_RETURN(json body, http::ParseBody(req.body, {"username"}, {}, {}, &ctx.error_param));
+  KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
+  Result<std::string> one_time = auth->ResetPassword(CallerOf(ctx), username);
+  DrainAuthEvents(*auth, ctx);
+  if (!one_time.ok()) return one_time.status();
+  ReplyJson(res, 200,
+            json{{"username", username}, {"one_time_password", *one_time}, {"must_change_password", true}});
+  return Status::OK();
+}
+
 }  // namespace
 
 void AddUserRoutes(http::RouteTable& table, auth::Authenticator* auth) {
@@ -94,6 +110,8 @@ void AddUserRoutes(http::RouteTable& table, auth::Authenticator* auth) {
              P::kUsersManage});
   table.Add({"POST", "/admin/v1/users/unlock", "admin_users_unlock", bind(&HandleUsersUnlock), false,
              P::kUsersManage});
+  table.Add({"POST", "/admin/v1/users/reset-password", "admin_users_reset_password",
+             bind(&HandleUsersResetPassword), false, P::kUsersManage});
 }
 
 }  // namespace kimi::admin

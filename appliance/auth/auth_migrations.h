@@ -13,6 +13,8 @@
 //                      threshold (budget_store.h); they warn, the quotas refuse
 //   auth_budget_alerts the month each budget first crossed its threshold: one row, so one
 //                      audit record, per budget and month
+//   (auth_keys.previous_key_hash / previous_expires_ms: the secret a rotation replaced and
+//   when it stops working, migration 7)
 //   auth_events    outbox of auth events (logins, key and user changes) that the daemon moves
 //                  into the audit log; kimictl writes here in the same transaction as its
 //                  change, because only the daemon may append to the audit log
@@ -121,6 +123,13 @@ inline constexpr store::Migration kAuthMigrations[] = {
      " threshold_tokens INTEGER NOT NULL,"
      " PRIMARY KEY(scope, subject, month_start_ms));"
      "CREATE INDEX auth_usage_by_period ON auth_usage(period, period_start_ms);"},
+    // A rotation gives a key a new secret and keeps the old one valid until previous_expires_ms
+    // (the grace period the operator chose); NULL: no old secret. The index serves the lookup
+    // of every request by either hash.
+    {"auth", 7, "a key's previous secret, valid until the end of its rotation's grace period",
+     "ALTER TABLE auth_keys ADD COLUMN previous_key_hash BLOB;"
+     "ALTER TABLE auth_keys ADD COLUMN previous_expires_ms INTEGER NOT NULL DEFAULT 0;"
+     "CREATE UNIQUE INDEX auth_keys_previous_key_hash ON auth_keys(previous_key_hash);"},
 };
 
 }  // namespace kimi::auth

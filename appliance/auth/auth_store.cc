@@ -21,11 +21,21 @@ Digest DigestColumn(const SqlStatement& s, int col) {
 }
 
 // Then the limits (limit_columns.h) from column 10 on, then whether the owner is an enabled
-// user (1; 0 when disabled, NULL when no such user) at kOwnerEnabledColumn.
+// user (1; 0 when disabled, NULL when no such user) at kOwnerEnabledColumn, then the previous
+// secret's expiry and hash.
 const std::string kKeyColumns =
     std::string("id, name, owner, role, models, created_ms, expires_ms, revoked_ms, last_used_ms, key_hash, ") +
-    kLimitColumns + ", (SELECT disabled = 0 FROM auth_users WHERE auth_users.username = auth_keys.owner)";
+    kLimitColumns +
+    ", (SELECT disabled = 0 FROM auth_users WHERE auth_users.username = auth_keys.owner), previous_expires_ms, "
+    "previous_key_hash";
+constexpr int kKeyHashColumn = 9;
 constexpr int kOwnerEnabledColumn = 15;
+constexpr int kPreviousExpiresColumn = 16;
+constexpr int kPreviousHashColumn = 17;
+// The searches of the lists: ?1 is a LikeContains pattern, "%%" for an empty search.
+constexpr const char* kKeySearch =
+    " WHERE ?1 = '%%' OR name LIKE ?1 ESCAPE '\\' OR owner LIKE ?1 ESCAPE '\\' OR id LIKE ?1 ESCAPE '\\'";
+constexpr const char* kUserSearch = " WHERE ?1 = '%%' OR username LIKE ?1 ESCAPE '\\'";
 constexpr const char* kUserColumns =
     "username, password_hash, role, disabled, must_change_password, failed_logins, locked_until_ms, created_ms, "
     "last_login_ms";
@@ -55,6 +65,7 @@ KeyRecord ReadKey(const SqlStatement& s) {
   k.last_used_ms = s.Int(8);
   k.limits = ReadLimitColumns(s, 10);
   k.owner_enabled = s.Int(kOwnerEnabledColumn) == 1;
+  k.previous_expires_ms = s.Int(kPreviousExpiresColumn);
   return k;
 }
 
@@ -122,15 +133,22 @@ void AuthStore::Close() {
   });
 }
 
-Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash) {
-  std::optional<KeyRecord> found;
+Result<std::optional<KeyMatch>> AuthStore::FindKeyByHash(const Digest& key_hash) {
+  std::optional<KeyMatch> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    static const std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1";
+    static const std::string sql =
+        "SELECT " + kKeyColumns + " FROM auth_keys WHERE key_hash = ?1 OR previous_key_hash = ?1";
     KIMI_RETURN_IF_ERROR(find_key_.PrepareOnce(db, sql));
     Result<bool> row = find_key_.BindBlob(1, key_hash).Step();
     // The index lookup is on a keyed hash the client cannot compute, so its timing says
     // nothing about the secret; the constant-time compare guards against any collation slip.
-    if (row.ok() && *row && DigestEquals(DigestColumn(find_key_, 9), key_hash)) found = ReadKey(find_key_);
+    if (row.ok() && *row) {
+      if (DigestEquals(DigestColumn(find_key_, kKeyHashColumn), key_hash)) {
+        found = KeyMatch{ReadKey(find_key_), false};
+      } else if (DigestEquals(DigestColumn(find_key_, kPreviousHashColumn), key_hash)) {
+        found = KeyMatch{ReadKey(find_key_), true};
+      }
+    }
     find_key_.Reset();  // kept between requests: it must not hold a read snapshot
     return row.status();
   });
@@ -138,15 +156,63 @@ Result<std::optional<KeyRecord>> AuthStore::FindKeyByHash(const Digest& key_hash
   return found;
 }
 
-Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
-  std::vector<KeyRecord> out;
-  Status status = store_->Read([&](sqlite3* db) -> Status {
-    std::string sql = "SELECT " + kKeyColumns + " FROM auth_keys ORDER BY created_ms, id";
-    SqlStatement s(db, sql.c_str());
-    return s.ForEachRow([&] { out.push_back(ReadKey(s)); });
+namespace {
+
+// One page of `table` in `order`, narrowed by `where` (whose ?1 is the search pattern), each
+// row read by `read`, with the count of every matching row.
+template <typename T>
+Result<ListPage<T>> ReadPage(store::Store* store, const std::string& columns, const char* table, const char* where,
+                             const char* order, const ListQuery& query, T (*read)(const SqlStatement&)) {
+  ListPage<T> page;
+  const std::string pattern = LikeContains(query.search);
+  Status status = store->Read([&](sqlite3* db) -> Status {
+    std::string select = "SELECT " + columns + " FROM " + table + where + " ORDER BY " + order + " LIMIT ?2 OFFSET ?3";
+    SqlStatement s(db, select.c_str());
+    s.Bind(1, pattern).Bind(2, query.limit).Bind(3, query.offset);
+    KIMI_RETURN_IF_ERROR(s.ForEachRow([&] { page.items.push_back(read(s)); }));
+    std::string count = std::string("SELECT count(*) FROM ") + table + where;
+    SqlStatement c(db, count.c_str());
+    c.Bind(1, pattern);
+    return c.ForEachRow([&] { page.total = c.Int(0); });
   });
   if (!status.ok()) return status;
-  return out;
+  return page;
+}
+
+}  // namespace
+
+Result<ListPage<KeyRecord>> AuthStore::ListKeys(const ListQuery& query) {
+  return ReadPage<KeyRecord>(store_, kKeyColumns, "auth_keys", kKeySearch, "created_ms, id", query, &ReadKey);
+}
+
+Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
+  KIMI_ASSIGN_OR_RETURN(ListPage<KeyRecord> page, ListKeys(ListQuery{}));
+  return std::move(page.items);
+}
+
+Status AuthStore::RotateKey(const std::string& id, const Digest& new_hash, int64_t now_ms, int64_t previous_until_ms,
+                            const AuthEvent& event, KeyRecord* out) {
+  return store_->Write([&](sqlite3* db) -> Status {
+    static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
+    SqlStatement read(db, select.c_str());
+    read.Bind(1, id);
+    KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
+    if (!row) return Status::NotFound("no API key with id " + id);
+    KeyRecord key = ReadKey(read);
+    if (key.revoked_ms != 0) return Status::FailedPrecondition("API key " + id + " is revoked; it cannot be rotated");
+    if (key.expires_ms != 0 && now_ms >= key.expires_ms) {
+      return Status::FailedPrecondition("API key " + id + " has expired; make a new one instead");
+    }
+    SqlStatement write(db,
+                       "UPDATE auth_keys SET previous_key_hash = key_hash, previous_expires_ms = ?3, key_hash = ?2 "
+                       "WHERE id = ?1");
+    write.Bind(1, id).BindBlob(2, new_hash).Bind(3, previous_until_ms);
+    KIMI_RETURN_IF_ERROR(write.Run());
+    KIMI_RETURN_IF_ERROR(InsertEvent(db, event));
+    key.previous_expires_ms = previous_until_ms;
+    *out = std::move(key);
+    return Status::OK();
+  });
 }
 
 Status AuthStore::EditKey(const std::string& id, const std::function<Result<AuthEvent>(KeyRecord*)>& edit,
@@ -245,15 +311,13 @@ Result<std::optional<UserRecord>> AuthStore::FindUser(const std::string& usernam
   return found;
 }
 
+Result<ListPage<UserRecord>> AuthStore::ListUsers(const ListQuery& query) {
+  return ReadPage<UserRecord>(store_, kUserColumns, "auth_users", kUserSearch, "username", query, &ReadUser);
+}
+
 Result<std::vector<UserRecord>> AuthStore::ListUsers() {
-  std::vector<UserRecord> out;
-  Status status = store_->Read([&](sqlite3* db) -> Status {
-    std::string sql = std::string("SELECT ") + kUserColumns + " FROM auth_users ORDER BY username";
-    SqlStatement s(db, sql.c_str());
-    return s.ForEachRow([&] { out.push_back(ReadUser(s)); });
-  });
-  if (!status.ok()) return status;
-  return out;
+  KIMI_ASSIGN_OR_RETURN(ListPage<UserRecord> page, ListUsers(ListQuery{}));
+  return std::move(page.items);
 }
 
 Result<LoginAttempt> AuthStore::BeginLoginAttempt(const std::string& username, int64_t now_ms,
@@ -320,13 +384,13 @@ Status AuthStore::EnableUser(const std::string& username, const AuthEvent& event
   });
 }
 
-Status AuthStore::SetPassword(const std::string& username, const std::string& hash, const Digest* keep_session,
-                              const AuthEvent& event) {
+Status AuthStore::SetPassword(const std::string& username, const std::string& hash, bool must_change_password,
+                              const Digest* keep_session, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db,
-                   "UPDATE auth_users SET password_hash = ?2, must_change_password = 0, failed_logins = 0, "
+                   "UPDATE auth_users SET password_hash = ?2, must_change_password = ?3, failed_logins = 0, "
                    "locked_until_ms = 0 WHERE username = ?1");
-    s.Bind(1, username).Bind(2, hash);
+    s.Bind(1, username).Bind(2, hash).Bind(3, int64_t{must_change_password});
     KIMI_RETURN_IF_ERROR(s.Run());
     if (s.Changes() == 0) return Status::NotFound("no user " + username);
     SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1 AND id_hash != ?2");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "auth/key_limits.h"
+#include "auth/list_query.h"
 #include "auth/server_secret.h"
 #include "kimi/status.h"
 #include "store/sql_statement.h"
@@ -32,8 +33,16 @@ struct KeyRecord {
   int64_t expires_ms = 0;           // 0: never
   int64_t revoked_ms = 0;           // 0: not revoked
   int64_t last_used_ms = 0;
+  int64_t previous_expires_ms = 0;  // a rotation's old secret works until then; 0: no old secret
   KeyLimits limits;
   bool owner_enabled = false;       // read, never written: the owner is a user that exists and is enabled
+};
+
+// What FindKeyByHash found: the key, and whether the hash was its previous secret's (the one
+// its last rotation replaced), which works only until key.previous_expires_ms.
+struct KeyMatch {
+  KeyRecord key;
+  bool previous_secret = false;
 };
 
 // A key's use in one UTC period (a day or a month), counted from finished generation requests.
@@ -116,9 +125,17 @@ class AuthStore {
   void Close();
 
   Status InsertKey(const KeyRecord& key, const Digest& key_hash, const AuthEvent& event);
-  // The key whose stored hash equals `key_hash` (compared again in constant time), or nullopt.
-  Result<std::optional<KeyRecord>> FindKeyByHash(const Digest& key_hash);
+  // The key whose stored hash, or previous secret's hash, equals `key_hash` (compared again in
+  // constant time), or nullopt.
+  Result<std::optional<KeyMatch>> FindKeyByHash(const Digest& key_hash);
+  // Keys oldest first; the search matches name, owner or id.
+  Result<ListPage<KeyRecord>> ListKeys(const ListQuery& query);
   Result<std::vector<KeyRecord>> ListKeys();
+  // Gives the key the secret hashed as `new_hash`; its current secret becomes the previous one,
+  // valid until previous_until_ms (an earlier previous secret is dropped). NotFound for an
+  // unknown id; FailedPrecondition when revoked or expired at now_ms. *out: the key as written.
+  Status RotateKey(const std::string& id, const Digest& new_hash, int64_t now_ms, int64_t previous_until_ms,
+                   const AuthEvent& event, KeyRecord* out);
   // NotFound for an unknown id; FailedPrecondition when already revoked.
   Status RevokeKey(const std::string& id, int64_t now_ms, const AuthEvent& event);
   Status TouchKeys(const std::map<std::string, int64_t>& last_used_ms);
@@ -150,6 +167,8 @@ class AuthStore {
   // decided in the transaction that inserts (two bootstraps at once make one admin).
   Status InsertUser(const UserRecord& user, const AuthEvent& event, bool only_if_none = false);
   Result<std::optional<UserRecord>> FindUser(const std::string& username);
+  // Users by name; the search matches the name.
+  Result<ListPage<UserRecord>> ListUsers(const ListQuery& query);
   Result<std::vector<UserRecord>> ListUsers();
   // Counts one password attempt before the password is checked, in one transaction: unless
   // the user is unknown, disabled, or locked at now_ms, failed_logins grows by one and
@@ -163,9 +182,10 @@ class AuthStore {
   Status UnlockUser(const std::string& username, const AuthEvent& event);
   // Clears the disabled flag, with the event. NotFound for an unknown user.
   Status EnableUser(const std::string& username, const AuthEvent& event);
-  // New hash, clears must_change_password, drops the user's other sessions (keeps `keep`).
-  Status SetPassword(const std::string& username, const std::string& hash, const Digest* keep_session,
-                     const AuthEvent& event);
+  // New hash, sets must_change_password as given, clears the failure count and the lock, and
+  // drops the user's sessions but `keep_session` (null: all). NotFound for an unknown user.
+  Status SetPassword(const std::string& username, const std::string& hash, bool must_change_password,
+                     const Digest* keep_session, const AuthEvent& event);
   // Disables the user, deletes its sessions and revokes (at now_ms) every key it owns that is
   // not revoked yet, with `event` and key_event(key id) for each key. NotFound for an unknown user.
   Status DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,

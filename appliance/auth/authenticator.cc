@@ -112,10 +112,14 @@ Result<Principal> Authenticator::Authenticate(const Credentials& c) {
 
 Result<Principal> Authenticator::AuthenticateKey(std::string_view presented) {
   if (!HasApiKeyShape(presented)) return Status::Unauthenticated("invalid API key");
-  KIMI_ASSIGN_OR_RETURN(std::optional<KeyRecord> key, store_->FindKeyByHash(secret_->KeyedHash(presented)));
-  if (!key) return Status::Unauthenticated("invalid API key");
+  KIMI_ASSIGN_OR_RETURN(std::optional<KeyMatch> match, store_->FindKeyByHash(secret_->KeyedHash(presented)));
+  if (!match) return Status::Unauthenticated("invalid API key");
+  const KeyRecord* key = &match->key;
   int64_t now = NowMs();
   if (key->revoked_ms != 0) return Status::Unauthenticated("API key " + key->id + " is revoked");
+  if (match->previous_secret && now >= key->previous_expires_ms) {
+    return Status::Unauthenticated("API key " + key->id + " was rotated; its previous secret is no longer accepted");
+  }
   if (key->expires_ms != 0 && now >= key->expires_ms) return Status::Unauthenticated("API key " + key->id + " expired");
   // Checked here as well as revoked at the disable: a row written before that rule, or by
   // hand, must not outlive its owner.
@@ -392,7 +396,7 @@ Status Authenticator::ChangePassword(const Principal& principal, const std::stri
     return Status::PermissionDenied("the current password is wrong, or the account is locked");
   }
   KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(new_password));
-  return store_->SetPassword(principal.id, hash, &principal.session_hash,
+  return store_->SetPassword(principal.id, hash, /*must_change_password=*/false, &principal.session_hash,
                              Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", ""));
 }
 
@@ -437,6 +441,28 @@ Status Authenticator::CheckKeyOwner(const std::string& owner) {
 Result<std::vector<KeyRecord>> Authenticator::ListKeys() {
   FlushLastUsed();
   return store_->ListKeys();
+}
+
+Result<ListPage<KeyRecord>> Authenticator::ListKeys(const ListQuery& query) {
+  FlushLastUsed();
+  return store_->ListKeys(query);
+}
+
+Result<CreatedKey> Authenticator::RotateKey(const Actor& actor, const std::string& key_id, int64_t grace_ms) {
+  if (grace_ms < 0 || grace_ms > kMaxRotationGraceMs) {
+    return Status::InvalidArgument("the grace period must be 0 to " + std::to_string(kMaxRotationGraceMs / 1000) +
+                                   " seconds (7 days)");
+  }
+  CreatedKey rotated;
+  rotated.secret = GenerateApiKey();
+  int64_t now = NowMs();
+  int64_t until = now + grace_ms;
+  std::string detail = grace_ms == 0 ? "previous secret refused at once"
+                                     : "previous secret accepted until " + FormatUtcMillis(until) + " (grace " +
+                                           std::to_string(grace_ms / 1000) + " s)";
+  KIMI_RETURN_IF_ERROR(store_->RotateKey(key_id, secret_->KeyedHash(rotated.secret), now, until,
+                                         Event(actor, "auth.key_rotated", key_id, "ok", detail), &rotated.record));
+  return rotated;
 }
 
 Status Authenticator::RevokeKey(const Actor& actor, const std::string& key_id) {
@@ -484,6 +510,21 @@ Result<std::string> Authenticator::NewUser(const Actor& actor, const std::string
 }
 
 Result<std::vector<UserRecord>> Authenticator::ListUsers() { return store_->ListUsers(); }
+
+Result<ListPage<UserRecord>> Authenticator::ListUsers(const ListQuery& query) { return store_->ListUsers(query); }
+
+Result<std::string> Authenticator::ResetPassword(const Actor& actor, const std::string& username) {
+  if (actor.id == username) {
+    return Status::InvalidArgument("a user cannot reset its own password; change it instead");
+  }
+  KIMI_RETURN_IF_ERROR(CheckUsername(username));
+  std::string one_time = GenerateOneTimePassword();
+  KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(one_time));
+  KIMI_RETURN_IF_ERROR(store_->SetPassword(username, hash, /*must_change_password=*/true, nullptr,
+                                           Event(actor, "auth.password_reset", username, "ok",
+                                                 "one-time password issued; sessions ended")));
+  return one_time;
+}
 
 Status Authenticator::DisableUser(const Actor& actor, const std::string& username) {
   if (actor.id == username) return Status::InvalidArgument("a user cannot disable itself");

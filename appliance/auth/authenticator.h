@@ -4,7 +4,9 @@
 // (AuthStore's outbox, which AuditOutbox moves into the audit log).
 //
 // API keys: looked up by their keyed BLAKE2b hash (server_secret.h); refused when unknown,
-// revoked or expired, at the next request after the change (no cache). last_used_ms is
+// revoked or expired, at the next request after the change (no cache). A rotation gives a key
+// a new secret under the same id; the old secret keeps working until the grace period the
+// operator chose ends (at most kMaxRotationGraceMs), and is refused from then on. last_used_ms is
 // collected in memory and written at most every last_used_flush_ms, and by FlushLastUsed().
 // A key's principal carries the stricter of its own limits and its role's (key_limits.h);
 // role limits are kept in memory, loaded at construction and changed only by SetRoleLimits() and
@@ -40,6 +42,8 @@
 
 #include "auth/auth_store.h"
 #include "auth/key_change.h"
+#include "auth/lifecycle_state.h"
+#include "auth/list_query.h"
 #include "auth/login_throttle.h"
 #include "auth/password.h"
 #include "auth/principal.h"
@@ -168,6 +172,7 @@ class Authenticator {
   // OK when `owner` may own a key: a system principal or an existing, enabled user.
   Status CheckKeyOwner(const std::string& owner);
   Result<std::vector<KeyRecord>> ListKeys();
+  Result<ListPage<KeyRecord>> ListKeys(const ListQuery& query);
   Status RevokeKey(const Actor& actor, const std::string& key_id);
   // Edits a key's role, allowed models and own limits (key_change.h), effective from its next
   // request, with one auth event "auth.key_updated" whose detail is the difference. NotFound
@@ -175,16 +180,27 @@ class Authenticator {
   // change or a negative limit. Which model names exist is the caller's to check. Returns
   // the key as written.
   Result<KeyRecord> UpdateKey(const Actor& actor, const std::string& key_id, const KeyChange& change);
+  // A new secret for the key (returned once, with the key as written); the old one is accepted
+  // for grace_ms more (0: refused at once), with one auth event "auth.key_rotated".
+  // InvalidArgument for a grace outside 0..kMaxRotationGraceMs; NotFound for an unknown id;
+  // FailedPrecondition for a revoked or expired key.
+  Result<CreatedKey> RotateKey(const Actor& actor, const std::string& key_id, int64_t grace_ms);
 
   // Adds a user with a one-time password (returned; must be changed at first login).
   Result<std::string> AddUser(const Actor& actor, const std::string& username, Role role);
   Result<std::vector<UserRecord>> ListUsers();
+  Result<ListPage<UserRecord>> ListUsers(const ListQuery& query);
   // Disables the user, ends its sessions and revokes its keys (an auth event each).
   Status DisableUser(const Actor& actor, const std::string& username);
   // Lets a disabled user log in again; its revoked keys stay revoked.
   Status EnableUser(const Actor& actor, const std::string& username);
   // Clears the user's failure count and lock.
   Status UnlockUser(const Actor& actor, const std::string& username);
+  // Replaces the user's password with a one-time password (returned; shown once), which must be
+  // changed at the next sign-in, clears its lock and ends every session it has, with the auth
+  // event "auth.password_reset". A disabled user stays disabled. InvalidArgument for the
+  // actor's own account (that is a password change); NotFound for an unknown user.
+  Result<std::string> ResetPassword(const Actor& actor, const std::string& username);
   // The first admin: FailedPrecondition when any user exists. Returns the one-time password.
   Result<std::string> Bootstrap(const Actor& actor, const std::string& username);
 

@@ -546,6 +546,103 @@ TEST_F(AuthenticatorTest, TokensPerMinuteBucketsSurviveARestart) {
   EXPECT_TRUE(restarted.BeginGeneration(p, &retry).ok());
 }
 
+TEST_F(AuthenticatorTest, ARotatedKeysOldSecretWorksThroughTheGracePeriodAndIsRefusedAfter) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "alice", Role::kUser, {}, 0});
+  Result<CreatedKey> rotated = auth_->RotateKey(admin_, key.record.id, 60'000);
+  ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
+  EXPECT_NE(rotated->secret, key.secret);
+  EXPECT_EQ(rotated->record.id, key.record.id);
+  EXPECT_EQ(rotated->record.previous_expires_ms, now_ms_ + 60'000);
+  // Both secrets are the same key (same id, role, owner) until the grace period ends.
+  EXPECT_EQ(WithKey(rotated->secret)->id, key.record.id);
+  now_ms_ += 59'999;
+  ASSERT_TRUE(WithKey(key.secret).ok());
+  EXPECT_EQ(WithKey(key.secret)->id, key.record.id);
+  now_ms_ += 1;
+  Result<Principal> old = WithKey(key.secret);
+  EXPECT_EQ(old.status().code(), Status::Code::kUnauthenticated);
+  EXPECT_NE(old.status().message().find("rotated"), std::string::npos) << old.status().ToString();
+  EXPECT_TRUE(WithKey(rotated->secret).ok());
+  EXPECT_EQ(PendingEventsWithAction("auth.key_rotated"), 1u);
+
+  // A second rotation drops the first secret at once and starts a new grace for the second.
+  Result<CreatedKey> again = auth_->RotateKey(admin_, key.record.id, 0);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(WithKey(rotated->secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithKey(key.secret).status().code(), Status::Code::kUnauthenticated);
+  EXPECT_TRUE(WithKey(again->secret).ok());
+}
+
+TEST_F(AuthenticatorTest, RotationIsBoundedAndRefusedForUnknownRevokedAndExpiredKeys) {
+  CreatedKey key = *auth_->CreateKey(admin_, NewKey{"ci", "", Role::kUser, {}, now_ms_ + 1000});
+  EXPECT_EQ(auth_->RotateKey(admin_, key.record.id, -1).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(auth_->RotateKey(admin_, key.record.id, kMaxRotationGraceMs + 1).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_TRUE(auth_->RotateKey(admin_, key.record.id, kMaxRotationGraceMs).ok());
+  EXPECT_EQ(auth_->RotateKey(admin_, "key_0000", 0).status().code(), Status::Code::kNotFound);
+  now_ms_ += 1000;
+  EXPECT_EQ(auth_->RotateKey(admin_, key.record.id, 0).status().code(), Status::Code::kFailedPrecondition);
+  CreatedKey revoked = *auth_->CreateKey(admin_, NewKey{"gone", "", Role::kUser, {}, 0});
+  ASSERT_TRUE(auth_->RevokeKey(admin_, revoked.record.id).ok());
+  EXPECT_EQ(auth_->RotateKey(admin_, revoked.record.id, 0).status().code(), Status::Code::kFailedPrecondition);
+  // A revoked key's old secret is refused too, grace or not.
+  CreatedKey graced = *auth_->CreateKey(admin_, NewKey{"graced", "", Role::kUser, {}, 0});
+  ASSERT_TRUE(auth_->RotateKey(admin_, graced.record.id, 60'000).ok());
+  ASSERT_TRUE(auth_->RevokeKey(admin_, graced.record.id).ok());
+  EXPECT_EQ(WithKey(graced.secret).status().code(), Status::Code::kUnauthenticated);
+}
+
+TEST_F(AuthenticatorTest, APasswordResetIssuesAOneTimePasswordEndsSessionsAndUnlocks) {
+  Session bob = LoggedInUser("bob", Role::kOperator);
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(auth_->Login("bob", "wrong-password-1", "test").ok());
+  ASSERT_EQ(UserStateOf(**store_->FindUser("bob"), now_ms_), UserState::kLocked);
+  EXPECT_EQ(auth_->ResetPassword(Actor{"bob", "operator", "test"}, "bob").status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(auth_->ResetPassword(admin_, "nobody").status().code(), Status::Code::kNotFound);
+  Result<std::string> one_time = auth_->ResetPassword(admin_, "bob");
+  ASSERT_TRUE(one_time.ok()) << one_time.status().ToString();
+  EXPECT_EQ(WithSession(bob, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_FALSE(auth_->Login("bob", "a-new-password-1", "test").ok());
+  Result<Session> again = auth_->Login("bob", *one_time, "test");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->principal.must_change_password);
+  EXPECT_EQ(UserStateOf(**store_->FindUser("bob"), now_ms_), UserState::kPasswordChangeDue);
+  EXPECT_EQ(PendingEventsWithAction("auth.password_reset"), 1u);
+}
+
+TEST_F(AuthenticatorTest, ListsSearchNameOwnerAndIdLiterallyAndPage) {
+  for (const char* name : {"50% off", "500 off", "a_b", "axb", "back\\slash"}) {
+    ASSERT_TRUE(auth_->CreateKey(admin_, NewKey{name, "alice", Role::kUser, {}, 0}).ok());
+    now_ms_ += 1;  // the list is oldest first
+  }
+  auto names = [&](const std::string& search) {
+    std::vector<std::string> out;
+    Result<ListPage<KeyRecord>> page = auth_->ListKeys(ListQuery{search, kMaxListPage, 0});
+    EXPECT_TRUE(page.ok());
+    for (const KeyRecord& k : page->items) out.push_back(k.name);
+    return out;
+  };
+  EXPECT_EQ(names("50%"), std::vector<std::string>{"50% off"});
+  EXPECT_EQ(names("a_b"), std::vector<std::string>{"a_b"});
+  EXPECT_EQ(names("K\\S"), std::vector<std::string>{"back\\slash"});
+  EXPECT_EQ(names("OFF"), (std::vector<std::string>{"50% off", "500 off"}));
+  EXPECT_EQ(names("ALIC").size(), 5u);  // the owner
+  Result<std::vector<KeyRecord>> all = auth_->ListKeys();
+  ASSERT_TRUE(all.ok());
+  std::string id = all->at(2).id;
+  EXPECT_EQ(names(id.substr(4, 8)), std::vector<std::string>{"a_b"});  // part of the id
+  Result<ListPage<KeyRecord>> page = auth_->ListKeys(ListQuery{"", 2, 2});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 5);
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(page->items[0].name, "a_b");
+  Result<ListPage<UserRecord>> users = auth_->ListUsers(ListQuery{"LIC", 10, 0});
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->items.size(), 1u);
+  EXPECT_EQ(users->items[0].username, "alice");
+  EXPECT_EQ(auth_->ListUsers(ListQuery{"%", 10, 0})->total, 0);
+}
+
 TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {
   std::string dir = test_store_.root() + "/secret";
   Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir);

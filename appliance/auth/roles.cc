@@ -36,6 +36,7 @@ constexpr PermissionRow kPermissions[] = {
     {Permission::kInference, "inference", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kUser)},
     {Permission::kModelsManage, "models.manage", Bit(Role::kAdmin) | Bit(Role::kOperator)},
     {Permission::kAuditRead, "audit.read", Bit(Role::kAdmin) | Bit(Role::kAuditor)},
+    {Permission::kKeysRead, "keys.read", Bit(Role::kAdmin) | Bit(Role::kAuditor)},
     {Permission::kKeysManage, "keys.manage", Bit(Role::kAdmin)},
     {Permission::kUsersManage, "users.manage", Bit(Role::kAdmin)},
     {Permission::kPolicyRead, "policy.read", Bit(Role::kAdmin) | Bit(Role::kOperator) | Bit(Role::kAuditor)},
@@ -48,7 +49,7 @@ constexpr PermissionRow kPermissions[] = {
 constexpr Permission kPermissionList[] = {
     Permission::kPublic,       Permission::kSessionSelf, Permission::kMetricsRead,
     Permission::kModelsRead,   Permission::kModelsInspect, Permission::kInference,
-    Permission::kModelsManage, Permission::kAuditRead,     Permission::kKeysManage,
+    Permission::kModelsManage, Permission::kAuditRead,     Permission::kKeysRead,    Permission::kKeysManage,
     Permission::kUsersManage,  Permission::kPolicyRead,    Permission::kTrustRead,   Permission::kUsageRead,
     Permission::kReadinessDetail, Permission::kAdminOnly,
 };

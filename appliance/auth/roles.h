@@ -7,7 +7,8 @@
 //
 //   admin     everything
 //   operator  models, backends, health, metrics, inference; not keys, users or the audit log
-//   auditor   read and export the audit log; read-only elsewhere (models, metrics, usage)
+//   auditor   read and export the audit log; read-only elsewhere (models, metrics, usage, the
+//             key inventory: names, owners, states, never a secret)
 //   user      the inference API and the model list its key may see (/v1/models), nothing of
 //             the admin API but its own session
 //
@@ -36,7 +37,8 @@ enum class Permission {
   kInference,      // chat and completions
   kModelsManage,   // import, activate, retire models; backends
   kAuditRead,      // read, prove and export the audit log
-  kKeysManage,     // create, list and revoke anyone's API keys
+  kKeysRead,       // list API keys (names, owners, roles, states, dates; never secrets or hashes)
+  kKeysManage,     // create, edit, rotate and revoke anyone's API keys
   kUsersManage,    // add, list and disable console users
   kPolicyRead,     // read the active policy and its versions (changing one is admin.only)
   kTrustRead,      // list the model trust store's keys and CAs (changing it is admin.only)

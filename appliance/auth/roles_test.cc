@@ -41,6 +41,9 @@ TEST(RolesTest, MatrixAsDocumented) {
       // The model store's contents (digests, sources, signers) are not the user's.
       {Role::kOperator, Permission::kModelsInspect, true}, {Role::kAuditor, Permission::kModelsInspect, true},
       {Role::kUser, Permission::kModelsInspect, false},    {Role::kScrape, Permission::kModelsInspect, false},
+      // The key inventory is the auditor's to read, not to change.
+      {Role::kAuditor, Permission::kKeysRead, true},       {Role::kOperator, Permission::kKeysRead, false},
+      {Role::kUser, Permission::kKeysRead, false},         {Role::kScrape, Permission::kKeysRead, false},
       {Role::kOperator, Permission::kReadinessDetail, true}, {Role::kAuditor, Permission::kReadinessDetail, true},
       {Role::kUser, Permission::kReadinessDetail, false},    {Role::kScrape, Permission::kReadinessDetail, false},
       // Who used how much is for those who run and check the appliance, not for key holders.

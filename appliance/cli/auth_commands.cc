@@ -12,6 +12,7 @@
 #include "audit/record.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
+#include "auth/lifecycle_state.h"
 #include "auth/self_signed_certificate.h"
 #include "auth/server_secret.h"
 #include "config/config.h"
@@ -180,7 +181,7 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   if (!role.ok()) return Fail("key create", role.status(), io);
   auth::NewKey spec{name, owner, *role, SplitComma(models), 0};
   if (!expires.empty()) {
-    Result<int64_t> ms = audit::ParseUtcMillis(expires);
+    Result<int64_t> ms = auth::ParseKeyExpiry(expires, UnixMillisNow());
     if (!ms.ok()) return Fail("key create", ms.status().WithContext("--expires"), io);
     spec.expires_ms = *ms;
   }
@@ -206,13 +207,14 @@ int RunKeyList(const std::vector<std::string>& args, const Io& io) {
   if (!opened.ok()) return Fail("key list", opened.status(), io);
   Result<std::vector<auth::KeyRecord>> keys = opened->auth->ListKeys();
   if (!keys.ok()) return Fail("key list", keys.status(), io);
-  std::fprintf(io.out, "%-20s %-9s %-8s %-24s %-24s %-24s %s\n", "ID", "ROLE", "STATE", "EXPIRES", "LAST USED", "OWNER",
-               "NAME");
+  std::fprintf(io.out, "%-20s %-9s %-14s %-24s %-24s %-24s %s\n", "ID", "ROLE", "STATE", "EXPIRES", "LAST USED",
+               "OWNER", "NAME");
+  const int64_t now = UnixMillisNow();
   for (const auth::KeyRecord& k : *keys) {
     std::string models;
     for (const std::string& m : k.models) models += (models.empty() ? " models=" : ",") + m;
-    std::fprintf(io.out, "%-20s %-9s %-8s %-24s %-24s %-24s %s%s\n", k.id.c_str(), k.role.c_str(),
-                 k.revoked_ms ? "revoked" : "active", TimeOrDash(k.expires_ms).c_str(),
+    std::fprintf(io.out, "%-20s %-9s %-14s %-24s %-24s %-24s %s%s\n", k.id.c_str(), k.role.c_str(),
+                 std::string(auth::KeyStateName(auth::KeyStateOf(k, now))).c_str(), TimeOrDash(k.expires_ms).c_str(),
                  TimeOrDash(k.last_used_ms).c_str(), k.owner.c_str(), k.name.c_str(), models.c_str());
   }
   return kOk;
@@ -233,6 +235,52 @@ int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
   Status revoked = opened->auth->RevokeKey(LocalActor(), id);
   if (!revoked.ok()) return Fail("key revoke", revoked, io);
   std::fprintf(io.out, "revoked %s\n", id.c_str());
+  return kOk;
+}
+
+namespace {
+
+// "90", "90s", "15m", "2h", "7d" -> milliseconds; nullopt when malformed.
+std::optional<int64_t> ParseGrace(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  int64_t unit_ms = 1000;
+  std::string digits = text;
+  switch (text.back()) {
+    case 's': digits.pop_back(); break;
+    case 'm': unit_ms = 60'000; digits.pop_back(); break;
+    case 'h': unit_ms = 3'600'000; digits.pop_back(); break;
+    case 'd': unit_ms = 86'400'000; digits.pop_back(); break;
+    default: break;
+  }
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoll(digits) * unit_ms;
+}
+
+}  // namespace
+
+int RunKeyRotate(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string id, grace;
+  std::vector<std::string> rest = TakePositional(args, &id);
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--grace", &grace}};
+  if (!ParseOptions("key rotate", rest, specs, io)) return kUsage;
+  std::optional<int64_t> grace_ms = ParseGrace(grace);
+  if (id.empty() || !grace_ms) {
+    std::fprintf(io.err, "kimictl key rotate: usage: kimictl key rotate KEY_ID --grace N[s|m|h|d] (at most 7d; 0: the "
+                         "old secret is refused at once)\n");
+    return kUsage;
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("key rotate", opened.status(), io);
+  Result<auth::CreatedKey> rotated = opened->auth->RotateKey(LocalActor(), id, *grace_ms);
+  if (!rotated.ok()) return Fail("key rotate", rotated.status(), io);
+  std::fprintf(io.err,
+               "kimictl key rotate: %s has a new secret, which follows and is shown only now; the old one is "
+               "accepted until %s\n",
+               id.c_str(), *grace_ms == 0 ? "now (refused already)" : FormatUtcMillis(rotated->record.previous_expires_ms).c_str());
+  std::fprintf(io.out, "%s\n", rotated->secret.c_str());
   return kOk;
 }
 
@@ -346,10 +394,11 @@ int RunUserList(const std::vector<std::string>& args, const Io& io) {
   if (!opened.ok()) return Fail("user list", opened.status(), io);
   Result<std::vector<auth::UserRecord>> users = opened->auth->ListUsers();
   if (!users.ok()) return Fail("user list", users.status(), io);
-  std::fprintf(io.out, "%-24s %-9s %-9s %-24s %s\n", "USER", "ROLE", "STATE", "LAST LOGIN", "LOCKED UNTIL");
+  std::fprintf(io.out, "%-24s %-9s %-19s %-24s %s\n", "USER", "ROLE", "STATE", "LAST LOGIN", "LOCKED UNTIL");
+  const int64_t now = UnixMillisNow();
   for (const auth::UserRecord& u : *users) {
-    const char* state = u.disabled ? "disabled" : u.must_change_password ? "new" : "active";
-    std::fprintf(io.out, "%-24s %-9s %-9s %-24s %s\n", u.username.c_str(), u.role.c_str(), state,
+    const std::string state(auth::UserStateName(auth::UserStateOf(u, now)));
+    std::fprintf(io.out, "%-24s %-9s %-19s %-24s %s\n", u.username.c_str(), u.role.c_str(), state.c_str(),
                  TimeOrDash(u.last_login_ms).c_str(), TimeOrDash(u.locked_until_ms).c_str());
   }
   return kOk;
@@ -389,6 +438,28 @@ int RunUserEnable(const std::vector<std::string>& args, const Io& io) {
 
 int RunUserUnlock(const std::vector<std::string>& args, const Io& io) {
   return ActOnUser("user unlock", args, io, &auth::Authenticator::UnlockUser, "unlocked");
+}
+
+int RunUserResetPassword(const std::vector<std::string>& args, const Io& io) {
+  Common c;
+  std::string username;
+  std::vector<std::string> rest = TakePositional(args, &username);
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("user reset-password", rest, specs, io)) return kUsage;
+  if (username.empty()) {
+    std::fprintf(io.err, "kimictl user reset-password: usage: kimictl user reset-password USERNAME\n");
+    return kUsage;
+  }
+  Result<Opened> opened = Open(c);
+  if (!opened.ok()) return Fail("user reset-password", opened.status(), io);
+  Result<std::string> one_time = opened->auth->ResetPassword(LocalActor(), username);
+  if (!one_time.ok()) return Fail("user reset-password", one_time.status(), io);
+  std::fprintf(io.err,
+               "kimictl user reset-password: '%s' has a new one-time password, which follows and is shown only now; "
+               "it must be changed at the next sign-in, and every session of the user has ended\n",
+               username.c_str());
+  std::fprintf(io.out, "%s\n", one_time->c_str());
+  return kOk;
 }
 
 int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io) {

@@ -25,6 +25,9 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io);
 int RunKeyCreate(const std::vector<std::string>& args, const Io& io);
 int RunKeyList(const std::vector<std::string>& args, const Io& io);
 int RunKeyRevoke(const std::vector<std::string>& args, const Io& io);
+// `kimictl key rotate KEY_ID --grace N[s|m|h|d]`: a new secret for the key (printed once, on
+// stdout); the old one keeps working for the grace period (at most 7 days; 0: refused at once).
+int RunKeyRotate(const std::vector<std::string>& args, const Io& io);
 // `kimictl key update KEY_ID [--role R] [--models A,B|'*'] [--rpm N ...]`: the same edit as
 // PATCH /admin/v1/keys/{id}, written directly (the daemon reads a key's row at each request,
 // so it applies from the key's next request, with or without the daemon). Which model names
@@ -43,6 +46,9 @@ int RunUserDisable(const std::vector<std::string>& args, const Io& io);
 int RunUserEnable(const std::vector<std::string>& args, const Io& io);
 // Clears the user's consecutive failed logins and its lock.
 int RunUserUnlock(const std::vector<std::string>& args, const Io& io);
+// A new one-time password for the user (printed once, on stdout), to be changed at the next
+// sign-in; clears its lock and ends its sessions.
+int RunUserResetPassword(const std::vector<std::string>& args, const Io& io);
 // `kimictl tls selfsigned`: a P-256 key and self-signed certificate in <data_dir>/tls
 // (or --dir), for server.tls; prints the certificate's path on stdout.
 int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io);

@@ -33,6 +33,9 @@ const Command kCommands[] = {
      "[--tokens-per-month N] [--max-streams N] [--data-dir DIR]",
      "create an API key; prints it once", &RunKeyCreate},
     {"key list", "[--data-dir DIR]", "list API keys (never their secrets)", &RunKeyList},
+    {"key rotate", "KEY_ID --grace N[s|m|h|d] [--data-dir DIR]",
+     "give an API key a new secret (printed once); the old one works for the grace period (at most 7d)",
+     &RunKeyRotate},
     {"key revoke", "KEY_ID [--data-dir DIR]", "revoke an API key; refused from the next request on", &RunKeyRevoke},
     {"key update",
      "KEY_ID [--role ROLE] [--models A,B|'*'] [--rpm N] [--tpm N] [--tokens-per-day N] [--tokens-per-month N] "
@@ -69,6 +72,8 @@ const Command kCommands[] = {
     {"user enable", "USERNAME [--data-dir DIR]", "let a disabled console user log in again (its keys stay revoked)",
      &RunUserEnable},
     {"user list", "[--data-dir DIR]", "list console users", &RunUserList},
+    {"user reset-password", "USERNAME [--data-dir DIR]",
+     "issue a new one-time password (printed once) and end the user's sessions", &RunUserResetPassword},
     {"user unlock", "USERNAME [--data-dir DIR]", "clear a console user's failed logins and lock", &RunUserUnlock},
     {"version", "", "print kimictl's version and build", &RunVersion},
 };

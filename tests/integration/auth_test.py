@@ -30,6 +30,7 @@ ALLOWED = {
     "inference": {"admin", "operator", "user"},
     "models.manage": {"admin", "operator"},
     "audit.read": {"admin", "auditor"},
+    "keys.read": {"admin", "auditor"},
     "keys.manage": {"admin"},
     "users.manage": {"admin"},
     "policy.read": {"admin", "operator", "auditor"},
@@ -68,12 +69,14 @@ ENDPOINTS = [
     ("DELETE", "/admin/v1/session", "session.self", b"", (200, 400)),
     ("POST", "/admin/v1/session/password", "session.self",
      _json({"old_password": "x" * 12, "new_password": "y" * 12}), (400,)),
-    ("GET", "/admin/v1/keys", "keys.manage", b"", (200,)),
+    ("GET", "/admin/v1/keys", "keys.read", b"", (200,)),
     ("POST", "/admin/v1/keys", "keys.manage", _json({"name": "matrix", "role": "user"}), (201,)),
     ("POST", "/admin/v1/keys/revoke", "keys.manage",
      lambda d: _json({"id": post_json(d, "/admin/v1/keys", {"name": "victim", "role": "user"}).json()["id"]}), (200,)),
     ("PATCH", "/admin/v1/keys/{admin_key}", "keys.manage", _json({"requests_per_minute": 0}), (200,)),
     ("GET", "/admin/v1/keys/{admin_key}/usage", "keys.manage", b"", (200,)),
+    # An unknown key: rotating the admin's own would end this test's credential.
+    ("POST", "/admin/v1/keys/key_0000000000000000/rotate", "keys.manage", _json({"grace_seconds": 0}), (404,)),
     ("POST", "/admin/v1/keys/{admin_key}/limits", "keys.manage", b"{}", (410,)),  # retired: PATCH instead
     ("GET", "/admin/v1/roles", "keys.manage", b"", (200,)),
     ("POST", "/admin/v1/roles/auditor/limits", "keys.manage", b"{}", (200,)),
@@ -90,6 +93,9 @@ ENDPOINTS = [
                                                                    "role": "user"}).json()["username"]}), (200,)),
     ("POST", "/admin/v1/users/unlock", "users.manage",
      lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "freed-%d" % next(_SERIAL),
+                                                                   "role": "user"}).json()["username"]}), (200,)),
+    ("POST", "/admin/v1/users/reset-password", "users.manage",
+     lambda d: _json({"username": post_json(d, "/admin/v1/users", {"username": "reset-%d" % next(_SERIAL),
                                                                    "role": "user"}).json()["username"]}), (200,)),
     ("GET", "/admin/v1/policies", "policy.read", b"", (200,)),
     ("POST", "/admin/v1/policies", "admin.only", _json({"name": "incomplete"}), (400,)),
@@ -119,8 +125,9 @@ _SERIAL = itertools.count()
 
 PERMISSION_NAMES = {"kPublic": "public", "kSessionSelf": "session.self", "kMetricsRead": "metrics.read",
                     "kModelsRead": "models.read", "kModelsInspect": "models.inspect", "kInference": "inference",
-                    "kModelsManage": "models.manage", "kAuditRead": "audit.read", "kKeysManage": "keys.manage",
-                    "kUsersManage": "users.manage", "kPolicyRead": "policy.read", "kTrustRead": "trust.read", "kUsageRead": "usage.read",
+                    "kModelsManage": "models.manage", "kAuditRead": "audit.read", "kKeysRead": "keys.read",
+                    "kKeysManage": "keys.manage", "kUsersManage": "users.manage", "kPolicyRead": "policy.read",
+                    "kTrustRead": "trust.read", "kUsageRead": "usage.read",
                     "kReadinessDetail": "readiness.detail", "kAdminOnly": "admin.only"}
 
 

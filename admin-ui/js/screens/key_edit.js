@@ -9,6 +9,7 @@
 
 import {patch} from '../api.js';
 import {errorLine, field, h, replace} from '../dom.js';
+import {keyDialog} from './key_dialog.js';
 import {LIMITS, ROLES, limitInputs, limitValues, modelList, roleSelect} from './key_fields.js';
 
 function sameList(a, b) {
@@ -18,7 +19,6 @@ function sameList(a, b) {
 // Resolves with the key as the daemon now has it, or null when nothing was saved.
 export function editKeyDialog(key, servedModels) {
   return new Promise((resolve) => {
-    const opener = document.activeElement;
     const role = roleSelect('edit-key-role', ROLES, key.role);
     const models = h('input', {id: 'edit-key-models', value: (key.models || []).join(', '), placeholder: 'all models',
                                spellcheck: 'false'});
@@ -26,14 +26,7 @@ export function editKeyDialog(key, servedModels) {
     const byParam = {role, models, ...quotas};
     const status = h('div', {class: 'status'});
     const save = h('button', {type: 'submit', class: 'primary'}, 'Save changes');
-    const dialog = h('dialog', {class: 'confirm edit-key', 'aria-labelledby': 'edit-key-title',
-                                'aria-describedby': 'edit-key-help'});
-    const close = (answer) => {
-      dialog.close();
-      dialog.remove();
-      if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
-      resolve(answer);
-    };
+    const {dialog, close, show} = keyDialog('edit-key', resolve);
     const served = servedModels.length ? 'served now: ' + servedModels.join(', ') : 'no model is served now';
     const form = h('form', {},
                    h('h2', {id: 'edit-key-title'}, 'Edit key “' + key.name + '”'),
@@ -75,11 +68,6 @@ export function editKeyDialog(key, servedModels) {
         save.disabled = false;
       }
     });
-    dialog.append(form);
-    dialog.addEventListener('cancel', (e) => {
-      e.preventDefault();
-      close(null);
-    });
     // Inputs submit the form on Enter by themselves; a select does not.
     dialog.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && e.target instanceof HTMLSelectElement) {
@@ -87,8 +75,6 @@ export function editKeyDialog(key, servedModels) {
         form.requestSubmit();
       }
     });
-    document.body.append(dialog);
-    dialog.showModal();
-    role.focus();
+    show(form, role);
   });
 }

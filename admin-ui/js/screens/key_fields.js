@@ -1,5 +1,6 @@
 // The fields an API key carries that the keys screen creates and edits: its role (one of the
-// roles of auth/roles.h) and its quotas (auth/key_limits.h; 0 or empty: no limit).
+// roles of auth/roles.h) and its quotas (auth/key_limits.h; 0 or empty: no limit); the state
+// badges of keys and users, and the earliest expiry date.
 
 import {h} from '../dom.js';
 
@@ -39,4 +40,20 @@ export function limitValues(inputs, cleared) {
 // "a, b" -> ['a', 'b']; empty entries dropped.
 export function modelList(text) {
   return text.split(',').map((m) => m.trim()).filter(Boolean);
+}
+
+// The states of auth/lifecycle_state.h, as the daemon names them for keys and users, with the
+// words the console shows.
+const STATE_LABELS = {
+  active: 'active', revoked: 'revoked', expired: 'expired', owner_disabled: 'owner disabled',
+  disabled: 'disabled', locked: 'locked', password_change_due: 'password change due',
+};
+
+export function stateBadge(state) {
+  return h('span', {class: 'badge state-' + state.replaceAll('_', '-')}, STATE_LABELS[state] || state);
+}
+
+// Today's date in UTC (YYYY-MM-DD): the earliest expiry date a key may have.
+export function todayUtc(now = new Date()) {
+  return now.toISOString().slice(0, 10);
 }

@@ -1,11 +1,17 @@
-// Keys and users: API keys (create with role, models and quotas, the secret shown once with a
-// copy button, edit role, models and quotas, revoke; per key its usage this UTC day and month
-// against its quotas) and console users (add with a one-time password shown once, disable).
+// Keys and users: API keys (search and pages, state and expiry badges; create with role,
+// models, quotas and an expiry date, the secret shown once with a copy button, edit role,
+// models and quotas, rotate with a grace period, revoke; per key its usage this UTC day and
+// month against its quotas) and console users (user_list.js). An auditor gets the key list
+// read-only.
 
 import {get, patch, post} from '../api.js';
 import {busy, confirmAction, errorLine, field, formatTime, h, replace, table} from '../dom.js';
 import {editKeyDialog} from './key_edit.js';
-import {LIMITS, ROLES, limitInputs, limitValues, modelList, roleSelect} from './key_fields.js';
+import {LIMITS, ROLES, limitInputs, limitValues, modelList, roleSelect, stateBadge, todayUtc} from './key_fields.js';
+import {rotateKeyDialog} from './key_rotate.js';
+import {pagedList} from './list_pager.js';
+import {shownOnce} from './shown_once.js';
+import {usersSection} from './user_list.js';
 
 function usageOf(used, limit) {
   return limit ? used + ' of ' + limit + ' (' + Math.floor((used * 100) / limit) + '%)' : used + ' (no limit)';
@@ -41,63 +47,80 @@ async function keyDetail(key, onChanged) {
            form);
 }
 
-const USER_ROLES = ROLES.filter((r) => r !== 'scrape');
-
-// The one time a secret is on screen: a read-only field, a copy button, and a button that
-// removes it for good.
-function shownOnce(title, label, secret, onDismiss) {
-  const input = h('input', {id: 'secret-once', readonly: true, value: secret, class: 'secret', spellcheck: 'false'});
-  const copied = h('span', {class: 'detail', role: 'status'});
-  const copy = h('button', {type: 'button', onclick: async () => {
-    input.select();
-    try {
-      await navigator.clipboard.writeText(secret);
-      copied.textContent = 'Copied.';
-    } catch {
-      copied.textContent = 'Copy was refused by the browser; select the text and copy it.';
-    }
-  }}, 'Copy');
-  return h('section', {class: 'card once', 'aria-labelledby': 'once-title'},
-           h('h2', {id: 'once-title'}, title),
-           h('p', {}, 'It is shown this once and cannot be shown again. Store it now.'),
-           field(label, input), h('div', {class: 'actions'}, copy, copied,
-                                  h('button', {type: 'button', class: 'primary', onclick: onDismiss}, 'Done')));
+// The Expires cell: the time (UTC) or "never", badged once passed.
+function expiresCell(key) {
+  if (!key.expires_at) return 'never';
+  return h('span', {class: 'nowrap'}, formatTime(key.expires_at),
+           key.state === 'expired' ? [' ', stateBadge('expired')] : '');
 }
 
-function keysSection(area) {
-  const list = h('div', {id: 'key-list'});
+function stateCell(key) {
+  return h('span', {}, stateBadge(key.state),
+           key.state === 'revoked' ? [' ', h('span', {class: 'nowrap'}, formatTime(key.revoked_at))] : '',
+           key.previous_secret_expires_at
+             ? h('span', {class: 'detail'}, ' old secret until ',
+                 h('span', {class: 'nowrap'}, formatTime(key.previous_secret_expires_at))) : '');
+}
+
+function keysSection(area, readOnly) {
   const once = h('div', {});
   const detail = h('div', {});
   const edited = h('div', {id: 'key-edited'});
+  const status = h('div', {class: 'status'});
+  const columns = ['Name', 'Id', 'Role', 'Owner', 'Models', 'Created (UTC)', 'Expires (UTC)', 'Last used (UTC)', 'State'];
+  const keys = pagedList({id: 'key', path: '/admin/v1/keys', what: 'API keys', searchHint: 'name, owner or id',
+                          draw: (rows) => table(readOnly ? columns : [...columns, ''], rows.map((k) => {
+                            const cells = [k.name, h('code', {}, k.id), k.role, k.owner || '–',
+                                           (k.models || []).join(', ') || 'all', formatTime(k.created_at),
+                                           expiresCell(k), formatTime(k.last_used_at), stateCell(k)];
+                            if (!readOnly) cells.push(actions(k));
+                            return cells;
+                          }), 'No API keys match.')});
+  const load = keys.load;
+
+  function actions(k) {
+    const live = k.state !== 'revoked';
+    return h('span', {class: 'actions'}, usageButton(k), live ? editButton(k) : '',
+             live && k.state !== 'expired' ? rotateButton(k) : '', live ? revokeButton(k) : '');
+  }
+
+  if (readOnly) {
+    area.append(h('h2', {}, 'API keys'),
+                h('p', {class: 'detail', id: 'key-inventory-note'},
+                  'Read-only inventory: who holds which key, in which role, and its state. Secrets are never shown.'),
+                keys.element);
+    load();
+    return;
+  }
+
   const name = h('input', {id: 'key-name', required: true});
   const role = roleSelect('key-role', ROLES);
   const owner = h('input', {id: 'key-owner'});
   const models = h('input', {id: 'key-models', placeholder: 'all models'});
-  const expires = h('input', {id: 'key-expires', type: 'date'});
+  // A date means the end of that UTC day on the daemon, so today is the earliest choice.
+  const expires = h('input', {id: 'key-expires', type: 'date', min: todayUtc()});
   const quotas = limitInputs('key-');
   const submit = h('button', {type: 'submit', class: 'primary'}, 'Create key');
-  const status = h('div', {class: 'status'});
   const form = h('form', {class: 'card', 'aria-labelledby': 'key-form-title'},
                  h('h2', {id: 'key-form-title'}, 'New API key'),
                  h('div', {class: 'row'}, field('Name', name), field('Role', role), field('Owner', owner)),
-                 h('div', {class: 'row'}, field('Models (comma-separated)', models), field('Expires', expires)),
+                 h('div', {class: 'row'}, field('Models (comma-separated)', models),
+                   field('Expires (UTC date)', expires, 'works through the end of that day, UTC; empty: never')),
                  h('div', {class: 'row'}, LIMITS.map((l) => field(l.label, quotas[l.name]))),
                  submit, status);
 
-  async function load() {
-    try {
-      const keys = (await get('/admin/v1/keys')).data || [];
-      replace(list, table(['Name', 'Id', 'Role', 'Owner', 'Models', 'Created', 'Last used', 'State', ''],
-                          keys.map((k) => [k.name, h('code', {}, k.id), k.role, k.owner || '–',
-                                           (k.models || []).join(', ') || 'all', formatTime(k.created_at),
-                                           formatTime(k.last_used_at),
-                                           k.revoked_at ? 'revoked ' + formatTime(k.revoked_at) : 'active',
-                                           h('span', {class: 'actions'}, usageButton(k),
-                                             k.revoked_at ? '' : editButton(k), k.revoked_at ? '' : revokeButton(k))]),
-                          'No API keys.'));
-    } catch (e) {
-      replace(list, errorLine(e, 'API keys'));
-    }
+  function rotateButton(key) {
+    return h('button', {type: 'button', class: 'small', dataset: {rotate: key.id}, 'aria-label': 'Rotate key ' + key.name,
+                        onclick: async () => {
+      const rotated = await rotateKeyDialog(key);
+      if (!rotated) return;
+      const until = rotated.previous_secret_expires_at
+        ? 'The old secret works until ' + formatTime(rotated.previous_secret_expires_at) + '.'
+        : 'The old secret is refused from now on.';
+      replace(once, shownOnce('Key “' + rotated.name + '” rotated. ' + until, 'New API key', rotated.key,
+                              () => replace(once)));
+      load();
+    }}, 'Rotate');
   }
 
   function usageButton(key) {
@@ -151,6 +174,7 @@ function keysSection(area) {
   }
 
   form.addEventListener('submit', busy(submit, status, async () => {
+    expires.min = todayUtc();
     const spec = {name: name.value.trim(), role: role.value};
     if (owner.value.trim()) spec.owner = owner.value.trim();
     const allowed = modelList(models.value);
@@ -163,69 +187,19 @@ function keysSection(area) {
     load();
   }));
 
-  area.append(h('h2', {}, 'API keys'), once, form, edited, detail, list);
+  area.append(h('h2', {}, 'API keys'), once, form, edited, detail, keys.element);
   load();
 }
 
-function usersSection(area) {
-  const list = h('div', {id: 'user-list'});
-  const once = h('div', {});
-  const username = h('input', {id: 'user-name', required: true, pattern: '[a-z0-9_][a-z0-9._\\-]{0,63}'});
-  const role = roleSelect('user-role', USER_ROLES);
-  const submit = h('button', {type: 'submit', class: 'primary'}, 'Add user');
-  const status = h('div', {class: 'status'});
-  const form = h('form', {class: 'card', 'aria-labelledby': 'user-form-title'},
-                 h('h2', {id: 'user-form-title'}, 'New console user'),
-                 h('div', {class: 'row'}, field('User name', username, 'lower-case letters, digits, . _ -'),
-                   field('Role', role)), submit, status);
-
-  async function load() {
-    try {
-      const users = (await get('/admin/v1/users')).data || [];
-      replace(list, table(['User', 'Role', 'Last sign-in', 'State', ''],
-                          users.map((u) => [u.username, u.role, formatTime(u.last_login_at),
-                                            u.disabled ? 'disabled' : u.must_change_password ? 'password change due'
-                                                : u.locked_until ? 'locked until ' + formatTime(u.locked_until)
-                                                : 'active',
-                                            u.disabled ? '' : disableButton(u)])));
-    } catch (e) {
-      replace(list, errorLine(e, 'Users'));
-    }
-  }
-
-  function disableButton(user) {
-    return h('button', {type: 'button', class: 'danger small', 'aria-label': 'Disable user ' + user.username,
-                        onclick: async () => {
-      const sure = await confirmAction({
-        title: 'Disable user “' + user.username + '”?',
-        body: ['The user can no longer sign in, every session it has open ends now, and every API key it owns is revoked.'],
-        confirmLabel: 'Disable user', danger: true});
-      if (!sure) return;
-      try {
-        await post('/admin/v1/users/disable', {username: user.username});
-      } catch (e) {
-        replace(status, errorLine(e, 'Disable'));
-      }
-      load();
-    }}, 'Disable');
-  }
-
-  form.addEventListener('submit', busy(submit, status, async () => {
-    const created = await post('/admin/v1/users', {username: username.value.trim(), role: role.value});
-    form.reset();
-    replace(once, shownOnce('User “' + created.username + '” added', 'One-time password', created.one_time_password,
-                            () => replace(once)));
-    load();
-  }));
-
-  area.append(h('h2', {}, 'Console users'), once, form, list);
-  load();
-}
-
-export function render(container) {
+// Admins manage keys and users; auditors (keys.read) see the key inventory with no control
+// that changes anything, and no users.
+export function render(container, {principal}) {
   const keys = h('section', {class: 'area', id: 'keys-area'});
+  container.append(keys);
+  const readOnly = principal.role !== 'admin';
+  keysSection(keys, readOnly);
+  if (readOnly) return;
   const users = h('section', {class: 'area', id: 'users-area'});
-  container.append(keys, users);
-  keysSection(keys);
-  usersSection(users);
+  container.append(users);
+  usersSection(users, principal);
 }
