@@ -3,7 +3,7 @@
 // console and kimictl never disagree (a locked user whose password change is also due is
 // "locked": that is what stops it signing in). Also the rules for the dates an operator gives:
 // a key's expiry and a rotation's grace period.
-//
+// Public header of auth/: other folders include it.
 // Thread safety: pure functions and constants.
 #pragma once
 
