@@ -18,6 +18,7 @@ void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
   AddUserRoutes(table, services.authenticator);
   AddPolicyRoutes(table, services.policies);
   AddAuditRoutes(table, services.audit);
+  AddMetricsRoutes(table, services.metrics_history);
 }
 
 }  // namespace kimi::admin

@@ -11,11 +11,13 @@
 //   users      user_routes.h               Authenticator
 //   policies   policy_routes.h             PolicyService
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess
+//   metrics    metrics_routes.h            MetricsHistory
 //
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
 
 #include "admin/audit_routes.h"
+#include "admin/metrics_routes.h"
 #include "admin/tls_routes.h"
 #include "http/routes.h"
 
@@ -44,6 +46,7 @@ struct AdminServices {
   models::TrustDirectory* trust = nullptr;
   policy::PolicyService* policies = nullptr;
   const AuditAccess* audit = nullptr;
+  MetricsHistoryServices metrics_history;
   ReloadTls reload_tls;
 };
 

@@ -41,6 +41,9 @@
 #include "http/tls_reloader.h"
 #include "http/writer_metrics.h"
 #include "kimi/log.h"
+#include "kimi/utc_time.h"
+#include "metrics/history.h"
+#include "metrics/history_sampler.h"
 #include "metrics/metrics.h"
 #include "migrations/all_migrations.h"
 #include "models/model_admin.h"
@@ -143,6 +146,12 @@ struct Daemon::Parts {
   std::unique_ptr<models::ServedModel> served_model;
   std::unique_ptr<models::ModelAdmin> model_admin;
   // OpenServer
+  // The dashboards' history (metrics/history.h, about 1.5 MiB at most) and its sampler, which
+  // runs while the server does. refresh_mu orders the sampler's refresh of the scraped figures
+  // with GET /metrics's.
+  metrics::MetricsHistory history;
+  std::mutex refresh_mu;
+  std::unique_ptr<metrics::HistorySampler> history_sampler;
   std::unique_ptr<http::Server> server;
 };
 
@@ -470,7 +479,7 @@ Status Daemon::OpenServer() {
                                                    p.tls != nullptr && p.tls->verifies_clients()};
   http::RouteTable routes;
   http::MetricsServices metrics{&p.registry};
-  metrics.before_render =
+  std::function<void()> refresh =
       [&p, engine = EngineMetricsRefresher(p.registry, *p.embedded),
        usage = http::UsageLedgerMetricsRefresher(p.registry, [&p] { return p.authenticator->UsageStats(); }),
        audit = http::AuditWriterMetricsRefresher(
@@ -484,6 +493,12 @@ Status Daemon::OpenServer() {
           p.slo_metrics->PublishTargets(active->policy);
         }
       };
+  metrics.before_render = [&p, refresh] {
+    std::lock_guard<std::mutex> lock(p.refresh_mu);
+    refresh();
+  };
+  p.history_sampler = std::make_unique<metrics::HistorySampler>(&p.history, &p.registry, metrics.before_render,
+                                                                &UnixMillisNow);
   http::AddProbeRoutes(routes, http::ReadinessServices{p.readiness.get(), authentication}, std::move(metrics));
   http::AddConsoleRoutes(routes, config.console.assets_dir.empty() ? nullptr : p.console.get());
   http::GenerationServices generation;
@@ -511,6 +526,7 @@ Status Daemon::OpenServer() {
   admin.trust = p.trust_directory.get();
   admin.policies = p.policy_service.get();
   admin.audit = &p.audit_access;
+  admin.metrics_history = admin::MetricsHistoryServices{&p.history, nullptr};
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };
   admin::AddAdminRoutes(routes, admin);
   p.server = std::make_unique<http::Server>(std::move(options), std::move(*p.listener),
@@ -535,7 +551,10 @@ Status Daemon::Run() {
   };
   const auto force_after = std::chrono::milliseconds(p.config.limits.shutdown_grace_ms) + kStopAfterGrace;
   std::thread signals(WatchSignals, p.server.get(), &done, force_after, std::move(on_hangup));
+  p.history_sampler->Start();
   p.server->Run();
+  // The sampler reads the engine through the refresh: stopped before the model unloads.
+  p.history_sampler->Stop();
   model_loader.join();
   // The stop, in the reverse order of the steps that opened what it closes.
   // Cancels a running import, detaches and unloads the engine; its acts are audited, so

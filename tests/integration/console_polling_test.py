@@ -17,7 +17,7 @@ from daemon_harness import KIMICTL, Daemon, base_config, request, run_to_exit  #
 # The overview polls every 3 s; this many rounds stand for a minute of it, bounded by count.
 POLL_ROUNDS = 20
 # Reads the overview makes each round with the session (overview.js) and the history range.
-CONSOLE_READS = ("/readyz", "/v1/models", "/admin/v1/models", "/metrics")
+CONSOLE_READS = ("/readyz", "/v1/models", "/admin/v1/models", "/metrics", "/admin/v1/metrics/history?range=15m")
 SIGN_IN_PAGE_LOADS = 10
 
 
@@ -110,6 +110,19 @@ class ConsolePollingTest(unittest.TestCase):
         self.assertEqual(len(denied), 4, added)
         code, _, err = run_to_exit([KIMICTL, "audit", "verify", "--data-dir", self.daemon.data_dir])
         self.assertEqual(code, 0, err)
+
+    def test_metrics_history_answers_its_ranges_and_refuses_others(self):
+        for name, seconds in (("15m", 900), ("1h", 3600), ("6h", 21600), ("24h", 86400)):
+            reply = request(self.daemon, "GET", "/admin/v1/metrics/history?range=" + name)
+            self.assertEqual(reply.status, 200, reply.body)
+            body = reply.json()
+            self.assertEqual((body["range"], body["range_s"]), (name, seconds))
+            self.assertEqual(body["resolution_s"], 10 if seconds <= 3600 else 60)
+            self.assertTrue(body["now"].endswith("Z"))
+            self.assertIsInstance(body["points"], list)
+        reply = request(self.daemon, "GET", "/admin/v1/metrics/history?range=2d")
+        self.assertEqual(reply.status, 400, reply.body)
+        self.assertEqual(reply.json()["error"]["param"], "range")
 
 
 if __name__ == "__main__":
