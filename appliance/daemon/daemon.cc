@@ -146,7 +146,7 @@ struct Daemon::Parts {
   std::unique_ptr<models::ServedModel> served_model;
   std::unique_ptr<models::ModelAdmin> model_admin;
   // OpenServer
-  // The dashboards' history (metrics/history.h, about 1.5 MiB at most) and its sampler, which
+  // The dashboards' history (metrics/history.h: 0.5 to 2.5 MiB) and its sampler, which
   // runs while the server does. refresh_mu orders the sampler's refresh of the scraped figures
   // with GET /metrics's.
   metrics::MetricsHistory history;

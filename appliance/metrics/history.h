@@ -7,8 +7,9 @@
 //
 // Two bounded rings: the last `fine_points` intervals (default 360 of 10 s: one hour), and
 // points of `coarse_every` intervals merged (default 1440 of 60 s: 24 hours), a range choosing
-// the finest ring that covers it. A point holds fixed fields and at most `max_models` per-model
-// entries (a few hundred bytes), so the whole history stays under 2 MiB with the defaults.
+// the finest ring that covers it. A point is about 200 bytes plus about 80 per model it names
+// (at most `max_models`), so the defaults' 1800 points hold about 0.5 MiB with one served model
+// and at most about 2.5 MiB with sixteen.
 // Kept in memory only: a restart starts it again.
 //
 // A counter that went down (the engine reloaded, a model was swapped) counts from zero: its

@@ -71,6 +71,7 @@ class ConsolePollingTest(unittest.TestCase):
 
     def test_console_polling_and_sign_in_probes_add_no_record_but_denials_do(self):
         cookie = self.sign_in("operator-1", "operator")
+        user_cookie = self.sign_in("user-1", "user")
         before = len(audit_records(self.daemon))
 
         for _ in range(POLL_ROUNDS):
@@ -98,6 +99,8 @@ class ConsolePollingTest(unittest.TestCase):
         self.assertEqual(request(self.daemon, "GET", "/v1/models").status, 200)  # the admin key
         # An operator's session may not read the key list: refused for its role, and recorded.
         self.assertEqual(request(self.daemon, "GET", "/admin/v1/keys", {"Cookie": cookie}).status, 403)
+        # A user's session may not read the model store: a status read refused for the role.
+        self.assertEqual(request(self.daemon, "GET", "/admin/v1/models", {"Cookie": user_cookie}).status, 403)
 
         added = [(r["action"], r["outcome"], r["http_status"]) for r in audit_records(self.daemon)[before:]
                  if r["action"].startswith("http.")]
@@ -106,8 +109,9 @@ class ConsolePollingTest(unittest.TestCase):
         self.assertIn(("http.admin_session_get", "denied", 401), added)
         self.assertIn(("http.models", "ok", 200), added)
         self.assertIn(("http.admin_keys_list", "denied", 403), added)
+        self.assertIn(("http.admin_models_list", "denied", 403), added)
         denied = [a for a in added if a[1] == "denied"]
-        self.assertEqual(len(denied), 4, added)
+        self.assertEqual(len(denied), 5, added)
         code, _, err = run_to_exit([KIMICTL, "audit", "verify", "--data-dir", self.daemon.data_dir])
         self.assertEqual(code, 0, err)
 
