@@ -19,9 +19,13 @@ Buckets Grown(const Buckets& now, const Buckets& before) {
   return out;
 }
 
+// Adds the observations of `next` to `into`. Buckets of other bounds cannot be added: the
+// histogram was registered anew (another model's engine), so the newer one is kept.
 void Add(const Buckets& next, Buckets* into) {
-  if (into->cumulative.empty() || into->bounds != next.bounds || into->cumulative.size() != next.cumulative.size()) {
-    if (into->cumulative.empty() || (!next.cumulative.empty() && next.cumulative.back() > 0)) *into = next;
+  if (next.cumulative.empty()) return;
+  const bool same_shape = into->bounds == next.bounds && into->cumulative.size() == next.cumulative.size();
+  if (into->cumulative.empty() || !same_shape) {
+    *into = next;
     return;
   }
   for (size_t i = 0; i < next.cumulative.size(); ++i) into->cumulative[i] += next.cumulative[i];
