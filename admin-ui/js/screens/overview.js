@@ -126,6 +126,9 @@ export function render(container, {principal}) {
       paused.hidden = false;
       return;
     }
+    // The history loads alongside this round's other reads (it refreshes itself at most every
+    // 10 s), so a round takes no longer than its slowest read.
+    const historyLoaded = dashboards ? dashboards.refresh() : null;
     try {
       const [ready, served, store] = await Promise.all([
         readiness(),
@@ -146,8 +149,8 @@ export function render(container, {principal}) {
       } catch (e) {
         if (!stopped) replace(metricsBox, errorLine(e, 'Metrics'));
       }
-      if (!stopped) await dashboards.refresh();
     }
+    await historyLoaded;
     if (!stopped) timer = setTimeout(refresh, POLL_MS);
   }
 
