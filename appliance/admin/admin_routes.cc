@@ -22,6 +22,7 @@ void AddAdminRoutes(http::RouteTable& table, const AdminServices& services) {
   AddRequestRulesRoute(table, services.request_rules);
   AddAuditRoutes(table, services.audit);
   AddUsageRoutes(table, UsageServices{services.authenticator, services.auth_store, services.budgets});
+  AddMetricsRoutes(table, services.metrics_history);
 }
 
 }  // namespace kimi::admin

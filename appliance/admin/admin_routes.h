@@ -13,11 +13,13 @@
 //   rules      request_rules_routes.h       ModelRulesTable
 //   audit      audit_routes.h, audit_proof_route.h   AuditAccess (with the Authenticator's key list)
 //   usage      usage_routes.h              Authenticator, AuthStore (usage rows), BudgetWatch
+//   metrics    metrics_routes.h            MetricsHistory
 // Public header of admin/: other folders include it.
 // Thread safety: call before the server runs; the handlers may run on many threads at once.
 #pragma once
 
 #include "admin/audit_routes.h"
+#include "admin/metrics_routes.h"
 #include "admin/tls_routes.h"
 #include "http/routes.h"
 
@@ -52,6 +54,7 @@ struct AdminServices {
   const AuditAccess* audit = nullptr;
   auth::AuthStore* auth_store = nullptr;
   auth::BudgetWatch* budgets = nullptr;
+  MetricsHistoryServices metrics_history;
   ReloadTls reload_tls;
 };
 

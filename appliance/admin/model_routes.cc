@@ -79,7 +79,8 @@ Status HandleRemoveModel(models::ModelAdmin* model_admin, http::RequestContext& 
 void AddModelRoutes(http::RouteTable& table, models::ModelAdmin* admin) {
   using P = auth::Permission;
   const auto bind = [admin](auto handler) { return http::BindRoute(admin, handler); };
-  table.Add({"GET", "/admin/v1/models", "admin_models_list", bind(&HandleListModels), false, P::kModelsInspect});
+  table.Add({"GET", "/admin/v1/models", "admin_models_list", bind(&HandleListModels), false, P::kModelsInspect,
+             /*body_has_password=*/false, /*status_read=*/true});
   table.Add({"DELETE", "/admin/v1/models", "admin_models_remove", bind(&HandleRemoveModel), false, P::kModelsManage});
   table.Add({"POST", "/admin/v1/models/import", "admin_models_import", bind(&HandleImportModel), false,
              P::kModelsManage});

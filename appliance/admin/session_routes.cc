@@ -94,8 +94,9 @@ void AddSessionRoutes(http::RouteTable& table, auth::Authenticator* auth) {
   // The login form's POST is public by nature: it is how a person authenticates.
   table.Add({"POST", "/admin/v1/session", "admin_session_login", bind(&HandleSessionLogin), false, P::kPublic,
              /*body_has_password=*/true});
-  table.Add(
-      {"GET", "/admin/v1/session", "admin_session_get", bind(&HandleSessionGet), false, P::kSessionSelf});
+  // Who is signed in: the console asks on every load, the sign-in page before anyone has.
+  table.Add({"GET", "/admin/v1/session", "admin_session_get", bind(&HandleSessionGet), false, P::kSessionSelf,
+             /*body_has_password=*/false, /*status_read=*/true});
   table.Add({"DELETE", "/admin/v1/session", "admin_session_logout", bind(&HandleSessionLogout), false,
              P::kSessionSelf});
   table.Add({"POST", "/admin/v1/session/password", "admin_session_password", bind(&HandleSessionPassword),

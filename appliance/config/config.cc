@@ -99,7 +99,8 @@ ObjectSchema<AuditConfig> AuditSchema() {
       .Integer("commit_window_ms", &AuditConfig::commit_window_ms, 0, 1'000,
                "How long a request's audit record may wait for others to share its commit (0: none).")
       .Boolean("record_probes", &AuditConfig::record_probes,
-               "Also record /healthz, /readyz and /metrics requests.")
+               "Also record /healthz, /readyz and /metrics requests, and the status reads of a console "
+               "session or of a request with no credential (docs/audit.md).")
       .Boolean("record_requests", &AuditConfig::record_requests,
                "Record every API request (on by default); off only to measure the audit log's cost.");
 }

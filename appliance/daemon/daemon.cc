@@ -68,7 +68,10 @@ Status Daemon::Run() {
   };
   const auto force_after = std::chrono::milliseconds(p.config.limits.shutdown_grace_ms) + kStopAfterGrace;
   std::thread signals(WatchSignals, p.server.get(), &done, force_after, std::move(on_hangup));
+  p.history_sampler->Start();
   p.server->Run();
+  // The sampler reads the engine through the refresh: stopped before the model unloads.
+  p.history_sampler->Stop();
   model_loader.join();
   // The stop, in the reverse order of the steps that opened what it closes.
   // Cancels a running import, detaches and unloads the engine; its acts are audited, so

@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,8 @@
 #include "http/server.h"
 #include "http/tls_reloader.h"
 #include "kimi/log.h"
+#include "metrics/history.h"
+#include "metrics/history_sampler.h"
 #include "metrics/metrics.h"
 #include "models/model_admin.h"
 #include "models/trust_directory.h"
@@ -112,6 +115,12 @@ struct Daemon::Parts {
   std::unique_ptr<models::ServedModel> served_model;
   std::unique_ptr<models::ModelAdmin> model_admin;
   // OpenServer
+  // The dashboards' history (metrics/history.h: 0.5 to 2.5 MiB) and its sampler, which
+  // runs while the server does. refresh_mu orders the sampler's refresh of the scraped figures
+  // with GET /metrics's.
+  metrics::MetricsHistory history;
+  std::mutex refresh_mu;
+  std::unique_ptr<metrics::HistorySampler> history_sampler;
   std::unique_ptr<http::Server> server;
 };
 

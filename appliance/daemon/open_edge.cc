@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +22,7 @@
 #include "http/request_work_metrics.h"
 #include "http/routes.h"
 #include "http/writer_metrics.h"
+#include "kimi/utc_time.h"
 
 namespace kimi::daemon {
 namespace {
@@ -82,7 +85,7 @@ Status Daemon::OpenServer() {
                                                    p.tls != nullptr && p.tls->verifies_clients()};
   http::RouteTable routes;
   http::MetricsServices metrics{&p.registry};
-  metrics.before_render =
+  std::function<void()> refresh =
       [&p, engine = EngineMetricsRefresher(p.registry, *p.embedded),
        usage = http::UsageLedgerMetricsRefresher(p.registry, [&p] { return p.authenticator->UsageStats(); }),
        audit = http::AuditWriterMetricsRefresher(
@@ -98,6 +101,12 @@ Status Daemon::OpenServer() {
           p.slo_metrics->PublishTargets(active->policy);
         }
       };
+  metrics.before_render = [&p, refresh] {
+    std::lock_guard<std::mutex> lock(p.refresh_mu);
+    refresh();
+  };
+  p.history_sampler = std::make_unique<metrics::HistorySampler>(&p.history, &p.registry, metrics.before_render,
+                                                                &UnixMillisNow);
   http::AddProbeRoutes(routes, http::ReadinessServices{p.readiness.get(), authentication}, std::move(metrics));
   http::AddConsoleRoutes(routes, config.console.assets_dir.empty() ? nullptr : p.console.get());
   http::GenerationServices generation;
@@ -126,6 +135,7 @@ Status Daemon::OpenServer() {
   admin.policies = p.policy_service.get();
   admin.request_rules = &p.request_rules;
   admin.audit = &p.audit_access;
+  admin.metrics_history = admin::MetricsHistoryServices{&p.history, nullptr};
   admin.auth_store = p.auth_store.get();
   admin.budgets = p.budgets.get();
   if (p.tls != nullptr) admin.reload_tls = [&p](const auth::Actor& actor) { return p.ReloadTls(actor); };

@@ -22,13 +22,23 @@ HttpMetrics::HttpMetrics(metrics::Registry& registry)
                                                {"reason"})),
       connections_closed(registry.AddCounter("kimi_http_connections_closed_total",
                                              "Connections the server closed because of a limit, by reason.",
-                                             {"reason"})) {}
+                                             {"reason"})),
+      model_requests(registry.AddCounter(metrics::kModelRequestsFamily,
+                                         "Requests for a served model answered, by model and status code.",
+                                         {"model", "code"})),
+      model_duration(registry.AddHistogram(metrics::kModelDurationFamily,
+                                           "Requests for a served model: first byte to response written, by model.",
+                                           {"model"}, metrics::DefaultLatencyBuckets())) {}
 
 void RecordRequest(HttpMetrics& metrics, const RequestContext& ctx, std::string_view method, std::string_view path,
                    int status) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.start).count();
   metrics.requests.WithLabels({ctx.route, std::to_string(status)}).Increment();
   metrics.duration.WithLabels({ctx.route}).Observe(seconds);
+  if (!ctx.audit.model.empty()) {
+    metrics.model_requests.WithLabels({ctx.audit.model, std::to_string(status)}).Increment();
+    metrics.model_duration.WithLabels({ctx.audit.model}).Observe(seconds);
+  }
   // The path arrives percent-decoded: bounded and escaped like audited text, so that neither
   // its length nor a control character in it reaches the log line raw.
   const std::string logged_path = audit::AuditText(path);

@@ -5,7 +5,12 @@
 //   kimi_http_connections_active                     gauge
 //   kimi_http_connections_rejected_total{reason}     counter (overload)
 //   kimi_http_connections_closed_total{reason}       counter (read_timeout, header_too_large, ...)
+//   kimi_model_requests_total{model,code}            counter (requests for a served model)
+//   kimi_model_request_duration_seconds{model}       histogram (the same, first byte to last)
 //
+// The kimi_model_* series count client work for a model (the generation routes, once the
+// model is resolved, so its label takes only served models' names); the dashboards' history
+// reads them (metrics/history.h).
 // Thread safety: HttpMetrics holds references into a thread-safe registry; RecordRequest
 // may be called from any thread.
 #pragma once
@@ -13,6 +18,7 @@
 #include <string_view>
 
 #include "http/request_context.h"
+#include "metrics/history.h"
 #include "metrics/metrics.h"
 
 namespace kimi::http {
@@ -24,6 +30,8 @@ struct HttpMetrics {
   metrics::Gauge& connections_active;
   metrics::Family<metrics::Counter>& connections_rejected;
   metrics::Family<metrics::Counter>& connections_closed;
+  metrics::Family<metrics::Counter>& model_requests;
+  metrics::Family<metrics::Histogram>& model_duration;
 };
 
 // Writes the access-log line and updates the request metrics. `path` and the client's

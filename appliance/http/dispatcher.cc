@@ -163,6 +163,7 @@ void Dispatcher::RegisterRoutes() {
       ctx->route = std::string(r->name);
       ctx->probe = r->probe;
       ctx->body_has_password = r->body_has_password;
+      ctx->status_read = r->status_read;
       MatchRoutePath(r->path, req.path, &ctx->path_params);
       Status status = AuthenticateRequest(services_.authentication, req, r->permission, *ctx);
       if (status.ok()) status = CheckBodyNesting(req.body);

@@ -443,9 +443,11 @@ void AddOpenAiRoutes(RouteTable& table, GenerationServices generation, ModelList
              P::kInference});
   table.Add({"POST", "/v1/completions", "completions", BindRoute(std::move(generation), &HandleCompletions), false,
              P::kInference});
-  table.Add({"GET", "/v1/models", "models", BindRoute(models, &HandleListModels), false, P::kModelsRead});
+  // Status reads (routes.h): the console polls the model list; a call with a key is audited.
+  table.Add({"GET", "/v1/models", "models", BindRoute(models, &HandleListModels), false, P::kModelsRead,
+             /*body_has_password=*/false, /*status_read=*/true});
   table.Add({"GET", "/v1/models/{id...}", "model", BindRoute(std::move(models), &HandleGetModel), false,
-             P::kModelsRead});
+             P::kModelsRead, /*body_has_password=*/false, /*status_read=*/true});
 }
 
 }  // namespace kimi::http

@@ -32,8 +32,19 @@ std::string_view OutcomeOf(int http_status) {
 
 bool RequestAuditor::Records(const RequestContext& ctx) const {
   if (sink_ == nullptr) return false;
+  if (policy_.record_probes) return true;
   // Refused probes are recorded anyway: every authentication failure is audited.
-  return !ctx.probe || policy_.record_probes || !ctx.auth_failure.empty();
+  if (ctx.probe) return !ctx.auth_failure.empty();
+  if (ctx.status_read) {
+    // Someone who has not signed in asks: nothing was presented, so nothing was refused.
+    if (ctx.no_credentials) return false;
+    // The console's own polling: a signed-in session reading state, allowed. A session
+    // refused for its role, and every call made with an API key, are recorded.
+    const bool console_read =
+        ctx.principal && ctx.principal->kind == auth::Principal::Kind::kSession && ctx.auth_failure.empty();
+    return !console_read;
+  }
+  return true;
 }
 
 audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {

@@ -9,7 +9,9 @@
 // the sink's reason and the caller answers AuditUnavailable() instead of the response; with
 // fail_closed off it logs the failure and lets the response go.
 // Probe routes (Route::probe) are not recorded unless record_probes is set or the request
-// was refused by authentication. The record's actor and role are the authenticated
+// was refused by authentication. Status reads (Route::status_read) are not recorded when a
+// console session reads them or when they carry no credential at all, unless record_probes
+// is set; read with an API key, or refused for a presented credential, they are. The record's actor and role are the authenticated
 // principal's (a key id or user name, never a secret); a refused request's detail says why.
 // A request whose route carries a password in its body (Route::body_has_password) gets no
 // request_sha256: a hash of a guessable secret would let a reader of the log guess it.

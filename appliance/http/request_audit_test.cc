@@ -126,6 +126,56 @@ TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {
   EXPECT_EQ(records[0].target, "");
 }
 
+// The console's polling of status reads is not recorded; the same reads with an API key, a
+// session refused for its role and a presented credential that fails are (docs/audit.md).
+TEST(RequestAuditTest, StatusReadsOfTheConsoleAreNotRecordedButApiCallsAndDenialsAre) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor auditor(Policy(true, false), sink.get());
+  RequestAuditor everything(Policy(true, true), sink.get());
+  auto principal = [](auth::Principal::Kind kind) {
+    auth::Principal p;
+    p.kind = kind;
+    p.id = kind == auth::Principal::Kind::kSession ? "admin" : "key_1";
+    return p;
+  };
+  RequestContext session_read = Context("models", false);
+  session_read.status_read = true;
+  session_read.principal = principal(auth::Principal::Kind::kSession);
+  EXPECT_FALSE(auditor.Records(session_read));
+  EXPECT_TRUE(everything.Records(session_read));
+
+  RequestContext anonymous = Context("admin_session_get", false);
+  anonymous.status_read = true;
+  anonymous.no_credentials = true;
+  anonymous.auth_failure = "authentication failed: no credentials";
+  EXPECT_FALSE(auditor.Records(anonymous));
+
+  RequestContext key_read = session_read;
+  key_read.principal = principal(auth::Principal::Kind::kApiKey);
+  EXPECT_TRUE(auditor.Records(key_read));
+
+  RequestContext lacking_role = session_read;
+  lacking_role.auth_failure = "forbidden: the role may not";
+  EXPECT_TRUE(auditor.Records(lacking_role));
+
+  RequestContext bad_key = Context("models", false);
+  bad_key.status_read = true;
+  bad_key.auth_failure = "authentication failed: unknown key";
+  EXPECT_TRUE(auditor.Records(bad_key));
+
+  // Any route that is not a status read keeps its record, a session's or not.
+  RequestContext write = Context("admin_keys_create", false);
+  write.principal = principal(auth::Principal::Kind::kSession);
+  EXPECT_TRUE(auditor.Records(write));
+  RequestContext anonymous_write = Context("admin_keys_create", false);
+  anonymous_write.no_credentials = true;
+  anonymous_write.auth_failure = "authentication failed: no credentials";
+  EXPECT_TRUE(auditor.Records(anonymous_write));
+  ASSERT_TRUE(sink->Close().ok());
+}
+
 TEST(RequestAuditTest, UncommittedRecordFailsClosedOrIsLoggedWhenOpen) {
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());

@@ -68,8 +68,10 @@ Status AuthenticateRequest(const RequestAuthentication& services, const httplib:
   if (permission == auth::Permission::kPublic) return Status::OK();
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
   if (!ctx.principal) {
-    Result<auth::Principal> principal = services.authenticator->Authenticate(CredentialsOf(req));
+    const auth::Credentials credentials = CredentialsOf(req);
+    Result<auth::Principal> principal = services.authenticator->Authenticate(credentials);
     if (!principal.ok()) {
+      ctx.no_credentials = credentials.bearer.empty() && credentials.api_key.empty() && credentials.session_id.empty();
       ctx.auth_failure = "authentication failed: " + principal.status().message();
       return principal.status();
     }

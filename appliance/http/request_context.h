@@ -76,6 +76,7 @@ struct RequestContext {
   std::string route = "unmatched";  // the route table's name, the metrics label
   bool probe = false;               // the route is a probe (Route::probe)
   bool body_has_password = false;   // Route::body_has_password: the body is not hashed
+  bool status_read = false;         // Route::status_read
   // Values of the route's path parameters: "/v1/models/{id...}" fills "id".
   std::map<std::string, std::string> path_params;
 
@@ -86,6 +87,9 @@ struct RequestContext {
   // the audit record's detail. A handler that refuses for the caller's sake (a quota, a
   // wrong password) sets it too.
   std::string auth_failure;
+  // Authentication refused the request because it carried no credential at all (no key, no
+  // session cookie): a visitor who has not signed in, not a refused secret.
+  bool no_credentials = false;
   // Seconds the client should wait when its key's rate limit refused it (Retry-After).
   int64_t retry_after_s = 0;
 

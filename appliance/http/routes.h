@@ -56,6 +56,11 @@ struct Route {
   // The request body carries a password: its audit record gets no request_sha256, since a
   // hash of a low-entropy secret can be reversed by guessing.
   bool body_has_password = false;
+  // A read-only view of the appliance's state that the console polls (model lists, who is
+  // signed in, the metrics history): not audited when a console session reads it, nor when
+  // it is asked with no credential at all; read with an API key it is audited like any call.
+  // Only GET routes. docs/audit.md "Not recorded" says why.
+  bool status_read = false;
 };
 
 class RouteTable {

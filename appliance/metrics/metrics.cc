@@ -157,6 +157,22 @@ void Family<M>::Render(std::string* out) const {
   }
 }
 
+template <typename M>
+void Family<M>::Read(std::vector<SeriesReading>* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [values, series] : series_) {
+    SeriesReading r;
+    r.labels = values;
+    if constexpr (std::is_same_v<M, Histogram>) {
+      r.histogram = series->Read();
+      r.value = double(r.histogram.cumulative.back());
+    } else {
+      r.value = series->Value();
+    }
+    out->push_back(std::move(r));
+  }
+}
+
 template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;
@@ -218,6 +234,18 @@ std::string Registry::RenderText() const {
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& f : families_) f->Render(&out);
+  return out;
+}
+
+std::vector<SeriesReading> Registry::Read(const std::string& name, std::vector<std::string>* label_names) const {
+  std::vector<SeriesReading> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& f : families_) {
+    if (f->name() != name) continue;
+    if (label_names != nullptr) *label_names = f->label_names();
+    f->Read(&out);
+    break;
+  }
   return out;
 }
 

@@ -78,6 +78,14 @@ std::vector<double> DefaultLatencyBuckets();
 
 enum class Type { kCounter, kGauge, kHistogram };
 
+// One series as read at one instant: its label values (in the family's label order) and its
+// value (counters, gauges) or its histogram.
+struct SeriesReading {
+  std::vector<std::string> labels;
+  double value = 0;
+  Histogram::Snapshot histogram;  // histograms only
+};
+
 class FamilyBase {
  public:
   FamilyBase(std::string name, std::string help, Type type, std::vector<std::string> label_names);
@@ -90,6 +98,8 @@ class FamilyBase {
   const std::vector<std::string>& label_names() const { return label_names_; }
   // Appends "# HELP", "# TYPE" and one line per series (several for histograms).
   virtual void Render(std::string* out) const = 0;
+  // Appends every series as it is now.
+  virtual void Read(std::vector<SeriesReading>* out) const = 0;
 
  protected:
   std::string name_;
@@ -107,6 +117,7 @@ class Family : public FamilyBase {
   M& WithLabels(std::initializer_list<std::string_view> values);
   M& WithLabels(const std::vector<std::string>& values);
   void Render(std::string* out) const override;
+  void Read(std::vector<SeriesReading>* out) const override;
 
   std::vector<double> histogram_bounds;  // histograms only
 
@@ -129,6 +140,9 @@ class Registry {
 
   // The whole registry in the Prometheus text format, families in registration order.
   std::string RenderText() const;
+  // Every series of the family `name` as it is now, and its label names; empty when no family
+  // has that name. For readers inside the daemon (metrics/history.h) that need figures, not text.
+  std::vector<SeriesReading> Read(const std::string& name, std::vector<std::string>* label_names = nullptr) const;
 
  private:
   FamilyBase* Find(const std::string& name, Type type, const std::vector<std::string>& label_names);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import {parsePrometheus} from '../../admin-ui/js/metrics.js';
-import {rememberSlo, sloAlerts, sloAttainment, sloCounts} from '../../admin-ui/js/screens/overview_slo.js';
+import {attainmentText, formatShare, rememberSlo, sloAlerts, sloAttainment, sloCounts} from '../../admin-ui/js/screens/overview_slo.js';
 
 function scrape(ttft4096, met4096, gaps, metGaps) {
   return parsePrometheus(`# TYPE kimi_slo_ttft_target_seconds gauge
@@ -59,4 +59,18 @@ test('the window keeps scrapes of the last minutes and answers its oldest', () =
   assert.equal(rememberSlo(a, 0, 1000), null);
   assert.equal(rememberSlo(b, 500, 1000), a);
   assert.equal(rememberSlo(b, 1400, 1000), b, 'the scrape at 0 left the window');
+});
+
+test('a share is never shown as 100% or 0% unless it is exactly that', () => {
+  // 6 misses in 23,121 gaps: 99.974...%, which one decimal would round to "100.0%".
+  assert.equal(formatShare(23115, 23121), '99.97%');
+  assert.equal(attainmentText(23115, 23121), '99.97% (6 missed)');
+  assert.equal(formatShare(999999, 1000000), '> 99.99%');
+  assert.equal(formatShare(1, 1000000), '< 0.01%');
+  assert.equal(formatShare(1, 30000), '< 0.01%');
+  assert.equal(formatShare(2, 3), '66.7%');
+  assert.equal(formatShare(5, 5), '100%');
+  assert.equal(attainmentText(5, 5), '100%');
+  assert.equal(formatShare(0, 5), '0%');
+  assert.equal(formatShare(0, 0), '–');
 });

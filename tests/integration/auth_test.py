@@ -53,6 +53,7 @@ def _json(payload):
 # bundle, TLS): there the handler's own answer to a well-formed request shows it was let in.
 ENDPOINTS = [
     ("GET", "/metrics", "metrics.read", b"", (200,)),
+    ("GET", "/admin/v1/metrics/history", "metrics.read", b"", (200,)),
     ("POST", "/v1/chat/completions", "inference",
      _json({"model": "m-a", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}), (200,)),
     ("POST", "/v1/completions", "inference", _json({"model": "m-a", "prompt": "hi", "max_tokens": 4}), (200,)),

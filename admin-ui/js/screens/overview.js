@@ -2,12 +2,14 @@
 // active model, and live figures from /metrics (requests and tokens per second, queue, cache
 // memory, time to first token and inter-token latency), scraped every few seconds and drawn
 // over the session as small charts, with the service-level attainment per tier and class and
-// its alert banner (overview_slo.js).
+// its alert banner (overview_slo.js), and the dashboards over a chosen range from the history
+// the appliance keeps (overview_history.js).
 
 import {get} from '../api.js';
 import {lineChart} from '../chart.js';
 import {figures, history, parsePrometheus, remember} from '../metrics.js';
 import {errorLine, formatBytes, formatNumber, formatSeconds, h, replace} from '../dom.js';
+import {historySection} from './overview_history.js';
 import {componentLines} from './overview_readiness.js';
 import {sloPanel} from './overview_slo.js';
 
@@ -97,8 +99,9 @@ async function scrape() {
 export function render(container, {principal}) {
   const readyBox = h('div', {});
   const metricsBox = h('div', {});
-  container.append(h('div', {class: 'columns'}, readyBox), metricsBox);
   const mayReadMetrics = principal.role !== 'user';
+  const dashboards = mayReadMetrics ? historySection() : null;
+  container.append(h('div', {class: 'columns'}, readyBox), metricsBox, dashboards ? dashboards.element : null);
   // The model store (digests, sources, signers) and readiness details are not the user's.
   const mayReadStore = principal.role !== 'user';
   const paused = h('p', {class: 'notice-inline', role: 'status', hidden: true},
@@ -123,6 +126,9 @@ export function render(container, {principal}) {
       paused.hidden = false;
       return;
     }
+    // The history loads alongside this round's other reads (it refreshes itself at most every
+    // 10 s), so a round takes no longer than its slowest read.
+    const historyLoaded = dashboards ? dashboards.refresh() : null;
     try {
       const [ready, served, store] = await Promise.all([
         readiness(),
@@ -144,6 +150,7 @@ export function render(container, {principal}) {
         if (!stopped) replace(metricsBox, errorLine(e, 'Metrics'));
       }
     }
+    await historyLoaded;
     if (!stopped) timer = setTimeout(refresh, POLL_MS);
   }
 

@@ -64,7 +64,26 @@ export function rememberSlo(counts, at, windowMs = WINDOW_MS) {
   return baseline;
 }
 
-const percent = (met, total) => (total > 0 ? (100 * met / total).toFixed(1) + '%' : '–');
+// A share of `total` as a percentage that never rounds to 100% or 0% unless it is exactly
+// that: one decimal, more where one rounds to a bound, and "> 99.99%" / "< 0.01%" past that.
+export function formatShare(part, total) {
+  if (!(total > 0)) return '–';
+  if (part >= total) return '100%';
+  if (part <= 0) return '0%';
+  const share = 100 * part / total;
+  for (const digits of [1, 2]) {
+    const text = share.toFixed(digits);
+    if (Number(text) < 100 && Number(text) > 0) return text + '%';
+  }
+  return share > 50 ? '> 99.99%' : '< 0.01%';
+}
+
+// The "Within target" cell: the share met, and the misses whenever there are any.
+export function attainmentText(met, total) {
+  const share = formatShare(met, total);
+  const missed = total - met;
+  return missed > 0 ? share + ' (' + missed.toLocaleString('en') + ' missed)' : share;
+}
 const millis = (seconds) => (seconds * 1000 >= 1000 ? (seconds).toFixed(1) + ' s'
                                                        : Math.round(seconds * 1000) + ' ms');
 const tierName = (key) => '≤ ' + Number(String(key).replace(/^le_/, '')).toLocaleString('en') + ' tokens';
@@ -75,8 +94,9 @@ function attainmentTable(caption, unit, rows, name) {
            h('thead', {}, h('tr', {}, ['', 'Target', unit + ' since start', 'Within target', 'Last 5 min']
                .map((c) => h('th', {scope: 'col'}, c)))),
            h('tbody', {}, rows.map((r) => h('tr', {class: r.missedRecently ? 'bad' : null, 'data-key': r.key},
-               h('th', {scope: 'row'}, name(r.key)), h('td', {}, millis(r.target)), h('td', {}, String(r.requests)),
-               h('td', {}, percent(r.met, r.requests)),
+               h('th', {scope: 'row'}, name(r.key)), h('td', {}, millis(r.target)),
+               h('td', {}, r.requests.toLocaleString('en')),
+               h('td', {}, attainmentText(r.met, r.requests)),
                h('td', {}, r.recentRequests ? r.recentMet + ' of ' + r.recentRequests : '–')))));
 }
 
