@@ -38,9 +38,10 @@ export function field(label, input, hint) {
 
 export function table(columns, rows, emptyText = 'Nothing yet.') {
   if (rows.length === 0) return h('p', {class: 'empty'}, emptyText);
-  return h('table', {},
-           h('thead', {}, h('tr', {}, columns.map((c) => h('th', {scope: 'col'}, c)))),
-           h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((c) => h('td', {}, c))))));
+  return h('div', {class: 'table-scroll'},
+           h('table', {},
+             h('thead', {}, h('tr', {}, columns.map((c) => h('th', {scope: 'col'}, c)))),
+             h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((c) => h('td', {}, c)))))));
 }
 
 // An error line for a failed call; `unavailable` errors say the feature is not in this

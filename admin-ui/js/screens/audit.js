@@ -68,7 +68,7 @@ function verifyReport(report) {
 
 // The columns of the results table; the class marks numbers (kept on one line) and the detail
 // (one line, cut with an ellipsis; the record view has it in full), and a header's tooltip.
-const COLUMNS = [['Seq', 'num'], ['Time (UTC)', 'time'], ['Actor', 'id'], ['Role'], ['Action'], ['Model'],
+const COLUMNS = [['Seq', 'num'], ['Time (UTC)', 'time'], ['Actor'], ['Role'], ['Action'], ['Model'],
                  ['Outcome'], ['Status', 'num'], ['Request ID', 'id'], ['Key name'], ['Owner'],
                  ['Tokens', 'num', 'prompt / completion tokens'], ['TTFT', 'num'], ['Total', 'num'], ['Detail', 'detail']];
 

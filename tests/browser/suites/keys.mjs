@@ -69,7 +69,11 @@ await runSuite(async (page) => {
     const row = userRow(page, lockedUser);
     await row.locator('.badge', {hasText: /^locked$/}).waitFor({timeout: WAIT_MS});
     await screenshot(page, 'locked-user');
-    await row.getByRole('button', {name: 'Unlock user ' + lockedUser}).click();
+    const unlock = row.getByRole('button', {name: 'Unlock user ' + lockedUser});
+    // Left at the viewport's lower edge (after the full-page screenshot) the page moved under
+    // the pointer between mousedown and mouseup, and the mouseup landed on the form below.
+    await unlock.evaluate((button) => button.scrollIntoView({block: 'center'}));
+    await unlock.click();
     await row.locator('.badge', {hasText: 'password change due'}).waitFor({timeout: WAIT_MS});
   });
 
