@@ -34,6 +34,10 @@ async function openKeys(page) {
 async function search(page, list, text) {
   await page.locator('#' + list + '-search').fill(text);
   await page.locator('#' + list + '-list[data-search="' + text + '"]').waitFor({timeout: WAIT_MS});
+  // Left focused, the field made headless Chromium scroll the page by ~130 px on the next press
+  // of a button below it, between mousedown and mouseup, so that the click was lost (seen on the
+  // users list's Unlock; the cause in the browser is not known).
+  await page.locator('#' + list + '-search').blur();
 }
 
 async function searchUsers(page, text) {
@@ -69,11 +73,7 @@ await runSuite(async (page) => {
     const row = userRow(page, lockedUser);
     await row.locator('.badge', {hasText: /^locked$/}).waitFor({timeout: WAIT_MS});
     await screenshot(page, 'locked-user');
-    const unlock = row.getByRole('button', {name: 'Unlock user ' + lockedUser});
-    // Left at the viewport's lower edge (after the full-page screenshot) the page moved under
-    // the pointer between mousedown and mouseup, and the mouseup landed on the form below.
-    await unlock.evaluate((button) => button.scrollIntoView({block: 'center'}));
-    await unlock.click();
+    await row.getByRole('button', {name: 'Unlock user ' + lockedUser}).click();
     await row.locator('.badge', {hasText: 'password change due'}).waitFor({timeout: WAIT_MS});
   });
 
