@@ -1,6 +1,6 @@
 // Every screen of every console role (admin, operator, auditor) at 1440x900 and 1024x768, idle
-// and under a load of chat requests: each must fit its width and no table may break a word or
-// a number where no line may break. Its screenshots (walkthrough-ROLE-SCREEN-WIDTH-idle|load.png)
+// and under a load of chat requests: each must fit its width, no table may run out of its box or
+// under its neighbour, and none may break a word or a number where no line may break. Its screenshots (walkthrough-ROLE-SCREEN-WIDTH-idle|load.png)
 // are the ones docs/console.md walks through. Runs last (its name sorts after the other suites),
 // so the screens show what the earlier suites left: keys, versions, policies, audit records.
 import {adminSession, assert, base, changePassword, check, runSuite, screenshot, signIn, WAIT_MS} from '../harness.mjs';
@@ -14,11 +14,30 @@ const SETTLE_MS = 1500;
 // Runs in the page: words of table cells broken across lines where no line may break — inside
 // a number, a unit, a name or a plain word ("32,76 / 8", "agenti c") — and whether the page
 // scrolls sideways. A line may break after a hyphen or a slash, and anywhere inside a long
-// identifier (letters and digits, over 16 characters: request ids, digests, paths).
+// identifier (letters and digits, over 16 characters: request ids, digests, paths). Also a
+// table wider than a box that does not scroll.
 function layoutProblems() {
   const problems = [];
   if (document.scrollingElement.scrollWidth > window.innerWidth + 1) {
     problems.push('scrolls sideways: ' + document.scrollingElement.scrollWidth + ' > ' + window.innerWidth);
+  }
+  // A table wider than the box it sits in runs under its neighbours, unless that box scrolls.
+  for (const table of document.querySelectorAll('#main table')) {
+    const box = table.parentElement;
+    if (table.closest('[hidden]') || table.getClientRects().length === 0) continue;
+    if (['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) continue;
+    const name = 'table ' + (table.id || table.className || table.querySelector('th')?.textContent || '?');
+    const own = table.getBoundingClientRect();
+    const overflow = own.right - box.getBoundingClientRect().right;
+    if (overflow > 1) problems.push(name + ' overflows its box by ' + Math.round(overflow) + ' px');
+    // Side by side in a grid or a row, it must not run under the next item either.
+    for (const other of box.children) {
+      if (other === table || other.getClientRects().length === 0) continue;
+      const r = other.getBoundingClientRect();
+      const across = Math.min(own.right, r.right) - Math.max(own.left, r.left);
+      const down = Math.min(own.bottom, r.bottom) - Math.max(own.top, r.top);
+      if (across > 1 && down > 1) problems.push(name + ' runs under its neighbour by ' + Math.round(across) + ' px');
+    }
   }
   const lineOf = (node, at) => {
     const range = document.createRange();
