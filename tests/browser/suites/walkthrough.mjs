@@ -1,8 +1,9 @@
 // Every screen of every console role (admin, operator, auditor) at 1440x900 and 1024x768, idle
 // and under a load of chat requests: each must fit its width, no table may run out of its box or
-// under its neighbour, and none may break a word or a number where no line may break. Its screenshots (walkthrough-ROLE-SCREEN-WIDTH-idle|load.png)
-// are the ones docs/console.md walks through. Runs last (its name sorts after the other suites),
-// so the screens show what the earlier suites left: keys, versions, policies, audit records.
+// under its neighbour, and none may break a word or a number where no line may break. Its
+// screenshots (walkthrough-ROLE-SCREEN-WIDTH-idle|load.png) are the ones docs/console.md walks
+// through. Runs last (its name sorts after the other suites), so the screens show what the
+// earlier suites left: keys, versions, policies, audit records.
 import {adminSession, assert, base, changePassword, check, runSuite, screenshot, signIn, WAIT_MS} from '../harness.mjs';
 
 const SIZES = [{width: 1440, height: 900}, {width: 1024, height: 768}];
