@@ -69,6 +69,16 @@ KeyRecord ReadKey(const SqlStatement& s) {
   return k;
 }
 
+// The key with `id`, read inside a write transaction on `db`; NotFound when there is none.
+Result<KeyRecord> ReadKeyById(sqlite3* db, const std::string& id) {
+  static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
+  SqlStatement read(db, select.c_str());
+  read.Bind(1, id);
+  KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
+  if (!row) return Status::NotFound("no API key with id " + id);
+  return ReadKey(read);
+}
+
 UserRecord ReadUser(const SqlStatement& s) {
   UserRecord u;
   u.username = s.Text(0);
@@ -193,12 +203,7 @@ Result<std::vector<KeyRecord>> AuthStore::ListKeys() {
 Status AuthStore::RotateKey(const std::string& id, const Digest& new_hash, int64_t now_ms, int64_t previous_until_ms,
                             const AuthEvent& event, KeyRecord* out) {
   return store_->Write([&](sqlite3* db) -> Status {
-    static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
-    SqlStatement read(db, select.c_str());
-    read.Bind(1, id);
-    KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
-    if (!row) return Status::NotFound("no API key with id " + id);
-    KeyRecord key = ReadKey(read);
+    KIMI_ASSIGN_OR_RETURN(KeyRecord key, ReadKeyById(db, id));
     if (key.revoked_ms != 0) return Status::FailedPrecondition("API key " + id + " is revoked; it cannot be rotated");
     if (key.expires_ms != 0 && now_ms >= key.expires_ms) {
       return Status::FailedPrecondition("API key " + id + " has expired; make a new one instead");
@@ -218,12 +223,7 @@ Status AuthStore::RotateKey(const std::string& id, const Digest& new_hash, int64
 Status AuthStore::EditKey(const std::string& id, const std::function<Result<AuthEvent>(KeyRecord*)>& edit,
                           KeyRecord* out) {
   return store_->Write([&](sqlite3* db) -> Status {
-    static const std::string select = "SELECT " + kKeyColumns + " FROM auth_keys WHERE id = ?1";
-    SqlStatement read(db, select.c_str());
-    read.Bind(1, id);
-    KIMI_ASSIGN_OR_RETURN(bool row, read.Step());
-    if (!row) return Status::NotFound("no API key with id " + id);
-    KeyRecord key = ReadKey(read);
+    KIMI_ASSIGN_OR_RETURN(KeyRecord key, ReadKeyById(db, id));
     KIMI_ASSIGN_OR_RETURN(AuthEvent event, edit(&key));
     static const std::string update =
         "UPDATE auth_keys SET role = ?2, models = ?3, requests_per_minute = ?4, tokens_per_minute = ?5, "

@@ -6,7 +6,6 @@ daemon not ready. Run by CTest with KIMI_APPLIANCE_BIN, KIMICTL_BIN and KIMI_ENG
 """
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 import time
@@ -14,7 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prometheus_text  # noqa: E402
-from daemon_harness import (Daemon, base_config, make_signed_model, post_json, read_chunk, read_head,  # noqa: E402
+from daemon_harness import (Daemon, audit_rows, base_config, make_signed_model, post_json, read_chunk, read_head,  # noqa: E402
                             request, send_request, wait_until_ready)
 
 MODEL_ID = "kimi-k3-nano"
@@ -293,12 +292,7 @@ SELF_REFERENCES = {
 
 
 def audit_records(data_dir, request_id):
-    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT * FROM audit_records WHERE client_request_id = ?", (request_id,))]
-    finally:
-        db.close()
+    return audit_rows(data_dir, "client_request_id = ?", (request_id,))
 
 
 class HostileRequestTest(ServedModelCase):

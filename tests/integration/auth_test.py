@@ -15,7 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import (KIMICTL, Daemon, base_config, create_api_key, request, route_entries,  # noqa: E402
+from daemon_harness import (KIMICTL, audit_rows, Daemon, base_config, create_api_key, request, route_entries,  # noqa: E402
                             run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
@@ -151,12 +151,7 @@ def fast_auth_config(**auth):
 
 
 def audit_records(daemon):
-    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "audit.db"), uri=True)
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT * FROM audit_records ORDER BY seq")]
-    finally:
-        db.close()
+    return audit_rows(daemon.data_dir)
 
 
 def wait_for_record(daemon, predicate):

@@ -6,13 +6,12 @@ session refused for its role) and API calls with a key are still recorded. Pytho
 library only, against the real daemon."""
 import json
 import os
-import sqlite3
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from daemon_harness import KIMICTL, Daemon, base_config, request, run_to_exit  # noqa: E402
+from daemon_harness import KIMICTL, Daemon, audit_rows, base_config, request, run_to_exit  # noqa: E402
 
 # The overview polls every 3 s; this many rounds stand for a minute of it, bounded by count.
 POLL_ROUNDS = 20
@@ -29,12 +28,7 @@ def fast_auth_config():
 
 
 def audit_records(daemon):
-    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(daemon.data_dir, "audit.db"), uri=True)
-    db.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in db.execute("SELECT * FROM audit_records ORDER BY seq")]
-    finally:
-        db.close()
+    return audit_rows(daemon.data_dir)
 
 
 def json_request(daemon, method, path, payload, headers=None, auth=None):

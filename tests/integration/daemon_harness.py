@@ -16,6 +16,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,18 @@ def data_dir_of(directory, config):
     """The data directory a config file in `directory` names (relative paths resolve there)."""
     data_dir = config.get("storage", {}).get("data_dir", "data")
     return data_dir if os.path.isabs(data_dir) else os.path.join(directory, data_dir)
+
+
+def audit_rows(data_dir, where="", params=()):
+    """The audit log's records as dicts, in sequence order, read-only from audit.db; `where` is
+    an SQL condition over audit_records with `params` bound to it."""
+    db = sqlite3.connect("file:%s?mode=ro" % os.path.join(data_dir, "audit.db"), uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        condition = " WHERE " + where if where else ""
+        return [dict(r) for r in db.execute("SELECT * FROM audit_records%s ORDER BY seq" % condition, params)]
+    finally:
+        db.close()
 
 
 def create_api_key(data_dir, name="harness", role="admin", *extra):
