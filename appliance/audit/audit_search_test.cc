@@ -70,12 +70,6 @@ class AuditSearchTest : public ::testing::Test {
   std::unique_ptr<AuditStore> store_;
 };
 
-TEST(LikeContainsPattern, EscapesTheWildcardsAndTheEscape) {
-  EXPECT_EQ(LikeContainsPattern("abc"), "%abc%");
-  EXPECT_EQ(LikeContainsPattern("100%_x\\"), "%100\\%\\_x\\\\%");
-  EXPECT_EQ(LikeContainsPattern("'; DROP TABLE audit_records; --"), "%'; DROP TABLE audit\\_records; --%");
-}
-
 TEST_F(AuditSearchTest, NewestFirstIsTheReverseOfOldestFirst) {
   RecordQuery oldest;
   std::vector<uint64_t> up = Find(oldest);

@@ -520,16 +520,6 @@ std::string AuditStore::ScanColumns() const {
   return columns + ", c.prompt, c.completion";
 }
 
-std::string LikeContainsPattern(std::string_view text) {
-  std::string pattern = "%";
-  for (char c : text) {
-    if (c == '%' || c == '_' || c == '\\') pattern.push_back('\\');
-    pattern.push_back(c);
-  }
-  pattern.push_back('%');
-  return pattern;
-}
-
 namespace {
 
 // A list of texts as one bound parameter (a JSON array read by json_each), so that a list of
@@ -557,7 +547,7 @@ std::string AuditStore::ScanSql(const char* columns, const RecordQuery& q, std::
   }
   if (q.actor_in) sql += " AND r.actor IN (SELECT value FROM json_each(" + param(JsonList(*q.actor_in)) + "))";
   if (!q.contains.empty()) {
-    const std::string like = param(LikeContainsPattern(q.contains));
+    const std::string like = param(store::LikeContains(q.contains));
     sql += " AND (";
     for (const std::string& column : {std::string("r.actor"), std::string("r.request_id"), std::string("r.target"),
                                       LaterColumn(kClientRequestIdColumn)}) {

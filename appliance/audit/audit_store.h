@@ -80,10 +80,6 @@ struct RecordQuery {
   uint64_t limit = 0;  // rows at most; 0: no limit
 };
 
-// `text` as a LIKE pattern that matches it anywhere, with ESCAPE '\': %, _ and \ in the
-// text match only themselves.
-std::string LikeContainsPattern(std::string_view text);
-
 // What SummarizeRecords found: how many records match and the highest seq among them.
 struct RecordRangeSummary {
   uint64_t count = 0;

@@ -32,7 +32,7 @@ constexpr int kKeyHashColumn = 9;
 constexpr int kOwnerEnabledColumn = 15;
 constexpr int kPreviousExpiresColumn = 16;
 constexpr int kPreviousHashColumn = 17;
-// The searches of the lists: ?1 is a LikeContains pattern, "%%" for an empty search.
+// The searches of the lists: ?1 is a store::LikeContains pattern, "%%" for an empty search.
 constexpr const char* kKeySearch =
     " WHERE ?1 = '%%' OR name LIKE ?1 ESCAPE '\\' OR owner LIKE ?1 ESCAPE '\\' OR id LIKE ?1 ESCAPE '\\'";
 constexpr const char* kUserSearch = " WHERE ?1 = '%%' OR username LIKE ?1 ESCAPE '\\'";
@@ -174,7 +174,7 @@ template <typename T>
 Result<ListPage<T>> ReadPage(store::Store* store, const std::string& columns, const char* table, const char* where,
                              const char* order, const ListQuery& query, T (*read)(const SqlStatement&)) {
   ListPage<T> page;
-  const std::string pattern = LikeContains(query.search);
+  const std::string pattern = store::LikeContains(query.search);
   Status status = store->Read([&](sqlite3* db) -> Status {
     std::string select = "SELECT " + columns + " FROM " + table + where + " ORDER BY " + order + " LIMIT ?2 OFFSET ?3";
     SqlStatement s(db, select.c_str());

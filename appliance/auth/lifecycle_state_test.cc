@@ -55,11 +55,5 @@ TEST(LifecycleStateTest, ADateOnlyExpiryIsTheEndOfThatUtcDay) {
   EXPECT_FALSE(ParseKeyExpiry("tomorrow", 0).ok());
 }
 
-TEST(ListQueryTest, LikeContainsEscapesEveryWildcard) {
-  EXPECT_EQ(LikeContains(""), "%%");
-  EXPECT_EQ(LikeContains("abc"), "%abc%");
-  EXPECT_EQ(LikeContains("50%_a\\"), "%50\\%\\_a\\\\%");
-}
-
 }  // namespace
 }  // namespace kimi::auth

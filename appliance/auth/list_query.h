@@ -1,14 +1,14 @@
 // ListQuery: one page of the key or user list, optionally narrowed by a search text, as the
 // admin API asks AuthStore for it (GET /admin/v1/keys and /admin/v1/users). The search is a
 // partial, case-insensitive match (SQLite's LIKE, ASCII case folding) in which every
-// character stands for itself: '%', '_' and '\' in the text are escaped, never wildcards.
+// character stands for itself: '%', '_' and '\' in the text are escaped, never wildcards
+// (store::LikeContains).
 //
 // Thread safety: value types and pure functions.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace kimi::auth {
@@ -28,8 +28,5 @@ struct ListPage {
   std::vector<T> items;
   int64_t total = 0;  // rows matching the search, on every page
 };
-
-// The LIKE pattern (with ESCAPE '\') that matches any text containing `text` literally.
-std::string LikeContains(std::string_view text);
 
 }  // namespace kimi::auth

@@ -190,4 +190,14 @@ SqlType SqlStatement::Type(int col) const {
   }
 }
 
+std::string LikeContains(std::string_view text) {
+  std::string pattern = "%";
+  for (char c : text) {
+    if (c == '%' || c == '_' || c == '\\') pattern.push_back('\\');
+    pattern.push_back(c);
+  }
+  pattern.push_back('%');
+  return pattern;
+}
+
 }  // namespace kimi::store

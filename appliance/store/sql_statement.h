@@ -125,4 +125,8 @@ Status SqlStatement::ForEachRow(F&& on_row) {
   }
 }
 
+// `text` as a LIKE pattern that matches it anywhere, for use with ESCAPE '\': %, _ and \ in
+// the text match only themselves ("" gives "%%", which matches every text).
+std::string LikeContains(std::string_view text);
+
 }  // namespace kimi::store

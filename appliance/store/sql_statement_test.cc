@@ -166,5 +166,15 @@ TEST_F(SqlStatementTest, AMovedStatementIsFinalisedOnce) {
   // TearDown's close fails if any of a, b, c left its statement behind.
 }
 
+// The key and user lists' search and the audit search's `q` both go through it: user text
+// never acts as a wildcard.
+TEST(LikeContainsTest, EscapesTheWildcardsAndTheEscape) {
+  EXPECT_EQ(LikeContains(""), "%%");
+  EXPECT_EQ(LikeContains("abc"), "%abc%");
+  EXPECT_EQ(LikeContains("50%_a\\"), "%50\\%\\_a\\\\%");
+  EXPECT_EQ(LikeContains("100%_x\\"), "%100\\%\\_x\\\\%");
+  EXPECT_EQ(LikeContains("'; DROP TABLE audit_records; --"), "%'; DROP TABLE audit\\_records; --%");
+}
+
 }  // namespace
 }  // namespace kimi::store

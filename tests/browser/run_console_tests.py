@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import npm_packages  # noqa: E402
 import private_netns  # noqa: E402
-from daemon_harness import KIMICTL, SignedModel, base_config, run_to_exit  # noqa: E402
+from daemon_harness import KIMICTL, SignedModel, fast_auth_config, run_to_exit  # noqa: E402
 
 SKIP = 77
 # The newest releases need node 20; Debian 12 ships node 18.
@@ -60,10 +60,8 @@ def ensure_package(npm_dir):
 
 
 def console_config():
-    config = base_config()
+    config = fast_auth_config()
     config["console"] = {"assets_dir": os.path.join(SOURCE, "admin-ui")}
-    # Small Argon2id parameters keep sign-in quick; the algorithm is the same.
-    config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
     return config
 
 

@@ -18,7 +18,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon_harness import (KIMICTL, Daemon, base_config, create_api_key, make_signed_model, post_json,  # noqa: E402
+from daemon_harness import (FAST_AUTH, KIMICTL, Daemon, base_config, create_api_key, make_signed_model,  # noqa: E402
                             read_chunk, read_head, read_reply, request, send_request, wait_until_ready, run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
@@ -281,7 +281,7 @@ class AuditEveryActTest(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
             data_dir = os.path.join(tmp, "data")
             config = audit_config(data_dir)
-            config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
+            config["auth"] = dict(FAST_AUTH)
             daemon = Daemon(config=config)
             try:
                 self.exercise(daemon, data_dir)

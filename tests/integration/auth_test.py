@@ -15,7 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from daemon_harness import (KIMICTL, audit_rows, Daemon, base_config, create_api_key, request, route_entries,  # noqa: E402
+from daemon_harness import (KIMICTL, audit_rows, Daemon, create_api_key, fast_auth_config, request, route_entries,  # noqa: E402
                             run_to_exit)
 
 WAIT_S = 20  # bound on waiting for a state change; only stops a hung test
@@ -141,13 +141,6 @@ def pattern_matches(pattern, path):
     regex = re.sub(r"\\\{\w+\\\.\\\.\\\.\\\}", ".+", re.escape(pattern))
     regex = re.sub(r"\\\{\w+\\\}", "[^/]+", regex)
     return re.fullmatch(regex, path) is not None
-
-
-def fast_auth_config(**auth):
-    """Small Argon2id parameters keep the tests quick; the algorithm is the same."""
-    config = base_config()
-    config["auth"] = dict({"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}, **auth)
-    return config
 
 
 def audit_records(daemon):

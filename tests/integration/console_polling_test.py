@@ -11,20 +11,13 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from daemon_harness import KIMICTL, Daemon, audit_rows, base_config, request, run_to_exit  # noqa: E402
+from daemon_harness import KIMICTL, Daemon, audit_rows, fast_auth_config, request, run_to_exit  # noqa: E402
 
 # The overview polls every 3 s; this many rounds stand for a minute of it, bounded by count.
 POLL_ROUNDS = 20
 # Reads the overview makes each round with the session (overview.js) and the history range.
 CONSOLE_READS = ("/readyz", "/v1/models", "/admin/v1/models", "/metrics", "/admin/v1/metrics/history?range=15m")
 SIGN_IN_PAGE_LOADS = 10
-
-
-def fast_auth_config():
-    """Small Argon2id parameters keep the test quick; the algorithm is the same."""
-    config = base_config()
-    config["auth"] = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
-    return config
 
 
 def audit_records(daemon):

@@ -78,6 +78,17 @@ def base_config(limits=None):
     return config
 
 
+# Small Argon2id parameters keep sign-in quick in tests; the algorithm is the same.
+FAST_AUTH = {"argon2_ops_limit": 1, "argon2_mem_limit_kib": 8, "password_min_length": 12}
+
+
+def fast_auth_config(**auth):
+    """base_config() with FAST_AUTH, and `auth` over it."""
+    config = base_config()
+    config["auth"] = dict(FAST_AUTH, **auth)
+    return config
+
+
 def data_dir_of(directory, config):
     """The data directory a config file in `directory` names (relative paths resolve there)."""
     data_dir = config.get("storage", {}).get("data_dir", "data")
