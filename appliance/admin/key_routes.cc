@@ -109,6 +109,13 @@ Status HandleKeysList(const KeyServices& services, RequestContext& ctx, const ht
   return Status::OK();
 }
 
+// A key with its new secret: the only time the secret is ever shown (creation, rotation).
+void ReplyWithSecret(const auth::CreatedKey& key, int status, httplib::Response& res) {
+  json out = KeyJson(key.record);
+  out["key"] = key.secret;
+  ReplyJson(res, status, out);
+}
+
 Status HandleKeysCreate(const KeyServices& services, RequestContext& ctx, const httplib::Request& req,
                         httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(
@@ -140,9 +147,7 @@ Status HandleKeysCreate(const KeyServices& services, RequestContext& ctx, const 
   Result<auth::CreatedKey> created = services.auth->CreateKey(CallerOf(ctx), spec);
   DrainAuthEvents(*services.auth, ctx);
   if (!created.ok()) return created.status();
-  json out = KeyJson(created->record);
-  out["key"] = created->secret;  // the only time it is ever shown
-  ReplyJson(res, 201, out);
+  ReplyWithSecret(*created, 201, res);
   return Status::OK();
 }
 
@@ -195,9 +200,7 @@ Status HandleKeyRotate(const KeyServices& services, RequestContext& ctx, const h
   Result<auth::CreatedKey> rotated = services.auth->RotateKey(CallerOf(ctx), id, grace_s * 1000);
   DrainAuthEvents(*services.auth, ctx);
   if (!rotated.ok()) return rotated.status();
-  json out = KeyJson(rotated->record);
-  out["key"] = rotated->secret;  // the only time it is ever shown
-  ReplyJson(res, 200, out);
+  ReplyWithSecret(*rotated, 200, res);
   return Status::OK();
 }
 
