@@ -68,18 +68,55 @@ int64_t RoundUp(int64_t v, int64_t align) { return (v + align - 1) / align * ali
   }
 }
 
+// r[i][j] = r[j][i] for 16 × 16 32-bit values (unpacks within 128-bit lanes, then two rounds of
+// 128-bit lane shuffles).
+[[KIMI_BF16DOT]] inline void Transpose16x16(__m512i (&r)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8) {
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
 // `panels` panels of columns [n0, n0 + 16·panels) and k values [k0, k0 + kc) (kc even) of w
 // (N × K, row-major): dst[p][kp][j] = the pair (w[n, k0 + 2kp], w[n, k0 + 2kp + 1]) of column
-// n = n0 + 16p + j as one 32-bit word, zero past column n0 + cols or past k = K.
-void PackPairPanels(const uint16_t* w, int64_t K, int64_t n0, int64_t cols, int64_t panels, int64_t k0, int64_t kc,
-                    uint16_t* dst) {
+// n = n0 + 16p + j as one 32-bit word, zero past column n0 + cols or past k = K. A full panel
+// goes 16 pairs at a time: 16 rows of 64 bytes loaded and transposed as 32-bit words.
+[[KIMI_BF16DOT]] void PackPairPanels(const uint16_t* w, int64_t K, int64_t n0, int64_t cols, int64_t panels,
+                                     int64_t k0, int64_t kc, uint16_t* dst) {
   const int64_t pairs = kc / 2;
   const int64_t valid = std::clamp<int64_t>(K - k0, 0, kc);  // k values of the block inside K
   for (int64_t p = 0; p < panels; ++p) {
     uint32_t* panel = reinterpret_cast<uint32_t*>(dst + p * kc * kPanel);
+    int64_t vector_pairs = 0;
+    if ((p + 1) * kPanel <= cols) {
+      vector_pairs = valid / 32 * 16;
+      for (int64_t kp = 0; kp < vector_pairs; kp += 16) {
+        __m512i r[16];
+        for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(w + (n0 + p * kPanel + j) * K + k0 + 2 * kp);
+        Transpose16x16(r);
+        for (int i = 0; i < 16; ++i) _mm512_storeu_si512(panel + (kp + i) * kPanel, r[i]);
+      }
+    }
     for (int64_t j = 0; j < kPanel; ++j) {
       const int64_t n = p * kPanel + j;
-      int64_t kp = 0;
+      int64_t kp = vector_pairs;
       if (n < cols) {
         const uint16_t* src = w + (n0 + n) * K + k0;
         for (; 2 * kp + 1 < valid; ++kp) {
