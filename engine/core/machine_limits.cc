@@ -305,7 +305,10 @@ FmaPeakResult MeasureLoopPeak(ThreadPool* pool, double seconds, double flops_per
 
 FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
   const bool avx2 = HaveAvx2Fma(), avx512 = avx2 && HaveAvx512F();
-  const double flops_per_iter = avx512 ? kAvx512FlopsPerIter : avx2 ? kAvx2FlopsPerIter : 2.0 * kScalarFmaPerIter;
+  const double flops_per_iter = avx512 ? 320.0 : avx2 ? 160.0 : 2.0 * kScalarFmaPerIter;
+#if defined(__x86_64__)
+  static_assert(kAvx2FlopsPerIter == 160 && kAvx512FlopsPerIter == 320);
+#endif
   return MeasureLoopPeak(pool, seconds, flops_per_iter, avx512 ? "avx512f-fma" : avx2 ? "avx2-fma" : "scalar",
                          [&](int64_t iters) {
 #if defined(__x86_64__)

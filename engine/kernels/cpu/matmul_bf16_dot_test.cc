@@ -9,14 +9,10 @@
 // fp32 differ from it by ~2^-9 relative per product, far more.
 #include <cmath>
 
-#include <bit>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
