@@ -9,7 +9,8 @@
 // which equal wall-clock rates on an idle machine and stay the kernels' own speed on a shared
 // one; the ratios use the limits measured the same way.
 // Usage: kimi-bench-kernels [--threads 1,2] [--min-time 0.3] [--quick] [--only SECTION]
-// (sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing).
+// (sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, bf16-dot, elementwise, conv, kda, mla,
+// routing).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -44,7 +45,8 @@ struct Options {
   std::string only;  // run only the sections of this name (empty: all)
 };
 
-// Sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, elementwise, conv, kda, mla, routing.
+// Sections: gemv, k3-mini, small-m, experts, cutover, bf16-batch, gemm, bf16-dot, elementwise, conv, kda, mla,
+// routing.
 bool Section(const Options& opt, const char* name) { return opt.only.empty() || opt.only == name; }
 
 // CPU time the process got during the last TimePerCall, over wall time × threads: 1.0 on an
@@ -486,6 +488,49 @@ void BenchThreads(int threads, const Options& opt) {
       kernels::avx2::SetGemmRegisterWidth(before);
     }
 #endif
+  }
+  // The prefill GEMM of each kernel path this CPU has (KIMI_KERNELS: avx2 on FMA, avx512bf16 on
+  // vdpbf16ps, amx on AMX tdpbf16ps), split over the threads by output columns as the entry
+  // points do, at 256 activation rows and k3-mini's widths (KDA q/k/v: N=1536 K=1024; the dense
+  // MLP's down projection: N=1024 K=4096) and K3's (K=7168), each against the measured peak of
+  // its own instructions.
+  if (Section(opt, "bf16-dot")) {
+    struct PathPeak {
+      const kernels::KernelTable* table;
+      FmaPeakResult peak;
+    };
+    std::vector<PathPeak> paths;
+    if (const kernels::KernelTable* t = kernels::Avx2Kernels()) paths.push_back({t, peak});
+    if (const kernels::KernelTable* t = kernels::Avx512Bf16Kernels()) {
+      paths.push_back({t, MeasureBf16DotPeak(&pool, opt.quick ? 0.1 : 0.3)});
+    }
+    if (const kernels::KernelTable* t = kernels::AmxKernels()) {
+      paths.push_back({t, MeasureAmxBf16Peak(&pool, opt.quick ? 0.1 : 0.3)});
+    }
+    for (const PathPeak& p : paths) {
+      if (p.peak.isa == peak.isa) continue;  // the FMA peak, printed above
+      std::printf("  measured %-22s %8.2f GFLOP/s per busy second, %.2f wall (peak of kernels %s)\n", p.peak.isa,
+                  p.peak.gflops_per_cpu_s, p.peak.gflops, p.table->isa);
+    }
+    const int64_t M = 256;
+    for (const auto& [N, K] : {std::pair<int64_t, int64_t>{1536, 1024}, {1024, 4096}, {2048, 7168}, {7168, 2048}}) {
+      std::vector<uint16_t> w(N * K);
+      for (int64_t i = 0; i < N * K; ++i) w[i] = F32ToBf16(0.001f * float(i % 1999) - 1.0f);
+      const auto x = Floats(M * K, 14);
+      std::vector<float> y(M * N);
+      const std::string shape = "M=256 N=" + std::to_string(N) + " K=" + std::to_string(K);
+      for (const PathPeak& p : paths) {
+        const double s = TimePerCall(
+            [&] {
+              pool.ParallelFor(0, N, 16, [&](int64_t b, int64_t e, int) {
+                p.table->gemm_bf16(x.data(), K, w.data() + b * K, M, e - b, K, y.data() + b, N);
+              });
+            },
+            min_time);
+        Row(("gemm_bf16 " + std::string(p.table->isa)).c_str(), shape, s, 2.0 * M * N * K, double(N) * K * 2,
+            "flops/peak", p.peak.gflops_per_cpu_s);
+      }
+    }
   }
   // Row-wise and element-wise ops on a prefill-sized activation block.
   if (Section(opt, "elementwise")) {

@@ -138,6 +138,74 @@ __attribute__((target("avx512f"))) float FmaLoopAvx512(int64_t iters) {
   return out[0];
 }
 bool HaveAvx512F() { return __builtin_cpu_supports("avx512f"); }
+
+// GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
+// -W(maybe-)uninitialized report once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// BF16 pair dot products into fp32 (vdpbf16ps zmm): 16 lanes × 2 products × 2 flops each, 12
+// independent chains to cover its latency on two pipes.
+constexpr int kBf16DotFlopsPerIter = 12 * 16 * 2 * 2;
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) float Bf16DotLoop(int64_t iters) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0,
+         a10 = a0, a11 = a0;
+  const __m512bh x = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-3f), _mm512_set1_ps(1e-3f));
+  for (int64_t i = 0; i < iters; ++i) {
+    a0 = _mm512_dpbf16_ps(a0, x, x);
+    a1 = _mm512_dpbf16_ps(a1, x, x);
+    a2 = _mm512_dpbf16_ps(a2, x, x);
+    a3 = _mm512_dpbf16_ps(a3, x, x);
+    a4 = _mm512_dpbf16_ps(a4, x, x);
+    a5 = _mm512_dpbf16_ps(a5, x, x);
+    a6 = _mm512_dpbf16_ps(a6, x, x);
+    a7 = _mm512_dpbf16_ps(a7, x, x);
+    a8 = _mm512_dpbf16_ps(a8, x, x);
+    a9 = _mm512_dpbf16_ps(a9, x, x);
+    a10 = _mm512_dpbf16_ps(a10, x, x);
+    a11 = _mm512_dpbf16_ps(a11, x, x);
+    __asm__ volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                     "+v"(a9), "+v"(a10), "+v"(a11));
+  }
+  const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                 _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)),
+                                               _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11))));
+  return _mm512_reduce_add_ps(s);
+}
+#pragma GCC diagnostic pop
+
+// AMX: four independent 16 × 16 fp32 tiles, each taking a 16 × 32 by 32 × 16 BF16 product per
+// tdpbf16ps (16·16·32 products, 2 flops each). The operand tiles are loaded once.
+constexpr int kAmxFlopsPerIter = 4 * 16 * 16 * 32 * 2;
+struct alignas(64) AmxTileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+__attribute__((target("amx-tile,amx-bf16"))) float AmxLoop(int64_t iters) {
+  static const AmxTileConfig config;
+  alignas(64) static const uint16_t operand[16 * 32] = {};
+  alignas(64) float out[16 * 16];
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  for (int64_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+  _tile_stored(0, out, 64);
+  _tile_release();
+  __asm__ volatile("" ::: "memory");  // the tile macros declare no memory operands
+  return out[0];
+}
 #else
 bool HaveAvx2Fma() { return false; }
 bool HaveAvx512F() { return false; }
@@ -196,21 +264,16 @@ BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes, int r
   return result;
 }
 
-FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
+namespace {
+
+// Calibrates `run(iters)` (a register-only loop of `flops_per_iter` flops per iteration) to
+// about `seconds` on one thread, then times it on every thread of `pool` together.
+template <typename Run>
+FmaPeakResult MeasureLoopPeak(ThreadPool* pool, double seconds, double flops_per_iter, const char* isa, Run&& run) {
   FmaPeakResult result;
   const int threads = pool ? pool->num_threads() : 1;
   result.threads = threads;
-  const bool avx2 = HaveAvx2Fma(), avx512 = avx2 && HaveAvx512F();
-  result.isa = avx512 ? "avx512f-fma" : avx2 ? "avx2-fma" : "scalar";
-  auto run = [&](int64_t iters) {
-#if defined(__x86_64__)
-    if (avx512) return static_cast<double>(FmaLoopAvx512(iters));
-    if (avx2) return static_cast<double>(FmaLoopAvx2(iters));
-#endif
-    return FmaLoopScalar(iters);
-  };
-  const double flops_per_iter = avx512 ? 320.0 : avx2 ? 160.0 : 2.0 * kScalarFmaPerIter;
-  // Calibrate the iteration count on one thread, then time every thread together.
+  result.isa = isa;
   int64_t iters = 1 << 16;
   for (;;) {
     auto t0 = Clock::now();
@@ -233,12 +296,47 @@ FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
     best = std::max(best, flops / secs / 1e9);
     if (cpu > 0) best_cpu = std::max(best_cpu, flops / cpu / 1e9);
   }
+  result.gflops = best;
   result.gflops_per_cpu_s = best_cpu;
+  return result;
+}
+
+}  // namespace
+
+FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
+  const bool avx2 = HaveAvx2Fma(), avx512 = avx2 && HaveAvx512F();
+  const double flops_per_iter = avx512 ? 320.0 : avx2 ? 160.0 : 2.0 * kScalarFmaPerIter;
 #if defined(__x86_64__)
   static_assert(kAvx2FlopsPerIter == 160 && kAvx512FlopsPerIter == 320);
 #endif
-  result.gflops = best;
-  return result;
+  return MeasureLoopPeak(pool, seconds, flops_per_iter, avx512 ? "avx512f-fma" : avx2 ? "avx2-fma" : "scalar",
+                         [&](int64_t iters) {
+#if defined(__x86_64__)
+                           if (avx512) return static_cast<double>(FmaLoopAvx512(iters));
+                           if (avx2) return static_cast<double>(FmaLoopAvx2(iters));
+#endif
+                           return FmaLoopScalar(iters);
+                         });
+}
+
+FmaPeakResult MeasureBf16DotPeak(ThreadPool* pool, double seconds) {
+#if defined(__x86_64__)
+  return MeasureLoopPeak(pool, seconds, kBf16DotFlopsPerIter, "avx512bf16-vdpbf16ps",
+                         [](int64_t iters) { return static_cast<double>(Bf16DotLoop(iters)); });
+#else
+  (void)pool, (void)seconds;
+  return {};
+#endif
+}
+
+FmaPeakResult MeasureAmxBf16Peak(ThreadPool* pool, double seconds) {
+#if defined(__x86_64__)
+  return MeasureLoopPeak(pool, seconds, kAmxFlopsPerIter, "amx-tdpbf16ps",
+                         [](int64_t iters) { return static_cast<double>(AmxLoop(iters)); });
+#else
+  (void)pool, (void)seconds;
+  return {};
+#endif
 }
 
 }  // namespace kimi

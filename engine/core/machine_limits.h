@@ -1,6 +1,7 @@
 // Measured limits of the machine the engine runs on, so benchmarks can state how close a
 // kernel comes to them: memory read bandwidth (a STREAM-like sum over a buffer much larger
-// than the caches) and the FMA peak (independent register-only FMA chains, no memory).
+// than the caches), the FMA peak (independent register-only FMA chains, no memory) and the
+// peaks of the BF16 dot-product instructions (vdpbf16ps, AMX tdpbf16ps) the same way.
 // Used by bench/kimi-bench-kernels and by `kimi-engine bench`. Also the CPU clocks (thread and
 // process) that benchmarks and the runtime's step statistics read.
 //
@@ -46,5 +47,13 @@ double ProcessCpuSeconds();
 
 // Runs a register-only FMA loop on every thread of `pool` for about `seconds`.
 FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds = 0.3);
+
+// The same for the BF16 dot-product instructions the prefill GEMM can run on (kernel_table.h:
+// avx512bf16, amx), counting 2 flops per BF16 product: vdpbf16ps on 512-bit registers (isa
+// "avx512bf16-vdpbf16ps"; call only where kernels::avx2::CpuHasAvx512Bf16()), and AMX tdpbf16ps
+// on four independent tiles (isa "amx-tdpbf16ps"; call only where kernels::avx2::CpuHasAmxBf16(),
+// which also obtains the OS's tile permission). The CPU's features are read by the caller.
+FmaPeakResult MeasureBf16DotPeak(ThreadPool* pool, double seconds = 0.3);
+FmaPeakResult MeasureAmxBf16Peak(ThreadPool* pool, double seconds = 0.3);
 
 }  // namespace kimi

@@ -5,6 +5,9 @@
 #include <cmath>
 
 #include "core/thread_pool.h"
+#if defined(__x86_64__)
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#endif
 
 namespace kimi {
 namespace {
@@ -27,6 +30,28 @@ TEST(MachineLimitsTest, FmaPeakIsPositive) {
   EXPECT_GT(r.gflops_per_cpu_s, 0.0);
   EXPECT_EQ(r.threads, 1);
 }
+
+#if defined(__x86_64__)
+void ExpectPeakIsPositive(const FmaPeakResult& r, const char* isa) {
+  EXPECT_GT(r.gflops, 0.0);
+  EXPECT_TRUE(std::isfinite(r.gflops));
+  EXPECT_GT(r.gflops_per_cpu_s, 0.0);
+  EXPECT_EQ(r.threads, 1);
+  EXPECT_STREQ(r.isa, isa);
+}
+
+TEST(MachineLimitsTest, Bf16DotPeakIsPositive) {
+  if (!kernels::avx2::CpuHasAvx512Bf16()) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  ExpectPeakIsPositive(MeasureBf16DotPeak(nullptr, 0.02), "avx512bf16-vdpbf16ps");
+}
+
+TEST(MachineLimitsTest, AmxBf16PeakIsPositive) {
+  if (!kernels::avx2::CpuHasAmxBf16()) {
+    GTEST_SKIP() << "this CPU has no AMX-BF16 (tdpbf16ps), or the OS refused the tile data permission";
+  }
+  ExpectPeakIsPositive(MeasureAmxBf16Peak(nullptr, 0.02), "amx-tdpbf16ps");
+}
+#endif
 
 }  // namespace
 }  // namespace kimi

@@ -1,5 +1,7 @@
 // kimi-engine bench: prefill and batch-1 decode throughput on a model, set against the
-// machine's own limits measured in the same run (memory read bandwidth, FMA peak):
+// machine's own limits measured in the same run (memory read bandwidth; the peak of the
+// instructions the prefill GEMM runs on: FMA for the avx2 kernels, vdpbf16ps or AMX tdpbf16ps
+// for the BF16 dot-product ones, KIMI_KERNELS):
 //   effective weight bandwidth = weight bytes read per decoded token × decode tokens/s,
 //   prefill FLOP/s             = weight-product flops per token × prefill tokens/s.
 // Each rate is also given per busy second (process CPU time divided by the thread count, and the
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "core/machine_limits.h"
 #include "core/thread_pool.h"
@@ -32,6 +35,14 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"help", false, "      this text"},
   };
   return flags;
+}
+
+// The peak of the instructions the active kernels' prefill GEMM runs on.
+FmaPeakResult PrefillPeak(ThreadPool* pool, const FmaPeakResult& fma) {
+  const std::string isa = kernels::ActiveIsa();
+  if (isa == "avx512bf16") return MeasureBf16DotPeak(pool);
+  if (isa == "amx") return MeasureAmxBf16Peak(pool);
+  return fma;
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -116,6 +127,7 @@ Status Bench(const Flags& flags) {
   ThreadPool pool(model->threads());
   const BandwidthResult bw = MeasureMemoryReadBandwidth(&pool);
   const FmaPeakResult fma = MeasureFmaPeak(&pool);
+  const FmaPeakResult peak = PrefillPeak(&pool, fma);
 
   const double prefill_tps = double(prefill_tokens) / prefill_s;
   const double decode_tps = double(decode_tokens) / decode_s;
@@ -141,13 +153,18 @@ Status Bench(const Flags& flags) {
   std::printf("decode bw ratio           %.3f (effective weight bw / measured bw)\n", weight_gbps / bw.gbytes_per_s);
   std::printf("prefill matmul FLOP/s     %.2f GFLOP/s (%.1f MFLOP per token)\n", prefill_gflops, flops_per_token / 1e6);
   std::printf("measured FMA peak         %.2f GFLOP/s (%s, %d threads)\n", fma.gflops, fma.isa, fma.threads);
-  std::printf("prefill peak ratio        %.3f (prefill FLOP/s / FMA peak)\n", prefill_gflops / fma.gflops);
+  if (peak.isa != fma.isa) {
+    std::printf("measured %-16s %.2f GFLOP/s (%s, %d threads)\n", "BF16 dot peak", peak.gflops, peak.isa,
+                peak.threads);
+  }
+  std::printf("prefill peak ratio        %.3f (prefill FLOP/s / %s peak: kernels %s)\n", prefill_gflops / peak.gflops,
+              peak.isa, kernels::ActiveIsa());
   std::printf("prefill, subnormals kept  %.1f tokens/s: flush-to-zero is %.2fx as fast; max |logit difference| %.3g\n",
               subnormals.kept_tokens_per_s, prefill_tps / subnormals.kept_tokens_per_s, subnormals.max_logit_difference);
   std::printf("per busy second (CPU time / threads; limits per CPU second of their slowest thread):\n");
-  std::printf("  prefill                 %.1f tokens/s, %.2f GFLOP/s vs peak %.2f: ratio %.3f\n",
-              double(prefill_tokens) / prefill_busy_s, busy_prefill_gflops, fma.gflops_per_cpu_s,
-              busy_prefill_gflops / fma.gflops_per_cpu_s);
+  std::printf("  prefill                 %.1f tokens/s, %.2f GFLOP/s vs %s peak %.2f: ratio %.3f\n",
+              double(prefill_tokens) / prefill_busy_s, busy_prefill_gflops, peak.isa, peak.gflops_per_cpu_s,
+              busy_prefill_gflops / peak.gflops_per_cpu_s);
   std::printf("  decode                  %.2f tokens/s, weight bw %.2f GB/s vs measured %.2f: ratio %.3f\n",
               double(decode_tokens) / decode_busy_s, busy_weight_gbps, bw.gbytes_per_cpu_s,
               busy_weight_gbps / bw.gbytes_per_cpu_s);

@@ -9,7 +9,7 @@ Runs, for the same token ids:
   greedy    `ENGINE generate --model DIR --token-ids IDS --max-tokens N` against the reference's
             greedy ids (the last N integers the engine prints are taken as its ids)
 
-and fails when max |engine - reference| / max |reference| exceeds --tolerance, or when a greedy
+on the kernel path --kernels names (KIMI_KERNELS), if given, else the engine's default, and fails when max |engine - reference| / max |reference| exceeds --tolerance, or when a greedy
 id differs at a step where the reference's top-two logit gap exceeds the tolerance (see
 docs/engine.md, "Tolerances against the reference"). With --synth-preset the model directory is
 first written by `ENGINE synth --preset NAME --out DIR`.
@@ -40,11 +40,22 @@ def prompt_ids(length, vocab):
     return ids
 
 
+# What the engine logs when KIMI_KERNELS names a kernel path the machine lacks
+# (engine/kernels/cpu/kernels.cc, ActiveKernels); it then runs its default path.
+KERNELS_MISSING = "KIMI_KERNELS names no kernel path this machine has"
+
+
+class KernelPathMissing(Exception):
+    pass
+
+
 def run(cmd):
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)
         raise SystemExit(f"command failed ({done.returncode}): {shlex.join(cmd)}")
+    if os.environ.get("KIMI_KERNELS") and KERNELS_MISSING in done.stderr:
+        raise KernelPathMissing(os.environ["KIMI_KERNELS"])
     return done.stdout
 
 
@@ -106,7 +117,21 @@ def main():
                     help="extra eval arguments selecting token-by-token decode")
     ap.add_argument("--greedy-steps", type=int, default=32)
     ap.add_argument("--tolerance", type=float, default=1e-3)
+    ap.add_argument("--kernels", default="",
+                    help="run the engine on this kernel path (KIMI_KERNELS: avx2, avx512bf16, amx, "
+                         "scalar); prints SKIPPED and passes where the machine lacks it")
     args = ap.parse_args()
+    if args.kernels:
+        os.environ["KIMI_KERNELS"] = args.kernels
+        try:
+            return check(args)
+        except KernelPathMissing as missing:
+            print(f"SKIPPED: this machine has no {missing} kernel path")
+            return 0
+    return check(args)
+
+
+def check(args):
     threads = ["--threads", str(args.threads)] if args.threads else []
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,7 +140,7 @@ def main():
             model_dir = os.path.join(tmp, args.synth_preset)
             run([args.engine, "synth", "--preset", args.synth_preset, "--out", model_dir])
         if not model_dir:
-            ap.error("give --model or --synth-preset")
+            raise SystemExit("give --model or --synth-preset")
         model = ref.Model(model_dir)
         vocab = model.cfg.vocab_size
         if args.prompt_length:

@@ -1,6 +1,5 @@
-// The dispatch table: every entry of every table is filled, and the active table is the
-// optimised one exactly when the CPU supports it (unless KIMI_KERNELS=scalar forces the
-// reference).
+// The dispatch table: every entry of every table is filled, and the active table is the one
+// KIMI_KERNELS names where the machine has it, else AVX2 exactly when the CPU supports it.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -35,14 +34,19 @@ void ExpectComplete(const KernelTable& t) {
 TEST(DispatchTest, EveryTableIsComplete) {
   ExpectComplete(ReferenceKernels());
   for (const KernelTable* t : testing::OptimisedTables()) ExpectComplete(*t);
+  for (const KernelTable* t : {Avx512Bf16Kernels(), AmxKernels()}) {
+    if (t != nullptr) ExpectComplete(*t);
+  }
 }
 
 TEST(DispatchTest, ActiveTableFollowsTheCpuAndTheOverride) {
   const char* force = std::getenv("KIMI_KERNELS");
-  const bool forced_scalar = force != nullptr && std::strcmp(force, "scalar") == 0;
-  const std::string expected = (!forced_scalar && Avx2Kernels() != nullptr) ? "avx2" : "scalar";
-  EXPECT_EQ(std::string(ActiveIsa()), expected);
-  EXPECT_EQ(&ActiveKernels(), forced_scalar || Avx2Kernels() == nullptr ? &ReferenceKernels() : Avx2Kernels());
+  const KernelTable* forced = force != nullptr ? KernelsNamed(force) : nullptr;
+  const KernelTable* expected = forced != nullptr          ? forced
+                                : Avx2Kernels() != nullptr ? Avx2Kernels()
+                                                           : &ReferenceKernels();
+  EXPECT_EQ(&ActiveKernels(), expected);
+  EXPECT_EQ(std::string(ActiveIsa()), expected->isa);
 }
 
 }  // namespace

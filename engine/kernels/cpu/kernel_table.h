@@ -85,7 +85,18 @@ struct KernelTable {
 const KernelTable& ReferenceKernels();
 // The AVX2+FMA table, or nullptr when this build or this CPU lacks AVX2/FMA.
 const KernelTable* Avx2Kernels();
-// The table the entry points use: KIMI_KERNELS=scalar in the environment forces the reference.
+// The AVX2 table with its prefill GEMM (gemm_bf16) on BF16 dot products: activations rounded
+// to BF16, fp32 sums (ref::MatmulBf16Dot); vdpbf16ps, or AMX tiles. nullptr where this build
+// or this CPU (for AMX: or the OS) lacks them.
+const KernelTable* Avx512Bf16Kernels();
+const KernelTable* AmxKernels();
+// The table of that isa name ("scalar", "avx2", "avx512bf16", "amx"), or nullptr when the name
+// is unknown or the machine lacks it.
+const KernelTable* KernelsNamed(const char* isa);
+// The table the entry points use: the one KIMI_KERNELS names in the environment, read at the
+// first call (a name this machine lacks falls back to the default, with a warning), else the
+// default, AVX2 where the CPU has it and the reference elsewhere (docs/kernels.md says why the
+// BF16 dot-product tables are not the default).
 const KernelTable& ActiveKernels();
 
 // The chunk length of KdaChunked.

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/thread_pool.h"
+#include "kimi/log.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/scratch.h"
 
@@ -106,12 +107,24 @@ void SplitElements(ThreadPool* pool, int64_t n, int64_t align, int64_t unit_elem
 
 }  // namespace
 
+const KernelTable* KernelsNamed(const char* isa) {
+  if (std::strcmp(isa, "scalar") == 0) return &ReferenceKernels();
+  if (std::strcmp(isa, "avx2") == 0) return Avx2Kernels();
+  if (std::strcmp(isa, "avx512bf16") == 0) return Avx512Bf16Kernels();
+  if (std::strcmp(isa, "amx") == 0) return AmxKernels();
+  return nullptr;
+}
+
 const KernelTable& ActiveKernels() {
   static const KernelTable& table = [] () -> const KernelTable& {
+    const KernelTable* avx2 = Avx2Kernels();
+    const KernelTable& fallback = avx2 != nullptr ? *avx2 : ReferenceKernels();
     const char* force = std::getenv("KIMI_KERNELS");
-    if (force != nullptr && std::strcmp(force, "scalar") == 0) return ReferenceKernels();
-    if (const KernelTable* avx2 = Avx2Kernels()) return *avx2;
-    return ReferenceKernels();
+    if (force == nullptr || *force == '\0') return fallback;
+    if (const KernelTable* named = KernelsNamed(force)) return *named;
+    log::Warn("KIMI_KERNELS names no kernel path this machine has (scalar, avx2, avx512bf16, amx)",
+              {{"KIMI_KERNELS", force}, {"using", fallback.isa}});
+    return fallback;
   }();
   return table;
 }

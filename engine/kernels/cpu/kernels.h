@@ -185,7 +185,8 @@ void TopKRoute(const float* logits, const float* bias, int64_t T, int64_t E, int
 
 // ---- Introspection ------------------------------------------------------------------------
 
-// "avx2" or "scalar": the implementation the entry points above use in this process.
+// "scalar", "avx2", "avx512bf16" or "amx": the kernel table the entry points above use in this
+// process (kernel_table.h, ActiveKernels).
 const char* ActiveIsa();
 
 }  // namespace kimi::kernels

@@ -17,6 +17,13 @@ void GemvBf16Prepared(const float* prepared, const float* x, int64_t ldx, const 
                       int64_t K, float* y, int64_t ldy);
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
+// The prefill GEMM on BF16 dot products (matmul_bf16_dot_avx512.cc): ref::MatmulBf16Dot up to
+// the order of its fp32 sums. GemmBf16Dot512 needs CpuHasAvx512Bf16(), GemmBf16Amx
+// CpuHasAmxBf16() (cpu_features_avx2.h).
+void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                    int64_t ldy);
+void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                 int64_t ldy);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit
 // ones (call only where CpuHasAvx512F(), cpu_features_avx2.h); GemvBf16 takes the 512-bit form
 // where the CPU has AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.

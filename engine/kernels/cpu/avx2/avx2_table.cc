@@ -1,9 +1,13 @@
-// The AVX2+FMA table; offered only when the CPU reports both AVX2 and FMA.
+// The AVX2+FMA table, offered only when the CPU reports both AVX2 and FMA, and the two tables
+// that differ from it only in the prefill GEMM (BF16 dot products: vdpbf16ps, AMX tiles),
+// offered where cpu_features_avx2.h says the CPU (and for AMX the OS) allows them.
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
 
 namespace kimi::kernels {
+namespace {
 
-const KernelTable* Avx2Kernels() {
+const KernelTable& Avx2Table() {
   static const KernelTable table = {
       .isa = "avx2",
       .gemv_bf16 = avx2::GemvBf16,
@@ -28,8 +32,33 @@ const KernelTable* Avx2Kernels() {
       .heads_transposed_bf16 = avx2::HeadsTransposedBf16,
       .topk_route = avx2::TopKRoute,
   };
+  return table;
+}
+
+// The AVX2 table with `gemm` as its prefill GEMM. Decode (gemv_bf16, up to 64 rows) keeps fp32
+// activations: it is bound by reading the weights, not by the arithmetic.
+KernelTable WithBf16DotGemm(const char* isa, MatmulBf16Fn gemm) {
+  KernelTable table = Avx2Table();
+  table.isa = isa;
+  table.gemm_bf16 = gemm;
+  return table;
+}
+
+}  // namespace
+
+const KernelTable* Avx2Kernels() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported ? &table : nullptr;
+  return supported ? &Avx2Table() : nullptr;
+}
+
+const KernelTable* Avx512Bf16Kernels() {
+  static const KernelTable table = WithBf16DotGemm("avx512bf16", avx2::GemmBf16Dot512);
+  return Avx2Kernels() != nullptr && avx2::CpuHasAvx512Bf16() ? &table : nullptr;
+}
+
+const KernelTable* AmxKernels() {
+  static const KernelTable table = WithBf16DotGemm("amx", avx2::GemmBf16Amx);
+  return Avx2Kernels() != nullptr && avx2::CpuHasAmxBf16() ? &table : nullptr;
 }
 
 }  // namespace kimi::kernels

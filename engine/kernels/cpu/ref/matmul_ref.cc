@@ -16,6 +16,21 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
   }
 }
 
+// What the BF16 dot-product instructions (vdpbf16ps, AMX tdpbf16ps) compute: each activation
+// rounded to BF16 (round to nearest even), each product of two BF16 values exact in fp32, and
+// the products summed in fp32 in k order. The instructions also treat subnormal inputs as zero,
+// which the engine's threads do anyway (core/float_mode.h).
+void MatmulBf16Dot(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                   int64_t ldy) {
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t n = 0; n < N; ++n) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < K; ++k) acc += Bf16ToF32(F32ToBf16(x[m * ldx + k])) * Bf16ToF32(w[n * K + k]);
+      y[m * ldy + n] = acc;
+    }
+  }
+}
+
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
   for (int64_t m = 0; m < M; ++m) {

@@ -1,0 +1,337 @@
+// The prefill GEMM on BF16 dot products: the activations rounded to BF16 once per call, the
+// weights packed as pairs, and the products summed in fp32 by vdpbf16ps (AVX512-BF16) or by
+// AMX tiles (tdpbf16ps). Both compute ref::MatmulBf16Dot up to the order of the fp32 sums.
+//
+// One packed layout serves both: a panel of 16 output columns holds, for each pair of k values,
+// the two BF16 weights of each column side by side (64 bytes per pair of k), which is both the
+// B operand of vdpbf16ps (16 fp32 lanes, each taking a pair) and AMX's B tile row. The blocks
+// are those of the fp32 GEMM (gemm_driver_avx2.h): 128 columns × a k block packed once and run
+// against every activation row, y = block sum, then y += block sum for the later k blocks.
+//
+// The functions carry their own target attributes; this file is compiled with the AVX2 flags
+// like its neighbours, so nothing else in it may use AVX-512 or AMX, and the table calls these
+// only where cpu_features_avx2.h says the CPU (and, for AMX, the OS) allows them.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/scratch.h"
+
+namespace kimi::kernels::avx2 {
+namespace {
+
+constexpr int64_t kPanel = 16;       // output columns per panel: one register of fp32 sums
+constexpr int64_t kBlockCols = 128;  // columns per packed block
+// k per packed block. vdpbf16ps: a 12 × 32 tile reads two panels (2 × 16 KiB) and twelve
+// activation rows (12 KiB) per block, which fit a 48 KiB L1; measured 0.76–0.81 of the peak on
+// k3-mini and K3 shapes against 0.71–0.76 with blocks of 256 (fewer write-backs into y). AMX
+// reads its tiles from L2 and takes the same length.
+constexpr int64_t kBlockK512 = 512;
+constexpr int64_t kBlockKAmx = 512;
+constexpr int64_t kAmxK = 32;     // k values per AMX tile row (64 bytes of BF16)
+constexpr int64_t kAmxRows = 16;  // rows of an AMX tile
+
+int64_t RoundUp(int64_t v, int64_t align) { return (v + align - 1) / align * align; }
+
+#define KIMI_BF16DOT gnu::target("avx512f,avx512bw,avx512vl,avx512bf16")
+// GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
+// -W(maybe-)uninitialized report once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// The row stride of the BF16 activations for Kp values a row: one cache line more than a row,
+// so that rows whose length is a multiple of 4 KiB (K = 2048, 4096) do not all fall in the same
+// L1 set, where the twelve rows a tile reads at once evicted each other (at K = 2048 and 4096
+// the GEMM measured 0.55–0.66 of the peak with rows packed end to end, 0.76–0.81 with this).
+int64_t Bf16RowStride(int64_t Kp) { return Kp + 32; }
+
+// xb[Mp, Kp] (rows ldxb apart) = x rounded to BF16 (round to nearest even), zero past row M and
+// past column K.
+[[KIMI_BF16DOT]] void ActivationsToBf16(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp, int64_t Kp,
+                                        uint16_t* xb, int64_t ldxb) {
+  for (int64_t m = 0; m < Mp; ++m) {
+    uint16_t* dst = xb + m * ldxb;
+    if (m >= M) {
+      std::memset(dst, 0, size_t(Kp) * sizeof(uint16_t));
+      continue;
+    }
+    const float* src = x + m * ldx;
+    int64_t k = 0;
+    for (; k + 32 <= K; k += 32) {
+      const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + k + 16), _mm512_loadu_ps(src + k));
+      _mm512_storeu_si512(dst + k, (__m512i)v);
+    }
+    for (; k < K; k += 16) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, K - k)) - 1);
+      const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, src + k));
+      _mm256_mask_storeu_epi16(dst + k, mask, (__m256i)v);
+    }
+    for (k = K; k < Kp; ++k) dst[k] = 0;
+  }
+}
+
+// r[i][j] = r[j][i] for 16 × 16 32-bit values (unpacks within 128-bit lanes, then two rounds of
+// 128-bit lane shuffles).
+[[KIMI_BF16DOT]] inline void Transpose16x16(__m512i (&r)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8) {
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0x88);
+      t[h + i + 4] = _mm512_shuffle_i32x4(r[h + i], r[h + i + 4], 0xdd);
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    r[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    r[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xdd);
+  }
+}
+
+// `panels` panels of columns [n0, n0 + 16·panels) and k values [k0, k0 + kc) (kc even) of w
+// (N × K, row-major): dst[p][kp][j] = the pair (w[n, k0 + 2kp], w[n, k0 + 2kp + 1]) of column
+// n = n0 + 16p + j as one 32-bit word, zero past column n0 + cols or past k = K. A full panel
+// goes 16 pairs at a time: 16 rows of 64 bytes loaded and transposed as 32-bit words.
+[[KIMI_BF16DOT]] void PackPairPanels(const uint16_t* w, int64_t K, int64_t n0, int64_t cols, int64_t panels,
+                                     int64_t k0, int64_t kc, uint16_t* dst) {
+  const int64_t pairs = kc / 2;
+  const int64_t valid = std::clamp<int64_t>(K - k0, 0, kc);  // k values of the block inside K
+  for (int64_t p = 0; p < panels; ++p) {
+    uint32_t* panel = reinterpret_cast<uint32_t*>(dst + p * kc * kPanel);
+    int64_t vector_pairs = 0;
+    if ((p + 1) * kPanel <= cols) {
+      vector_pairs = valid / 32 * 16;
+      for (int64_t kp = 0; kp < vector_pairs; kp += 16) {
+        __m512i r[16];
+        for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(w + (n0 + p * kPanel + j) * K + k0 + 2 * kp);
+        Transpose16x16(r);
+        for (int i = 0; i < 16; ++i) _mm512_storeu_si512(panel + (kp + i) * kPanel, r[i]);
+      }
+    }
+    for (int64_t j = 0; j < kPanel; ++j) {
+      const int64_t n = p * kPanel + j;
+      int64_t kp = vector_pairs;
+      if (n < cols) {
+        const uint16_t* src = w + (n0 + n) * K + k0;
+        for (; 2 * kp + 1 < valid; ++kp) {
+          uint32_t pair;
+          std::memcpy(&pair, src + 2 * kp, sizeof pair);
+          panel[kp * kPanel + j] = pair;
+        }
+        if (2 * kp < valid) {  // odd K: the last pair's second value is 0
+          panel[kp * kPanel + j] = src[2 * kp];
+          ++kp;
+        }
+      }
+      for (; kp < pairs; ++kp) panel[kp * kPanel + j] = 0;
+    }
+  }
+}
+
+// ---- vdpbf16ps ------------------------------------------------------------------------------
+
+constexpr int64_t kMR512 = 12;
+
+using DotTileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, bool,
+                           int64_t);
+
+// C[MR, 16·NV] (+)= A[MR, kc] · (NV panels side by side), A in BF16 (row stride lda values):
+// acc[r][v] takes, per pair of k, row r's pair broadcast against panel v's pairs.
+template <int MR, int NV>
+[[gnu::noinline, KIMI_BF16DOT]] void DotTile(const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t panel_stride,
+                                             int64_t kc, float* c, int64_t ldc, bool accumulate, int64_t ncols) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  for (int64_t kp = 0; kp < kc / 2; ++kp) {
+    __m512bh b[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_loadu_si512(bp + v * panel_stride + kp * 2 * kPanel);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + 2 * kp, sizeof pair);
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, b[v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const int64_t cols = std::min<int64_t>(kPanel, ncols - v * kPanel);
+      float* cr = c + r * ldc + v * kPanel;
+      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
+      __m512 out = acc[r][v];
+      if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, cr));
+      _mm512_mask_storeu_ps(cr, mask, out);
+    }
+  }
+}
+
+template <int NV, int... MR>
+constexpr std::array<DotTileFn, kMR512 + 1> DotTiles(std::integer_sequence<int, MR...>) {
+  return {nullptr, DotTile<MR + 1, NV>...};
+}
+
+// Every activation row against one packed block (nc columns, kc values of k): 12 rows × 2
+// panels at a time, one panel for the last of an odd count.
+void DotBlock(const uint16_t* xb, int64_t ldxb, int64_t M, const uint16_t* packed, int64_t nc, int64_t kc, float* y,
+              int64_t ldy, bool accumulate) {
+  static constexpr auto kTwo = DotTiles<2>(std::make_integer_sequence<int, kMR512>{});
+  static constexpr auto kOne = DotTiles<1>(std::make_integer_sequence<int, kMR512>{});
+  const int64_t panel_stride = kc * kPanel;
+  for (int64_t m0 = 0; m0 < M; m0 += kMR512) {
+    const int64_t mr = std::min(kMR512, M - m0);
+    for (int64_t j = 0; j < nc; j += 2 * kPanel) {
+      const DotTileFn fn = nc - j > kPanel ? kTwo[mr] : kOne[mr];
+      fn(xb + m0 * ldxb, ldxb, packed + j / kPanel * panel_stride, panel_stride, kc, y + m0 * ldy + j, ldy,
+         accumulate, std::min(2 * kPanel, nc - j));
+    }
+  }
+}
+
+// ---- AMX ------------------------------------------------------------------------------------
+
+#define KIMI_AMX gnu::target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")
+
+// The LDTILECFG operand (palette 1): every tile 16 rows of 64 bytes. Tiles 0–3 are the sums of
+// a 32 × 32 output tile, 4–5 two 16-row slices of activations, 6–7 two panels of weights.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+// The tile instructions' GCC macros are asm statements that declare no memory operands; this
+// barrier keeps the packing stores before the tile loads and the reads of `sums` after the
+// tile stores.
+inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
+
+// y rows [m0, m0 + 16) ∩ [0, M), columns [c0, c0 + 16) ∩ [0, nc) (+)= a 16 × 16 tile of sums.
+[[KIMI_AMX]] void AddTile(const float* sums, int64_t m0, int64_t M, int64_t c0, int64_t nc, float* y, int64_t ldy,
+                          bool accumulate) {
+  if (c0 >= nc) return;
+  const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(kPanel, nc - c0)) - 1);
+  for (int64_t i = 0; i < kAmxRows && m0 + i < M; ++i) {
+    float* yr = y + (m0 + i) * ldy + c0;
+    __m512 out = _mm512_loadu_ps(sums + i * kPanel);
+    if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, yr));
+    _mm512_mask_storeu_ps(yr, mask, out);
+  }
+}
+
+// Every activation row (xb: Mp rows, Mp a multiple of 32, zero past M) against one packed block
+// (panels: an even count, zero past nc; kc a multiple of 32), in 32 × 32 output tiles.
+[[KIMI_AMX]] void AmxBlock(const uint16_t* xb, int64_t ldxb, int64_t M, const uint16_t* packed, int64_t panels,
+                           int64_t nc, int64_t kc, float* y, int64_t ldy, bool accumulate) {
+  alignas(64) float sums[4][kAmxRows * kPanel];
+  const int64_t x_stride = ldxb * int64_t(sizeof(uint16_t)), panel_row = 2 * kPanel * int64_t(sizeof(uint16_t));
+  for (int64_t m0 = 0; m0 < M; m0 += 2 * kAmxRows) {
+    const uint16_t* a0 = xb + m0 * ldxb;
+    const uint16_t* a1 = a0 + kAmxRows * ldxb;
+    for (int64_t p = 0; p < panels; p += 2) {
+      const uint16_t* b0 = packed + p * kc * kPanel;
+      const uint16_t* b1 = b0 + kc * kPanel;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t k = 0; k < kc; k += kAmxK) {
+        _tile_loadd(4, a0 + k, x_stride);
+        _tile_loadd(5, a1 + k, x_stride);
+        _tile_loadd(6, b0 + k * kPanel, panel_row);  // k/2 pairs of 16 columns
+        _tile_loadd(7, b1 + k * kPanel, panel_row);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      _tile_stored(0, sums[0], kPanel * int64_t(sizeof(float)));
+      _tile_stored(1, sums[1], kPanel * int64_t(sizeof(float)));
+      _tile_stored(2, sums[2], kPanel * int64_t(sizeof(float)));
+      _tile_stored(3, sums[3], kPanel * int64_t(sizeof(float)));
+      CompilerMemoryBarrier();
+      const int64_t c0 = p * kPanel;
+      AddTile(sums[0], m0, M, c0, nc, y, ldy, accumulate);
+      AddTile(sums[1], m0, M, c0 + kPanel, nc, y, ldy, accumulate);
+      AddTile(sums[2], m0 + kAmxRows, M, c0, nc, y, ldy, accumulate);
+      AddTile(sums[3], m0 + kAmxRows, M, c0 + kPanel, nc, y, ldy, accumulate);
+    }
+  }
+}
+
+[[KIMI_AMX]] void ConfigureTiles() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = kAmxRows;
+    config.colsb[t] = 64;
+  }
+  _tile_loadconfig(&config);
+}
+
+[[KIMI_AMX]] void ReleaseTiles() { _tile_release(); }
+
+#pragma GCC diagnostic pop
+#undef KIMI_AMX
+#undef KIMI_BF16DOT
+
+}  // namespace
+
+void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                    int64_t ldy) {
+  const int64_t Kp = RoundUp(K, 2), ldxb = Bf16RowStride(Kp);
+  uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(M * ldxb));
+  ActivationsToBf16(x, ldx, M, K, M, Kp, xb, ldxb);
+  uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockK512));
+  for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
+    const int64_t nc = std::min(kBlockCols, N - n0);
+    for (int64_t k0 = 0; k0 < Kp; k0 += kBlockK512) {
+      const int64_t kc = std::min(kBlockK512, Kp - k0);
+      PackPairPanels(w, K, n0, nc, (nc + kPanel - 1) / kPanel, k0, kc, packed);
+      DotBlock(xb + k0, ldxb, M, packed, nc, kc, y + n0, ldy, k0 > 0);
+    }
+  }
+}
+
+void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                 int64_t ldy) {
+  const int64_t Kp = RoundUp(K, kAmxK), Mp = RoundUp(M, 2 * kAmxRows), ldxb = Bf16RowStride(Kp);
+  uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(Mp * ldxb));
+  ActivationsToBf16(x, ldx, M, K, Mp, Kp, xb, ldxb);
+  uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockKAmx));
+  ConfigureTiles();
+  for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
+    const int64_t nc = std::min(kBlockCols, N - n0);
+    const int64_t panels = RoundUp((nc + kPanel - 1) / kPanel, 2);
+    for (int64_t k0 = 0; k0 < Kp; k0 += kBlockKAmx) {
+      const int64_t kc = std::min(kBlockKAmx, Kp - k0);
+      PackPairPanels(w, K, n0, nc, panels, k0, kc, packed);
+      CompilerMemoryBarrier();
+      AmxBlock(xb + k0, ldxb, M, packed, panels, nc, kc, y + n0, ldy, k0 > 0);
+    }
+  }
+  ReleaseTiles();
+}
+
+}  // namespace kimi::kernels::avx2

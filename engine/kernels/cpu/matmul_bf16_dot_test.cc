@@ -1,0 +1,128 @@
+// The prefill GEMM on BF16 dot products (kernel_table.h: the avx512bf16 and amx tables): the
+// reference's definition on known values, each path against the reference over shapes that hit
+// every tail (rows not a multiple of 12/32, columns not a multiple of 16/32, odd K, K past the
+// 256/512-wide blocks and not a multiple of 32, N past the 128-wide blocks, padded strides),
+// and the tables equal to AVX2's except in that GEMM. A path this CPU lacks is skipped, naming
+// the missing feature.
+// Tolerance against ref::MatmulBf16Dot: the same products summed in another order, so
+// atol = 1e-5·sqrt(K), rtol = 1e-5 as for the fp32 GEMMs (matmul_test.cc); activations left in
+// fp32 differ from it by ~2^-9 relative per product, far more.
+#include <cmath>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/kernel_test_util.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ref/reference.h"
+#include "kimi/dtype.h"
+
+namespace kimi::kernels {
+namespace {
+
+using testing::AllClose;
+using testing::RandomBf16;
+using testing::RandomFloats;
+
+struct Path {
+  const char* name;
+  const char* missing;  // why the test skips where the CPU lacks it
+  const KernelTable* table;
+};
+
+Path Avx512Bf16Path() {
+  return {"avx512bf16", "this CPU has no AVX512-BF16 (vdpbf16ps)", Avx512Bf16Kernels()};
+}
+Path AmxPath() {
+  return {"amx", "this CPU has no AMX-BF16 (tdpbf16ps), or the OS refused the tile data permission", AmxKernels()};
+}
+
+// y = x · w for x of one value repeated and w of ones: the sum of K copies of x as the kernel
+// rounds it (exact in fp32 for these K).
+std::vector<float> ConstantProduct(MatmulBf16Fn fn, float value, int64_t M, int64_t N, int64_t K) {
+  const std::vector<float> x(M * K, value);
+  const std::vector<uint16_t> w(N * K, F32ToBf16(1.0f));
+  std::vector<float> y(M * N, -1.0f);
+  fn(x.data(), K, w.data(), M, N, K, y.data(), N);
+  return y;
+}
+
+TEST(Bf16DotTest, ReferenceRoundsActivationsToNearestEven) {
+  // 1 + 2^-10 rounds down to 1; 1 + 2^-8 is half way between 1 and 1 + 2^-7 and goes to the
+  // even one, 1; 1 + 3·2^-8 is half way between 1 + 2^-7 and 1 + 2^-6 and goes to 1 + 2^-6.
+  const struct {
+    float x, rounded;
+  } cases[] = {{1.0f + 0x1p-10f, 1.0f}, {1.0f + 0x1p-8f, 1.0f}, {1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-6f},
+               {-(1.0f + 3 * 0x1p-8f), -(1.0f + 0x1p-6f)}, {0.15625f, 0.15625f}};
+  for (const auto& c : cases) {
+    const std::vector<float> y = ConstantProduct(ref::MatmulBf16Dot, c.x, 2, 3, 40);
+    for (float v : y) EXPECT_EQ(v, 40 * c.rounded) << "x = " << c.x;
+  }
+}
+
+TEST(Bf16DotTest, ReferenceSumsInFp32) {
+  // 2^24 + 1 + 1 is 2^24 in fp32 summed left to right (each +1 rounds away), 2^24 + 2 in double.
+  const float x[3] = {0x1p24f, 1.0f, 1.0f};
+  const uint16_t w[3] = {F32ToBf16(1.0f), F32ToBf16(1.0f), F32ToBf16(1.0f)};
+  float y = 0;
+  ref::MatmulBf16Dot(x, 3, w, 1, 1, 3, &y, 1);
+  EXPECT_EQ(y, 0x1p24f);
+}
+
+void ExpectPathMatchesReference(const Path& path) {
+  if (path.table == nullptr) GTEST_SKIP() << path.missing;
+  struct Shape {
+    int64_t M, N, K;
+  };
+  const Shape shapes[] = {{1, 1, 1},      {1, 5, 7},      {2, 17, 9},     {12, 16, 32},   {13, 33, 31},
+                          {24, 32, 64},   {31, 47, 257},  {32, 16, 512},  {33, 130, 300}, {65, 40, 520},
+                          {70, 129, 1030}, {100, 48, 1024}, {11, 5, 2063}, {40, 20, 7168}};
+  for (const Shape& s : shapes) {
+    const int64_t ldx = s.K + 3, ldy = s.N + 2;
+    const auto x = RandomFloats(s.M * ldx, 11 + s.M);
+    const auto w = RandomBf16(s.N * s.K, 12 + s.N);
+    std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
+    ref::MatmulBf16Dot(x.data(), ldx, w.data(), s.M, s.N, s.K, want.data(), ldy);
+    path.table->gemm_bf16(x.data(), ldx, w.data(), s.M, s.N, s.K, got.data(), ldy);
+    EXPECT_TRUE(AllClose(got, want, 1e-5f * std::sqrt(float(s.K)), 1e-5f))
+        << path.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+  }
+  // Activations rounded to BF16 (an fp32 product would give 40·(1 + 2^-10)), ties to even.
+  for (const float x : {1.0f + 0x1p-10f, 1.0f + 3 * 0x1p-8f}) {
+    const std::vector<float> y = ConstantProduct(path.table->gemm_bf16, x, 35, 19, 40);
+    const std::vector<float> want = ConstantProduct(ref::MatmulBf16Dot, x, 35, 19, 40);
+    EXPECT_EQ(y, want) << path.name << " x = " << x;
+  }
+}
+
+TEST(Bf16DotTest, Avx512Bf16GemmMatchesReference) { ExpectPathMatchesReference(Avx512Bf16Path()); }
+
+TEST(Bf16DotTest, AmxGemmMatchesReference) { ExpectPathMatchesReference(AmxPath()); }
+
+// Everything but the prefill GEMM is the AVX2 table's, so the two paths differ in that alone.
+void ExpectAvx2ButTheGemm(const Path& path) {
+  if (path.table == nullptr) GTEST_SKIP() << path.missing;
+  KernelTable expected = *Avx2Kernels();
+  expected.isa = path.table->isa;
+  expected.gemm_bf16 = path.table->gemm_bf16;
+  EXPECT_EQ(std::string(path.table->isa), path.name);
+  EXPECT_NE(path.table->gemm_bf16, Avx2Kernels()->gemm_bf16);
+  EXPECT_EQ(std::memcmp(&expected, path.table, sizeof expected), 0) << path.name;
+}
+
+TEST(Bf16DotTest, Avx512Bf16TableIsAvx2ButTheGemm) { ExpectAvx2ButTheGemm(Avx512Bf16Path()); }
+
+TEST(Bf16DotTest, AmxTableIsAvx2ButTheGemm) { ExpectAvx2ButTheGemm(AmxPath()); }
+
+TEST(Bf16DotTest, TablesByName) {
+  EXPECT_EQ(KernelsNamed("scalar"), &ReferenceKernels());
+  EXPECT_EQ(KernelsNamed("avx2"), Avx2Kernels());
+  EXPECT_EQ(KernelsNamed("avx512bf16"), Avx512Bf16Kernels());
+  EXPECT_EQ(KernelsNamed("amx"), AmxKernels());
+  EXPECT_EQ(KernelsNamed("avx512"), nullptr);
+  EXPECT_EQ(KernelsNamed(""), nullptr);
+}
+
+}  // namespace
+}  // namespace kimi::kernels
