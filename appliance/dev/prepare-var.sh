@@ -38,6 +38,10 @@ chmod 700 "$var_dir/data"
 model="$var_dir/model/k3-nano"
 if [ -e "$model/config.json" ]; then
   echo "prepare-var: keeping existing $model"
+  if ! cmp -s "$model/tiktoken.model" "$tokenizer/tiktoken.model"; then
+    echo "prepare-var: $model does not have Kimi's tokenizer, so prompt_tokens will not count as" \
+         "Moonshot's do; delete $model to get a demo model that has it"
+  fi
 else
   mkdir -p "$var_dir/model"
   rm -rf "$model.partial"
