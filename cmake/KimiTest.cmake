@@ -11,5 +11,5 @@ function(kimi_add_test name)
   # One CTest entry per binary keeps the CTest run cheap; gtest prints each case.
   add_test(NAME ${name} COMMAND ${name} --gtest_brief=0)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "unit;${T_LABELS}"
-    ENVIRONMENT "KIMI_SOURCE_DIR=${PROJECT_SOURCE_DIR};KIMI_SHARED_DIR=${PROJECT_SOURCE_DIR}/../shared;KIMI_BUILD_DIR=${PROJECT_BINARY_DIR}")
+    ENVIRONMENT "KIMI_SOURCE_DIR=${PROJECT_SOURCE_DIR};KIMI_BUILD_DIR=${PROJECT_BINARY_DIR}")
 endfunction()

@@ -71,10 +71,11 @@ int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostr
 
 int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a =
-      ParseArgs(args, {"--key", "--certificate", "--signature", "--shard-size", "--ignore", "--threads"}, {"--quiet"});
+      ParseArgs(args, {"--key", "--certificate", "--signature", "--shard-size", "--ignore", "--threads"},
+                {"--quiet", "--files"});
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--key").empty()) {
-    err << "usage: kimictl model sign --key KEY.pem [--certificate CHAIN.pem] [--signature PATH] [--shard-size BYTES]\n"
-           "                          [--ignore PATH]... MODEL\n"
+    err << "usage: kimictl model sign --key KEY.pem [--certificate CHAIN.pem] [--signature PATH]\n"
+           "                          [--shard-size auto|BYTES | --files] [--ignore PATH]... MODEL\n"
         << (a.error.empty() ? "" : "error: " + a.error + "\n");
     return kExitUsage;
   }
@@ -95,8 +96,16 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
     request.certificate_chain = *std::move(chain);
   }
   for (const auto& p : a.All("--ignore")) request.ignore_paths.push_back(p);
-  if (!a.One("--shard-size").empty()) {
-    const std::string& text = a.One("--shard-size");
+  // Shards by default, so that verification spreads over every core (AutoShardSize); --files
+  // writes one resource per file, for verifiers that predate the shard serialization.
+  const std::string& shard_text = a.One("--shard-size");
+  if (a.Has("--files") && !shard_text.empty()) {
+    err << "error: --files and --shard-size exclude each other\n";
+    return kExitUsage;
+  }
+  request.auto_shard_size = !a.Has("--files") && (shard_text.empty() || shard_text == "auto");
+  if (!request.auto_shard_size && !shard_text.empty()) {
+    const std::string& text = shard_text;
     char* end = nullptr;
     request.shard_size = std::strtoull(text.c_str(), &end, 10);
     if (request.shard_size == 0 || *end != '\0') {

@@ -72,6 +72,42 @@ TEST(ModelCommandsTest, KeygenSignVerifyAndRefuse) {
   EXPECT_EQ(Call(sign, {dir / "model"}).code, 2);  // --key is required
 }
 
+// By default a file larger than the shard size (4 MiB for a small model) is signed in shards
+// that verification hashes on several threads; a changed byte is named with its shard's range.
+// --files signs one resource per file, as verifiers before the shard serialization expect.
+TEST(ModelCommandsTest, SignsInShardsByDefaultAndInWholeFilesWithFiles) {
+  TempDir dir;
+  ASSERT_EQ(Call(static_cast<Command>(RunKeygen), {"--out", dir / "demo"}).code, 0);
+  fs::create_directories(dir / "model");
+  models::testing::WriteFile(dir / "model/weights.bin", std::string((9u << 20) + 5, 'w'));
+  models::testing::WriteFile(dir / "model/config.json", "{}");
+  auto sign = static_cast<Command>(RunModelSign);
+  auto verify = static_cast<Command>(RunModelVerify);
+  const std::vector<std::string> verify_args = {"--key", dir / "demo.pub.pem", "--threads", "2", "--quiet", dir / "model"};
+
+  CommandRun sharded = Call(sign, {"--key", dir / "demo.pem", "--quiet", dir / "model"});
+  ASSERT_EQ(sharded.code, 0) << sharded.err;
+  EXPECT_NE(sharded.out.find("resources: 4,"), std::string::npos) << sharded.out;  // config.json + 3 shards
+  CommandRun ok = Call(verify, verify_args);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("  weights.bin:0:4194304\n"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("  weights.bin:8388608:9437189\n"), std::string::npos) << ok.out;
+
+  models::testing::FlipByte(dir / "model/weights.bin", (4u << 20) + 7);
+  CommandRun refused = Call(verify, verify_args);
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("\"weights.bin (bytes 4194304-8388608)\""), std::string::npos) << refused.err;
+
+  CommandRun whole = Call(sign, {"--key", dir / "demo.pem", "--files", "--quiet", dir / "model"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_NE(whole.out.find("resources: 2,"), std::string::npos) << whole.out;
+  ok = Call(verify, verify_args);
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("  weights.bin\n"), std::string::npos) << ok.out;
+
+  EXPECT_EQ(Call(sign, {"--key", dir / "demo.pem", "--files", "--shard-size", "4096", dir / "model"}).code, 2);
+}
+
 TEST(ModelCommandsTest, VerifiesACertificateVectorWithItsCa) {
   auto v = models::testing::AllVectors()[7];
   ASSERT_EQ(v.name, "v1.1.0-certificate");

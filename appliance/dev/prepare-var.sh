@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares var/ for `make run`: a development configuration that serves plain HTTP on
 # 127.0.0.1:8080, var/data for the database, and a signed demo model for the embedded engine:
-#   var/model/k3-nano    the k3-nano preset with its demo tokenizer (kimi-engine synth), signed
+#   var/model/k3-nano    the k3-nano preset (random weights) with Kimi's own tokenizer from
+#                        data/kimi-k3 and so K3's 163,840-id vocabulary (kimi-engine synth), signed
 #   var/keys/            a development signing key (kimictl keygen); never leaves this machine
 #   var/trust/           the trust store: the development public key
 #   and (once) the first console admin, whose one-time password it prints.
@@ -20,6 +21,8 @@ var_dir=${2:-var}
 config="$var_dir/appliance.json"
 kimictl="$build_dir/appliance/kimictl"
 engine="$build_dir/engine/kimi-engine"
+# Kimi's ranks, shipped with the source: prompt_tokens then count as Moonshot counts them.
+tokenizer="$(cd "$(dirname "$0")/../.." && pwd)/data/kimi-k3"
 
 for tool in "$kimictl" "$engine"; do
   if [ ! -x "$tool" ]; then
@@ -35,13 +38,17 @@ chmod 700 "$var_dir/data"
 model="$var_dir/model/k3-nano"
 if [ -e "$model/config.json" ]; then
   echo "prepare-var: keeping existing $model"
+  if ! cmp -s "$model/tiktoken.model" "$tokenizer/tiktoken.model"; then
+    echo "prepare-var: $model does not have Kimi's tokenizer, so prompt_tokens will not count as" \
+         "Moonshot's do; delete $model to get a demo model that has it"
+  fi
 else
   mkdir -p "$var_dir/model"
   rm -rf "$model.partial"
-  "$engine" synth --preset k3-nano --out "$model.partial" >/dev/null
+  "$engine" synth --preset k3-nano --tokenizer "$tokenizer" --out "$model.partial" >/dev/null
   rm -rf "$model"
   mv "$model.partial" "$model"
-  echo "prepare-var: synthesised the k3-nano demo model (random weights, demo tokenizer) in $model"
+  echo "prepare-var: synthesised the k3-nano demo model (random weights, Kimi's tokenizer) in $model"
 fi
 
 key="$var_dir/keys/dev-signing-key"

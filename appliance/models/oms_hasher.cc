@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -141,7 +142,8 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
   Status first_error;     // guarded by mu
   unsigned running = threads;  // guarded by mu
 
-  auto worker = [&]() {
+  std::vector<double> worker_cpu(threads, 0.0);
+  auto worker = [&](unsigned index) {
     std::vector<char> buffer(std::max<size_t>(options.buffer_bytes, 4096));
     MdCtxPtr ctx(EVP_MD_CTX_new());
     for (;;) {
@@ -155,6 +157,9 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
       }
       digests[order[i]] = std::move(digest).value();
     }
+    timespec cpu{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    worker_cpu[index] = static_cast<double>(cpu.tv_sec) + 1e-9 * static_cast<double>(cpu.tv_nsec);
     std::lock_guard<std::mutex> lock(mu);
     if (--running == 0) done_cv.notify_all();
   };
@@ -162,7 +167,7 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
   auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   pool.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker, t);
 
   auto report = [&](bool finished) {
     if (!options.progress) return;
@@ -180,6 +185,7 @@ Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges
     }
   }
   for (auto& t : pool) t.join();
+  if (options.worker_cpu_seconds != nullptr) *options.worker_cpu_seconds = worker_cpu;
   if (failed.load()) return first_error;
   report(true);
   return digests;

@@ -62,6 +62,10 @@ struct HashOptions {
   std::chrono::milliseconds progress_interval{250};
   // When set and true, hashing stops at the next chunk with Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // When set, receives the CPU seconds of each worker (one entry per worker): the busiest one's
+  // is the wall time the hashing takes with a free core per worker, which a benchmark on a
+  // loaded machine can still measure.
+  std::vector<double>* worker_cpu_seconds = nullptr;
 };
 
 // Raw 32-byte digests, one per range in the order given; an IOError names the file.

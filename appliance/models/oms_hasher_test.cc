@@ -49,12 +49,16 @@ TEST(HasherTest, ParallelMatchesTheSerialReferenceWithSmallBuffers) {
       EXPECT_EQ(p.bytes_done, p.bytes_total);
     }
   };
+  std::vector<double> worker_cpu;
+  options.worker_cpu_seconds = &worker_cpu;
   auto parallel = HashRanges(ranges, options);
   auto serial = HashRangesSerial(ranges, 1 << 20);
   ASSERT_TRUE(parallel.ok());
   ASSERT_TRUE(serial.ok());
   EXPECT_EQ(*parallel, *serial);
   EXPECT_TRUE(saw_finished);
+  ASSERT_EQ(worker_cpu.size(), 3u);  // one CPU time per worker, for the benchmark
+  for (double seconds : worker_cpu) EXPECT_GE(seconds, 0.0);
 }
 
 TEST(HasherTest, MissingShortAndGrownFilesAreErrorsNamingTheFile) {

@@ -53,6 +53,13 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+uint64_t AutoShardSize(uint64_t total_bytes) {
+  constexpr uint64_t kMin = 4ull << 20, kMax = 1ull << 30, kShards = 1024;
+  uint64_t size = kMin;
+  while (size < kMax && size * kShards < total_bytes) size *= 2;
+  return size;
+}
+
 Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) {
   if (!request.private_key) return Status::InvalidArgument("no signing key");
   if (!request.certificate_chain.empty() &&
@@ -76,16 +83,22 @@ Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) 
   KIMI_ASSIGN_OR_RETURN(std::vector<ModelFile> files, ListModelFiles(request.model_path, tree));
   if (files.empty()) return Status::InvalidArgument("model " + request.model_path + " has no files to sign");
 
+  uint64_t shard_size = request.shard_size;
+  if (request.auto_shard_size) {
+    uint64_t total = 0;
+    for (const auto& f : files) total += f.size;
+    shard_size = AutoShardSize(total);
+  }
   std::vector<HashRange> ranges;
   std::vector<ManifestResource> resources;
   for (const auto& f : files) {
-    if (request.shard_size == 0) {
+    if (shard_size == 0) {
       ranges.push_back({f.abs_path, 0, f.size, true});
       resources.push_back({f.name, f.name, 0, f.size, ""});
       continue;
     }
-    for (uint64_t start = 0; start < f.size; start += request.shard_size) {
-      uint64_t end = std::min(f.size, start + request.shard_size);
+    for (uint64_t start = 0; start < f.size; start += shard_size) {
+      uint64_t end = std::min(f.size, start + shard_size);
       ranges.push_back({f.abs_path, start, end - start, end == f.size});
       resources.push_back({ShardName(f.name, start, end), f.name, start, end, ""});
     }
@@ -103,8 +116,8 @@ Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) 
     resource_list.push_back({{"algorithm", "sha256"}, {"digest", HexEncode(r.digest)}, {"name", r.name}});
   std::vector<std::string> ignore_list = tree.ignore_paths;
   std::sort(ignore_list.begin(), ignore_list.end());
-  OrderedJson serialization = {{"method", request.shard_size == 0 ? "files" : "shards"}, {"hash_type", hash_type}};
-  if (request.shard_size != 0) serialization["shard_size"] = request.shard_size;
+  OrderedJson serialization = {{"method", shard_size == 0 ? "files" : "shards"}, {"hash_type", hash_type}};
+  if (shard_size != 0) serialization["shard_size"] = shard_size;
   serialization["allow_symlinks"] = false;
   serialization["ignore_paths"] = ignore_list;
 

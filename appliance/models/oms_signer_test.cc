@@ -160,6 +160,27 @@ TEST_F(SignerTest, ShardedSignatureVerifiesAndNamesTheChangedRange) {
   EXPECT_NE(grown.status().message().find("size changed"), std::string::npos) << grown.status().message();
 }
 
+TEST(AutoShardSizeTest, AboutAThousandShardsBetween4MiBAnd1GiB) {
+  EXPECT_EQ(AutoShardSize(0), 4ull << 20);
+  EXPECT_EQ(AutoShardSize(292ull << 20), 4ull << 20);          // k3-mini
+  EXPECT_EQ(AutoShardSize((4ull << 30) + 1), 8ull << 20);      // just over 1024 shards of 4 MiB
+  EXPECT_EQ(AutoShardSize(64ull << 30), 64ull << 20);
+  EXPECT_EQ(AutoShardSize(1400ull << 30), 1ull << 30);         // the K3 checkpoint: capped
+}
+
+TEST_F(SignerTest, AutoShardSizeSignsShardsThatVerify) {
+  SignRequest request;
+  request.model_path = model_;
+  request.private_key = key_;
+  request.auto_shard_size = true;
+  auto signed_model = SignModel(request);
+  ASSERT_TRUE(signed_model.ok()) << signed_model.status().ToString();
+  auto manifest = Verify();
+  ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
+  EXPECT_EQ(manifest->method(), SerializationMethod::kShards);
+  EXPECT_EQ(manifest->shard_size(), 4ull << 20);
+}
+
 TEST_F(SignerTest, SymlinksAreRefusedAtSigning) {
   fs::create_symlink("config.json", model_ + "/link");
   SignRequest request;

@@ -14,8 +14,8 @@
 //   BM_CountPromptTokens  the count alone (render and tokenise, the redacted prompt)
 //   BM_Detector/<i>     one built-in detector alone over the same text (BuiltinCategories order)
 //
-// The tokenizer: Kimi's 163,584 ranks from ../shared/kimi-k3; without them the benchmarks
-// that count tokens are skipped, saying so.
+// The tokenizer: Kimi's 163,584 ranks from data/kimi-k3 (KimiDataDir()); should they fail to
+// load, the benchmarks that count tokens are skipped, saying so.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
@@ -24,6 +24,7 @@
 
 #include "kimi/chat_service.h"
 #include "policy/policy_decision.h"
+#include "text/kimi_data.h"
 
 namespace kimi::policy {
 namespace {
@@ -60,12 +61,10 @@ std::shared_ptr<ActivePolicy> EveryDetector(const auth::ServerSecret* secret) {
   return active;
 }
 
-// Null without ../shared/kimi-k3.
+// Null when data/kimi-k3/tiktoken.model does not load.
 const Tokenizer* BenchTokenizer() {
   static const std::optional<Tokenizer> tokenizer = []() -> std::optional<Tokenizer> {
-    const std::filesystem::path real =
-        std::filesystem::path(KIMI_BENCH_SOURCE_DIR) / ".." / "shared" / "kimi-k3" / "tiktoken.model";
-    if (!std::filesystem::exists(real)) return std::nullopt;
+    const std::filesystem::path real = std::filesystem::path(KimiDataDir()) / "tiktoken.model";
     Result<Tokenizer> loaded = Tokenizer::LoadFiles(real.string(), "");
     if (!loaded.ok()) return std::nullopt;
     return std::move(loaded).value();
@@ -73,7 +72,7 @@ const Tokenizer* BenchTokenizer() {
   return tokenizer ? &*tokenizer : nullptr;
 }
 
-constexpr const char* kNoRanks = "Kimi's ranks (../shared/kimi-k3/tiktoken.model) are not here";
+constexpr const char* kNoRanks = "Kimi's ranks (data/kimi-k3/tiktoken.model, or $KIMI_DATA_DIR) do not load";
 
 PromptTokenCounter EngineCounter() {
   return [](EncodedRequestPrompt* prompt, bool chat, int64_t bound) -> Result<PromptTokens> {

@@ -48,16 +48,9 @@ K3Config Common() {
   return c;
 }
 
-void SetTinyVocab(K3Config& c) {
-  c.vocab_size = kTinyOrdinaryVocab + kK3SpecialTokenCount;
-  c.bos_token_id = kTinyOrdinaryVocab + 0;  // [BOS]
-  c.eos_token_id = kTinyOrdinaryVocab + 2;  // <|im_end|> / <|end_of_msg|>
-  c.pad_token_id = kTinyOrdinaryVocab + 255;  // [PAD]
-}
-
 K3Config Nano() {
   K3Config c = Common();
-  SetTinyVocab(c);
+  SetK3Vocabulary(c, kTinyOrdinaryVocab);
   c.hidden_size = 128;
   c.num_hidden_layers = 6;
   c.max_position_embeddings = 4096;
@@ -84,7 +77,7 @@ K3Config Nano() {
 
 K3Config Mini() {
   K3Config c = Common();
-  SetTinyVocab(c);
+  SetK3Vocabulary(c, kTinyOrdinaryVocab);
   c.hidden_size = 1024;
   c.num_hidden_layers = 8;
   c.max_position_embeddings = 32768;
@@ -111,10 +104,7 @@ K3Config Mini() {
 // The published Kimi K3 text configuration.
 K3Config FullShape() {
   K3Config c = Common();
-  c.vocab_size = 163840;
-  c.bos_token_id = 163584;
-  c.eos_token_id = 163586;
-  c.pad_token_id = 163839;
+  SetK3Vocabulary(c, kK3SpecialTokenBase);  // 163,840 ids
   c.hidden_size = 7168;
   c.num_hidden_layers = 93;
   c.max_position_embeddings = 1048576;
@@ -139,6 +129,13 @@ K3Config FullShape() {
 }
 
 }  // namespace
+
+void SetK3Vocabulary(K3Config& c, int64_t ordinary_tokens) {
+  c.vocab_size = ordinary_tokens + kK3SpecialTokenCount;
+  c.bos_token_id = ordinary_tokens + 0;    // [BOS]
+  c.eos_token_id = ordinary_tokens + 2;    // <|im_end|> / <|end_of_msg|>
+  c.pad_token_id = ordinary_tokens + 255;  // [PAD]
+}
 
 Result<K3Config> K3Preset(std::string_view name) {
   if (name == "k3-nano") return Nano();

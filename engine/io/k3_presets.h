@@ -25,6 +25,10 @@ inline constexpr int64_t kK3SpecialTokenCount = 256;
 inline constexpr int64_t kTinyOrdinaryVocab = 4096;
 
 Result<K3Config> K3Preset(std::string_view name);
+// Gives c a vocabulary of `ordinary_tokens` ranks followed by K3's 256 special ids, with
+// [BOS], <|end_of_msg|> and [PAD] at their K3 offsets. `kimi-engine synth --tokenizer` uses it
+// to give k3-nano and k3-mini Kimi's real 163,840-id vocabulary.
+void SetK3Vocabulary(K3Config& c, int64_t ordinary_tokens);
 std::vector<std::string> K3PresetNames();
 // Whether the preset is written as config and index only (no tensor data).
 bool K3PresetIsShapeOnly(std::string_view name);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "structured/schema_compiler.h"
+#include "text/kimi_data.h"
 #include "text/tokenizer_test_util.h"
 
 namespace kimi::structured::testing {
@@ -25,8 +26,7 @@ std::shared_ptr<const TokenTrie> DemoTrie() {
   return trie;
 }
 
-std::optional<std::shared_ptr<const TokenTrie>> RealTrie() {
-  if (!text::testing::RealRanksDir()) return std::nullopt;
+std::shared_ptr<const TokenTrie> RealTrie() {
   static const auto trie = *TokenTrie::Build(text::testing::RealTokenizer());
   return trie;
 }
@@ -36,16 +36,10 @@ bool Accepts(const std::shared_ptr<const Grammar>& grammar, const std::string& t
   return matcher.AcceptsBytes(text, /*require_complete=*/true);
 }
 
-std::optional<std::vector<SchemaCase>> VerifierSchemaCases() {
-  std::filesystem::path shared;
-  if (const char* env = std::getenv("KIMI_SHARED_DIR")) {
-    shared = env;
-  } else {
-    shared = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared";
-  }
-  const auto dir = shared / "kimi-k3" / "kvv-schema-cases";
+Result<std::vector<SchemaCase>> VerifierSchemaCases() {
+  const auto dir = std::filesystem::path(KimiDataDir()) / "kvv-schema-cases";
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return std::nullopt;
+  if (!std::filesystem::is_directory(dir, ec)) return Status::NotFound(dir.string() + " is missing");
   std::vector<SchemaCase> cases;
   std::vector<std::filesystem::path> suites;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {

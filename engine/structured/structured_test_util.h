@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,10 +23,9 @@ namespace kimi::structured::testing {
 Result<std::shared_ptr<const Grammar>> CompileSchema(const std::string& schema_json,
                                                      const CompileBudget& budget = CompileBudget());
 
-// Trie of the 512-rank demo tokenizer (built once) and of K3's real ranks (nullopt without
-// ../shared).
+// Trie of the 512-rank demo tokenizer and of K3's real ranks (data/kimi-k3); each built once.
 std::shared_ptr<const TokenTrie> DemoTrie();
-std::optional<std::shared_ptr<const TokenTrie>> RealTrie();
+std::shared_ptr<const TokenTrie> RealTrie();
 
 // Whether the schema's grammar accepts exactly this text as a complete value.
 bool Accepts(const std::shared_ptr<const Grammar>& grammar, const std::string& text);
@@ -37,8 +35,9 @@ struct SchemaCase {
   int line = 0;
   std::string schema;
 };
-// Every line of <shared>/kimi-k3/kvv-schema-cases/*/valid.jsonl; nullopt without ../shared.
-std::optional<std::vector<SchemaCase>> VerifierSchemaCases();
+// Every line of data/kimi-k3/kvv-schema-cases/*/valid.jsonl (KimiDataDir()); NotFound when
+// the directory is missing.
+Result<std::vector<SchemaCase>> VerifierSchemaCases();
 
 struct Walk {
   std::vector<int32_t> tokens;

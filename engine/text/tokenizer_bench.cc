@@ -4,7 +4,7 @@
 //   kimi-bench-tokenizer [--source DIR] [--tokenizer DIR] [--megabytes N] [--rounds N]
 //
 // The demo tokenizer (4096 ranks, trained here on the same repository text) is always
-// measured; Kimi's real ranks too when --tokenizer names them or ../shared/kimi-k3 exists.
+// measured, and Kimi's real ranks: data/kimi-k3 (KimiDataDir()) or the directory --tokenizer names.
 // The corpus repeats the repository text up to N megabytes, so the tokenizer's piece cache
 // sees repeated pieces, as it does on real traffic; the figures say so beside the corpus.
 // Times are CPU seconds of the measuring thread, best of --rounds runs.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/machine_limits.h"
+#include "text/kimi_data.h"
 #include "kimi/tokenizer.h"
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
@@ -102,7 +103,7 @@ void Measure(const char* name, const kimi::Tokenizer& tokenizer, const Corpus& c
 
 int main(int argc, char** argv) {
   std::string source_dir = std::getenv("KIMI_SOURCE_DIR") ? std::getenv("KIMI_SOURCE_DIR") : KIMI_BENCH_SOURCE_DIR;
-  std::string real_dir = (std::filesystem::path(source_dir) / ".." / "shared" / "kimi-k3").string();
+  std::string real_dir = kimi::KimiDataDir();
   size_t megabytes = 8;
   int rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -1,5 +1,5 @@
 // Property tests: random Unicode text round-trips through Encode and Decode, with the demo
-// ranks and (when ../shared has them) the real ones; the pre-tokeniser's pieces always cover
+// ranks and the real ones (data/kimi-k3); the pre-tokeniser's pieces always cover
 // the text exactly; the stream decoder, fed any split of the ids, rebuilds the same text.
 #include <gtest/gtest.h>
 
@@ -73,13 +73,12 @@ TEST(TokenizerPropertyTest, RandomTextRoundTripsWithDemoRanks) {
 }
 
 TEST(TokenizerPropertyTest, RandomTextRoundTripsWithRealRanks) {
-  if (!testing::RealRanksDir()) GTEST_SKIP() << "skipped: ../shared/kimi-k3/tiktoken.model is absent";
   CheckRoundTrips(testing::RealTokenizer(), 2, 1500);
 }
 
 TEST(TokenizerPropertyTest, StreamDecoderRebuildsTheText) {
   CheckStreaming(testing::DemoTokenizer(), 3, 300);
-  if (testing::RealRanksDir()) CheckStreaming(testing::RealTokenizer(), 4, 300);
+  CheckStreaming(testing::RealTokenizer(), 4, 300);
 }
 
 // tokenization_kimi.py's cuts, written plainly: a new slice where a run of Python-whitespace
@@ -129,8 +128,7 @@ TEST(TokenizerPropertyTest, LongRunsAreCutLikeTokenizationKimi) {
       repeat("\u4e2d\u6587 ", 6000) + repeat(han, 20000),
       repeat(letter + ideographic_space, 20000),
   };
-  for (const Tokenizer* t : {&testing::DemoTokenizer(), testing::RealRanksDir() ? &testing::RealTokenizer() : nullptr}) {
-    if (t == nullptr) continue;
+  for (const Tokenizer* t : {&testing::DemoTokenizer(), &testing::RealTokenizer()}) {
     for (const std::string& text : texts) {
       std::vector<int32_t> expected;
       const std::vector<std::string> slices = ReferenceSlices(text);

@@ -1,4 +1,4 @@
-// Tests against Kimi's real ranks in ../shared/kimi-k3 (skipped, saying so, when absent).
+// Tests against Kimi's real ranks (data/kimi-k3/tiktoken.model, shipped with the source).
 //
 // kimi_k3_golden.jsonl holds texts with their pieces and ids as computed by an independent
 // implementation (Python's `regex` module running the pattern with explicit
@@ -16,12 +16,7 @@
 namespace kimi::text {
 namespace {
 
-#define REQUIRE_REAL_RANKS()                                                              \
-  if (!testing::RealRanksDir()) GTEST_SKIP() << "skipped: ../shared/kimi-k3/tiktoken.model " \
-                                                "is absent (a fresh clone has no ../shared)"
-
 TEST(RealRanksTest, VocabularyAndK3SpecialIds) {
-  REQUIRE_REAL_RANKS();
   const Tokenizer& t = testing::RealTokenizer();
   EXPECT_EQ(t.num_base_tokens(), 163584);
   EXPECT_EQ(t.vocab_size(), 163840);
@@ -37,8 +32,7 @@ TEST(RealRanksTest, VocabularyAndK3SpecialIds) {
 }
 
 TEST(RealRanksTest, K26ConfigNamesItsOwnTable) {
-  REQUIRE_REAL_RANKS();
-  const std::string dir = *testing::RealRanksDir();
+  const std::string dir = testing::RealRanksDir();
   auto t = Tokenizer::LoadFiles(dir + "/tiktoken.model", dir + "/tokenizer_config.k2_6.json");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->SpecialTokenId("<|im_end|>"), 163586);
@@ -49,7 +43,6 @@ TEST(RealRanksTest, K26ConfigNamesItsOwnTable) {
 }
 
 TEST(RealRanksTest, GoldenEncodingsFromAnIndependentImplementation) {
-  REQUIRE_REAL_RANKS();
   const Tokenizer& t = testing::RealTokenizer();
   std::istringstream lines(testing::ReadTestFile(testing::TokenizerDataDir() + "/kimi_k3_golden.jsonl"));
   std::string line;
@@ -70,7 +63,6 @@ TEST(RealRanksTest, GoldenEncodingsFromAnIndependentImplementation) {
 }
 
 TEST(RealRanksTest, VerifierPromptsCountAsMeasured) {
-  REQUIRE_REAL_RANKS();
   const Tokenizer& t = testing::RealTokenizer();
   const auto data = nlohmann::json::parse(testing::ReadTestFile(testing::TokenizerDataDir() + "/k3_verifier_prompts.json"));
   for (const auto& c : data["cases"]) {
@@ -99,7 +91,6 @@ TEST(RealRanksTest, VerifierPromptsCountAsMeasured) {
 }
 
 TEST(RealRanksTest, ChatMarkupTokensAreSingleIdsOnlyWhenAllowed) {
-  REQUIRE_REAL_RANKS();
   const Tokenizer& t = testing::RealTokenizer();
   const std::string text = "<|open|>message role=\"user\"<|sep|>hi<|close|>message<|sep|><|end_of_msg|>";
   auto allowed = t.Encode(text, true);
@@ -114,7 +105,6 @@ TEST(RealRanksTest, ChatMarkupTokensAreSingleIdsOnlyWhenAllowed) {
 }
 
 TEST(RealRanksTest, NumbersSplitIntoAtMostThreeDigits) {
-  REQUIRE_REAL_RANKS();
   const Tokenizer& t = testing::RealTokenizer();
   auto ids = t.Encode("1234567890", false);
   ASSERT_TRUE(ids.ok());

@@ -6,6 +6,7 @@
 
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
+#include "text/kimi_data.h"
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 
@@ -24,22 +25,11 @@ std::string ReadTestFile(const std::string& path) {
   return std::move(contents).value();
 }
 
-std::optional<std::string> RealRanksDir() {
-  std::filesystem::path shared;
-  if (const char* env = std::getenv("KIMI_SHARED_DIR")) {
-    shared = env;
-  } else {
-    shared = std::filesystem::path(__FILE__).parent_path() / ".." / ".." / ".." / "shared";
-  }
-  const auto dir = shared / "kimi-k3";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(dir / "tiktoken.model", ec)) return std::nullopt;
-  return dir.string();
-}
+std::string RealRanksDir() { return KimiDataDir(); }
 
 const Tokenizer& RealTokenizer() {
   static const Tokenizer* tokenizer = [] {
-    auto loaded = Tokenizer::LoadFiles((std::filesystem::path(*RealRanksDir()) / "tiktoken.model").string(), "");
+    auto loaded = Tokenizer::LoadFiles((std::filesystem::path(RealRanksDir()) / "tiktoken.model").string(), "");
     if (!loaded.ok()) throw std::runtime_error(loaded.status().ToString());
     return new Tokenizer(std::move(loaded).value());
   }();

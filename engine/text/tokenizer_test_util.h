@@ -1,11 +1,10 @@
-// Helpers shared by the tokenizer's tests: where the test data and ../shared live, a demo
+// Helpers shared by the tokenizer's tests: where the test data and Kimi's ranks live, a demo
 // tokenizer trained once per test process, and random Unicode text.
 //
 // Thread safety: test-only; the cached demo tokenizer is built under a function-local static.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <string>
 
@@ -17,9 +16,10 @@ namespace kimi::text::testing {
 std::string TokenizerDataDir();
 std::string ReadTestFile(const std::string& path);
 
-// <shared>/kimi-k3 when KIMI_SHARED_DIR (or ../shared) holds tiktoken.model; else nullopt.
-std::optional<std::string> RealRanksDir();
-// The real tokenizer with K3's special-token table; loaded once.
+// The directory holding Kimi's tiktoken.model: data/kimi-k3 in the source tree (KimiDataDir()).
+std::string RealRanksDir();
+// The real tokenizer with K3's special-token table; loaded once (throws when the ranks are
+// missing, so a test that needs them fails rather than skips).
 const Tokenizer& RealTokenizer();
 
 // A small tokenizer (512 ranks) trained on tests/data/tokenizer/multilingual.txt; built once.

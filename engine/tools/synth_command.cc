@@ -20,7 +20,8 @@ const std::vector<FlagSpec>& SynthFlags() {
       {"seed", true, "N     random seed (default 0); same seed, same bytes"},
       {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano, 16384 for k3-full-shape)"},
       {"tokenizer", true, "DIR   copy this real tokenizer (tiktoken.model, tokenizer_config.json) instead of\n"
-                          "              training the demo one; its vocabulary must fit the preset's"},
+                          "              training the demo one; the model takes its vocabulary (k3-full-shape:\n"
+                          "              it must fit the published one)"},
       {"source-dir", true, "DIR   repository whose text trains the demo tokenizer (default: the source tree\n"
                            "              this binary was built from)"},
       {"help", false, "      this text"},
@@ -72,20 +73,22 @@ int RunSynth(const Args& args) {
   if (!shard_mb.ok()) return Fail(shard_mb.status());
   if (*shard_mb == 0) return Fail(Status::InvalidArgument("--max-shard-mb must be at least 1"));
 
-  K3SizeReport report = ComputeK3Sizes(*config);
-  if (Status s = CheckArithmetic(*config, report); !s.ok()) return Fail(s);
-
-  // The tokenizer first: a real one that does not fit fails before any weights are written.
-  // Shape-only directories stand for the real model: they take the real vocabulary or none.
+  // The tokenizer first: it settles the vocabulary, and a real one that does not fit fails
+  // before any weights are written. Shape-only directories stand for the real model: they take
+  // the real vocabulary or none.
   std::string tokenizer_line = "tokenizer: none (pass --tokenizer DIR with the real K3 ranks)";
   if (!K3PresetIsShapeOnly(*preset) || flags->Has("tokenizer")) {
     SynthTokenizerOptions tok;
     tok.real_tokenizer_dir = flags->Get("tokenizer").value_or("");
+    tok.adopt_vocabulary = !K3PresetIsShapeOnly(*preset);
     tok.source_dir = flags->Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
-    auto written = WriteSynthTokenizer(*config, tok, *out);
+    auto written = WriteSynthTokenizer(&*config, tok, *out);
     if (!written.ok()) return Fail(written.status());
     tokenizer_line = *written;
   }
+
+  K3SizeReport report = ComputeK3Sizes(*config);
+  if (Status s = CheckArithmetic(*config, report); !s.ok()) return Fail(s);
 
   Result<SynthSummary> summary = K3PresetIsShapeOnly(*preset)
                                      ? WriteShapeOnlyModel(*config, *out, *shard_mb << 20)

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "io/k3_presets.h"
 #include "kimi/tokenizer.h"
 #include "text/bpe_trainer.h"
 
@@ -18,9 +19,10 @@ Status CopyFile(const fs::path& from, const fs::path& to) {
   return Status::OK();
 }
 
-Result<std::string> CopyRealTokenizer(const K3Config& config, const std::string& from_dir,
+Result<std::string> CopyRealTokenizer(K3Config& config, const std::string& from_dir, bool adopt_vocabulary,
                                       const std::string& out_dir) {
   KIMI_ASSIGN_OR_RETURN(Tokenizer real, Tokenizer::LoadDirectory(from_dir));
+  if (adopt_vocabulary) SetK3Vocabulary(config, real.num_base_tokens());
   if (real.vocab_size() > config.vocab_size) {
     return Status::FailedPrecondition("the tokenizer in " + from_dir + " has " +
                                       std::to_string(real.vocab_size()) + " ids but the model's vocab_size is " +
@@ -65,13 +67,15 @@ Result<std::string> TrainDemo(const K3Config& config, const std::string& source_
 
 }  // namespace
 
-Result<std::string> WriteSynthTokenizer(const K3Config& config, const SynthTokenizerOptions& options,
+Result<std::string> WriteSynthTokenizer(K3Config* config, const SynthTokenizerOptions& options,
                                         const std::string& out_dir) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) return Status::IOError("creating " + out_dir + ": " + ec.message());
-  if (!options.real_tokenizer_dir.empty()) return CopyRealTokenizer(config, options.real_tokenizer_dir, out_dir);
-  return TrainDemo(config, options.source_dir, out_dir);
+  if (!options.real_tokenizer_dir.empty()) {
+    return CopyRealTokenizer(*config, options.real_tokenizer_dir, options.adopt_vocabulary, out_dir);
+  }
+  return TrainDemo(*config, options.source_dir, out_dir);
 }
 
 }  // namespace kimi::tools

@@ -10,9 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <string>
+
+#include "text/kimi_data.h"
 
 namespace {
 
@@ -54,18 +55,6 @@ CliRun Engine(const std::string& args, const std::string& input = "") {
   r.err = ReadFile(err);
   return r;
 }
-
-std::optional<std::string> RealRanksDir() {
-  const char* shared = std::getenv("KIMI_SHARED_DIR");
-  if (shared == nullptr) return std::nullopt;
-  const std::string dir = std::string(shared) + "/kimi-k3";
-  if (!fs::is_regular_file(dir + "/tiktoken.model")) return std::nullopt;
-  return dir;
-}
-
-#define REQUIRE_REAL_RANKS()                                                              \
-  if (!RealRanksDir()) GTEST_SKIP() << "skipped: ../shared/kimi-k3/tiktoken.model is absent " \
-                                       "(a fresh clone has no ../shared)"
 
 // A k3-nano model directory written once by synth: its demo tokenizer serves the tests below.
 class TextCliTest : public ::testing::Test {
@@ -169,16 +158,15 @@ TEST_F(TextCliTest, InvalidInputFailsWithAReadableMessage) {
 }
 
 TEST_F(TextCliTest, RenderIdsCountsTheVerifierPromptsWithRealRanks) {
-  REQUIRE_REAL_RANKS();
   const std::string plain = R"({"messages":[{"role":"user","content":"请用 JSON 格式回答：北京是中国的首都吗？答案需要包含键 capital。"}],)"
                             R"("thinking":{"type":"disabled"})";
   const std::string schema =
       R"(,"response_format":{"type":"json_schema","json_schema":{"name":"capital_answer","schema":)"
       R"({"type":"object","properties":{"capital":{"type":"boolean"}},"required":["capital"],"additionalProperties":false}}})";
-  CliRun a = Engine("render --ids --tokenizer " + *RealRanksDir(), plain + "}");
+  CliRun a = Engine("render --ids --tokenizer " + kimi::KimiDataDir(), plain + "}");
   ASSERT_EQ(a.status, 0) << a.err;
   EXPECT_NE(a.err.find("prompt_tokens 36 (39 ids with the 3-token generation stub)"), std::string::npos) << a.err;
-  CliRun b = Engine("render --ids --tokenizer " + *RealRanksDir(), plain + schema + "}");
+  CliRun b = Engine("render --ids --tokenizer " + kimi::KimiDataDir(), plain + schema + "}");
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_NE(b.err.find("prompt_tokens 119 (122 ids with the 3-token generation stub)"), std::string::npos) << b.err;
 }
@@ -193,13 +181,18 @@ TEST_F(TextCliTest, SynthCopiesATokenizerThatFits) {
   EXPECT_EQ(ReadFile(copy / "tokenizer_config.json"), ReadFile(*model_dir_ / "tokenizer_config.json"));
 }
 
-TEST_F(TextCliTest, SynthRefusesARealTokenizerLargerThanThePreset) {
-  REQUIRE_REAL_RANKS();
+// With Kimi's ranks, k3-nano keeps its widths but takes the real 163,840-id vocabulary, so
+// its special ids are K3's own (the demo model of `make run` is made this way).
+TEST_F(TextCliTest, SynthGivesThePresetTheRealTokenizersVocabulary) {
   const fs::path dir = TempDir() / "nano_real";
-  CliRun nano = Engine("synth --preset k3-nano --out " + dir.string() + " --tokenizer " + *RealRanksDir());
-  EXPECT_NE(nano.status, 0);
-  EXPECT_NE(nano.err.find("vocab_size is 4352"), std::string::npos) << nano.err;
-  EXPECT_FALSE(fs::exists(dir / "config.json"));  // refused before any weights were written
+  CliRun nano = Engine("synth --preset k3-nano --out " + dir.string() + " --tokenizer " + kimi::KimiDataDir());
+  ASSERT_EQ(nano.status, 0) << nano.err;
+  EXPECT_NE(nano.out.find("tokenizer: copied from"), std::string::npos) << nano.out;
+  EXPECT_NE(ReadFile(dir / "config.json").find("\"vocab_size\": 163840"), std::string::npos);
+  EXPECT_EQ(ReadFile(dir / "tiktoken.model"), ReadFile(fs::path(kimi::KimiDataDir()) / "tiktoken.model"));
+  CliRun open = Engine("tokenize --allow-special --tokenizer " + dir.string(), "<|open|>");
+  ASSERT_EQ(open.status, 0) << open.err;
+  EXPECT_EQ(open.out, "163587\n");
 }
 
 }  // namespace

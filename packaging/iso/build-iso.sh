@@ -131,7 +131,7 @@ if [ "$demo_model" = yes ]; then
   fi
   model="$stage/demo-model"
   echo "build-iso: synthesising and signing the demo model (k3-nano, random weights)"
-  { "$kimi_engine" synth --preset k3-nano --out "$model" --source-dir "$src_dir" &&
+  { "$kimi_engine" synth --preset k3-nano --out "$model" --tokenizer "$src_dir/data/kimi-k3" &&
     "$kimictl" model sign --key "$model_key.pem" --quiet "$model"; } >"$stage/demo-model.log" 2>&1 ||
     { cat "$stage/demo-model.log" >&2; die "could not make the demo model"; }
   model_trust=("$model_key.pub.pem")

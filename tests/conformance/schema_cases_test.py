@@ -1,5 +1,5 @@
-"""Conformance: every JSON Schema of the vendor verifier's cases (../shared/kimi-k3/
-kvv-schema-cases, all suites) sent as a strict tool's parameters with tool_choice "required",
+"""Conformance: every JSON Schema of the vendor verifier's cases (data/kimi-k3/kvv-schema-cases,
+all suites; $KIMI_DATA_DIR/kvv-schema-cases when set) sent as a strict tool's parameters with tool_choice "required",
 whole and streamed, to the embedded random-weight demo model: every call's arguments must parse
 and validate (Draft 2020-12, formats checked) with python3-jsonschema, not with our compiler.
 
@@ -8,12 +8,11 @@ As the verifier does, a case whose root is not an object becomes the one require
 A random-weight model never chooses to end a free string; the constraint closes the value as
 max_tokens nears, so every answer must end with a valid call. Only a case whose schema asks for
 more than max_tokens bytes (a minLength, minItems or minProperties above it) may end with
-finish_reason "length"; those are printed. Skips when ../shared or python3-jsonschema is absent.
+finish_reason "length"; those are printed. Skips when python3-jsonschema is absent.
 """
 import json
 import os
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,8 +27,9 @@ try:
 except ImportError:  # Debian: python3-jsonschema
     jsonschema = None
 
-SHARED = os.environ.get("KIMI_SHARED_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared")
-CASES_DIR = os.path.join(SHARED, "kimi-k3", "kvv-schema-cases")
+DATA_DIR = os.environ.get("KIMI_DATA_DIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                            "data", "kimi-k3")
+CASES_DIR = os.path.join(DATA_DIR, "kvv-schema-cases")
 TOOL = "kvv_case"
 CASE_DEF = "kvv_case_schema"
 MAX_TOKENS = 1024
@@ -113,8 +113,7 @@ def streamed_arguments(reply_body):
 
 class SchemaCasesTest(DaemonSuite):
     def test_every_case_validates_whole_and_streamed(self):
-        if not os.path.isdir(CASES_DIR):
-            self.skipTest("no %s (../shared is not beside this checkout)" % CASES_DIR)
+        self.assertTrue(os.path.isdir(CASES_DIR), "%s is missing" % CASES_DIR)
         if jsonschema is None:
             self.skipTest("python3-jsonschema is not installed")
         self.requireModel()
