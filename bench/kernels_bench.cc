@@ -565,6 +565,27 @@ void BenchThreads(int threads, const Options& opt) {
         [&] { kernels::MlaAbsorbedAttention(ql.data(), qp.data(), 1, H, n_ctx - 1, cache, 0.07f, out.data(), &pool); },
         min_time);
     Row("mla_absorbed decode", "H=16 ctx=4096", s, 4.0 * H * n_ctx * (R + P), 4.0 * n_ctx * (R + P));
+#if defined(__x86_64__)
+    // Prefill: nq new queries after `past` cached tokens; one thread, both AVX2 forms (MlaAbsorbed
+    // takes the products from kMlaMinProductQueries queries on). FLOPs: scores and weighted sum
+    // over every visible (query, token) pair.
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr) {
+      for (const auto& [nq, past] : {std::pair<int64_t, int64_t>{2, 254}, {4, 252}, {8, 248}, {16, 240}, {32, 224}, {256, 0}}) {
+        auto qlp = Floats(nq * H * R, 27), qpp = Floats(nq * H * P, 28);
+        std::vector<float> outp(nq * H * R);
+        const double pairs = double(nq) * past + double(nq) * (nq + 1) / 2;
+        const double flops = 2.0 * H * pairs * (R + P + R);
+        const std::string shape = "H=16 nq=" + std::to_string(nq) + " past=" + std::to_string(past);
+        for (const auto& [name, fn] :
+             {std::pair<const char*, kernels::MlaFn>{"mla prefill per query", kernels::avx2::MlaAbsorbedPerQuery},
+              std::pair<const char*, kernels::MlaFn>{"mla prefill products", kernels::avx2::MlaAbsorbedProducts}}) {
+          s = TimePerCall([&] { fn(qlp.data(), H * R, qpp.data(), H * P, nq, H, past, cache, 0.07f, outp.data(), H * R); },
+                          min_time);
+          Row(name, shape, s, flops, 0, "flops/peak", peak.gflops_per_cpu_s);
+        }
+      }
+    }
+#endif
   }
   // Routing: 896 experts, top 16, 64 tokens.
   if (Section(opt, "routing")) {

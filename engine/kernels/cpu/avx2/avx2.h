@@ -60,6 +60,17 @@ void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T
 void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
                  int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                  int64_t ld_out);
+// MlaAbsorbed's two forms (mla_avx2.cc): a cache walk per query with dot products, and GemmF32
+// products per head and block of 64 queries; MlaAbsorbed takes the products from
+// kMlaMinProductQueries queries on (kimi-bench-kernels --only mla: at 256 cached tokens and 16
+// heads the products are 0.9x the walk at 2 queries, 1.1x at 4, 2x at 8, 3x at 16 and more).
+inline constexpr int64_t kMlaMinProductQueries = 8;
+void MlaAbsorbedPerQuery(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
+                         int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                         int64_t ld_out);
+void MlaAbsorbedProducts(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
+                         int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                         int64_t ld_out);
 // Bit-exact: its file is compiled with -ffp-contract=off (kernels.h, HeadsTransposedBf16).
 void HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
                          int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,
