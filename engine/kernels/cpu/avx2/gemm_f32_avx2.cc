@@ -27,6 +27,14 @@ struct Operands {
   int64_t ldc;
 };
 
+// Rows per tile for M rows and tiles of at most max_rows: as many tiles as max_rows needs, their
+// rows spread evenly (M = 16 in tiles of 12 gives 8 + 8, not 12 + a 4-row tile that keeps too
+// few accumulators busy to hide the FMA latency).
+inline int64_t EvenTileRows(int64_t M, int64_t max_rows) {
+  const int64_t tiles = (M + max_rows - 1) / max_rows;
+  return (M + tiles - 1) / tiles;
+}
+
 // ---- 256-bit tiles: MR rows × 16 columns --------------------------------------------------
 
 constexpr int64_t kMR256 = 6, kNR256 = 16;
@@ -77,12 +85,13 @@ constexpr std::array<Tile256Fn, kMR256 + 1> Tiles256(std::integer_sequence<int, 
 void Gemm256(const Operands& o, int64_t M, int64_t N) {
   static constexpr auto kTiles = Tiles256(std::make_integer_sequence<int, kMR256>{});
   for (int64_t n0 = 0; n0 < N; n0 += kNR256) {
-    for (int64_t m0 = 0; m0 < M; m0 += kMR256) {
+    const int64_t mr = EvenTileRows(M, kMR256);
+    for (int64_t m0 = 0; m0 < M; m0 += mr) {
       Operands t = o;
       t.a += m0 * o.a_row;
       t.b += n0;
       t.c += m0 * o.ldc + n0;
-      kTiles[std::min(kMR256, M - m0)](t, std::min(kNR256, N - n0));
+      kTiles[std::min(mr, M - m0)](t, std::min(kNR256, N - n0));
     }
   }
 }
@@ -151,12 +160,13 @@ void Gemm512(const Operands& o, int64_t M, int64_t N) {
   for (int64_t n0 = 0; n0 < N; n0 += kNR512) {
     const int64_t ncols = std::min(kNR512, N - n0);
     const auto& tiles = ncols > 16 ? kTwo : kOne;
-    for (int64_t m0 = 0; m0 < M; m0 += kMR512) {
+    const int64_t mr = EvenTileRows(M, kMR512);
+    for (int64_t m0 = 0; m0 < M; m0 += mr) {
       Operands t = o;
       t.a += m0 * o.a_row;
       t.b += n0;
       t.c += m0 * o.ldc + n0;
-      tiles[std::min(kMR512, M - m0)](t, ncols);
+      tiles[std::min(mr, M - m0)](t, ncols);
     }
   }
 }
