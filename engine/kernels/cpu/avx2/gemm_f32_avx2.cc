@@ -25,6 +25,15 @@ struct Operands {
   float alpha, beta;
   float* c;
   int64_t ldc;
+
+  // The operands of the tile whose top-left element of C is (m0, n0).
+  Operands At(int64_t m0, int64_t n0) const {
+    Operands t = *this;
+    t.a += m0 * a_row;
+    t.b += n0;
+    t.c += m0 * ldc + n0;
+    return t;
+  }
 };
 
 // Rows per tile for M rows and tiles of at most max_rows: as many tiles as max_rows needs, their
@@ -86,13 +95,7 @@ void Gemm256(const Operands& o, int64_t M, int64_t N) {
   static constexpr auto kTiles = Tiles256(std::make_integer_sequence<int, kMR256>{});
   for (int64_t n0 = 0; n0 < N; n0 += kNR256) {
     const int64_t mr = EvenTileRows(M, kMR256);
-    for (int64_t m0 = 0; m0 < M; m0 += mr) {
-      Operands t = o;
-      t.a += m0 * o.a_row;
-      t.b += n0;
-      t.c += m0 * o.ldc + n0;
-      kTiles[std::min(mr, M - m0)](t, std::min(kNR256, N - n0));
-    }
+    for (int64_t m0 = 0; m0 < M; m0 += mr) kTiles[std::min(mr, M - m0)](o.At(m0, n0), std::min(kNR256, N - n0));
   }
 }
 
@@ -161,13 +164,7 @@ void Gemm512(const Operands& o, int64_t M, int64_t N) {
     const int64_t ncols = std::min(kNR512, N - n0);
     const auto& tiles = ncols > 16 ? kTwo : kOne;
     const int64_t mr = EvenTileRows(M, kMR512);
-    for (int64_t m0 = 0; m0 < M; m0 += mr) {
-      Operands t = o;
-      t.a += m0 * o.a_row;
-      t.b += n0;
-      t.c += m0 * o.ldc + n0;
-      tiles[std::min(mr, M - m0)](t, ncols);
-    }
+    for (int64_t m0 = 0; m0 < M; m0 += mr) tiles[std::min(mr, M - m0)](o.At(m0, n0), ncols);
   }
 }
 
