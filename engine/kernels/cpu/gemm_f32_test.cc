@@ -12,9 +12,6 @@
 
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/ref/reference.h"
-#if defined(__x86_64__)
-#include "kernels/cpu/avx2/gemm_width_avx2.h"
-#endif
 
 namespace kimi::kernels {
 namespace {
@@ -33,36 +30,10 @@ TEST(GemmF32Test, ReferenceComputesAProductByHand) {
   EXPECT_EQ(c, (std::vector<float>{38, 44, 86, 100}));
 }
 
-// Every register width the GEMMs can run in on this CPU (none where there is no AVX2 table).
-std::vector<int> Widths() {
-#if defined(__x86_64__)
-  if (Avx2Kernels() == nullptr) return {};
-  if (avx2::CpuHasAvx512F()) return {256, 512};
-  return {256};
-#else
-  return {};
-#endif
-}
-
-void SetWidth([[maybe_unused]] int bits) {
-#if defined(__x86_64__)
-  if (Avx2Kernels() != nullptr) avx2::SetGemmRegisterWidth(bits);
-#endif
-}
-
-int CurrentWidth() {
-#if defined(__x86_64__)
-  if (Avx2Kernels() != nullptr) return avx2::GemmRegisterWidth();
-#endif
-  return 0;
-}
-
 TEST(GemmF32Test, OptimisedMatchesReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const int before = CurrentWidth();
-  for (int bits : Widths()) {
-    SetWidth(bits);
+  testing::ForEachGemmWidth([&](int bits) {
     for (const KernelTable* table : testing::OptimisedTables()) {
       for (int64_t K : {0, 1, 7, 64, 130}) {
         for (int64_t N : {1, 15, 16, 17, 32, 33, 128}) {
@@ -92,8 +63,7 @@ TEST(GemmF32Test, OptimisedMatchesReference) {
         }
       }
     }
-  }
-  SetWidth(before);
+  });
 }
 
 }  // namespace

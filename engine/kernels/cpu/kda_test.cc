@@ -89,14 +89,17 @@ TEST(KdaTest, ReferenceRecurrenceOneStepByHand) {
 void ExpectChunkedEqualsRecurrent(const KdaCase& c, const std::string& what) {
   std::vector<float> s_rec = c.state0, o_rec(c.T * c.H * c.dv);
   c.Run(ref::KdaRecurrent, 0, c.T, &s_rec, &o_rec);
-  std::vector<const KernelTable*> tables = {&ReferenceKernels()};
-  for (const KernelTable* t : testing::OptimisedTables()) tables.push_back(t);
-  for (const KernelTable* t : tables) {
+  auto expect = [&](const KernelTable* t, const std::string& form) {
     std::vector<float> s = c.state0, o(c.T * c.H * c.dv);
     c.Run(t->kda_chunked, 0, c.T, &s, &o);
-    EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f)) << t->isa << " chunked out T=" << c.T << " H=" << c.H << " " << what;
-    EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f)) << t->isa << " chunked state T=" << c.T << " H=" << c.H << " " << what;
-  }
+    EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f)) << form << " chunked out T=" << c.T << " H=" << c.H << " " << what;
+    EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f)) << form << " chunked state T=" << c.T << " H=" << c.H << " " << what;
+  };
+  expect(&ReferenceKernels(), "scalar");
+  // The optimised tables in every register width their products (gemm_f32) can take here.
+  testing::ForEachGemmWidth([&](int bits) {
+    for (const KernelTable* t : testing::OptimisedTables()) expect(t, std::string(t->isa) + " " + std::to_string(bits) + "-bit");
+  });
 }
 
 TEST(KdaTest, ChunkedEqualsRecurrent) {

@@ -77,7 +77,7 @@ TEST(MlaTest, OptimisedMatchesReferenceOnPagedCache) {
 }
 
 #if defined(__x86_64__)
-// Both AVX2 forms over prefill shapes: a whole prompt (q_pos0 = 0) and a piece after earlier
+// Both AVX2 forms (the products in each GEMM register width) over prefill shapes: a whole prompt (q_pos0 = 0) and a piece after earlier
 // ones, query blocks of 64 and a ragged one (70 = 64 + 6, 19), runs of tokens cut by pages of
 // 5, 16 and 64 and by the 64-token run, and widths that are not multiples of 8.
 TEST(MlaTest, Avx2FormsMatchReferenceOnPrefillShapes) {
@@ -85,7 +85,9 @@ TEST(MlaTest, Avx2FormsMatchReferenceOnPrefillShapes) {
   const MlaCase cases[] = {{512, 64, 2, 70, 70, 64}, {512, 64, 3, 130, 19, 16}, {24, 8, 2, 90, 33, 5},
                            {13, 3, 2, 200, 64, 64},  {40, 8, 1, 16, 16, 7}};
   for (const MlaCase& c : cases) {
-    ExpectMatchesReference(avx2::MlaAbsorbedProducts, c, "products");
+    testing::ForEachGemmWidth([&](int bits) {
+      ExpectMatchesReference(avx2::MlaAbsorbedProducts, c, "products " + std::to_string(bits) + "-bit");
+    });
     ExpectMatchesReference(avx2::MlaAbsorbedPerQuery, c, "per query");
   }
 }
