@@ -573,15 +573,28 @@ void BenchThreads(int threads, const Options& opt) {
       std::vector<float> out(T * H * dv);
       kernels::KdaArgs a{q.data(), k.data(), v.data(), g.data(), beta.data(), T, H, dk, dv, H * dk, H * dv, H,
                          0.088f, state.data(), out.data(), H * dv};
-      const double flops = 8.0 * T * H * dk * dv;  // decay, kᵀS, update, qᵀS
+      // The recurrence's work: decay, kᵀS, update, qᵀS. At dk = dv = 128 it is also exactly
+      // the chunked form's matrix products per token (6·dk·dv + 2·64·(dk + dv), kda_chunk.h),
+      // so both rows count as the GEMM rows do: the FLOPs of the products done.
+      const double flops = 8.0 * T * H * dk * dv;
       const std::string shape = "T=" + std::to_string(T) + " H=8 128x128";
       double s = TimePerCall([&] { kernels::KdaRecurrent(a, &pool); }, min_time);
       Row("kda_recurrent", shape, s, flops, 0);
       if (T > 1) {
         s = TimePerCall([&] { kernels::KdaChunked(a, &pool); }, min_time);
-        Row("kda_chunked", shape, s, flops, 0);
+        Row("kda_chunked", shape, s, flops, 0, "flops/peak", peak.gflops_per_cpu_s);
       }
     }
+  }
+  // The fp32 product under the chunked KDA, at the shape of its largest products ([Kg; Qg]·S0):
+  // one thread's rate, the ceiling the chunked form's products can reach.
+  if (Section(opt, "kda") && threads == 1) {
+    const int64_t M = 128, N = 128, K = 128;
+    auto a = Floats(M * K, 23), b = Floats(K * N, 24);
+    std::vector<float> c(M * N);
+    const auto gemm = kernels::ActiveKernels().gemm_f32;
+    double s = TimePerCall([&] { gemm(a.data(), K, 1, b.data(), N, M, N, K, 1.0f, 0.0f, c.data(), N); }, min_time);
+    Row("gemm_f32", "M=128 N=128 K=128", s, 2.0 * M * N * K, 0, "flops/peak", peak.gflops_per_cpu_s);
   }
   // MLA absorbed decode: 16 heads, 4096 cached tokens in pages of 64.
   if (Section(opt, "mla")) {
@@ -597,6 +610,27 @@ void BenchThreads(int threads, const Options& opt) {
         [&] { kernels::MlaAbsorbedAttention(ql.data(), qp.data(), 1, H, n_ctx - 1, cache, 0.07f, out.data(), &pool); },
         min_time);
     Row("mla_absorbed decode", "H=16 ctx=4096", s, 4.0 * H * n_ctx * (R + P), 4.0 * n_ctx * (R + P));
+#if defined(__x86_64__)
+    // Prefill: nq new queries after `past` cached tokens; one thread, both AVX2 forms (MlaAbsorbed
+    // takes the products from kMlaMinProductQueries queries on). FLOPs: scores and weighted sum
+    // over every visible (query, token) pair.
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr) {
+      for (const auto& [nq, past] : {std::pair<int64_t, int64_t>{2, 254}, {4, 252}, {8, 248}, {16, 240}, {32, 224}, {256, 0}}) {
+        auto qlp = Floats(nq * H * R, 27), qpp = Floats(nq * H * P, 28);
+        std::vector<float> outp(nq * H * R);
+        const double pairs = double(nq) * past + double(nq) * (nq + 1) / 2;
+        const double flops = 2.0 * H * pairs * (R + P + R);
+        const std::string shape = "H=16 nq=" + std::to_string(nq) + " past=" + std::to_string(past);
+        for (const auto& [name, fn] :
+             {std::pair<const char*, kernels::MlaFn>{"mla prefill per query", kernels::avx2::MlaAbsorbedPerQuery},
+              std::pair<const char*, kernels::MlaFn>{"mla prefill products", kernels::avx2::MlaAbsorbedProducts}}) {
+          s = TimePerCall([&] { fn(qlp.data(), H * R, qpp.data(), H * P, nq, H, past, cache, 0.07f, outp.data(), H * R); },
+                          min_time);
+          Row(name, shape, s, flops, 0, "flops/peak", peak.gflops_per_cpu_s);
+        }
+      }
+    }
+#endif
   }
   // Routing: 896 experts, top 16, 64 tokens.
   if (Section(opt, "routing")) {

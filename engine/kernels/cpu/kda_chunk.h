@@ -10,16 +10,44 @@
 // solved by forward substitution. Then
 //   o_t = scale·(S0ᵀ(e^{G[t]}⊙q_t) + Σ_{i<=t} B[t,i]·w_i),  B[t,i] = Σ_d q_t[d]k_i[d]e^{G[t,d]−G[i,d]},
 //   S_C = diag(e^{G[C−1]})·S0 + Σ_i (e^{G[C−1]−G[i]}⊙k_i)·w_iᵀ.
-// Every exponent is of a difference G[t]−G[i] with t >= i, so it is <= 0: nothing overflows,
-// whatever the gate's range (the factored form e^{G[t]}·e^{−G[i]} would overflow past ~88).
+// Every exponent there is of a difference G[t]−G[i] with t >= i, so it is <= 0; the factored
+// form e^{G[t]}·e^{−G[i]} over a whole chunk would overflow past ~88 (64 tokens at −5: 320).
+//
+// Computed as matrix products (Ops::Gemm) over sub-blocks of kKdaSub = 16 tokens. A product
+// needs the decay factored, e^{G[t]−G[i]} = e^{G[t]−G[p]}·e^{G[p]−G[i]}, and the factors must
+// stay finite and normal (with flush-to-zero a subnormal factor is a zero, wrong whenever its
+// partner is large). So each row sub-block [p, e] is anchored at its own first token p:
+//   • rows t of the block take e^{G[t]−G[p]} (exponent <= 0);
+//   • earlier tokens i < p take e^{G[p]−G[i]} (<= 0), built as k_i·e^{G[e_b]−G[i]} (its own
+//     block's end e_b) times e^{G[p]−G[e_b]}: both <= 0, so nothing overflows and a factor
+//     underflows only where the whole decay does;
+//   • tokens of the block itself take e^{G[p]−G[i]} >= 0, at most the block's decay range
+//     R = max_d (G[p,d] − G[e,d]). While R <= kMaxFactoredRange (80) every factor lies in
+//     [e^−80, e^80], normal floats, and the product is exact to rounding. K3's gates are
+//     >= −5 per token, so a block of 16 spans at most 15·5 = 75 and always takes the product.
+//     A block past the bound (gates below about −5.3) has its 16×16 triangle computed in the
+//     difference form instead (Ops::DecayedDots): slower, never wrong.
+// Gates must be <= 0 (KDA's gate is lower_bound·sigmoid(·)); products of an exponent above
+// the diagonal may overflow, and those entries are zeroed or never read.
+// The products per chunk (C tokens, dk × dv state), Qg = e^{G}⊙q and Kg = e^{G}⊙k:
+//   [Kg; Qg]·S0 (the right-hand sides, and the inter-chunk outputs written straight to out),
+//   per sub-block a: Kx·[Ka; Qa]ᵀ (A and B of its rows, transposed), W_a −= A[a, <p]·W[<p],
+//   the in-block forward substitution, O_a += B[a, <=e]·W[<=e];
+//   then S = diag(e^{G[C−1]})·S0 + Kdᵀ·W.
 //
 // Ops must provide (n = vector length, all pointers to contiguous floats):
+//   Gemm: GemmF32Fn of kernel_table.h;
 //   Scale(alpha, y, n): y *= alpha;
 //   CombineRows(out, out_scale, alpha, coeffs, coeff_stride, rows, row_stride, count, n):
 //     out[j] = out_scale·out[j] + alpha·Σ_{i<count} coeffs[i·coeff_stride]·rows[i·row_stride + j]
 //     (out_scale == 0 ignores out's old contents, NaN included);
 //   Exp(x, out, n): out = e^x;
-//   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi}.
+//   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi};
+//   Prefetch(p, bytes): a hint to bring [p, p + bytes) towards the cache (may do nothing).
+// A head's token rows lie H·dk floats apart, a multiple of 4 KiB, beyond what the hardware
+// prefetchers follow and all in the same cache sets: the chunk's q, k, g and v rows are read
+// once, kAhead rows after their prefetch (to L2: in L1 they would evict one another), into
+// contiguous scratch; the output rows are prefetched alongside for the products that write them.
 // Thread safety: uses per-thread scratch (scratch.h, slot kB); distinct threads may run distinct heads.
 #pragma once
 
@@ -30,21 +58,52 @@
 #include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels {
+
+// The sub-block of the chunked KDA's products and the decay range up to which its own tokens'
+// factors are taken as products (kda_chunk.h).
+inline constexpr int64_t kKdaSub = 16;
+inline constexpr float kKdaMaxFactoredRange = 80.0f;
+
 namespace {  // each including translation unit gets its own copy, compiled with its own flags
+
+// dst[j] = a[j]·b[j]·c[j] for j < n (c == nullptr: a·b).
+inline void MulRow(const float* a, const float* b, const float* c, int64_t n, float* dst) {
+  if (c == nullptr) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * b[j];
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * b[j] * c[j];
+  }
+}
+
+constexpr int64_t kAhead = 8;  // rows between a prefetch and the read (a few hundred cycles)
 
 template <class Ops>
 void KdaChunkedHeads(const KdaArgs& a) {
-  const int64_t dk = a.dk, dv = a.dv, Cmax = kKdaChunk;
-  const size_t need = static_cast<size_t>(4 * Cmax * dk + 2 * Cmax * Cmax + 2 * Cmax * dv + dk);
+  const int64_t dk = a.dk, dv = a.dv, Cmax = kKdaChunk, S = kKdaSub, ldab = 2 * kKdaSub;
+  const size_t need = static_cast<size_t>(8 * Cmax * dk + 2 * S * dk + Cmax * dv + Cmax * ldab + 2 * dk);
   float* G = ThreadScratchArray<float>(ScratchSlot::kB, need);  // [C, dk] cumulative log gates
-  float* Kg = G + Cmax * dk;       // [C, dk] e^{G[t]}⊙k_t, later e^{G[C−1]−G[i]}⊙k_i
-  float* Qg = Kg + Cmax * dk;      // [C, dk] e^{G[t]}⊙q_t
-  float* E = Qg + Cmax * dk;       // [C, dk] e^{G[t]}
-  float* A = E + Cmax * dk;        // [C, C] strictly lower: k·k decayed
-  float* B = A + Cmax * Cmax;      // [C, C] lower incl. diagonal: q·k decayed
-  float* W = B + Cmax * Cmax;      // [C, dv] the new values w
-  float* O = W + Cmax * dv;        // [C, dv] outputs before scaling
-  float* last = O + Cmax * dv;     // [dk]
+  float* F = G + Cmax * dk;        // [C, dk] e^{G[t]−G[p]}, p the first token of t's sub-block
+  float* Kend = F + Cmax * dk;     // [C, dk] k_i·e^{G[e]−G[i]}, e the last token of i's sub-block; then Kd
+  float* Kx = Kend + Cmax * dk;    // [C, dk] k_i·e^{G[p]−G[i]} for the current sub-block's p
+  float* KQ = Kx + Cmax * dk;      // [2C, dk] Kg rows then Qg rows
+  float* Kc = KQ + 2 * Cmax * dk;  // [C, dk] the chunk's keys, contiguous
+  float* Qc = Kc + Cmax * dk;      // [C, dk] the chunk's queries, contiguous
+  float* KQT = Qc + Cmax * dk;     // [dk, 2S] the current sub-block's Ka | Qa, transposed
+  float* W = KQT + 2 * S * dk;     // [C, dv] the new values w
+  float* AB = W + Cmax * dv;       // [C, 2S] column c < S: A[p+c, i]; c >= S: B[p+c−S, i]
+  float* vec = AB + Cmax * ldab;   // [dk] a per-block decay vector
+  float* diff = vec + dk;          // [dk]
+
+  // Token t's rows of head h towards the cache.
+  auto prefetch_row = [&](int64_t h, int64_t t) {
+    const int64_t qk = t * a.ld_qk + h * dk;
+    Ops::Prefetch(a.g + qk, dk * sizeof(float));
+    Ops::Prefetch(a.q + qk, dk * sizeof(float));
+    Ops::Prefetch(a.k + qk, dk * sizeof(float));
+    Ops::Prefetch(a.v + t * a.ld_v + h * dv, dv * sizeof(float));
+    Ops::Prefetch(a.out + t * a.ld_out + h * dv, dv * sizeof(float));
+  };
+  for (int64_t t = 0; t < std::min(kAhead, a.T); ++t) prefetch_row(0, t);
 
   for (int64_t h = 0; h < a.H; ++h) {
     const float* q = a.q + h * dk;
@@ -52,61 +111,123 @@ void KdaChunkedHeads(const KdaArgs& a) {
     const float* v = a.v + h * dv;
     const float* g = a.g + h * dk;
     const float* beta = a.beta + h;
-    float* S = a.state + h * dk * dv;
+    float* Sh = a.state + h * dk * dv;
     float* out = a.out + h * dv;
 
     for (int64_t t0 = 0; t0 < a.T; t0 += Cmax) {
       const int64_t C = std::min(Cmax, a.T - t0);
-      auto q_at = [&](int64_t t) { return q + (t0 + t) * a.ld_qk; };
-      auto k_at = [&](int64_t t) { return k + (t0 + t) * a.ld_qk; };
+      const int64_t nblocks = (C + S - 1) / S;
+      // The chunk's q and k gathered once: their rows lie a multiple of 4 KiB apart, so read in
+      // place they would all compete for the same few L1 sets in every later pass.
+      auto q_at = [&](int64_t t) { return Qc + t * dk; };
+      auto k_at = [&](int64_t t) { return Kc + t * dk; };
+      auto first = [&](int64_t b) { return b * S; };
+      auto last = [&](int64_t b) { return std::min(b * S + S, C) - 1; };
       for (int64_t t = 0; t < C; ++t) {
+        if (t + kAhead < C) prefetch_row(h, t0 + t + kAhead);
         const float* gt = g + (t0 + t) * a.ld_qk;
         float* Gt = G + t * dk;
         for (int64_t d = 0; d < dk; ++d) Gt[d] = (t == 0 ? 0.0f : Gt[d - dk]) + gt[d];
+        std::copy(q + (t0 + t) * a.ld_qk, q + (t0 + t) * a.ld_qk + dk, Qc + t * dk);
+        std::copy(k + (t0 + t) * a.ld_qk, k + (t0 + t) * a.ld_qk + dk, Kc + t * dk);
+        std::copy(v + (t0 + t) * a.ld_v, v + (t0 + t) * a.ld_v + dv, W + t * dv);
       }
-      Ops::Exp(G, E, C * dk);
-      for (int64_t t = 0; t < C; ++t) {
-        for (int64_t d = 0; d < dk; ++d) {
-          Kg[t * dk + d] = k_at(t)[d] * E[t * dk + d];
-          Qg[t * dk + d] = q_at(t)[d] * E[t * dk + d];
+      // F and Kend as exponents, then one Exp over each.
+      for (int64_t b = 0; b < nblocks; ++b) {
+        const float *Gp = G + first(b) * dk, *Ge = G + last(b) * dk;
+        for (int64_t t = first(b); t <= last(b); ++t) {
+          for (int64_t d = 0; d < dk; ++d) {
+            F[t * dk + d] = G[t * dk + d] - Gp[d];
+            Kend[t * dk + d] = Ge[d] - G[t * dk + d];
+          }
         }
       }
-      for (int64_t t = 0; t < C; ++t) {
-        for (int64_t i = 0; i <= t; ++i) {
-          float qk, kk;
-          Ops::DecayedDots(q_at(t), k_at(t), k_at(i), G + t * dk, G + i * dk, dk, &qk, &kk);
-          B[t * Cmax + i] = qk;
-          A[t * Cmax + i] = kk;
+      Ops::Exp(F, F, C * dk);
+      Ops::Exp(Kend, Kend, C * dk);
+      for (int64_t b = 0; b < nblocks; ++b) {
+        Ops::Exp(G + first(b) * dk, vec, dk);  // e^{G[p]}: e^{G[t]} = F[t]·e^{G[p]}, both <= 1
+        for (int64_t t = first(b); t <= last(b); ++t) {
+          MulRow(k_at(t), F + t * dk, vec, dk, KQ + t * dk);
+          MulRow(q_at(t), F + t * dk, vec, dk, KQ + (C + t) * dk);
+          MulRow(k_at(t), Kend + t * dk, nullptr, dk, Kend + t * dk);
         }
       }
       // Right-hand sides v_t − S0ᵀ(e^{G[t]}⊙k_t) and inter-chunk outputs S0ᵀ(e^{G[t]}⊙q_t).
-      for (int64_t t = 0; t < C; ++t) {
-        const float* vt = v + (t0 + t) * a.ld_v;
-        std::copy(vt, vt + dv, W + t * dv);
-        Ops::CombineRows(W + t * dv, 1.0f, -1.0f, Kg + t * dk, 1, S, dv, dk, dv);
-        Ops::CombineRows(O + t * dv, 0.0f, 1.0f, Qg + t * dk, 1, S, dv, dk, dv);
+      Ops::Gemm(KQ, dk, 1, Sh, dv, C, dv, dk, -1.0f, 1.0f, W, dv);
+      float* O = out + t0 * a.ld_out;  // the outputs, scaled as they are summed
+      Ops::Gemm(KQ + C * dk, dk, 1, Sh, dv, C, dv, dk, a.scale, 0.0f, O, a.ld_out);
+
+      for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const int64_t p = first(blk), e = last(blk), n = e - p + 1;
+        // Ka | Qa transposed: KQT[d, c] = k_{p+c}[d]·F (c < n), q_{p+c−n}[d]·F (n <= c < 2n).
+        for (int64_t c = 0; c < n; ++c) {
+          const float *kt = k_at(p + c), *qt = q_at(p + c), *Ft = F + (p + c) * dk;
+          for (int64_t d = 0; d < dk; ++d) {
+            KQT[d * ldab + c] = kt[d] * Ft[d];
+            KQT[d * ldab + S + c] = qt[d] * Ft[d];
+          }
+        }
+        // Kx: earlier sub-blocks rescaled to p, then this block's own tokens when in range.
+        for (int64_t b = 0; b < blk; ++b) {
+          const float *Gp = G + p * dk, *Ge = G + last(b) * dk;
+          for (int64_t d = 0; d < dk; ++d) diff[d] = Gp[d] - Ge[d];
+          Ops::Exp(diff, vec, dk);
+          for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kx + i * dk);
+        }
+        float range = 0.0f;
+        for (int64_t d = 0; d < dk; ++d) {
+          diff[d] = G[p * dk + d] - G[e * dk + d];
+          range = std::max(range, diff[d]);
+        }
+        const bool factored = range <= kKdaMaxFactoredRange;
+        if (factored) {
+          Ops::Exp(diff, vec, dk);
+          for (int64_t i = p; i <= e; ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kx + i * dk);
+        } else {
+          std::fill(Kx + p * dk, Kx + (e + 1) * dk, 0.0f);
+        }
+        // AB[i, c] = Σ_d Kx[i, d]·KQT[d, c] for the tokens i <= e; columns S.. start at S
+        // whatever n is, so the product covers columns [0, S + n).
+        Ops::Gemm(Kx, dk, 1, KQT, ldab, e + 1, S + n, dk, 1.0f, 0.0f, AB, ldab);
+        for (int64_t t = p; t <= e; ++t) {
+          for (int64_t i = p; i <= e; ++i) {
+            float* b_ti = AB + i * ldab + S + (t - p);
+            if (i > t) {
+              *b_ti = 0.0f;  // above the diagonal: not part of B
+            } else if (!factored) {
+              float qk, kk;
+              Ops::DecayedDots(q_at(t), k_at(t), k_at(i), G + t * dk, G + i * dk, dk, &qk, &kk);
+              AB[i * ldab + (t - p)] = kk;
+              *b_ti = qk;
+            }
+          }
+        }
+        // The block's new values: off-block part as a product, then forward substitution.
+        Ops::Gemm(AB, 1, ldab, W, dv, n, dv, p, -1.0f, 1.0f, W + p * dv, dv);
+        for (int64_t t = p; t <= e; ++t) {
+          float* Wt = W + t * dv;
+          Ops::CombineRows(Wt, 1.0f, -1.0f, AB + p * ldab + (t - p), ldab, W + p * dv, dv, t - p, dv);
+          Ops::Scale(beta[(t0 + t) * a.ld_beta], Wt, dv);
+        }
+        Ops::Gemm(AB + S, 1, ldab, W, dv, n, dv, e + 1, a.scale, 1.0f, O + p * a.ld_out, a.ld_out);
       }
-      // Forward substitution (the UT transform), then the intra-chunk outputs.
-      for (int64_t t = 0; t < C; ++t) {
-        float* Wt = W + t * dv;
-        Ops::CombineRows(Wt, 1.0f, -1.0f, A + t * Cmax, 1, W, dv, t, dv);
-        Ops::Scale(beta[(t0 + t) * a.ld_beta], Wt, dv);
+      // State at the chunk's end: S[d] = e^{G[C−1,d]}·S0[d] + Σ_i k_i[d]·e^{G[C−1,d]−G[i,d]}·w_i,
+      // the decayed keys Kd[i] = Kend[i]·e^{G[C−1]−G[e_b]} (both factors <= 1).
+      // The next chunk's first rows (the gather above fetches the rest kAhead rows ahead).
+      const int64_t next_h = t0 + Cmax < a.T ? h : h + 1, next_t = t0 + Cmax < a.T ? t0 + Cmax : 0;
+      if (next_h < a.H) {
+        for (int64_t t = next_t; t < std::min(next_t + kAhead, a.T); ++t) prefetch_row(next_h, t);
       }
-      for (int64_t t = 0; t < C; ++t) {
-        float* Ot = O + t * dv;
-        Ops::CombineRows(Ot, 1.0f, 1.0f, B + t * Cmax, 1, W, dv, t + 1, dv);
-        float* dst = out + (t0 + t) * a.ld_out;
-        for (int64_t j = 0; j < dv; ++j) dst[j] = Ot[j] * a.scale;
-      }
-      // State at the chunk's end: S[d] = e^{G[C−1,d]}·S0[d] + Σ_i k_i[d]·e^{G[C−1,d]−G[i,d]}·w_i.
       const float* Glast = G + (C - 1) * dk;
-      for (int64_t i = 0; i < C; ++i)
-        for (int64_t d = 0; d < dk; ++d) Kg[i * dk + d] = Glast[d] - G[i * dk + d];
-      Ops::Exp(Kg, Kg, C * dk);
-      for (int64_t i = 0; i < C; ++i)
-        for (int64_t d = 0; d < dk; ++d) Kg[i * dk + d] *= k_at(i)[d];
-      std::copy(E + (C - 1) * dk, E + C * dk, last);
-      for (int64_t d = 0; d < dk; ++d) Ops::CombineRows(S + d * dv, last[d], 1.0f, Kg + d, dk, W, dv, C, dv);
+      for (int64_t b = 0; b < nblocks; ++b) {
+        const float* Ge = G + last(b) * dk;
+        for (int64_t d = 0; d < dk; ++d) diff[d] = Glast[d] - Ge[d];
+        Ops::Exp(diff, vec, dk);
+        for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kend + i * dk);
+      }
+      Ops::Exp(Glast, vec, dk);
+      for (int64_t d = 0; d < dk; ++d) Ops::Scale(vec[d], Sh + d * dv, dv);
+      Ops::Gemm(Kend, 1, dk, W, dv, dk, dv, C, 1.0f, 1.0f, Sh, dv);
     }
   }
 }

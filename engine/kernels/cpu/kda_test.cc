@@ -1,12 +1,16 @@
 // KDA: the chunked form and the optimised kernels against the token-by-token reference on
-// sequences of 1, 63, 64, 65 and 200 tokens (around the chunk length of 64) with a nonzero
-// initial state, unit-norm q/k, β in (0, 1) and gates from K3's gate function (lower bound
-// −5) as well as gentle gates near 0.
+// sequences of 1, 17, 40, 63, 64, 65, 100 and 200 tokens (around the chunk length of 64 and
+// its sub-blocks of 16) with a nonzero initial state, unit-norm q/k, β in (0, 1) and gates
+// from K3's gate function (lower bound −5) as well as gentle gates near 0; then strong decay:
+// every gate in [−5, −4.5] (a chunk's cumulative gate reaches −320, a sub-block spans up to
+// 75, still taken as a product) and in [−20, −15] (sub-blocks past the factored range of 80,
+// computed in the difference form).
 // Tolerance 2e-5 absolute + 2e-5 relative (observed differences stay below 2e-6): the forms
 // sum the same terms in different orders in fp32 over up to 200 steps; outputs and states are
 // of order 0.01–1, and a wrong decay, a doubled β or an off-by-one in the chunk gives errors
 // of order 1e-3–1 (a β² slip in the UT solve was caught at 2e-4).
 #include <cmath>
+#include <string>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/kernel_test_util.h"
@@ -23,7 +27,10 @@ struct KdaCase {
   int64_t T, H, dk, dv;
   std::vector<float> q, k, v, g, beta, state0;
 
-  KdaCase(int64_t T_, int64_t H_, int64_t dk_, int64_t dv_, uint32_t seed, float gate_lower_bound)
+  // Gates from K3's gate function with this lower bound; or, with `strong`, every gate drawn
+  // uniformly from [gate_lower_bound, 0.9·gate_lower_bound].
+  KdaCase(int64_t T_, int64_t H_, int64_t dk_, int64_t dv_, uint32_t seed, float gate_lower_bound,
+          bool strong = false)
       : T(T_), H(H_), dk(dk_), dv(dv_) {
     q = RandomFloats(T * H * dk, seed);
     k = RandomFloats(T * H * dk, seed + 1);
@@ -35,6 +42,7 @@ struct KdaCase {
     auto bias = RandomFloats(H * dk, seed + 5);
     g.resize(T * H * dk);
     ref::KdaGate(f.data(), A_log.data(), bias.data(), T, H, dk, gate_lower_bound, g.data());
+    if (strong) g = RandomFloats(T * H * dk, seed + 8, gate_lower_bound, 0.9f * gate_lower_bound);
     auto b = RandomFloats(T * H, seed + 6, -3.0f, 3.0f);
     beta.resize(T * H);
     ref::Sigmoid(b.data(), T * H, beta.data());
@@ -77,20 +85,36 @@ TEST(KdaTest, ReferenceRecurrenceOneStepByHand) {
   EXPECT_NEAR(out[0], scale * q * expected_state, 1e-6);
 }
 
+// Every table's chunked kernel on case c against the recurrence.
+void ExpectChunkedEqualsRecurrent(const KdaCase& c, const std::string& what) {
+  std::vector<float> s_rec = c.state0, o_rec(c.T * c.H * c.dv);
+  c.Run(ref::KdaRecurrent, 0, c.T, &s_rec, &o_rec);
+  auto expect = [&](const KernelTable* t, const std::string& form) {
+    std::vector<float> s = c.state0, o(c.T * c.H * c.dv);
+    c.Run(t->kda_chunked, 0, c.T, &s, &o);
+    EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f)) << form << " chunked out T=" << c.T << " H=" << c.H << " " << what;
+    EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f)) << form << " chunked state T=" << c.T << " H=" << c.H << " " << what;
+  };
+  expect(&ReferenceKernels(), "scalar");
+  // The optimised tables in every register width their products (gemm_f32) can take here.
+  testing::ForEachGemmWidth([&](int bits) {
+    for (const KernelTable* t : testing::OptimisedTables()) expect(t, std::string(t->isa) + " " + std::to_string(bits) + "-bit");
+  });
+}
+
 TEST(KdaTest, ChunkedEqualsRecurrent) {
   for (float lb : {-5.0f, -0.05f}) {
-    for (int64_t T : {1, 63, 64, 65, 200}) {
-      KdaCase c(T, 2, 32, 24, 100 + T, lb);
-      std::vector<float> s_rec = c.state0, o_rec(T * c.H * c.dv);
-      c.Run(ref::KdaRecurrent, 0, T, &s_rec, &o_rec);
-      std::vector<const KernelTable*> tables = {&ReferenceKernels()};
-      for (const KernelTable* t : testing::OptimisedTables()) tables.push_back(t);
-      for (const KernelTable* t : tables) {
-        std::vector<float> s = c.state0, o(T * c.H * c.dv);
-        c.Run(t->kda_chunked, 0, T, &s, &o);
-        EXPECT_TRUE(AllClose(o, o_rec, 2e-5f, 2e-5f)) << t->isa << " chunked out T=" << T << " lb=" << lb;
-        EXPECT_TRUE(AllClose(s, s_rec, 2e-5f, 2e-5f)) << t->isa << " chunked state T=" << T << " lb=" << lb;
-      }
+    for (int64_t T : {1, 17, 40, 63, 64, 65, 100, 200}) {
+      ExpectChunkedEqualsRecurrent(KdaCase(T, 2, 32, 24, 100 + T, lb), "lb=" + std::to_string(lb));
+    }
+  }
+}
+
+TEST(KdaTest, ChunkedEqualsRecurrentUnderStrongDecay) {
+  for (float lb : {-5.0f, -20.0f}) {
+    for (int64_t T : {40, 64, 130}) {
+      ExpectChunkedEqualsRecurrent(KdaCase(T, 3, 32, 40, 500 + T, lb, /*strong=*/true),
+                                   "strong gates from " + std::to_string(lb));
     }
   }
 }

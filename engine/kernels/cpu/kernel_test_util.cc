@@ -3,6 +3,9 @@
 #include <cmath>
 
 #include "kimi/dtype.h"
+#if defined(__x86_64__)
+#include "kernels/cpu/avx2/gemm_width_avx2.h"
+#endif
 
 namespace kimi::kernels::testing {
 
@@ -34,6 +37,21 @@ std::vector<const KernelTable*> OptimisedTables() {
   std::vector<const KernelTable*> tables;
   if (const KernelTable* t = Avx2Kernels()) tables.push_back(t);
   return tables;
+}
+
+void ForEachGemmWidth(const std::function<void(int bits)>& fn) {
+#if defined(__x86_64__)
+  if (Avx2Kernels() == nullptr) return;
+  const int before = avx2::GemmRegisterWidth();
+  for (int bits : {256, 512}) {
+    if (bits == 512 && !avx2::CpuHasAvx512F()) continue;
+    avx2::SetGemmRegisterWidth(bits);
+    fn(bits);
+  }
+  avx2::SetGemmRegisterWidth(before);
+#else
+  (void)fn;
+#endif
 }
 
 ::testing::AssertionResult AllClose(const float* got, const float* want, size_t n, float atol, float rtol) {

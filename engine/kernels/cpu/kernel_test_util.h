@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +22,11 @@ std::vector<uint8_t> RandomBytes(size_t n, uint32_t seed, int lo = 0, int hi = 2
 
 // Every optimised table this CPU can run (empty when there is none: tests then skip).
 std::vector<const KernelTable*> OptimisedTables();
+
+// Runs fn(bits) once per register width the optimised GEMMs can run in on this CPU (256, and
+// 512 where it has AVX-512F; gemm_width_avx2.h) with that width set, then restores the width
+// it found. Runs nothing where there is no AVX2 table.
+void ForEachGemmWidth(const std::function<void(int bits)>& fn);
 
 // Passes when |got − want| <= atol + rtol·|want| everywhere; names the first failure.
 ::testing::AssertionResult AllClose(const float* got, const float* want, size_t n, float atol, float rtol);

@@ -1,18 +1,23 @@
 // MLA absorbed attention: (1) optimised vs reference over a paged cache whose block table is
 // shuffled (pages out of order), page sizes that do and do not divide the context, several
 // query rows (causal); (2) the absorbed form equals plain attention with K and V built
-// explicitly from W_UK and W_UV, which is the identity the decode path relies on.
+// explicitly from W_UK and W_UV, which is the identity the decode path relies on; (3) both AVX2
+// forms (per query, and products for prefill) against the reference on prefill shapes.
 // Tolerance 1e-5 abs + 1e-4 rel: both sides are fp32 softmax-weighted averages of values of
 // order 1; a wrong page, token or causal bound gives errors of order 0.1.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
+#if defined(__x86_64__)
+#include "kernels/cpu/avx2/avx2.h"
+#endif
 
 namespace kimi::kernels {
 namespace {
@@ -40,29 +45,53 @@ struct PagedCache {
   }
 };
 
+struct MlaCase {
+  int64_t R, P, H, n_ctx, nq, page_size;
+};
+
+// fn (an MlaFn) on case c against the reference; `what` names fn in a failure.
+template <class Fn>
+void ExpectMatchesReference(Fn fn, const MlaCase& c, const std::string& what) {
+  const int64_t row = c.R + c.P;
+  auto rows = RandomFloats(c.n_ctx * row, 40 + c.n_ctx);
+  PagedCache cache(rows, c.n_ctx, c.page_size, c.R, c.P, 41);
+  auto ql = RandomFloats(c.nq * c.H * c.R, 42);
+  auto qp = RandomFloats(c.nq * c.H * c.P, 43);
+  const int64_t q_pos0 = c.n_ctx - c.nq;
+  const float scale = 1.0f / std::sqrt(float(c.R) / 4);
+  std::vector<float> want(c.nq * c.H * c.R), got(c.nq * c.H * c.R);
+  ref::MlaAbsorbed(ql.data(), c.H * c.R, qp.data(), c.H * c.P, c.nq, c.H, q_pos0, cache.view, scale, want.data(),
+                   c.H * c.R);
+  fn(ql.data(), c.H * c.R, qp.data(), c.H * c.P, c.nq, c.H, q_pos0, cache.view, scale, got.data(), c.H * c.R);
+  EXPECT_TRUE(AllClose(got, want, 1e-5f, 1e-4f))
+      << what << " R=" << c.R << " n_ctx=" << c.n_ctx << " nq=" << c.nq << " page=" << c.page_size;
+}
+
 TEST(MlaTest, OptimisedMatchesReferenceOnPagedCache) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
-  struct Case { int64_t R, P, H, n_ctx, nq, page_size; };
-  const Case cases[] = {{512, 64, 4, 1, 1, 16}, {512, 64, 3, 70, 1, 16}, {512, 64, 2, 33, 3, 5},
-                        {24, 8, 3, 100, 2, 7},  {13, 3, 2, 40, 1, 64}};
+  const MlaCase cases[] = {{512, 64, 4, 1, 1, 16}, {512, 64, 3, 70, 1, 16}, {512, 64, 2, 33, 3, 5},
+                           {24, 8, 3, 100, 2, 7},  {13, 3, 2, 40, 1, 64},   {512, 64, 2, 150, 40, 64}};
   for (const KernelTable* t : testing::OptimisedTables()) {
-    for (const Case& c : cases) {
-      const int64_t row = c.R + c.P;
-      auto rows = RandomFloats(c.n_ctx * row, 40 + c.n_ctx);
-      PagedCache cache(rows, c.n_ctx, c.page_size, c.R, c.P, 41);
-      auto ql = RandomFloats(c.nq * c.H * c.R, 42);
-      auto qp = RandomFloats(c.nq * c.H * c.P, 43);
-      const int64_t q_pos0 = c.n_ctx - c.nq;
-      const float scale = 1.0f / std::sqrt(float(c.R) / 4);
-      std::vector<float> want(c.nq * c.H * c.R), got(c.nq * c.H * c.R);
-      ref::MlaAbsorbed(ql.data(), c.H * c.R, qp.data(), c.H * c.P, c.nq, c.H, q_pos0, cache.view, scale,
-                       want.data(), c.H * c.R);
-      t->mla_absorbed(ql.data(), c.H * c.R, qp.data(), c.H * c.P, c.nq, c.H, q_pos0, cache.view, scale,
-                      got.data(), c.H * c.R);
-      EXPECT_TRUE(AllClose(got, want, 1e-5f, 1e-4f)) << t->isa << " R=" << c.R << " n_ctx=" << c.n_ctx;
-    }
+    for (const MlaCase& c : cases) ExpectMatchesReference(t->mla_absorbed, c, t->isa);
   }
 }
+
+#if defined(__x86_64__)
+// Both AVX2 forms (the products in each GEMM register width) over prefill shapes: a whole prompt (q_pos0 = 0) and a piece after earlier
+// ones, query blocks of 64 and a ragged one (70 = 64 + 6, 19), runs of tokens cut by pages of
+// 5, 16 and 64 and by the 64-token run, and widths that are not multiples of 8.
+TEST(MlaTest, Avx2FormsMatchReferenceOnPrefillShapes) {
+  if (Avx2Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX2+FMA";
+  const MlaCase cases[] = {{512, 64, 2, 70, 70, 64}, {512, 64, 3, 130, 19, 16}, {24, 8, 2, 90, 33, 5},
+                           {13, 3, 2, 200, 64, 64},  {40, 8, 1, 16, 16, 7}};
+  for (const MlaCase& c : cases) {
+    testing::ForEachGemmWidth([&](int bits) {
+      ExpectMatchesReference(avx2::MlaAbsorbedProducts, c, "products " + std::to_string(bits) + "-bit");
+    });
+    ExpectMatchesReference(avx2::MlaAbsorbedPerQuery, c, "per query");
+  }
+}
+#endif
 
 TEST(MlaTest, AbsorbedEqualsNaiveAttentionWithExplicitKV) {
   ThreadPool pool(2);

@@ -46,6 +46,10 @@ void GemvMxfp4Q16Form512(const float* x, int64_t ldx, const uint8_t* w_packed, c
                          int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+// 12×32 tiles in 512-bit registers where GemmRegisterWidth() is 512, else 6×16 in 256-bit ones;
+// B read in place (the products it serves are small enough to sit in L1/L2 unpacked).
+void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
+             int64_t K, float alpha, float beta, float* c, int64_t ldc);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);
@@ -63,6 +67,17 @@ void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T
 void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
                  int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
                  int64_t ld_out);
+// MlaAbsorbed's two forms (mla_avx2.cc): a cache walk per query with dot products, and GemmF32
+// products per head and block of 64 queries; MlaAbsorbed takes the products from
+// kMlaMinProductQueries queries on (kimi-bench-kernels --only mla: at 256 cached tokens and 16
+// heads the products are 0.9x the walk at 2 queries, 1.1x at 4, 2x at 8, 3x at 16 and more).
+inline constexpr int64_t kMlaMinProductQueries = 8;
+void MlaAbsorbedPerQuery(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
+                         int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                         int64_t ld_out);
+void MlaAbsorbedProducts(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,
+                         int64_t H, int64_t q_pos0, const MlaPagedCache& cache, float scale, float* out_latent,
+                         int64_t ld_out);
 // Bit-exact: its file is compiled with -ffp-contract=off (kernels.h, HeadsTransposedBf16).
 void HeadsTransposedBf16(const float* x, int64_t ldx, int64_t x_head_stride, const uint16_t* w,
                          int64_t w_head_stride, int64_t M, int64_t H, int64_t n_in, int64_t n_out, float* y,

@@ -17,6 +17,7 @@ const KernelTable& Avx2Table() {
       .gemv_bf16_prepared = avx2::GemvBf16Prepared,
       .gemv_mxfp4 = avx2::GemvMxfp4Q16,  // int16 activations: error bound in its source
       .gemm_mxfp4 = avx2::GemmMxfp4,
+      .gemm_f32 = avx2::GemmF32,
       .rms_norm = avx2::RmsNorm,
       .situ = avx2::Situ,
       .silu = avx2::Silu,

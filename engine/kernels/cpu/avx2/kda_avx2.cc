@@ -1,7 +1,7 @@
 // KDA with AVX2+FMA. The recurrence is independent per column of S (per value dimension), so
 // the recurrent kernel walks S in blocks of 32 columns and runs every token over one block
 // while it sits in L1 (128 rows × 32 columns = 16 KiB). The chunked kernel is kda_chunk.h
-// with vectorised primitives.
+// on GemmF32 (gemm_f32_avx2.cc) with vectorised primitives.
 #include <cmath>
 
 #include "kernels/cpu/avx2/avx2.h"
@@ -99,6 +99,10 @@ void RecurrentColumn(const KdaArgs& a, int64_t h, int64_t j) {
 }
 
 struct Avx2Ops {
+  static constexpr GemmF32Fn Gemm = GemmF32;
+  static void Prefetch(const void* p, int64_t bytes) {
+    for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(static_cast<const char*>(p) + off, _MM_HINT_T1);
+  }
   // 32 columns at a time held in registers across the whole sum over rows.
   static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
                           const float* rows, int64_t row_stride, int64_t count, int64_t n) {

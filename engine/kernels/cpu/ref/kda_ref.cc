@@ -10,6 +10,8 @@ namespace kimi::kernels::ref {
 namespace {
 
 struct ScalarOps {
+  static constexpr GemmF32Fn Gemm = GemmF32;
+  static void Prefetch(const void*, int64_t) {}
   static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
                           const float* rows, int64_t row_stride, int64_t count, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {

@@ -12,6 +12,7 @@ const KernelTable& ReferenceKernels() {
       .gemv_bf16_prepared = nullptr,
       .gemv_mxfp4 = ref::MatmulMxfp4,
       .gemm_mxfp4 = ref::MatmulMxfp4,
+      .gemm_f32 = ref::GemmF32,
       .rms_norm = ref::RmsNorm,
       .situ = ref::Situ,
       .silu = ref::Silu,
