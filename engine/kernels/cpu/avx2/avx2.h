@@ -39,6 +39,12 @@ void GemvMxfp4Q16Form512(const float* x, int64_t ldx, const uint8_t* w_packed, c
                          int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+// Int8 weights (kernel_table.h, MatmulInt8Fn), activations kept fp32: the GEMV streams each
+// weight row once for up to 4 activation rows; the GEMM packs scaled fp32 panels for BlockedGemm.
+void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
+void GemmInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);

@@ -27,6 +27,8 @@ const KernelTable* Avx2Kernels() {
       .mla_absorbed = avx2::MlaAbsorbed,
       .heads_transposed_bf16 = avx2::HeadsTransposedBf16,
       .topk_route = avx2::TopKRoute,
+      .gemv_int8 = avx2::GemvInt8,
+      .gemm_int8 = avx2::GemmInt8,
   };
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return supported ? &table : nullptr;

@@ -11,6 +11,8 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
                 float* y, int64_t ldy);
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
+void MatmulInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);
