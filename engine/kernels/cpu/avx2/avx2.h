@@ -43,6 +43,12 @@ void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8
 // weight row once for up to 4 activation rows; the GEMM packs scaled fp32 panels for BlockedGemm.
 void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
+// GemvInt8 in 256-bit registers, and in 512-bit ones (call only where CpuHasAvx512F(),
+// cpu_features_avx2.h); GemvInt8 takes the 512-bit form where the CPU has AVX-512F.
+void GemvInt8Form256(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy);
+void GemvInt8Form512(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy);
 void GemmInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);

@@ -1,12 +1,18 @@
-// Int8-weight products with AVX2+FMA (weights q + 128 per byte, one fp32 scale per row; the
-// activations stay fp32). The GEMV flips each byte's top bit (q + 128 → q as int8), widens 16
-// at a time to fp32 and takes the dot products with FMAs, two weight rows at a time for one or
-// two activation rows (four independent sums per vector step) and one at a time for three or
-// four; the row scale is applied once to the finished sum, as the reference does. The GEMM
-// converts blocks of W to scaled fp32 panels for the shared blocked driver.
+// Int8-weight products with AVX2+FMA, and AVX-512F where the CPU has it (weights q + 128 per
+// byte, one fp32 scale per row; the activations stay fp32). The GEMV reads the bytes as they are
+// stored, unsigned (b = q + 128), widening them straight from memory to fp32, and takes
+// Σ x·q = Σ x·b − 128·Σ x with Σ x summed once per activation row: one widening, one convert
+// and one FMA per 8 (16) weights, which keeps the loop under the memory's pace where a signed
+// decode took twice the instructions. Two weight rows at a time for one or two activation rows
+// (four independent sums per step), one for three or four; the row scale multiplies the
+// finished sum, as in the reference. The GEMM converts blocks of W to scaled fp32 panels for
+// the shared blocked driver.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/cpu_features_avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 
 namespace kimi::kernels::avx2 {
@@ -19,48 +25,113 @@ float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// 16 weights from q + 128 bytes to fp32 q.
-inline void Widen16(const uint8_t* w, __m256* lo, __m256* hi) {
-  const __m128i q = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)), _mm_set1_epi8(char(0x80)));
-  *lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
-  *hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(q, 8)));
-}
-
-// y[r, j] for R activation rows and NW weight rows starting at w (row stride K).
+// The finished outputs of a tile: row r, weight row j has its vector part `sums[r][j]` over the
+// first kv columns (with the −128·Σx correction still to apply) and the tail in plain code.
 template <int R, int NW>
-void Tile(const float* x, int64_t ldx, const uint8_t* w, const float* scale, int64_t K, float* y, int64_t ldy) {
-  __m256 acc[R][NW][2];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < NW; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
-  const int64_t K16 = K / 16 * 16;
-  for (int64_t k = 0; k < K16; k += 16) {
-    __m256 wl[NW], wh[NW];
-    for (int j = 0; j < NW; ++j) Widen16(w + j * K + k, &wl[j], &wh[j]);
-    for (int r = 0; r < R; ++r) {
-      const __m256 x0 = _mm256_loadu_ps(x + r * ldx + k), x1 = _mm256_loadu_ps(x + r * ldx + k + 8);
-      for (int j = 0; j < NW; ++j) {
-        acc[r][j][0] = _mm256_fmadd_ps(x0, wl[j], acc[r][j][0]);
-        acc[r][j][1] = _mm256_fmadd_ps(x1, wh[j], acc[r][j][1]);
-      }
-    }
-  }
+void Finish(const float (&sums)[R][NW], const float* x, int64_t ldx, const float* xsum, const uint8_t* w,
+            const float* scale, int64_t kv, int64_t K, float* y, int64_t ldy) {
   for (int r = 0; r < R; ++r) {
     for (int j = 0; j < NW; ++j) {
-      float sum = HorizontalSum(_mm256_add_ps(acc[r][j][0], acc[r][j][1]));
-      for (int64_t k = K16; k < K; ++k) sum += x[r * ldx + k] * float(int(w[j * K + k]) - 128);
+      float sum = sums[r][j] - 128.0f * xsum[r];
+      for (int64_t k = kv; k < K; ++k) sum += x[r * ldx + k] * float(int(w[j * K + k]) - 128);
       y[r * ldy + j] = sum * scale[j];
     }
   }
 }
 
-// All N weight rows against R activation rows.
-template <int R>
-void Rows(const float* x, int64_t ldx, const uint8_t* w, const float* scale, int64_t N, int64_t K, float* y,
-          int64_t ldy) {
-  constexpr int NW = R <= 2 ? 2 : 1;
+// y[r, j] for R activation rows and NW weight rows starting at w (row stride K), 256-bit.
+// Loops fully unrolled so that the accumulators live in registers (GCC keeps a partly unrolled
+// array of vectors on the stack and reloads it every step).
+template <int R, int NW>
+void Tile256(const float* x, int64_t ldx, const float* xsum, const uint8_t* w, const float* scale, int64_t K,
+             float* y, int64_t ldy) {
+  __m256 acc[R][NW][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NW; ++j) acc[r][j][0] = acc[r][j][1] = _mm256_setzero_ps();
+  const int64_t kv = K / 16 * 16;
+  for (int64_t k = 0; k < kv; k += 16) {
+    __m256 lo[NW], hi[NW];
+#pragma GCC unroll 4
+    for (int j = 0; j < NW; ++j) {
+      const uint8_t* p = w + j * K + k;
+      lo[j] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+      hi[j] = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 8))));
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m256 x0 = _mm256_loadu_ps(x + r * ldx + k), x1 = _mm256_loadu_ps(x + r * ldx + k + 8);
+#pragma GCC unroll 4
+      for (int j = 0; j < NW; ++j) {
+        acc[r][j][0] = _mm256_fmadd_ps(x0, lo[j], acc[r][j][0]);
+        acc[r][j][1] = _mm256_fmadd_ps(x1, hi[j], acc[r][j][1]);
+      }
+    }
+  }
+  float sums[R][NW];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NW; ++j) sums[r][j] = HorizontalSum(_mm256_add_ps(acc[r][j][0], acc[r][j][1]));
+  Finish<R, NW>(sums, x, ldx, xsum, w, scale, kv, K, y, ldy);
+}
+
+#define KIMI_AVX512 gnu::target("avx512f")
+// GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
+// -W(maybe-)uninitialized report once they are inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// Tile256 in 512-bit registers: 32 weights per step.
+template <int R, int NW>
+[[gnu::noinline, KIMI_AVX512]] void Tile512(const float* x, int64_t ldx, const float* xsum, const uint8_t* w,
+                                            const float* scale, int64_t K, float* y, int64_t ldy) {
+  __m512 acc[R][NW][2];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NW; ++j) acc[r][j][0] = acc[r][j][1] = _mm512_setzero_ps();
+  const int64_t kv = K / 32 * 32;
+  for (int64_t k = 0; k < kv; k += 32) {
+    __m512 lo[NW], hi[NW];
+#pragma GCC unroll 4
+    for (int j = 0; j < NW; ++j) {
+      const uint8_t* p = w + j * K + k;
+      lo[j] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+      hi[j] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16))));
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 x0 = _mm512_loadu_ps(x + r * ldx + k), x1 = _mm512_loadu_ps(x + r * ldx + k + 16);
+#pragma GCC unroll 4
+      for (int j = 0; j < NW; ++j) {
+        acc[r][j][0] = _mm512_fmadd_ps(x0, lo[j], acc[r][j][0]);
+        acc[r][j][1] = _mm512_fmadd_ps(x1, hi[j], acc[r][j][1]);
+      }
+    }
+  }
+  float sums[R][NW];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NW; ++j) sums[r][j] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][j][0], acc[r][j][1]));
+  Finish<R, NW>(sums, x, ldx, xsum, w, scale, kv, K, y, ldy);
+}
+
+#pragma GCC diagnostic pop
+#undef KIMI_AVX512
+
+// All N weight rows against R activation rows; `xsum` holds Σx over each row's vector part.
+// Four weight rows at a time for one activation row, two for two, one for three or four.
+template <int R, bool kWide>
+void Rows(const float* x, int64_t ldx, const float* xsum, const uint8_t* w, const float* scale, int64_t N,
+          int64_t K, float* y, int64_t ldy) {
+  constexpr int NW = R == 1 ? 4 : R == 2 ? 2 : 1;
+  const auto pair = kWide ? Tile512<R, NW> : Tile256<R, NW>;
+  const auto single = kWide ? Tile512<R, 1> : Tile256<R, 1>;
   int64_t n = 0;
-  for (; n + NW <= N; n += NW) Tile<R, NW>(x, ldx, w + n * K, scale + n, K, y + n, ldy);
-  for (; n < N; ++n) Tile<R, 1>(x, ldx, w + n * K, scale + n, K, y + n, ldy);
+  for (; n + NW <= N; n += NW) pair(x, ldx, xsum, w + n * K, scale + n, K, y + n, ldy);
+  for (; n < N; ++n) single(x, ldx, xsum, w + n * K, scale + n, K, y + n, ldy);
 }
 
 struct Int8Packer {
@@ -84,18 +155,43 @@ struct Int8Packer {
   }
 };
 
+template <bool kWide>
+void GemvInt8Form(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                  int64_t K, float* y, int64_t ldy) {
+  // Σx over the columns the tiles take as vectors (the tail is summed exactly per weight row).
+  const int64_t kv = kWide ? K / 32 * 32 : K / 16 * 16;
+  for (int64_t m = 0; m < M; m += 4) {
+    float xsum[4] = {};
+    const int64_t rows = std::min<int64_t>(4, M - m);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < kv; ++k) xsum[r] += x[(m + r) * ldx + k];
+    }
+    const float* xm = x + m * ldx;
+    float* ym = y + m * ldy;
+    switch (rows) {
+      case 4: Rows<4, kWide>(xm, ldx, xsum, w, w_scale, N, K, ym, ldy); break;
+      case 3: Rows<3, kWide>(xm, ldx, xsum, w, w_scale, N, K, ym, ldy); break;
+      case 2: Rows<2, kWide>(xm, ldx, xsum, w, w_scale, N, K, ym, ldy); break;
+      default: Rows<1, kWide>(xm, ldx, xsum, w, w_scale, N, K, ym, ldy); break;
+    }
+  }
+}
+
 }  // namespace
+
+void GemvInt8Form256(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy) {
+  GemvInt8Form<false>(x, ldx, w, w_scale, M, N, K, y, ldy);
+}
+
+void GemvInt8Form512(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy) {
+  GemvInt8Form<true>(x, ldx, w, w_scale, M, N, K, y, ldy);
+}
 
 void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
-  int64_t m = 0;
-  for (; m + 4 <= M; m += 4) Rows<4>(x + m * ldx, ldx, w, w_scale, N, K, y + m * ldy, ldy);
-  switch (M - m) {
-    case 3: return Rows<3>(x + m * ldx, ldx, w, w_scale, N, K, y + m * ldy, ldy);
-    case 2: return Rows<2>(x + m * ldx, ldx, w, w_scale, N, K, y + m * ldy, ldy);
-    case 1: return Rows<1>(x + m * ldx, ldx, w, w_scale, N, K, y + m * ldy, ldy);
-    default: return;
-  }
+  (CpuHasAvx512F() ? GemvInt8Form512 : GemvInt8Form256)(x, ldx, w, w_scale, M, N, K, y, ldy);
 }
 
 void GemmInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
