@@ -5,8 +5,10 @@ the reference prompts of check_engine.py (its default ids and its 100-token prom
 Prints, per prompt and over both: the max relative logit error max|q - bf16| / max|bf16| over
 every position's logits (check_engine.py's measure), the argmax agreement of the positions
 (each position's greedy choice with the same prefix), and how many of --greedy-steps generated
-ids agree from the start of a greedy continuation of the prompt's first 4 ids. A measurement
-tool for docs/benchmarks.md; it asserts nothing.
+ids agree from the start of a greedy continuation of the prompt's first 4 ids; and, per quantised
+matrix, the relative output error |(W_q - W) x| / |W x| for Gaussian x (the median and the
+largest over the matrices): the weights' own error, which on random weights the logits amplify
+through flipped expert choices. A measurement tool for docs/benchmarks.md; it asserts nothing.
 
   compare_models.py --engine build/engine/kimi-engine --reference DIR --model QUANTISED_DIR
 """
@@ -23,6 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import k3_reference as ref  # noqa: E402
 from check_engine import DEFAULT_TOKEN_IDS, LONG_PROMPT_LENGTH, engine_logits, prompt_ids, run  # noqa: E402
 
 
@@ -36,6 +39,21 @@ def greedy(engine, model_dir, ids, steps, threads):
     out = run([engine, "generate", "--model", model_dir, "--token-ids", ",".join(map(str, ids)),
                "--max-tokens", str(steps)] + threads)
     return [int(t) for t in re.findall(r"-?\d+", out)][-steps:]
+
+
+def matrix_errors(reference_dir, model_dir, samples=8):
+    """|(W_q - W) x| / |W x| over `samples` Gaussian x, for every matrix stored quantised."""
+    bf16, quantised = ref.Checkpoint(reference_dir), ref.Checkpoint(model_dir)
+    rng = np.random.default_rng(0)
+    errors = []
+    for name in sorted(quantised.location):
+        if not name.endswith(".weight_packed") or ".experts." in name:
+            continue
+        prefix = name[:-len(".weight_packed")]
+        w, wq = bf16.get(prefix + ".weight"), quantised.get_linear(prefix)
+        x = rng.standard_normal((w.shape[1], samples))
+        errors.append(float(np.linalg.norm((wq - w) @ x) / np.linalg.norm(w @ x)))
+    return errors
 
 
 def main():
@@ -64,6 +82,9 @@ def main():
                   f"greedy continuation identical for {prefix}/{args.greedy_steps} ids")
             worst, same, positions = max(worst, error), same + agree, positions + len(ids)
             greedy_same, greedy_total = greedy_same + prefix, greedy_total + args.greedy_steps
+    errors = matrix_errors(args.reference, args.model)
+    print(f"matrices: {len(errors)} quantised, relative output error median {np.median(errors):.4f}, "
+          f"largest {max(errors):.4f}")
     print(f"all: max relative logit error {worst:.4f}, argmax agreement {same / positions:.3f} "
           f"({same}/{positions}), greedy continuations {greedy_same}/{greedy_total}")
     return 0
