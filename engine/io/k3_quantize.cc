@@ -58,7 +58,9 @@ QuantizationGroup Mxfp4Group(std::string name, std::vector<std::string> targets)
   return g;
 }
 
-QuantizationConfig QuantizedConfig(const QuantizationConfig& old, QuantScheme scheme) {
+}  // namespace
+
+QuantizationConfig QuantizedDenseConfig(const QuantizationConfig& old, QuantScheme scheme) {
   QuantizationConfig q;
   q.present = true;
   q.quant_method = "compressed-tensors";
@@ -83,6 +85,8 @@ QuantizationConfig QuantizedConfig(const QuantizationConfig& old, QuantScheme sc
   }
   return q;
 }
+
+namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -259,7 +263,7 @@ Status CopyOtherFiles(const fs::path& in, const fs::path& out, const std::set<st
 
 Result<QuantizeSummary> WriteQuantized(ModelDir& dir, const fs::path& in, const fs::path& tmp, QuantScheme scheme) {
   K3Config after = dir.config();
-  after.quantization = QuantizedConfig(dir.config().quantization, scheme);
+  after.quantization = QuantizedDenseConfig(dir.config().quantization, scheme);
   KIMI_RETURN_IF_ERROR(ValidateK3Config(after, "quantized config: "));
   KIMI_ASSIGN_OR_RETURN(auto targets, PlanTargets(dir.config(), after));
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "kimi/quantization.h"
 #include "kimi/status.h"
 
 namespace kimi {
@@ -29,6 +30,10 @@ enum class QuantScheme { kInt8, kMxfp4Dense };
 
 // "int8" or "mxfp4-dense"; InvalidArgument naming the choices otherwise.
 Result<QuantScheme> ParseQuantScheme(const std::string& name);
+
+// The quantization_config of a model whose config had `old`, its dense projections in `scheme`
+// (the routed experts keep their MXFP4 group; docs/weights.md shows the result).
+QuantizationConfig QuantizedDenseConfig(const QuantizationConfig& old, QuantScheme scheme);
 
 struct QuantizeSummary {
   int64_t matrices = 0;       // dense matrices quantised
