@@ -32,8 +32,23 @@ struct MatrixShape {
   int64_t rows, cols;  // of the logical matrix (an MXFP4 half: of the matrix it belongs to)
 };
 
+// Calls f(m) on every dense projection of the bound weights (absent ones included).
+template <class F>
+void ForEachDense(model::ModelWeights& w, F&& f) {
+  for (model::LayerWeights& l : w.layers) {
+    for (model::DenseMatrix* m : {&l.kda.q_proj, &l.kda.k_proj, &l.kda.v_proj, &l.kda.f_a, &l.kda.f_b, &l.kda.b_proj,
+                                  &l.kda.g_proj, &l.kda.g_a, &l.kda.g_b, &l.kda.o_proj, &l.mla.q_a, &l.mla.q_b,
+                                  &l.mla.q_proj, &l.mla.kv_a, &l.mla.g_proj, &l.mla.o_proj, &l.moe.latent_down,
+                                  &l.moe.latent_up, &l.mlp.gate, &l.mlp.up, &l.mlp.down, &l.moe.shared.gate,
+                                  &l.moe.shared.up, &l.moe.shared.down}) {
+      f(*m);
+    }
+  }
+}
+
 // Calls f(pointer, bytes, shape) on every matrix pointer of the bound weights (absent ones
 // included, with a null pointer), by reference so the caller can move it to the device.
+// Precondition: every dense projection is BF16 (GpuModel::Load checks).
 template <class F>
 void ForEachMatrix(model::ModelWeights& w, F&& f) {
   auto bf16 = [&](model::Bf16Matrix& m) { f(m.w, m.bytes(), MatrixShape{MatrixShape::kBf16, m.rows, m.cols}); };
@@ -41,20 +56,26 @@ void ForEachMatrix(model::ModelWeights& w, F&& f) {
     f(m.packed, uint64_t(m.rows) * uint64_t(m.cols) / 2, MatrixShape{MatrixShape::kMxfp4Packed, m.rows, m.cols});
     f(m.scale, uint64_t(m.rows) * uint64_t(m.cols) / 32, MatrixShape{MatrixShape::kMxfp4Scale, m.rows, m.cols});
   };
+  auto dense = [&](model::DenseMatrix& m) { f(m.w, m.bytes(), MatrixShape{MatrixShape::kBf16, m.rows, m.cols}); };
   auto situ = [&](model::SituMlpWeights& m) {
-    bf16(m.gate);
-    bf16(m.up);
-    bf16(m.down);
+    dense(m.gate);
+    dense(m.up);
+    dense(m.down);
   };
   bf16(w.embed);
   bf16(w.lm_head);
   for (model::LayerWeights& l : w.layers) {
-    for (model::Bf16Matrix* m : {&l.kda.q_proj, &l.kda.k_proj, &l.kda.v_proj, &l.kda.f_a, &l.kda.f_b, &l.kda.b_proj,
-                                 &l.kda.g_proj, &l.kda.g_a, &l.kda.g_b, &l.kda.o_proj, &l.mla.q_a, &l.mla.q_b,
-                                 &l.mla.q_proj, &l.mla.kv_a, &l.mla.kv_b, &l.mla.g_proj, &l.mla.o_proj,
-                                 &l.moe.router, &l.moe.latent_down, &l.moe.latent_up}) {
-      bf16(*m);
+    for (model::DenseMatrix* m : {&l.kda.q_proj, &l.kda.k_proj, &l.kda.v_proj, &l.kda.f_a, &l.kda.f_b, &l.kda.b_proj,
+                                  &l.kda.g_proj, &l.kda.g_a, &l.kda.g_b, &l.kda.o_proj, &l.mla.q_a, &l.mla.q_b,
+                                  &l.mla.q_proj, &l.mla.kv_a}) {
+      dense(*m);
     }
+    bf16(l.mla.kv_b);
+    dense(l.mla.g_proj);
+    dense(l.mla.o_proj);
+    bf16(l.moe.router);
+    dense(l.moe.latent_down);
+    dense(l.moe.latent_up);
     situ(l.mlp);
     situ(l.moe.shared);
     for (model::ExpertWeights& e : l.moe.experts) {
@@ -264,6 +285,10 @@ class Pass {
   }
   // y[M, W.rows] = x[M, W.cols]·Wᵀ, contiguous rows (model::Apply).
   Status Apply(const model::Bf16Matrix& W, const float* x, int64_t M, float* y) const {
+    return MatmulBf16(x, W.cols, W.w, M, W.rows, W.cols, y, W.rows, s_);
+  }
+  // Load refuses quantised dense projections, so W.w is their BF16 data.
+  Status Apply(const model::DenseMatrix& W, const float* x, int64_t M, float* y) const {
     return MatmulBf16(x, W.cols, W.w, M, W.rows, W.cols, y, W.rows, s_);
   }
   Status Kda(const model::LayerWeights& l, const LayerVectors& v, const float* u, int64_t R,
@@ -605,6 +630,11 @@ Result<std::unique_ptr<GpuModel>> GpuModel::Load(const std::string& dir, const G
   cpu.config = cpu.dir->config();
   KIMI_RETURN_IF_ERROR(cpu.dir->ValidateLayout());
   KIMI_RETURN_IF_ERROR(cpu.Bind());
+  bool quantized = false;
+  ForEachDense(cpu.weights, [&](const model::DenseMatrix& m) { quantized |= m.format != MatrixFormat::kBf16; });
+  if (quantized) {
+    return Status::Unimplemented(dir + ": the GPU pass runs BF16 dense projections only; this model's are quantised");
+  }
   if (cpu.num_kda > 0 && !cpu.config.linear_attn.gate_lower_bound) {
     return Status::Unimplemented(dir + ": the GPU pass needs linear_attn.gate_lower_bound (K3's KDA gate)");
   }

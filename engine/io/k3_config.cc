@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_guard.h"
+#include "io/quantization_json.h"
 #include "kimi/config.h"
+#include "kimi/k3_tensors.h"
 
 namespace kimi {
 namespace {
@@ -134,6 +136,19 @@ Status ParseLinearAttn(const FieldReader& text, LinearAttnConfig* out) {
   return Status::OK();
 }
 
+// A list of strings, or an error naming the key.
+Status StringList(const FieldReader& r, std::string_view key, std::vector<std::string>* out) {
+  out->clear();
+  const json* v = r.Find(key);
+  if (v == nullptr) return Status::OK();
+  if (!v->is_array()) return r.Error(key, "expected a list of strings");
+  for (const json& e : *v) {
+    if (!e.is_string()) return r.Error(key, "expected a list of strings");
+    out->push_back(e.get<std::string>());
+  }
+  return Status::OK();
+}
+
 Status ParseQuantization(const FieldReader& text, QuantizationConfig* out) {
   const json* q = text.Find("quantization_config");
   if (q == nullptr) {
@@ -145,22 +160,34 @@ Status ParseQuantization(const FieldReader& text, QuantizationConfig* out) {
   out->present = true;
   KIMI_RETURN_IF_ERROR(r.String("quant_method", &out->quant_method, true));
   KIMI_RETURN_IF_ERROR(r.String("format", &out->format, false));
-  // compressed-tensors keeps the bit width and group size in config_groups.*.weights.
+  KIMI_RETURN_IF_ERROR(StringList(r, "ignore", &out->ignore));
+  // compressed-tensors keeps each scheme's bit width, type and group size in config_groups.*.weights.
+  out->groups.clear();
   const json* groups = r.Find("config_groups");
   if (groups != nullptr) {
     if (!groups->is_object()) return r.Error("config_groups", "expected an object");
     for (auto it = groups->begin(); it != groups->end(); ++it) {
       if (!it.value().is_object()) return r.Error("config_groups." + it.key(), "expected an object");
       FieldReader g(it.value(), text.label(), r.prefix() + "config_groups." + it.key() + ".");
-      if (out->format.empty()) KIMI_RETURN_IF_ERROR(g.String("format", &out->format, false));
+      QuantizationGroup group;
+      group.name = it.key();
+      KIMI_RETURN_IF_ERROR(g.String("format", &group.format, false));
+      KIMI_RETURN_IF_ERROR(StringList(g, "targets", &group.targets));
       const json* w = g.Find("weights");
-      if (w == nullptr) continue;
-      if (!w->is_object()) return g.Error("weights", "expected an object");
-      FieldReader wr(*w, text.label(), g.prefix() + "weights.");
-      KIMI_RETURN_IF_ERROR(wr.Int("num_bits", &out->num_bits, false, 4));
-      KIMI_RETURN_IF_ERROR(wr.Int("group_size", &out->group_size, false, 32));
+      if (w != nullptr) {
+        if (!w->is_object()) return g.Error("weights", "expected an object");
+        FieldReader wr(*w, text.label(), g.prefix() + "weights.");
+        KIMI_RETURN_IF_ERROR(wr.Int("num_bits", &group.num_bits, false, 4));
+        KIMI_RETURN_IF_ERROR(wr.String("type", &group.type, false, "float"));
+        KIMI_RETURN_IF_ERROR(wr.String("strategy", &group.strategy, false, "group"));
+        KIMI_RETURN_IF_ERROR(wr.Int("group_size", &group.group_size, false, group.strategy == "group" ? 32 : 0));
+        KIMI_RETURN_IF_ERROR(wr.Bool("symmetric", &group.symmetric, true));
+      }
+      if (group.targets.empty()) group.targets = {"Linear"};
+      out->groups.push_back(std::move(group));
     }
   }
+  if (out->format.empty() && !out->groups.empty()) out->format = out->groups.front().format;
   return Status::OK();
 }
 
@@ -375,17 +402,16 @@ Status ValidateK3Config(const K3Config& c, std::string_view prefix_view) {
   if (c.attn_res_block_size < 0) return err("attn_res_block_size", "must not be negative");
 
   if (c.quantization.present) {
-    if (c.quantization.quant_method != "compressed-tensors") {
-      return Status::Unimplemented(prefix + "quantization_config.quant_method: only \"compressed-tensors\" is supported, got \"" +
-                                   c.quantization.quant_method + "\"");
+    KIMI_RETURN_IF_ERROR(ValidateQuantization(c.quantization, prefix + "quantization_config."));
+    if (c.num_experts > 0) {
+      int64_t moe_layer = 0;
+      while (moe_layer + 1 < c.num_hidden_layers && !c.IsMoeLayer(moe_layer)) ++moe_layer;
+      const std::string expert = "model.layers." + std::to_string(moe_layer) + ".block_sparse_moe.experts.0.w1";
+      if (QuantizationMatcher(c.quantization).FormatOf(expert) != MatrixFormat::kMxfp4) {
+        return err("quantization_config", "the routed experts must be in an mxfp4-pack-quantized group");
+      }
     }
-    if (c.quantization.format != "mxfp4-pack-quantized") {
-      return Status::Unimplemented(prefix + "quantization_config.format: only \"mxfp4-pack-quantized\" is supported, got \"" +
-                                   c.quantization.format + "\"");
-    }
-    if (c.quantization.num_bits != 4 || c.quantization.group_size != 32) {
-      return err("quantization_config", "MXFP4 needs num_bits 4 and group_size 32");
-    }
+    if (Status widths = CheckQuantizedWidths(c); !widths.ok()) return Status::InvalidArgument(prefix + widths.message());
     if (c.num_experts > 0) {
       // Every expert matrix is packed along its input: the latent (w1, w3) or the FFN width (w2).
       if (c.ExpertInputDim() % 32 != 0) {
@@ -410,6 +436,25 @@ Result<K3Config> LoadK3Config(const std::string& path) {
   in.read(text.data(), size);
   if (!in) return Status::IOError(path + ": short read");
   return ParseK3Config(text, path);
+}
+
+nlohmann::ordered_json QuantizationToJson(const QuantizationConfig& q) {
+  nlohmann::ordered_json groups = nlohmann::ordered_json::object();
+  for (const QuantizationGroup& g : q.EffectiveGroups()) {
+    groups[g.name] = {{"format", g.format.empty() ? q.format : g.format},
+                      {"targets", g.targets},
+                      {"input_activations", nullptr},
+                      {"output_activations", nullptr},
+                      {"weights",
+                       {{"num_bits", g.num_bits},
+                        {"group_size", g.group_size > 0 ? nlohmann::ordered_json(g.group_size) : nlohmann::ordered_json(nullptr)},
+                        {"type", g.type},
+                        {"strategy", g.strategy},
+                        {"symmetric", g.symmetric},
+                        {"dynamic", false}}}};
+  }
+  return {
+      {"quant_method", q.quant_method}, {"format", q.format}, {"ignore", q.ignore}, {"config_groups", groups}};
 }
 
 std::string K3ConfigToJson(const K3Config& c) {
@@ -468,26 +513,7 @@ std::string K3ConfigToJson(const K3Config& c) {
   t["num_expert_group"] = c.num_expert_group;
   t["topk_group"] = c.topk_group;
   t["num_nextn_predict_layers"] = 0;
-  if (c.quantization.present) {
-    t["quantization_config"] = {
-        {"quant_method", c.quantization.quant_method},
-        {"format", c.quantization.format},
-        {"ignore", {"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\..*",
-                    "re:.*block_sparse_moe\\.gate$", "re:.*routed_expert_.*"}},
-        {"config_groups",
-         {{"group_0",
-           {{"format", c.quantization.format},
-            {"targets", {"Linear"}},
-            {"input_activations", nullptr},
-            {"output_activations", nullptr},
-            {"weights",
-             {{"num_bits", c.quantization.num_bits},
-              {"group_size", c.quantization.group_size},
-              {"type", "float"},
-              {"strategy", "group"},
-              {"symmetric", true},
-              {"dynamic", false}}}}}}}};
-  }
+  if (c.quantization.present) t["quantization_config"] = QuantizationToJson(c.quantization);
   nlohmann::ordered_json root;
   root["architectures"] = {"KimiK3ForConditionalGeneration"};
   root["model_type"] = c.model_type;

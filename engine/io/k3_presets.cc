@@ -42,9 +42,15 @@ K3Config Common() {
   c.activation_situ_linear_beta = 25.0;
   c.quantization.present = true;
   c.quantization.quant_method = "compressed-tensors";
-  c.quantization.format = "mxfp4-pack-quantized";
-  c.quantization.num_bits = 4;
-  c.quantization.group_size = 32;
+  c.quantization.format = std::string(kMxfp4PackFormat);
+  // As published: every Linear but the routed experts is left in BF16.
+  c.quantization.ignore = {"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\..*",
+                           "re:.*block_sparse_moe\\.gate$", "re:.*routed_expert_.*"};
+  QuantizationGroup experts;
+  experts.name = "group_0";
+  experts.format = c.quantization.format;
+  experts.targets = {"Linear"};
+  c.quantization.groups = {experts};
   return c;
 }
 

@@ -1,6 +1,8 @@
 #include "kimi/model_size.h"
 
 #include <cstdio>
+#include <memory>
+#include <string>
 
 namespace kimi {
 namespace {
@@ -14,6 +16,39 @@ void Add(K3SizeReport& r, TensorGroup g, uint64_t params, uint64_t bytes) {
 // Adds n BF16 parameters.
 void Bf16(K3SizeReport& r, TensorGroup g, uint64_t n) { Add(r, g, n, 2 * n); }
 void F32(K3SizeReport& r, TensorGroup g, uint64_t n) { Add(r, g, n, 4 * n); }
+
+// The dense projections of one kind of layer, each in the format the quantization_config gives
+// the first layer of that kind (kimi/quantization.h): BF16, int8 per channel (values, an F32
+// scale per row, an I32 [2] shape) or MXFP4.
+class DenseSizes {
+ public:
+  explicit DenseSizes(const K3Config& c) {
+    if (c.quantization.present) matcher_ = std::make_unique<QuantizationMatcher>(c.quantization);
+  }
+  // `count` matrices [out, in] named model.layers.`layer`.`leaf`, added to group g.
+  void Add(K3SizeReport& r, TensorGroup g, int64_t layer, const std::string& leaf, uint64_t out, uint64_t in,
+           uint64_t count) const {
+    const MatrixFormat f =
+        matcher_ ? matcher_->FormatOf("model.layers." + std::to_string(layer) + "." + leaf) : MatrixFormat::kBf16;
+    const uint64_t n = out * in;
+    const uint64_t bytes = f == MatrixFormat::kInt8Channel ? n + 4 * out + 8
+                           : f == MatrixFormat::kMxfp4     ? n / 2 + n / kMxfp4BlockSize
+                                                           : 2 * n;
+    kimi::Add(r, g, count * n, count * bytes);
+  }
+
+ private:
+  std::unique_ptr<QuantizationMatcher> matcher_;
+};
+
+// The first layer (0-based) for which `is` holds; 0 when none does (its count is then 0).
+template <class Pred>
+int64_t FirstLayer(const K3Config& c, Pred is) {
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (is(l)) return l;
+  }
+  return 0;
+}
 
 // One routed expert matrix of out×in.
 ComponentSize ExpertMatrix(const K3Config& c, uint64_t out, uint64_t in) {
@@ -38,31 +73,51 @@ K3SizeReport ComputeK3Sizes(const K3Config& c) {
   Bf16(r, TensorGroup::kNorms, layers * 2 * h + h);
   if (c.attn_res_block_size > 0) Bf16(r, TensorGroup::kAttnResidual, layers * 4 * h + 2 * h);
 
+  const DenseSizes dense(c);
+  const int64_t kda = FirstLayer(c, [&](int64_t l) { return c.IsKdaLayer(l); });
+  const int64_t mla = FirstLayer(c, [&](int64_t l) { return !c.IsKdaLayer(l); });
+  const int64_t moe = FirstLayer(c, [&](int64_t l) { return c.IsMoeLayer(l); });
+  const int64_t mlp = FirstLayer(c, [&](int64_t l) { return !c.IsMoeLayer(l); });
+
   // KDA layers.
   {
     const uint64_t p = c.KdaProjectionDim(), dk = la.head_dim, nh = la.num_heads, n = r.kda_layers;
-    uint64_t bf16 = 3 * p * h + dk * h + p * dk + nh * h + h * p;
-    bf16 += la.use_full_rank_gate ? p * h : dk * h + p * dk;
+    constexpr auto g = TensorGroup::kKdaAttention;
+    for (const char* x : {"q", "k", "v"}) dense.Add(r, g, kda, std::string("self_attn.") + x + "_proj", p, h, n);
+    dense.Add(r, g, kda, "self_attn.f_a_proj", dk, h, n);
+    dense.Add(r, g, kda, "self_attn.f_b_proj", p, dk, n);
+    dense.Add(r, g, kda, "self_attn.b_proj", nh, h, n);
+    if (la.use_full_rank_gate) {
+      dense.Add(r, g, kda, "self_attn.g_proj", p, h, n);
+    } else {
+      dense.Add(r, g, kda, "self_attn.g_a_proj", dk, h, n);
+      dense.Add(r, g, kda, "self_attn.g_b_proj", p, dk, n);
+    }
+    dense.Add(r, g, kda, "self_attn.o_proj", h, p, n);
     uint64_t f32 = 3 * p * la.short_conv_kernel_size + p + dk;  // convs, dt_bias, o_norm
     uint64_t a_log_stored = c.ALogStoredLength();
-    Add(r, TensorGroup::kKdaAttention, n * (bf16 + f32 + nh), n * (2 * bf16 + 4 * f32 + 4 * a_log_stored));
+    Add(r, g, n * (f32 + nh), n * (4 * f32 + 4 * a_log_stored));
   }
   // MLA layers.
   {
     const uint64_t nh = c.num_attention_heads, n = r.mla_layers;
-    uint64_t bf16 = 0;
+    constexpr auto g = TensorGroup::kMlaAttention;
     if (c.q_lora_rank > 0) {
-      bf16 += c.q_lora_rank * h + c.q_lora_rank + nh * c.MlaQHeadDim() * c.q_lora_rank;
+      dense.Add(r, g, mla, "self_attn.q_a_proj", c.q_lora_rank, h, n);
+      Bf16(r, g, n * c.q_lora_rank);  // q_a_layernorm
+      dense.Add(r, g, mla, "self_attn.q_b_proj", nh * c.MlaQHeadDim(), c.q_lora_rank, n);
     } else {
-      bf16 += nh * c.MlaQHeadDim() * h;
+      dense.Add(r, g, mla, "self_attn.q_proj", nh * c.MlaQHeadDim(), h, n);
     }
-    bf16 += (c.kv_lora_rank + c.qk_rope_head_dim) * h + c.kv_lora_rank;
-    bf16 += nh * (c.qk_nope_head_dim + c.v_head_dim) * c.kv_lora_rank;
-    if (c.mla_use_output_gate) bf16 += nh * c.v_head_dim * h;
-    bf16 += h * nh * c.v_head_dim;
-    Bf16(r, TensorGroup::kMlaAttention, n * bf16);
+    dense.Add(r, g, mla, "self_attn.kv_a_proj_with_mqa", c.kv_lora_rank + c.qk_rope_head_dim, h, n);
+    Bf16(r, g, n * (c.kv_lora_rank + nh * (c.qk_nope_head_dim + c.v_head_dim) * c.kv_lora_rank));  // norm, kv_b_proj
+    if (c.mla_use_output_gate) dense.Add(r, g, mla, "self_attn.g_proj", nh * c.v_head_dim, h, n);
+    dense.Add(r, g, mla, "self_attn.o_proj", h, nh * c.v_head_dim, n);
   }
-  Bf16(r, TensorGroup::kDenseMlp, r.dense_mlp_layers * 3 * c.intermediate_size * h);
+  for (const char* x : {"gate", "up"}) {
+    dense.Add(r, TensorGroup::kDenseMlp, mlp, std::string("mlp.") + x + "_proj", c.intermediate_size, h, r.dense_mlp_layers);
+  }
+  dense.Add(r, TensorGroup::kDenseMlp, mlp, "mlp.down_proj", h, c.intermediate_size, r.dense_mlp_layers);
 
   // MoE layers.
   ComponentSize one_expert;
@@ -71,9 +126,17 @@ K3SizeReport ComputeK3Sizes(const K3Config& c) {
     Bf16(r, TensorGroup::kRouter, n * e * h);
     F32(r, TensorGroup::kRouter, n * e);
     if (c.routed_expert_hidden_size > 0) {
-      Bf16(r, TensorGroup::kLatentProjection, n * (2 * latent * h + (c.latent_moe_use_norm ? latent : 0)));
+      dense.Add(r, TensorGroup::kLatentProjection, moe, "block_sparse_moe.routed_expert_down_proj", latent, h, n);
+      dense.Add(r, TensorGroup::kLatentProjection, moe, "block_sparse_moe.routed_expert_up_proj", h, latent, n);
+      Bf16(r, TensorGroup::kLatentProjection, n * (c.latent_moe_use_norm ? latent : 0));
     }
-    Bf16(r, TensorGroup::kSharedExperts, n * 3 * c.SharedExpertWidth() * h);
+    if (c.num_shared_experts > 0) {
+      const uint64_t s = c.SharedExpertWidth();
+      constexpr auto g = TensorGroup::kSharedExperts;
+      dense.Add(r, g, moe, "block_sparse_moe.shared_experts.gate_proj", s, h, n);
+      dense.Add(r, g, moe, "block_sparse_moe.shared_experts.up_proj", s, h, n);
+      dense.Add(r, g, moe, "block_sparse_moe.shared_experts.down_proj", h, s, n);
+    }
     ComponentSize up = ExpertMatrix(c, f, latent), down = ExpertMatrix(c, latent, f);
     one_expert = {2 * up.params + down.params, 2 * up.bytes + down.bytes};
     Add(r, TensorGroup::kRoutedExperts, n * e * one_expert.params, n * e * one_expert.bytes);

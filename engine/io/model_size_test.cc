@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "io/k3_presets.h"
+#include "io/k3_quantize.h"
 #include "kimi/k3_tensors.h"
 
 namespace kimi {
@@ -97,6 +98,23 @@ TEST(ModelSize, TablesAgreeForEveryPresetAndVariant) {
   K3SizeReport r = ComputeK3Sizes(v);
   EXPECT_EQ(r.group(TensorGroup::kLmHead).params, 0u);
   EXPECT_EQ(r.group(TensorGroup::kAttnResidual).params, 0u);
+}
+
+// With the dense projections quantised (the configs kimi-engine quantize writes) the two still
+// agree, and a decoded token reads fewer bytes.
+TEST(ModelSize, TablesAgreeWithQuantisedDenseProjections) {
+  K3Config low_rank = Preset("k3-nano");
+  low_rank.linear_attn.use_full_rank_gate = false;
+  low_rank.q_lora_rank = 0;
+  for (K3Config c : {Preset("k3-nano"), Preset("k3-mini"), low_rank}) {
+    const uint64_t bf16_bytes = ComputeK3Sizes(c).weight_bytes_per_token;
+    for (QuantScheme scheme : {QuantScheme::kInt8, QuantScheme::kMxfp4Dense}) {
+      c.quantization = QuantizedDenseConfig(Preset("k3-nano").quantization, scheme);
+      ASSERT_TRUE(ValidateK3Config(c, "quantised: ").ok());
+      ExpectTableMatchesArithmetic(c);
+      EXPECT_LT(ComputeK3Sizes(c).weight_bytes_per_token, bf16_bytes);
+    }
+  }
 }
 
 TEST(ModelSize, PresetsHaveTheirAdvertisedSizes) {

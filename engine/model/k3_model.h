@@ -70,7 +70,7 @@ class Model::Impl {
   ModelOptions options;
   std::unique_ptr<ThreadPool> pool;
   model::ModelWeights weights;
-  std::vector<std::unique_ptr<uint16_t[]>> owned;  // realigned copies (WeightBinder)
+  model::OwnedWeights owned;  // realigned copies and int8 scales (WeightBinder)
   int num_kda = 0, num_mla = 0;
 
   std::mutex mu;  // one forward pass at a time

@@ -20,30 +20,35 @@ KdaDims::KdaDims(const K3Config& c)
 }
 
 void KdaWeights::Bind(WeightBinder& b, const std::string& p, const KdaDims& n, bool full_rank_gate) {
-  q_proj = b.Matrix(p + "q_proj.weight", n.P, n.D);
-  k_proj = b.Matrix(p + "k_proj.weight", n.P, n.D);
-  v_proj = b.Matrix(p + "v_proj.weight", n.P, n.D);
+  q_proj = b.Dense(p + "q_proj", n.P, n.D);
+  k_proj = b.Dense(p + "k_proj", n.P, n.D);
+  v_proj = b.Dense(p + "v_proj", n.P, n.D);
   q_conv = b.Vector(p + "q_conv1d.weight", {n.P, 1, n.K});
   k_conv = b.Vector(p + "k_conv1d.weight", {n.P, 1, n.K});
   v_conv = b.Vector(p + "v_conv1d.weight", {n.P, 1, n.K});
   a_log = b.Leading(p + "A_log", n.H);
   dt_bias = b.Leading(p + "dt_bias", n.P);
-  f_a = b.Matrix(p + "f_a_proj.weight", n.d, n.D);
-  f_b = b.Matrix(p + "f_b_proj.weight", n.P, n.d);
-  b_proj = b.Matrix(p + "b_proj.weight", n.H, n.D);
+  f_a = b.Dense(p + "f_a_proj", n.d, n.D);
+  f_b = b.Dense(p + "f_b_proj", n.P, n.d);
+  b_proj = b.Dense(p + "b_proj", n.H, n.D);
   if (full_rank_gate) {
-    g_proj = b.Matrix(p + "g_proj.weight", n.P, n.D);
+    g_proj = b.Dense(p + "g_proj", n.P, n.D);
   } else {
-    g_a = b.Matrix(p + "g_a_proj.weight", n.d, n.D);
-    g_b = b.Matrix(p + "g_b_proj.weight", n.P, n.d);
+    g_a = b.Dense(p + "g_a_proj", n.d, n.D);
+    g_b = b.Dense(p + "g_b_proj", n.P, n.d);
   }
   o_norm = b.Vector(p + "o_norm.weight", {n.d});
-  o_proj = b.Matrix(p + "o_proj.weight", n.D, n.P);
+  o_proj = b.Dense(p + "o_proj", n.D, n.P);
 }
 
 uint64_t KdaWeights::MatrixBytes() const {
   return q_proj.bytes() + k_proj.bytes() + v_proj.bytes() + f_a.bytes() + f_b.bytes() + b_proj.bytes() +
          g_proj.bytes() + g_a.bytes() + g_b.bytes() + o_proj.bytes();
+}
+
+uint64_t KdaWeights::MatrixElements() const {
+  return q_proj.elements() + k_proj.elements() + v_proj.elements() + f_a.elements() + f_b.elements() +
+         b_proj.elements() + g_proj.elements() + g_a.elements() + g_b.elements() + o_proj.elements();
 }
 
 KdaLayerState NewKdaState(const KdaDims& n) {
@@ -94,7 +99,7 @@ void KdaForward(const KdaWeights& w, const KdaDims& n, const float* u, int64_t R
   // Every projection of u in one parallel region: q̃, k̃, ṽ = W_q u, W_k u, W_v u; the low-rank
   // decay input f_a u; the β logits W_b u; the output gate's logits W_g u (or its low-rank g_a u).
   float* g_low = w.g_proj.present() ? nullptr : Reserve(s.g_low, R * d);
-  Bf16ProductBatch& projections = s.batch;
+  ProductBatch& projections = s.batch;
   projections.Clear();
   projections.Add(w.q_proj, u, q_pre);
   projections.Add(w.k_proj, u, k_pre);

@@ -27,20 +27,21 @@ struct KdaDims {
 };
 
 struct KdaWeights {
-  Bf16Matrix q_proj, k_proj, v_proj;          // [P, D]
+  DenseMatrix q_proj, k_proj, v_proj;         // [P, D]
   std::vector<float> q_conv, k_conv, v_conv;  // [P, K] depthwise taps, tap K−1 = current token
   std::vector<float> a_log;                   // [H] (first H stored entries)
   std::vector<float> dt_bias;                 // [P]
-  Bf16Matrix f_a;                             // [d, D]
-  Bf16Matrix f_b;                             // [P, d]
-  Bf16Matrix b_proj;                          // [H, D]
-  Bf16Matrix g_proj;                          // [P, D] (use_full_rank_gate)
-  Bf16Matrix g_a, g_b;                        // [d, D], [P, d] (low-rank gate otherwise)
+  DenseMatrix f_a;                            // [d, D]
+  DenseMatrix f_b;                            // [P, d]
+  DenseMatrix b_proj;                         // [H, D]
+  DenseMatrix g_proj;                         // [P, D] (use_full_rank_gate)
+  DenseMatrix g_a, g_b;                       // [d, D], [P, d] (low-rank gate otherwise)
   std::vector<float> o_norm;                  // [d]
-  Bf16Matrix o_proj;                          // [D, P]
+  DenseMatrix o_proj;                         // [D, P]
 
   void Bind(WeightBinder& binder, const std::string& prefix, const KdaDims& dims, bool full_rank_gate);
   uint64_t MatrixBytes() const;
+  uint64_t MatrixElements() const;
 };
 
 // Activations of one pass, R rows.
@@ -54,7 +55,7 @@ struct KdaScratch {
   std::vector<float> beta;                 // [R, H]
   std::vector<float> gate;                 // [R, P] the output gate's logits
   std::vector<float> o;                    // [R, P] attention output
-  Bf16ProductBatch batch;                  // products sharing one parallel region
+  ProductBatch batch;                  // products sharing one parallel region
   std::vector<kernels::KdaArgs> decodes;   // the one-token segments' recurrences of a pass
 };
 

@@ -37,22 +37,27 @@ MlaDims::MlaDims(const K3Config& c)
 
 void MlaWeights::Bind(WeightBinder& b, const std::string& p, const MlaDims& n, const K3Config& c) {
   if (n.rq > 0) {
-    q_a = b.Matrix(p + "q_a_proj.weight", n.rq, n.D);
+    q_a = b.Dense(p + "q_a_proj", n.rq, n.D);
     q_a_norm = b.Vector(p + "q_a_layernorm.weight", {n.rq});
-    q_b = b.Matrix(p + "q_b_proj.weight", n.q_width(), n.rq);
+    q_b = b.Dense(p + "q_b_proj", n.q_width(), n.rq);
   } else {
-    q_proj = b.Matrix(p + "q_proj.weight", n.q_width(), n.D);
+    q_proj = b.Dense(p + "q_proj", n.q_width(), n.D);
   }
-  kv_a = b.Matrix(p + "kv_a_proj_with_mqa.weight", n.rc + n.dr, n.D);
+  kv_a = b.Dense(p + "kv_a_proj_with_mqa", n.rc + n.dr, n.D);
   kv_a_norm = b.Vector(p + "kv_a_layernorm.weight", {n.rc});
   kv_b = b.Matrix(p + "kv_b_proj.weight", n.H * (n.dn + n.dv), n.rc);
-  if (c.mla_use_output_gate) g_proj = b.Matrix(p + "g_proj.weight", n.H * n.dv, n.D);
-  o_proj = b.Matrix(p + "o_proj.weight", n.D, n.H * n.dv);
+  if (c.mla_use_output_gate) g_proj = b.Dense(p + "g_proj", n.H * n.dv, n.D);
+  o_proj = b.Dense(p + "o_proj", n.D, n.H * n.dv);
 }
 
 uint64_t MlaWeights::MatrixBytes() const {
   return q_a.bytes() + q_b.bytes() + q_proj.bytes() + kv_a.bytes() + kv_b.bytes() + g_proj.bytes() +
          o_proj.bytes();
+}
+
+uint64_t MlaWeights::MatrixElements() const {
+  return q_a.elements() + q_b.elements() + q_proj.elements() + kv_a.elements() + kv_b.elements() +
+         g_proj.elements() + o_proj.elements();
 }
 
 MlaLatentCache NewMlaCache(const MlaDims& n, int64_t page_tokens) {
@@ -76,7 +81,7 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   // W_kva u, and the output gate's logits W_g u.
   float* c_q = w.q_a.present() ? Reserve(s.c_q, R * n.rq) : nullptr;
   float* gate = w.g_proj.present() ? Reserve(s.gate, R * H * dv) : nullptr;
-  Bf16ProductBatch& projections = s.batch;
+  ProductBatch& projections = s.batch;
   projections.Clear();
   projections.Add(w.q_a, u, c_q);
   projections.Add(w.q_proj, u, q);
@@ -120,7 +125,7 @@ void MlaForward(const MlaWeights& w, const MlaDims& n, const float* u, int64_t R
   });
 
   // o_h = W_UV,h ô_h, every head in one parallel region.
-  Bf16ProductBatch& values = s.batch;
+  ProductBatch& values = s.batch;
   values.Clear();
   for (int64_t h = 0; h < H; ++h) {
     const uint16_t* w_uv = w.kv_b.Row(h * (n.dn + dv) + n.dn);

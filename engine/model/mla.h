@@ -26,18 +26,19 @@ struct MlaDims {
 };
 
 struct MlaWeights {
-  Bf16Matrix q_a;                  // [rq, D]   (q_lora_rank > 0)
+  DenseMatrix q_a;                 // [rq, D]   (q_lora_rank > 0)
   std::vector<float> q_a_norm;     // [rq]
-  Bf16Matrix q_b;                  // [H(dn+dr), rq]
-  Bf16Matrix q_proj;               // [H(dn+dr), D] (q_lora_rank == 0)
-  Bf16Matrix kv_a;                 // [rc+dr, D]: c̃ rows then k_pe rows
+  DenseMatrix q_b;                 // [H(dn+dr), rq]
+  DenseMatrix q_proj;              // [H(dn+dr), D] (q_lora_rank == 0)
+  DenseMatrix kv_a;                // [rc+dr, D]: c̃ rows then k_pe rows
   std::vector<float> kv_a_norm;    // [rc]
   Bf16Matrix kv_b;                 // [H(dn+dv), rc]: per head W_UK (dn rows) then W_UV (dv rows)
-  Bf16Matrix g_proj;               // [H dv, D] (mla_use_output_gate)
-  Bf16Matrix o_proj;               // [D, H dv]
+  DenseMatrix g_proj;              // [H dv, D] (mla_use_output_gate)
+  DenseMatrix o_proj;              // [D, H dv]
 
   void Bind(WeightBinder& binder, const std::string& prefix, const MlaDims& dims, const K3Config& c);
   uint64_t MatrixBytes() const;
+  uint64_t MatrixElements() const;
 };
 
 struct MlaScratch {
@@ -49,7 +50,7 @@ struct MlaScratch {
   std::vector<float> o_latent;  // [R, H, rc]
   std::vector<float> o;         // [R, H dv]
   std::vector<float> gate;      // [R, H dv]
-  Bf16ProductBatch batch;       // products sharing one parallel region
+  ProductBatch batch;       // products sharing one parallel region
 };
 
 MlaLatentCache NewMlaCache(const MlaDims& dims, int64_t page_tokens);

@@ -209,19 +209,18 @@ uint64_t Model::DecodeWeightBytesPerToken() const {
 }
 
 uint64_t Model::MatmulFlopsPerToken() const {
-  // BF16 matrices: bytes/2 elements; MXFP4: 2 elements per packed byte plus 1/16 byte of scale
-  // per element, i.e. bytes·32/17 elements. Two flops per element.
+  // Every matrix element read is one multiply-add (two flops); MXFP4 experts by their logical size.
   const K3Config& c = impl_->config;
   const model::ModelWeights& w = impl_->weights;
-  uint64_t elements = w.lm_head.bytes() / 2;
+  uint64_t elements = w.lm_head.elements();
   for (const model::LayerWeights& layer : w.layers) {
-    elements += (layer.is_kda ? layer.kda.MatrixBytes() : layer.mla.MatrixBytes()) / 2;
+    elements += layer.is_kda ? layer.kda.MatrixElements() : layer.mla.MatrixElements();
     if (layer.is_moe) {
       const model::MoeWeights& m = layer.moe;
-      elements += (m.router.bytes() + m.latent_down.bytes() + m.latent_up.bytes() + m.shared.MatrixBytes()) / 2;
+      elements += m.router.elements() + m.latent_down.elements() + m.latent_up.elements() + m.shared.MatrixElements();
       if (!m.experts.empty()) elements += uint64_t(c.num_experts_per_token) * m.experts[0].Bytes() * 32 / 17;
     } else {
-      elements += layer.mlp.MatrixBytes() / 2;
+      elements += layer.mlp.MatrixElements();
     }
   }
   return 2 * elements;

@@ -16,9 +16,9 @@ SituParams::SituParams(const K3Config& c)
                                              : std::numeric_limits<float>::infinity()) {}
 
 void SituMlpWeights::Bind(WeightBinder& b, const std::string& p, int64_t D, int64_t width) {
-  gate = b.Matrix(p + "gate_proj.weight", width, D);
-  up = b.Matrix(p + "up_proj.weight", width, D);
-  down = b.Matrix(p + "down_proj.weight", D, width);
+  gate = b.Dense(p + "gate_proj", width, D);
+  up = b.Dense(p + "up_proj", width, D);
+  down = b.Dense(p + "down_proj", D, width);
 }
 
 void MoeWeights::Bind(WeightBinder& b, const std::string& p, const K3Config& c) {
@@ -26,8 +26,8 @@ void MoeWeights::Bind(WeightBinder& b, const std::string& p, const K3Config& c) 
   router = b.Matrix(p + "gate.weight", E, D);
   choice_bias = b.Vector(p + "gate.e_score_correction_bias", {E});
   if (c.routed_expert_hidden_size > 0) {
-    latent_down = b.Matrix(p + "routed_expert_down_proj.weight", Dl, D);
-    latent_up = b.Matrix(p + "routed_expert_up_proj.weight", D, Dl);
+    latent_down = b.Dense(p + "routed_expert_down_proj", Dl, D);
+    latent_up = b.Dense(p + "routed_expert_up_proj", D, Dl);
     if (c.latent_moe_use_norm) latent_norm = b.Vector(p + "routed_expert_norm.weight", {Dl});
   }
   experts.resize(E);

@@ -22,13 +22,14 @@ struct SituParams {
   explicit SituParams(const K3Config& c);
 };
 
-// W_down · SiTU(W_gate x, W_up x); BF16 weights.
+// W_down · SiTU(W_gate x, W_up x); BF16 or quantised weights.
 struct SituMlpWeights {
-  Bf16Matrix gate, up;  // [width, D]
-  Bf16Matrix down;      // [D, width]
+  DenseMatrix gate, up; // [width, D]
+  DenseMatrix down;     // [D, width]
 
   void Bind(WeightBinder& binder, const std::string& prefix, int64_t D, int64_t width);
   uint64_t MatrixBytes() const { return gate.bytes() + up.bytes() + down.bytes(); }
+  uint64_t MatrixElements() const { return gate.elements() + up.elements() + down.elements(); }
 };
 
 // One routed expert: w1 (gate), w3 (up) [F, Dl]; w2 (down) [Dl, F]; MXFP4.
@@ -40,9 +41,9 @@ struct ExpertWeights {
 struct MoeWeights {
   Bf16Matrix router;                   // [E, D]
   std::vector<float> choice_bias;      // [E] e_score_correction_bias
-  Bf16Matrix latent_down;              // [Dl, D] (routed_expert_hidden_size)
+  DenseMatrix latent_down;             // [Dl, D] (routed_expert_hidden_size)
   std::vector<float> latent_norm;      // [Dl] (latent_moe_use_norm)
-  Bf16Matrix latent_up;                // [D, Dl]
+  DenseMatrix latent_up;               // [D, Dl]
   std::vector<ExpertWeights> experts;  // [E]
   SituMlpWeights shared;               // width Ns·F (absent when Ns = 0)
 
@@ -65,7 +66,7 @@ struct FfnScratch {
   std::vector<float> shared_gate, shared_up;  // [R, shared width] the shared experts' projections
   std::vector<float> shared_out;      // [R, D]
   std::vector<std::vector<std::pair<int32_t, float>>> by_expert;  // per expert: (row, weight)
-  Bf16ProductBatch batch;                  // products sharing one parallel region
+  ProductBatch batch;                  // products sharing one parallel region
 };
 
 // y[R, D] = W_down SiTU(W_gate x, W_up x).

@@ -68,7 +68,7 @@ Bf16Matrix WeightBinder::Matrix(const std::string& name, int64_t rows, int64_t c
     auto copy = std::make_unique<uint16_t[]>(size_t(rows) * cols);
     std::memcpy(copy.get(), t->data, t->bytes);
     m.w = copy.get();
-    owned_.push_back(std::move(copy));
+    owned_.bf16.push_back(std::move(copy));
   }
   return m;
 }
@@ -80,6 +80,50 @@ Mxfp4Matrix WeightBinder::Mxfp4(const std::string& prefix, int64_t rows, int64_t
   const TensorView* scale = Find(scale_name, {DType::kU8});
   if (scale == nullptr || !CheckShape(*scale, scale_name, {rows, cols / kMxfp4BlockSize})) return {};
   return {static_cast<const uint8_t*>(packed->data), static_cast<const uint8_t*>(scale->data), rows, cols};
+}
+
+DenseMatrix WeightBinder::Dense(const std::string& module, int64_t rows, int64_t cols) {
+  if (!status_.ok()) return {};
+  if (Has(module + ".weight")) {
+    const Bf16Matrix m = Matrix(module + ".weight", rows, cols);
+    return {.format = MatrixFormat::kBf16, .w = m.w, .rows = m.rows, .cols = m.cols};
+  }
+  const std::string packed_name = module + ".weight_packed";
+  const TensorView* packed = Find(packed_name, {DType::kU8, DType::kI32});
+  if (packed == nullptr) return {};
+  if (packed->dtype == DType::kU8) {
+    const Mxfp4Matrix m = Mxfp4(module, rows, cols);
+    return {.format = MatrixFormat::kMxfp4, .q = m.packed, .block_scale = m.scale, .rows = m.rows, .cols = m.cols};
+  }
+  if (cols % 4 != 0 || !CheckShape(*packed, packed_name, {rows, cols / 4})) {
+    if (status_.ok()) Fail(Status::Corruption(dir_.path() + ": tensor '" + packed_name + "': " + std::to_string(cols) +
+                                              " columns do not pack into int32 words"));
+    return {};
+  }
+  const std::string scale_name = module + ".weight_scale", shape_name = module + ".weight_shape";
+  const TensorView* scale = Find(scale_name, {DType::kF32, DType::kBF16});
+  if (scale == nullptr || !CheckShape(*scale, scale_name, {rows, 1})) return {};
+  const TensorView* shape = Find(shape_name, {DType::kI32});
+  if (shape == nullptr || !CheckShape(*shape, shape_name, {2})) return {};
+  int32_t stored[2];
+  std::memcpy(stored, shape->data, sizeof stored);
+  if (stored[0] != rows || stored[1] != cols) {
+    Fail(Status::Corruption(dir_.path() + ": tensor '" + shape_name + "' says [" + std::to_string(stored[0]) + ", " +
+                            std::to_string(stored[1]) + "], expected [" + std::to_string(rows) + ", " +
+                            std::to_string(cols) + "]"));
+    return {};
+  }
+  // The scales are copied: fp32 whatever their stored type, and aligned.
+  std::vector<float> values = ToFloat(*scale, rows);
+  auto copy = std::make_unique<float[]>(size_t(rows));
+  std::memcpy(copy.get(), values.data(), values.size() * sizeof(float));
+  DenseMatrix m{.format = MatrixFormat::kInt8Channel,
+                .q = static_cast<const uint8_t*>(packed->data),
+                .row_scale = copy.get(),
+                .rows = rows,
+                .cols = cols};
+  owned_.floats.push_back(std::move(copy));
+  return m;
 }
 
 std::vector<float> WeightBinder::Vector(const std::string& name, const std::vector<int64_t>& shape) {

@@ -80,4 +80,39 @@ TEST(KimiEngineCli, SynthThenInfo) {
   std::filesystem::remove_all(dir);
 }
 
+// quantize: usage errors exit 2, models it cannot quantise exit 1 with the reason, a good run
+// writes a model that info validates and a second quantisation refuses.
+TEST(KimiEngineCli, QuantizeErrorsAndRoundTrip) {
+  auto dir = std::filesystem::temp_directory_path() / ("kimi_cli_quantize_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string nano = (dir / "nano").string(), int8 = (dir / "int8").string();
+  ASSERT_EQ(Engine("synth --preset k3-nano --out " + nano).status, 0);
+  CliRun scheme = Engine("quantize --in " + nano + " --out " + int8 + " --scheme int4");
+  EXPECT_EQ(scheme.status, 2);
+  EXPECT_NE(scheme.output.find("unknown scheme 'int4' (choose int8 or mxfp4-dense)"), std::string::npos) << scheme.output;
+  CliRun no_out = Engine("quantize --in " + nano + " --scheme int8");
+  EXPECT_EQ(no_out.status, 2);
+  EXPECT_NE(no_out.output.find("--out is required"), std::string::npos) << no_out.output;
+  CliRun missing = Engine("quantize --in " + (dir / "absent").string() + " --out " + int8 + " --scheme int8");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("no such model directory"), std::string::npos) << missing.output;
+  CliRun foreign = Engine("quantize --in " + dir.string() + " --out " + int8 + " --scheme int8");
+  EXPECT_EQ(foreign.status, 1);
+  EXPECT_NE(foreign.output.find("is not a Kimi K3 model directory"), std::string::npos) << foreign.output;
+  CliRun exists = Engine("quantize --in " + nano + " --out " + nano + " --scheme int8");
+  EXPECT_EQ(exists.status, 1);
+  EXPECT_NE(exists.output.find("already exists"), std::string::npos) << exists.output;
+
+  CliRun ok = Engine("quantize --in " + nano + " --out " + int8 + " --scheme int8");
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("dense matrices quantised (int8)"), std::string::npos) << ok.output;
+  CliRun info = Engine("info --model " + int8);
+  EXPECT_EQ(info.status, 0) << info.output;
+  CliRun again = Engine("quantize --in " + int8 + " --out " + (dir / "again").string() + " --scheme mxfp4-dense");
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.output.find("already quantised"), std::string::npos) << again.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "again"));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

@@ -34,5 +34,6 @@ int RunTokenize(const Args& args);
 int RunDetokenize(const Args& args);
 int RunRender(const Args& args);
 int RunServe(const Args& args);
+int RunQuantize(const Args& args);
 
 }  // namespace kimi::tools

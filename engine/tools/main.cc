@@ -16,6 +16,7 @@ constexpr Command kCommands[] = {
     {"eval", "run token ids through a model; write the logits of every position", RunEval},
     {"generate", "greedy generation from token ids; print the generated ids", RunGenerate},
     {"info", "print a model's configuration, sizes and memory arithmetic; validate its files", RunInfo},
+    {"quantize", "rewrite a model directory's dense BF16 matrices as int8 or MXFP4 (compressed-tensors)", RunQuantize},
     {"render", "chat-completions request JSON on stdin -> the K3 prompt text or its ids", RunRender},
     {"serve", "serve a model over HTTP as a vLLM-compatible OpenAI chat-completions worker", RunServe},
     {"synth", "write a random-weight model directory of the Kimi K3 architecture", RunSynth},

@@ -341,14 +341,20 @@ def post_json(daemon, path, payload):
     return request(daemon, "POST", path, {"Content-Type": "application/json"}, json.dumps(payload).encode())
 
 
-def make_signed_model(directory, preset="k3-nano"):
+def make_signed_model(directory, preset="k3-nano", quantize=None):
     """Synthesises a model with its demo tokenizer under directory/model, makes a signing key
-    and signs the model. Returns (model_dir, public_key_path, private_key_path)."""
+    and signs the model. quantize: a `kimi-engine quantize --scheme` (int8, mxfp4-dense); the
+    model is then synthesised under directory/bf16 and its quantised copy is what gets signed.
+    Returns (model_dir, public_key_path, private_key_path)."""
     model = os.path.join(directory, "model")
     key = os.path.join(directory, "signing-key")
-    for args in ([KIMI_ENGINE, "synth", "--preset", preset, "--out", model],
-                 [KIMICTL, "keygen", "--out", key],
-                 [KIMICTL, "model", "sign", "--key", key + ".pem", "--quiet", model]):
+    steps = [[KIMI_ENGINE, "synth", "--preset", preset, "--out", model]]
+    if quantize:
+        bf16 = os.path.join(directory, "bf16")
+        steps = [[KIMI_ENGINE, "synth", "--preset", preset, "--out", bf16],
+                 [KIMI_ENGINE, "quantize", "--in", bf16, "--out", model, "--scheme", quantize]]
+    for args in steps + [[KIMICTL, "keygen", "--out", key],
+                         [KIMICTL, "model", "sign", "--key", key + ".pem", "--quiet", model]]:
         code, out, err = run_to_exit(args, timeout=300)
         if code != 0:
             raise RuntimeError("%s failed (%d): %s%s" % (" ".join(args), code, out, err))
@@ -360,10 +366,11 @@ class SignedModel:
     and the one way the tests start a daemon serving it (serve()).
 
     trust_dir: trust the key through a directory holding it (directory/trust), which the admin
-    API can add keys to and remove them from, instead of the public key file itself."""
+    API can add keys to and remove them from, instead of the public key file itself.
+    quantize: sign and serve the model quantised with this scheme (make_signed_model)."""
 
-    def __init__(self, directory, preset="k3-nano", trust_dir=False):
-        self.dir, self.public_key, self.private_key = make_signed_model(directory, preset)
+    def __init__(self, directory, preset="k3-nano", trust_dir=False, quantize=None):
+        self.dir, self.public_key, self.private_key = make_signed_model(directory, preset, quantize)
         self.trust_store = self.public_key
         if trust_dir:
             self.trust_store = os.path.join(directory, "trust")

@@ -12,7 +12,8 @@ Runs, for the same token ids:
 on the kernel path --kernels names (KIMI_KERNELS), if given, else the engine's default, and fails when max |engine - reference| / max |reference| exceeds --tolerance, or when a greedy
 id differs at a step where the reference's top-two logit gap exceeds the tolerance (see
 docs/engine.md, "Tolerances against the reference"). With --synth-preset the model directory is
-first written by `ENGINE synth --preset NAME --out DIR`.
+first written by `ENGINE synth --preset NAME --out DIR`; with --quantize SCHEME it is then
+rewritten by `ENGINE quantize` and the quantised copy is checked (the reference dequantises it).
 """
 
 import argparse
@@ -29,6 +30,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import k3_reference as ref  # noqa: E402
+
+
+# The reference prompts: these ids, and prompt_ids(100, vocab) (the long-prompt CTest).
+DEFAULT_TOKEN_IDS = "1,7,42,3,99,250,13,5,77,64,2,31"
+LONG_PROMPT_LENGTH = 100
 
 
 def prompt_ids(length, vocab):
@@ -108,7 +114,8 @@ def main():
     ap.add_argument("--engine", required=True, help="path of the kimi-engine binary")
     ap.add_argument("--model", help="model directory (or use --synth-preset)")
     ap.add_argument("--synth-preset", help="write the model with ENGINE synth --preset NAME")
-    ap.add_argument("--token-ids", default="1,7,42,3,99,250,13,5,77,64,2,31")
+    ap.add_argument("--quantize", help="check the model rewritten by ENGINE quantize --scheme NAME instead")
+    ap.add_argument("--token-ids", default=DEFAULT_TOKEN_IDS)
     ap.add_argument("--prompt-length", type=int, default=0,
                     help="use this many generated ids instead of --token-ids")
     ap.add_argument("--threads", type=int, default=0,
@@ -141,6 +148,10 @@ def check(args):
             run([args.engine, "synth", "--preset", args.synth_preset, "--out", model_dir])
         if not model_dir:
             raise SystemExit("give --model or --synth-preset")
+        if args.quantize:
+            quantized = os.path.join(tmp, "quantized-" + args.quantize)
+            run([args.engine, "quantize", "--in", model_dir, "--out", quantized, "--scheme", args.quantize])
+            model_dir = quantized
         model = ref.Model(model_dir)
         vocab = model.cfg.vocab_size
         if args.prompt_length:

@@ -67,6 +67,20 @@ def mxfp4_dequantize(packed, scale):
     return values * np.repeat(block_scale, MXFP4_BLOCK, axis=1)
 
 
+def int8_dequantize(packed, scale, scale_dtype, shape):
+    """compressed-tensors pack-quantized, 8 bits, per output channel -> float64 [out, in].
+
+    packed: int32 [out, in/4], element 4j+i of a row in bits 8i..8i+7 of word j as q + 128.
+    scale:  [out, 1] F32 or BF16.  shape: int32 [2] = [out, in].
+    """
+    out_dim, words = packed.shape
+    if tuple(int(v) for v in shape) != (out_dim, 4 * words):
+        raise ValueError(f"weight_shape {list(shape)} does not match weight_packed {list(packed.shape)}")
+    codes = np.stack([(packed.astype(np.int64) >> (8 * i)) & 0xFF for i in range(4)], axis=2).reshape(out_dim, 4 * words)
+    scale = bf16_bits_to_float64(scale) if scale_dtype == "BF16" else scale.astype(np.float64)
+    return (codes - 128).astype(np.float64) * scale.reshape(out_dim, 1)
+
+
 class SafetensorsFile:
     """One .safetensors file: 8-byte little-endian header length, JSON header, raw data."""
 
@@ -136,7 +150,10 @@ class Checkpoint:
         return shard.raw(stored_name)
 
     def get(self, name):
-        """A BF16/F32/F16/F64 tensor in the compute dtype (cached)."""
+        """A BF16/F32/F16/F64 tensor in the compute dtype (cached). A `.weight` that the
+        directory stores quantised (`kimi-engine quantize`) is dequantised (get_linear)."""
+        if name not in self.location and name.endswith(".weight") and self.has(name[:-len("weight")] + "weight_packed"):
+            return self.get_linear(name[:-len(".weight")])
         if name not in self._cache:
             array, dtype = self.raw(name)
             if dtype == "BF16":
@@ -149,13 +166,19 @@ class Checkpoint:
         return self._cache[name]
 
     def get_linear(self, prefix):
-        """A linear weight [out, in]: `prefix.weight` (BF16) or MXFP4 planes."""
+        """A linear weight [out, in]: `prefix.weight` (BF16), MXFP4 planes (U8 weight_packed and
+        weight_scale), or compressed-tensors pack-quantized int8 (I32 weight_packed holding
+        q + 128 per byte, weight_scale [out, 1], weight_shape)."""
         if self.has(prefix + ".weight"):
             return self.get(prefix + ".weight")
         key = prefix + ".weight_packed"
         if key not in self._cache:
             packed, packed_dtype = self.raw(prefix + ".weight_packed")
             scale, scale_dtype = self.raw(prefix + ".weight_scale")
+            if packed_dtype == "I32":
+                self._cache[key] = int8_dequantize(packed, scale, scale_dtype,
+                                                   self.raw(prefix + ".weight_shape")[0]).astype(self.dtype)
+                return self._cache[key]
             if packed_dtype != "U8" or scale_dtype != "U8":
                 raise ValueError(f"{prefix}: mxfp4 planes must be U8")
             if scale.shape != (packed.shape[0], 2 * packed.shape[1] // MXFP4_BLOCK):

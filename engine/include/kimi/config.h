@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kimi/quantization.h"
 #include "kimi/status.h"
 
 namespace kimi {
@@ -29,15 +30,6 @@ struct LinearAttnConfig {
   int64_t short_conv_kernel_size = 0;
   std::optional<double> gate_lower_bound;  // absent or null: no lower bound
   bool use_full_rank_gate = false;
-};
-
-// compressed-tensors settings of the routed experts; `present` is false for an unquantised model.
-struct QuantizationConfig {
-  bool present = false;
-  std::string quant_method;  // "compressed-tensors"
-  std::string format;        // "mxfp4-pack-quantized"
-  int64_t num_bits = 4;
-  int64_t group_size = 32;
 };
 
 enum class AttentionKind { kKda, kMla };
@@ -108,7 +100,7 @@ struct K3Config {
   // The width the routed experts work in: routed_expert_hidden_size, or hidden_size.
   int64_t ExpertInputDim() const { return routed_expert_hidden_size > 0 ? routed_expert_hidden_size : hidden_size; }
   int64_t SharedExpertWidth() const { return num_shared_experts * moe_intermediate_size; }
-  bool ExpertsMxfp4() const { return quantization.present; }
+  bool ExpertsMxfp4() const { return quantization.HasMxfp4(); }
   // Entries stored in A_log: the head count rounded up to a power of two (the published
   // checkpoint ships [128] for 96 heads, the tail zero).
   int64_t ALogStoredLength() const;

@@ -6,7 +6,9 @@
 // q_proj.weight"); kPublishedPrefix is what the published checkpoint (and `synth`) puts in front.
 // Shapes are torch Linear order [out, in]. Routed experts are MXFP4 (`weight_packed` U8
 // [out, in/2], `weight_scale` U8 [out, in/32]) when the config carries a quantization_config,
-// else a BF16 `weight`. See docs/weights.md for the table in terms of config keys.
+// else a BF16 `weight`. The dense projections (KDA, MLA but kv_b_proj, dense and shared MLPs,
+// latent projections) are BF16 unless the quantization_config puts them in a group
+// (kimi/quantization.h). See docs/weights.md for the table in terms of config keys.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -58,6 +60,10 @@ struct TensorSpec {
 // layer, then the final norm, the output attention residual and lm_head.
 // Precondition: ValidateK3Config(config) passed.
 void ForEachK3Tensor(const K3Config& config, const std::function<void(const TensorSpec&)>& fn);
+
+// An error naming the first dense matrix whose input width its quantised format cannot pack
+// (4 for int8, 32 for MXFP4). Precondition: ValidateK3Config passed up to the quantization.
+Status CheckQuantizedWidths(const K3Config& config);
 
 // The same list, materialised (fine for small models; the full K3 has ~500k tensors).
 std::vector<TensorSpec> K3TensorLayout(const K3Config& config);

@@ -1,5 +1,6 @@
 // Size arithmetic of a Kimi K3 model from its config alone: parameters and stored bytes per
-// component (BF16 everywhere, MXFP4 routed experts when quantised), the bytes of weights read to
+// component (BF16, MXFP4 routed experts when quantised, the dense projections in the format the
+// quantization_config gives the first layer of their kind), the bytes of weights read to
 // decode one token (only the top-k routed experts of each MoE layer), and the per-token MLA
 // latent cache and per-sequence KDA state the runtime must hold.
 //

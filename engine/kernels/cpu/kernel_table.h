@@ -86,6 +86,13 @@ struct KernelTable {
   MlaFn mla_absorbed;
   HeadsTransposedBf16Fn heads_transposed_bf16;
   TopKRouteFn topk_route;
+
+  // Int8 weights × fp32 activations: w holds q + 128 per byte (compressed-tensors' pack-quantized
+  // 8-bit layout), row n of W is w_scale[n] · (w[n, :] − 128).
+  using MatmulInt8Fn = void (*)(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M,
+                                int64_t N, int64_t K, float* y, int64_t ldy);
+  MatmulInt8Fn gemv_int8;  // M small: each weight row streamed once for all rows of x
+  MatmulInt8Fn gemm_int8;  // any M; blocked for large M
 };
 
 // The plain-loop reference; always available.

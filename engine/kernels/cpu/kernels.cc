@@ -233,6 +233,20 @@ void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uin
   }
 }
 
+void MatmulInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy, ThreadPool* pool) {
+  assert(M >= 1 && N >= 1 && K >= 1 && ldx >= K && ldy >= N);
+  const KernelTable& kt = ActiveKernels();
+  auto rows = [&](KernelTable::MatmulInt8Fn fn, int64_t n0, int64_t n1) {
+    fn(x, ldx, w + n0 * K, w_scale + n0, M, n1 - n0, K, y + n0, ldy);
+  };
+  if (UseGemv(M, K)) {
+    SplitChunks(pool, N, 16, K + 4, [&](int64_t n0, int64_t n1) { rows(kt.gemv_int8, n0, n1); });
+  } else {
+    Split(pool, N, 16, [&](int64_t n0, int64_t n1) { rows(kt.gemm_int8, n0, n1); });
+  }
+}
+
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out,
              ThreadPool* pool) {
   auto fn = ActiveKernels().rms_norm;

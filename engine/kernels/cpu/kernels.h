@@ -64,6 +64,14 @@ void MatmulBf16Batch(std::span<const Bf16Product> products, int64_t M, ThreadPoo
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy, ThreadPool* pool);
 
+// The same with int8 weights per output channel (compressed-tensors pack-quantized, 8 bits):
+// w [N, K] holds q + 128 per byte and row n of W is w_scale[n] · (q[n, :]), so
+// Y[m, n] = w_scale[n] · Σ_k X[m, k] · q[n, k]. Activations stay fp32. Small M streams each
+// weight row once (as MatmulBf16's GEMV); larger M the blocked GEMM.
+// Precondition: M, N, K >= 1.
+void MatmulInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy, ThreadPool* pool);
+
 // ---- Element-wise and row-wise ops (in-place allowed: out may equal the input) -----------
 
 // out[r, :] = x[r, :] · rsqrt(mean(x[r, :]²) + eps) · weight[:].   x, out: [rows, dim] contiguous.

@@ -50,6 +50,18 @@ void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8
 // B read in place (the products it serves are small enough to sit in L1/L2 unpacked).
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
              int64_t K, float alpha, float beta, float* c, int64_t ldc);
+// Int8 weights (kernel_table.h, MatmulInt8Fn), activations kept fp32: the GEMV streams each
+// weight row once for up to 4 activation rows; the GEMM packs scaled fp32 panels for BlockedGemm.
+void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
+// GemvInt8 in 256-bit registers, and in 512-bit ones (call only where CpuHasAvx512F(),
+// cpu_features_avx2.h); GemvInt8 takes the 512-bit form where the CPU has AVX-512F.
+void GemvInt8Form256(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy);
+void GemvInt8Form512(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
+                     int64_t K, float* y, int64_t ldy);
+void GemmInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+              float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);

@@ -32,6 +32,8 @@ const KernelTable& Avx2Table() {
       .mla_absorbed = avx2::MlaAbsorbed,
       .heads_transposed_bf16 = avx2::HeadsTransposedBf16,
       .topk_route = avx2::TopKRoute,
+      .gemv_int8 = avx2::GemvInt8,
+      .gemm_int8 = avx2::GemmInt8,
   };
   return table;
 }

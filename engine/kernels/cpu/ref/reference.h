@@ -16,6 +16,8 @@ void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uin
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
              int64_t K, float alpha, float beta, float* c, int64_t ldc);
+void MatmulInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
+                float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
 void Situ(const float* gate, const float* up, int64_t n, float beta, float beta_lin, float* out);
 void Silu(const float* x, int64_t n, float* out);

@@ -27,6 +27,8 @@ const KernelTable& ReferenceKernels() {
       .mla_absorbed = ref::MlaAbsorbed,
       .heads_transposed_bf16 = ref::HeadsTransposedBf16,
       .topk_route = ref::TopKRoute,
+      .gemv_int8 = ref::MatmulInt8,
+      .gemm_int8 = ref::MatmulInt8,
   };
   return table;
 }
