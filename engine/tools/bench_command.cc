@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "core/machine_limits.h"
+#include "core/numa_placement.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/kernels.h"
 #include "tools/command.h"
@@ -36,21 +37,6 @@ const std::vector<FlagSpec>& BenchFlags() {
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-// Reads one byte of every 4 KiB page of the files; returns the bytes they span.
-uint64_t TouchEveryPage(const std::vector<MappedWeightFile>& files) {
-  constexpr uint64_t kPage = 4096;
-  uint64_t total = 0;
-  uint8_t sum = 0;
-  for (const auto& f : files) {
-    for (uint64_t off = 0; off < f.size; off += kPage) sum = uint8_t(sum + f.data[off]);
-    total += f.size;
-  }
-  // Keeps the reads from being optimised away.
-  volatile uint8_t sink = sum;
-  (void)sink;
-  return total;
 }
 
 // The same prefill with IEEE subnormals kept: what flushing them to zero saves on this
@@ -100,7 +86,11 @@ Status Bench(const Flags& flags) {
   // and take no page faults (a short prefill alone would leave unchosen experts unmapped: at
   // k3-wide's 896 experts, most of them), then a short prefill for the scratch buffers.
   const auto touch0 = std::chrono::steady_clock::now();
-  const uint64_t touched = TouchEveryPage(model->MappedWeights());
+  uint64_t touched = 0;
+  for (const MappedWeightFile& f : model->MappedWeights()) {
+    TouchPages(f.data, f.size);
+    touched += f.size;
+  }
   const double touch_s = Seconds(touch0);
   std::vector<float> logits;
   {
