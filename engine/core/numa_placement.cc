@@ -164,6 +164,16 @@ Result<std::vector<int>> CurrentThreadCpus() {
   return cpus;
 }
 
+Status PinPoolWorkers(const NumaPlan& plan, ThreadPool& pool) {
+  std::vector<Status> results(size_t(pool.num_threads()));
+  // One range per thread: ParallelFor's static split of [0, threads) gives thread t [t, t + 1).
+  pool.ParallelFor(0, pool.num_threads(), 1, [&](int64_t, int64_t, int t) {
+    if (t > 0) results[size_t(t)] = PinCurrentThread(plan.groups[size_t(plan.GroupOfThread(t))].cpus);
+  });
+  for (const Status& s : results) KIMI_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
 Status BindMemoryToNode(const void* data, size_t bytes, int node) {
   const size_t page = PageSize();
   const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;

@@ -55,6 +55,11 @@ Status PinCurrentThread(const std::vector<int>& cpus, std::vector<int>* previous
 // The CPUs the calling thread may run on.
 Result<std::vector<int>> CurrentThreadCpus();
 
+// Pins every worker of `pool` (threads 1..n−1) to the CPUs of its group. Thread 0 is whichever
+// thread calls the pool, so it is left alone. Precondition: plan.active(), the pool has
+// plan.total_threads threads.
+Status PinPoolWorkers(const NumaPlan& plan, ThreadPool& pool);
+
 // Binds the whole pages inside [data, data + bytes) to `node` (mbind MPOL_BIND with
 // MPOL_MF_MOVE through the raw system call: pages already resident move, pages read later come
 // from that node). A range shorter than a page is left alone.

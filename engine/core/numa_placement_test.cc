@@ -221,3 +221,31 @@ TEST(NumaPlacement, BindsPagesToANode) {
 
 }  // namespace
 }  // namespace kimi
+
+namespace kimi {
+namespace {
+
+// The plan's CPU masks reach the pool's workers. Two CPUs stand in for two nodes' CPU sets
+// (pinning needs CPUs, not nodes), so this runs wherever the process may use two CPUs.
+TEST(NumaPlacement, PinsPoolWorkersToTheirGroupsCpus) {
+  auto allowed = CurrentThreadCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status().ToString();
+  if (allowed->size() < 2) GTEST_SKIP() << "this process may run on one CPU only: no second CPU set to pin to";
+  NumaTopology topology;
+  topology.nodes = {{0, {allowed->front()}, 1ull << 30}, {1, {allowed->back()}, 1ull << 30}};
+  const NumaPlan plan = PlanNumaPlacement(topology, 4, 8);
+  ASSERT_TRUE(plan.active());
+  ThreadPool pool(4);
+  ASSERT_TRUE(PinPoolWorkers(plan, pool).ok());
+  std::vector<std::vector<int>> seen(4);
+  pool.ParallelFor(0, 4, 1, [&](int64_t, int64_t, int t) { seen[size_t(t)] = *CurrentThreadCpus(); });
+  EXPECT_EQ(seen[0], *allowed) << "the caller keeps its own CPUs";
+  for (int t = 1; t < 4; ++t) {
+    EXPECT_EQ(seen[size_t(t)], plan.groups[size_t(plan.GroupOfThread(t))].cpus) << "worker " << t;
+  }
+  EXPECT_EQ(seen[1], std::vector<int>{allowed->front()});
+  EXPECT_EQ(seen[3], std::vector<int>{allowed->back()});
+}
+
+}  // namespace
+}  // namespace kimi

@@ -15,12 +15,14 @@ Status PlaceMatrix(const Mxfp4Matrix& m, int node) {
 }  // namespace
 
 Status PlaceExperts(const NumaPlan& plan, const std::vector<MoeWeights*>& layers, ThreadPool& pool) {
+  KIMI_RETURN_IF_ERROR(PinPoolWorkers(plan, pool));
   std::vector<Status> results(size_t(pool.num_threads()));
   // One range per thread: ParallelFor's static split of [0, threads) gives thread t [t, t + 1).
   pool.ParallelFor(0, pool.num_threads(), 1, [&](int64_t, int64_t, int t) {
     const NumaPlan::Group& group = plan.groups[size_t(plan.GroupOfThread(t))];
+    // The caller reads its share from its group's node too, then gets its own CPUs back.
     std::vector<int> previous;
-    Status s = PinCurrentThread(group.cpus, t == 0 ? &previous : nullptr);
+    Status s = t == 0 ? PinCurrentThread(group.cpus, &previous) : Status::OK();
     int64_t e0 = 0, e1 = 0;
     plan.ThreadExpertRange(t, &e0, &e1);
     for (const MoeWeights* layer : layers) {
@@ -31,7 +33,7 @@ Status PlaceExperts(const NumaPlan& plan, const std::vector<MoeWeights*>& layers
         }
       }
     }
-    if (t == 0 && !previous.empty()) {
+    if (!previous.empty()) {
       if (Status back = PinCurrentThread(previous); s.ok()) s = back;
     }
     results[size_t(t)] = s;
