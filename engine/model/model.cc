@@ -106,9 +106,10 @@ void Model::Impl::PlaceForNuma() {
   auto topology = ReadNumaTopology(options.numa_root);
   if (!topology.ok()) {
     numa.decisions = {"NUMA: topology unreadable (" + topology.status().message() + "): nothing placed"};
-  } else {
-    numa = PlanNumaPlacement(*topology, pool->num_threads(), config.num_experts);
+    log::Warn(numa.decisions.back());
+    return;
   }
+  numa = PlanNumaPlacement(*topology, pool->num_threads(), config.num_experts);
   Status status;
   std::vector<model::MoeWeights*> moe_layers;
   for (auto& layer : weights.layers) {

@@ -368,6 +368,12 @@ TEST(ModelNumaTest, PlacementIsDecidedAtLoadAndChangesNoResult) {
   EXPECT_TRUE(AnyLineHas(two_nodes, "experts 8-15 of every MoE layer")) << Joined(two_nodes);
   EXPECT_EQ(planned, unplaced);
 
+  // A topology that cannot be read is named, and the model runs unplaced.
+  std::vector<std::string> malformed;
+  EXPECT_EQ(logits_of(NumaFixture("malformed"), &malformed), unplaced);
+  EXPECT_TRUE(AnyLineHas(malformed, "NUMA: topology unreadable")) << Joined(malformed);
+  EXPECT_TRUE(AnyLineHas(malformed, "node1/cpulist")) << Joined(malformed);
+
   // The real topology: whatever it is, Load says something about it.
   logits_of(ModelOptions{}.numa_root, &this_machine);
   EXPECT_TRUE(AnyLineHas(this_machine, "NUMA: ")) << Joined(this_machine);
