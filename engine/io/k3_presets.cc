@@ -134,6 +134,25 @@ K3Config FullShape() {
   return c;
 }
 
+// The published widths at a size one machine can hold: every matrix has its published shape
+// (hidden 7168, 96×128 KDA heads, 896 MXFP4 experts of 3584→3072, two shared experts, latent
+// projections 7168↔3584), with the 4352-id vocabulary of nano and mini because the embedding
+// and lm_head are no measured kernel. One MoE layer with all 896 experts is 16.10 GB (routed
+// experts 15.72 GB, shared experts, latent projections, router), so the 16 GiB budget
+// (kK3WideBudgetBytes) holds one decoder layer: KDA attention (0.89 GB, the largest part of
+// full K3's bytes per token) over that MoE, 17.12 GB in all. Left out, because a second
+// attention block or the dense MLP no longer fits: MLA attention (0.46 GB per layer) and the
+// dense MLP of the published layer 1 (1.45 GB); hence first_k_dense_replace 0.
+K3Config Wide() {
+  K3Config c = FullShape();
+  SetTinyVocab(c);
+  c.num_hidden_layers = 1;
+  c.linear_attn.kda_layers = {1};
+  c.linear_attn.full_attn_layers.clear();
+  c.first_k_dense_replace = 0;
+  return c;
+}
+
 }  // namespace
 
 void SetK3Vocabulary(K3Config& c, int64_t ordinary_tokens) {
@@ -146,13 +165,14 @@ void SetK3Vocabulary(K3Config& c, int64_t ordinary_tokens) {
 Result<K3Config> K3Preset(std::string_view name) {
   if (name == "k3-nano") return Nano();
   if (name == "k3-mini") return Mini();
+  if (name == "k3-wide") return Wide();
   if (name == "k3-full-shape") return FullShape();
   std::string known;
   for (const auto& n : K3PresetNames()) known += (known.empty() ? "" : ", ") + n;
   return Status::NotFound("unknown preset '" + std::string(name) + "' (known: " + known + ")");
 }
 
-std::vector<std::string> K3PresetNames() { return {"k3-nano", "k3-mini", "k3-full-shape"}; }
+std::vector<std::string> K3PresetNames() { return {"k3-nano", "k3-mini", "k3-wide", "k3-full-shape"}; }
 
 bool K3PresetIsShapeOnly(std::string_view name) { return name == "k3-full-shape"; }
 

@@ -78,13 +78,18 @@ void PutFloat(std::vector<uint8_t>& out, size_t i, DType dtype, float v) {
   }
 }
 
-// The bytes of one MXFP4 expert matrix half (`weight_packed` or `weight_scale`). Both halves
-// draw the same float matrix from the name without the suffix, so they match.
-void FillMxfp4(const TensorSpec& spec, uint64_t seed, std::vector<uint8_t>& out) {
-  bool packed = EndsWith(spec.name, ".weight_packed");
-  std::string base = spec.name.substr(0, spec.name.rfind('.'));
-  int64_t rows = spec.shape[0];
-  int64_t cols = packed ? spec.shape[1] * 2 : spec.shape[1] * kMxfp4BlockSize;
+// Both halves of one MXFP4 expert matrix (`weight_packed` and `weight_scale`), drawn as one
+// float matrix from the name without the suffix, so they match. The writer asks for the two
+// halves one after the other; keeping the last matrix's halves draws each matrix once.
+struct Mxfp4Halves {
+  std::string base;
+  std::vector<uint8_t> packed, scale;
+};
+
+void DrawMxfp4(const std::string& base, int64_t rows, int64_t cols, uint64_t seed, Mxfp4Halves& out) {
+  out.base = base;
+  out.packed.assign(size_t(rows * cols / 2), 0);
+  out.scale.assign(size_t(rows * cols / kMxfp4BlockSize), 0);
   Draws d(seed, base);
   double stddev = 1.0 / std::sqrt(static_cast<double>(cols));
   std::vector<float> block(kMxfp4BlockSize);
@@ -92,22 +97,28 @@ void FillMxfp4(const TensorSpec& spec, uint64_t seed, std::vector<uint8_t>& out)
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t b = 0; b < cols / kMxfp4BlockSize; ++b) {
       for (auto& x : block) x = static_cast<float>(d.Normal() * stddev);
-      uint8_t scale = QuantizeMxfp4Block(block.data(), packed16);
-      if (packed) {
-        std::memcpy(out.data() + r * (cols / 2) + b * (kMxfp4BlockSize / 2), packed16, sizeof packed16);
-      } else {
-        out[r * (cols / kMxfp4BlockSize) + b] = scale;
-      }
+      out.scale[r * (cols / kMxfp4BlockSize) + b] = QuantizeMxfp4Block(block.data(), packed16);
+      std::memcpy(out.packed.data() + r * (cols / 2) + b * (kMxfp4BlockSize / 2), packed16, sizeof packed16);
     }
   }
 }
 
-void FillTensor(const K3Config& c, const TensorSpec& spec, uint64_t seed, std::vector<uint8_t>& out) {
-  out.assign(spec.bytes(), 0);
+void FillMxfp4(const TensorSpec& spec, uint64_t seed, Mxfp4Halves& last, std::vector<uint8_t>& out) {
+  bool packed = EndsWith(spec.name, ".weight_packed");
+  std::string base = spec.name.substr(0, spec.name.rfind('.'));
+  int64_t rows = spec.shape[0];
+  int64_t cols = packed ? spec.shape[1] * 2 : spec.shape[1] * kMxfp4BlockSize;
+  if (last.base != base) DrawMxfp4(base, rows, cols, seed, last);
+  out = packed ? last.packed : last.scale;
+}
+
+void FillTensor(const K3Config& c, const TensorSpec& spec, uint64_t seed, Mxfp4Halves& last_mxfp4,
+                std::vector<uint8_t>& out) {
   if (spec.dtype == DType::kU8) {
-    FillMxfp4(spec, seed, out);
+    FillMxfp4(spec, seed, last_mxfp4, out);
     return;
   }
+  out.assign(spec.bytes(), 0);
   const std::string& n = spec.name;
   const uint64_t count = Numel(spec.shape);
   Draws d(seed, n);
@@ -188,6 +199,7 @@ Result<SynthSummary> WriteSyntheticModel(const K3Config& config, const std::stri
   SynthSummary summary;
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
   std::vector<uint8_t> buffer;
+  Mxfp4Halves last_mxfp4;
   size_t next = 0;
   for (int shard = 0; shard < shard_count; ++shard) {
     const std::string file = ShardFileName(shard, shard_count);
@@ -206,7 +218,7 @@ Result<SynthSummary> WriteSyntheticModel(const K3Config& config, const std::stri
         KIMI_RETURN_IF_ERROR(writer.Skip(layout[i].bytes()));
         summary.bytes += layout[i].bytes();
       } else {
-        FillTensor(config, layout[i], options.seed, buffer);
+        FillTensor(config, layout[i], options.seed, last_mxfp4, buffer);
         KIMI_RETURN_IF_ERROR(writer.Append(buffer.data(), buffer.size()));
         summary.bytes += buffer.size();
       }

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "io/k3_presets.h"
 #include "io/k3_quantize.h"
 #include "kimi/k3_tensors.h"
@@ -85,7 +89,7 @@ TEST(ModelSize, FullShapeMatchesThePublishedModel) {
 }
 
 TEST(ModelSize, TablesAgreeForEveryPresetAndVariant) {
-  for (const char* name : {"k3-nano", "k3-mini"}) ExpectTableMatchesArithmetic(Preset(name));
+  for (const char* name : {"k3-nano", "k3-mini", "k3-wide"}) ExpectTableMatchesArithmetic(Preset(name));
   K3Config v = Preset("k3-nano");
   v.linear_attn.use_full_rank_gate = false;
   v.tie_word_embeddings = true;
@@ -125,6 +129,45 @@ TEST(ModelSize, PresetsHaveTheirAdvertisedSizes) {
   EXPECT_GE(mini.total.params, 200'000'000u);
   EXPECT_LE(mini.total.params, 400'000'000u);
   EXPECT_GE(Preset("k3-mini").num_experts, 64);
+}
+
+// k3-wide: every tensor has the dtype and shape of its published counterpart (its one layer is
+// a KDA + MoE layer like the published layer 2; only the vocabulary rows of the embedding and
+// lm_head differ), the whole fits the 16 GiB budget, and nothing left out would still fit.
+TEST(ModelSize, WideHasPublishedShapesWithinItsBudget) {
+  const K3Config wide = Preset("k3-wide"), full = Preset("k3-full-shape");
+  std::map<std::string, TensorSpec> published;
+  ForEachK3Tensor(full, [&](const TensorSpec& s) {
+    if (s.layer <= 1) published[s.name] = s;
+  });
+  const std::string layer0 = "model.layers.0.", layer1 = "model.layers.1.";
+  uint64_t bytes = 0, experts = 0, compared = 0;
+  ForEachK3Tensor(wide, [&](const TensorSpec& s) {
+    bytes += s.bytes();
+    if (s.group == TensorGroup::kRoutedExperts && s.name.ends_with(".weight_packed")) ++experts;
+    std::string name = s.name;
+    if (name.starts_with(layer0)) name = layer1 + name.substr(layer0.size());
+    auto it = published.find(name);
+    ASSERT_NE(it, published.end()) << s.name << " has no published counterpart";
+    EXPECT_EQ(s.dtype, it->second.dtype) << s.name;
+    if (s.group == TensorGroup::kEmbedding || s.group == TensorGroup::kLmHead) {
+      EXPECT_EQ(s.shape, (std::vector<int64_t>{wide.vocab_size, 7168})) << s.name;
+    } else {
+      EXPECT_EQ(s.shape, it->second.shape) << s.name;
+    }
+    ++compared;
+  });
+  EXPECT_GT(compared, 2700u);
+  EXPECT_EQ(experts, 3u * 896);
+  EXPECT_LE(bytes, kK3WideBudgetBytes);
+  EXPECT_EQ(bytes, ComputeK3Sizes(wide).total.bytes);
+
+  // The cheapest published part left out (one MLA attention block; the dense MLP is larger)
+  // would overflow the budget.
+  const K3SizeReport full_sizes = ComputeK3Sizes(full);
+  const uint64_t mla_layer = full_sizes.group(TensorGroup::kMlaAttention).bytes / uint64_t(full_sizes.mla_layers);
+  EXPECT_LT(mla_layer, full_sizes.group(TensorGroup::kDenseMlp).bytes);
+  EXPECT_GT(bytes + mla_layer, kK3WideBudgetBytes);
 }
 
 TEST(ModelSize, FormatsReadably) {

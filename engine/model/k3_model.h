@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/numa_placement.h"
 #include "core/thread_pool.h"
 #include "kimi/model.h"
 #include "kimi/model_dir.h"
@@ -61,6 +62,8 @@ namespace kimi {
 class Model::Impl {
  public:
   Status Bind();
+  // Reads the NUMA topology, plans and applies the placement, and logs each decision.
+  void PlaceForNuma();
   // Runs one pass; `logit_rows` lists the rows whose logits go to `logits` ([n × V]).
   void Forward(std::span<const int32_t> tokens, model::Segments segments, std::span<const int64_t> logit_rows,
                float* logits);
@@ -69,6 +72,7 @@ class Model::Impl {
   K3Config config;
   ModelOptions options;
   std::unique_ptr<ThreadPool> pool;
+  NumaPlan numa;  // the experts' pointers to it stay valid: Impl does not move
   model::ModelWeights weights;
   model::OwnedWeights owned;  // realigned copies and int8 scales (WeightBinder)
   int num_kda = 0, num_mla = 0;

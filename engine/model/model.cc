@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include "core/numa_topology.h"
+#include "kimi/log.h"
 #include "model/k3_model.h"
+#include "model/numa_experts.h"
 #include "model/prefill_pieces.h"
 #include "model/weight_binder.h"
 
@@ -95,12 +98,41 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOp
   impl->pool = std::make_unique<ThreadPool>(
       options.threads, ThreadPool::DefaultSpin(),
       options.keep_subnormals ? Subnormals::kKeep : Subnormals::kFlushToZero);
+  impl->PlaceForNuma();
   return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+void Model::Impl::PlaceForNuma() {
+  auto topology = ReadNumaTopology(options.numa_root);
+  if (!topology.ok()) {
+    numa.decisions = {"NUMA: topology unreadable (" + topology.status().message() + "): nothing placed"};
+    log::Warn(numa.decisions.back());
+    return;
+  }
+  numa = PlanNumaPlacement(*topology, pool->num_threads(), config.num_experts);
+  Status status;
+  std::vector<model::MoeWeights*> moe_layers;
+  for (auto& layer : weights.layers) {
+    if (layer.is_moe) moe_layers.push_back(&layer.moe);
+  }
+  if (numa.active() && !moe_layers.empty()) {
+    status = model::PlaceExperts(numa, moe_layers, *pool);
+  }
+  for (const std::string& line : numa.decisions) log::Info(line);
+  if (!status.ok()) {
+    // Placement only makes reads local; without it the results are the same.
+    numa.groups.clear();
+    numa.decisions.push_back("NUMA: placement failed (" + status.message() + "): threads and experts left unplaced");
+    log::Warn(numa.decisions.back());
+  } else if (numa.active()) {
+    for (model::MoeWeights* moe : moe_layers) moe->placement = &numa;
+  }
 }
 
 const K3Config& Model::config() const { return impl_->config; }
 std::vector<MappedWeightFile> Model::MappedWeights() const { return impl_->dir->MappedShards(); }
 int Model::threads() const { return impl_->pool->num_threads(); }
+const std::vector<std::string>& Model::PlacementDecisions() const { return impl_->numa.decisions; }
 
 std::unique_ptr<SequenceState> Model::NewSequence() const {
   auto state = std::make_unique<SequenceState>();

@@ -316,3 +316,69 @@ TEST(ModelLoadTest, WrongShapeIsNamed) {
 
 }  // namespace
 }  // namespace kimi
+
+namespace kimi {
+namespace {
+
+std::string NumaFixture(const std::string& name) { return std::string(KIMI_NUMA_TESTDATA_DIR) + "/" + name; }
+
+bool AnyLineHas(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+// Load reads the topology it is given and says what it did; on two nodes it plans threads and
+// experts by node and either applies the plan (a machine with those CPUs and nodes) or says why
+// not and runs unplaced (this one). The logits are the same either way.
+TEST(ModelNumaTest, PlacementIsDecidedAtLoadAndChangesNoResult) {
+  ASSERT_TRUE(kScalarKernels);
+  const std::string dir = NanoDir("numa");
+  const std::vector<int32_t> prompt = Tokens(20, 5, 4352);
+  auto logits_of = [&](const std::string& root, std::vector<std::string>* decisions) {
+    ModelOptions options;
+    options.threads = 2;
+    options.numa_root = root;
+    auto model = Model::Load(dir, options);
+    EXPECT_TRUE(model.ok()) << model.status().ToString();
+    std::vector<float> logits;
+    if (!model.ok()) return logits;
+    *decisions = (*model)->PlacementDecisions();
+    auto seq = (*model)->NewSequence();
+    EXPECT_TRUE((*model)->Prefill(*seq, prompt, LogitsRows::kLast, &logits).ok());
+    for (int step = 0; step < 3; ++step) {
+      SequenceState* one[] = {seq.get()};
+      const int32_t next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      EXPECT_TRUE((*model)->DecodeBatch(one, std::span<const int32_t>(&next, 1), &logits).ok());
+    }
+    return logits;
+  };
+  std::vector<std::string> one_node, two_nodes, this_machine;
+  const std::vector<float> unplaced = logits_of(NumaFixture("one_node"), &one_node);
+  EXPECT_EQ(one_node.size(), 1u) << Joined(one_node);
+  EXPECT_TRUE(AnyLineHas(one_node, "NUMA: one node with memory and CPUs, node 0 (CPUs 0-1")) << Joined(one_node);
+
+  const std::vector<float> planned = logits_of(NumaFixture("two_nodes"), &two_nodes);
+  EXPECT_TRUE(AnyLineHas(two_nodes, "node 0 (CPUs 0-7,16-23, 64.0 GiB): threads 0-0 pinned")) << Joined(two_nodes);
+  EXPECT_TRUE(AnyLineHas(two_nodes, "node 1 (CPUs 8-15,24-31, 64.0 GiB): threads 1-1 pinned")) << Joined(two_nodes);
+  EXPECT_TRUE(AnyLineHas(two_nodes, "experts 8-15 of every MoE layer")) << Joined(two_nodes);
+  EXPECT_EQ(planned, unplaced);
+
+  // A topology that cannot be read is named, and the model runs unplaced.
+  std::vector<std::string> malformed;
+  EXPECT_EQ(logits_of(NumaFixture("malformed"), &malformed), unplaced);
+  EXPECT_TRUE(AnyLineHas(malformed, "NUMA: topology unreadable")) << Joined(malformed);
+  EXPECT_TRUE(AnyLineHas(malformed, "node1/cpulist")) << Joined(malformed);
+
+  // The real topology: whatever it is, Load says something about it.
+  logits_of(ModelOptions{}.numa_root, &this_machine);
+  EXPECT_TRUE(AnyLineHas(this_machine, "NUMA: ")) << Joined(this_machine);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kimi

@@ -137,21 +137,22 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
   // parallel region for all of them instead of three small ones per expert. Threads take whole
   // experts one at a time, so the load balances by what each expert really costs (reading its
   // weights dominates at a few rows, which a split by rows alone ignores) and a thread that wakes
-  // late simply runs fewer experts. Many rows (prefill): one expert at a time, each product split
-  // over the threads. Either way an expert's output rows are computed the same way.
+  // late simply runs fewer experts; with NUMA placement, a thread takes its own node's experts
+  // first. Many rows (prefill): one expert at a time, each product split over the threads.
+  // Either way an expert's output rows are computed the same way.
   constexpr int64_t kSpreadRowsPerExpert = 16;
   const int64_t n_active = static_cast<int64_t>(s.active.size());
   if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
     s.thread_gate.resize(size_t(pool->num_threads()));
     s.thread_up.resize(size_t(pool->num_threads()));
-    pool->ParallelForChunks(0, n_active, 1, [&](int64_t a0, int64_t a1, int t) {
-      for (int64_t a = a0; a < a1; ++a) {
-        const auto [e, first] = s.active[size_t(a)];
-        const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
-        ExpertForward(w.experts[e], act, in + first * Dl, m, s.thread_gate[size_t(t)], s.thread_up[size_t(t)],
-                      out + first * Dl, nullptr);
-      }
-    });
+    ParallelForByNode(
+        pool, w.placement, n_active, [&](int64_t a) { return w.placement->GroupOfExpert(s.active[size_t(a)].first); },
+        [&](int64_t a, int t) {
+          const auto [e, first] = s.active[size_t(a)];
+          const int64_t m = static_cast<int64_t>(s.by_expert[e].size());
+          ExpertForward(w.experts[e], act, in + first * Dl, m, s.thread_gate[size_t(t)], s.thread_up[size_t(t)],
+                        out + first * Dl, nullptr);
+        });
   } else {
     for (const auto& [e, first] : s.active) {
       const int64_t m = static_cast<int64_t>(s.by_expert[e].size());

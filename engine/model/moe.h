@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/numa_placement.h"
 #include "kimi/config.h"
 #include "model/linear.h"
 #include "model/weight_binder.h"
@@ -46,6 +47,9 @@ struct MoeWeights {
   DenseMatrix latent_up;               // [D, Dl]
   std::vector<ExpertWeights> experts;  // [E]
   SituMlpWeights shared;               // width Ns·F (absent when Ns = 0)
+  // Which NUMA node holds each expert (Model::Load sets it when it placed them): a decode
+  // step's chosen experts run on their node's threads first. Null: no placement.
+  const NumaPlan* placement = nullptr;
 
   void Bind(WeightBinder& binder, const std::string& prefix, const K3Config& c);
   // Bytes one token reads: router, latent projections, shared experts and k experts.

@@ -15,10 +15,11 @@ namespace {
 
 const std::vector<FlagSpec>& SynthFlags() {
   static const std::vector<FlagSpec> flags = {
-      {"preset", true, "NAME  k3-nano, k3-mini or k3-full-shape"},
+      {"preset", true, "NAME  k3-nano, k3-mini, k3-wide or k3-full-shape"},
       {"out", true, "DIR   directory to write (created if missing)"},
       {"seed", true, "N     random seed (default 0); same seed, same bytes"},
-      {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano, 16384 for k3-full-shape)"},
+      {"max-shard-mb", true, "N     shard size cap in MiB (default 64; 1 for k3-nano, 1024 for k3-wide,\n"
+                             "              16384 for k3-full-shape)"},
       {"tokenizer", true, "DIR   copy this real tokenizer (tiktoken.model, tokenizer_config.json) instead of\n"
                           "              training the demo one; the model takes its vocabulary (k3-full-shape:\n"
                           "              it must fit the published one)"},
@@ -68,7 +69,10 @@ int RunSynth(const Args& args) {
   if (!seed.ok()) return Fail(seed.status());
   auto config = K3Preset(*preset);
   if (!config.ok()) return Fail(Status::InvalidArgument(config.status().message()));
-  const uint64_t default_shard_mb = *preset == "k3-nano" ? 1 : K3PresetIsShapeOnly(*preset) ? 16384 : 64;
+  const uint64_t default_shard_mb = *preset == "k3-nano"            ? 1
+                                    : *preset == "k3-wide"          ? 1024
+                                    : K3PresetIsShapeOnly(*preset) ? 16384
+                                                                   : 64;
   auto shard_mb = flags->GetUint("max-shard-mb", default_shard_mb);
   if (!shard_mb.ok()) return Fail(shard_mb.status());
   if (*shard_mb == 0) return Fail(Status::InvalidArgument("--max-shard-mb must be at least 1"));

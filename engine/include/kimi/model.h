@@ -38,6 +38,9 @@ struct ModelOptions {
   // The forward pass flushes subnormal floats to zero (docs/kernels.md "Subnormals"); true
   // keeps IEEE gradual underflow, only to measure what flushing saves (kimi-engine bench).
   bool keep_subnormals = false;
+  // Where the NUMA topology is read (a sysfs-like tree; tests give one in files). On several
+  // nodes the routed experts and the threads are placed by node (docs/engine.md "Many sockets").
+  std::string numa_root = "/sys/devices/system";
 };
 
 // The latent cache of one MLA layer for one sequence. Token t lives in physical page
@@ -134,6 +137,9 @@ class Model {
   // checks that the bytes served are still the bytes that were verified. The pointers stay
   // valid as long as the Model.
   std::vector<MappedWeightFile> MappedWeights() const;
+
+  // What Load decided about NUMA placement, one line per decision (also logged at start).
+  const std::vector<std::string>& PlacementDecisions() const;
 
   class Impl;
 
