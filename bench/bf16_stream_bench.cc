@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kimi/safetensors.h"
 
@@ -90,7 +91,7 @@ int Run(int argc, char** argv) {
       return 2;
     }
   }
-  if (dir.empty() || !__builtin_cpu_supports("avx2")) {
+  if (dir.empty() || !cpu::HasAvx2Fma()) {
     std::fprintf(stderr, dir.empty() ? "--model DIR is required\n" : "needs AVX2 for the plain sum\n");
     return 2;
   }

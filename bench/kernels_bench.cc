@@ -346,7 +346,7 @@ void BenchThreads(int threads, const Options& opt) {
     // The same step, and 4 experts (in L2) at M rows each, with the decode GEMV in 256-bit
     // registers against the 512-bit form the table takes where the CPU has AVX-512 VNNI: one
     // thread (BestOfTwoForms).
-    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512Vnni()) {
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && cpu::HasAvx512Vnni()) {
       const auto forms = [&](const char* what, auto run) {
         const auto best = BestOfTwoForms(
             [&](int wide) { run(wide != 0 ? kernels::avx2::GemvMxfp4Q16Form512 : kernels::avx2::GemvMxfp4Q16Form256); },
@@ -426,7 +426,7 @@ void BenchThreads(int threads, const Options& opt) {
     // The batch form in 256-bit registers against the 512-bit one the table takes where the CPU
     // has AVX-512F (the peak above is then the 512-bit one): one thread, weights from memory
     // (BestOfTwoForms).
-    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && cpu::HasAvx512F()) {
       for (int64_t M : {8, 16, 32}) {
         const auto best = BestOfTwoForms(
             [&](int wide) {
@@ -463,7 +463,7 @@ void BenchThreads(int threads, const Options& opt) {
     // dense MLP's down projection: N=1024 K=4096): one thread (BestOfTwoForms); flops over
     // the measured FMA peak (512-bit on such a CPU, so
     // the 256-bit form's limit there is 0.5 where the core issues both widths at one rate).
-    if (threads == 1 && kernels::Avx2Kernels() != nullptr && kernels::avx2::CpuHasAvx512F()) {
+    if (threads == 1 && kernels::Avx2Kernels() != nullptr && cpu::HasAvx512F()) {
       const int before = kernels::avx2::GemmRegisterWidth();
       for (const auto& [n, k] : {std::pair<int64_t, int64_t>{1536, 1024}, {1024, 4096}}) {
         std::vector<uint16_t> wb(n * k);

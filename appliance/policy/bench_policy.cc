@@ -24,7 +24,7 @@
 
 #include "kimi/chat_service.h"
 #include "policy/policy_decision.h"
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 
 namespace kimi::policy {
 namespace {

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
 
 namespace kimi {
@@ -109,7 +110,6 @@ __attribute__((target("avx2,fma"))) float FmaLoopAvx2(int64_t iters) {
   _mm256_store_ps(out, s);
   return out[0];
 }
-bool HaveAvx2Fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 // The same loop in 512-bit registers: where the CPU has AVX-512F the kernels' 512-bit forms
 // (docs/kernels.md) do 16 lanes per FMA, so the peak they are measured against is this one.
@@ -137,7 +137,6 @@ __attribute__((target("avx512f"))) float FmaLoopAvx512(int64_t iters) {
   _mm512_store_ps(out, s);
   return out[0];
 }
-bool HaveAvx512F() { return __builtin_cpu_supports("avx512f"); }
 
 // GCC 12's AVX-512 intrinsics start their results from _mm512_undefined_*(), which its
 // -W(maybe-)uninitialized report once they are inlined here.
@@ -206,9 +205,6 @@ __attribute__((target("amx-tile,amx-bf16"))) float AmxLoop(int64_t iters) {
   __asm__ volatile("" ::: "memory");  // the tile macros declare no memory operands
   return out[0];
 }
-#else
-bool HaveAvx2Fma() { return false; }
-bool HaveAvx512F() { return false; }
 #endif
 
 std::atomic<float> g_sink{0};  // keeps results alive
@@ -240,7 +236,7 @@ BandwidthResult MeasureMemoryReadBandwidth(ThreadPool* pool, size_t bytes, int r
     for (int64_t p = b; p < e; ++p)
       for (size_t i = 0; i < 1024; ++i) buf[p * 1024 + i] = static_cast<float>(i & 7);
   });
-  [[maybe_unused]] const bool avx2 = HaveAvx2Fma();
+  [[maybe_unused]] const bool avx2 = cpu::HasAvx2Fma();
   double best = 0, best_cpu = 0;
   for (int r = 0; r <= repeats; ++r) {
     auto t0 = Clock::now();
@@ -304,7 +300,7 @@ FmaPeakResult MeasureLoopPeak(ThreadPool* pool, double seconds, double flops_per
 }  // namespace
 
 FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds) {
-  const bool avx2 = HaveAvx2Fma(), avx512 = avx2 && HaveAvx512F();
+  const bool avx2 = cpu::HasAvx2Fma(), avx512 = avx2 && cpu::HasAvx512F();
   const double flops_per_iter = avx512 ? 320.0 : avx2 ? 160.0 : 2.0 * kScalarFmaPerIter;
 #if defined(__x86_64__)
   static_assert(kAvx2FlopsPerIter == 160 && kAvx512FlopsPerIter == 320);

@@ -50,8 +50,8 @@ FmaPeakResult MeasureFmaPeak(ThreadPool* pool, double seconds = 0.3);
 
 // The same for the BF16 dot-product instructions the prefill GEMM can run on (kernel_table.h:
 // avx512bf16, amx), counting 2 flops per BF16 product: vdpbf16ps on 512-bit registers (isa
-// "avx512bf16-vdpbf16ps"; call only where kernels::avx2::CpuHasAvx512Bf16()), and AMX tdpbf16ps
-// on four independent tiles (isa "amx-tdpbf16ps"; call only where kernels::avx2::CpuHasAmxBf16(),
+// "avx512bf16-vdpbf16ps"; call only where cpu::HasAvx512Bf16()), and AMX tdpbf16ps
+// on four independent tiles (isa "amx-tdpbf16ps"; call only where cpu::HasAmxBf16(),
 // which also obtains the OS's tile permission). The CPU's features are read by the caller.
 FmaPeakResult MeasureBf16DotPeak(ThreadPool* pool, double seconds = 0.3);
 FmaPeakResult MeasureAmxBf16Peak(ThreadPool* pool, double seconds = 0.3);

@@ -6,7 +6,7 @@
 
 #include "core/thread_pool.h"
 #if defined(__x86_64__)
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #endif
 
 namespace kimi {
@@ -41,12 +41,12 @@ void ExpectPeakIsPositive(const FmaPeakResult& r, const char* isa) {
 }
 
 TEST(MachineLimitsTest, Bf16DotPeakIsPositive) {
-  if (!kernels::avx2::CpuHasAvx512Bf16()) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  if (!cpu::HasAvx512Bf16()) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
   ExpectPeakIsPositive(MeasureBf16DotPeak(nullptr, 0.02), "avx512bf16-vdpbf16ps");
 }
 
 TEST(MachineLimitsTest, AmxBf16PeakIsPositive) {
-  if (!kernels::avx2::CpuHasAmxBf16()) {
+  if (!cpu::HasAmxBf16()) {
     GTEST_SKIP() << "this CPU has no AMX-BF16 (tdpbf16ps), or the OS refused the tile data permission";
   }
   ExpectPeakIsPositive(MeasureAmxBf16Peak(nullptr, 0.02), "amx-tdpbf16ps");

@@ -145,7 +145,7 @@ K3Config FullShape() {
 // dense MLP of the published layer 1 (1.45 GB); hence first_k_dense_replace 0.
 K3Config Wide() {
   K3Config c = FullShape();
-  SetTinyVocab(c);
+  SetK3Vocabulary(c, kTinyOrdinaryVocab);
   c.num_hidden_layers = 1;
   c.linear_attn.kda_layers = {1};
   c.linear_attn.full_attn_layers.clear();

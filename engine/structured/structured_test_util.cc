@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "structured/schema_compiler.h"
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 #include "text/tokenizer_test_util.h"
 
 namespace kimi::structured::testing {

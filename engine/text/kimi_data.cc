@@ -1,4 +1,4 @@
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 
 #include <cstdlib>
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/machine_limits.h"
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 #include "kimi/tokenizer.h"
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"

@@ -6,7 +6,7 @@
 
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 #include "text/tokenizer_files.h"
 #include "text/tokenizer_ranks.h"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <string>
 
-#include "text/kimi_data.h"
+#include "kimi/kimi_data.h"
 
 namespace {
 

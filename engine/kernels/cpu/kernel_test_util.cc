@@ -44,7 +44,7 @@ void ForEachGemmWidth(const std::function<void(int bits)>& fn) {
   if (Avx2Kernels() == nullptr) return;
   const int before = avx2::GemmRegisterWidth();
   for (int bits : {256, 512}) {
-    if (bits == 512 && !avx2::CpuHasAvx512F()) continue;
+    if (bits == 512 && !cpu::HasAvx512F()) continue;
     avx2::SetGemmRegisterWidth(bits);
     fn(bits);
   }

@@ -11,7 +11,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -65,7 +65,7 @@ TEST(MatmulInt8Test, OptimisedMatchesReference) {
 TEST(MatmulInt8Test, BothGemvFormsMatchReference) {
   KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
   std::vector<std::pair<KernelTable::MatmulInt8Fn, const char*>> forms = {{avx2::GemvInt8Form256, "256-bit"}};
-  if (avx2::CpuHasAvx512F()) forms.push_back({avx2::GemvInt8Form512, "512-bit"});
+  if (cpu::HasAvx512F()) forms.push_back({avx2::GemvInt8Form512, "512-bit"});
   for (const Shape& s : kShapes) {
     const int64_t ldx = s.K + 1, ldy = s.N + 3;
     auto x = RandomFloats(s.M * ldx, 4 + s.M);
@@ -80,7 +80,7 @@ TEST(MatmulInt8Test, BothGemvFormsMatchReference) {
           << name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
     }
   }
-  if (!avx2::CpuHasAvx512F()) GTEST_SKIP() << "the 512-bit form needs AVX-512F, which this CPU lacks (256-bit tested)";
+  if (!cpu::HasAvx512F()) GTEST_SKIP() << "the 512-bit form needs AVX-512F, which this CPU lacks (256-bit tested)";
 }
 
 // The byte layout: 0x80 is zero, 0x81 one step, 0x01 minus 127 steps; the scale is per row.

@@ -12,7 +12,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -150,7 +150,7 @@ TEST(MatmulTest, EveryAvx2Mxfp4GemvMatchesReference) {
 // 1–3 rows left over, K % 16 tails, rows short and long enough for either prefetch, and they
 // write nothing outside the output rows.
 TEST(MatmulTest, Bf16BatchFormsAgree) {
-  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (Avx2Kernels() == nullptr || !cpu::HasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
   for (int64_t K : {16, 31, 48, 100, 1040, 2055, 2112}) {
     for (int64_t N : {1, 2, 3, 7, 45}) {
       const int64_t ldx = K + 3, ldy = N + 2;
@@ -176,7 +176,7 @@ TEST(MatmulTest, Bf16BatchFormsAgree) {
 // and a lone last block, k3-mini's expert shapes, scale bytes with and without the fast form;
 // and neither writes outside the output rows.
 TEST(MatmulTest, Mxfp4GemvFormsAgree) {
-  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  if (Avx2Kernels() == nullptr || !cpu::HasAvx512Vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   const std::pair<int64_t, int64_t> shapes[] = {{256, 512}, {512, 256}, {1, 32}, {3, 64}, {7, 96}, {9, 160},
                                                 {13, 224}, {17, 288}, {45, 544}, {38, 2080}};
   for (const auto& [N, K] : shapes) {

@@ -18,14 +18,14 @@ void GemvBf16Prepared(const float* prepared, const float* x, int64_t ldx, const 
 void GemmBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
 // The prefill GEMM on BF16 dot products (matmul_bf16_dot_avx512.cc): ref::MatmulBf16Dot up to
-// the order of its fp32 sums. GemmBf16Dot512 needs CpuHasAvx512Bf16(), GemmBf16Amx
-// CpuHasAmxBf16() (cpu_features_avx2.h).
+// the order of its fp32 sums. GemmBf16Dot512 needs cpu::HasAvx512Bf16(), GemmBf16Amx
+// cpu::HasAmxBf16() (core/cpu_features.h).
 void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                     int64_t ldy);
 void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                  int64_t ldy);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit
-// ones (call only where CpuHasAvx512F(), cpu_features_avx2.h); GemvBf16 takes the 512-bit form
+// ones (call only where cpu::HasAvx512F(), core/cpu_features.h); GemvBf16 takes the 512-bit form
 // where the CPU has AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.
 void GemvBf16Batch256(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                       float* y, int64_t ldy);
@@ -37,8 +37,8 @@ void GemvMxfp4F32(const float* x, int64_t ldx, const uint8_t* w_packed, const ui
 // Activations quantised to int16 per block of 32 (error bound in matmul_mxfp4_avx2.cc).
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
-// GemvMxfp4Q16 in 256-bit registers, and in 512-bit ones (call only where CpuHasAvx512Vnni(),
-// cpu_features_avx2.h); GemvMxfp4Q16 takes the 512-bit form where the CPU has them. Both
+// GemvMxfp4Q16 in 256-bit registers, and in 512-bit ones (call only where cpu::HasAvx512Vnni(),
+// core/cpu_features.h); GemvMxfp4Q16 takes the 512-bit form where the CPU has them. Both
 // give the same bits.
 void GemvMxfp4Q16Form256(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale, int64_t M,
                          int64_t N, int64_t K, float* y, int64_t ldy);
@@ -54,8 +54,8 @@ void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64
 // weight row once for up to 4 activation rows; the GEMM packs scaled fp32 panels for BlockedGemm.
 void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy);
-// GemvInt8 in 256-bit registers, and in 512-bit ones (call only where CpuHasAvx512F(),
-// cpu_features_avx2.h); GemvInt8 takes the 512-bit form where the CPU has AVX-512F.
+// GemvInt8 in 256-bit registers, and in 512-bit ones (call only where cpu::HasAvx512F(),
+// core/cpu_features.h); GemvInt8 takes the 512-bit form where the CPU has AVX-512F.
 void GemvInt8Form256(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,
                      int64_t K, float* y, int64_t ldy);
 void GemvInt8Form512(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N,

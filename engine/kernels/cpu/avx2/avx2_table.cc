@@ -1,8 +1,8 @@
 // The AVX2+FMA table, offered only when the CPU reports both AVX2 and FMA, and the two tables
 // that differ from it only in the prefill GEMM (BF16 dot products: vdpbf16ps, AMX tiles),
-// offered where cpu_features_avx2.h says the CPU (and for AMX the OS) allows them.
+// offered where core/cpu_features.h says the CPU (and for AMX the OS) allows them.
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 
 namespace kimi::kernels {
 namespace {
@@ -50,18 +50,18 @@ KernelTable WithBf16DotGemm(const char* isa, MatmulBf16Fn gemm) {
 }  // namespace
 
 const KernelTable* Avx2Kernels() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool supported = cpu::HasAvx2Fma();
   return supported ? &Avx2Table() : nullptr;
 }
 
 const KernelTable* Avx512Bf16Kernels() {
   static const KernelTable table = WithBf16DotGemm("avx512bf16", avx2::GemmBf16Dot512);
-  return Avx2Kernels() != nullptr && avx2::CpuHasAvx512Bf16() ? &table : nullptr;
+  return Avx2Kernels() != nullptr && cpu::HasAvx512Bf16() ? &table : nullptr;
 }
 
 const KernelTable* AmxKernels() {
   static const KernelTable table = WithBf16DotGemm("amx", avx2::GemmBf16Amx);
-  return Avx2Kernels() != nullptr && avx2::CpuHasAmxBf16() ? &table : nullptr;
+  return Avx2Kernels() != nullptr && cpu::HasAmxBf16() ? &table : nullptr;
 }
 
 }  // namespace kimi::kernels

@@ -7,7 +7,7 @@ namespace kimi::kernels::avx2 {
 namespace {
 
 std::atomic<int>& Width() {
-  static std::atomic<int> width{CpuHasAvx512F() ? 512 : 256};
+  static std::atomic<int> width{cpu::HasAvx512F() ? 512 : 256};
   return width;
 }
 
@@ -16,7 +16,7 @@ std::atomic<int>& Width() {
 int GemmRegisterWidth() { return Width().load(std::memory_order_relaxed); }
 
 void SetGemmRegisterWidth(int bits) {
-  Width().store(bits == 512 && CpuHasAvx512F() ? 512 : 256, std::memory_order_relaxed);
+  Width().store(bits == 512 && cpu::HasAvx512F() ? 512 : 256, std::memory_order_relaxed);
 }
 
 }  // namespace kimi::kernels::avx2

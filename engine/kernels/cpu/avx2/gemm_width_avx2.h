@@ -4,13 +4,13 @@
 // Thread safety: the setting is atomic; change it only while no GEMM runs.
 #pragma once
 
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 
 namespace kimi::kernels::avx2 {
 
 // 256 or 512: the width the GEMM runs in now.
 int GemmRegisterWidth();
-// 512 only where CpuHasAvx512F() (a request for 512 elsewhere gives 256); 256 always works.
+// 512 only where cpu::HasAvx512F() (a request for 512 elsewhere gives 256); 256 always works.
 void SetGemmRegisterWidth(int bits);
 
 }  // namespace kimi::kernels::avx2

@@ -39,7 +39,7 @@ void ExpectWidthsAgree(int64_t M, int64_t N, int64_t ldy, Product product, const
 }
 
 TEST(GemmWidthTest, Bf16256And512BitFormsGiveTheSameBits) {
-  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (Avx2Kernels() == nullptr || !cpu::HasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
   for (int64_t K : {1, 7, 256, 257, 600}) {
     for (int64_t N : {1, 15, 16, 17, 33, 48, 130, 161}) {
       const int64_t ldx = K + 3, ldy = N + 2;
@@ -54,7 +54,7 @@ TEST(GemmWidthTest, Bf16256And512BitFormsGiveTheSameBits) {
 }
 
 TEST(GemmWidthTest, Mxfp4256And512BitFormsGiveTheSameBits) {
-  if (Avx2Kernels() == nullptr || !avx2::CpuHasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (Avx2Kernels() == nullptr || !cpu::HasAvx512F()) GTEST_SKIP() << "no AVX-512F on this CPU";
   for (int64_t K : {32, 256, 288, 544}) {
     for (int64_t N : {3, 16, 31, 47, 130}) {
       const int64_t ldx = K + 5, ldy = N + 1;
@@ -75,7 +75,7 @@ TEST(GemmWidthTest, Mxfp4256And512BitFormsGiveTheSameBits) {
 TEST(GemmWidthTest, WidthFollowsTheCpu) {
   const int before = avx2::GemmRegisterWidth();
   avx2::SetGemmRegisterWidth(512);
-  EXPECT_EQ(avx2::GemmRegisterWidth(), avx2::CpuHasAvx512F() ? 512 : 256);
+  EXPECT_EQ(avx2::GemmRegisterWidth(), cpu::HasAvx512F() ? 512 : 256);
   avx2::SetGemmRegisterWidth(256);
   EXPECT_EQ(avx2::GemmRegisterWidth(), 256);
   avx2::SetGemmRegisterWidth(before);

@@ -2,7 +2,7 @@
 // blocked GEMM (gemm_driver_avx2.h) for prefill.
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
 #include "kernels/cpu/scratch.h"
 
@@ -667,7 +667,7 @@ void GemvBf16Batch512(const float* x, int64_t ldx, const uint16_t* w, int64_t M,
 
 // The layout GemvBf16Prepared reads: pairs of rows (PairedActivations) for the 512-bit batch
 // tiles, else each row permuted (PermutedActivations).
-bool UsesPairedLayout(int64_t M) { return M > 1 && CpuHasAvx512F(); }
+bool UsesPairedLayout(int64_t M) { return M > 1 && cpu::HasAvx512F(); }
 
 int64_t GemvBf16PreparedFloats(int64_t M, int64_t K) { return UsesPairedLayout(M) ? PairedFloats(M, K) : M * K; }
 

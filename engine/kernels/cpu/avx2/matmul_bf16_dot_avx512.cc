@@ -10,7 +10,7 @@
 //
 // The functions carry their own target attributes; this file is compiled with the AVX2 flags
 // like its neighbours, so nothing else in it may use AVX-512 or AMX, and the table calls these
-// only where cpu_features_avx2.h says the CPU (and, for AMX, the OS) allows them.
+// only where core/cpu_features.h says the CPU (and, for AMX, the OS) allows them.
 #include <immintrin.h>
 
 #include <algorithm>

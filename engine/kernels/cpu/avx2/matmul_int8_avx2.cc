@@ -12,7 +12,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 
 namespace kimi::kernels::avx2 {
@@ -210,7 +210,7 @@ void GemvInt8Form512(const float* x, int64_t ldx, const uint8_t* w, const float*
 
 void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
               float* y, int64_t ldy) {
-  (CpuHasAvx512F() ? GemvInt8Form512 : GemvInt8Form256)(x, ldx, w, w_scale, M, N, K, y, ldy);
+  (cpu::HasAvx512F() ? GemvInt8Form512 : GemvInt8Form256)(x, ldx, w, w_scale, M, N, K, y, ldy);
 }
 
 void GemmInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "kernels/cpu/avx2/avx2.h"
-#include "kernels/cpu/avx2/cpu_features_avx2.h"
+#include "core/cpu_features.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 #include "kernels/cpu/avx2/vec_math_avx2.h"
 #include "kernels/cpu/scratch.h"
@@ -550,7 +550,7 @@ void GemvMxfp4Q16Form512(const float* x, int64_t ldx, const uint8_t* w_packed, c
 
 void GemvMxfp4Q16(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy) {
-  (CpuHasAvx512Vnni() ? GemvMxfp4Q16Form512 : GemvMxfp4Q16Form256)(x, ldx, w_packed, w_scale, M, N, K, y, ldy);
+  (cpu::HasAvx512Vnni() ? GemvMxfp4Q16Form512 : GemvMxfp4Q16Form256)(x, ldx, w_packed, w_scale, M, N, K, y, ldy);
 }
 
 void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
