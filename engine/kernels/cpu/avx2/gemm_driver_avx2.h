@@ -31,6 +31,24 @@ namespace {
 
 constexpr int64_t kMR = 6, kNR = 16, kKC = 256, kNC = 128;
 
+// The panel walk every Packer shares: weight row n of the block (0 <= n < rows) goes to column
+// n % kNR of panel n / kNR, and fill_row(n, column) writes its kc values at column[k * kNR]; the
+// columns of the last panel past `rows` are zeros.
+template <class FillRow>
+void PackPanels(int64_t rows, int64_t kc, float* dst, FillRow&& fill_row) {
+  for (int64_t p = 0; p * kNR < rows; ++p) {
+    float* panel = dst + p * kc * kNR;
+    for (int64_t j = 0; j < kNR; ++j) {
+      const int64_t n = p * kNR + j;
+      if (n < rows) {
+        fill_row(n, panel + j);
+      } else {
+        for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = 0.0f;
+      }
+    }
+  }
+}
+
 // Writes a finished tile row: C (+)= acc, only the first `ncols` columns.
 inline void StoreTileRow(float* cr, __m256 a0, __m256 a1, bool accumulate, int64_t ncols) {
   if (ncols == kNR) {

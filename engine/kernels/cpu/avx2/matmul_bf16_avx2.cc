@@ -632,24 +632,16 @@ struct Bf16Packer {
   const uint16_t* w;
   int64_t K;
   void Pack(int64_t n0, int64_t rows, int64_t k0, int64_t kc, float* dst) const {
-    for (int64_t p = 0; p * kNR < rows; ++p) {
-      float* panel = dst + p * kc * kNR;
-      for (int64_t j = 0; j < kNR; ++j) {
-        const int64_t n = p * kNR + j;
-        if (n >= rows) {
-          for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = 0.0f;
-          continue;
-        }
-        const uint16_t* src = w + (n0 + n) * K + k0;
-        int64_t k = 0;
-        for (; k + 8 <= kc; k += 8) {
-          alignas(32) float tmp[8];
-          _mm256_store_ps(tmp, LoadBf16x8(src + k));
-          for (int i = 0; i < 8; ++i) panel[(k + i) * kNR + j] = tmp[i];
-        }
-        for (; k < kc; ++k) panel[k * kNR + j] = Bf16Scalar(src[k]);
+    PackPanels(rows, kc, dst, [&](int64_t n, float* column) {
+      const uint16_t* src = w + (n0 + n) * K + k0;
+      int64_t k = 0;
+      for (; k + 8 <= kc; k += 8) {
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, LoadBf16x8(src + k));
+        for (int i = 0; i < 8; ++i) column[(k + i) * kNR] = tmp[i];
       }
-    }
+      for (; k < kc; ++k) column[k * kNR] = Bf16Scalar(src[k]);
+    });
   }
 };
 

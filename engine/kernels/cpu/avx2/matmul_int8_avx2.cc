@@ -158,19 +158,11 @@ struct Int8Packer {
   const float* scale;
   int64_t K;
   void Pack(int64_t n0, int64_t rows, int64_t k0, int64_t kc, float* dst) const {
-    for (int64_t p = 0; p * kNR < rows; ++p) {
-      float* panel = dst + p * kc * kNR;
-      for (int64_t j = 0; j < kNR; ++j) {
-        const int64_t n = p * kNR + j;
-        if (n >= rows) {
-          for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = 0.0f;
-          continue;
-        }
-        const uint8_t* row = w + (n0 + n) * K + k0;
-        const float s = scale[n0 + n];
-        for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = float(int(row[k]) - 128) * s;
-      }
-    }
+    PackPanels(rows, kc, dst, [&](int64_t n, float* column) {
+      const uint8_t* row = w + (n0 + n) * K + k0;
+      const float s = scale[n0 + n];
+      for (int64_t k = 0; k < kc; ++k) column[k * kNR] = float(int(row[k]) - 128) * s;
+    });
   }
 };
 

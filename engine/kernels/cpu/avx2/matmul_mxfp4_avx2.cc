@@ -93,30 +93,22 @@ struct Mxfp4Packer {
   int64_t K;
   void Pack(int64_t n0, int64_t rows, int64_t k0, int64_t kc, float* dst) const {
     const float* half_scale = HalfScales();
-    for (int64_t p = 0; p * kNR < rows; ++p) {
-      float* panel = dst + p * kc * kNR;
-      for (int64_t j = 0; j < kNR; ++j) {
-        const int64_t n = p * kNR + j;
-        if (n >= rows) {
-          for (int64_t k = 0; k < kc; ++k) panel[k * kNR + j] = 0.0f;
-          continue;
-        }
-        const uint8_t* prow = wp + (n0 + n) * (K / 2);
-        const uint8_t* srow = ws + (n0 + n) * (K / kMxfp4BlockSize);
-        for (int64_t k = 0; k < kc; k += kMxfp4BlockSize) {
-          const int64_t b = (k0 + k) / kMxfp4BlockSize;
-          __m128i lo, hi;
-          DecodeBlock(prow + b * 16, &lo, &hi);
-          __m256 scale = _mm256_set1_ps(half_scale[srow[b]]);
-          alignas(32) float tmp[32];
-          _mm256_store_ps(tmp, _mm256_mul_ps(I8ToF32(lo), scale));
-          _mm256_store_ps(tmp + 8, _mm256_mul_ps(I8ToF32(_mm_srli_si128(lo, 8)), scale));
-          _mm256_store_ps(tmp + 16, _mm256_mul_ps(I8ToF32(hi), scale));
-          _mm256_store_ps(tmp + 24, _mm256_mul_ps(I8ToF32(_mm_srli_si128(hi, 8)), scale));
-          for (int i = 0; i < 32; ++i) panel[(k + i) * kNR + j] = tmp[i];
-        }
+    PackPanels(rows, kc, dst, [&](int64_t n, float* column) {
+      const uint8_t* prow = wp + (n0 + n) * (K / 2);
+      const uint8_t* srow = ws + (n0 + n) * (K / kMxfp4BlockSize);
+      for (int64_t k = 0; k < kc; k += kMxfp4BlockSize) {
+        const int64_t b = (k0 + k) / kMxfp4BlockSize;
+        __m128i lo, hi;
+        DecodeBlock(prow + b * 16, &lo, &hi);
+        __m256 scale = _mm256_set1_ps(half_scale[srow[b]]);
+        alignas(32) float tmp[32];
+        _mm256_store_ps(tmp, _mm256_mul_ps(I8ToF32(lo), scale));
+        _mm256_store_ps(tmp + 8, _mm256_mul_ps(I8ToF32(_mm_srli_si128(lo, 8)), scale));
+        _mm256_store_ps(tmp + 16, _mm256_mul_ps(I8ToF32(hi), scale));
+        _mm256_store_ps(tmp + 24, _mm256_mul_ps(I8ToF32(_mm_srli_si128(hi, 8)), scale));
+        for (int i = 0; i < 32; ++i) column[(k + i) * kNR] = tmp[i];
       }
-    }
+    });
   }
 };
 
