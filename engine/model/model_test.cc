@@ -21,6 +21,7 @@
 #include "kimi/k3_tensors.h"
 #include "kimi/model_dir.h"
 #include "kimi/safetensors.h"
+#include "model/moe.h"
 
 namespace kimi {
 namespace {
@@ -382,3 +383,19 @@ TEST(ModelNumaTest, PlacementIsDecidedAtLoadAndChangesNoResult) {
 
 }  // namespace
 }  // namespace kimi
+
+// The MoE's thread split: a prefill of 256 tokens routed top-8 over 64 experts (2048 rows,
+// 32 per expert) gives each of 2 threads whole experts rather than splitting every product of
+// every expert over them; one thread never spreads; a few busy experts still split products.
+namespace kimi::model {
+namespace {
+
+TEST(MoeSplit, PrefillOverManyExpertsTakesWholeExperts) {
+  EXPECT_TRUE(MoeSpreadsWholeExperts(2048, 64, 2));
+  EXPECT_TRUE(MoeSpreadsWholeExperts(64, 64, 2));    // decode: one row per expert
+  EXPECT_FALSE(MoeSpreadsWholeExperts(2048, 64, 1));
+  EXPECT_FALSE(MoeSpreadsWholeExperts(1024, 4, 2));  // 256 rows on each of 4 experts
+}
+
+}  // namespace
+}  // namespace kimi::model

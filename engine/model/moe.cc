@@ -86,6 +86,11 @@ void SituMlpForward(const SituMlpWeights& w, const SituParams& act, const float*
   Apply(w.down, gate, R, y, pool);
 }
 
+bool MoeSpreadsWholeExperts(int64_t rows, int64_t active, int threads) {
+  constexpr int64_t kSpreadRowsPerExpert = 16, kSpreadExpertsPerThread = 8;
+  return threads > 1 && (rows <= kSpreadRowsPerExpert * active || active >= kSpreadExpertsPerThread * threads);
+}
+
 void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, const float* x, int64_t R,
                 FfnScratch& s, float* y, ThreadPool* pool) {
   const int64_t D = c.hidden_size, E = c.num_experts, Dl = c.ExpertInputDim();
@@ -133,16 +138,15 @@ void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, c
     for (const auto& [row, weight] : rows) std::memcpy(in + total++ * Dl, latent + row * Dl, sizeof(float) * Dl);
   }
 
-  // Few rows per expert (decode batches): each thread runs whole experts on its own, one
-  // parallel region for all of them instead of three small ones per expert. Threads take whole
-  // experts one at a time, so the load balances by what each expert really costs (reading its
-  // weights dominates at a few rows, which a split by rows alone ignores) and a thread that wakes
-  // late simply runs fewer experts; with NUMA placement, a thread takes its own node's experts
-  // first. Many rows (prefill): one expert at a time, each product split over the threads.
-  // Either way an expert's output rows are computed the same way.
-  constexpr int64_t kSpreadRowsPerExpert = 16;
+  // Whole experts per thread (MoeSpreadsWholeExperts): one parallel region for all of them
+  // instead of three small ones per expert. Threads take whole experts one at a time, so the
+  // load balances by what each expert really costs (reading its weights dominates at a few
+  // rows, which a split by rows alone ignores) and a thread that wakes late simply runs fewer
+  // experts; with NUMA placement, a thread takes its own node's experts first. Otherwise (many
+  // rows over few experts) one expert at a time, each product split over the threads. Either
+  // way an expert's output rows are computed the same way.
   const int64_t n_active = static_cast<int64_t>(s.active.size());
-  if (pool != nullptr && pool->num_threads() > 1 && total <= kSpreadRowsPerExpert * n_active) {
+  if (pool != nullptr && MoeSpreadsWholeExperts(total, n_active, pool->num_threads())) {
     s.thread_gate.resize(size_t(pool->num_threads()));
     s.thread_up.resize(size_t(pool->num_threads()));
     ParallelForByNode(

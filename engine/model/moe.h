@@ -81,4 +81,11 @@ void SituMlpForward(const SituMlpWeights& w, const SituParams& act, const float*
 void MoeForward(const MoeWeights& w, const K3Config& c, const SituParams& act, const float* x, int64_t R,
                 FfnScratch& s, float* y, ThreadPool* pool);
 
+// Whether MoeForward gives each thread whole experts (true) or runs one expert at a time with
+// each of its products split over the threads, for `rows` routed rows over `active` experts.
+// Whole experts when there are few rows per expert (decode: reading the weights dominates) or
+// enough experts to balance the threads (prefill of a few hundred tokens over 64 experts: split
+// products would re-quantise the rows per slice and wait on the pool three times per expert).
+bool MoeSpreadsWholeExperts(int64_t rows, int64_t active, int threads);
+
 }  // namespace kimi::model
