@@ -7,14 +7,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/whole_file.h"
 #include "io/quantization_json.h"
 #include "io/safetensors_writer.h"
 #include "kimi/dtype.h"
@@ -88,10 +87,6 @@ QuantizationConfig QuantizedDenseConfig(const QuantizationConfig& old, QuantSche
 
 namespace {
 
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // A dense module to quantise: its BF16 shape and the tensors that replace its `weight`.
 struct Target {
   int64_t rows = 0, cols = 0;
@@ -104,7 +99,7 @@ Result<std::map<std::string, Target>> PlanTargets(const K3Config& before, const 
   std::map<std::string, TensorSpec> old_specs;
   Status already;
   ForEachK3Tensor(before, [&](const TensorSpec& s) {
-    if (s.group != TensorGroup::kRoutedExperts && EndsWith(s.name, ".weight_packed") && already.ok()) {
+    if (s.group != TensorGroup::kRoutedExperts && s.name.ends_with(".weight_packed") && already.ok()) {
       already = Status::InvalidArgument("its dense projections are already quantised (" + s.name + ")");
     }
     old_specs[s.name] = s;
@@ -141,10 +136,7 @@ std::vector<std::vector<uint8_t>> QuantizeMatrix(const Target& t, const uint8_t*
     std::vector<uint8_t> packed(t.rows * t.cols / 2), scales(t.rows * t.cols / kMxfp4BlockSize);
     for (int64_t r = 0; r < t.rows; ++r) {
       RowToFloat(data, t.cols, r, row.data());
-      for (int64_t b = 0; b < t.cols / kMxfp4BlockSize; ++b) {
-        scales[r * (t.cols / kMxfp4BlockSize) + b] =
-            QuantizeMxfp4Block(row.data() + b * kMxfp4BlockSize, packed.data() + r * (t.cols / 2) + b * (kMxfp4BlockSize / 2));
-      }
+      QuantizeMxfp4Row(row.data(), t.cols, packed.data() + r * (t.cols / 2), scales.data() + r * (t.cols / kMxfp4BlockSize));
     }
     return {std::move(packed), std::move(scales)};
   }
@@ -172,26 +164,10 @@ uint64_t SpecBytes(const std::vector<TensorSpec>& pieces) {
   return bytes;
 }
 
-Status WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Status::IOError(path.string() + ": write failed");
-  return Status::OK();
-}
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError(path.string() + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // config.json with only its quantization_config replaced, wherever it was (text_config or the
 // top level; text_config when it had none), so every other key stays as published.
 Result<std::string> RewriteConfig(const fs::path& path, const QuantizationConfig& q) {
-  KIMI_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  KIMI_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path.string()));
   nlohmann::ordered_json root = nlohmann::ordered_json::parse(text, nullptr, false);
   if (root.is_discarded() || !root.is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
   nlohmann::ordered_json* holder = &root;
@@ -210,7 +186,7 @@ Status WriteShard(const SafetensorsFile& in, const std::string& prefix, const st
   SafetensorsWriter writer;
   for (const auto& [key, value] : in.metadata()) writer.SetMetadata(key, value);
   auto target_of = [&](const TensorView& t) -> const Target* {
-    if (t.name.rfind(prefix, 0) != 0 || !EndsWith(t.name, ".weight")) return nullptr;
+    if (t.name.rfind(prefix, 0) != 0 || !t.name.ends_with(".weight")) return nullptr;
     const std::string bare = t.name.substr(prefix.size());
     auto it = targets.find(bare.substr(0, bare.size() - std::string_view(".weight").size()));
     return it == targets.end() ? nullptr : &it->second;
@@ -284,10 +260,10 @@ Result<QuantizeSummary> WriteQuantized(ModelDir& dir, const fs::path& in, const 
     nlohmann::ordered_json index;
     index["metadata"] = {{"total_size", total}};
     index["weight_map"] = std::move(weight_map);
-    KIMI_RETURN_IF_ERROR(WriteFile(tmp / kIndexName, index.dump(2) + "\n"));
+    KIMI_RETURN_IF_ERROR(WriteWholeFile((tmp / kIndexName).string(), index.dump(2) + "\n"));
   }
   KIMI_ASSIGN_OR_RETURN(std::string config, RewriteConfig(in / kConfigName, after.quantization));
-  KIMI_RETURN_IF_ERROR(WriteFile(tmp / kConfigName, config));
+  KIMI_RETURN_IF_ERROR(WriteWholeFile((tmp / kConfigName).string(), config));
   KIMI_RETURN_IF_ERROR(CopyOtherFiles(in, tmp, rewritten));
   // The output must load as what it claims to be.
   KIMI_ASSIGN_OR_RETURN(auto check, ModelDir::Open(tmp.string()));

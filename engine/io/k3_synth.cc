@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/whole_file.h"
 #include "io/safetensors_writer.h"
 #include "kimi/k3_tensors.h"
 #include "kimi/safetensors.h"
@@ -59,10 +60,6 @@ class Draws {
   bool has_spare_ = false;
 };
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 uint64_t Numel(const std::vector<int64_t>& shape) {
   uint64_t n = 1;
   for (int64_t d : shape) n *= static_cast<uint64_t>(d);
@@ -92,19 +89,15 @@ void DrawMxfp4(const std::string& base, int64_t rows, int64_t cols, uint64_t see
   out.scale.assign(size_t(rows * cols / kMxfp4BlockSize), 0);
   Draws d(seed, base);
   double stddev = 1.0 / std::sqrt(static_cast<double>(cols));
-  std::vector<float> block(kMxfp4BlockSize);
-  uint8_t packed16[kMxfp4BlockSize / 2];
+  std::vector<float> row(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t b = 0; b < cols / kMxfp4BlockSize; ++b) {
-      for (auto& x : block) x = static_cast<float>(d.Normal() * stddev);
-      out.scale[r * (cols / kMxfp4BlockSize) + b] = QuantizeMxfp4Block(block.data(), packed16);
-      std::memcpy(out.packed.data() + r * (cols / 2) + b * (kMxfp4BlockSize / 2), packed16, sizeof packed16);
-    }
+    for (float& x : row) x = static_cast<float>(d.Normal() * stddev);
+    QuantizeMxfp4Row(row.data(), cols, out.packed.data() + r * (cols / 2), out.scale.data() + r * (cols / kMxfp4BlockSize));
   }
 }
 
 void FillMxfp4(const TensorSpec& spec, uint64_t seed, Mxfp4Halves& last, std::vector<uint8_t>& out) {
-  bool packed = EndsWith(spec.name, ".weight_packed");
+  bool packed = spec.name.ends_with(".weight_packed");
   std::string base = spec.name.substr(0, spec.name.rfind('.'));
   int64_t rows = spec.shape[0];
   int64_t cols = packed ? spec.shape[1] * 2 : spec.shape[1] * kMxfp4BlockSize;
@@ -122,21 +115,21 @@ void FillTensor(const K3Config& c, const TensorSpec& spec, uint64_t seed, Mxfp4H
   const std::string& n = spec.name;
   const uint64_t count = Numel(spec.shape);
   Draws d(seed, n);
-  if (EndsWith(n, "A_log")) {
+  if (n.ends_with("A_log")) {
     for (int64_t i = 0; i < c.linear_attn.num_heads; ++i) {
       PutFloat(out, i, spec.dtype, static_cast<float>(std::log(d.Uniform(1.0, 16.0))));
     }
     return;  // the padding stays zero, as in the published checkpoint
   }
-  if (EndsWith(n, "norm.weight")) {  // every RMSNorm gain, including *_res_norm and o_norm
+  if (n.ends_with("norm.weight")) {  // every RMSNorm gain, including *_res_norm and o_norm
     for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Uniform(0.9, 1.1)));
     return;
   }
-  if (EndsWith(n, "dt_bias")) {
+  if (n.ends_with("dt_bias")) {
     for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Uniform(-0.5, 0.5)));
     return;
   }
-  if (EndsWith(n, "e_score_correction_bias")) {
+  if (n.ends_with("e_score_correction_bias")) {
     for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Uniform(-0.05, 0.05)));
     return;
   }
@@ -144,15 +137,6 @@ void FillTensor(const K3Config& c, const TensorSpec& spec, uint64_t seed, Mxfp4H
   // [out, in], the kernel width of a depthwise convolution [P, 1, K].
   double stddev = spec.group == TensorGroup::kEmbedding ? 1.0 : 1.0 / std::sqrt(static_cast<double>(spec.shape.back()));
   for (uint64_t i = 0; i < count; ++i) PutFloat(out, i, spec.dtype, static_cast<float>(d.Normal() * stddev));
-}
-
-Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::IOError(path.string() + ": cannot create");
-  out << text;
-  out.close();
-  if (!out) return Status::IOError(path.string() + ": write failed");
-  return Status::OK();
 }
 
 Status MakeDir(const std::string& dir) {
@@ -232,8 +216,8 @@ Result<SynthSummary> WriteSyntheticModel(const K3Config& config, const std::stri
   nlohmann::ordered_json index;
   index["metadata"] = {{"total_size", summary.bytes}};
   index["weight_map"] = std::move(weight_map);
-  KIMI_RETURN_IF_ERROR(WriteText(fs::path(out_dir) / "model.safetensors.index.json", index.dump(2) + "\n"));
-  KIMI_RETURN_IF_ERROR(WriteText(fs::path(out_dir) / "config.json", K3ConfigToJson(config)));
+  KIMI_RETURN_IF_ERROR(WriteWholeFile((fs::path(out_dir) / "model.safetensors.index.json").string(), index.dump(2) + "\n"));
+  KIMI_RETURN_IF_ERROR(WriteWholeFile((fs::path(out_dir) / "config.json").string(), K3ConfigToJson(config)));
   return summary;
 }
 
@@ -287,7 +271,7 @@ Result<SynthSummary> WriteShapeOnlyModel(const K3Config& config, const std::stri
   out << "\n  }\n}\n";
   out.close();
   if (!out) return Status::IOError(path.string() + ": write failed");
-  KIMI_RETURN_IF_ERROR(WriteText(fs::path(out_dir) / "config.json", K3ConfigToJson(config)));
+  KIMI_RETURN_IF_ERROR(WriteWholeFile((fs::path(out_dir) / "config.json").string(), K3ConfigToJson(config)));
   return summary;
 }
 

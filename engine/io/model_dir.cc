@@ -32,10 +32,6 @@ Result<std::string> ReadSmallFile(const fs::path& path, uint64_t limit) {
   return text;
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
   TensorView v;
   v.dtype = dtype;
@@ -197,8 +193,8 @@ Status ModelDir::ValidateLayout() {
       int64_t n = 1, want = 1;
       for (int64_t d : shape) n *= d;
       for (int64_t d : spec.shape) want *= d;
-      if (EndsWith(spec.name, ".A_log")) same = n >= config_.linear_attn.num_heads;
-      if (EndsWith(spec.name, ".dt_bias")) same = n == want;
+      if (spec.name.ends_with(".A_log")) same = n >= config_.linear_attn.num_heads;
+      if (spec.name.ends_with(".dt_bias")) same = n == want;
     }
     if (!same) {
       status = Status::Corruption(dir_ + ": tensor '" + stored + "' is " + ShapeText(dtype, shape) +

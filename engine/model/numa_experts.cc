@@ -4,7 +4,7 @@ namespace kimi::model {
 namespace {
 
 Status PlaceMatrix(const Mxfp4Matrix& m, int node) {
-  const size_t packed = size_t(m.rows * m.cols / 2), scale = size_t(m.rows * m.cols / 32);
+  const size_t packed = size_t(m.rows * m.cols / 2), scale = size_t(m.rows * m.cols / kMxfp4BlockSize);
   KIMI_RETURN_IF_ERROR(BindMemoryToNode(m.packed, packed, node));
   KIMI_RETURN_IF_ERROR(BindMemoryToNode(m.scale, scale, node));
   TouchPages(m.packed, packed);

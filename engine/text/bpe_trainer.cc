@@ -12,7 +12,7 @@
 #include "kimi/tokenizer.h"
 #include "kimi/tokenizer_utf8.h"
 #include "text/pretokenizer.h"
-#include "text/tokenizer_files.h"
+#include "core/whole_file.h"
 #include "text/tokenizer_ranks.h"
 
 namespace kimi::text {
@@ -192,7 +192,7 @@ Status TrainDemoTokenizer(const std::vector<std::string>& corpus_files, int voca
                           const std::string& out_dir) {
   std::vector<std::string> texts;
   for (const std::string& path : corpus_files) {
-    auto contents = text::ReadWholeFile(path);
+    auto contents = ReadWholeFile(path);
     if (!contents.ok()) return contents.status().WithContext("training file");
     texts.push_back(std::move(contents).value());
     if (!text::ValidateUtf8(texts.back()).ok()) {
@@ -211,7 +211,7 @@ Status TrainDemoTokenizer(const std::vector<std::string>& corpus_files, int voca
       {"tokenizer_config.json", DemoTokenizerConfigJson(num_base)},
   };
   for (const auto& [name, contents] : files) {
-    KIMI_RETURN_IF_ERROR(text::WriteWholeFile((std::filesystem::path(out_dir) / name).string(), contents));
+    KIMI_RETURN_IF_ERROR(WriteWholeFile((std::filesystem::path(out_dir) / name).string(), contents));
   }
   return Status::OK();
 }

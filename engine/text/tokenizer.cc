@@ -15,7 +15,7 @@
 #include "text/pretokenizer.h"
 #include "text/pretokenizer_classes.h"
 #include "text/tokenizer_bpe.h"
-#include "text/tokenizer_files.h"
+#include "core/whole_file.h"
 #include "text/tokenizer_ranks.h"
 #include "text/tokenizer_special.h"
 
@@ -173,10 +173,10 @@ Result<Tokenizer> Tokenizer::FromContents(std::string_view tiktoken_text, std::s
 }
 
 Result<Tokenizer> Tokenizer::LoadFiles(const std::string& tiktoken_path, const std::string& config_path) {
-  KIMI_ASSIGN_OR_RETURN(std::string ranks, text::ReadWholeFile(tiktoken_path));
+  KIMI_ASSIGN_OR_RETURN(std::string ranks, ReadWholeFile(tiktoken_path));
   std::string config;
   if (!config_path.empty()) {
-    KIMI_ASSIGN_OR_RETURN(config, text::ReadWholeFile(config_path));
+    KIMI_ASSIGN_OR_RETURN(config, ReadWholeFile(config_path));
   }
   auto tokenizer = FromContents(ranks, config);
   if (!tokenizer.ok()) return tokenizer.status().WithContext(tiktoken_path);

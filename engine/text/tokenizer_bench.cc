@@ -23,7 +23,7 @@
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
 #include "text/pretokenizer.h"
-#include "text/tokenizer_files.h"
+#include "core/whole_file.h"
 
 namespace {
 
@@ -42,7 +42,7 @@ Corpus BuildCorpus(const std::string& source_dir, size_t target_bytes) {
   std::string unique;
   std::string multilingual;
   for (const std::string& path : kimi::DemoCorpusFiles(source_dir)) {
-    auto contents = kimi::text::ReadWholeFile(path);
+    auto contents = kimi::ReadWholeFile(path);
     if (!contents.ok() || !kimi::text::ValidateUtf8(*contents).ok()) continue;
     const std::string& text = *contents;
     if (path.ends_with("multilingual.txt")) multilingual = text;

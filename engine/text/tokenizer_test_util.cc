@@ -7,7 +7,7 @@
 #include "kimi/tokenizer_utf8.h"
 #include "text/bpe_trainer.h"
 #include "kimi/kimi_data.h"
-#include "text/tokenizer_files.h"
+#include "core/whole_file.h"
 #include "text/tokenizer_ranks.h"
 
 namespace kimi::text::testing {

@@ -91,4 +91,12 @@ inline uint8_t QuantizeMxfp4Block(const float* x, uint8_t* packed16) {
   return static_cast<uint8_t>(e + 127);
 }
 
+// Quantises one row of `cols` floats (a multiple of 32) block by block: cols / 2 packed bytes
+// and cols / 32 E8M0 scales.
+inline void QuantizeMxfp4Row(const float* row, int64_t cols, uint8_t* packed, uint8_t* scales) {
+  for (int64_t b = 0; b < cols / kMxfp4BlockSize; ++b) {
+    scales[b] = QuantizeMxfp4Block(row + b * kMxfp4BlockSize, packed + b * (kMxfp4BlockSize / 2));
+  }
+}
+
 }  // namespace kimi

@@ -1,4 +1,5 @@
-// Whole-file reads and writes for the tokenizer's files (rank files, configs, training text).
+// Whole-file reads and writes: the tokenizer's files (rank files, configs, training text), a
+// model directory's config and index when a model is rewritten.
 //
 // Thread safety: no shared state; concurrent calls on distinct paths are independent.
 #pragma once
@@ -8,7 +9,7 @@
 
 #include "kimi/status.h"
 
-namespace kimi::text {
+namespace kimi {
 
 // The file's bytes. Errors: NotFound when it cannot be opened, IOError when a read fails.
 Result<std::string> ReadWholeFile(const std::string& path);
@@ -16,4 +17,4 @@ Result<std::string> ReadWholeFile(const std::string& path);
 // Replaces the file's contents. Errors: IOError.
 Status WriteWholeFile(const std::string& path, std::string_view contents);
 
-}  // namespace kimi::text
+}  // namespace kimi

@@ -1,9 +1,9 @@
-#include "text/tokenizer_files.h"
+#include "core/whole_file.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace kimi::text {
+namespace kimi {
 
 Result<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -22,4 +22,4 @@ Status WriteWholeFile(const std::string& path, std::string_view contents) {
   return Status::OK();
 }
 
-}  // namespace kimi::text
+}  // namespace kimi
