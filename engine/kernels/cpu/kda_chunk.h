@@ -42,12 +42,16 @@
 //     out[j] = out_scale·out[j] + alpha·Σ_{i<count} coeffs[i·coeff_stride]·rows[i·row_stride + j]
 //     (out_scale == 0 ignores out's old contents, NaN included);
 //   Exp(x, out, n): out = e^x;
+//   DecayRow(k, q, Gt, Gp, Ge, eGp, n, ka, qa, kg, qg, kend): with f = e^{Gt−Gp},
+//     ka = k⊙f, qa = q⊙f, kg = ka⊙eGp, qg = qa⊙eGp, kend = k⊙e^{Ge−Gt};
+//   Transpose(src, rows, cols, ld_src, dst, ld_dst): dst[c·ld_dst + r] = src[r·ld_src + c];
 //   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi};
 //   Prefetch(p, bytes): a hint to bring [p, p + bytes) towards the cache (may do nothing).
 // A head's token rows lie H·dk floats apart, a multiple of 4 KiB, beyond what the hardware
-// prefetchers follow and all in the same cache sets: the chunk's q, k, g and v rows are read
-// once, kAhead rows after their prefetch (to L2: in L1 they would evict one another), into
-// contiguous scratch; the output rows are prefetched alongside for the products that write them.
+// prefetchers follow and all in the same cache sets: the chunk's q, k, g and v rows are each
+// read once, kAhead rows after their prefetch (to L2: in L1 they would evict one another), g
+// and v into contiguous scratch, q and k straight into their decayed forms (DecayRow); the
+// output rows are prefetched alongside for the products that write them.
 // Thread safety: uses per-thread scratch (scratch.h, slot kB); distinct threads may run distinct heads.
 #pragma once
 
@@ -66,13 +70,9 @@ inline constexpr float kKdaMaxFactoredRange = 80.0f;
 
 namespace {  // each including translation unit gets its own copy, compiled with its own flags
 
-// dst[j] = a[j]·b[j]·c[j] for j < n (c == nullptr: a·b).
-inline void MulRow(const float* a, const float* b, const float* c, int64_t n, float* dst) {
-  if (c == nullptr) {
-    for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * b[j];
-  } else {
-    for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * b[j] * c[j];
-  }
+// dst[j] = a[j]·b[j] for j < n.
+inline void MulRow(const float* a, const float* b, int64_t n, float* dst) {
+  for (int64_t j = 0; j < n; ++j) dst[j] = a[j] * b[j];
 }
 
 constexpr int64_t kAhead = 8;  // rows between a prefetch and the read (a few hundred cycles)
@@ -80,15 +80,14 @@ constexpr int64_t kAhead = 8;  // rows between a prefetch and the read (a few hu
 template <class Ops>
 void KdaChunkedHeads(const KdaArgs& a) {
   const int64_t dk = a.dk, dv = a.dv, Cmax = kKdaChunk, S = kKdaSub, ldab = 2 * kKdaSub;
-  const size_t need = static_cast<size_t>(8 * Cmax * dk + 2 * S * dk + Cmax * dv + Cmax * ldab + 2 * dk);
+  const size_t need = static_cast<size_t>(7 * Cmax * dk + 2 * S * dk + Cmax * dv + Cmax * ldab + 2 * dk);
   float* G = ThreadScratchArray<float>(ScratchSlot::kB, need);  // [C, dk] cumulative log gates
-  float* F = G + Cmax * dk;        // [C, dk] e^{G[t]−G[p]}, p the first token of t's sub-block
-  float* Kend = F + Cmax * dk;     // [C, dk] k_i·e^{G[e]−G[i]}, e the last token of i's sub-block; then Kd
+  float* Ka = G + Cmax * dk;       // [C, dk] k_t·e^{G[t]−G[p]}, p the first token of t's sub-block
+  float* Qa = Ka + Cmax * dk;      // [C, dk] q_t·e^{G[t]−G[p]}
+  float* Kend = Qa + Cmax * dk;    // [C, dk] k_i·e^{G[e]−G[i]}, e the last token of i's sub-block; then Kd
   float* Kx = Kend + Cmax * dk;    // [C, dk] k_i·e^{G[p]−G[i]} for the current sub-block's p
   float* KQ = Kx + Cmax * dk;      // [2C, dk] Kg rows then Qg rows
-  float* Kc = KQ + 2 * Cmax * dk;  // [C, dk] the chunk's keys, contiguous
-  float* Qc = Kc + Cmax * dk;      // [C, dk] the chunk's queries, contiguous
-  float* KQT = Qc + Cmax * dk;     // [dk, 2S] the current sub-block's Ka | Qa, transposed
+  float* KQT = KQ + 2 * Cmax * dk; // [dk, 2S] the current sub-block's Ka | Qa, transposed
   float* W = KQT + 2 * S * dk;     // [C, dv] the new values w
   float* AB = W + Cmax * dv;       // [C, 2S] column c < S: A[p+c, i]; c >= S: B[p+c−S, i]
   float* vec = AB + Cmax * ldab;   // [dk] a per-block decay vector
@@ -106,8 +105,6 @@ void KdaChunkedHeads(const KdaArgs& a) {
   for (int64_t t = 0; t < std::min(kAhead, a.T); ++t) prefetch_row(0, t);
 
   for (int64_t h = 0; h < a.H; ++h) {
-    const float* q = a.q + h * dk;
-    const float* k = a.k + h * dk;
     const float* v = a.v + h * dv;
     const float* g = a.g + h * dk;
     const float* beta = a.beta + h;
@@ -117,10 +114,9 @@ void KdaChunkedHeads(const KdaArgs& a) {
     for (int64_t t0 = 0; t0 < a.T; t0 += Cmax) {
       const int64_t C = std::min(Cmax, a.T - t0);
       const int64_t nblocks = (C + S - 1) / S;
-      // The chunk's q and k gathered once: their rows lie a multiple of 4 KiB apart, so read in
-      // place they would all compete for the same few L1 sets in every later pass.
-      auto q_at = [&](int64_t t) { return Qc + t * dk; };
-      auto k_at = [&](int64_t t) { return Kc + t * dk; };
+      // The chunk's own tokens' rows where they lie (read again only in the rare difference form).
+      auto q_at = [&](int64_t t) { return a.q + (t0 + t) * a.ld_qk + h * dk; };
+      auto k_at = [&](int64_t t) { return a.k + (t0 + t) * a.ld_qk + h * dk; };
       auto first = [&](int64_t b) { return b * S; };
       auto last = [&](int64_t b) { return std::min(b * S + S, C) - 1; };
       for (int64_t t = 0; t < C; ++t) {
@@ -128,28 +124,15 @@ void KdaChunkedHeads(const KdaArgs& a) {
         const float* gt = g + (t0 + t) * a.ld_qk;
         float* Gt = G + t * dk;
         for (int64_t d = 0; d < dk; ++d) Gt[d] = (t == 0 ? 0.0f : Gt[d - dk]) + gt[d];
-        std::copy(q + (t0 + t) * a.ld_qk, q + (t0 + t) * a.ld_qk + dk, Qc + t * dk);
-        std::copy(k + (t0 + t) * a.ld_qk, k + (t0 + t) * a.ld_qk + dk, Kc + t * dk);
         std::copy(v + (t0 + t) * a.ld_v, v + (t0 + t) * a.ld_v + dv, W + t * dv);
       }
-      // F and Kend as exponents, then one Exp over each.
+      // Ka, Qa, their e^{G[t]} forms Kg, Qg (e^{G[t]} = e^{G[t]−G[p]}·e^{G[p]}, both <= 1) and Kend.
       for (int64_t b = 0; b < nblocks; ++b) {
         const float *Gp = G + first(b) * dk, *Ge = G + last(b) * dk;
+        Ops::Exp(Gp, vec, dk);
         for (int64_t t = first(b); t <= last(b); ++t) {
-          for (int64_t d = 0; d < dk; ++d) {
-            F[t * dk + d] = G[t * dk + d] - Gp[d];
-            Kend[t * dk + d] = Ge[d] - G[t * dk + d];
-          }
-        }
-      }
-      Ops::Exp(F, F, C * dk);
-      Ops::Exp(Kend, Kend, C * dk);
-      for (int64_t b = 0; b < nblocks; ++b) {
-        Ops::Exp(G + first(b) * dk, vec, dk);  // e^{G[p]}: e^{G[t]} = F[t]·e^{G[p]}, both <= 1
-        for (int64_t t = first(b); t <= last(b); ++t) {
-          MulRow(k_at(t), F + t * dk, vec, dk, KQ + t * dk);
-          MulRow(q_at(t), F + t * dk, vec, dk, KQ + (C + t) * dk);
-          MulRow(k_at(t), Kend + t * dk, nullptr, dk, Kend + t * dk);
+          Ops::DecayRow(k_at(t), q_at(t), G + t * dk, Gp, Ge, vec, dk, Ka + t * dk, Qa + t * dk, KQ + t * dk,
+                        KQ + (C + t) * dk, Kend + t * dk);
         }
       }
       // Right-hand sides v_t − S0ᵀ(e^{G[t]}⊙k_t) and inter-chunk outputs S0ᵀ(e^{G[t]}⊙q_t).
@@ -159,20 +142,15 @@ void KdaChunkedHeads(const KdaArgs& a) {
 
       for (int64_t blk = 0; blk < nblocks; ++blk) {
         const int64_t p = first(blk), e = last(blk), n = e - p + 1;
-        // Ka | Qa transposed: KQT[d, c] = k_{p+c}[d]·F (c < n), q_{p+c−n}[d]·F (n <= c < 2n).
-        for (int64_t c = 0; c < n; ++c) {
-          const float *kt = k_at(p + c), *qt = q_at(p + c), *Ft = F + (p + c) * dk;
-          for (int64_t d = 0; d < dk; ++d) {
-            KQT[d * ldab + c] = kt[d] * Ft[d];
-            KQT[d * ldab + S + c] = qt[d] * Ft[d];
-          }
-        }
+        // Ka | Qa transposed: KQT[d, c] = Ka[p+c, d] (c < n), Qa[p+c−S, d] (S <= c < S + n).
+        Ops::Transpose(Ka + p * dk, n, dk, dk, KQT, ldab);
+        Ops::Transpose(Qa + p * dk, n, dk, dk, KQT + S, ldab);
         // Kx: earlier sub-blocks rescaled to p, then this block's own tokens when in range.
         for (int64_t b = 0; b < blk; ++b) {
           const float *Gp = G + p * dk, *Ge = G + last(b) * dk;
           for (int64_t d = 0; d < dk; ++d) diff[d] = Gp[d] - Ge[d];
           Ops::Exp(diff, vec, dk);
-          for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kx + i * dk);
+          for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, dk, Kx + i * dk);
         }
         float range = 0.0f;
         for (int64_t d = 0; d < dk; ++d) {
@@ -182,7 +160,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
         const bool factored = range <= kKdaMaxFactoredRange;
         if (factored) {
           Ops::Exp(diff, vec, dk);
-          for (int64_t i = p; i <= e; ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kx + i * dk);
+          for (int64_t i = p; i <= e; ++i) MulRow(Kend + i * dk, vec, dk, Kx + i * dk);
         } else {
           std::fill(Kx + p * dk, Kx + (e + 1) * dk, 0.0f);
         }
@@ -223,7 +201,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
         const float* Ge = G + last(b) * dk;
         for (int64_t d = 0; d < dk; ++d) diff[d] = Glast[d] - Ge[d];
         Ops::Exp(diff, vec, dk);
-        for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, nullptr, dk, Kend + i * dk);
+        for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, dk, Kend + i * dk);
       }
       Ops::Exp(Glast, vec, dk);
       for (int64_t d = 0; d < dk; ++d) Ops::Scale(vec[d], Sh + d * dv, dv);

@@ -110,6 +110,15 @@ TEST(KdaTest, ChunkedEqualsRecurrent) {
   }
 }
 
+// Head sizes that are no multiple of the vector length: the ragged edges of the decayed rows
+// and of the 8 × 8 transposes of each sub-block.
+TEST(KdaTest, ChunkedEqualsRecurrentAtRaggedHeadSizes) {
+  for (int64_t T : {5, 27, 70}) {
+    ExpectChunkedEqualsRecurrent(KdaCase(T, 2, 20, 12, 700 + T, -5.0f), "dk=20 dv=12");
+    ExpectChunkedEqualsRecurrent(KdaCase(T, 1, 13, 9, 800 + T, -5.0f), "dk=13 dv=9");
+  }
+}
+
 TEST(KdaTest, ChunkedEqualsRecurrentUnderStrongDecay) {
   for (float lb : {-5.0f, -20.0f}) {
     for (int64_t T : {40, 64, 130}) {

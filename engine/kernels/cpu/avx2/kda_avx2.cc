@@ -2,6 +2,7 @@
 // the recurrent kernel walks S in blocks of 32 columns and runs every token over one block
 // while it sits in L1 (128 rows × 32 columns = 16 KiB). The chunked kernel is kda_chunk.h
 // on GemmF32 (gemm_f32_avx2.cc) with vectorised primitives.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/avx2/avx2.h"
@@ -98,10 +99,33 @@ void RecurrentColumn(const KdaArgs& a, int64_t h, int64_t j) {
   }
 }
 
+// Rows x[0..8) become columns.
+inline void Transpose8x8(__m256 x[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(x[2 * i], x[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+  }
+  __m256 u[8];
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    x[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    x[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+
 struct Avx2Ops {
   static constexpr GemmF32Fn Gemm = GemmF32;
+  // As asm volatile: GCC finds a function of nothing but _mm_prefetch free of side effects and
+  // deletes its calls once inlined (every prefetch of this kernel was gone from the binary).
   static void Prefetch(const void* p, int64_t bytes) {
-    for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(static_cast<const char*>(p) + off, _MM_HINT_T1);
+    const char* line = static_cast<const char*>(p);
+    for (int64_t off = 0; off < bytes; off += 64) asm volatile("prefetcht1 %0" : : "m"(line[off]));
   }
   // 32 columns at a time held in registers across the whole sum over rows.
   static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
@@ -141,6 +165,43 @@ struct Avx2Ops {
     for (; i < n; ++i) y[i] *= alpha;
   }
   static void Exp(const float* x, float* out, int64_t n) { ExpArray(x, out, n); }
+  static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
+                       const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
+    // Lanes [d, d + r) of every row: loaded whole, or the ragged end through a buffer.
+    auto step = [&](int64_t d, auto load, auto store) {
+      const __m256 gt = load(Gt + d), kv = load(k + d);
+      const __m256 f = Exp8(_mm256_sub_ps(gt, load(Gp + d)));
+      const __m256 kav = _mm256_mul_ps(kv, f), qav = _mm256_mul_ps(load(q + d), f), e = load(eGp + d);
+      store(ka + d, kav);
+      store(qa + d, qav);
+      store(kg + d, _mm256_mul_ps(kav, e));
+      store(qg + d, _mm256_mul_ps(qav, e));
+      store(kend + d, _mm256_mul_ps(kv, Exp8(_mm256_sub_ps(load(Ge + d), gt))));
+    };
+    int64_t d = 0;
+    for (; d + 8 <= n; d += 8) {
+      step(d, [](const float* p) { return _mm256_loadu_ps(p); }, [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
+    }
+    if (d < n) {
+      const int64_t r = n - d;
+      step(d, [r](const float* p) { return LoadPartial(p, r, 0.0f); }, [r](float* p, __m256 v) { StorePartial(p, r, v); });
+    }
+  }
+  // 8 × 8 blocks transposed in registers; the ragged edges element by element.
+  static void Transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
+    const int64_t rows8 = rows - rows % 8, cols8 = cols - cols % 8;
+    for (int64_t r = 0; r < rows8; r += 8) {
+      for (int64_t c = 0; c < cols8; c += 8) {
+        __m256 x[8];
+        for (int i = 0; i < 8; ++i) x[i] = _mm256_loadu_ps(src + (r + i) * ld_src + c);
+        Transpose8x8(x);
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (c + i) * ld_dst + r, x[i]);
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = r < rows8 ? cols8 : 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+    }
+  }
   static void DecayedDots(const float* qt, const float* kt, const float* ki, const float* Gt,
                           const float* Gi, int64_t n, float* qk, float* kk) {
     __m256 aq = _mm256_setzero_ps(), ak = _mm256_setzero_ps();

@@ -26,6 +26,21 @@ struct ScalarOps {
   static void Exp(const float* x, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i]);
   }
+  static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
+                       const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
+    for (int64_t d = 0; d < n; ++d) {
+      const float f = std::exp(Gt[d] - Gp[d]);
+      ka[d] = k[d] * f;
+      qa[d] = q[d] * f;
+      kg[d] = ka[d] * eGp[d];
+      qg[d] = qa[d] * eGp[d];
+      kend[d] = k[d] * std::exp(Ge[d] - Gt[d]);
+    }
+  }
+  static void Transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) dst[c * ld_dst + r] = src[r * ld_src + c];
+  }
   static void DecayedDots(const float* qt, const float* kt, const float* ki, const float* Gt,
                           const float* Gi, int64_t n, float* qk, float* kk) {
     float sq = 0.0f, sk = 0.0f;
