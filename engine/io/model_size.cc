@@ -30,11 +30,8 @@ class DenseSizes {
            uint64_t count) const {
     const MatrixFormat f =
         matcher_ ? matcher_->FormatOf("model.layers." + std::to_string(layer) + "." + leaf) : MatrixFormat::kBf16;
-    const uint64_t n = out * in;
-    const uint64_t bytes = f == MatrixFormat::kInt8Channel ? n + 4 * out + 8
-                           : f == MatrixFormat::kMxfp4     ? n / 2 + n / kMxfp4BlockSize
-                                                           : 2 * n;
-    kimi::Add(r, g, count * n, count * bytes);
+    const uint64_t shape_tensor = f == MatrixFormat::kInt8Channel ? 8 : 0;  // int8's I32 [2] weight_shape
+    kimi::Add(r, g, count * out * in, count * (MatrixWeightBytes(f, out, in) + shape_tensor));
   }
 
  private:
@@ -52,8 +49,7 @@ int64_t FirstLayer(const K3Config& c, Pred is) {
 
 // One routed expert matrix of out×in.
 ComponentSize ExpertMatrix(const K3Config& c, uint64_t out, uint64_t in) {
-  if (c.ExpertsMxfp4()) return {out * in, out * in / 2 + out * in / kMxfp4BlockSize};
-  return {out * in, out * in * 2};
+  return {out * in, MatrixWeightBytes(c.ExpertsMxfp4() ? MatrixFormat::kMxfp4 : MatrixFormat::kBf16, out, in)};
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ struct Bf16Matrix {
   int64_t cols = 0;
 
   bool present() const { return w != nullptr; }
-  uint64_t bytes() const { return uint64_t(rows) * uint64_t(cols) * 2; }
+  uint64_t bytes() const { return MatrixWeightBytes(MatrixFormat::kBf16, rows, cols); }
   uint64_t elements() const { return present() ? uint64_t(rows) * uint64_t(cols) : 0; }
   // One row's elements: row r of the matrix starts at w + r * cols.
   const uint16_t* Row(int64_t r) const { return w + r * cols; }
@@ -39,7 +39,7 @@ struct Mxfp4Matrix {
   int64_t rows = 0;
   int64_t cols = 0;
 
-  uint64_t bytes() const { return uint64_t(rows) * uint64_t(cols) / 2 + uint64_t(rows) * uint64_t(cols) / 32; }
+  uint64_t bytes() const { return MatrixWeightBytes(MatrixFormat::kMxfp4, rows, cols); }
 };
 
 // A dense projection [rows = out, cols = in] in the format its checkpoint stores it
@@ -55,16 +55,7 @@ struct DenseMatrix {
 
   bool present() const { return w != nullptr || q != nullptr; }
   uint64_t elements() const { return present() ? uint64_t(rows) * uint64_t(cols) : 0; }
-  uint64_t bytes() const {
-    if (!present()) return 0;
-    const uint64_t n = uint64_t(rows) * uint64_t(cols);
-    switch (format) {
-      case MatrixFormat::kBf16: return 2 * n;
-      case MatrixFormat::kInt8Channel: return n + 4 * uint64_t(rows);
-      case MatrixFormat::kMxfp4: return n / 2 + n / 32;
-    }
-    return 0;
-  }
+  uint64_t bytes() const { return present() ? MatrixWeightBytes(format, rows, cols) : 0; }
 };
 
 // y[M, W.rows] = x[M, W.cols] · Wᵀ (contiguous rows).

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kimi/dtype.h"
 #include "kimi/status.h"
 
 namespace kimi {
@@ -36,6 +37,19 @@ inline constexpr std::string_view kRoutedExpertsTarget = "re:.*block_sparse_moe\
 // How one Linear matrix is stored.
 enum class MatrixFormat { kBf16, kInt8Channel, kMxfp4 };
 std::string_view MatrixFormatName(MatrixFormat format);
+
+// The weight data of a rows × cols matrix stored in `format`, which is what a product with it
+// reads: BF16 values; int8 values and an F32 scale per row; MXFP4 nibbles and an E8M0 scale per
+// block of 32. (An int8 matrix's 8-byte `weight_shape` tensor is in the file, not in this.)
+constexpr uint64_t MatrixWeightBytes(MatrixFormat format, uint64_t rows, uint64_t cols) {
+  const uint64_t n = rows * cols;
+  switch (format) {
+    case MatrixFormat::kBf16: return 2 * n;
+    case MatrixFormat::kInt8Channel: return n + 4 * rows;
+    case MatrixFormat::kMxfp4: return n / 2 + n / kMxfp4BlockSize;
+  }
+  return 0;
+}
 
 // One entry of config_groups.
 struct QuantizationGroup {
