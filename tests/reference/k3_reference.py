@@ -524,13 +524,16 @@ class SituMlp:
     def __init__(self, gate, up, down, cfg):
         self.gate, self.up, self.down, self.cfg = gate, up, down, cfg
 
-    def __call__(self, x):
+    def __call__(self, x, opts=None):
         return situ(x @ self.gate.T, x @ self.up.T, self.cfg.situ_beta,
                     self.cfg.situ_linear_beta) @ self.down.T
 
 
-def route(logits, bias, cfg):
-    """Sigmoid scores; top-k chosen on score + bias; weights are the unbiased scores there."""
+def route(logits, bias, cfg, swapped_rows=(), margins=None):
+    """Sigmoid scores; top-k chosen on score + bias; weights are the unbiased scores there.
+
+    Rows in swapped_rows take the (k+1)-th choice in place of the k-th: the other side of a near
+    tie (check_engine.py). margins, a list, receives (row, k-th minus (k+1)-th choice score)."""
     scores = sigmoid(logits)                                           # [N, E]
     choice = scores + bias
     if cfg.num_expert_group > 1:
@@ -543,7 +546,15 @@ def route(logits, bias, cfg):
         for row in range(n):
             grouped[row, dropped[row]] = 0.0
         choice = grouped.reshape(n, e)
-    chosen = np.argsort(-choice, axis=-1, kind="stable")[:, : cfg.top_k]   # ties: lower index
+    order = np.argsort(-choice, axis=-1, kind="stable")                # ties: lower index
+    k = cfg.top_k
+    if k < choice.shape[1]:
+        if margins is not None:
+            last = np.take_along_axis(choice, order[:, k - 1: k + 1], axis=-1)
+            margins.extend((row, float(last[row, 0] - last[row, 1])) for row in range(len(choice)))
+        for row in swapped_rows:
+            order[row, [k - 1, k]] = order[row, [k, k - 1]]
+    chosen = order[:, :k]
     weights = np.take_along_axis(scores, chosen, axis=-1)
     if cfg.renormalize and cfg.top_k > 1:
         weights = weights / (weights.sum(-1, keepdims=True) + 1e-20)
@@ -551,8 +562,8 @@ def route(logits, bias, cfg):
 
 
 class LatentMoe:
-    def __init__(self, ckpt, cfg, prefix):
-        self.ckpt, self.cfg, self.prefix = ckpt, cfg, prefix
+    def __init__(self, ckpt, cfg, prefix, layer):
+        self.ckpt, self.cfg, self.prefix, self.layer = ckpt, cfg, prefix, layer
         self.router = ckpt.get(f"{prefix}.gate.weight")                               # [E, D]
         self.bias = ckpt.get(f"{prefix}.gate.e_score_correction_bias")                # [E]
         if cfg.latent_size:
@@ -570,8 +581,12 @@ class LatentMoe:
         return SituMlp(self.ckpt.get_linear(f"{p}.w1"), self.ckpt.get_linear(f"{p}.w3"),
                        self.ckpt.get_linear(f"{p}.w2"), self.cfg)
 
-    def __call__(self, x):
-        chosen, weights = route(x @ self.router.T, self.bias, self.cfg)
+    def __call__(self, x, opts=None):
+        swapped = [row for layer, row in opts.route_swaps if layer == self.layer] if opts else []
+        margins = [] if opts is not None and opts.route_margins is not None else None
+        chosen, weights = route(x @ self.router.T, self.bias, self.cfg, swapped, margins)
+        if margins is not None:
+            opts.route_margins.extend((self.layer, row, m) for row, m in margins)
         z = x @ self.down.T if self.cfg.latent_size else x
         y = np.zeros_like(z)
         for n in range(len(x)):
@@ -591,8 +606,13 @@ class LatentMoe:
 # ----------------------------------------------------------------------------------------------
 
 class Options:
-    def __init__(self, kda="recurrent", mla="naive", chunk_size=64):
+    """route_swaps: (layer, row) pairs whose k-th expert choice is replaced by the (k+1)-th,
+    rows counted within one forward pass; route_margins, when a list, receives (layer, row,
+    margin) for every expert choice of the pass (route())."""
+
+    def __init__(self, kda="recurrent", mla="naive", chunk_size=64, route_swaps=(), route_margins=None):
         self.kda, self.mla, self.chunk_size = kda, mla, chunk_size
+        self.route_swaps, self.route_margins = tuple(route_swaps), route_margins
 
 
 class Layer:
@@ -608,7 +628,7 @@ class Layer:
                             ckpt.get(f"{p}.mlp_res_proj.weight"))
         self.mixer = (KdaLayer if cfg.is_kda(i) else MlaLayer)(ckpt, cfg, f"{p}.self_attn")
         if cfg.is_moe(i):
-            self.ffn = LatentMoe(ckpt, cfg, f"{p}.block_sparse_moe")
+            self.ffn = LatentMoe(ckpt, cfg, f"{p}.block_sparse_moe", i)
         else:
             self.ffn = SituMlp(ckpt.get(f"{p}.mlp.gate_proj.weight"),
                                ckpt.get(f"{p}.mlp.up_proj.weight"),
@@ -662,10 +682,10 @@ class Model:
                 a = mix(rms_norm(h, layer.input_norm, cfg.eps))
                 partial = a if partial is None else partial + a
                 h = attn_res_mix(blocks, partial, *layer.mlp_res, cfg.eps)
-                x = partial + layer.ffn(rms_norm(h, layer.post_norm, cfg.eps))
+                x = partial + layer.ffn(rms_norm(h, layer.post_norm, cfg.eps), opts)
             else:
                 x = x + mix(rms_norm(x, layer.input_norm, cfg.eps))
-                x = x + layer.ffn(rms_norm(x, layer.post_norm, cfg.eps))
+                x = x + layer.ffn(rms_norm(x, layer.post_norm, cfg.eps), opts)
         if cfg.attn_res_block_size:
             x = attn_res_mix(blocks, x, *self.output_res, cfg.eps)
         logits = rms_norm(x, self.norm, cfg.eps) @ self.lm_head.T

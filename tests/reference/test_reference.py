@@ -208,7 +208,9 @@ class LayoutVariantsTest(unittest.TestCase):
 
 FAKE_ENGINE = """#!{python}
 # Stands in for kimi-engine: synth/eval/generate answered by the reference itself, with the
-# logits scaled by 1 + {error} so the comparison has something to catch.
+# logits scaled by 1 + {error} so the comparison has something to catch, and in prefill the
+# expert choice with the {swap!r} margin between its k-th and (k+1)-th scores ("closest",
+# "farthest"; None: none) taken the other way.
 import sys
 sys.path.insert(0, {here!r})
 import numpy as np
@@ -224,8 +226,14 @@ ids = [int(t) for t in opt["--token-ids"].split(",")]
 if args[0] == "eval":
     if opt.get("--mode") == "decode":
         logits, _ = model.decode(ids)
-    else:
+    elif {swap!r} is None:
         logits, _ = model.prefill(ids)
+    else:
+        margins = []
+        model.prefill(ids, ref.Options(route_margins=margins))
+        pick = min if {swap!r} == "closest" else max
+        layer, row, _ = pick(margins, key=lambda m: m[2])
+        logits, _ = model.prefill(ids, ref.Options(route_swaps=[(layer, row)]))
     (logits * (1.0 + {error})).astype("<f4").tofile(opt["--dump-logits"])
 elif args[0] == "generate":
     print("ids:", " ".join(map(str, model.generate(ids, int(opt["--max-tokens"])))))
@@ -233,16 +241,42 @@ elif args[0] == "generate":
 
 
 class EngineDriverTest(unittest.TestCase):
-    def run_driver(self, error):
+    def run_driver(self, error, swap=None, extra=()):
         with tempfile.TemporaryDirectory() as tmp:
             engine = os.path.join(tmp, "fake-engine")
             with open(engine, "w") as f:
-                f.write(FAKE_ENGINE.format(python=sys.executable, here=HERE, error=error))
+                f.write(FAKE_ENGINE.format(python=sys.executable, here=HERE, error=error, swap=swap))
             os.chmod(engine, 0o755)
             return subprocess.run(
                 [sys.executable, os.path.join(HERE, "check_engine.py"), "--engine", engine,
                  "--synth-preset", "k3-nano", "--decode-flag", "--mode decode",
-                 "--greedy-steps", "5"], capture_output=True, text=True)
+                 "--greedy-steps", "5"] + list(extra), capture_output=True, text=True)
+
+    def closest_expert_choice(self):
+        """(margin, logit error) of the fake engine's model's most nearly tied expert choice on
+        check_engine's default prompt, the error being what taking it the other way changes."""
+        with tempfile.TemporaryDirectory() as tmp:
+            import check_engine
+            model = ref.Model(make_tiny_model.write_model(os.path.join(tmp, "m"), seed=21))
+            ids = [int(t) % model.cfg.vocab_size for t in check_engine.DEFAULT_TOKEN_IDS.split(",")]
+            margins = []
+            plain, _ = model.prefill(ids, ref.Options(route_margins=margins))
+            layer, row, margin = min(margins, key=lambda m: m[2])
+            other, _ = model.prefill(ids, ref.Options(route_swaps=[(layer, row)]))
+            return margin, relative_error(other, plain)
+
+    def test_accepts_a_near_tied_expert_choice_taken_the_other_way(self):
+        margin, error = self.closest_expert_choice()
+        tolerance = 2 * margin  # the choice is a near tie, its effect on the logits is not
+        self.assertGreater(error, tolerance)
+        done = self.run_driver(0.0, swap="closest", extra=["--tolerance", f"{tolerance:.6e}"])
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("is a near tie", done.stdout)
+
+    def test_rejects_a_decisive_expert_choice_taken_the_other_way(self):
+        done = self.run_driver(0.0, swap="farthest")
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertNotIn("is a near tie", done.stdout)
 
     def test_accepts_an_engine_within_tolerance(self):
         done = self.run_driver(1e-5)
