@@ -71,7 +71,7 @@ Status CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const
 inline constexpr int64_t kKdaMaxKeyDim = 512;
 Status KdaRecurrent(const kernels::KdaArgs& a, const GpuStream& stream);
 // Prefill: the chunked WY/UT form (kernels/cpu/kda_chunk.h) in chunks of kKdaChunkTokens (the
-// CPU's kKdaChunk); the same result as KdaRecurrent up to rounding. `scratch`: device memory of
+// CPU takes kKdaChunk = 32); the same result as KdaRecurrent up to rounding. `scratch`: device memory of
 // KdaChunkedScratchFloats(T, H, dk) floats (about 4·dk + 128 floats per token and head).
 // Precondition: dk <= kKdaChunkMaxKeyDim.
 inline constexpr int64_t kKdaChunkTokens = 64;

@@ -87,7 +87,7 @@ Model* NanoModelTest::model_ = nullptr;
 
 TEST_F(NanoModelTest, PrefillMatchesTokenByTokenDecode) {
   const int64_t V = model_->config().vocab_size;
-  const std::vector<int32_t> ids = Tokens(150, 1, V);  // > 2 KDA chunks of 64, 4 prefill pieces
+  const std::vector<int32_t> ids = Tokens(150, 1, V);  // > 4 KDA chunks of 32, 4 prefill pieces
   auto prefill_seq = model_->NewSequence();
   std::vector<float> prefill;
   ASSERT_TRUE(model_->Prefill(*prefill_seq, ids, LogitsRows::kAll, &prefill).ok());

@@ -11,7 +11,7 @@
 //   o_t = scale·(S0ᵀ(e^{G[t]}⊙q_t) + Σ_{i<=t} B[t,i]·w_i),  B[t,i] = Σ_d q_t[d]k_i[d]e^{G[t,d]−G[i,d]},
 //   S_C = diag(e^{G[C−1]})·S0 + Σ_i (e^{G[C−1]−G[i]}⊙k_i)·w_iᵀ.
 // Every exponent there is of a difference G[t]−G[i] with t >= i, so it is <= 0; the factored
-// form e^{G[t]}·e^{−G[i]} over a whole chunk would overflow past ~88 (64 tokens at −5: 320).
+// form e^{G[t]}·e^{−G[i]} over a whole chunk would overflow past ~88 (32 tokens at −5: 160).
 //
 // Computed as matrix products (Ops::Gemm) over sub-blocks of kKdaSub = 16 tokens. A product
 // needs the decay factored, e^{G[t]−G[i]} = e^{G[t]−G[p]}·e^{G[p]−G[i]}, and the factors must
@@ -63,9 +63,7 @@
 
 namespace kimi::kernels {
 
-// The sub-block of the chunked KDA's products and the decay range up to which its own tokens'
-// factors are taken as products (kda_chunk.h).
-inline constexpr int64_t kKdaSub = 16;
+// The decay range up to which a sub-block's own tokens' factors are taken as products.
 inline constexpr float kKdaMaxFactoredRange = 80.0f;
 
 namespace {  // each including translation unit gets its own copy, compiled with its own flags

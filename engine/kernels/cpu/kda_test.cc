@@ -1,8 +1,8 @@
 // KDA: the chunked form and the optimised kernels against the token-by-token reference on
-// sequences of 1, 17, 40, 63, 64, 65, 100 and 200 tokens (around the chunk length of 64 and
-// its sub-blocks of 16) with a nonzero initial state, unit-norm q/k, β in (0, 1) and gates
+// sequences of 1, 17, 31, 32, 33, 40, 63, 64, 65, 100 and 200 tokens (around the chunk length of
+// 32, its multiples and its sub-blocks of 16) with a nonzero initial state, unit-norm q/k, β in (0, 1) and gates
 // from K3's gate function (lower bound −5) as well as gentle gates near 0; then strong decay:
-// every gate in [−5, −4.5] (a chunk's cumulative gate reaches −320, a sub-block spans up to
+// every gate in [−5, −4.5] (a chunk's cumulative gate reaches −160, a sub-block spans up to
 // 75, still taken as a product) and in [−20, −15] (sub-blocks past the factored range of 80,
 // computed in the difference form).
 // Tolerance 2e-5 absolute + 2e-5 relative (observed differences stay below 2e-6): the forms
@@ -104,7 +104,7 @@ void ExpectChunkedEqualsRecurrent(const KdaCase& c, const std::string& what) {
 
 TEST(KdaTest, ChunkedEqualsRecurrent) {
   for (float lb : {-5.0f, -0.05f}) {
-    for (int64_t T : {1, 17, 40, 63, 64, 65, 100, 200}) {
+    for (int64_t T : {1, 17, 31, 32, 33, 40, 63, 64, 65, 100, 200}) {
       ExpectChunkedEqualsRecurrent(KdaCase(T, 2, 32, 24, 100 + T, lb), "lb=" + std::to_string(lb));
     }
   }

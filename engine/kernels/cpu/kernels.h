@@ -138,7 +138,7 @@ KdaArgs SliceKdaHeads(const KdaArgs& a, int64_t h0, int64_t h1);
 
 // Token-by-token recurrence (decode; also the readable definition).
 void KdaRecurrent(const KdaArgs& a, ThreadPool* pool);
-// Chunked prefill (chunks of 64, WY/UT form); the same result as KdaRecurrent up to rounding.
+// Chunked prefill (chunks of kKdaChunk, WY/UT form); the same result as KdaRecurrent up to rounding.
 void KdaChunked(const KdaArgs& a, ThreadPool* pool);
 
 // K3's log forget gate: g[t, h, d] = lower_bound · sigmoid(exp(A_log[h]) · (f[t, h, d] + dt_bias[h, d])).
