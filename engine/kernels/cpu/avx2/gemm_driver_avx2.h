@@ -136,6 +136,25 @@ constexpr MicroKernelFn kMicroKernels[kMR + 1] = {nullptr, MicroKernel<1>, Micro
 
 constexpr int64_t kMR512 = 12;
 
+// Writes a finished 512-bit tile: C[MR, ncols] (+)= acc, row r's register v holding columns
+// [16·v, 16·v + 16); only the first `ncols` (<= 16·NV) columns are touched.
+template <int MR, int NV>
+[[gnu::always_inline, KIMI_AVX512]] inline void StoreTile512(const __m512 (&acc)[MR][NV], float* c, int64_t ldc,
+                                                             bool accumulate, int64_t ncols) {
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const int64_t cols = std::min<int64_t>(kNR, ncols - v * kNR);
+      float* cr = c + r * ldc + v * kNR;
+      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
+      __m512 out = acc[r][v];
+      if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, cr));
+      _mm512_mask_storeu_ps(cr, mask, out);
+    }
+  }
+}
+
 // C[MR, 16·NV] (+)= A[MR, kc] · (NV panels side by side): acc[r][v] is row r's register for
 // panel v, taking fma(a[r, k], panel v's row k) for k = 0, 1, ... as the 256-bit tile does.
 // `ncols` (<= 16·NV) columns are stored.
@@ -159,18 +178,7 @@ template <int MR, int NV>
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, b[v], acc[r][v]);
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) {
-      const int64_t cols = std::min<int64_t>(kNR, ncols - v * kNR);
-      float* cr = c + r * ldc + v * kNR;
-      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
-      __m512 out = acc[r][v];
-      if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, cr));
-      _mm512_mask_storeu_ps(cr, mask, out);
-    }
-  }
+  StoreTile512<MR, NV>(acc, c, ldc, accumulate, ncols);
 }
 
 template <int NV, int... MR>
@@ -181,21 +189,30 @@ constexpr std::array<MicroKernel512Fn, kMR512 + 1> MicroKernels512(std::integer_
 #pragma GCC diagnostic pop
 #undef KIMI_AVX512
 
-// The tile loop over one packed block (nc × kc) for the rows [0, M): 12 rows × 2 panels at
-// a time (1 panel for the last of an odd count).
-inline void Block512(const float* x, int64_t ldx, int64_t M, const float* packed, int64_t nc, int64_t kc,
-                     float* y, int64_t ldy, bool accumulate) {
-  static constexpr auto kTwo = MicroKernels512<2>(std::make_integer_sequence<int, kMR512>{});
-  static constexpr auto kOne = MicroKernels512<1>(std::make_integer_sequence<int, kMR512>{});
+// The tile loop over one packed block (nc columns, kc values of k) for the rows [0, M): 12 rows
+// × 2 panels at a time (1 panel for the last of an odd count). `two` and `one` hold the tiles by
+// row count; T is the element type of the activations and the panels (floats here, BF16 pairs
+// in matmul_bf16_dot_avx512.cc), each panel kc·kNR of them.
+template <class T, class TileFn>
+void TileBlock512(const std::array<TileFn, kMR512 + 1>& two, const std::array<TileFn, kMR512 + 1>& one,
+                  const T* x, int64_t ldx, int64_t M, const T* packed, int64_t nc, int64_t kc, float* y, int64_t ldy,
+                  bool accumulate) {
   const int64_t panel_stride = kc * kNR;
   for (int64_t m0 = 0; m0 < M; m0 += kMR512) {
     const int64_t mr = std::min(kMR512, M - m0);
     for (int64_t j = 0; j < nc; j += 2 * kNR) {
-      const auto fn = nc - j > kNR ? kTwo[mr] : kOne[mr];
-      fn(x + m0 * ldx, ldx, packed + j / kNR * panel_stride, panel_stride, kc, y + m0 * ldy + j, ldy,
-         accumulate, std::min(2 * kNR, nc - j));
+      const TileFn fn = nc - j > kNR ? two[mr] : one[mr];
+      fn(x + m0 * ldx, ldx, packed + j / kNR * panel_stride, panel_stride, kc, y + m0 * ldy + j, ldy, accumulate,
+         std::min(2 * kNR, nc - j));
     }
   }
+}
+
+inline void Block512(const float* x, int64_t ldx, int64_t M, const float* packed, int64_t nc, int64_t kc,
+                     float* y, int64_t ldy, bool accumulate) {
+  static constexpr auto kTwo = MicroKernels512<2>(std::make_integer_sequence<int, kMR512>{});
+  static constexpr auto kOne = MicroKernels512<1>(std::make_integer_sequence<int, kMR512>{});
+  TileBlock512(kTwo, kOne, x, ldx, M, packed, nc, kc, y, ldy, accumulate);
 }
 
 // The tile loop over one packed block in 256-bit registers.

@@ -20,13 +20,14 @@
 #include <utility>
 
 #include "kernels/cpu/avx2/avx2.h"
+#include "kernels/cpu/avx2/gemm_driver_avx2.h"
 #include "kernels/cpu/scratch.h"
 
 namespace kimi::kernels::avx2 {
 namespace {
 
-constexpr int64_t kPanel = 16;       // output columns per panel: one register of fp32 sums
-constexpr int64_t kBlockCols = 128;  // columns per packed block
+constexpr int64_t kPanel = kNR;        // output columns per panel: one register of fp32 sums
+constexpr int64_t kBlockCols = kNC;    // columns per packed block
 // k per packed block. vdpbf16ps: a 12 × 32 tile reads two panels (2 × 16 KiB) and twelve
 // activation rows (12 KiB) per block, which fit a 48 KiB L1; measured 0.76–0.81 of the peak on
 // k3-mini and K3 shapes against 0.71–0.76 with blocks of 256 (fewer write-backs into y). AMX
@@ -144,8 +145,6 @@ int64_t Bf16RowStride(int64_t Kp) { return Kp + 32; }
 
 // ---- vdpbf16ps ------------------------------------------------------------------------------
 
-constexpr int64_t kMR512 = 12;
-
 using DotTileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, bool,
                            int64_t);
 
@@ -172,18 +171,7 @@ template <int MR, int NV>
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, b[v]);
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) {
-      const int64_t cols = std::min<int64_t>(kPanel, ncols - v * kPanel);
-      float* cr = c + r * ldc + v * kPanel;
-      const __mmask16 mask = static_cast<__mmask16>((1u << cols) - 1);
-      __m512 out = acc[r][v];
-      if (accumulate) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(mask, cr));
-      _mm512_mask_storeu_ps(cr, mask, out);
-    }
-  }
+  StoreTile512<MR, NV>(acc, c, ldc, accumulate, ncols);
 }
 
 template <int NV, int... MR>
@@ -191,21 +179,12 @@ constexpr std::array<DotTileFn, kMR512 + 1> DotTiles(std::integer_sequence<int, 
   return {nullptr, DotTile<MR + 1, NV>...};
 }
 
-// Every activation row against one packed block (nc columns, kc values of k): 12 rows × 2
-// panels at a time, one panel for the last of an odd count.
+// Every activation row against one packed block (nc columns, kc values of k).
 void DotBlock(const uint16_t* xb, int64_t ldxb, int64_t M, const uint16_t* packed, int64_t nc, int64_t kc, float* y,
               int64_t ldy, bool accumulate) {
   static constexpr auto kTwo = DotTiles<2>(std::make_integer_sequence<int, kMR512>{});
   static constexpr auto kOne = DotTiles<1>(std::make_integer_sequence<int, kMR512>{});
-  const int64_t panel_stride = kc * kPanel;
-  for (int64_t m0 = 0; m0 < M; m0 += kMR512) {
-    const int64_t mr = std::min(kMR512, M - m0);
-    for (int64_t j = 0; j < nc; j += 2 * kPanel) {
-      const DotTileFn fn = nc - j > kPanel ? kTwo[mr] : kOne[mr];
-      fn(xb + m0 * ldxb, ldxb, packed + j / kPanel * panel_stride, panel_stride, kc, y + m0 * ldy + j, ldy,
-         accumulate, std::min(2 * kPanel, nc - j));
-    }
-  }
+  TileBlock512(kTwo, kOne, xb, ldxb, M, packed, nc, kc, y, ldy, accumulate);
 }
 
 // ---- AMX ------------------------------------------------------------------------------------
