@@ -581,9 +581,9 @@ class LatentMoe:
         return SituMlp(self.ckpt.get_linear(f"{p}.w1"), self.ckpt.get_linear(f"{p}.w3"),
                        self.ckpt.get_linear(f"{p}.w2"), self.cfg)
 
-    def __call__(self, x, opts=None):
-        swapped = [row for layer, row in opts.route_swaps if layer == self.layer] if opts else []
-        margins = [] if opts is not None and opts.route_margins is not None else None
+    def __call__(self, x, opts):
+        swapped = [row for layer, row in opts.route_swaps if layer == self.layer]
+        margins = [] if opts.route_margins is not None else None
         chosen, weights = route(x @ self.router.T, self.bias, self.cfg, swapped, margins)
         if margins is not None:
             opts.route_margins.extend((self.layer, row, m) for row, m in margins)
