@@ -510,19 +510,16 @@ void BenchThreads(int threads, const Options& opt) {
   // vdpbf16ps, amx on AMX tdpbf16ps), split over the threads by output columns as the entry
   // points do, at 256 activation rows and k3-mini's widths (KDA q/k/v: N=1536 K=1024; the dense
   // MLP's down projection: N=1024 K=4096) and K3's (K=7168), each against the measured peak of
-  // its own instructions.
+  // its own instructions per product (the BF16 dot-product GEMMs do two BF16 products per
+  // product: kernels::PrefillGemmPeak).
   if (Section(opt, "bf16-dot")) {
     struct PathPeak {
       const kernels::KernelTable* table;
       FmaPeakResult peak;
     };
     std::vector<PathPeak> paths;
-    if (const kernels::KernelTable* t = kernels::Avx2Kernels()) paths.push_back({t, peak});
-    if (const kernels::KernelTable* t = kernels::Avx512Bf16Kernels()) {
-      paths.push_back({t, MeasureBf16DotPeak(&pool, opt.quick ? 0.1 : 0.3)});
-    }
-    if (const kernels::KernelTable* t = kernels::AmxKernels()) {
-      paths.push_back({t, MeasureAmxBf16Peak(&pool, opt.quick ? 0.1 : 0.3)});
+    for (const kernels::KernelTable* t : {kernels::Avx2Kernels(), kernels::Avx512Bf16Kernels(), kernels::AmxKernels()}) {
+      if (t != nullptr) paths.push_back({t, kernels::PrefillGemmPeak(*t, &pool, peak, opt.quick ? 0.1 : 0.3)});
     }
     for (const PathPeak& p : paths) {
       if (p.peak.isa == peak.isa) continue;  // the FMA peak, printed above

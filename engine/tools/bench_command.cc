@@ -19,6 +19,7 @@
 #include "core/machine_limits.h"
 #include "core/numa_placement.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/kernels.h"
 #include "tools/command.h"
 #include "tools/flags.h"
@@ -36,14 +37,6 @@ const std::vector<FlagSpec>& BenchFlags() {
       {"help", false, "      this text"},
   };
   return flags;
-}
-
-// The peak of the instructions the active kernels' prefill GEMM runs on.
-FmaPeakResult PrefillPeak(ThreadPool* pool, const FmaPeakResult& fma) {
-  const std::string isa = kernels::ActiveIsa();
-  if (isa == "avx512bf16") return MeasureBf16DotPeak(pool);
-  if (isa == "amx") return MeasureAmxBf16Peak(pool);
-  return fma;
 }
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -137,7 +130,7 @@ Status Bench(const Flags& flags) {
   ThreadPool pool(model->threads());
   const BandwidthResult bw = MeasureMemoryReadBandwidth(&pool);
   const FmaPeakResult fma = MeasureFmaPeak(&pool);
-  const FmaPeakResult peak = PrefillPeak(&pool, fma);
+  const FmaPeakResult peak = kernels::PrefillGemmPeak(kernels::ActiveKernels(), &pool, fma);
 
   const double prefill_tps = double(prefill_tokens) / prefill_s;
   const double decode_tps = double(decode_tokens) / decode_s;
@@ -165,7 +158,7 @@ Status Bench(const Flags& flags) {
   std::printf("prefill matmul FLOP/s     %.2f GFLOP/s (%.1f MFLOP per token)\n", prefill_gflops, flops_per_token / 1e6);
   std::printf("measured FMA peak         %.2f GFLOP/s (%s, %d threads)\n", fma.gflops, fma.isa, fma.threads);
   if (peak.isa != fma.isa) {
-    std::printf("measured %-16s %.2f GFLOP/s (%s, %d threads)\n", "BF16 dot peak", peak.gflops, peak.isa,
+    std::printf("measured %-16s %.2f GFLOP/s (%s, %d threads)\n", "prefill GEMM peak", peak.gflops, peak.isa,
                 peak.threads);
   }
   std::printf("prefill peak ratio        %.3f (prefill FLOP/s / %s peak: kernels %s)\n", prefill_gflops / peak.gflops,

@@ -1,6 +1,6 @@
 // The dispatch table of the CPU kernels: one function pointer per kernel, filled once per
-// instruction set. kernels.cc picks the table at first use (AVX2+FMA when the CPU has both,
-// else the scalar reference) and splits work over threads; every function in a table runs
+// instruction set. kernels.cc picks the table at first use (DefaultKernels, or the one
+// KIMI_KERNELS names) and splits work over threads; every function in a table runs
 // single-threaded on the slice it is given.
 //
 // The scalar table is the readable definition of each op (plain loops, ref/*.cc); every
@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "core/machine_limits.h"
 #include "kernels/cpu/kernels.h"
 
 namespace kimi::kernels {
@@ -99,18 +100,36 @@ struct KernelTable {
 const KernelTable& ReferenceKernels();
 // The AVX2+FMA table, or nullptr when this build or this CPU lacks AVX2/FMA.
 const KernelTable* Avx2Kernels();
-// The AVX2 table with its prefill GEMM (gemm_bf16) on BF16 dot products: activations rounded
-// to BF16, fp32 sums (ref::MatmulBf16Dot); vdpbf16ps, or AMX tiles. nullptr where this build
-// or this CPU (for AMX: or the OS) lacks them.
+// The AVX2 table with its prefill GEMM (gemm_bf16) on BF16 dot products: each activation split
+// into two BF16 values (hi + lo), exact products, fp32 sums (ref::MatmulBf16Dot); vdpbf16ps, or
+// AMX tiles. nullptr where this build or this CPU (for AMX: or the OS) lacks them.
 const KernelTable* Avx512Bf16Kernels();
 const KernelTable* AmxKernels();
+// BF16 products per product in those GEMMs: hi·w and lo·w.
+inline constexpr int kBf16DotProductsPerProduct = 2;
 // The table of that isa name ("scalar", "avx2", "avx512bf16", "amx"), or nullptr when the name
 // is unknown or the machine lacks it.
 const KernelTable* KernelsNamed(const char* isa);
+
+// The measured peak of the products `table`'s prefill GEMM does, counted as that GEMM's own
+// products (2 flops each): `fma` (MeasureFmaPeak with the same threads) for the FMA tables; for
+// the BF16 dot-product tables their instruction's peak over kBf16DotProductsPerProduct.
+FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma,
+                              double seconds = 0.3);
+// Whether a prefill GEMM whose products peak at `dot_peak` is the better default than the FMA
+// one at `fma_peak`: at 0.75 of it or more. The BF16 dot-product GEMM runs 0.86–0.89 of its
+// instruction's peak where the FMA GEMM runs 0.60–0.72 of the FMA peak (docs/kernels.md), so it
+// is the faster from ~0.8 on; the CPUs seen are far on either side (AMD Zen 4: 1.0; Intel cores
+// issuing vdpbf16ps on one port of two: 0.5).
+bool BetterPrefillGemm(double dot_peak, double fma_peak);
+// The table used when KIMI_KERNELS names none: the avx512bf16 table where the CPU has it and
+// BetterPrefillGemm says so of the two peaks measured on the calling thread at the first call
+// (~50 ms), else AVX2 where the CPU has it, else the reference. AMX is not chosen by default:
+// its kernel has not run on a CPU with AMX (docs/kernels.md).
+const KernelTable& DefaultKernels();
 // The table the entry points use: the one KIMI_KERNELS names in the environment, read at the
-// first call (a name this machine lacks falls back to the default, with a warning), else the
-// default, AVX2 where the CPU has it and the reference elsewhere (docs/kernels.md says why the
-// BF16 dot-product tables are not the default).
+// first call (a name this machine lacks falls back to the default, with a warning), else
+// DefaultKernels().
 const KernelTable& ActiveKernels();
 
 // The chunk length of KdaChunked: two sub-blocks of 16 (kda_chunk.h). A chunk's own products

@@ -115,16 +115,47 @@ const KernelTable* KernelsNamed(const char* isa) {
   return nullptr;
 }
 
+FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma, double seconds) {
+  static_assert(kBf16DotProductsPerProduct == 2, "the names below say 2");
+  FmaPeakResult peak;
+  if (&table == Avx512Bf16Kernels()) {
+    peak = MeasureBf16DotPeak(pool, seconds);
+    peak.isa = "avx512bf16-vdpbf16ps, 2 per product";
+  } else if (&table == AmxKernels()) {
+    peak = MeasureAmxBf16Peak(pool, seconds);
+    peak.isa = "amx-tdpbf16ps, 2 per product";
+  } else {
+    return fma;
+  }
+  peak.gflops /= kBf16DotProductsPerProduct;
+  peak.gflops_per_cpu_s /= kBf16DotProductsPerProduct;
+  return peak;
+}
+
+bool BetterPrefillGemm(double dot_peak, double fma_peak) { return dot_peak >= 0.75 * fma_peak; }
+
+const KernelTable& DefaultKernels() {
+  static const KernelTable& table = []() -> const KernelTable& {
+    const KernelTable* avx2 = Avx2Kernels();
+    if (avx2 == nullptr) return ReferenceKernels();
+    const KernelTable* dot = Avx512Bf16Kernels();
+    if (dot == nullptr) return *avx2;
+    constexpr double kSeconds = 0.01;
+    const FmaPeakResult fma = MeasureFmaPeak(nullptr, kSeconds);
+    const FmaPeakResult dot_peak = PrefillGemmPeak(*dot, nullptr, fma, kSeconds);
+    return BetterPrefillGemm(dot_peak.gflops_per_cpu_s, fma.gflops_per_cpu_s) ? *dot : *avx2;
+  }();
+  return table;
+}
+
 const KernelTable& ActiveKernels() {
   static const KernelTable& table = [] () -> const KernelTable& {
-    const KernelTable* avx2 = Avx2Kernels();
-    const KernelTable& fallback = avx2 != nullptr ? *avx2 : ReferenceKernels();
     const char* force = std::getenv("KIMI_KERNELS");
-    if (force == nullptr || *force == '\0') return fallback;
+    if (force == nullptr || *force == '\0') return DefaultKernels();
     if (const KernelTable* named = KernelsNamed(force)) return *named;
     log::Warn("KIMI_KERNELS names no kernel path this machine has (scalar, avx2, avx512bf16, amx)",
-              {{"KIMI_KERNELS", force}, {"using", fallback.isa}});
-    return fallback;
+              {{"KIMI_KERNELS", force}, {"using", DefaultKernels().isa}});
+    return DefaultKernels();
   }();
   return table;
 }

@@ -5,8 +5,7 @@
 // and the tables equal to AVX2's except in that GEMM. A path this CPU lacks is skipped, naming
 // the missing feature.
 // Tolerance against ref::MatmulBf16Dot: the same products summed in another order, so
-// atol = 1e-5·sqrt(K), rtol = 1e-5 as for the fp32 GEMMs (matmul_test.cc); activations left in
-// fp32 differ from it by ~2^-9 relative per product, far more.
+// atol = 1e-5·sqrt(K), rtol = 1e-5 as for the fp32 GEMMs (matmul_test.cc).
 #include <cmath>
 
 #include <cstring>
@@ -48,16 +47,25 @@ std::vector<float> ConstantProduct(MatmulBf16Fn fn, float value, int64_t M, int6
   return y;
 }
 
-TEST(Bf16DotTest, ReferenceRoundsActivationsToNearestEven) {
-  // 1 + 2^-10 rounds down to 1; 1 + 2^-8 is half way between 1 and 1 + 2^-7 and goes to the
-  // even one, 1; 1 + 3·2^-8 is half way between 1 + 2^-7 and 1 + 2^-6 and goes to 1 + 2^-6.
-  const struct {
-    float x, rounded;
-  } cases[] = {{1.0f + 0x1p-10f, 1.0f}, {1.0f + 0x1p-8f, 1.0f}, {1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-6f},
-               {-(1.0f + 3 * 0x1p-8f), -(1.0f + 0x1p-6f)}, {0.15625f, 0.15625f}};
-  for (const auto& c : cases) {
+// x, and what hi + lo keeps of it.
+struct SplitCase {
+  float x, kept;
+};
+// 1 + 2^-10 is kept whole although BF16 alone rounds it to 1; 1 + 3·2^-8 rounds hi up to
+// 1 + 2^-6 (a tie, to even) and lo = −2^-8 brings it back; in 1 + 2^-10 + 2^-18 the lo part
+// 2^-10 + 2^-18 is a tie between 2^-10 and 2^-10 + 2^-17 and goes to the even 2^-10; in
+// 1 + 2^-10 + 3·2^-19 it rounds up to 2^-10 + 2^-17.
+constexpr SplitCase kSplitCases[] = {{1.0f + 0x1p-10f, 1.0f + 0x1p-10f},
+                                     {1.0f + 3 * 0x1p-8f, 1.0f + 3 * 0x1p-8f},
+                                     {-(1.0f + 3 * 0x1p-8f), -(1.0f + 3 * 0x1p-8f)},
+                                     {1.0f + 0x1p-10f + 0x1p-18f, 1.0f + 0x1p-10f},
+                                     {1.0f + 0x1p-10f + 3 * 0x1p-19f, 1.0f + 0x1p-10f + 0x1p-17f},
+                                     {0.15625f, 0.15625f}};
+
+TEST(Bf16DotTest, ReferenceSplitsActivationsIntoTwoBf16Values) {
+  for (const SplitCase& c : kSplitCases) {
     const std::vector<float> y = ConstantProduct(ref::MatmulBf16Dot, c.x, 2, 3, 40);
-    for (float v : y) EXPECT_EQ(v, 40 * c.rounded) << "x = " << c.x;
+    for (float v : y) EXPECT_EQ(v, 40 * c.kept) << "x = " << c.x;
   }
 }
 
@@ -88,11 +96,10 @@ void ExpectPathMatchesReference(const Path& path) {
     EXPECT_TRUE(AllClose(got, want, 1e-5f * std::sqrt(float(s.K)), 1e-5f))
         << path.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
   }
-  // Activations rounded to BF16 (an fp32 product would give 40·(1 + 2^-10)), ties to even.
-  for (const float x : {1.0f + 0x1p-10f, 1.0f + 3 * 0x1p-8f}) {
-    const std::vector<float> y = ConstantProduct(path.table->gemm_bf16, x, 35, 19, 40);
-    const std::vector<float> want = ConstantProduct(ref::MatmulBf16Dot, x, 35, 19, 40);
-    EXPECT_EQ(y, want) << path.name << " x = " << x;
+  // The split's roundings, ties to even (these sums are exact, so any order gives them).
+  for (const SplitCase& c : kSplitCases) {
+    const std::vector<float> y = ConstantProduct(path.table->gemm_bf16, c.x, 35, 19, 40);
+    EXPECT_EQ(y, std::vector<float>(35 * 19, 40 * c.kept)) << path.name << " x = " << c.x;
   }
 }
 

@@ -46,34 +46,52 @@ int64_t RoundUp(int64_t v, int64_t align) { return (v + align - 1) / align * ali
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-// The row stride of the BF16 activations for Kp values a row: one cache line more than a row,
-// so that rows whose length is a multiple of 4 KiB (K = 2048, 4096) do not all fall in the same
-// L1 set, where the twelve rows a tile reads at once evicted each other (at K = 2048 and 4096
-// the GEMM measured 0.55–0.66 of the peak with rows packed end to end, 0.76–0.81 with this).
-int64_t Bf16RowStride(int64_t Kp) { return Kp + 32; }
+// Each activation is held as two BF16 values, x ≈ hi + lo with hi = bf16(x) and
+// lo = bf16(x − hi): 16 significant bits, so each product is within ~2^-17 of x·w instead of
+// the 2^-9 of hi alone, which the engine's tolerance against the reference does not allow
+// (docs/kernels.md, "BF16 dot products"). The weights are BF16 already, so hi·w and lo·w are
+// exact and the only other rounding is the fp32 sums'.
+//
+// Two layouts of a row of Kp values (Kp even):
+//   kPairsInterleaved (vdpbf16ps): for each pair of k, the hi pair then the lo pair: 4 values;
+//   kHalvesSideBySide (AMX): the Kp hi values, then the Kp lo values.
+enum class SplitLayout { kPairsInterleaved, kHalvesSideBySide };
 
-// xb[Mp, Kp] (rows ldxb apart) = x rounded to BF16 (round to nearest even), zero past row M and
-// past column K.
-[[KIMI_BF16DOT]] void ActivationsToBf16(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp, int64_t Kp,
-                                        uint16_t* xb, int64_t ldxb) {
+// The row stride of the split activations for Kp values a row: one cache line more than the
+// row, so that rows whose length is a multiple of 4 KiB do not all fall in the same L1 set,
+// where the twelve rows a tile reads at once evicted each other (at K = 2048 and 4096 the GEMM
+// measured 0.55–0.66 of the peak with rows packed end to end, 0.76–0.81 with this).
+int64_t SplitRowStride(int64_t Kp) { return 2 * Kp + 32; }
+
+// xb[Mp rows, ldxb apart] = x split into hi and lo BF16 values (round to nearest even) in
+// `layout`, zero past row M and past column K.
+[[KIMI_BF16DOT]] void SplitActivations(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp, int64_t Kp,
+                                       SplitLayout layout, uint16_t* xb, int64_t ldxb) {
+  // Dwords 0–7 of hi and of lo (a pair each), alternating: hi pair 0, lo pair 0, hi pair 1, …
+  const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   for (int64_t m = 0; m < Mp; ++m) {
     uint16_t* dst = xb + m * ldxb;
     if (m >= M) {
-      std::memset(dst, 0, size_t(Kp) * sizeof(uint16_t));
+      std::memset(dst, 0, size_t(2 * Kp) * sizeof(uint16_t));
       continue;
     }
     const float* src = x + m * ldx;
-    int64_t k = 0;
-    for (; k + 32 <= K; k += 32) {
-      const __m512bh v = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(src + k + 16), _mm512_loadu_ps(src + k));
-      _mm512_storeu_si512(dst + k, (__m512i)v);
+    for (int64_t k = 0; k < Kp; k += 16) {
+      const int64_t valid = std::min<int64_t>(16, K - k), stored = std::min<int64_t>(16, Kp - k);
+      const __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1), src + k);
+      const __m256bh hi = _mm512_cvtneps_pbh(v);
+      const __m512 hi_value = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)hi), 16));
+      const __m256bh lo = _mm512_cvtneps_pbh(_mm512_sub_ps(v, hi_value));
+      if (layout == SplitLayout::kPairsInterleaved) {
+        const __m512i pairs = _mm512_permutex2var_epi32(_mm512_castsi256_si512((__m256i)hi), interleave,
+                                                        _mm512_castsi256_si512((__m256i)lo));
+        _mm512_mask_storeu_epi32(dst + 2 * k, static_cast<__mmask16>((1u << stored) - 1), pairs);
+      } else {
+        const __mmask16 mask = static_cast<__mmask16>((1u << stored) - 1);
+        _mm256_mask_storeu_epi16(dst + k, mask, (__m256i)hi);
+        _mm256_mask_storeu_epi16(dst + Kp + k, mask, (__m256i)lo);
+      }
     }
-    for (; k < K; k += 16) {
-      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, K - k)) - 1);
-      const __m256bh v = _mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, src + k));
-      _mm256_mask_storeu_epi16(dst + k, mask, (__m256i)v);
-    }
-    for (k = K; k < Kp; ++k) dst[k] = 0;
   }
 }
 
@@ -148,8 +166,9 @@ int64_t Bf16RowStride(int64_t Kp) { return Kp + 32; }
 using DotTileFn = void (*)(const uint16_t*, int64_t, const uint16_t*, int64_t, int64_t, float*, int64_t, bool,
                            int64_t);
 
-// C[MR, 16·NV] (+)= A[MR, kc] · (NV panels side by side), A in BF16 (row stride lda values):
-// acc[r][v] takes, per pair of k, row r's pair broadcast against panel v's pairs.
+// C[MR, 16·NV] (+)= A[MR, kc] · (NV panels side by side), A split in kPairsInterleaved rows
+// (row stride lda values): acc[r][v] takes, per pair of k, row r's hi pair and then its lo pair
+// broadcast against panel v's pairs.
 template <int MR, int NV>
 [[gnu::noinline, KIMI_BF16DOT]] void DotTile(const uint16_t* a, int64_t lda, const uint16_t* bp, int64_t panel_stride,
                                              int64_t kc, float* c, int64_t ldc, bool accumulate, int64_t ncols) {
@@ -164,11 +183,12 @@ template <int MR, int NV>
     for (int v = 0; v < NV; ++v) b[v] = (__m512bh)_mm512_loadu_si512(bp + v * panel_stride + kp * 2 * kPanel);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      int32_t pair;
-      std::memcpy(&pair, a + r * lda + 2 * kp, sizeof pair);
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(pair);
+      int32_t hi, lo;
+      std::memcpy(&hi, a + r * lda + 4 * kp, sizeof hi);
+      std::memcpy(&lo, a + r * lda + 4 * kp + 2, sizeof lo);
+      const __m512bh hv = (__m512bh)_mm512_set1_epi32(hi), lv = (__m512bh)_mm512_set1_epi32(lo);
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, b[v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(_mm512_dpbf16_ps(acc[r][v], lv, b[v]), hv, b[v]);
     }
   }
   StoreTile512<MR, NV>(acc, c, ldc, accumulate, ncols);
@@ -220,10 +240,11 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
   }
 }
 
-// Every activation row (xb: Mp rows, Mp a multiple of 32, zero past M) against one packed block
-// (panels: an even count, zero past nc; kc a multiple of 32), in 32 × 32 output tiles.
-[[KIMI_AMX]] void AmxBlock(const uint16_t* xb, int64_t ldxb, int64_t M, const uint16_t* packed, int64_t panels,
-                           int64_t nc, int64_t kc, float* y, int64_t ldy, bool accumulate) {
+// Every activation row (xb: Mp rows split in kHalvesSideBySide, the lo values lo_offset after the
+// hi ones; Mp a multiple of 32, zero past M) against one packed block (panels: an even count,
+// zero past nc; kc a multiple of 32), in 32 × 32 output tiles: the lo tiles, then the hi ones.
+[[KIMI_AMX]] void AmxBlock(const uint16_t* xb, int64_t lo_offset, int64_t ldxb, int64_t M, const uint16_t* packed,
+                           int64_t panels, int64_t nc, int64_t kc, float* y, int64_t ldy, bool accumulate) {
   alignas(64) float sums[4][kAmxRows * kPanel];
   const int64_t x_stride = ldxb * int64_t(sizeof(uint16_t)), panel_row = 2 * kPanel * int64_t(sizeof(uint16_t));
   for (int64_t m0 = 0; m0 < M; m0 += 2 * kAmxRows) {
@@ -237,10 +258,16 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
       _tile_zero(2);
       _tile_zero(3);
       for (int64_t k = 0; k < kc; k += kAmxK) {
-        _tile_loadd(4, a0 + k, x_stride);
-        _tile_loadd(5, a1 + k, x_stride);
         _tile_loadd(6, b0 + k * kPanel, panel_row);  // k/2 pairs of 16 columns
         _tile_loadd(7, b1 + k * kPanel, panel_row);
+        _tile_loadd(4, a0 + lo_offset + k, x_stride);
+        _tile_loadd(5, a1 + lo_offset + k, x_stride);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+        _tile_loadd(4, a0 + k, x_stride);
+        _tile_loadd(5, a1 + k, x_stride);
         _tile_dpbf16ps(0, 4, 6);
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
@@ -279,25 +306,25 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
 
 void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                     int64_t ldy) {
-  const int64_t Kp = RoundUp(K, 2), ldxb = Bf16RowStride(Kp);
+  const int64_t Kp = RoundUp(K, 2), ldxb = SplitRowStride(Kp);
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(M * ldxb));
-  ActivationsToBf16(x, ldx, M, K, M, Kp, xb, ldxb);
+  SplitActivations(x, ldx, M, K, M, Kp, SplitLayout::kPairsInterleaved, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockK512));
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
     const int64_t nc = std::min(kBlockCols, N - n0);
     for (int64_t k0 = 0; k0 < Kp; k0 += kBlockK512) {
       const int64_t kc = std::min(kBlockK512, Kp - k0);
       PackPairPanels(w, K, n0, nc, (nc + kPanel - 1) / kPanel, k0, kc, packed);
-      DotBlock(xb + k0, ldxb, M, packed, nc, kc, y + n0, ldy, k0 > 0);
+      DotBlock(xb + 2 * k0, ldxb, M, packed, nc, kc, y + n0, ldy, k0 > 0);
     }
   }
 }
 
 void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                  int64_t ldy) {
-  const int64_t Kp = RoundUp(K, kAmxK), Mp = RoundUp(M, 2 * kAmxRows), ldxb = Bf16RowStride(Kp);
+  const int64_t Kp = RoundUp(K, kAmxK), Mp = RoundUp(M, 2 * kAmxRows), ldxb = SplitRowStride(Kp);
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(Mp * ldxb));
-  ActivationsToBf16(x, ldx, M, K, Mp, Kp, xb, ldxb);
+  SplitActivations(x, ldx, M, K, Mp, Kp, SplitLayout::kHalvesSideBySide, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockKAmx));
   ConfigureTiles();
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
@@ -307,7 +334,7 @@ void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int6
       const int64_t kc = std::min(kBlockKAmx, Kp - k0);
       PackPairPanels(w, K, n0, nc, panels, k0, kc, packed);
       CompilerMemoryBarrier();
-      AmxBlock(xb + k0, ldxb, M, packed, panels, nc, kc, y + n0, ldy, k0 > 0);
+      AmxBlock(xb + k0, Kp, ldxb, M, packed, panels, nc, kc, y + n0, ldy, k0 > 0);
     }
   }
   ReleaseTiles();

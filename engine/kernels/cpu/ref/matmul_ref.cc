@@ -16,16 +16,22 @@ void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64
   }
 }
 
-// What the BF16 dot-product instructions (vdpbf16ps, AMX tdpbf16ps) compute: each activation
-// rounded to BF16 (round to nearest even), each product of two BF16 values exact in fp32, and
-// the products summed in fp32 in k order. The instructions also treat subnormal inputs as zero,
-// which the engine's threads do anyway (core/float_mode.h).
+// What the prefill GEMM on BF16 dot-product instructions (vdpbf16ps, AMX tdpbf16ps) computes:
+// each activation split into two BF16 values, hi = bf16(x) and lo = bf16(x − hi) (round to
+// nearest even), each product of two BF16 values exact in fp32, and the products summed in fp32
+// in k order, lo·w before hi·w. The instructions also treat subnormal inputs as zero, which the
+// engine's threads do anyway (core/float_mode.h).
 void MatmulBf16Dot(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                    int64_t ldy) {
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t n = 0; n < N; ++n) {
       float acc = 0.0f;
-      for (int64_t k = 0; k < K; ++k) acc += Bf16ToF32(F32ToBf16(x[m * ldx + k])) * Bf16ToF32(w[n * K + k]);
+      for (int64_t k = 0; k < K; ++k) {
+        const float value = x[m * ldx + k], hi = Bf16ToF32(F32ToBf16(value));
+        const float lo = Bf16ToF32(F32ToBf16(value - hi)), weight = Bf16ToF32(w[n * K + k]);
+        acc += lo * weight;
+        acc += hi * weight;
+      }
       y[m * ldy + n] = acc;
     }
   }

@@ -9,7 +9,8 @@ namespace kimi::kernels::ref {
 
 void MatmulBf16(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy);
-// The BF16 dot-product tables' prefill GEMM: activations rounded to BF16, fp32 sums.
+// The BF16 dot-product tables' prefill GEMM: each activation split into two BF16 values
+// (hi = bf16(x), lo = bf16(x − hi)), exact products, fp32 sums.
 void MatmulBf16Dot(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                    int64_t ldy);
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
