@@ -1,6 +1,6 @@
-// The prefill GEMM on BF16 dot products: the activations rounded to BF16 once per call, the
-// weights packed as pairs, and the products summed in fp32 by vdpbf16ps (AVX512-BF16) or by
-// AMX tiles (tdpbf16ps). Both compute ref::MatmulBf16Dot up to the order of the fp32 sums.
+// The prefill GEMM on BF16 dot products: the activations split into two BF16 values once per
+// call, the weights packed as pairs, and the products summed in fp32 by vdpbf16ps (AVX512-BF16)
+// or by AMX tiles (tdpbf16ps). Both compute ref::MatmulBf16Dot up to the order of the fp32 sums.
 //
 // One packed layout serves both: a panel of 16 output columns holds, for each pair of k values,
 // the two BF16 weights of each column side by side (64 bytes per pair of k), which is both the
@@ -28,10 +28,10 @@ namespace {
 
 constexpr int64_t kPanel = kNR;        // output columns per panel: one register of fp32 sums
 constexpr int64_t kBlockCols = kNC;    // columns per packed block
-// k per packed block. vdpbf16ps: a 12 × 32 tile reads two panels (2 × 16 KiB) and twelve
-// activation rows (12 KiB) per block, which fit a 48 KiB L1; measured 0.76–0.81 of the peak on
-// k3-mini and K3 shapes against 0.71–0.76 with blocks of 256 (fewer write-backs into y). AMX
-// reads its tiles from L2 and takes the same length.
+// k per packed block. vdpbf16ps: a 12 × 32 tile reads two panels (2 × 16 KiB) and twelve split
+// activation rows (24 KiB) per block; measured 0.88–0.91 of the instruction's rate on k3-mini
+// and K3 shapes against 0.85–0.90 with blocks of 256 (fewer write-backs into y). AMX reads its
+// tiles from L2 and takes the same length.
 constexpr int64_t kBlockK512 = 512;
 constexpr int64_t kBlockKAmx = 512;
 constexpr int64_t kAmxK = 32;     // k values per AMX tile row (64 bytes of BF16)
