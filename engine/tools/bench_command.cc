@@ -178,14 +178,7 @@ Status Bench(const Flags& flags) {
 }  // namespace
 
 int RunBench(const Args& args) {
-  auto flags = Flags::Parse(args, BenchFlags());
-  if (!flags.ok()) return ReportFailure("bench", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine bench --model DIR [--threads N]\n%s", Flags::Usage(BenchFlags()).c_str());
-    return kExitOk;
-  }
-  Status s = Bench(*flags);
-  return s.ok() ? kExitOk : ReportFailure("bench", s);
+  return RunWithFlags("bench", args, BenchFlags(), "bench --model DIR [--threads N]", Bench);
 }
 
 }  // namespace kimi::tools

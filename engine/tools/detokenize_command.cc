@@ -20,16 +20,14 @@ const std::vector<FlagSpec>& DetokenizeFlags() {
 }  // namespace
 
 int RunDetokenize(const Args& args) {
-  auto flags = Flags::Parse(args, DetokenizeFlags());
-  if (!flags.ok()) return FailUsage("detokenize", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine detokenize --tokenizer DIR < ids\n"
-                "Reads ids separated by commas or whitespace; writes exactly the bytes they spell\n"
-                "(special tokens as their text, no newline added).\n%s",
-                Flags::Usage(DetokenizeFlags()).c_str());
-    return kExitOk;
-  }
-  auto dir = flags->Require("tokenizer");
+  const CommandLine line =
+      ParseCommandLine("detokenize", args, DetokenizeFlags(),
+                       "detokenize --tokenizer DIR < ids\n"
+                       "Reads ids separated by commas or whitespace; writes exactly the bytes they spell\n"
+                       "(special tokens as their text, no newline added).");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  auto dir = flags.Require("tokenizer");
   if (!dir.ok()) return FailUsage("detokenize", dir.status());
   auto tokenizer = Tokenizer::LoadDirectory(*dir);
   if (!tokenizer.ok()) return FailInput("detokenize", tokenizer.status());

@@ -76,15 +76,8 @@ Status Eval(const Flags& flags) {
 }  // namespace
 
 int RunEval(const Args& args) {
-  auto flags = Flags::Parse(args, EvalFlags());
-  if (!flags.ok()) return ReportFailure("eval", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine eval --model DIR --token-ids 1,2,3 [--dump-logits FILE] [--mode prefill|decode]\n%s",
-                Flags::Usage(EvalFlags()).c_str());
-    return kExitOk;
-  }
-  Status s = Eval(*flags);
-  return s.ok() ? kExitOk : ReportFailure("eval", s);
+  return RunWithFlags("eval", args, EvalFlags(),
+                      "eval --model DIR --token-ids 1,2,3 [--dump-logits FILE] [--mode prefill|decode]", Eval);
 }
 
 }  // namespace kimi::tools

@@ -1,6 +1,8 @@
 #include "tools/flags.h"
 
 #include <charconv>
+#include <cstdio>
+#include <utility>
 
 namespace kimi::tools {
 
@@ -70,6 +72,21 @@ std::string Flags::Usage(const std::vector<FlagSpec>& specs) {
     out += s.help + "\n";
   }
   return out;
+}
+
+CommandLine ParseCommandLine(const char* command, const Args& args, const std::vector<FlagSpec>& specs,
+                             const char* synopsis) {
+  CommandLine line;
+  Result<Flags> flags = Flags::Parse(args, specs);
+  if (!flags.ok()) {
+    std::fprintf(stderr, "kimi-engine %s: %s\n", command, flags.status().ToString().c_str());
+    line.exit_status = kExitUsage;
+  } else if (flags->Has("help")) {
+    std::printf("usage: kimi-engine %s\n%s", synopsis, Flags::Usage(specs).c_str());
+  } else {
+    line.flags = std::move(*flags);
+  }
+  return line;
 }
 
 }  // namespace kimi::tools

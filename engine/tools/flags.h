@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "kimi/status.h"
+#include "tools/command.h"
 
 namespace kimi::tools {
 
 struct FlagSpec {
-  std::string name;   // without the leading "--"
+  std::string name;  // without the leading "--"
   bool takes_value;
-  std::string help;   // "DIR  where to write the model"
+  std::string help;  // "DIR  where to write the model"
 };
 
 class Flags {
@@ -38,5 +39,16 @@ class Flags {
  private:
   std::map<std::string, std::string> values_;
 };
+
+// A subcommand's command line parsed against its flags: `flags`, or nothing and the exit status
+// to return at once, after --help (the synopsis and the flags printed on stdout, kExitOk) or
+// a malformed command line (on stderr as "kimi-engine COMMAND: InvalidArgument: ...",
+// kExitUsage). `synopsis` is the usage text after "kimi-engine ", lines after the first allowed.
+struct CommandLine {
+  std::optional<Flags> flags;
+  int exit_status = kExitOk;
+};
+CommandLine ParseCommandLine(const char* command, const Args& args, const std::vector<FlagSpec>& specs,
+                             const char* synopsis);
 
 }  // namespace kimi::tools

@@ -28,5 +28,27 @@ TEST(Flags, RejectsWhatItDoesNotKnow) {
   EXPECT_NE(f->Require("out").status().message().find("--out is required"), std::string::npos);
 }
 
+TEST(Flags, ParseCommandLineAnswersHelpAndBadFlagsItself) {
+  testing::internal::CaptureStdout();
+  const CommandLine help = ParseCommandLine("synth", {"--help"}, kSpecs, "synth --out DIR\nmore");
+  const std::string usage = testing::internal::GetCapturedStdout();
+  EXPECT_FALSE(help.flags.has_value());
+  EXPECT_EQ(help.exit_status, kExitOk);
+  EXPECT_EQ(usage.rfind("usage: kimi-engine synth --out DIR\nmore\n", 0), 0u) << usage;
+  EXPECT_NE(usage.find("--seed"), std::string::npos) << usage;
+
+  testing::internal::CaptureStderr();
+  const CommandLine bad = ParseCommandLine("synth", {"--nope"}, kSpecs, "synth");
+  const std::string error = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(bad.flags.has_value());
+  EXPECT_EQ(bad.exit_status, kExitUsage);
+  EXPECT_EQ(error.rfind("kimi-engine synth: InvalidArgument: ", 0), 0u) << error;
+  EXPECT_NE(error.find("--nope"), std::string::npos) << error;
+
+  const CommandLine good = ParseCommandLine("synth", {"--out", "/tmp/x"}, kSpecs, "synth");
+  ASSERT_TRUE(good.flags.has_value());
+  EXPECT_EQ(*good.flags->Get("out"), "/tmp/x");
+}
+
 }  // namespace
 }  // namespace kimi::tools

@@ -56,15 +56,8 @@ Status Generate(const Flags& flags) {
 }  // namespace
 
 int RunGenerate(const Args& args) {
-  auto flags = Flags::Parse(args, GenerateFlags());
-  if (!flags.ok()) return ReportFailure("generate", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine generate --model DIR --token-ids 1,2,3 [--max-tokens N]\n%s",
-                Flags::Usage(GenerateFlags()).c_str());
-    return kExitOk;
-  }
-  Status s = Generate(*flags);
-  return s.ok() ? kExitOk : ReportFailure("generate", s);
+  return RunWithFlags("generate", args, GenerateFlags(),
+                      "generate --model DIR --token-ids 1,2,3 [--max-tokens N]", Generate);
 }
 
 }  // namespace kimi::tools

@@ -9,6 +9,7 @@
 #include "kimi/model_size.h"
 #include "tools/command.h"
 #include "tools/flags.h"
+#include "tools/model_args.h"
 
 namespace kimi::tools {
 namespace {
@@ -24,10 +25,7 @@ const std::vector<FlagSpec>& InfoFlags() {
   return flags;
 }
 
-int Fail(const Status& s) {
-  std::fprintf(stderr, "kimi-engine info: %s\n", s.ToString().c_str());
-  return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-}
+int Fail(const Status& s) { return ReportFailure("info", s); }
 
 void PrintLayers(const K3Config& c) {
   std::string kinds;
@@ -40,19 +38,17 @@ void PrintLayers(const K3Config& c) {
 }  // namespace
 
 int RunInfo(const Args& args) {
-  auto flags = Flags::Parse(args, InfoFlags());
-  if (!flags.ok()) return Fail(flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine info (--model DIR | --preset NAME) [--no-validate] [--bandwidth GB/S]\n%s",
-                Flags::Usage(InfoFlags()).c_str());
-    return kExitOk;
-  }
-  if (flags->Has("model") == flags->Has("preset")) {
+  const CommandLine line =
+      ParseCommandLine("info", args, InfoFlags(),
+                       "info (--model DIR | --preset NAME) [--no-validate] [--bandwidth GB/S]");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  if (flags.Has("model") == flags.Has("preset")) {
     return Fail(Status::InvalidArgument("give exactly one of --model DIR and --preset NAME"));
   }
 
   double bandwidth = 0;
-  if (auto text = flags->Get("bandwidth")) {
+  if (auto text = flags.Get("bandwidth")) {
     char* end = nullptr;
     bandwidth = std::strtod(text->c_str(), &end);
     if (text->empty() || *end != '\0' || !(bandwidth > 0) || !std::isfinite(bandwidth)) {
@@ -60,7 +56,7 @@ int RunInfo(const Args& args) {
     }
   }
 
-  if (auto preset = flags->Get("preset")) {
+  if (auto preset = flags.Get("preset")) {
     auto config = K3Preset(*preset);
     if (!config.ok()) return Fail(Status::InvalidArgument(config.status().message()));
     std::printf("preset %s\n", preset->c_str());
@@ -70,7 +66,7 @@ int RunInfo(const Args& args) {
     return kExitOk;
   }
 
-  std::string path = *flags->Get("model");
+  std::string path = *flags.Get("model");
   auto dir = ModelDir::Open(path);
   if (!dir.ok()) return Fail(dir.status());
   const K3Config& config = (*dir)->config();
@@ -78,7 +74,7 @@ int RunInfo(const Args& args) {
               (*dir)->shard_files().size(), (*dir)->shard_files().size() == 1 ? "" : "s",
               (*dir)->shape_only() ? " (shape only, no data)" : "");
   PrintLayers(config);
-  if (!flags->Has("no-validate")) {
+  if (!flags.Has("no-validate")) {
     if (Status s = (*dir)->ValidateLayout(); !s.ok()) return Fail(s);
     std::printf("validated: every tensor the config implies is present with its dtype and shape\n");
   }

@@ -31,4 +31,12 @@ int ReportFailure(const char* command, const Status& status) {
   return status.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
+int RunWithFlags(const char* command, const Args& args, const std::vector<FlagSpec>& specs, const char* synopsis,
+                 Status (*run)(const Flags& flags)) {
+  const CommandLine line = ParseCommandLine(command, args, specs, synopsis);
+  if (!line.flags) return line.exit_status;
+  const Status s = run(*line.flags);
+  return s.ok() ? kExitOk : ReportFailure(command, s);
+}
+
 }  // namespace kimi::tools

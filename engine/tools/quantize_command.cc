@@ -30,18 +30,16 @@ int Usage(const Status& s) { return Report(s, kExitUsage); }
 }  // namespace
 
 int RunQuantize(const Args& args) {
-  auto flags = Flags::Parse(args, QuantizeFlags());
-  if (!flags.ok()) return Usage(flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine quantize --in DIR --out DIR --scheme int8|mxfp4-dense\n%s",
-                Flags::Usage(QuantizeFlags()).c_str());
-    return kExitOk;
-  }
-  auto in = flags->Require("in");
+  const CommandLine line =
+      ParseCommandLine("quantize", args, QuantizeFlags(),
+                       "quantize --in DIR --out DIR --scheme int8|mxfp4-dense");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  auto in = flags.Require("in");
   if (!in.ok()) return Usage(in.status());
-  auto out = flags->Require("out");
+  auto out = flags.Require("out");
   if (!out.ok()) return Usage(out.status());
-  auto scheme_name = flags->Require("scheme");
+  auto scheme_name = flags.Require("scheme");
   if (!scheme_name.ok()) return Usage(scheme_name.status());
   auto scheme = ParseQuantScheme(*scheme_name);
   if (!scheme.ok()) return Usage(Status::InvalidArgument("--scheme: " + scheme.status().message()));

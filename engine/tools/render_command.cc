@@ -25,18 +25,15 @@ const std::vector<FlagSpec>& RenderFlags() {
 }  // namespace
 
 int RunRender(const Args& args) {
-  auto flags = Flags::Parse(args, RenderFlags());
-  if (!flags.ok()) return FailUsage("render", flags.status());
-  if (flags->Has("help")) {
-    std::printf(
-        "usage: kimi-engine render --tokenizer DIR [--ids] < request.json\n"
-        "Prints the rendered prompt exactly (no newline added). With --ids prints its token ids on\n"
-        "one line and, on stderr, `prompt_tokens N (M ids with the K-token generation stub)`:\n"
-        "N is what usage.prompt_tokens reports.\n%s",
-        Flags::Usage(RenderFlags()).c_str());
-    return kExitOk;
-  }
-  auto dir = flags->Require("tokenizer");
+  const CommandLine line =
+      ParseCommandLine("render", args, RenderFlags(),
+                       "render --tokenizer DIR [--ids] < request.json\n"
+                       "Prints the rendered prompt exactly (no newline added). With --ids prints its token ids on\n"
+                       "one line and, on stderr, `prompt_tokens N (M ids with the K-token generation stub)`:\n"
+                       "N is what usage.prompt_tokens reports.");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  auto dir = flags.Require("tokenizer");
   if (!dir.ok()) return FailUsage("render", dir.status());
   // Loaded before reading the request so that a bad directory fails the same way with or
   // without --ids.
@@ -50,7 +47,7 @@ int RunRender(const Args& args) {
   auto prompt = ChatFormat::Render(*request);
   if (!prompt.ok()) return FailInput("render", prompt.status());
 
-  if (!flags->Has("ids")) {
+  if (!flags.Has("ids")) {
     if (std::fwrite(prompt->text.data(), 1, prompt->text.size(), stdout) != prompt->text.size()) {
       return FailInput("render", Status::IOError("writing stdout failed"));
     }

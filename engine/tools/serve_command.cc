@@ -304,15 +304,8 @@ Status Serve(const Flags& flags) {
 }  // namespace
 
 int RunServe(const Args& args) {
-  auto flags = Flags::Parse(args, ServeFlags());
-  if (!flags.ok()) return ReportFailure("serve", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine serve --model DIR --port P [--host 127.0.0.1] [--served-model-name NAME]\n%s",
-                Flags::Usage(ServeFlags()).c_str());
-    return kExitOk;
-  }
-  Status s = Serve(*flags);
-  return s.ok() ? kExitOk : ReportFailure("serve", s);
+  return RunWithFlags("serve", args, ServeFlags(),
+                      "serve --model DIR --port P [--host 127.0.0.1] [--served-model-name NAME]", Serve);
 }
 
 }  // namespace kimi::tools

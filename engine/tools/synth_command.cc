@@ -8,6 +8,7 @@
 #include "kimi/model_size.h"
 #include "tools/command.h"
 #include "tools/flags.h"
+#include "tools/model_args.h"
 #include "tools/synth_tokenizer.h"
 
 namespace kimi::tools {
@@ -30,10 +31,7 @@ const std::vector<FlagSpec>& SynthFlags() {
   return flags;
 }
 
-int Fail(const Status& s) {
-  std::fprintf(stderr, "kimi-engine synth: %s\n", s.ToString().c_str());
-  return s.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-}
+int Fail(const Status& s) { return ReportFailure("synth", s); }
 
 // The tensor table and the closed-form arithmetic are written independently; they must agree.
 Status CheckArithmetic(const K3Config& config, const K3SizeReport& report) {
@@ -53,19 +51,17 @@ Status CheckArithmetic(const K3Config& config, const K3SizeReport& report) {
 }  // namespace
 
 int RunSynth(const Args& args) {
-  auto flags = Flags::Parse(args, SynthFlags());
-  if (!flags.ok()) return Fail(flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine synth --preset NAME --out DIR [--seed N] [--max-shard-mb N]\n"
-                "                         [--tokenizer DIR | --source-dir DIR]\n%s",
-                Flags::Usage(SynthFlags()).c_str());
-    return kExitOk;
-  }
-  auto preset = flags->Require("preset");
+  const CommandLine line =
+      ParseCommandLine("synth", args, SynthFlags(),
+                       "synth --preset NAME --out DIR [--seed N] [--max-shard-mb N]\n"
+                       "                         [--tokenizer DIR | --source-dir DIR]");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  auto preset = flags.Require("preset");
   if (!preset.ok()) return Fail(preset.status());
-  auto out = flags->Require("out");
+  auto out = flags.Require("out");
   if (!out.ok()) return Fail(out.status());
-  auto seed = flags->GetUint("seed", 0);
+  auto seed = flags.GetUint("seed", 0);
   if (!seed.ok()) return Fail(seed.status());
   auto config = K3Preset(*preset);
   if (!config.ok()) return Fail(Status::InvalidArgument(config.status().message()));
@@ -73,7 +69,7 @@ int RunSynth(const Args& args) {
                                     : *preset == "k3-wide"          ? 1024
                                     : K3PresetIsShapeOnly(*preset) ? 16384
                                                                    : 64;
-  auto shard_mb = flags->GetUint("max-shard-mb", default_shard_mb);
+  auto shard_mb = flags.GetUint("max-shard-mb", default_shard_mb);
   if (!shard_mb.ok()) return Fail(shard_mb.status());
   if (*shard_mb == 0) return Fail(Status::InvalidArgument("--max-shard-mb must be at least 1"));
 
@@ -81,11 +77,11 @@ int RunSynth(const Args& args) {
   // before any weights are written. Shape-only directories stand for the real model: they take
   // the real vocabulary or none.
   std::string tokenizer_line = "tokenizer: none (pass --tokenizer DIR with the real K3 ranks)";
-  if (!K3PresetIsShapeOnly(*preset) || flags->Has("tokenizer")) {
+  if (!K3PresetIsShapeOnly(*preset) || flags.Has("tokenizer")) {
     SynthTokenizerOptions tok;
-    tok.real_tokenizer_dir = flags->Get("tokenizer").value_or("");
+    tok.real_tokenizer_dir = flags.Get("tokenizer").value_or("");
     tok.adopt_vocabulary = !K3PresetIsShapeOnly(*preset);
-    tok.source_dir = flags->Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
+    tok.source_dir = flags.Get("source-dir").value_or(KIMI_ENGINE_SOURCE_DIR);
     auto written = WriteSynthTokenizer(&*config, tok, *out);
     if (!written.ok()) return Fail(written.status());
     tokenizer_line = *written;

@@ -21,21 +21,19 @@ const std::vector<FlagSpec>& TokenizeFlags() {
 }  // namespace
 
 int RunTokenize(const Args& args) {
-  auto flags = Flags::Parse(args, TokenizeFlags());
-  if (!flags.ok()) return FailUsage("tokenize", flags.status());
-  if (flags->Has("help")) {
-    std::printf("usage: kimi-engine tokenize --tokenizer DIR [--allow-special] < text\n"
-                "Encodes every byte of stdin (a trailing newline is text too) and prints the ids.\n%s",
-                Flags::Usage(TokenizeFlags()).c_str());
-    return kExitOk;
-  }
-  auto dir = flags->Require("tokenizer");
+  const CommandLine line =
+      ParseCommandLine("tokenize", args, TokenizeFlags(),
+                       "tokenize --tokenizer DIR [--allow-special] < text\n"
+                       "Encodes every byte of stdin (a trailing newline is text too) and prints the ids.");
+  if (!line.flags) return line.exit_status;
+  const Flags& flags = *line.flags;
+  auto dir = flags.Require("tokenizer");
   if (!dir.ok()) return FailUsage("tokenize", dir.status());
   auto tokenizer = Tokenizer::LoadDirectory(*dir);
   if (!tokenizer.ok()) return FailInput("tokenize", tokenizer.status());
   auto text = ReadAllStdin();
   if (!text.ok()) return FailInput("tokenize", text.status());
-  auto ids = tokenizer->Encode(*text, flags->Has("allow-special"));
+  auto ids = tokenizer->Encode(*text, flags.Has("allow-special"));
   if (!ids.ok()) return FailInput("tokenize", ids.status());
   std::printf("%s\n", FormatIdList(*ids).c_str());
   return kExitOk;
