@@ -1,9 +1,11 @@
 // kimi::Model: loading and binding the weights, sequence states, and the entry points
 // (Prefill, DecodeBatch, ForwardBatch) that turn a request into forward passes.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "core/numa_topology.h"
+#include "kernels/cpu/kernel_table.h"
 #include "kimi/log.h"
 #include "model/k3_model.h"
 #include "model/numa_experts.h"
@@ -81,6 +83,28 @@ Status Model::Impl::Bind() {
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
+namespace {
+
+// Which CPU kernel path runs this model and why (docs/kernels.md, "Dispatch").
+void LogKernelPath() {
+  const char* forced = std::getenv("KIMI_KERNELS");
+  if (forced != nullptr && *forced != '\0' && kernels::KernelsNamed(forced) != nullptr) {
+    log::Info("CPU kernels", {{"path", kernels::ActiveIsa()}, {"chosen_by", "KIMI_KERNELS"}});
+    return;
+  }
+  const kernels::DefaultChoice& choice = kernels::DefaultKernelChoice();
+  if (choice.dot_peak == 0) {
+    log::Info("CPU kernels", {{"path", kernels::ActiveIsa()}, {"chosen_by", "CPU features"}});
+    return;
+  }
+  log::Info("CPU kernels", {{"path", kernels::ActiveIsa()},
+                            {"chosen_by", "prefill GEMM peaks"},
+                            {"bf16_dot_per_product_gflops", choice.dot_peak},
+                            {"fma_gflops", choice.fma_peak}});
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOptions& options) {
   auto impl = std::make_unique<Impl>();
   KIMI_ASSIGN_OR_RETURN(impl->dir, ModelDir::Open(dir));
@@ -99,6 +123,7 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& dir, const ModelOp
       options.threads, ThreadPool::DefaultSpin(),
       options.keep_subnormals ? Subnormals::kKeep : Subnormals::kFlushToZero);
   impl->PlaceForNuma();
+  LogKernelPath();
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 

@@ -50,26 +50,20 @@ TEST(DispatchTest, ActiveTableFollowsTheOverrideElseTheDefault) {
   EXPECT_EQ(std::string(ActiveIsa()), expected->isa);
 }
 
-TEST(DispatchTest, DefaultIsTheFastestPrefillGemmTheCpuHasExceptAmx) {
-  const KernelTable& chosen = DefaultKernels();
+TEST(DispatchTest, DefaultIsTheBetterPrefillGemmOfThePeaksItMeasured) {
+  const DefaultChoice& choice = DefaultKernelChoice();
+  EXPECT_EQ(&DefaultKernels(), choice.table);
+  EXPECT_NE(choice.table, AmxKernels());
   if (Avx2Kernels() == nullptr) {
-    EXPECT_EQ(&chosen, &ReferenceKernels());
-    return;
+    EXPECT_EQ(choice.table, &ReferenceKernels());
+  } else if (Avx512Bf16Kernels() == nullptr) {
+    EXPECT_EQ(choice.table, Avx2Kernels());
+  } else {
+    EXPECT_GT(choice.fma_peak, 0);
+    EXPECT_GT(choice.dot_peak, 0);
+    EXPECT_EQ(choice.table, BetterPrefillGemm(choice.dot_peak, choice.fma_peak) ? Avx512Bf16Kernels() : Avx2Kernels())
+        << "per-product peak " << choice.dot_peak << ", FMA peak " << choice.fma_peak;
   }
-  if (Avx512Bf16Kernels() == nullptr) {
-    EXPECT_EQ(&chosen, Avx2Kernels());
-    return;
-  }
-  // Peaks as they come (measurement noise aside): the choice goes with them.
-  const FmaPeakResult fma = MeasureFmaPeak(nullptr, 0.05);
-  const FmaPeakResult dot = PrefillGemmPeak(*Avx512Bf16Kernels(), nullptr, fma, 0.05);
-  const double ratio = dot.gflops_per_cpu_s / fma.gflops_per_cpu_s;
-  if (ratio > 0.9) {
-    EXPECT_EQ(&chosen, Avx512Bf16Kernels()) << "BF16 dot products at " << ratio << " of FMA";
-  } else if (ratio < 0.6) {
-    EXPECT_EQ(&chosen, Avx2Kernels()) << "BF16 dot products at " << ratio << " of FMA";
-  }
-  EXPECT_NE(&chosen, AmxKernels());
 }
 
 TEST(DispatchTest, BetterPrefillGemmFromThreeQuartersOfTheFmaPeak) {
@@ -79,19 +73,31 @@ TEST(DispatchTest, BetterPrefillGemmFromThreeQuartersOfTheFmaPeak) {
   EXPECT_FALSE(BetterPrefillGemm(50, 100));
 }
 
-TEST(DispatchTest, PrefillGemmPeakCountsTwoBf16ProductsPerProduct) {
-  const FmaPeakResult fma = MeasureFmaPeak(nullptr, 0.02);
-  const FmaPeakResult same = PrefillGemmPeak(ReferenceKernels(), nullptr, fma);
-  EXPECT_EQ(same.gflops, fma.gflops);
-  EXPECT_STREQ(same.isa, fma.isa);
-  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
-  const FmaPeakResult instruction = MeasureBf16DotPeak(nullptr, 0.05);
-  const FmaPeakResult split = PrefillGemmPeak(*Avx512Bf16Kernels(), nullptr, fma, 0.05);
+TEST(DispatchTest, PerProductPeakCountsTwoBf16ProductsPerProduct) {
+  FmaPeakResult instruction;
+  instruction.gflops = 460;
+  instruction.gflops_per_cpu_s = 470;
+  instruction.threads = 2;
+  instruction.isa = "avx512bf16-vdpbf16ps";
+  const FmaPeakResult split = PerProductPeak(instruction);
+  EXPECT_EQ(split.gflops, 230);
+  EXPECT_EQ(split.gflops_per_cpu_s, 235);
+  EXPECT_EQ(split.threads, 2);
   EXPECT_STREQ(split.isa, "avx512bf16-vdpbf16ps, 2 per product");
-  // Two runs of the same loop: equal up to the machine's noise, so within a factor of 1.5 of
-  // half the instruction's peak and far from the whole of it.
-  EXPECT_GT(split.gflops_per_cpu_s, instruction.gflops_per_cpu_s / 2 / 1.5);
-  EXPECT_LT(split.gflops_per_cpu_s, instruction.gflops_per_cpu_s / 2 * 1.5);
+  instruction.isa = "amx-tdpbf16ps";
+  EXPECT_STREQ(PerProductPeak(instruction).isa, "amx-tdpbf16ps, 2 per product");
+}
+
+TEST(DispatchTest, PrefillGemmPeakOfTheFmaTablesIsTheFmaPeak) {
+  const FmaPeakResult fma = MeasureFmaPeak(nullptr, 0.01);
+  for (const KernelTable* table : {&ReferenceKernels(), Avx2Kernels()}) {
+    if (table == nullptr) continue;
+    const FmaPeakResult peak = PrefillGemmPeak(*table, nullptr, fma);
+    EXPECT_EQ(peak.gflops, fma.gflops) << table->isa;
+    EXPECT_STREQ(peak.isa, fma.isa) << table->isa;
+  }
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  EXPECT_STREQ(PrefillGemmPeak(*Avx512Bf16Kernels(), nullptr, fma, 0.01).isa, "avx512bf16-vdpbf16ps, 2 per product");
 }
 
 }  // namespace

@@ -113,20 +113,32 @@ const KernelTable* KernelsNamed(const char* isa);
 
 // The measured peak of the products `table`'s prefill GEMM does, counted as that GEMM's own
 // products (2 flops each): `fma` (MeasureFmaPeak with the same threads) for the FMA tables; for
-// the BF16 dot-product tables their instruction's peak over kBf16DotProductsPerProduct.
+// the BF16 dot-product tables PerProductPeak of their instruction's peak.
 FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma,
                               double seconds = 0.3);
+// A BF16 dot-product instruction's peak per product of the split GEMM: over
+// kBf16DotProductsPerProduct, named "<its isa>, 2 per product" (isa: "avx512bf16-vdpbf16ps"
+// or "amx-tdpbf16ps").
+FmaPeakResult PerProductPeak(FmaPeakResult instruction);
 // Whether a prefill GEMM whose products peak at `dot_peak` is the better default than the FMA
 // one at `fma_peak`: at 0.75 of it or more. The BF16 dot-product GEMM runs 0.86–0.89 of its
 // instruction's peak where the FMA GEMM runs 0.60–0.72 of the FMA peak (docs/kernels.md), so it
 // is the faster from ~0.8 on; the CPUs seen are far on either side (AMD Zen 4: 1.0; Intel cores
 // issuing vdpbf16ps on one port of two: 0.5).
 bool BetterPrefillGemm(double dot_peak, double fma_peak);
+// How the default table was chosen: the table, and the two per-CPU-second peaks measured on the
+// calling thread at the first call (10 ms loops; both 0 where no choice was measured).
+struct DefaultChoice {
+  const KernelTable* table = nullptr;
+  double fma_peak = 0;
+  double dot_peak = 0;
+};
 // The table used when KIMI_KERNELS names none: the avx512bf16 table where the CPU has it and
-// BetterPrefillGemm says so of the two peaks measured on the calling thread at the first call
-// (~50 ms), else AVX2 where the CPU has it, else the reference. AMX is not chosen by default:
-// its kernel has not run on a CPU with AMX (docs/kernels.md).
-const KernelTable& DefaultKernels();
+// BetterPrefillGemm(dot_peak, fma_peak) holds, else AVX2 where the CPU has it, else the
+// reference. AMX is not chosen by default: its kernel has not run on a CPU with AMX
+// (docs/kernels.md).
+const DefaultChoice& DefaultKernelChoice();
+inline const KernelTable& DefaultKernels() { return *DefaultKernelChoice().table; }
 // The table the entry points use: the one KIMI_KERNELS names in the environment, read at the
 // first call (a name this machine lacks falls back to the default, with a warning), else
 // DefaultKernels().

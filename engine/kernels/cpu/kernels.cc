@@ -115,37 +115,38 @@ const KernelTable* KernelsNamed(const char* isa) {
   return nullptr;
 }
 
-FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma, double seconds) {
+FmaPeakResult PerProductPeak(FmaPeakResult instruction) {
   static_assert(kBf16DotProductsPerProduct == 2, "the names below say 2");
-  FmaPeakResult peak;
-  if (&table == Avx512Bf16Kernels()) {
-    peak = MeasureBf16DotPeak(pool, seconds);
-    peak.isa = "avx512bf16-vdpbf16ps, 2 per product";
-  } else if (&table == AmxKernels()) {
-    peak = MeasureAmxBf16Peak(pool, seconds);
-    peak.isa = "amx-tdpbf16ps, 2 per product";
-  } else {
-    return fma;
-  }
-  peak.gflops /= kBf16DotProductsPerProduct;
-  peak.gflops_per_cpu_s /= kBf16DotProductsPerProduct;
-  return peak;
+  const bool amx = std::strcmp(instruction.isa, "amx-tdpbf16ps") == 0;
+  instruction.isa = amx ? "amx-tdpbf16ps, 2 per product" : "avx512bf16-vdpbf16ps, 2 per product";
+  instruction.gflops /= kBf16DotProductsPerProduct;
+  instruction.gflops_per_cpu_s /= kBf16DotProductsPerProduct;
+  return instruction;
+}
+
+FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma, double seconds) {
+  if (&table == Avx512Bf16Kernels()) return PerProductPeak(MeasureBf16DotPeak(pool, seconds));
+  if (&table == AmxKernels()) return PerProductPeak(MeasureAmxBf16Peak(pool, seconds));
+  return fma;
 }
 
 bool BetterPrefillGemm(double dot_peak, double fma_peak) { return dot_peak >= 0.75 * fma_peak; }
 
-const KernelTable& DefaultKernels() {
-  static const KernelTable& table = []() -> const KernelTable& {
+const DefaultChoice& DefaultKernelChoice() {
+  static const DefaultChoice choice = [] {
+    DefaultChoice c;
     const KernelTable* avx2 = Avx2Kernels();
-    if (avx2 == nullptr) return ReferenceKernels();
     const KernelTable* dot = Avx512Bf16Kernels();
-    if (dot == nullptr) return *avx2;
+    c.table = avx2 != nullptr ? avx2 : &ReferenceKernels();
+    if (avx2 == nullptr || dot == nullptr) return c;
     constexpr double kSeconds = 0.01;
     const FmaPeakResult fma = MeasureFmaPeak(nullptr, kSeconds);
-    const FmaPeakResult dot_peak = PrefillGemmPeak(*dot, nullptr, fma, kSeconds);
-    return BetterPrefillGemm(dot_peak.gflops_per_cpu_s, fma.gflops_per_cpu_s) ? *dot : *avx2;
+    c.fma_peak = fma.gflops_per_cpu_s;
+    c.dot_peak = PrefillGemmPeak(*dot, nullptr, fma, kSeconds).gflops_per_cpu_s;
+    if (BetterPrefillGemm(c.dot_peak, c.fma_peak)) c.table = dot;
+    return c;
   }();
-  return table;
+  return choice;
 }
 
 const KernelTable& ActiveKernels() {
