@@ -599,15 +599,28 @@ void BenchThreads(int threads, const Options& opt) {
       }
     }
   }
-  // The fp32 product under the chunked KDA, at the shape of its largest products ([Kg; Qg]·S0):
-  // one thread's rate, the ceiling the chunked form's products can reach.
+  // The fp32 product under the chunked KDA at the shapes of the three that carry 83% of its
+  // FLOPs at chunks of 32 (kda_chunk.h): [Kg; Qg]·S0 (32 × 128 × 128, twice per chunk) and the
+  // state update Kdᵀ·W (128 × 128 × 32, A transposed, added to S), and at 128³: one thread's
+  // rate, the ceiling the chunked form's products can reach.
   if (Section(opt, "kda") && threads == 1) {
-    const int64_t M = 128, N = 128, K = 128;
-    auto a = Floats(M * K, 23), b = Floats(K * N, 24);
-    std::vector<float> c(M * N);
+    struct Shape {
+      int64_t M, N, K;
+      bool a_transposed;
+      float beta;
+    };
     const auto gemm = kernels::ActiveKernels().gemm_f32;
-    double s = TimePerCall([&] { gemm(a.data(), K, 1, b.data(), N, M, N, K, 1.0f, 0.0f, c.data(), N); }, min_time);
-    Row("gemm_f32", "M=128 N=128 K=128", s, 2.0 * M * N * K, 0, "flops/peak", peak.gflops_per_cpu_s);
+    for (const Shape& p : {Shape{32, 128, 128, false, 0.0f}, Shape{128, 128, 32, true, 1.0f},
+                           Shape{128, 128, 128, false, 0.0f}}) {
+      auto a = Floats(p.M * p.K, 23), b = Floats(p.K * p.N, 24);
+      std::vector<float> c(p.M * p.N, 0.0f);
+      const int64_t a_row = p.a_transposed ? 1 : p.K, a_col = p.a_transposed ? p.M : 1;
+      const double s = TimePerCall(
+          [&] { gemm(a.data(), a_row, a_col, b.data(), p.N, p.M, p.N, p.K, 1.0f, p.beta, c.data(), p.N); }, min_time);
+      const std::string shape = "M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" +
+                                std::to_string(p.K) + (p.a_transposed ? " A^T, C +=" : "");
+      Row("gemm_f32", shape, s, 2.0 * p.M * p.N * p.K, 0, "flops/peak", peak.gflops_per_cpu_s);
+    }
   }
   // MLA absorbed decode: 16 heads, 4096 cached tokens in pages of 64.
   if (Section(opt, "mla")) {
