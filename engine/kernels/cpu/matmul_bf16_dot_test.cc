@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -66,6 +67,31 @@ TEST(Bf16DotTest, ReferenceSplitsActivationsIntoTwoBf16Values) {
   for (const SplitCase& c : kSplitCases) {
     const std::vector<float> y = ConstantProduct(ref::MatmulBf16Dot, c.x, 2, 3, 40);
     for (float v : y) EXPECT_EQ(v, 40 * c.kept) << "x = " << c.x;
+  }
+}
+
+// Both layouts of the split activations against F32ToBf16 on each value, past K (up to 31 zeros:
+// AMX rounds K up to 32) and past M (zero rows).
+TEST(Bf16DotTest, SplitActivationsInBothLayouts) {
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  for (const avx2::SplitLayout layout : {avx2::SplitLayout::kPairsInterleaved, avx2::SplitLayout::kHalvesSideBySide}) {
+    const bool interleaved = layout == avx2::SplitLayout::kPairsInterleaved;
+    for (const int64_t K : {1, 2, 17, 33, 40, 64, 100}) {
+      const int64_t M = 3, Mp = 5, ldx = K + 1;
+      const int64_t Kp = interleaved ? (K + 1) / 2 * 2 : (K + 31) / 32 * 32, ldxb = 2 * Kp + 32;
+      const auto x = RandomFloats(M * ldx, 40 + K);
+      std::vector<uint16_t> xb(Mp * ldxb, 0xFFFF);
+      avx2::SplitBf16Activations(x.data(), ldx, M, K, Mp, Kp, layout, xb.data(), ldxb);
+      for (int64_t m = 0; m < Mp; ++m) {
+        for (int64_t k = 0; k < Kp; ++k) {
+          const float value = m < M && k < K ? x[m * ldx + k] : 0.0f;
+          const uint16_t hi = F32ToBf16(value), lo = F32ToBf16(value - Bf16ToF32(hi));
+          const int64_t hi_at = interleaved ? k / 2 * 4 + k % 2 : k, lo_at = interleaved ? hi_at + 2 : Kp + k;
+          ASSERT_EQ(xb[m * ldxb + hi_at], hi) << "hi, layout " << interleaved << " K=" << K << " m=" << m << " k=" << k;
+          ASSERT_EQ(xb[m * ldxb + lo_at], lo) << "lo, layout " << interleaved << " K=" << K << " m=" << m << " k=" << k;
+        }
+      }
+    }
   }
 }
 

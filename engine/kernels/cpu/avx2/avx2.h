@@ -24,6 +24,15 @@ void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, i
                     int64_t ldy);
 void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                  int64_t ldy);
+// The activations of those two GEMMs: each value x as two BF16 values, hi = bf16(x) and
+// lo = bf16(x − hi) (round to nearest even), in rows of 2·Kp values (Kp even, Kp >= K):
+//   kPairsInterleaved (GemmBf16Dot512): for each pair of k, the hi pair then the lo pair;
+//   kHalvesSideBySide (GemmBf16Amx): the Kp hi values, then the Kp lo values.
+// xb: Mp rows (Mp >= M) ldxb apart; zeros past row M and past column K. Needs
+// cpu::HasAvx512Bf16().
+enum class SplitLayout { kPairsInterleaved, kHalvesSideBySide };
+void SplitBf16Activations(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp, int64_t Kp,
+                          SplitLayout layout, uint16_t* xb, int64_t ldxb);
 // GemvBf16's form for several activation rows (M > 1) in 256-bit registers, and in 512-bit
 // ones (call only where cpu::HasAvx512F(), core/cpu_features.h); GemvBf16 takes the 512-bit form
 // where the CPU has AVX-512F. Both give each row bit for bit what GemvBf16 gives it alone.

@@ -46,16 +46,10 @@ int64_t RoundUp(int64_t v, int64_t align) { return (v + align - 1) / align * ali
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-// Each activation is held as two BF16 values, x ≈ hi + lo with hi = bf16(x) and
-// lo = bf16(x − hi): 16 significant bits, so each product is within ~2^-17 of x·w instead of
-// the 2^-9 of hi alone, which the engine's tolerance against the reference does not allow
-// (docs/kernels.md, "BF16 dot products"). The weights are BF16 already, so hi·w and lo·w are
-// exact and the only other rounding is the fp32 sums'.
-//
-// Two layouts of a row of Kp values (Kp even):
-//   kPairsInterleaved (vdpbf16ps): for each pair of k, the hi pair then the lo pair: 4 values;
-//   kHalvesSideBySide (AMX): the Kp hi values, then the Kp lo values.
-enum class SplitLayout { kPairsInterleaved, kHalvesSideBySide };
+// Each activation is held as two BF16 values, x ≈ hi + lo (SplitBf16Activations, avx2.h): each
+// product is within ~2^-17 of x·w instead of the 2^-9 of hi alone, which the engine's tolerance
+// against the reference does not allow (docs/kernels.md, "BF16 dot products"). The weights are
+// BF16 already, so hi·w and lo·w are exact and the only other rounding is the fp32 sums'.
 
 // The row stride of the split activations for Kp values a row: one cache line more than the
 // row, so that rows whose length is a multiple of 4 KiB do not all fall in the same L1 set,
@@ -63,10 +57,10 @@ enum class SplitLayout { kPairsInterleaved, kHalvesSideBySide };
 // measured 0.55–0.66 of the peak with rows packed end to end, 0.76–0.81 with this).
 int64_t SplitRowStride(int64_t Kp) { return 2 * Kp + 32; }
 
-// xb[Mp rows, ldxb apart] = x split into hi and lo BF16 values (round to nearest even) in
-// `layout`, zero past row M and past column K.
-[[KIMI_BF16DOT]] void SplitActivations(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp, int64_t Kp,
-                                       SplitLayout layout, uint16_t* xb, int64_t ldxb) {
+}  // namespace
+
+[[KIMI_BF16DOT]] void SplitBf16Activations(const float* x, int64_t ldx, int64_t M, int64_t K, int64_t Mp,
+                                           int64_t Kp, SplitLayout layout, uint16_t* xb, int64_t ldxb) {
   // Dwords 0–7 of hi and of lo (a pair each), alternating: hi pair 0, lo pair 0, hi pair 1, …
   const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   for (int64_t m = 0; m < Mp; ++m) {
@@ -77,7 +71,8 @@ int64_t SplitRowStride(int64_t Kp) { return 2 * Kp + 32; }
     }
     const float* src = x + m * ldx;
     for (int64_t k = 0; k < Kp; k += 16) {
-      const int64_t valid = std::min<int64_t>(16, K - k), stored = std::min<int64_t>(16, Kp - k);
+      // Kp may pass K by up to 31 (AMX rounds K up to 32): those values are zeros.
+      const int64_t valid = std::clamp<int64_t>(K - k, 0, 16), stored = std::min<int64_t>(16, Kp - k);
       const __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << valid) - 1), src + k);
       const __m256bh hi = _mm512_cvtneps_pbh(v);
       const __m512 hi_value = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)hi), 16));
@@ -94,6 +89,8 @@ int64_t SplitRowStride(int64_t Kp) { return 2 * Kp + 32; }
     }
   }
 }
+
+namespace {
 
 // r[i][j] = r[j][i] for 16 × 16 32-bit values (unpacks within 128-bit lanes, then two rounds of
 // 128-bit lane shuffles).
@@ -308,7 +305,7 @@ void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, i
                     int64_t ldy) {
   const int64_t Kp = RoundUp(K, 2), ldxb = SplitRowStride(Kp);
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(M * ldxb));
-  SplitActivations(x, ldx, M, K, M, Kp, SplitLayout::kPairsInterleaved, xb, ldxb);
+  SplitBf16Activations(x, ldx, M, K, M, Kp, SplitLayout::kPairsInterleaved, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockK512));
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
     const int64_t nc = std::min(kBlockCols, N - n0);
@@ -324,7 +321,7 @@ void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int6
                  int64_t ldy) {
   const int64_t Kp = RoundUp(K, kAmxK), Mp = RoundUp(M, 2 * kAmxRows), ldxb = SplitRowStride(Kp);
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(Mp * ldxb));
-  SplitActivations(x, ldx, M, K, Mp, Kp, SplitLayout::kHalvesSideBySide, xb, ldxb);
+  SplitBf16Activations(x, ldx, M, K, Mp, Kp, SplitLayout::kHalvesSideBySide, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockKAmx));
   ConfigureTiles();
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
