@@ -1,7 +1,6 @@
 // kimi::Model: loading and binding the weights, sequence states, and the entry points
 // (Prefill, DecodeBatch, ForwardBatch) that turn a request into forward passes.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "core/numa_topology.h"
@@ -87,8 +86,7 @@ namespace {
 
 // Which CPU kernel path runs this model and why (docs/kernels.md, "Dispatch").
 void LogKernelPath() {
-  const char* forced = std::getenv("KIMI_KERNELS");
-  if (forced != nullptr && *forced != '\0' && kernels::KernelsNamed(forced) != nullptr) {
+  if (kernels::ActiveKernelsNamed()) {
     log::Info("CPU kernels", {{"path", kernels::ActiveIsa()}, {"chosen_by", "KIMI_KERNELS"}});
     return;
   }

@@ -48,6 +48,7 @@ TEST(DispatchTest, ActiveTableFollowsTheOverrideElseTheDefault) {
   const KernelTable* expected = forced != nullptr ? forced : &DefaultKernels();
   EXPECT_EQ(&ActiveKernels(), expected);
   EXPECT_EQ(std::string(ActiveIsa()), expected->isa);
+  EXPECT_EQ(ActiveKernelsNamed(), forced != nullptr);
 }
 
 TEST(DispatchTest, DefaultIsTheBetterPrefillGemmOfThePeaksItMeasured) {

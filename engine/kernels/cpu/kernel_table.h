@@ -143,6 +143,8 @@ inline const KernelTable& DefaultKernels() { return *DefaultKernelChoice().table
 // first call (a name this machine lacks falls back to the default, with a warning), else
 // DefaultKernels().
 const KernelTable& ActiveKernels();
+// Whether KIMI_KERNELS named the table ActiveKernels() returns (else it is DefaultKernels()).
+bool ActiveKernelsNamed();
 
 // The chunk length of KdaChunked: two sub-blocks of 16 (kda_chunk.h). A chunk's own products
 // grow with its length while the state's do not, and on the CPU 32 measured 1.08× as fast as 64

@@ -149,17 +149,31 @@ const DefaultChoice& DefaultKernelChoice() {
   return choice;
 }
 
-const KernelTable& ActiveKernels() {
-  static const KernelTable& table = [] () -> const KernelTable& {
+namespace {
+
+// The table the entry points use and whether KIMI_KERNELS named it, decided once.
+struct ActiveChoice {
+  const KernelTable* table;
+  bool named;
+};
+
+const ActiveChoice& Active() {
+  static const ActiveChoice choice = []() -> ActiveChoice {
     const char* force = std::getenv("KIMI_KERNELS");
-    if (force == nullptr || *force == '\0') return DefaultKernels();
-    if (const KernelTable* named = KernelsNamed(force)) return *named;
+    if (force == nullptr || *force == '\0') return {&DefaultKernels(), false};
+    if (const KernelTable* named = KernelsNamed(force)) return {named, true};
     log::Warn("KIMI_KERNELS names no kernel path this machine has (scalar, avx2, avx512bf16, amx)",
               {{"KIMI_KERNELS", force}, {"using", DefaultKernels().isa}});
-    return DefaultKernels();
+    return {&DefaultKernels(), false};
   }();
-  return table;
+  return choice;
 }
+
+}  // namespace
+
+const KernelTable& ActiveKernels() { return *Active().table; }
+
+bool ActiveKernelsNamed() { return Active().named; }
 
 const char* ActiveIsa() { return ActiveKernels().isa; }
 
