@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/avx2/amx_tile_model.h"
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
@@ -104,8 +105,8 @@ TEST(Bf16DotTest, ReferenceSumsInFp32) {
   EXPECT_EQ(y, 0x1p24f);
 }
 
-void ExpectPathMatchesReference(const Path& path) {
-  if (path.table == nullptr) GTEST_SKIP() << path.missing;
+// fn against the reference; `name` says which GEMM failed.
+void ExpectGemmMatchesReference(const char* name, MatmulBf16Fn fn) {
   struct Shape {
     int64_t M, N, K;
   };
@@ -118,20 +119,76 @@ void ExpectPathMatchesReference(const Path& path) {
     const auto w = RandomBf16(s.N * s.K, 12 + s.N);
     std::vector<float> want(s.M * ldy, 0.0f), got(s.M * ldy, 0.0f);
     ref::MatmulBf16Dot(x.data(), ldx, w.data(), s.M, s.N, s.K, want.data(), ldy);
-    path.table->gemm_bf16(x.data(), ldx, w.data(), s.M, s.N, s.K, got.data(), ldy);
+    fn(x.data(), ldx, w.data(), s.M, s.N, s.K, got.data(), ldy);
     EXPECT_TRUE(AllClose(got, want, 1e-5f * std::sqrt(float(s.K)), 1e-5f))
-        << path.name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
+        << name << " M=" << s.M << " N=" << s.N << " K=" << s.K;
   }
   // The split's roundings, ties to even (these sums are exact, so any order gives them).
   for (const SplitCase& c : kSplitCases) {
-    const std::vector<float> y = ConstantProduct(path.table->gemm_bf16, c.x, 35, 19, 40);
-    EXPECT_EQ(y, std::vector<float>(35 * 19, 40 * c.kept)) << path.name << " x = " << c.x;
+    const std::vector<float> y = ConstantProduct(fn, c.x, 35, 19, 40);
+    EXPECT_EQ(y, std::vector<float>(35 * 19, 40 * c.kept)) << name << " x = " << c.x;
   }
+}
+
+void ExpectPathMatchesReference(const Path& path) {
+  if (path.table == nullptr) GTEST_SKIP() << path.missing;
+  ExpectGemmMatchesReference(path.name, path.table->gemm_bf16);
 }
 
 TEST(Bf16DotTest, Avx512Bf16GemmMatchesReference) { ExpectPathMatchesReference(Avx512Bf16Path()); }
 
 TEST(Bf16DotTest, AmxGemmMatchesReference) { ExpectPathMatchesReference(AmxPath()); }
+
+// The AMX GEMM's own code (split, packing, blocks, tiles of 32 × 32, the lo tiles then the hi
+// ones, the edges) on amx_tile_model.h's model of the tile instructions, on any CPU with
+// AVX512-BF16: what AmxGemmMatchesReference checks of everything but the instructions where the
+// CPU has no AMX.
+TEST(Bf16DotTest, AmxGemmOnTheTileModelMatchesReference) {
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (the split and the tile sums use it)";
+  ExpectGemmMatchesReference("amx on the tile model", avx2::GemmBf16AmxOnTileModel);
+}
+
+// The model's TDPBF16PS on known values: pairs in order (a's pair k against the pair of b's row k
+// in dst's column n), each product added in turn with one rounding, and denormal inputs as zero.
+TEST(Bf16DotTest, TileModelDotProductAsTheInstructionDefinesIt) {
+  using avx2::TileModel;
+  struct alignas(64) Config {
+    uint8_t palette = 1, start_row = 0, reserved[14] = {};
+    uint16_t colsb[16] = {};
+    uint8_t rows[16] = {};
+  } config;
+  // dst and a: 2 rows; a: 2 pairs (8 bytes); b: 2 rows of 3 pairs (12 bytes); dst: 3 columns.
+  for (int t : {0, 1, 2}) config.rows[t] = 2;
+  config.colsb[0] = 12;
+  config.colsb[1] = 8;
+  config.colsb[2] = 12;
+  TileModel::Configure(&config);
+  const auto bf = [](float v) { return F32ToBf16(v); };
+  // a row 0 = pairs (1, 2), (3, 2^24); row 1 = (a denormal, 1), (0, 0).
+  const uint16_t a[2][4] = {{bf(1), bf(2), bf(3), bf(0x1p24f)}, {0x0001, bf(1), 0, 0}};
+  // b row k = pairs for columns 0, 1, 2.
+  const uint16_t b[2][6] = {{bf(10), bf(100), bf(0x1p24f), 0, bf(0x1p24f), bf(0.5f)},
+                            {bf(1000), bf(1), bf(1), bf(1), bf(0.25f), 0}};
+  const float init[2][3] = {{0.5f, 0, 0}, {0, 0, 7}};
+  TileModel::Load<0>(init, sizeof init[0]);
+  TileModel::Load<1>(a, sizeof a[0]);
+  TileModel::Load<2>(b, sizeof b[0]);
+  TileModel::DotBf16<0, 1, 2>();
+  float got[2][3];
+  TileModel::Store<0>(got, sizeof got[0]);
+  TileModel::Release();
+  // 0.5 + 1·10 + 2·100 + 3·1000 + 2^24·1: the pairs in order (swapped within a pair: 120, not 210).
+  EXPECT_EQ(got[0][0], 0x1p24f + 3210.0f);
+  // 2^24 + 0 + 3 rounds to 2^24 + 4, then + 2^24.
+  EXPECT_EQ(got[0][1], 0x1p25f + 4.0f);
+  // Each addition rounded: 2^24 + 2·0.5 ties to the even 2^24, + 3·0.25 rounds back to 2^24
+  // (summed exactly, 2^24 + 1.75 would round to 2^24 + 2).
+  EXPECT_EQ(got[0][2], 0x1p24f);
+  // The denormal counts as zero: column 1 stays 0 (2^-133 · 2^24 = 2^-109 would be normal).
+  EXPECT_EQ(got[1][0], 100.0f);
+  EXPECT_EQ(got[1][1], 0.0f);
+  EXPECT_EQ(got[1][2], 7.5f);
+}
 
 // Everything but the prefill GEMM is the AVX2 table's, so the two paths differ in that alone.
 void ExpectAvx2ButTheGemm(const Path& path) {

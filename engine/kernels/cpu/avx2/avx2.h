@@ -24,6 +24,10 @@ void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, i
                     int64_t ldy);
 void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
                  int64_t ldy);
+// GemmBf16Amx's code on a scalar model of the tile instructions (amx_tile_model.h) instead of
+// the instructions: for tests, on any CPU with AVX512-BF16; no kernel table holds it.
+void GemmBf16AmxOnTileModel(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                            float* y, int64_t ldy);
 // The activations of those two GEMMs: each value x as two BF16 values, hi = bf16(x) and
 // lo = bf16(x − hi) (round to nearest even), in rows of 2·Kp values (Kp even, Kp >= K):
 //   kPairsInterleaved (GemmBf16Dot512): for each pair of k, the hi pair then the lo pair;

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/avx2/amx_tile_model.h"
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
 #include "kernels/cpu/scratch.h"
@@ -219,14 +220,66 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
+TileConfig SixteenRowsOf64Bytes() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.rows[t] = kAmxRows;
+    config.colsb[t] = 64;
+  }
+  return config;
+}
+
+// GCC's tile macros paste their tile numbers into the instruction's text, so a template's tile
+// number reaches them through one literal per tile.
+#define KIMI_ON_TILE(T, op, ...)                \
+  do {                                          \
+    static_assert(0 <= (T) && (T) < 8);         \
+    if constexpr ((T) == 0) op(0, ##__VA_ARGS__); \
+    if constexpr ((T) == 1) op(1, ##__VA_ARGS__); \
+    if constexpr ((T) == 2) op(2, ##__VA_ARGS__); \
+    if constexpr ((T) == 3) op(3, ##__VA_ARGS__); \
+    if constexpr ((T) == 4) op(4, ##__VA_ARGS__); \
+    if constexpr ((T) == 5) op(5, ##__VA_ARGS__); \
+    if constexpr ((T) == 6) op(6, ##__VA_ARGS__); \
+    if constexpr ((T) == 7) op(7, ##__VA_ARGS__); \
+  } while (0)
+
+// The tile instructions themselves; TileModel (amx_tile_model.h) has the same members.
+struct HardwareTiles {
+  [[KIMI_AMX]] static void Configure(const void* config) { _tile_loadconfig(config); }
+  [[KIMI_AMX]] static void Release() { _tile_release(); }
+  template <int T>
+  [[KIMI_AMX]] static void Zero() {
+    KIMI_ON_TILE(T, _tile_zero);
+  }
+  template <int T>
+  [[KIMI_AMX]] static void Load(const void* base, int64_t stride) {
+    KIMI_ON_TILE(T, _tile_loadd, base, stride);
+  }
+  template <int T>
+  [[KIMI_AMX]] static void Store(void* base, int64_t stride) {
+    KIMI_ON_TILE(T, _tile_stored, base, stride);
+  }
+  // The sums' tiles D = 0–3, each with its activations' and weights' tiles (AmxBlock's four).
+  template <int D, int A, int B>
+  [[KIMI_AMX]] static void DotBf16() {
+    static_assert(0 <= D && D < 4 && A == 4 + D / 2 && B == 6 + D % 2);
+    if constexpr (D == 0) _tile_dpbf16ps(0, 4, 6);
+    if constexpr (D == 1) _tile_dpbf16ps(1, 4, 7);
+    if constexpr (D == 2) _tile_dpbf16ps(2, 5, 6);
+    if constexpr (D == 3) _tile_dpbf16ps(3, 5, 7);
+  }
+};
+#undef KIMI_ON_TILE
+
 // The tile instructions' GCC macros are asm statements that declare no memory operands; this
 // barrier keeps the packing stores before the tile loads and the reads of `sums` after the
 // tile stores.
 inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
 
 // y rows [m0, m0 + 16) ∩ [0, M), columns [c0, c0 + 16) ∩ [0, nc) (+)= a 16 × 16 tile of sums.
-[[KIMI_AMX]] void AddTile(const float* sums, int64_t m0, int64_t M, int64_t c0, int64_t nc, float* y, int64_t ldy,
-                          bool accumulate) {
+[[KIMI_BF16DOT]] void AddTile(const float* sums, int64_t m0, int64_t M, int64_t c0, int64_t nc, float* y,
+                              int64_t ldy, bool accumulate) {
   if (c0 >= nc) return;
   const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(kPanel, nc - c0)) - 1);
   for (int64_t i = 0; i < kAmxRows && m0 + i < M; ++i) {
@@ -240,6 +293,7 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
 // Every activation row (xb: Mp rows split in kHalvesSideBySide, the lo values lo_offset after the
 // hi ones; Mp a multiple of 32, zero past M) against one packed block (panels: an even count,
 // zero past nc; kc a multiple of 32), in 32 × 32 output tiles: the lo tiles, then the hi ones.
+template <class Tiles>
 [[KIMI_AMX]] void AmxBlock(const uint16_t* xb, int64_t lo_offset, int64_t ldxb, int64_t M, const uint16_t* packed,
                            int64_t panels, int64_t nc, int64_t kc, float* y, int64_t ldy, bool accumulate) {
   alignas(64) float sums[4][kAmxRows * kPanel];
@@ -250,30 +304,30 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
     for (int64_t p = 0; p < panels; p += 2) {
       const uint16_t* b0 = packed + p * kc * kPanel;
       const uint16_t* b1 = b0 + kc * kPanel;
-      _tile_zero(0);
-      _tile_zero(1);
-      _tile_zero(2);
-      _tile_zero(3);
+      Tiles::template Zero<0>();
+      Tiles::template Zero<1>();
+      Tiles::template Zero<2>();
+      Tiles::template Zero<3>();
       for (int64_t k = 0; k < kc; k += kAmxK) {
-        _tile_loadd(6, b0 + k * kPanel, panel_row);  // k/2 pairs of 16 columns
-        _tile_loadd(7, b1 + k * kPanel, panel_row);
-        _tile_loadd(4, a0 + lo_offset + k, x_stride);
-        _tile_loadd(5, a1 + lo_offset + k, x_stride);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-        _tile_loadd(4, a0 + k, x_stride);
-        _tile_loadd(5, a1 + k, x_stride);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
+        Tiles::template Load<6>(b0 + k * kPanel, panel_row);  // k/2 pairs of 16 columns
+        Tiles::template Load<7>(b1 + k * kPanel, panel_row);
+        Tiles::template Load<4>(a0 + lo_offset + k, x_stride);
+        Tiles::template Load<5>(a1 + lo_offset + k, x_stride);
+        Tiles::template DotBf16<0, 4, 6>();
+        Tiles::template DotBf16<1, 4, 7>();
+        Tiles::template DotBf16<2, 5, 6>();
+        Tiles::template DotBf16<3, 5, 7>();
+        Tiles::template Load<4>(a0 + k, x_stride);
+        Tiles::template Load<5>(a1 + k, x_stride);
+        Tiles::template DotBf16<0, 4, 6>();
+        Tiles::template DotBf16<1, 4, 7>();
+        Tiles::template DotBf16<2, 5, 6>();
+        Tiles::template DotBf16<3, 5, 7>();
       }
-      _tile_stored(0, sums[0], kPanel * int64_t(sizeof(float)));
-      _tile_stored(1, sums[1], kPanel * int64_t(sizeof(float)));
-      _tile_stored(2, sums[2], kPanel * int64_t(sizeof(float)));
-      _tile_stored(3, sums[3], kPanel * int64_t(sizeof(float)));
+      Tiles::template Store<0>(sums[0], kPanel * int64_t(sizeof(float)));
+      Tiles::template Store<1>(sums[1], kPanel * int64_t(sizeof(float)));
+      Tiles::template Store<2>(sums[2], kPanel * int64_t(sizeof(float)));
+      Tiles::template Store<3>(sums[3], kPanel * int64_t(sizeof(float)));
       CompilerMemoryBarrier();
       const int64_t c0 = p * kPanel;
       AddTile(sums[0], m0, M, c0, nc, y, ldy, accumulate);
@@ -283,17 +337,6 @@ inline void CompilerMemoryBarrier() { asm volatile("" ::: "memory"); }
     }
   }
 }
-
-[[KIMI_AMX]] void ConfigureTiles() {
-  TileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.rows[t] = kAmxRows;
-    config.colsb[t] = 64;
-  }
-  _tile_loadconfig(&config);
-}
-
-[[KIMI_AMX]] void ReleaseTiles() { _tile_release(); }
 
 #pragma GCC diagnostic pop
 #undef KIMI_AMX
@@ -317,13 +360,17 @@ void GemmBf16Dot512(const float* x, int64_t ldx, const uint16_t* w, int64_t M, i
   }
 }
 
-void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
-                 int64_t ldy) {
+namespace {
+
+template <class Tiles>
+void GemmBf16OnTiles(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                     int64_t ldy) {
   const int64_t Kp = RoundUp(K, kAmxK), Mp = RoundUp(M, 2 * kAmxRows), ldxb = SplitRowStride(Kp);
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(Mp * ldxb));
   SplitBf16Activations(x, ldx, M, K, Mp, Kp, SplitLayout::kHalvesSideBySide, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockKAmx));
-  ConfigureTiles();
+  const TileConfig config = SixteenRowsOf64Bytes();
+  Tiles::Configure(&config);
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
     const int64_t nc = std::min(kBlockCols, N - n0);
     const int64_t panels = RoundUp((nc + kPanel - 1) / kPanel, 2);
@@ -331,10 +378,22 @@ void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int6
       const int64_t kc = std::min(kBlockKAmx, Kp - k0);
       PackPairPanels(w, K, n0, nc, panels, k0, kc, packed);
       CompilerMemoryBarrier();
-      AmxBlock(xb + k0, Kp, ldxb, M, packed, panels, nc, kc, y + n0, ldy, k0 > 0);
+      AmxBlock<Tiles>(xb + k0, Kp, ldxb, M, packed, panels, nc, kc, y + n0, ldy, k0 > 0);
     }
   }
-  ReleaseTiles();
+  Tiles::Release();
+}
+
+}  // namespace
+
+void GemmBf16Amx(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                 int64_t ldy) {
+  GemmBf16OnTiles<HardwareTiles>(x, ldx, w, M, N, K, y, ldy);
+}
+
+void GemmBf16AmxOnTileModel(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K,
+                            float* y, int64_t ldy) {
+  GemmBf16OnTiles<TileModel>(x, ldx, w, M, N, K, y, ldy);
 }
 
 }  // namespace kimi::kernels::avx2
