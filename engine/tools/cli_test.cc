@@ -80,7 +80,8 @@ TEST(KimiEngineCli, SynthThenInfo) {
   std::filesystem::remove_all(dir);
 }
 
-// quantize: usage errors exit 2, models it cannot quantise exit 1 with the reason, a good run
+// quantize: usage errors exit 2, models it cannot quantise exit 1 with the reason (printed with
+// its code first, as every subcommand prints its errors), a good run
 // writes a model that info validates and a second quantisation refuses.
 TEST(KimiEngineCli, QuantizeErrorsAndRoundTrip) {
   auto dir = std::filesystem::temp_directory_path() / ("kimi_cli_quantize_" + std::to_string(getpid()));
@@ -89,12 +90,16 @@ TEST(KimiEngineCli, QuantizeErrorsAndRoundTrip) {
   ASSERT_EQ(Engine("synth --preset k3-nano --out " + nano).status, 0);
   CliRun scheme = Engine("quantize --in " + nano + " --out " + int8 + " --scheme int4");
   EXPECT_EQ(scheme.status, 2);
-  EXPECT_NE(scheme.output.find("unknown scheme 'int4' (choose int8 or mxfp4-dense)"), std::string::npos) << scheme.output;
+  EXPECT_NE(scheme.output.find("kimi-engine quantize: InvalidArgument: --scheme: unknown scheme 'int4' (choose int8 or "
+                               "mxfp4-dense)"),
+            std::string::npos)
+      << scheme.output;
   CliRun no_out = Engine("quantize --in " + nano + " --scheme int8");
   EXPECT_EQ(no_out.status, 2);
   EXPECT_NE(no_out.output.find("--out is required"), std::string::npos) << no_out.output;
   CliRun missing = Engine("quantize --in " + (dir / "absent").string() + " --out " + int8 + " --scheme int8");
   EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.output.find("kimi-engine quantize: NotFound: "), std::string::npos) << missing.output;
   EXPECT_NE(missing.output.find("no such model directory"), std::string::npos) << missing.output;
   CliRun foreign = Engine("quantize --in " + dir.string() + " --out " + int8 + " --scheme int8");
   EXPECT_EQ(foreign.status, 1);

@@ -74,13 +74,17 @@ std::string Flags::Usage(const std::vector<FlagSpec>& specs) {
   return out;
 }
 
+int ReportError(const char* command, const Status& status, int exit_status) {
+  std::fprintf(stderr, "kimi-engine %s: %s\n", command, status.ToString().c_str());
+  return exit_status;
+}
+
 CommandLine ParseCommandLine(const char* command, const Args& args, const std::vector<FlagSpec>& specs,
                              const char* synopsis) {
   CommandLine line;
   Result<Flags> flags = Flags::Parse(args, specs);
   if (!flags.ok()) {
-    std::fprintf(stderr, "kimi-engine %s: %s\n", command, flags.status().ToString().c_str());
-    line.exit_status = kExitUsage;
+    line.exit_status = ReportError(command, flags.status(), kExitUsage);
   } else if (flags->Has("help")) {
     std::printf("usage: kimi-engine %s\n%s", synopsis, Flags::Usage(specs).c_str());
   } else {

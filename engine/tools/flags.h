@@ -40,6 +40,10 @@ class Flags {
   std::map<std::string, std::string> values_;
 };
 
+// Every error a subcommand reports: "kimi-engine COMMAND: Code: message" on stderr (the
+// status's code first, as Status::ToString writes it); returns exit_status.
+int ReportError(const char* command, const Status& status, int exit_status);
+
 // A subcommand's command line parsed against its flags: `flags`, or nothing and the exit status
 // to return at once, after --help (the synopsis and the flags printed on stdout, kExitOk) or
 // a malformed command line (on stderr as "kimi-engine COMMAND: InvalidArgument: ...",

@@ -27,8 +27,7 @@ Result<std::vector<int32_t>> ParseTokenIds(const std::string& text) {
 }
 
 int ReportFailure(const char* command, const Status& status) {
-  std::fprintf(stderr, "kimi-engine %s: %s\n", command, status.ToString().c_str());
-  return status.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  return ReportError(command, status, status.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure);
 }
 
 int RunWithFlags(const char* command, const Args& args, const std::vector<FlagSpec>& specs, const char* synopsis,

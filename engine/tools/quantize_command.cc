@@ -20,12 +20,8 @@ const std::vector<FlagSpec>& QuantizeFlags() {
   return flags;
 }
 
-// A bad command line (exit 2) or a model that cannot be quantised (exit 1).
-int Report(const Status& s, int exit_status) {
-  std::fprintf(stderr, "kimi-engine quantize: %s\n", s.message().c_str());
-  return exit_status;
-}
-int Usage(const Status& s) { return Report(s, kExitUsage); }
+// A bad command line exits 2 and a model that cannot be quantised 1, whatever the status's code.
+int Usage(const Status& s) { return ReportError("quantize", s, kExitUsage); }
 
 }  // namespace
 
@@ -44,7 +40,7 @@ int RunQuantize(const Args& args) {
   auto scheme = ParseQuantScheme(*scheme_name);
   if (!scheme.ok()) return Usage(Status::InvalidArgument("--scheme: " + scheme.status().message()));
   auto summary = QuantizeModelDir(*in, *out, *scheme);
-  if (!summary.ok()) return Report(summary.status(), kExitFailure);
+  if (!summary.ok()) return ReportError("quantize", summary.status(), kExitFailure);
   std::printf("wrote %s: %lld dense matrices quantised (%s), %.1f MiB -> %.1f MiB; sign it with kimictl model sign\n",
               out->c_str(), static_cast<long long>(summary->matrices), scheme_name->c_str(),
               summary->bytes_before / 1048576.0, summary->bytes_after / 1048576.0);

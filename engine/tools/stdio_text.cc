@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tools/command.h"
+#include "tools/flags.h"
 
 namespace kimi::tools {
 
@@ -62,14 +63,8 @@ std::string FormatIdList(std::span<const int32_t> ids) {
   return out;
 }
 
-int FailUsage(const char* command, const Status& status) {
-  std::fprintf(stderr, "kimi-engine %s: %s\n", command, status.ToString().c_str());
-  return kExitUsage;
-}
+int FailUsage(const char* command, const Status& status) { return ReportError(command, status, kExitUsage); }
 
-int FailInput(const char* command, const Status& status) {
-  std::fprintf(stderr, "kimi-engine %s: %s\n", command, status.ToString().c_str());
-  return kExitFailure;
-}
+int FailInput(const char* command, const Status& status) { return ReportError(command, status, kExitFailure); }
 
 }  // namespace kimi::tools
