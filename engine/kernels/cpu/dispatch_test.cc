@@ -80,13 +80,19 @@ TEST(DispatchTest, PerProductPeakCountsTwoBf16ProductsPerProduct) {
   instruction.gflops_per_cpu_s = 470;
   instruction.threads = 2;
   instruction.isa = "avx512bf16-vdpbf16ps";
-  const FmaPeakResult split = PerProductPeak(instruction);
+  const FmaPeakResult split = PerProductPeak(instruction, "per product");
   EXPECT_EQ(split.gflops, 230);
   EXPECT_EQ(split.gflops_per_cpu_s, 235);
   EXPECT_EQ(split.threads, 2);
-  EXPECT_STREQ(split.isa, "avx512bf16-vdpbf16ps, 2 per product");
-  instruction.isa = "amx-tdpbf16ps";
-  EXPECT_STREQ(PerProductPeak(instruction).isa, "amx-tdpbf16ps, 2 per product");
+  EXPECT_STREQ(split.isa, "per product");
+}
+
+// The dot-product table's peak is named after its instruction, per product of the split GEMM.
+TEST(DispatchTest, PrefillGemmPeakOfTheDotProductTableNamesItsInstruction) {
+  const KernelTable* dot = Avx512Bf16Kernels();
+  if (dot == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  const FmaPeakResult fma = MeasureFmaPeak(nullptr, 0.01);
+  EXPECT_STREQ(PrefillGemmPeak(*dot, nullptr, fma, 0.01).isa, "avx512bf16-vdpbf16ps, 2 per product");
 }
 
 TEST(DispatchTest, PrefillGemmPeakOfTheFmaTablesIsTheFmaPeak) {

@@ -117,9 +117,8 @@ const KernelTable* KernelsNamed(const char* isa);
 FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma,
                               double seconds = 0.3);
 // A BF16 dot-product instruction's peak per product of the split GEMM: over
-// kBf16DotProductsPerProduct, named "<its isa>, 2 per product" (isa: "avx512bf16-vdpbf16ps"
-// or "amx-tdpbf16ps").
-FmaPeakResult PerProductPeak(FmaPeakResult instruction);
+// kBf16DotProductsPerProduct, named `name` (a string that outlives the result).
+FmaPeakResult PerProductPeak(FmaPeakResult instruction, const char* name);
 // Whether a prefill GEMM whose products peak at `dot_peak` is the better default than the FMA
 // one at `fma_peak`: at 0.75 of it or more. The BF16 dot-product GEMM runs 0.86–0.89 of its
 // instruction's peak where the FMA GEMM runs 0.60–0.72 of the FMA peak (docs/kernels.md), so it

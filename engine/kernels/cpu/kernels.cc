@@ -115,18 +115,19 @@ const KernelTable* KernelsNamed(const char* isa) {
   return nullptr;
 }
 
-FmaPeakResult PerProductPeak(FmaPeakResult instruction) {
-  static_assert(kBf16DotProductsPerProduct == 2, "the names below say 2");
-  const bool amx = std::strcmp(instruction.isa, "amx-tdpbf16ps") == 0;
-  instruction.isa = amx ? "amx-tdpbf16ps, 2 per product" : "avx512bf16-vdpbf16ps, 2 per product";
+FmaPeakResult PerProductPeak(FmaPeakResult instruction, const char* name) {
+  instruction.isa = name;
   instruction.gflops /= kBf16DotProductsPerProduct;
   instruction.gflops_per_cpu_s /= kBf16DotProductsPerProduct;
   return instruction;
 }
 
 FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const FmaPeakResult& fma, double seconds) {
-  if (&table == Avx512Bf16Kernels()) return PerProductPeak(MeasureBf16DotPeak(pool, seconds));
-  if (&table == AmxKernels()) return PerProductPeak(MeasureAmxBf16Peak(pool, seconds));
+  static_assert(kBf16DotProductsPerProduct == 2, "the names below say 2");
+  if (&table == Avx512Bf16Kernels()) {
+    return PerProductPeak(MeasureBf16DotPeak(pool, seconds), "avx512bf16-vdpbf16ps, 2 per product");
+  }
+  if (&table == AmxKernels()) return PerProductPeak(MeasureAmxBf16Peak(pool, seconds), "amx-tdpbf16ps, 2 per product");
   return fma;
 }
 
