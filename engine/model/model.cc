@@ -95,9 +95,19 @@ void LogKernelPath() {
     log::Info("CPU kernels", {{"path", kernels::ActiveIsa()}, {"chosen_by", "CPU features"}});
     return;
   }
+  if (choice.amx_check.empty()) {
+    log::Info("CPU kernels", {{"path", kernels::ActiveIsa()},
+                              {"chosen_by", "prefill GEMM peaks"},
+                              {"bf16_dot_per_product_gflops", choice.dot_peak},
+                              {"fma_gflops", choice.fma_peak}});
+    return;
+  }
+  // A CPU with AMX: whether its GEMM passed the check against the reference here, and its peak.
   log::Info("CPU kernels", {{"path", kernels::ActiveIsa()},
                             {"chosen_by", "prefill GEMM peaks"},
                             {"bf16_dot_per_product_gflops", choice.dot_peak},
+                            {"amx_check", choice.amx_check},
+                            {"amx_per_product_gflops", choice.amx_peak},
                             {"fma_gflops", choice.fma_peak}});
 }
 

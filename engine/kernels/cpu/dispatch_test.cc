@@ -9,6 +9,10 @@
 #include "core/machine_limits.h"
 #include "kernels/cpu/kernel_table.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/ref/reference.h"
+#if defined(__x86_64__)
+#include "kernels/cpu/avx2/avx2.h"
+#endif
 
 namespace kimi::kernels {
 namespace {
@@ -54,7 +58,6 @@ TEST(DispatchTest, ActiveTableFollowsTheOverrideElseTheDefault) {
 TEST(DispatchTest, DefaultIsTheBetterPrefillGemmOfThePeaksItMeasured) {
   const DefaultChoice& choice = DefaultKernelChoice();
   EXPECT_EQ(&DefaultKernels(), choice.table);
-  EXPECT_NE(choice.table, AmxKernels());
   if (Avx2Kernels() == nullptr) {
     EXPECT_EQ(choice.table, &ReferenceKernels());
   } else if (Avx512Bf16Kernels() == nullptr) {
@@ -62,9 +65,55 @@ TEST(DispatchTest, DefaultIsTheBetterPrefillGemmOfThePeaksItMeasured) {
   } else {
     EXPECT_GT(choice.fma_peak, 0);
     EXPECT_GT(choice.dot_peak, 0);
-    EXPECT_EQ(choice.table, BetterPrefillGemm(choice.dot_peak, choice.fma_peak) ? Avx512Bf16Kernels() : Avx2Kernels())
-        << "per-product peak " << choice.dot_peak << ", FMA peak " << choice.fma_peak;
+    const bool amx_passed = AmxKernels() != nullptr && choice.amx_check == "passed";
+    EXPECT_EQ(choice.amx_peak > 0, amx_passed) << choice.amx_check;
+    EXPECT_EQ(choice.table, ChooseDefault(Avx2Kernels(), choice.fma_peak, Avx512Bf16Kernels(), choice.dot_peak,
+                                          amx_passed ? AmxKernels() : nullptr, choice.amx_peak))
+        << "per-product peaks " << choice.dot_peak << " and " << choice.amx_peak << ", FMA peak " << choice.fma_peak;
   }
+  if (AmxKernels() == nullptr) {
+    EXPECT_EQ(choice.amx_check, "");
+  }
+}
+
+// Tables stand for themselves here; only their addresses matter.
+TEST(DispatchTest, ChooseDefaultTakesTheHighestDotProductPeakThatBeatsTheFmaRule) {
+  const KernelTable fma{}, dot{}, amx{};
+  EXPECT_EQ(ChooseDefault(&fma, 100, nullptr, 0, nullptr, 0), &fma);
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 100, nullptr, 0), &dot);
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 50, nullptr, 0), &fma);      // Intel's vdpbf16ps: half
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 50, &amx, 800), &amx);      // AMX's tiles: 8×
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 100, &amx, 90), &dot);      // the higher of the two
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 100, &amx, 120), &amx);
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 50, &amx, 60), &fma);       // neither passes
+  EXPECT_EQ(ChooseDefault(&fma, 100, &dot, 100, nullptr, 800), &dot);  // AMX left out: its peak ignored
+}
+
+// The check that admits the AMX GEMM to the default, on the GEMMs this machine can run: the
+// avx512bf16 one and the AMX GEMM's code on the tile model pass; a GEMM one value off, one that
+// writes nothing, and one that the CPU refuses fail, each saying why.
+void OneValueOff(const float* x, int64_t ldx, const uint16_t* w, int64_t M, int64_t N, int64_t K, float* y,
+                 int64_t ldy) {
+  ref::MatmulBf16Dot(x, ldx, w, M, N, K, y, ldy);
+  y[(M - 1) * ldy + N - 1] += 0.01f;
+}
+void WritesNothing(const float*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t) {}
+void Refused(const float*, int64_t, const uint16_t*, int64_t, int64_t, int64_t, float*, int64_t) { __builtin_trap(); }
+
+TEST(DispatchTest, CheckBf16DotGemmAgainstTheReference) {
+  EXPECT_TRUE(CheckBf16DotGemm(ref::MatmulBf16Dot).ok());
+  const Status off = CheckBf16DotGemm(OneValueOff);
+  EXPECT_EQ(off.code(), Status::Code::kInternal);
+  EXPECT_NE(off.message().find("M=33 N=130 K=300: y[32][129]"), std::string::npos) << off.ToString();
+  EXPECT_EQ(CheckBf16DotGemm(WritesNothing).code(), Status::Code::kInternal);
+  const Status refused = CheckBf16DotGemm(Refused);
+  EXPECT_EQ(refused.code(), Status::Code::kUnavailable);
+  EXPECT_NE(refused.message().find("SIGILL"), std::string::npos) << refused.ToString();
+  if (Avx512Bf16Kernels() == nullptr) GTEST_SKIP() << "this CPU has no AVX512-BF16 (vdpbf16ps)";
+  EXPECT_TRUE(CheckBf16DotGemm(Avx512Bf16Kernels()->gemm_bf16).ok());
+#if defined(__x86_64__)
+  EXPECT_TRUE(CheckBf16DotGemm(avx2::GemmBf16AmxOnTileModel).ok());
+#endif
 }
 
 TEST(DispatchTest, BetterPrefillGemmFromThreeQuartersOfTheFmaPeak) {

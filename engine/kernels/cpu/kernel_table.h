@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/machine_limits.h"
 #include "kernels/cpu/kernels.h"
+#include "kimi/status.h"
 
 namespace kimi::kernels {
 
@@ -125,17 +127,33 @@ FmaPeakResult PerProductPeak(FmaPeakResult instruction, const char* name);
 // is the faster from ~0.8 on; the CPUs seen are far on either side (AMD Zen 4: 1.0; Intel cores
 // issuing vdpbf16ps on one port of two: 0.5).
 bool BetterPrefillGemm(double dot_peak, double fma_peak);
-// How the default table was chosen: the table, and the two per-CPU-second peaks measured on the
-// calling thread at the first call (10 ms loops; both 0 where no choice was measured).
+// A BF16 dot-product GEMM (the avx512bf16 or amx table's gemm_bf16) against ref::MatmulBf16Dot
+// on this CPU, over two shapes that cross every block and tile edge, within the tolerance of
+// the paths' tests: OK, Internal naming the first value that differs, or Unavailable where the
+// CPU or the OS refused an instruction (SIGILL, caught: core/illegal_instruction.h). About 10
+// million products.
+Status CheckBf16DotGemm(MatmulBf16Fn fn);
+
+// The default among measured candidates: `fma_table` (AVX2, or the reference), replaced by a
+// dot-product table (nullptr where absent) whose per-product peak passes BetterPrefillGemm
+// against `fma_peak` and is above that of the dot-product table chosen before it.
+const KernelTable* ChooseDefault(const KernelTable* fma_table, double fma_peak, const KernelTable* dot, double dot_peak,
+                                 const KernelTable* amx, double amx_peak);
+
+// How the default table was chosen: the table, the per-CPU-second peaks measured on the calling
+// thread at the first call (10 ms loops; 0 where not measured) and, where the CPU has AMX, the
+// outcome of CheckBf16DotGemm on the amx table ("passed", or why it was left out; then
+// amx_peak stays 0).
 struct DefaultChoice {
   const KernelTable* table = nullptr;
   double fma_peak = 0;
   double dot_peak = 0;
+  double amx_peak = 0;
+  std::string amx_check;
 };
-// The table used when KIMI_KERNELS names none: the avx512bf16 table where the CPU has it and
-// BetterPrefillGemm(dot_peak, fma_peak) holds, else AVX2 where the CPU has it, else the
-// reference. AMX is not chosen by default: its kernel has not run on a CPU with AMX
-// (docs/kernels.md).
+// The table used when KIMI_KERNELS names none: ChooseDefault over the AVX2 table (else the
+// reference), the avx512bf16 table and the amx table where the CPU has them, the amx table only
+// after it passed CheckBf16DotGemm here (and its peak loop ran); docs/kernels.md "Dispatch".
 const DefaultChoice& DefaultKernelChoice();
 inline const KernelTable& DefaultKernels() { return *DefaultKernelChoice().table; }
 // The table the entry points use: the one KIMI_KERNELS names in the environment, read at the

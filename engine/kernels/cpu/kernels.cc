@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/illegal_instruction.h"
 #include "core/thread_pool.h"
 #include "kimi/log.h"
 #include "kernels/cpu/kernel_table.h"
@@ -133,18 +134,46 @@ FmaPeakResult PrefillGemmPeak(const KernelTable& table, ThreadPool* pool, const 
 
 bool BetterPrefillGemm(double dot_peak, double fma_peak) { return dot_peak >= 0.75 * fma_peak; }
 
+const KernelTable* ChooseDefault(const KernelTable* fma_table, double fma_peak, const KernelTable* dot, double dot_peak,
+                                 const KernelTable* amx, double amx_peak) {
+  const KernelTable* chosen = fma_table;
+  double chosen_dot_peak = 0;
+  for (const auto& [table, peak] : {std::pair{dot, dot_peak}, std::pair{amx, amx_peak}}) {
+    if (table != nullptr && BetterPrefillGemm(peak, fma_peak) && peak > chosen_dot_peak) {
+      chosen = table;
+      chosen_dot_peak = peak;
+    }
+  }
+  return chosen;
+}
+
 const DefaultChoice& DefaultKernelChoice() {
   static const DefaultChoice choice = [] {
     DefaultChoice c;
     const KernelTable* avx2 = Avx2Kernels();
     const KernelTable* dot = Avx512Bf16Kernels();
+    const KernelTable* amx = AmxKernels();
     c.table = avx2 != nullptr ? avx2 : &ReferenceKernels();
-    if (avx2 == nullptr || dot == nullptr) return c;
+    if (avx2 == nullptr || (dot == nullptr && amx == nullptr)) return c;
     constexpr double kSeconds = 0.01;
     const FmaPeakResult fma = MeasureFmaPeak(nullptr, kSeconds);
     c.fma_peak = fma.gflops_per_cpu_s;
-    c.dot_peak = PrefillGemmPeak(*dot, nullptr, fma, kSeconds).gflops_per_cpu_s;
-    if (BetterPrefillGemm(c.dot_peak, c.fma_peak)) c.table = dot;
+    if (dot != nullptr) c.dot_peak = PrefillGemmPeak(*dot, nullptr, fma, kSeconds).gflops_per_cpu_s;
+    if (amx != nullptr) {
+      Status check = CheckBf16DotGemm(amx->gemm_bf16);
+      double amx_peak = 0;
+      if (check.ok() && !RunUnlessIllegalInstruction(
+                            [&] { amx_peak = PrefillGemmPeak(*amx, nullptr, fma, kSeconds).gflops_per_cpu_s; })) {
+        check = Status::Unavailable("the AMX peak loop: the CPU refused an instruction (SIGILL)");
+      }
+      c.amx_check = check.ok() ? "passed" : check.ToString();
+      if (check.ok()) {
+        c.amx_peak = amx_peak;
+      } else {
+        amx = nullptr;
+      }
+    }
+    c.table = ChooseDefault(c.table, c.fma_peak, dot, c.dot_peak, amx, c.amx_peak);
     return c;
   }();
   return choice;
