@@ -52,15 +52,24 @@ void WriteCsvHead(const SignedTreeHead& h, std::ostream& out) {
 
 std::string CsvField(std::string_view value) {
   // A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...)
-  // sends data away); OWASP's rule: a leading single quote makes it text, and the cell is
+  // sends data away); OWASP's rule: a single quote in front makes it text, and the field is
   // quoted. The quote is visible in the cell, so a reader can tell the value was neutralised.
-  const bool formula = !value.empty() && std::string_view("=+-@\t\r").find(value.front()) != std::string_view::npos;
-  if (!formula && value.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(value);
-  std::string out = formula ? "\"'" : "\"";
+  // A cell starts at the field's start and, where the reader's list separator is ';' (much of
+  // Europe), after every ';' too: such a reader splits a comma-separated line at ';' whatever
+  // the quotes, so "x;=cmd|..." would put =cmd|... in a cell of its own.
+  constexpr std::string_view kFormulaStart = "=+-@\t\r";
+  std::string out = "\"";
+  bool changed = false, cell_start = true;
   for (char c : value) {
+    if (cell_start && kFormulaStart.find(c) != std::string_view::npos) {
+      out.push_back('\'');
+      changed = true;
+    }
     if (c == '"') out.push_back('"');
     out.push_back(c);
+    cell_start = c == ';';
   }
+  if (!changed && value.find_first_of(",\";\r\n") == std::string_view::npos) return std::string(value);
   out.push_back('"');
   return out;
 }

@@ -41,8 +41,9 @@ struct ExportSummary {
 // last one.
 Result<ExportSummary> ExportAuditLog(AuditStore& store, const ExportOptions& options, std::ostream& out);
 
-// One CSV field: quoted per RFC 4180 when needed; a value that a spreadsheet would take for a
-// formula (first character = + - @ tab or CR) gets a leading ' and is quoted.
+// One CSV field: quoted per RFC 4180 when needed (and when it holds ';'); where a spreadsheet
+// would start a formula (= + - @ tab or CR first in the value, or right after a ';', where a
+// reader whose list separator is ';' starts a cell) a ' goes in front, and the field is quoted.
 std::string CsvField(std::string_view value);
 
 }  // namespace kimi::audit

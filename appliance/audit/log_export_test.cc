@@ -103,7 +103,18 @@ TEST(Csv, FormulaCellsBecomeText) {
   EXPECT_EQ(CsvField("@SUM(A1)"), "\"'@SUM(A1)\"");
   EXPECT_EQ(CsvField("\t=1"), "\"'\t=1\"");
   EXPECT_EQ(CsvField("\r=1"), "\"'\r=1\"");
-  EXPECT_EQ(CsvField("a=b"), "a=b");  // only the first character matters
+  EXPECT_EQ(CsvField("a=b"), "a=b");  // only where a cell starts
+}
+
+// A reader whose list separator is ';' splits a line at every ';', quoted or not: the text after
+// each one starts a cell, so a formula there becomes text too (a client's X-Request-Id of
+// x;=cmd|' /C calc'!A0 was written unchanged).
+TEST(Csv, FormulaCellsAfterASemicolonBecomeText) {
+  EXPECT_EQ(CsvField("x;=cmd|' /C calc'!A0"), "\"x;'=cmd|' /C calc'!A0\"");
+  EXPECT_EQ(CsvField("name a;+1;-2; @x"), "\"name a;'+1;'-2; @x\"");
+  EXPECT_EQ(CsvField("=a;=b"), "\"'=a;'=b\"");
+  EXPECT_EQ(CsvField("a;b"), "\"a;b\"");
+  EXPECT_EQ(CsvField(";"), "\";\"");
 }
 
 // Cells of one CSV text (RFC 4180), row by row.
