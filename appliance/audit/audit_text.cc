@@ -53,9 +53,13 @@ std::string EscapeLineBreakingCharacters(std::string_view in) {
   return out;
 }
 
+std::string ShownText(std::string_view in) {
+  return EscapeLineBreakingCharacters(IsValidUtf8(in) ? std::string(in) : SanitizeUtf8(in));
+}
+
 std::string AuditText(std::string_view in, size_t max_bytes) {
   assert(max_bytes >= 128);
-  std::string text = EscapeLineBreakingCharacters(IsValidUtf8(in) ? std::string(in) : SanitizeUtf8(in));
+  std::string text = ShownText(in);
   if (text.size() <= max_bytes) return text;
   const std::string marker = std::string(kEllipsis) + "[truncated, " + std::to_string(text.size()) +
                              " bytes, sha256:" + ToHex(Sha256(text)) + "]";

@@ -33,6 +33,12 @@ inline constexpr size_t kMaxAuditDetailBytes = 4096;
 // Steps 1 to 3 above. Precondition: max_bytes >= 128 (room for the marker).
 std::string AuditText(std::string_view in, size_t max_bytes = kMaxAuditTextBytes);
 
+// Steps 1 and 2, unbounded: any text made safe to show on a line. kimictl prints every string
+// it did not write itself through it (key and user names, file names from import media, reasons
+// quoting them), so that "\x1b[31m" or "\nkey_ffff admin" in a name shows as what it is instead
+// of recolouring the operator's terminal or forging a line of output.
+std::string ShownText(std::string_view in);
+
 // Step 2 alone, on valid UTF-8.
 std::string EscapeLineBreakingCharacters(std::string_view valid_utf8);
 

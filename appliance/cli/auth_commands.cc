@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "audit/audit_text.h"
 #include "audit/record.h"
 #include "auth/auth_store.h"
 #include "auth/authenticator.h"
@@ -43,7 +44,7 @@ struct Opened {
 };
 
 int Fail(const char* command, const Status& status, const Io& io) {
-  std::fprintf(io.err, "kimictl %s: %s\n", command, status.message().c_str());
+  std::fprintf(io.err, "kimictl %s: %s\n", command, audit::ShownText(status.message()).c_str());
   return kFailed;
 }
 
@@ -193,7 +194,8 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   Result<auth::CreatedKey> created = opened->auth->CreateKey(LocalActor(), spec);
   if (!created.ok()) return Fail("key create", created.status(), io);
   std::fprintf(io.err, "kimictl key create: created %s (name %s, role %s, owner %s, expires %s); the key follows and is shown only now\n",
-               created->record.id.c_str(), name.c_str(), created->record.role.c_str(), created->record.owner.c_str(),
+               created->record.id.c_str(), audit::ShownText(name).c_str(), created->record.role.c_str(),
+               audit::ShownText(created->record.owner).c_str(),
                TimeOrDash(spec.expires_ms).c_str());
   std::fprintf(io.out, "%s\n", created->secret.c_str());
   return kOk;
@@ -212,10 +214,11 @@ int RunKeyList(const std::vector<std::string>& args, const Io& io) {
   const int64_t now = UnixMillisNow();
   for (const auth::KeyRecord& k : *keys) {
     std::string models;
-    for (const std::string& m : k.models) models += (models.empty() ? " models=" : ",") + m;
+    for (const std::string& m : k.models) models += (models.empty() ? " models=" : ",") + audit::ShownText(m);
     std::fprintf(io.out, "%-20s %-9s %-14s %-24s %-24s %-24s %s%s\n", k.id.c_str(), k.role.c_str(),
                  std::string(auth::KeyStateName(auth::KeyStateOf(k, now))).c_str(), TimeOrDash(k.expires_ms).c_str(),
-                 TimeOrDash(k.last_used_ms).c_str(), k.owner.c_str(), k.name.c_str(), models.c_str());
+                 TimeOrDash(k.last_used_ms).c_str(), audit::ShownText(k.owner).c_str(), audit::ShownText(k.name).c_str(),
+                 models.c_str());
   }
   return kOk;
 }
@@ -234,7 +237,7 @@ int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
   if (!opened.ok()) return Fail("key revoke", opened.status(), io);
   Status revoked = opened->auth->RevokeKey(LocalActor(), id);
   if (!revoked.ok()) return Fail("key revoke", revoked, io);
-  std::fprintf(io.out, "revoked %s\n", id.c_str());
+  std::fprintf(io.out, "revoked %s\n", audit::ShownText(id).c_str());
   return kOk;
 }
 
@@ -381,7 +384,7 @@ int RunUserAdd(const std::vector<std::string>& args, const Io& io) {
   Result<std::string> one_time = opened->auth->AddUser(LocalActor(), username, *role);
   if (!one_time.ok()) return Fail("user add", one_time.status(), io);
   std::fprintf(io.err, "kimictl user add: created '%s' (role %s); the one-time password follows, shown only now\n",
-               username.c_str(), role_name.c_str());
+               audit::ShownText(username).c_str(), role_name.c_str());
   std::fprintf(io.out, "%s\n", one_time->c_str());
   return kOk;
 }
@@ -398,7 +401,7 @@ int RunUserList(const std::vector<std::string>& args, const Io& io) {
   const int64_t now = UnixMillisNow();
   for (const auth::UserRecord& u : *users) {
     const std::string state(auth::UserStateName(auth::UserStateOf(u, now)));
-    std::fprintf(io.out, "%-24s %-9s %-19s %-24s %s\n", u.username.c_str(), u.role.c_str(), state.c_str(),
+    std::fprintf(io.out, "%-24s %-9s %-19s %-24s %s\n", audit::ShownText(u.username).c_str(), u.role.c_str(), state.c_str(),
                  TimeOrDash(u.last_login_ms).c_str(), TimeOrDash(u.locked_until_ms).c_str());
   }
   return kOk;
@@ -422,7 +425,7 @@ int ActOnUser(const char* command, const std::vector<std::string>& args, const I
   if (!opened.ok()) return Fail(command, opened.status(), io);
   Status acted = ((*opened->auth).*act)(LocalActor(), username);
   if (!acted.ok()) return Fail(command, acted, io);
-  std::fprintf(io.out, "%s %s\n", done, username.c_str());
+  std::fprintf(io.out, "%s %s\n", done, audit::ShownText(username).c_str());
   return kOk;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -81,6 +82,26 @@ TEST(KimictlTest, ConfigCheckUsesTheDaemonsValidator) {
   Captured good;
   EXPECT_EQ(RunKimictl({"kimictl", "config", "check", "--config", path}, good.io()), 0) << good.err();
   EXPECT_NE(good.out().find(": ok"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// Key names come from admin API callers: listed as text, never as terminal escapes or as a
+// line break that forges a row (or a NUL that hides the rest of the name).
+TEST(KimictlTest, KeyListShowsNamesAsText) {
+  std::string dir = std::filesystem::temp_directory_path() / "kimictl-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string name = std::string("red\x1b[31m\nkey_ffff admin\r=1+1\0admin", 34);
+  Captured created;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "create", "--data-dir", dir, "--name", name, "--role", "user"}, created.io()), 0)
+      << created.err();
+  EXPECT_EQ(created.err().find('\x1b'), std::string::npos) << created.err();
+  Captured listed;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "list", "--data-dir", dir}, listed.io()), 0) << listed.err();
+  const std::string out = listed.out();
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;  // the header and one key
+  EXPECT_NE(out.find("red\\u001b[31m\\u000akey_ffff admin\\u000d=1+1\\u0000admin"), std::string::npos) << out;
   std::filesystem::remove_all(dir);
 }
 

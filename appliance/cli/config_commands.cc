@@ -2,6 +2,7 @@
 // checks, run without starting anything.
 #include <nlohmann/json.hpp>
 
+#include "audit/audit_text.h"
 #include "cli/commands.h"
 #include "config/config.h"
 
@@ -13,7 +14,7 @@ int RunConfigCheck(const std::vector<std::string>& args, const Io& io) {
   if (!ParseOptions("config check", args, specs, io)) return 2;
   Result<config::AppConfig> loaded = config::LoadConfigFile(path, {});
   if (!loaded.ok()) {
-    std::fprintf(io.err, "kimictl config check: %s\n", loaded.status().message().c_str());
+    std::fprintf(io.err, "kimictl config check: %s\n", audit::ShownText(loaded.status().message()).c_str());
     return 1;
   }
   std::fprintf(io.out, "%s: ok (listen %s, data_dir %s)\n", path.c_str(), loaded->server.listen.c_str(),

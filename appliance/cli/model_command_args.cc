@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "audit/audit_text.h"
+
 namespace kimi::cli {
 
 std::vector<std::string> ParsedArgs::All(const std::string& name) const {
@@ -87,7 +89,7 @@ models::HashProgressFn ProgressPrinter(std::ostream& err, std::string verb) {
 }
 
 int Fail(std::ostream& err, const std::string& what, const Status& status) {
-  err << "error: " << what << ": " << status.message() << "\n";
+  err << "error: " << what << ": " << audit::ShownText(status.message()) << "\n";
   return kExitFailed;
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "audit/audit_text.h"
 #include "cli/model_command_args.h"
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
@@ -144,7 +145,7 @@ int RunModelVerify(const std::vector<std::string>& args, std::ostream& out, std:
   if (!a.Has("--quiet")) request.hashing.progress = ProgressPrinter(err, "verifying");
   auto manifest = models::ModelVerifier::Verify(request, *trust);
   if (!manifest.ok()) {
-    err << "REFUSED " << request.model_path << ": " << manifest.status().message() << "\n";
+    err << "REFUSED " << audit::ShownText(request.model_path) << ": " << audit::ShownText(manifest.status().message()) << "\n";
     return kExitFailed;
   }
   out << "OK " << request.model_path << "\n"

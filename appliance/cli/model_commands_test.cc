@@ -72,6 +72,24 @@ TEST(ModelCommandsTest, KeygenSignVerifyAndRefuse) {
   EXPECT_EQ(Call(sign, {dir / "model"}).code, 2);  // --key is required
 }
 
+// Import media are untrusted: a file whose name carries terminal escapes and a line break is
+// refused with its name shown as text, so it can neither recolour the operator's terminal nor
+// forge a line of output.
+TEST(ModelCommandsTest, RefusalShowsAForeignFileNameAsText) {
+  TempDir dir;
+  ASSERT_EQ(Call(static_cast<Command>(RunKeygen), {"--out", dir / "demo"}).code, 0);
+  fs::create_directories(dir / "model");
+  models::testing::WriteFile(dir / "model/weights.bin", std::string(5000, 'x'));
+  ASSERT_EQ(Call(static_cast<Command>(RunModelSign), {"--key", dir / "demo.pem", dir / "model"}).code, 0);
+  models::testing::WriteFile(dir / "model/evil\x1b[31mRED\nOK forged", "zz");
+  CommandRun refused =
+      Call(static_cast<Command>(RunModelVerify), {"--key", dir / "demo.pub.pem", "--quiet", dir / "model"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_EQ(refused.err.find('\x1b'), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;  // one line
+  EXPECT_NE(refused.err.find("evil\\u001b[31mRED\\u000aOK forged"), std::string::npos) << refused.err;
+}
+
 // By default a file larger than the shard size (4 MiB for a small model) is signed in shards
 // that verification hashes on several threads; a changed byte is named with its shard's range.
 // --files signs one resource per file, as verifiers before the shard serialization expect.

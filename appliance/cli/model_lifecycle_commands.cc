@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "audit/audit_sink.h"
+#include "audit/audit_text.h"
 #include "cli/model_command_args.h"
 #include "migrations/all_migrations.h"
 #include "models/model_store.h"
@@ -111,7 +112,7 @@ Result<std::string> ResolveDigest(models::ModelStore& store, const std::string& 
 // does the same and exits with kExitStoreInUse.
 int FailToOpen(std::ostream& err, const std::string& what, const Status& status, const std::string& admin_call) {
   if (status.code() != Status::Code::kUnavailable) return Fail(err, what, status);
-  err << "error: " << what << ": " << status.message() << "\n"
+  err << "error: " << what << ": " << audit::ShownText(status.message()) << "\n"
       << "kimictl changes the model store only while kimi-appliance is stopped; with it running, use:\n"
       << "  " << admin_call << "\n";
   return kExitStoreInUse;
@@ -279,7 +280,7 @@ int RunModelVerifyInstalled(const std::vector<std::string>& args, std::ostream& 
     if (v.ok()) {
       out << "OK " << model_id << " version " << v->version << " " << digest << "\n";
     } else {
-      err << "FAILED " << model_id << " " << digest << ": " << v.status().message() << "\n";
+      err << "FAILED " << model_id << " " << digest << ": " << audit::ShownText(v.status().message()) << "\n";
       code = kExitFailed;
     }
   }
