@@ -177,6 +177,14 @@ TEST_F(ModelAdminTest, RefusalsAreReadable) {
   auto [denied, r1] = Call(&admin::HandleImportModel, nlohmann::json{{"model", "k3"}, {"source", outside}}.dump());
   EXPECT_EQ(denied.code(), Status::Code::kPermissionDenied);
   EXPECT_NE(denied.message().find("mounted media"), std::string::npos);
+  // Outside the roots the answer is the same whether the path exists or not (it was 404 for a
+  // missing one, 403 for an existing one: a probe of the file system).
+  auto [missing_outside, r0] = Call(&admin::HandleImportModel,
+                                    nlohmann::json{{"model", "k3"}, {"source", fx_.root() + "/absent"}}.dump());
+  EXPECT_EQ(missing_outside.code(), Status::Code::kPermissionDenied) << missing_outside.ToString();
+  auto [missing_inside, r00] = Call(&admin::HandleImportModel,
+                                    nlohmann::json{{"model", "k3"}, {"source", fx_.root() + "/medium/absent"}}.dump());
+  EXPECT_EQ(missing_inside.code(), Status::Code::kNotFound) << missing_inside.ToString();
   EXPECT_EQ(Call(&admin::HandleImportModel, "not json").first.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(Call(&admin::HandleImportModel, R"({"model":"k3"})").first.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(Call(&admin::HandleImportStatus, "", {{"job", "99"}}).first.code(), Status::Code::kNotFound);

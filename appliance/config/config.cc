@@ -9,6 +9,7 @@
 
 #include "config/listen_address.h"
 #include "config/model_request_rules.h"
+#include "kimi/json_keys.h"
 
 namespace kimi::config {
 namespace {
@@ -139,36 +140,6 @@ ObjectSchema<AuthConfig> AuthSchema() {
                "How long a login waits for a free Argon2id computation before it is refused with 429.");
 }
 
-// Rejects duplicate keys in any object: JSON allows them, but a file where a later "level"
-// silently wins over an earlier one is a trap for the operator.
-struct DuplicateKeyCheck {
-  struct Frame {
-    bool is_object = false;
-    std::vector<std::string> keys;  // keys seen so far; the last one is the current key
-  };
-  std::vector<Frame> frames;
-  std::string duplicate_path;
-
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start || event == E::array_start) {
-      frames.push_back(Frame{event == E::object_start, {}});
-    } else if (event == E::object_end || event == E::array_end) {
-      if (!frames.empty()) frames.pop_back();
-    } else if (event == E::key && !frames.empty()) {
-      std::string key = parsed.get<std::string>();
-      Frame& frame = frames.back();
-      bool seen = std::find(frame.keys.begin(), frame.keys.end(), key) != frame.keys.end();
-      frame.keys.push_back(key);
-      if (seen && duplicate_path.empty()) {
-        duplicate_path = "$";
-        for (const Frame& f : frames) duplicate_path += f.is_object ? "." + f.keys.back() : std::string("[]");
-      }
-    }
-    return true;
-  }
-};
-
 std::string LineAndColumn(std::string_view text, size_t byte) {
   size_t line = 1;
   size_t column = 1;
@@ -184,10 +155,9 @@ std::string LineAndColumn(std::string_view text, size_t byte) {
 }
 
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view origin) {
-  DuplicateKeyCheck dup;
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.begin(), text.end(), std::ref(dup));
+    j = nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
@@ -196,8 +166,10 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view origin)
     return Status::InvalidArgument(std::string(origin) + ": invalid JSON at " + LineAndColumn(text, e.byte) + ": " +
                                    reason);
   }
-  if (!dup.duplicate_path.empty()) {
-    return Status::InvalidArgument(std::string(origin) + ": " + dup.duplicate_path + ": duplicate key");
+  // JSON allows a key twice in one object, but a file where a later "level" silently wins over
+  // an earlier one is a trap for the operator.
+  if (const auto duplicate = FirstDuplicateJsonKey(text)) {
+    return Status::InvalidArgument(std::string(origin) + ": " + *duplicate + ": duplicate key");
   }
   return j;
 }

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "api/request/request_validator.h"
-#include "http/body_nesting.h"
+#include "http/body_checks.h"
 #include "http/error_response.h"
 #include "http/generation_audit.h"
 #include "http/request_audit.h"
@@ -166,7 +166,7 @@ void Dispatcher::RegisterRoutes() {
       ctx->status_read = r->status_read;
       MatchRoutePath(r->path, req.path, &ctx->path_params);
       Status status = AuthenticateRequest(services_.authentication, req, r->permission, *ctx);
-      if (status.ok()) status = CheckBodyNesting(req.body);
+      if (status.ok()) status = CheckRequestBody(req.body);
       if (status.ok()) status = r->handler(*ctx, req, res);
       if (!status.ok()) {
         ApiError error = FromStatus(status, ctx->request_id);

@@ -30,6 +30,16 @@ std::string_view Header(const httplib::Request& req, const char* name) {
   return it == req.headers.end() ? std::string_view() : std::string_view(it->second);
 }
 
+// A credential header the request carries more than once, or nullptr. httplib keeps every copy
+// and Header() reads the first, while a proxy in front may read another: the request is refused
+// rather than resolved one way here and another way there.
+const char* RepeatedCredentialHeader(const httplib::Request& req) {
+  for (const char* name : {"Authorization", "x-api-key", "Cookie", "X-CSRF-Token"}) {
+    if (req.get_header_value_count(name) > 1) return name;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string_view CookieValue(std::string_view header, std::string_view name) {
@@ -66,6 +76,10 @@ Status AuthenticateRequest(const RequestAuthentication& services, const httplib:
         "the admin API requires a TLS client certificate issued by the CA of server.tls.admin_client_ca_file");
   }
   if (permission == auth::Permission::kPublic) return Status::OK();
+  if (const char* repeated = RepeatedCredentialHeader(req)) {
+    ctx.auth_failure = std::string("authentication failed: more than one ") + repeated + " header";
+    return Status::Unauthenticated(std::string("the request carries more than one ") + repeated + " header");
+  }
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
   if (!ctx.principal) {
     const auth::Credentials credentials = CredentialsOf(req);

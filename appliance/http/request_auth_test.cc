@@ -46,6 +46,24 @@ TEST(RequestAuthTest, PublicRoutesNeedNothingAndOthersNeedAnAuthenticator) {
   EXPECT_EQ(AuthenticateRequest(none, req, auth::Permission::kMetricsRead, ctx).code(), Status::Code::kUnavailable);
 }
 
+// Two copies of a credential header: the daemon read the first, a proxy may read the other, so
+// the request is refused whichever copies they are (a valid key first got 200 before).
+TEST(RequestAuthTest, ARepeatedCredentialHeaderIsRefused) {
+  for (const char* name : {"Authorization", "x-api-key", "Cookie", "X-CSRF-Token"}) {
+    httplib::Request req;
+    req.method = "GET";
+    req.headers.emplace(name, "a");
+    req.headers.emplace(name, "b");
+    RequestContext ctx;
+    const Status s = AuthenticateRequest(RequestAuthentication{}, req, auth::Permission::kMetricsRead, ctx);
+    EXPECT_EQ(s.code(), Status::Code::kUnauthenticated) << name;
+    EXPECT_NE(s.message().find(std::string("more than one ") + name), std::string::npos) << s.ToString();
+    EXPECT_NE(ctx.auth_failure.find("more than one"), std::string::npos) << ctx.auth_failure;
+    RequestContext public_ctx;
+    EXPECT_TRUE(AuthenticateRequest(RequestAuthentication{}, req, auth::Permission::kPublic, public_ctx).ok());
+  }
+}
+
 TEST(RequestAuthTest, CookiesCarryEveryFlag) {
   std::string c = SessionCookie("abc", 60);
   for (const char* flag : {"kimi_session=abc", "Path=/", "Max-Age=60", "HttpOnly", "Secure", "SameSite=Strict"}) {

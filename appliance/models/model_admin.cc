@@ -75,19 +75,27 @@ Result<nlohmann::json> ModelAdmin::List() const {
 }
 
 Result<std::string> ModelAdmin::CheckSource(const std::string& source) const {
+  // Where the path leads (links resolved as far as it exists), then whether that is under an
+  // import root, and only then whether it is a directory: a path outside the roots gets one
+  // answer whether or not it exists, so the route cannot probe the appliance's file system.
   std::error_code ec;
   fs::path resolved = fs::weakly_canonical(source, ec);
-  if (ec || !fs::is_directory(resolved, ec)) return Status::NotFound("no model directory at " + source);
+  if (ec) resolved = fs::absolute(source, ec).lexically_normal();
+  bool inside = false;
   for (const auto& root : options_.import_roots) {
     fs::path r = fs::weakly_canonical(root, ec);
     if (ec) continue;
     auto rel = resolved.lexically_relative(r);
-    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return resolved.string();
+    inside = inside || (!rel.empty() && *rel.begin() != ".." && rel != ".");
   }
-  std::string roots;
-  for (const auto& root : options_.import_roots) roots += (roots.empty() ? "" : ", ") + root;
-  return Status::PermissionDenied("imports are read from mounted media only (" + roots + "); " + source +
-                                  " is outside them");
+  if (!inside) {
+    std::string roots;
+    for (const auto& root : options_.import_roots) roots += (roots.empty() ? "" : ", ") + root;
+    return Status::PermissionDenied("imports are read from mounted media only (" + roots + "); " + source +
+                                    " is outside them");
+  }
+  if (!fs::is_directory(resolved, ec)) return Status::NotFound("no model directory at " + source);
+  return resolved.string();
 }
 
 Result<nlohmann::json> ModelAdmin::StartImport(const nlohmann::json& body, const Actor& actor) {

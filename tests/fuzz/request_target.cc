@@ -16,7 +16,7 @@
 #include "auth/server_secret.h"
 #include "fuzz_support.h"
 #include "fuzz_targets.h"
-#include "http/body_nesting.h"
+#include "http/body_checks.h"
 #include "kimi/request_prompt.h"
 #include "policy/content_storage.h"
 #include "policy/policy_decision.h"
@@ -93,8 +93,8 @@ bool Serve(api::Endpoint endpoint, const Json& body, const std::string& role) {
 }  // namespace
 
 bool FuzzRequestOnce(const uint8_t* data, size_t size) {
-  // What the dispatcher refuses before any handler runs (http/body_nesting.h).
-  if (!http::CheckBodyNesting(std::string_view(reinterpret_cast<const char*>(data), size)).ok()) return false;
+  // What the dispatcher refuses before any handler runs (http/body_checks.h).
+  if (!http::CheckRequestBody(std::string_view(reinterpret_cast<const char*>(data), size)).ok()) return false;
   const Json body = Json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return false;
   bool accepted = false;
