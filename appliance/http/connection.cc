@@ -21,11 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int RemainingMs(Clock::time_point deadline) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX));
-}
-
 enum class Wait { kReadable, kTimeout, kStop, kError };
 
 // Waits until `fd` is readable, the deadline passes, or one of stop_fd and reclaim_fd (each
@@ -34,10 +29,13 @@ Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline, int reclaim_f
   for (;;) {
     // poll() skips entries with a negative descriptor.
     pollfd fds[3] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {reclaim_fd, POLLIN, 0}};
-    int n = ::poll(fds, 3, RemainingMs(deadline));
+    int n = ::poll(fds, 3, PollTimeoutMs(deadline));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Wait::kError;
-    if (n == 0) return Clock::now() >= deadline ? Wait::kTimeout : Wait::kReadable;
+    if (n == 0) {
+      if (Clock::now() >= deadline) return Wait::kTimeout;
+      continue;  // woken early: nothing arrived, so nothing is readable
+    }
     // Bytes from the client win over the stop: a request that has started arriving is in
     // flight and gets served; only a connection with nothing to read is closed.
     if (fds[0].revents != 0) return Wait::kReadable;  // POLLHUP/POLLERR too: recv reports them
@@ -132,7 +130,7 @@ class ConnectionStream : public httplib::Stream {
   bool is_readable() const override {
     if (HasPending()) return true;
     pollfd p{fd_, POLLIN, 0};
-    return ::poll(&p, 1, RemainingMs(deadline_)) > 0;
+    return ::poll(&p, 1, PollTimeoutMs(deadline_)) > 0;
   }
 
   bool is_writable() const override {
@@ -228,7 +226,8 @@ void LingeringClose(Transport& transport, int64_t max_ms) {
   char sink[16384];
   size_t drained = 0;
   while (drained < (1u << 20) && WaitReadable(fd, -1, until) == Wait::kReadable) {
-    ssize_t n = ::recv(fd, sink, sizeof sink, 0);
+    ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
     if (n <= 0) break;
     drained += static_cast<size_t>(n);
   }

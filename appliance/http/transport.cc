@@ -12,16 +12,11 @@
 namespace kimi::http {
 namespace {
 
-int RemainingMs(Transport::Clock::time_point deadline) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Transport::Clock::now()).count();
-  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT32_MAX));
-}
-
 // Waits for `events` on `fd` until `deadline`; false on timeout or error.
 bool WaitFor(int fd, short events, Transport::Clock::time_point deadline) {
   for (;;) {
     pollfd p{fd, events, 0};
-    int r = ::poll(&p, 1, RemainingMs(deadline));
+    int r = ::poll(&p, 1, PollTimeoutMs(deadline));
     if (r < 0 && errno == EINTR) continue;
     return r > 0;
   }
@@ -37,6 +32,13 @@ std::string OpenSslError() {
 }
 
 }  // namespace
+
+int PollTimeoutMs(Transport::Clock::time_point deadline) {
+  const auto left = deadline - Transport::Clock::now();
+  if (left <= Transport::Clock::duration::zero()) return 0;
+  const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return static_cast<int>(std::min<int64_t>(ms, INT32_MAX));
+}
 
 Transport::Transport(int fd, SSL_CTX* ctx) : fd_(fd) {
   int flags = ::fcntl(fd, F_GETFL, 0);
@@ -86,8 +88,16 @@ Transport::ReadResult Transport::Read(char* out, size_t size, Clock::time_point 
   *n = 0;
   if (!is_tls()) {
     for (;;) {
-      ssize_t got = ::recv(fd_, out, size, 0);
+      // Never a blocking read: a peer that sends nothing holds this thread until the deadline,
+      // not for ever, even where the caller's own wait said readable.
+      ssize_t got = ::recv(fd_, out, size, MSG_DONTWAIT);
       if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!WaitFor(fd_, POLLIN, deadline)) {
+          return Clock::now() >= deadline ? ReadResult::kTimeout : ReadResult::kError;
+        }
+        continue;
+      }
       if (got < 0) return ReadResult::kError;
       if (got == 0) return ReadResult::kEof;
       *n = static_cast<size_t>(got);

@@ -1,8 +1,8 @@
 // Transport: the byte stream of one accepted connection, plain TCP or TLS over it, so the
 // connection loop reads and writes without knowing which.
 //
-// Plain: blocking socket; each read waits for readability first, so a read never blocks
-// past its deadline. TLS: the socket is switched to non-blocking and every OpenSSL call
+// Plain: blocking socket read with MSG_DONTWAIT, waiting for readability until its deadline
+// whenever nothing is there, so a read never blocks past its deadline. TLS: the socket is switched to non-blocking and every OpenSSL call
 // that wants more bytes (or room to write) polls the socket until its deadline, so a slow or
 // silent TLS client holds its worker no longer than a plain one. TLS bytes already decrypted
 // inside OpenSSL are visible through Buffered(), which the caller checks before it polls.
@@ -19,6 +19,12 @@
 #include <string>
 
 namespace kimi::http {
+
+// Milliseconds for poll() to wait until `deadline`, rounded up so that a poll that times out
+// has reached it (rounded down, a poll 0.7 ms short of it returned "nothing yet, not late",
+// which a caller read as readable and then blocked in recv() for as long as the peer liked);
+// 0 once it has passed.
+int PollTimeoutMs(std::chrono::steady_clock::time_point deadline);
 
 class Transport {
  public:
