@@ -168,8 +168,8 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view origin)
   }
   // JSON allows a key twice in one object, but a file where a later "level" silently wins over
   // an earlier one is a trap for the operator.
-  if (const auto duplicate = FirstDuplicateJsonKey(text)) {
-    return Status::InvalidArgument(std::string(origin) + ": " + *duplicate + ": duplicate key");
+  if (const auto duplicate = CheckJsonKeys(text)) {
+    return Status::InvalidArgument(std::string(origin) + ": " + duplicate->path + ": duplicate key");
   }
   return j;
 }

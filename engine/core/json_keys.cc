@@ -8,10 +8,11 @@
 namespace kimi {
 namespace {
 
-// A SAX handler that stops at the first key an open object has seen before.
-class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
+// A SAX handler that stops at the first key an open object has seen before, or past a limit.
+class KeyChecker : public nlohmann::json_sax<nlohmann::json> {
  public:
-  std::optional<std::string> found;
+  explicit KeyChecker(const JsonMemberLimits& limits) : limits_(limits) {}
+  std::optional<JsonKeyProblem> found;
 
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -27,9 +28,11 @@ class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
   bool key(string_t& key) override {
     Frame& frame = frames_.back();
     frame.current = key;
-    if (frame.keys.insert(key).second) return true;
-    found = Path();
-    return false;
+    using Kind = JsonKeyProblem::Kind;
+    if (!frame.keys.insert(key).second) return Stop(Kind::kRepeatedKey);
+    if (frame.keys.size() > limits_.per_object) return Stop(Kind::kObjectTooLarge);
+    if (++members_ > limits_.in_all) return Stop(Kind::kTooManyMembers);
+    return true;
   }
   bool end_object() override {
     frames_.pop_back();
@@ -46,6 +49,10 @@ class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 
  private:
+  bool Stop(JsonKeyProblem::Kind kind) {
+    found = JsonKeyProblem{kind, Path()};
+    return false;
+  }
   struct Frame {
     bool is_object;
     std::unordered_set<std::string> keys;
@@ -65,16 +72,18 @@ class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
     }
     return path;
   }
+  const JsonMemberLimits limits_;
   std::vector<Frame> frames_;
+  size_t members_ = 0;
 };
 
 }  // namespace
 
-std::optional<std::string> FirstDuplicateJsonKey(std::string_view text) {
-  DuplicateKeyFinder finder;
-  nlohmann::json::sax_parse(text.begin(), text.end(), &finder, nlohmann::json::input_format_t::json,
+std::optional<JsonKeyProblem> CheckJsonKeys(std::string_view text, const JsonMemberLimits& limits) {
+  KeyChecker checker(limits);
+  nlohmann::json::sax_parse(text.begin(), text.end(), &checker, nlohmann::json::input_format_t::json,
                             /*strict=*/true, /*ignore_comments=*/false);
-  return finder.found;
+  return checker.found;
 }
 
 }  // namespace kimi
