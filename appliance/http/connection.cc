@@ -357,7 +357,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     if (ctx.body_limit_hit) env.metrics->connections_closed.WithLabels({"body_too_large"}).Increment();
     if (ctx.read_deadline_hit) env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
     if (!out.ok || out.connection_closed || close_after || ctx.body_limit_hit || ctx.read_deadline_hit ||
-        !body_in_sync) {
+        ctx.library_refused || !body_in_sync) {
       if (ctx.body_limit_hit) LingeringClose(transport, 500);
       return;
     }

@@ -94,6 +94,7 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
       error = MethodNotAllowed(req.method, req.path, allowed);
     } else {
       error = FromLibraryStatus(res.status, req.method, req.path);
+      if (ctx != nullptr && res.status == 400) ctx->library_refused = true;
     }
     WriteError(error, res);
     return httplib::Server::HandlerResponse::Handled;

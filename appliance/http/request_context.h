@@ -71,6 +71,9 @@ struct RequestContext {
   bool client_certificate_verified = false;
   bool body_limit_hit = false;
   bool read_deadline_hit = false;
+  // The library refused the request as malformed after this server's own head parser let it
+  // through: where one request ends is in doubt, so the connection closes after the answer.
+  bool library_refused = false;
 
   // route
   std::string route = "unmatched";  // the route table's name, the metrics label

@@ -76,6 +76,12 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
     if (!IsTokenChar(c)) return fail(MalformedRequest("invalid method"));
   }
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(MalformedRequest("unsupported HTTP version"));
+  // A target is visible ASCII (RFC 9112: anything else is percent-encoded). The library read
+  // "/healthz\0" as a bad request and kept the connection, parsing what followed as another
+  // request: the two parsers must not disagree on where a request ends.
+  for (char c : target) {
+    if (c <= ' ' || c >= 0x7F) return fail(MalformedRequest("the target has a control, space or non-ASCII byte"));
+  }
   out.head.method = std::string(method);
   out.head.target = std::string(target);
 
@@ -98,6 +104,9 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
       if (!IsTokenChar(c)) return fail(MalformedRequest("invalid header name"));
     }
     std::string_view value = Trim(line.substr(colon + 1));
+    for (char c : value) {  // RFC 9110 field values: visible bytes, spaces and tabs
+      if ((c >= 0 && c < ' ' && c != '\t') || c == 0x7F) return fail(MalformedRequest("a header value has a control byte"));
+    }
     if (EqualsIgnoreCase(name, "Content-Length")) {
       uint64_t n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

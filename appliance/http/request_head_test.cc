@@ -73,5 +73,17 @@ TEST(ParseRequestHeadTest, RefusesWhatTheLibraryWouldMishandle) {
   EXPECT_EQ(ErrorStatus("\r\nGET / HTTP/1.1\r\n\r\n"), 400);
 }
 
+// Bytes the library refuses on its own, where it answered 400 and kept reading the connection
+// as a next request: refused here, before it, so the connection closes.
+TEST(ParseRequestHeadTest, RefusesControlBytesInTheTargetAndHeaderValues) {
+  EXPECT_EQ(ErrorStatus(std::string("GET /healthz\0 HTTP/1.1\r\n\r\n", 26)), 400);
+  EXPECT_EQ(ErrorStatus("GET /a\x7f HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(ErrorStatus("GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(ErrorStatus("GET /caf%C3%A9?q=a%20b HTTP/1.1\r\n\r\n"), 0);
+  EXPECT_EQ(ErrorStatus(std::string("GET / HTTP/1.1\r\nX-Request-Id: a\0b\r\n\r\n", 37)), 400);
+  EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\nX-Request-Id: a\x1b[31m\r\n\r\n"), 400);
+  EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\nUser-Agent: a\tb caf\xc3\xa9\r\n\r\n"), 0);
+}
+
 }  // namespace
 }  // namespace kimi::http

@@ -150,6 +150,15 @@ class ServingTest(unittest.TestCase):
             s.sendall(b"GET / HTTP/1.1\nHost: x\n\n")
             assert_openai_error(self, read_reply(s), 400, "malformed_request")
 
+    def test_a_malformed_request_closes_its_connection(self):
+        # A NUL in the target: answered 400 and the connection kept, the bytes after it were
+        # read as a second request (two parsers disagreeing on where a request ends).
+        with self.daemon.connect() as s:
+            s.sendall(b"GET /healthz\x00 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert_openai_error(self, read_reply(s), 400, "malformed_request")
+            s.settimeout(10)
+            self.assertEqual(s.recv(4096), b"", "a second reply on a connection that should be closed")
+
 
 class LimitsTest(unittest.TestCase):
     def test_chunked_body_over_cap_is_413(self):
