@@ -16,27 +16,31 @@ constexpr size_t kMaxCompiledStates = 2000000;
 // Calls a required tool choice may make when parallel_tool_calls is true.
 constexpr int kMaxParallelCalls = 4;
 
-// The function tools of a request: global `tools` and the dynamic tools of system messages.
+// The function tools of a request: global `tools` and the dynamic tools of system messages,
+// each with the request path of its parameters, so that an error in one names it (`param`).
 std::vector<StrictTool> DeclaredTools(const ChatRequest& request) {
   std::vector<StrictTool> tools;
-  auto add = [&tools](const Json& list) {
+  auto add = [&tools](const Json& list, const std::string& list_path) {
     if (!list.is_array()) return;
-    for (const Json& tool : list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Json& tool = list[i];
       if (!tool.is_object() || !tool.contains("function") || !tool["function"].is_object()) continue;
       const Json& function = tool["function"];
       StrictTool strict;
       strict.name = function.value("name", "");
       if (function.contains("parameters") && !function["parameters"].is_null()) {
         strict.parameters_json = function["parameters"].dump();
+        strict.parameters_path = list_path + "[" + std::to_string(i) + "].function.parameters";
       }
       tools.push_back(std::move(strict));
     }
   };
-  add(request.tools);
+  add(request.tools, "tools");
   if (request.messages.is_array()) {
-    for (const Json& message : request.messages) {
+    for (size_t m = 0; m < request.messages.size(); ++m) {
+      const Json& message = request.messages[m];
       if (message.is_object() && message.value("role", "") == "system" && message.contains("tools")) {
-        add(message["tools"]);
+        add(message["tools"], "messages[" + std::to_string(m) + "].tools");
       }
     }
   }

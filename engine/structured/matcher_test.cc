@@ -134,6 +134,25 @@ TEST(GrammarMatcher, RefusesTokensOutsideTheGrammarAndEndsOnlyWhenComplete) {
   EXPECT_GT(m.RemainingBytesEstimate(), 6);
 }
 
+// A tool whose schema cannot compile is named by where the request holds it, so that the API's
+// error names it as `param` ("the parameters of tool" left `param` null).
+TEST(StructuredOutput, AToolThatCannotCompileIsNamedByItsRequestPath) {
+  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
+  auto vocabulary = StructuredVocabulary::Build(tokenizer);
+  ASSERT_TRUE(vocabulary.ok());
+  StructuredOutputOptions options;
+  options.vocabulary = *vocabulary;
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  const std::string too_many_states = R"({"const":")" + std::string(300000, 'x') + R"("})";
+  std::vector<StrictTool> tools = {{"ok", R"({"type":"object"})", "tools[0].function.parameters"},
+                                   {"big", too_many_states, "messages[2].tools[1].function.parameters"}};
+  auto output = StructuredOutput::ForRequiredToolCalls(tools, 1, options);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(output.status().message().rfind("messages[2].tools[1].function.parameters: ", 0), 0u)
+      << output.status().message();
+}
+
 // The public API: a strict tool call through TokenConstraint::FillMask, parsed back by the K3
 // output parser.
 TEST(StructuredOutput, RequiredToolCallParsesBackAsItsArguments) {

@@ -214,7 +214,8 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToo
   const structured::CompileBudget budget = RequestBudget();
   std::vector<int32_t> argument_rules;
   for (const StrictTool& tool : tools) {
-    const std::string what = "the parameters of tool \"" + tool.name + "\"";
+    const std::string what =
+        tool.parameters_path.empty() ? "the parameters of tool \"" + tool.name + "\"" : tool.parameters_path;
     int32_t arguments = -1;
     if (tool.parameters_json.empty()) {
       arguments = values.AnyObject();

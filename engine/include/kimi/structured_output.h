@@ -68,10 +68,13 @@ struct StructuredOutputOptions {
 // call markup to the grammar, once per allowed call.
 inline constexpr size_t kMaxStrictTools = 128;
 
-// A strict tool: its name and `parameters` schema as JSON text (empty: any JSON object).
+// A strict tool: its name and `parameters` schema as JSON text (empty: any JSON object), and
+// where the request holds that schema ("tools[0].function.parameters"; empty: unknown), which
+// starts the message of an error in it.
 struct StrictTool {
   std::string name;
   std::string parameters_json;
+  std::string parameters_path;
 };
 
 class StructuredOutput {
