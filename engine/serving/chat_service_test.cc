@@ -374,6 +374,9 @@ TEST(GenerationParamsTest, RefusesWrongTypesNamingTheField) {
   }
   // An integral number written as a float is that integer, as the appliance's rules read it.
   EXPECT_EQ(ReadGenerationParams(Json{{"max_tokens", 5.0}})->max_tokens, 5);
+  // 2^63 was read as -2^63 and refused as "at least 1 (got -9223372036854775808)".
+  const auto huge = ReadGenerationParams(Json::parse(R"({"max_tokens":9223372036854775808})"));
+  EXPECT_EQ(huge.status().message(), "max_tokens must be an integer within 64 bits");
   // The engine's own ranges are the engine's, checked where it runs a request.
   auto zero_top_p = ReadGenerationParams(Json{{"top_p", 0.0}});
   ASSERT_TRUE(zero_top_p.ok());

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "kimi/json_integer.h"
 #include "kimi/runtime.h"
 
 namespace kimi {
@@ -17,16 +18,10 @@ Result<double> Number(const Json& body, const char* key) {
   return body[key].get<double>();
 }
 
-// An integer; 3.0 is read as 3, as the appliance's request rules accept it (some clients
-// write every number as a float).
+// An integer as the appliance's request rules read it (kimi/json_integer.h).
 Result<int64_t> Integer(const Json& body, const char* key) {
-  const Json& v = body[key];
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9223372036854775808.0) return int64_t(d);
-  }
-  return Status::InvalidArgument(std::string(key) + " must be an integer");
+  if (const std::optional<int64_t> n = JsonInteger(body[key])) return *n;
+  return Status::InvalidArgument(std::string(key) + " must be an integer within 64 bits");
 }
 
 // `stop`: a non-empty string, or an array of them. Messages name the element at fault.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kimi/json_integer.h"
 #include "kimi/python_text.h"
 
 namespace kimi::api::request {
@@ -61,22 +62,12 @@ Status ExpectNumber(const Json& value, std::string_view field, double* out) {
 }
 
 Status ExpectInteger(const Json& value, std::string_view field, int64_t* out) {
-  if (value.is_number_integer()) {
-    if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) {
-      return FieldError(field, "is out of range");
-    }
-    *out = value.get<int64_t>();
+  const std::optional<int64_t> n = JsonInteger(value);
+  if (n) {
+    *out = *n;
     return Status::OK();
   }
-  if (value.is_number_float()) {
-    const double d = value.get<double>();
-    // 2^63 is the first double past int64's range.
-    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < 9223372036854775808.0) {
-      *out = static_cast<int64_t>(d);
-      return Status::OK();
-    }
-  }
-  return FieldError(field, "must be an integer");
+  return FieldError(field, value.is_number_integer() ? "is out of range" : "must be an integer");
 }
 
 std::string NumberText(double value) {
