@@ -21,10 +21,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Wait { kReadable, kTimeout, kStop, kError };
+enum class Wait { kReadable, kTimeout, kStop, kReclaimed, kError };
 
 // Waits until `fd` is readable, the deadline passes, or one of stop_fd and reclaim_fd (each
-// ignored when < 0) becomes readable: the server stops, or wants the worker back (kStop).
+// ignored when < 0) becomes readable: the server stops (kStop) or wants the worker back
+// (kReclaimed).
 Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline, int reclaim_fd = -1) {
   for (;;) {
     // poll() skips entries with a negative descriptor.
@@ -39,7 +40,7 @@ Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline, int reclaim_f
     // Bytes from the client win over the stop: a request that has started arriving is in
     // flight and gets served; only a connection with nothing to read is closed.
     if (fds[0].revents != 0) return Wait::kReadable;  // POLLHUP/POLLERR too: recv reports them
-    return Wait::kStop;
+    return fds[2].revents != 0 ? Wait::kReclaimed : Wait::kStop;
   }
 }
 
@@ -65,8 +66,8 @@ void Address(int fd, bool peer, std::string* ip, int* port) {
 // The bytes of a connection as the HTTP library sees them, one request at a time.
 class ConnectionStream : public httplib::Stream {
  public:
-  ConnectionStream(Transport& transport, int64_t write_timeout_ms)
-      : transport_(transport), fd_(transport.fd()), write_timeout_ms_(write_timeout_ms) {
+  ConnectionStream(Transport& transport, int64_t write_timeout_ms, ReclaimableWait* reclaim)
+      : transport_(transport), fd_(transport.fd()), write_timeout_ms_(write_timeout_ms), reclaim_(reclaim) {
     Address(fd_, true, &remote_ip_, &remote_port_);
     Address(fd_, false, &local_ip_, &local_port_);
   }
@@ -81,7 +82,20 @@ class ConnectionStream : public httplib::Stream {
   // Bytes received, or decrypted inside the TLS layer, not yet handed out.
   bool HasPending() const { return pos_ < buffer_.size() || transport_.Buffered(); }
 
-  enum class Fill { kOk, kEof, kTimeout, kError };
+  // A request begins to arrive at `start`: from kReclaimableArrivalAfter later until
+  // EndArrival(), a wait for its bytes lets the server take the worker back (kReclaimed).
+  void BeginArrival(Clock::time_point start) {
+    arriving_ = true;
+    reclaimable_from_ = start + kReclaimableArrivalAfter;
+  }
+  // The request has arrived whole (`arrived`), or the connection ends without it. Idempotent.
+  void EndArrival(bool arrived) {
+    arriving_ = false;
+    if (entered_) reclaim_->Leave(arrived);
+    entered_ = false;
+  }
+
+  enum class Fill { kOk, kEof, kTimeout, kReclaimed, kError };
   // Receives more bytes into the buffer, waiting until `deadline` at most.
   // With stop_fd >= 0 the wait also ends (kError) when the server stops.
   Fill ReceiveMore(Clock::time_point deadline, int stop_fd = -1) {
@@ -89,10 +103,26 @@ class ConnectionStream : public httplib::Stream {
       buffer_.clear();
       pos_ = 0;
     }
-    if (!transport_.Buffered()) {
-      Wait w = WaitReadable(fd_, stop_fd, deadline);
+    while (!transport_.Buffered()) {
+      int reclaim_fd = -1;
+      Clock::time_point until = deadline;
+      if (arriving_ && reclaim_ != nullptr) {
+        if (!entered_ && Clock::now() >= reclaimable_from_) {
+          reclaim_fd_ = reclaim_->Enter();
+          entered_ = true;
+        }
+        if (entered_) {
+          reclaim_fd = reclaim_fd_;
+        } else {
+          until = std::min(deadline, reclaimable_from_);
+        }
+      }
+      Wait w = WaitReadable(fd_, stop_fd, until, reclaim_fd);
+      if (w == Wait::kReadable) break;
+      if (w == Wait::kTimeout && Clock::now() < deadline) continue;  // now reclaimable
       if (w == Wait::kTimeout) return Fill::kTimeout;
-      if (w != Wait::kReadable) return Fill::kError;
+      if (w == Wait::kReclaimed) return Fill::kReclaimed;
+      return Fill::kError;
     }
     char chunk[16384];
     size_t n = 0;
@@ -150,7 +180,9 @@ class ConnectionStream : public httplib::Stream {
     if (size == 0) return 0;
     if (pos_ == buffer_.size()) {
       Fill f = ReceiveMore(deadline_);
-      if (f == Fill::kTimeout && ctx_) ctx_->read_deadline_hit = true;
+      // A body still trickling in when its worker is wanted elsewhere is answered as one that
+      // missed its deadline.
+      if ((f == Fill::kTimeout || f == Fill::kReclaimed) && ctx_) ctx_->read_deadline_hit = true;
       if (f == Fill::kEof) return 0;
       if (f != Fill::kOk) return -1;
     }
@@ -158,6 +190,7 @@ class ConnectionStream : public httplib::Stream {
     std::memcpy(ptr, buffer_.data() + pos_, n);
     pos_ += n;
     consumed_ += n;
+    if (consumed_ == limit_ && framing_ == BodyFraming::kContentLength) EndArrival(true);
     return static_cast<ssize_t>(n);
   }
 
@@ -177,6 +210,11 @@ class ConnectionStream : public httplib::Stream {
   Transport& transport_;
   int fd_;
   int64_t write_timeout_ms_;
+  ReclaimableWait* reclaim_;
+  bool arriving_ = false;  // a request is arriving (BeginArrival .. EndArrival)
+  bool entered_ = false;   // reclaim_->Enter() called and not yet left
+  int reclaim_fd_ = -1;
+  Clock::time_point reclaimable_from_;
   std::string remote_ip_, local_ip_;
   int remote_port_ = 0, local_port_ = 0;
   std::string buffer_;
@@ -271,7 +309,12 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
   // (or never finishes its TLS handshake) holds its worker no longer than one read timeout.
   Clock::time_point deadline = Clock::now() + read_timeout;
   if (!StartTls(transport, *env.metrics, deadline, limits.write_timeout_ms)) return;
-  ConnectionStream stream(transport, limits.write_timeout_ms);
+  ConnectionStream stream(transport, limits.write_timeout_ms, env.reclaim);
+  // However the loop ends, a request still arriving gives up its claim on the worker.
+  struct EndArrivalOnExit {
+    ConnectionStream& stream;
+    ~EndArrivalOnExit() { stream.EndArrival(false); }
+  } end_arrival_on_exit{stream};
   const int fd = transport.fd();
   const std::string remote = stream.RemoteAddress();
   int64_t served = 0;
@@ -279,15 +322,13 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
   for (;;) {
     if (served > 0) {
       if (!stream.HasPending()) {
-        const int reclaim_fd = env.idle != nullptr ? env.idle->Enter() : -1;
+        const int reclaim_fd = env.reclaim != nullptr ? env.reclaim->Enter() : -1;
         Wait w = WaitReadable(fd, env.stop_fd, Clock::now() + std::chrono::milliseconds(limits.idle_timeout_ms),
                               reclaim_fd);
-        if (env.idle != nullptr) env.idle->Leave(w == Wait::kReadable);
+        if (env.reclaim != nullptr) env.reclaim->Leave(w == Wait::kReadable);
         // Idle timeout, server stopping or taking the worker back, or error: close quietly.
         if (w != Wait::kReadable) {
-          if (w == Wait::kStop && !env.stopping->load()) {
-            env.metrics->connections_closed.WithLabels({"reclaimed"}).Increment();
-          }
+          if (w == Wait::kReclaimed) env.metrics->connections_closed.WithLabels({"reclaimed"}).Increment();
           return;
         }
       }
@@ -298,6 +339,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     ctx.remote_addr = remote;
     ctx.client_certificate_verified = transport.PeerCertificateVerified();
 
+    stream.BeginArrival(ctx.start);
     HeadScan scan = ScanHead(stream.Unconsumed(), static_cast<size_t>(limits.max_header_bytes));
     while (scan.outcome == HeadScan::Outcome::kNeedMore) {
       // Until a request's first byte arrives, a stopping server may close the connection.
@@ -306,6 +348,10 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
         if (f == ConnectionStream::Fill::kTimeout) {
           env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
           log::Debug("closing a connection whose request did not arrive in time",
+                     {{"remote", remote}, {"received_bytes", stream.Unconsumed().size()}});
+        } else if (f == ConnectionStream::Fill::kReclaimed) {
+          env.metrics->connections_closed.WithLabels({"reclaimed"}).Increment();
+          log::Debug("closing a connection whose request was still arriving when its worker was wanted",
                      {{"remote", remote}, {"received_bytes", stream.Unconsumed().size()}});
         }
         return;
@@ -346,9 +392,13 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
 
     stream.BeginRequest(scan.head_bytes, parsed.head.framing, parsed.head.content_length,
                         static_cast<uint64_t>(limits.max_body_bytes), deadline, &ctx);
+    const bool bodyless = parsed.head.framing == BodyFraming::kNone ||
+                          (parsed.head.framing == BodyFraming::kContentLength && parsed.head.content_length == 0);
+    if (bodyless) stream.EndArrival(true);  // else the stream ends it with the body's last byte
     ++served;
     bool close_after = env.stopping->load() || served >= limits.max_requests_per_connection;
     Dispatcher::Outcome out = env.dispatcher->Process(stream, ctx, close_after);
+    stream.EndArrival(true);  // a chunked body's end is the library's to find
 
     bool body_in_sync = parsed.head.framing == BodyFraming::kNone ||
                         (parsed.head.framing == BodyFraming::kContentLength &&

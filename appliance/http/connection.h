@@ -2,7 +2,7 @@
 //
 // For each request on the connection the loop: waits for its first byte (up to
 // limits.idle_timeout_ms between requests, until the server stops, or until the server takes
-// the worker back for a connection waiting for one: KeepAliveIdle), reads the head itself
+// the worker back for a connection waiting for one: ReclaimableWait), reads the head itself
 // within limits.max_header_bytes and the request deadline (limits.read_timeout_ms), refuses
 // bad heads on the raw socket (431, 413, 415, 400), and hands good ones to the Dispatcher
 // through a ConnectionStream. The stream serves the buffered bytes, then the socket, stops
@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <string>
 
 #include "config/config.h"
@@ -25,19 +26,27 @@
 
 namespace kimi::http {
 
-// The server's hold on a connection waiting between requests (keep-alive): while it waits, the
-// server may take its worker back for a connection that has none (server.h). Called by the
-// connection's worker only; Enter() and Leave() alternate.
-class KeepAliveIdle {
+// The server's hold on a connection that waits for its client: between requests (keep-alive),
+// and while a request is still arriving kReclaimableArrivalAfter after it began (a head or a
+// body that trickles in, as slowloris clients send them). While it waits, the server may take
+// its worker back for a connection that has none (server.h). Called by the connection's worker
+// only; Enter() and Leave() alternate.
+class ReclaimableWait {
  public:
-  virtual ~KeepAliveIdle() = default;
-  // The connection waits for its next request. Returns a descriptor that becomes readable when
-  // the server wants the worker back (-1: it never will).
+  virtual ~ReclaimableWait() = default;
+  // The connection waits for its client. Returns a descriptor that becomes readable when the
+  // server wants the worker back (-1: it never will).
   virtual int Enter() = 0;
-  // The wait is over: a request has started arriving (it will be served), or the connection
-  // ends (timeout, close, server stopping, or the worker taken back).
+  // The wait is over: a request has started arriving (between requests) or has arrived (it
+  // will be served), or the connection ends (timeout, close, server stopping, or the worker
+  // taken back).
   virtual void Leave(bool request_arrived) = 0;
 };
+
+// How long a request may take to arrive before its worker may be taken back for a waiting
+// connection. Heads and bodies of API requests arrive in one or a few packets; 64 clients that
+// each kept a head open held every worker for the whole read timeout (30 s), over and over.
+inline constexpr std::chrono::milliseconds kReclaimableArrivalAfter{1000};
 
 struct ConnectionEnv {
   Dispatcher* dispatcher;
@@ -45,7 +54,7 @@ struct ConnectionEnv {
   config::LimitsConfig limits;
   int stop_fd;                    // readable once the server is stopping
   const std::atomic<bool>* stopping;
-  KeepAliveIdle* idle = nullptr;  // null: an idle connection keeps its worker until idle_timeout_ms
+  ReclaimableWait* reclaim = nullptr;  // null: a waiting connection keeps its worker until its timeout
 };
 
 // Serves the connection (after its TLS handshake, when it is TLS) until it closes; does not

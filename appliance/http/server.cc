@@ -23,10 +23,11 @@ constexpr size_t kMaxQueuedRejects = 64;
 
 }  // namespace
 
-// A worker's KeepAliveIdle. AssignWaiting() writes reclaim_fd_ to take the worker back while its
-// connection waits idle; the write happens under mu_ and only while `idle && !reclaimed`, and
-// Enter() drains what an earlier wait left, so a signal never reaches a later wait.
-class Server::Slot final : public KeepAliveIdle {
+// A worker's ReclaimableWait. AssignWaiting() writes reclaim_fd_ to take the worker back while its
+// connection waits for its client; the write happens under mu_ and only while
+// `idle && !reclaimed`, and Enter() drains what an earlier wait left, so a signal never reaches
+// a later wait.
+class Server::Slot final : public ReclaimableWait {
  public:
   explicit Slot(Server& server) : server_(server), reclaim_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
   ~Slot() override {
@@ -62,7 +63,7 @@ class Server::Slot final : public KeepAliveIdle {
     [[maybe_unused]] ssize_t n = ::write(reclaim_fd_, &one, sizeof one);
   }
 
-  bool idle = false;       // guarded by server_.mu_: the connection waits for its next request
+  bool idle = false;       // guarded by server_.mu_: the connection waits for its client (connection.h)
   bool reclaimed = false;  // guarded by server_.mu_: asked for the worker, which is not free yet
 
  private:

@@ -6,13 +6,14 @@
 // connection to an idle worker. When every worker has a connection, the new one waits for a
 // worker up to limits.worker_wait_ms, and its wait takes a worker back from a connection idle
 // between requests (keep-alive; that connection is closed unless a request has started
-// arriving on it). A worker also frees itself a moment after its client has gone (it sees the
+// arriving on it) or from one whose request is still arriving a second after it began (a head
+// or body that trickles in, slowloris: closed, a body answered 408; connection.h). A worker also frees itself a moment after its client has gone (it sees the
 // close once its response is written), so a client that closes and reconnects at once, and
 // stays within max_connections, always gets a worker. A connection still without one at the
 // end of its wait, or arriving while max_connections connections already wait, goes to a
 // small rejecter thread that answers 503 (OpenAI JSON) and closes, so excess clients learn
 // quickly instead of queueing behind slow ones. A slow client holds only its own worker, and
-// only until its read timeout.
+// only until its read timeout or until a waiting connection wants it.
 //
 // Stop(): the accept loop closes the listening socket, idle keep-alive connections are
 // closed, requests in flight run to completion (their responses say Connection: close)

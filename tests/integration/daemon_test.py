@@ -175,14 +175,12 @@ class LimitsTest(unittest.TestCase):
             daemon.close()
 
     def test_slow_clients_do_not_block_others_and_excess_gets_503(self):
-        daemon = Daemon(limits={"max_connections": 3, "read_timeout_ms": 60000})
+        # worker_wait_ms under the second after which a trickling request gives up its worker
+        # (connection.h kReclaimableArrivalAfter): the excess is refused before any is taken back.
+        daemon = Daemon(limits={"max_connections": 3, "read_timeout_ms": 60000, "worker_wait_ms": 200})
         slow = []
         try:
-            # Two slowloris clients: a head that never ends.
-            for i in range(2):
-                s = daemon.connect()
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-%d: " % i)
-                slow.append(s)
+            slow += self.slow_heads(daemon, 2)  # two slowloris clients
             # A normal client is served while both slow ones still hold their workers.
             self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
             for s in slow:
@@ -199,25 +197,66 @@ class LimitsTest(unittest.TestCase):
             self.assertEqual(read_reply(slow[0]).status, 200)
             for s in slow:
                 s.close()
-            # The workers come free as the server sees the closes; until then /metrics may
-            # itself be refused, so ask a bounded number of times.
-            metrics = None
-            for _ in range(100):
-                reply = request(daemon, "GET", "/metrics")
-                if reply.status == 200:
-                    metrics = reply.body
-                    break
-                daemon.wait_for_event(lambda e: False, timeout=0.05)
-            self.assertIsNotNone(metrics, "the workers never came free")
-            families = prometheus_text.parse(metrics)
-            rejected = [v for _, labels, v in families["kimi_http_connections_rejected_total"]["samples"]
-                        if labels == {"reason": "overload"}]
-            self.assertGreaterEqual(rejected[0], 1)
+            rejected = self.counter(daemon, "kimi_http_connections_rejected_total", {"reason": "overload"})
+            self.assertGreaterEqual(rejected, 1)
         finally:
             for s in slow:
                 s.close()
             daemon.stop()
             daemon.close()
+
+    def test_requests_that_trickle_in_give_their_workers_to_waiting_clients(self):
+        # Every worker held by a head that never ends (slowloris) used to refuse every other
+        # client for the whole read timeout, over and over. A request still arriving a second
+        # after it began gives its worker to a connection that waits for one.
+        daemon = Daemon(limits={"max_connections": 3, "read_timeout_ms": 60000, "worker_wait_ms": 5000})
+        slow = []
+        try:
+            slow += self.slow_heads(daemon, 3)
+            self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            closed = [s for s in slow if is_closed(s, 0.5)]
+            self.assertGreaterEqual(len(closed), 1, "no slow client gave up its worker")
+            for s in slow:
+                s.close()
+            # A slow body is the same: every worker held by a head that arrived and a body that
+            # does not (2 of its 100 bytes).
+            slow = []
+            for _ in range(3):
+                s = daemon.connect()
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + daemon.auth_header() +
+                          b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"")
+                slow.append(s)
+            self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            closed = [s for s in slow if is_closed(s, 0.5)]
+            self.assertGreaterEqual(len(closed), 1, "no trickling body gave up its worker")
+            self.assertGreaterEqual(self.counter(daemon, "kimi_http_connections_closed_total", {"reason": "reclaimed"}), 1)
+        finally:
+            for s in slow:
+                s.close()
+            daemon.stop()
+            daemon.close()
+
+    @staticmethod
+    def slow_heads(daemon, count):
+        """`count` connections, each holding a worker with a request head that never ends."""
+        heads = []
+        for i in range(count):
+            s = daemon.connect()
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-%d: " % i)
+            heads.append(s)
+        return heads
+
+    def counter(self, daemon, family, labels):
+        """The value of one counter of /metrics, asked a bounded number of times (while workers
+        come free, /metrics may itself be refused)."""
+        for _ in range(100):
+            reply = request(daemon, "GET", "/metrics")
+            if reply.status == 200:
+                families = prometheus_text.parse(reply.body)
+                values = [v for _, l, v in families[family]["samples"] if l == labels]
+                return values[0] if values else 0
+            daemon.wait_for_event(lambda e: False, timeout=0.05)
+        self.fail("the workers never came free")
 
     def test_slow_client_is_cut_off_at_the_read_deadline(self):
         daemon = Daemon(limits={"read_timeout_ms": 500})
