@@ -280,11 +280,23 @@ bool SendAll(Transport& transport, std::string_view data, int64_t timeout_ms) {
   return true;
 }
 
-static bool StartTls(Transport& transport, HttpMetrics& metrics, Clock::time_point deadline, int64_t write_timeout_ms) {
+// The handshake, under the first request's deadline; from kReclaimableArrivalAfter on, the server
+// may take the worker back for a waiting connection (a client that stalls its handshake is a
+// slowloris like one that stalls its head).
+static bool StartTls(Transport& transport, HttpMetrics& metrics, Clock::time_point deadline, int64_t write_timeout_ms,
+                     ReclaimableWait* reclaim) {
+  using Result = Transport::HandshakeResult;
   std::string why;
   bool plain_http = false;
-  if (transport.Handshake(deadline, &why, &plain_http)) return true;
-  metrics.connections_closed.WithLabels({"tls_handshake"}).Increment();
+  const Clock::time_point reclaimable_from = Clock::now() + kReclaimableArrivalAfter;
+  Result result = transport.Handshake(reclaim != nullptr ? std::min(deadline, reclaimable_from) : deadline, &why,
+                                      &plain_http);
+  if (result == Result::kTimeout && reclaim != nullptr && Clock::now() < deadline) {
+    result = transport.Handshake(deadline, &why, &plain_http, reclaim->Enter());
+    reclaim->Leave(result == Result::kDone);
+  }
+  if (result == Result::kDone) return true;
+  metrics.connections_closed.WithLabels({result == Result::kAborted ? "reclaimed" : "tls_handshake"}).Increment();
   if (plain_http) {
     // A plain-HTTP client is told so in its own protocol, on the bare socket.
     Transport bare(transport.fd());
@@ -308,7 +320,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
   // The first request's time starts at accept, so a client that connects and sends nothing
   // (or never finishes its TLS handshake) holds its worker no longer than one read timeout.
   Clock::time_point deadline = Clock::now() + read_timeout;
-  if (!StartTls(transport, *env.metrics, deadline, limits.write_timeout_ms)) return;
+  if (!StartTls(transport, *env.metrics, deadline, limits.write_timeout_ms, env.reclaim)) return;
   ConnectionStream stream(transport, limits.write_timeout_ms, env.reclaim);
   // However the loop ends, a request still arriving gives up its claim on the worker.
   struct EndArrivalOnExit {

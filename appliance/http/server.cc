@@ -217,7 +217,8 @@ void Server::RejecterLoop() {
       Transport transport = options_.tls ? Transport(fd, options_.tls->Current()->get()) : Transport(fd);
       std::string why;
       bool plain_http = false;
-      if (transport.Handshake(std::chrono::steady_clock::now() + std::chrono::seconds(1), &why, &plain_http)) {
+      if (transport.Handshake(std::chrono::steady_clock::now() + std::chrono::seconds(1), &why, &plain_http) ==
+          Transport::HandshakeResult::kDone) {
         SendAll(transport, RenderRawErrorResponse(Overloaded(), NewRequestId()), 1000);
         LingeringClose(transport, 200);
       }

@@ -7,7 +7,8 @@
 // worker up to limits.worker_wait_ms, and its wait takes a worker back from a connection idle
 // between requests (keep-alive; that connection is closed unless a request has started
 // arriving on it) or from one whose request is still arriving a second after it began (a head
-// or body that trickles in, slowloris: closed, a body answered 408; connection.h). A worker also frees itself a moment after its client has gone (it sees the
+// or body that trickles in, or a TLS handshake: slowloris; closed, a body answered 408;
+// connection.h). A worker also frees itself a moment after its client has gone (it sees the
 // close once its response is written), so a client that closes and reconnects at once, and
 // stays within max_connections, always gets a worker. A connection still without one at the
 // end of its wait, or arriving while max_connections connections already wait, goes to a

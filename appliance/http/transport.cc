@@ -12,14 +12,27 @@
 namespace kimi::http {
 namespace {
 
+enum class Waited { kReady, kTimeout, kAborted, kError };
+
+// Waits for `events` on `fd` until `deadline`, or until `abort_fd` (when >= 0) is readable.
+Waited WaitForOrAbort(int fd, short events, Transport::Clock::time_point deadline, int abort_fd) {
+  for (;;) {
+    pollfd p[2] = {{fd, events, 0}, {abort_fd, POLLIN, 0}};  // poll() skips a negative descriptor
+    int r = ::poll(p, 2, PollTimeoutMs(deadline));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Waited::kError;
+    if (r == 0) {
+      if (Transport::Clock::now() >= deadline) return Waited::kTimeout;
+      continue;
+    }
+    if (p[0].revents != 0) return Waited::kReady;
+    return Waited::kAborted;
+  }
+}
+
 // Waits for `events` on `fd` until `deadline`; false on timeout or error.
 bool WaitFor(int fd, short events, Transport::Clock::time_point deadline) {
-  for (;;) {
-    pollfd p{fd, events, 0};
-    int r = ::poll(&p, 1, PollTimeoutMs(deadline));
-    if (r < 0 && errno == EINTR) continue;
-    return r > 0;
-  }
+  return WaitForOrAbort(fd, events, deadline, -1) == Waited::kReady;
 }
 
 // The text of the newest OpenSSL error on this thread's queue, which it clears.
@@ -51,30 +64,39 @@ Transport::~Transport() {
   if (ssl_ != nullptr) SSL_free(ssl_);
 }
 
-bool Transport::Handshake(Clock::time_point deadline, std::string* why, bool* plain_http) {
+Transport::HandshakeResult Transport::Handshake(Clock::time_point deadline, std::string* why, bool* plain_http,
+                                                int abort_fd) {
   *plain_http = false;
   if (tls_unavailable_) {
     *why = "cannot create a TLS session: " + OpenSslError();
-    return false;
+    return HandshakeResult::kFailed;
   }
-  if (!is_tls()) return true;
+  if (!is_tls()) return HandshakeResult::kDone;
   ERR_clear_error();
   for (;;) {
     int rc = SSL_accept(ssl_);
-    if (rc == 1) return true;
+    if (rc == 1) return HandshakeResult::kDone;
     int err = SSL_get_error(ssl_, rc);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      if (!WaitFor(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline)) {
-        *why = "TLS handshake did not finish in time";
-        return false;
+      switch (WaitForOrAbort(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, abort_fd)) {
+        case Waited::kReady:
+          continue;
+        case Waited::kTimeout:
+          *why = "TLS handshake did not finish in time";
+          return HandshakeResult::kTimeout;
+        case Waited::kAborted:
+          *why = "the server took the worker back during the TLS handshake";
+          return HandshakeResult::kAborted;
+        case Waited::kError:
+          *why = "waiting for the TLS handshake failed";
+          return HandshakeResult::kFailed;
       }
-      continue;
     }
     unsigned long code = ERR_peek_last_error();
     *plain_http = ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST;
     *why = err == SSL_ERROR_SYSCALL && code == 0 ? "the client closed the connection during the TLS handshake"
                                                  : "TLS handshake failed: " + OpenSslError();
-    return false;
+    return HandshakeResult::kFailed;
   }
 }
 

@@ -41,11 +41,13 @@ class Transport {
   int fd() const { return fd_; }
   bool is_tls() const { return ssl_ != nullptr; }
 
-  // TLS: runs the server handshake until `deadline`. False (with *why set) when it fails:
-  // a timeout, a client that does not speak TLS, no shared protocol version or cipher.
-  // *plain_http is true when the client sent a plain HTTP request instead of a ClientHello.
-  // Plain: true at once.
-  bool Handshake(Clock::time_point deadline, std::string* why, bool* plain_http);
+  // TLS: runs (or resumes) the server handshake until `deadline`, or until `abort_fd` (when
+  // >= 0) becomes readable. kFailed (with *why set): a client that does not speak TLS, no
+  // shared protocol version or cipher, a closed connection; *plain_http is true when the client
+  // sent a plain HTTP request instead of a ClientHello. kTimeout and kAborted (*why set too)
+  // leave the handshake where it was: a later call resumes it. Plain: kDone at once.
+  enum class HandshakeResult { kDone, kTimeout, kAborted, kFailed };
+  HandshakeResult Handshake(Clock::time_point deadline, std::string* why, bool* plain_http, int abort_fd = -1);
 
   // TLS: the client presented a certificate and it verified against the client CA.
   bool PeerCertificateVerified() const;

@@ -227,6 +227,34 @@ class MinimumVersionTest(unittest.TestCase):
             shutil.rmtree(certs, ignore_errors=True)
 
 
+class StalledHandshakeTest(unittest.TestCase):
+    def test_clients_that_stall_their_handshake_give_their_workers_to_waiting_clients(self):
+        # A TLS slowloris: connections that never send their ClientHello held every worker
+        # until the read timeout; a second into its handshake a worker is taken back for a
+        # connection that waits for one.
+        certs = tempfile.mkdtemp(prefix="kimi-it-tls-")
+        try:
+            cert, key = make_certificate(certs)
+            config = tls_config(cert, key)
+            config.setdefault("limits", {}).update(
+                {"max_connections": 2, "read_timeout_ms": 60000, "worker_wait_ms": 5000})
+            daemon = Daemon(config=config)
+            stalled = []
+            try:
+                for _ in range(2):
+                    stalled.append(socket.create_connection(("127.0.0.1", daemon.port), timeout=10))
+                daemon.ssl_context = client_context(cert)
+                self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+                self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
+            finally:
+                for s in stalled:
+                    s.close()
+                daemon.stop()
+                daemon.close()
+        finally:
+            shutil.rmtree(certs, ignore_errors=True)
+
+
 def served_fingerprint(port):
     """SHA-256 of the certificate the daemon presents to a new connection."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
