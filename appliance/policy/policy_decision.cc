@@ -22,11 +22,19 @@ std::string Caller(const RequestFacts& facts) {
   return facts.key_id.empty() ? "role '" + facts.role + "'" : "key '" + facts.key_id + "' (role '" + facts.role + "')";
 }
 
-bool DeclaresTools(const ChatRequest& chat) {
+// Whether the request uses tools in any form the prompt shows: declared (globally or by a
+// system message) or in its history (an assistant's tool calls, a tool's result), which the
+// chat format renders as tool-call markup whether or not anything is declared.
+bool UsesTools(const ChatRequest& chat) {
   if (chat.tools.is_array() && !chat.tools.empty()) return true;
   if (!chat.messages.is_array()) return false;
   return std::any_of(chat.messages.begin(), chat.messages.end(), [](const Json& m) {
-    return m.is_object() && m.contains("tools") && m["tools"].is_array() && !m["tools"].empty();
+    if (!m.is_object()) return false;
+    const auto non_empty = [&m](const char* key) {
+      return m.contains(key) && !m[key].is_null() && !(m[key].is_array() && m[key].empty());
+    };
+    return non_empty("tools") || non_empty("tool_calls") || non_empty("tool_call_id") ||
+           (m.contains("role") && m["role"] == "tool");
   });
 }
 
@@ -75,12 +83,15 @@ Status CheckAccess(const Policy& policy, const AccessRule* rule, const RequestFa
     return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use the model '" + facts.model + "'");
   }
   ChatRequest& chat = request->serving.chat;
-  if (!rule->tools && facts.chat && DeclaresTools(chat)) {
+  if (!rule->tools && facts.chat && UsesTools(chat)) {
     return Status::PermissionDenied("the policy does not allow " + Caller(facts) + " to use tools");
   }
-  if (!rule->thinking_max && facts.chat && chat.thinking_effort == "max") {
+  // No effort line (a null effort) leaves the model's thinking as unbounded as "max" does.
+  if (!rule->thinking_max && facts.chat && chat.thinking &&
+      (chat.thinking_effort == "max" || chat.thinking_effort.is_null())) {
+    decision->transformations.push_back(chat.thinking_effort.is_null() ? "thinking_effort:none->high"
+                                                                       : "thinking_effort:max->high");
     chat.thinking_effort = "high";
-    decision->transformations.push_back("thinking_effort:max->high");
   }
   if (rule->max_output_tokens > 0) {
     const api::ValidatedRequest& sent = request->validated;

@@ -253,6 +253,22 @@ TEST(PolicyDecisionTest, AccessRules) {
   tools["tools"] = Json::array({Json{{"type", "function"}, {"function", Json{{"name", "f"}}}}});
   EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &tools).reason.code(), Status::Code::kPermissionDenied);
 
+  // Tool history is tool use too: the prompt renders an assistant's calls and a tool's result as
+  // tool-call markup even with nothing declared (they were let through before).
+  Json history = Chat("hello");
+  history["messages"].push_back(Json{{"role", "assistant"},
+                                     {"content", ""},
+                                     {"tool_calls", Json::array({Json{{"id", "c1"},
+                                                                      {"type", "function"},
+                                                                      {"function", Json{{"name", "transfer_funds"},
+                                                                                        {"arguments", "{}"}}}}})}});
+  history["messages"].push_back(Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "done"}});
+  EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &history).reason.code(), Status::Code::kPermissionDenied);
+  Json result_only = Chat("hello");
+  result_only["messages"].push_back(Json{{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "done"}});
+  EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &result_only).reason.code(),
+            Status::Code::kPermissionDenied);
+
   Json too_long = Chat("hello");
   too_long["max_tokens"] = 4096;
   EXPECT_EQ(Decide(*active, {"user", "", "kimi-k3", true}, &too_long).reason.code(),
@@ -268,6 +284,23 @@ TEST(PolicyDecisionTest, TransformationsLowerEffortAndCapOutput) {
   EXPECT_EQ(body["chat_template_kwargs"]["thinking_effort"], "high");
   EXPECT_EQ(body["max_tokens"], 2048);
   EXPECT_EQ(d.transformations, (std::vector<std::string>{"thinking_effort:max->high", "max_tokens:2048"}));
+}
+
+// A null effort leaves out the effort line, which bounds thinking no more than "max": lowered
+// the same way (it reached the model as "no effort" past thinking_max: false).
+TEST(PolicyDecisionTest, ANullEffortIsLoweredLikeMax) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  Json body = Chat("hello");
+  body["chat_template_kwargs"]["thinking_effort"] = nullptr;
+  WordCounter words;
+  PolicyDecision d = Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &body);
+  ASSERT_TRUE(d.allowed()) << d.reason.ToString();
+  EXPECT_EQ(body["chat_template_kwargs"]["thinking_effort"], "high");
+  EXPECT_EQ(d.transformations.front(), "thinking_effort:none->high");
+  Json off = Chat("hello");
+  off["chat_template_kwargs"] = Json{{"thinking", false}, {"thinking_effort", nullptr}};
+  ASSERT_TRUE(Decide(*active, {"user", "", "kimi-k3", true, std::nullopt, words.Counter()}, &off).allowed());
+  EXPECT_TRUE(off["chat_template_kwargs"]["thinking_effort"].is_null());  // no thinking, nothing to bound
 }
 
 TEST(PolicyDecisionTest, KeyRuleWinsOverRoleRule) {
