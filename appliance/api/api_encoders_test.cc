@@ -477,8 +477,10 @@ TEST(RequestGateTest, TypedRequestAndTheBodyForwardedUpstream) {
   for (const char* resolved : {"thinking", "reasoning_effort", "thinking_effort", "preserve_thinking"}) {
     EXPECT_FALSE(forwarded.contains(resolved)) << resolved;
   }
-  EXPECT_EQ(forwarded["n"], 1) << "fields the appliance does not read pass as sent";
-  EXPECT_FALSE(forwarded.contains("max_tokens")) << "the cap the client named is not doubled";
+  EXPECT_EQ(forwarded["n"], 1) << "known sampling fields pass as the rules accepted them";
+  EXPECT_FALSE(forwarded.contains("frobnicate")) << "an unknown field reaches no upstream";
+  EXPECT_EQ(forwarded["max_tokens"], 9) << "the cap the request settled on, as max_tokens";
+  EXPECT_FALSE(forwarded.contains("max_completion_tokens"));
 
   // A cap the policy set on a request that named none is forwarded as max_tokens.
   Result<ApiRequest> completion = ParseRequest(Endpoint::kCompletions, Json{{"model", "kimi-k3"}, {"prompt", {"Once"}}});

@@ -1,41 +1,123 @@
 #include "api/forward_body.h"
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
 namespace kimi::api {
+namespace {
 
 using Json = nlohmann::ordered_json;
+
+// The top-level fields an upstream receives as the request rules accepted them. Everything else
+// stays here: fields the appliance writes itself (the rendered texts, max_tokens, the thinking
+// settings as chat_template_kwargs), fields meant for the appliance (user, metadata, store,
+// service_tier) and every field it does not know (a vLLM server would act on chat_template,
+// priority, kv_transfer_params, guided_json, ...: none of them passed the policy).
+constexpr std::string_view kShared[] = {"model", "temperature", "top_p", "top_k", "n", "stream", "stream_options",
+                                        "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+                                        "seed"};
+constexpr std::string_view kChat[] = {"top_logprobs", "tool_choice", "parallel_tool_calls", "add_generation_prompt"};
+constexpr std::string_view kCompletion[] = {"echo", "suffix", "best_of"};
+// A message's keys the chat format reads (engine/chat/chat_format.cc) and the policy scans
+// (kimi::ForEachRenderedText, rendered_texts.cc); the rest stays here.
+constexpr std::string_view kMessageKeys[] = {"role", "content", "name", "id", "tool", "tool_calls", "tool_call_id",
+                                             "reasoning_content", "reasoning", "tools"};
+
+template <size_t N>
+bool In(const std::string_view (&list)[N], std::string_view key) {
+  return std::find(std::begin(list), std::end(list), key) != std::end(list);
+}
+
+// Content parts as the chat format renders them: an image part as it is (an image placeholder;
+// the request rules admit data: URLs only), any other part as the text part of its `text`,
+// which is what the prompt prints of it and what the policy scanned; a part without text
+// prints nothing and is left out.
+Json ForwardedContent(const Json& content) {
+  if (!content.is_array()) return content;
+  Json parts = Json::array();
+  for (const Json& part : content) {
+    if (!part.is_object()) continue;
+    const std::string type = part.contains("type") && part["type"].is_string() ? part["type"].get<std::string>() : "";
+    if (type == "image" || type == "image_url") {
+      Json image = {{"type", type}};
+      if (part.contains(type)) image[type] = part[type];
+      parts.push_back(std::move(image));
+    } else if (part.contains("text")) {
+      parts.push_back(Json{{"type", "text"}, {"text", part["text"]}});
+    }
+  }
+  return parts;
+}
+
+// An assistant's tool calls as the chat format reads them: id, type and the function's name and
+// arguments (in `function`, or on the call itself: flat calls).
+Json ForwardedCalls(const Json& calls) {
+  if (!calls.is_array()) return calls;
+  Json out = Json::array();
+  for (const Json& call : calls) {
+    if (!call.is_object()) continue;
+    Json kept = Json::object();
+    for (const char* key : {"id", "type", "name", "arguments"}) {
+      if (call.contains(key)) kept[key] = call[key];
+    }
+    if (call.contains("function") && call["function"].is_object()) {
+      Json function = Json::object();
+      for (const char* key : {"name", "arguments"}) {
+        if (call["function"].contains(key)) function[key] = call["function"][key];
+      }
+      kept["function"] = std::move(function);
+    }
+    out.push_back(std::move(kept));
+  }
+  return out;
+}
+
+Json ForwardedMessages(const Json& messages) {
+  if (!messages.is_array()) return messages;
+  Json out = Json::array();
+  for (const Json& message : messages) {
+    if (!message.is_object()) {
+      out.push_back(message);
+      continue;
+    }
+    Json kept = Json::object();
+    for (const auto& [key, value] : message.items()) {
+      if (!In(kMessageKeys, key)) continue;
+      kept[key] = key == "content" ? ForwardedContent(value) : key == "tool_calls" ? ForwardedCalls(value) : value;
+    }
+    out.push_back(std::move(kept));
+  }
+  return out;
+}
+
+}  // namespace
 
 Json ForwardBody(const BackendRequest& request) {
   const ServingRequest& typed = request.serving;
   const bool chat = request.endpoint == Endpoint::kChatCompletions;
-  // The validated body's fields in their order, each rendered text taken from the typed
-  // request instead (so the policy's rewrites reach the upstream and nothing is copied twice).
   Json out = Json::object();
   if (request.validated_body != nullptr) {
     for (const auto& [key, value] : request.validated_body->items()) {
-      if (chat && key == "messages") {
-        out[key] = typed.chat.messages;
-      } else if (chat && key == "tools" && !typed.chat.tools.is_null()) {
-        out[key] = typed.chat.tools;
-      } else if (chat && key == "response_format" && typed.chat.has_response_format) {
-        out[key] = typed.chat.response_format;
-      } else {
-        out[key] = value;
-      }
+      if (In(kShared, key) || (chat ? In(kChat, key) : In(kCompletion, key))) out[key] = value;
     }
   }
+  // The rendered texts from the typed request (so the policy's rewrites reach the upstream).
   if (chat) {
-    if (!out.contains("messages")) out["messages"] = typed.chat.messages;
-    Json& kwargs = out["chat_template_kwargs"];
-    if (!kwargs.is_object()) kwargs = Json::object();
-    kwargs["thinking"] = typed.chat.thinking;
-    kwargs["thinking_effort"] = typed.chat.thinking_effort;
-    kwargs["preserve_thinking"] = typed.chat.preserve_thinking;
+    out["messages"] = ForwardedMessages(typed.chat.messages);
+    if (!typed.chat.tools.is_null()) out["tools"] = typed.chat.tools;
+    if (typed.chat.has_response_format) out["response_format"] = typed.chat.response_format;
+    // The only kwargs: the K3 template's own thinking settings. A caller's others (tools,
+    // add_generation_prompt, any template variable) would reach the template unchecked.
+    out["chat_template_kwargs"] = Json{{"thinking", typed.chat.thinking},
+                                       {"thinking_effort", typed.chat.thinking_effort},
+                                       {"preserve_thinking", typed.chat.preserve_thinking}};
   } else {
     out["prompt"] = typed.prompt;
   }
-  if (typed.generation.max_tokens && !out.contains("max_tokens") && !out.contains("max_completion_tokens")) {
-    out["max_tokens"] = *typed.generation.max_tokens;
-  }
+  // The output cap the request and the policy settled on; a caller's own max_tokens or
+  // max_completion_tokens (a null one too) is not copied over it.
+  if (typed.generation.max_tokens) out["max_tokens"] = *typed.generation.max_tokens;
   return out;
 }
 

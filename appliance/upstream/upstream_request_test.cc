@@ -36,13 +36,36 @@ TEST(UpstreamBody, ThinkingObjectBecomesTemplateKwargs) {
   EXPECT_EQ(out["messages"], body["messages"]);
 }
 
-TEST(UpstreamBody, DefaultsAndClientKwargsAreKept) {
+// The template's kwargs are the three thinking settings alone: a caller's others (tools,
+// add_generation_prompt, any variable of vLLM's template) passed no policy and reach no
+// upstream, nor do fields the appliance does not know (vLLM acts on chat_template, priority,
+// kv_transfer_params, ...), nor a null cap that would drop the policy's.
+TEST(UpstreamBody, OnlyKnownFieldsAndTheThinkingKwargsAreSent) {
   Json body = Base();
-  body["chat_template_kwargs"] = {{"thinking", false}, {"custom", 1}};
+  body["chat_template_kwargs"] = {{"thinking", false},
+                                  {"custom", 1},
+                                  {"tools", Json::array({Json{{"type", "function"}}})},
+                                  {"add_generation_prompt", false}};
   body["reasoning_effort"] = "medium";
+  for (const char* unknown : {"chat_template", "kv_transfer_params", "guided_json", "user"}) body[unknown] = "x";
+  body["priority"] = -100;
+  body["metadata"] = {{"k", "4111 1111 1111 1111"}};
+  body["messages"][0]["refusal"] = "card 4111 1111 1111 1111";
+  body["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "hi"}, {"extra", "x"}},
+                                                Json{{"type", "refusal"}, {"refusal", "4111 1111 1111 1111"}},
+                                                Json{{"type", "input_text"}, {"text", "shown"}}});
+  body["max_tokens"] = nullptr;
   const Json out = UpstreamBody(Forwarded(body), "served-name");
   EXPECT_EQ(out["chat_template_kwargs"],
-            (Json{{"thinking", false}, {"custom", 1}, {"thinking_effort", "medium"}, {"preserve_thinking", true}}));
+            (Json{{"thinking", false}, {"thinking_effort", "medium"}, {"preserve_thinking", true}}));
+  for (const char* unknown : {"chat_template", "priority", "kv_transfer_params", "guided_json", "metadata", "user",
+                              "max_tokens", "reasoning_effort"}) {
+    EXPECT_FALSE(out.contains(unknown)) << unknown;
+  }
+  // The message as the prompt prints it: no unknown key, the parts as text parts of their text.
+  EXPECT_EQ(out["messages"][0], (Json{{"role", "user"},
+                                      {"content", Json::array({Json{{"type", "text"}, {"text", "hi"}},
+                                                               Json{{"type", "text"}, {"text", "shown"}}})}}));
   EXPECT_EQ(out["model"], "served-name");
 
   const Json plain = UpstreamBody(Forwarded(Base()), "");

@@ -23,6 +23,17 @@ Status CheckContent(const Json& content, const std::string& field) {
       const Json* text = OptionalMember(content[i], "text");
       if (text == nullptr) return FieldError(Member(part, "text"), "is required in a text part");
       KIMI_RETURN_IF_ERROR(ExpectString(*text, Member(part, "text")));
+    } else if (*type == "image_url") {
+      // An upstream server fetches a URL it is given: only an inline image (a data: URL) may
+      // pass, so no request makes anything inside the network connect anywhere.
+      const Json* image = OptionalMember(content[i], "image_url");
+      const Json* url = image == nullptr ? nullptr : image->is_object() ? OptionalMember(*image, "url") : image;
+      const std::string url_field = Member(Member(part, "image_url"), "url");
+      if (url == nullptr) return FieldError(url_field, "is required in an image_url part");
+      KIMI_RETURN_IF_ERROR(ExpectString(*url, url_field));
+      if (url->get_ref<const std::string&>().rfind("data:", 0) != 0) {
+        return FieldError(url_field, "must be a data: URL (the appliance fetches nothing)");
+      }
     }
   }
   return Status::OK();

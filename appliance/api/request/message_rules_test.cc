@@ -44,6 +44,20 @@ TEST(MessageRulesTest, ContentIsTextOrParts) {
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": "hi", "name": 3}])"), "messages[0].name"));
 }
 
+// An upstream fetches the URL of an image part: only inline images pass (an http URL would make
+// a server inside the network connect where the caller chose).
+TEST(MessageRulesTest, ImagePartsAreInline) {
+  EXPECT_TRUE(Accepted(WithMessages(
+      R"([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}])")));
+  EXPECT_TRUE(Rejected(WithMessages(
+                           R"([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "http://10.0.0.5/a.png"}}]}])"),
+                       "messages[0].content[0].image_url.url", "data: URL"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "image_url", "image_url": "file:///etc/passwd"}]}])"),
+                       "messages[0].content[0].image_url.url", "data: URL"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "image_url"}]}])"),
+                       "messages[0].content[0].image_url.url"));
+}
+
 TEST(MessageRulesTest, AssistantToolCallsHaveAFunctionWithAName) {
   EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": "hi"},
     {"role": "assistant", "content": null, "reasoning_content": "r",
