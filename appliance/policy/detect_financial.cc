@@ -51,19 +51,59 @@ void FindIbans(std::string_view text, std::vector<Finding>* out) {
   }
 }
 
+namespace {
+
+// The digits of groups [first, last] of a run.
+std::string GroupDigits(std::string_view text, const std::vector<DigitGroup>& groups, size_t first, size_t last) {
+  std::string digits;
+  for (size_t g = first; g <= last; ++g) digits.append(text.substr(groups[g].begin, groups[g].end - groups[g].begin));
+  return digits;
+}
+
+// Groups [first, last] written the way card numbers are printed: fours with a last group of 1
+// to 4 (Visa, Mastercard, most others), or 4-6-5 and 4-6-4 (Amex, Diners).
+bool PrintedAsACard(const std::vector<DigitGroup>& groups, size_t first, size_t last) {
+  const auto length = [&](size_t g) { return groups[g].end - groups[g].begin; };
+  if (last - first == 2 && length(first) == 4 && length(first + 1) == 6 && (length(last) == 5 || length(last) == 4)) {
+    return true;
+  }
+  for (size_t g = first; g < last; ++g) {
+    if (length(g) != 4) return false;
+  }
+  return length(last) >= 1 && length(last) <= 4;
+}
+
+bool CardDigits(const std::string& digits) { return digits.size() >= 13 && digits.size() <= 19 && LuhnValid(digits); }
+
+}  // namespace
+
 void FindPaymentCards(std::string_view text, std::vector<Finding>* out) {
   size_t i = 0;
   while (i < text.size()) {
-    if (!IsDigit(text[i]) || !StartsToken(text, i)) {
+    if (!IsDigit(text[i]) || !StartsNumber(text, i)) {
       ++i;
       continue;
     }
-    size_t end = i;
-    std::string digits = DigitsWithSeparators(text, i, " -", &end);
-    if (digits.size() >= 13 && digits.size() <= 19 && BoundaryAt(text, end) && LuhnValid(digits)) {
-      out->push_back({i, end, kPaymentCard});
-    }
+    const std::vector<DigitGroup> groups = DigitGroups(text, i, " -");
+    const size_t end = groups.back().end;
     i = end;
+    if (!NoDigitAt(text, end)) continue;
+    // The whole run, however it is grouped; else a card printed in its groups inside a longer
+    // run ("card 1 4111 1111 1111 1111", "4111-1111-1111-1111-0"), which checking the run alone
+    // let through. Unseparated digits are not searched inside: a 20-digit reference is no card.
+    if (CardDigits(GroupDigits(text, groups, 0, groups.size() - 1))) {
+      out->push_back({groups.front().begin, end, kPaymentCard});
+      continue;
+    }
+    bool found = false;
+    for (size_t first = 0; first < groups.size() && !found; ++first) {
+      for (size_t last = groups.size() - 1; last >= first + 1 && !found; --last) {
+        if (PrintedAsACard(groups, first, last) && CardDigits(GroupDigits(text, groups, first, last))) {
+          out->push_back({groups[first].begin, groups[last].end, kPaymentCard});
+          found = true;
+        }
+      }
+    }
   }
 }
 

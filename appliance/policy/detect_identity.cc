@@ -103,10 +103,12 @@ bool BirthWordBefore(std::string_view text, size_t begin) {
 
 void FindUsSsns(std::string_view text, std::vector<Finding>* out) {
   for (size_t i = 0; i + 11 <= text.size(); ++i) {
-    if (!IsDigit(text[i]) || !StartsToken(text, i)) continue;
+    // A digit, not a letter, makes it part of a longer number: "a123-45-6789" and
+    // "0-123-45-6789" still hold one.
+    if (!IsDigit(text[i]) || !StartsNumber(text, i)) continue;
     const char sep = text[i + 3];
     if ((sep != '-' && sep != ' ') || text[i + 6] != sep || !DigitsAt(text, i, 3) || !DigitsAt(text, i + 4, 2) ||
-        !DigitsAt(text, i + 7, 4) || !BoundaryAt(text, i + 11)) {
+        !DigitsAt(text, i + 7, 4) || !NoDigitAt(text, i + 11)) {
       continue;
     }
     // Never issued: area 000, 666 or 900-999, group 00, serial 0000.

@@ -23,4 +23,17 @@ std::string DigitsWithSeparators(std::string_view text, size_t begin, std::strin
   return digits;
 }
 
+std::vector<DigitGroup> DigitGroups(std::string_view text, size_t begin, std::string_view separators) {
+  size_t end = begin;
+  DigitsWithSeparators(text, begin, separators, &end);
+  std::vector<DigitGroup> groups;
+  for (size_t i = begin; i < end;) {
+    size_t j = i;
+    while (j < end && IsDigit(text[j])) ++j;
+    groups.push_back({i, j});
+    i = j + 1;  // past the single separator
+  }
+  return groups;
+}
+
 }  // namespace kimi::policy::text

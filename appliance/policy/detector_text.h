@@ -4,7 +4,9 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kimi::policy::text {
 
@@ -20,8 +22,20 @@ inline bool BoundaryAt(std::string_view text, size_t i) { return i >= text.size(
 // True when position `begin` starts a token: nothing before it, or a non-alphanumeric byte.
 inline bool StartsToken(std::string_view text, size_t begin) { return begin == 0 || !IsAlnum(text[begin - 1]); }
 
+// For numbers a letter does not hide ("x4111111111111111", "a123-45-6789" are still a card and
+// an SSN): true when text[i] does not exist or is not a digit, and when a number may start at
+// `begin` (nothing before it, or no digit).
+inline bool NoDigitAt(std::string_view text, size_t i) { return i >= text.size() || !IsDigit(text[i]); }
+inline bool StartsNumber(std::string_view text, size_t begin) { return begin == 0 || !IsDigit(text[begin - 1]); }
+
 // Digits separated by single separators from `separators`, starting at text[begin] (a digit).
 // Sets *end past the last digit and returns the digits alone.
 std::string DigitsWithSeparators(std::string_view text, size_t begin, std::string_view separators, size_t* end);
+
+// The same run as groups of digits: [begin, end) of each group in text.
+struct DigitGroup {
+  size_t begin, end;
+};
+std::vector<DigitGroup> DigitGroups(std::string_view text, size_t begin, std::string_view separators);
 
 }  // namespace kimi::policy::text

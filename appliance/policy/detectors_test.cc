@@ -83,7 +83,16 @@ TEST(DetectorsTest, PaymentCards) {
                                {"Luhn fails 5555555555554440", {}},
                                {"too short 411111111111", {}},
                                {"double separator 4111  1111 1111 1111", {}},
-                               {"part of a word A4111111111111111", {}},
+                               {"next to a letter A4111111111111111 or 4111111111111111x", {"4111111111111111", "4111111111111111"}},
+                               // Printed in its groups inside a longer run of digit groups.
+                               {"card 1 4111 1111 1111 1111", {"4111 1111 1111 1111"}},
+                               {"4111 1111 1111 1111 1 and 4111-1111-1111-1111-0", {"4111 1111 1111 1111", "4111-1111-1111-1111"}},
+                               {"4111 1111 1111 1111 0000", {"4111 1111 1111 1111"}},
+                               {"amex 9 3782 822463 10005", {"3782 822463 10005"}},
+                               // A longer unseparated number is not searched inside.
+                               {"reference 141111111111111110000", {}},
+                               {"digits around 14111111111111111", {}},
+                               {"a table 2023 1234 5678 9012 3456 7890 ok", {}},
                            });
 }
 
@@ -97,6 +106,8 @@ TEST(DetectorsTest, UsSsns) {
                          {"zero group 123-00-4567 or serial 123-45-0000", {}},
                          {"mixed separators 123-45 6789", {}},
                          {"longer 1234-56-7890", {}},
+                         {"next to a letter a123-45-6789 and 123-45-6789b", {"123-45-6789", "123-45-6789"}},
+                         {"after another group 0-123-45-6789", {"123-45-6789"}},
                      });
 }
 
