@@ -1,5 +1,7 @@
 #include "audit/audit_sink.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 
 #include "audit/merkle.h"
@@ -58,8 +60,19 @@ uint64_t Ticket::seq() const {
 
 Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   if (options.data_dir.empty()) return Status::InvalidArgument("audit sink needs a data directory");
-  KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
   const std::string path = options.data_dir + "/" + std::string(kAuditDbFile);
+  const std::string key_path = options.data_dir + "/" + std::string(kAuditKeyFile);
+  // The key is made with the log: a key without its log means the log was removed (an empty
+  // new one would verify, and every record of the old one would be gone unnoticed).
+  struct stat key_stat {}, db_stat {};
+  const bool db_present = ::stat(path.c_str(), &db_stat) == 0 && db_stat.st_size > 0;
+  if (::stat(key_path.c_str(), &key_stat) == 0 && !db_present) {
+    return Status::FailedPrecondition(
+        "the audit log " + path + " is missing or empty while its signing key " + key_path +
+        " exists: the records it held are gone. Restore audit.db from a backup; to start a new log on purpose, "
+        "move the key away first (a new key is made, with a new fingerprint for the verifiers)");
+  }
+  KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> store, AuditStore::Open(path, options.store));
   const auto verify_start = std::chrono::steady_clock::now();
   KIMI_ASSIGN_OR_RETURN(VerifiedLog verified, VerifyBeforeExtending(*store, key.public_key()));
@@ -69,6 +82,10 @@ Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   KIMI_ASSIGN_OR_RETURN(std::vector<AuditRecord> open_streams, ReadOpenStreams(*store));
   std::unique_ptr<AuditSink> sink(new AuditSink(std::move(options), std::move(key), std::move(store), verified.tree));
   sink->open_at_start_ = std::move(open_streams);
+  sink->db_path_ = path;
+  if (::stat(path.c_str(), &db_stat) != 0) return Status::IOError("cannot stat " + path);
+  sink->db_dev_ = db_stat.st_dev;
+  sink->db_ino_ = db_stat.st_ino;
   KIMI_RETURN_IF_ERROR(sink->Resume(verified));
   sink->writer_ = std::thread([s = sink.get()] { s->WriterLoop(); });
   log::Info("audit log open", {{"path", path}, {"records", static_cast<int64_t>(sink->tree_.size())},
@@ -281,6 +298,18 @@ Status AuditSink::SignHead(bool even_if_unchanged, bool clean, SignedTreeHead* s
   return s;
 }
 
+// Records written to a database file that was removed or replaced would go where no verifier
+// and no next start finds them: the writer checks, before each batch, that the path still
+// names the file it opened, and fails the batch (and so the requests: 503) when it does not.
+Status AuditSink::DatabaseInPlace() const {
+  struct stat st {};
+  if (::stat(db_path_.c_str(), &st) != 0 || st.st_dev != db_dev_ || st.st_ino != db_ino_) {
+    return Status::FailedPrecondition(db_path_ + " was removed or replaced while the daemon runs; restart it to "
+                                      "verify the log again");
+  }
+  return Status::OK();
+}
+
 void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   CompactTree next = tree_;
   std::vector<PendingRow> rows(batch->size());
@@ -296,7 +325,8 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
     rows[i].leaf_hash = HashLeaf(CanonicalRecordBytes(r));
     next.AppendLeafHash(rows[i].leaf_hash);
   }
-  Status s = store_->AppendBatch(rows, next);
+  Status s = DatabaseInPlace();
+  if (s.ok()) s = store_->AppendBatch(rows, next);
   if (!s.ok()) {
     // A failed COMMIT may still have reached the disk; trust only what the database now says.
     // When it did, the batch is committed: failing its tickets would make the kept records

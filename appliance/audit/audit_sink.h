@@ -37,6 +37,8 @@
 // from one thread, once; the destructor calls it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -188,6 +190,7 @@ class AuditSink {
   // Signs a head of the tree and stores it with the writer state (clean: the final one).
   Status SignHead(bool even_if_unchanged, bool clean = false, SignedTreeHead* signed_head = nullptr);
   void SetHealth(const Status& status);
+  Status DatabaseInPlace() const;
   // Runs task on the writer thread and waits for it.
   void RunOnWriter(Task task);
 
@@ -196,6 +199,9 @@ class AuditSink {
 
   // Writer thread only.
   std::unique_ptr<AuditStore> store_;
+  std::string db_path_;  // and the file it named at Open:
+  dev_t db_dev_ = 0;
+  ino_t db_ino_ = 0;
   CompactTree tree_;
   uint64_t last_signed_size_ = 0;
   bool signed_any_ = false;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 #include <vector>
@@ -77,6 +78,39 @@ TEST(AuditSink, CommitsDenseSequenceAndSurvivesReopen) {
   Result<std::vector<Hash>> leaves = RecomputeLeafHashes(*store, 10);
   ASSERT_TRUE(leaves.ok());
   EXPECT_EQ(TreeRoot(*leaves), root_before);
+}
+
+// A log removed while its key stays: the next start refuses instead of opening an empty log
+// that verifies (every earlier record gone unnoticed).
+TEST(AuditSink, AMissingLogWithItsKeyPresentRefusesToOpen) {
+  TempDir dir;
+  {
+    Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(TestSinkOptions(dir.path()));
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    ASSERT_TRUE((*sink)->Record(SampleRecord(0)).WaitCommitted().ok());
+    ASSERT_TRUE((*sink)->Close().ok());
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir.path() + "/audit.db" + suffix);
+  Result<std::unique_ptr<AuditSink>> reopened = AuditSink::Open(TestSinkOptions(dir.path()));
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_EQ(reopened.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(reopened.status().message().find("missing or empty while its signing key"), std::string::npos)
+      << reopened.status().ToString();
+}
+
+// A log removed (or replaced) while the daemon runs: no record is written into the removed file;
+// each one fails (the request's 503) and the sink turns unhealthy.
+TEST(AuditSink, ALogRemovedWhileOpenFailsEveryLaterRecord) {
+  TempDir dir;
+  Result<std::unique_ptr<AuditSink>> sink = AuditSink::Open(TestSinkOptions(dir.path()));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ASSERT_TRUE((*sink)->Record(SampleRecord(0)).WaitCommitted().ok());
+  std::filesystem::rename(dir.path() + "/audit.db", dir.path() + "/moved.db");
+  const Status after = (*sink)->Record(SampleRecord(1)).WaitCommitted();
+  EXPECT_EQ(after.code(), Status::Code::kUnavailable) << after.ToString();
+  EXPECT_NE(after.message().find("removed or replaced"), std::string::npos) << after.ToString();
+  EXPECT_FALSE((*sink)->Healthy());
+  (*sink)->Close();
 }
 
 TEST(AuditSink, ManyConcurrentProducersAllCommitDenselyAndVerify) {

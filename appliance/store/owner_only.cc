@@ -46,6 +46,16 @@ Status RestrictToOwner(const std::string& path, bool* changed) {
 }  // namespace
 
 Status PrepareOwnerOnlyDatabase(const std::string& db_path) {
+  // SQLite follows a link, and would keep the database and its journals (0644 as it finds
+  // them) wherever the link points: a database of the data directory is a file in it.
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    struct stat st {};
+    const std::string path = db_path + suffix;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return Status::FailedPrecondition(path + " is a symbolic link; a database of the data directory must be a "
+                                        "regular file in it (move the file it points to in its place)");
+    }
+  }
   const int fd = ::open(db_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
   if (fd >= 0) {
     ::close(fd);  // an empty file is an empty SQLite database

@@ -59,6 +59,24 @@ TEST_F(OwnerOnlyTest, LooserDatabaseFilesAreTightened) {
   EXPECT_EQ(ModeOf(db + "-shm"), 0600u);
 }
 
+// A database path (or a journal's) that is a link is refused, naming it: SQLite would follow
+// it and write the log, 0644, wherever it points (an audit.db linked out was accepted).
+TEST_F(OwnerOnlyTest, ALinkedDatabaseIsRefused) {
+  const std::string elsewhere = root_ + "/elsewhere.db";
+  MakeFile(elsewhere, 0644);
+  for (const char* suffix : {"", "-wal"}) {
+    const std::string db = root_ + "/audit.db";
+    std::filesystem::remove(db);
+    std::filesystem::remove(db + "-wal");
+    if (std::string(suffix) == "-wal") MakeFile(db, 0600);
+    std::filesystem::create_symlink(elsewhere, db + suffix);
+    const Status refused = PrepareOwnerOnlyDatabase(db);
+    EXPECT_EQ(refused.code(), Status::Code::kFailedPrecondition) << suffix;
+    EXPECT_NE(refused.message().find(db + suffix + " is a symbolic link"), std::string::npos) << refused.ToString();
+    EXPECT_EQ(ModeOf(elsewhere), 0644u);
+  }
+}
+
 TEST_F(OwnerOnlyTest, TheTreeIsTightenedWithoutFollowingLinks) {
   const std::string data = root_ + "/data";
   const std::string outside = root_ + "/outside";
