@@ -1,6 +1,7 @@
 #include "models/served_bytes.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,8 +34,8 @@ class RangeReader {
     for (const MappedWeightFile& m : target.mapped) {
       if (m.file == entry.path) mapped_ = &m;
     }
+    path_ = entry.path == "." ? target.directory : target.directory + "/" + entry.path;
     if (mapped_ == nullptr) {
-      path_ = entry.path == "." ? target.directory : target.directory + "/" + entry.path;
       fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd_ < 0) why_ = "cannot open " + path_ + ": " + std::strerror(errno);
     }
@@ -54,6 +55,14 @@ class RangeReader {
       if (offset + length > mapped_->size) {
         why_ = "the served mapping of " + mapped_->file + " holds " + std::to_string(mapped_->size) +
                " bytes, the signed range ends at " + std::to_string(offset + length);
+        return nullptr;
+      }
+      // A page of the mapping past the file's end raises SIGBUS when read, and a truncated
+      // served file took the daemon down that way: its size is asked first, each chunk.
+      struct stat st {};
+      if (::stat(path_.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + length) {
+        why_ = path_ + " was truncated while served (" + std::to_string(st.st_size) + " bytes, the signed range ends at " +
+               std::to_string(offset + length) + ")";
         return nullptr;
       }
       return mapped_->data + offset;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -143,6 +144,20 @@ TEST_F(ServedBytesTest, AMissingOrShortFileIsAFailureNamingIt) {
   ASSERT_TRUE(pass.ok());
   ASSERT_TRUE(pass->failure);
   EXPECT_EQ(pass->failure->file, kWeights);
+}
+
+// A served file truncated under its mapping: reading the pages past its new end raised SIGBUS
+// and the daemon died; the check sees the size first and reports the file instead.
+TEST_F(ServedBytesTest, ATruncatedMappedFileIsAFailureNotACrash) {
+  const std::string path = dir_ + "/" + kWeights;
+  PrivateMapping mapping(path);
+  const uint64_t size = std::filesystem::file_size(path);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size / 2)), 0);
+  Result<ServedBytesPass> pass = CheckServedBytes(Target({mapping.View(kWeights)}), {});
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  ASSERT_TRUE(pass->failure);
+  EXPECT_EQ(pass->failure->file, kWeights);
+  EXPECT_NE(pass->failure->message.find("truncated while served"), std::string::npos) << pass->failure->message;
 }
 
 TEST_F(ServedBytesTest, StopsWhenCancelledAndNeedsAManifest) {
