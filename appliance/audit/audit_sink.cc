@@ -25,14 +25,24 @@ void Complete(TicketState* t, Status status, uint64_t seq) {
 
 // The start records of the streams the log shows started and not ended: one indexed read
 // each, however long the log.
+// The streams the table lists as open, each checked against the signed records: a start record
+// ("started") that no record ends yet. The table itself is not signed, and an edited one made the
+// start write an end record for a record that is no stream's start, a log that every later
+// start then refused.
 Result<std::vector<AuditRecord>> ReadOpenStreams(AuditStore& store) {
   KIMI_ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store.OpenStreams());
   std::vector<AuditRecord> starts;
   for (uint64_t seq : seqs) {
+    const std::string listed = "audit database lists record " + std::to_string(seq) + " as an open stream's start, but ";
     KIMI_ASSIGN_OR_RETURN(std::optional<StoredRecord> start, store.ReadRecord(seq));
-    if (!start.has_value()) {
-      return Status::Corruption("audit database lists stream start record " + std::to_string(seq) +
-                                " as open, but it does not exist; run `kimictl audit verify`");
+    if (!start.has_value()) return Status::Corruption(listed + "it does not exist; run `kimictl audit verify`");
+    if (start->record.outcome != kOutcomeStreamStarted || start->record.start_seq != kNoStartSeq) {
+      return Status::Corruption(listed + "it is no stream's start (outcome \"" + start->record.outcome +
+                                "\"): the table audit_open_streams was edited");
+    }
+    KIMI_ASSIGN_OR_RETURN(bool ended, store.HasStreamEnd(seq));
+    if (ended) {
+      return Status::Corruption(listed + "a record already ends it: the table audit_open_streams was edited");
     }
     starts.push_back(std::move(start->record));
   }

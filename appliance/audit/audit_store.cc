@@ -418,6 +418,14 @@ Result<std::vector<uint64_t>> AuditStore::OpenStreams() {
   return seqs;
 }
 
+Result<bool> AuditStore::HasStreamEnd(uint64_t start_seq) {
+  SqlStatement st(db_, "SELECT 1 FROM audit_records WHERE start_seq = ? LIMIT 1", kCodes);
+  st.Bind(1, static_cast<int64_t>(start_seq));
+  bool found = false;
+  KIMI_RETURN_IF_ERROR(st.ForEachRow([&] { found = true; }).WithContext("audit database: cannot look for a stream's end"));
+  return found;
+}
+
 Status AuditStore::AppendBatch(std::span<const PendingRow> rows, const CompactTree& tree_after) {
   KIMI_RETURN_IF_ERROR(RunKept("BEGIN IMMEDIATE", &begin_));
   Status s = WriteRows(rows, tree_after);

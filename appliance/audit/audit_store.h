@@ -130,6 +130,9 @@ class AuditStore {
   // The seq of every stream start record without an end record, in order. Reads only the
   // open streams' table (as many rows as streams were open), never the log. Writable stores.
   Result<std::vector<uint64_t>> OpenStreams();
+  // Whether a record ends the stream that starts at `start_seq` (its start_seq names it).
+  // Scans the log: for the few streams open at a start.
+  Result<bool> HasStreamEnd(uint64_t start_seq);
   // Deletes stored content of records older than cutoff_ms; returns how many were purged.
   Result<int64_t> PurgeContentBefore(int64_t cutoff_ms);
 

@@ -2,7 +2,7 @@
 // store's open streams, the "interrupted" end records written at the next start, and the
 // records the sink keeps while its store fails (audit_sink.h, audit_store.h).
 #include <gtest/gtest.h>
-
+#include <sqlite3.h>
 
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
@@ -112,6 +112,34 @@ TEST(OpenStreams, AStartOpensAStreamAndItsEndClosesItInTheSameTransaction) {
   EXPECT_EQ(*open, std::vector<uint64_t>{b.seq()});
   store.reset();
   EXPECT_TRUE(Verifies(dir, key));
+}
+
+// The open streams' table is not signed: a row naming a record that is no stream's start, or a
+// stream a record already ended, refuses the start instead of becoming an end record that every
+// later start refuses (an INSERT of seq 0 bricked the appliance).
+TEST(OpenStreams, AnEditedOpenStreamsTableRefusesTheStart) {
+  for (const bool ended_stream : {false, true}) {
+    TempDir dir;
+    {
+      std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(TestSinkOptions(dir.path()))).value();
+      ASSERT_TRUE(sink->Record(SampleRecord(0)).WaitCommitted().ok());
+      Ticket start = sink->Record(StreamStart(1));
+      ASSERT_TRUE(start.WaitCommitted().ok());
+      ASSERT_TRUE(sink->Record(StreamEnd(StreamStart(1), start.seq())).WaitCommitted().ok());
+      ASSERT_TRUE(sink->Close().ok());
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(dir.File("audit.db").c_str(), &db), SQLITE_OK);
+    const char* insert = ended_stream ? "INSERT INTO audit_open_streams(seq) VALUES(1)"
+                                      : "INSERT INTO audit_open_streams(seq) VALUES(0)";
+    ASSERT_EQ(sqlite3_exec(db, insert, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    Result<std::unique_ptr<AuditSink>> reopened = AuditSink::Open(TestSinkOptions(dir.path()));
+    ASSERT_FALSE(reopened.ok()) << (ended_stream ? "an ended stream" : "a plain record");
+    EXPECT_EQ(reopened.status().code(), Status::Code::kCorruption);
+    EXPECT_NE(reopened.status().message().find(ended_stream ? "already ends it" : "no stream's start"), std::string::npos)
+        << reopened.status().ToString();
+  }
 }
 
 TEST(OpenStreams, StreamsOpenWhenTheWriterDiedAreRecordedInterruptedAtTheNextStart) {
