@@ -191,7 +191,18 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
 Status HandleAuditVerify(const AuditAccess* audit_access, RequestContext&, const httplib::Request&, httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(const AuditAccess* access, Access(audit_access));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
-  KIMI_ASSIGN_OR_RETURN(audit::VerifyReport report, audit::VerifyAuditLog(*store, access->public_key));
+  Result<audit::VerifyReport> verified = audit::VerifyAuditLog(*store, access->public_key);
+  if (!verified.ok() && verified.status().code() == Status::Code::kCorruption) {
+    // A log SQLite finds malformed (a truncated WAL, a damaged page) fails verification: said
+    // so, and the writer stops signing heads over it, as after a failed background check.
+    const std::string problem = "the log cannot be read: " + verified.status().message();
+    if (access->sink != nullptr) access->sink->Distrust(problem);
+    audit::VerifyReport unreadable;
+    unreadable.problems.push_back(problem);
+    verified = std::move(unreadable);
+  }
+  KIMI_RETURN_IF_ERROR(verified.status());
+  const audit::VerifyReport& report = *verified;
   ReplyJson(res, 200, json{{"ok", report.ok()},
                       {"records", report.records},
                       {"signed_heads", report.heads},

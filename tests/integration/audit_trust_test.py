@@ -200,6 +200,37 @@ class AuditTrustTest(unittest.TestCase):
             daemon.close()
         self.assert_start_refused(1)  # and the next start checks from seq 0 again
 
+    def test_a_log_that_cannot_be_read_fails_verify_and_the_writer_stops_signing(self):
+        # A damaged page (as a truncated WAL leaves): the verify route answered 500 and the
+        # writer went on signing heads; now a failed verification, and audit not ready.
+        daemon = Daemon(config=audit_config(self.data_dir))
+        try:
+            for _ in range(20):
+                self.assertEqual(request(daemon, "GET", "/v1/models").status, 200)
+            # The leftmost leaf of the records' table: old rows, which appends do not touch.
+            db = os.path.join(self.data_dir, "audit.db")
+            execute(self.data_dir, "PRAGMA wal_checkpoint(TRUNCATE)")
+            conn = sqlite3.connect(db)
+            try:
+                page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+                leaf = conn.execute("SELECT min(pageno) FROM dbstat WHERE name = 'audit_records' AND "
+                                    "pagetype = 'leaf'").fetchone()[0]
+            finally:
+                conn.close()
+            with open(db, "r+b") as f:
+                f.seek((leaf - 1) * page_size + 8)
+                f.write(b"\xff" * (page_size - 8))
+            reply = request(daemon, "GET", "/admin/v1/audit/verify")
+            self.assertEqual(reply.status, 200, reply.body)
+            report = reply.json()
+            self.assertFalse(report["ok"], report)
+            self.assertIn("the log cannot be read", report["problems"][0])
+            audit = request(daemon, "GET", "/readyz").json()["components"]["audit"]
+            self.assertFalse(audit["ready"], audit)
+        finally:
+            daemon.stop()
+            daemon.close()
+
     def test_a_head_signed_by_another_key_stops_the_start(self):
         self.run_and_stop()
         other = os.path.join(self.tmp.name, "other")
