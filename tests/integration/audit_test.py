@@ -2,6 +2,7 @@
 clean stop and after kill -9, tamper detection, and fail-closed serving. Real daemon on a
 loopback port 0, Python standard library only (sqlite3 reads audit.db directly).
 """
+import contextlib
 import csv
 import hashlib
 import io
@@ -167,6 +168,18 @@ class AuditRecordsTest(unittest.TestCase):
         self.assertEqual(len(actions), 4)
 
 
+@contextlib.contextmanager
+def audit_db_locked(data_dir):
+    """Holds an exclusive lock on the daemon's audit.db: its writer cannot commit meanwhile."""
+    lock = sqlite3.connect(os.path.join(data_dir, "audit.db"), isolation_level=None, timeout=10)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+
+
 class AuditFailClosedTest(unittest.TestCase):
     def test_locked_audit_db_gives_503_with_reason_then_recovers(self):
         with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
@@ -177,9 +190,7 @@ class AuditFailClosedTest(unittest.TestCase):
                 _, component = audit_component(daemon)
                 self.assertTrue(component["ready"], component)
 
-                lock = sqlite3.connect(os.path.join(data_dir, "audit.db"), isolation_level=None, timeout=10)
-                lock.execute("BEGIN EXCLUSIVE")
-                try:
+                with audit_db_locked(data_dir):
                     reply = request(daemon, "GET", "/nope", {"X-Request-Id": "it-refused"})
                     self.assertEqual(reply.status, 503, reply.body)
                     error = reply.json()["error"]
@@ -192,9 +203,6 @@ class AuditFailClosedTest(unittest.TestCase):
                     self.assertIn("audit store cannot write", component["detail"])
                     self.assertIsNotNone(daemon.wait_for_event(
                         lambda e: e.get("msg") == "audit store cannot write"))
-                finally:
-                    lock.execute("ROLLBACK")
-                    lock.close()
 
                 self.assertTrue(wait_until(lambda: audit_component(daemon)[1]["ready"]),
                                 "audit component did not become ready again")
@@ -207,6 +215,30 @@ class AuditFailClosedTest(unittest.TestCase):
             self.assertNotIn("it-refused", ids)  # it was not served, and its record never committed
             code, out, err = verify(data_dir)
             self.assertEqual(code, 0, out + err)
+
+
+class AdminChangeUnderAuditFailureTest(unittest.TestCase):
+    def test_a_key_made_while_the_log_cannot_write_is_answered_with_its_secret(self):
+        # The change stands whether or not the request's record is stored, and its own event
+        # waits in the auth outbox: a 503 lost the only copy of the secret (a rotation locked its
+        # key out).
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            daemon = Daemon(config=audit_config(data_dir, busy_timeout_ms=100, probe_interval_ms=100))
+            try:
+                with audit_db_locked(data_dir):
+                    reply = request(daemon, "POST", "/admin/v1/keys", {"Content-Type": "application/json"},
+                                    json.dumps({"name": "made-while-locked", "role": "user"}).encode())
+                    self.assertEqual(reply.status, 201, reply.body)
+                    secret = reply.json()["key"]
+                    # An API request still fails closed.
+                    self.assertEqual(request(daemon, "GET", "/v1/models").status, 503)
+                self.assertTrue(wait_until(lambda: audit_component(daemon)[1]["ready"]))
+                self.assertEqual(request(daemon, "GET", "/v1/models", auth=secret).status, 200)
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+            self.assertIn("auth.key_created", [r["action"] for r in read_records(data_dir)])
 
 
 class AuditCrashTest(unittest.TestCase):
