@@ -18,6 +18,9 @@ namespace kimi::audit {
 
 inline constexpr std::string_view kAuditKeyFile = "audit-ed25519.key";
 inline constexpr std::string_view kAuditPublicKeyFile = "audit-ed25519.pub.json";
+// Written beside them when the log is first opened (audit_sink.h): a start that finds it but
+// no audit.db refuses.
+inline constexpr std::string_view kAuditLogMarkerFile = "audit-log.created";
 
 class AuditKey {
  public:

@@ -1,8 +1,12 @@
 #include "audit/audit_sink.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "audit/merkle.h"
 #include "audit/record_builder.h"
@@ -71,16 +75,19 @@ uint64_t Ticket::seq() const {
 Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   if (options.data_dir.empty()) return Status::InvalidArgument("audit sink needs a data directory");
   const std::string path = options.data_dir + "/" + std::string(kAuditDbFile);
-  const std::string key_path = options.data_dir + "/" + std::string(kAuditKeyFile);
-  // The key is made with the log: a key without its log means the log was removed (an empty
-  // new one would verify, and every record of the old one would be gone unnoticed).
-  struct stat key_stat {}, db_stat {};
+  const std::string marker = options.data_dir + "/" + std::string(kAuditLogMarkerFile);
+  // Once a log exists, its marker says so: a marker without its log means the log was removed
+  // (an empty new one would verify, and every record of the old one would be gone unnoticed).
+  // The installer makes the key before any log, so the key alone says nothing.
+  struct stat marker_stat {}, db_stat {};
   const bool db_present = ::stat(path.c_str(), &db_stat) == 0 && db_stat.st_size > 0;
-  if (::stat(key_path.c_str(), &key_stat) == 0 && !db_present) {
+  const bool marker_present = ::stat(marker.c_str(), &marker_stat) == 0;
+  if (marker_present && !db_present) {
     return Status::FailedPrecondition(
-        "the audit log " + path + " is missing or empty while its signing key " + key_path +
-        " exists: the records it held are gone. Restore audit.db from a backup; to start a new log on purpose, "
-        "move the key away first (a new key is made, with a new fingerprint for the verifiers)");
+        "the audit log " + path + " is missing or empty, but " + marker +
+        " says one was created here: the records it held are gone. Restore audit.db from a backup; to start a "
+        "new log on purpose, move the marker and the audit key away first (a new key is made, with a new "
+        "fingerprint for the verifiers)");
   }
   KIMI_ASSIGN_OR_RETURN(AuditKey key, AuditKey::LoadOrCreate(options.data_dir));
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> store, AuditStore::Open(path, options.store));
@@ -94,6 +101,16 @@ Result<std::unique_ptr<AuditSink>> AuditSink::Open(AuditSinkOptions options) {
   sink->open_at_start_ = std::move(open_streams);
   sink->db_path_ = path;
   if (::stat(path.c_str(), &db_stat) != 0) return Status::IOError("cannot stat " + path);
+  if (!marker_present) {
+    const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST) return Status::IOError("cannot create " + marker + ": " + std::strerror(errno));
+    if (fd >= 0) {
+      constexpr std::string_view kText = "an audit log was created in this directory; a start without it is refused\n";
+      const bool written = ::write(fd, kText.data(), kText.size()) == static_cast<ssize_t>(kText.size());
+      ::close(fd);
+      if (!written) return Status::IOError("cannot write " + marker);
+    }
+  }
   sink->db_dev_ = db_stat.st_dev;
   sink->db_ino_ = db_stat.st_ino;
   KIMI_RETURN_IF_ERROR(sink->Resume(verified));
