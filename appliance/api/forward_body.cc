@@ -1,13 +1,14 @@
 #include "api/forward_body.h"
 
-#include <algorithm>
-#include <iterator>
 #include <string_view>
+
+#include "api/request/field_error.h"
 
 namespace kimi::api {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using request::In;
 
 // The top-level fields an upstream receives as the request rules accepted them. Everything else
 // stays here: fields the appliance writes itself (the rendered texts, max_tokens, the thinking
@@ -23,11 +24,6 @@ constexpr std::string_view kCompletion[] = {"echo", "suffix", "best_of"};
 // (kimi::ForEachRenderedText, rendered_texts.cc); the rest stays here.
 constexpr std::string_view kMessageKeys[] = {"role", "content", "name", "id", "tool", "tool_calls", "tool_call_id",
                                              "reasoning_content", "reasoning", "tools"};
-
-template <size_t N>
-bool In(const std::string_view (&list)[N], std::string_view key) {
-  return std::find(std::begin(list), std::end(list), key) != std::end(list);
-}
 
 // Content parts as the chat format renders them: an image part as it is (an image placeholder;
 // the request rules admit data: URLs only), any other part as the text part of its `text`,

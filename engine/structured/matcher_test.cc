@@ -37,6 +37,16 @@ bool Compact(const std::string& text) {
 
 // The mask the trie walk computes equals, token by token, what feeding each token's bytes
 // to the matcher says.
+// Structured output in the K3 frame over the demo tokenizer's vocabulary.
+StructuredOutputOptions K3DemoOptions() {
+  StructuredOutputOptions options;
+  auto vocabulary = StructuredVocabulary::Build(text::testing::DemoTokenizer());
+  EXPECT_TRUE(vocabulary.ok()) << vocabulary.status().ToString();
+  if (vocabulary.ok()) options.vocabulary = *vocabulary;
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  return options;
+}
+
 void ExpectMaskMatchesBruteForce(GrammarMatcher& matcher, const TokenTrie& trie, int32_t end_token, const std::string& where) {
   std::vector<uint64_t> words;
   matcher.AllowedTokens(&words);
@@ -137,12 +147,7 @@ TEST(GrammarMatcher, RefusesTokensOutsideTheGrammarAndEndsOnlyWhenComplete) {
 // A tool whose schema cannot compile is named by where the request holds it, so that the API's
 // error names it as `param` ("the parameters of tool" left `param` null).
 TEST(StructuredOutput, AToolThatCannotCompileIsNamedByItsRequestPath) {
-  const Tokenizer& tokenizer = text::testing::DemoTokenizer();
-  auto vocabulary = StructuredVocabulary::Build(tokenizer);
-  ASSERT_TRUE(vocabulary.ok());
-  StructuredOutputOptions options;
-  options.vocabulary = *vocabulary;
-  options.frame = StructuredOutputOptions::Frame::kK3;
+  const StructuredOutputOptions options = K3DemoOptions();
   const std::string too_many_states = R"({"const":")" + std::string(300000, 'x') + R"("})";
   std::vector<StrictTool> tools = {{"ok", R"({"type":"object"})", "tools[0].function.parameters"},
                                    {"big", too_many_states, "messages[2].tools[1].function.parameters"}};
@@ -157,11 +162,7 @@ TEST(StructuredOutput, AToolThatCannotCompileIsNamedByItsRequestPath) {
 // output parser.
 TEST(StructuredOutput, RequiredToolCallParsesBackAsItsArguments) {
   const Tokenizer& tokenizer = text::testing::DemoTokenizer();
-  auto vocabulary = StructuredVocabulary::Build(tokenizer);
-  ASSERT_TRUE(vocabulary.ok());
-  StructuredOutputOptions options;
-  options.vocabulary = *vocabulary;
-  options.frame = StructuredOutputOptions::Frame::kK3;
+  const StructuredOutputOptions options = K3DemoOptions();
   std::vector<StrictTool> tools = {
       {"get_weather", R"({"type":"object","properties":{"city":{"enum":["Paris","Hanoi"]},"days":{"type":"integer","minimum":1,"maximum":7}},"required":["city","days"],"additionalProperties":false})"},
       {"now", R"({"type":"object","properties":{"tz":{"type":"string","maxLength":3}},"additionalProperties":false})"}};
@@ -238,9 +239,7 @@ std::string SampleUnderBudget(TokenConstraint& constraint, const Tokenizer& toke
 
 TEST(StructuredOutput, FreeReasoningAndStringsCloseBeforeMaxTokens) {
   const Tokenizer& tokenizer = text::testing::DemoTokenizer();
-  StructuredOutputOptions options;
-  options.vocabulary = *StructuredVocabulary::Build(tokenizer);
-  options.frame = StructuredOutputOptions::Frame::kK3;
+  StructuredOutputOptions options = K3DemoOptions();
   options.thinking = true;
   auto output = StructuredOutput::ForJsonSchema(
       R"({"type":"object","properties":{"note":{"type":"string"},"ok":{"type":"boolean"}},"required":["note","ok"],"additionalProperties":false})",
@@ -266,9 +265,7 @@ TEST(StructuredOutput, FreeReasoningAndStringsCloseBeforeMaxTokens) {
 
 TEST(StructuredOutput, RequiredToolCallEndsWithinMaxTokens) {
   const Tokenizer& tokenizer = text::testing::DemoTokenizer();
-  StructuredOutputOptions options;
-  options.vocabulary = *StructuredVocabulary::Build(tokenizer);
-  options.frame = StructuredOutputOptions::Frame::kK3;
+  const StructuredOutputOptions options = K3DemoOptions();
   std::vector<StrictTool> tools = {
       {"search", R"({"type":"object","properties":{"query":{"type":"string"},"tags":{"type":"array","items":{"type":"string"},"minItems":2}},"required":["query","tags"],"additionalProperties":false})"}};
   auto output = StructuredOutput::ForRequiredToolCalls(tools, 4, options);
@@ -305,9 +302,7 @@ TEST(StructuredOutput, UnsupportedKeywordIsAnInvalidArgument) {
 // The request paths the penetration test used, through the public API (kimi-engine serve has
 // no request rules in front of it): refused, naming the tool, never a crash or a hang.
 TEST(StructuredOutput, SelfReferencingSchemasAndTooManyToolsAreRefused) {
-  StructuredOutputOptions options;
-  options.vocabulary = *StructuredVocabulary::Build(text::testing::DemoTokenizer());
-  options.frame = StructuredOutputOptions::Frame::kK3;
+  const StructuredOutputOptions options = K3DemoOptions();
   const std::string self = R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"allOf":[{"$ref":"#/$defs/a"}]})";
   EXPECT_FALSE(StructuredOutput::ForJsonSchema(self, options).ok());
   EXPECT_FALSE(StructuredOutput::CheckSchemaLimits(self).ok());

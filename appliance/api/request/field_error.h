@@ -21,6 +21,15 @@ namespace kimi::api::request {
 
 using Json = nlohmann::ordered_json;
 
+// Whether `key` is one of `names` (the field lists of the rules and of the forwarded body).
+template <size_t N>
+bool In(const std::string_view (&names)[N], std::string_view key) {
+  for (std::string_view name : names) {
+    if (name == key) return true;
+  }
+  return false;
+}
+
 // InvalidArgument("<field> <problem>").
 Status FieldError(std::string_view field, std::string_view problem);
 

@@ -1,6 +1,5 @@
 #include "api/request/request_validator.h"
 
-#include <algorithm>
 #include <string_view>
 
 #include "api/request/field_error.h"
@@ -19,6 +18,7 @@ using request::ExpectInteger;
 using request::ExpectObject;
 using request::ExpectString;
 using request::FieldError;
+using request::In;
 using request::Json;
 using request::OptionalMember;
 
@@ -32,11 +32,6 @@ constexpr std::string_view kChatFields[] = {
     "response_format", "thinking", "reasoning_effort", "thinking_effort", "preserve_thinking",
     "chat_template_kwargs", "add_generation_prompt", "metadata", "store", "service_tier"};
 constexpr std::string_view kCompletionFields[] = {"prompt", "echo", "suffix", "best_of"};
-
-template <size_t N>
-bool In(const std::string_view (&list)[N], std::string_view key) {
-  return std::find(std::begin(list), std::end(list), key) != std::end(list);
-}
 
 Status CheckBodyObject(const Json& body) {
   if (!body.is_object()) return FieldError("body", "must be a JSON object");
