@@ -27,21 +27,20 @@ enum class Wait { kReadable, kTimeout, kStop, kReclaimed, kError };
 // ignored when < 0) becomes readable: the server stops (kStop) or wants the worker back
 // (kReclaimed).
 Wait WaitReadable(int fd, int stop_fd, Clock::time_point deadline, int reclaim_fd = -1) {
-  for (;;) {
-    // poll() skips entries with a negative descriptor.
-    pollfd fds[3] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}, {reclaim_fd, POLLIN, 0}};
-    int n = ::poll(fds, 3, PollTimeoutMs(deadline));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Wait::kError;
-    if (n == 0) {
-      if (Clock::now() >= deadline) return Wait::kTimeout;
-      continue;  // woken early: nothing arrived, so nothing is readable
-    }
-    // Bytes from the client win over the stop: a request that has started arriving is in
-    // flight and gets served; only a connection with nothing to read is closed.
-    if (fds[0].revents != 0) return Wait::kReadable;  // POLLHUP/POLLERR too: recv reports them
-    return fds[2].revents != 0 ? Wait::kReclaimed : Wait::kStop;
+  // Bytes from the client win over the stop: a request that has started arriving is in
+  // flight and gets served; only a connection with nothing to read is closed.
+  int which = -1;
+  switch (WaitForEvents(fd, POLLIN, deadline, reclaim_fd, stop_fd, &which)) {
+    case WaitEnd::kReady:
+      return Wait::kReadable;
+    case WaitEnd::kTimeout:
+      return Wait::kTimeout;
+    case WaitEnd::kOther:
+      return which == reclaim_fd ? Wait::kReclaimed : Wait::kStop;
+    case WaitEnd::kError:
+      break;
   }
+  return Wait::kError;
 }
 
 void Address(int fd, bool peer, std::string* ip, int* port) {

@@ -12,27 +12,9 @@
 namespace kimi::http {
 namespace {
 
-enum class Waited { kReady, kTimeout, kAborted, kError };
-
-// Waits for `events` on `fd` until `deadline`, or until `abort_fd` (when >= 0) is readable.
-Waited WaitForOrAbort(int fd, short events, Transport::Clock::time_point deadline, int abort_fd) {
-  for (;;) {
-    pollfd p[2] = {{fd, events, 0}, {abort_fd, POLLIN, 0}};  // poll() skips a negative descriptor
-    int r = ::poll(p, 2, PollTimeoutMs(deadline));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Waited::kError;
-    if (r == 0) {
-      if (Transport::Clock::now() >= deadline) return Waited::kTimeout;
-      continue;
-    }
-    if (p[0].revents != 0) return Waited::kReady;
-    return Waited::kAborted;
-  }
-}
-
 // Waits for `events` on `fd` until `deadline`; false on timeout or error.
 bool WaitFor(int fd, short events, Transport::Clock::time_point deadline) {
-  return WaitForOrAbort(fd, events, deadline, -1) == Waited::kReady;
+  return WaitForEvents(fd, events, deadline) == WaitEnd::kReady;
 }
 
 // The text of the newest OpenSSL error on this thread's queue, which it clears.
@@ -45,6 +27,24 @@ std::string OpenSslError() {
 }
 
 }  // namespace
+
+WaitEnd WaitForEvents(int fd, short events, Transport::Clock::time_point deadline, int other_fd, int last_fd,
+                      int* which) {
+  for (;;) {
+    // poll() skips an entry with a negative descriptor.
+    pollfd p[3] = {{fd, events, 0}, {other_fd, POLLIN, 0}, {last_fd, POLLIN, 0}};
+    int r = ::poll(p, 3, PollTimeoutMs(deadline));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return WaitEnd::kError;
+    if (r == 0) {
+      if (Transport::Clock::now() >= deadline) return WaitEnd::kTimeout;
+      continue;  // woken early: nothing arrived, so nothing is ready
+    }
+    if (p[0].revents != 0) return WaitEnd::kReady;  // POLLHUP/POLLERR too: the next call reports them
+    if (which != nullptr) *which = p[1].revents != 0 ? other_fd : last_fd;
+    return WaitEnd::kOther;
+  }
+}
 
 int PollTimeoutMs(Transport::Clock::time_point deadline) {
   const auto left = deadline - Transport::Clock::now();
@@ -78,16 +78,16 @@ Transport::HandshakeResult Transport::Handshake(Clock::time_point deadline, std:
     if (rc == 1) return HandshakeResult::kDone;
     int err = SSL_get_error(ssl_, rc);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      switch (WaitForOrAbort(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, abort_fd)) {
-        case Waited::kReady:
+      switch (WaitForEvents(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, abort_fd)) {
+        case WaitEnd::kReady:
           continue;
-        case Waited::kTimeout:
+        case WaitEnd::kTimeout:
           *why = "TLS handshake did not finish in time";
           return HandshakeResult::kTimeout;
-        case Waited::kAborted:
+        case WaitEnd::kOther:
           *why = "the server took the worker back during the TLS handshake";
           return HandshakeResult::kAborted;
-        case Waited::kError:
+        case WaitEnd::kError:
           *why = "waiting for the TLS handshake failed";
           return HandshakeResult::kFailed;
       }

@@ -26,6 +26,15 @@ namespace kimi::http {
 // 0 once it has passed.
 int PollTimeoutMs(std::chrono::steady_clock::time_point deadline);
 
+// How a wait for a descriptor ended.
+enum class WaitEnd { kReady, kTimeout, kOther, kError };
+// Waits until `fd` has one of `events`, `deadline` passes, or `other_fd` or `last_fd` (each
+// ignored when < 0) is readable: kOther, with *which (when given) the one that was, other_fd
+// when both. `fd` wins over the others. A poll woken before the deadline with nothing ready
+// polls again: no caller reads a timeout as readiness.
+WaitEnd WaitForEvents(int fd, short events, std::chrono::steady_clock::time_point deadline, int other_fd = -1,
+                      int last_fd = -1, int* which = nullptr);
+
 class Transport {
  public:
   using Clock = std::chrono::steady_clock;
