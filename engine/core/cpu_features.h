@@ -7,6 +7,8 @@
 // Thread safety: safe from any thread.
 #pragma once
 
+#include <cstdint>
+
 namespace kimi::cpu {
 
 // AVX2 and FMA3: the AVX2 kernel table.
@@ -22,5 +24,17 @@ bool HasAvx512Bf16();
 // the tile data state (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked once for the
 // whole process). False when either the CPU or the kernel says no.
 bool HasAmxBf16();
+
+// The LDTILECFG operand (palette 1) with all eight tiles at their largest, 16 rows of 64 bytes:
+// the shape of every tile the AMX GEMM (kernels/cpu/avx2/matmul_bf16_dot_avx512.cc) and the AMX
+// peak loop (core/machine_limits.cc) use.
+struct alignas(64) AmxTileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+static_assert(sizeof(AmxTileConfig) == 64);
 
 }  // namespace kimi::cpu

@@ -176,15 +176,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) float Bf16DotLoo
 // AMX: four independent 16 × 16 fp32 tiles, each taking a 16 × 32 by 32 × 16 BF16 product per
 // tdpbf16ps (16·16·32 products, 2 flops each). The operand tiles are loaded once.
 constexpr int kAmxFlopsPerIter = 4 * 16 * 16 * 32 * 2;
-struct alignas(64) AmxTileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
 __attribute__((target("amx-tile,amx-bf16"))) float AmxLoop(int64_t iters) {
-  static const AmxTileConfig config;
+  static const cpu::AmxTileConfig config;
   alignas(64) static const uint16_t operand[16 * 32] = {};
   alignas(64) float out[16 * 16];
   _tile_loadconfig(&config);

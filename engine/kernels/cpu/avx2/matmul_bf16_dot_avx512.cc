@@ -19,6 +19,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/cpu_features.h"
 #include "kernels/cpu/avx2/amx_tile_model.h"
 #include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/avx2/gemm_driver_avx2.h"
@@ -209,25 +210,9 @@ void DotBlock(const uint16_t* xb, int64_t ldxb, int64_t M, const uint16_t* packe
 
 #define KIMI_AMX gnu::target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")
 
-// The LDTILECFG operand (palette 1): every tile 16 rows of 64 bytes. Tiles 0–3 are the sums of
-// a 32 × 32 output tile, 4–5 two 16-row slices of activations, 6–7 two panels of weights.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-static_assert(sizeof(TileConfig) == 64);
-
-TileConfig SixteenRowsOf64Bytes() {
-  TileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.rows[t] = kAmxRows;
-    config.colsb[t] = 64;
-  }
-  return config;
-}
+// The tiles (cpu::AmxTileConfig: all 16 rows of 64 bytes): 0–3 are the sums of a 32 × 32 output
+// tile, 4–5 two 16-row slices of activations, 6–7 two panels of weights.
+static_assert(kAmxRows == 16 && kAmxK * sizeof(uint16_t) == 64, "the tiles cpu::AmxTileConfig configures");
 
 // GCC's tile macros paste their tile numbers into the instruction's text, so a template's tile
 // number reaches them through one literal per tile.
@@ -369,7 +354,7 @@ void GemmBf16OnTiles(const float* x, int64_t ldx, const uint16_t* w, int64_t M, 
   uint16_t* xb = ThreadScratchArray<uint16_t>(ScratchSlot::kC, size_t(Mp * ldxb));
   SplitBf16Activations(x, ldx, M, K, Mp, Kp, SplitLayout::kHalvesSideBySide, xb, ldxb);
   uint16_t* packed = ThreadScratchArray<uint16_t>(ScratchSlot::kA, size_t(kBlockCols * kBlockKAmx));
-  const TileConfig config = SixteenRowsOf64Bytes();
+  const cpu::AmxTileConfig config;
   Tiles::Configure(&config);
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
     const int64_t nc = std::min(kBlockCols, N - n0);
