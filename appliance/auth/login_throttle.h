@@ -9,6 +9,7 @@
 // while it runs; without a bound, N parallel logins cost N times that. A caller waits at most
 // wait_ms for a slot, then is refused (ResourceExhausted).
 //
+// Public header of auth/: other folders include it (http/anonymous_record_budget.h).
 // Thread safety: every method may be called from many threads at once.
 #pragma once
 

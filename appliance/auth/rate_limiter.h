@@ -9,6 +9,7 @@
 // The buckets live in memory; the Authenticator saves them with the last-used times and at
 // shutdown, and restores them at start, so a restart does not refill them.
 //
+// Public header of auth/: other folders include it (http/anonymous_record_budget.h).
 // Thread safety: every method may be called from many threads at once (one mutex).
 #pragma once
 

@@ -102,6 +102,13 @@ ObjectSchema<AuditConfig> AuditSchema() {
       .Boolean("record_probes", &AuditConfig::record_probes,
                "Also record /healthz, /readyz and /metrics requests, and the status reads of a console "
                "session or of a request with no credential (docs/audit.md).")
+      .Integer("anonymous_records_per_minute_per_source", &AuditConfig::anonymous_records_per_minute_per_source, 0,
+               1'000'000,
+               "Requests without a principal (a wrong or missing key, a malformed request, a failed sign-in) "
+               "recorded one by one per client address a minute; past it they are counted, one record per "
+               "count (docs/audit.md). 0: no bound.")
+      .Integer("anonymous_records_per_minute", &AuditConfig::anonymous_records_per_minute, 0, 10'000'000,
+               "The same bound for all client addresses together. 0: no bound.")
       .Boolean("record_requests", &AuditConfig::record_requests,
                "Record every API request (on by default); off only to measure the audit log's cost.");
 }

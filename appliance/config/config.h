@@ -67,6 +67,10 @@ struct AuditConfig {
   int64_t busy_timeout_ms = 5'000;    // wait for a locked audit database this long per write
   int64_t commit_window_ms = 0;       // a record waits this long for others to share its commit
   bool record_probes = false;         // also record /healthz, /readyz and /metrics
+  // Requests without a principal recorded one by one, a minute; past either, they are counted
+  // (http/anonymous_record_budget.h). 0: no bound.
+  int64_t anonymous_records_per_minute_per_source = 120;
+  int64_t anonymous_records_per_minute = 1'200;
   // Off only to measure the audit log's cost (bench/audit_daemon_bench.py): API requests then
   // get no record; administrative acts still do, and service.start says requests are not.
   bool record_requests = true;

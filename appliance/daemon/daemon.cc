@@ -91,6 +91,7 @@ Status Daemon::Run() {
   p.auth_store->Close();
 
   p.audit_full_check.reset();
+  p.auditor->RecordAllCounted();
   // Every request has been answered (and so recorded); the stop is the log's last record, and
   // Close() signs the head that covers it.
   Status stop_recorded = RecordServiceEvent(*p.audit_sink, "service.stop", "clean shutdown");

@@ -45,7 +45,9 @@ Status Daemon::OpenStores() {
 Status Daemon::OpenAudit() {
   const config::AppConfig& config = parts_->config;
   http::Readiness& readiness = *parts_->readiness;
-  const http::AuditPolicy audit_policy{config.audit.fail_closed, config.audit.record_probes};
+  http::AuditPolicy audit_policy{config.audit.fail_closed, config.audit.record_probes};
+  audit_policy.anonymous.per_source_per_minute = config.audit.anonymous_records_per_minute_per_source;
+  audit_policy.anonymous.per_minute = config.audit.anonymous_records_per_minute;
   audit::AuditSinkOptions options;
   options.data_dir = config.storage.data_dir;
   options.sign_interval_ms = config.audit.sign_interval_ms;
@@ -67,6 +69,12 @@ Status Daemon::OpenAudit() {
       return policy::RetentionCutoffMs(active->policy, now_ms);
     };
   }
+  // The policy opens after the audit log, and requests are served after both.
+  audit_policy.shown_client_text = [parts = parts_.get()](std::string_view text) {
+    std::shared_ptr<const policy::ActivePolicy> active =
+        parts->policy_service == nullptr ? nullptr : parts->policy_service->Active();
+    return active == nullptr ? std::string(text) : policy::ClientTextForStorage(*active, text);
+  };
   options.on_health_change = [&readiness](bool healthy, const std::string& reason) {
     if (healthy)
       readiness.MarkReady("audit", "writable");

@@ -232,13 +232,14 @@ std::string_view PathOf(std::string_view target) { return target.substr(0, targe
 // Refusals are audited like routed responses: committed before the first byte is sent.
 void Refuse(Transport& transport, const ConnectionEnv& env, RequestContext& ctx, ApiError error, std::string_view method,
             std::string_view path, const char* reason) {
-  if (const RequestAuditor* auditor = env.dispatcher->auditor()) {
+  const RequestAuditor* auditor = env.dispatcher->auditor();
+  if (auditor != nullptr) {
     Status audited = auditor->Commit(Exchange{&ctx, method.empty() ? "-" : method, path, error.http_status, {},
                                               RenderErrorBody(error)});
     if (!audited.ok()) error = AuditUnavailable(audited.message());
   }
   SendAll(transport, RenderRawErrorResponse(error, ctx.request_id), env.limits.write_timeout_ms);
-  RecordRequest(*env.metrics, ctx, method, path, error.http_status);
+  RecordRequest(*env.metrics, ctx, method, auditor ? auditor->ClientText(path) : std::string(path), error.http_status);
   env.metrics->connections_closed.WithLabels({reason}).Increment();
   LingeringClose(transport, 500);
 }
@@ -393,6 +394,9 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     // client's is kept beside it for correlation (audit record and access log).
     ctx.request_id = NewRequestId();
     ctx.client_request_id = parsed.head.request_id;
+    if (const RequestAuditor* auditor = env.dispatcher->auditor()) {
+      ctx.client_request_id = auditor->ClientText(ctx.client_request_id);
+    }
     if (parsed.error) {
       const char* reason = parsed.error->http_status == 413   ? "body_too_large"
                            : parsed.error->http_status == 431 ? "header_too_large"

@@ -149,7 +149,8 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
   library_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
     if (t_active == nullptr || t_active->ctx == nullptr) return;
     t_active->status = res.status;
-    RecordRequest(metrics_, *t_active->ctx, req.method, req.path, res.status);
+    RecordRequest(metrics_, *t_active->ctx, req.method,
+                  services_.auditor ? services_.auditor->ClientText(req.path) : req.path, res.status);
   });
 }
 

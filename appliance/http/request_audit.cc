@@ -14,10 +14,20 @@ std::string BodyDigest(std::string_view body) {
   return body.empty() ? std::string() : audit::ToHex(audit::Sha256(body));
 }
 
-// The target of an unmatched request: the method and path as sent (the sink bounds it, like
-// every audited string, so a client cannot grow the log with long paths).
-std::string TargetOf(const Exchange& e) {
-  return std::string(e.method.empty() ? std::string_view("-") : e.method) + " " + std::string(e.path);
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// What the budget allows, as a count's record says why it is one.
+std::string BudgetText(const AnonymousRecordBudgetOptions& o) {
+  std::string text;
+  if (o.per_source_per_minute > 0) text = std::to_string(o.per_source_per_minute) + " a minute from one address";
+  if (o.per_minute > 0) {
+    text += (text.empty() ? "" : " or ") + std::to_string(o.per_minute) + " a minute from all addresses";
+  }
+  return text;
 }
 
 }  // namespace
@@ -55,7 +65,11 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
   audit::AuditRecord record =
       audit::RecordBuilder::ApiRequest(actor, ctx.route)
-          .Target(ctx.route == "unmatched" ? TargetOf(e) : std::string())
+          // An unmatched request's method and path as sent, redacted (the sink bounds it, like
+          // every audited string, so a client cannot grow the log with long paths).
+          .Target(ctx.route == "unmatched" ? std::string(e.method.empty() ? std::string_view("-") : e.method) + " " +
+                                                 ClientText(e.path)
+                                           : std::string())
           .Outcome(OutcomeOf(e.status))
           .HttpStatus(e.status)
           .Detail(ctx.auth_failure)
@@ -112,8 +126,40 @@ Status RequestAuditor::CheckWritable() const {
 }
 
 Status RequestAuditor::Commit(const Exchange& e) const {
+  if (sink_ == nullptr) return Status::OK();
+  const int64_t now_ms = NowMs();
+  RecordCounted(anonymous_->TakeDue(now_ms));
   if (!Records(*e.ctx)) return Status::OK();
+  if (!e.ctx->principal && !anonymous_->Admit(e.ctx->remote_addr, e.status, now_ms)) {
+    return CheckWritable();  // counted: in the log once its count is written
+  }
   return CommitRecord(RecordOf(e), e.ctx->request_id);
+}
+
+std::string RequestAuditor::ClientText(std::string_view text) const {
+  return policy_.shown_client_text && !text.empty() ? policy_.shown_client_text(text) : std::string(text);
+}
+
+void RequestAuditor::RecordAllCounted() const {
+  if (sink_ != nullptr) RecordCounted(anonymous_->TakeAll());
+}
+
+void RequestAuditor::RecordCounted(const std::vector<CountedRequests>& counts) const {
+  for (const CountedRequests& c : counts) {
+    audit::Actor actor;
+    actor.source = c.source;
+    const std::string status = std::to_string(c.http_status);
+    CommitWhenWritable(
+        audit::RecordBuilder::ApiRequest(actor, "requests_counted")
+            .Target(status)
+            .Outcome(OutcomeOf(c.http_status))
+            .HttpStatus(c.http_status)
+            .Detail(std::to_string(c.count) + " requests without a principal" +
+                    (c.source == kManySources ? " from many addresses" : "") + " answered " + status + " from " +
+                    audit::FormatUtcMillis(c.first_ms) + " to " + audit::FormatUtcMillis(c.last_ms) +
+                    ", counted here rather than recorded one by one: more than " + BudgetText(policy_.anonymous))
+            .Build());
+  }
 }
 
 audit::Actor AuditActorOf(const RequestContext& ctx) {

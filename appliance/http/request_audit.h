@@ -25,15 +25,23 @@
 // decision, tokens, time to first token, policy decisions). Under content.store_content the
 // record also holds the request body as prompt text and the answer as completion text,
 // apart from the hashed leaf (audit/content_policy.h).
+// A request without a principal (refused before or by authentication, a failed sign-in) gets
+// its own record within the AnonymousRecordBudget (anonymous_record_budget.h); past it, it is
+// counted, and each count becomes one "http.requests_counted" record once its window has passed
+// (checked as later exchanges are committed) or at stop (RecordAllCounted).
 // Public header of http/: other folders include it.
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe).
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
 #include <string_view>
 
 #include "audit/content_policy.h"
 #include "audit/record.h"
 #include "audit/record_builder.h"
+#include "http/anonymous_record_budget.h"
 #include "http/request_context.h"
 #include "kimi/status.h"
 
@@ -47,6 +55,10 @@ struct AuditPolicy {
   bool fail_closed = true;
   bool record_probes = false;
   audit::AuditContentPolicy content;  // default: no content stored
+  AnonymousRecordBudgetOptions anonymous;  // records of requests without a principal
+  // What of a client's own text that is not its body (its X-Request-Id, the path it asked for)
+  // may be stored and logged: the active policy's redaction. Null: as sent.
+  std::function<std::string(std::string_view)> shown_client_text;
 };
 
 // One finished exchange, as it is about to be written.
@@ -62,7 +74,8 @@ struct Exchange {
 class RequestAuditor {
  public:
   // `sink` outlives the auditor; null: nothing is recorded.
-  RequestAuditor(AuditPolicy policy, audit::AuditSink* sink) : sink_(sink), policy_(policy) {}
+  RequestAuditor(AuditPolicy policy, audit::AuditSink* sink)
+      : sink_(sink), policy_(policy), anonymous_(std::make_unique<AnonymousRecordBudget>(policy.anonymous)) {}
 
   // OK when the record is committed or the request is not recorded; Unavailable (with the
   // reason for the operator) when the response must be replaced by a 503.
@@ -86,12 +99,19 @@ class RequestAuditor {
   // OK while records can be written or fail_closed is off; else Unavailable with the reason.
   // A stream checks it before each frame: a store that fails mid-stream ends the stream.
   Status CheckWritable() const;
+  // `text`, a client's X-Request-Id or path, as records and the access log may keep it.
+  std::string ClientText(std::string_view text) const;
+  // Hands the sink a record of every count of requests not recorded one by one (the stop).
+  void RecordAllCounted() const;
   const AuditPolicy& policy() const { return policy_; }
   bool attached() const { return sink_ != nullptr; }
 
  private:
+  void RecordCounted(const std::vector<CountedRequests>& counts) const;
+
   audit::AuditSink* sink_ = nullptr;
   AuditPolicy policy_;
+  std::unique_ptr<AnonymousRecordBudget> anonymous_;
 };
 
 // "ok" below 400, "denied" for 401/403, "client_disconnected" for 499 (a whole response's

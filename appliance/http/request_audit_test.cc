@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
 #include "audit/audit_text.h"
@@ -108,6 +111,74 @@ TEST(RequestAuditTest, AHugeRequestGivesABoundedRecord) {
   EXPECT_EQ(r.target.rfind("GET /ppp", 0), 0u);
   EXPECT_NE(r.detail.find("[truncated, "), std::string::npos);
   EXPECT_LT(audit::CanonicalRecordBytes(r).size(), 8u * 1024);
+}
+
+// Requests without a principal: `per_source` records a minute from one address, no bound for
+// all of them together.
+AuditPolicy AnonymousBudget(int64_t per_source, int64_t window_ms) {
+  AuditPolicy policy;
+  policy.anonymous.per_source_per_minute = per_source;
+  policy.anonymous.per_minute = 0;
+  policy.anonymous.window_ms = window_ms;
+  return policy;
+}
+
+// A client without a credential cannot grow the log by one record per request: past the
+// budget its requests are counted, and the count is in the log (every request accounted for);
+// requests with a principal are recorded one by one whatever the budget.
+TEST(RequestAuditTest, RequestsWithoutAPrincipalPastTheBudgetAreCounted) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor auditor(AnonymousBudget(5, 10'000), sink.get());
+  RequestContext anonymous = Context("chat_completions", false);
+  anonymous.auth_failure = "authentication failed";
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(auditor.Commit(Exchange{&anonymous, "POST", "/v1/chat/completions", 401, "{}", "{}"}).ok());
+  }
+  RequestContext keyed = Context("chat_completions", false);
+  keyed.principal = auth::Principal{};
+  keyed.principal->id = "key_1";
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(auditor.Commit(Exchange{&keyed, "POST", "/v1/chat/completions", 400, "{}", "{}"}).ok());
+  }
+  auditor.RecordAllCounted();
+  ASSERT_TRUE(sink->Close().ok());
+
+  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  int64_t one_by_one = 0, keyed_records = 0;
+  std::vector<audit::AuditRecord> counts;
+  for (const audit::AuditRecord& r : records) {
+    if (r.action == "http.requests_counted") counts.push_back(r);
+    else if (r.actor == "key_1") ++keyed_records;
+    else ++one_by_one;
+  }
+  EXPECT_EQ(one_by_one, 5);
+  EXPECT_EQ(keyed_records, 20);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].source, "127.0.0.1");
+  EXPECT_EQ(counts[0].http_status, 401);
+  EXPECT_EQ(counts[0].outcome, "denied");
+  EXPECT_EQ(counts[0].detail.rfind("195 requests without a principal answered 401 from ", 0), 0u) << counts[0].detail;
+  EXPECT_NE(counts[0].detail.find("more than 5 a minute from one address"), std::string::npos) << counts[0].detail;
+}
+
+// A count is written once its window has passed, by whichever exchange is committed next.
+TEST(RequestAuditTest, ACountIsWrittenOnceItsWindowHasPassed) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  RequestAuditor auditor(AnonymousBudget(1, 50), sink.get());
+  RequestContext anonymous = Context("unmatched", false);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(auditor.Commit(Exchange{&anonymous, "GET", "/x", 401, "", ""}).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  RequestContext probe = Context("healthz", true);  // not recorded itself
+  ASSERT_TRUE(auditor.Commit(Exchange{&probe, "GET", "/healthz", 200, "", "{}"}).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].action, "http.requests_counted");
+  EXPECT_EQ(records[1].detail.rfind("2 requests", 0), 0u) << records[1].detail;
 }
 
 TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {

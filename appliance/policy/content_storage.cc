@@ -44,6 +44,12 @@ std::optional<ContentToStore> ContentForStorage(const ActivePolicy& active, std:
   return out;
 }
 
+std::string ClientTextForStorage(const ActivePolicy& active, std::string_view text) {
+  if (!active.policy.redaction.before_storage || active.redactor->empty()) return std::string(text);
+  RedactionTally tally;
+  return active.redactor->Redact(text, &tally, /*mask_blocked=*/true);
+}
+
 int64_t RetentionCutoffMs(const Policy& policy, int64_t now_ms) {
   constexpr int64_t kDayMs = 24 * 60 * 60 * 1000;
   return now_ms - policy.content_logging.retention_days * kDayMs;

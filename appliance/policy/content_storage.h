@@ -28,6 +28,11 @@ struct ContentToStore {
 std::optional<ContentToStore> ContentForStorage(const ActivePolicy& active, std::string_view prompt,
                                                 std::string_view completion);
 
+// A client's text outside its body (its X-Request-Id, the path it asked for) as the audit log
+// and the access log may keep it: redacted, block categories masked, when
+// redaction.before_storage is on; else as sent.
+std::string ClientTextForStorage(const ActivePolicy& active, std::string_view text);
+
 // Stored content older than this Unix time in ms is past the policy's retention
 // (AuditSink::PurgeContentBefore takes it).
 int64_t RetentionCutoffMs(const Policy& policy, int64_t now_ms);

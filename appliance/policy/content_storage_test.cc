@@ -53,5 +53,21 @@ TEST(ContentStorageTest, BodyWithNothingToRedactIsStoredAsSent) {
   EXPECT_EQ(ContentForStorage(*active, body, "")->prompt, body);
 }
 
+// A client's X-Request-Id and path are stored and logged: under a policy that redacts before
+// storage, what it would redact in a prompt is redacted there too.
+TEST(ContentStorageTest, ClientTextOutsideTheBodyIsRedactedLikeStoredContent) {
+  auto shipped = Load("default.json", nullptr);
+  EXPECT_EQ(ClientTextForStorage(*shipped, "card 4111111111111111"), "card [REDACTED:PAYMENT_CARD]");
+  EXPECT_EQ(ClientTextForStorage(*shipped, "/v1/users/alice@example.com"), "/v1/users/[REDACTED:EMAIL]");
+  EXPECT_EQ(ClientTextForStorage(*shipped, "req-7f3a9c"), "req-7f3a9c");
+  // A blocked category is masked too: by now the request is over, and the value must not stay.
+  const auth::ServerSecret secret = auth::ServerSecret::FromBytes({3});
+  auto bank = Load("examples/bank.json", &secret);
+  EXPECT_EQ(ClientTextForStorage(*bank, "4111111111111111").find("4111"), std::string::npos);
+  // Without redaction before storage, as sent.
+  shipped->policy.redaction.before_storage = false;
+  EXPECT_EQ(ClientTextForStorage(*shipped, "card 4111111111111111"), "card 4111111111111111");
+}
+
 }  // namespace
 }  // namespace kimi::policy

@@ -1,7 +1,12 @@
 #include "store/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <utility>
@@ -85,6 +90,19 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir) {
     return Status::FailedPrecondition("data directory " + data_dir + " exists and is not a directory");
   }
   std::string path = (fs::path(data_dir) / "appliance.db").string();
+  // Once the database exists, its marker says so: a marker without its database means the
+  // database (keys, users, the model store's versions, policies) was removed or emptied, and a
+  // fresh one would start the appliance over without a word.
+  const std::string marker = (fs::path(data_dir) / std::string(kDatabaseMarkerFile)).string();
+  struct stat marker_stat {}, db_stat {};
+  const bool marker_present = ::stat(marker.c_str(), &marker_stat) == 0;
+  const bool db_present = ::lstat(path.c_str(), &db_stat) == 0 && db_stat.st_size > 0;
+  if (marker_present && !db_present) {
+    return Status::FailedPrecondition(
+        "the database " + path + " is missing or empty, but " + marker +
+        " says one was created here: restore it from a backup; to start anew on purpose (every key, user, "
+        "policy version and model version gone), remove the marker first");
+  }
   KIMI_RETURN_IF_ERROR(PrepareOwnerOnlyDatabase(path));
   sqlite3* db = nullptr;
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW;
@@ -109,6 +127,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& data_dir) {
                             " applied_at TEXT NOT NULL,"
                             " PRIMARY KEY(component, version))")
                            .WithContext("database " + path));
+  if (!marker_present) {
+    const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno != EEXIST) return Status::IOError("cannot create " + marker + ": " + std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+  }
   return store;
 }
 

@@ -39,6 +39,10 @@ struct sqlite3;
 
 namespace kimi::store {
 
+// Written beside appliance.db when it is first created; Open() refuses to create the database
+// again while the marker is there (a removed or emptied database is an error, not a fresh start).
+inline constexpr std::string_view kDatabaseMarkerFile = "appliance-db.created";
+
 struct Migration {
   std::string_view component;  // "audit"
   int version;                 // 1, 2, 3... without gaps within a component
@@ -48,7 +52,8 @@ struct Migration {
 
 class Store {
  public:
-  // Opens (creating when missing) <data_dir>/appliance.db.
+  // Opens (creating when missing) <data_dir>/appliance.db. FailedPrecondition when it is missing
+  // or empty but kDatabaseMarkerFile says one was created.
   static Result<std::unique_ptr<Store>> Open(const std::string& data_dir);
   ~Store();
   Store(const Store&) = delete;

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -62,6 +63,33 @@ TEST_F(StoreTest, OpenCreatesDirectoryAndDatabaseWithSettings) {
   EXPECT_EQ(journal, "wal");
   EXPECT_EQ(fk, 1);
   EXPECT_TRUE((*s)->QuickCheck().ok());
+}
+
+// A removed or emptied database would otherwise come back empty at the next open: every key,
+// user and policy version gone without a word. Its marker makes that an error.
+TEST_F(StoreTest, ADatabaseRemovedOrEmptiedAfterItsCreationIsRefused) {
+  { ASSERT_TRUE(Store::Open(dir_).ok()); }
+  const std::string db = dir_ + "/appliance.db";
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/" + std::string(kDatabaseMarkerFile)));
+  struct stat st {};
+  ASSERT_EQ(stat(db.c_str(), &st), 0);
+  EXPECT_GT(st.st_size, 0);
+  { ASSERT_TRUE(Store::Open(dir_).ok()); }  // reopening an existing database is fine
+
+  ASSERT_EQ(truncate(db.c_str(), 0), 0);
+  Result<std::unique_ptr<Store>> emptied = Store::Open(dir_);
+  ASSERT_FALSE(emptied.ok());
+  EXPECT_EQ(emptied.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(emptied.status().message().find("is missing or empty"), std::string::npos) << emptied.status().ToString();
+
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  Result<std::unique_ptr<Store>> removed = Store::Open(dir_);
+  ASSERT_FALSE(removed.ok());
+  EXPECT_FALSE(std::filesystem::exists(db));  // nothing created in its place
+
+  // Starting anew on purpose: remove the marker first.
+  std::filesystem::remove(dir_ + "/" + std::string(kDatabaseMarkerFile));
+  EXPECT_TRUE(Store::Open(dir_).ok());
 }
 
 TEST_F(StoreTest, MigrationsApplyOnceInOrder) {

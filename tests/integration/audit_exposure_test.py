@@ -120,6 +120,21 @@ class AuditBoundsTest(unittest.TestCase):
         self.assertEqual(found[0]["client_request_id"], "it-\\u0009forged")
 
 
+    def test_a_card_in_the_request_id_or_the_path_is_redacted_like_stored_content(self):
+        # The shipped policy masks payment cards before storage; the X-Request-Id and the path
+        # a client sends are stored (audit record) and logged (access log) too.
+        card = "4111111111111111"
+        reply = request(self.daemon, "GET", "/v1/cards/" + card, {"X-Request-Id": "it-card " + card}, auth=None)
+        self.assertEqual(reply.status, 401)
+        found = wait_for(lambda: records(self.daemon.data_dir, "client_request_id LIKE 'it-card %'"))
+        self.assertIsNotNone(found)
+        self.assertEqual(found[0]["client_request_id"], "it-card [REDACTED:PAYMENT_CARD]")
+        self.assertEqual(found[0]["target"], "GET /v1/cards/[REDACTED:PAYMENT_CARD]")
+        logged = wait_for(lambda: [line for line in self.daemon.lines if "it-card" in line and '"request"' in line])
+        self.assertIsNotNone(logged)
+        self.assertFalse([line for line in self.daemon.lines if card in line])
+
+
 class ExposureTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -304,6 +304,52 @@ class AuditCrashTest(unittest.TestCase):
             self.assertEqual(code, 0, out + err)
 
 
+class AnonymousFloodTest(unittest.TestCase):
+    """A client without a credential cannot grow the log by one record per request (docs/audit.md
+    "Requests without a principal"): past its budget its refusals are counted, every one of them
+    is in the log, one by one or in a count, and requests with a key are recorded as before."""
+
+    PER_MINUTE = 30
+    SENT = 200
+
+    def test_refusals_past_the_budget_are_counted_and_none_is_lost(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-audit-it-") as tmp:
+            data_dir = os.path.join(tmp, "data")
+            config = audit_config(data_dir, anonymous_records_per_minute_per_source=self.PER_MINUTE)
+            daemon = Daemon(config=config)
+            try:
+                began = time.monotonic()
+                for i in range(self.SENT):
+                    reply = request(daemon, "POST", "/v1/chat/completions", {"X-Request-Id": "flood-%d" % i},
+                                    b"{}", auth="sk-kimi-wrong" if i % 2 else None)
+                    self.assertEqual(reply.status, 401)
+                elapsed = time.monotonic() - began
+                for i in range(5):
+                    self.assertEqual(request(daemon, "GET", "/v1/models", {"X-Request-Id": "keyed-%d" % i}).status,
+                                     200)
+                self.assertEqual(daemon.stop(), 0)
+            finally:
+                daemon.close()
+            records = read_records(data_dir)
+            one_by_one = [r for r in records if r["client_request_id"].startswith("flood-")]
+            counts = [r for r in records if r["action"] == "http.requests_counted"]
+            keyed = [r for r in records if r["client_request_id"].startswith("keyed-")]
+            self.assertEqual(len(keyed), 5)
+            # The bucket starts full and refills at PER_MINUTE / 60 a second while the flood runs.
+            self.assertLessEqual(len(one_by_one), self.PER_MINUTE + 1 + elapsed * self.PER_MINUTE / 60)
+            self.assertGreaterEqual(len(one_by_one), self.PER_MINUTE)
+            self.assertTrue(counts)
+            counted = 0
+            for r in counts:
+                self.assertEqual((r["source"], r["http_status"], r["outcome"], r["actor"]),
+                                 ("127.0.0.1", 401, "denied", ""))
+                counted += int(r["detail"].split(" ", 1)[0])
+            self.assertEqual(len(one_by_one) + counted, self.SENT)
+            self.assertEqual(records[-1]["action"], "service.stop")
+            code, out, err = verify(data_dir)
+            self.assertEqual(code, 0, out + err)
+
+
 class AuditEveryActTest(unittest.TestCase):
     """Each refused request and each administrative act gives exactly one record of its kind,
     with the caller's identity and the right outcome (the model lifecycle's acts are checked in
