@@ -5,16 +5,21 @@
 #include <nlohmann/json.hpp>
 
 #include "admin/reply.h"
+#include "auth/authenticator.h"
 
 namespace kimi::admin {
 namespace {
 
-Status HandleRequestRules(const api::ModelRulesTable* rules, http::RequestContext&, const httplib::Request& req,
+// A model the key may not use gets the rules of a model without an entry, as an unknown one
+// does (as its requests are checked, http/openai_handlers.cc): its own would say it is served.
+Status HandleRequestRules(const api::ModelRulesTable* rules, http::RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
   if (rules == nullptr) return Status::Unavailable("request rules are not available in this daemon");
   const std::string model = req.get_param_value("model");
   if (model.empty()) return Status::InvalidArgument("the query parameter model is required");
-  ReplyJson(res, 200, nlohmann::json{{"model", model}, {"rules", rules->For(model).ToJson()}});
+  const bool may_use = !ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok();
+  ReplyJson(res, 200,
+            nlohmann::json{{"model", model}, {"rules", (may_use ? rules->For(model) : rules->Unlisted()).ToJson()}});
   return Status::OK();
 }
 

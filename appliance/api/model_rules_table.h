@@ -25,6 +25,8 @@ class ModelRulesTable {
   Status Add(const std::string& model, const nlohmann::json& rules);
   // The rules for `model`; K3's for a model without an entry.
   const ModelRequestRules& For(std::string_view model) const;
+  // The rules of a model without an entry (K3's).
+  const ModelRequestRules& Unlisted() const { return default_; }
 
  private:
   std::map<std::string, ModelRequestRules, std::less<>> by_model_;

@@ -121,6 +121,15 @@ Status UpdateUser(sqlite3* db, const std::string& username, const char* assignme
 
 }  // namespace
 
+Result<int64_t> AuthStore::HashedCredentials() {
+  int64_t n = 0;
+  KIMI_RETURN_IF_ERROR(store_->Read([&](sqlite3* db) -> Status {
+    SqlStatement count(db, "SELECT (SELECT COUNT(*) FROM auth_keys) + (SELECT COUNT(*) FROM auth_sessions)");
+    return count.ForEachRow([&] { n = count.Int(0); });
+  }));
+  return n;
+}
+
 Status AuthStore::InsertKey(const KeyRecord& k, const Digest& key_hash, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     static const std::string sql =

@@ -124,6 +124,8 @@ class AuthStore {
   // closes (a connection with live statements does not close). Idempotent.
   void Close();
 
+  // How many API keys and sessions are stored, each under a hash keyed with the server secret.
+  Result<int64_t> HashedCredentials();
   Status InsertKey(const KeyRecord& key, const Digest& key_hash, const AuthEvent& event);
   // The key whose stored hash, or previous secret's hash, equals `key_hash` (compared again in
   // constant time), or nullopt.

@@ -513,8 +513,11 @@ Result<std::vector<UserRecord>> Authenticator::ListUsers() { return store_->List
 
 Result<ListPage<UserRecord>> Authenticator::ListUsers(const ListQuery& query) { return store_->ListUsers(query); }
 
+// Whether `actor` is `username` or acts for it: a user's session, or a key the user owns.
+static bool ActsFor(const Actor& actor, const std::string& username) { return actor.id == username || actor.owner == username; }
+
 Result<std::string> Authenticator::ResetPassword(const Actor& actor, const std::string& username) {
-  if (actor.id == username) {
+  if (ActsFor(actor, username)) {
     return Status::InvalidArgument("a user cannot reset its own password; change it instead");
   }
   KIMI_RETURN_IF_ERROR(CheckUsername(username));
@@ -527,7 +530,7 @@ Result<std::string> Authenticator::ResetPassword(const Actor& actor, const std::
 }
 
 Status Authenticator::DisableUser(const Actor& actor, const std::string& username) {
-  if (actor.id == username) return Status::InvalidArgument("a user cannot disable itself");
+  if (ActsFor(actor, username)) return Status::InvalidArgument("a user cannot disable itself, with a session or a key");
   return store_->DisableUser(username, NowMs(), Event(actor, "auth.user_disabled", username, "ok", ""),
                              [&](const std::string& key_id) {
                                return Event(actor, "auth.key_revoked", key_id, "ok", "owner " + username + " disabled");

@@ -598,6 +598,10 @@ TEST_F(AuthenticatorTest, APasswordResetIssuesAOneTimePasswordEndsSessionsAndUnl
   ASSERT_EQ(UserStateOf(**store_->FindUser("bob"), now_ms_), UserState::kLocked);
   EXPECT_EQ(auth_->ResetPassword(Actor{"bob", "operator", "test"}, "bob").status().code(),
             Status::Code::kInvalidArgument);
+  // Nor through a key bob owns: the rule is about whom the caller acts for, not how it signed in.
+  const Actor bobs_key{"key_0123456789abcdef", "admin", "test", "bob"};
+  EXPECT_EQ(auth_->ResetPassword(bobs_key, "bob").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(auth_->DisableUser(bobs_key, "bob").code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(auth_->ResetPassword(admin_, "nobody").status().code(), Status::Code::kNotFound);
   Result<std::string> one_time = auth_->ResetPassword(admin_, "bob");
   ASSERT_TRUE(one_time.ok()) << one_time.status().ToString();
@@ -645,15 +649,30 @@ TEST_F(AuthenticatorTest, ListsSearchNameOwnerAndIdLiterallyAndPage) {
 
 TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {
   std::string dir = test_store_.root() + "/secret";
-  Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir);
+  Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir, 0);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  Result<ServerSecret> b = ServerSecret::LoadOrCreate(dir);
+  Result<ServerSecret> b = ServerSecret::LoadOrCreate(dir, 3);
   ASSERT_TRUE(b.ok());
   EXPECT_TRUE(DigestEquals(a->KeyedHash("x"), b->KeyedHash("x")));
   auto perms = std::filesystem::status(dir + "/auth-secret.key").permissions();
   EXPECT_EQ(perms & std::filesystem::perms::all, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::permissions(dir + "/auth-secret.key", std::filesystem::perms::group_read, std::filesystem::perm_options::add);
-  EXPECT_EQ(ServerSecret::LoadOrCreate(dir).status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(ServerSecret::LoadOrCreate(dir, 0).status().code(), Status::Code::kFailedPrecondition);
+}
+
+// A deleted secret is not silently replaced while keys or sessions hashed with the old one
+// exist: every one of them would stop working, with nothing in the log.
+TEST_F(AuthenticatorTest, AMissingServerSecretIsNotReplacedWhileCredentialsDependOnIt) {
+  ASSERT_TRUE(auth_->CreateKey(admin_, NewKey{"k", "", Role::kUser, {}, 0}).ok());
+  Result<int64_t> credentials = store_->HashedCredentials();
+  ASSERT_TRUE(credentials.ok());
+  EXPECT_EQ(*credentials, 1);
+  const std::string dir = test_store_.root() + "/lost-secret";
+  Result<ServerSecret> refused = ServerSecret::LoadOrCreate(dir, *credentials);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("restore it from the backup"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/auth-secret.key"));
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ struct Fixture {
     db = std::move(store::Store::Open(root).value());
     if (!db->Migrate(auth::kAuthMigrations).ok()) std::abort();
     store = std::make_unique<AuthStore>(db.get());
-    auth = std::make_unique<Authenticator>(store.get(), *ServerSecret::LoadOrCreate(root), AuthOptions{});
+    auth = std::make_unique<Authenticator>(store.get(), *ServerSecret::LoadOrCreate(root, 0), AuthOptions{});
     Actor actor{"bench", "admin", "local"};
     for (int i = 0; i < keys; ++i) {
       CreatedKey k = *auth->CreateKey(actor, NewKey{"k" + std::to_string(i), "", Role::kUser, {}, 0});

@@ -47,7 +47,7 @@ Result<std::array<uint8_t, 32>> ReadSecret(const std::string& path) {
 
 }  // namespace
 
-Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir) {
+Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir, int64_t hashed_credentials) {
   if (sodium_init() < 0) return Status::Internal("libsodium failed to initialise");
   std::error_code ec;
   if (!std::filesystem::exists(data_dir, ec)) {
@@ -60,6 +60,12 @@ Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir) {
   randombytes_buf(bytes.data(), bytes.size());
   // Written under a temporary name and linked into place: a racing process sees either no
   // file or the whole secret, and link() lets exactly one of them win.
+  if (!std::filesystem::exists(path, ec) && hashed_credentials > 0) {
+    return Status::FailedPrecondition(path + " is missing while the database holds " +
+                                      std::to_string(hashed_credentials) +
+                                      " API keys and sessions hashed with it: restore it from the backup "
+                                      "(docs/operations.md); a new secret would make every one of them fail");
+  }
   if (!std::filesystem::exists(path, ec)) {
     std::string tmp = path + ".tmp." + std::to_string(::getpid());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);

@@ -23,9 +23,12 @@ using Digest = std::array<uint8_t, 32>;
 
 class ServerSecret {
  public:
-  // Reads <data_dir>/auth-secret.key, creating it (and data_dir, 0700) when absent. Refuses a
-  // file of the wrong size or one readable by group or others.
-  static Result<ServerSecret> LoadOrCreate(const std::string& data_dir);
+  // Reads <data_dir>/auth-secret.key, creating it (and data_dir, 0700) when absent and nothing
+  // was hashed with a secret yet (hashed_credentials: the keys and sessions the database holds,
+  // AuthStore::HashedCredentials). A missing file while credentials exist is FailedPrecondition:
+  // a new secret would silently invalidate every one of them. Refuses a file of the wrong size
+  // or one readable by group or others.
+  static Result<ServerSecret> LoadOrCreate(const std::string& data_dir, int64_t hashed_credentials);
   // For tests: a fixed secret.
   static ServerSecret FromBytes(const std::array<uint8_t, 32>& bytes) { return ServerSecret(bytes); }
 

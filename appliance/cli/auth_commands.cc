@@ -76,13 +76,14 @@ Result<Opened> Open(const Common& common) {
   KIMI_ASSIGN_OR_RETURN(out.db, store::Store::Open(data_dir));
   KIMI_ASSIGN_OR_RETURN(int applied, out.db->Migrate(store::AllMigrations()));
   (void)applied;
-  KIMI_ASSIGN_OR_RETURN(auth::ServerSecret secret, auth::ServerSecret::LoadOrCreate(data_dir));
+  out.store = std::make_unique<auth::AuthStore>(out.db.get());
+  KIMI_ASSIGN_OR_RETURN(int64_t credentials, out.store->HashedCredentials());
+  KIMI_ASSIGN_OR_RETURN(auth::ServerSecret secret, auth::ServerSecret::LoadOrCreate(data_dir, credentials));
   auth::AuthOptions options;
   options.password.ops_limit = static_cast<uint64_t>(cfg.auth.argon2_ops_limit);
   options.password.mem_limit_bytes = static_cast<uint64_t>(cfg.auth.argon2_mem_limit_kib) * 1024;
   options.password.min_length = cfg.auth.password_min_length;
   options.max_concurrent_password_hashes = cfg.auth.max_concurrent_password_hashes;
-  out.store = std::make_unique<auth::AuthStore>(out.db.get());
   out.auth = std::make_unique<auth::Authenticator>(out.store.get(), secret, options);
   return out;
 }

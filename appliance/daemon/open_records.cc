@@ -3,13 +3,16 @@
 // request auditor; the auth store and its outbox; the active policy.
 #include "daemon/daemon_parts.h"
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "audit/audit_key.h"
 #include "audit/record_builder.h"
 #include "audit/settings_change.h"
+#include "auth/server_secret.h"
 #include "build_info.h"
 #include "daemon/module_options.h"
 #include "migrations/all_migrations.h"
@@ -22,7 +25,11 @@ namespace kimi::daemon {
 Status Daemon::OpenStores() {
   const std::string& data_dir = parts_->config.storage.data_dir;
   // Files an older version or a tool left readable by others are tightened before any is opened.
-  Result<std::vector<std::string>> tightened = store::RestrictTreeToOwner(data_dir);
+  // The two secrets keep their own stricter rule: one found readable by others is refused
+  // (it may have been copied), not tightened and trusted.
+  const std::string secrets[] = {(std::filesystem::path(data_dir) / audit::kAuditKeyFile).string(),
+                                 (std::filesystem::path(data_dir) / auth::kServerSecretFile).string()};
+  Result<std::vector<std::string>> tightened = store::RestrictTreeToOwner(data_dir, secrets);
   if (!tightened.ok()) {
     return Refuse("cannot restrict the data directory to its owner",
                   {{"error", tightened.status().message()}});
@@ -139,11 +146,14 @@ Status Daemon::OpenAudit() {
 // Authentication: the server secret, the key/user/session tables, and the outbox that moves
 // auth events (including those kimictl wrote while the daemon was down) into the audit log.
 Status Daemon::OpenAuth() {
-  Result<auth::ServerSecret> secret = auth::ServerSecret::LoadOrCreate(parts_->config.storage.data_dir);
+  parts_->auth_store = std::make_unique<auth::AuthStore>(parts_->store.get());
+  Result<int64_t> credentials = parts_->auth_store->HashedCredentials();
+  Result<auth::ServerSecret> secret =
+      credentials.ok() ? auth::ServerSecret::LoadOrCreate(parts_->config.storage.data_dir, *credentials)
+                       : Result<auth::ServerSecret>(credentials.status());
   if (!secret.ok())
     return Refuse("cannot load the authentication secret", {{"error", secret.status().ToString()}});
   parts_->secret = *secret;
-  parts_->auth_store = std::make_unique<auth::AuthStore>(parts_->store.get());
   parts_->auth_outbox =
       std::make_unique<auth::AuditOutbox>(parts_->auth_store.get(), parts_->audit_sink.get());
   parts_->authenticator =

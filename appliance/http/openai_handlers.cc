@@ -44,13 +44,29 @@ std::string ModelNotReadyReason(const GenerationServices& services) {
   return "the model is not ready";
 }
 
-// The model a request is for: the one it names (the request rules require one).
-Result<std::string> ResolveModel(const GenerationServices& services, const std::string& model) {
+// The key may use every model, or names this one among its allowed models.
+bool MayUse(const RequestContext& ctx, const std::string& model) {
+  return !ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok();
+}
+
+// A model the key may not use is answered like an unknown one, before anything (its rules, the
+// policy, its readiness) says whether it is served, so a key cannot learn what else is served.
+Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
+  if (MayUse(ctx, model)) return Status::OK();
+  return Status::NotFound("the model '" + model + "' does not exist or this API key may not use it");
+}
+
+// The model a request is for: the one it names (the request rules require one). The hint of an
+// unknown model's error names only a served model the key may use.
+Result<std::string> ResolveModel(const GenerationServices& services, const RequestContext& ctx,
+                                 const std::string& model) {
   if (services.backend == nullptr) return Status::Unavailable(ModelNotReadyReason(services));
   const std::vector<std::string> served = services.backend->Models();
   if (served.empty()) return Status::Unavailable(ModelNotReadyReason(services));
   if (std::find(served.begin(), served.end(), model) == served.end()) {
-    return Status::NotFound("the model '" + model + "' does not exist (served: " + served.front() + ")");
+    auto usable = std::find_if(served.begin(), served.end(), [&](const std::string& m) { return MayUse(ctx, m); });
+    return Status::NotFound("the model '" + model + "' does not exist" +
+                            (usable == served.end() ? std::string() : " (served: " + *usable + ")"));
   }
   if (!services.backend->Healthy(model)) return Status::Unavailable(ModelNotReadyReason(services));
   return model;
@@ -70,27 +86,23 @@ void Meter(Lease* lease, const GenerationTally& tally, const AuditFacts& facts, 
   if (!s.ok()) log::Warn("cannot record the request's token usage", {{"request_id", request_id}, {"error", s.ToString()}});
 }
 
-// The key may use every model, or names this one among its allowed models. A model it may not
-// use is answered like an unknown one, so a key cannot learn what else is served.
-Status CheckModelAccess(const RequestContext& ctx, const std::string& model) {
-  if (!ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok()) return Status::OK();
-  return Status::NotFound("the model '" + model + "' does not exist or this API key may not use it");
-}
-
-// The request rules of the model a body asks for (the only served one when it names none),
-// looked up before validation so that a malformed body still gets its 400 without a model.
-api::RulesLookup RulesFor(const GenerationServices& services) {
+// The request rules of the model a body asks for (the first served one the key may use when it
+// names none), looked up before validation so that a malformed body still gets its 400 without
+// a model. A model the key may not use gets the rules of a model without an entry, as an
+// unknown one does: its own bounds would say that it is served.
+api::RulesLookup RulesFor(const GenerationServices& services, const RequestContext& ctx) {
   if (services.request_rules == nullptr) return nullptr;
-  return [table = services.request_rules](const std::string& model) -> const api::ModelRequestRules& {
-    return table->For(model);
+  return [table = services.request_rules, &ctx](const std::string& model) -> const api::ModelRequestRules& {
+    return MayUse(ctx, model) ? table->For(model) : table->Unlisted();
   };
 }
 
-// The model a request names none of: the only one served ("" while none is).
-std::string FirstServedModel(const GenerationServices& services) {
+std::string FirstServedModel(const GenerationServices& services, const RequestContext& ctx) {
   if (services.request_rules == nullptr || services.backend == nullptr) return std::string();
-  const std::vector<std::string> served = services.backend->Models();
-  return served.empty() ? std::string() : served.front();
+  for (const std::string& m : services.backend->Models()) {
+    if (MayUse(ctx, m)) return m;
+  }
+  return std::string();
 }
 
 // Which model version served the response, when the backend knows: the same value as the
@@ -320,10 +332,11 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
                        const httplib::Request& req, httplib::Response& res) {
   // The one parse of the body: everything after reads the typed request.
   KIMI_ASSIGN_OR_RETURN(api::ApiRequest parsed,
-                        api::ParseRequest(endpoint, req.body, RulesFor(services), FirstServedModel(services)));
+                        api::ParseRequest(endpoint, req.body, RulesFor(services, ctx), FirstServedModel(services, ctx)));
   if (const std::string ignored = api::IgnoredFieldList(parsed); !ignored.empty()) {
     log::Info("request fields ignored", {{"request_id", ctx.request_id}, {"fields", ignored}});
   }
+  KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, parsed.validated.model));
   // The one policy decision step, before any backend is chosen or called.
   policy::RequestCaller caller;
   caller.principal = ctx.principal ? &*ctx.principal : nullptr;
@@ -336,8 +349,7 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   ctx.audit.policy = std::move(decided.audit_entries);
   if (decided.stored_content) ctx.audit.stored_content = std::move(decided.stored_content);
   KIMI_RETURN_IF_ERROR(decided.refusal);
-  KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, parsed.validated.model));
-  KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, model));
+  KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, ctx, parsed.validated.model));
   std::shared_ptr<Lease> lease;
   if (services.authenticator != nullptr && ctx.principal) {
     Result<std::unique_ptr<Lease>> begun = services.authenticator->BeginGeneration(*ctx.principal, &ctx.retry_after_s);
@@ -400,7 +412,7 @@ Json ModelObject(const ModelListServices& services, const std::string& id) {
 // The served models the request's key may use.
 std::vector<std::string> ServedModels(const ModelListServices& services, const RequestContext& ctx) {
   std::vector<std::string> out = services.backend == nullptr ? std::vector<std::string>{} : services.backend->Models();
-  std::erase_if(out, [&](const std::string& id) { return !CheckModelAccess(ctx, id).ok(); });
+  std::erase_if(out, [&](const std::string& id) { return !MayUse(ctx, id); });
   return out;
 }
 

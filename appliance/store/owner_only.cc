@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -69,7 +70,8 @@ Status PrepareOwnerOnlyDatabase(const std::string& db_path) {
   return Status::OK();
 }
 
-Result<std::vector<std::string>> RestrictTreeToOwner(const std::string& dir) {
+Result<std::vector<std::string>> RestrictTreeToOwner(const std::string& dir,
+                                                     std::span<const std::string> left_as_found) {
   namespace fs = std::filesystem;
   std::vector<std::string> changed_paths;
   std::error_code ec;
@@ -84,7 +86,9 @@ Result<std::vector<std::string>> RestrictTreeToOwner(const std::string& dir) {
   // The iterator does not descend into linked directories; links themselves are skipped.
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_symlink(ec)) continue;
-    KIMI_RETURN_IF_ERROR(visit(it->path().string()));
+    const std::string path = it->path().string();
+    if (std::find(left_as_found.begin(), left_as_found.end(), path) != left_as_found.end()) continue;
+    KIMI_RETURN_IF_ERROR(visit(path));
   }
   if (ec) return Status::IOError("cannot list " + dir + ": " + ec.message());
   return changed_paths;

@@ -15,6 +15,7 @@
 // files.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,11 @@ namespace kimi::store {
 // permissions from it and from its SQLite companions (-wal, -shm, -journal) where they exist.
 Status PrepareOwnerOnlyDatabase(const std::string& db_path);
 
-// Removes group and other permissions from dir and every file and directory below it. Returns
-// the paths whose mode changed (empty when dir does not exist).
-Result<std::vector<std::string>> RestrictTreeToOwner(const std::string& dir);
+// Removes group and other permissions from dir and every file and directory below it, but the
+// paths in left_as_found: secrets whose own check refuses them when they were readable by
+// others (they may have been copied). Returns the paths whose mode changed (empty when dir does
+// not exist).
+Result<std::vector<std::string>> RestrictTreeToOwner(const std::string& dir,
+                                                     std::span<const std::string> left_as_found = {});
 
 }  // namespace kimi::store

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import sys
 import unittest
 
@@ -377,6 +378,37 @@ class StartupFailureTest(unittest.TestCase):
     def test_missing_config_file(self):
         code, _, err = run_to_exit([DAEMON, "--config", "/nonexistent/appliance.json"])
         self.assert_one_line_failure(code, err, "/nonexistent/appliance.json")
+
+    def start_and_stop(self, d, config):
+        daemon = Daemon(config=config)  # makes the data directory, its keys and an API key
+        data_dir = daemon.data_dir
+        self.assertEqual(daemon.stop(), 0)
+        daemon.close()
+        return data_dir
+
+    def test_a_secret_readable_by_others_or_missing_is_refused_not_repaired(self):
+        # A key that was readable by others may have been copied: tightening it and trusting it
+        # would hide that. A deleted server secret with keys hashed under it would silently
+        # invalidate every key.
+        for name, damage, fragment in (("audit-ed25519.key", "chmod", "audit-ed25519.key"),
+                                       ("auth-secret.key", "chmod", "auth-secret.key"),
+                                       ("auth-secret.key", "delete", "restore it from the backup")):
+            with self.subTest(name=name, damage=damage), tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+                config = base_config()
+                config["storage"]["data_dir"] = os.path.join(d, "data")
+                data_dir = self.start_and_stop(d, config)
+                path = os.path.join(data_dir, name)
+                if damage == "chmod":
+                    os.chmod(path, 0o644)
+                else:
+                    os.unlink(path)
+                code, err = self.run_daemon(config)
+                self.assertNotEqual(code, 0, err)
+                self.assertIn(fragment, err)
+                if damage == "chmod":
+                    self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o644, "left as found")
+                else:
+                    self.assertFalse(os.path.exists(path), "not replaced")
 
     def test_port_in_use(self):
         with socket.socket() as holder:

@@ -352,13 +352,38 @@ class AllowedModelsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.upstream = Upstream()
-        cls.daemon = Daemon(config=upstream_config(cls.upstream))
+        config = upstream_config(cls.upstream)
+        config["request_rules"] = [{"model": "m-b", "rules": {"temperature": [0, 0.3]}}]
+        cls.daemon = Daemon(config=config)
 
     @classmethod
     def tearDownClass(cls):
         cls.daemon.stop()
         cls.daemon.close()
         cls.upstream.close()
+
+    def test_a_model_the_key_may_not_use_looks_like_an_unknown_one(self):
+        # Nothing a key limited to m-a is told separates m-b (served, with its own rules) from a
+        # model that does not exist: not the error's text, not the bounds, not the rules route.
+        wait_until_served(self, self.daemon)
+        key, _ = create_key(self.daemon, models=["m-a"])
+
+        def refusal(model, **fields):
+            body = dict({"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}, **fields)
+            reply = request(self.daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"},
+                            json.dumps(body).encode(), auth=key)
+            error = reply.json()["error"]
+            return reply.status, error["message"].replace("'%s'" % model, "'X'"), error.get("param")
+
+        for fields in ({}, {"temperature": 0.9}):
+            self.assertEqual(refusal("m-b", **fields), refusal("no-such-model", **fields), fields)
+        self.assertNotIn("m-b", refusal("no-such-model")[1])
+        rules = {m: request(self.daemon, "GET", "/admin/v1/request-rules?model=" + m, auth=key).json()["rules"]
+                 for m in ("m-b", "no-such-model")}
+        self.assertEqual(rules["m-b"], rules["no-such-model"])
+        # The key with every model sees m-b's own bounds.
+        self.assertNotEqual(request(self.daemon, "GET", "/admin/v1/request-rules?model=m-b").json()["rules"],
+                            rules["m-b"])
 
     def test_a_key_uses_and_sees_only_its_models(self):
         wait_until_served(self, self.daemon)
