@@ -19,16 +19,30 @@ constexpr std::string_view kShared[] = {"model", "temperature", "top_p", "top_k"
                                         "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
                                         "seed"};
 constexpr std::string_view kChat[] = {"top_logprobs", "tool_choice", "parallel_tool_calls", "add_generation_prompt"};
-constexpr std::string_view kCompletion[] = {"echo", "suffix", "best_of"};
+// Not `suffix`: text the prompt does not print and the policy does not read.
+constexpr std::string_view kCompletion[] = {"echo", "best_of"};
 // A message's keys the chat format reads (engine/chat/chat_format.cc) and the policy scans
 // (kimi::ForEachRenderedText, rendered_texts.cc); the rest stays here.
 constexpr std::string_view kMessageKeys[] = {"role", "content", "name", "id", "tool", "tool_calls", "tool_call_id",
                                              "reasoning_content", "reasoning", "tools"};
 
-// Content parts as the chat format renders them: an image part as it is (an image placeholder;
-// the request rules admit data: URLs only), any other part as the text part of its `text`,
-// which is what the prompt prints of it and what the policy scanned; a part without text
-// prints nothing and is left out.
+// An image part as OpenAI's image_url part of its URL alone (the request rules admit base64
+// data: URLs of images only), and its `detail` when it is one of OpenAI's values: any other key
+// of the part would be text the policy never read.
+Json ForwardedImage(const Json& part, const std::string& type) {
+  const Json& image = part.contains(type) ? part[type] : Json();
+  Json image_url = {{"url", image.is_object() && image.contains("url") ? image["url"] : image}};
+  if (image.is_object() && image.contains("detail") && image["detail"].is_string()) {
+    const std::string detail = image["detail"].get<std::string>();
+    if (detail == "auto" || detail == "low" || detail == "high") image_url["detail"] = detail;
+  }
+  return Json{{"type", "image_url"}, {"image_url", std::move(image_url)}};
+}
+
+// Content parts as the chat format renders them: an image part as ForwardedImage (an image
+// placeholder in the prompt), any other part as the text part of its `text`, which is what the
+// prompt prints of it and what the policy scanned; a part without text prints nothing and is
+// left out.
 Json ForwardedContent(const Json& content) {
   if (!content.is_array()) return content;
   Json parts = Json::array();
@@ -36,9 +50,7 @@ Json ForwardedContent(const Json& content) {
     if (!part.is_object()) continue;
     const std::string type = part.contains("type") && part["type"].is_string() ? part["type"].get<std::string>() : "";
     if (type == "image" || type == "image_url") {
-      Json image = {{"type", type}};
-      if (part.contains(type)) image[type] = part[type];
-      parts.push_back(std::move(image));
+      parts.push_back(ForwardedImage(part, type));
     } else if (part.contains("text")) {
       parts.push_back(Json{{"type", "text"}, {"text", part["text"]}});
     }

@@ -73,10 +73,27 @@ TEST(UpstreamBody, OnlyKnownFieldsAndTheThinkingKwargsAreSent) {
             (Json{{"thinking", true}, {"thinking_effort", "max"}, {"preserve_thinking", true}}));
 }
 
+// An image part reaches the upstream as its URL (and a known detail) alone, whichever of the two
+// part types carried it: other keys would be text the policy never read.
+TEST(UpstreamBody, ImagePartsAreTheirUrlAlone) {
+  Json body = Base();
+  const std::string url = "data:image/png;base64,AAAA";
+  body["messages"][0]["content"] = Json::array(
+      {Json{{"type", "image_url"}, {"image_url", {{"url", url}, {"detail", "low"}, {"note", "card 4111"}}}},
+       Json{{"type", "image"}, {"image", {{"url", url}, {"x-secret", "ssn 123-45-6789"}}}},
+       Json{{"type", "image"}, {"image", url}},
+       Json{{"type", "image_url"}, {"image_url", {{"url", url}, {"detail", "ssn 123-45-6789"}}}}});
+  const Json out = UpstreamBody(Forwarded(body), "");
+  const Json image = {{"type", "image_url"}, {"image_url", {{"url", url}}}};
+  const Json low = {{"type", "image_url"}, {"image_url", {{"url", url}, {"detail", "low"}}}};
+  EXPECT_EQ(out["messages"][0]["content"], Json::array({low, image, image, image}));
+}
+
 TEST(UpstreamBody, CompletionsStreamWithUsageAndNoTemplateKwargs) {
   const Json body = {{"model", "kimi-k3"}, {"prompt", "Once"}, {"stream", true},
-                     {"stream_options", {{"include_usage", false}}}};
+                     {"stream_options", {{"include_usage", false}}}, {"suffix", "card 4111 1111 1111 1111"}};
   const Json out = UpstreamBody(Forwarded(body, api::Endpoint::kCompletions), "k3");
+  EXPECT_FALSE(out.contains("suffix"));  // text the prompt does not print and the policy does not read
   EXPECT_EQ(out["stream"], true);
   EXPECT_EQ(out["stream_options"]["include_usage"], true);
   EXPECT_EQ(out["model"], "k3");

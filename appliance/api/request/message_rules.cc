@@ -23,16 +23,28 @@ Status CheckContent(const Json& content, const std::string& field) {
       const Json* text = OptionalMember(content[i], "text");
       if (text == nullptr) return FieldError(Member(part, "text"), "is required in a text part");
       KIMI_RETURN_IF_ERROR(ExpectString(*text, Member(part, "text")));
-    } else if (*type == "image_url") {
-      // An upstream server fetches a URL it is given: only an inline image (a data: URL) may
-      // pass, so no request makes anything inside the network connect anywhere.
-      const Json* image = OptionalMember(content[i], "image_url");
+    } else if (*type == "image_url" || *type == "image") {
+      // An upstream server fetches a URL it is given: only an inline image (a data: URL of an
+      // image type) may pass, so no request makes anything inside the network connect anywhere,
+      // and no text rides in a part the policy does not read (a data:text/plain URL).
+      const std::string& kind = type->get_ref<const std::string&>();
+      const Json* image = OptionalMember(content[i], kind);
       const Json* url = image == nullptr ? nullptr : image->is_object() ? OptionalMember(*image, "url") : image;
-      const std::string url_field = Member(Member(part, "image_url"), "url");
-      if (url == nullptr) return FieldError(url_field, "is required in an image_url part");
+      // An `image` part may hold its URL itself; an image_url part's is named image_url.url
+      // whatever its form, as OpenAI's schema names it.
+      const bool bare = kind == "image" && image != nullptr && !image->is_object();
+      const std::string url_field = bare ? Member(part, kind) : Member(Member(part, kind), "url");
+      if (url == nullptr) return FieldError(url_field, "is required in an " + kind + " part");
       KIMI_RETURN_IF_ERROR(ExpectString(*url, url_field));
-      if (url->get_ref<const std::string&>().rfind("data:", 0) != 0) {
+      const std::string& text = url->get_ref<const std::string&>();
+      if (text.rfind("data:", 0) != 0) {
         return FieldError(url_field, "must be a data: URL (the appliance fetches nothing)");
+      }
+      const size_t comma = text.find(',');
+      const std::string_view header = std::string_view(text).substr(0, comma);
+      if (header.rfind("data:image/", 0) != 0 || comma == std::string::npos ||
+          header.size() < 7 || header.substr(header.size() - 7) != ";base64") {
+        return FieldError(url_field, "must be a base64 data: URL of an image (data:image/...;base64,...)");
       }
     }
   }

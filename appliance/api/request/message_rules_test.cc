@@ -56,6 +56,21 @@ TEST(MessageRulesTest, ImagePartsAreInline) {
                        "messages[0].content[0].image_url.url", "data: URL"));
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "image_url"}]}])"),
                        "messages[0].content[0].image_url.url"));
+  // The `image` part type is held to the same rule.
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": [{"type": "image", "image": "data:image/jpeg;base64,AAAA"}]}])")));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "image", "image": "http://169.254.169.254/"}]}])"),
+                       "messages[0].content[0].image", "data: URL"));
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "image", "image": {"url": "http://x/"}}]}])"),
+                       "messages[0].content[0].image.url", "data: URL"));
+  // Text in a data: URL would pass by the policy, which reads no image.
+  for (const char* url : {"data:text/plain,card 4111 1111 1111 1111", "data:,x", "data:image/png,raw",
+                          "data:image/svg+xml;utf8,<svg/>"}) {
+    const std::string messages =
+        std::string(R"([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": ")") + url + R"("}}]}])";
+    EXPECT_TRUE(Rejected(WithMessages(messages.c_str()),
+                         "messages[0].content[0].image_url.url", "of an image"))
+        << url;
+  }
 }
 
 TEST(MessageRulesTest, AssistantToolCallsHaveAFunctionWithAName) {
