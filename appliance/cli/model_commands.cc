@@ -118,8 +118,8 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
   if (!a.Has("--quiet")) request.hashing.progress = ProgressPrinter(err, "hashing");
   auto result = models::SignModel(request);
   if (!result.ok()) return Fail(err, "sign " + request.model_path, result.status());
-  out << "signed " << request.model_path << "\n"
-      << "signature: " << result->signature_path << "\n"
+  out << "signed " << audit::ShownText(request.model_path) << "\n"
+      << "signature: " << audit::ShownText(result->signature_path) << "\n"
       << "subject sha256: " << result->subject_digest_hex << "\n"
       << "resources: " << result->resources << ", bytes: " << result->bytes << "\n"
       << "key: sha256:" << models::KeyFingerprint(key->get()) << "\n";
@@ -148,12 +148,14 @@ int RunModelVerify(const std::vector<std::string>& args, std::ostream& out, std:
     err << "REFUSED " << audit::ShownText(request.model_path) << ": " << audit::ShownText(manifest.status().message()) << "\n";
     return kExitFailed;
   }
-  out << "OK " << request.model_path << "\n"
+  // Names come from the signed manifest and the signer's certificate: shown as text, so that a
+  // file name cannot recolour the terminal or forge a line of this listing.
+  out << "OK " << audit::ShownText(request.model_path) << "\n"
       << "subject sha256: " << manifest->subject_digest_hex() << "\n"
-      << "signer: " << manifest->signer().description << "\n"
+      << "signer: " << audit::ShownText(manifest->signer().description) << "\n"
       << "resources: " << manifest->entries().size() << " (" << manifest->files().size() << " files, "
       << manifest->total_bytes() << " bytes)\n";
-  for (const auto& e : manifest->entries()) out << "  " << e.sha256_hex << "  " << e.name << "\n";
+  for (const auto& e : manifest->entries()) out << "  " << e.sha256_hex << "  " << audit::ShownText(e.name) << "\n";
   return kExitOk;
 }
 

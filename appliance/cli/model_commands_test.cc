@@ -90,6 +90,22 @@ TEST(ModelCommandsTest, RefusalShowsAForeignFileNameAsText) {
   EXPECT_NE(refused.err.find("evil\\u001b[31mRED\\u000aOK forged"), std::string::npos) << refused.err;
 }
 
+// A signed file's name is shown as text in the success listing too: the signer chose it, and
+// it must not recolour the terminal or forge a line of the listing.
+TEST(ModelCommandsTest, TheListingShowsSignedFileNamesAsText) {
+  TempDir dir;
+  ASSERT_EQ(Call(static_cast<Command>(RunKeygen), {"--out", dir / "demo"}).code, 0);
+  fs::create_directories(dir / "model");
+  models::testing::WriteFile(dir / "model/weights.bin", std::string(5000, 'x'));
+  models::testing::WriteFile(dir / "model/n\x1b[31mOK\x1b]0;pwned\x07\r\nOK fake", "zz");
+  ASSERT_EQ(Call(static_cast<Command>(RunModelSign), {"--key", dir / "demo.pem", "--quiet", dir / "model"}).code, 0);
+  CommandRun listed = Call(static_cast<Command>(RunModelVerify), {"--key", dir / "demo.pub.pem", "--quiet", dir / "model"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  for (char c : {'\x1b', '\x07', '\r'}) EXPECT_EQ(listed.out.find(c), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("\nOK fake"), std::string::npos) << listed.out;  // no forged line
+  EXPECT_NE(listed.out.find("\\u000aOK fake"), std::string::npos) << listed.out;
+}
+
 // By default a file larger than the shard size (4 MiB for a small model) is signed in shards
 // that verification hashes on several threads; a changed byte is named with its shard's range.
 // --files signs one resource per file, as verifiers before the shard serialization expect.

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -251,33 +252,54 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
   if (Status s = CheckEditable(); !s.ok()) return refuse(s, id);
   const std::vector<TrustEntry> entries = EntriesOf(*Current());
   const TrustEntry* found = nullptr;
+  std::vector<std::string> files;  // every file that holds the fingerprint
   for (const TrustEntry& e : entries) {
-    if (e.id == id) found = &e;
+    if (e.id != id) continue;
+    found = &e;
+    if (std::find(files.begin(), files.end(), e.file) == files.end()) files.push_back(e.file);
   }
   if (found == nullptr) return refuse(Status::NotFound("no trusted key or CA with fingerprint " + std::string(id)), id);
   const std::string target = found->kind + " sha256:" + found->id;
-  // Kept until the removal is recorded: a removal that cannot be audited is undone.
-  std::ifstream in(found->file, std::ios::binary);
-  std::ostringstream kept;
-  kept << in.rdbuf();
-  if (!in) return refuse(Status::IOError("cannot read " + found->file), target);
-  // A file of several entries loses only this one's block; a file left without one goes.
-  size_t others = 0;
-  const std::string rest = WithoutEntry(kept.str(), found->id, &others);
-  Status changed = Status::OK();
-  if (others > 0) {
-    changed = WriteFileDurably(found->file, rest);
-  } else if (std::error_code ec; !fs::remove(found->file, ec) || ec) {
-    changed = Status::IOError("cannot remove " + found->file + (ec ? ": " + ec.message() : std::string()));
-  }
-  if (!changed.ok()) return refuse(changed, target);
-  std::string detail = found->description + " from " + found->file;
-  if (others > 0) detail += "; the file keeps its " + std::to_string(others) + " other entries";
-  if (Status audited = Audit("trust.remove", target, actor, Status::OK(), detail); !audited.ok()) {
-    if (Status restored = WriteFileDurably(found->file, kept.str()); !restored.ok()) {
-      log::Error("trust store: a removal that was not audited could not be undone",
-                 {{"file", found->file}, {"error", restored.message()}});
+  // Every file that holds it loses its block (one copy left would keep it trusted while the answer
+  // says removed); each file's bytes are kept until the removal is recorded: a removal that
+  // cannot be audited, or that fails part way, is undone.
+  std::vector<std::pair<std::string, std::string>> kept;  // file, its bytes before
+  auto undo = [&] {
+    for (const auto& [file, bytes] : kept) {
+      if (Status restored = WriteFileDurably(file, bytes); !restored.ok()) {
+        log::Error("trust store: a removal that was not completed could not be undone",
+                   {{"file", file}, {"error", restored.message()}});
+      }
     }
+  };
+  std::string detail = found->description + " from ";
+  for (const std::string& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) {
+      undo();
+      return refuse(Status::IOError("cannot read " + file), target);
+    }
+    kept.emplace_back(file, bytes.str());
+    // A file of several entries loses only this one's block; a file left without one goes.
+    size_t others = 0;
+    const std::string rest = WithoutEntry(kept.back().second, found->id, &others);
+    Status changed = Status::OK();
+    if (others > 0) {
+      changed = WriteFileDurably(file, rest);
+    } else if (std::error_code ec; !fs::remove(file, ec) || ec) {
+      changed = Status::IOError("cannot remove " + file + (ec ? ": " + ec.message() : std::string()));
+    }
+    if (!changed.ok()) {
+      undo();
+      return refuse(changed, target);
+    }
+    detail += (file == files.front() ? "" : ", ") + file;
+    if (others > 0) detail += " (which keeps its " + std::to_string(others) + " other entries)";
+  }
+  if (Status audited = Audit("trust.remove", target, actor, Status::OK(), detail); !audited.ok()) {
+    undo();
     return audited;
   }
   TrustEntry removed = *found;

@@ -99,6 +99,28 @@ TEST_F(TrustDirectoryTest, RemoveDeletesTheFileAndIsAudited) {
   EXPECT_EQ(fx_.AuditRecords()[1].target, "key sha256:" + added->id);
 }
 
+// A key held in two files stays trusted while either holds it: a removal takes it out of both.
+TEST_F(TrustDirectoryTest, RemoveTakesTheKeyOutOfEveryFileThatHoldsIt) {
+  const std::string pem = NewPublicKeyPem(), other = NewPublicKeyPem();
+  for (const char* name : {"/a-signer.pem", "/b-signer.pem"}) {
+    std::ofstream out(fx_.trust_dir() + name);
+    out << pem << (std::string(name) == "/b-signer.pem" ? other : "");
+  }
+  ASSERT_TRUE(trust_.Load().ok());
+  TrustStore only;
+  ASSERT_TRUE(only.AddPem(pem, "test").ok());
+  const std::string id = only.keys()[0].fingerprint;
+  Result<TrustEntry> removed = trust_.Remove(id, actor_);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  for (const TrustEntry& e : trust_.List()) EXPECT_NE(e.id, id) << e.file;
+  EXPECT_FALSE(std::filesystem::exists(fx_.trust_dir() + "/a-signer.pem"));
+  EXPECT_TRUE(std::filesystem::exists(fx_.trust_dir() + "/b-signer.pem"));  // keeps the other key
+  EXPECT_EQ(trust_.List().size(), 2u);  // the fixture's signer and the other key
+  const std::string detail = fx_.AuditRecords().back().detail;
+  EXPECT_NE(detail.find("a-signer.pem"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("b-signer.pem"), std::string::npos) << detail;
+}
+
 TEST_F(TrustDirectoryTest, RemovingOneEntryOfASharedFileKeepsTheOthersAndTheTextAroundThem) {
   const std::string first = NewPublicKeyPem(), second = NewPublicKeyPem(), third = NewPublicKeyPem();
   const std::string shared = fx_.trust_dir() + "/team-keys.pem";
