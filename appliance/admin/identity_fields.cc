@@ -13,7 +13,7 @@ namespace kimi::admin {
 using nlohmann::json;
 
 void DrainAuthEvents(auth::Authenticator& auth, http::RequestContext& ctx) {
-  ctx.change_in_auth_outbox = true;
+  ctx.change_in_outbox = true;
   Status s = auth.DrainEvents();
   if (!s.ok())
     log::Warn("auth events not yet in the audit log",

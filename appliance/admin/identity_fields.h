@@ -23,7 +23,7 @@ namespace kimi::admin {
 
 // The auth events of the change just made go into the audit log before the response does; a
 // failure is logged (the outbox keeps them for its next pass). Marks the request as one whose
-// change is recorded through the outbox (RequestContext::change_in_auth_outbox).
+// change is recorded through the outbox (RequestContext::change_in_outbox).
 void DrainAuthEvents(auth::Authenticator& auth, http::RequestContext& ctx);
 
 // The required "role" field, one of auth/roles.h's names.

@@ -28,6 +28,13 @@ Status Reply(Result<nlohmann::json> reply, int status, httplib::Response& res) {
   return Status::OK();
 }
 
+// The reply of an act that changed the model store: its record committed with it, in the audit
+// outbox (model_store.h), so the act stands whether or not this request's own record can be stored.
+Status ChangeReply(Result<nlohmann::json> reply, http::RequestContext& ctx, httplib::Response& res) {
+  if (reply.ok()) ctx.change_in_outbox = true;
+  return Reply(std::move(reply), 200, res);
+}
+
 }  // namespace
 
 models::Actor ActorOf(const http::RequestContext& ctx) {
@@ -60,20 +67,20 @@ Status HandleActivateModel(models::ModelAdmin* model_admin, http::RequestContext
                            httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   KIMI_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
-  return Reply(admin->Activate(body, ActorOf(ctx)), 200, res);
+  return ChangeReply(admin->Activate(body, ActorOf(ctx)), ctx, res);
 }
 
 Status HandleRollbackModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                            httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
   KIMI_ASSIGN_OR_RETURN(nlohmann::json body, Body(req));
-  return Reply(admin->Rollback(body, ActorOf(ctx)), 200, res);
+  return ChangeReply(admin->Rollback(body, ActorOf(ctx)), ctx, res);
 }
 
 Status HandleRemoveModel(models::ModelAdmin* model_admin, http::RequestContext& ctx, const httplib::Request& req,
                          httplib::Response& res) {
   KIMI_ASSIGN_OR_RETURN(models::ModelAdmin * admin, Admin(model_admin));
-  return Reply(admin->Remove(req.get_param_value("model"), req.get_param_value("digest"), ActorOf(ctx)), 200, res);
+  return ChangeReply(admin->Remove(req.get_param_value("model"), req.get_param_value("digest"), ActorOf(ctx)), ctx, res);
 }
 
 void AddModelRoutes(http::RouteTable& table, models::ModelAdmin* admin) {

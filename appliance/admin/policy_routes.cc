@@ -57,6 +57,7 @@ Status HandleSubmitPolicy(policy::PolicyService* policies, http::RequestContext&
   json document = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   KIMI_ASSIGN_OR_RETURN(int64_t version, service->Submit(document, http::AuditActorOf(ctx)));
+  ctx.change_in_outbox = true;
   ReplyJson(res, 201, json{{"version", version}, {"active", true}, {"name", document["name"]}});
   return Status::OK();
 }
@@ -66,6 +67,7 @@ Status HandleActivatePolicy(policy::PolicyService* policies, http::RequestContex
   KIMI_ASSIGN_OR_RETURN(policy::PolicyService * service, Service(policies));
   KIMI_ASSIGN_OR_RETURN(int64_t restores, VersionParam(ctx));
   KIMI_ASSIGN_OR_RETURN(int64_t version, service->Restore(restores, http::AuditActorOf(ctx)));
+  ctx.change_in_outbox = true;
   std::shared_ptr<const policy::ActivePolicy> active = service->Active();
   ReplyJson(res, 201,
             json{{"version", version}, {"active", true}, {"restores", restores},

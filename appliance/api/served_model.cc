@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api/verified_model.h"
+#include "models/verified_stage.h"
 #include "kimi/log.h"
 
 namespace kimi::models {
@@ -46,6 +47,8 @@ Result<std::unique_ptr<ServedModel>> ServedModel::Open(ServedModelOptions option
     store_options.current_trust = [live] { return live->Current(); };
   }
   store_options.audit = served->options_.audit;
+  store_options.audit_in_transaction = served->options_.audit_in_transaction;
+  store_options.after_commit = served->options_.after_commit;
   store_options.listener = served.get();
   KIMI_ASSIGN_OR_RETURN(served->store_, ModelStore::Open(std::move(store_options)));
   return served;
@@ -89,7 +92,11 @@ Result<std::shared_ptr<ChatService>> ServedModel::LoadVersion(const ActiveVersio
   // directory exclusively; the engine reads only the files of the verified manifest.
   log::Info("loading a model version beside the serving one",
             {{"model", version.model_id}, {"digest", version.digest}, {"version", version.version}});
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(version.directory, options_.service));
+  // The engine opens the verified bytes of the small files, not the directory's names again
+  // (models/verified_stage.h): the store re-verified them, but a file swapped since would be read.
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<VerifiedStage> stage,
+                        VerifiedStage::Create(*version.manifest, version.directory, store_->staging_dir()));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(stage->path(), options_.service));
   return std::shared_ptr<ChatService>(std::move(service));
 }
 
@@ -247,6 +254,7 @@ void ServedModel::StartFromDirectory(const std::string& store_failure) {
   load.dir = options_.direct_dir;
   load.trust_store = options_.trust_store;
   load.service = options_.service;
+  load.stage_parent = store_ != nullptr ? store_->staging_dir() : std::string();
   Result<api::VerifiedModel> loaded = api::LoadVerifiedModel(load);
   if (!loaded.ok()) {
     // Readiness first: whoever reads the log line then finds /readyz saying the same.

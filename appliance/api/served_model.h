@@ -62,6 +62,8 @@ struct ServedModelOptions {
   ChatServiceOptions service;
   store::Store* db = nullptr;  // migrated
   AuditFn audit;               // required
+  AuditInTransactionFn audit_in_transaction;  // required (model_store.h)
+  std::function<Status()> after_commit;       // model_store.h
   // The "model" readiness component: called whenever what is served changes.
   std::function<void(ServingState state, const std::string& detail)> on_state;
   std::chrono::milliseconds drain_timeout = std::chrono::minutes(10);

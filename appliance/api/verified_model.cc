@@ -2,6 +2,7 @@
 
 #include "models/oms_trust.h"
 #include "models/oms_verifier.h"
+#include "models/verified_stage.h"
 
 namespace kimi::api {
 
@@ -20,7 +21,10 @@ Result<VerifiedModel> LoadVerifiedModel(const VerifiedModelOptions& options) {
   out.signer = manifest->signer().description;
   out.subject_digest = manifest->subject_digest_hex();
   out.manifest = std::make_shared<const models::VerifiedManifest>(std::move(manifest).value());
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(options.dir, options.service));
+  // The engine opens the verified bytes, not the directory's names again.
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<models::VerifiedStage> stage,
+                        models::VerifiedStage::Create(*out.manifest, options.dir, options.stage_parent));
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatService> service, ChatService::Open(stage->path(), options.service));
   out.service = std::move(service);
   return out;
 }

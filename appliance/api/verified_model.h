@@ -18,6 +18,8 @@ struct VerifiedModelOptions {
   std::string dir;
   std::string trust_store;  // a PEM file or a directory of *.pem
   ChatServiceOptions service;
+  // Where the engine's verified copy of the small files is made (models/verified_stage.h).
+  std::string stage_parent;
 };
 
 struct VerifiedModel {

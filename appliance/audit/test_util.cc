@@ -19,6 +19,21 @@
 
 namespace kimi::audit::testing {
 
+std::vector<AuditRecord> RecordsIn(const std::string& dir) {
+  std::vector<AuditRecord> out;
+  AuditStoreOptions read_only;
+  read_only.read_only = true;
+  Result<std::unique_ptr<AuditStore>> store = AuditStore::Open(dir + "/audit.db", read_only);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!store.ok()) return out;
+  Status scanned = (*store)->ScanRecords(RecordQuery{}, [&](StoredRecord& r) {
+    out.push_back(r.record);
+    return Status::OK();
+  });
+  EXPECT_TRUE(scanned.ok()) << scanned.ToString();
+  return out;
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/kimi-audit-test-XXXXXX";

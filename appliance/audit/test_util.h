@@ -31,6 +31,10 @@ class TempDir {
   std::string path_;
 };
 
+// Every record of <dir>/audit.db, in order, read through a read-only store (a failure is a test
+// failure and an empty list).
+std::vector<AuditRecord> RecordsIn(const std::string& dir);
+
 // A plausible API request record, distinct for each i.
 AuditRecord SampleRecord(int i);
 

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "audit/audit_sink.h"
 #include "audit/record_builder.h"
 #include "kimi/log.h"
@@ -12,11 +14,26 @@ namespace {
 
 constexpr int kBatch = 256;
 
+// An auth event as its record; another module's change carries its own whole record. One that
+// cannot be read back (an edited row) is recorded from the columns, saying so.
 audit::AuditRecord ToRecord(const AuthEvent& e) {
+  std::string detail = e.detail;
+  if (!e.record.empty()) {
+    const nlohmann::json parsed = nlohmann::json::parse(e.record, nullptr, /*allow_exceptions=*/false);
+    Result<audit::AuditRecord> record =
+        parsed.is_discarded() ? Result<audit::AuditRecord>(Status::InvalidArgument("not JSON"))
+                              : audit::RecordFromJson(parsed);
+    if (record.ok()) {
+      record->seq = 0;  // the writer numbers it
+      record->version = audit::kRecordFormatVersion;
+      return std::move(record).value();
+    }
+    detail += " [the outbox row's record could not be read: " + record.status().message() + "]";
+  }
   return audit::RecordBuilder::AdminAction(audit::Actor{e.actor, e.role, e.source, "", ""}, e.action, e.target)
       .Time(e.time_ms)
       .Outcome(e.outcome)
-      .Detail(e.detail)
+      .Detail(detail)
       .Build();
 }
 

@@ -130,6 +130,11 @@ inline constexpr store::Migration kAuthMigrations[] = {
      "ALTER TABLE auth_keys ADD COLUMN previous_key_hash BLOB;"
      "ALTER TABLE auth_keys ADD COLUMN previous_expires_ms INTEGER NOT NULL DEFAULT 0;"
      "CREATE UNIQUE INDEX auth_keys_previous_key_hash ON auth_keys(previous_key_hash);"},
+    // The outbox also carries the whole audit record (audit::RecordToJson) of a change outside
+    // the auth tables (a policy version, a model act), written in that change's transaction so
+    // that the change and its record commit together; '' for auth's own events.
+    {"auth", 8, "the outbox carries whole audit records of other modules' changes",
+     "ALTER TABLE auth_events ADD COLUMN record TEXT NOT NULL DEFAULT '';"},
 };
 
 }  // namespace kimi::auth

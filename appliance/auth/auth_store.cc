@@ -1,5 +1,6 @@
 #include "auth/auth_store.h"
 
+#include <chrono>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -97,12 +98,12 @@ UserRecord ReadUser(const SqlStatement& s) {
 // (audit/audit_text.h): an anonymous login with a huge user name cannot grow this table either.
 Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   SqlStatement s(db,
-                 "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail) "
-                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+                 "INSERT INTO auth_events(time_ms, actor, role, source, action, target, outcome, detail, record) "
+                 "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   using audit::AuditText;
   s.Bind(1, e.time_ms).Bind(2, AuditText(e.actor)).Bind(3, AuditText(e.role)).Bind(4, AuditText(e.source));
   s.Bind(5, AuditText(e.action)).Bind(6, AuditText(e.target)).Bind(7, AuditText(e.outcome));
-  s.Bind(8, AuditText(e.detail, audit::kMaxAuditDetailBytes));
+  s.Bind(8, AuditText(e.detail, audit::kMaxAuditDetailBytes)).Bind(9, e.record);
   return s.Run();
 }
 
@@ -483,12 +484,12 @@ Result<std::vector<AuthEvent>> AuthStore::PendingEvents(int limit) {
   std::vector<AuthEvent> out;
   Status status = store_->Read([&](sqlite3* db) -> Status {
     SqlStatement s(db,
-                   "SELECT id, time_ms, actor, role, source, action, target, outcome, detail FROM auth_events "
+                   "SELECT id, time_ms, actor, role, source, action, target, outcome, detail, record FROM auth_events "
                    "ORDER BY id LIMIT ?1");
     s.Bind(1, int64_t{limit});
     return s.ForEachRow([&] {
       out.push_back(AuthEvent{s.Int(0), s.Int(1), s.Text(2), s.Text(3), s.Text(4), s.Text(5), s.Text(6), s.Text(7),
-                              s.Text(8)});
+                              s.Text(8), s.Text(9)});
     });
   });
   if (!status.ok()) return status;
@@ -504,5 +505,17 @@ Status AuthStore::DeleteEventsThrough(int64_t id) {
 }
 
 Status InsertAuthEvent(sqlite3* db, const AuthEvent& event) { return InsertEvent(db, event); }
+
+Status InsertAuditRecord(sqlite3* db, const audit::AuditRecord& record) {
+  audit::AuditRecord r = record;
+  if (r.time_ms == 0) {  // the act's time, not the time the outbox moves it
+    r.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  }
+  AuthEvent e{0, r.time_ms, r.actor, r.role, r.source, r.action, r.target, r.outcome, r.detail, {}};
+  e.record = audit::RecordToJson(r).dump();
+  return InsertEvent(db, e);
+}
 
 }  // namespace kimi::auth

@@ -17,6 +17,7 @@
 #include "auth/key_limits.h"
 #include "auth/list_query.h"
 #include "auth/server_secret.h"
+#include "audit/record.h"
 #include "kimi/status.h"
 #include "store/sql_statement.h"
 #include "store/store.h"
@@ -111,6 +112,9 @@ struct AuthEvent {
   std::string target;   // key id or user name
   std::string outcome;  // "ok", "denied"
   std::string detail;
+  // The whole record (audit::RecordToJson) of a change outside the auth tables; the fields
+  // above then only describe it. "" for auth's own events.
+  std::string record;
 };
 
 class AuthStore {
@@ -212,5 +216,9 @@ class AuthStore {
 // Appends `event` to the outbox inside a transaction the caller holds (store::Store::Write), for
 // the other stores of the auth tables (budget_store.h) whose changes carry their event.
 Status InsertAuthEvent(sqlite3* db, const AuthEvent& event);
+// Appends `record` whole to the outbox inside a transaction the caller holds: a change of
+// another module (a policy version, a model act) and its audit record commit together or not
+// at all, and the AuditOutbox moves the record into the log after the commit.
+Status InsertAuditRecord(sqlite3* db, const audit::AuditRecord& record);
 
 }  // namespace kimi::auth

@@ -9,6 +9,8 @@
 
 #include "audit/audit_sink.h"
 #include "audit/audit_text.h"
+#include "auth/auth_store.h"
+#include "auth/audit_outbox.h"
 #include "cli/model_command_args.h"
 #include "migrations/all_migrations.h"
 #include "models/model_store.h"
@@ -57,6 +59,8 @@ struct Session {
   models::TrustStore trust;
   std::unique_ptr<store::Store> db;
   std::unique_ptr<audit::AuditSink> audit;
+  std::unique_ptr<auth::AuthStore> auth_store;  // the outbox an act's record commits with
+  std::unique_ptr<auth::AuditOutbox> outbox;
   std::unique_ptr<models::ModelStore> models;
 
   static Result<std::unique_ptr<Session>> Open(const ParsedArgs& a, bool needs_trust,
@@ -74,6 +78,11 @@ struct Session {
       if (!raw->audit) return Status::FailedPrecondition("a read-only session records nothing");
       return raw->audit->Record(std::move(record)).WaitCommitted();
     };
+    options.audit_in_transaction = [raw](sqlite3* db, audit::AuditRecord record) {
+      if (!raw->audit) return Status::FailedPrecondition("a read-only session records nothing");
+      return auth::InsertAuditRecord(db, record);
+    };
+    options.after_commit = [raw] { return raw->outbox ? raw->outbox->Drain() : Status::OK(); };
     // The store's lock first: the audit log has one writer, and while the daemon runs it is
     // the daemon, which also holds this lock.
     KIMI_ASSIGN_OR_RETURN(s->models, models::ModelStore::Open(std::move(options)));
@@ -86,10 +95,16 @@ struct Session {
     audit::AuditSinkOptions audit_options;
     audit_options.data_dir = data_dir;
     KIMI_ASSIGN_OR_RETURN(s->audit, audit::AuditSink::Open(std::move(audit_options)));
+    s->auth_store = std::make_unique<auth::AuthStore>(s->db.get());
+    s->outbox = std::make_unique<auth::AuditOutbox>(s->auth_store.get(), s->audit.get());
     return s;
   }
   ~Session() {
     models.reset();
+    // Whatever waits in the outbox (a record a failed move left) goes in before the log closes;
+    // what still cannot, the daemon's next start moves.
+    if (outbox) (void)outbox->Drain();
+    outbox.reset();
     if (audit) audit->Close();
   }
 };

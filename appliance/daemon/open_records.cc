@@ -174,11 +174,9 @@ Status Daemon::OpenAuth() {
 Status Daemon::OpenPolicy() {
   parts_->policy_store = std::make_unique<policy::PolicyStore>(parts_->store.get());
   parts_->policy_service =
-      std::make_unique<policy::PolicyService>(parts_->policy_store.get(), &*parts_->secret,
-                                              [sink = parts_->audit_sink.get()](audit::AuditRecord record) {
-                                                return sink->Record(std::move(record)).WaitCommitted();
-                                              });
+      std::make_unique<policy::PolicyService>(parts_->policy_store.get(), &*parts_->secret, auth::InsertAuditRecord);
   policy::PolicyService& policies = *parts_->policy_service;
+  policies.SetAfterCommit([outbox = parts_->auth_outbox.get()] { return outbox->Drain(); });
   // The policy step counts prompt tokens with the embedded engine's tokenizer and chat format.
   policies.SetPromptTokenCounters(PromptTokenCounters(*parts_->embedded, parts_->config.model.served_id));
   if (Status started = policies.Start(policy::DefaultPolicyDocument(), {"kimi-appliance", "system", "", ""});

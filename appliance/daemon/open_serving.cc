@@ -91,6 +91,8 @@ Status Daemon::OpenModels() {
   options.service = ServiceOptionsFrom(config.model);
   options.db = parts_->store.get();
   options.audit = audit_act;
+  options.audit_in_transaction = auth::InsertAuditRecord;
+  options.after_commit = [outbox = parts_->auth_outbox.get()] { return outbox->Drain(); };
   options.on_state = [readiness = parts_->readiness.get()](models::ServingState state,
                                                            const std::string& detail) {
     switch (state) {

@@ -136,7 +136,7 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
     // A HEAD response carries no body, so none is hashed.
     std::string_view sent_body = req.method == "HEAD" ? std::string_view() : std::string_view(res.body);
     Status audited = services_.auditor->Commit(Exchange{ctx, req.method, req.path, res.status, req.body, sent_body});
-    if (!audited.ok() && ctx->change_in_auth_outbox && res.status < 400) {
+    if (!audited.ok() && ctx->change_in_outbox && res.status < 400) {
       // A 503 here would say "not served" of a change that stands: a created key's only copy of
       // its secret lost, a rotated key locked out. Its own event reaches the log from the outbox.
       log::Error("request record not stored; the change it made stands and its event waits in the auth outbox",

@@ -13,18 +13,6 @@
 namespace kimi::http {
 namespace {
 
-std::vector<audit::AuditRecord> ReadBack(const std::string& dir) {
-  std::vector<audit::AuditRecord> out;
-  audit::AuditStoreOptions read_only;
-  read_only.read_only = true;
-  std::unique_ptr<audit::AuditStore> store = std::move(audit::AuditStore::Open(dir + "/audit.db", read_only)).value();
-  EXPECT_TRUE(store->ScanRecords(audit::RecordQuery{}, [&](audit::StoredRecord& r) {
-    out.push_back(r.record);
-    return Status::OK();
-  }).ok());
-  return out;
-}
-
 RequestContext ModelRequest() {
   RequestContext ctx;
   ctx.request_id = "req-stream";
@@ -81,7 +69,7 @@ TEST(StreamAuditTest, TheStartRecordIsCommittedBeforeTheFirstByte) {
   StreamAudit stream(ctx.audit, tally, ctx.start);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
   // Read while the sink is still open: the start record is durable before anything is sent.
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 1u);
   const audit::AuditRecord& start = records[0];
   EXPECT_EQ(start.outcome, "started");
@@ -110,7 +98,7 @@ TEST(StreamAuditTest, TheStartRecordCountsThePromptAsTheBackendReportedItWithThe
   first.usage.prompt_tokens = 108;  // the engine's count of its tokenised prompt
   stream.NoteEvent(first);
   ASSERT_TRUE(stream.Start(&f.auditor, f.auditor.RecordOf(StreamExchange(ctx))).ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].prompt_tokens, 108);
 }
@@ -133,7 +121,7 @@ TEST(StreamAuditTest, TheEndRecordHashesEverySentByteAndTheFinalFramesAndLinksTo
   EXPECT_TRUE(stream.Finish(kOutcomeInterrupted, &more).ok());  // a second end changes nothing
   ASSERT_TRUE(f.sink->Close().ok());
 
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 2u);
   const audit::AuditRecord& r = records[1];
   EXPECT_EQ(r.start_seq, static_cast<int64_t>(records[0].seq));
@@ -164,7 +152,7 @@ TEST(StreamAuditTest, ADisconnectedClientIsRecordedWithWhatItReceived) {
   stream.Sent("data: partial\n\n");
   ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].outcome, "client_disconnected");
   EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: partial\n\n")));
@@ -184,7 +172,7 @@ TEST(StreamAuditTest, ContentIsKeptOnlyWhenThePolicySaysSo) {
   std::string tail = "data: [DONE]\n\n";
   ASSERT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 2u);
   // The start holds the prompt, the end the answer.
   ASSERT_TRUE(records[0].content.has_value());
@@ -203,7 +191,7 @@ TEST(StreamAuditTest, WithoutAStartNothingIsRecorded) {
   stream.Sent("data: x\n\n");
   EXPECT_TRUE(stream.Finish(kOutcomeCompleted, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
-  EXPECT_EQ(ReadBack(f.dir.path()).size(), 0u);
+  EXPECT_EQ(audit::testing::RecordsIn(f.dir.path()).size(), 0u);
 }
 
 audit::AuditSinkOptions FastFailingOptions(const std::string& dir) {
@@ -224,7 +212,7 @@ TEST(StreamAuditTest, AStreamWhoseStartCannotBeCommittedDoesNotStart) {
   EXPECT_FALSE(stream.start_seq().has_value());
   lock.Release();
   ASSERT_TRUE(f.sink->Close().ok());
-  EXPECT_EQ(ReadBack(f.dir.path()).size(), 0u);
+  EXPECT_EQ(audit::testing::RecordsIn(f.dir.path()).size(), 0u);
 }
 
 TEST(StreamAuditTest, AStoreFailingMidStreamStopsItAndItsEndIsWrittenWhenTheStoreIsBack) {
@@ -247,9 +235,9 @@ TEST(StreamAuditTest, AStoreFailingMidStreamStopsItAndItsEndIsWrittenWhenTheStor
   const std::string received = "data: one\n\n" + tail;
 
   lock.Release();
-  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(audit::testing::Eventually([&] { return audit::testing::RecordsIn(f.dir.path()).size() == 2u; }));
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].outcome, "audit_unavailable");
   EXPECT_EQ(records[1].start_seq, static_cast<int64_t>(records[0].seq));
@@ -268,9 +256,9 @@ TEST(StreamAuditTest, FinalFramesWhoseEndCannotBeCommittedBecomeTheErrorFrame) {
   EXPECT_EQ(tail.find("[DONE]"), std::string::npos);
   EXPECT_NE(tail.find("audit_unavailable"), std::string::npos);
   lock.Release();
-  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(audit::testing::Eventually([&] { return audit::testing::RecordsIn(f.dir.path()).size() == 2u; }));
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   EXPECT_EQ(records[1].outcome, "audit_unavailable");
   EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: one\n\n" + tail)));
 }
@@ -332,9 +320,9 @@ TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLa
   EXPECT_TRUE(stream.Finish(kOutcomeCompleted, &tail).ok());
   EXPECT_EQ(tail, "data: [DONE]\n\n");
   lock.Release();
-  ASSERT_TRUE(audit::testing::Eventually([&] { return ReadBack(f.dir.path()).size() == 2u; }));
+  ASSERT_TRUE(audit::testing::Eventually([&] { return audit::testing::RecordsIn(f.dir.path()).size() == 2u; }));
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   EXPECT_EQ(records[1].outcome, "ok");
   EXPECT_EQ(records[1].response_sha256, audit::ToHex(audit::Sha256("data: one\n\ndata: [DONE]\n\n")));
 }
@@ -349,7 +337,7 @@ TEST(StreamAuditTest, AStreamCutShortIsRecordedWithWhatItGenerated) {
   for (const char* piece : {"a", "b", "c"}) stream.NoteEvent(Answer(piece));
   ASSERT_TRUE(stream.Finish(kOutcomeClientDisconnected, nullptr).ok());
   ASSERT_TRUE(f.sink->Close().ok());
-  const std::vector<audit::AuditRecord> records = ReadBack(f.dir.path());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(f.dir.path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].prompt_tokens, 12);
   EXPECT_EQ(records[1].completion_tokens, 3);

@@ -49,21 +49,6 @@ std::unique_ptr<audit::AuditSink> OpenSink(const std::string& dir) {
   return sink.ok() ? std::move(sink).value() : nullptr;
 }
 
-std::vector<audit::AuditRecord> ReadBack(const std::string& dir) {
-  std::vector<audit::AuditRecord> out;
-  audit::AuditStoreOptions read_only;
-  read_only.read_only = true;
-  Result<std::unique_ptr<audit::AuditStore>> store = audit::AuditStore::Open(dir + "/audit.db", read_only);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  if (!store.ok()) return out;
-  Status s = (*store)->ScanRecords(audit::RecordQuery{}, [&](audit::StoredRecord& r) {
-    out.push_back(r.record);
-    return Status::OK();
-  });
-  EXPECT_TRUE(s.ok()) << s.ToString();
-  return out;
-}
-
 TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   audit::testing::TempDir dir;
   std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
@@ -74,7 +59,7 @@ TEST(RequestAuditTest, CommitWritesOneRecordWithTheExchange) {
   ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "POST", "/v1/x", 404, "hello", R"({"error":{}})"}).ok());
   ASSERT_TRUE(sink->Close().ok());
 
-  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
   ASSERT_EQ(records.size(), 1u);
   const audit::AuditRecord& r = records[0];
   EXPECT_EQ(r.request_id, "req-1");
@@ -102,7 +87,7 @@ TEST(RequestAuditTest, AHugeRequestGivesABoundedRecord) {
   const std::string path = "/" + std::string(1024 * 1024, 'p');
   ASSERT_TRUE(auditor.Commit(Exchange{&ctx, "GET", path, 401, "", ""}).ok());
   ASSERT_TRUE(sink->Close().ok());
-  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
   ASSERT_EQ(records.size(), 1u);
   const audit::AuditRecord& r = records[0];
   EXPECT_LE(r.client_request_id.size(), audit::kMaxAuditTextBytes);
@@ -145,7 +130,7 @@ TEST(RequestAuditTest, RequestsWithoutAPrincipalPastTheBudgetAreCounted) {
   auditor.RecordAllCounted();
   ASSERT_TRUE(sink->Close().ok());
 
-  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
   int64_t one_by_one = 0, keyed_records = 0;
   std::vector<audit::AuditRecord> counts;
   for (const audit::AuditRecord& r : records) {
@@ -175,7 +160,7 @@ TEST(RequestAuditTest, ACountIsWrittenOnceItsWindowHasPassed) {
   RequestContext probe = Context("healthz", true);  // not recorded itself
   ASSERT_TRUE(auditor.Commit(Exchange{&probe, "GET", "/healthz", 200, "", "{}"}).ok());
   ASSERT_TRUE(sink->Close().ok());
-  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1].action, "http.requests_counted");
   EXPECT_EQ(records[1].detail.rfind("2 requests", 0), 0u) << records[1].detail;
@@ -191,7 +176,7 @@ TEST(RequestAuditTest, ProbesAreSkippedUnlessAsked) {
   ASSERT_TRUE(skip.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
   ASSERT_TRUE(keep.Commit(Exchange{&ctx, "GET", "/healthz", 200, "", "{}"}).ok());
   ASSERT_TRUE(sink->Close().ok());
-  std::vector<audit::AuditRecord> records = ReadBack(dir.path());
+  std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].action, "http.healthz");
   EXPECT_EQ(records[0].target, "");

@@ -74,10 +74,11 @@ struct RequestContext {
   // The library refused the request as malformed after this server's own head parser let it
   // through: where one request ends is in doubt, so the connection closes after the answer.
   bool library_refused = false;
-  // The handler changed keys, users, roles or sessions through the authenticator, whose events
-  // wait in its outbox (appliance.db) until the audit log takes them: when this response's own
-  // record cannot be stored, the change still stands, so the client gets its result, not a 503.
-  bool change_in_auth_outbox = false;
+  // The handler changed appliance.db (keys, users, roles, sessions, a policy version, a model
+  // act), whose records wait in the audit outbox (auth_events) until the audit log takes them:
+  // when this response's own record cannot be stored, the change still stands, so the client
+  // gets its result, not a 503.
+  bool change_in_outbox = false;
 
   // route
   std::string route = "unmatched";  // the route table's name, the metrics label

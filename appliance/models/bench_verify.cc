@@ -208,6 +208,7 @@ bool ImportOnce(const std::string& model, const std::string& data_dir, const kim
   options.db = db->get();
   options.trust = &trust;
   options.audit = [](kimi::audit::AuditRecord) { return kimi::Status::OK(); };
+  options.audit_in_transaction = [](sqlite3*, kimi::audit::AuditRecord) { return kimi::Status::OK(); };
   auto store = kimi::models::ModelStore::Open(std::move(options));
   if (!store.ok()) return false;
   kimi::models::ImportRequest request;

@@ -249,6 +249,25 @@ audit::RecordBuilder ActRecord(std::string_view action, std::string_view target,
                                           action, target, outcome, std::move(detail));
 }
 
+Status ModelStore::AuditIn(sqlite3* db, std::string_view action, std::string_view model_id, std::string_view digest,
+                           const Actor& actor, const Status& outcome, std::string detail) const {
+  Status s = options_.audit_in_transaction(db, ActRecord(action, model_id, actor, outcome, std::move(detail))
+                                                   .Model(std::string(model_id), std::string(digest))
+                                                   .Build());
+  if (!s.ok()) return Status::Unavailable("audit record for " + std::string(action) + " failed: " + s.message());
+  return Status::OK();
+}
+
+Status ModelStore::WriteAudited(const std::function<Status(sqlite3*)>& change) const {
+  KIMI_RETURN_IF_ERROR(options_.db->Write(change));
+  if (options_.after_commit) {
+    if (Status moved = options_.after_commit(); !moved.ok()) {
+      log::Warn("model act committed; its audit record waits in the outbox", {{"error", moved.ToString()}});
+    }
+  }
+  return Status::OK();
+}
+
 Status ModelStore::Audit(std::string_view action, std::string_view model_id, std::string_view digest,
                          const Actor& actor, const Status& outcome, std::string detail) const {
   Status s = options_.audit(ActRecord(action, model_id, actor, outcome, std::move(detail))
@@ -387,12 +406,13 @@ Result<ModelVersion> ModelStore::Import(const ImportRequest& request, const Acto
   row.bytes = static_cast<int64_t>(manifest->total_bytes());
   row.imported_by = actor.name;
   row.imported_at = row.verified_at = NowText();
-  // The audit record commits inside the row's transaction: an act is never without its record.
-  Status written = options_.db->Write([&](sqlite3* db) {
+  // The audit record commits with the row's transaction (the outbox): an act is never without its
+  // record, nor a record without its act.
+  Status written = WriteAudited([&](sqlite3* db) {
     KIMI_ASSIGN_OR_RETURN(int64_t max_version, versions::MaxVersion(db, row.model_id));
     row.version = max_version + 1;
     KIMI_RETURN_IF_ERROR(versions::Put(db, row));
-    return Audit("model.import", row.model_id, digest, actor, Status::OK(),
+    return AuditIn(db, "model.import", row.model_id, digest, actor, Status::OK(),
                  "version " + std::to_string(row.version) + " from " + request.source + ", " + std::to_string(row.files) +
                      " files, " + std::to_string(row.bytes) + " bytes, signer " + row.signer);
   });
@@ -409,9 +429,9 @@ Result<ActiveVersion> ModelStore::ReverifyLocked(const ModelVersion& row, const 
   Result<VerifiedManifest> manifest = VerifyDirectory(dir, row.digest, hashing);
   if (!manifest.ok()) {
     Status failure = manifest.status().WithContext(Describe(row) + " failed re-verification");
-    Status marked = options_.db->Write([&](sqlite3* db) {
+    Status marked = WriteAudited([&](sqlite3* db) {
       KIMI_RETURN_IF_ERROR(versions::SetState(db, row.model_id, row.digest, VersionState::kFailed, failure.message()));
-      return Audit("model.verify", row.model_id, row.digest, actor, manifest.status(), "re-verification at " + std::string(act));
+      return AuditIn(db, "model.verify", row.model_id, row.digest, actor, manifest.status(), "re-verification at " + std::string(act));
     });
     if (!marked.ok()) log::Error("cannot record a failed re-verification", {{"error", marked.ToString()}});
     if (marked.ok() && row.state == VersionState::kActive) {
@@ -443,7 +463,7 @@ Result<ModelVersion> ModelStore::MakeActiveLocked(const ModelVersion& target, st
     }
   }
   ModelVersion result = target;
-  Status written = options_.db->Write([&](sqlite3* db) {
+  Status written = WriteAudited([&](sqlite3* db) {
     KIMI_ASSIGN_OR_RETURN(std::optional<ModelVersion> active, versions::FindActive(db, target.model_id));
     std::string previous = active ? active->digest : "";
     if (kind == "rollback") {
@@ -461,7 +481,7 @@ Result<ModelVersion> ModelStore::MakeActiveLocked(const ModelVersion& target, st
     result.state = VersionState::kActive;
     result.verified_at = now;
     result.detail.clear();
-    return Audit(action, target.model_id, target.digest, actor, Status::OK(),
+    return AuditIn(db, action, target.model_id, target.digest, actor, Status::OK(),
                  "version " + std::to_string(target.version) + " re-verified and active" +
                      (active ? ", replacing version " + std::to_string(active->version) + " (" + Short(active->digest) + ")"
                              : ""));
@@ -549,9 +569,9 @@ Status ModelStore::Remove(std::string_view model_id, std::string_view digest, co
   if (had_dir && ::rename(dir.c_str(), doomed.c_str()) != 0) {
     return Status::IOError("cannot move " + dir + " out of the store: " + std::strerror(errno));
   }
-  Status written = options_.db->Write([&](sqlite3* db) {
+  Status written = WriteAudited([&](sqlite3* db) {
     KIMI_RETURN_IF_ERROR(versions::SetState(db, model_id, digest, VersionState::kRemoved, ""));
-    return Audit("model.remove", model_id, digest, actor, Status::OK(), Describe(*row) + " removed");
+    return AuditIn(db, "model.remove", model_id, digest, actor, Status::OK(), Describe(*row) + " removed");
   });
   if (!written.ok()) {
     if (had_dir && ::rename(doomed.c_str(), dir.c_str()) != 0) {
@@ -578,10 +598,10 @@ Result<ModelVersion> ModelStore::VerifyInstalled(std::string_view model_id, std:
   // A version that failed before and verifies again (its files were restored) is usable again.
   if (result.state == VersionState::kFailed) result.state = VersionState::kVerified;
   result.detail.clear();
-  KIMI_RETURN_IF_ERROR(options_.db->Write([&](sqlite3* db) {
+  KIMI_RETURN_IF_ERROR(WriteAudited([&](sqlite3* db) {
     KIMI_RETURN_IF_ERROR(versions::SetState(db, model_id, digest, result.state, ""));
     KIMI_RETURN_IF_ERROR(versions::SetVerified(db, model_id, digest, result.verified_at));
-    return Audit("model.verify", model_id, digest, actor, Status::OK(),
+    return AuditIn(db, "model.verify", model_id, digest, actor, Status::OK(),
                  Describe(result) + ": " + std::to_string(verified.manifest->entries().size()) + " resources match");
   }));
   return result;
@@ -606,9 +626,9 @@ Result<ActiveVersion> ModelStore::LoadableActive(std::string_view model_id, cons
   }));
   if (!active) return Status::NotFound("model " + std::string(model_id) + " has no active version");
   KIMI_ASSIGN_OR_RETURN(ActiveVersion next, ReverifyLocked(*active, actor, "load"));
-  KIMI_RETURN_IF_ERROR(options_.db->Write([&](sqlite3* db) {
+  KIMI_RETURN_IF_ERROR(WriteAudited([&](sqlite3* db) {
     KIMI_RETURN_IF_ERROR(versions::SetVerified(db, model_id, next.digest, NowText()));
-    return Audit("model.verify", model_id, next.digest, actor, Status::OK(), Describe(*active) + " re-verified for loading");
+    return AuditIn(db, "model.verify", model_id, next.digest, actor, Status::OK(), Describe(*active) + " re-verified for loading");
   }));
   return next;
 }

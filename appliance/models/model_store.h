@@ -102,8 +102,12 @@ class ActivationListener {
 };
 
 // Writes one audit record; the act fails when it returns an error (fail closed). The daemon
-// passes AuditSink::Record + Ticket::WaitCommitted.
+// passes AuditSink::Record + Ticket::WaitCommitted. Used for refusals, which change nothing.
 using AuditFn = std::function<Status(audit::AuditRecord)>;
+// Writes an act's audit record inside the act's transaction (db): the daemon and kimictl pass
+// auth::InsertAuditRecord, the outbox, so that the act and its record commit together or not at
+// all. An error rolls the act back.
+using AuditInTransactionFn = std::function<Status(sqlite3* db, audit::AuditRecord)>;
 
 struct ImportProgress {
   std::string_view phase;  // "copying", then "verifying"
@@ -150,6 +154,10 @@ struct ModelStoreOptions {
   // trust store, which the admin API edits: trust_directory.h).
   std::function<std::shared_ptr<const TrustStore>()> current_trust;
   AuditFn audit;                         // required
+  AuditInTransactionFn audit_in_transaction;  // required
+  // After an act commits: moves its record from the outbox into the log and waits (the daemon:
+  // AuditOutbox::Drain). A failure leaves the record queued, and the act stands.
+  std::function<Status()> after_commit;
   ActivationListener* listener = nullptr;  // null: nothing is loaded (kimictl)
   unsigned verify_threads = 0;           // for re-verification; 0: one per core
   FreeBytesFn free_bytes = FilesystemFreeBytes;  // tests inject a small figure
@@ -198,6 +206,8 @@ class ModelStore {
   uint64_t activation_generation() const { return generation_.load(); }
 
   std::string VersionDirectory(std::string_view model_id, std::string_view digest) const;
+  // Where imports and verified stages (verified_stage.h) are made; emptied at every Open.
+  const std::string& staging_dir() const { return staging_dir_; }
   const std::string& models_dir() const { return models_dir_; }
 
  private:
@@ -216,8 +226,14 @@ class ModelStore {
   // The switch shared by activate and rollback. Precondition: mu_ held.
   Result<ModelVersion> MakeActiveLocked(const ModelVersion& target, std::string_view kind, const Actor& actor);
   Result<ModelVersion> FindRow(std::string_view model_id, std::string_view digest) const;
+  // A refusal's record, written straight to the log (nothing in appliance.db changed).
   Status Audit(std::string_view action, std::string_view model_id, std::string_view digest, const Actor& actor,
                const Status& outcome, std::string detail) const;
+  // An act's record, written inside the act's transaction `db`.
+  Status AuditIn(sqlite3* db, std::string_view action, std::string_view model_id, std::string_view digest,
+                 const Actor& actor, const Status& outcome, std::string detail) const;
+  // Runs `change` (which calls AuditIn) in one transaction, then moves its record into the log.
+  Status WriteAudited(const std::function<Status(sqlite3*)>& change) const;
 
   const ModelStoreOptions options_;
   const std::string models_dir_;

@@ -419,6 +419,7 @@ TEST_F(ModelStoreTest, AReaderWorksBesideTheOwnerAndChangesNothing) {
   options.db = db->get();
   options.trust = &fx.trust();
   options.audit = [](audit::AuditRecord) { return Status::OK(); };
+  options.audit_in_transaction = [](sqlite3*, audit::AuditRecord) { return Status::OK(); };
   auto store = ModelStore::Open(std::move(options));
   if (!store.ok()) _exit(4);
   ImportRequest request{"k3", source};

@@ -1,5 +1,7 @@
 #include "models/model_store_test_support.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <stdexcept>
 
@@ -59,10 +61,20 @@ Result<std::unique_ptr<ModelStore>> StoreFixture::OpenStore(ActivationListener* 
   options.db = db_.get();
   options.trust = &trust_;
   options.audit = audit_fn();
+  options.audit_in_transaction = [record = audit_fn()](sqlite3*, audit::AuditRecord r) { return record(std::move(r)); };
   options.listener = listener;
   options.verify_threads = 2;
   if (adjust) adjust(options);
   return ModelStore::Open(std::move(options));
+}
+
+std::shared_ptr<const VerifiedManifest> StoreFixture::Verified(const std::string& dir) {
+  VerifyRequest request;
+  request.model_path = dir;
+  Result<VerifiedManifest> manifest = ModelVerifier::Verify(request, trust_);
+  EXPECT_TRUE(manifest.ok()) << manifest.status().ToString();
+  if (!manifest.ok()) return nullptr;
+  return std::make_shared<const VerifiedManifest>(std::move(manifest).value());
 }
 
 AuditFn StoreFixture::audit_fn() {

@@ -28,6 +28,8 @@ class StoreFixture {
 
   // A model directory <root>/<name> with a few files derived from `seed`, signed with the key.
   std::string MakeSignedModel(const std::string& name, const std::string& seed);
+  // The manifest `dir` verifies to against trust() (null, with a test failure, when it does not).
+  std::shared_ptr<const VerifiedManifest> Verified(const std::string& dir);
   // Opens a ModelStore on the data dir; `listener` may be null; `adjust` may change the
   // options first (a reader, a small free-space figure).
   Result<std::unique_ptr<ModelStore>> OpenStore(ActivationListener* listener = nullptr,

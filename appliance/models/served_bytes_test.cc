@@ -57,11 +57,8 @@ class ServedBytesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fixture_.MakeSignedModel("model", "seed");
-    VerifyRequest request;
-    request.model_path = dir_;
-    Result<VerifiedManifest> manifest = ModelVerifier::Verify(request, fixture_.trust());
-    ASSERT_TRUE(manifest.ok()) << manifest.status().ToString();
-    manifest_ = std::make_shared<const VerifiedManifest>(std::move(manifest).value());
+    manifest_ = fixture_.Verified(dir_);
+    ASSERT_NE(manifest_, nullptr);
   }
 
   IntegrityTarget Target(std::vector<MappedWeightFile> mapped) const {

@@ -238,6 +238,7 @@ TEST_F(TrustDirectoryTest, TheModelStoreVerifiesWithTheCurrentStore) {
   options.db = &fx_.db();
   options.current_trust = [this] { return trust_.Current(); };
   options.audit = fx_.audit_fn();
+  options.audit_in_transaction = [record = fx_.audit_fn()](sqlite3*, audit::AuditRecord r) { return record(std::move(r)); };
   options.verify_threads = 2;
   Result<std::unique_ptr<ModelStore>> store = ModelStore::Open(std::move(options));
   ASSERT_TRUE(store.ok()) << store.status().ToString();

@@ -86,15 +86,21 @@ Result<int64_t> PolicyService::Install(const nlohmann::json& document, const Pol
   row.actor = actor.name;
   row.name = candidate->policy.name;
   row.document = document.dump();
-  KIMI_ASSIGN_OR_RETURN(int64_t version, store_->Append(row, [&](int64_t version) -> Status {
+  KIMI_ASSIGN_OR_RETURN(int64_t version, store_->Append(row, [&](sqlite3* db, int64_t version) -> Status {
     audit::AuditRecord record =
         audit::RecordBuilder::AdminAction(actor, "policy.update", "policy/" + std::to_string(version))
             .Time(row.created_ms)
             .Detail(InstallDetail(version, previous ? previous->version : 0, row.name,
                                   nlohmann::json::diff(before, document), restores))
             .Build();
-    return audit_ ? audit_(std::move(record)) : Status::OK();
+    return audit_ ? audit_(db, std::move(record)) : Status::OK();
   }));
+  if (after_commit_) {
+    if (Status moved = after_commit_(); !moved.ok()) {
+      log::Warn("policy version stored; its audit record waits in the outbox",
+                {{"version", version}, {"error", moved.ToString()}});
+    }
+  }
 
   candidate->version = version;
   {

@@ -45,8 +45,10 @@ struct ActivePolicy {
 // first start.
 using PolicyActor = audit::Actor;
 
-// Records an administrative audit act and waits until it is committed.
-using AuditAct = std::function<Status(audit::AuditRecord)>;
+// Writes an act's audit record inside the act's transaction (db): the daemon passes
+// auth::InsertAuditRecord, the outbox, so that a policy version and its record commit together
+// or not at all. An error rolls the act back.
+using AuditAct = std::function<Status(sqlite3* db, audit::AuditRecord)>;
 
 class PolicyService {
  public:
@@ -74,6 +76,10 @@ class PolicyService {
   // FailedPrecondition: it is the active one; InvalidArgument: it no longer validates.
   Result<int64_t> Restore(int64_t version, const PolicyActor& actor);
 
+  // Called after each act commits, to move its record from the outbox into the audit log and
+  // wait (the daemon: AuditOutbox::Drain). A failure leaves the record queued, and the act stands.
+  void SetAfterCommit(std::function<Status()> flush) { after_commit_ = std::move(flush); }
+
   PolicyStore& store() { return *store_; }
 
   // Where the decision step finds a prompt-token counter for a model (the daemon wires the
@@ -94,6 +100,7 @@ class PolicyService {
   PolicyStore* store_ = nullptr;
   const auth::ServerSecret* secret_ = nullptr;
   AuditAct audit_;
+  std::function<Status()> after_commit_;
   std::function<int64_t()> clock_ms_;
   PromptTokenCounterLookup counters_;  // set before serving, read-only after
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "auth/auth_migrations.h"
+#include "auth/auth_store.h"
 #include "policy/policy_test_util.h"
 
 namespace kimi::policy {
@@ -17,7 +19,7 @@ struct Recorder {
   std::vector<audit::AuditRecord> records;
   Status result = Status::OK();
   AuditAct Act() {
-    return [this](audit::AuditRecord r) {
+    return [this](sqlite3*, audit::AuditRecord r) {
       records.push_back(std::move(r));
       return result;
     };
@@ -154,6 +156,57 @@ TEST(PolicyServiceTest, FailedAuditRecordStoresNothing) {
   ASSERT_TRUE(latest.ok() && latest->has_value());
   EXPECT_EQ((*latest)->version, 1);
   EXPECT_FALSE(store.Get(2)->has_value());
+}
+
+// A version and its record commit together: the record goes into the outbox in the version's
+// transaction and reaches the log when moved after the commit. A version whose transaction does
+// not commit leaves no record behind (an "ok" record of a version never stored, whose number was
+// then used again, was what recording before the commit left after a full disk or a kill).
+TEST(PolicyServiceTest, AVersionAndItsRecordCommitTogetherThroughTheOutbox) {
+  ScratchStore db;
+  std::vector<store::Migration> both(std::begin(kPolicyMigrations), std::end(kPolicyMigrations));
+  both.insert(both.end(), std::begin(auth::kAuthMigrations), std::end(auth::kAuthMigrations));
+  const Result<int> migrated = db.get()->Migrate(both);
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  PolicyStore store(db.get());
+  auth::AuthStore outbox(db.get());
+  bool fail_after_record = false;
+  PolicyService service(&store, nullptr, [&](sqlite3* conn, audit::AuditRecord r) -> Status {
+    KIMI_RETURN_IF_ERROR(auth::InsertAuditRecord(conn, r));
+    return fail_after_record ? Status::IOError("disk full (test)") : Status::OK();
+  });
+  int moved = 0;
+  service.SetAfterCommit([&] {
+    ++moved;
+    return Status::OK();
+  });
+  ASSERT_TRUE(service.Start(LoadShipped("default.json"), kAdmin).ok());
+  auto pending_targets = [&] {
+    std::vector<std::string> targets;
+    const Result<std::vector<auth::AuthEvent>> pending = outbox.PendingEvents(10);
+    EXPECT_TRUE(pending.ok());
+    for (const auth::AuthEvent& e : pending.ok() ? *pending : std::vector<auth::AuthEvent>{}) {
+      const Result<audit::AuditRecord> r = audit::RecordFromJson(json::parse(e.record));
+      EXPECT_TRUE(r.ok()) << e.record;
+      if (r.ok()) targets.push_back(r->action + " " + r->target + " " + r->request_id);
+    }
+    return targets;
+  };
+  EXPECT_EQ(pending_targets(), (std::vector<std::string>{"policy.update policy/1 req-1"}));
+  EXPECT_EQ(moved, 1);
+
+  json changed = LoadShipped("default.json");
+  changed["name"] = "changed";
+  fail_after_record = true;
+  EXPECT_FALSE(service.Submit(changed, kAdmin).ok());
+  EXPECT_EQ(pending_targets().size(), 1u);  // rolled back with its version
+  EXPECT_EQ(store.List()->size(), 1u);
+  EXPECT_EQ(moved, 1);
+
+  fail_after_record = false;
+  ASSERT_TRUE(service.Submit(changed, kAdmin).ok());
+  EXPECT_EQ(pending_targets(), (std::vector<std::string>{"policy.update policy/1 req-1", "policy.update policy/2 req-1"}));
+  EXPECT_EQ(moved, 2);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ StoredPolicy Row(const SqlStatement& st, bool with_document) {
 }  // namespace
 
 Result<int64_t> PolicyStore::Append(const StoredPolicy& document,
-                                    const std::function<Status(int64_t version)>& before_commit) {
+                                    const std::function<Status(sqlite3* db, int64_t version)>& before_commit) {
   int64_t version = 0;
   KIMI_RETURN_IF_ERROR(store_->Write([&](sqlite3* db) -> Status {
     SqlStatement next(db, "SELECT COALESCE(MAX(version), 0) + 1 FROM policy_versions");
@@ -29,7 +29,7 @@ Result<int64_t> PolicyStore::Append(const StoredPolicy& document,
     KIMI_RETURN_IF_ERROR(
         insert.Bind(1, version).Bind(2, document.created_ms).Bind(3, document.actor).Bind(4, document.name)
             .Bind(5, document.document).Run());
-    return before_commit(version);
+    return before_commit(db, version);
   }));
   return version;
 }

@@ -29,10 +29,12 @@ class PolicyStore {
   // `store` is migrated with kPolicyMigrations and outlives this object.
   explicit PolicyStore(store::Store* store) : store_(store) {}
 
-  // Stores `document` as the next version inside one transaction, calls before_commit with
-  // that version, and commits only when it returns OK (so a change whose audit record failed
-  // is not stored). Returns the version.
-  Result<int64_t> Append(const StoredPolicy& document, const std::function<Status(int64_t version)>& before_commit);
+  // Stores `document` as the next version inside one transaction, calls before_commit with the
+  // transaction's connection and that version, and commits only when it returns OK (the audit
+  // record goes into the outbox there, so the version and its record commit together). Returns
+  // the version.
+  Result<int64_t> Append(const StoredPolicy& document,
+                         const std::function<Status(sqlite3* db, int64_t version)>& before_commit);
   // Every version, oldest first, without their documents.
   Result<std::vector<StoredPolicy>> List();
   // One version with its document; nullopt when there is none.

@@ -89,7 +89,7 @@ class SloMeasuringBackendTest : public ::testing::Test {
 
   ScratchStore db;
   PolicyStore store{db.get()};
-  PolicyService service{&store, nullptr, [](audit::AuditRecord) { return Status::OK(); }};
+  PolicyService service{&store, nullptr, [](sqlite3*, audit::AuditRecord) { return Status::OK(); }};
   metrics::Registry registry;
   SloMetrics slo{&registry};
   std::chrono::steady_clock::time_point now{};

@@ -1,0 +1,84 @@
+#include "models/verified_stage.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "models/model_store_test_support.h"
+
+namespace kimi::models {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::StoreFixture;
+
+std::string Contents(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class VerifiedStageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fixture_.MakeSignedModel("model", "seed");
+    manifest_ = fixture_.Verified(dir_);
+    ASSERT_NE(manifest_, nullptr);
+  }
+
+  StoreFixture fixture_;
+  std::string dir_;
+  std::shared_ptr<const VerifiedManifest> manifest_;
+};
+
+// The engine's directory holds the verified bytes of every small signed file, links to the
+// weight shards, and nothing the signature does not name; it goes with its object.
+TEST_F(VerifiedStageTest, HoldsTheVerifiedFilesAndLinksToTheShards) {
+  const std::string parent = fixture_.data_dir() + "/stages";
+  std::string staged;
+  {
+    Result<std::unique_ptr<VerifiedStage>> stage = VerifiedStage::Create(*manifest_, dir_, parent);
+    ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+    staged = (*stage)->path();
+    struct stat st {};
+    ASSERT_EQ(::stat(staged.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_EQ(Contents(fs::path(staged) / "config.json"), Contents(fs::path(dir_) / "config.json"));
+    EXPECT_EQ(Contents(fs::path(staged) / "sub/tokenizer.model"), "tokens seed");
+    EXPECT_FALSE(fs::is_symlink(fs::path(staged) / "config.json"));
+    ASSERT_TRUE(fs::is_symlink(fs::path(staged) / "model-00001.safetensors"));
+    EXPECT_EQ(fs::read_symlink(fs::path(staged) / "model-00001.safetensors"),
+              fs::absolute(fs::path(dir_) / "model-00001.safetensors"));
+    EXPECT_FALSE(fs::exists(fs::path(staged) / ".git"));  // ignored by the signature, not staged
+  }
+  EXPECT_FALSE(fs::exists(staged));
+  EXPECT_TRUE(fs::is_empty(parent));
+}
+
+// A file swapped after verification (the engine once read it by name again) is refused, naming
+// it, and nothing is left behind.
+TEST_F(VerifiedStageTest, AFileChangedAfterVerificationIsRefused) {
+  const std::string parent = fixture_.data_dir() + "/stages";
+  for (const char* file : {"config.json", "sub/tokenizer.model"}) {
+    const fs::path path = fs::path(dir_) / file;
+    const std::string original = Contents(path);
+    for (const std::string& swapped : {original + " ", std::string(original.size(), 'x'), std::string()}) {
+      std::ofstream(fs::path(dir_) / "swap.tmp", std::ios::binary) << swapped;
+      fs::rename(fs::path(dir_) / "swap.tmp", path);
+      Result<std::unique_ptr<VerifiedStage>> stage = VerifiedStage::Create(*manifest_, dir_, parent);
+      ASSERT_FALSE(stage.ok()) << file;
+      EXPECT_EQ(stage.status().code(), Status::Code::kCorruption) << stage.status().ToString();
+      EXPECT_NE(stage.status().message().find(file), std::string::npos) << stage.status().ToString();
+      EXPECT_TRUE(fs::is_empty(parent));
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << original;
+  }
+  EXPECT_TRUE(VerifiedStage::Create(*manifest_, dir_, parent).ok());
+}
+
+}  // namespace
+}  // namespace kimi::models
