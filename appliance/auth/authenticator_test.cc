@@ -647,6 +647,22 @@ TEST_F(AuthenticatorTest, ListsSearchNameOwnerAndIdLiterallyAndPage) {
   EXPECT_EQ(auth_->ListUsers(ListQuery{"%", 10, 0})->total, 0);
 }
 
+// A session in use is not cut by a short idle timeout: its last use was written at most every
+// 15 s, so a 2 s timeout had cut a session polled every half second.
+TEST_F(AuthenticatorTest, ASessionInUseOutlivesAShortIdleTimeout) {
+  AuthOptions short_idle;
+  short_idle.password = PasswordParams{1, 8192, 12};
+  short_idle.session_idle_timeout_ms = 2'000;
+  Restart(short_idle);
+  Session polled = LoggedInUser("paula", Role::kUser);
+  for (int i = 0; i < 20; ++i) {
+    now_ms_ += 500;
+    EXPECT_TRUE(WithSession(polled, false, "").ok()) << i;
+  }
+  now_ms_ += 2'000;
+  EXPECT_EQ(WithSession(polled, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
 TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {
   std::string dir = test_store_.root() + "/secret";
   Result<ServerSecret> a = ServerSecret::LoadOrCreate(dir, 0);
