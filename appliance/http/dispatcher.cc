@@ -118,6 +118,11 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
   library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
     AddAdminApiSecurityHeaders(req, res);
+    // After a refused request with a chunked body the connection is closed (connection.cc: the
+    // body's end may not have been read); the response says so rather than offering keep-alive.
+    if (res.status >= 400 && req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos) {
+      res.set_header("Connection", "close");
+    }
     if (ctx == nullptr) return;
     res.set_header("X-Request-Id", ctx->request_id);
     if (services_.auditor == nullptr) return;

@@ -161,6 +161,20 @@ class ServingTest(unittest.TestCase):
             self.assertEqual(s.recv(4096), b"", "a second reply on a connection that should be closed")
 
 
+    def test_a_refused_chunked_request_says_the_connection_closes(self):
+        # The connection closes after a refused request with a chunked body: its response must
+        # say so, not offer keep-alive to a client that pipelines the next request behind it.
+        with self.daemon.connect() as s:
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                      self.daemon.api_key.encode() + b"\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+                      b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            reply = read_reply(s)
+            self.assertEqual(reply.status, 400, reply.body)
+            self.assertEqual(reply.headers.get("connection", "").lower(), "close", reply.headers)
+            s.settimeout(10)
+            self.assertEqual(s.recv(4096), b"")
+
 class LimitsTest(unittest.TestCase):
     def test_chunked_body_over_cap_is_413(self):
         daemon = Daemon(limits={"max_body_bytes": 1024})

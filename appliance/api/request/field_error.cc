@@ -20,7 +20,10 @@ std::optional<std::string> FieldOfRuleError(const Status& status) {
   const std::string& m = status.message();
   const size_t space = m.find(' ');
   if (space == 0 || space == std::string::npos) return std::nullopt;
-  return m.substr(0, space);
+  // "tools[0].function.parameters: ..." names its field before a colon (Status::WithContext).
+  const size_t end = m[space - 1] == ':' ? space - 1 : space;
+  if (end == 0) return std::nullopt;
+  return m.substr(0, end);
 }
 
 std::string Indexed(std::string_view field, size_t index) {

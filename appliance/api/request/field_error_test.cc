@@ -10,6 +10,9 @@ TEST(FieldErrorTest, MessageStartsWithTheFieldAndTheFieldIsRecovered) {
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "messages[2].tools[0].function.name must not start with a digit");
   EXPECT_EQ(FieldOfRuleError(s), "messages[2].tools[0].function.name");
+  // A message given its field as context (Status::WithContext) names it before a colon.
+  EXPECT_EQ(FieldOfRuleError(Status::InvalidArgument("allOf cannot merge these").WithContext("tools[0].function.parameters")),
+            "tools[0].function.parameters");
 }
 
 TEST(FieldErrorTest, OtherStatusesNameNoField) {
