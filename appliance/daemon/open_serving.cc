@@ -46,6 +46,15 @@ Status Daemon::OpenBackends() {
       return Refuse("bad request_rules entry", {{"model", entry.model}, {"error", added.ToString()}});
     }
   }
+  // The trust store models are verified with (the admin API edits it), read before anything is
+  // listened on or created: an unreadable one is a configuration error, refused with nothing made.
+  // Its edits are audited through the log, which opens later.
+  parts_->trust_directory = std::make_unique<models::TrustDirectory>(
+      config.model.trust_store,
+      [parts = parts_.get()](audit::AuditRecord record) { return parts->audit_sink->Record(std::move(record)).WaitCommitted(); });
+  if (Status trusted = parts_->trust_directory->Load(); !trusted.ok()) {
+    return Refuse("cannot read the trust store", {{"path", config.model.trust_store}, {"error", trusted.ToString()}});
+  }
   return Status::OK();
 }
 
@@ -67,9 +76,8 @@ Status Daemon::Announce() {
   return Status::OK();
 }
 
-// The trust store models are verified with (the admin API edits it), the model store and
-// what the engine serves (models/served_model.h): the store's active version of
-// model.store_id, else model.dir. The model loads in Run(), while the server answers: probes
+// The model store and what the engine serves (models/served_model.h), verified against the trust
+// store OpenBackends read: the store's active version of model.store_id, else model.dir. The model loads in Run(), while the server answers: probes
 // work and the API says 503 until then. Every model act is audited.
 Status Daemon::OpenModels() {
   const config::AppConfig& config = parts_->config;
@@ -77,11 +85,6 @@ Status Daemon::OpenModels() {
   auto audit_act = [sink](audit::AuditRecord record) {
     return sink->Record(std::move(record)).WaitCommitted();
   };
-  parts_->trust_directory = std::make_unique<models::TrustDirectory>(config.model.trust_store, audit_act);
-  if (Status trusted = parts_->trust_directory->Load(); !trusted.ok()) {
-    return Refuse("cannot read the trust store",
-                  {{"path", config.model.trust_store}, {"error", trusted.ToString()}});
-  }
   models::ServedModelOptions options;
   options.model_id = config.model.store_id;
   options.data_dir = config.storage.data_dir;

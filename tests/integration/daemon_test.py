@@ -424,6 +424,15 @@ class StartupFailureTest(unittest.TestCase):
                 else:
                     self.assertFalse(os.path.exists(path), "not replaced")
 
+    def test_an_unreadable_trust_store_is_refused_before_anything_is_made(self):
+        with tempfile.TemporaryDirectory(prefix="kimi-it-") as d:
+            config = base_config()
+            config["storage"]["data_dir"] = os.path.join(d, "data")
+            config["model"] = {"trust_store": os.path.join(d, "missing-trust.pem")}
+            code, _, err = run_to_exit([DAEMON, "--config", write_config(d, config)])
+            self.assert_one_line_failure(code, err, "cannot read the trust store", "missing-trust.pem")
+            self.assertFalse(os.path.exists(os.path.join(d, "data")), "nothing created")
+
     def test_port_in_use(self):
         with socket.socket() as holder:
             holder.bind(("127.0.0.1", 0))
