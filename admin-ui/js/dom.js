@@ -17,10 +17,19 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// What would break or disguise a line of text (control characters but tab and newline, the
+// line and paragraph separators, bidi embeddings, overrides and isolates) shown as \uXXXX, as the
+// audit log and kimictl show it: a key named "prod-\u202eyek-tset" must not read "prod-test-key".
+const DISGUISING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g;
+export function shown(text) {
+  return text.replace(DISGUISING, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+// Every text child goes through shown(): data from the appliance is text, whatever it holds.
 function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    el.append(child instanceof Node ? child : document.createTextNode(shown(String(child))));
   }
 }
 

@@ -104,12 +104,15 @@ Result<AuditSearch> ParseAuditSearch(const httplib::Request& req, const KeyDirec
   // key that has that name or owner now.
   if (req.has_param("key_name")) NarrowActors(&q.actor_in, keys.Named(req.get_param_value("key_name")));
   if (req.has_param("owner")) NarrowActors(&q.actor_in, keys.OwnedBy(req.get_param_value("owner")));
-  q.contains = Param(req, "q");
-  if (q.contains.size() > kAuditMaxContainsBytes) {
+  const std::string contains = Param(req, "q");
+  if (contains.size() > kAuditMaxContainsBytes) {
     return Status::InvalidArgument("query parameter 'q' is longer than " + std::to_string(kAuditMaxContainsBytes) +
                                    " bytes");
   }
-  if (!q.contains.empty()) q.contains_actors = keys.Containing(q.contains);
+  // Made like the stored text too: a control character is found in its escaped form, and a NUL
+  // (where SQLite's LIKE stops reading its pattern: "%\0x%" matched every record) is text.
+  q.contains = audit::AuditText(contains);
+  if (!contains.empty()) q.contains_actors = keys.Containing(contains);
   const std::string order = req.has_param("order") ? req.get_param_value("order") : "newest";
   if (order != "newest" && order != "oldest") {
     return Status::InvalidArgument("query parameter 'order' must be newest or oldest");

@@ -63,6 +63,9 @@ TEST(AuditSearchParams, APartialMatchAlsoFindsKeysByNameOrOwner) {
   EXPECT_EQ(Parse({{"q", "_100%"}}).query.contains_actors, (std::vector<std::string>{"key_s1"}));
   EXPECT_EQ(Parse({{"q", "runner"}}).query.contains_actors, (std::vector<std::string>{"key_a1", "key_b1"}));
   EXPECT_FALSE(ParseAuditSearch(Query({{"q", std::string(kAuditMaxContainsBytes + 1, 'x')}}), Keys()).ok());
+  // Searched as the log stores text: a NUL cannot end the pattern early (it matched everything).
+  EXPECT_EQ(Parse({{"q", std::string("\0zzzz", 5)}}).query.contains, "\\u0000zzzz");
+  EXPECT_EQ(Parse({{"q", "a\tb"}}).query.contains, "a\\u0009b");
 }
 
 TEST(AuditSearchParams, ThePageIsBounded) {

@@ -2,7 +2,11 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -134,20 +138,30 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   if (access->sink == nullptr) return Status::Unavailable("the audit log is not open");
   // A fresh head covers every record committed so far, so the bundle has no unproven tail.
   KIMI_RETURN_IF_ERROR(access->sink->SignHeadNow().status());
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> opened, OpenAuditReader(*access));
-  std::shared_ptr<audit::AuditStore> store = std::move(opened);
-  // Both passes below read one snapshot, so the bytes sent are the bytes hashed.
-  KIMI_RETURN_IF_ERROR(store->BeginSnapshot());
+  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<audit::AuditStore> store, OpenAuditReader(*access));
 
-  // First pass: the bundle's SHA-256 and size, without holding it.
-  audit::Sha256Stream digest;
-  ChunkedOutput hashing([&digest](std::string_view bytes) {
-    digest.Update(bytes);
-    return true;
+  // One pass over one snapshot into an unnamed spool file (removed when closed), hashed as it is
+  // written; the snapshot ends with the pass. Streaming from the database instead held the
+  // snapshot for as long as the client took to read, and a reader that paced its reads under
+  // the write timeout kept every record committed meanwhile in the WAL: gigabytes a minute.
+  std::shared_ptr<std::FILE> spool(std::tmpfile(), [](std::FILE* f) {
+    if (f != nullptr) std::fclose(f);
   });
-  std::ostream hashed(&hashing);
-  KIMI_ASSIGN_OR_RETURN(audit::ExportSummary summary, audit::ExportAuditLog(*store, options, hashed));
-  hashing.pubsync();
+  if (spool == nullptr) return Status::Unavailable(std::string("cannot make the export's spool file: ") + std::strerror(errno));
+  audit::Sha256Stream digest;
+  ChunkedOutput spooling([&digest, file = spool.get()](std::string_view bytes) {
+    digest.Update(bytes);
+    return std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+  });
+  std::ostream spooled(&spooling);
+  KIMI_RETURN_IF_ERROR(store->BeginSnapshot());
+  Result<audit::ExportSummary> summary = audit::ExportAuditLog(*store, options, spooled);
+  (void)store->EndSnapshot();
+  store.reset();
+  KIMI_RETURN_IF_ERROR(summary.status());
+  if (spooling.pubsync() != 0 || std::fflush(spool.get()) != 0) {
+    return Status::Unavailable(std::string("cannot write the export's spool file: ") + std::strerror(errno));
+  }
   const uint64_t bytes = digest.bytes();
   const std::string sha256 = audit::ToHex(digest.Finish());
 
@@ -156,7 +170,7 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   audit::AuditRecord act =
       audit::RecordBuilder::AdminAction(http::AuditActorOf(ctx), "audit.export", target)
           .HttpStatus(200)
-          .Detail(std::to_string(summary.records) + " record(s), " + std::to_string(summary.heads) +
+          .Detail(std::to_string(summary->records) + " record(s), " + std::to_string(summary->heads) +
                   " signed head(s), " + std::to_string(bytes) + " bytes")
           .ResponseHash(sha256)
           .Build();
@@ -164,23 +178,26 @@ Status HandleAuditExport(const AuditAccess* audit_access, RequestContext& ctx, c
   if (!recorded.ok()) return Status::Unavailable("the export could not be recorded: " + recorded.message());
   ctx.audit.response_sha256 = sha256;  // the request's own record, committed before the first chunk
 
-  // Second pass: the same bytes, streamed in chunks as they are read.
+  // The spooled bytes, streamed in chunks.
   res.status = 200;
   res.set_header("Content-Disposition",
                  csv ? "attachment; filename=\"audit-export.csv\"" : "attachment; filename=\"audit-export.jsonl\"");
   const std::string request_id = ctx.request_id;
   res.set_chunked_content_provider(
       csv ? "text/csv; charset=utf-8" : "application/x-ndjson",
-      [store, options, request_id](size_t, httplib::DataSink& sink) {
-        ChunkedOutput chunks([&sink](std::string_view piece) { return sink.write(piece.data(), piece.size()); });
-        std::ostream out(&chunks);
-        Result<audit::ExportSummary> sent = audit::ExportAuditLog(*store, options, out);
-        (void)store->EndSnapshot();
-        if (!sent.ok() || chunks.pubsync() != 0) {
-          // No terminating chunk: the client sees a truncated response, never a short bundle.
-          log::Warn("audit export cut short", {{"request_id", request_id},
-                                               {"error", sent.ok() ? "client gone" : sent.status().ToString()}});
-          return false;
+      [spool, bytes, request_id](size_t, httplib::DataSink& sink) {
+        std::rewind(spool.get());
+        std::array<char, 64 * 1024> buffer{};
+        uint64_t sent = 0;
+        while (sent < bytes) {
+          const size_t n = std::fread(buffer.data(), 1, std::min<uint64_t>(buffer.size(), bytes - sent), spool.get());
+          if (n == 0 || !sink.write(buffer.data(), n)) {
+            // No terminating chunk: the client sees a truncated response, never a short bundle.
+            log::Warn("audit export cut short", {{"request_id", request_id},
+                                                 {"error", n == 0 ? "the spool file ended early" : "client gone"}});
+            return false;
+          }
+          sent += n;
         }
         sink.done();
         return true;

@@ -216,7 +216,14 @@ Status HandleBudgetPut(const UsageServices& s, RequestContext& ctx, const httpli
   if (body.contains("alert_percent")) budget.alert_percent = body["alert_percent"].get<int64_t>();
   Result<auth::Budget> stored = s.budgets->Set(CallerOf(ctx), budget);
   DrainAuthEvents(*s.auth, ctx);
-  if (!stored.ok()) return stored.status();
+  if (!stored.ok()) {
+    // BudgetWatch::Set's refusals start with the field they are about.
+    const std::string& why = stored.status().message();
+    if (stored.status().code() == Status::Code::kInvalidArgument) {
+      ctx.error_param = why.rfind("alert_percent", 0) == 0 ? "alert_percent" : "tokens_per_month";
+    }
+    return stored.status();
+  }
   // Its state now, and the alert when the new budget is already crossed.
   KIMI_ASSIGN_OR_RETURN(std::vector<auth::BudgetState> states, CheckBudgets(s, ctx));
   for (const auth::BudgetState& st : states) {
@@ -225,7 +232,10 @@ Status HandleBudgetPut(const UsageServices& s, RequestContext& ctx, const httpli
       return Status::OK();
     }
   }
-  return Status::Internal("the budget just stored is not listed");
+  // Removed by a DELETE that came in between: both changes were made and recorded, and the
+  // answer says so rather than that this one failed.
+  return Status::AlreadyExists("the budget was stored (its record is in the audit log) and then removed by another "
+                               "request; there is no budget for " + budget.subject + " now");
 }
 
 Status HandleBudgetDelete(const UsageServices& s, RequestContext& ctx, const httplib::Request&,

@@ -272,6 +272,10 @@ Result<std::unique_ptr<AuditStore>> AuditStore::Open(const std::string& path, co
     // WAL so readers never block the writer; FULL so a commit survives power loss.
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL"));
     KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA synchronous=FULL"));
+    // A reader's snapshot (an export) keeps the WAL from being rewound while it lasts, so the
+    // file grows with every commit meanwhile; once a checkpoint rewinds it, it is cut back to
+    // 64 MiB instead of keeping its largest size for good.
+    KIMI_RETURN_IF_ERROR(store->Exec("PRAGMA journal_size_limit=67108864"));
     // Replaces SQLite's automatic checkpoint (see WalPages in the header).
     sqlite3_wal_hook(
         db,

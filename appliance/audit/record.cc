@@ -112,7 +112,12 @@ Result<int64_t> ParseUtcMillis(std::string_view text) {
       if (rest.size() != 4 || rest[0] != '.' || !ParseInt(rest.substr(1), &frac)) return bad();
     }
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return bad();
+  // A day the month has ("2027-02-30" was read as March 2) and no leap second: a time that is
+  // refused, not moved to another.
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return bad();
+  if (d > kDays[mo - 1] + (mo == 2 && leap ? 1 : 0)) return bad();
   return ((DaysFromCivil(y, mo, d) * 24 + h) * 60 + mi) * 60000 + s * 1000 + frac;
 }
 

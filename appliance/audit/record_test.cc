@@ -206,6 +206,12 @@ TEST(RecordTime, FormatsAndParsesUtcMilliseconds) {
   EXPECT_EQ(*ParseUtcMillis("12345"), 12345);
   EXPECT_FALSE(ParseUtcMillis("yesterday").ok());
   EXPECT_FALSE(ParseUtcMillis("2026-13-01").ok());
+  // A day the month does not have is refused, not moved into the next month.
+  for (const char* bad : {"2027-02-29", "2027-02-30", "2027-04-31T00:00:00Z", "2026-12-31T23:59:60Z", "2100-02-29"}) {
+    EXPECT_FALSE(ParseUtcMillis(bad).ok()) << bad;
+  }
+  EXPECT_EQ(*ParseUtcMillis("2028-02-29"), *ParseUtcMillis("2028-03-01") - 86400000);  // a leap year
+  EXPECT_TRUE(ParseUtcMillis("2000-02-29").ok());
 }
 
 }  // namespace

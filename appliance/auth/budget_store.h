@@ -30,8 +30,11 @@ struct Budget {
   int64_t tokens_per_month = 0;  // > 0
   int64_t alert_percent = 80;    // 1..100
   int64_t updated_ms = 0;
-  // The month's usage at which it alerts: alert_percent of the budget, rounded up.
-  int64_t threshold_tokens() const { return (tokens_per_month * alert_percent + 99) / 100; }
+  // The month's usage at which it alerts: alert_percent of the budget, rounded up; worked out in
+  // two parts so that no budget up to int64's largest overflows (the product did, and alerted at 0).
+  int64_t threshold_tokens() const {
+    return tokens_per_month / 100 * alert_percent + (tokens_per_month % 100 * alert_percent + 99) / 100;
+  }
 };
 
 struct BudgetAlert {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "auth/test_auth_store.h"
 #include "auth/usage_meter.h"
 
@@ -60,6 +62,25 @@ class BudgetWatchTest : public ::testing::Test {
   BudgetWatch watch_{test_.store(), &budgets_, [this] { return now_; }};
   const Actor admin_{"root", "admin", "127.0.0.1"};
 };
+
+// The threshold of any budget int64 holds, without overflow (the product of the largest budget
+// and its percent wrapped, and a budget alerted at 0 tokens used).
+TEST(BudgetThreshold, IsThePercentRoundedUpForEveryBudget) {
+  Budget b;
+  b.tokens_per_month = 1000;
+  b.alert_percent = 80;
+  EXPECT_EQ(b.threshold_tokens(), 800);
+  b.tokens_per_month = 999;
+  EXPECT_EQ(b.threshold_tokens(), 800);  // 799.2 rounded up
+  b.tokens_per_month = 1;
+  b.alert_percent = 1;
+  EXPECT_EQ(b.threshold_tokens(), 1);
+  b.tokens_per_month = std::numeric_limits<int64_t>::max();
+  b.alert_percent = 80;
+  EXPECT_EQ(b.threshold_tokens(), 7378697629483820646);  // ceil((2^63 - 1) * 0.8)
+  b.alert_percent = 100;
+  EXPECT_EQ(b.threshold_tokens(), std::numeric_limits<int64_t>::max());
+}
 
 TEST_F(BudgetWatchTest, CrossingTheThresholdIsRecordedOncePerMonth) {
   Result<Budget> set = watch_.Set(admin_, Budget{BudgetScope::kKey, "key_a", 1000, 80});

@@ -53,6 +53,10 @@ Result<int64_t> ParseKeyExpiry(std::string_view text, int64_t now_ms) {
     return Status::InvalidArgument(date_only ? "the expiry date has passed (a date means the end of that UTC day)"
                                              : "the expiry must be in the future");
   }
+  // An expiry the appliance can write back as a date (years past 9999 came out in a form the
+  // parser refuses).
+  constexpr int64_t kLastMs = 253'402'300'799'999;  // 9999-12-31T23:59:59.999Z
+  if (ms > kLastMs) return Status::InvalidArgument("the expiry must be at most 9999-12-31T23:59:59.999Z");
   return ms;
 }
 

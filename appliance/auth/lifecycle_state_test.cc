@@ -53,6 +53,10 @@ TEST(LifecycleStateTest, ADateOnlyExpiryIsTheEndOfThatUtcDay) {
   EXPECT_EQ(ParseKeyExpiry("2026-12-01T10:00:00Z", morning).status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(*ParseKeyExpiry("1796119200001", morning), morning + 1);
   EXPECT_FALSE(ParseKeyExpiry("tomorrow", 0).ok());
+  // At most the last millisecond of 9999, which the appliance can still write as a date.
+  EXPECT_TRUE(ParseKeyExpiry("253402300799999", morning).ok());
+  EXPECT_FALSE(ParseKeyExpiry("253402300800000", morning).ok());
+  EXPECT_FALSE(ParseKeyExpiry("9223372036854775807", morning).ok());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "auth/authenticator.h"
 #include "auth/password.h"
+#include "kimi/json_integer.h"
 
 namespace kimi::http {
 
@@ -15,7 +16,10 @@ Result<json> ParseBody(std::string_view text, const std::set<std::string>& allow
     if (bad_field != nullptr) *bad_field = key;
     if (!allowed.count(key)) return Status::InvalidArgument("unknown field '" + key + "'");
     if (integers.count(key)) {
-      if (!value.is_number_integer()) return Status::InvalidArgument("field '" + key + "' must be an integer");
+      // An integer within int64: 2^63 read as int64 unchecked wrapped to a negative number.
+      if (!value.is_number_integer() || !JsonInteger(value)) {
+        return Status::InvalidArgument("field '" + key + "' must be an integer in [-2^63, 2^63)");
+      }
       continue;
     }
     bool ok = arrays.count(key) ? value.is_array() : value.is_string();

@@ -5,6 +5,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "api/request/request_validator.h"
 #include "http/body_checks.h"
@@ -36,6 +40,23 @@ void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, htt
   res.set_header("X-Request-Id", ctx.request_id);
   if (!connection.empty()) res.set_header("Connection", connection);
   if (!keep_alive.empty()) res.set_header("Keep-Alive", keep_alive);
+}
+
+// The field or query parameter a refusal's message names, when the handler did not say: "field
+// 'x' ...", "query parameter 'x' ...", or a message that starts with the name of a top-level
+// field of the body or a parameter of the query ("requests_per_minute must not be negative").
+std::optional<std::string> NamedParameter(const std::string& message, const httplib::Request& req) {
+  for (std::string_view lead : {"field '", "query parameter '"}) {
+    if (message.rfind(lead, 0) != 0) continue;
+    const size_t end = message.find('\'', lead.size());
+    if (end != std::string::npos) return message.substr(lead.size(), end - lead.size());
+  }
+  const std::string first = message.substr(0, message.find_first_of(" :"));
+  if (first.empty() || first.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) return std::nullopt;
+  if (req.has_param(first)) return first;
+  const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_object() && body.contains(first)) return first;
+  return std::nullopt;
 }
 
 // Every admin API (/admin/) response: JSON the console reads, never to be cached.
@@ -186,6 +207,7 @@ void Dispatcher::RegisterRoutes() {
         ApiError error = FromStatus(status, ctx->request_id);
         if (status.code() == Status::Code::kInvalidArgument) {
           error.param = ctx->error_param ? ctx->error_param : api::RequestErrorParam(status);
+          if (!error.param) error.param = NamedParameter(status.message(), req);
         }
         if (error.http_status >= 500) {
           log::Error("request failed", {{"request_id", ctx->request_id}, {"route", ctx->route},

@@ -36,6 +36,37 @@ nlohmann::json ToJson(const Field::Value& v) {
   return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
 }
 
+// The code points past ASCII that break or disguise a line on a terminal or in a viewer, as
+// the audit log's text rule has them: C1 controls (NEL, CSI), the line and paragraph
+// separators, bidi embeddings, overrides and isolates. Written as \uXXXX, which a JSON string
+// reads back as the same character and a text line shows as text. Invalid UTF-8 is not looked
+// into (the JSON writer replaces it).
+std::string EscapeDisguising(std::string line) {
+  std::string out;
+  out.reserve(line.size());
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto b = [&](size_t k) { return static_cast<unsigned char>(k < line.size() ? line[k] : 0); };
+    uint32_t c = 0;
+    size_t length = 0;
+    if (b(i) == 0xC2 && b(i + 1) >= 0x80 && b(i + 1) <= 0x9F) {
+      c = b(i + 1), length = 2;
+    } else if (b(i) == 0xE2 && b(i + 1) == 0x80 && b(i + 2) >= 0xA8 && b(i + 2) <= 0xAE) {
+      c = 0x2000 + (b(i + 2) - 0x80), length = 3;
+    } else if (b(i) == 0xE2 && b(i + 1) == 0x81 && b(i + 2) >= 0xA6 && b(i + 2) <= 0xA9) {
+      c = 0x2040 + (b(i + 2) - 0x80), length = 3;
+    }
+    if (length == 0) {
+      out += line[i];
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+    out += escaped;
+    i += length - 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string FormatText(Level level, std::string_view message, std::initializer_list<Field> fields,
@@ -63,7 +94,7 @@ std::string FormatText(Level level, std::string_view message, std::initializer_l
       out += ToJson(f.value).dump();
     }
   }
-  return out;
+  return EscapeDisguising(std::move(out));
 }
 
 void Configure(Level level, Format format) {
@@ -90,7 +121,7 @@ std::string FormatJson(Level level, std::string_view message, std::initializer_l
   j["level"] = LevelName(level);
   j["msg"] = message;
   for (const Field& f : fields) j[f.key] = ToJson(f.value);
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return EscapeDisguising(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void Write(Level level, std::string_view message, std::initializer_list<Field> fields) {

@@ -35,6 +35,23 @@ TEST(LogTest, TextLineEscapesEveryControlCharacter) {
   EXPECT_NE(line.find(R"(ua="a\u001b[2Jb")"), std::string::npos) << line;
 }
 
+// Past ASCII too: NEL and CSI (C1 controls), the line separator and a bidi override reach a
+// terminal or a log viewer as a line break, a colour or reversed text; both formats write them
+// as \u escapes (the JSON line still reads back as the same text).
+TEST(LogTest, BothFormatsEscapeWhatBreaksOrDisguisesALineBeyondAscii) {
+  const std::string value = "a\u0085NEL\u009b31mRED\u2028LS\u202eRLO\u2066iso x\u00e9\u4e2d";
+  const std::string text = FormatText(Level::kInfo, "request fields ignored", {{"fields", value}}, "t");
+  const std::string json = FormatJson(Level::kInfo, "request fields ignored", {{"fields", value}}, "t");
+  for (const std::string& line : {text, json}) {
+    for (const char* raw : {"\u0085", "\u009b", "\u2028", "\u202e", "\u2066"}) {
+      EXPECT_EQ(line.find(raw), std::string::npos) << line;
+    }
+    EXPECT_NE(line.find("\\u202e"), std::string::npos) << line;
+    EXPECT_NE(line.find("x\u00e9\u4e2d"), std::string::npos) << line;  // other text as it is
+  }
+  EXPECT_EQ(nlohmann::json::parse(json)["fields"], value);
+}
+
 TEST(LogTest, ParseLevel) {
   Level l;
   ASSERT_TRUE(ParseLevel("debug", &l));

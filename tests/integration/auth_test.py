@@ -433,7 +433,8 @@ class KeyEditTest(unittest.TestCase):
                                       ({"colour": "red"}, "colour", "unknown field 'colour'"),
                                       ({"tokens_per_day": "many"}, "tokens_per_day", "must be an integer"),
                                       ({"models": "m-a"}, "models", "array of strings"),
-                                      ({"max_concurrent_streams": -1}, None, "must not be negative"),
+                                      ({"max_concurrent_streams": -1}, "max_concurrent_streams", "must not be negative"),
+                                      ({"requests_per_minute": 2 ** 63}, "requests_per_minute", "must be an integer"),
                                       ({}, None, "nothing to change")):
             reply = self.patch(key["id"], payload)
             assert_error(self, reply, 400, "invalid_request_error")

@@ -120,6 +120,8 @@ TEST(RequestValidatorTest, LogitBiasNamesTokensOfTheVocabularyWithBoundedValues)
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"-1": 1}})"), "logit_bias", "token ids"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"a b": 1}})"), "logit_bias", "token ids"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"99999999999999999999": 1}})"), "logit_bias", "token ids"));
+  // One token, one bias: an id is written as it is, so "05" cannot name token 5 a second time.
+  EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": 100, "05": -100}})"), "logit_bias", "token ids"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": 101}})"), "logit_bias.5", "must be in [-100, 100] (got 101)"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": -100.5}})"), "logit_bias.5"));
   EXPECT_TRUE(Rejected(ChatWith(R"({"logit_bias": {"5": "1"}})"), "logit_bias.5", "must be a number"));
