@@ -91,6 +91,7 @@ Status Daemon::Run() {
   p.auth_store->Close();
 
   p.audit_full_check.reset();
+  p.auditor->StopCountFlusher();
   p.auditor->RecordAllCounted();
   // Every request has been answered (and so recorded); the stop is the log's last record, and
   // Close() signs the head that covers it.

@@ -136,6 +136,7 @@ Status Daemon::OpenAudit() {
   }
   parts_->auditor =
       std::make_unique<http::RequestAuditor>(audit_policy, config.audit.record_requests ? &sink : nullptr);
+  parts_->auditor->StartCountFlusher();
   parts_->audit_access = admin::AuditAccess{AuditDbPath(config), sink.public_key(), &sink};
   if (sink.Healthy()) readiness.MarkReady("audit", "writable");
   log::Info("service start recorded in the audit log",

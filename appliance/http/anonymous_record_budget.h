@@ -7,12 +7,13 @@
 // Two per-minute budgets (token buckets, auth/rate_limiter.h): one per client address and one
 // for all addresses. A request over either is counted instead of recorded: per address and HTTP
 // status, at most max_sources such pairs apart and the rest together under kManySources. A count becomes one
-// summary once window_ms has passed since its first request (TakeDue), or at stop (TakeAll).
+// summary once window_ms has passed since its first request (TakeDue, which the auditor's
+// flusher calls every window_ms / 4 and every recorded request calls too), or at stop (TakeAll).
 // So every such request is in the log, one by one or in a count, and they add at most
 //   per_minute + (max_sources + s) · 60'000 / window_ms
 // records a minute (s: the statuses the refusals had; about 1,200 + 70 · 6 with the defaults),
 // however many addresses send them. A count not yet written when the process dies is lost:
-// at most window_ms of counted requests.
+// the counted requests of at most the last window_ms + window_ms / 4.
 //
 // Thread safety: every method may be called from many threads at once.
 #pragma once

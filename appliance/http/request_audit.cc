@@ -1,5 +1,6 @@
 #include "http/request_audit.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -138,6 +139,28 @@ Status RequestAuditor::Commit(const Exchange& e) const {
 
 std::string RequestAuditor::ClientText(std::string_view text) const {
   return policy_.shown_client_text && !text.empty() ? policy_.shown_client_text(text) : std::string(text);
+}
+
+void RequestAuditor::StartCountFlusher() {
+  if (sink_ == nullptr || flusher_.joinable()) return;
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(10, policy_.anonymous.window_ms / 4));
+  flusher_ = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(flusher_mu_);
+    while (!flusher_cv_.wait_for(lock, period, [this] { return flusher_stopping_; })) {
+      lock.unlock();
+      RecordCounted(anonymous_->TakeDue(NowMs()));
+      lock.lock();
+    }
+  });
+}
+
+void RequestAuditor::StopCountFlusher() {
+  {
+    std::lock_guard<std::mutex> lock(flusher_mu_);
+    flusher_stopping_ = true;
+  }
+  flusher_cv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
 }
 
 void RequestAuditor::RecordAllCounted() const {

@@ -28,15 +28,19 @@
 // A request without a principal (refused before or by authentication, a failed sign-in) gets
 // its own record within the AnonymousRecordBudget (anonymous_record_budget.h); past it, it is
 // counted, and each count becomes one "http.requests_counted" record once its window has passed
-// (checked as later exchanges are committed) or at stop (RecordAllCounted).
+// (checked by the count flusher every window / 4, and as later exchanges are committed) or at
+// stop (RecordAllCounted).
 // Public header of http/: other folders include it.
 // Thread safety: Commit() may run on many threads at once (the sink is thread-safe).
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "audit/content_policy.h"
 #include "audit/record.h"
@@ -76,6 +80,15 @@ class RequestAuditor {
   // `sink` outlives the auditor; null: nothing is recorded.
   RequestAuditor(AuditPolicy policy, audit::AuditSink* sink)
       : sink_(sink), policy_(policy), anonymous_(std::make_unique<AnonymousRecordBudget>(policy.anonymous)) {}
+  ~RequestAuditor() { StopCountFlusher(); }
+  RequestAuditor(const RequestAuditor&) = delete;
+  RequestAuditor& operator=(const RequestAuditor&) = delete;
+
+  // A thread that writes each count once its window has passed, whether or not another request
+  // comes (without it, counts waited for the next request, and a kill in a quiet spell after a
+  // flood lost all of them). Stopped by StopCountFlusher() or the destructor.
+  void StartCountFlusher();
+  void StopCountFlusher();
 
   // OK when the record is committed or the request is not recorded; Unavailable (with the
   // reason for the operator) when the response must be replaced by a 503.
@@ -112,6 +125,10 @@ class RequestAuditor {
   audit::AuditSink* sink_ = nullptr;
   AuditPolicy policy_;
   std::unique_ptr<AnonymousRecordBudget> anonymous_;
+  std::thread flusher_;
+  std::mutex flusher_mu_;
+  std::condition_variable flusher_cv_;
+  bool flusher_stopping_ = false;  // guarded by flusher_mu_
 };
 
 // "ok" below 400, "denied" for 401/403, "client_disconnected" for 499 (a whole response's

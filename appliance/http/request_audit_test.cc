@@ -98,6 +98,29 @@ TEST(RequestAuditTest, AHugeRequestGivesABoundedRecord) {
   EXPECT_LT(audit::CanonicalRecordBytes(r).size(), 8u * 1024);
 }
 
+// A count is written when its window has passed even when no request follows: the flusher writes
+// it (a kill in a quiet spell after a flood lost every count that waited for the next request).
+TEST(RequestAuditTest, TheFlusherWritesACountWithoutAnotherRequest) {
+  audit::testing::TempDir dir;
+  std::unique_ptr<audit::AuditSink> sink = OpenSink(dir.path());
+  ASSERT_NE(sink, nullptr);
+  AuditPolicy policy;
+  policy.anonymous.per_source_per_minute = 1;
+  policy.anonymous.per_minute = 0;
+  policy.anonymous.window_ms = 50;
+  RequestAuditor auditor(policy, sink.get());
+  auditor.StartCountFlusher();
+  RequestContext anonymous = Context("unmatched", false);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(auditor.Commit(Exchange{&anonymous, "GET", "/x", 401, "", ""}).ok());
+  ASSERT_TRUE(audit::testing::Eventually([&] { return sink->TreeSize() == 2; }));
+  auditor.StopCountFlusher();
+  ASSERT_TRUE(sink->Close().ok());
+  const std::vector<audit::AuditRecord> records = audit::testing::RecordsIn(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].action, "http.requests_counted");
+  EXPECT_EQ(records[1].detail.rfind("3 requests", 0), 0u) << records[1].detail;
+}
+
 // Requests without a principal: `per_source` records a minute from one address, no bound for
 // all of them together.
 AuditPolicy AnonymousBudget(int64_t per_source, int64_t window_ms) {
