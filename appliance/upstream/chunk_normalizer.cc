@@ -1,7 +1,9 @@
 #include "upstream/chunk_normalizer.h"
 
+#include <optional>
 #include <string_view>
 
+#include "kimi/json_integer.h"
 #include "kimi/logprobs_json.h"
 #include "upstream/plain_chunk.h"
 
@@ -23,6 +25,21 @@ int64_t IntegerField(const Json& object, const char* key) {
   if (!object.is_object()) return 0;
   auto it = object.find(key);
   return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+// A token count an upstream reports: it feeds the key's quotas, budgets and audit record, so a
+// negative count (a lying upstream refunded a key's quota with -1,000,000), one past int64 (2^64-1
+// read as -1) or one no context holds is refused, not believed. Absent: 0.
+Result<int64_t> TokenCount(const Json& object, const char* key) {
+  constexpr int64_t kMaxTokenCount = int64_t{1} << 32;
+  if (!object.is_object()) return int64_t{0};
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return int64_t{0};
+  const std::optional<int64_t> n = JsonInteger(*it);
+  if (!n || *n < 0 || *n > kMaxTokenCount) {
+    return Status::Corruption(std::string("upstream reported an impossible usage.") + key + ": " + it->dump());
+  }
+  return *n;
 }
 
 StreamEvent TextEvent(StreamEventKind kind, std::string text) {
@@ -64,10 +81,10 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
     return UpstreamErrorStatus(chunk, 0, "stream");
   }
   if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
-    usage_.prompt_tokens = IntegerField(*u, "prompt_tokens");
-    usage_.completion_tokens = IntegerField(*u, "completion_tokens");
+    KIMI_ASSIGN_OR_RETURN(usage_.prompt_tokens, TokenCount(*u, "prompt_tokens"));
+    KIMI_ASSIGN_OR_RETURN(usage_.completion_tokens, TokenCount(*u, "completion_tokens"));
     if (auto d = u->find("completion_tokens_details"); d != u->end()) {
-      usage_.reasoning_tokens = IntegerField(*d, "reasoning_tokens");
+      KIMI_ASSIGN_OR_RETURN(usage_.reasoning_tokens, TokenCount(*d, "reasoning_tokens"));
     }
   }
   auto choices = chunk.find("choices");

@@ -71,6 +71,25 @@ std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* fini
 
 using Lines = std::vector<std::string>;
 
+// An upstream's token counts feed the key's quotas, budgets and audit record: a negative count
+// (it refunded a key's daily quota), one past int64 (2^64 - 1 read as -1) or one no context holds
+// is refused, in both ways a chunk is read.
+TEST(ChunkNormalizer, ImpossibleTokenCountsAreRefused) {
+  for (const json& count : {json(-1000000), json(18446744073709551615ull), json(int64_t{1} << 40), json(1.5),
+                            json("12")}) {
+    json chunk = Usage(1, 1, 0);
+    chunk["usage"]["prompt_tokens"] = count;
+    for (bool as_text : {false, true}) {
+      ChunkNormalizer n;
+      std::vector<StreamEvent> events;
+      const Status s = as_text ? n.ConsumeText(chunk.dump(), &events) : n.Consume(chunk, &events);
+      EXPECT_EQ(s.code(), Status::Code::kCorruption) << count.dump() << " " << s.ToString();
+      EXPECT_NE(s.message().find("usage.prompt_tokens"), std::string::npos) << s.ToString();
+    }
+  }
+  EXPECT_EQ(Normalize({Delta({{"content", "x"}}, "stop"), Usage(7, 3, 0)}).back(), "F:stop:7/3/0");
+}
+
 TEST(ChunkNormalizer, VllmReasoningFieldAndRoleFrame) {
   EXPECT_EQ(Normalize({Delta({{"role", "assistant"}, {"content", ""}}), Delta({{"reasoning", "think"}}),
                  Delta({{"reasoning_content", " more"}}), Delta({{"content", "Paris"}}), Delta(json::object(), "stop"),

@@ -1,8 +1,19 @@
 #include "upstream/sse_parser.h"
 
+#include <string>
 #include <utility>
 
 namespace kimi::upstream {
+namespace {
+
+// The upstream's fault, answered as a failing backend (503), not as the caller's rate limit (a
+// ResourceExhausted here became a 429 that blamed the client).
+Status LineTooLong(size_t max_line_bytes) {
+  return Status::Unavailable("the upstream sent an event stream line over the size limit (" +
+                             std::to_string(max_line_bytes) + " bytes)");
+}
+
+}  // namespace
 
 SseParser::SseParser(EventHandler on_event, size_t max_line_bytes)
     : on_event_(std::move(on_event)), max_line_bytes_(max_line_bytes) {}
@@ -23,12 +34,12 @@ Status SseParser::Feed(std::string_view bytes) {
     start = i + 1;
     if (line_.empty()) {
       // The whole line is in this read: parsed where it lies, without a copy.
-      if (piece.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+      if (piece.size() > max_line_bytes_) return LineTooLong(max_line_bytes_);
       KIMI_RETURN_IF_ERROR(ProcessLine(piece));
       continue;
     }
     line_.append(piece);
-    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+    if (line_.size() > max_line_bytes_) return LineTooLong(max_line_bytes_);
     Status processed = ProcessLine(line_);
     line_.clear();  // keeps its capacity for the next line cut by a read
     KIMI_RETURN_IF_ERROR(processed);
@@ -36,7 +47,7 @@ Status SseParser::Feed(std::string_view bytes) {
   if (start < bytes.size()) {
     last_was_cr_ = false;
     line_.append(bytes.substr(start));
-    if (line_.size() > max_line_bytes_) return Status::ResourceExhausted("event stream line over the size limit");
+    if (line_.size() > max_line_bytes_) return LineTooLong(max_line_bytes_);
   }
   return Status::OK();
 }
