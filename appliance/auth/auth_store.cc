@@ -1,12 +1,12 @@
 #include "auth/auth_store.h"
 
-#include <chrono>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_text.h"
 #include "auth/limit_columns.h"
+#include "kimi/utc_time.h"
 
 namespace kimi::auth {
 namespace {
@@ -508,11 +508,7 @@ Status InsertAuthEvent(sqlite3* db, const AuthEvent& event) { return InsertEvent
 
 Status InsertAuditRecord(sqlite3* db, const audit::AuditRecord& record) {
   audit::AuditRecord r = record;
-  if (r.time_ms == 0) {  // the act's time, not the time the outbox moves it
-    r.time_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  }
+  if (r.time_ms == 0) r.time_ms = UnixMillisNow();  // the act's time, not the time the outbox moves it
   AuthEvent e{0, r.time_ms, r.actor, r.role, r.source, r.action, r.target, r.outcome, r.detail, {}};
   e.record = audit::RecordToJson(r).dump();
   return InsertEvent(db, e);

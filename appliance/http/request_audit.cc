@@ -7,6 +7,7 @@
 #include "audit/audit_sink.h"
 #include "audit/hash.h"
 #include "kimi/log.h"
+#include "kimi/utc_time.h"
 
 namespace kimi::http {
 namespace {
@@ -15,10 +16,10 @@ std::string BodyDigest(std::string_view body) {
   return body.empty() ? std::string() : audit::ToHex(audit::Sha256(body));
 }
 
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+// The target of an unmatched request: the method and the path (redacted by the caller; the sink
+// bounds it, like every audited string, so a client cannot grow the log with long paths).
+std::string TargetOf(std::string_view method, const std::string& path) {
+  return std::string(method.empty() ? std::string_view("-") : method) + " " + path;
 }
 
 // What the budget allows, as a count's record says why it is one.
@@ -66,11 +67,7 @@ audit::AuditRecord RequestAuditor::RecordOf(const Exchange& e) const {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ctx.start).count();
   audit::AuditRecord record =
       audit::RecordBuilder::ApiRequest(actor, ctx.route)
-          // An unmatched request's method and path as sent, redacted (the sink bounds it, like
-          // every audited string, so a client cannot grow the log with long paths).
-          .Target(ctx.route == "unmatched" ? std::string(e.method.empty() ? std::string_view("-") : e.method) + " " +
-                                                 ClientText(e.path)
-                                           : std::string())
+          .Target(ctx.route == "unmatched" ? TargetOf(e.method, ClientText(e.path)) : std::string())
           .Outcome(OutcomeOf(e.status))
           .HttpStatus(e.status)
           .Detail(ctx.auth_failure)
@@ -128,7 +125,7 @@ Status RequestAuditor::CheckWritable() const {
 
 Status RequestAuditor::Commit(const Exchange& e) const {
   if (sink_ == nullptr) return Status::OK();
-  const int64_t now_ms = NowMs();
+  const int64_t now_ms = UnixMillisNow();
   RecordCounted(anonymous_->TakeDue(now_ms));
   if (!Records(*e.ctx)) return Status::OK();
   if (!e.ctx->principal && !anonymous_->Admit(e.ctx->remote_addr, e.status, now_ms)) {
@@ -148,7 +145,7 @@ void RequestAuditor::StartCountFlusher() {
     std::unique_lock<std::mutex> lock(flusher_mu_);
     while (!flusher_cv_.wait_for(lock, period, [this] { return flusher_stopping_; })) {
       lock.unlock();
-      RecordCounted(anonymous_->TakeDue(NowMs()));
+      RecordCounted(anonymous_->TakeDue(UnixMillisNow()));
       lock.lock();
     }
   });

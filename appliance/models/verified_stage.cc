@@ -83,12 +83,13 @@ Status CheckAgainstEntries(const VerifiedManifest& manifest, const std::string& 
   return Status::OK();
 }
 
-}  // namespace
-
+// Whether `path` (relative to the model root) is a weight shard: linked, not copied.
 bool IsWeightShard(const std::string& path) {
   constexpr std::string_view kSuffix = ".safetensors";
   return path.size() >= kSuffix.size() && path.compare(path.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
 }
+
+}  // namespace
 
 Result<std::unique_ptr<VerifiedStage>> VerifiedStage::Create(const VerifiedManifest& manifest,
                                                              const std::string& model_dir, const std::string& parent) {

@@ -47,7 +47,4 @@ class VerifiedStage {
   std::string path_;
 };
 
-// Whether `path` (relative to the model root) is a weight shard: linked, not copied.
-bool IsWeightShard(const std::string& path);
-
 }  // namespace kimi::models
