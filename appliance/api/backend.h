@@ -150,6 +150,12 @@ class Backend {
   virtual std::vector<std::string> Models() const = 0;
   // Ready to take a request for `model`.
   virtual bool Healthy(std::string_view model) const = 0;
+  // Why Healthy(model) is false, for the client's 503; "" when the backend has nothing to say
+  // beyond the model's readiness.
+  virtual std::string UnavailableReason(std::string_view model) const {
+    (void)model;
+    return "";
+  }
 
   // Runs the request to its end, delivering events to `sink` as they exist. Returns OK after
   // emitting kFinish. An error returned before any event was emitted is answered as an

@@ -34,6 +34,7 @@ ApiError FromStatus(const Status& status, std::string_view request_id) {
     case C::kUnimplemented: return Make(501, "invalid_request_error", "not_implemented", m);
     case C::kUnavailable: return Make(503, "server_error", "service_unavailable", m);
     case C::kDeadlineExceeded: return Make(504, "server_error", "timeout", m);
+    case C::kBadGateway: return Make(502, "server_error", "bad_gateway", m);
     // nginx's "client closed request": nobody reads it, but the audit record and metrics do.
     case C::kCancelled: return Make(499, "invalid_request_error", "client_closed_request", m);
     case C::kCorruption:

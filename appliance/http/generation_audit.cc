@@ -24,12 +24,13 @@ void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_cloc
     facts->finish_reason = event.finish_reason;
     return;
   }
+  if (event.tokens >= 0) tally->counted_completion_tokens += event.tokens;
+  else if (!event.text.empty()) ++tally->counted_completion_tokens;
   if (!tally->usage_reported) {
     // The prompt was consumed once anything came back: the backend's count when it gives one
-    // before the end (the embedded engine does), else the admission estimate. Each text delta is
-    // at least a token.
+    // before the end (the embedded engine does), else the admission estimate.
     facts->prompt_tokens = event.usage.prompt_tokens > 0 ? event.usage.prompt_tokens : tally->estimated_prompt_tokens;
-    if (!event.text.empty()) ++facts->completion_tokens;
+    facts->completion_tokens = tally->counted_completion_tokens;
   }
   if (event.kind == api::StreamEventKind::kAnswer && tally->keep_completion_text) facts->completion_text += event.text;
 }

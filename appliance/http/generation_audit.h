@@ -67,6 +67,9 @@ struct GenerationTally {
   bool keep_completion_text = false;    // the content policy stores content
   bool usage_reported = false;          // the finish event's counts are in
   bool generated = false;               // the backend emitted an event
+  // The tokens the events before the finish accounted for: their own count where the backend
+  // gives one (StreamEvent::tokens), else one for each event with text.
+  int64_t counted_completion_tokens = 0;
 };
 
 void NoteGenerationEvent(const api::StreamEvent& event, std::chrono::steady_clock::time_point start,

@@ -305,6 +305,24 @@ TEST(RecordingSinkTest, BeforeTheFinishTheCountsAreTheEstimatedPromptAndOnePerDe
   EXPECT_EQ(facts.completion_tokens, 9);
 }
 
+TEST(RecordingSinkTest, EventsThatCountTheirTokensAreCountedByThem) {
+  struct Collect : api::EventSink {
+    bool Emit(const api::StreamEvent&) override { return true; }
+  } next;
+  GenerationTally tally;
+  AuditFacts facts;
+  RecordingSink sink(next, std::chrono::steady_clock::now(), &tally, &facts);
+  api::StreamEvent two = Answer("ab");
+  two.tokens = 2;
+  api::StreamEvent same = Answer("c");
+  same.tokens = 0;  // text released by the previous event's token
+  sink.Emit(two);
+  sink.Emit(same);
+  EXPECT_EQ(facts.completion_tokens, 2);
+  sink.Emit(Finish(4, 2));
+  EXPECT_EQ(facts.completion_tokens, 2);
+}
+
 TEST(StreamAuditTest, WithFailClosedOffTheFinalFramesGoOutAndTheirEndIsWrittenLater) {
   AuditPolicy open;
   open.fail_closed = false;

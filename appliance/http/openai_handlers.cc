@@ -68,7 +68,12 @@ Result<std::string> ResolveModel(const GenerationServices& services, const Reque
     return Status::NotFound("the model '" + model + "' does not exist" +
                             (usable == served.end() ? std::string() : " (served: " + *usable + ")"));
   }
-  if (!services.backend->Healthy(model)) return Status::Unavailable(ModelNotReadyReason(services));
+  if (!services.backend->Healthy(model)) {
+    // A served model that no backend takes now (unhealthy, breakers open): the backends' own
+    // account, not the embedded model's readiness, which may not be what serves it.
+    const std::string why = services.backend->UnavailableReason(model);
+    return Status::Unavailable(why.empty() ? ModelNotReadyReason(services) : why);
+  }
   return model;
 }
 

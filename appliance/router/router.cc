@@ -196,21 +196,36 @@ bool Router::Healthy(std::string_view model) const {
   return false;
 }
 
+// What a slot is to a request for `model` now, in the words of the decision line; *admits
+// when it would take the request.
+std::string Router::SlotState(const Slot& slot, std::string_view model, int64_t now, bool* admits) const {
+  *admits = false;
+  if (!slot.backend->Healthy(model)) return "not serving";
+  if (!slot.breaker.WouldAdmit(now)) return "breaker " + std::string(BreakerStateName(slot.breaker.state()));
+  *admits = true;
+  return std::to_string(slot.outstanding_tokens.load()) + " tokens outstanding";
+}
+
+std::string Router::UnavailableReason(std::string_view model) const {
+  const int64_t now = Now();
+  std::string states;
+  for (const auto& slot : slots_) {
+    bool admits = false;
+    std::string state = SlotState(*slot, model, now, &admits);
+    states += (states.empty() ? "" : ", ") + slot->name + " (" + state + ")";
+  }
+  return "no backend can take model " + std::string(model) + " now: " + states;
+}
+
 Router::Slot* Router::Choose(const std::string& model, const std::vector<Slot*>& excluded, std::string* considered) {
   int64_t now = Now();
   std::vector<Slot*> candidates;
   for (const auto& slot : slots_) {
     if (std::find(excluded.begin(), excluded.end(), slot.get()) != excluded.end()) continue;
-    std::string note;
-    if (!slot->backend->Healthy(model)) {
-      note = "not serving";
-    } else if (!slot->breaker.WouldAdmit(now)) {
-      note = "breaker " + std::string(BreakerStateName(slot->breaker.state()));
-    } else {
-      note = std::to_string(slot->outstanding_tokens.load()) + " tokens outstanding";
-      candidates.push_back(slot.get());
-    }
-    *considered += (considered->empty() ? "" : ", ") + slot->name + " (" + note + ")";
+    bool admits = false;
+    const std::string state = SlotState(*slot, model, now, &admits);
+    if (admits) candidates.push_back(slot.get());
+    *considered += (considered->empty() ? "" : ", ") + slot->name + " (" + state + ")";
   }
   // Stable: equal loads keep the configuration's order.
   std::stable_sort(candidates.begin(), candidates.end(), [](const Slot* a, const Slot* b) {

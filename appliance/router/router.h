@@ -70,6 +70,8 @@ class Router final : public api::Backend {
   std::string_view name() const override { return "router"; }
   std::vector<std::string> Models() const override;     // union, in configuration order
   bool Healthy(std::string_view model) const override;  // some backend would take it now
+  // "no backend can take model M now: embedded (not serving), upstream:w (breaker open)".
+  std::string UnavailableReason(std::string_view model) const override;
   Status Generate(const api::BackendRequest& request, api::EventSink& sink, api::BackendOutcome* outcome) override;
 
   BreakerState breaker_state(std::string_view backend) const;
@@ -77,6 +79,7 @@ class Router final : public api::Backend {
 
  private:
   struct Slot;
+  std::string SlotState(const Slot& slot, std::string_view model, int64_t now, bool* admits) const;
   Slot* Choose(const std::string& model, const std::vector<Slot*>& excluded, std::string* considered);
   int64_t Now() const;
 

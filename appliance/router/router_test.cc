@@ -251,6 +251,8 @@ TEST(Router, BreakerOpensThenProbesAfterTheCooldown) {
   EXPECT_EQ(failures[1].rfind("upstream:a opened: ", 0), 0u) << failures[1];
   EXPECT_EQ(router.breaker_state("upstream:a"), BreakerState::kOpen);
   EXPECT_FALSE(router.Healthy("kimi-k3"));
+  // What a client's 503 says: the backends' states, not the embedded model's readiness.
+  EXPECT_EQ(router.UnavailableReason("kimi-k3"), "no backend can take model kimi-k3 now: upstream:a (breaker open)");
   CollectingSink refused;
   api::BackendOutcome outcome;
   EXPECT_EQ(router.Generate(Request(), refused, &outcome).code(), Status::Code::kUnavailable);

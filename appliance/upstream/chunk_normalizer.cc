@@ -248,4 +248,14 @@ Status ChunkNormalizer::Finish(std::vector<StreamEvent>* events) {
   return Status::OK();
 }
 
+void ChunkNormalizer::FinishAtLength(int64_t completion_tokens, std::vector<StreamEvent>* events) {
+  CloseOpenCall(events);
+  StreamEvent finish;
+  finish.kind = StreamEventKind::kFinish;
+  finish.finish_reason = "length";
+  finish.usage.prompt_tokens = usage_.prompt_tokens;
+  finish.usage.completion_tokens = completion_tokens;
+  events->push_back(std::move(finish));
+}
+
 }  // namespace kimi::upstream

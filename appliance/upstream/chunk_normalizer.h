@@ -44,6 +44,9 @@ class ChunkNormalizer {
   Status ConsumeText(std::string_view data, std::vector<api::StreamEvent>* events);
   // The stream ended normally: appends the end of an open call and kFinish.
   Status Finish(std::vector<api::StreamEvent>* events);
+  // The appliance ended the stream at the request's max_tokens, which the upstream did not
+  // keep: appends the end of an open call and kFinish "length" counting `completion_tokens`.
+  void FinishAtLength(int64_t completion_tokens, std::vector<api::StreamEvent>* events);
 
   bool finished() const { return !finish_reason_.empty(); }
 

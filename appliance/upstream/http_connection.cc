@@ -21,6 +21,7 @@ namespace {
 
 constexpr size_t kReadBytes = 16 * 1024;
 constexpr size_t kMaxHeadBytes = 64 * 1024;
+constexpr int kMaxInterimResponses = 8;
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -132,7 +133,7 @@ Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(const HttpAddress& 
       last = Status::Unavailable(std::string("socket: ") + std::strerror(errno));
       continue;
     }
-    std::unique_ptr<HttpConnection> connection(new HttpConnection(fd));
+    std::unique_ptr<HttpConnection> connection(new HttpConnection(fd, io_timeout_ms));
     last = ConnectWithin(fd, *a, connect_timeout_ms);
     if (!last.ok()) continue;
     int one = 1;
@@ -147,7 +148,32 @@ Result<std::unique_ptr<HttpConnection>> HttpConnection::Open(const HttpAddress& 
   return last;
 }
 
-HttpConnection::HttpConnection(int fd) : fd_(fd), buffer_(kReadBytes) {}
+HttpConnection::HttpConnection(int fd, int64_t io_timeout_ms)
+    : fd_(fd), buffer_(kReadBytes), io_timeout_ms_(io_timeout_ms), receive_timeout_ms_(io_timeout_ms) {}
+
+void HttpConnection::SetReceiveTimeout(int64_t ms) {
+  if (ms == receive_timeout_ms_) return;
+  timeval tv = ToTimeval(ms);
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  receive_timeout_ms_ = ms;
+}
+
+void HttpConnection::SetDeadline(std::chrono::steady_clock::time_point deadline) {
+  deadline_ = deadline;
+  if (deadline == std::chrono::steady_clock::time_point::max()) {
+    SetReceiveTimeout(io_timeout_ms_);
+    return;
+  }
+  // One system call per exchange, not per read: the whole exchange must fit in what is left,
+  // so no single wait may be longer.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  SetReceiveTimeout(std::clamp<int64_t>(left.count(), 1, io_timeout_ms_));
+}
+
+void HttpConnection::Interrupt() {
+  interrupted_.store(true);
+  ::shutdown(fd_, SHUT_RDWR);
+}
 
 HttpConnection::~HttpConnection() { ::close(fd_); }
 
@@ -182,6 +208,9 @@ Status HttpConnection::Fill(bool* eof) {
       buffer_.resize(buffer_.size() * 2);  // a head that does not fit yet (bounded by the caller)
     }
   }
+  if (deadline_ != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= deadline_) {
+    return Status::DeadlineExceeded("the request's time limit passed");
+  }
   for (;;) {
     ssize_t n = ::recv(fd_, buffer_.data() + end_, buffer_.size() - end_, 0);
     if (n > 0) {
@@ -203,7 +232,9 @@ Status HttpConnection::Fill(bool* eof) {
 }
 
 Status HttpConnection::ReadHead(ResponseHead* head) {
-  for (;;) {
+  for (int interim = 0;; ++interim) {
+    // A server that answers 1xx without end would hold the request as pings do.
+    if (interim > kMaxInterimResponses) return Status::Corruption("upstream sent interim responses without end");
     size_t head_end = std::string_view::npos, scanned = 0;
     for (;;) {
       std::string_view received(buffer_.data() + begin_, end_ - begin_);

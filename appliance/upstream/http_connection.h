@@ -14,14 +14,21 @@
 // A connection may carry another request only when its last response was read to its end,
 // neither side asked to close, and no stray byte followed (Reusable()).
 //
+// An exchange may also be given a deadline (SetDeadline): a read after it, or a wait that
+// would pass it, ends as DeadlineExceeded, so an upstream that keeps a response going (pings,
+// endless output) cannot hold it longer. Interrupt() ends the connection from another thread
+// (a departed client): a read or write in progress returns at once.
+//
 // Errors: Open() -> Unavailable (name not resolved, refused, connect timeout); a read or
-// write that waited the I/O timeout -> DeadlineExceeded; the peer closing or resetting before
+// write that waited the I/O timeout, or a read past the deadline -> DeadlineExceeded; the peer closing or resetting before
 // the response ended -> Unavailable; a malformed head or chunk framing -> Corruption.
 //
 // Owns: the socket (closed by the destructor) and the read buffer.
 // Thread safety: one thread at a time (the pool hands a connection to one request).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -70,8 +77,15 @@ class HttpConnection {
   // until its end; *stopped is set when the handler answered false (the body is then unread).
   Status ReadBody(const ResponseHead& head, const BodyHandler& on_data, bool* stopped);
 
+  // Bounds the exchange that follows: no read waits past `deadline` (the wait for the next
+  // byte is cut to what is left of it), none starts after it. A time_point of max(): none.
+  void SetDeadline(std::chrono::steady_clock::time_point deadline);
+  // Shuts the socket down: a read or write blocked on another thread returns at once, and the
+  // connection is never reused. The only member that may be called from another thread.
+  void Interrupt();
+
   // The last exchange ended cleanly and the connection may carry the next one.
-  bool Reusable() const { return reusable_; }
+  bool Reusable() const { return reusable_ && !interrupted_.load(); }
   // Any byte of a response arrived since the last Send(): when none did, a request sent on
   // a reused connection that failed was not answered and may be sent again on a new one.
   bool received_any() const { return received_any_; }
@@ -80,7 +94,9 @@ class HttpConnection {
   bool StillIdle() const;
 
  private:
-  explicit HttpConnection(int fd);
+  HttpConnection(int fd, int64_t io_timeout_ms);
+  // Sets the socket's receive timeout when it differs from the one set.
+  void SetReceiveTimeout(int64_t ms);
   // Reads more bytes into the buffer; Unavailable at EOF unless *eof is given.
   Status Fill(bool* eof = nullptr);
 
@@ -90,6 +106,10 @@ class HttpConnection {
   size_t end_ = 0;
   bool reusable_ = false;
   bool received_any_ = false;
+  const int64_t io_timeout_ms_;
+  int64_t receive_timeout_ms_;  // what SO_RCVTIMEO says now
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
+  std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace kimi::upstream

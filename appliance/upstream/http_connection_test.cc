@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -211,6 +212,46 @@ TEST(HttpConnectionTest, InterimResponsesAreSkipped) {
   Read r = Exchange(*c);
   EXPECT_EQ(r.head.status, 200);
   EXPECT_EQ(r.body, "ok");
+}
+
+TEST(HttpConnectionTest, InterimResponsesWithoutEndAreRefused) {
+  std::string endless;
+  for (int i = 0; i < 64; ++i) endless += "HTTP/1.1 102 Processing\r\n\r\n";
+  ScriptedServer server({{{endless}}});
+  auto c = Connect(server);
+  ASSERT_NE(c, nullptr);
+  Read r = Exchange(*c);
+  EXPECT_EQ(r.status.code(), Status::Code::kCorruption) << r.status.ToString();
+}
+
+TEST(HttpConnectionTest, APassedDeadlineEndsTheExchange) {
+  ScriptedServer server({{{kChunkedHead, kChunkedBody}}});
+  auto c = Connect(server);
+  ASSERT_NE(c, nullptr);
+  c->SetDeadline(std::chrono::steady_clock::now());  // no read may start after it
+  Read r = Exchange(*c);
+  EXPECT_EQ(r.status.code(), Status::Code::kDeadlineExceeded) << r.status.ToString();
+  EXPECT_FALSE(c->Reusable());
+}
+
+TEST(HttpConnectionTest, InterruptEndsAReadBlockedOnAnotherThread) {
+  ScriptedServer server({{{kChunkedHead, "7\r\ndata: 1\r\n"}}}, /*stall=*/true);
+  auto c = Connect(server);
+  ASSERT_NE(c, nullptr);
+  std::atomic<bool> got_data{false};
+  std::thread interrupter([&] {
+    while (!got_data.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    c->Interrupt();  // whether the next recv() has begun or not, it returns at once
+  });
+  // Without the interrupt this read would wait the 10 s silence: the server sends no more.
+  Read r = Exchange(*c, [&](std::string_view) {
+    got_data = true;
+    return true;
+  });
+  interrupter.join();
+  EXPECT_EQ(r.status.code(), Status::Code::kUnavailable) << r.status.ToString();
+  EXPECT_EQ(r.body, "data: 1");
+  EXPECT_FALSE(c->Reusable());
 }
 
 TEST(HttpConnectionTest, ServerClosingMidStreamIsUnavailable) {

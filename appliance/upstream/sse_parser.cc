@@ -9,7 +9,7 @@ namespace {
 // The upstream's fault, answered as a failing backend (503), not as the caller's rate limit (a
 // ResourceExhausted here became a 429 that blamed the client).
 Status LineTooLong(size_t max_line_bytes) {
-  return Status::Unavailable("the upstream sent an event stream line over the size limit (" +
+  return Status::Unavailable("the upstream sent an event stream line or event over the size limit (" +
                              std::to_string(max_line_bytes) + " bytes)");
 }
 
@@ -63,6 +63,9 @@ Status SseParser::ProcessLine(std::string_view line) {
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   }
   if (field == "data") {
+    // An event's data lines are joined: without this bound, lines each under the limit and no
+    // blank line between them would grow one event for as long as the upstream sends.
+    if (pending_.data.size() + 1 + value.size() > max_line_bytes_) return LineTooLong(max_line_bytes_);
     if (has_data_) pending_.data += '\n';
     pending_.data.append(value);
     has_data_ = true;

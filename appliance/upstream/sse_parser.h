@@ -6,7 +6,8 @@
 // terminating blank line arrives. Lines end with "\n", "\r\n" or "\r". Comment lines (":...")
 // are skipped, several "data:" lines of one event are joined with "\n", one space after the
 // colon is dropped, "event:" names the event, other fields are ignored. An event without data
-// is not dispatched. A line longer than the limit is an error rather than unbounded memory.
+// is not dispatched. A line, or an event's joined data, longer than the limit is an error
+// rather than unbounded memory.
 //
 // Owns: the partial line and the event being assembled.
 // Thread safety: one instance per stream, used from one thread.

@@ -84,5 +84,16 @@ TEST(SseParser, OverlongLineIsAnError) {
   EXPECT_EQ(parser.Feed("789abcdef").code(), Status::Code::kUnavailable);  // the upstream's fault, not a 429
 }
 
+TEST(SseParser, AnEventOfManyShortDataLinesIsBoundedToo) {
+  int events = 0;
+  SseParser parser([&events](const SseEvent&) {
+    ++events;
+    return Status::OK();
+  }, /*max_line_bytes=*/16);
+  EXPECT_TRUE(parser.Feed("data: 0123\ndata: 4567\ndata: 89abc\n").ok());  // 15 bytes joined
+  EXPECT_EQ(parser.Feed("data: b\n").code(), Status::Code::kUnavailable);
+  EXPECT_EQ(events, 0);
+}
+
 }  // namespace
 }  // namespace kimi::upstream

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <optional>
 #include <utility>
 
 #include "api/forward_body.h"
+#include "api/prompt_estimate.h"
 #include "kimi/log.h"
 #include "upstream/chunk_normalizer.h"
 #include "upstream/sse_parser.h"
@@ -20,6 +23,9 @@ constexpr size_t kMaxErrorBodyBytes = 64 * 1024;
 // A whole (non-streamed) JSON answer is held in memory; this bounds it.
 constexpr size_t kMaxWholeBodyBytes = 64 * 1024 * 1024;
 constexpr int64_t kHealthReadTimeoutMs = 5'000;
+// The probe's answers are read up to this (a model list of thousands of ids fits); a longer
+// one fails the check instead of growing in memory for as long as the upstream sends.
+constexpr size_t kMaxProbeBodyBytes = 1 << 20;
 // Idle keep-alive connections kept per upstream (how long one may sit idle is the backend's
 // keep_alive_ms).
 constexpr size_t kMaxIdleConnections = 256;
@@ -43,11 +49,30 @@ struct Exchange {
   std::string error_body;   // 4xx/5xx body, or a whole JSON answer
   bool done = false;        // "data: [DONE]" arrived
   bool client_gone = false;
+  // Each event with text is at least a token. Past the request's max_tokens of them (when it
+  // set one) the upstream ignored the bound, and the stream ends here; and a finish that
+  // reports fewer completion tokens than this is corrected up to it.
+  int64_t max_text_events = -1;
+  int64_t text_events = 0;
+  bool cut_at_length = false;
+  int64_t estimated_prompt_tokens = 0;
   size_t events_emitted = 0;
   Status stream_error;
 
   Status EmitPending() {
-    for (const api::StreamEvent& e : pending) {
+    for (api::StreamEvent& e : pending) {
+      if (e.kind == api::StreamEventKind::kFinish) {
+        // Counts that can be charged: an upstream that reports no usage, or less than it
+        // sent, is not thereby free. A missing prompt count is the router's and quotas' estimate.
+        e.usage.completion_tokens = std::max(e.usage.completion_tokens, text_events);
+        if (e.usage.prompt_tokens == 0) e.usage.prompt_tokens = estimated_prompt_tokens;
+      } else if (!e.text.empty()) {
+        if (text_events == max_text_events) {
+          cut_at_length = true;
+          break;
+        }
+        ++text_events;
+      }
       if (!sink->Emit(e)) {
         client_gone = true;
         pending.clear();
@@ -59,6 +84,13 @@ struct Exchange {
     return Status::OK();
   }
 
+  // Ends the stream at max_tokens (cut_at_length): what was pending past it is dropped.
+  Status FinishAtLength() {
+    pending.clear();
+    normalizer.FinishAtLength(text_events, &pending);
+    return EmitPending();
+  }
+
   Status OnSseEvent(const SseEvent& event) {
     if (done) return Status::OK();
     if (event.data == "[DONE]") {
@@ -67,6 +99,33 @@ struct Exchange {
     }
     return normalizer.ConsumeText(event.data, &pending);
   }
+};
+
+// Lets another thread end the exchange (EventSink::SetCanceller): the client left while the
+// upstream sent nothing the sink would see (pings, silence, a response never ended), which an
+// Emit() would not notice. It interrupts the connection being used, which Generate() names
+// with Watch() before it sends on it and clears before it lets the connection go.
+class ExchangeCanceller {
+ public:
+  void Watch(HttpConnection* connection) {
+    std::lock_guard<std::mutex> lock(mu_);
+    connection_ = connection;
+    if (cancelled_ && connection_ != nullptr) connection_->Interrupt();
+  }
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    if (connection_ != nullptr) connection_->Interrupt();
+  }
+  bool cancelled() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cancelled_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  HttpConnection* connection_ = nullptr;  // guarded by mu_
+  bool cancelled_ = false;                // guarded by mu_
 };
 
 }  // namespace
@@ -117,18 +176,33 @@ Status UpstreamBackend::CheckHealth() {
     health_client_->set_keep_alive(true);
   }
   httplib::Client& client = *health_client_;
+  // GET `path` with its body cut at kMaxProbeBodyBytes: "" when it answered 200 within it,
+  // else why not.
+  std::string body;
+  auto probe = [&client, &body](const std::string& path) -> std::string {
+    body.clear();
+    bool too_long = false;
+    httplib::Result answer = client.Get(path, [&](const char* data, size_t size) {
+      if (body.size() + size > kMaxProbeBodyBytes) {
+        too_long = true;
+        return false;
+      }
+      body.append(data, size);
+      return true;
+    });
+    if (too_long) return "GET " + path + ": answer over " + std::to_string(kMaxProbeBodyBytes) + " bytes";
+    if (!answer) return "GET " + path + ": " + httplib::to_string(answer.error());
+    if (answer->status != 200) return "GET " + path + " answered " + std::to_string(answer->status);
+    return "";
+  };
   Status verdict = Status::OK();
   std::vector<std::string> served;
-  if (httplib::Result health = client.Get("/health"); !health) {
-    verdict = Status::Unavailable("GET /health: " + httplib::to_string(health.error()));
-  } else if (health->status != 200) {
-    verdict = Status::Unavailable("GET /health answered " + std::to_string(health->status));
-  } else if (httplib::Result models = client.Get("/v1/models"); !models) {
-    verdict = Status::Unavailable("GET /v1/models: " + httplib::to_string(models.error()));
-  } else if (models->status != 200) {
-    verdict = Status::Unavailable("GET /v1/models answered " + std::to_string(models->status));
+  if (std::string failed = probe("/health"); !failed.empty()) {
+    verdict = Status::Unavailable(failed);
+  } else if (failed = probe("/v1/models"); !failed.empty()) {
+    verdict = Status::Unavailable(failed);
   } else {
-    nlohmann::json list = nlohmann::json::parse(models->body, nullptr, false);
+    nlohmann::json list = nlohmann::json::parse(body, nullptr, false);
     if (!list.is_object() || !list.contains("data") || !list["data"].is_array()) {
       verdict = Status::Unavailable("GET /v1/models: not a model list");
     } else {
@@ -187,7 +261,8 @@ std::string UpstreamBackend::RequestBytes(std::string_view path, const std::stri
   return out;
 }
 
-Status UpstreamBackend::StartExchange(const std::string& request_bytes, std::unique_ptr<HttpConnection>* connection,
+Status UpstreamBackend::StartExchange(const std::string& request_bytes, std::chrono::steady_clock::time_point deadline,
+                                      const WatchConnection& watch, std::unique_ptr<HttpConnection>* connection,
                                       ResponseHead* head) {
   // An idle connection the server has closed in the meantime shows it at the peek, or by
   // answering nothing at all: then the request was not taken and goes out once more, on a new
@@ -195,12 +270,15 @@ Status UpstreamBackend::StartExchange(const std::string& request_bytes, std::uni
   std::unique_ptr<HttpConnection> reused = connections_.TakeIdle();
   while (reused != nullptr && !reused->StillIdle()) reused = connections_.TakeIdle();
   if (reused != nullptr) {
+    reused->SetDeadline(deadline);
+    watch(reused.get());
     Status sent = reused->Send(request_bytes);
     if (sent.ok()) sent = reused->ReadHead(head);
     if (sent.ok()) {
       *connection = std::move(reused);
       return Status::OK();
     }
+    watch(nullptr);
     if (reused->received_any() || sent.code() == Status::Code::kDeadlineExceeded) return Silence(sent);
     log::Debug("kept-alive upstream connection was closed; sending on a new one",
                {{"backend", options_.name}, {"error", sent.message()}});
@@ -214,6 +292,8 @@ Status UpstreamBackend::StartExchange(const std::string& request_bytes, std::uni
                                " is unreachable: " + opened.status().message());
   }
   *connection = std::move(opened).value();
+  (*connection)->SetDeadline(deadline);
+  watch(connection->get());
   KIMI_RETURN_IF_ERROR(Silence((*connection)->Send(request_bytes)));
   return Silence((*connection)->ReadHead(head));
 }
@@ -237,6 +317,31 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
     outcome->backend = options_.name;
     outcome->attempts = 1;
   }
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = options_.request_timeout_ms > 0 ? start + std::chrono::milliseconds(options_.request_timeout_ms)
+                                                        : std::chrono::steady_clock::time_point::max();
+  ExchangeCanceller canceller;
+  Status forwarded;
+  {
+    const api::CancelWhileRegistered cancel_on_hang_up(sink, [&canceller] { canceller.Cancel(); });
+    forwarded = Forward(request, sink, deadline,
+                        [&canceller](HttpConnection* connection) { canceller.Watch(connection); });
+  }
+  if (forwarded.ok()) return forwarded;
+  if (canceller.cancelled()) return Status::Cancelled("the client went away; upstream request closed");
+  if (forwarded.code() == Status::Code::kDeadlineExceeded && std::chrono::steady_clock::now() >= deadline) {
+    return Status::DeadlineExceeded("upstream " + options_.name + " did not finish within its request timeout of " +
+                                    std::to_string(options_.request_timeout_ms) + " ms");
+  }
+  // Bytes the protocol does not allow are the upstream's fault, never the client's nor ours.
+  if (forwarded.code() == Status::Code::kCorruption) {
+    return Status::BadGateway("upstream " + options_.name + " answered outside the protocol: " + forwarded.message());
+  }
+  return forwarded;
+}
+
+Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSink& sink,
+                                std::chrono::steady_clock::time_point deadline, const WatchConnection& watch) {
   const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
   nlohmann::ordered_json body = UpstreamBody(api::ForwardBody(request), options_.upstream_model);
   if (options_.send_priority) body["priority"] = request.priority;
@@ -244,11 +349,25 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
       RequestBytes(chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), request.request_id);
 
   std::unique_ptr<HttpConnection> connection;
+  // Declared after the connection, so run before it is destroyed: the canceller never holds a
+  // connection that is gone, nor one given back to the pool (LetGo).
+  struct Unwatch {
+    const WatchConnection& watch;
+    ~Unwatch() { watch(nullptr); }
+  } unwatch{watch};
+  // Only a connection whose exchange ended cleanly goes back to the pool; any other is closed.
+  auto let_go = [&](bool exchange_ended) {
+    watch(nullptr);
+    if (exchange_ended && connection->Reusable()) connections_.Release(std::move(connection));
+    connection.reset();
+  };
   ResponseHead head;
-  KIMI_RETURN_IF_ERROR(StartExchange(request_bytes, &connection, &head));
+  KIMI_RETURN_IF_ERROR(StartExchange(request_bytes, deadline, watch, &connection, &head));
 
   Exchange x;
   x.sink = &sink;
+  if (request.serving.generation.max_tokens) x.max_text_events = *request.serving.generation.max_tokens;
+  x.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
   bool stopped = false;
   if (head.status != 200 || !IsEventStream(head.content_type)) {
     // An error's body, or a whole JSON answer from an upstream that ignored `stream: true`.
@@ -260,7 +379,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
           return true;
         },
         &stopped);
-    if (read.ok() && connection->Reusable()) connections_.Release(std::move(connection));
+    let_go(read.ok());
     if (head.status != 200) {
       nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
       if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
@@ -268,25 +387,30 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
     }
     KIMI_RETURN_IF_ERROR(Silence(read));
     nlohmann::json whole = nlohmann::json::parse(x.error_body, nullptr, false);
-    if (whole.is_discarded()) return Status::Corruption("upstream " + options_.name + " answered neither SSE nor JSON");
+    if (whole.is_discarded()) return Status::Corruption("the answer is neither an event stream nor JSON");
     KIMI_RETURN_IF_ERROR(x.normalizer.Consume(whole, &x.pending));
   } else {
     SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
+    bool data_after_done = false;
     // The events of one read go to the client together, after the whole read is parsed.
     Status read = connection->ReadBody(
         head,
         [&](std::string_view data) {
+          // Only the end of the body may follow [DONE]: an upstream that keeps sending (pings,
+          // more events) is not waited for.
+          if (x.done) {
+            data_after_done = true;
+            return false;
+          }
           Status fed = parser.Feed(data);
           if (!fed.ok()) {
             x.stream_error = fed;
             return false;  // closes the connection: the upstream aborts the generation
           }
-          return x.EmitPending().ok();
+          return x.EmitPending().ok() && !x.cut_at_length;
         },
         &stopped);
-    // Only a connection whose exchange ended cleanly is reused; any other is closed here.
-    if (read.ok() && !stopped && x.done && connection->Reusable()) connections_.Release(std::move(connection));
-    connection.reset();
+    let_go(read.ok() && !stopped && x.done);
     if (x.client_gone) return Status::Cancelled("the client went away; upstream request closed");
     if (!x.stream_error.ok()) return x.stream_error;
     if (!read.ok()) {
@@ -296,12 +420,21 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
       }
       return failed;
     }
+    if (data_after_done) {
+      log::Debug("upstream sent data after [DONE]; connection closed", {{"backend", options_.name}});
+    }
+    if (x.cut_at_length) {
+      log::Warn("upstream exceeded the request's max_tokens; its stream was cut",
+                {{"backend", options_.name}, {"request_id", request.request_id}});
+      return x.FinishAtLength();
+    }
     if (parser.Finish() && !x.done) {
       log::Debug("upstream stream ended inside an event", {{"backend", options_.name}});
     }
   }
   KIMI_RETURN_IF_ERROR(x.normalizer.Finish(&x.pending).WithContext("upstream " + options_.name));
-  return x.EmitPending();
+  KIMI_RETURN_IF_ERROR(x.EmitPending());
+  return x.cut_at_length ? x.FinishAtLength() : Status::OK();
 }
 
 }  // namespace kimi::upstream

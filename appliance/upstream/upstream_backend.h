@@ -10,8 +10,15 @@
 //
 // Errors before the first event: connection refused or timed out -> Unavailable; the
 // upstream's 4xx -> InvalidArgument with its message (429 -> ResourceExhausted); its 5xx ->
-// Unavailable; no byte within timeout_ms -> DeadlineExceeded. The router retries only those
-// that happen before the first event.
+// Unavailable; no byte within timeout_ms, or the request past request_timeout_ms ->
+// DeadlineExceeded; bytes outside the protocol (an event that is not JSON, a chunk of the
+// wrong shape, broken framing) -> BadGateway. The router retries only those that happen
+// before the first event.
+//
+// A hostile or broken upstream holds nothing longer than its request: the client leaving is
+// noticed between events too (the sink's canceller interrupts the connection, also during
+// pings or silence); after [DONE] nothing more is read; output past the request's max_tokens
+// (each event with text is at least a token) ends the stream with finish_reason "length".
 //
 // Health: CheckHealth() asks GET /health and GET /v1/models; the backend is healthy for a
 // model when both answered and the upstream lists the model. With health_interval_ms > 0 a
@@ -29,8 +36,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +64,9 @@ struct UpstreamOptions {
   std::string upstream_model;       // the name sent upstream, "" to forward the client's
   int64_t connect_timeout_ms = 2'000;
   int64_t timeout_ms = 60'000;      // longest silence: before the first byte and between bytes
+  // Longest whole request, from the send to the last byte; 0: no bound but the silence above.
+  // An upstream that keeps its response going (pings, output without end) is cut here.
+  int64_t request_timeout_ms = 0;
   int64_t health_interval_ms = 0;   // 0: no health thread (call CheckHealth())
   // An idle pooled connection older than this is closed instead of reused: a second under the
   // 5 s keep-alive timeout of vLLM's uvicorn and of kimi-engine serve by default; 0: no reuse.
@@ -85,8 +97,15 @@ class UpstreamBackend final : public api::Backend {
   void MarkUnhealthy(const std::string& reason);
   std::string UpstreamModelFor(std::string_view model) const;
   std::string RequestBytes(std::string_view path, const std::string& body, const std::string& request_id) const;
+  // Told each connection an exchange is about to use (nullptr once it lets it go), so that a
+  // canceller on another thread can interrupt it.
+  using WatchConnection = std::function<void(HttpConnection*)>;
+  // Generate() without its wording of the outcome.
+  Status Forward(const api::BackendRequest& request, api::EventSink& sink,
+                 std::chrono::steady_clock::time_point deadline, const WatchConnection& watch);
   // Sends the request on a kept-alive connection, or a new one, and reads the response head.
-  Status StartExchange(const std::string& request_bytes, std::unique_ptr<HttpConnection>* connection,
+  Status StartExchange(const std::string& request_bytes, std::chrono::steady_clock::time_point deadline,
+                       const WatchConnection& watch, std::unique_ptr<HttpConnection>* connection,
                        ResponseHead* head);
   Status Silence(const Status& read) const;
 

@@ -4,9 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "api/prompt_estimate.h"
 #include "api/request_gate.h"
 #include "upstream/fake_openai_server.h"
 
@@ -23,10 +30,31 @@ struct RecordingSink : api::EventSink {
   std::vector<api::StreamEvent> events;
   size_t accept = SIZE_MAX;  // events accepted before reporting the client gone
   bool Emit(const api::StreamEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu);
     if (events.size() >= accept) return false;
     events.push_back(e);
     return true;
   }
+  void SetCanceller(std::function<void()> cancel) override {
+    std::lock_guard<std::mutex> lock(mu);
+    canceller = std::move(cancel);
+  }
+  // What the HTTP layer does when it finds the client gone between events.
+  bool CancelAfterEvents(size_t count) {
+    for (int i = 0; i < 2000; ++i) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (events.size() >= count && canceller) {
+          canceller();
+          return true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+  std::mutex mu;
+  std::function<void()> canceller;  // guarded by mu
   std::string Text(api::StreamEventKind kind) const {
     std::string out;
     for (const auto& e : events) {
@@ -36,9 +64,10 @@ struct RecordingSink : api::EventSink {
   }
 };
 
-api::BackendRequest Request() {
-  const nlohmann::ordered_json body = {
+api::BackendRequest Request(std::optional<int> max_tokens = std::nullopt) {
+  nlohmann::ordered_json body = {
       {"model", "kimi-k3"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"thinking", {{"type", "enabled"}}}};
+  if (max_tokens) body["max_tokens"] = *max_tokens;
   Result<api::ApiRequest> parsed = api::ParseRequest(api::Endpoint::kChatCompletions, body);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   return api::ToBackendRequest(std::move(parsed).value(), "req-1", "kimi-k3");
@@ -227,6 +256,16 @@ TEST(UpstreamBackend, HealthFollowsHealthAndModelList) {
   EXPECT_FALSE(aliased.Healthy("served-k3"));
 }
 
+TEST(UpstreamBackend, AnOversizedModelListFailsTheCheck) {
+  FakeOpenAiServer server;
+  server.SetModels(std::vector<std::string>(40'000, std::string(40, 'm')));  // ~2 MB of JSON
+  UpstreamBackend backend(Options(server.url()));
+  Status s = backend.CheckHealth();
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  EXPECT_NE(s.message().find("answer over 1048576 bytes"), std::string::npos) << s.message();
+  EXPECT_FALSE(backend.Healthy(std::string(40, 'm')));
+}
+
 TEST(UpstreamBackend, HealthThreadChecksAtStart) {
   FakeOpenAiServer server;
   UpstreamOptions o = Options(server.url());
@@ -235,6 +274,149 @@ TEST(UpstreamBackend, HealthThreadChecksAtStart) {
   // The thread's first check makes it healthy; wait for it with a generous bound.
   for (int i = 0; i < 1000 && !backend.Healthy("kimi-k3"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(backend.Healthy("kimi-k3"));
+}
+
+
+// Runs Generate() on a thread of its own; an exchange that would never end without the fix is
+// ended by stopping the server after a generous bound, so the test fails instead of hanging.
+Status GenerateBounded(UpstreamBackend& backend, const api::BackendRequest& request, RecordingSink& sink,
+                       FakeOpenAiServer& server) {
+  auto running = std::async(std::launch::async, [&] { return backend.Generate(request, sink, nullptr); });
+  if (running.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "Generate() did not return while the upstream kept its response going";
+    server.Stop();
+  }
+  return running.get();
+}
+
+std::string FirstChunk() { return SseData(Chunk({{"role", "assistant"}, {"content", "a"}})); }
+
+TEST(UpstreamBackend, CancelEndsAnExchangeThatOnlyPings) {
+  // Pings carry no event, so no Emit() would ever tell the backend its client left.
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {FirstChunk()}, .repeat_until_disconnect = ": ping\n\n"});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  std::thread client([&] { EXPECT_TRUE(sink.CancelAfterEvents(1)); });
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  client.join();
+  EXPECT_EQ(s.code(), Status::Code::kCancelled) << s.ToString();
+  EXPECT_TRUE(server.WaitForDisconnect()) << "the upstream connection outlived its cancelled request";
+}
+
+TEST(UpstreamBackend, CancelEndsTheWaitForTheFirstByte) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.stall = true});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  std::thread client([&] { EXPECT_TRUE(sink.CancelAfterEvents(0)); });
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  client.join();
+  EXPECT_EQ(s.code(), Status::Code::kCancelled) << s.ToString();
+}
+
+TEST(UpstreamBackend, RequestTimeoutEndsAnUpstreamThatOnlyPings) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {FirstChunk()}, .repeat_until_disconnect = ": ping\n\n"});
+  UpstreamOptions o = Options(server.url());
+  o.request_timeout_ms = 300;
+  UpstreamBackend backend(o);
+  RecordingSink sink;
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  EXPECT_EQ(s.code(), Status::Code::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("request timeout of 300 ms"), std::string::npos) << s.message();
+  EXPECT_TRUE(server.WaitForDisconnect());
+}
+
+TEST(UpstreamBackend, NothingAfterDoneIsWaitedFor) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {VllmStream()}, .repeat_until_disconnect = ": ping\n\n"});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sink.events.back().kind, api::StreamEventKind::kFinish);
+  EXPECT_EQ(sink.events.back().usage.completion_tokens, 9);
+  EXPECT_TRUE(server.WaitForDisconnect()) << "a connection that sent past [DONE] was kept";
+}
+
+TEST(UpstreamBackend, OutputPastMaxTokensIsCutAtLength) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {FirstChunk()}, .repeat_until_disconnect = SseData(Chunk({{"content", "x"}}))});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  Status s = GenerateBounded(backend, Request(3), sink, server);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sink.Text(api::StreamEventKind::kAnswer), "axx");
+  ASSERT_EQ(sink.events.back().kind, api::StreamEventKind::kFinish);
+  EXPECT_EQ(sink.events.back().finish_reason, "length");
+  EXPECT_EQ(sink.events.back().usage.completion_tokens, 3);
+  EXPECT_TRUE(server.WaitForDisconnect()) << "the upstream kept generating past max_tokens";
+}
+
+TEST(UpstreamBackend, AFinishReportingLessThanWasSentIsCorrected) {
+  const std::string two_tokens =
+      FirstChunk() + SseData(Chunk({{"content", "b"}})) + SseData(Chunk(json::object(), "stop"));
+  const api::BackendRequest request = Request();
+  struct Case {
+    std::string usage;  // the upstream's usage chunk, if any
+    int64_t prompt, completion;
+  };
+  for (const Case& c : {Case{"", api::EstimatePromptTokens(request.serving), 2},
+                        Case{SseData({{"choices", json::array()}, {"usage", {{"prompt_tokens", 11}, {"completion_tokens", 1}}}}), 11, 2},
+                        Case{SseData({{"choices", json::array()}, {"usage", {{"prompt_tokens", 11}, {"completion_tokens", 7}}}}), 11, 7}}) {
+    FakeOpenAiServer server;
+    server.SetReply(FakeReply{.pieces = {two_tokens + c.usage + "data: [DONE]\n\n"}});
+    UpstreamBackend backend(Options(server.url()));
+    RecordingSink sink;
+    ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+    ASSERT_EQ(sink.events.back().kind, api::StreamEventKind::kFinish);
+    EXPECT_GT(c.prompt, 0);
+    EXPECT_EQ(sink.events.back().usage.prompt_tokens, c.prompt) << c.usage;
+    EXPECT_EQ(sink.events.back().usage.completion_tokens, c.completion) << c.usage;
+  }
+}
+
+TEST(UpstreamBackend, AWholeAnswerPastMaxTokensIsCutToo) {
+  FakeOpenAiServer server;
+  json whole = {{"object", "chat.completion"},
+                {"choices", {{{"index", 0}, {"message", {{"reasoning_content", "think"}, {"content", "answer"}}},
+                              {"finish_reason", "stop"}}}}};
+  server.SetReply(FakeReply{.content_type = "application/json", .pieces = {whole.dump()}});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  ASSERT_TRUE(backend.Generate(Request(1), sink, nullptr).ok());
+  EXPECT_EQ(sink.Text(api::StreamEventKind::kReasoning), "think");
+  EXPECT_EQ(sink.Text(api::StreamEventKind::kAnswer), "");
+  EXPECT_EQ(sink.events.back().finish_reason, "length");
+}
+
+TEST(UpstreamBackend, OutputWithinMaxTokensIsUntouched) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {VllmStream()}});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  // Four events carry text (two of reasoning, an answer, a call): exactly the bound.
+  ASSERT_TRUE(backend.Generate(Request(4), sink, nullptr).ok());
+  EXPECT_EQ(sink.events.back().finish_reason, "tool_calls");
+}
+
+TEST(UpstreamBackend, BytesOutsideTheProtocolAreABadGateway) {
+  const std::vector<FakeReply> replies = {
+      FakeReply{.pieces = {FirstChunk(), "data: {not json\n\n"}},
+      FakeReply{.pieces = {"data: [1, 2]\n\n"}},
+      FakeReply{.content_type = "application/json", .pieces = {"<html>oops</html>"}},
+      FakeReply{.pieces = {SseData({{"choices", "many"}})}},
+  };
+  for (const FakeReply& reply : replies) {
+    FakeOpenAiServer server;
+    server.SetReply(reply);
+    UpstreamBackend backend(Options(server.url()));
+    RecordingSink sink;
+    Status s = backend.Generate(Request(), sink, nullptr);
+    EXPECT_EQ(s.code(), Status::Code::kBadGateway) << s.ToString();
+    EXPECT_NE(s.message().find("upstream:test"), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

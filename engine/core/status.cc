@@ -19,6 +19,7 @@ std::string_view Status::CodeName(Code code) {
     case Code::kDeadlineExceeded: return "DeadlineExceeded";
     case Code::kUnimplemented: return "Unimplemented";
     case Code::kInternal: return "Internal";
+    case Code::kBadGateway: return "BadGateway";
   }
   return "Unknown";
 }

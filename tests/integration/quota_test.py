@@ -2,7 +2,8 @@
 day counted from the token counts of requests (kept across a restart), tokens per minute,
 role limits combined with a key's own, requests cut short counted with what they generated,
 an audit record for every 429, concurrent-stream limits released when a stream ends or its
-client goes away, allowed models per key, and the admin usage, limits and roles routes. The daemon routes chat to a scripted OpenAI-compatible upstream on
+client goes away, allowed models per key, the admin usage, limits and roles routes, and an
+upstream that will not end, ignores max_tokens or reports no usage. The daemon routes chat to a scripted OpenAI-compatible upstream on
 loopback (below), so token counts and stream lengths are fixed and nothing depends on a
 model's output. Python standard library only.
 """
@@ -29,10 +30,14 @@ MODELS = ["m-a", "m-b"]
 
 class Upstream:
     """A scripted upstream: streams one piece of text, a finish and a usage chunk. A request
-    whose last message says "hold" stops after its first chunk until release()."""
+    whose last message says "hold" stops after its first chunk until release(). Hostile ones:
+    "ping-after-done" keeps the response open with pings after [DONE], "endless" streams text
+    without end, "no-usage" leaves out the usage chunk; `ended` is set when the daemon closed
+    a response that would not end by itself."""
 
     def __init__(self):
         self.released = threading.Event()
+        self.ended = threading.Event()
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,14 +89,39 @@ class Upstream:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
+                    if said == "endless":
+                        more = {"delta": {"content": "x"}} if chat else {"text": "x"}
+                        self._write_until_closed(lambda: self._chunk(chunk([dict(more, index=0, finish_reason=None)])))
+                        return
                     last = {"delta": {}} if chat else {"text": ""}
                     self._chunk(chunk([dict(last, index=0, finish_reason="stop")]))
-                    self._chunk(chunk([], usage={"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
-                                                 "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}))
+                    if said != "no-usage":
+                        self._chunk(chunk([], usage={"prompt_tokens": PROMPT_TOKENS,
+                                                     "completion_tokens": COMPLETION_TOKENS,
+                                                     "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}))
                     self._chunk("[DONE]")
+                    if said == "ping-after-done":
+                        self._write_until_closed(lambda: self._write_ping())
+                        return
                     self.wfile.write(b"0\r\n\r\n")
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def _write_ping(self):
+                data = b": ping\n\n"
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+            def _write_until_closed(self, write):
+                """Writes until the daemon closes the connection (bounded, so a failing test ends)."""
+                self.close_connection = True
+                deadline = time.monotonic() + WAIT_S * 3
+                try:
+                    while time.monotonic() < deadline:
+                        write()
+                        time.sleep(0.01)
+                except (BrokenPipeError, ConnectionResetError):
+                    upstream.ended.set()
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -289,6 +319,71 @@ class TokenQuotaTest(unittest.TestCase):
     def test_a_user_key_may_not_read_usage(self):
         key, key_id = create_key(self.daemon)
         self.assertEqual(request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % key_id, auth=key).status, 403)
+
+
+class HostileUpstreamTest(unittest.TestCase):
+    """An upstream that will not end its response, ignores max_tokens or reports no usage
+    holds nothing past its request and is charged what it sent."""
+
+    def setUp(self):
+        self.upstream = Upstream()
+        self.daemon = Daemon(config=upstream_config(self.upstream))
+        wait_until_served(self, self.daemon)
+        self.key, self.key_id = create_key(self.daemon)
+
+    def tearDown(self):
+        self.daemon.stop()
+        self.daemon.close()
+        self.upstream.close()
+
+    def usage(self, requests):
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            day = request(self.daemon, "GET", "/admin/v1/keys/%s/usage" % self.key_id).json()["day"]
+            if day["requests"] == requests:
+                return day
+            time.sleep(0.05)
+        self.fail("usage never showed %d requests" % requests)
+
+    def test_pings_after_done_neither_delay_the_answer_nor_hold_the_upstream(self):
+        for stream in (False, True):
+            self.upstream.ended.clear()
+            reply = chat(self.daemon, self.key, content="ping-after-done", stream=stream)
+            self.assertEqual(reply.status, 200, reply.body)
+            if stream:
+                self.assertTrue(reply.body.rstrip().endswith("data: [DONE]"), reply.body[-200:])
+            else:
+                self.assertEqual(reply.json()["choices"][0]["finish_reason"], "stop")
+            self.assertTrue(self.upstream.ended.wait(WAIT_S), "the daemon kept reading the upstream's pings")
+
+    def test_output_past_max_tokens_is_cut_and_charged_as_sent(self):
+        for stream in (False, True):
+            self.upstream.ended.clear()
+            reply = chat(self.daemon, self.key, content="endless", stream=stream)  # max_tokens 8
+            self.assertEqual(reply.status, 200, reply.body)
+            if stream:
+                frames = [json.loads(line[6:]) for line in reply.body.splitlines()
+                          if line.startswith("data: {")]
+                text = "".join(f["choices"][0]["delta"].get("content") or "" for f in frames if f["choices"])
+                finish = [f["choices"][0].get("finish_reason") for f in frames if f["choices"]][-1]
+            else:
+                text = reply.json()["choices"][0]["message"]["content"]
+                finish = reply.json()["choices"][0]["finish_reason"]
+            self.assertEqual(text, "ok" + "x" * 7)
+            self.assertEqual(finish, "length")
+            self.assertTrue(self.upstream.ended.wait(WAIT_S), "the upstream kept generating past max_tokens")
+        day = self.usage(2)
+        self.assertEqual(day["completion_tokens"], 16)
+
+    def test_an_upstream_that_reports_no_usage_is_charged_what_it_sent(self):
+        reply = chat(self.daemon, self.key, content="no-usage")
+        self.assertEqual(reply.status, 200, reply.body)
+        usage = reply.json()["usage"]
+        self.assertGreater(usage["prompt_tokens"], 0)
+        self.assertEqual(usage["completion_tokens"], 1)
+        day = self.usage(1)
+        self.assertEqual(day["prompt_tokens"], usage["prompt_tokens"])
+        self.assertEqual(day["completion_tokens"], 1)
 
 
 class StreamLimitTest(unittest.TestCase):

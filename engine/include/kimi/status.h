@@ -36,6 +36,7 @@ class Status {
     kDeadlineExceeded,    // a timeout (504)
     kUnimplemented,       // a feature this build or model does not support
     kInternal,            // a bug: an invariant did not hold
+    kBadGateway,          // a server this one forwards to answered outside its protocol (502)
   };
 
   Status() = default;  // OK
@@ -55,6 +56,7 @@ class Status {
   static Status DeadlineExceeded(std::string msg) { return Status(Code::kDeadlineExceeded, std::move(msg)); }
   static Status Unimplemented(std::string msg) { return Status(Code::kUnimplemented, std::move(msg)); }
   static Status Internal(std::string msg) { return Status(Code::kInternal, std::move(msg)); }
+  static Status BadGateway(std::string msg) { return Status(Code::kBadGateway, std::move(msg)); }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
