@@ -34,7 +34,9 @@ std::string_view VerdictLabel(Verdict v) {
 
 Verdict Classify(const Status& s, bool client_gone) {
   if (s.ok()) return Verdict::kOk;
-  if (client_gone) return Verdict::kCancelled;
+  // Cancelled: the client left, seen at an Emit() or by the canceller between events. Neither
+  // the backend's failure nor a reason to run the request again elsewhere.
+  if (client_gone || s.code() == Status::Code::kCancelled) return Verdict::kCancelled;
   switch (s.code()) {
     case Status::Code::kInvalidArgument:
     case Status::Code::kNotFound:

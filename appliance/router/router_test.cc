@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -378,6 +380,42 @@ TEST(Router, RequestTimeoutCancelsTheBackend) {
   EXPECT_EQ(s.code(), Status::Code::kDeadlineExceeded) << s.ToString();
   EXPECT_TRUE(slow->saw_client_gone);
   EXPECT_EQ(sink.events.size(), 2u);
+}
+
+TEST(Router, AClientThatLeavesBeforeTheFirstByteIsNeitherRetriedNorABackendFailure) {
+  FakeOpenAiServer silent, good;
+  silent.SetReply(FakeReply{.stall = true});
+  good.SetReply(FakeReply{.pieces = {GoodStream("late")}});
+  RouterOptions options;
+  options.max_attempts = 2;
+  options.breaker_failure_threshold = 1;
+  Router router({{Upstream("upstream:silent", silent.url())}, {Upstream("upstream:good", good.url())}}, options,
+                nullptr);
+  // The HTTP layer's sink: it calls the registered canceller when it finds the client gone.
+  struct LeavingSink : api::EventSink {
+    std::mutex mu;
+    std::function<void()> cancel;
+    bool Emit(const api::StreamEvent&) override { return true; }
+    void SetCanceller(std::function<void()> c) override {
+      std::lock_guard<std::mutex> lock(mu);
+      cancel = std::move(c);
+    }
+  } sink;
+  std::thread client([&sink] {
+    for (int i = 0; i < 2000; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::lock_guard<std::mutex> lock(sink.mu);
+      if (sink.cancel) {
+        sink.cancel();
+        return;
+      }
+    }
+  });
+  Status s = router.Generate(Request(), sink, nullptr);
+  client.join();
+  EXPECT_EQ(s.code(), Status::Code::kCancelled) << s.ToString();
+  EXPECT_EQ(good.chat_requests(), 0) << "a request whose client left was run again elsewhere";
+  EXPECT_EQ(router.breaker_state("upstream:silent"), BreakerState::kClosed);
 }
 
 TEST(Router, BuiltFromConfiguration) {

@@ -55,7 +55,7 @@ struct Exchange {
   int64_t max_text_events = -1;
   int64_t text_events = 0;
   bool cut_at_length = false;
-  int64_t estimated_prompt_tokens = 0;
+  const ServingRequest* request = nullptr;  // for the estimate of a prompt count left out
   size_t events_emitted = 0;
   Status stream_error;
 
@@ -65,7 +65,7 @@ struct Exchange {
         // Counts that can be charged: an upstream that reports no usage, or less than it
         // sent, is not thereby free. A missing prompt count is the router's and quotas' estimate.
         e.usage.completion_tokens = std::max(e.usage.completion_tokens, text_events);
-        if (e.usage.prompt_tokens == 0) e.usage.prompt_tokens = estimated_prompt_tokens;
+        if (e.usage.prompt_tokens == 0) e.usage.prompt_tokens = api::EstimatePromptTokens(*request);
       } else if (!e.text.empty()) {
         if (text_events == max_text_events) {
           cut_at_length = true;
@@ -367,7 +367,7 @@ Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSi
   Exchange x;
   x.sink = &sink;
   if (request.serving.generation.max_tokens) x.max_text_events = *request.serving.generation.max_tokens;
-  x.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
+  x.request = &request.serving;
   bool stopped = false;
   if (head.status != 200 || !IsEventStream(head.content_type)) {
     // An error's body, or a whole JSON answer from an upstream that ignored `stream: true`.
