@@ -30,7 +30,7 @@ config::ObjectSchema<BackendConfig> BackendSchema() {
       .Integer("connect_timeout_ms", &BackendConfig::connect_timeout_ms, 1, 600'000,
                "Upstream only: how long a connection may take before the request goes elsewhere.")
       .Integer("timeout_ms", &BackendConfig::timeout_ms, 1, kHourMs,
-               "Upstream only: longest silence allowed, before the first byte and between bytes.")
+               "Upstream only: longest wait for the first byte, then for each event (keep-alive comments do not count).")
       .Integer("request_timeout_ms", &BackendConfig::request_timeout_ms, 0, 24 * kHourMs,
                "Longest a whole request may run on this backend; 0 for no bound.")
       .Integer("health_interval_ms", &BackendConfig::health_interval_ms, 100, kHourMs,

@@ -34,7 +34,7 @@ struct BackendConfig {
   std::vector<std::string> models;  // upstream: model ids it serves; empty: what its /v1/models lists
   std::string upstream_model;     // upstream: the name it serves them under, "" for the same
   int64_t connect_timeout_ms = 2'000;
-  int64_t timeout_ms = 60'000;    // upstream: longest silence (first byte, between bytes)
+  int64_t timeout_ms = 60'000;    // upstream: longest wait for the first byte, then for each event
   int64_t request_timeout_ms = 0; // any kind: whole-request bound, 0 for none
   int64_t health_interval_ms = 5'000;
   int64_t keep_alive_ms = 4'000;  // upstream: how long an idle connection is kept for reuse

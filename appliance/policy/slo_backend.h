@@ -33,6 +33,7 @@ class SloMeasuringBackend : public api::Backend {
   std::string_view name() const override { return inner_->name(); }
   std::vector<std::string> Models() const override { return inner_->Models(); }
   bool Healthy(std::string_view model) const override { return inner_->Healthy(model); }
+  std::string UnavailableReason(std::string_view model) const override { return inner_->UnavailableReason(model); }
   Status Generate(const api::BackendRequest& request, api::EventSink& sink, api::BackendOutcome* outcome) override;
 
  private:

@@ -3,7 +3,9 @@
 #include <optional>
 #include <string_view>
 
+#include "api/response_meta.h"
 #include "kimi/json_integer.h"
+#include "kimi/log.h"
 #include "kimi/logprobs_json.h"
 #include "upstream/plain_chunk.h"
 
@@ -50,6 +52,9 @@ StreamEvent TextEvent(StreamEventKind kind, std::string text) {
 }
 
 // The finish reasons the encoders know; other values an upstream may use are mapped onto them.
+// More calls in one answer than any model makes; past it an upstream is sending without end.
+constexpr int kMaxToolCalls = 1024;
+
 std::string NormalFinishReason(const std::string& upstream) {
   if (upstream == "length") return "length";
   if (upstream == "tool_calls" || upstream == "function_call") return "tool_calls";
@@ -67,12 +72,31 @@ Status UpstreamErrorStatus(const Json& error_body, int http_status, const std::s
   if (message.empty() && error_body.is_object() && error_body.contains("error") && error_body["error"].is_string()) {
     message = error_body["error"].get<std::string>();
   }
-  int code = http_status;
-  if (code == 0) code = static_cast<int>(IntegerField(*error, "code"));
-  if (message.empty()) message = "upstream " + upstream_name + " answered HTTP " + std::to_string(code);
-  if (code == 429) return Status::ResourceExhausted(message);
-  if (code >= 400 && code < 500) return Status::InvalidArgument(message);
-  return Status::Unavailable("upstream " + upstream_name + ": " + message);
+  // What the client is told is the upstream's gist, not a body it chose the size of.
+  constexpr size_t kMaxForwardedMessageBytes = 1024;
+  if (message.size() > kMaxForwardedMessageBytes) {
+    message = message.substr(0, api::Utf8PrefixLength(message, kMaxForwardedMessageBytes)) + "…[cut]";
+  }
+  const std::string upstream = "upstream " + upstream_name;
+  if (http_status == 0) {
+    // An error inside a stream that began: the generation failed there, whatever code the
+    // upstream wrote into the event.
+    return Status::Unavailable(upstream + " failed mid-stream: " + (message.empty() ? "no message" : message));
+  }
+  const std::string answered = upstream + " answered HTTP " + std::to_string(http_status);
+  if (message.empty()) message = answered;
+  // The request's own content (too long, a bad field): the client's to fix, in the upstream's words.
+  if (http_status == 400 || http_status == 413 || http_status == 422) return Status::InvalidArgument(message);
+  if (http_status == 429) return Status::ResourceExhausted(upstream + " is overloaded: " + message);
+  // Any other refusal (401, 403, 404, 405, ...) says the appliance's configuration of the
+  // upstream is wrong, not the client's request; its message may quote the appliance's own
+  // credential, so the client gets only the status (the log has the message).
+  if (http_status >= 400 && http_status < 500) {
+    log::Warn("upstream refused a request", {{"backend", upstream_name}, {"status", std::to_string(http_status)},
+                                             {"message", message}});
+    return Status::BadGateway(answered + ": the appliance's configuration of this upstream is wrong");
+  }
+  return Status::Unavailable(upstream + ": " + message);
 }
 
 Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* events) {
@@ -95,6 +119,7 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
       return Status::Corruption("upstream sent a second choice; only n = 1 is served");
     }
     const size_t first_new = events->size();
+    if (!finish_reason_.empty()) return ContentAfterFinish(choice);
     if (auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
       KIMI_RETURN_IF_ERROR(ConsumeDelta(*delta, events));
     } else if (auto message = choice.find("message"); message != choice.end() && message->is_object()) {
@@ -105,6 +130,21 @@ Status ChunkNormalizer::Consume(const Json& chunk, std::vector<StreamEvent>* eve
     KIMI_RETURN_IF_ERROR(AttachLogprobs(choice, first_new, events));
     std::string reason = StringField(choice, "finish_reason");
     if (!reason.empty()) finish_reason_ = NormalFinishReason(reason);
+  }
+  return Status::OK();
+}
+
+// After its finish_reason a choice may only repeat it empty-handed (vLLM's usage chunk has no
+// choice at all): text or calls past the end, or a second reason, are outside the protocol.
+Status ChunkNormalizer::ContentAfterFinish(const Json& choice) {
+  std::vector<StreamEvent> late;
+  if (auto delta = choice.find("delta"); delta != choice.end() && delta->is_object()) {
+    KIMI_RETURN_IF_ERROR(ConsumeDelta(*delta, &late));
+  }
+  std::string reason = StringField(choice, "finish_reason");
+  if (!late.empty() || !StringField(choice, "text").empty() || choice.contains("message") ||
+      (!reason.empty() && NormalFinishReason(reason) != finish_reason_)) {
+    return Status::Corruption("upstream sent content or another finish_reason after finish_reason");
   }
   return Status::OK();
 }
@@ -130,6 +170,11 @@ Status ChunkNormalizer::ConsumeText(std::string_view data, std::vector<StreamEve
   PlainChunk plain;
   if (ReadPlainChunk(data, &plain)) {
     if (!plain.has_choice) return Status::OK();
+    if (!finish_reason_.empty() &&
+        (!plain.reasoning_content.empty() || !plain.reasoning.empty() || !plain.content.empty() ||
+         (!plain.finish_reason.empty() && NormalFinishReason(plain.finish_reason) != finish_reason_))) {
+      return Status::Corruption("upstream sent content or another finish_reason after finish_reason");
+    }
     ConsumeDeltaText(std::move(plain.reasoning_content), std::move(plain.reasoning), std::move(plain.content), events);
     if (!plain.finish_reason.empty()) finish_reason_ = NormalFinishReason(plain.finish_reason);
     return Status::OK();
@@ -172,8 +217,14 @@ Status ChunkNormalizer::ConsumeToolCall(const Json& call, size_t position, std::
   std::string name = StringField(function, "name");
 
   long long key;
-  if (auto index = call.find("index"); index != call.end() && index->is_number_integer()) {
-    key = index->get<long long>();
+  if (auto index = call.find("index"); index != call.end() && !index->is_null()) {
+    // Upstream indices are small and non-negative; the negative keys are this class's own,
+    // for calls sent without one, and must not be reachable from the wire.
+    const std::optional<int64_t> n = JsonInteger(*index);
+    if (!n || *n < 0 || *n >= kMaxToolCalls) {
+      return Status::Corruption("upstream tool call index out of range: " + index->dump());
+    }
+    key = *n;
   } else if (!name.empty()) {
     key = -1 - synthetic_keys_++;  // a whole call without an index: a new call
   } else if (call_open_) {
@@ -192,6 +243,9 @@ Status ChunkNormalizer::ConsumeToolCall(const Json& call, size_t position, std::
   }
   if (known == call_index_.end()) {
     if (name.empty()) return Status::Corruption("upstream tool call begins without a function name");
+    if (calls_begun_ >= kMaxToolCalls) {
+      return Status::Corruption("upstream began more than " + std::to_string(kMaxToolCalls) + " tool calls");
+    }
     CloseOpenCall(events);
     int index = calls_begun_++;
     call_index_[key] = index;

@@ -52,6 +52,7 @@ class ChunkNormalizer {
 
  private:
   Status ConsumeDelta(const nlohmann::json& delta, std::vector<api::StreamEvent>* events);
+  Status ContentAfterFinish(const nlohmann::json& choice);
   // The text of a delta: reasoning (reasoning_content, else vLLM's reasoning) before content.
   void ConsumeDeltaText(std::string reasoning_content, std::string reasoning, std::string content,
                         std::vector<api::StreamEvent>* events);
@@ -71,8 +72,10 @@ class ChunkNormalizer {
 
 // The Status an OpenAI-shaped error object (`{"error": {...}}`, or vLLM's flat
 // `{"object": "error", "message", "code"}`) stands for; `http_status` is the response's status,
-// 0 when the error came inside a stream. 4xx other than 429 -> InvalidArgument with the
-// upstream's message, 429 -> ResourceExhausted, anything else -> Unavailable.
+// 0 when the error came inside a stream. 400, 413 and 422 (the request's content) ->
+// InvalidArgument with the upstream's message; 429 -> ResourceExhausted; any other 4xx (the
+// appliance's credential or configuration: 401, 403, 404, ...) -> BadGateway without the
+// upstream's message, which is logged; 5xx and an error inside a stream -> Unavailable.
 Status UpstreamErrorStatus(const nlohmann::json& error_body, int http_status, const std::string& upstream_name);
 
 }  // namespace kimi::upstream

@@ -271,14 +271,62 @@ TEST(ChunkNormalizer, TextThatIsNotJsonIsAnError) {
             Status::Code::kUnavailable);
 }
 
+TEST(ChunkNormalizer, NothingButTheSameFinishMayFollowTheFinish) {
+  for (const char* late : {R"({"choices":[{"index":0,"delta":{"content":"more"}}]})",
+                           R"({"choices":[{"index":0,"delta":{},"finish_reason":"length"}]})",
+                           R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]})",
+                           R"({"choices":[{"index":0,"text":"more"}]})"}) {
+    ChunkNormalizer n;
+    std::vector<StreamEvent> events;
+    ASSERT_TRUE(n.ConsumeText(R"({"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]})", &events).ok());
+    EXPECT_EQ(n.ConsumeText(late, &events).code(), Status::Code::kCorruption) << late;
+  }
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  ASSERT_TRUE(n.ConsumeText(R"({"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]})", &events).ok());
+  EXPECT_TRUE(n.ConsumeText(R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})", &events).ok());
+  EXPECT_TRUE(n.ConsumeText(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}})", &events).ok());
+  ASSERT_TRUE(n.Finish(&events).ok());
+  EXPECT_EQ(events.back().finish_reason, "stop");
+}
+
+TEST(ChunkNormalizer, ToolCallIndicesAreSmallAndNonNegative) {
+  for (const char* index : {"-1", "18446744073709551615", "1024", "1.5", "\"0\""}) {
+    ChunkNormalizer n;
+    std::vector<StreamEvent> events;
+    const std::string chunk = std::string(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":)") + index +
+                              R"(,"function":{"name":"alpha","arguments":"{}"}}]}}]})";
+    EXPECT_EQ(n.ConsumeText(chunk, &events).code(), Status::Code::kCorruption) << index;
+  }
+  ChunkNormalizer n;
+  std::vector<StreamEvent> events;
+  json calls = json::array();
+  for (int i = 0; i < 1025; ++i) calls.push_back({{"function", {{"name", "f"}}}});
+  EXPECT_EQ(n.Consume(json{{"choices", {{{"index", 0}, {"delta", {{"tool_calls", calls}}}}}}}, &events).code(),
+            Status::Code::kCorruption);
+}
+
 TEST(UpstreamErrorStatus, MapsStatusAndKeepsMessage) {
   json openai = {{"error", {{"message", "max_tokens is too large"}, {"type", "invalid_request_error"}}}};
   Status bad = UpstreamErrorStatus(openai, 400, "w");
   EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(bad.message(), "max_tokens is too large");
-  json vllm_flat = {{"object", "error"}, {"message", "model x does not exist"}, {"code", 404}};
-  EXPECT_EQ(UpstreamErrorStatus(vllm_flat, 404, "w").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(UpstreamErrorStatus(openai, 422, "w").code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(UpstreamErrorStatus(json::object(), 429, "w").code(), Status::Code::kResourceExhausted);
+  // Refusals of the appliance itself: the upstream's fault (or its configuration's), never
+  // the client's, and its words (which may quote the appliance's credential) stay in the log.
+  json vllm_flat = {{"object", "error"}, {"message", "Incorrect API key sk-upstream-1234"}, {"code", 401}};
+  for (int status : {401, 403, 404, 405, 407}) {
+    Status refused = UpstreamErrorStatus(vllm_flat, status, "w");
+    EXPECT_EQ(refused.code(), Status::Code::kBadGateway) << status;
+    EXPECT_EQ(refused.message().find("sk-upstream"), std::string::npos) << refused.message();
+    EXPECT_NE(refused.message().find(std::to_string(status)), std::string::npos) << refused.message();
+  }
+  // Inside a stream the generation failed there, whatever code the event carries.
+  EXPECT_EQ(UpstreamErrorStatus(json{{"error", {{"message", "bad"}, {"code", 400}}}}, 0, "w").code(),
+            Status::Code::kUnavailable);
+  Status huge = UpstreamErrorStatus(json{{"error", {{"message", std::string(64 * 1024, 'x')}}}}, 500, "w");
+  EXPECT_LT(huge.message().size(), 1100u);
   Status down = UpstreamErrorStatus(json::object(), 503, "w");
   EXPECT_EQ(down.code(), Status::Code::kUnavailable);
   EXPECT_NE(down.message().find("503"), std::string::npos);

@@ -21,6 +21,18 @@ FakeOpenAiServer::FakeOpenAiServer() {
   server_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard<std::mutex> lock(mu_);
     res.status = health_status_;
+    if (!health_trickles_) return;
+    // One byte every 50 ms for as long as the client reads (or the server runs).
+    res.set_chunked_content_provider("text/plain", [this](size_t, httplib::DataSink& sink) {
+      std::unique_lock<std::mutex> wait(mu_);
+      while (!stopping_ && sink.is_writable()) {
+        wait.unlock();
+        if (!sink.write("x", 1)) break;
+        wait.lock();
+        cv_.wait_for(wait, std::chrono::milliseconds(50), [this] { return stopping_; });
+      }
+      return false;
+    });
   });
   server_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     nlohmann::json list = {{"object", "list"}, {"data", nlohmann::json::array()}};
@@ -87,6 +99,11 @@ void FakeOpenAiServer::SetReply(FakeReply reply) {
 void FakeOpenAiServer::SetHealthStatus(int status) {
   std::lock_guard<std::mutex> lock(mu_);
   health_status_ = status;
+}
+
+void FakeOpenAiServer::SetHealthTrickles(bool trickles) {
+  std::lock_guard<std::mutex> lock(mu_);
+  health_trickles_ = trickles;
 }
 
 void FakeOpenAiServer::SetModels(std::vector<std::string> models) {

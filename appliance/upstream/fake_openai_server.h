@@ -47,6 +47,8 @@ class FakeOpenAiServer {
 
   void SetReply(FakeReply reply);
   void SetHealthStatus(int status);
+  // GET /health answers one byte at a time without end.
+  void SetHealthTrickles(bool trickles);
   void SetModels(std::vector<std::string> models);
 
   std::vector<nlohmann::json> bodies() const;  // request bodies received, in order
@@ -64,6 +66,7 @@ class FakeOpenAiServer {
   std::condition_variable cv_;
   FakeReply reply_;                   // guarded by mu_
   int health_status_ = 200;           // guarded by mu_
+  bool health_trickles_ = false;      // guarded by mu_
   std::vector<std::string> models_ = {"kimi-k3"};  // guarded by mu_
   std::vector<nlohmann::json> bodies_;  // guarded by mu_
   bool disconnected_ = false;         // guarded by mu_

@@ -1,7 +1,5 @@
 #include "upstream/upstream_backend.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -30,11 +28,16 @@ constexpr size_t kMaxProbeBodyBytes = 1 << 20;
 // keep_alive_ms).
 constexpr size_t kMaxIdleConnections = 256;
 
-void ApplyTimeouts(httplib::Client& client, const UpstreamOptions& o) {
-  auto ms = [](int64_t v) { return std::chrono::milliseconds(v); };
-  client.set_connection_timeout(ms(o.connect_timeout_ms));
-  client.set_read_timeout(ms(o.timeout_ms));
-  client.set_write_timeout(ms(o.timeout_ms));
+// The longest token of Kimi's vocabulary, in bytes (data/kimi-k3/tiktoken.model): a text of
+// N bytes holds at least N / 256 tokens, however an upstream packs it into events.
+constexpr int64_t kMaxTokenBytes = 256;
+
+// The fewest tokens an event can stand for: each with text (or a call's name) is at least one,
+// and at least its bytes over the longest token. An upstream's events carry no count of their own.
+int64_t TokensAtLeast(const api::StreamEvent& e) {
+  const int64_t bytes = static_cast<int64_t>(e.text.size() + e.tool_name.size());
+  if (bytes == 0 && e.kind != api::StreamEventKind::kToolCallBegin) return 0;
+  return std::max<int64_t>(1, (bytes + kMaxTokenBytes - 1) / kMaxTokenBytes);
 }
 
 bool IsEventStream(const std::string& content_type) {
@@ -49,11 +52,11 @@ struct Exchange {
   std::string error_body;   // 4xx/5xx body, or a whole JSON answer
   bool done = false;        // "data: [DONE]" arrived
   bool client_gone = false;
-  // Each event with text is at least a token. Past the request's max_tokens of them (when it
-  // set one) the upstream ignored the bound, and the stream ends here; and a finish that
-  // reports fewer completion tokens than this is corrected up to it.
-  int64_t max_text_events = -1;
-  int64_t text_events = 0;
+  // The fewest tokens the events sent so far can hold (TokensAtLeast). Past the request's
+  // max_tokens (when it set one) the upstream ignored the bound, and the stream ends there;
+  // a finish that reports fewer completion tokens than this is corrected up to it.
+  int64_t max_tokens = -1;
+  int64_t sent_tokens = 0;
   bool cut_at_length = false;
   const ServingRequest* request = nullptr;  // for the estimate of a prompt count left out
   size_t events_emitted = 0;
@@ -64,14 +67,14 @@ struct Exchange {
       if (e.kind == api::StreamEventKind::kFinish) {
         // Counts that can be charged: an upstream that reports no usage, or less than it
         // sent, is not thereby free. A missing prompt count is the router's and quotas' estimate.
-        e.usage.completion_tokens = std::max(e.usage.completion_tokens, text_events);
+        e.usage.completion_tokens = std::max(e.usage.completion_tokens, sent_tokens);
         if (e.usage.prompt_tokens == 0) e.usage.prompt_tokens = api::EstimatePromptTokens(*request);
-      } else if (!e.text.empty()) {
-        if (text_events == max_text_events) {
+      } else if (const int64_t tokens = TokensAtLeast(e); tokens > 0) {
+        if (max_tokens >= 0 && sent_tokens + tokens > max_tokens) {
           cut_at_length = true;
           break;
         }
-        ++text_events;
+        sent_tokens += tokens;
       }
       if (!sink->Emit(e)) {
         client_gone = true;
@@ -87,7 +90,7 @@ struct Exchange {
   // Ends the stream at max_tokens (cut_at_length): what was pending past it is dropped.
   Status FinishAtLength() {
     pending.clear();
-    normalizer.FinishAtLength(text_events, &pending);
+    normalizer.FinishAtLength(sent_tokens, &pending);
     return EmitPending();
   }
 
@@ -131,7 +134,7 @@ class ExchangeCanceller {
 }  // namespace
 
 namespace {
-// httplib takes "http://host:port" only; the configuration also allows a trailing slash.
+// The URL as "http://host:port"; the configuration also allows a trailing slash.
 UpstreamOptions WithoutTrailingSlash(UpstreamOptions options) {
   while (!options.url.empty() && options.url.back() == '/') options.url.pop_back();
   return options;
@@ -164,42 +167,60 @@ void UpstreamBackend::HealthLoop() {
   }
 }
 
+// GET `path` on the probe's kept-alive connection (a new one when it has none, or when the
+// server had closed the idle one), the whole exchange within kHealthReadTimeoutMs so that an
+// upstream trickling its answer cannot hold the check (or the daemon's stop, which joins it).
+// "" with *body on 200, else why not.
+std::string UpstreamBackend::Probe(const std::string& path, std::string* body) {
+  if (!address_.ok()) return address_.status().message();
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + address_->host_header +
+                              "\r\nAccept: application/json\r\n\r\n";
+  const int64_t limit_ms = std::min<int64_t>(options_.timeout_ms, kHealthReadTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    const bool reused = health_connection_ != nullptr;
+    if (!reused) {
+      Result<std::unique_ptr<HttpConnection>> opened =
+          HttpConnection::Open(*address_, options_.connect_timeout_ms, limit_ms);
+      if (!opened.ok()) return "GET " + path + ": " + opened.status().message();
+      health_connection_ = std::move(opened).value();
+    }
+    HttpConnection& connection = *health_connection_;
+    connection.SetDeadline(std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms));
+    ResponseHead head;
+    Status read = connection.Send(request);
+    if (read.ok()) read = connection.ReadHead(&head);
+    if (!read.ok() && reused && !connection.received_any() && attempt == 0) {
+      health_connection_.reset();  // closed while idle: once more on a new connection
+      continue;
+    }
+    body->clear();
+    bool over_cap = false, stopped = false;
+    if (read.ok()) {
+      read = connection.ReadBody(
+          head,
+          [&](std::string_view data) {
+            over_cap = data.size() > kMaxProbeBodyBytes - body->size();
+            if (!over_cap) body->append(data);
+            return !over_cap;
+          },
+          &stopped);
+    }
+    if (!read.ok() || stopped || !connection.Reusable()) health_connection_.reset();
+    if (over_cap) return "GET " + path + ": answer over " + std::to_string(kMaxProbeBodyBytes) + " bytes";
+    if (!read.ok()) return "GET " + path + ": " + read.message();
+    if (head.status != 200) return "GET " + path + " answered " + std::to_string(head.status);
+    return "";
+  }
+}
+
 Status UpstreamBackend::CheckHealth() {
   std::lock_guard<std::mutex> probing(health_mu_);
-  if (health_client_ == nullptr) {
-    health_client_ = std::make_unique<httplib::Client>(options_.url);
-    ApplyTimeouts(*health_client_, options_);
-    // A probe needs no generation's patience: a server that cannot answer /health quickly is
-    // not one to send requests to.
-    health_client_->set_read_timeout(
-        std::chrono::milliseconds(std::min<int64_t>(options_.timeout_ms, kHealthReadTimeoutMs)));
-    health_client_->set_keep_alive(true);
-  }
-  httplib::Client& client = *health_client_;
-  // GET `path` with its body cut at kMaxProbeBodyBytes: "" when it answered 200 within it,
-  // else why not.
   std::string body;
-  auto probe = [&client, &body](const std::string& path) -> std::string {
-    body.clear();
-    bool too_long = false;
-    httplib::Result answer = client.Get(path, [&](const char* data, size_t size) {
-      if (body.size() + size > kMaxProbeBodyBytes) {
-        too_long = true;
-        return false;
-      }
-      body.append(data, size);
-      return true;
-    });
-    if (too_long) return "GET " + path + ": answer over " + std::to_string(kMaxProbeBodyBytes) + " bytes";
-    if (!answer) return "GET " + path + ": " + httplib::to_string(answer.error());
-    if (answer->status != 200) return "GET " + path + " answered " + std::to_string(answer->status);
-    return "";
-  };
   Status verdict = Status::OK();
   std::vector<std::string> served;
-  if (std::string failed = probe("/health"); !failed.empty()) {
+  if (std::string failed = Probe("/health", &body); !failed.empty()) {
     verdict = Status::Unavailable(failed);
-  } else if (failed = probe("/v1/models"); !failed.empty()) {
+  } else if (failed = Probe("/v1/models", &body); !failed.empty()) {
     verdict = Status::Unavailable(failed);
   } else {
     nlohmann::json list = nlohmann::json::parse(body, nullptr, false);
@@ -366,32 +387,43 @@ Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSi
 
   Exchange x;
   x.sink = &sink;
-  if (request.serving.generation.max_tokens) x.max_text_events = *request.serving.generation.max_tokens;
+  if (request.serving.generation.max_tokens) x.max_tokens = *request.serving.generation.max_tokens;
   x.request = &request.serving;
   bool stopped = false;
   if (head.status != 200 || !IsEventStream(head.content_type)) {
-    // An error's body, or a whole JSON answer from an upstream that ignored `stream: true`.
+    // An error's body, or a whole JSON answer from an upstream that ignored `stream: true`:
+    // both are written at once, so the whole body has timeout_ms from its head, and what
+    // passes the cap is not read on (an error's message is what fits).
+    connection->SetDeadline(std::min(deadline, std::chrono::steady_clock::now() +
+                                                   std::chrono::milliseconds(options_.timeout_ms)));
     const size_t cap = head.status == 200 ? kMaxWholeBodyBytes : kMaxErrorBodyBytes;
+    bool over_cap = false;
     Status read = connection->ReadBody(
         head,
         [&](std::string_view data) {
-          x.error_body.append(data.substr(0, cap - std::min(cap, x.error_body.size())));
-          return true;
+          over_cap = data.size() > cap - x.error_body.size();
+          x.error_body.append(data.substr(0, cap - x.error_body.size()));
+          return !over_cap;
         },
         &stopped);
-    let_go(read.ok());
+    let_go(read.ok() && !stopped);
     if (head.status != 200) {
       nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
       if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
       return UpstreamErrorStatus(error_json, head.status, options_.name);
     }
     KIMI_RETURN_IF_ERROR(Silence(read));
+    if (over_cap) return Status::Corruption("a whole answer over " + std::to_string(kMaxWholeBodyBytes) + " bytes");
     nlohmann::json whole = nlohmann::json::parse(x.error_body, nullptr, false);
     if (whole.is_discarded()) return Status::Corruption("the answer is neither an event stream nor JSON");
     KIMI_RETURN_IF_ERROR(x.normalizer.Consume(whole, &x.pending));
   } else {
     SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
     bool data_after_done = false;
+    // timeout_ms bounds the time without an event, not only without a byte: keep-alive
+    // comments (or events that carry nothing) do not hold a request that makes no progress.
+    const auto no_progress_limit = std::chrono::milliseconds(options_.timeout_ms);
+    auto last_progress = std::chrono::steady_clock::now();
     // The events of one read go to the client together, after the whole read is parsed.
     Status read = connection->ReadBody(
         head,
@@ -403,11 +435,23 @@ Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSi
             return false;
           }
           Status fed = parser.Feed(data);
+          const size_t emitted_before = x.events_emitted;
+          // The events before a failure in the same read still reach the client (and its count).
+          if (!x.EmitPending().ok()) return false;
           if (!fed.ok()) {
             x.stream_error = fed;
             return false;  // closes the connection: the upstream aborts the generation
           }
-          return x.EmitPending().ok() && !x.cut_at_length;
+          if (x.cut_at_length) return false;
+          const auto now = std::chrono::steady_clock::now();
+          if (x.events_emitted > emitted_before) {
+            last_progress = now;
+          } else if (now - last_progress > no_progress_limit) {
+            x.stream_error = Status::DeadlineExceeded("upstream " + options_.name + " sent no event for " +
+                                                      std::to_string(options_.timeout_ms) + " ms");
+            return false;
+          }
+          return true;
         },
         &stopped);
     let_go(read.ok() && !stopped && x.done);

@@ -29,7 +29,7 @@
 // read per chunk, no poll before it) and keeps them alive in a ConnectionPool
 // (connection_pool.h); one whose exchange did not end cleanly (an error, a departed client) is
 // closed, never reused. The events parsed from one read go to the sink together, in order.
-// The health probe uses the HTTP library's client.
+// The health probe uses an HttpConnection of its own, each probe bounded as a whole.
 // Public header of upstream/: other folders include it.
 // Owns: the health thread, the last health verdict and the idle connections.
 // Thread safety: Generate(), Healthy() and Models() may be called from any thread at once.
@@ -51,10 +51,6 @@
 #include "upstream/connection_pool.h"
 #include "upstream/http_connection.h"
 
-namespace httplib {
-class Client;
-}
-
 namespace kimi::upstream {
 
 struct UpstreamOptions {
@@ -63,7 +59,9 @@ struct UpstreamOptions {
   std::vector<std::string> models;  // model ids clients use; empty: whatever /v1/models lists
   std::string upstream_model;       // the name sent upstream, "" to forward the client's
   int64_t connect_timeout_ms = 2'000;
-  int64_t timeout_ms = 60'000;      // longest silence: before the first byte and between bytes
+  // Longest wait for the first byte, then for each event (keep-alive comments are not events);
+  // a whole answer or error body within it of its head; each health probe within min(it, 5 s).
+  int64_t timeout_ms = 60'000;
   // Longest whole request, from the send to the last byte; 0: no bound but the silence above.
   // An upstream that keeps its response going (pings, output without end) is cut here.
   int64_t request_timeout_ms = 0;
@@ -94,6 +92,7 @@ class UpstreamBackend final : public api::Backend {
 
  private:
   void HealthLoop();
+  std::string Probe(const std::string& path, std::string* body);  // requires health_mu_
   void MarkUnhealthy(const std::string& reason);
   std::string UpstreamModelFor(std::string_view model) const;
   std::string RequestBytes(std::string_view path, const std::string& body, const std::string& request_id) const;
@@ -121,7 +120,7 @@ class UpstreamBackend final : public api::Backend {
   // The health probe's keep-alive connection: a check every few hundred ms would otherwise
   // open and close two connections each time.
   std::mutex health_mu_;
-  std::unique_ptr<httplib::Client> health_client_;  // guarded by health_mu_
+  std::unique_ptr<HttpConnection> health_connection_;  // guarded by health_mu_
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -266,6 +266,22 @@ TEST(UpstreamBackend, AnOversizedModelListFailsTheCheck) {
   EXPECT_FALSE(backend.Healthy(std::string(40, 'm')));
 }
 
+TEST(UpstreamBackend, AHealthAnswerTrickledWithoutEndFailsTheCheckInTime) {
+  FakeOpenAiServer server;
+  server.SetHealthTrickles(true);
+  UpstreamOptions o = Options(server.url());
+  o.timeout_ms = 300;  // each probe's whole exchange
+  UpstreamBackend backend(o);
+  auto checking = std::async(std::launch::async, [&backend] { return backend.CheckHealth(); });
+  if (checking.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the health check waited on a trickled answer";
+    server.Stop();
+  }
+  Status s = checking.get();
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  EXPECT_FALSE(backend.Healthy("kimi-k3"));
+}
+
 TEST(UpstreamBackend, HealthThreadChecksAtStart) {
   FakeOpenAiServer server;
   UpstreamOptions o = Options(server.url());
@@ -396,9 +412,83 @@ TEST(UpstreamBackend, OutputWithinMaxTokensIsUntouched) {
   server.SetReply(FakeReply{.pieces = {VllmStream()}});
   UpstreamBackend backend(Options(server.url()));
   RecordingSink sink;
-  // Four events carry text (two of reasoning, an answer, a call): exactly the bound.
-  ASSERT_TRUE(backend.Generate(Request(4), sink, nullptr).ok());
+  // Five tokens at least: two events of reasoning, an answer, a call's name and its arguments.
+  ASSERT_TRUE(backend.Generate(Request(5), sink, nullptr).ok());
   EXPECT_EQ(sink.events.back().finish_reason, "tool_calls");
+}
+
+TEST(UpstreamBackend, OutputPackedIntoFewEventsIsCountedByItsBytes) {
+  // A token is at most 256 bytes (Kimi's longest): 200 KB in one event is at least 800 tokens.
+  const std::string big(200'000, 'x');
+  const std::string packed = FirstChunk() + SseData(Chunk({{"content", big}})) + SseData(Chunk({{"content", big}})) +
+                             SseData(Chunk(json::object(), "stop")) +
+                             SseData({{"choices", json::array()}, {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}}) +
+                             "data: [DONE]\n\n";
+  {
+    FakeOpenAiServer server;
+    server.SetReply(FakeReply{.pieces = {packed}});
+    UpstreamBackend backend(Options(server.url()));
+    RecordingSink sink;
+    ASSERT_TRUE(backend.Generate(Request(), sink, nullptr).ok());
+    EXPECT_EQ(sink.events.back().usage.completion_tokens, 1 + 2 * 782) << "billed as the upstream said";
+  }
+  {
+    FakeOpenAiServer server;
+    server.SetReply(FakeReply{.pieces = {packed}});
+    UpstreamBackend backend(Options(server.url()));
+    RecordingSink sink;
+    ASSERT_TRUE(backend.Generate(Request(8), sink, nullptr).ok());
+    EXPECT_EQ(sink.Text(api::StreamEventKind::kAnswer), "a") << "a 200 KB event is past max_tokens 8";
+    EXPECT_EQ(sink.events.back().finish_reason, "length");
+  }
+  {
+    // Calls with a name and nothing else: each is a token at least.
+    json calls = json::array();
+    for (int i = 0; i < 1000; ++i) calls.push_back({{"index", i}, {"id", "c" + std::to_string(i)}, {"function", {{"name", "f"}}}});
+    FakeOpenAiServer server;
+    server.SetReply(FakeReply{.pieces = {SseData(Chunk({{"tool_calls", calls}}))}});
+    UpstreamBackend backend(Options(server.url()));
+    RecordingSink sink;
+    ASSERT_TRUE(backend.Generate(Request(8), sink, nullptr).ok());
+    int begun = 0;
+    for (const auto& e : sink.events) begun += e.kind == api::StreamEventKind::kToolCallBegin;
+    EXPECT_EQ(begun, 8);
+    EXPECT_EQ(sink.events.back().finish_reason, "length");
+  }
+}
+
+TEST(UpstreamBackend, AnErrorBodyWithoutEndIsReadOnlyToItsCap) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.status = 500, .content_type = "text/plain", .repeat_until_disconnect = std::string(4096, 'e')});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable) << s.ToString().substr(0, 200);
+  EXPECT_TRUE(server.WaitForDisconnect());
+}
+
+TEST(UpstreamBackend, KeepAliveCommentsAreNotProgress) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {FirstChunk()}, .repeat_until_disconnect = ": ping\n\n"});
+  UpstreamOptions o = Options(server.url());
+  o.timeout_ms = 300;  // no request_timeout_ms: the longest time without an event does it
+  UpstreamBackend backend(o);
+  RecordingSink sink;
+  Status s = GenerateBounded(backend, Request(), sink, server);
+  EXPECT_EQ(s.code(), Status::Code::kDeadlineExceeded) << s.ToString();
+  EXPECT_NE(s.message().find("sent no event for 300 ms"), std::string::npos) << s.message();
+  EXPECT_TRUE(server.WaitForDisconnect());
+}
+
+TEST(UpstreamBackend, EventsBeforeAnErrorInTheSameReadAreDelivered) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {FirstChunk() + SseData(Chunk({{"content", "b"}})) +
+                                       SseData({{"error", {{"message", "engine died"}, {"code", 400}}}})}});
+  UpstreamBackend backend(Options(server.url()));
+  RecordingSink sink;
+  Status s = backend.Generate(Request(), sink, nullptr);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable) << s.ToString();
+  EXPECT_EQ(sink.Text(api::StreamEventKind::kAnswer), "ab");
 }
 
 TEST(UpstreamBackend, BytesOutsideTheProtocolAreABadGateway) {

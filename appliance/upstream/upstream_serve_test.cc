@@ -2,7 +2,8 @@
 // events that reach the appliance through HTTP, SSE and the normaliser are exactly the events
 // the engine's ChatService produces in process for the same greedy request; the worker's
 // health and model list drive Healthy(); a client that goes away frees its sequence on the
-// worker; the worker's refusals come back as InvalidArgument with the engine's message.
+// worker; the worker's refusals of the request come back as InvalidArgument with the engine's
+// message, a model it does not serve as BadGateway (the appliance's configuration at fault).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -335,7 +336,7 @@ TEST_F(UpstreamServeTest, WorkerMetricsHaveLatencyHistograms) {
   EXPECT_EQ(MetricValue(worker_->url(), "kimi_engine_preemptions_total"), 0);
 }
 
-TEST_F(UpstreamServeTest, WorkerRefusalsArriveAsInvalidArgument) {
+TEST_F(UpstreamServeTest, WorkerRefusalsNameWhoIsAtFault) {
   UpstreamBackend backend = Backend();
   RecordingSink sink;
   Status s = backend.Generate(WithForwardedField(ApiRequest(GreedyBody(false)), "temperature", "hot"), sink, nullptr);
@@ -343,10 +344,11 @@ TEST_F(UpstreamServeTest, WorkerRefusalsArriveAsInvalidArgument) {
   EXPECT_NE(s.message().find("temperature"), std::string::npos) << s.message();
   EXPECT_TRUE(sink.events.empty());
 
+  // A model the worker does not serve is the appliance's configuration at fault, not the client.
   api::BackendRequest other = WithForwardedField(ApiRequest(GreedyBody(false)), "model", "not-served");
   Status unknown = backend.Generate(other, sink, nullptr);
-  EXPECT_EQ(unknown.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(unknown.message().find("not-served"), std::string::npos) << unknown.message();
+  EXPECT_EQ(unknown.code(), Status::Code::kBadGateway) << unknown.ToString();
+  EXPECT_NE(unknown.message().find("404"), std::string::npos) << unknown.message();
 }
 
 }  // namespace

@@ -167,7 +167,12 @@ new_root "$root"
 tamper() {  # changes one byte of $1 at offset $2, keeping the original beside the test's files
   cp "$1" "$work/original"
   chmod u+w "$1"
-  printf 'X' | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+  # The byte's complement: a fixed byte would change nothing where the file already holds it
+  # (one build in 256), and the installer would rightly accept the medium.
+  local byte
+  byte=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+  printf "\\$(printf '%03o' $((255 - byte)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+  ! cmp -s "$1" "$work/original" || fail "tamper changed nothing in $1"
 }
 expect_refused() {  # $1: what was changed
   if in_root "$root" /media/kimi/install.sh --key /root/distribution-key.asc >"$work/tampered.log" 2>&1; then

@@ -32,7 +32,8 @@ class Upstream:
     """A scripted upstream: streams one piece of text, a finish and a usage chunk. A request
     whose last message says "hold" stops after its first chunk until release(). Hostile ones:
     "ping-after-done" keeps the response open with pings after [DONE], "endless" streams text
-    without end, "no-usage" leaves out the usage chunk; `ended` is set when the daemon closed
+    without end, "no-usage" leaves out the usage chunk, "unauthorized" refuses the appliance's
+    credential; `ended` is set when the daemon closed
     a response that would not end by itself."""
 
     def __init__(self):
@@ -70,6 +71,14 @@ class Upstream:
                 chat = "messages" in body  # else a text completion, answered in its own shape
                 said = body["messages"][-1]["content"] if chat else body["prompt"]
                 hold, die = said == "hold", said == "die"
+                if said == "unauthorized":  # the appliance's own credential refused
+                    data = json.dumps({"error": {"message": "Incorrect API key sk-upstream-secret", "code": 401}}).encode()
+                    self.send_response(401)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Transfer-Encoding", "chunked")
@@ -374,6 +383,18 @@ class HostileUpstreamTest(unittest.TestCase):
             self.assertTrue(self.upstream.ended.wait(WAIT_S), "the upstream kept generating past max_tokens")
         day = self.usage(2)
         self.assertEqual(day["completion_tokens"], 16)
+
+    def test_an_upstream_refusing_the_appliance_is_a_bad_gateway_then_an_open_breaker(self):
+        reply = chat(self.daemon, self.key, content="unauthorized")
+        self.assertEqual(reply.status, 502, reply.body)
+        self.assertEqual(reply.json()["error"]["code"], "bad_gateway")
+        self.assertNotIn("sk-upstream-secret", reply.body)
+        for _ in range(10):  # the breaker opens after its threshold of failures
+            reply = chat(self.daemon, self.key, content="unauthorized")
+            if reply.status == 503:
+                break
+        self.assertEqual(reply.status, 503, reply.body)
+        self.assertIn("upstream:scripted (breaker open)", reply.json()["error"]["message"])
 
     def test_an_upstream_that_reports_no_usage_is_charged_what_it_sent(self):
         reply = chat(self.daemon, self.key, content="no-usage")
