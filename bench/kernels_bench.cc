@@ -596,6 +596,21 @@ void BenchThreads(int threads, const Options& opt) {
       if (T > 1) {
         s = TimePerCall([&] { kernels::KdaChunked(a, &pool); }, min_time);
         Row("kda_chunked", shape, s, H * ChunkedKdaProductFlops(T, dk, dv), 0, "flops/peak", peak.gflops_per_cpu_s);
+#if defined(__x86_64__)
+        // The element-wise steps in 256-bit against 512-bit registers (same products, same bits).
+        if (threads == 1 && kernels::ActiveKernels().kda_chunked == kernels::avx2::KdaChunked &&
+            cpu::HasAvx512F()) {
+          const auto best = BestOfTwoForms(
+              [&](int wide) {
+                (wide != 0 ? kernels::avx2::KdaChunkedForm512 : kernels::avx2::KdaChunkedForm256)(a);
+              },
+              min_time);
+          const double flops = H * ChunkedKdaProductFlops(T, dk, dv);
+          std::printf("  %-24s %-24s 256-bit %8.3f ms %.2f of peak  512-bit %8.3f ms %.2f of peak  256/512 %.2f\n",
+                      "kda_chunked forms", shape.c_str(), best[0] * 1e3, flops / best[0] / 1e9 / peak.gflops_per_cpu_s,
+                      best[1] * 1e3, flops / best[1] / 1e9 / peak.gflops_per_cpu_s, best[0] / best[1]);
+        }
+#endif
       }
     }
   }
@@ -616,7 +631,7 @@ void BenchThreads(int threads, const Options& opt) {
       std::vector<float> c(p.M * p.N, 0.0f);
       const int64_t a_row = p.a_transposed ? 1 : p.K, a_col = p.a_transposed ? p.M : 1;
       const double s = TimePerCall(
-          [&] { gemm(a.data(), a_row, a_col, b.data(), p.N, p.M, p.N, p.K, 1.0f, p.beta, c.data(), p.N); }, min_time);
+          [&] { gemm(a.data(), a_row, a_col, b.data(), p.N, p.M, p.N, p.K, 1.0f, p.beta, nullptr, c.data(), p.N); }, min_time);
       const std::string shape = "M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + " K=" +
                                 std::to_string(p.K) + (p.a_transposed ? " A^T, C +=" : "");
       Row("gemm_f32", shape, s, 2.0 * p.M * p.N * p.K, 0, "flops/peak", peak.gflops_per_cpu_s);

@@ -134,9 +134,9 @@ void KdaChunkedHeads(const KdaArgs& a) {
         }
       }
       // Right-hand sides v_t − S0ᵀ(e^{G[t]}⊙k_t) and inter-chunk outputs S0ᵀ(e^{G[t]}⊙q_t).
-      Ops::Gemm(KQ, dk, 1, Sh, dv, C, dv, dk, -1.0f, 1.0f, W, dv);
+      Ops::Gemm(KQ, dk, 1, Sh, dv, C, dv, dk, -1.0f, 1.0f, nullptr, W, dv);
       float* O = out + t0 * a.ld_out;  // the outputs, scaled as they are summed
-      Ops::Gemm(KQ + C * dk, dk, 1, Sh, dv, C, dv, dk, a.scale, 0.0f, O, a.ld_out);
+      Ops::Gemm(KQ + C * dk, dk, 1, Sh, dv, C, dv, dk, a.scale, 0.0f, nullptr, O, a.ld_out);
 
       for (int64_t blk = 0; blk < nblocks; ++blk) {
         const int64_t p = first(blk), e = last(blk), n = e - p + 1;
@@ -164,7 +164,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
         }
         // AB[i, c] = Σ_d Kx[i, d]·KQT[d, c] for the tokens i <= e; columns S.. start at S
         // whatever n is, so the product covers columns [0, S + n).
-        Ops::Gemm(Kx, dk, 1, KQT, ldab, e + 1, S + n, dk, 1.0f, 0.0f, AB, ldab);
+        Ops::Gemm(Kx, dk, 1, KQT, ldab, e + 1, S + n, dk, 1.0f, 0.0f, nullptr, AB, ldab);
         for (int64_t t = p; t <= e; ++t) {
           for (int64_t i = p; i <= e; ++i) {
             float* b_ti = AB + i * ldab + S + (t - p);
@@ -179,13 +179,13 @@ void KdaChunkedHeads(const KdaArgs& a) {
           }
         }
         // The block's new values: off-block part as a product, then forward substitution.
-        Ops::Gemm(AB, 1, ldab, W, dv, n, dv, p, -1.0f, 1.0f, W + p * dv, dv);
+        Ops::Gemm(AB, 1, ldab, W, dv, n, dv, p, -1.0f, 1.0f, nullptr, W + p * dv, dv);
         for (int64_t t = p; t <= e; ++t) {
           float* Wt = W + t * dv;
           Ops::CombineRows(Wt, 1.0f, -1.0f, AB + p * ldab + (t - p), ldab, W + p * dv, dv, t - p, dv);
           Ops::Scale(beta[(t0 + t) * a.ld_beta], Wt, dv);
         }
-        Ops::Gemm(AB + S, 1, ldab, W, dv, n, dv, e + 1, a.scale, 1.0f, O + p * a.ld_out, a.ld_out);
+        Ops::Gemm(AB + S, 1, ldab, W, dv, n, dv, e + 1, a.scale, 1.0f, nullptr, O + p * a.ld_out, a.ld_out);
       }
       // State at the chunk's end: S[d] = e^{G[C−1,d]}·S0[d] + Σ_i k_i[d]·e^{G[C−1,d]−G[i,d]}·w_i,
       // the decayed keys Kd[i] = Kend[i]·e^{G[C−1]−G[e_b]} (both factors <= 1).
@@ -201,9 +201,9 @@ void KdaChunkedHeads(const KdaArgs& a) {
         Ops::Exp(diff, vec, dk);
         for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, dk, Kend + i * dk);
       }
+      // The decay of S0's rows is applied by the product as it rewrites them (no pass of its own).
       Ops::Exp(Glast, vec, dk);
-      for (int64_t d = 0; d < dk; ++d) Ops::Scale(vec[d], Sh + d * dv, dv);
-      Ops::Gemm(Kend, 1, dk, W, dv, dk, dv, C, 1.0f, 1.0f, Sh, dv);
+      Ops::Gemm(Kend, 1, dk, W, dv, dk, dv, C, 1.0f, 1.0f, vec, Sh, dv);
     }
   }
 }

@@ -10,9 +10,12 @@
 // of order 0.01–1, and a wrong decay, a doubled β or an off-by-one in the chunk gives errors
 // of order 1e-3–1 (a β² slip in the UT solve was caught at 2e-4).
 #include <cmath>
+#include <cstring>
 #include <string>
 
+#include "core/cpu_features.h"
 #include "core/thread_pool.h"
+#include "kernels/cpu/avx2/avx2.h"
 #include "kernels/cpu/kernel_test_util.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/ref/reference.h"
@@ -126,6 +129,32 @@ TEST(KdaTest, ChunkedEqualsRecurrentUnderStrongDecay) {
                                    "strong gates from " + std::to_string(lb));
     }
   }
+}
+
+// The AVX2 table's chunked kernel with its element-wise steps in 256-bit and in 512-bit
+// registers: the same bits, on vector-length multiples, ragged heads, strong decay (the
+// difference form) and several chunks; the 256-bit form against the recurrence as well (the
+// table's own test above runs only the form this CPU takes).
+TEST(KdaTest, TheChunkedFormsGiveTheSameBits) {
+  KIMI_SKIP_WITHOUT_OPTIMISED_TABLES();
+  const KdaCase cases[] = {KdaCase(130, 2, 128, 128, 900, -5.0f), KdaCase(70, 2, 20, 12, 901, -5.0f),
+                           KdaCase(45, 1, 13, 9, 902, -5.0f), KdaCase(64, 3, 32, 40, 903, -20.0f, /*strong=*/true),
+                           KdaCase(33, 2, 24, 36, 904, -0.05f)};
+  for (const KdaCase& c : cases) {
+    const std::string shape = "T=" + std::to_string(c.T) + " dk=" + std::to_string(c.dk) + " dv=" + std::to_string(c.dv);
+    std::vector<float> s_rec = c.state0, o_rec(c.T * c.H * c.dv);
+    c.Run(ref::KdaRecurrent, 0, c.T, &s_rec, &o_rec);
+    std::vector<float> s256 = c.state0, o256(c.T * c.H * c.dv);
+    c.Run(avx2::KdaChunkedForm256, 0, c.T, &s256, &o256);
+    EXPECT_TRUE(AllClose(o256, o_rec, 2e-5f, 2e-5f)) << "256-bit out " << shape;
+    EXPECT_TRUE(AllClose(s256, s_rec, 2e-5f, 2e-5f)) << "256-bit state " << shape;
+    if (!cpu::HasAvx512F()) continue;
+    std::vector<float> s512 = c.state0, o512(c.T * c.H * c.dv);
+    c.Run(avx2::KdaChunkedForm512, 0, c.T, &s512, &o512);
+    EXPECT_EQ(std::memcmp(o512.data(), o256.data(), o256.size() * sizeof(float)), 0) << "outputs " << shape;
+    EXPECT_EQ(std::memcmp(s512.data(), s256.data(), s256.size() * sizeof(float)), 0) << "states " << shape;
+  }
+  if (!cpu::HasAvx512F()) GTEST_SKIP() << "the 512-bit form needs AVX-512F, which this CPU lacks (256-bit tested)";
 }
 
 TEST(KdaTest, OptimisedRecurrentMatchesReference) {

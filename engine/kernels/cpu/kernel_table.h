@@ -42,12 +42,15 @@ using L2NormalizeFn = void (*)(const float* x, int64_t rows, int64_t dim, float 
 using CausalConv1dSiluFn = void (*)(const float* x, int64_t ldx, int64_t T, int64_t C, const float* w,
                                     const float* bias, int width, float* state, int64_t ld_state,
                                     float* out, int64_t ldo);
-// C[M, N] = beta·C + alpha·A·B in fp32, for the small products inside other kernels (the
-// chunked KDA): B is [K, N] row-major (rows ldb apart); A's element (m, k) is at
+// C[m, :] = beta_m·C[m, :] + alpha·(A·B)[m, :] in fp32, for the small products inside other
+// kernels (the chunked KDA): B is [K, N] row-major (rows ldb apart); A's element (m, k) is at
 // a[m·a_row + k·a_col], so A is read row-major (a_row = lda, a_col = 1) or transposed
-// (a_row = 1, a_col = lda) without a copy. beta == 0 ignores C's old contents (NaN included).
+// (a_row = 1, a_col = lda) without a copy. beta_m = beta·c_row_scale[m] where c_row_scale is
+// given (M values: the KDA's state decays row by row as it is updated), else beta; beta_m == 0
+// ignores the row's old contents (NaN included).
 using GemmF32Fn = void (*)(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M,
-                           int64_t N, int64_t K, float alpha, float beta, float* c, int64_t ldc);
+                           int64_t N, int64_t K, float alpha, float beta, const float* c_row_scale, float* c,
+                           int64_t ldc);
 // Heads [0, a.H) of a KdaArgs (the dispatcher offsets pointers to slice heads).
 using KdaFn = void (*)(const KdaArgs& a);
 using KdaGateFn = void (*)(const float* f, const float* A_log, const float* dt_bias, int64_t T,

@@ -62,7 +62,7 @@ void GemmMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8
 // 12×32 tiles in 512-bit registers where GemmRegisterWidth() is 512, else 6×16 in 256-bit ones;
 // B read in place (the products it serves are small enough to sit in L1/L2 unpacked).
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
-             int64_t K, float alpha, float beta, float* c, int64_t ldc);
+             int64_t K, float alpha, float beta, const float* c_row_scale, float* c, int64_t ldc);
 // Int8 weights (kernel_table.h, MatmulInt8Fn), activations kept fp32: the GEMV streams each
 // weight row once for up to 4 activation rows; the GEMM packs scaled fp32 panels for BlockedGemm.
 void GemvInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
@@ -87,6 +87,11 @@ void CausalConv1dSilu(const float* x, int64_t ldx, int64_t T, int64_t C, const f
                       int64_t ldo);
 void KdaRecurrent(const KdaArgs& a);
 void KdaChunked(const KdaArgs& a);
+// KdaChunked's element-wise steps in 256-bit registers, and in 512-bit ones (kda_avx512.cc; call
+// only where cpu::HasAvx512F(), core/cpu_features.h); KdaChunked takes the 512-bit form where the
+// CPU has AVX-512F. Both give the same bits.
+void KdaChunkedForm256(const KdaArgs& a);
+void KdaChunkedForm512(const KdaArgs& a);
 void KdaGate(const float* f, const float* A_log, const float* dt_bias, int64_t T, int64_t H,
              int64_t dk, float lower_bound, float* g);
 void MlaAbsorbed(const float* q_latent, int64_t ld_ql, const float* q_pe, int64_t ld_qpe, int64_t nq,

@@ -23,6 +23,7 @@ struct Operands {
   const float* b;
   int64_t ldb, K;
   float alpha, beta;
+  const float* c_row_scale;  // nullptr: every row takes beta
   float* c;
   int64_t ldc;
 
@@ -31,9 +32,12 @@ struct Operands {
     Operands t = *this;
     t.a += m0 * a_row;
     t.b += n0;
+    if (c_row_scale != nullptr) t.c_row_scale += m0;
     t.c += m0 * ldc + n0;
     return t;
   }
+  // Row r's factor on C's old contents.
+  float RowBeta(int r) const { return c_row_scale != nullptr ? beta * c_row_scale[r] : beta; }
 };
 
 // Rows per tile for M rows and tiles of at most max_rows: as many tiles as max_rows needs, their
@@ -71,12 +75,14 @@ void Tile256(const Operands& o, int64_t ncols) {
       acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
     }
   }
-  const __m256 alpha = _mm256_set1_ps(o.alpha), beta = _mm256_set1_ps(o.beta);
+  const __m256 alpha = _mm256_set1_ps(o.alpha);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     float* cr = o.c + r * o.ldc;
     __m256 y0 = _mm256_mul_ps(alpha, acc0[r]), y1 = _mm256_mul_ps(alpha, acc1[r]);
-    if (o.beta != 0.0f) {
+    const float row_beta = o.RowBeta(r);
+    if (row_beta != 0.0f) {
+      const __m256 beta = _mm256_set1_ps(row_beta);
       y0 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(cr, m0), y0);
       y1 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(cr + 8, m1), y1);
     }
@@ -135,14 +141,16 @@ template <int MR, int NV>
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, b[v], acc[r][v]);
     }
   }
-  const __m512 alpha = _mm512_set1_ps(o.alpha), beta = _mm512_set1_ps(o.beta);
+  const __m512 alpha = _mm512_set1_ps(o.alpha);
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
+    const float row_beta = o.RowBeta(r);
+    const __m512 beta = _mm512_set1_ps(row_beta);
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
       float* cr = o.c + r * o.ldc + 16 * v;
       __m512 y = _mm512_mul_ps(alpha, acc[r][v]);
-      if (o.beta != 0.0f) y = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask[v], cr), y);
+      if (row_beta != 0.0f) y = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(mask[v], cr), y);
       _mm512_mask_storeu_ps(cr, mask[v], y);
     }
   }
@@ -171,9 +179,9 @@ void Gemm512(const Operands& o, int64_t M, int64_t N) {
 }  // namespace
 
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
-             int64_t K, float alpha, float beta, float* c, int64_t ldc) {
+             int64_t K, float alpha, float beta, const float* c_row_scale, float* c, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
-  const Operands o{a, a_row, a_col, b, ldb, K, alpha, beta, c, ldc};
+  const Operands o{a, a_row, a_col, b, ldb, K, alpha, beta, c_row_scale, c, ldc};
   if (GemmRegisterWidth() == 512) {
     Gemm512(o, M, N);
   } else {

@@ -126,7 +126,7 @@ void MlaAbsorbedProducts(const float* q_latent, int64_t ld_ql, const float* q_pe
       for (int64_t t0 = 0; t0 < n_ctx;) {
         const int64_t off = t0 % ps, nt = std::min({ps - off, kRunTokens, n_ctx - t0});
         const float* C = cache.pool + (cache.block_table[t0 / ps] * ps + off) * row;
-        GemmF32(C, row, 1, QT, ldq, nt, nb, row, scale, 0.0f, S, ldq);
+        GemmF32(C, row, 1, QT, ldq, nt, nb, row, scale, 0.0f, nullptr, S, ldq);
         // Per query column: the visible tokens' max, then probabilities (0 where not visible).
         for (int64_t j = 0; j < nb; j += 8) {
           const __m256 last = _mm256_add_ps(_mm256_set1_ps(float(q_pos0 + j0 + j - t0)), iota);  // last visible t
@@ -156,7 +156,7 @@ void MlaAbsorbedProducts(const float* q_latent, int64_t ld_ql, const float* q_pe
             for (int64_t i = 0; i < R; ++i) o[i] *= corr[j];
           }
         }
-        GemmF32(S, 1, ldq, C, row, nb, R, nt, 1.0f, 1.0f, O, ld_out);
+        GemmF32(S, 1, ldq, C, row, nb, R, nt, 1.0f, 1.0f, nullptr, O, ld_out);
         t0 += nt;
       }
       for (int64_t j = 0; j < nb; ++j) {

@@ -15,25 +15,38 @@
 
 namespace kimi::kernels::avx2 {
 
-static inline __m256 Exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.0f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+// The lane operations of ExpOf on 8 lanes; kda_avx512.cc has them on 16 (in a file compiled for
+// AVX-512F), so that both widths run the one algorithm and give the same bits.
+struct Lanes8 {
+  using V = __m256;
+  static __m256 Set(float x) { return _mm256_set1_ps(x); }
+  static __m256 Clamp(__m256 x, float lo, float hi) { return _mm256_min_ps(_mm256_max_ps(x, Set(lo)), Set(hi)); }
+  static __m256 RoundedProduct(__m256 x, float c) {
+    return _mm256_round_ps(_mm256_mul_ps(x, Set(c)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  static __m256 Fma(__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); }
+  static __m256 Fnma(__m256 a, __m256 b, __m256 c) { return _mm256_fnmadd_ps(a, b, c); }
+  // p·2^n for integral n in the normal range.
+  static __m256 TimesPowerOfTwo(__m256 p, __m256 n) {
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  }
+};
+
+template <class L, class V = typename L::V>
+static inline V ExpOf(V x) {
+  x = L::Clamp(x, -87.3f, 88.0f);
+  const V n = L::RoundedProduct(x, 1.44269504088896341f);
   // r = x − n·ln2 in two steps (Cody–Waite) so r keeps its low bits.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  V r = L::Fnma(n, L::Set(0.693359375f), x);
+  r = L::Fnma(n, L::Set(-2.12194440e-4f), r);
   // e^r on |r| <= ln2/2 by its Taylor series to degree 7 (remainder < 6e-9).
-  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  V p = L::Set(1.0f / 5040.0f);
+  for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f}) p = L::Fma(p, r, L::Set(c));
+  return L::TimesPowerOfTwo(p, n);
 }
+
+static inline __m256 Exp8(__m256 x) { return ExpOf<Lanes8>(x); }
 
 static inline __m256 Sigmoid8(__m256 x) {
   __m256 one = _mm256_set1_ps(1.0f);

@@ -51,13 +51,14 @@ void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uin
 }
 
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
-             int64_t K, float alpha, float beta, float* c, int64_t ldc) {
+             int64_t K, float alpha, float beta, const float* c_row_scale, float* c, int64_t ldc) {
   for (int64_t m = 0; m < M; ++m) {
+    const float beta_m = c_row_scale != nullptr ? beta * c_row_scale[m] : beta;
     for (int64_t n = 0; n < N; ++n) {
       double acc = 0.0;
       for (int64_t k = 0; k < K; ++k) acc += double(a[m * a_row + k * a_col]) * b[k * ldb + n];
       float* cmn = c + m * ldc + n;
-      *cmn = (beta == 0.0f ? 0.0f : beta * *cmn) + alpha * static_cast<float>(acc);
+      *cmn = (beta_m == 0.0f ? 0.0f : beta_m * *cmn) + alpha * static_cast<float>(acc);
     }
   }
 }

@@ -16,7 +16,7 @@ void MatmulBf16Dot(const float* x, int64_t ldx, const uint16_t* w, int64_t M, in
 void MatmulMxfp4(const float* x, int64_t ldx, const uint8_t* w_packed, const uint8_t* w_scale,
                  int64_t M, int64_t N, int64_t K, float* y, int64_t ldy);
 void GemmF32(const float* a, int64_t a_row, int64_t a_col, const float* b, int64_t ldb, int64_t M, int64_t N,
-             int64_t K, float alpha, float beta, float* c, int64_t ldc);
+             int64_t K, float alpha, float beta, const float* c_row_scale, float* c, int64_t ldc);
 void MatmulInt8(const float* x, int64_t ldx, const uint8_t* w, const float* w_scale, int64_t M, int64_t N, int64_t K,
                 float* y, int64_t ldy);
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps, float* out);
