@@ -339,7 +339,8 @@ void Scheduler::Advance(Sequence& seq, std::span<const float> logits) {
     mask.emplace(vocab_size_, /*allow_all=*/true);
     const Status status = seq.request.constraint->FillMask(
         seq.generated, seq.request.max_tokens - int64_t(seq.generated.size()), &*mask);
-    if (!status.ok()) return Fail(seq, status.WithContext("token constraint"));
+    // The constraint's errors say what they concern (and may start with the request field).
+    if (!status.ok()) return Fail(seq, status);
   }
   auto sampled = seq.sampler->Sample(logits, mask ? &*mask : nullptr);
   if (!sampled.ok()) return Fail(seq, sampled.status());

@@ -78,6 +78,7 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
   const std::string frame_key = options.thinking ? "think\n" : "answer\n";
 
   std::shared_ptr<const StructuredOutput> output;
+  std::string field;  // the request field the grammar comes from
   const Json& format = request.response_format;
   const std::string format_type =
       request.has_response_format && format.is_object() ? format.value("type", "") : std::string();
@@ -95,6 +96,7 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
     }
     KIMI_RETURN_IF_ERROR(compiled.status());
     output = *std::move(compiled);
+    field = "response_format.json_schema.schema";
   } else if (format_type == "json_object") {
     KIMI_ASSIGN_OR_RETURN(output, Cached("object\n" + frame_key,
                                          [&] { return StructuredOutput::ForJsonObject(options); }));
@@ -109,10 +111,11 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
     KIMI_ASSIGN_OR_RETURN(output, Cached(key, [&] {
                             return StructuredOutput::ForRequiredToolCalls(tools, max_calls, options);
                           }));
+    field = "tools";
   } else {
     return std::shared_ptr<TokenConstraint>();
   }
-  return output->NewConstraint();
+  return output->NewConstraint(field);
 }
 
 }  // namespace kimi::serving

@@ -8,7 +8,6 @@
 namespace kimi::structured {
 namespace {
 
-constexpr size_t kMaxClosure = 1 << 20;
 constexpr int32_t kMaxMemoizedSets = 1 << 16;
 // Subtrees with more nodes than this are checked for being allowed whole.
 constexpr int32_t kSkipAtLeast = 32;
@@ -49,10 +48,55 @@ size_t MaskCache::size() const {
 }
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
-                               std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens)
-    : grammar_(std::move(grammar)), trie_(std::move(trie)), cache_(std::move(cache)), end_tokens_(std::move(end_tokens)) {
+                               std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens, MatcherBounds bounds)
+    : grammar_(std::move(grammar)),
+      trie_(std::move(trie)),
+      cache_(std::move(cache)),
+      end_tokens_(std::move(end_tokens)),
+      bounds_(bounds) {
   const int32_t root_start = grammar_->rules[size_t(grammar_->root_rule)].start;
   current_ = Close({Config{root_start, kRealBottom, 0}});
+}
+
+void GrammarMatcher::Stop(std::string why) {
+  if (status_.ok()) status_ = Status::InvalidArgument(std::move(why));
+}
+
+void GrammarMatcher::BeginCall() {
+  visits_ = 0;
+  if (held_ > bounds_.held && status_.ok()) KeepOnlyCurrentSet();
+  held_at_call_ = held_;
+}
+
+void GrammarMatcher::KeepOnlyCurrentSet() {
+  std::vector<Config> configs;
+  bool complete = false, left_start = false;
+  if (current_ >= 0) {
+    configs = std::move(sets_[size_t(current_)].configs);
+    complete = sets_[size_t(current_)].complete;
+    left_start = sets_[size_t(current_)].left_start;
+  }
+  const std::vector<Frame> old_frames = std::move(frames_);
+  frames_.clear();
+  frame_ids_.clear();
+  sets_.clear();
+  set_ids_.clear();
+  held_ = 0;
+  if (current_ < 0) return;
+  // Each stack is interned again from its bottom frame up, without recursion (stacks may be
+  // as deep as the output is long).
+  std::unordered_map<int32_t, int32_t> moved;
+  auto move = [&](int32_t stack) {
+    std::vector<int32_t> chain;
+    for (int32_t s = stack; s >= 0 && !moved.contains(s); s = old_frames[size_t(s)].parent) chain.push_back(s);
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const Frame& f = old_frames[size_t(*it)];
+      moved[*it] = InternFrame(f.parent < 0 ? f.parent : moved.at(f.parent), f.return_state, f.count);
+    }
+    return stack < 0 ? stack : moved.at(stack);
+  };
+  for (Config& c : configs) c.stack = move(c.stack);
+  current_ = InternSet(std::move(configs), complete, left_start);
 }
 
 int32_t GrammarMatcher::InternFrame(int32_t parent, int32_t return_state, int64_t count) {
@@ -61,7 +105,27 @@ int32_t GrammarMatcher::InternFrame(int32_t parent, int32_t return_state, int64_
   std::memcpy(key.data() + 4, &return_state, 4);
   std::memcpy(key.data() + 8, &count, 8);
   auto [it, fresh] = frame_ids_.try_emplace(std::move(key), int32_t(frames_.size()));
-  if (fresh) frames_.push_back(Frame{parent, return_state, count});
+  if (fresh) {
+    frames_.push_back(Frame{parent, return_state, count});
+    ++held_;
+  }
+  return it->second;
+}
+
+int32_t GrammarMatcher::InternSet(std::vector<Config> configs, bool complete, bool left_start) {
+  std::sort(configs.begin(), configs.end());
+  configs.erase(std::unique(configs.begin(), configs.end()), configs.end());
+  std::string key(configs.size() * sizeof(Config) + 1, '\0');
+  if (!configs.empty()) std::memcpy(key.data(), configs.data(), configs.size() * sizeof(Config));
+  key.back() = char((complete ? 1 : 0) | (left_start ? 2 : 0));
+  auto [it, fresh] = set_ids_.try_emplace(std::move(key), int32_t(sets_.size()));
+  if (fresh) {
+    held_ += configs.size();
+    sets_.emplace_back();
+    sets_.back().configs = std::move(configs);
+    sets_.back().complete = complete;
+    sets_.back().left_start = left_start;
+  }
   return it->second;
 }
 
@@ -75,7 +139,17 @@ int32_t GrammarMatcher::Close(std::vector<Config> seeds) {
   std::vector<Config> out;
   bool complete = false, left_start = false;
   std::vector<Config>& todo = seeds;
-  while (!todo.empty() && visited.size() < kMaxClosure) {
+  while (!todo.empty() && status_.ok()) {
+    if (visited.size() >= bounds_.parses_at_once) {
+      Stop("the output grammar is too ambiguous to follow: more than " + std::to_string(bounds_.parses_at_once) +
+           " parses of the output are open at once (alternatives such as anyOf or oneOf branches that accept the same "
+           "text, nested); make the alternatives tell themselves apart by their first characters");
+    } else if (++visits_ > bounds_.visits_per_call || held_ - held_at_call_ > bounds_.added_per_call) {
+      Stop("the output grammar is too ambiguous to follow: one token needed more than " +
+           std::to_string(visits_ > bounds_.visits_per_call ? bounds_.visits_per_call : bounds_.added_per_call) +
+           (visits_ > bounds_.visits_per_call ? " parse steps" : " new parse states"));
+    }
+    if (!status_.ok()) break;
     const Config c = todo.back();
     todo.pop_back();
     if (!visited.insert(c).second) continue;
@@ -102,20 +176,8 @@ int32_t GrammarMatcher::Close(std::vector<Config> seeds) {
       todo.push_back(Config{grammar_->rules[size_t(call.rule)].start, InternFrame(c.stack, call.return_state, c.count), 0});
     }
   }
-  if (out.empty() && !complete && !left_start) return kDead;
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  std::string key(out.size() * sizeof(Config) + 1, '\0');
-  if (!out.empty()) std::memcpy(key.data(), out.data(), out.size() * sizeof(Config));
-  key.back() = char((complete ? 1 : 0) | (left_start ? 2 : 0));
-  auto [it, fresh] = set_ids_.try_emplace(std::move(key), int32_t(sets_.size()));
-  if (fresh) {
-    sets_.emplace_back();
-    sets_.back().configs = std::move(out);
-    sets_.back().complete = complete;
-    sets_.back().left_start = left_start;
-  }
-  return it->second;
+  if (!status_.ok() || (out.empty() && !complete && !left_start)) return kDead;
+  return InternSet(std::move(out), complete, left_start);
 }
 
 int32_t GrammarMatcher::Step(int32_t set, uint8_t byte) {
@@ -232,14 +294,16 @@ std::shared_ptr<const LocalMask> GrammarMatcher::LocalMaskFor(const Config& c) {
   mask->words.assign(size_t(trie_->vocab_size() + 63) / 64, 0);
   const int32_t start = Close({Config{c.state, kLocalBottom, c.count}});
   if (start != kDead) Walk(0, start, mask->words.data(), &mask->leaves_rule);
+  if (!status_.ok()) return mask;  // cut short: never shared
   cache_->Insert(key, mask);
   if (shared != nullptr) shared->InsertShared(shared_key, mask);
   return mask;
 }
 
 void GrammarMatcher::AllowedTokens(std::vector<uint64_t>* words) {
+  BeginCall();
   words->assign(size_t(trie_->vocab_size() + 63) / 64, 0);
-  if (finished_ || current_ == kDead) return;
+  if (finished_ || current_ == kDead || !status_.ok()) return;
   const std::vector<Config> configs = sets_[size_t(current_)].configs;
   for (const Config& c : configs) {
     const GrammarState& st = grammar_->states[size_t(c.state)];
@@ -254,12 +318,15 @@ void GrammarMatcher::AllowedTokens(std::vector<uint64_t>* words) {
     if (caller == kDead) continue;
     for (int32_t node : local->leaves_rule) Walk(node, caller, words->data(), nullptr);
   }
+  if (!status_.ok()) return words->assign(words->size(), 0);
   if (sets_[size_t(current_)].complete) {
     for (int32_t id : end_tokens_) SetBit(words, id);
   }
 }
 
 Status GrammarMatcher::Advance(int32_t token) {
+  BeginCall();
+  if (!status_.ok()) return status_;
   if (finished_ || current_ == kDead) return Status::InvalidArgument("the constrained output has already ended");
   if (std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end()) {
     if (!sets_[size_t(current_)].complete) {
@@ -269,6 +336,7 @@ Status GrammarMatcher::Advance(int32_t token) {
     return Status::OK();
   }
   const int32_t next = StepToken(current_, token);
+  if (!status_.ok()) return status_;
   if (next == kDead) return Status::InvalidArgument("token " + std::to_string(token) + " is not allowed by the output grammar");
   current_ = next;
   return Status::OK();
@@ -287,6 +355,7 @@ int32_t GrammarMatcher::StepToken(int32_t set, int32_t token) {
 bool GrammarMatcher::complete() const { return finished_ || (current_ != kDead && sets_[size_t(current_)].complete); }
 
 bool GrammarMatcher::AcceptsBytes(std::string_view bytes, bool require_complete) {
+  BeginCall();
   int32_t s = finished_ ? kDead : current_;
   for (char b : bytes) {
     if (s == kDead) return false;
@@ -296,6 +365,7 @@ bool GrammarMatcher::AcceptsBytes(std::string_view bytes, bool require_complete)
 }
 
 int64_t GrammarMatcher::RemainingBytesAfter(int32_t token) {
+  BeginCall();
   if (finished_ || current_ == kDead) return -1;
   const int32_t next = StepToken(current_, token);
   return next == kDead ? -1 : Remaining(next);
@@ -357,7 +427,8 @@ void GrammarMatcher::WalkWithin(ByteBudget* budget, std::vector<uint64_t>* words
 }
 
 void GrammarMatcher::KeepCompletableWithin(int64_t tokens_left, std::vector<uint64_t>* words) {
-  if (finished_ || current_ == kDead) return;
+  BeginCall();
+  if (finished_ || current_ == kDead || !status_.ok()) return;
   // After this token: tokens_left - 1, one of them kept for the end token.
   const int64_t limit = tokens_left - 1 - (end_tokens_.empty() ? 0 : 1);
   if (limit >= Remaining(current_) + kClosingWindow) return;
@@ -374,6 +445,7 @@ void GrammarMatcher::KeepCompletableWithin(int64_t tokens_left, std::vector<uint
     budget.limit = budget.fewest_after;
     WalkWithin(&budget, &within);
   }
+  if (!status_.ok()) return words->assign(words->size(), 0);
   for (size_t w = 0; w < words->size() && w < within.size(); ++w) (*words)[w] &= within[w];
 }
 

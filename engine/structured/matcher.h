@@ -70,16 +70,33 @@ class MaskCache {
   std::unordered_map<std::string, std::shared_ptr<const LocalMask>> shared_entries_;  // guarded by mu_
 };
 
+// Bounds on one matcher, so that a grammar whose alternatives accept the same text (a schema
+// nesting anyOf branches that overlap doubles the parses open at every level) is refused
+// within a second and a few tens of megabytes instead of taking minutes and gigabytes.
+// The largest legitimate figures the tests reach are 1,000 parses at once, 375,000
+// configurations visited in one call and 360,000 held by a whole 3,000-token walk.
+struct MatcherBounds {
+  size_t parses_at_once = 1 << 14;   // configurations in one closure
+  size_t visits_per_call = 1 << 22;  // configurations visited by one public call
+  size_t added_per_call = 1 << 21;   // configurations and frames one public call may add
+  // Configurations and frames kept for reuse; past it a call starts by keeping only the
+  // current set.
+  size_t held = 1 << 20;
+};
+
 class GrammarMatcher {
  public:
   GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
-                 std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens);
+                 std::shared_ptr<MaskCache> cache, std::vector<int32_t> end_tokens, MatcherBounds bounds = MatcherBounds());
   GrammarMatcher(const GrammarMatcher&) = delete;
   GrammarMatcher& operator=(const GrammarMatcher&) = delete;
 
   // Consumes one token. Errors: InvalidArgument when the grammar does not allow it (the state
-  // is then unchanged).
+  // is then unchanged), or status() once it is not OK.
   Status Advance(int32_t token);
+  // OK, or why the matcher stopped following the grammar (InvalidArgument: a bound above was
+  // passed). Once it is not OK, masks allow nothing and Advance returns it.
+  const Status& status() const { return status_; }
   // Sets *words (vocab_size bits) to the tokens allowed next.
   void AllowedTokens(std::vector<uint64_t>* words);
   // The value is complete: an end token is allowed (or was consumed).
@@ -90,7 +107,10 @@ class GrammarMatcher {
   bool AcceptsBytes(std::string_view bytes, bool require_complete = false);
   // A lower bound on the bytes still needed to complete the value (0 when complete), counting
   // a special token as one byte; counters are ignored. For steering a walk to its end.
-  int64_t RemainingBytesEstimate() { return Remaining(current_); }
+  int64_t RemainingBytesEstimate() {
+    BeginCall();
+    return Remaining(current_);
+  }
   // The same after `token` (an ordinary or special token), or -1 when it is not allowed.
   int64_t RemainingBytesAfter(int32_t token);
   // Narrows *words (as AllowedTokens left it) to the tokens after which the value can still be
@@ -136,8 +156,13 @@ class GrammarMatcher {
   static constexpr int32_t kRealBottom = -1, kLocalBottom = -2;
   static constexpr int32_t kDead = -1, kUnknown = -2;
 
+  // Starts a public call: resets the visit count and, past bounds_.held, keeps only the current set.
+  void BeginCall();
+  void KeepOnlyCurrentSet();
+  void Stop(std::string why);
   int32_t InternFrame(int32_t parent, int32_t return_state, int64_t count);
-  int32_t Close(std::vector<Config> seeds);  // closure of seeds, interned; kDead when empty
+  int32_t InternSet(std::vector<Config> configs, bool complete, bool left_start);
+  int32_t Close(std::vector<Config> seeds);  // closure of seeds, interned; kDead when empty or stopped
   int32_t Step(int32_t set, uint8_t byte);
   // Whether every byte of `bytes` leads from the set back to itself.
   bool LoopsOver(int32_t set, const ByteSet& bytes);
@@ -166,6 +191,11 @@ class GrammarMatcher {
   std::vector<int64_t> rule_minimum_, rule_iteration_;  // per rule: counter minimum, loop body cost
   int32_t current_ = kDead;
   bool finished_ = false;
+  MatcherBounds bounds_;
+  Status status_;
+  size_t visits_ = 0;       // in this public call
+  size_t held_ = 0;         // configurations in sets_ and frames in frames_
+  size_t held_at_call_ = 0;  // held_ when this public call began
 };
 
 }  // namespace kimi::structured

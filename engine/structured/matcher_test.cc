@@ -132,6 +132,128 @@ TEST(GrammarMatcher, WalksEndWithCompactValidJsonOnTheDemoVocabulary) {
   std::printf("%d walks ended with valid compact JSON\n", walks);
 }
 
+// Levels of anyOf whose two branches both accept "[x]": after k brackets 2^k parses are open.
+std::string OverlappingAlternatives(int levels) {
+  nlohmann::json defs;
+  for (int i = 0; i < levels; ++i) {
+    const nlohmann::json next = i + 1 < levels ? nlohmann::json{{"$ref", "#/$defs/l" + std::to_string(i + 1)}}
+                                               : nlohmann::json{{"type", "integer"}, {"minimum", 0}, {"maximum", 0}};
+    defs["l" + std::to_string(i)] = {{"anyOf",
+                                      {{{"type", "array"}, {"minItems", 1}, {"maxItems", 1}, {"items", next}},
+                                       {{"type", "array"}, {"minItems", 1}, {"maxItems", 2}, {"items", next}}}}};
+  }
+  return nlohmann::json{{"$defs", defs}, {"$ref", "#/$defs/l0"}}.dump();
+}
+
+int32_t SingleByteToken(const TokenTrie& trie, char byte) {
+  for (int32_t id = 0; id < trie.num_base_tokens(); ++id) {
+    if (trie.TokenBytes(id) == std::string(1, byte)) return id;
+  }
+  return -1;
+}
+
+bool NoneAllowed(const std::vector<uint64_t>& words) {
+  return std::all_of(words.begin(), words.end(), [](uint64_t w) { return w == 0; });
+}
+
+TEST(GrammarMatcher, AlternativesThatAcceptTheSameTextAreRefusedPastTheBound) {
+  auto real = testing::RealTrie();
+  const int32_t open = SingleByteToken(*real, '['), close = SingleByteToken(*real, ']'), zero = SingleByteToken(*real, '0');
+  ASSERT_TRUE(open >= 0 && close >= 0 && zero >= 0);
+  std::vector<uint64_t> words;
+  // 8 levels (256 parses at the deepest) are followed to the end.
+  auto small = CompileSchema(OverlappingAlternatives(8));
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  GrammarMatcher followed(*small, real, std::make_shared<MaskCache>(), {*real->end_of_msg});
+  std::vector<int32_t> tokens(8, open);
+  tokens.push_back(zero);
+  tokens.insert(tokens.end(), 8, close);
+  for (int32_t token : tokens) {
+    followed.AllowedTokens(&words);
+    ASSERT_FALSE(NoneAllowed(words));
+    ASSERT_TRUE(followed.Advance(token).ok()) << followed.status().ToString();
+  }
+  EXPECT_TRUE(followed.complete());
+  // 40 levels would open 2^40: refused at the bound, with nothing allowed after.
+  auto large = CompileSchema(OverlappingAlternatives(40));
+  ASSERT_TRUE(large.ok()) << large.status().ToString();
+  GrammarMatcher refused(*large, real, std::make_shared<MaskCache>(), {*real->end_of_msg});
+  Status last;
+  for (int i = 0; i < 40 && last.ok(); ++i) {
+    refused.AllowedTokens(&words);
+    last = refused.Advance(open);
+  }
+  ASSERT_FALSE(last.ok());
+  EXPECT_EQ(last.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(last.message().find("too ambiguous"), std::string::npos) << last.message();
+  EXPECT_EQ(refused.status().message(), last.message());
+  refused.AllowedTokens(&words);
+  EXPECT_TRUE(NoneAllowed(words));
+}
+
+TEST(GrammarMatcher, AStepThatVisitsTooMuchIsRefusedAndItsMasksAreNotShared) {
+  auto trie = testing::DemoTrie();
+  auto g = CompileSchema(OverlappingAlternatives(6));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const int32_t open = SingleByteToken(*trie, '['), close = SingleByteToken(*trie, ']'), zero = SingleByteToken(*trie, '0');
+  ASSERT_TRUE(open >= 0 && close >= 0 && zero >= 0);
+  std::vector<int32_t> tokens(6, open);
+  tokens.push_back(zero);
+  tokens.insert(tokens.end(), 6, close);
+  auto shared = std::make_shared<MaskCache>();
+  std::vector<uint64_t> words, expected;
+  // Cut at different points: some in the middle of a mask's walk.
+  for (size_t visits = 2; visits <= 64; visits += 2) {
+    MatcherBounds tight;
+    tight.visits_per_call = visits;
+    GrammarMatcher refused(*g, trie, shared, {*trie->end_of_msg}, tight);
+    for (size_t t = 0; t < tokens.size() && refused.status().ok(); ++t) {
+      refused.AllowedTokens(&words);
+      (void)refused.Advance(tokens[t]);
+    }
+    EXPECT_NE(refused.status().message().find("parse steps"), std::string::npos) << visits << ": " << refused.status().ToString();
+  }
+  // A request after it on the same cache gets the masks a cache of its own gives.
+  GrammarMatcher after(*g, trie, shared, {*trie->end_of_msg});
+  GrammarMatcher alone(*g, trie, std::make_shared<MaskCache>(), {*trie->end_of_msg});
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    after.AllowedTokens(&words);
+    alone.AllowedTokens(&expected);
+    ASSERT_EQ(words, expected) << "step " << t;
+    ASSERT_TRUE(after.Advance(tokens[t]).ok());
+    ASSERT_TRUE(alone.Advance(tokens[t]).ok());
+  }
+  EXPECT_TRUE(after.complete());
+}
+
+// A long output rebuilds the matcher's tables from its current set; the masks stay the same.
+TEST(GrammarMatcher, KeepingOnlyTheCurrentSetChangesNoMask) {
+  auto trie = testing::DemoTrie();
+  const int32_t end_token = *trie->end_of_msg;
+  const std::string schema = R"({"$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}},"v":{"anyOf":[{"type":"string","maxLength":5},{"type":"integer"}]}},"required":["v"]}},"$ref":"#/$defs/node"})";
+  auto g = CompileSchema(schema);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::mt19937_64 rng(5);
+  MatcherBounds small;
+  small.held = 64;
+  for (int k = 0; k < 4; ++k) {
+    testing::Walk walk = testing::RandomWalk(*g, trie, end_token, rng, 60, 400);
+    ASSERT_TRUE(walk.ended);
+    GrammarMatcher plain(*g, trie, std::make_shared<MaskCache>(), {end_token});
+    GrammarMatcher rebuilt(*g, trie, std::make_shared<MaskCache>(), {end_token}, small);
+    std::vector<uint64_t> a, b;
+    for (size_t t = 0; t < walk.tokens.size(); ++t) {
+      plain.AllowedTokens(&a);
+      rebuilt.AllowedTokens(&b);
+      ASSERT_EQ(a, b) << "step " << t << " of " << walk.text;
+      ASSERT_EQ(plain.RemainingBytesEstimate(), rebuilt.RemainingBytesEstimate()) << "step " << t;
+      ASSERT_TRUE(plain.Advance(walk.tokens[t]).ok());
+      ASSERT_TRUE(rebuilt.Advance(walk.tokens[t]).ok()) << rebuilt.status().ToString();
+    }
+    EXPECT_TRUE(rebuilt.complete());
+  }
+}
+
 TEST(GrammarMatcher, RefusesTokensOutsideTheGrammarAndEndsOnlyWhenComplete) {
   auto g = CompileSchema(R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false})");
   ASSERT_TRUE(g.ok());

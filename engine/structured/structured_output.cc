@@ -38,8 +38,10 @@ structured::CompileBudget RequestBudget() {
 // The per-request constraint: the matcher advanced by the tokens generated since the last call.
 class GrammarConstraint final : public TokenConstraint {
  public:
-  GrammarConstraint(std::shared_ptr<const StructuredOutput::Parts> parts)
-      : parts_(parts), matcher_(parts->grammar, parts->trie, parts->cache, parts->end_tokens) {}
+  GrammarConstraint(std::shared_ptr<const StructuredOutput::Parts> parts, std::string request_field)
+      : parts_(parts),
+        matcher_(parts->grammar, parts->trie, parts->cache, parts->end_tokens),
+        request_field_(std::move(request_field)) {}
 
   Status FillMask(std::span<const int32_t> generated, int64_t tokens_left, TokenMask* mask) override {
     if (mask->vocab_size() != parts_->trie->vocab_size()) {
@@ -47,10 +49,17 @@ class GrammarConstraint final : public TokenConstraint {
                                      " tokens for a structured-output vocabulary of " + std::to_string(parts_->trie->vocab_size()));
     }
     for (; consumed_ < generated.size(); ++consumed_) {
+      if (!matcher_.status().ok()) break;
       KIMI_RETURN_IF_ERROR(matcher_.Advance(generated[consumed_]).WithContext("structured output"));
     }
-    matcher_.AllowedTokens(&words_);
-    matcher_.KeepCompletableWithin(tokens_left, &words_);
+    if (matcher_.status().ok()) {
+      matcher_.AllowedTokens(&words_);
+      matcher_.KeepCompletableWithin(tokens_left, &words_);
+    }
+    if (!matcher_.status().ok()) {
+      return request_field_.empty() ? matcher_.status().WithContext("structured output")
+                                    : matcher_.status().WithContext(request_field_);
+    }
     mask->Intersect(words_);
     return Status::OK();
   }
@@ -58,6 +67,7 @@ class GrammarConstraint final : public TokenConstraint {
  private:
   std::shared_ptr<const StructuredOutput::Parts> parts_;
   GrammarMatcher matcher_;
+  std::string request_field_;
   size_t consumed_ = 0;
   std::vector<uint64_t> words_;
 };
@@ -261,7 +271,9 @@ Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForRequiredToo
   return Finish(&builder, section, "the tool calls", options, {m.end_of_msg});
 }
 
-std::shared_ptr<TokenConstraint> StructuredOutput::NewConstraint() const { return std::make_shared<GrammarConstraint>(parts_); }
+std::shared_ptr<TokenConstraint> StructuredOutput::NewConstraint(std::string request_field) const {
+  return std::make_shared<GrammarConstraint>(parts_, std::move(request_field));
+}
 
 size_t StructuredOutput::grammar_states() const { return parts_->grammar->states.size(); }
 size_t StructuredOutput::cached_masks() const { return parts_->cache->size(); }

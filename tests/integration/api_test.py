@@ -334,6 +334,22 @@ class HostileRequestTest(ServedModelCase):
         yield ("schema-doubling", "response_format.json_schema.schema",
                chat_body(response_format={"type": "json_schema",
                                           "json_schema": {"name": "s", "schema": {"$defs": defs, "$ref": "#/$defs/d0"}}}))
+        # Small and quick to compile, but each level's two branches accept the same "[...]",
+        # so every "[" doubles the parses open at once: the matcher refuses it at its bound
+        # within the first tokens (it took minutes and gigabytes, and stalled every stream).
+        overlapping = {}
+        for i in range(24):
+            inner = {"$ref": "#/$defs/l%d" % (i + 1)} if i < 23 else {"type": "integer", "minimum": 0, "maximum": 0}
+            overlapping["l%d" % i] = {"anyOf": [{"type": "array", "minItems": 1, "maxItems": 1, "items": inner},
+                                                {"type": "array", "minItems": 1, "maxItems": 2, "items": inner}]}
+        yield ("schema-ambiguous", "response_format.json_schema.schema",
+               chat_body(max_tokens=64, thinking={"type": "disabled"},
+                         response_format={"type": "json_schema", "json_schema": {
+                             "name": "s", "schema": {"$defs": overlapping, "$ref": "#/$defs/l0"}}}))
+        ambiguous_tool = {"type": "function", "function": {"name": "f", "strict": True, "parameters": {
+            "type": "object", "properties": {"a": {"$ref": "#/$defs/l0"}}, "required": ["a"], "$defs": overlapping}}}
+        yield ("tool-ambiguous", "tools",
+               chat_body(max_tokens=64, thinking={"type": "disabled"}, tools=[ambiguous_tool], tool_choice="required"))
         yield ("schema-enum", "response_format.json_schema.schema",
                chat_body(response_format={"type": "json_schema",
                                           "json_schema": {"name": "s", "schema": {"enum": list(range(100000))}}}))

@@ -101,8 +101,10 @@ class StructuredOutput {
   // A fresh per-request constraint (state at the start of generation). It closes the output
   // (ends free reasoning, picks the shortest completions) as the request's max_tokens nears, so
   // a constrained output reaching max_tokens still ends complete when the budget allows any
-  // complete output at all.
-  std::shared_ptr<TokenConstraint> NewConstraint() const;
+  // complete output at all. A grammar the matcher stops following (too ambiguous, see
+  // structured/matcher.h) fails the request with InvalidArgument starting "<request_field>: "
+  // (the field the schema came from, as the API's `param` names it) when one is given.
+  std::shared_ptr<TokenConstraint> NewConstraint(std::string request_field = "") const;
 
   size_t grammar_states() const;
   size_t cached_masks() const;
