@@ -25,6 +25,15 @@ Status SamplingParams::Validate() const {
   if (!(frequency_penalty >= -2.0f && frequency_penalty <= 2.0f)) {
     return Status::InvalidArgument("frequency_penalty must be in [-2, 2], got " + std::to_string(frequency_penalty));
   }
+  if (logit_bias.size() > kMaxLogitBias) {
+    return Status::InvalidArgument("logit_bias must have at most " + std::to_string(kMaxLogitBias) + " entries");
+  }
+  for (const auto& [id, bias] : logit_bias) {
+    if (id < 0) return Status::InvalidArgument("logit_bias names token " + std::to_string(id));
+    if (!(bias >= -100.0f && bias <= 100.0f)) {
+      return Status::InvalidArgument("logit_bias." + std::to_string(id) + " must be in [-100, 100]");
+    }
+  }
   if (top_logprobs < -1 || top_logprobs > 20) {
     return Status::InvalidArgument("top_logprobs must be in [0, 20], got " + std::to_string(top_logprobs));
   }
@@ -59,6 +68,13 @@ Result<SampledToken> Sampler::Sample(std::span<const float> logits, const TokenM
   row_.assign(logits.begin(), logits.end());
   for (const auto& [id, count] : counts_) {
     row_[id] -= params_.frequency_penalty * float(count) + params_.presence_penalty;
+  }
+  for (const auto& [id, bias] : params_.logit_bias) {
+    if (id >= vocab_size_) {
+      return Status::InvalidArgument("logit_bias names token " + std::to_string(id) + ", past the vocabulary of " +
+                                     std::to_string(vocab_size_));
+    }
+    row_[id] += bias;
   }
   if (mask != nullptr) {
     for (int64_t i = 0; i < vocab_size_; ++i) {

@@ -132,6 +132,23 @@ TEST(SamplerTest, PenaltiesLowerTokensAlreadyChosen) {
   EXPECT_EQ(presence.Sample(logits)->id, 0);   // 1 at -1.5, 0 still at -0.5 (presence is flat)
 }
 
+// logit_bias was accepted by the API and ignored by the engine: a banned token still came out.
+TEST(SamplerTest, LogitBiasIsAddedToTheNamedTokens) {
+  SamplingParams params;
+  params.temperature = 0;
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, 0.0f};
+  params.logit_bias = {{1, -100.0f}};
+  EXPECT_EQ(Sampler(params, 4, 1).Sample(logits)->id, 2);
+  params.logit_bias = {{3, 100.0f}};
+  EXPECT_EQ(Sampler(params, 4, 1).Sample(logits)->id, 3);
+  params.logit_bias = {{0, 1.5f}, {1, -0.75f}};  // 2.5 against 2.25 and 2
+  EXPECT_EQ(Sampler(params, 4, 1).Sample(logits)->id, 0);
+  params.logit_bias = {{4, 1.0f}};
+  EXPECT_EQ(Sampler(params, 4, 1).Sample(logits).status().code(), Status::Code::kInvalidArgument);
+  params.logit_bias = {{0, 101.0f}};
+  EXPECT_NE(params.Validate().message().find("logit_bias.0"), std::string::npos) << params.Validate().ToString();
+}
+
 TEST(SamplerTest, LogprobsAreLogSoftmaxOfTheAllowedRow) {
   SamplingParams params;
   params.temperature = 0;

@@ -363,6 +363,13 @@ TEST(GenerationParamsTest, ReadsTheSamplingFields) {
   EXPECT_EQ(p->sampling.top_logprobs, 3);
   EXPECT_EQ(p->stop, (std::vector<std::string>{"END", "###"}));
   EXPECT_EQ(p->max_tokens, 30) << "max_completion_tokens wins over max_tokens";
+  auto biased = ReadGenerationParams(Json::parse(R"({"logit_bias":{"5":-100,"12":2.5}})"));
+  ASSERT_TRUE(biased.ok()) << biased.status().ToString();
+  EXPECT_EQ(biased->sampling.logit_bias, (std::vector<std::pair<int32_t, float>>{{5, -100.0f}, {12, 2.5f}}));
+  for (const char* refused : {R"({"logit_bias":{"05":1}})", R"({"logit_bias":{"-1":1}})", R"({"logit_bias":{"x":1}})",
+                              R"({"logit_bias":{"5":"1"}})", R"({"logit_bias":[1]})"}) {
+    EXPECT_EQ(ReadGenerationParams(Json::parse(refused)).status().code(), Status::Code::kInvalidArgument) << refused;
+  }
 }
 
 TEST(GenerationParamsTest, RefusesWrongTypesNamingTheField) {

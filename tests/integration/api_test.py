@@ -110,6 +110,21 @@ class ServedModelTest(ServedModelCase):
         self.assertEqual(usage["total_tokens"], usage["prompt_tokens"] + usage["completion_tokens"])
         self.assertNotIn(REPLACEMENT, reply.body)
 
+    def test_logit_bias_is_honoured(self):
+        # It was accepted and ignored by the embedded engine: a client banning or forcing a
+        # token got the unbiased answer.
+        def content(max_tokens, bias=None):
+            body = chat_body(max_tokens=max_tokens, temperature=0, thinking={"type": "disabled"})
+            if bias is not None:
+                body["logit_bias"] = bias
+            reply = post_json(self.daemon, "/v1/chat/completions", body)
+            self.assertEqual(reply.status, 200, reply.body)
+            return reply.json()["choices"][0]["message"]["content"]
+        forced = content(1, {"1000": 100})
+        self.assertTrue(forced)
+        self.assertEqual(content(4, {"1000": 100}), forced * 4)
+        self.assertNotEqual(content(4), forced * 4)
+
     def test_ignored_fields_are_logged_once_and_top_k_is_accepted(self):
         reply = post_json(self.daemon, "/v1/chat/completions", chat_body(top_k=3, frobnicate=True, mood="calm"))
         self.assertEqual(reply.status, 200, reply.body)

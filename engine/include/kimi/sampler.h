@@ -3,7 +3,9 @@
 //
 // Order of operations on one row of logits (what Sample() promises):
 //   1. presence and frequency penalties over the tokens this sampler has chosen so far
-//      (logit -= frequency_penalty * count + presence_penalty, for count > 0);
+//      (logit -= frequency_penalty * count + presence_penalty, for count > 0), then the
+//      request's logit_bias added to the tokens it names (as OpenAI's API: -100 all but bans a
+//      token, 100 all but forces it);
 //   2. the token mask, if any: a token the mask does not allow gets -inf;
 //   3. logprobs are taken here, as log_softmax of the row after 1 and 2 (the distribution the
 //      model was allowed to choose from, before temperature and truncation);
@@ -21,6 +23,7 @@
 #include <random>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kimi/status.h"
@@ -35,8 +38,13 @@ struct SamplingParams {
   float frequency_penalty = 0.0f;  // in [-2, 2]
   std::optional<uint64_t> seed;  // absent: the runtime picks one per request
   int32_t top_logprobs = -1;     // -1: no logprobs; 0: the chosen token's; N: and N alternatives
+  // Added to the logits of the tokens named: ids in [0, vocabulary), values in [-100, 100],
+  // at most kMaxLogitBias entries.
+  static constexpr size_t kMaxLogitBias = 300;
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
-  // InvalidArgument naming the field that is out of range.
+  // InvalidArgument naming the field that is out of range (logit_bias's ids are checked against
+  // the vocabulary by Sample()).
   Status Validate() const;
 };
 
