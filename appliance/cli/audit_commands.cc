@@ -287,7 +287,7 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   Result<Args> a = ParseArgs(argv, WithCommon({"since", "until", "format", "out"}));
   if (!a.ok()) return Fail(a.status(), err);
   if (!a->positional.empty()) {
-    err << "usage: kimictl audit export [--since T] [--until T] [--format jsonl|csv|bundle] [--out FILE]\n";
+    err << "usage: kimictl audit export --format jsonl|csv|bundle [--since T] [--until T] [--out FILE]\n";
     return kExitUsage;
   }
   audit::ExportOptions options;
@@ -301,7 +301,8 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
     if (!t.ok()) return Fail(t.status(), err);
     options.records.until_ms = *t;
   }
-  const std::string format = Opt(*a, "format", "jsonl");
+  // No default: the usage requires --format, so without one the check below refuses (exit 2).
+  const std::string format = Opt(*a, "format");
   if (format == "csv") {
     options.format = audit::ExportFormat::kCsv;
   } else if (format == "bundle") {

@@ -28,7 +28,7 @@ int RunAuditVerify(const std::vector<std::string>& args, std::ostream& out, std:
 int RunAuditProve(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit consistency OLD_SIZE [--new-size N] [--out FILE] [common options]
 int RunAuditConsistency(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
-// audit export [--since T] [--until T] [--format jsonl|csv] [--out FILE] [common options]
+// audit export --format jsonl|csv|bundle [--since T] [--until T] [--out FILE] [common options]
 // T is YYYY-MM-DD, YYYY-MM-DDTHH:MM:SS[.mmm]Z or Unix milliseconds; until is exclusive.
 int RunAuditExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 // audit head [--out FILE] [common options]: prints the latest signed head (for auditors).

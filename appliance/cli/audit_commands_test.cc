@@ -138,6 +138,7 @@ TEST_F(AuditCommandsTest, ExportAndHead) {
   ASSERT_EQ(Run(RunAuditExport, {"--format", "csv", "--since", "1970-01-01"}), 0) << err_.str();
   EXPECT_EQ(out_.str().rfind("type,seq,time", 0), 0u);
   EXPECT_EQ(Run(RunAuditExport, {"--format", "xml"}), 2);
+  EXPECT_EQ(Run(RunAuditExport, {}), 2);  // --format has no default
   EXPECT_EQ(Run(RunAuditExport, {"--bogus", "1"}), 2);
   ASSERT_EQ(Run(RunAuditHead, {}), 0);
   EXPECT_EQ(nlohmann::json::parse(out_.str())["tree_size"], 9);

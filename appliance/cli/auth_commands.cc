@@ -16,9 +16,9 @@
 #include "auth/lifecycle_state.h"
 #include "auth/self_signed_certificate.h"
 #include "auth/server_secret.h"
+#include "cli/appliance_store.h"
 #include "config/config.h"
 #include "kimi/utc_time.h"
-#include "migrations/all_migrations.h"
 #include "models/model_store.h"
 #include "store/store.h"
 
@@ -69,13 +69,13 @@ Result<std::string> ResolveDataDir(const Common& common, config::AppConfig* cfg)
   return data_dir;
 }
 
-Result<Opened> Open(const Common& common) {
+// `mode`: kCreate only for a command whose job is to set a fresh data directory up
+// (cli/appliance_store.h); every other one refuses a directory without a store.
+Result<Opened> Open(const Common& common, StoreMode mode) {
   config::AppConfig cfg;
   KIMI_ASSIGN_OR_RETURN(std::string data_dir, ResolveDataDir(common, &cfg));
   Opened out;
-  KIMI_ASSIGN_OR_RETURN(out.db, store::Store::Open(data_dir));
-  KIMI_ASSIGN_OR_RETURN(int applied, out.db->Migrate(store::AllMigrations()));
-  (void)applied;
+  KIMI_ASSIGN_OR_RETURN(out.db, OpenApplianceStore(data_dir, mode));
   out.store = std::make_unique<auth::AuthStore>(out.db.get());
   KIMI_ASSIGN_OR_RETURN(int64_t credentials, out.store->HashedCredentials());
   KIMI_ASSIGN_OR_RETURN(auth::ServerSecret secret, auth::ServerSecret::LoadOrCreate(data_dir, credentials));
@@ -154,7 +154,7 @@ int RunAdminBootstrap(const std::vector<std::string>& args, const Io& io) {
   std::string username = "admin";
   const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--username", &username}};
   if (!ParseOptions("admin bootstrap", args, specs, io)) return kUsage;
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kCreate);
   if (!opened.ok()) return Fail("admin bootstrap", opened.status(), io);
   Result<std::string> one_time = opened->auth->Bootstrap(LocalActor(), username);
   if (!one_time.ok()) return Fail("admin bootstrap", one_time.status(), io);
@@ -190,7 +190,7 @@ int RunKeyCreate(const std::vector<std::string>& args, const Io& io) {
   auth::KeyChange limits;
   if (!ParseLimitOptions("key create", limit_text, &limits, io)) return kUsage;
   spec.limits = auth::ApplyLimitChange(auth::KeyLimits{}, limits);
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kCreate);
   if (!opened.ok()) return Fail("key create", opened.status(), io);
   Result<auth::CreatedKey> created = opened->auth->CreateKey(LocalActor(), spec);
   if (!created.ok()) return Fail("key create", created.status(), io);
@@ -206,7 +206,7 @@ int RunKeyList(const std::vector<std::string>& args, const Io& io) {
   Common c;
   const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   if (!ParseOptions("key list", args, specs, io)) return kUsage;
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("key list", opened.status(), io);
   Result<std::vector<auth::KeyRecord>> keys = opened->auth->ListKeys();
   if (!keys.ok()) return Fail("key list", keys.status(), io);
@@ -234,7 +234,7 @@ int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
     std::fprintf(io.err, "kimictl key revoke: name the key: kimictl key revoke KEY_ID\n");
     return kUsage;
   }
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("key revoke", opened.status(), io);
   Status revoked = opened->auth->RevokeKey(LocalActor(), id);
   if (!revoked.ok()) return Fail("key revoke", revoked, io);
@@ -276,7 +276,7 @@ int RunKeyRotate(const std::vector<std::string>& args, const Io& io) {
                          "old secret is refused at once)\n");
     return kUsage;
   }
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("key rotate", opened.status(), io);
   Result<auth::CreatedKey> rotated = opened->auth->RotateKey(LocalActor(), id, *grace_ms);
   if (!rotated.ok()) return Fail("key rotate", rotated.status(), io);
@@ -309,7 +309,7 @@ int RunKeyUpdate(const std::vector<std::string>& args, const Io& io) {
     change.role = *role;
   }
   if (!models.empty()) change.models = models == "*" ? std::vector<std::string>{} : SplitComma(models);
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("key update", opened.status(), io);
   Result<auth::KeyRecord> updated = opened->auth->UpdateKey(LocalActor(), id, change);
   if (!updated.ok()) return Fail("key update", updated.status(), io);
@@ -354,7 +354,7 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
       return kDaemonOwns;
     }
   }
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("role limits", opened.status(), io);
   if (!change.empty()) {
     Result<auth::KeyLimits> set = opened->auth->UpdateRoleLimits(LocalActor(), *only, change);
@@ -380,7 +380,7 @@ int RunUserAdd(const std::vector<std::string>& args, const Io& io) {
   }
   Result<auth::Role> role = ParseRoleOption(role_name);
   if (!role.ok()) return Fail("user add", role.status(), io);
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("user add", opened.status(), io);
   Result<std::string> one_time = opened->auth->AddUser(LocalActor(), username, *role);
   if (!one_time.ok()) return Fail("user add", one_time.status(), io);
@@ -394,7 +394,7 @@ int RunUserList(const std::vector<std::string>& args, const Io& io) {
   Common c;
   const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   if (!ParseOptions("user list", args, specs, io)) return kUsage;
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("user list", opened.status(), io);
   Result<std::vector<auth::UserRecord>> users = opened->auth->ListUsers();
   if (!users.ok()) return Fail("user list", users.status(), io);
@@ -422,7 +422,7 @@ int ActOnUser(const char* command, const std::vector<std::string>& args, const I
     std::fprintf(io.err, "kimictl %s: usage: kimictl %s USERNAME\n", command, command);
     return kUsage;
   }
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail(command, opened.status(), io);
   Status acted = ((*opened->auth).*act)(LocalActor(), username);
   if (!acted.ok()) return Fail(command, acted, io);
@@ -454,7 +454,7 @@ int RunUserResetPassword(const std::vector<std::string>& args, const Io& io) {
     std::fprintf(io.err, "kimictl user reset-password: usage: kimictl user reset-password USERNAME\n");
     return kUsage;
   }
-  Result<Opened> opened = Open(c);
+  Result<Opened> opened = Open(c, StoreMode::kOpenExisting);
   if (!opened.ok()) return Fail("user reset-password", opened.status(), io);
   Result<std::string> one_time = opened->auth->ResetPassword(LocalActor(), username);
   if (!one_time.ok()) return Fail("user reset-password", one_time.status(), io);

@@ -10,6 +10,8 @@
 // The data directory: --data-dir, else the storage.data_dir of --config, else
 // $KIMI_DATA_DIR, else /var/lib/kimi-appliance. --config also supplies the auth section
 // (Argon2id parameters, password rules).
+// Only admin bootstrap and key create create the database in a fresh data directory; the
+// other commands refuse a directory without one (cli/appliance_store.h).
 //
 // Thread safety: single-threaded, like kimictl.
 #pragma once

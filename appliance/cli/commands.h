@@ -35,7 +35,10 @@ struct Command {
 std::span<const Command> CommandTable();
 
 // Finds the longest command path that prefixes argv[1..] and runs it; prints help for
-// "help", "--help" or no arguments; exit 2 with a hint for an unknown command.
+// "help", "--help" or no arguments; exit 2 with a hint for an unknown command, and with the
+// group's subcommands on err for a group given without one ("kimictl key"). Before running a
+// command, enforces its usage: an option written outside [...] ("--format" of "audit export")
+// is required, and its absence is a usage error (exit 2) naming it.
 int RunKimictl(const std::vector<std::string>& argv, const Io& io);
 
 // Parses "--name VALUE" / "--name=VALUE" options of a subcommand. Returns false and prints

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -103,6 +105,154 @@ TEST(KimictlTest, KeyListShowsNamesAsText) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;  // the header and one key
   EXPECT_NE(out.find("red\\u001b[31m\\u000akey_ffff admin\\u000d=1+1\\u0000admin"), std::string::npos) << out;
   std::filesystem::remove_all(dir);
+}
+
+// A temporary directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() : path_(std::filesystem::temp_directory_path() / "kimictl-test-XXXXXX") {
+    EXPECT_NE(mkdtemp(path_.data()), nullptr);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The commands that read or edit an existing store, with arguments that pass their own checks.
+const std::vector<std::vector<std::string>> kCommandsOnAnExistingStore = {
+    {"key", "list"},
+    {"key", "revoke", "key_0000000000000000"},
+    {"key", "rotate", "key_0000000000000000", "--grace", "1h"},
+    {"key", "update", "key_0000000000000000", "--rpm", "5"},
+    {"role", "limits"},
+    {"role", "limits", "user", "--rpm", "5"},
+    {"user", "add", "bob", "--role", "user"},
+    {"user", "list"},
+    {"user", "disable", "bob"},
+    {"user", "enable", "bob"},
+    {"user", "unlock", "bob"},
+    {"user", "reset-password", "bob"},
+    {"model", "list"},
+    {"model", "import", "--id", "k3", "/nonexistent-medium"},
+    {"model", "activate", "k3", "0123456789abcdef"},
+    {"model", "rollback", "k3"},
+    {"model", "remove", "k3", "0123456789abcdef"},
+    {"model", "verify-installed", "k3"},
+};
+
+std::vector<std::string> Kimictl(std::vector<std::string> words, const std::string& data_dir) {
+  words.insert(words.begin(), "kimictl");
+  words.insert(words.end(), {"--data-dir", data_dir});
+  return words;
+}
+
+// A mistyped --data-dir must not become a new, empty store that every command reports success on.
+TEST(KimictlTest, CommandsOnAStoreRefuseADataDirWithoutOne) {
+  TempDir tmp;
+  const std::string missing = tmp.path() + "/typo";
+  for (const auto& words : kCommandsOnAnExistingStore) {
+    Captured cap;
+    EXPECT_NE(RunKimictl(Kimictl(words, missing), cap.io()), 0) << words[0] << " " << words[1];
+    EXPECT_NE(cap.err().find("no appliance data in " + missing + " (is --data-dir right?)"), std::string::npos)
+        << words[0] << " " << words[1] << ": " << cap.err();
+    EXPECT_FALSE(std::filesystem::exists(missing)) << words[0] << " " << words[1] << " created " << missing;
+  }
+}
+
+TEST(KimictlTest, CommandsOnAStoreRefuseAnEmptyDataDir) {
+  TempDir empty;
+  for (const auto& words : kCommandsOnAnExistingStore) {
+    Captured cap;
+    EXPECT_NE(RunKimictl(Kimictl(words, empty.path()), cap.io()), 0) << words[0] << " " << words[1];
+    EXPECT_NE(cap.err().find("no appliance data in " + empty.path()), std::string::npos)
+        << words[0] << " " << words[1] << ": " << cap.err();
+    EXPECT_TRUE(std::filesystem::is_empty(empty.path())) << words[0] << " " << words[1] << " wrote into it";
+  }
+}
+
+// The installer and `make run` set a data directory up with admin bootstrap, the test harness
+// with key create; afterwards the other commands find the store.
+TEST(KimictlTest, BootstrapAndKeyCreateSetUpAFreshDataDir) {
+  TempDir tmp;
+  const std::string bootstrapped = tmp.path() + "/bootstrapped";
+  Captured bootstrap;
+  ASSERT_EQ(RunKimictl({"kimictl", "admin", "bootstrap", "--data-dir", bootstrapped}, bootstrap.io()), 0)
+      << bootstrap.err();
+  Captured users;
+  ASSERT_EQ(RunKimictl({"kimictl", "user", "list", "--data-dir", bootstrapped}, users.io()), 0) << users.err();
+  EXPECT_NE(users.out().find("admin"), std::string::npos) << users.out();
+
+  const std::string keyed = tmp.path() + "/keyed";
+  Captured created;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "create", "--name", "k", "--role", "user", "--data-dir", keyed}, created.io()), 0)
+      << created.err();
+  Captured keys;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "list", "--data-dir", keyed}, keys.io()), 0) << keys.err();
+  const std::string listed = keys.out();
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 2) << listed;  // the header and the key
+}
+
+TEST(KimictlTest, AuditExportRequiresFormat) {
+  TempDir tmp;
+  Captured cap;
+  EXPECT_EQ(RunKimictl({"kimictl", "audit", "export", "--data-dir", tmp.path()}, cap.io()), 2);
+  EXPECT_NE(cap.err().find("kimictl audit export: --format is required"), std::string::npos) << cap.err();
+  EXPECT_TRUE(cap.out().empty()) << cap.out();
+  Captured given;  // given (here as --format=csv), the option passes on; the empty directory then fails
+  RunKimictl({"kimictl", "audit", "export", "--format=csv", "--data-dir", tmp.path()}, given.io());
+  EXPECT_EQ(given.err().find("is required"), std::string::npos) << given.err();
+}
+
+// An option the table's usage writes outside [...] is required, for every command alike.
+TEST(KimictlTest, EveryRequiredOptionOfTheUsageIsEnforced) {
+  const std::vector<std::pair<std::string, std::string>> required = {
+      {"audit export", "--format"}, {"key create", "--name"}, {"key rotate", "--grace"},
+      {"model import", "--id"},     {"model sign", "--key"},  {"user add", "--role"}};
+  for (const auto& [path, option] : required) {
+    std::vector<std::string> argv = {"kimictl"};
+    for (size_t at = 0, space; at != std::string::npos; at = space == std::string::npos ? space : space + 1) {
+      space = path.find(' ', at);
+      argv.push_back(path.substr(at, space == std::string::npos ? std::string::npos : space - at));
+    }
+    Captured cap;
+    EXPECT_EQ(RunKimictl(argv, cap.io()), 2) << path;
+    EXPECT_NE(cap.err().find("kimictl " + path + ": " + option + " is required"), std::string::npos)
+        << path << ": " << cap.err();
+  }
+}
+
+// The first words of the table's commands of several words: admin, audit, key, model, ...
+std::set<std::string> Groups() {
+  std::set<std::string> groups;
+  for (const Command& c : CommandTable()) {
+    if (size_t space = c.path.find(' '); space != std::string_view::npos) groups.emplace(c.path.substr(0, space));
+  }
+  return groups;
+}
+
+TEST(KimictlTest, AGroupWithoutItsSubcommandListsItsSubcommands) {
+  ASSERT_TRUE(Groups().count("admin"));
+  for (const std::string& group : Groups()) {
+    Captured cap;
+    EXPECT_EQ(RunKimictl({"kimictl", group}, cap.io()), 2) << group;
+    EXPECT_EQ(cap.err().find("unknown command"), std::string::npos) << cap.err();
+    EXPECT_EQ(cap.err().rfind("usage: kimictl " + group + " SUBCOMMAND", 0), 0u) << cap.err();
+    for (const Command& c : CommandTable()) {
+      const bool in_group = c.path.starts_with(group + " ");
+      EXPECT_EQ(cap.err().find("  " + std::string(c.path) + " ") != std::string::npos, in_group)
+          << group << " / " << c.path << ":\n" << cap.err();
+    }
+    EXPECT_TRUE(cap.out().empty()) << cap.out();
+  }
+  Captured help;
+  EXPECT_EQ(RunKimictl({"kimictl", "key", "--help"}, help.io()), 0);
+  EXPECT_NE(help.out().find("  key list "), std::string::npos) << help.out();
+  Captured unknown;
+  EXPECT_EQ(RunKimictl({"kimictl", "key", "frob"}, unknown.io()), 2);
+  EXPECT_NE(unknown.err().find("unknown command \"key frob\""), std::string::npos) << unknown.err();
+  EXPECT_NE(unknown.err().find("  key list "), std::string::npos) << unknown.err();
 }
 
 }  // namespace

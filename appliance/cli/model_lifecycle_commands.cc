@@ -11,8 +11,8 @@
 #include "audit/audit_text.h"
 #include "auth/auth_store.h"
 #include "auth/audit_outbox.h"
+#include "cli/appliance_store.h"
 #include "cli/model_command_args.h"
-#include "migrations/all_migrations.h"
 #include "models/model_store.h"
 #include "store/store.h"
 
@@ -42,10 +42,11 @@ models::Actor CliActor() {
   return actor;
 }
 
+// Every model command works on a store that exists (import too: a data directory is set up
+// by `kimictl admin bootstrap` or the daemon's first start), so a mistyped --data-dir is
+// refused instead of becoming a new, empty store.
 Result<std::unique_ptr<store::Store>> OpenDatabase(const std::string& data_dir) {
-  KIMI_ASSIGN_OR_RETURN(std::unique_ptr<store::Store> db, store::Store::Open(data_dir));
-  KIMI_RETURN_IF_ERROR(db->Migrate(store::AllMigrations()).status());
-  return db;
+  return OpenApplianceStore(data_dir, StoreMode::kOpenExisting);
 }
 
 // The database, the audit log and the model store of one data directory, opened for an act.

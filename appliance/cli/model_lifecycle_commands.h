@@ -7,6 +7,7 @@
 //   kimictl model remove MODEL DIGEST
 //   kimictl model verify-installed [TRUST] MODEL [DIGEST]
 // Every command takes --data-dir DIR (default $KIMI_DATA_DIR, else /var/lib/kimi-appliance).
+// A DIR without an appliance database is refused, nothing created (cli/appliance_store.h).
 // TRUST is --trust-dir DIR / --key PUB.pem / --ca CA.pem as for `model verify` (default
 // /etc/kimi-appliance/trust). DIGEST may be a unique prefix of at least 8 hex digits.
 // Acts are audited into the data directory's audit log as the invoking user. They need the
