@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
+#include <string>
 
 #include "http/admin_body.h"
 #include "http/error_response.h"
@@ -33,7 +36,15 @@ Result<auth::Role> RoleField(const json& body) {
 // escaped as \u00XX, and a user name.
 constexpr size_t kMaxCredentialBodyBytes = 16 * 1024;
 
-bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res) {
+bool RefuseUnfitCredentials(const httplib::Request& req, httplib::Response& res) {
+  const std::string type = req.get_header_value("Content-Type");
+  std::string media = type.substr(0, type.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
+  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (media != "application/json") {
+    http::WriteError(http::UnsupportedMediaType("application/json", type.substr(0, 64)), res);
+    return true;
+  }
   if (req.body.size() <= kMaxCredentialBodyBytes) return false;
   http::WriteError(http::PayloadTooLarge(static_cast<int64_t>(kMaxCredentialBodyBytes)), res);
   return true;

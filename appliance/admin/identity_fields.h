@@ -29,9 +29,11 @@ void DrainAuthEvents(auth::Authenticator& auth, http::RequestContext& ctx);
 // The required "role" field, one of auth/roles.h's names.
 Result<auth::Role> RoleField(const nlohmann::json& body);
 
-// A body that carries credentials is small: a larger one is answered 413 (true) before it is
-// parsed, hashed or written anywhere.
-bool RefuseOversizeCredentials(const httplib::Request& req, httplib::Response& res);
+// A body that carries credentials is JSON, declared as such, and small: another is answered
+// 415 or 413 (true) before it is parsed, hashed or written anywhere. A browser sends a
+// cross-site form or a text/plain fetch without asking first, never application/json: the
+// sign-in, which no CSRF token guards, cannot be made from another site's page (login CSRF).
+bool RefuseUnfitCredentials(const httplib::Request& req, httplib::Response& res);
 
 // The list query of GET /admin/v1/keys and /admin/v1/users: search (at most
 // auth::kMaxSearchBytes), limit (1..auth::kMaxListPage, default auth::kDefaultListPage) and

@@ -16,7 +16,7 @@ Status HandleRequestRules(const api::ModelRulesTable* rules, http::RequestContex
                           httplib::Response& res) {
   if (rules == nullptr) return Status::Unavailable("request rules are not available in this daemon");
   const std::string model = req.get_param_value("model");
-  if (model.empty()) return Status::InvalidArgument("the query parameter model is required");
+  if (model.empty()) return Status::InvalidArgument("query parameter 'model' is required");
   const bool may_use = !ctx.principal || auth::Authenticator::CheckModelAllowed(*ctx.principal, model).ok();
   ReplyJson(res, 200,
             nlohmann::json{{"model", model}, {"rules", (may_use ? rules->For(model) : rules->Unlisted()).ToJson()}});

@@ -37,7 +37,7 @@ json PrincipalJson(const auth::Principal& p, const auth::Authenticator& auth) {
 Status HandleSessionLogin(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
                           httplib::Response& res) {
   if (auth == nullptr) return Status::Unavailable("authentication is not configured");
-  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  if (RefuseUnfitCredentials(req, res)) return Status::OK();
   KIMI_ASSIGN_OR_RETURN(http::LoginBody login, http::ParseLoginBody(req.body, &ctx.error_param));
   const std::string& username = login.username;
   Result<auth::Session> session = auth->Login(username, login.password, ctx.remote_addr, &ctx.retry_after_s);
@@ -74,7 +74,7 @@ Status HandleSessionLogout(auth::Authenticator* auth, RequestContext& ctx, const
 
 Status HandleSessionPassword(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
                              httplib::Response& res) {
-  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  if (RefuseUnfitCredentials(req, res)) return Status::OK();
   KIMI_ASSIGN_OR_RETURN(
       json body, http::ParseBody(req.body, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string old_password, PasswordField(body, "old_password", ctx));

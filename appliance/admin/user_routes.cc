@@ -53,7 +53,7 @@ Status HandleUsersList(auth::Authenticator* auth, RequestContext& ctx, const htt
 
 Status HandleUsersAdd(auth::Authenticator* auth, RequestContext& ctx, const httplib::Request& req,
                       httplib::Response& res) {
-  if (RefuseOversizeCredentials(req, res)) return Status::OK();
+  if (RefuseUnfitCredentials(req, res)) return Status::OK();
   KIMI_ASSIGN_OR_RETURN(json body, http::ParseBody(req.body, {"username", "role"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string username, UsernameField(body, ctx));
   ctx.error_param = "role";

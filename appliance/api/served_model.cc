@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "api/verified_model.h"
+#include "audit/record_builder.h"
 #include "models/verified_stage.h"
 #include "kimi/log.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 Actor DaemonActor() {
   Actor actor;
-  actor.name = "kimi-appliance";
+  actor.name = audit::kDaemonActor;
   actor.role = "system";
   actor.source = "local";
   return actor;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "audit/record_builder.h"
 #include "auth/api_key.h"
 #include "auth/audit_outbox.h"
 #include "kimi/log.h"
@@ -28,6 +29,11 @@ Status BadLogin() { return Status::Unauthenticated("invalid user name or passwor
 Status CheckUsername(std::string_view username) {
   if (IsSystemPrincipal(username)) {
     return Status::InvalidArgument("'" + std::string(username) + "' is reserved for a system principal");
+  }
+  // The name the appliance's own records carry: a user of that name would read as the
+  // appliance in the log, the policy history and the console.
+  if (username == audit::kDaemonActor) {
+    return Status::InvalidArgument("'" + std::string(username) + "' is reserved for the appliance's own records");
   }
   bool ok = !username.empty() && username.size() <= kMaxUsernameBytes && username[0] != '.' && username[0] != '-' &&
             std::all_of(username.begin(), username.end(), [](char c) {

@@ -397,8 +397,13 @@ TEST_F(AuthenticatorTest, AKeyOwnerIsAnEnabledUserOrASystemPrincipal) {
     ASSERT_TRUE(key.ok()) << owner;
     EXPECT_TRUE(WithKey(key->secret).ok()) << owner;
   }
-  // No user may take a system principal's name.
-  EXPECT_EQ(auth_->AddUser(admin_, "system", Role::kUser).status().code(), Status::Code::kInvalidArgument);
+  // No user may take a system principal's name, nor the name the appliance's own records
+  // carry (a user "kimi-appliance" stored policy versions that read as the shipped default's).
+  for (const char* name : {"system", "installer", "kimi-appliance"}) {
+    const Result<std::string> added = auth_->AddUser(admin_, name, Role::kAdmin);
+    EXPECT_EQ(added.status().code(), Status::Code::kInvalidArgument) << name;
+    EXPECT_NE(added.status().message().find("reserved"), std::string::npos) << added.status().ToString();
+  }
   // Without an owner, a key belongs to whom its creator acts for.
   EXPECT_EQ(auth_->CreateKey(admin_, NewKey{"k", "", Role::kUser, {}, 0})->record.owner, "system");
   Session s = LoggedInUser("hana", Role::kAdmin);

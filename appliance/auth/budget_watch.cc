@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "audit/record_builder.h"
 #include "auth/principal.h"
 #include "auth/usage_meter.h"
 #include "kimi/utc_time.h"
@@ -54,7 +55,7 @@ Result<std::vector<BudgetState>> BudgetWatch::Check() {
                                   ? "key " + b.subject + (state.name.empty() ? "" : " ('" + state.name + "')")
                                   : "owner " + b.subject;
       AuthEvent event = ActorEvent(
-          now, Actor{"kimi-appliance", "system", "local"}, "auth.budget_alert", b.subject, "ok",
+          now, Actor{std::string(audit::kDaemonActor), "system", "local"}, "auth.budget_alert", b.subject, "ok",
           who + " used " + std::to_string(state.used_tokens) + " of " + std::to_string(b.tokens_per_month) +
               " tokens this month (alert at " + std::to_string(b.alert_percent) + "%, " +
               std::to_string(b.threshold_tokens()) + " tokens)");

@@ -180,7 +180,7 @@ Status Daemon::OpenPolicy() {
   policies.SetAfterCommit([outbox = parts_->auth_outbox.get()] { return outbox->Drain(); });
   // The policy step counts prompt tokens with the embedded engine's tokenizer and chat format.
   policies.SetPromptTokenCounters(PromptTokenCounters(*parts_->embedded, parts_->config.model.served_id));
-  if (Status started = policies.Start(policy::DefaultPolicyDocument(), {"kimi-appliance", "system", "", ""});
+  if (Status started = policies.Start(policy::DefaultPolicyDocument(), {std::string(audit::kDaemonActor), "system", "", ""});
       !started.ok()) {
     return Refuse("cannot load the active policy", {{"error", started.ToString()}});
   }

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "http/chunked_framing.h"
 #include "http/request_audit.h"
 #include "http/request_head.h"
 #include "http/request_id.h"
@@ -152,7 +153,12 @@ class ConnectionStream : public httplib::Stream {
                                                                  : 0);
     deadline_ = deadline;
     ctx_ = ctx;
+    chunked_ = ChunkedFraming();
+    chunked_ended_ = false;
   }
+
+  // The chunked body was read to its last byte (RFC framing, checked).
+  bool ChunkedBodyEnded() const { return chunked_ended_; }
 
   uint64_t BodyConsumed() const { return consumed_ > head_bytes_ ? consumed_ - head_bytes_ : 0; }
 
@@ -169,7 +175,7 @@ class ConnectionStream : public httplib::Stream {
 
   ssize_t read(char* ptr, size_t size) override {
     if (consumed_ >= limit_) {
-      if (framing_ == BodyFraming::kChunked) {  // a chunked body ran past the cap
+      if (framing_ == BodyFraming::kChunked && !chunked_ended_) {  // a chunked body ran past the cap
         if (ctx_) ctx_->body_limit_hit = true;
         return -1;
       }
@@ -186,6 +192,22 @@ class ConnectionStream : public httplib::Stream {
       if (f != Fill::kOk) return -1;
     }
     size_t n = std::min(size, buffer_.size() - pos_);
+    if (framing_ == BodyFraming::kChunked && consumed_ + n > head_bytes_) {
+      // The body's bytes pass the RFC check before the library's decoder sees them, and none
+      // past its end is handed out: those belong to the next request.
+      const size_t head_part = consumed_ < head_bytes_ ? size_t(head_bytes_ - consumed_) : 0;
+      const ChunkedFraming::Fed fed = chunked_.Feed(std::string_view(buffer_).substr(pos_ + head_part, n - head_part));
+      if (fed.malformed) {
+        if (ctx_) ctx_->malformed_chunk = true;
+        return -1;
+      }
+      n = head_part + fed.accepted;
+      if (fed.ended) {
+        chunked_ended_ = true;
+        limit_ = consumed_ + n;
+        EndArrival(true);
+      }
+    }
     std::memcpy(ptr, buffer_.data() + pos_, n);
     pos_ += n;
     consumed_ += n;
@@ -222,6 +244,8 @@ class ConnectionStream : public httplib::Stream {
   uint64_t head_bytes_ = 0;
   uint64_t limit_ = 0;         // consumed_ stops here: end of body, or the chunked cap
   BodyFraming framing_ = BodyFraming::kNone;
+  ChunkedFraming chunked_;
+  bool chunked_ended_ = false;
   Clock::time_point deadline_ = Clock::now();
   RequestContext* ctx_ = nullptr;
 };
@@ -263,7 +287,7 @@ void LingeringClose(Transport& transport, int64_t max_ms) {
   auto until = Clock::now() + std::chrono::milliseconds(max_ms);
   char sink[16384];
   size_t drained = 0;
-  while (drained < (1u << 20) && WaitReadable(fd, -1, until) == Wait::kReadable) {
+  while (drained < (16u << 20) && WaitReadable(fd, -1, until) == Wait::kReadable) {
     ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
     if (n <= 0) break;
@@ -373,9 +397,13 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
 
     std::string method, path;
     PeekRequestLine(stream.Unconsumed(), &method, &path);
+    // A route anyone may call takes a small body only (the login's is the largest); every
+    // other request is authenticated from its head before its body is read (dispatcher.h).
+    ctx.max_body_bytes = limits.max_body_bytes;
     if (const Route* r = env.dispatcher->routes().Find(method, path)) {
       ctx.route = std::string(r->name);
       ctx.probe = r->probe;
+      if (r->permission == auth::Permission::kPublic) ctx.max_body_bytes = std::min(ctx.max_body_bytes, kPublicRouteBodyBytes);
     }
     if (scan.outcome == HeadScan::Outcome::kTooLarge) {
       ctx.request_id = NewRequestId();
@@ -388,7 +416,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
       return;
     }
 
-    HeadParse parsed = ParseRequestHead(stream.Unconsumed().substr(0, scan.head_bytes), limits.max_body_bytes,
+    HeadParse parsed = ParseRequestHead(stream.Unconsumed().substr(0, scan.head_bytes), ctx.max_body_bytes,
                                         limits.max_header_bytes);
     // The server's id is always its own, so no client can make two requests share one; the
     // client's is kept beside it for correlation (audit record and access log).
@@ -406,7 +434,7 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     }
 
     stream.BeginRequest(scan.head_bytes, parsed.head.framing, parsed.head.content_length,
-                        static_cast<uint64_t>(limits.max_body_bytes), deadline, &ctx);
+                        static_cast<uint64_t>(ctx.max_body_bytes), deadline, &ctx);
     const bool bodyless = parsed.head.framing == BodyFraming::kNone ||
                           (parsed.head.framing == BodyFraming::kContentLength && parsed.head.content_length == 0);
     if (bodyless) stream.EndArrival(true);  // else the stream ends it with the body's last byte
@@ -418,12 +446,15 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
     bool body_in_sync = parsed.head.framing == BodyFraming::kNone ||
                         (parsed.head.framing == BodyFraming::kContentLength &&
                          stream.BodyConsumed() >= parsed.head.content_length) ||
-                        (parsed.head.framing == BodyFraming::kChunked && out.status > 0 && out.status < 400);
+                        (parsed.head.framing == BodyFraming::kChunked && out.status > 0 && out.status < 400 &&
+                         stream.ChunkedBodyEnded());
     if (ctx.body_limit_hit) env.metrics->connections_closed.WithLabels({"body_too_large"}).Increment();
     if (ctx.read_deadline_hit) env.metrics->connections_closed.WithLabels({"read_timeout"}).Increment();
     if (!out.ok || out.connection_closed || close_after || ctx.body_limit_hit || ctx.read_deadline_hit ||
         ctx.library_refused || !body_in_sync) {
-      if (ctx.body_limit_hit) LingeringClose(transport, 500);
+      // Unread body bytes at close would make the kernel reset the connection, which can
+      // destroy the answer before the client reads it.
+      if (ctx.body_limit_hit || (ctx.refused_before_body && !bodyless)) LingeringClose(transport, 500);
       return;
     }
   }

@@ -48,6 +48,10 @@ class ReclaimableWait {
 // each kept a head open held every worker for the whole read timeout (30 s), over and over.
 inline constexpr std::chrono::milliseconds kReclaimableArrivalAfter{1000};
 
+// The largest body a route that needs no credential takes (the login's name and password,
+// each escaped, fit): anonymous callers cannot make the server read megabytes.
+inline constexpr int64_t kPublicRouteBodyBytes = 16 * 1024;
+
 struct ConnectionEnv {
   Dispatcher* dispatcher;
   HttpMetrics* metrics;
@@ -63,7 +67,9 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env);
 
 // After refusing a request the client may still be sending; closing with unread bytes would
 // reset the connection and can destroy the response before the client reads it. So: stop
-// writing, then read and discard until the client closes, 1 MiB, or `max_ms`.
+// writing, then read and discard until the client closes, 16 MiB, or `max_ms`. A body refused
+// from its head (413, 401) may be megabytes on its way; it is read into a small buffer and
+// dropped, never held.
 void LingeringClose(Transport& transport, int64_t max_ms);
 
 // Sends all of `data` within `timeout_ms` per wait. Returns false on error or timeout.

@@ -42,6 +42,28 @@ void ReplaceWithAuditError(const Status& audited, const RequestContext& ctx, htt
   if (!keep_alive.empty()) res.set_header("Keep-Alive", keep_alive);
 }
 
+// What the request context knows of the route that takes the request (its record and metrics
+// depend on it, a refusal from the head included).
+void NoteRoute(const Route& r, const httplib::Request& req, RequestContext& ctx) {
+  ctx.route = std::string(r.name);
+  ctx.probe = r.probe;
+  ctx.body_has_password = r.body_has_password;
+  ctx.status_read = r.status_read;
+  MatchRoutePath(r.path, req.path, &ctx.path_params);
+}
+
+// A refusal: the error JSON, and the headers a 401 or a 429 carries.
+void WriteRefusal(const ApiError& error, const RequestContext& ctx, httplib::Response& res) {
+  res = httplib::Response();
+  WriteError(error, res);
+  if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
+  if (error.http_status == 429 && ctx.retry_after_s > 0) res.set_header("Retry-After", std::to_string(ctx.retry_after_s));
+}
+
+void WriteAccessRefusal(const Status& denied, const RequestContext& ctx, httplib::Response& res) {
+  WriteRefusal(FromStatus(denied, ctx.request_id), ctx, res);
+}
+
 // The field or query parameter a refusal's message names, when the handler did not say: "field
 // 'x' ...", "query parameter 'x' ...", or a message that starts with the name of a top-level
 // field of the body or a parameter of the query ("requests_per_minute must not be negative").
@@ -99,16 +121,20 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
     ApiError error;
     if (ctx != nullptr && ctx->body_limit_hit) {
-      error = PayloadTooLarge(limits_.max_body_bytes);
+      error = PayloadTooLarge(ctx->max_body_bytes > 0 ? ctx->max_body_bytes : limits_.max_body_bytes);
     } else if (ctx != nullptr && ctx->read_deadline_hit) {
       error = RequestTimeout();
-    } else if (Status denied = res.status == 404 ? AuthenticateUnrouted(req, ctx) : Status::OK(); !denied.ok()) {
+    } else if (ctx != nullptr && ctx->malformed_chunk) {
+      error = MalformedRequest("the chunked body's framing is malformed (RFC 9112: a chunk size is hexadecimal digits "
+                               "alone, with optional extensions, and every line ends with CRLF)");
+      ctx->library_refused = true;
+    } else if (Status denied = res.status == 404 && (ctx == nullptr || !ctx->authenticated_from_head)
+                                   ? AuthenticateUnrouted(req, ctx)
+                                   : Status::OK();
+               !denied.ok()) {
       // An unknown path or method says nothing to a client without credentials: 401 first.
-      error = FromStatus(denied, ctx ? ctx->request_id : "");
-      if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
-      if (error.http_status == 429 && ctx != nullptr && ctx->retry_after_s > 0) {
-        res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
-      }
+      WriteAccessRefusal(denied, ctx != nullptr ? *ctx : RequestContext(), res);
+      return httplib::Server::HandlerResponse::Handled;
     } else if (res.status == 404 && !routes_.AllowedMethods(req.path).empty()) {
       std::string allowed = routes_.AllowedMethods(req.path);
       res.set_header("Allow", allowed);
@@ -120,6 +146,27 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
     WriteError(error, res);
     return httplib::Server::HandlerResponse::Handled;
   }));
+
+  // Before the body is read: a caller that may not use the route is refused on its head, and
+  // told so instead of "100 Continue" when it waits for one.
+  library_.set_expect_100_continue_handler([this](const httplib::Request& req, httplib::Response& res) {
+    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    if (ctx == nullptr) return 100;
+    const Status denied = AuthenticateHead(req, *ctx);
+    if (denied.ok()) return 100;
+    ctx->refused_before_body = true;
+    WriteAccessRefusal(denied, *ctx, res);
+    return res.status;
+  });
+  library_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+    if (ctx == nullptr) return httplib::Server::HandlerResponse::Unhandled;
+    const Status denied = AuthenticateHead(req, *ctx);
+    if (denied.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    ctx->refused_before_body = true;
+    WriteAccessRefusal(denied, *ctx, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
 
   library_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unknown exception";
@@ -141,7 +188,12 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
     AddAdminApiSecurityHeaders(req, res);
     // After a refused request with a chunked body the connection is closed (connection.cc: the
     // body's end may not have been read); the response says so rather than offering keep-alive.
-    if (res.status >= 400 && req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos) {
+    if (res.status >= 400 && (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos ||
+                              (ctx != nullptr && ctx->refused_before_body && req.has_header("Content-Length") &&
+                               req.get_header_value("Content-Length") != "0"))) {
+      // One Connection line, and no Keep-Alive offer beside it (the library may have added both).
+      res.headers.erase("Connection");
+      res.headers.erase("Keep-Alive");
       res.set_header("Connection", "close");
     }
     if (ctx == nullptr) return;
@@ -188,6 +240,16 @@ Status Dispatcher::AuthenticateUnrouted(const httplib::Request& req, RequestCont
   return AuthenticateRequest(services_.authentication, req, auth::Permission::kSessionSelf, *ctx);
 }
 
+Status Dispatcher::AuthenticateHead(const httplib::Request& req, RequestContext& ctx) const {
+  if (ctx.authenticated_from_head) return Status::OK();
+  const Route* r = routes_.Find(req.method, req.path);
+  if (r != nullptr) NoteRoute(*r, req, ctx);
+  Status status = r == nullptr ? AuthenticateUnrouted(req, &ctx)
+                               : AuthenticateRequest(services_.authentication, req, r->permission, ctx);
+  ctx.authenticated_from_head = status.ok();
+  return status;
+}
+
 void Dispatcher::RegisterRoutes() {
   for (const Route& route : routes_.routes()) {
     const Route* r = &route;
@@ -195,12 +257,9 @@ void Dispatcher::RegisterRoutes() {
       RequestContext* ctx = t_active ? t_active->ctx : nullptr;
       RequestContext fallback;
       if (ctx == nullptr) ctx = &fallback;
-      ctx->route = std::string(r->name);
-      ctx->probe = r->probe;
-      ctx->body_has_password = r->body_has_password;
-      ctx->status_read = r->status_read;
-      MatchRoutePath(r->path, req.path, &ctx->path_params);
-      Status status = AuthenticateRequest(services_.authentication, req, r->permission, *ctx);
+      NoteRoute(*r, req, *ctx);
+      Status status = ctx->authenticated_from_head ? Status::OK()
+                                                   : AuthenticateRequest(services_.authentication, req, r->permission, *ctx);
       if (status.ok()) status = CheckRequestBody(req.body);
       if (status.ok()) status = r->handler(*ctx, req, res);
       if (!status.ok()) {
@@ -213,12 +272,7 @@ void Dispatcher::RegisterRoutes() {
           log::Error("request failed", {{"request_id", ctx->request_id}, {"route", ctx->route},
                                         {"status", status.ToString()}});
         }
-        res = httplib::Response();
-        WriteError(error, res);
-        if (error.http_status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"kimi\"");
-        if (error.http_status == 429 && ctx->retry_after_s > 0) {
-          res.set_header("Retry-After", std::to_string(ctx->retry_after_s));
-        }
+        WriteRefusal(error, *ctx, res);
       }
     };
     std::string pattern = RoutePathRegex(r->path);

@@ -78,6 +78,11 @@ class Dispatcher {
   // For a request no route took (404, 405): OK when the path is public or the request
   // authenticates; otherwise the 401 it gets instead.
   Status AuthenticateUnrouted(const httplib::Request& req, RequestContext* ctx) const;
+  // Authenticates a request from its head, before the library reads a byte of its body, so a
+  // caller without a valid credential cannot make the server read and hold max_body_bytes:
+  // a route's permission, or AuthenticateUnrouted's rule for a path no route takes. Runs once
+  // per request (the 100-continue check, then routing).
+  Status AuthenticateHead(const httplib::Request& req, RequestContext& ctx) const;
 
   DispatcherServices services_;
   RouteTable routes_;

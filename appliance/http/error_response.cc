@@ -74,6 +74,12 @@ ApiError UnsupportedContentEncoding(std::string_view encoding) {
               "request bodies must not be compressed; got Content-Encoding: " + std::string(encoding));
 }
 
+ApiError UnsupportedMediaType(std::string_view expected, std::string_view got) {
+  return Make(415, "invalid_request_error", "unsupported_media_type",
+              "the body must be sent as Content-Type: " + std::string(expected) + "; got " +
+                  (got.empty() ? std::string("none") : std::string(got)));
+}
+
 ApiError RequestTimeout() {
   return Make(408, "invalid_request_error", "request_timeout", "the request was not received in time");
 }

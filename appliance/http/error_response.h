@@ -41,6 +41,8 @@ ApiError PayloadTooLarge(int64_t limit_bytes);
 ApiError HeadersTooLarge(int64_t limit_bytes);
 ApiError UriTooLong();
 ApiError UnsupportedContentEncoding(std::string_view encoding);
+// 415: the body is not of the media type the route reads.
+ApiError UnsupportedMediaType(std::string_view expected, std::string_view got);
 ApiError RequestTimeout();
 ApiError Overloaded();
 ApiError MalformedRequest(std::string_view reason);

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <cctype>
+#include <string>
+#include <vector>
 
 #include "auth/authenticator.h"
 
@@ -40,24 +42,46 @@ const char* RepeatedCredentialHeader(const httplib::Request& req) {
   return nullptr;
 }
 
-}  // namespace
-
-std::string_view CookieValue(std::string_view header, std::string_view name) {
+// The values of cookie `name` in a Cookie header, in order.
+std::vector<std::string_view> CookieValues(std::string_view header, std::string_view name) {
+  std::vector<std::string_view> values;
   while (!header.empty()) {
     size_t semi = header.find(';');
     std::string_view pair = Trim(header.substr(0, semi));
     header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
     size_t eq = pair.find('=');
-    if (eq != std::string_view::npos && Trim(pair.substr(0, eq)) == name) return Trim(pair.substr(eq + 1));
+    if (eq != std::string_view::npos && Trim(pair.substr(0, eq)) == name) values.push_back(Trim(pair.substr(eq + 1)));
   }
-  return {};
+  return values;
+}
+
+// Why the request's credentials cannot be read one way only, or "": an Authorization header
+// without the Bearer scheme (a bare key was taken as one, where a proxy or a log scrubber that
+// knows the scheme sees none), or the session cookie twice (the first was taken; a proxy may
+// read the last).
+std::string AmbiguousCredential(const httplib::Request& req) {
+  const std::string_view authorization = Header(req, "Authorization");
+  if (!authorization.empty() && !StartsWithIgnoringCase(authorization, "Bearer ")) {
+    return "the Authorization header must be \"Bearer <key>\"";
+  }
+  if (CookieValues(Header(req, "Cookie"), kSessionCookie).size() > 1) {
+    return "the request carries more than one " + std::string(kSessionCookie) + " cookie";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string_view CookieValue(std::string_view header, std::string_view name) {
+  const std::vector<std::string_view> values = CookieValues(header, name);
+  return values.empty() ? std::string_view() : values.front();
 }
 
 auth::Credentials CredentialsOf(const httplib::Request& req) {
   auth::Credentials c;
   std::string_view authorization = Header(req, "Authorization");
   if (!authorization.empty()) {
-    // Any other scheme is passed on as a bearer token that cannot match, so it gets 401.
+    // Any other scheme is refused by AuthenticateRequest before the token is looked at.
     c.bearer = StartsWithIgnoringCase(authorization, "Bearer ") ? Trim(authorization.substr(7)) : authorization;
   }
   c.api_key = Trim(Header(req, "x-api-key"));
@@ -79,6 +103,10 @@ Status AuthenticateRequest(const RequestAuthentication& services, const httplib:
   if (const char* repeated = RepeatedCredentialHeader(req)) {
     ctx.auth_failure = std::string("authentication failed: more than one ") + repeated + " header";
     return Status::Unauthenticated(std::string("the request carries more than one ") + repeated + " header");
+  }
+  if (const std::string ambiguous = AmbiguousCredential(req); !ambiguous.empty()) {
+    ctx.auth_failure = "authentication failed: " + ambiguous;
+    return Status::Unauthenticated(ambiguous);
   }
   if (services.authenticator == nullptr) return Status::Unavailable("authentication is not configured");
   if (!ctx.principal) {

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace kimi::http {
 namespace {
 
@@ -61,6 +64,22 @@ TEST(RequestAuthTest, ARepeatedCredentialHeaderIsRefused) {
     EXPECT_NE(ctx.auth_failure.find("more than one"), std::string::npos) << ctx.auth_failure;
     RequestContext public_ctx;
     EXPECT_TRUE(AuthenticateRequest(RequestAuthentication{}, req, auth::Permission::kPublic, public_ctx).ok());
+  }
+}
+
+// A bare key without the Bearer scheme was accepted (a proxy or a log scrubber that knows the
+// scheme sees no credential in it), and of two session cookies the first was taken.
+TEST(RequestAuthTest, CredentialsThatReadTwoWaysAreRefused) {
+  for (const auto& [name, value] : std::vector<std::pair<const char*, const char*>>{
+           {"Authorization", "sk-kimi-abc"}, {"Authorization", "Basic YWRtaW4="}, {"Authorization", "Bearer"},
+           {"Cookie", "kimi_session=a; kimi_session=b"}, {"Cookie", "kimi_session=a;x=1;kimi_session=a"}}) {
+    httplib::Request req;
+    req.method = "GET";
+    req.headers.emplace(name, value);
+    RequestContext ctx;
+    const Status s = AuthenticateRequest(RequestAuthentication{}, req, auth::Permission::kMetricsRead, ctx);
+    EXPECT_EQ(s.code(), Status::Code::kUnauthenticated) << value;
+    EXPECT_NE(ctx.auth_failure.find("authentication failed"), std::string::npos) << ctx.auth_failure;
   }
 }
 

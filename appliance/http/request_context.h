@@ -74,6 +74,16 @@ struct RequestContext {
   // The library refused the request as malformed after this server's own head parser let it
   // through: where one request ends is in doubt, so the connection closes after the answer.
   bool library_refused = false;
+  // The most body bytes this request may send (limits.max_body_bytes, less on public routes).
+  int64_t max_body_bytes = 0;
+  // Authenticated (or public) from the head alone, before the library read the body; the
+  // route does not authenticate again. refused_before_body: refused from the head, its body
+  // unread, so the connection closes after the answer.
+  bool authenticated_from_head = false;
+  bool refused_before_body = false;
+  // The chunked body's framing broke RFC 9112 (a chunk-size line with a sign, "0x", spaces
+  // or a bare LF): where the request ends is in doubt.
+  bool malformed_chunk = false;
   // The handler changed appliance.db (keys, users, roles, sessions, a policy version, a model
   // act), whose records wait in the audit outbox (auth_events) until the audit log takes them:
   // when this response's own record cannot be stored, the change still stands, so the client

@@ -9,7 +9,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "http/connection.h"
 #include "http/error_response.h"
@@ -20,6 +23,23 @@ namespace kimi::http {
 namespace {
 
 constexpr size_t kMaxQueuedRejects = 64;
+
+// Whom a connection comes from, for sharing the workers: the IPv4 address, or the IPv6 /64 (one
+// host can use every address of its /64).
+std::string ClientAddress(const sockaddr_storage& peer) {
+  if (peer.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(peer);
+    return std::string(reinterpret_cast<const char*>(&in.sin_addr), 4);
+  }
+  if (peer.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(peer);
+    const uint8_t* bytes = in6.sin6_addr.s6_addr;
+    // An IPv4 client on a dual-stack socket is its IPv4 address.
+    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return std::string(reinterpret_cast<const char*>(bytes + 12), 4);
+    return std::string(reinterpret_cast<const char*>(bytes), 8);
+  }
+  return std::string();
+}
 
 }  // namespace
 
@@ -65,6 +85,7 @@ class Server::Slot final : public ReclaimableWait {
 
   bool idle = false;       // guarded by server_.mu_: the connection waits for its client (connection.h)
   bool reclaimed = false;  // guarded by server_.mu_: asked for the worker, which is not free yet
+  std::string address;     // guarded by server_.mu_: of the connection it serves (ClientAddress)
 
  private:
   Server& server_;
@@ -114,7 +135,9 @@ void Server::AcceptLoop() {
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 || (fds[1].revents & POLLIN)) break;
     if (!(fds[0].revents & POLLIN)) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    sockaddr_storage peer{};
+    socklen_t peer_length = sizeof peer;
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_length, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         log::Warn("accept failed; pausing 100 ms", {{"error", std::strerror(errno)}});
@@ -124,21 +147,25 @@ void Server::AcceptLoop() {
     }
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int refused = fd;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      const std::string address = ClientAddress(peer);
+      address_of_[fd] = address;
+      ++held_by_address_[address];
       if (assigned_ < slots_.size()) {
         ++assigned_;
         pending_.push_back(fd);
         work_cv_.notify_one();
         continue;
       }
-      if (worker_wait.count() > 0 && waiting_.size() < slots_.size()) {
-        waiting_.push_back({fd, std::chrono::steady_clock::now() + worker_wait});
+      if (worker_wait.count() > 0) {
+        waiting_.push_back({fd, std::chrono::steady_clock::now() + worker_wait, address});
+        refused = Queue(fd);
         AssignWaiting();
-        continue;
       }
     }
-    Reject(fd);
+    if (refused >= 0) Reject(refused);
   }
   ::close(listen_fd_);
   listen_fd_ = -1;
@@ -165,22 +192,63 @@ int Server::ExpireWaiting() {
   return next_ms;
 }
 
+size_t Server::HeldBy(const std::string& address) const {
+  auto it = held_by_address_.find(address);
+  return it == held_by_address_.end() ? 0 : it->second;
+}
+
+int Server::Queue(int fd) {
+  if (waiting_.size() <= slots_.size()) return -1;
+  // Full: the newest waiting connection of the address that holds the most gives its place to
+  // this one, when that address holds more than this one's; else this one is refused.
+  auto most = waiting_.end();
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if (most == waiting_.end() || HeldBy(it->address) >= HeldBy(most->address)) most = it;
+  }
+  const std::string& newcomer = address_of_[fd];
+  if (most->fd == fd || HeldBy(most->address) <= HeldBy(newcomer)) {
+    waiting_.pop_back();  // the newcomer itself, pushed last
+    return fd;
+  }
+  const int evicted = most->fd;
+  waiting_.erase(most);
+  return evicted;
+}
+
+void Server::Forget(int fd) {
+  auto it = address_of_.find(fd);
+  if (it == address_of_.end()) return;
+  auto held = held_by_address_.find(it->second);
+  if (held != held_by_address_.end() && --held->second == 0) held_by_address_.erase(held);
+  address_of_.erase(it);
+}
+
 void Server::AssignWaiting() {
   while (!waiting_.empty() && assigned_ < slots_.size()) {
+    // The address that holds the fewest first; the oldest of equals (waiting_ is oldest first).
+    auto fewest = waiting_.begin();
+    for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+      if (HeldBy(it->address) < HeldBy(fewest->address)) fewest = it;
+    }
     ++assigned_;
-    pending_.push_back(waiting_.front().fd);
-    waiting_.pop_front();
+    pending_.push_back(fewest->fd);
+    waiting_.erase(fewest);
     work_cv_.notify_one();
   }
   if (waiting_.empty()) return;
   size_t under_way = 0;
-  for (const auto& slot : slots_) under_way += slot->reclaimed ? 1 : 0;
+  std::vector<Slot*> idle;
   for (const auto& slot : slots_) {
+    under_way += slot->reclaimed ? 1 : 0;
+    if (slot->idle && !slot->reclaimed) idle.push_back(slot.get());
+  }
+  // Workers are taken back from the addresses that hold the most first.
+  std::stable_sort(idle.begin(), idle.end(),
+                   [this](const Slot* a, const Slot* b) { return HeldBy(a->address) > HeldBy(b->address); });
+  for (Slot* slot : idle) {
     if (under_way >= waiting_.size()) break;
-    if (slot->idle && !slot->reclaimed) {
-      slot->Reclaim();
-      ++under_way;
-    }
+    slot->Reclaim();
+    ++under_way;
   }
 }
 
@@ -195,6 +263,7 @@ void Server::Reject(int fd) {
               {{"max_connections", options_.limits.max_connections}});
   }
   std::lock_guard<std::mutex> lock(mu_);
+  Forget(fd);
   if (rejects_.size() >= kMaxQueuedRejects) {
     ::close(fd);  // a flood: even the polite refusal has to be skipped
     return;
@@ -238,6 +307,7 @@ void Server::WorkerLoop(Slot& slot) {
       fd = pending_.front();
       pending_.pop_front();
       active_fds_.insert(fd);
+      slot.address = address_of_[fd];
     }
     metrics_.connections_active.Add(1);
     {
@@ -251,8 +321,10 @@ void Server::WorkerLoop(Slot& slot) {
       std::lock_guard<std::mutex> lock(mu_);
       // Erased before close() so that Drain() never shuts down a reused descriptor.
       active_fds_.erase(fd);
+      Forget(fd);
       ::close(fd);
       slot.reclaimed = false;
+      slot.address.clear();
       if (--assigned_ == 0) drained_cv_.notify_all();
       AssignWaiting();
     }
@@ -287,6 +359,8 @@ void Server::Drain() {
   std::lock_guard<std::mutex> lock(mu_);
   for (int fd : pending_) ::close(fd);
   pending_.clear();
+  address_of_.clear();
+  held_by_address_.clear();
   log::Info("http server stopped", {{"address", bound_address_}});
 }
 

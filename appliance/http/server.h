@@ -13,7 +13,12 @@
 // stays within max_connections, always gets a worker. A connection still without one at the
 // end of its wait, or arriving while max_connections connections already wait, goes to a
 // small rejecter thread that answers 503 (OpenAI JSON) and closes, so excess clients learn
-// quickly instead of queueing behind slow ones. A slow client holds only its own worker, and
+// quickly instead of queueing behind slow ones. The workers are shared by client address (an
+// IPv4 address, an IPv6 /64): a freed worker goes to the waiting connection whose address holds
+// the fewest, workers are taken back from the addresses that hold the most, and a full queue
+// gives a waiting place of the address that holds the most to a newcomer from one that holds
+// fewer; so one address opening connections as fast as it can keeps no other client out.
+// A slow client holds only its own worker, and
 // only until its read timeout or until a waiting connection wants it.
 //
 // Stop(): the accept loop closes the listening socket, idle keep-alive connections are
@@ -37,6 +42,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -87,9 +93,17 @@ class Server {
   // Rejects the waiting connections whose wait is over; returns the milliseconds until the
   // next one's ends (-1: none waits).
   int ExpireWaiting();
-  // Hands waiting connections to free workers, then asks idle keep-alive connections for
-  // their workers, one for each waiting connection no reclaim is under way for.
+  // Hands waiting connections to free workers, the connection of the address that holds the
+  // fewest first, then asks idle connections for their workers (those of the addresses that
+  // hold the most first), one for each waiting connection no reclaim is under way for.
   void AssignWaiting();  // requires mu_
+  // A connection accepted while every worker is busy: waits, or takes the place of a waiting
+  // connection of an address that holds more, or is refused. Returns the descriptor to refuse
+  // (-1: none).
+  int Queue(int fd);  // requires mu_
+  // The connection is closed or refused: its address holds one fewer.
+  void Forget(int fd);  // requires mu_
+  size_t HeldBy(const std::string& address) const;  // requires mu_
 
   ServerOptions options_;
   HttpMetrics metrics_;
@@ -114,7 +128,13 @@ class Server {
   struct Waiting {
     int fd;
     std::chrono::steady_clock::time_point deadline;
+    std::string address;
   };
+  // guarded by mu_: the client address (an IPv4 address, an IPv6 /64) of every connection
+  // accepted and not yet closed, and how many each address holds. One address opening
+  // connections as fast as it can must not keep every other client from a worker.
+  std::unordered_map<int, std::string> address_of_;
+  std::unordered_map<std::string, size_t> held_by_address_;
   // guarded by mu_: accepted while every worker had a connection, oldest first (so in
   // deadline order); at most max_connections.
   std::deque<Waiting> waiting_;

@@ -517,6 +517,26 @@ class ConsoleSessionTest(unittest.TestCase):
         body = json.dumps(payload).encode() if payload is not None else b""
         return request(self.daemon, method, path, headers, body)
 
+    def test_a_sign_in_another_site_could_send_is_refused(self):
+        # A cross-site form or a text/plain fetch is sent without a preflight: it signed the
+        # operator's browser into the attacker's account (login CSRF). Only JSON is taken.
+        otp = self.bootstrap()
+        body = json.dumps({"username": "admin", "password": otp}).encode()
+        for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", None):
+            with self.subTest(content_type):
+                headers = {"Content-Type": content_type} if content_type else {}
+                reply = request(self.daemon, "POST", "/admin/v1/session", headers, body, auth=None)
+                self.assertNotIn("set-cookie", reply.headers)
+                if content_type and content_type.startswith("multipart/"):
+                    # The HTTP library parses a multipart body itself; it is no JSON either way.
+                    self.assertIn(reply.status, (400, 415), reply.body)
+                    continue
+                self.assertEqual(reply.status, 415, reply.body)
+                self.assertEqual(reply.json()["error"]["code"], "unsupported_media_type")
+        reply = request(self.daemon, "POST", "/admin/v1/session", {"Content-Type": "Application/JSON; charset=utf-8"},
+                        body, auth=None)
+        self.assertEqual(reply.status, 200, reply.body)
+
     def test_bootstrap_runs_once(self):
         self.assertEqual(len(self.bootstrap()), 20)
         code, out, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", self.daemon.data_dir])

@@ -19,6 +19,7 @@ from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, is_closed, rea
                             run_to_exit, send_request, write_config)
 
 import tempfile  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
 
 
@@ -175,6 +176,52 @@ class ServingTest(unittest.TestCase):
             s.settimeout(10)
             self.assertEqual(s.recv(4096), b"")
 
+    def test_chunk_size_lines_outside_the_rfc_are_refused_and_close(self):
+        # cpp-httplib reads a chunk size with strtoul: "0x30", "+30", " 30" and a bare LF were
+        # served, where a proxy reading by RFC 9112 ends the body elsewhere (smuggling).
+        body = b'{"model":"m","prompt":"hi"}'
+        for size_line in (b"0x%x\r\n", b"+%x\r\n", b"   %x\r\n", b"%x \r\n", b"%x\n"):
+            with self.subTest(size_line), self.daemon.connect() as s:
+                s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + self.daemon.auth_header() +
+                          b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                          size_line % len(body) + body + b"\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                reply = assert_openai_error(self, read_reply(s), 400, "malformed_request")
+                self.assertIn("chunked", reply["message"])
+                s.settimeout(10)
+                self.assertEqual(s.recv(4096), b"", "the request behind it was served")
+
+    def test_a_caller_without_a_valid_credential_is_refused_before_its_body(self):
+        # The body was read first (8 MiB each, held until the 401): 64 such requests took the
+        # daemon from 156 to 902 MB. Now the head alone is answered; no byte of body is sent here.
+        for path, credential in (("/v1/chat/completions", b""), ("/admin/v1/keys", b""),
+                                 ("/v1/chat/completions", b"Authorization: Bearer sk-kimi-wrong\r\n"),
+                                 ("/no/such/path", b"")):
+            with self.subTest(path=path, credential=credential), self.daemon.connect(timeout=5) as s:
+                s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + credential +
+                          b"Content-Type: application/json\r\nContent-Length: 8000000\r\n\r\n")
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = s.recv(4096)
+                    self.assertTrue(chunk, "closed without an answer")
+                    data += chunk
+                head = data.split(b"\r\n\r\n")[0].lower()
+                self.assertTrue(head.startswith(b"http/1.1 401"), head)
+                self.assertEqual(head.count(b"\r\nconnection: close"), 1, head)
+                self.assertNotIn(b"keep-alive:", head)
+        # Asked to wait for "100 Continue", such a caller gets its 401 instead; a valid one gets 100.
+        for credential, expected in ((b"", b"HTTP/1.1 401"), (self.daemon.auth_header(), b"HTTP/1.1 100")):
+            with self.daemon.connect(timeout=5) as s:
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credential +
+                          b"Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+                self.assertTrue(s.recv(4096).startswith(expected))
+
+    def test_a_route_open_to_anyone_takes_a_small_body_only(self):
+        with self.daemon.connect() as s:
+            s.sendall(b"POST /admin/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      b"Content-Length: %d\r\n\r\n" % (16 * 1024 + 1))
+            assert_openai_error(self, read_reply(s), 413, "request_too_large")
+
+
 class LimitsTest(unittest.TestCase):
     def test_chunked_body_over_cap_is_413(self):
         daemon = Daemon(limits={"max_body_bytes": 1024})
@@ -188,6 +235,42 @@ class LimitsTest(unittest.TestCase):
         finally:
             daemon.stop()
             daemon.close()
+
+    def test_one_address_flooding_connections_keeps_no_other_client_out(self):
+        # One address opening silent connections as fast as it could held every worker and
+        # every waiting place: a client from another address got 503, or waited 12 s behind the
+        # refusals. Loopback has a whole /8, so the flood comes from 127.0.0.2.
+        daemon = Daemon(limits={"max_connections": 4, "worker_wait_ms": 3000})
+        stop = threading.Event()
+        flood = []
+
+        def attack():
+            while not stop.is_set():
+                s = socket.socket()
+                try:
+                    s.bind(("127.0.0.2", 0))
+                    s.settimeout(2)
+                    s.connect(("127.0.0.1", daemon.port))
+                    flood.append(s)
+                except OSError:
+                    s.close()
+                while len(flood) > 100:
+                    flood.pop(0).close()
+                time.sleep(0.005)
+
+        attacker = threading.Thread(target=attack)
+        attacker.start()
+        try:
+            time.sleep(1.5)  # by now every worker and waiting place is the flood's
+            statuses = [request(daemon, "GET", "/healthz").status for _ in range(5)]
+        finally:
+            stop.set()
+            attacker.join()
+            for s in flood:
+                s.close()
+            daemon.stop()
+            daemon.close()
+        self.assertEqual(statuses, [200] * 5)
 
     def test_slow_clients_do_not_block_others_and_excess_gets_503(self):
         # worker_wait_ms under the second after which a trickling request gives up its worker

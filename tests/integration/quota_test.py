@@ -500,6 +500,8 @@ class AllowedModelsTest(unittest.TestCase):
         # The key with every model sees m-b's own bounds.
         self.assertNotEqual(request(self.daemon, "GET", "/admin/v1/request-rules?model=m-b").json()["rules"],
                             rules["m-b"])
+        missing = request(self.daemon, "GET", "/admin/v1/request-rules").json()["error"]
+        self.assertEqual(missing["param"], "model", missing)
 
     def test_a_key_uses_and_sees_only_its_models(self):
         wait_until_served(self, self.daemon)
