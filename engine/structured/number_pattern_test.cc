@@ -57,8 +57,15 @@ TEST(NumberPattern, BoundsPastTheWritableMagnitudes) {
   for (const char* ok : {"-2", "-0.5", "0", "3.25", "123456789012345678"}) EXPECT_TRUE(Accepts(*g, ok)) << ok;
   for (const char* bad : {"-3", "-2.75"}) EXPECT_FALSE(Accepts(*g, bad)) << bad;
   // Only 18 integer digits and no exponent are written once a side is bounded: no value fits.
-  EXPECT_FALSE(CompileSchema(R"({"type":"number","minimum":-1e300,"exclusiveMaximum":-1e60})").ok());
-  EXPECT_FALSE(CompileSchema(R"({"type":"number","exclusiveMinimum":1e50})").ok());
+  // Said as the compiler's limit, not as a schema contradicting itself ("admits no value").
+  for (const char* schema : {R"({"type":"number","minimum":-1e300,"exclusiveMaximum":-1e60})",
+                             R"({"type":"number","exclusiveMinimum":1e50})",
+                             R"({"type":"number","minimum":1e308,"maximum":1e308})",
+                             R"({"type":"integer","minimum":1e19})"}) {
+    auto refused = CompileSchema(schema);
+    ASSERT_FALSE(refused.ok()) << schema;
+    EXPECT_NE(refused.status().message().find("at most 18 integer digits"), std::string::npos) << refused.status().ToString();
+  }
 }
 
 TEST(NumberPattern, UnboundedNumbersAreJsonNumbers) {

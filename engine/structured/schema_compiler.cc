@@ -629,6 +629,16 @@ Result<int32_t> SchemaCompiler::CompileLiterals(const Json& schema, const std::s
 
 Result<int32_t> SchemaCompiler::CompileNumber(const Json& schema, const std::string& pointer, bool integer) {
   KIMI_ASSIGN_OR_RETURN(NumberBounds bounds, BoundsOf(schema, pointer));
+  // A range wholly past the magnitudes written (kMaxIntegerDigits digits, no exponent) is not a
+  // contradiction in the schema but a limit of this compiler: said as such.
+  const bool beyond = (bounds.minimum && *bounds.minimum > double(kMaxMagnitude)) ||
+                      (bounds.maximum && *bounds.maximum < -double(kMaxMagnitude));
+  const bool ordered = !bounds.minimum || !bounds.maximum || *bounds.minimum <= *bounds.maximum;
+  if (beyond && ordered) {
+    return Status::InvalidArgument("the " + std::string(integer ? "integer" : "number") + " at " + DisplayPointer(pointer) +
+                                   " must lie beyond \u00b1999999999999999999: outputs are written with at most " +
+                                   std::to_string(kMaxIntegerDigits) + " integer digits and no exponent");
+  }
   const std::optional<std::string> pattern = integer ? IntegerPattern(bounds) : NumberPattern(bounds);
   const int32_t rule = builder()->NewRule(std::string(integer ? "integer" : "number") + " at " + DisplayPointer(pointer));
   const int32_t end = builder()->NewState(rule);
