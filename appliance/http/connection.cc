@@ -11,11 +11,11 @@
 #include <chrono>
 #include <cstring>
 
-#include "http/chunked_framing.h"
 #include "http/request_audit.h"
 #include "http/request_head.h"
 #include "http/request_id.h"
 #include "kimi/log.h"
+#include "upstream/chunked_decoder.h"
 
 namespace kimi::http {
 namespace {
@@ -153,7 +153,7 @@ class ConnectionStream : public httplib::Stream {
                                                                  : 0);
     deadline_ = deadline;
     ctx_ = ctx;
-    chunked_ = ChunkedFraming();
+    chunked_ = upstream::ChunkedDecoder(upstream::ChunkedDecoder::Framing::kStrict);
     chunked_ended_ = false;
   }
 
@@ -196,13 +196,14 @@ class ConnectionStream : public httplib::Stream {
       // The body's bytes pass the RFC check before the library's decoder sees them, and none
       // past its end is handed out: those belong to the next request.
       const size_t head_part = consumed_ < head_bytes_ ? size_t(head_bytes_ - consumed_) : 0;
-      const ChunkedFraming::Fed fed = chunked_.Feed(std::string_view(buffer_).substr(pos_ + head_part, n - head_part));
-      if (fed.malformed) {
+      scratch_.assign(buffer_, pos_ + head_part, n - head_part);  // decoded in place, then dropped
+      size_t decoded = scratch_.size(), taken = 0;
+      if (!chunked_.Decode(scratch_.data(), &decoded, &taken).ok()) {
         if (ctx_) ctx_->malformed_chunk = true;
         return -1;
       }
-      n = head_part + fed.accepted;
-      if (fed.ended) {
+      n = head_part + taken;
+      if (chunked_.done()) {
         chunked_ended_ = true;
         limit_ = consumed_ + n;
         EndArrival(true);
@@ -244,7 +245,8 @@ class ConnectionStream : public httplib::Stream {
   uint64_t head_bytes_ = 0;
   uint64_t limit_ = 0;         // consumed_ stops here: end of body, or the chunked cap
   BodyFraming framing_ = BodyFraming::kNone;
-  ChunkedFraming chunked_;
+  upstream::ChunkedDecoder chunked_{upstream::ChunkedDecoder::Framing::kStrict};
+  std::string scratch_;
   bool chunked_ended_ = false;
   Clock::time_point deadline_ = Clock::now();
   RequestContext* ctx_ = nullptr;

@@ -13,6 +13,9 @@ constexpr size_t kMaxLineBytes = 8 * 1024;
 // 15 hex digits: a size below 2^60, far beyond any real chunk, that cannot overflow.
 constexpr size_t kMaxSizeDigits = 15;
 
+// Visible ASCII, space and tab: what a strict extension or trailer line may hold.
+bool FieldByte(char c) { return c == '\t' || (c >= 0x20 && c < 0x7f); }
+
 }  // namespace
 
 Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
@@ -40,14 +43,16 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
           break;
         }
         if (size_digits_ == 0) return Status::Corruption("chunk size is not hexadecimal");
+        if (strict_ && c != ';' && c != '\r') return Status::Corruption("chunk size is not hexadecimal digits alone");
         [[fallthrough]];
       }
       case State::kExtension:
         if (c == '\r') {
           state_ = State::kSizeLf;
-        } else if (c == '\n') {
+        } else if (c == '\n' && !strict_) {
           EndSizeLine();
         } else {
+          if (strict_ && !FieldByte(c)) return Status::Corruption("chunk size line holds a control byte");
           if (++line_bytes_ > kMaxLineBytes) return Status::Corruption("chunk size line too long");
           state_ = State::kExtension;
         }
@@ -57,7 +62,7 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
         EndSizeLine();
         break;
       case State::kDataCr:
-        if (c == '\n') {  // a bare LF after the data
+        if (c == '\n' && !strict_) {  // a bare LF after the data
           StartSizeLine();
           break;
         }
@@ -70,13 +75,20 @@ Status ChunkedDecoder::Decode(char* data, size_t* size, size_t* consumed) {
         break;
       case State::kTrailer:
         line_bytes_ = 0;
-        if (c == '\r') state_ = State::kTrailerEndLf;
-        else if (c == '\n') state_ = State::kDone;
-        else state_ = State::kTrailerLine;
-        break;
+        if (c == '\r') {
+          state_ = State::kTrailerEndLf;
+          break;
+        }
+        if (c == '\n' && !strict_) {
+          state_ = State::kDone;
+          break;
+        }
+        state_ = State::kTrailerLine;
+        [[fallthrough]];
       case State::kTrailerLine:
         if (c == '\r') state_ = State::kTrailerLineLf;
-        else if (c == '\n') state_ = State::kTrailer;
+        else if (c == '\n' && !strict_) state_ = State::kTrailer;
+        else if (strict_ && !FieldByte(c)) return Status::Corruption("chunked trailer line holds a control byte");
         else if (++line_bytes_ > kMaxLineBytes) return Status::Corruption("chunked trailer line too long");
         break;
       case State::kTrailerLineLf:

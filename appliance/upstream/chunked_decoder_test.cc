@@ -10,8 +10,9 @@ namespace {
 
 // Decodes `wire` fed in the given pieces; returns the data, or "ERROR: ..." on failure.
 // *rest receives what follows the body.
-std::string DecodeInPieces(const std::string& wire, const std::vector<size_t>& cuts, std::string* rest = nullptr) {
-  ChunkedDecoder decoder;
+std::string DecodeInPieces(const std::string& wire, const std::vector<size_t>& cuts, std::string* rest = nullptr,
+                           ChunkedDecoder::Framing framing = ChunkedDecoder::Framing::kLenient) {
+  ChunkedDecoder decoder(framing);
   std::string data;
   size_t from = 0;
   std::vector<size_t> ends = cuts;
@@ -84,6 +85,41 @@ TEST(ChunkedDecoderTest, MalformedFramingIsAnError) {
   EXPECT_EQ(DecodeInPieces("1000000000000000\r\n", {}).rfind("ERROR", 0), 0u);  // 2^60: too large
   EXPECT_EQ(DecodeInPieces("3\rX", {}).rfind("ERROR", 0), 0u);
   EXPECT_EQ(DecodeInPieces("3;" + std::string(10000, 'x') + "\r\n", {}).rfind("ERROR", 0), 0u);
+}
+
+// Request bodies: the RFC forms are read to their end, whatever the pieces, and the bytes after
+// the body are left for the next request.
+TEST(ChunkedDecoderTest, StrictFramingReadsTheRfcForms) {
+  const std::string next = "GET /healthz HTTP/1.1\r\n\r\n";
+  for (const std::string& body : {std::string("5\r\nhello\r\n0\r\n\r\n"), std::string("5;name=\"v w\"\r\nhello\r\n0\r\n\r\n"),
+                                  std::string("A\r\n0123456789\r\n1\r\nx\r\n0\r\nX-Trailer: 1\r\n\r\n"),
+                                  std::string("000000000000005\r\nhello\r\n0\r\n\r\n"), std::string("0\r\n\r\n")}) {
+    for (size_t cut = 0; cut <= body.size(); ++cut) {
+      std::string rest;
+      const std::string data = DecodeInPieces(body + next, {cut}, &rest, ChunkedDecoder::Framing::kStrict);
+      EXPECT_EQ(data.rfind("ERROR", 0), std::string::npos) << body << " cut at " << cut << ": " << data;
+      EXPECT_EQ(rest, next) << body << " cut at " << cut;
+    }
+  }
+}
+
+// The HTTP library's decoder reads a size with strtoul: "0x30", "+30", " 30" and a bare LF
+// were served, where a proxy in front reading by the RFC ends the body elsewhere (smuggling).
+TEST(ChunkedDecoderTest, StrictFramingRefusesWhatAnotherReaderWouldReadOtherwise) {
+  for (const std::string& body : {std::string("0x5\r\nhello\r\n0\r\n\r\n"), std::string("+5\r\nhello\r\n0\r\n\r\n"),
+                                  std::string(" 5\r\nhello\r\n0\r\n\r\n"), std::string("5 \r\nhello\r\n0\r\n\r\n"),
+                                  std::string("-0\r\n\r\n"), std::string("5\nhello\r\n0\r\n\r\n"),
+                                  std::string("5\r\nhello\n0\r\n\r\n"), std::string("5\r\nhelloX\r\n0\r\n\r\n"),
+                                  std::string("\r\nhello\r\n"), std::string("0000000000000005\r\nhello\r\n0\r\n\r\n"),
+                                  std::string("0\r\n\n"), std::string("0\r\nX: \x01\r\n\r\n"), std::string("0\r\nX: 1\n\r\n"),
+                                  std::string("5;\x7f\r\nhello\r\n0\r\n\r\n"), std::string("5;" + std::string(9000, 'a') + "\r\n")}) {
+    for (const std::vector<size_t>& cuts : {std::vector<size_t>{}, std::vector<size_t>{1, 2, 3, 4, 5, 6}}) {
+      const std::string data = DecodeInPieces(body, cuts, nullptr, ChunkedDecoder::Framing::kStrict);
+      EXPECT_EQ(data.rfind("ERROR", 0), 0u) << body << ": " << data;
+    }
+  }
+  // The lenient reader of upstream responses still takes a bare LF.
+  EXPECT_EQ(DecodeInPieces("5\nhello\n0\n\n", {}), "hello");
 }
 
 }  // namespace
