@@ -74,7 +74,7 @@ Status HandleAddTrust(const TrustServices& services, http::RequestContext& ctx, 
   KIMI_ASSIGN_OR_RETURN(models::TrustDirectory * trust, Trust(services));
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object() || !body.contains("pem") || !body["pem"].is_string()) {
-    return Status::InvalidArgument("the request body must be a JSON object with a string 'pem'");
+    return Status::InvalidArgument("field 'pem' is required: the request body is a JSON object with the key as a PEM string");
   }
   if (body.contains("label") && !body["label"].is_string()) return Status::InvalidArgument("'label' must be a string");
   std::vector<std::string> signers;

@@ -65,13 +65,18 @@ void WriteAccessRefusal(const Status& denied, const RequestContext& ctx, httplib
 }
 
 // The field or query parameter a refusal's message names, when the handler did not say: "field
-// 'x' ...", "query parameter 'x' ...", or a message that starts with the name of a top-level
-// field of the body or a parameter of the query ("requests_per_minute must not be negative").
+// 'x' ..." (also "unknown field 'x'"), "query parameter 'x' ...", "\"x\" is required", or a
+// message that starts with the name of a top-level field of the body or a parameter of the
+// query ("requests_per_minute must not be negative").
 std::optional<std::string> NamedParameter(const std::string& message, const httplib::Request& req) {
-  for (std::string_view lead : {"field '", "query parameter '"}) {
+  for (std::string_view lead : {"field '", "unknown field '", "query parameter '"}) {
     if (message.rfind(lead, 0) != 0) continue;
     const size_t end = message.find('\'', lead.size());
     if (end != std::string::npos) return message.substr(lead.size(), end - lead.size());
+  }
+  if (message.size() > 2 && message[0] == '"') {
+    const size_t end = message.find('"', 1);
+    if (end != std::string::npos && end > 1) return message.substr(1, end - 1);
   }
   const std::string first = message.substr(0, message.find_first_of(" :"));
   if (first.empty() || first.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) return std::nullopt;
