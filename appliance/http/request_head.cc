@@ -123,6 +123,12 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
       chunked = true;
     } else if (EqualsIgnoreCase(name, "Content-Encoding")) {
       if (!EqualsIgnoreCase(value, "identity")) return fail(UnsupportedContentEncoding(value));
+    } else if (EqualsIgnoreCase(name, "Content-Type")) {
+      // The library parses multipart bodies itself, boundary and parts, before any route sees
+      // them (a parser that other servers shipped denial-of-service bugs in); no route reads one.
+      if (value.size() >= 10 && EqualsIgnoreCase(value.substr(0, 10), "multipart/")) {
+        return fail(UnsupportedMediaType("application/json", value.substr(0, 64)));
+      }
     } else if (EqualsIgnoreCase(name, "X-Request-Id")) {
       out.head.request_id = std::string(value);
     }

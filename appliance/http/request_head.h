@@ -52,7 +52,8 @@ struct HeadParse {
 // malformed request line or header line -> 400; a line over kLibraryMaxLineBytes -> 431
 // (414 for the request line); Content-Length with Transfer-Encoding, several different
 // Content-Lengths, or a Transfer-Encoding other than chunked -> 400; a body declared larger
-// than `max_body_bytes` -> 413; a Content-Encoding other than identity -> 415.
+// than `max_body_bytes` -> 413; a Content-Encoding other than identity, or a multipart
+// Content-Type (the library would parse its parts; no route reads any) -> 415.
 HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_t max_head_bytes);
 
 }  // namespace kimi::http

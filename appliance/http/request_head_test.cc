@@ -63,6 +63,9 @@ TEST(ParseRequestHeadTest, RefusesWhatTheLibraryWouldMishandle) {
   EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"), 400);
   EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nContent-Encoding: gzip\r\n\r\n"), 415);
   EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nContent-Encoding: identity\r\n\r\n"), 0);
+  EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\n\r\n"), 415);
+  EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nContent-Type: Multipart/Mixed\r\n\r\n"), 415);
+  EXPECT_EQ(ErrorStatus("POST / HTTP/1.1\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"), 0);
   EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n"), 431);
   EXPECT_EQ(ErrorStatus("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n"), 414);
   EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\n folded\r\n\r\n"), 400);
