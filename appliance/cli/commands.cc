@@ -65,6 +65,23 @@ bool Gives(const std::vector<std::string>& args, std::string_view option) {
   return false;
 }
 
+// Prints the usage error and returns false when a directory or file option is given empty
+// ("--data-dir ''", "--data-dir=", an unset shell variable): each command would read it as
+// absent and act on the default data directory, the live appliance's.
+bool HasNoEmptyPathOption(const Command& c, const std::vector<std::string>& args, const Io& io) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    for (std::string_view option : {"--data-dir", "--config", "--trust-dir"}) {
+      const bool empty = (args[i] == option && i + 1 < args.size() && args[i + 1].empty()) ||
+                         args[i] == std::string(option) + "=";
+      if (!empty) continue;
+      std::fprintf(io.err, "kimictl %.*s: %.*s is given an empty value\n", static_cast<int>(c.path.size()), c.path.data(),
+                   static_cast<int>(option.size()), option.data());
+      return false;
+    }
+  }
+  return true;
+}
+
 // Prints the usage error and returns false when args lack an option c.usage requires.
 bool HasRequiredOptions(const Command& c, const std::vector<std::string>& args, const Io& io) {
   if (Gives(args, "--help") || Gives(args, "-h")) return true;  // the command answers with its usage
@@ -132,7 +149,7 @@ int RunKimictl(const std::vector<std::string>& argv, const Io& io) {
   }
   if (best == nullptr) return UnknownCommand(argv, io);
   std::vector<std::string> rest(argv.begin() + 1 + static_cast<std::ptrdiff_t>(best_words), argv.end());
-  if (!HasRequiredOptions(*best, rest, io)) return 2;
+  if (!HasRequiredOptions(*best, rest, io) || !HasNoEmptyPathOption(*best, rest, io)) return 2;
   return best->run(rest, io);
 }
 

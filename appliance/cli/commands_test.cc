@@ -205,6 +205,20 @@ TEST(KimictlTest, AuditExportRequiresFormat) {
   EXPECT_EQ(given.err().find("is required"), std::string::npos) << given.err();
 }
 
+// "--data-dir $DIR" with DIR unset acted on the default data directory, the live appliance's.
+TEST(KimictlTest, AnEmptyDataDirIsAUsageErrorNotTheDefault) {
+  for (const std::vector<std::string>& argv :
+       {std::vector<std::string>{"kimictl", "key", "list", "--data-dir", ""},
+        std::vector<std::string>{"kimictl", "key", "revoke", "key_0000000000000000", "--data-dir="},
+        std::vector<std::string>{"kimictl", "model", "list", "--data-dir", ""},
+        std::vector<std::string>{"kimictl", "audit", "head", "--data-dir", ""},
+        std::vector<std::string>{"kimictl", "config", "check", "--config", ""}}) {
+    Captured cap;
+    EXPECT_EQ(RunKimictl(argv, cap.io()), 2) << argv[1] << " " << argv[2];
+    EXPECT_NE(cap.err().find("is given an empty value"), std::string::npos) << cap.err();
+  }
+}
+
 // An option the table's usage writes outside [...] is required, for every command alike.
 TEST(KimictlTest, EveryRequiredOptionOfTheUsageIsEnforced) {
   const std::vector<std::pair<std::string, std::string>> required = {
