@@ -155,22 +155,11 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
   // Before the body is read: a caller that may not use the route is refused on its head, and
   // told so instead of "100 Continue" when it waits for one.
   library_.set_expect_100_continue_handler([this](const httplib::Request& req, httplib::Response& res) {
-    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
-    if (ctx == nullptr) return 100;
-    const Status denied = AuthenticateHead(req, *ctx);
-    if (denied.ok()) return 100;
-    ctx->refused_before_body = true;
-    WriteAccessRefusal(denied, *ctx, res);
-    return res.status;
+    return RefusedFromHead(req, res) ? res.status : 100;
   });
   library_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    RequestContext* ctx = t_active ? t_active->ctx : nullptr;
-    if (ctx == nullptr) return httplib::Server::HandlerResponse::Unhandled;
-    const Status denied = AuthenticateHead(req, *ctx);
-    if (denied.ok()) return httplib::Server::HandlerResponse::Unhandled;
-    ctx->refused_before_body = true;
-    WriteAccessRefusal(denied, *ctx, res);
-    return httplib::Server::HandlerResponse::Handled;
+    return RefusedFromHead(req, res) ? httplib::Server::HandlerResponse::Handled
+                                     : httplib::Server::HandlerResponse::Unhandled;
   });
 
   library_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
@@ -253,6 +242,16 @@ Status Dispatcher::AuthenticateHead(const httplib::Request& req, RequestContext&
                                : AuthenticateRequest(services_.authentication, req, r->permission, ctx);
   ctx.authenticated_from_head = status.ok();
   return status;
+}
+
+bool Dispatcher::RefusedFromHead(const httplib::Request& req, httplib::Response& res) const {
+  RequestContext* ctx = t_active ? t_active->ctx : nullptr;
+  if (ctx == nullptr) return false;
+  const Status denied = AuthenticateHead(req, *ctx);
+  if (denied.ok()) return false;
+  ctx->refused_before_body = true;
+  WriteAccessRefusal(denied, *ctx, res);
+  return true;
 }
 
 void Dispatcher::RegisterRoutes() {

@@ -83,6 +83,9 @@ class Dispatcher {
   // a route's permission, or AuthenticateUnrouted's rule for a path no route takes. Runs once
   // per request (the 100-continue check, then routing).
   Status AuthenticateHead(const httplib::Request& req, RequestContext& ctx) const;
+  // AuthenticateHead for the request being processed; on a refusal, writes it to `res` and
+  // returns true (the body stays unread: the connection closes after the answer).
+  bool RefusedFromHead(const httplib::Request& req, httplib::Response& res) const;
 
   DispatcherServices services_;
   RouteTable routes_;
