@@ -37,13 +37,16 @@
 //
 // Ops must provide (n = vector length, all pointers to contiguous floats):
 //   Gemm: GemmF32Fn of kernel_table.h;
-//   Scale(alpha, y, n): y *= alpha;
 //   CombineRows(out, out_scale, alpha, coeffs, coeff_stride, rows, row_stride, count, n):
 //     out[j] = out_scale·out[j] + alpha·Σ_{i<count} coeffs[i·coeff_stride]·rows[i·row_stride + j]
-//     (out_scale == 0 ignores out's old contents, NaN included);
+//     (out_scale == 0 ignores out's old contents, NaN included; the forward substitution passes
+//     β_t and −β_t);
 //   Exp(x, out, n): out = e^x;
 //   DecayRow(k, q, Gt, Gp, Ge, eGp, n, ka, qa, kg, qg, kend): with f = e^{Gt−Gp},
 //     ka = k⊙f, qa = q⊙f, kg = ka⊙eGp, qg = qa⊙eGp, kend = k⊙e^{Ge−Gt};
+//   DecayRowFactored(k, q, Gt, Gp, eGp, eGep, n, ka, qa, kg, qg, kx, kend): the same for a block
+//     within the factored range (every f >= e^−80, a normal float), with one exponential: kx = k/f
+//     (= k⊙e^{Gp−Gt}, the block's own row of Kx) and kend = kx⊙eGep, eGep = e^{Ge−Gp};
 //   Transpose(src, rows, cols, ld_src, dst, ld_dst): dst[c·ld_dst + r] = src[r·ld_src + c];
 //   DecayedDots(qt, kt, ki, Gt, Gi, n, &qk, &kk): qk = Σ qt·ki·e^{Gt−Gi}, kk = Σ kt·ki·e^{Gt−Gi};
 //   Prefetch(p, bytes): a hint to bring [p, p + bytes) towards the cache (may do nothing).
@@ -124,13 +127,30 @@ void KdaChunkedHeads(const KdaArgs& a) {
         for (int64_t d = 0; d < dk; ++d) Gt[d] = (t == 0 ? 0.0f : Gt[d - dk]) + gt[d];
         std::copy(v + (t0 + t) * a.ld_v, v + (t0 + t) * a.ld_v + dv, W + t * dv);
       }
-      // Ka, Qa, their e^{G[t]} forms Kg, Qg (e^{G[t]} = e^{G[t]−G[p]}·e^{G[p]}, both <= 1) and Kend.
+      // Ka, Qa, their e^{G[t]} forms Kg, Qg (e^{G[t]} = e^{G[t]−G[p]}·e^{G[p]}, both <= 1) and Kend;
+      // a block within the factored range also gets its own rows of Kx here, k_i·e^{G[p]−G[i]}.
+      bool factored[Cmax / S + 1];
       for (int64_t b = 0; b < nblocks; ++b) {
         const float *Gp = G + first(b) * dk, *Ge = G + last(b) * dk;
+        float range = 0.0f;  // the block's decay range, negated
+        for (int64_t d = 0; d < dk; ++d) {
+          diff[d] = Ge[d] - Gp[d];
+          range = std::min(range, diff[d]);
+        }
+        factored[b] = -range <= kKdaMaxFactoredRange;
         Ops::Exp(Gp, vec, dk);
-        for (int64_t t = first(b); t <= last(b); ++t) {
-          Ops::DecayRow(k_at(t), q_at(t), G + t * dk, Gp, Ge, vec, dk, Ka + t * dk, Qa + t * dk, KQ + t * dk,
-                        KQ + (C + t) * dk, Kend + t * dk);
+        if (factored[b]) {
+          Ops::Exp(diff, diff, dk);
+          for (int64_t t = first(b); t <= last(b); ++t) {
+            Ops::DecayRowFactored(k_at(t), q_at(t), G + t * dk, Gp, vec, diff, dk, Ka + t * dk, Qa + t * dk,
+                                  KQ + t * dk, KQ + (C + t) * dk, Kx + t * dk, Kend + t * dk);
+          }
+        } else {
+          for (int64_t t = first(b); t <= last(b); ++t) {
+            Ops::DecayRow(k_at(t), q_at(t), G + t * dk, Gp, Ge, vec, dk, Ka + t * dk, Qa + t * dk, KQ + t * dk,
+                          KQ + (C + t) * dk, Kend + t * dk);
+          }
+          std::fill(Kx + first(b) * dk, Kx + (last(b) + 1) * dk, 0.0f);
         }
       }
       // Right-hand sides v_t − S0ᵀ(e^{G[t]}⊙k_t) and inter-chunk outputs S0ᵀ(e^{G[t]}⊙q_t).
@@ -143,24 +163,12 @@ void KdaChunkedHeads(const KdaArgs& a) {
         // Ka | Qa transposed: KQT[d, c] = Ka[p+c, d] (c < n), Qa[p+c−S, d] (S <= c < S + n).
         Ops::Transpose(Ka + p * dk, n, dk, dk, KQT, ldab);
         Ops::Transpose(Qa + p * dk, n, dk, dk, KQT + S, ldab);
-        // Kx: earlier sub-blocks rescaled to p, then this block's own tokens when in range.
+        // Kx: the earlier sub-blocks' rows rescaled to p (its own rows are in place already).
         for (int64_t b = 0; b < blk; ++b) {
           const float *Gp = G + p * dk, *Ge = G + last(b) * dk;
           for (int64_t d = 0; d < dk; ++d) diff[d] = Gp[d] - Ge[d];
           Ops::Exp(diff, vec, dk);
           for (int64_t i = first(b); i <= last(b); ++i) MulRow(Kend + i * dk, vec, dk, Kx + i * dk);
-        }
-        float range = 0.0f;
-        for (int64_t d = 0; d < dk; ++d) {
-          diff[d] = G[p * dk + d] - G[e * dk + d];
-          range = std::max(range, diff[d]);
-        }
-        const bool factored = range <= kKdaMaxFactoredRange;
-        if (factored) {
-          Ops::Exp(diff, vec, dk);
-          for (int64_t i = p; i <= e; ++i) MulRow(Kend + i * dk, vec, dk, Kx + i * dk);
-        } else {
-          std::fill(Kx + p * dk, Kx + (e + 1) * dk, 0.0f);
         }
         // AB[i, c] = Σ_d Kx[i, d]·KQT[d, c] for the tokens i <= e; columns S.. start at S
         // whatever n is, so the product covers columns [0, S + n).
@@ -170,7 +178,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
             float* b_ti = AB + i * ldab + S + (t - p);
             if (i > t) {
               *b_ti = 0.0f;  // above the diagonal: not part of B
-            } else if (!factored) {
+            } else if (!factored[blk]) {
               float qk, kk;
               Ops::DecayedDots(q_at(t), k_at(t), k_at(i), G + t * dk, G + i * dk, dk, &qk, &kk);
               AB[i * ldab + (t - p)] = kk;
@@ -181,9 +189,8 @@ void KdaChunkedHeads(const KdaArgs& a) {
         // The block's new values: off-block part as a product, then forward substitution.
         Ops::Gemm(AB, 1, ldab, W, dv, n, dv, p, -1.0f, 1.0f, nullptr, W + p * dv, dv);
         for (int64_t t = p; t <= e; ++t) {
-          float* Wt = W + t * dv;
-          Ops::CombineRows(Wt, 1.0f, -1.0f, AB + p * ldab + (t - p), ldab, W + p * dv, dv, t - p, dv);
-          Ops::Scale(beta[(t0 + t) * a.ld_beta], Wt, dv);
+          const float beta_t = beta[(t0 + t) * a.ld_beta];  // w_t = β_t·(w_t − Σ_{p<=i<t} A[t, i]·w_i)
+          Ops::CombineRows(W + t * dv, beta_t, -beta_t, AB + p * ldab + (t - p), ldab, W + p * dv, dv, t - p, dv);
         }
         Ops::Gemm(AB + S, 1, ldab, W, dv, n, dv, e + 1, a.scale, 1.0f, nullptr, O + p * a.ld_out, a.ld_out);
       }
@@ -195,7 +202,7 @@ void KdaChunkedHeads(const KdaArgs& a) {
         for (int64_t t = next_t; t < std::min(next_t + kAhead, a.T); ++t) prefetch_row(next_h, t);
       }
       const float* Glast = G + (C - 1) * dk;
-      for (int64_t b = 0; b < nblocks; ++b) {
+      for (int64_t b = 0; b + 1 < nblocks; ++b) {  // the last block's factor is e^0 = 1
         const float* Ge = G + last(b) * dk;
         for (int64_t d = 0; d < dk; ++d) diff[d] = Glast[d] - Ge[d];
         Ops::Exp(diff, vec, dk);

@@ -4,11 +4,12 @@
 // from K3's gate function (lower bound −5) as well as gentle gates near 0; then strong decay:
 // every gate in [−5, −4.5] (a chunk's cumulative gate reaches −160, a sub-block spans up to
 // 75, still taken as a product) and in [−20, −15] (sub-blocks past the factored range of 80,
-// computed in the difference form).
+// computed in the difference form), and sub-blocks alternating between the two forms.
 // Tolerance 2e-5 absolute + 2e-5 relative (observed differences stay below 2e-6): the forms
 // sum the same terms in different orders in fp32 over up to 200 steps; outputs and states are
 // of order 0.01–1, and a wrong decay, a doubled β or an off-by-one in the chunk gives errors
 // of order 1e-3–1 (a β² slip in the UT solve was caught at 2e-4).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -127,6 +128,23 @@ TEST(KdaTest, ChunkedEqualsRecurrentUnderStrongDecay) {
     for (int64_t T : {40, 64, 130}) {
       ExpectChunkedEqualsRecurrent(KdaCase(T, 3, 32, 40, 500 + T, lb, /*strong=*/true),
                                    "strong gates from " + std::to_string(lb));
+    }
+  }
+}
+
+// Sub-blocks of 16 tokens alternately within the factored range (K3's gates) and past it
+// (gates in [−20, −15]), starting either way: each block takes its own form, and the later
+// blocks rescale the earlier ones' keys whichever form those took.
+TEST(KdaTest, ChunkedEqualsRecurrentWhenSubBlocksAlternateForms) {
+  for (int64_t strong_parity : {0, 1}) {
+    for (int64_t T : {32, 48, 100}) {
+      KdaCase c(T, 2, 32, 24, 600 + T, -5.0f);
+      const auto strong = RandomFloats(T * c.H * c.dk, 650 + T, -20.0f, -15.0f);
+      for (int64_t t = 0; t < T; ++t) {
+        if ((t / kKdaSub) % 2 != strong_parity) continue;
+        std::copy_n(strong.begin() + t * c.H * c.dk, c.H * c.dk, c.g.begin() + t * c.H * c.dk);
+      }
+      ExpectChunkedEqualsRecurrent(c, "strong gates in sub-blocks of parity " + std::to_string(strong_parity));
     }
   }
 }

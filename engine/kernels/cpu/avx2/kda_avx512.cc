@@ -54,13 +54,6 @@ struct Avx512Ops : Avx2Ops {
       _mm512_mask_storeu_ps(out + i, m, Exp16(_mm512_maskz_loadu_ps(m, x + i)));
     }
   }
-  static void Scale(float alpha, float* y, int64_t n) {
-    const __m512 va = _mm512_set1_ps(alpha);
-    for (int64_t i = 0; i < n; i += 16) {
-      const __mmask16 m = Lanes(std::min<int64_t>(16, n - i));
-      _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(va, _mm512_maskz_loadu_ps(m, y + i)));
-    }
-  }
   static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
                        const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
     for (int64_t d = 0; d < n; d += 16) {
@@ -76,31 +69,61 @@ struct Avx512Ops : Avx2Ops {
       _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(kv, Exp16(_mm512_sub_ps(load(Ge + d), gt))));
     }
   }
-  // 32 columns at a time held in registers across the whole sum over rows; the 256-bit form's
-  // sums lane by lane, its last columns (past a multiple of 8) included only where it fuses them.
+  static void DecayRowFactored(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                               const float* eGep, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kx,
+                               float* kend) {
+    for (int64_t d = 0; d < n; d += 16) {
+      const __mmask16 m = Lanes(std::min<int64_t>(16, n - d));
+      auto load = [m](const float* p) { return _mm512_maskz_loadu_ps(m, p); };
+      const __m512 kv = load(k + d), f = Exp16(_mm512_sub_ps(load(Gt + d), load(Gp + d)));
+      const __m512 kav = _mm512_mul_ps(kv, f), qav = _mm512_mul_ps(load(q + d), f), e = load(eGp + d);
+      _mm512_mask_storeu_ps(ka + d, m, kav);
+      _mm512_mask_storeu_ps(qa + d, m, qav);
+      _mm512_mask_storeu_ps(kg + d, m, _mm512_mul_ps(kav, e));
+      _mm512_mask_storeu_ps(qg + d, m, _mm512_mul_ps(qav, e));
+      const __m512 kxv = _mm512_maskz_div_ps(m, kv, f);
+      _mm512_mask_storeu_ps(kx + d, m, kxv);
+      _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(kxv, load(eGep + d)));
+    }
+  }
+  // The columns in blocks of up to 128, one accumulator per 16, held in registers across the
+  // whole sum over rows: a row's sums are 8 independent chains, so the FMAs' latency hides
+  // behind one another (with 32 columns at a time the substitution waited on it). Each lane
+  // sums in the 256-bit form's order; the last columns past a multiple of 8 are left to it.
   static void CombineRows(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
                           const float* rows, int64_t row_stride, int64_t count, int64_t n) {
     const int64_t vector_cols = n - n % 8;
-    const __m512 vs = _mm512_set1_ps(out_scale), va = _mm512_set1_ps(alpha);
-    for (int64_t j = 0; j < vector_cols; j += 32) {
-      const int64_t cols = std::min<int64_t>(32, vector_cols - j);
-      const __mmask16 m0 = Lanes(std::min<int64_t>(16, cols)), m1 = Lanes(std::max<int64_t>(0, cols - 16));
-      __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-      for (int64_t i = 0; i < count; ++i) {
-        const __m512 c = _mm512_set1_ps(coeffs[i * coeff_stride]);
-        const float* r = rows + i * row_stride + j;
-        acc0 = _mm512_fmadd_ps(c, _mm512_maskz_loadu_ps(m0, r), acc0);
-        acc1 = _mm512_fmadd_ps(c, _mm512_maskz_loadu_ps(m1, r + 16), acc1);
-      }
-      const __m512 base0 = out_scale == 0.0f ? _mm512_setzero_ps() : _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m0, out + j));
-      const __m512 base1 =
-          out_scale == 0.0f ? _mm512_setzero_ps() : _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m1, out + j + 16));
-      _mm512_mask_storeu_ps(out + j, m0, _mm512_fmadd_ps(va, acc0, base0));
-      _mm512_mask_storeu_ps(out + j + 16, m1, _mm512_fmadd_ps(va, acc1, base1));
+    for (int64_t j = 0; j < vector_cols; j += 128) {
+      CombineBlock(out + j, out_scale, alpha, coeffs, coeff_stride, rows + j, row_stride, count,
+                   std::min<int64_t>(128, vector_cols - j));
     }
     if (vector_cols < n) {
       Avx2Ops::CombineRows(out + vector_cols, out_scale, alpha, coeffs, coeff_stride, rows + vector_cols, row_stride,
                            count, n - vector_cols);
+    }
+  }
+  static void CombineBlock(float* out, float out_scale, float alpha, const float* coeffs, int64_t coeff_stride,
+                           const float* rows, int64_t row_stride, int64_t count, int64_t cols) {
+    constexpr int kVectors = 8;
+    __mmask16 m[kVectors];
+    __m512 acc[kVectors];
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      m[v] = Lanes(std::clamp<int64_t>(cols - 16 * v, 0, 16));
+      acc[v] = _mm512_setzero_ps();
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      const __m512 c = _mm512_set1_ps(coeffs[i * coeff_stride]);
+      const float* r = rows + i * row_stride;
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) acc[v] = _mm512_fmadd_ps(c, _mm512_maskz_loadu_ps(m[v], r + 16 * v), acc[v]);
+    }
+    const __m512 vs = _mm512_set1_ps(out_scale), va = _mm512_set1_ps(alpha);
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      const __m512 base =
+          out_scale == 0.0f ? _mm512_setzero_ps() : _mm512_mul_ps(vs, _mm512_maskz_loadu_ps(m[v], out + 16 * v));
+      _mm512_mask_storeu_ps(out + 16 * v, m[v], _mm512_fmadd_ps(va, acc[v], base));
     }
   }
 };

@@ -77,26 +77,11 @@ struct Avx2Ops {
       out[j] = (out_scale == 0.0f ? 0.0f : out_scale * out[j]) + alpha * acc;
     }
   }
-  static void Scale(float alpha, float* y, int64_t n) {
-    const __m256 va = _mm256_set1_ps(alpha);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(va, _mm256_loadu_ps(y + i)));
-    for (; i < n; ++i) y[i] *= alpha;
-  }
   static void Exp(const float* x, float* out, int64_t n) { ExpArray(x, out, n); }
-  static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
-                       const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
-    // Lanes [d, d + r) of every row: loaded whole, or the ragged end through a buffer.
-    auto step = [&](int64_t d, auto load, auto store) {
-      const __m256 gt = load(Gt + d), kv = load(k + d);
-      const __m256 f = Exp8(_mm256_sub_ps(gt, load(Gp + d)));
-      const __m256 kav = _mm256_mul_ps(kv, f), qav = _mm256_mul_ps(load(q + d), f), e = load(eGp + d);
-      store(ka + d, kav);
-      store(qa + d, qav);
-      store(kg + d, _mm256_mul_ps(kav, e));
-      store(qg + d, _mm256_mul_ps(qav, e));
-      store(kend + d, _mm256_mul_ps(kv, Exp8(_mm256_sub_ps(load(Ge + d), gt))));
-    };
+  // step(d, load, store) over lanes [d, d + 8) of rows of n: loaded whole, then the ragged end
+  // through a buffer (its missing lanes read as 0).
+  template <class Step>
+  static void ForLanes(int64_t n, Step step) {
     int64_t d = 0;
     for (; d + 8 <= n; d += 8) {
       step(d, [](const float* p) { return _mm256_loadu_ps(p); }, [](float* p, __m256 v) { _mm256_storeu_ps(p, v); });
@@ -105,6 +90,36 @@ struct Avx2Ops {
       const int64_t r = n - d;
       step(d, [r](const float* p) { return LoadPartial(p, r, 0.0f); }, [r](float* p, __m256 v) { StorePartial(p, r, v); });
     }
+  }
+  // ka, qa, kg and qg at lanes [d, d + 8); returns f = e^{Gt−Gp} there.
+  template <class Load, class Store>
+  static __m256 DecayedForms(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                             int64_t d, Load load, Store store, float* ka, float* qa, float* kg, float* qg) {
+    const __m256 f = Exp8(_mm256_sub_ps(load(Gt + d), load(Gp + d)));
+    const __m256 kav = _mm256_mul_ps(load(k + d), f), qav = _mm256_mul_ps(load(q + d), f), e = load(eGp + d);
+    store(ka + d, kav);
+    store(qa + d, qav);
+    store(kg + d, _mm256_mul_ps(kav, e));
+    store(qg + d, _mm256_mul_ps(qav, e));
+    return f;
+  }
+  static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
+                       const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
+    ForLanes(n, [&](int64_t d, auto load, auto store) {
+      DecayedForms(k, q, Gt, Gp, eGp, d, load, store, ka, qa, kg, qg);
+      store(kend + d, _mm256_mul_ps(load(k + d), Exp8(_mm256_sub_ps(load(Ge + d), load(Gt + d)))));
+    });
+  }
+  // The missing lanes of a ragged end have f = e^0 = 1, so the division stays finite there.
+  static void DecayRowFactored(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                               const float* eGep, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kx,
+                               float* kend) {
+    ForLanes(n, [&](int64_t d, auto load, auto store) {
+      const __m256 f = DecayedForms(k, q, Gt, Gp, eGp, d, load, store, ka, qa, kg, qg);
+      const __m256 kxv = _mm256_div_ps(load(k + d), f);
+      store(kx + d, kxv);
+      store(kend + d, _mm256_mul_ps(kxv, load(eGep + d)));
+    });
   }
   // 8 × 8 blocks transposed in registers; the ragged edges element by element.
   static void Transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {

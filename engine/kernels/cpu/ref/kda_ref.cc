@@ -20,21 +20,32 @@ struct ScalarOps {
       out[j] = (out_scale == 0.0f ? 0.0f : out_scale * out[j]) + alpha * acc;
     }
   }
-  static void Scale(float alpha, float* y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] *= alpha;
-  }
   static void Exp(const float* x, float* out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = std::exp(x[i]);
+  }
+  // ka, qa, kg and qg at d; returns f = e^{Gt−Gp} there.
+  static float DecayedForms(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                            int64_t d, float* ka, float* qa, float* kg, float* qg) {
+    const float f = std::exp(Gt[d] - Gp[d]);
+    ka[d] = k[d] * f;
+    qa[d] = q[d] * f;
+    kg[d] = ka[d] * eGp[d];
+    qg[d] = qa[d] * eGp[d];
+    return f;
   }
   static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
                        const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
     for (int64_t d = 0; d < n; ++d) {
-      const float f = std::exp(Gt[d] - Gp[d]);
-      ka[d] = k[d] * f;
-      qa[d] = q[d] * f;
-      kg[d] = ka[d] * eGp[d];
-      qg[d] = qa[d] * eGp[d];
+      DecayedForms(k, q, Gt, Gp, eGp, d, ka, qa, kg, qg);
       kend[d] = k[d] * std::exp(Ge[d] - Gt[d]);
+    }
+  }
+  static void DecayRowFactored(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                               const float* eGep, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kx,
+                               float* kend) {
+    for (int64_t d = 0; d < n; ++d) {
+      kx[d] = k[d] / DecayedForms(k, q, Gt, Gp, eGp, d, ka, qa, kg, qg);
+      kend[d] = kx[d] * eGep[d];
     }
   }
   static void Transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst, int64_t ld_dst) {
