@@ -6,9 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <set>
 #include <span>
 
 #include "audit/audit_key.h"
@@ -21,6 +19,7 @@
 #include "audit/log_verifier.h"
 #include "audit/proof_format.h"
 #include "audit/signed_head.h"
+#include "cli/options.h"
 
 namespace kimi::cli {
 namespace {
@@ -31,39 +30,22 @@ constexpr int kExitOk = 0;
 constexpr int kExitBad = 1;
 constexpr int kExitUsage = 2;
 
-// Parsed "--name value" options and positional arguments.
-struct Args {
-  std::map<std::string, std::string> options;
-  std::vector<std::string> positional;
-};
+using Args = ParsedArgs;
 
-Result<Args> ParseArgs(const std::vector<std::string>& argv, const std::set<std::string>& allowed) {
-  Args out;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a.rfind("--", 0) != 0) {
-      out.positional.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(2);
-    std::string value;
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else if (i + 1 < argv.size()) {
-      value = argv[++i];
-    } else {
-      return Status::InvalidArgument("option --" + name + " needs a value");
-    }
-    if (!allowed.count(name)) return Status::InvalidArgument("unknown option --" + name);
-    out.options[name] = value;
-  }
-  return out;
+// The options `names` (each takes a value, "--out F" or "--out=F") with the common ones, and at
+// most `words` positional words.
+Result<Args> ParseAuditArgs(const std::vector<std::string>& argv, std::vector<std::string> names, size_t words = 0) {
+  names.insert(names.end(), {"data-dir", "db", "public-key"});
+  for (std::string& name : names) name = "--" + name;
+  Args a = ParseArgs(argv, names, {}, words);
+  if (!a.error.empty()) return Status::InvalidArgument(a.error);
+  return a;
 }
 
+bool Given(const Args& a, const std::string& name) { return a.Gives("--" + name); }
+
 std::string Opt(const Args& a, const std::string& name, const std::string& fallback = "") {
-  auto it = a.options.find(name);
-  return it == a.options.end() ? fallback : it->second;
+  return Given(a, name) ? a.One("--" + name) : fallback;
 }
 
 Result<uint64_t> ParseCount(const std::string& text, const char* what) {
@@ -76,14 +58,9 @@ Result<uint64_t> ParseCount(const std::string& text, const char* what) {
 }
 
 std::string DataDir(const Args& a) {
-  if (auto it = a.options.find("data-dir"); it != a.options.end()) return it->second;
+  if (Given(a, "data-dir")) return Opt(a, "data-dir");
   const char* env = std::getenv("KIMI_DATA_DIR");
   return (env != nullptr && *env != '\0') ? env : "/var/lib/kimi-appliance";
-}
-
-std::set<std::string> WithCommon(std::set<std::string> names) {
-  names.insert({"data-dir", "db", "public-key"});
-  return names;
 }
 
 Result<std::unique_ptr<AuditStore>> OpenStore(const Args& a) {
@@ -178,13 +155,13 @@ int VerifyBundleFile(const std::string& path, const audit::PublicKey& key, std::
 }  // namespace
 
 int RunAuditVerify(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"head", "export"}));
+  Result<Args> a = ParseAuditArgs(argv, {"head", "export"});
   if (!a.ok()) return Fail(a.status(), err);
   Result<audit::PublicKey> key = LoadKey(*a);
   if (!key.ok()) return Fail(key.status(), err);
-  if (a->options.count("export")) return VerifyBundleFile(Opt(*a, "export"), *key, out, err);
+  if (Given(*a, "export")) return VerifyBundleFile(Opt(*a, "export"), *key, out, err);
   std::vector<audit::SignedTreeHead> kept;
-  if (a->options.count("head")) {
+  if (Given(*a, "head")) {
     Result<std::vector<audit::SignedTreeHead>> heads = audit::ReadTreeHeadsFile(Opt(*a, "head"));
     if (!heads.ok()) return Fail(heads.status(), err);
     kept = std::move(heads).value();
@@ -195,9 +172,9 @@ int RunAuditVerify(const std::vector<std::string>& argv, std::ostream& out, std:
 }
 
 int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"append", "out"}));
+  Result<Args> a = ParseAuditArgs(argv, {"append", "out"});
   if (!a.ok()) return Fail(a.status(), err);
-  if (!a->positional.empty() || (a->options.count("append") && a->options.count("out"))) {
+  if (!a->positional.empty() || (Given(*a, "append") && Given(*a, "out"))) {
     err << "usage: kimictl audit witness [--append WITNESS.jsonl | --out HEAD.json]\n";
     return kExitUsage;
   }
@@ -238,7 +215,7 @@ int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std
 }
 
 int RunAuditProve(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"tree-size", "out"}));
+  Result<Args> a = ParseAuditArgs(argv, {"tree-size", "out"}, 1);
   if (!a.ok()) return Fail(a.status(), err);
   if (a->positional.size() != 1) {
     err << "usage: kimictl audit prove SEQ [--tree-size N] [--out FILE]\n";
@@ -247,7 +224,7 @@ int RunAuditProve(const std::vector<std::string>& argv, std::ostream& out, std::
   Result<uint64_t> seq = ParseCount(a->positional[0], "SEQ");
   if (!seq.ok()) return Fail(seq.status(), err);
   std::optional<uint64_t> size;
-  if (a->options.count("tree-size")) {
+  if (Given(*a, "tree-size")) {
     Result<uint64_t> s = ParseCount(Opt(*a, "tree-size"), "--tree-size");
     if (!s.ok()) return Fail(s.status(), err);
     size = *s;
@@ -261,7 +238,7 @@ int RunAuditProve(const std::vector<std::string>& argv, std::ostream& out, std::
 }
 
 int RunAuditConsistency(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"new-size", "out"}));
+  Result<Args> a = ParseAuditArgs(argv, {"new-size", "out"}, 1);
   if (!a.ok()) return Fail(a.status(), err);
   if (a->positional.size() != 1) {
     err << "usage: kimictl audit consistency OLD_SIZE [--new-size N] [--out FILE]\n";
@@ -270,7 +247,7 @@ int RunAuditConsistency(const std::vector<std::string>& argv, std::ostream& out,
   Result<uint64_t> old_size = ParseCount(a->positional[0], "OLD_SIZE");
   if (!old_size.ok()) return Fail(old_size.status(), err);
   std::optional<uint64_t> new_size;
-  if (a->options.count("new-size")) {
+  if (Given(*a, "new-size")) {
     Result<uint64_t> s = ParseCount(Opt(*a, "new-size"), "--new-size");
     if (!s.ok()) return Fail(s.status(), err);
     new_size = *s;
@@ -284,19 +261,19 @@ int RunAuditConsistency(const std::vector<std::string>& argv, std::ostream& out,
 }
 
 int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"since", "until", "format", "out"}));
+  Result<Args> a = ParseAuditArgs(argv, {"since", "until", "format", "out"});
   if (!a.ok()) return Fail(a.status(), err);
   if (!a->positional.empty()) {
     err << "usage: kimictl audit export --format jsonl|csv|bundle [--since T] [--until T] [--out FILE]\n";
     return kExitUsage;
   }
   audit::ExportOptions options;
-  if (a->options.count("since")) {
+  if (Given(*a, "since")) {
     Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "since"));
     if (!t.ok()) return Fail(t.status(), err);
     options.records.since_ms = *t;
   }
-  if (a->options.count("until")) {
+  if (Given(*a, "until")) {
     Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, "until"));
     if (!t.ok()) return Fail(t.status(), err);
     options.records.until_ms = *t;
@@ -328,8 +305,8 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
 }
 
 int RunAuditList(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"outcome", "action", "actor", "model", "request-id",
-                                               "client-request-id", "since", "until", "limit"}));
+  Result<Args> a = ParseAuditArgs(argv, {"outcome", "action", "actor", "model", "request-id",
+                                               "client-request-id", "since", "until", "limit"});
   if (!a.ok()) return Fail(a.status(), err);
   if (!a->positional.empty()) {
     err << "usage: kimictl audit list [--outcome O] [--action A] [--actor A] [--model M] [--request-id ID] "
@@ -342,15 +319,15 @@ int RunAuditList(const std::vector<std::string>& argv, std::ostream& out, std::o
   for (auto [name, field] : {std::pair{"outcome", &q.outcome}, {"action", &q.action}, {"actor", &q.actor},
                              {"model", &q.model}, {"request-id", &q.request_id},
                              {"client-request-id", &q.client_request_id}}) {
-    if (a->options.count(name)) *field = audit::AuditText(Opt(*a, name));
+    if (Given(*a, name)) *field = audit::AuditText(Opt(*a, name));
   }
   for (auto [name, field] : {std::pair{"since", &q.since_ms}, {"until", &q.until_ms}}) {
-    if (!a->options.count(name)) continue;
+    if (!Given(*a, name)) continue;
     Result<int64_t> t = audit::ParseUtcMillis(Opt(*a, name));
     if (!t.ok()) return Fail(t.status(), err);
     *field = *t;
   }
-  if (a->options.count("limit")) {
+  if (Given(*a, "limit")) {
     Result<uint64_t> limit = ParseCount(Opt(*a, "limit"), "--limit");
     if (!limit.ok()) return Fail(limit.status(), err);
     q.limit = *limit;
@@ -371,7 +348,7 @@ int RunAuditList(const std::vector<std::string>& argv, std::ostream& out, std::o
 }
 
 int RunAuditHead(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseArgs(argv, WithCommon({"out"}));
+  Result<Args> a = ParseAuditArgs(argv, {"out"});
   if (!a.ok()) return Fail(a.status(), err);
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);

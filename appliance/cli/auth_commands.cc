@@ -48,13 +48,6 @@ int Fail(const char* command, const Status& status, const Io& io) {
   return kFailed;
 }
 
-// Splits a leading positional argument off `args` (kimictl key revoke KEY_ID --data-dir D).
-std::vector<std::string> TakePositional(const std::vector<std::string>& args, std::string* positional) {
-  if (args.empty() || args[0].rfind("--", 0) == 0) return args;
-  *positional = args[0];
-  return std::vector<std::string>(args.begin() + 1, args.end());
-}
-
 // The data directory (see the header), with the configuration it came from.
 Result<std::string> ResolveDataDir(const Common& common, config::AppConfig* cfg) {
   if (!common.config_path.empty()) {
@@ -227,9 +220,8 @@ int RunKeyList(const std::vector<std::string>& args, const Io& io) {
 int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id;
-  std::vector<std::string> rest = TakePositional(args, &id);
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
-  if (!ParseOptions("key revoke", rest, specs, io)) return kUsage;
+    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("key revoke", args, specs, io, &id)) return kUsage;
   if (id.empty()) {
     std::fprintf(io.err, "kimictl key revoke: name the key: kimictl key revoke KEY_ID\n");
     return kUsage;
@@ -267,9 +259,8 @@ std::optional<int64_t> ParseGrace(const std::string& text) {
 int RunKeyRotate(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id, grace;
-  std::vector<std::string> rest = TakePositional(args, &id);
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--grace", &grace}};
-  if (!ParseOptions("key rotate", rest, specs, io)) return kUsage;
+    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--grace", &grace}};
+  if (!ParseOptions("key rotate", args, specs, io, &id)) return kUsage;
   std::optional<int64_t> grace_ms = ParseGrace(grace);
   if (id.empty() || !grace_ms) {
     std::fprintf(io.err, "kimictl key rotate: usage: kimictl key rotate KEY_ID --grace N[s|m|h|d] (at most 7d; 0: the "
@@ -292,11 +283,10 @@ int RunKeyUpdate(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id, role_name, models;
   std::string limit_text[std::size(auth::kKeyLimitFields)];
-  std::vector<std::string> rest = TakePositional(args, &id);
-  std::vector<OptionSpec> specs = {
+    std::vector<OptionSpec> specs = {
       {"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}, {"--models", &models}};
   AddLimitOptions(&specs, limit_text);
-  if (!ParseOptions("key update", rest, specs, io)) return kUsage;
+  if (!ParseOptions("key update", args, specs, io, &id)) return kUsage;
   auth::KeyChange change;
   if (id.empty() || !ParseLimitOptions("key update", limit_text, &change, io)) {
     std::fprintf(io.err, "kimictl key update: usage: kimictl key update KEY_ID [--role ROLE] [--models A,B|'*'] "
@@ -324,10 +314,9 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string role_name;
   std::string limit_text[std::size(auth::kKeyLimitFields)];
-  std::vector<std::string> rest = TakePositional(args, &role_name);
-  std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+    std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   AddLimitOptions(&specs, limit_text);
-  if (!ParseOptions("role limits", rest, specs, io)) return kUsage;
+  if (!ParseOptions("role limits", args, specs, io, &role_name)) return kUsage;
   auth::KeyChange change;
   if (!ParseLimitOptions("role limits", limit_text, &change, io)) return kUsage;
   std::optional<auth::Role> only;
@@ -371,9 +360,8 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
 int RunUserAdd(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string username, role_name;
-  std::vector<std::string> rest = TakePositional(args, &username);
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}};
-  if (!ParseOptions("user add", rest, specs, io)) return kUsage;
+    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}};
+  if (!ParseOptions("user add", args, specs, io, &username)) return kUsage;
   if (username.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl user add: usage: kimictl user add USERNAME --role ROLE\n");
     return kUsage;
@@ -415,9 +403,8 @@ int ActOnUser(const char* command, const std::vector<std::string>& args, const I
               Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), const char* done) {
   Common c;
   std::string username;
-  std::vector<std::string> rest = TakePositional(args, &username);
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
-  if (!ParseOptions(command, rest, specs, io)) return kUsage;
+    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions(command, args, specs, io, &username)) return kUsage;
   if (username.empty()) {
     std::fprintf(io.err, "kimictl %s: usage: kimictl %s USERNAME\n", command, command);
     return kUsage;
@@ -447,9 +434,8 @@ int RunUserUnlock(const std::vector<std::string>& args, const Io& io) {
 int RunUserResetPassword(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string username;
-  std::vector<std::string> rest = TakePositional(args, &username);
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
-  if (!ParseOptions("user reset-password", rest, specs, io)) return kUsage;
+    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  if (!ParseOptions("user reset-password", args, specs, io, &username)) return kUsage;
   if (username.empty()) {
     std::fprintf(io.err, "kimictl user reset-password: usage: kimictl user reset-password USERNAME\n");
     return kUsage;
@@ -468,16 +454,12 @@ int RunUserResetPassword(const std::vector<std::string>& args, const Io& io) {
 
 int RunTlsSelfSigned(const std::vector<std::string>& args, const Io& io) {
   Common c;
-  std::string dir, names, common_name = "kimi-appliance", days = "825", force;
-  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--dir", &dir},
-                              {"--names", &names},         {"--cn", &common_name},       {"--days", &days}};
-  std::vector<std::string> rest;
+  std::string dir, names, common_name = "kimi-appliance", days = "825";
   bool overwrite = false;
-  for (const std::string& a : args) {
-    if (a == "--force") overwrite = true;
-    else rest.push_back(a);
-  }
-  if (!ParseOptions("tls selfsigned", rest, specs, io)) return kUsage;
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--dir", &dir},
+                              {"--names", &names},         {"--cn", &common_name},       {"--days", &days},
+                              {"--force", nullptr, &overwrite}};
+  if (!ParseOptions("tls selfsigned", args, specs, io)) return kUsage;
   if (dir.empty()) {
     config::AppConfig cfg;
     Result<std::string> data_dir = ResolveDataDir(c, &cfg);

@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include "cli/options.h"
+
 namespace kimi::cli {
 namespace {
 
@@ -154,35 +156,20 @@ int RunKimictl(const std::vector<std::string>& argv, const Io& io) {
 }
 
 bool ParseOptions(std::string_view command, const std::vector<std::string>& args, std::span<const OptionSpec> specs,
-                  const Io& io) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
-    std::string value;
-    bool inline_value = false;
-    if (size_t eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    const OptionSpec* spec = nullptr;
-    for (const OptionSpec& s : specs) {
-      if (s.name == name) spec = &s;
-    }
-    if (spec == nullptr) {
-      std::fprintf(io.err, "kimictl %.*s: unknown argument \"%s\"\n", static_cast<int>(command.size()), command.data(),
-                   args[i].c_str());
-      return false;
-    }
-    if (!inline_value) {
-      if (i + 1 >= args.size()) {
-        std::fprintf(io.err, "kimictl %.*s: %s needs a value\n", static_cast<int>(command.size()), command.data(),
-                     name.c_str());
-        return false;
-      }
-      value = args[++i];
-    }
-    *spec->value = value;
+                  const Io& io, std::string* positional) {
+  std::vector<std::string> with_value, flags;
+  for (const OptionSpec& spec : specs) (spec.flag != nullptr ? flags : with_value).emplace_back(spec.name);
+  const ParsedArgs parsed = ParseArgs(args, with_value, flags, positional != nullptr ? 1 : 0);
+  if (!parsed.error.empty()) {
+    std::fprintf(io.err, "kimictl %.*s: %s\n", static_cast<int>(command.size()), command.data(), parsed.error.c_str());
+    return false;
   }
+  for (const OptionSpec& spec : specs) {
+    const std::string name(spec.name);
+    if (spec.flag != nullptr) *spec.flag = parsed.Has(name);
+    else if (parsed.Gives(name)) *spec.value = parsed.One(name);
+  }
+  if (positional != nullptr && !parsed.positional.empty()) *positional = parsed.positional.front();
   return true;
 }
 

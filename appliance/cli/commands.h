@@ -41,14 +41,17 @@ std::span<const Command> CommandTable();
 // is required, and its absence is a usage error (exit 2) naming it.
 int RunKimictl(const std::vector<std::string>& argv, const Io& io);
 
-// Parses "--name VALUE" / "--name=VALUE" options of a subcommand. Returns false and prints
-// "kimictl <command>: ..." to io.err on an unknown or incomplete option.
+// Parses "--name VALUE" / "--name=VALUE" options of a subcommand (options.h), and with
+// `positional` one word anywhere among them (the key, user or role the command acts on).
+// Returns false and prints "kimictl <command>: ..." to io.err on an unknown or incomplete
+// option or a word past those taken.
 struct OptionSpec {
   std::string_view name;  // "--config"
-  std::string* value;
+  std::string* value;     // set when given; nullptr for a flag
+  bool* flag = nullptr;   // a flag ("--force"): set to true when given
 };
 bool ParseOptions(std::string_view command, const std::vector<std::string>& args, std::span<const OptionSpec> specs,
-                  const Io& io);
+                  const Io& io, std::string* positional = nullptr);
 
 // The commands themselves.
 int RunVersion(const std::vector<std::string>& args, const Io& io);

@@ -120,6 +120,48 @@ class TempDir {
   std::string path_;
 };
 
+// Runs kimictl with `words`; returns the exit code, err in *err.
+int Kimictl(std::vector<std::string> words, std::string* err) {
+  words.insert(words.begin(), "kimictl");
+  Captured cap;
+  const int code = RunKimictl(words, cap.io());
+  *err = cap.err();
+  return code;
+}
+
+// A word the command takes no place for was read past before: "audit verify" and "audit head"
+// verified and printed as if it were not there.
+TEST(KimictlOptionsTest, AStrayWordIsAUsageErrorForEveryKindOfCommand) {
+  TempDir dir;
+  const std::string data_dir = "--data-dir=" + dir.path();
+  for (const std::vector<std::string>& words :
+       {std::vector<std::string>{"audit", "verify", "stray", data_dir}, {"audit", "head", "stray", data_dir},
+        {"audit", "prove", "1", "stray", data_dir}, {"key", "list", "stray", data_dir},
+        {"key", "revoke", "KEY", "stray", data_dir}, {"model", "list", "stray", data_dir}, {"version", "stray"}}) {
+    std::string err;
+    EXPECT_EQ(Kimictl(words, &err), 2) << words[0] << " " << words[1];
+    EXPECT_NE(err.find("stray"), std::string::npos) << words[0] << " " << words[1] << ": " << err;
+  }
+}
+
+// "--name=value" was an unknown option to the model commands; a key's, user's or role's name
+// after the options was an unknown argument to the key and user commands.
+TEST(KimictlOptionsTest, EveryCommandTakesValuesEitherWayAndItsWordAmongTheOptions) {
+  TempDir dir;
+  for (const std::vector<std::string>& words :
+       {std::vector<std::string>{"model", "list", "--data-dir=" + dir.path()},
+        {"key", "revoke", "--data-dir", dir.path(), "KEY"},
+        {"user", "disable", "--data-dir=" + dir.path(), "someone"},
+        {"audit", "head", "--data-dir=" + dir.path()}}) {
+    std::string err;
+    Kimictl(words, &err);
+    // The data directory holds no store: each command gets as far as opening it.
+    EXPECT_EQ(err.find("unknown"), std::string::npos) << words[0] << " " << words[1] << ": " << err;
+    EXPECT_EQ(err.find("usage"), std::string::npos) << words[0] << " " << words[1] << ": " << err;
+    EXPECT_NE(err.find(dir.path()), std::string::npos) << words[0] << " " << words[1] << ": " << err;
+  }
+}
+
 // The commands that read or edit an existing store, with arguments that pass their own checks.
 const std::vector<std::vector<std::string>> kCommandsOnAnExistingStore = {
     {"key", "list"},

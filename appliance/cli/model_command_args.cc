@@ -8,49 +8,6 @@
 
 namespace kimi::cli {
 
-std::vector<std::string> ParsedArgs::All(const std::string& name) const {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : options)
-    if (k == name) out.push_back(v);
-  return out;
-}
-
-std::string ParsedArgs::One(const std::string& name) const {
-  auto all = All(name);
-  return all.empty() ? "" : all.back();
-}
-
-bool ParsedArgs::Has(const std::string& flag) const {
-  return std::find(flags.begin(), flags.end(), flag) != flags.end();
-}
-
-ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
-                     const std::vector<std::string>& boolean) {
-  ParsedArgs parsed;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) {
-      parsed.positional.push_back(a);
-      continue;
-    }
-    bool takes_value = std::find(with_value.begin(), with_value.end(), a) != with_value.end();
-    bool is_flag = std::find(boolean.begin(), boolean.end(), a) != boolean.end();
-    if (is_flag) {
-      parsed.flags.push_back(a);
-    } else if (takes_value) {
-      if (i + 1 >= args.size()) {
-        parsed.error = a + " needs a value";
-        return parsed;
-      }
-      parsed.options.emplace_back(a, args[++i]);
-    } else {
-      parsed.error = "unknown option " + a;
-      return parsed;
-    }
-  }
-  return parsed;
-}
-
 Result<models::TrustStore> TrustFromArgs(const ParsedArgs& a) {
   models::TrustStore trust;
   std::vector<std::string> keys = a.All("--key");

@@ -48,7 +48,7 @@ Status WriteNewFile(const std::string& path, const std::string& text, mode_t mod
 }  // namespace
 
 int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, {"--out"}, {"--force"});
+  ParsedArgs a = ParseArgs(args, {"--out"}, {"--force"}, 0);
   if (!a.error.empty() || !a.positional.empty()) {
     err << "usage: kimictl keygen [--out PREFIX] [--force]\n" << (a.error.empty() ? "" : "error: " + a.error + "\n");
     return kExitUsage;
@@ -73,7 +73,7 @@ int RunKeygen(const std::vector<std::string>& args, std::ostream& out, std::ostr
 int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ParsedArgs a =
       ParseArgs(args, {"--key", "--certificate", "--signature", "--shard-size", "--ignore", "--threads"},
-                {"--quiet", "--files"});
+                {"--quiet", "--files"}, 1);
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--key").empty()) {
     err << "usage: kimictl model sign --key KEY.pem [--certificate CHAIN.pem] [--signature PATH]\n"
            "                          [--shard-size auto|BYTES | --files] [--ignore PATH]... MODEL\n"
@@ -127,7 +127,7 @@ int RunModelSign(const std::vector<std::string>& args, std::ostream& out, std::o
 }
 
 int RunModelVerify(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, {"--key", "--ca", "--trust-dir", "--signature", "--ignore", "--threads"}, {"--quiet"});
+  ParsedArgs a = ParseArgs(args, {"--key", "--ca", "--trust-dir", "--signature", "--ignore", "--threads"}, {"--quiet"}, 1);
   if (!a.error.empty() || a.positional.size() != 1) {
     err << "usage: kimictl model verify [--key PUB.pem]... [--ca CA.pem]... [--trust-dir DIR] [--signature PATH]\n"
            "                            [--ignore PATH]... [--threads N] [--quiet] MODEL\n"

@@ -151,7 +151,7 @@ int RunModelImport(const std::vector<std::string>& args, std::ostream& out, std:
   const char* usage =
       "model import --id MODEL [--data-dir DIR] [--trust-dir DIR] [--key PUB.pem]... [--ca CA.pem]...\n"
       "                           [--ignore PATH]... [--threads N] [--quiet] SOURCE_DIR";
-  ParsedArgs a = ParseArgs(args, With(kTrustOptions, {"--id", "--ignore", "--threads"}), {"--quiet"});
+  ParsedArgs a = ParseArgs(args, With(kTrustOptions, {"--id", "--ignore", "--threads"}), {"--quiet"}, 1);
   if (!a.error.empty() || a.positional.size() != 1 || a.One("--id").empty()) return Usage(err, usage, a);
   auto session = Session::Open(a, true);
   if (!session.ok()) {
@@ -177,7 +177,7 @@ int RunModelImport(const std::vector<std::string>& args, std::ostream& out, std:
 }
 
 int RunModelList(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, {"--data-dir"}, {"--all", "--json"});
+  ParsedArgs a = ParseArgs(args, {"--data-dir"}, {"--all", "--json"}, 0);
   if (!a.error.empty() || !a.positional.empty()) return Usage(err, "model list [--data-dir DIR] [--all] [--json]", a);
   // Reading needs no lock: list works while the daemon runs.
   auto db = OpenDatabase(DataDir(a));
@@ -209,7 +209,7 @@ int RunModelList(const std::vector<std::string>& args, std::ostream& out, std::o
 }
 
 int RunModelActivate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, kTrustOptions, {"--force"});
+  ParsedArgs a = ParseArgs(args, kTrustOptions, {"--force"}, 2);
   if (!a.error.empty() || a.positional.size() != 2) {
     return Usage(err, "model activate [--data-dir DIR] [--trust-dir DIR] [--force] MODEL DIGEST", a);
   }
@@ -229,7 +229,7 @@ int RunModelActivate(const std::vector<std::string>& args, std::ostream& out, st
 }
 
 int RunModelRollback(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, kTrustOptions, {});
+  ParsedArgs a = ParseArgs(args, kTrustOptions, {}, 1);
   if (!a.error.empty() || a.positional.size() != 1) {
     return Usage(err, "model rollback [--data-dir DIR] [--trust-dir DIR] MODEL", a);
   }
@@ -245,7 +245,7 @@ int RunModelRollback(const std::vector<std::string>& args, std::ostream& out, st
 }
 
 int RunModelRemove(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, {"--data-dir"}, {});
+  ParsedArgs a = ParseArgs(args, {"--data-dir"}, {}, 2);
   if (!a.error.empty() || a.positional.size() != 2) return Usage(err, "model remove [--data-dir DIR] MODEL DIGEST", a);
   auto session = Session::Open(a, false);
   if (!session.ok()) {
@@ -263,7 +263,7 @@ int RunModelRemove(const std::vector<std::string>& args, std::ostream& out, std:
 }
 
 int RunModelVerifyInstalled(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  ParsedArgs a = ParseArgs(args, kTrustOptions, {});
+  ParsedArgs a = ParseArgs(args, kTrustOptions, {}, 2);
   if (!a.error.empty() || a.positional.empty() || a.positional.size() > 2) {
     return Usage(err, "model verify-installed [--data-dir DIR] [--trust-dir DIR] MODEL [DIGEST]", a);
   }
