@@ -8,42 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kimi/durable_file.h"
+
 namespace kimi::audit {
 namespace {
 
 Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
-
-Status WriteWholeFile(const std::string& path, std::string_view data, mode_t mode, bool exclusive) {
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
-  const int fd = ::open(path.c_str(), flags, mode);
-  if (fd < 0) return Errno("cannot create " + path);
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = Errno("cannot write " + path);
-      ::close(fd);
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    Status s = Errno("cannot fsync " + path);
-    ::close(fd);
-    return s;
-  }
-  if (::close(fd) != 0) return Errno("cannot close " + path);
-  return Status::OK();
-}
-
-void SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
 
 }  // namespace
 
@@ -75,9 +45,10 @@ Result<AuditKey> AuditKey::LoadOrCreate(const std::string& dir) {
     }
   } else if (errno == ENOENT) {
     randombytes_buf(seed.data(), seed.size());
-    KIMI_RETURN_IF_ERROR(WriteWholeFile(
-        path, std::string_view(reinterpret_cast<const char*>(seed.data()), seed.size()), 0600, /*exclusive=*/true));
-    SyncDirectory(dir);
+    // Whole or not at all: a seed cut short by a crash would stop the next start.
+    KIMI_RETURN_IF_ERROR(WriteFileAtomically(path,
+                                             std::string_view(reinterpret_cast<const char*>(seed.data()), seed.size()),
+                                             0600, IfExists::kRefuse));
   } else {
     return Errno("cannot stat " + path);
   }
@@ -123,12 +94,9 @@ Signature AuditKey::SignMessage(std::string_view message) const {
 
 Status ExportPublicKey(const PublicKey& key, const std::string& path) {
   const std::string text = PublicKeyToJson(key).dump(2) + "\n";
-  const std::string tmp = path + ".tmp";
   // Public, but in the data directory, which is the service account's alone (store/owner_only.h);
   // auditors get their copy from the operator.
-  KIMI_RETURN_IF_ERROR(WriteWholeFile(tmp, text, 0600, /*exclusive=*/false));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename " + tmp);
-  return Status::OK();
+  return WriteFileAtomically(path, text, 0600);
 }
 
 }  // namespace kimi::audit

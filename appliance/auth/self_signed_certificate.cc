@@ -18,6 +18,8 @@
 #include <cstring>
 #include <memory>
 
+#include "kimi/durable_file.h"
+
 namespace kimi::auth {
 namespace {
 
@@ -108,25 +110,9 @@ Result<std::string> Pem(WritePem write) {
 }
 
 Status WriteFile(const std::string& path, const std::string& text, mode_t mode, bool overwrite) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), mode);
-  if (fd < 0) {
-    if (errno == EEXIST) return Status::AlreadyExists(path + " exists; pass --force to replace it");
-    return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
-  }
-  ::fchmod(fd, mode);  // the mode of a replaced file too
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::IOError("cannot write " + path + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
-  return Status::OK();
+  Status s = WriteFileAtomically(path, text, mode, overwrite ? IfExists::kReplace : IfExists::kRefuse);
+  if (s.code() == Status::Code::kAlreadyExists) return Status::AlreadyExists(path + " exists; pass --force to replace it");
+  return s;
 }
 
 }  // namespace

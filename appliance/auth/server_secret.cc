@@ -9,21 +9,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "kimi/durable_file.h"
+
 namespace kimi::auth {
 namespace {
 
 Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
-
-Status WriteAll(int fd, const uint8_t* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("cannot write " + path);
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return ::fsync(fd) == 0 ? Status::OK() : Errno("cannot sync " + path);
-}
 
 Result<std::array<uint8_t, 32>> ReadSecret(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -58,8 +49,8 @@ Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir, int
   std::string path = (std::filesystem::path(data_dir) / kServerSecretFile).string();
   std::array<uint8_t, 32> bytes{};
   randombytes_buf(bytes.data(), bytes.size());
-  // Written under a temporary name and linked into place: a racing process sees either no
-  // file or the whole secret, and link() lets exactly one of them win.
+  // Written under a temporary name and linked into place (kimi/durable_file.h): a racing
+  // process sees either no file or the whole secret, and exactly one of them wins.
   if (!std::filesystem::exists(path, ec) && hashed_credentials > 0) {
     return Status::FailedPrecondition(path + " is missing while the database holds " +
                                       std::to_string(hashed_credentials) +
@@ -67,17 +58,10 @@ Result<ServerSecret> ServerSecret::LoadOrCreate(const std::string& data_dir, int
                                       "(docs/operations.md); a new secret would make every one of them fail");
   }
   if (!std::filesystem::exists(path, ec)) {
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
-    if (fd < 0) return Errno("cannot create " + tmp);
-    Status written = WriteAll(fd, bytes.data(), bytes.size(), tmp);
-    ::close(fd);
+    Status written = WriteFileAtomically(path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                         0600, IfExists::kRefuse);
     sodium_memzero(bytes.data(), bytes.size());
-    if (written.ok() && ::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
-      written = Errno("cannot create " + path);
-    }
-    ::unlink(tmp.c_str());
-    KIMI_RETURN_IF_ERROR(written);
+    if (written.code() != Status::Code::kAlreadyExists) KIMI_RETURN_IF_ERROR(written);
   }
   KIMI_ASSIGN_OR_RETURN(bytes, ReadSecret(path));
   return ServerSecret(bytes);

@@ -20,6 +20,7 @@
 #include "audit/proof_format.h"
 #include "audit/signed_head.h"
 #include "cli/options.h"
+#include "kimi/durable_file.h"
 
 namespace kimi::cli {
 namespace {
@@ -85,11 +86,7 @@ Status Emit(const Args& a, const std::string& text, std::ostream& out) {
     out << text;
     return Status::OK();
   }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << text;
-  f.close();
-  if (!f) return Status::IOError("cannot write " + path);
-  return Status::OK();
+  return WriteFileAtomically(path, text);
 }
 
 int Fail(const Status& s, std::ostream& err) {
@@ -204,10 +201,10 @@ int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std
   if (append.empty()) {
     s = Emit(*a, audit::TreeHeadToJson(head).dump(Opt(*a, "out").empty() ? -1 : 2) + "\n", out);
   } else if (std::find(kept.begin(), kept.end(), head) == kept.end()) {
-    std::ofstream f(append, std::ios::binary | std::ios::app);
-    f << audit::TreeHeadToJson(head).dump() << "\n";
-    f.close();
-    if (!f) s = Status::IOError("cannot append to " + append);
+    // The whole file rewritten with the new line: a line torn by a crash would make the
+    // auditor's file unreadable to the next witness and verify.
+    Result<std::string> before = std::filesystem::exists(append) ? audit::ReadTextFile(append) : Result<std::string>(std::string());
+    s = before.ok() ? WriteFileAtomically(append, *before + audit::TreeHeadToJson(head).dump() + "\n") : before.status();
   }
   if (!s.ok()) return Fail(s, err);
   err << "witnessed signed head: size " << head.tree_size << ", root " << audit::ToHex(head.root_hash) << "\n";
@@ -289,14 +286,19 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
   }
   Result<std::unique_ptr<AuditStore>> store = OpenStore(*a);
   if (!store.ok()) return Fail(store.status(), err);
+  // --out FILE is replaced only by a complete export: one that fails halfway leaves it as it was.
   const std::string path = Opt(*a, "out");
-  std::ofstream file;
+  std::unique_ptr<AtomicFileWriter> file;
   if (!path.empty()) {
-    file.open(path, std::ios::binary | std::ios::trunc);
-    if (!file) return Fail(Status::IOError("cannot create " + path), err);
+    Result<std::unique_ptr<AtomicFileWriter>> created = AtomicFileWriter::Create(path);
+    if (!created.ok()) return Fail(created.status(), err);
+    file = std::move(*created);
   }
-  Result<audit::ExportSummary> summary = audit::ExportAuditLog(**store, options, path.empty() ? out : file);
+  Result<audit::ExportSummary> summary = audit::ExportAuditLog(**store, options, file ? file->stream() : out);
   if (!summary.ok()) return Fail(summary.status(), err);
+  if (file) {
+    if (Status committed = file->Commit(); !committed.ok()) return Fail(committed, err);
+  }
   err << "exported " << summary->records << " record(s) and " << summary->heads << " signed head(s)\n";
   if (summary->records > 0 && !summary->fully_covered) {
     err << "note: the last exported records are not yet covered by a signed head\n";

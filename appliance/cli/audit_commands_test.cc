@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -180,6 +181,26 @@ TEST_F(AuditCommandsTest, BundleExportVerifiesThenAnEditIsReported) {
   EXPECT_EQ(Run(RunAuditVerify, {"--export", bundle}), 1);
   EXPECT_NE(out_.str().find("first bad sequence number 4"), std::string::npos) << out_.str();
   EXPECT_EQ(Run(RunAuditVerify, {"--export", dir_.File("missing.jsonl")}), 2);
+}
+
+// An export that fails halfway (a record that no longer verifies, met after the first lines
+// were written) leaves --out as it was, not a truncated bundle in place of the good one.
+TEST_F(AuditCommandsTest, AnExportThatFailsLeavesTheOutputFileAsItWas) {
+  const std::string bundle = dir_.File("bundle.jsonl");
+  ASSERT_EQ(Run(RunAuditExport, {"--format", "bundle", "--out", bundle}), 0) << err_.str();
+  std::ifstream good_in(bundle);
+  const std::string good((std::istreambuf_iterator<char>(good_in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(good.empty());
+  const auto entries = [&] {
+    return std::distance(std::filesystem::directory_iterator(dir_.path()), std::filesystem::directory_iterator());
+  };
+  const auto before = entries();
+  TamperSql(dir_.File("audit.db"), "UPDATE audit_records SET role = 'admin' WHERE seq = 6");
+  EXPECT_NE(Run(RunAuditExport, {"--format", "bundle", "--out", bundle}), 0);
+  EXPECT_NE(err_.str().find("fails verification"), std::string::npos) << err_.str();
+  std::ifstream after_in(bundle);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(after_in)), std::istreambuf_iterator<char>()), good);
+  EXPECT_EQ(entries(), before);  // no temporary file left
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "audit/audit_text.h"
 #include "cli/model_command_args.h"
+#include "kimi/durable_file.h"
 #include "models/oms_keys.h"
 #include "models/oms_signer.h"
 #include "models/oms_trust.h"
@@ -32,17 +33,9 @@ Result<std::string> ReadText(const std::string& path) {
 }
 
 Status WriteNewFile(const std::string& path, const std::string& text, mode_t mode, bool force) {
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
-  int fd = open(path.c_str(), flags, mode);
-  if (fd < 0) {
-    if (errno == EEXIST) return Status::AlreadyExists(path + " exists (use --force to replace it)");
-    return Status::IOError("cannot create " + path + ": " + std::strerror(errno));
-  }
-  // The mode of a replaced file is the old one; set it explicitly.
-  bool ok = fchmod(fd, mode) == 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
-  ok = close(fd) == 0 && ok;
-  if (!ok) return Status::IOError("cannot write " + path);
-  return Status::OK();
+  Status s = WriteFileAtomically(path, text, mode, force ? IfExists::kReplace : IfExists::kRefuse);
+  if (s.code() == Status::Code::kAlreadyExists) return Status::AlreadyExists(path + " exists (use --force to replace it)");
+  return s;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kimi/durable_file.h"
 #include "models/oms_bundle.h"
 #include "models/oms_encoding.h"
 #include "models/oms_keys.h"
@@ -30,25 +31,6 @@ std::string ModelName(const std::string& model_path) {
   std::string name = p.filename().string();
   if (name.empty()) name = p.parent_path().filename().string();
   return name;
-}
-
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
-  if (rename(tmp.c_str(), path.c_str()) != 0) return Status::IOError("cannot rename " + tmp + ": " + std::strerror(errno));
-  return Status::OK();
 }
 
 }  // namespace
@@ -171,7 +153,7 @@ Result<std::string> BuildBundle(const SignRequest& request, SignResult* result) 
 Result<SignResult> SignModel(const SignRequest& request) {
   SignResult result;
   KIMI_ASSIGN_OR_RETURN(std::string text, BuildBundle(request, &result));
-  KIMI_RETURN_IF_ERROR(WriteAtomically(result.signature_path, text));
+  KIMI_RETURN_IF_ERROR(WriteFileAtomically(result.signature_path, text, 0644));
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kimi/durable_file.h"
 #include "kimi/hex.h"
 #include "kimi/log.h"
 #include "models/oms_keys.h"
@@ -120,22 +121,6 @@ std::string FileLabel(std::string_view label) {
   return out;
 }
 
-// Writes `text` to `path` through a temporary file, synced, then renamed: a crash leaves the
-// old directory or the new file, never half a file the next load would skip with a warning.
-Status WriteFileDurably(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError("cannot create " + tmp + ": " + std::strerror(errno));
-  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-  ok = ::close(fd) == 0 && ok;
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return Status::IOError("cannot write " + path + ": " + reason);
-  }
-  return Status::OK();
-}
-
 // `text` without its Signer: lines.
 std::string WithoutSignerLines(std::string_view text) {
   std::string out;
@@ -229,7 +214,7 @@ Result<TrustEntry> TrustDirectory::Add(std::string_view pem, std::string_view la
   entry.file = path_ + "/" + (name.empty() ? entry.kind : name) + "-" + entry.id.substr(0, 16) + ".pem";
   std::error_code ec;
   if (fs::exists(entry.file, ec)) return refuse(Status::AlreadyExists(entry.file + " exists already"), target);
-  if (Status s = WriteFileDurably(entry.file, CanonicalPem(*parsed)); !s.ok()) return refuse(s, target);
+  if (Status s = WriteFileAtomically(entry.file, CanonicalPem(*parsed), 0644); !s.ok()) return refuse(s, target);
   Result<TrustStore> reloaded = TrustStore::LoadPath(path_);
   std::string detail = entry.description + " in " + entry.file;
   for (size_t i = 0; i < entry.signers.size(); ++i) detail += (i == 0 ? "; signers " : ", ") + entry.signers[i];
@@ -266,7 +251,7 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
   std::vector<std::pair<std::string, std::string>> kept;  // file, its bytes before
   auto undo = [&] {
     for (const auto& [file, bytes] : kept) {
-      if (Status restored = WriteFileDurably(file, bytes); !restored.ok()) {
+      if (Status restored = WriteFileAtomically(file, bytes, 0644); !restored.ok()) {
         log::Error("trust store: a removal that was not completed could not be undone",
                    {{"file", file}, {"error", restored.message()}});
       }
@@ -287,7 +272,7 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
     const std::string rest = WithoutEntry(kept.back().second, found->id, &others);
     Status changed = Status::OK();
     if (others > 0) {
-      changed = WriteFileDurably(file, rest);
+      changed = WriteFileAtomically(file, rest, 0644);
     } else if (std::error_code ec; !fs::remove(file, ec) || ec) {
       changed = Status::IOError("cannot remove " + file + (ec ? ": " + ec.message() : std::string()));
     }

@@ -1,5 +1,7 @@
 #include "core/whole_file.h"
 
+#include "kimi/durable_file.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -14,12 +16,6 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   return contents.str();
 }
 
-Status WriteWholeFile(const std::string& path, std::string_view contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  out.close();
-  if (!out) return Status::IOError("cannot write " + path);
-  return Status::OK();
-}
+Status WriteWholeFile(const std::string& path, std::string_view contents) { return WriteFileAtomically(path, contents); }
 
 }  // namespace kimi

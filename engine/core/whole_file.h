@@ -14,7 +14,7 @@ namespace kimi {
 // The file's bytes. Errors: NotFound when it cannot be opened, IOError when a read fails.
 Result<std::string> ReadWholeFile(const std::string& path);
 
-// Replaces the file's contents. Errors: IOError.
+// Replaces the file's contents, whole or not at all (kimi/durable_file.h). Errors: IOError.
 Status WriteWholeFile(const std::string& path, std::string_view contents);
 
 }  // namespace kimi

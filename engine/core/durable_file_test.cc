@@ -1,0 +1,86 @@
+// Files written whole or not at all (kimi/durable_file.h): the target keeps its old contents
+// until the new ones are complete and synced, and nothing is left behind by a failed or
+// abandoned write.
+#include "kimi/durable_file.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace kimi {
+namespace {
+
+class DurableFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / "durable-file-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  // The directory's entries, the target's included.
+  size_t Entries() const {
+    return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_), {}));
+  }
+  std::string dir_;
+};
+
+TEST_F(DurableFileTest, ReplacesWholeWithTheGivenMode) {
+  const std::string path = dir_ + "/key.pem";
+  ASSERT_TRUE(WriteFileAtomically(path, "old", 0644).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "new contents", 0600).ok());
+  EXPECT_EQ(Read(path), "new contents");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);  // not the old file's 0644
+  EXPECT_EQ(Entries(), 1u);
+}
+
+TEST_F(DurableFileTest, RefusingKeepsTheExistingFile) {
+  const std::string path = dir_ + "/seed";
+  ASSERT_TRUE(WriteFileAtomically(path, "first", 0600, IfExists::kRefuse).ok());
+  const Status again = WriteFileAtomically(path, "second", 0600, IfExists::kRefuse);
+  EXPECT_EQ(again.code(), Status::Code::kAlreadyExists) << again.ToString();
+  EXPECT_EQ(Read(path), "first");
+  EXPECT_EQ(Entries(), 1u);
+}
+
+// A writer that stops before Commit (an export that failed halfway) leaves the target as it
+// was and no temporary file.
+TEST_F(DurableFileTest, AnAbandonedWriterLeavesTheTargetAsItWas) {
+  const std::string path = dir_ + "/export.jsonl";
+  ASSERT_TRUE(WriteFileAtomically(path, "the previous export\n").ok());
+  {
+    Result<std::unique_ptr<AtomicFileWriter>> writer = AtomicFileWriter::Create(path);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    (*writer)->stream() << "half of the new one";
+    EXPECT_EQ(Read(path), "the previous export\n");
+    EXPECT_EQ(Entries(), 2u);
+  }
+  EXPECT_EQ(Read(path), "the previous export\n");
+  EXPECT_EQ(Entries(), 1u);
+}
+
+TEST_F(DurableFileTest, AFailedWriteNamesThePathAndLeavesNothing) {
+  const Status s = WriteFileAtomically(dir_ + "/missing/dir/file", "x");
+  EXPECT_EQ(s.code(), Status::Code::kIOError);
+  EXPECT_NE(s.message().find(dir_ + "/missing/dir/file"), std::string::npos) << s.ToString();
+  EXPECT_EQ(Entries(), 0u);
+  // A directory in the target's place: the rename fails, the temporary file goes.
+  std::filesystem::create_directory(dir_ + "/taken");
+  EXPECT_FALSE(WriteFileAtomically(dir_ + "/taken", "x").ok());
+  EXPECT_EQ(Entries(), 1u);
+}
+
+}  // namespace
+}  // namespace kimi
