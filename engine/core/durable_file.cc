@@ -19,9 +19,10 @@ std::string TemporaryName(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
 }
 
-Result<int> CreateTemporary(const std::string& temporary, unsigned mode) {
+// Errors name the target, the file the caller asked for.
+Result<int> CreateTemporary(const std::string& path, const std::string& temporary, unsigned mode) {
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
-  if (fd < 0) return Errno("cannot create " + temporary);
+  if (fd < 0) return Errno("cannot write " + path);
   return fd;
 }
 
@@ -54,7 +55,7 @@ Status Publish(const std::string& temporary, const std::string& path, IfExists i
 
 Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path, unsigned mode) {
   std::string temporary = TemporaryName(path);
-  KIMI_ASSIGN_OR_RETURN(int fd, CreateTemporary(temporary, mode));
+  KIMI_ASSIGN_OR_RETURN(int fd, CreateTemporary(path, temporary, mode));
   ::close(fd);
   std::unique_ptr<AtomicFileWriter> writer(new AtomicFileWriter(path, std::move(temporary)));
   writer->stream_.open(writer->temporary_, std::ios::binary | std::ios::trunc);
@@ -82,13 +83,13 @@ Status AtomicFileWriter::Commit(IfExists if_exists) {
 // (a signing seed), and no copy of it is left in freed memory.
 Status WriteFileAtomically(const std::string& path, std::string_view data, unsigned mode, IfExists if_exists) {
   const std::string temporary = TemporaryName(path);
-  KIMI_ASSIGN_OR_RETURN(int fd, CreateTemporary(temporary, mode));
+  KIMI_ASSIGN_OR_RETURN(int fd, CreateTemporary(path, temporary, mode));
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      Status failed = Errno("cannot write " + temporary);
+      Status failed = Errno("cannot write " + path);
       ::close(fd);
       ::unlink(temporary.c_str());
       return failed;
