@@ -54,19 +54,25 @@ struct Avx512Ops : Avx2Ops {
       _mm512_mask_storeu_ps(out + i, m, Exp16(_mm512_maskz_loadu_ps(m, x + i)));
     }
   }
+  // ka, qa, kg and qg at the lanes m of [d, d + 16); returns f = e^{Gt−Gp} there.
+  static __m512 DecayedForms(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
+                             int64_t d, __mmask16 m, float* ka, float* qa, float* kg, float* qg) {
+    const __m512 f = Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, Gt + d), _mm512_maskz_loadu_ps(m, Gp + d)));
+    const __m512 kav = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, k + d), f);
+    const __m512 qav = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, q + d), f), e = _mm512_maskz_loadu_ps(m, eGp + d);
+    _mm512_mask_storeu_ps(ka + d, m, kav);
+    _mm512_mask_storeu_ps(qa + d, m, qav);
+    _mm512_mask_storeu_ps(kg + d, m, _mm512_mul_ps(kav, e));
+    _mm512_mask_storeu_ps(qg + d, m, _mm512_mul_ps(qav, e));
+    return f;
+  }
   static void DecayRow(const float* k, const float* q, const float* Gt, const float* Gp, const float* Ge,
                        const float* eGp, int64_t n, float* ka, float* qa, float* kg, float* qg, float* kend) {
     for (int64_t d = 0; d < n; d += 16) {
       const __mmask16 m = Lanes(std::min<int64_t>(16, n - d));
       auto load = [m](const float* p) { return _mm512_maskz_loadu_ps(m, p); };
-      const __m512 gt = load(Gt + d), kv = load(k + d);
-      const __m512 f = Exp16(_mm512_sub_ps(gt, load(Gp + d)));
-      const __m512 kav = _mm512_mul_ps(kv, f), qav = _mm512_mul_ps(load(q + d), f), e = load(eGp + d);
-      _mm512_mask_storeu_ps(ka + d, m, kav);
-      _mm512_mask_storeu_ps(qa + d, m, qav);
-      _mm512_mask_storeu_ps(kg + d, m, _mm512_mul_ps(kav, e));
-      _mm512_mask_storeu_ps(qg + d, m, _mm512_mul_ps(qav, e));
-      _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(kv, Exp16(_mm512_sub_ps(load(Ge + d), gt))));
+      DecayedForms(k, q, Gt, Gp, eGp, d, m, ka, qa, kg, qg);
+      _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(load(k + d), Exp16(_mm512_sub_ps(load(Ge + d), load(Gt + d)))));
     }
   }
   static void DecayRowFactored(const float* k, const float* q, const float* Gt, const float* Gp, const float* eGp,
@@ -74,16 +80,10 @@ struct Avx512Ops : Avx2Ops {
                                float* kend) {
     for (int64_t d = 0; d < n; d += 16) {
       const __mmask16 m = Lanes(std::min<int64_t>(16, n - d));
-      auto load = [m](const float* p) { return _mm512_maskz_loadu_ps(m, p); };
-      const __m512 kv = load(k + d), f = Exp16(_mm512_sub_ps(load(Gt + d), load(Gp + d)));
-      const __m512 kav = _mm512_mul_ps(kv, f), qav = _mm512_mul_ps(load(q + d), f), e = load(eGp + d);
-      _mm512_mask_storeu_ps(ka + d, m, kav);
-      _mm512_mask_storeu_ps(qa + d, m, qav);
-      _mm512_mask_storeu_ps(kg + d, m, _mm512_mul_ps(kav, e));
-      _mm512_mask_storeu_ps(qg + d, m, _mm512_mul_ps(qav, e));
-      const __m512 kxv = _mm512_maskz_div_ps(m, kv, f);
+      const __m512 f = DecayedForms(k, q, Gt, Gp, eGp, d, m, ka, qa, kg, qg);
+      const __m512 kxv = _mm512_maskz_div_ps(m, _mm512_maskz_loadu_ps(m, k + d), f);
       _mm512_mask_storeu_ps(kx + d, m, kxv);
-      _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(kxv, load(eGep + d)));
+      _mm512_mask_storeu_ps(kend + d, m, _mm512_mul_ps(kxv, _mm512_maskz_loadu_ps(m, eGep + d)));
     }
   }
   // The columns in blocks of up to 128, one accumulator per 16, held in registers across the
