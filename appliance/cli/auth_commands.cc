@@ -220,7 +220,7 @@ int RunKeyList(const std::vector<std::string>& args, const Io& io) {
 int RunKeyRevoke(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id;
-    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   if (!ParseOptions("key revoke", args, specs, io, &id)) return kUsage;
   if (id.empty()) {
     std::fprintf(io.err, "kimictl key revoke: name the key: kimictl key revoke KEY_ID\n");
@@ -259,7 +259,7 @@ std::optional<int64_t> ParseGrace(const std::string& text) {
 int RunKeyRotate(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id, grace;
-    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--grace", &grace}};
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--grace", &grace}};
   if (!ParseOptions("key rotate", args, specs, io, &id)) return kUsage;
   std::optional<int64_t> grace_ms = ParseGrace(grace);
   if (id.empty() || !grace_ms) {
@@ -283,7 +283,7 @@ int RunKeyUpdate(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string id, role_name, models;
   std::string limit_text[std::size(auth::kKeyLimitFields)];
-    std::vector<OptionSpec> specs = {
+  std::vector<OptionSpec> specs = {
       {"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}, {"--models", &models}};
   AddLimitOptions(&specs, limit_text);
   if (!ParseOptions("key update", args, specs, io, &id)) return kUsage;
@@ -314,7 +314,7 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string role_name;
   std::string limit_text[std::size(auth::kKeyLimitFields)];
-    std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  std::vector<OptionSpec> specs = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   AddLimitOptions(&specs, limit_text);
   if (!ParseOptions("role limits", args, specs, io, &role_name)) return kUsage;
   auth::KeyChange change;
@@ -360,7 +360,7 @@ int RunRoleLimits(const std::vector<std::string>& args, const Io& io) {
 int RunUserAdd(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string username, role_name;
-    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}};
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}, {"--role", &role_name}};
   if (!ParseOptions("user add", args, specs, io, &username)) return kUsage;
   if (username.empty() || role_name.empty()) {
     std::fprintf(io.err, "kimictl user add: usage: kimictl user add USERNAME --role ROLE\n");
@@ -403,7 +403,7 @@ int ActOnUser(const char* command, const std::vector<std::string>& args, const I
               Status (auth::Authenticator::*act)(const auth::Actor&, const std::string&), const char* done) {
   Common c;
   std::string username;
-    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   if (!ParseOptions(command, args, specs, io, &username)) return kUsage;
   if (username.empty()) {
     std::fprintf(io.err, "kimictl %s: usage: kimictl %s USERNAME\n", command, command);
@@ -434,7 +434,7 @@ int RunUserUnlock(const std::vector<std::string>& args, const Io& io) {
 int RunUserResetPassword(const std::vector<std::string>& args, const Io& io) {
   Common c;
   std::string username;
-    const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
+  const OptionSpec specs[] = {{"--data-dir", &c.data_dir}, {"--config", &c.config_path}};
   if (!ParseOptions("user reset-password", args, specs, io, &username)) return kUsage;
   if (username.empty()) {
     std::fprintf(io.err, "kimictl user reset-password: usage: kimictl user reset-password USERNAME\n");
