@@ -13,6 +13,15 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 }  // namespace
 
+std::optional<int32_t> LogitBiasTokenId(std::string_view key) {
+  const bool canonical = !key.empty() && key.size() <= 9 && (key.size() == 1 || key[0] != '0') &&
+                         key.find_first_not_of("0123456789") == std::string_view::npos;
+  if (!canonical) return std::nullopt;
+  int32_t id = 0;
+  for (char c : key) id = id * 10 + (c - '0');
+  return id;
+}
+
 Status SamplingParams::Validate() const {
   if (!(temperature >= 0.0f && temperature <= 1.0f)) {
     return Status::InvalidArgument("temperature must be in [0, 1], got " + std::to_string(temperature));

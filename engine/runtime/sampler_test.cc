@@ -149,6 +149,15 @@ TEST(SamplerTest, LogitBiasIsAddedToTheNamedTokens) {
   EXPECT_NE(params.Validate().message().find("logit_bias.0"), std::string::npos) << params.Validate().ToString();
 }
 
+TEST(SamplerTest, LogitBiasKeysAreTokenIdsAsWritten) {
+  EXPECT_EQ(LogitBiasTokenId("0"), 0);
+  EXPECT_EQ(LogitBiasTokenId("163839"), 163839);
+  EXPECT_EQ(LogitBiasTokenId("999999999"), 999999999);
+  for (const char* refused : {"", "05", "00", "-1", "+1", " 1", "1 ", "1e3", "0x10", "1000000000"}) {
+    EXPECT_EQ(LogitBiasTokenId(refused), std::nullopt) << '"' << refused << '"';
+  }
+}
+
 TEST(SamplerTest, LogprobsAreLogSoftmaxOfTheAllowedRow) {
   SamplingParams params;
   params.temperature = 0;

@@ -6,6 +6,7 @@
 
 #include "kimi/json_integer.h"
 #include "kimi/runtime.h"
+#include "kimi/sampler.h"
 
 namespace kimi {
 namespace {
@@ -75,13 +76,9 @@ Result<GenerationParams> ReadGenerationParams(const Json& body) {
     const Json& bias = body["logit_bias"];
     if (!bias.is_object()) return Status::InvalidArgument("logit_bias must be an object of token id -> bias");
     for (const auto& [key, value] : bias.items()) {
-      // Token ids are written as OpenAI writes them: decimal, no sign, no leading zero.
-      const bool canonical = !key.empty() && key.size() <= 9 && (key == "0" || key[0] != '0') &&
-                             key.find_first_not_of("0123456789") == std::string::npos;
-      if (!canonical || !value.is_number()) {
-        return Status::InvalidArgument("logit_bias must map token ids (\"1234\") to numbers");
-      }
-      s.logit_bias.emplace_back(int32_t(std::stol(key)), value.get<float>());
+      const std::optional<int32_t> id = LogitBiasTokenId(key);
+      if (!id || !value.is_number()) return Status::InvalidArgument("logit_bias must map token ids (\"1234\") to numbers");
+      s.logit_bias.emplace_back(*id, value.get<float>());
     }
   }
   if (Present(body, "top_k")) {

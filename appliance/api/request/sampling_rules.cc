@@ -102,9 +102,8 @@ Status CheckLogitBias(const Json& body, const ModelRequestRules& rules) {
   for (const auto& [key, bias] : value->items()) {
     // The key is named in the error only once it is known to be digits (no spaces). Written as
     // the id is ("5", not "05"), so that no token is named twice with two biases.
-    const bool digits = !key.empty() && key.size() <= 9 && key.find_first_not_of("0123456789") == std::string::npos &&
-                        (key.size() == 1 || key[0] != '0');
-    if (!digits || std::stoll(key) >= rules.vocab_size) {
+    const std::optional<int32_t> id = LogitBiasTokenId(key);
+    if (!id || *id >= rules.vocab_size) {
       return FieldError("logit_bias", "keys must be token ids in [0, " + std::to_string(rules.vocab_size) + ") for this model");
     }
     const std::string field = Member("logit_bias", key);

@@ -11,10 +11,12 @@
 
 #include "api/request/field_error.h"
 #include "api/request/request_validator.h"
+#include "kimi/sampler.h"
 
 namespace kimi::api::request {
 
-inline constexpr size_t kMaxLogitBias = 300;
+// The engine's own bound (SamplingParams), so the two refuse the same maps.
+inline constexpr size_t kMaxLogitBias = SamplingParams::kMaxLogitBias;
 
 // Checks those fields of `body` (an object) and records them in `out`.
 Status CheckSamplingFields(const Json& body, const ModelRequestRules& rules, ValidatedRequest* out);

@@ -22,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -47,6 +48,10 @@ struct SamplingParams {
   // the vocabulary by Sample()).
   Status Validate() const;
 };
+
+// A logit_bias key as OpenAI writes a token id: decimal digits, no sign, no leading zero (so
+// that no token is named twice with two biases), at most 9 digits; nullopt for anything else.
+std::optional<int32_t> LogitBiasTokenId(std::string_view key);
 
 // Which tokens may be chosen next: a bitset over the vocabulary. The constrained-decoding hook
 // (structured output) fills one per step.
