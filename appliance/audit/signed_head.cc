@@ -89,6 +89,10 @@ Result<SignedTreeHead> TreeHeadFromJson(const nlohmann::json& j) {
 
 Result<std::vector<SignedTreeHead>> ReadTreeHeadsFile(const std::string& path) {
   KIMI_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+  return ParseTreeHeads(text, path);
+}
+
+Result<std::vector<SignedTreeHead>> ParseTreeHeads(const std::string& text, const std::string& path) {
   std::vector<SignedTreeHead> heads;
   // One pretty-printed head spans lines; a witness file is one head a line.
   const nlohmann::json whole = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -54,6 +54,8 @@ Result<SignedTreeHead> TreeHeadFromJson(const nlohmann::json& j);
 // witness file of JSON lines, one head a line (`kimictl audit witness --append`).
 // InvalidArgument naming the line when a line is not a signed head.
 Result<std::vector<SignedTreeHead>> ReadTreeHeadsFile(const std::string& path);
+// The same for the text of such a file, read already; `path` names it in errors.
+Result<std::vector<SignedTreeHead>> ParseTreeHeads(const std::string& text, const std::string& path);
 
 // {"format":"kimi-audit-key/1","algorithm":"ed25519","public_key":hex,"key_id":hex}
 nlohmann::json PublicKeyToJson(const PublicKey& key);

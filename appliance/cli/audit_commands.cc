@@ -178,9 +178,13 @@ int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std
   Result<audit::PublicKey> key = LoadKey(*a);
   if (!key.ok()) return Fail(key.status(), err);
   const std::string append = Opt(*a, "append");
+  std::string witnessed;  // the file's text, kept byte for byte when the new head is added
   std::vector<audit::SignedTreeHead> kept;
   if (!append.empty() && std::filesystem::exists(append)) {
-    Result<std::vector<audit::SignedTreeHead>> heads = audit::ReadTreeHeadsFile(append);
+    Result<std::string> text = audit::ReadTextFile(append);
+    if (!text.ok()) return Fail(text.status(), err);
+    witnessed = *std::move(text);
+    Result<std::vector<audit::SignedTreeHead>> heads = audit::ParseTreeHeads(witnessed, append);
     if (!heads.ok()) return Fail(heads.status(), err);
     kept = std::move(heads).value();
   }
@@ -203,8 +207,7 @@ int RunAuditWitness(const std::vector<std::string>& argv, std::ostream& out, std
   } else if (std::find(kept.begin(), kept.end(), head) == kept.end()) {
     // The whole file rewritten with the new line: a line torn by a crash would make the
     // auditor's file unreadable to the next witness and verify.
-    Result<std::string> before = std::filesystem::exists(append) ? audit::ReadTextFile(append) : Result<std::string>(std::string());
-    s = before.ok() ? WriteFileAtomically(append, *before + audit::TreeHeadToJson(head).dump() + "\n") : before.status();
+    s = WriteFileAtomically(append, witnessed + audit::TreeHeadToJson(head).dump() + "\n");
   }
   if (!s.ok()) return Fail(s, err);
   err << "witnessed signed head: size " << head.tree_size << ", root " << audit::ToHex(head.root_hash) << "\n";
@@ -307,8 +310,8 @@ int RunAuditExport(const std::vector<std::string>& argv, std::ostream& out, std:
 }
 
 int RunAuditList(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  Result<Args> a = ParseAuditArgs(argv, {"outcome", "action", "actor", "model", "request-id",
-                                               "client-request-id", "since", "until", "limit"});
+  Result<Args> a = ParseAuditArgs(argv, {"outcome", "action", "actor", "model", "request-id", "client-request-id",
+                                          "since", "until", "limit"});
   if (!a.ok()) return Fail(a.status(), err);
   if (!a->positional.empty()) {
     err << "usage: kimictl audit list [--outcome O] [--action A] [--actor A] [--model M] [--request-id ID] "
