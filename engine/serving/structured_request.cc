@@ -61,7 +61,10 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
   std::lock_guard<std::mutex> lock(mu_);
-  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates) {
+  // The masks of the schemas kept fill the vocabulary's budget: a new schema would find no room
+  // for its own, so the kept ones go (their masks with them, once no request runs them).
+  const bool masks_full = vocabulary_->cached_mask_room() < StructuredVocabulary::kMaxCachedMaskBytesPerSchema;
+  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates || masks_full) {
     compiled_.clear();
     compiled_states_ = 0;
   }

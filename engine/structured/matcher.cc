@@ -18,7 +18,33 @@ void SetBit(std::vector<uint64_t>* words, int32_t id) {
   if (id >= 0 && size_t(id >> 6) < words->size()) (*words)[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
 }
 
+// What a kept mask holds, with the map's node and the shared pointer's block.
+size_t MaskBytes(const LocalMask& mask) {
+  return sizeof(LocalMask) + 128 + mask.words.capacity() * sizeof(uint64_t) + mask.leaves_rule.capacity() * sizeof(int32_t);
+}
+
 }  // namespace
+
+bool MaskBudget::TryTake(size_t bytes) {
+  size_t used = used_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit_ - std::min(used, limit_)) return false;
+  } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void MaskBudget::Give(size_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+
+MaskCache::~MaskCache() {
+  if (budget_) budget_->Give(bytes_);
+}
+
+bool MaskCache::TakeLocked(size_t bytes) {
+  if (bytes > max_bytes_ - std::min(bytes_, max_bytes_)) return false;
+  if (budget_ && !budget_->TryTake(bytes)) return false;
+  bytes_ += bytes;
+  return true;
+}
 
 std::shared_ptr<const LocalMask> MaskCache::Find(const MaskCacheKey& key) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -28,6 +54,7 @@ std::shared_ptr<const LocalMask> MaskCache::Find(const MaskCacheKey& key) const 
 
 void MaskCache::Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask> mask) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.contains(key) || !TakeLocked(MaskBytes(*mask))) return;
   entries_.emplace(key, std::move(mask));
 }
 
@@ -39,12 +66,19 @@ std::shared_ptr<const LocalMask> MaskCache::FindShared(const std::string& key) c
 
 void MaskCache::InsertShared(const std::string& key, std::shared_ptr<const LocalMask> mask) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (shared_entries_.size() < kMaxSharedEntries) shared_entries_.emplace(key, std::move(mask));
+  if (shared_entries_.size() >= kMaxSharedEntries || shared_entries_.contains(key)) return;
+  if (!TakeLocked(MaskBytes(*mask) + key.size())) return;
+  shared_entries_.emplace(key, std::move(mask));
 }
 
 size_t MaskCache::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return entries_.size();
+}
+
+size_t MaskCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
 }
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,

@@ -18,7 +18,9 @@
 // at a time; MaskCache is shared and thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,24 +50,60 @@ struct MaskCacheKeyHash {
   }
 };
 
+// Bytes of masks that the caches of one vocabulary may hold together: every schema compiled over
+// it charges its cached masks here, so that many schemas, each within its own bound, still
+// cannot fill the memory (a schema of a few hundred long property names walked for a few
+// thousand tokens caches some 20,000 masks, 400 MB on K3's vocabulary).
+class MaskBudget {
+ public:
+  explicit MaskBudget(size_t limit) : limit_(limit) {}
+  MaskBudget(const MaskBudget&) = delete;
+  MaskBudget& operator=(const MaskBudget&) = delete;
+  // Takes `bytes` if they fit under the limit; false (nothing taken) otherwise.
+  bool TryTake(size_t bytes);
+  void Give(size_t bytes);
+  size_t used() const { return used_.load(std::memory_order_relaxed); }
+  size_t limit() const { return limit_; }
+
+ private:
+  const size_t limit_;
+  std::atomic<size_t> used_{0};
+};
+
 // Masks of one grammar over one vocabulary, keyed by state; and, when given the
 // vocabulary-wide cache, masks of shareable rules (GrammarRule::shared_key) that every grammar
 // over the vocabulary reuses (a free string's masks are computed once per process).
+// A cache keeps a mask only while its own bytes stay within max_bytes and the budget (when
+// given) has room; past either, masks are computed for the step that needs them and dropped.
+// Its bytes return to the budget when the cache goes.
 class MaskCache {
  public:
   static constexpr size_t kMaxSharedEntries = 2048;  // about 20 KB each on K3's vocabulary
 
-  explicit MaskCache(std::shared_ptr<MaskCache> vocabulary_wide = nullptr) : vocabulary_wide_(std::move(vocabulary_wide)) {}
+  explicit MaskCache(std::shared_ptr<MaskCache> vocabulary_wide = nullptr, std::shared_ptr<MaskBudget> budget = nullptr,
+                     size_t max_bytes = std::numeric_limits<size_t>::max())
+      : vocabulary_wide_(std::move(vocabulary_wide)), budget_(std::move(budget)), max_bytes_(max_bytes) {}
+  ~MaskCache();
+  MaskCache(const MaskCache&) = delete;
+  MaskCache& operator=(const MaskCache&) = delete;
+
   std::shared_ptr<const LocalMask> Find(const MaskCacheKey& key) const;
+  // Keeps the mask when the bounds above allow (a mask already kept under the key stays).
   void Insert(const MaskCacheKey& key, std::shared_ptr<const LocalMask> mask);
   size_t size() const;
+  size_t bytes() const;
   MaskCache* vocabulary_wide() const { return vocabulary_wide_.get(); }
   std::shared_ptr<const LocalMask> FindShared(const std::string& key) const;
   void InsertShared(const std::string& key, std::shared_ptr<const LocalMask> mask);
 
  private:
+  bool TakeLocked(size_t bytes);  // requires mu_
+
   std::shared_ptr<MaskCache> vocabulary_wide_;
+  std::shared_ptr<MaskBudget> budget_;
+  const size_t max_bytes_;
   mutable std::mutex mu_;
+  size_t bytes_ = 0;  // of the masks below, guarded by mu_
   std::unordered_map<MaskCacheKey, std::shared_ptr<const LocalMask>, MaskCacheKeyHash> entries_;  // guarded by mu_
   std::unordered_map<std::string, std::shared_ptr<const LocalMask>> shared_entries_;  // guarded by mu_
 };

@@ -254,6 +254,94 @@ TEST(GrammarMatcher, KeepingOnlyTheCurrentSetChangesNoMask) {
   }
 }
 
+TEST(MaskCache, KeepsMasksWithinItsBoundAndTheBudgetAndGivesThemBack) {
+  auto mask = std::make_shared<LocalMask>();
+  mask->words.assign(64, 0);
+  auto budget = std::make_shared<MaskBudget>(8192);
+  auto first = std::make_unique<MaskCache>(nullptr, budget, 2048);
+  for (int32_t state = 0; state < 8; ++state) first->Insert({state, {0, 0}}, mask);
+  const size_t one = first->bytes() / first->size();
+  EXPECT_GT(one, 512u);
+  EXPECT_LE(first->bytes(), 2048u);
+  EXPECT_EQ(budget->used(), first->bytes());
+  EXPECT_NE(first->Find({0, {0, 0}}), nullptr);
+  EXPECT_EQ(first->Find({7, {0, 0}}), nullptr);  // past the cache's own bound: not kept
+
+  // Another cache over the same budget takes what is left of it, then nothing.
+  auto second = std::make_unique<MaskCache>(nullptr, budget);
+  for (int32_t state = 0; state < 64; ++state) second->Insert({state, {0, 0}}, mask);
+  EXPECT_LE(budget->used(), 8192u);
+  EXPECT_GT(budget->used() + one, 8192u);
+  EXPECT_EQ(budget->used(), first->bytes() + second->bytes());
+  second->InsertShared("string", mask);
+  EXPECT_EQ(second->FindShared("string"), nullptr);
+
+  // Their bytes return when a cache goes; the room is there for others again.
+  const size_t kept_by_first = first->bytes();
+  second.reset();
+  EXPECT_EQ(budget->used(), kept_by_first);
+  auto third = std::make_unique<MaskCache>(nullptr, budget);
+  third->Insert({0, {0, 0}}, mask);
+  EXPECT_EQ(third->size(), 1u);
+  first.reset();
+  third.reset();
+  EXPECT_EQ(budget->used(), 0u);
+}
+
+// A cache that keeps nothing more gives the masks a cache without bounds gives.
+TEST(GrammarMatcher, MasksAreTheSameWhenTheCacheIsFull) {
+  auto trie = testing::DemoTrie();
+  const int32_t end_token = *trie->end_of_msg;
+  auto g = CompileSchema(testing::ManyLongPropertyNames(6));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::mt19937_64 rng(11);
+  testing::Walk walk = testing::RandomWalk(*g, trie, end_token, rng, 200, 2000);
+  ASSERT_TRUE(walk.ended);
+  auto full = std::make_shared<MaskCache>(nullptr, nullptr, 3000);  // a mask or two at most
+  GrammarMatcher bounded(*g, trie, full, {end_token});
+  GrammarMatcher plain(*g, trie, std::make_shared<MaskCache>(), {end_token});
+  std::vector<uint64_t> a, b;
+  for (size_t t = 0; t < walk.tokens.size(); ++t) {
+    plain.AllowedTokens(&a);
+    bounded.AllowedTokens(&b);
+    ASSERT_EQ(a, b) << "step " << t << " of " << walk.text;
+    ASSERT_TRUE(plain.Advance(walk.tokens[t]).ok());
+    ASSERT_TRUE(bounded.Advance(walk.tokens[t]).ok());
+  }
+  EXPECT_TRUE(bounded.complete());
+  EXPECT_LE(full->bytes(), 3000u);
+  EXPECT_GT(full->size(), 0u);
+}
+
+// Requests walking a schema of many long property names on K3's vocabulary cached a mask of
+// 20 KB nearly every token, 400 MB in one request of a few thousand tokens, kept as long as the
+// schema was: the masks of every schema over a vocabulary now stay within its budget, each
+// schema's within its own bound.
+TEST(StructuredOutput, CachedMasksStayWithinTheVocabularysBudget) {
+  constexpr size_t kBudget = size_t(48) << 20;
+  auto vocabulary = StructuredVocabulary::Build(text::testing::RealTokenizer(), kBudget);
+  ASSERT_TRUE(vocabulary.ok()) << vocabulary.status().ToString();
+  StructuredOutputOptions options;
+  options.vocabulary = *vocabulary;
+  options.end_token_ids = {*(*vocabulary)->trie()->end_of_msg};
+  std::mt19937_64 rng(3);
+  std::vector<std::shared_ptr<const StructuredOutput>> kept;
+  for (int schema = 0; schema < 2; ++schema) {
+    auto output = StructuredOutput::ForJsonSchema(testing::ManyLongPropertyNames(120 + schema), options);
+    ASSERT_TRUE(output.ok()) << output.status().ToString();
+    kept.push_back(*output);
+    const Status walked = testing::WalkConstraint(*(*output)->NewConstraint(), (*vocabulary)->trie()->vocab_size(),
+                                                  options.end_token_ids[0], rng, 2500);
+    ASSERT_TRUE(walked.ok()) << walked.ToString();
+    EXPECT_LE((*output)->cached_mask_bytes(), StructuredVocabulary::kMaxCachedMaskBytesPerSchema);
+    EXPECT_LE((*vocabulary)->cached_mask_bytes(), kBudget);
+  }
+  // The first schema filled its own bound, the second what the budget had left.
+  EXPECT_GT((*vocabulary)->cached_mask_bytes() + 64 * 1024, kBudget);
+  kept.clear();
+  EXPECT_EQ((*vocabulary)->cached_mask_bytes(), (*vocabulary)->shared_masks()->bytes());  // the shared masks alone
+}
+
 TEST(GrammarMatcher, RefusesTokensOutsideTheGrammarAndEndsOnlyWhenComplete) {
   auto g = CompileSchema(R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"],"additionalProperties":false})");
   ASSERT_TRUE(g.ok());

@@ -1,6 +1,8 @@
 #include "kimi/structured_output.h"
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "structured/grammar.h"
 #include "structured/matcher.h"
@@ -134,7 +136,8 @@ Result<std::shared_ptr<const StructuredOutput>> Finish(GrammarBuilder* b, int32_
   auto parts = std::make_shared<StructuredOutput::Parts>();
   parts->grammar = std::move(grammar);
   parts->trie = options.vocabulary->trie();
-  parts->cache = std::make_shared<structured::MaskCache>(options.vocabulary->shared_masks());
+  parts->cache = std::make_shared<structured::MaskCache>(options.vocabulary->shared_masks(), options.vocabulary->mask_budget(),
+                                                         StructuredVocabulary::kMaxCachedMaskBytesPerSchema);
   parts->end_tokens = std::move(end_tokens);
   return std::make_shared<const StructuredOutput>(std::move(parts));
 }
@@ -178,11 +181,21 @@ std::string EscapeAttribute(std::string_view value) {
 
 }  // namespace
 
-Result<std::shared_ptr<const StructuredVocabulary>> StructuredVocabulary::Build(const Tokenizer& tokenizer) {
+Result<std::shared_ptr<const StructuredVocabulary>> StructuredVocabulary::Build(const Tokenizer& tokenizer,
+                                                                                size_t max_cached_mask_bytes) {
   auto vocabulary = std::make_shared<StructuredVocabulary>();
   KIMI_ASSIGN_OR_RETURN(vocabulary->trie_, structured::TokenTrie::Build(tokenizer));
-  vocabulary->shared_masks_ = std::make_shared<structured::MaskCache>();
+  vocabulary->mask_budget_ = std::make_shared<structured::MaskBudget>(max_cached_mask_bytes);
+  // Bounded by its entry count (kMaxSharedEntries) and the vocabulary's budget.
+  vocabulary->shared_masks_ =
+      std::make_shared<structured::MaskCache>(nullptr, vocabulary->mask_budget_, std::numeric_limits<size_t>::max());
   return std::shared_ptr<const StructuredVocabulary>(std::move(vocabulary));
+}
+
+size_t StructuredVocabulary::cached_mask_bytes() const { return mask_budget_->used(); }
+
+size_t StructuredVocabulary::cached_mask_room() const {
+  return mask_budget_->limit() - std::min(mask_budget_->used(), mask_budget_->limit());
 }
 
 Result<std::shared_ptr<const StructuredOutput>> StructuredOutput::ForJsonSchema(std::string_view schema_json,
@@ -277,5 +290,6 @@ std::shared_ptr<TokenConstraint> StructuredOutput::NewConstraint(std::string req
 
 size_t StructuredOutput::grammar_states() const { return parts_->grammar->states.size(); }
 size_t StructuredOutput::cached_masks() const { return parts_->cache->size(); }
+size_t StructuredOutput::cached_mask_bytes() const { return parts_->cache->bytes(); }
 
 }  // namespace kimi

@@ -109,4 +109,31 @@ Walk RandomWalk(const std::shared_ptr<const Grammar>& grammar, const std::shared
   return walk;
 }
 
+std::string ManyLongPropertyNames(int count) {
+  std::string properties, required;
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "a_property_with_a_rather_long_name_" + std::to_string(i);
+    properties += (i ? "," : "") + ("\"" + name + "\":{\"type\":\"integer\"}");
+    required += (i ? "," : "") + ("\"" + name + "\"");
+  }
+  return R"({"type":"object","additionalProperties":false,"properties":{)" + properties + R"(},"required":[)" + required +
+         "]}";
+}
+
+Status WalkConstraint(TokenConstraint& constraint, int64_t vocab_size, int32_t end_token, std::mt19937_64& rng, int steps) {
+  std::vector<int32_t> generated, allowed;
+  for (int step = 0; step < steps; ++step) {
+    TokenMask mask(vocab_size, /*allow_all=*/true);
+    KIMI_RETURN_IF_ERROR(constraint.FillMask(generated, 100000, &mask));
+    allowed.clear();
+    for (int32_t id = 0; id < vocab_size; ++id) {
+      if (mask.allowed(id)) allowed.push_back(id);
+    }
+    if (allowed.empty()) return Status::Internal("the mask allows nothing at step " + std::to_string(step));
+    generated.push_back(allowed[std::uniform_int_distribution<size_t>(0, allowed.size() - 1)(rng)]);
+    if (generated.back() == end_token) break;
+  }
+  return Status::OK();
+}
+
 }  // namespace kimi::structured::testing

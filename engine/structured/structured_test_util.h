@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kimi/runtime.h"
 #include "kimi/status.h"
 #include "structured/grammar.h"
 #include "structured/matcher.h"
@@ -52,5 +53,13 @@ struct Walk {
 // up to max_steps tokens in all. end_token is the id allowed once the value is complete.
 Walk RandomWalk(const std::shared_ptr<const Grammar>& grammar, const std::shared_ptr<const TokenTrie>& trie,
                 int32_t end_token, std::mt19937_64& rng, int free_steps, int max_steps);
+
+// An object of `count` required integer properties with long, distinct names: a walk through it
+// reaches a new grammar state with nearly every token, so it caches a mask nearly every step.
+std::string ManyLongPropertyNames(int count);
+
+// Feeds `steps` tokens (fewer when end_token comes) chosen uniformly among those the constraint
+// allows, with room for 100,000 tokens. Errors: FillMask's, or Internal when a mask allows nothing.
+Status WalkConstraint(TokenConstraint& constraint, int64_t vocab_size, int32_t end_token, std::mt19937_64& rng, int steps);
 
 }  // namespace kimi::structured::testing

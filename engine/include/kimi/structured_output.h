@@ -34,18 +34,32 @@ namespace structured {
 struct Grammar;
 class TokenTrie;
 class MaskCache;
+class MaskBudget;
 }  // namespace structured
 
 // The byte trie of a tokenizer's vocabulary and its K3 markup tokens. Build once, share.
 class StructuredVocabulary {
  public:
-  static Result<std::shared_ptr<const StructuredVocabulary>> Build(const Tokenizer& tokenizer);
+  // The bytes of cached masks (about 20 KB each on K3's vocabulary) that all the schemas
+  // compiled over one vocabulary may hold together, and that one schema may hold.
+  static constexpr size_t kMaxCachedMaskBytes = size_t(256) << 20;
+  static constexpr size_t kMaxCachedMaskBytesPerSchema = size_t(32) << 20;
+
+  static Result<std::shared_ptr<const StructuredVocabulary>> Build(const Tokenizer& tokenizer,
+                                                                   size_t max_cached_mask_bytes = kMaxCachedMaskBytes);
   const std::shared_ptr<const structured::TokenTrie>& trie() const { return trie_; }
   // Masks of grammar pieces every schema shares (free strings, numbers), computed once.
   const std::shared_ptr<structured::MaskCache>& shared_masks() const { return shared_masks_; }
+  // What every mask cache over this vocabulary charges its masks to.
+  const std::shared_ptr<structured::MaskBudget>& mask_budget() const { return mask_budget_; }
+  // Bytes of masks cached now, and the most the caches may take before a new schema would find
+  // no room for its own (a cache of compiled schemas starts over below that).
+  size_t cached_mask_bytes() const;
+  size_t cached_mask_room() const;
 
  private:
   std::shared_ptr<const structured::TokenTrie> trie_;
+  std::shared_ptr<structured::MaskBudget> mask_budget_;
   std::shared_ptr<structured::MaskCache> shared_masks_;
 };
 
@@ -108,6 +122,7 @@ class StructuredOutput {
 
   size_t grammar_states() const;
   size_t cached_masks() const;
+  size_t cached_mask_bytes() const;
 
   struct Parts;
   explicit StructuredOutput(std::shared_ptr<const Parts> parts) : parts_(std::move(parts)) {}
