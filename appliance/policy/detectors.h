@@ -3,12 +3,12 @@
 // byte of a multi-byte character, is a boundary, so values inside Vietnamese or Chinese text
 // are found the same way as in English. Values with a check digit (IBAN mod 97, payment card
 // Luhn) are only reported when the check holds, and SSNs only outside the ranges never
-// issued. Operator patterns and the medical record number use std::regex with ECMAScript
-// syntax (PatternDetector).
+// issued. Operator patterns and the medical record number are ECMAScript patterns run by a
+// matcher that does not backtrack (PatternDetector, pattern_program.h).
 //
 // One file per family: detect_contact.cc (e-mail, phone), detect_financial.cc (IBAN, card),
 // detect_identity.cc (SSN, date of birth), detect_network.cc (IPv4, IPv6),
-// detect_pattern.cc (regex).
+// detect_pattern.cc (operator patterns).
 //
 // Thread safety: pure functions; a PatternDetector is immutable after Create() and may be
 // used from many threads at once.
@@ -16,13 +16,13 @@
 
 #include <cstddef>
 #include <memory>
-#include <regex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kimi/status.h"
+#include "policy/pattern_program.h"
 
 namespace kimi::policy {
 
@@ -61,44 +61,28 @@ using BuiltinDetector = void (*)(std::string_view, std::vector<Finding>*);
 // nullptr otherwise.
 BuiltinDetector BuiltinDetectorFor(std::string_view category);
 
-// The bounds of an operator's pattern: its length, and the automaton its quantifiers expand to.
-inline constexpr size_t kMaxPatternBytes = 256;
-inline constexpr size_t kMaxPatternStates = 2000;
-// How patterns compile. Under libstdc++ the polynomial (breadth-first) executor: the default
-// one backtracks, which is exponential on patterns like (a|aa)*b, and recurses once per
-// repetition, so a long prompt matching [a-z]+ overflowed the stack. Backreferences, which
-// need backtracking, are refused.
-#ifdef __GLIBCXX__
-inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::optimize | std::regex_constants::__polynomial;
-#else
-inline constexpr auto kPatternSyntax = std::regex::ECMAScript | std::regex::optimize;
-#endif
+// How much work a pattern may do per byte of text (thread steps, pattern_program.h): a
+// plain pattern takes a few, one that holds many repetitions open at once more. A text that
+// would take more is searched up to where the bound stops it and the rest of it is reported as
+// one finding of the pattern's category, so the value is never let through unchecked.
+inline constexpr size_t kPatternStepsPerByte = 64;
 
-// OK when every repetition count ({m}, {m,n}) and back-reference (\N) of `pattern` has at most
-// 9 digits. std::regex reads them into a long without checking for overflow, so that
-// "a{18446744073709551617}" compiles as "a{1}" (and the overflow is undefined behaviour);
-// InvalidArgument naming the number otherwise.
-Status CheckRegexNumbers(std::string_view pattern);
-
-// Finds the matches of an ECMAScript regular expression; empty matches are skipped.
-// std::regex is slow when it searches every position of a long text, so a pattern that
-// starts (after an optional \b) with a literal of two or more characters is only tried where
-// that literal occurs (string_view::find), anchored there; others search the whole text.
+// Finds the matches of an operator's pattern (ECMAScript syntax over bytes, matched in time
+// linear in the text: pattern_program.h); empty matches are skipped.
 class PatternDetector {
  public:
-  // InvalidArgument when the pattern does not compile (with kPatternSyntax), passes the bounds
-  // above, or holds a number CheckRegexNumbers() refuses. The one check of a pattern: the
-  // policy validator calls it too.
+  // InvalidArgument when the pattern does not compile (CompilePattern: unsupported syntax, or
+  // past kMaxPatternBytes or kMaxPatternStates). The one check of a pattern: the policy
+  // validator calls it too.
   static Result<std::unique_ptr<PatternDetector>> Create(std::string category, const std::string& pattern);
   void Find(std::string_view text, std::vector<Finding>* out) const;
   const std::string& category() const { return category_; }
 
  private:
-  PatternDetector(std::string category, std::regex regex, std::string literal_prefix)
-      : category_(std::move(category)), regex_(std::move(regex)), literal_prefix_(std::move(literal_prefix)) {}
+  PatternDetector(std::string category, PatternProgram program)
+      : category_(std::move(category)), program_(std::move(program)) {}
   std::string category_;
-  std::regex regex_;
-  std::string literal_prefix_;  // every match starts with it; empty: unknown
+  PatternProgram program_;
 };
 
 }  // namespace kimi::policy

@@ -42,7 +42,7 @@ struct RedactionRule {
 
 struct CustomPattern {
   std::string name;     // lower-case identifier; its mask label is the upper-cased name
-  std::string pattern;  // ECMAScript regular expression (std::regex)
+  std::string pattern;  // ECMAScript regular expression (policy/pattern_program.h)
   Action action = Action::kMask;
 };
 

@@ -160,8 +160,7 @@ class Checker {
   void Milliseconds(const json& v, const std::string& path) { Integer(v, path, 1, 600000); }
   void TokenLimit(const json& v, const std::string& path) { Integer(v, path, 1, 1048576); }
 
-  // Beyond the schema: it must compile, within the bounds and with numbers std::regex reads
-  // right, as the redactor will compile it.
+  // Beyond the schema: it must compile, within the bounds, as the redactor will compile it.
   void Compiles(const json& v, const std::string& path) {
     if (!v.is_string()) return;
     Result<std::unique_ptr<PatternDetector>> compiled = PatternDetector::Create("check", v.get<std::string>());

@@ -7,9 +7,9 @@
 // (policies/testdata/) so the two validators are kept in agreement.
 //
 // Beyond the schema: a category or custom pattern name used twice, a custom pattern named
-// like a built-in category, a pattern (custom or medical_record_pattern) that std::regex
-// cannot compile as ECMAScript or whose repetition count or back-reference has more than 9
-// digits (PatternDetector::Create), a medical_record rule without medical_record_pattern, two
+// like a built-in category, a pattern (custom or medical_record_pattern) that does not compile
+// (PatternDetector::Create: syntax outside the supported ECMAScript subset, or past its
+// bounds), a medical_record rule without medical_record_pattern, two
 // access rules for one subject, time-to-first-token tiers not strictly ascending.
 //
 // Thread safety: pure functions.
