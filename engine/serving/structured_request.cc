@@ -13,6 +13,10 @@ constexpr size_t kMaxCompiled = 256;
 // And at most this many grammar states among them: one schema may compile to 200,000
 // (CompileBudget::max_states), and 256 of those would hold gigabytes.
 constexpr size_t kMaxCompiledStates = 2000000;
+// And at most this many bytes of the schema texts they are keyed by: a schema's bounds are on
+// its values, not its bytes (a description of megabytes is one value), so 256 keys could hold
+// a gigabyte. A schema whose key alone takes more than a sixteenth of it is compiled and not kept.
+constexpr size_t kMaxCompiledKeyBytes = 16 << 20;
 // Calls a required tool choice may make when parallel_tool_calls is true.
 constexpr int kMaxParallelCalls = 4;
 
@@ -63,13 +67,24 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   std::lock_guard<std::mutex> lock(mu_);
   // The masks of the schemas kept fill the vocabulary's budget: a new schema would find no room
   // for its own, so the kept ones go (their masks with them, once no request runs them).
+  if (key.size() > kMaxCompiledKeyBytes / 16) return output;
   const bool masks_full = vocabulary_->cached_mask_room() < StructuredVocabulary::kMaxCachedMaskBytesPerSchema;
-  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates || masks_full) {
+  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates ||
+      compiled_key_bytes_ + key.size() > kMaxCompiledKeyBytes || masks_full) {
     compiled_.clear();
     compiled_states_ = 0;
+    compiled_key_bytes_ = 0;
   }
-  if (compiled_.emplace(key, output).second) compiled_states_ += output->grammar_states();
+  if (compiled_.emplace(key, output).second) {
+    compiled_states_ += output->grammar_states();
+    compiled_key_bytes_ += key.size();
+  }
   return output;
+}
+
+size_t StructuredRequests::kept() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compiled_.size();
 }
 
 Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const ServingRequest& serving) {

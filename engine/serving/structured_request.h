@@ -39,15 +39,18 @@ class StructuredRequests {
   // nullptr when the request asks for no structure. Errors: InvalidArgument naming the
   // unsupported schema keyword (and the tool) — the API answers 400.
   Result<std::shared_ptr<TokenConstraint>> ConstraintFor(const ServingRequest& request);
+  // Compiled schemas kept now.
+  size_t kept() const;
 
  private:
   using Compiled = Result<std::shared_ptr<const StructuredOutput>>;
   Compiled Cached(const std::string& key, const std::function<Compiled()>& compile);
 
   std::shared_ptr<const StructuredVocabulary> vocabulary_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const StructuredOutput>> compiled_;  // guarded by mu_
-  size_t compiled_states_ = 0;  // grammar states of compiled_, guarded by mu_
+  size_t compiled_states_ = 0;     // grammar states of compiled_, guarded by mu_
+  size_t compiled_key_bytes_ = 0;  // bytes of compiled_'s keys, guarded by mu_
 };
 
 }  // namespace kimi::serving

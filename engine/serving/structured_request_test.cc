@@ -43,5 +43,28 @@ TEST(StructuredRequests, KeptSchemasWhoseMasksFillTheBudgetAreLetGo) {
   EXPECT_LT((*vocabulary)->cached_mask_bytes() + (size_t(24) << 20), filled);  // the first schema's masks went
 }
 
+// A schema's bounds are on its values, not its bytes: a description of megabytes is one value.
+// The texts the kept schemas are keyed by are bounded in bytes (16 MiB), and a schema over a
+// sixteenth of that is compiled for its request and not kept.
+TEST(StructuredRequests, TheSchemaTextsKeptAreBoundedInBytes) {
+  auto vocabulary = StructuredVocabulary::Build(text::testing::RealTokenizer());
+  ASSERT_TRUE(vocabulary.ok()) << vocabulary.status().ToString();
+  StructuredRequests requests(*vocabulary);
+  auto schema = [](int i, size_t description_bytes) {
+    return R"({"type":"object","description":")" + std::string(description_bytes, 'd') + R"(","properties":{"n)" +
+           std::to_string(i) + R"(":{"type":"integer"}}})";
+  };
+  auto huge = requests.ConstraintFor(SchemaRequest(schema(0, 2 << 20)));
+  ASSERT_TRUE(huge.ok()) << huge.status().ToString();
+  EXPECT_NE(*huge, nullptr);
+  EXPECT_EQ(requests.kept(), 0u);
+  for (int i = 1; i <= 40; ++i) {
+    auto kept = requests.ConstraintFor(SchemaRequest(schema(i, 512 << 10)));
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_LE(requests.kept(), size_t(32)) << i;  // 32 keys of half a MiB fill 16 MiB
+  }
+  EXPECT_GT(requests.kept(), 0u);
+}
+
 }  // namespace
 }  // namespace kimi::serving

@@ -6,8 +6,11 @@
 // per connection, a generation thread per stream), and per-thread caches of 32,768 entries
 // (about 120 bytes each) filled towards hundreds of MB one unique piece (a request id, a
 // number) per request at a time, which the soak benchmark showed as RSS growing for as long
-// as it ran. Here kShards shards of kEntriesPerShard entries hold about 2 MB at most; a full
-// shard is emptied and refills with what is encoded now.
+// as it ran. Here kShards shards hold at most kEntriesPerShard entries and kBytesPerShard
+// bytes each (8 MiB in all: a piece can be a run of 25,000 letters or Han characters, 200 KB
+// with its ids, so a bound on entries alone let a few hundred requests of such runs hold
+// gigabytes); a full shard is emptied and refills with what is encoded now, and a piece that
+// would take more than a sixteenth of a shard is not kept.
 //
 // Thread safety: every method may be called from any thread; each shard has its own mutex, so
 // threads encoding at once rarely wait for each other.
@@ -29,6 +32,7 @@ class PieceCache {
  public:
   static constexpr size_t kShards = 16;
   static constexpr size_t kEntriesPerShard = 1024;
+  static constexpr size_t kBytesPerShard = 512 * 1024;
 
   PieceCache() = default;
   PieceCache(const PieceCache&) = delete;
@@ -39,8 +43,9 @@ class PieceCache {
   bool AppendCached(std::string_view piece, std::vector<int32_t>* ids) const;
   // Remembers the ids `piece` encodes to.
   void Insert(std::string_view piece, std::span<const int32_t> piece_ids);
-  // Entries held now, over all shards.
+  // Entries held now, over all shards, and the bytes they take.
   size_t size() const;
+  size_t bytes() const;
 
  private:
   struct Hash {
@@ -50,7 +55,10 @@ class PieceCache {
   struct Shard {
     mutable std::mutex mu;
     std::unordered_map<std::string, std::vector<int32_t>, Hash, std::equal_to<>> entries;  // guarded by mu
+    size_t bytes = 0;  // of entries, guarded by mu
   };
+  // What an entry takes: the piece, its ids and the map's node.
+  static size_t EntryBytes(std::string_view piece, size_t ids) { return piece.size() + ids * sizeof(int32_t) + 96; }
   const Shard& ShardOf(std::string_view piece) const;
 
   std::array<Shard, kShards> shards_;

@@ -46,7 +46,27 @@ TEST(PieceCache, StaysWithinItsBoundWhateverTheNumberOfThreads) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_LE(cache.size(), PieceCache::kShards * PieceCache::kEntriesPerShard);
+  EXPECT_LE(cache.bytes(), PieceCache::kShards * PieceCache::kBytesPerShard);
   EXPECT_GT(cache.size(), 0u);
+}
+
+// Long pieces (a run of letters or Han characters is one piece, up to 25,000 characters) are
+// bounded by their bytes: 16,384 entries of 25,000 Han characters (75 KB) and their ids could
+// hold about 2.9 GB.
+TEST(PieceCache, LongPiecesStayWithinItsBytes) {
+  PieceCache cache;
+  const size_t bound = PieceCache::kShards * PieceCache::kBytesPerShard;
+  for (int i = 0; i < 4000; ++i) {
+    const std::string piece = std::to_string(i) + std::string(10000 + size_t(i % 7) * 1000, 'x');
+    cache.Insert(piece, std::vector<int32_t>(piece.size() / 8, i));
+    ASSERT_LE(cache.bytes(), bound);
+  }
+  EXPECT_GT(cache.size(), 0u);
+  // A piece larger than a sixteenth of a shard is not kept at all.
+  const std::string huge(PieceCache::kBytesPerShard / 8, 'y');
+  cache.Insert(huge, std::vector<int32_t>(10, 1));
+  std::vector<int32_t> ids;
+  EXPECT_FALSE(cache.AppendCached(huge, &ids));
 }
 
 }  // namespace
