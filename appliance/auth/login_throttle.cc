@@ -1,19 +1,10 @@
 #include "auth/login_throttle.h"
 
+#include "auth/peer_address.h"
+
 #include <chrono>
 
 namespace kimi::auth {
-
-std::string_view PeerAddress(std::string_view peer) {
-  if (!peer.empty() && peer.front() == '[') {
-    size_t close = peer.find(']');
-    return close == std::string_view::npos ? peer : peer.substr(1, close - 1);
-  }
-  size_t colon = peer.rfind(':');
-  // A bare IPv6 address has several colons and no port.
-  if (colon == std::string_view::npos || peer.find(':') != colon) return peer;
-  return peer.substr(0, colon);
-}
 
 Status LoginThrottle::AdmitOne(RateLimiter& limiter, const std::string& key, const char* what, int64_t per_minute,
                                int64_t now_ms, int64_t* retry_after_s, bool* first_refusal) {
@@ -35,7 +26,7 @@ Status LoginThrottle::AdmitOne(RateLimiter& limiter, const std::string& key, con
 Status LoginThrottle::Admit(std::string_view source, std::string_view username, int64_t now_ms,
                             int64_t* retry_after_s, bool* first_refusal) {
   *first_refusal = false;
-  KIMI_RETURN_IF_ERROR(AdmitOne(sources_, "source " + std::string(PeerAddress(source)), "from this address",
+  KIMI_RETURN_IF_ERROR(AdmitOne(sources_, "source " + PeerGroup(source), "from this address",
                                 options_.per_source_per_minute, now_ms, retry_after_s, first_refusal));
   return AdmitOne(users_, "user " + std::string(username), "for this user name", options_.per_user_per_minute, now_ms,
                   retry_after_s, first_refusal);

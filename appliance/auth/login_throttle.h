@@ -1,5 +1,6 @@
 // LoginThrottle: what bounds the console login before any password is hashed or any event is
-// written. Two per-minute budgets (token buckets, rate_limiter.h): one per client address and
+// written. Two per-minute budgets (token buckets, rate_limiter.h): one per client (PeerGroup:
+// the IPv4 address or the IPv6 /64) and
 // one per user name, known or not; an attempt spends one of each, and a refusal is a 429 with
 // Retry-After. A refusal reports whether it is the first since the bucket last admitted, so the
 // caller audits a burst once per window rather than once per attempt. Buckets are keyed by
@@ -9,7 +10,6 @@
 // while it runs; without a bound, N parallel logins cost N times that. A caller waits at most
 // wait_ms for a slot, then is refused (ResourceExhausted).
 //
-// Public header of auth/: other folders include it (http/anonymous_record_budget.h).
 // Thread safety: every method may be called from many threads at once.
 #pragma once
 
@@ -54,9 +54,6 @@ class LoginThrottle {
   std::mutex mu_;
   std::set<std::string> refused_;  // guarded by mu_: budgets refused since they last admitted
 };
-
-// The address part of a peer ("[::1]:4000" -> "::1", "127.0.0.1:4000" -> "127.0.0.1").
-std::string_view PeerAddress(std::string_view peer);
 
 class HashSlots {
  public:

@@ -1,5 +1,7 @@
 #include "auth/login_throttle.h"
 
+#include "auth/peer_address.h"
+
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -14,6 +16,29 @@ TEST(PeerAddressTest, DropsThePortOfBothFamilies) {
   EXPECT_EQ(PeerAddress("[::1]:4000"), "::1");
   EXPECT_EQ(PeerAddress("::1"), "::1");
   EXPECT_EQ(PeerAddress("local"), "local");
+}
+
+TEST(PeerAddressTest, AClientIsItsIpv4AddressOrItsIpv6Slash64) {
+  EXPECT_EQ(PeerGroup("127.0.0.1:4000"), "127.0.0.1");
+  EXPECT_EQ(PeerGroup("[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:4000"), "2001:db8:1:2::/64");
+  EXPECT_EQ(PeerGroup("[2001:db8:1:2::99]:5000"), "2001:db8:1:2::/64");
+  EXPECT_EQ(PeerGroup("2001:db8:1:3::1"), "2001:db8:1:3::/64");
+  EXPECT_EQ(PeerGroup("[::ffff:10.0.0.7]:4000"), "10.0.0.7");
+  EXPECT_EQ(PeerGroup("[::1]:4000"), "::/64");
+  EXPECT_EQ(PeerGroup("local"), "local");
+}
+
+// A host holding a /64 spoke from a fresh address for every attempt: each had a budget of its
+// own, so the per-address login budget (and the anonymous record budget) bounded nothing.
+TEST(LoginThrottleTest, TheAddressesOfOneIpv6Slash64ShareOneBudget) {
+  LoginThrottle throttle(LoginThrottleOptions{3, 0});
+  int64_t retry = 0;
+  bool first = false;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(throttle.Admit("[2001:db8:0:7::" + std::to_string(i + 1) + "]:4000", "u", 0, &retry, &first).ok());
+  }
+  EXPECT_FALSE(throttle.Admit("[2001:db8:0:7:ffff::4]:4000", "u", 0, &retry, &first).ok());
+  EXPECT_TRUE(throttle.Admit("[2001:db8:0:8::1]:4000", "u", 0, &retry, &first).ok());
 }
 
 TEST(LoginThrottleTest, EachSourceHasItsBudgetWhateverItsPort) {

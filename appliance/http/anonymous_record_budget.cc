@@ -2,12 +2,12 @@
 
 #include <algorithm>
 
-#include "auth/login_throttle.h"
+#include "auth/peer_address.h"
 
 namespace kimi::http {
 
 bool AnonymousRecordBudget::Admit(std::string_view peer, int http_status, int64_t now_ms) {
-  const std::string address(auth::PeerAddress(peer));
+  const std::string address = auth::PeerGroup(peer);
   int64_t retry_after_s = 0;
   bool admitted = true;
   if (options_.per_source_per_minute > 0) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/peer_address.h"
 #include "http/connection.h"
 #include "http/error_response.h"
 #include "http/request_id.h"
@@ -23,23 +24,6 @@ namespace kimi::http {
 namespace {
 
 constexpr size_t kMaxQueuedRejects = 64;
-
-// Whom a connection comes from, for sharing the workers: the IPv4 address, or the IPv6 /64 (one
-// host can use every address of its /64).
-std::string ClientAddress(const sockaddr_storage& peer) {
-  if (peer.ss_family == AF_INET) {
-    const auto& in = reinterpret_cast<const sockaddr_in&>(peer);
-    return std::string(reinterpret_cast<const char*>(&in.sin_addr), 4);
-  }
-  if (peer.ss_family == AF_INET6) {
-    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(peer);
-    const uint8_t* bytes = in6.sin6_addr.s6_addr;
-    // An IPv4 client on a dual-stack socket is its IPv4 address.
-    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return std::string(reinterpret_cast<const char*>(bytes + 12), 4);
-    return std::string(reinterpret_cast<const char*>(bytes), 8);
-  }
-  return std::string();
-}
 
 }  // namespace
 
@@ -85,7 +69,7 @@ class Server::Slot final : public ReclaimableWait {
 
   bool idle = false;       // guarded by server_.mu_: the connection waits for its client (connection.h)
   bool reclaimed = false;  // guarded by server_.mu_: asked for the worker, which is not free yet
-  std::string address;     // guarded by server_.mu_: of the connection it serves (ClientAddress)
+  std::string address;     // guarded by server_.mu_: of the connection it serves (auth::PeerGroup)
 
  private:
   Server& server_;
@@ -150,7 +134,7 @@ void Server::AcceptLoop() {
     int refused = fd;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      const std::string address = ClientAddress(peer);
+      const std::string address = auth::PeerGroup(peer);
       address_of_[fd] = address;
       ++held_by_address_[address];
       if (assigned_ < slots_.size()) {
