@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "kimi/log.h"
+#include "policy/detectors.h"
 
 namespace kimi::policy {
 namespace {
@@ -27,6 +28,34 @@ int64_t PolicyService::NowMs() const {
       .count();
 }
 
+namespace {
+
+// Matches the whole of any text that is not empty.
+constexpr const char* kEveryText = R"([\s\S]+)";
+
+}  // namespace
+
+std::vector<std::string> ReplaceUncompilablePatterns(nlohmann::json* document) {
+  std::vector<std::string> replaced;
+  if (!document->is_object() || !document->contains("redaction") || !(*document)["redaction"].is_object()) return replaced;
+  nlohmann::json& redaction = (*document)["redaction"];
+  auto check = [&replaced](nlohmann::json& pattern, const std::string& pointer) {
+    if (!pattern.is_string() || PatternDetector::Create("check", pattern.get<std::string>()).ok()) return;
+    pattern = kEveryText;
+    replaced.push_back(pointer);
+  };
+  if (redaction.contains("medical_record_pattern")) check(redaction["medical_record_pattern"], "/redaction/medical_record_pattern");
+  if (redaction.contains("custom_patterns") && redaction["custom_patterns"].is_array()) {
+    nlohmann::json& custom = redaction["custom_patterns"];
+    for (size_t i = 0; i < custom.size(); ++i) {
+      if (custom[i].is_object() && custom[i].contains("pattern")) {
+        check(custom[i]["pattern"], "/redaction/custom_patterns/" + std::to_string(i) + "/pattern");
+      }
+    }
+  }
+  return replaced;
+}
+
 Result<std::shared_ptr<ActivePolicy>> PolicyService::Compile(int64_t version, const nlohmann::json& document) const {
   auto active = std::make_shared<ActivePolicy>();
   active->version = version;
@@ -46,7 +75,14 @@ Status PolicyService::Start(const nlohmann::json& initial, const PolicyActor& sy
   if (document.is_discarded()) {
     return Status::Corruption("stored policy version " + std::to_string(latest->version) + " is not JSON");
   }
+  const nlohmann::json stored = document;
+  for (const std::string& pointer : ReplaceUncompilablePatterns(&document)) {
+    log::Error("a redaction pattern of the active policy no longer compiles; until a corrected policy is submitted, "
+               "every text counts as a value of its category",
+               {{"version", latest->version}, {"pattern", pointer}});
+  }
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<ActivePolicy> active, Compile(latest->version, document));
+  active->document = stored;
   std::lock_guard<std::mutex> lock(mu_);
   active_ = std::move(active);
   return Status::OK();

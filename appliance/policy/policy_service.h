@@ -50,6 +50,10 @@ using PolicyActor = audit::Actor;
 // or not at all. An error rolls the act back.
 using AuditAct = std::function<Status(sqlite3* db, audit::AuditRecord)>;
 
+// Replaces each redaction pattern of a policy document that does not compile by one that
+// matches the whole of any non-empty text; returns the JSON pointers of those replaced.
+std::vector<std::string> ReplaceUncompilablePatterns(nlohmann::json* document);
+
 class PolicyService {
  public:
   // `store` and `secret` (may be null: then no rule may hash) outlive the service.
@@ -59,8 +63,11 @@ class PolicyService {
   PolicyService& operator=(const PolicyService&) = delete;
 
   // Activates the highest stored version; when none is stored, submits `initial` (the
-  // shipped default) as version 1. Errors: a stored version that no longer compiles, or the
-  // initial document refused.
+  // shipped default) as version 1. A stored pattern this version no longer compiles (a
+  // lookahead, which the matcher does not run) fails closed rather than stopping the start:
+  // it matches every text (ReplaceUncompilablePatterns) and an error names it in the log, so
+  // the operator can submit a corrected policy. Errors: a stored version that no longer
+  // compiles otherwise, or the initial document refused.
   Status Start(const nlohmann::json& initial, const PolicyActor& system);
 
   // The active version; null before Start() succeeded.

@@ -112,6 +112,36 @@ TEST(PolicyServiceTest, ChangeTakesEffectAtOnceIsAuditedWithItsDiffAndSurvivesRe
   EXPECT_EQ((*versions)[1].actor, "alice");
 }
 
+// A policy stored by an earlier version with a pattern this one refuses (a lookahead, which
+// std::regex ran): the start goes on, the pattern matching every text (fail closed) until a
+// corrected policy is submitted; the document is kept as it was stored.
+TEST(PolicyServiceTest, AStoredPatternThatNoLongerCompilesMatchesEveryTextAndTheStartGoesOn) {
+  ScratchStore db;
+  PolicyStore store(db.get());
+  Recorder audit;
+  json stored = LoadShipped("default.json");
+  stored["redaction"]["before_model"] = true;
+  stored["redaction"]["custom_patterns"] = json::parse(R"j([{"name":"ticket","pattern":"T-[0-9]+(?=x)","action":"mask"}])j");
+  StoredPolicy row;
+  row.actor = "alice";
+  row.name = stored["name"];
+  row.document = stored.dump();
+  ASSERT_TRUE(store.Append(row, [](sqlite3*, int64_t) { return Status::OK(); }).ok());
+  PolicyService service(&store, nullptr, audit.Act());
+  const Status started = service.Start(LoadShipped("default.json"), kAdmin);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  std::shared_ptr<const ActivePolicy> active = service.Active();
+  ASSERT_NE(active, nullptr);
+  EXPECT_EQ(active->version, 1);
+  EXPECT_EQ(active->document["redaction"]["custom_patterns"][0]["pattern"], "T-[0-9]+(?=x)");
+  RedactionTally tally;
+  EXPECT_EQ(active->redactor->Redact("nothing sensitive here", &tally), "[REDACTED:TICKET]");
+  // A policy submitted now is checked as always: the lookahead is refused.
+  Result<int64_t> again = service.Submit(stored, kAdmin);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("lookahead"), std::string::npos) << again.status().ToString();
+}
+
 TEST(PolicyServiceTest, InvalidPolicyChangesNothingAndListsEveryPath) {
   ScratchStore db;
   PolicyStore store(db.get());
