@@ -1,6 +1,7 @@
 // RequestChannel and RequestHandle, its reader side.
 #include "runtime/request_channel.h"
 
+#include <string>
 #include <utility>
 
 namespace kimi {
@@ -9,6 +10,13 @@ void RequestChannel::Push(GenerationEvent event) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return;
+    if (event.kind == GenerationEvent::Kind::kToken && events_.size() >= kMaxUnreadEvents) {
+      event = GenerationEvent();
+      event.kind = GenerationEvent::Kind::kError;
+      event.error = Status::Cancelled("the output was read too slowly: " + std::to_string(kMaxUnreadEvents) +
+                                              " tokens were waiting to be read, so the request was ended");
+      cancelled_.store(true, std::memory_order_relaxed);
+    }
     closed_ = event.kind != GenerationEvent::Kind::kToken;
     events_.push_back(std::move(event));
   }

@@ -18,11 +18,18 @@ namespace kimi {
 
 class RequestChannel {
  public:
+  // Events a reader may leave unread. The scheduler does not wait for readers, so a stream
+  // whose client reads slowly (a reader blocked in a socket write it keeps just alive) would
+  // queue the request's every token, up to max_tokens of them, for as long as it takes.
+  static constexpr size_t kMaxUnreadEvents = 4096;
+
   explicit RequestChannel(uint64_t id) : id_(id) {}
 
   uint64_t id() const { return id_; }
 
   // Queues an event; a kFinish or kError event closes the channel (later pushes are dropped).
+  // A token pushed while kMaxUnreadEvents are unread is not queued: the request is cancelled
+  // and closed with a kError event (Cancelled, as when its client leaves) after the unread ones.
   void Push(GenerationEvent event);
   // Blocks until an event is queued; false once the closing event has been read.
   bool Next(GenerationEvent* event);
