@@ -386,7 +386,7 @@ void AuditSink::CommitBatch(std::vector<Pending>* batch) {
   }
   const Status failure = Status::Unavailable("audit record not committed: " + s.ToString());
   for (Pending& p : *batch) {
-    if (p.keep_on_failure) {
+    if (p.keep_on_failure && kept_.size() < options_.max_kept) {
       kept_.push_back(std::move(p));
     } else {
       Complete(p.ticket.get(), failure, 0);

@@ -71,6 +71,10 @@ struct AuditSinkOptions {
   int64_t sign_interval_ms = 10'000;    // sign a head this often when the tree grew
   int64_t probe_interval_ms = 1'000;    // retry interval while the store is failing
   size_t max_batch = 8192;              // records a transaction at most
+  // RecordWhenWritable() records kept while the store fails, at most; past it such a record
+  // fails as an ordinary one does (a stream's end: the next start records it interrupted), so
+  // a long outage under load does not hold every record in memory.
+  size_t max_kept = 65536;
   // How long the oldest queued record may wait for others to share its transaction; 0: the
   // writer commits as soon as it wakes, and the records that arrive during that commit (its
   // fdatasync) form the next batch. Bounds the latency the window adds to a request.

@@ -215,6 +215,31 @@ TEST(KeptRecords, ARecordTheStoreCannotTakeIsWrittenOnceItCan) {
   ASSERT_TRUE(sink->Close().ok());
 }
 
+// A long outage under load: past max_kept, a record to keep fails as an ordinary one does,
+// and those kept are still written once the store takes them.
+TEST(KeptRecords, NoMoreThanMaxKeptAreHeldThroughAnOutage) {
+  TempDir dir;
+  AuditSinkOptions options = FailingFast(dir);
+  options.max_kept = 3;
+  std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(options)).value();
+  std::vector<Ticket> starts;
+  for (int i = 0; i < 5; ++i) {
+    starts.push_back(sink->Record(StreamStart(i)));
+    ASSERT_TRUE(starts.back().WaitCommitted().ok());
+  }
+  DatabaseWriteLock lock(dir.File("audit.db"));
+  ASSERT_FALSE(sink->Record(SampleRecord(9)).WaitCommitted().ok());
+  ASSERT_TRUE(Eventually([&] { return !sink->Healthy(); }));
+  std::vector<Ticket> ends;
+  for (int i = 0; i < 5; ++i) ends.push_back(sink->RecordWhenWritable(StreamEnd(StreamStart(i), starts[size_t(i)].seq())));
+  // The two past the bound fail while the store still fails; the three kept are written after.
+  EXPECT_EQ(ends[3].WaitCommitted().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(ends[4].WaitCommitted().code(), Status::Code::kUnavailable);
+  lock.Release();
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ends[size_t(i)].WaitCommitted().ok()) << i;
+  ASSERT_TRUE(sink->Close().ok());
+}
+
 TEST(KeptRecords, ClosingWhileTheStoreFailsLeavesTheStreamForTheNextStart) {
   TempDir dir;
   std::unique_ptr<AuditSink> sink = std::move(AuditSink::Open(FailingFast(dir))).value();
