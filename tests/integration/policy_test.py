@@ -89,6 +89,20 @@ class PolicyTest(unittest.TestCase):
         self.assertIn({"op": "replace", "path": "/name", "value": "bank"}, detail["diff"])
         self.assertEqual(records[1]["actor"], self.daemon.api_key_id)
 
+    def test_a_long_prompt_against_an_open_ended_pattern_is_searched_once(self):
+        # std::regex searched again from every byte: 1 s of CPU for 8 KB of letters and
+        # quadratic beyond, so this 512 KiB prompt held its worker for about an hour.
+        policy = load_policy("examples/bank.json")
+        policy["redaction"]["custom_patterns"].append(
+            {"name": "project_code", "pattern": r"[a-z0-9.]+-int-[0-9]{4}", "action": "block"})
+        self.assertEqual(post_json(self.daemon, "/admin/v1/policies", policy).status, 201)
+        letters = "a" * (512 * 1024)
+        passed = post_json(self.daemon, "/v1/chat/completions", chat(letters))
+        self.assertEqual(passed.status, 503, passed.body)  # past the policy; no model loaded
+        blocked = post_json(self.daemon, "/v1/chat/completions", chat(letters + "-int-2026"))
+        self.assertEqual(blocked.status, 400, blocked.body)
+        self.assertIn("project_code", blocked.json()["error"]["message"])
+
     def test_block_covers_every_text_the_prompt_prints(self):
         self.assertEqual(post_json(self.daemon, "/admin/v1/policies", load_policy("examples/bank.json")).status, 201)
         ssn = "123-45-6789"
