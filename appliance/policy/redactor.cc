@@ -73,7 +73,7 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionPolicy& policy
   return r;
 }
 
-std::vector<Finding> Redactor::FindAll(std::string_view text) const {
+std::vector<Finding> Redactor::FindAll(std::string_view text, std::vector<Finding>* overlapped_blocks) const {
   std::vector<Finding> all;
   for (const BuiltinRule& rule : builtins_) rule.detector(text, &all);
   for (const PatternRule& rule : patterns_) rule.detector->Find(text, &all);
@@ -85,7 +85,10 @@ std::vector<Finding> Redactor::FindAll(std::string_view text) const {
   std::vector<Finding> kept;
   size_t covered = 0;
   for (const Finding& f : all) {
-    if (f.begin < covered) continue;
+    if (f.begin < covered) {
+      if (ActionOf(f.category) == Action::kBlock) overlapped_blocks->push_back(f);
+      continue;
+    }
     kept.push_back(f);
     covered = f.end;
   }
@@ -121,7 +124,12 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool 
   std::string out;
   out.reserve(text.size());
   size_t copied = 0;
-  for (const Finding& f : FindAll(text)) {
+  // A value a block rule finds refuses the request even where another rule's finding covers
+  // it (an e-mail the built-in rule masks and a custom rule blocks).
+  std::vector<Finding> overlapped_blocks;
+  const std::vector<Finding> findings = FindAll(text, &overlapped_blocks);
+  for (const Finding& f : overlapped_blocks) tally->Add(f.category, Action::kBlock);
+  for (const Finding& f : findings) {
     const Action action = ActionOf(f.category);
     tally->Add(f.category, action);
     if (action == Action::kBlock && !mask_blocked) continue;  // the request is refused; the text is not used

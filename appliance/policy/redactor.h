@@ -65,7 +65,9 @@ class Redactor {
     Action action;
   };
   Redactor() = default;
-  std::vector<Finding> FindAll(std::string_view text) const;
+  // The findings kept, earliest then longest, none overlapping; a block finding that an
+  // overlap dropped goes to *overlapped_blocks.
+  std::vector<Finding> FindAll(std::string_view text, std::vector<Finding>* overlapped_blocks) const;
   Action ActionOf(std::string_view category) const;
   std::string Replacement(std::string_view category, std::string_view value, Action action) const;
 

@@ -91,6 +91,25 @@ TEST(RedactorTest, OverlapsKeepTheEarliestLongestFinding) {
   EXPECT_EQ(tally.decisions().size(), 1u);
 }
 
+// The built-in e-mail rule masks, a custom rule blocks the same text: the e-mail finding came
+// first in the overlap order and the block was dropped, so the value reached the model masked.
+TEST(RedactorTest, ABlockRuleRefusesWhateverRuleCoversTheSameText) {
+  RedactionPolicy p = Rules({{"email", Action::kMask}});
+  p.custom_patterns.push_back({"internal_mail", R"([a-z.]+@corp\.example)", Action::kBlock});
+  auto r = Redactor::Create(p, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RedactionTally tally;
+  (*r)->Redact("write to jane.doe@corp.example today", &tally);
+  EXPECT_EQ(tally.BlockedCategory(), "internal_mail");
+  // Stored text is masked by whichever finding covers it.
+  RedactionTally stored;
+  EXPECT_EQ((*r)->Redact("write to jane.doe@corp.example today", &stored, /*mask_blocked=*/true),
+            "write to [REDACTED:EMAIL] today");
+  RedactionTally other;
+  (*r)->Redact("write to jane.doe@example.org today", &other);
+  EXPECT_EQ(other.BlockedCategory(), std::nullopt);
+}
+
 TEST(RedactorTest, NoRulesLeavesTextAlone) {
   auto r = Redactor::Create(RedactionPolicy{}, nullptr);
   ASSERT_TRUE(r.ok());
