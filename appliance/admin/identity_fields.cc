@@ -2,13 +2,12 @@
 
 #include <httplib.h>
 
-#include <algorithm>
-#include <cctype>
 #include <optional>
 #include <string>
 
 #include "http/admin_body.h"
 #include "http/error_response.h"
+#include "kimi/ascii_text.h"
 #include "kimi/log.h"
 
 namespace kimi::admin {
@@ -38,10 +37,8 @@ constexpr size_t kMaxCredentialBodyBytes = 16 * 1024;
 
 bool RefuseUnfitCredentials(const httplib::Request& req, httplib::Response& res) {
   const std::string type = req.get_header_value("Content-Type");
-  std::string media = type.substr(0, type.find(';'));
-  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
-  std::transform(media.begin(), media.end(), media.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (media != "application/json") {
+  const std::string_view media = TrimSpacesAndTabs(std::string_view(type).substr(0, type.find(';')));
+  if (!EqualsIgnoringAsciiCase(media, "application/json")) {
     http::WriteError(http::UnsupportedMediaType("application/json", type.substr(0, 64)), res);
     return true;
   }

@@ -2,30 +2,14 @@
 
 #include <httplib.h>
 
-#include <cctype>
 #include <string>
 #include <vector>
 
 #include "auth/authenticator.h"
+#include "kimi/ascii_text.h"
 
 namespace kimi::http {
 namespace {
-
-bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string_view Header(const httplib::Request& req, const char* name) {
   auto it = req.headers.find(name);  // the library's header map compares names without case
@@ -47,10 +31,10 @@ std::vector<std::string_view> CookieValues(std::string_view header, std::string_
   std::vector<std::string_view> values;
   while (!header.empty()) {
     size_t semi = header.find(';');
-    std::string_view pair = Trim(header.substr(0, semi));
+    std::string_view pair = TrimSpacesAndTabs(header.substr(0, semi));
     header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
     size_t eq = pair.find('=');
-    if (eq != std::string_view::npos && Trim(pair.substr(0, eq)) == name) values.push_back(Trim(pair.substr(eq + 1)));
+    if (eq != std::string_view::npos && TrimSpacesAndTabs(pair.substr(0, eq)) == name) values.push_back(TrimSpacesAndTabs(pair.substr(eq + 1)));
   }
   return values;
 }
@@ -61,7 +45,7 @@ std::vector<std::string_view> CookieValues(std::string_view header, std::string_
 // read the last).
 std::string AmbiguousCredential(const httplib::Request& req) {
   const std::string_view authorization = Header(req, "Authorization");
-  if (!authorization.empty() && !StartsWithIgnoringCase(authorization, "Bearer ")) {
+  if (!authorization.empty() && !StartsWithIgnoringAsciiCase(authorization, "Bearer ")) {
     return "the Authorization header must be \"Bearer <key>\"";
   }
   if (CookieValues(Header(req, "Cookie"), kSessionCookie).size() > 1) {
@@ -82,11 +66,11 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
   std::string_view authorization = Header(req, "Authorization");
   if (!authorization.empty()) {
     // Any other scheme is refused by AuthenticateRequest before the token is looked at.
-    c.bearer = StartsWithIgnoringCase(authorization, "Bearer ") ? Trim(authorization.substr(7)) : authorization;
+    c.bearer = StartsWithIgnoringAsciiCase(authorization, "Bearer ") ? TrimSpacesAndTabs(authorization.substr(7)) : authorization;
   }
-  c.api_key = Trim(Header(req, "x-api-key"));
+  c.api_key = TrimSpacesAndTabs(Header(req, "x-api-key"));
   c.session_id = CookieValue(Header(req, "Cookie"), kSessionCookie);
-  c.csrf_token = Trim(Header(req, "X-CSRF-Token"));
+  c.csrf_token = TrimSpacesAndTabs(Header(req, "X-CSRF-Token"));
   c.state_changing = !(req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS");
   return c;
 }

@@ -1,7 +1,8 @@
 #include "http/request_head.h"
 
 #include <charconv>
-#include <strings.h>
+
+#include "kimi/ascii_text.h"
 
 namespace kimi::http {
 namespace {
@@ -15,16 +16,6 @@ bool IsTokenChar(char c) {
     default:
       return false;
   }
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -103,11 +94,11 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
     for (char c : name) {
       if (!IsTokenChar(c)) return fail(MalformedRequest("invalid header name"));
     }
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view value = TrimSpacesAndTabs(line.substr(colon + 1));
     for (char c : value) {  // RFC 9110 field values: visible bytes, spaces and tabs
       if ((c >= 0 && c < ' ' && c != '\t') || c == 0x7F) return fail(MalformedRequest("a header value has a control byte"));
     }
-    if (EqualsIgnoreCase(name, "Content-Length")) {
+    if (EqualsIgnoringAsciiCase(name, "Content-Length")) {
       uint64_t n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
@@ -116,20 +107,20 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
       if (has_length && n != out.head.content_length) return fail(MalformedRequest("conflicting Content-Length headers"));
       has_length = true;
       out.head.content_length = n;
-    } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
-      if (!EqualsIgnoreCase(value, "chunked") || chunked) {
+    } else if (EqualsIgnoringAsciiCase(name, "Transfer-Encoding")) {
+      if (!EqualsIgnoringAsciiCase(value, "chunked") || chunked) {
         return fail(MalformedRequest("only a single \"Transfer-Encoding: chunked\" is accepted"));
       }
       chunked = true;
-    } else if (EqualsIgnoreCase(name, "Content-Encoding")) {
-      if (!EqualsIgnoreCase(value, "identity")) return fail(UnsupportedContentEncoding(value));
-    } else if (EqualsIgnoreCase(name, "Content-Type")) {
+    } else if (EqualsIgnoringAsciiCase(name, "Content-Encoding")) {
+      if (!EqualsIgnoringAsciiCase(value, "identity")) return fail(UnsupportedContentEncoding(value));
+    } else if (EqualsIgnoringAsciiCase(name, "Content-Type")) {
       // The library parses multipart bodies itself, boundary and parts, before any route sees
       // them (a parser that other servers shipped denial-of-service bugs in); no route reads one.
-      if (value.size() >= 10 && EqualsIgnoreCase(value.substr(0, 10), "multipart/")) {
+      if (value.size() >= 10 && EqualsIgnoringAsciiCase(value.substr(0, 10), "multipart/")) {
         return fail(UnsupportedMediaType("application/json", value.substr(0, 64)));
       }
-    } else if (EqualsIgnoreCase(name, "X-Request-Id")) {
+    } else if (EqualsIgnoringAsciiCase(name, "X-Request-Id")) {
       out.head.request_id = std::string(value);
     }
   }

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "kimi/ascii_text.h"
 #include "upstream/chunked_decoder.h"
 
 namespace kimi::upstream {
@@ -23,32 +24,23 @@ constexpr size_t kReadBytes = 16 * 1024;
 constexpr size_t kMaxHeadBytes = 64 * 1024;
 constexpr int kMaxInterimResponses = 8;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
-
 bool ContainsTokenIgnoreCase(std::string_view list, std::string_view token) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string_view item = list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
-    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
-    if (EqualsIgnoreCase(item, token)) return true;
+    const std::string_view item =
+        TrimSpacesAndTabs(list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (EqualsIgnoringAsciiCase(item, token)) return true;
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   return false;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
+// A head line without the CR ending it and the spaces and tabs around its text.
+std::string_view TrimLine(std::string_view s) {
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return TrimSpacesAndTabs(s);
 }
 
 timeval ToTimeval(int64_t ms) {
@@ -254,7 +246,7 @@ Status HttpConnection::ReadHead(ResponseHead* head) {
 
     *head = ResponseHead{};
     size_t eol = text.find('\n');
-    std::string_view status_line = Trim(text.substr(0, eol));
+    std::string_view status_line = TrimLine(text.substr(0, eol));
     if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ') {
       return Status::Corruption("upstream answered without an HTTP/1.x status line");
     }
@@ -270,18 +262,18 @@ Status HttpConnection::ReadHead(ResponseHead* head) {
       pos = next == std::string_view::npos ? text.size() : next + 1;
       size_t colon = line.find(':');
       if (colon == std::string_view::npos) continue;  // the empty line ending the head
-      std::string_view name = line.substr(0, colon), value = Trim(line.substr(colon + 1));
-      if (EqualsIgnoreCase(name, "content-type")) {
+      std::string_view name = line.substr(0, colon), value = TrimLine(line.substr(colon + 1));
+      if (EqualsIgnoringAsciiCase(name, "content-type")) {
         head->content_type = std::string(value);
-      } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
+      } else if (EqualsIgnoringAsciiCase(name, "transfer-encoding")) {
         chunked = ContainsTokenIgnoreCase(value, "chunked");
-      } else if (EqualsIgnoreCase(name, "content-length")) {
+      } else if (EqualsIgnoringAsciiCase(name, "content-length")) {
         if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string_view::npos) {
           return Status::Corruption("upstream Content-Length is not a number");
         }
         head->content_length = std::stoull(std::string(value));
         has_length = true;
-      } else if (EqualsIgnoreCase(name, "connection")) {
+      } else if (EqualsIgnoringAsciiCase(name, "connection")) {
         head->close = head->close || ContainsTokenIgnoreCase(value, "close");
         keep_alive = ContainsTokenIgnoreCase(value, "keep-alive");
       }
