@@ -30,6 +30,17 @@ bool ParsedArgs::Gives(const std::string& name) const {
 
 bool ParsedArgs::Has(const std::string& flag) const { return Contains(flags, flag); }
 
+namespace {
+
+// Whether `word` names one of the command's options ("--format" or "--format=x").
+bool IsOption(const std::string& word, const std::vector<std::string>& with_value, const std::vector<std::string>& boolean) {
+  if (!word.starts_with("--")) return false;
+  const std::string name = word.substr(0, word.find('='));
+  return Contains(with_value, name) || Contains(boolean, name);
+}
+
+}  // namespace
+
 ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<std::string>& with_value,
                      const std::vector<std::string>& boolean, size_t most_words) {
   ParsedArgs parsed;
@@ -54,10 +65,14 @@ ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<std
     } else if (Contains(with_value, name)) {
       if (eq != std::string::npos) {
         parsed.options.emplace_back(name, word.substr(eq + 1));
-      } else if (i + 1 < args.size()) {
+      } else if (i + 1 < args.size() && !IsOption(args[i + 1], with_value, boolean)) {
         parsed.options.emplace_back(name, args[++i]);
       } else {
-        parsed.error = name + " needs a value";
+        // "--since --format jsonl" is a forgotten value, not a value "--format".
+        parsed.error = name + " needs a value" +
+                       (i + 1 < args.size() ? " (it is followed by the option " + args[i + 1].substr(0, args[i + 1].find('=')) +
+                                                  "; write " + name + "=VALUE for a value that starts with --)"
+                                            : "");
         return parsed;
       }
     } else {
