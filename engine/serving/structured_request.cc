@@ -129,7 +129,8 @@ Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const
     KIMI_ASSIGN_OR_RETURN(output, Cached(key, [&] {
                             return StructuredOutput::ForRequiredToolCalls(tools, max_calls, options);
                           }));
-    field = "tools";
+    // The tool whose parameters the output is held to, when there is one; else all of them.
+    field = tools.size() == 1 && !tools[0].parameters_path.empty() ? tools[0].parameters_path : "tools";
   } else {
     return std::shared_ptr<TokenConstraint>();
   }

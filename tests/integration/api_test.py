@@ -363,7 +363,7 @@ class HostileRequestTest(ServedModelCase):
                              "name": "s", "schema": {"$defs": overlapping, "$ref": "#/$defs/l0"}}}))
         ambiguous_tool = {"type": "function", "function": {"name": "f", "strict": True, "parameters": {
             "type": "object", "properties": {"a": {"$ref": "#/$defs/l0"}}, "required": ["a"], "$defs": overlapping}}}
-        yield ("tool-ambiguous", "tools",
+        yield ("tool-ambiguous", "tools[0].function.parameters",
                chat_body(max_tokens=64, thinking={"type": "disabled"}, tools=[ambiguous_tool], tool_choice="required"))
         yield ("schema-enum", "response_format.json_schema.schema",
                chat_body(response_format={"type": "json_schema",
