@@ -65,9 +65,9 @@ StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
   // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
   KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
   std::lock_guard<std::mutex> lock(mu_);
-  // The masks of the schemas kept fill the vocabulary's budget: a new schema would find no room
-  // for its own, so the kept ones go (their masks with them, once no request runs them).
-  if (key.size() > kMaxCompiledKeyBytes / 16) return output;
+  if (key.size() > kMaxCompiledKeyBytes / 16) return output;  // compiled for this request alone
+  // When the kept schemas' masks leave a new schema no room for its own, the kept ones go (their
+  // masks with them, once no request runs them).
   const bool masks_full = vocabulary_->cached_mask_room() < StructuredVocabulary::kMaxCachedMaskBytesPerSchema;
   if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates ||
       compiled_key_bytes_ + key.size() > kMaxCompiledKeyBytes || masks_full) {
