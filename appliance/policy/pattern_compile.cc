@@ -4,6 +4,7 @@
 #include <cctype>
 #include <string>
 
+#include "kimi/hex.h"
 #include "policy/pattern_program.h"
 
 namespace kimi::policy {
@@ -39,16 +40,22 @@ ByteSet Bytes(std::string_view bytes) {
   return set;
 }
 ByteSet Digits() { return Range('0', '9'); }
-ByteSet WordBytes() { return Range('a', 'z') | Range('A', 'Z') | Digits() | Bytes("_"); }
+ByteSet WordBytes() {
+  ByteSet set;
+  for (int b = 0; b < 256; ++b) set.set(size_t(b), IsPatternWordByte(uint8_t(b)));
+  return set;
+}
 ByteSet Spaces() { return Bytes(" \t\n\v\f\r"); }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
+// The byte of a set that holds one; -1 for any other set.
+int OnlyByte(const ByteSet& set) {
+  if (set.count() != 1) return -1;
+  for (int b = 0;; ++b) {
+    if (set.test(size_t(b))) return b;
+  }
 }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 class Parser {
  public:
@@ -279,7 +286,7 @@ class Parser {
         const int digits = c == 'x' ? 2 : 4;
         int value = 0;
         for (int k = 0; k < digits; ++k) {
-          const int h = i_ < p_.size() ? HexValue(p_[i_]) : -1;
+          const int h = i_ < p_.size() ? HexDigitValue(p_[i_]) : -1;
           if (h < 0) return Fail(std::string("\\") + c + " without " + std::to_string(digits) + " hex digits");
           value = value * 16 + h;
           ++i_;
@@ -337,11 +344,7 @@ class Parser {
       if (AtEnd()) return Fail("a '\\' at the end");
       if (Peek() == 'B') return Fail("\\B inside a class");
       KIMI_ASSIGN_OR_RETURN(ByteSet set, EscapedSet(/*in_class=*/true));
-      if (set.count() == 1) {
-        for (int b = 0; b < 256; ++b) {
-          if (set.test(size_t(b))) *single = b;
-        }
-      }
+      *single = OnlyByte(set);
       return set;
     }
     *single = uint8_t(p_[i_++]);
@@ -441,6 +444,7 @@ class Emitter {
   size_t Here() const { return program_->code.size(); }
   Status Append(PatternInstruction in) {
     if (Here() >= kMaxInstructions) return TooLarge();
+    if (in.op == Op::kByte || in.op == Op::kAssert) in.next = int32_t(Here() + 1);  // they fall through
     program_->code.push_back(in);
     return Status::OK();
   }
@@ -490,33 +494,25 @@ class Emitter {
 // The bytes a match can start with (all of them when the program can match empty text).
 ByteSet FirstBytes(const PatternProgram& program) {
   ByteSet first;
+  bool matches_empty = false;
   std::vector<bool> seen(program.code.size(), false);
-  std::vector<int32_t> stack = {0};
-  while (!stack.empty()) {
-    const int32_t pc = stack.back();
-    stack.pop_back();
-    if (seen[size_t(pc)]) continue;
-    seen[size_t(pc)] = true;
-    const PatternInstruction& in = program.code[size_t(pc)];
-    switch (in.op) {
-      case Op::kByte:
-        first |= program.byte_sets[size_t(in.set)];
-        break;
-      case Op::kSplit:
-        stack.push_back(in.other);
-        stack.push_back(in.next);
-        break;
-      case Op::kJump:
-        stack.push_back(in.next);
-        break;
-      case Op::kAssert:
-        stack.push_back(pc + 1);
-        break;
-      case Op::kMatch:
-        return ByteSet().set();
-    }
-  }
-  return first;
+  std::vector<int32_t> stack;
+  FollowChoices(
+      program, 0, &stack, [](Assertion) { return true; },
+      [&seen](int32_t pc) {
+        if (seen[size_t(pc)]) return false;
+        seen[size_t(pc)] = true;
+        return true;
+      },
+      [&](int32_t pc) {
+        const PatternInstruction& in = program.code[size_t(pc)];
+        if (in.op == Op::kMatch) {
+          matches_empty = true;
+        } else {
+          first |= program.byte_sets[size_t(in.set)];
+        }
+      });
+  return matches_empty ? ByteSet().set() : first;
 }
 
 // The bytes every match starts with: the program's first instructions up to the first choice,
@@ -525,11 +521,9 @@ std::string LiteralPrefix(const PatternProgram& program) {
   std::string literal;
   for (const PatternInstruction& in : program.code) {
     if (in.op == Op::kAssert) continue;
-    if (in.op != Op::kByte || program.byte_sets[size_t(in.set)].count() != 1) break;
-    const ByteSet& set = program.byte_sets[size_t(in.set)];
-    for (int b = 0; b < 256; ++b) {
-      if (set.test(size_t(b))) literal.push_back(char(b));
-    }
+    const int byte = in.op == Op::kByte ? OnlyByte(program.byte_sets[size_t(in.set)]) : -1;
+    if (byte < 0) break;
+    literal.push_back(char(byte));
   }
   return literal;
 }
@@ -547,11 +541,6 @@ Result<PatternProgram> CompilePattern(std::string_view pattern) {
   Emitter emitter(parser.nodes(), &program);
   KIMI_RETURN_IF_ERROR(emitter.Emit(root));
   KIMI_RETURN_IF_ERROR(emitter.Finish());
-  // Instructions that fall through go to the next one: kByte and kAssert carry no target.
-  for (size_t pc = 0; pc < program.code.size(); ++pc) {
-    PatternInstruction& in = program.code[pc];
-    if (in.op == Op::kByte || in.op == Op::kAssert) in.next = int32_t(pc + 1);
-  }
   program.first_bytes = FirstBytes(program);
   program.literal_prefix = LiteralPrefix(program);
   return program;

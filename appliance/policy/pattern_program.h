@@ -60,6 +60,45 @@ struct PatternProgram {
 
 Result<PatternProgram> CompilePattern(std::string_view pattern);
 
+// The bytes of \w, and those \b and \B look at on either side: ASCII letters, digits and '_'.
+constexpr bool IsPatternWordByte(uint8_t b) {
+  return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_';
+}
+
+// Follows jumps, splits (the preferred branch first) and the assertions `holds` accepts from
+// `pc`, and calls reached(pc) for each byte and match instruction on the way, in the order the
+// pattern prefers them. first_visit(pc) says whether pc is reached for the first time (and
+// remembers it); `stack` is scratch. The one walk of the program's choices: the searcher's
+// threads and the compiler's first bytes both take it.
+template <class Holds, class FirstVisit, class Reached>
+void FollowChoices(const PatternProgram& program, int32_t pc, std::vector<int32_t>* stack, Holds holds,
+                   FirstVisit first_visit, Reached reached) {
+  using Op = PatternInstruction::Op;
+  stack->assign(1, pc);
+  while (!stack->empty()) {
+    const int32_t here = stack->back();
+    stack->pop_back();
+    if (!first_visit(here)) continue;
+    const PatternInstruction& in = program.code[size_t(here)];
+    switch (in.op) {
+      case Op::kJump:
+        stack->push_back(in.next);
+        break;
+      case Op::kSplit:
+        stack->push_back(in.other);
+        stack->push_back(in.next);
+        break;
+      case Op::kAssert:
+        if (holds(in.assertion)) stack->push_back(in.next);
+        break;
+      case Op::kByte:
+      case Op::kMatch:
+        reached(here);
+        break;
+    }
+  }
+}
+
 // A match at text[begin, end).
 struct PatternMatch {
   size_t begin = 0;

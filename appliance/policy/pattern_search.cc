@@ -11,10 +11,6 @@ namespace {
 using Op = PatternInstruction::Op;
 using Assertion = PatternInstruction::Assertion;
 
-bool IsWordByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 class Searcher {
  public:
   Searcher(const PatternProgram& program, std::string_view text, size_t max_steps)
@@ -91,42 +87,26 @@ class Searcher {
         return at == text_.size();
       case Assertion::kWordBoundary:
       case Assertion::kNotWordBoundary: {
-        const bool before = at > 0 && IsWordByte(text_[at - 1]);
-        const bool after = at < text_.size() && IsWordByte(text_[at]);
+        const bool before = at > 0 && IsPatternWordByte(uint8_t(text_[at - 1]));
+        const bool after = at < text_.size() && IsPatternWordByte(uint8_t(text_[at]));
         return (before != after) == (a == Assertion::kWordBoundary);
       }
     }
     return false;
   }
 
-  // Follows jumps, splits (preferred branch first) and assertions from pc at text offset `at`,
-  // appending the byte and match instructions reached to *list, each once per list.
+  // The byte and match instructions reached from pc at text offset `at` (FollowChoices), appended
+  // to *list, each once per list.
   void AddThread(std::vector<Thread>* list, int32_t pc, size_t start, size_t at) {
-    stack_.assign(1, pc);
-    while (!stack_.empty()) {
-      const int32_t here = stack_.back();
-      stack_.pop_back();
-      if (mark_[size_t(here)] == generation_) continue;
-      mark_[size_t(here)] = generation_;
-      ++steps_;
-      const PatternInstruction& in = program_.code[size_t(here)];
-      switch (in.op) {
-        case Op::kJump:
-          stack_.push_back(in.next);
-          break;
-        case Op::kSplit:
-          stack_.push_back(in.other);
-          stack_.push_back(in.next);
-          break;
-        case Op::kAssert:
-          if (Holds(in.assertion, at)) stack_.push_back(in.next);
-          break;
-        case Op::kByte:
-        case Op::kMatch:
-          list->push_back({here, start});
-          break;
-      }
-    }
+    FollowChoices(
+        program_, pc, &stack_, [&](Assertion a) { return Holds(a, at); },
+        [&](int32_t here) {
+          if (mark_[size_t(here)] == generation_) return false;
+          mark_[size_t(here)] = generation_;
+          ++steps_;
+          return true;
+        },
+        [&](int32_t here) { list->push_back({here, start}); });
   }
 
   const PatternProgram& program_;
