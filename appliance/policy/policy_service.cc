@@ -16,6 +16,9 @@ std::string InstallDetail(int64_t version, int64_t previous, const std::string& 
   return detail.dump();
 }
 
+// Matches the whole of any text that is not empty.
+constexpr const char* kEveryText = R"([\s\S]+)";
+
 }  // namespace
 
 PolicyService::PolicyService(PolicyStore* store, const auth::ServerSecret* secret, AuditAct audit,
@@ -27,13 +30,6 @@ int64_t PolicyService::NowMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
-
-namespace {
-
-// Matches the whole of any text that is not empty.
-constexpr const char* kEveryText = R"([\s\S]+)";
-
-}  // namespace
 
 std::vector<std::string> ReplaceUncompilablePatterns(nlohmann::json* document) {
   std::vector<std::string> replaced;

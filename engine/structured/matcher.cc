@@ -23,12 +23,15 @@ size_t MaskBytes(const LocalMask& mask) {
   return sizeof(LocalMask) + 128 + mask.words.capacity() * sizeof(uint64_t) + mask.leaves_rule.capacity() * sizeof(int32_t);
 }
 
+// Whether `bytes` more fit beside `used` under `limit`, without overflow.
+bool Fits(size_t used, size_t bytes, size_t limit) { return bytes <= limit - std::min(used, limit); }
+
 }  // namespace
 
 bool MaskBudget::TryTake(size_t bytes) {
   size_t used = used_.load(std::memory_order_relaxed);
   do {
-    if (bytes > limit_ - std::min(used, limit_)) return false;
+    if (!Fits(used, bytes, limit_)) return false;
   } while (!used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
   return true;
 }
@@ -40,7 +43,7 @@ MaskCache::~MaskCache() {
 }
 
 bool MaskCache::TakeLocked(size_t bytes) {
-  if (bytes > max_bytes_ - std::min(bytes_, max_bytes_)) return false;
+  if (!Fits(bytes_, bytes, max_bytes_)) return false;
   if (budget_ && !budget_->TryTake(bytes)) return false;
   bytes_ += bytes;
   return true;
