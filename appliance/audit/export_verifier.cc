@@ -9,6 +9,7 @@
 #include "audit/record.h"
 #include "audit/stream_links.h"
 #include "audit/time_order.h"
+#include "kimi/untrusted_json.h"
 
 namespace kimi::audit {
 namespace {
@@ -83,7 +84,10 @@ Result<BundleReport> VerifyExportBundle(std::istream& in, const PublicKey& key) 
   std::string line;
   for (uint64_t line_no = 1; std::getline(in, line); ++line_no) {
     if (line.empty()) continue;
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // A line that is not JSON, or nests too deeply to be any line the appliance writes, is read
+    // as an empty value: the header check or "neither a record nor a signed head" names it.
+    Result<nlohmann::json> parsed = ParseUntrustedJson(line, "line");
+    const nlohmann::json j = parsed.ok() ? std::move(*parsed) : nlohmann::json();
     const std::string type = j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
     if (!header) {
       if (type != "export" || !j.contains("format") || !j["format"].is_number_integer()) {

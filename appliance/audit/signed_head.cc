@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "audit/record.h"
+#include "kimi/untrusted_json.h"
 
 namespace kimi::audit {
 namespace {
@@ -95,6 +96,7 @@ Result<std::vector<SignedTreeHead>> ReadTreeHeadsFile(const std::string& path) {
 Result<std::vector<SignedTreeHead>> ParseTreeHeads(const std::string& text, const std::string& path) {
   std::vector<SignedTreeHead> heads;
   // One pretty-printed head spans lines; a witness file is one head a line.
+  KIMI_RETURN_IF_ERROR(CheckJsonNesting(text, path, kMaxFileJsonNesting));
   const nlohmann::json whole = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (whole.is_object()) {
     Result<SignedTreeHead> head = TreeHeadFromJson(whole);
@@ -132,8 +134,9 @@ Result<PublicKey> ParsePublicKey(std::string_view text) {
     std::memcpy(key.data(), bytes.data(), key.size());
     return key;
   }
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::InvalidArgument("public key is neither hex nor JSON");
+  Result<nlohmann::json> parsed = ParseUntrustedJson(text, "public key", kMaxFileJsonNesting);
+  if (!parsed.ok() || !parsed->is_object()) return Status::InvalidArgument("public key is neither hex nor JSON");
+  const nlohmann::json& j = *parsed;
   if (j.value("algorithm", "") != "ed25519") return Status::InvalidArgument("public key is not an ed25519 key");
   KIMI_ASSIGN_OR_RETURN(PublicKey key, FixedFromHex<kPublicKeySize>(j, "public_key"));
   if (j.contains("key_id") && j["key_id"].is_string() && j["key_id"].get<std::string>() != ToHex(KeyIdOf(key))) {
@@ -153,9 +156,9 @@ Result<std::string> ReadTextFile(const std::string& path) {
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
   KIMI_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument(path + " is not valid JSON");
-  return j;
+  Result<nlohmann::json> parsed = ParseUntrustedJson(text, path, kMaxFileJsonNesting);
+  if (!parsed.ok()) return Status::InvalidArgument(parsed.status().message());
+  return parsed;
 }
 
 }  // namespace kimi::audit

@@ -8,6 +8,7 @@
 #include "audit/audit_sink.h"
 #include "audit/record_builder.h"
 #include "kimi/log.h"
+#include "kimi/untrusted_json.h"
 
 namespace kimi::auth {
 namespace {
@@ -19,10 +20,8 @@ constexpr int kBatch = 256;
 audit::AuditRecord ToRecord(const AuthEvent& e) {
   std::string detail = e.detail;
   if (!e.record.empty()) {
-    const nlohmann::json parsed = nlohmann::json::parse(e.record, nullptr, /*allow_exceptions=*/false);
-    Result<audit::AuditRecord> record =
-        parsed.is_discarded() ? Result<audit::AuditRecord>(Status::InvalidArgument("not JSON"))
-                              : audit::RecordFromJson(parsed);
+    const Result<nlohmann::json> parsed = ParseUntrustedJson(e.record, "the record");
+    Result<audit::AuditRecord> record = parsed.ok() ? audit::RecordFromJson(*parsed) : parsed.status();
     if (record.ok()) {
       record->seq = 0;  // the writer numbers it
       record->version = audit::kRecordFormatVersion;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kimi/log.h"
+#include "kimi/untrusted_json.h"
 #include "models/oms_encoding.h"
 
 namespace kimi::models {
@@ -77,8 +78,9 @@ Status ParseMaterial(const Json& material, OmsBundle* out) {
 
 Result<OmsBundle> ParseBundle(std::string_view json_text) {
   if (json_text.size() > kMaxBundleBytes) return Refuse("larger than the 64 MiB limit");
-  Json root = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return Refuse("not valid JSON");
+  Result<Json> parsed = ParseUntrustedJson(json_text, "the bundle", kMaxFileJsonNesting);
+  if (!parsed.ok()) return Refuse(parsed.status().message());
+  Json root = std::move(*parsed);
   if (!root.is_object()) return Refuse("top level is not a JSON object");
   LogUnknownFields(root, {"mediaType", "verificationMaterial", "dsseEnvelope", "messageSignature"}, "bundle");
 

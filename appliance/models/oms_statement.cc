@@ -6,6 +6,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "kimi/untrusted_json.h"
 #include "models/oms_encoding.h"
 
 namespace kimi::models {
@@ -216,8 +217,10 @@ std::string ShardName(std::string_view path, uint64_t start, uint64_t end) {
 }
 
 Result<SignedStatement> ParseStatement(std::string_view payload) {
-  Json root = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object()) return Refuse("payload is not a JSON object");
+  Result<Json> parsed = ParseUntrustedJson(payload, "payload", kMaxFileJsonNesting);
+  if (!parsed.ok()) return Refuse(parsed.status().message());
+  if (!parsed->is_object()) return Refuse("payload is not a JSON object");
+  Json root = std::move(*parsed);
   if (!root.contains("_type") || root["_type"] != kStatementType)
     return Refuse("payload is not an in-toto Statement v1");
   if (!root.contains("predicateType") || !root["predicateType"].is_string()) return Refuse("missing predicateType");

@@ -7,6 +7,7 @@
 #include "kimi/json_integer.h"
 #include "kimi/log.h"
 #include "kimi/logprobs_json.h"
+#include "kimi/untrusted_json.h"
 #include "upstream/plain_chunk.h"
 
 namespace kimi::upstream {
@@ -179,9 +180,9 @@ Status ChunkNormalizer::ConsumeText(std::string_view data, std::vector<StreamEve
     if (!plain.finish_reason.empty()) finish_reason_ = NormalFinishReason(plain.finish_reason);
     return Status::OK();
   }
-  Json chunk = Json::parse(data, nullptr, /*allow_exceptions=*/false);
-  if (chunk.is_discarded()) return Status::Corruption("upstream sent an event that is not JSON");
-  return Consume(chunk, events);
+  Result<Json> chunk = ParseUntrustedJson(data, "upstream sent an event");
+  if (!chunk.ok()) return chunk.status();
+  return Consume(*chunk, events);
 }
 
 void ChunkNormalizer::ConsumeDeltaText(std::string reasoning_content, std::string reasoning, std::string content,

@@ -71,6 +71,25 @@ std::vector<std::string> Normalize(const std::vector<json>& chunks, Status* fini
 
 using Lines = std::vector<std::string>;
 
+// nlohmann parses without recursion, but the normalizer dumps a call's arguments, and dump()
+// recurses once per level: a chunk nested 200,000 levels deep crashed the daemon (SIGSEGV).
+TEST(ChunkNormalizer, AnEventNestedTooDeeplyIsRefusedBeforeItIsParsed) {
+  constexpr int kLevels = 200000;
+  std::string nested;
+  for (int i = 0; i < kLevels; ++i) nested += "{\"a\":";
+  nested += "1" + std::string(kLevels, '}');
+  const std::string call = R"({"index":0,"id":"c","type":"function","function":{"name":"f","arguments":)" + nested + "}}";
+  const std::string usage_count = R"({"choices":[],"usage":{"prompt_tokens":)" + nested + "}}";
+  for (const std::string& text :
+       {R"({"choices":[{"index":0,"delta":{"tool_calls":[)" + call + "]}}]}", usage_count}) {
+    ChunkNormalizer n;
+    std::vector<StreamEvent> events;
+    const Status s = n.ConsumeText(text, &events);
+    EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
+    EXPECT_NE(s.message().find("nests deeper than"), std::string::npos) << s.ToString();
+  }
+}
+
 // An upstream's token counts feed the key's quotas, budgets and audit record: a negative count
 // (it refunded a key's daily quota), one past int64 (2^64 - 1 read as -1) or one no context holds
 // is refused, in both ways a chunk is read.

@@ -9,6 +9,7 @@
 #include "api/forward_body.h"
 #include "api/prompt_estimate.h"
 #include "kimi/log.h"
+#include "kimi/untrusted_json.h"
 #include "upstream/chunk_normalizer.h"
 #include "upstream/sse_parser.h"
 #include "upstream/upstream_request.h"
@@ -223,11 +224,11 @@ Status UpstreamBackend::CheckHealth() {
   } else if (failed = Probe("/v1/models", &body); !failed.empty()) {
     verdict = Status::Unavailable(failed);
   } else {
-    nlohmann::json list = nlohmann::json::parse(body, nullptr, false);
-    if (!list.is_object() || !list.contains("data") || !list["data"].is_array()) {
+    const Result<nlohmann::json> list = ParseUntrustedJson(body, "GET /v1/models");
+    if (!list.ok() || !list->is_object() || !list->contains("data") || !(*list)["data"].is_array()) {
       verdict = Status::Unavailable("GET /v1/models: not a model list");
     } else {
-      for (const auto& m : list["data"]) {
+      for (const auto& m : (*list)["data"]) {
         if (m.is_object() && m.contains("id") && m["id"].is_string()) served.push_back(m["id"].get<std::string>());
       }
     }
@@ -408,15 +409,15 @@ Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSi
         &stopped);
     let_go(read.ok() && !stopped);
     if (head.status != 200) {
-      nlohmann::json error_json = nlohmann::json::parse(x.error_body, nullptr, false);
-      if (error_json.is_discarded()) error_json = nlohmann::json{{"message", x.error_body}};
-      return UpstreamErrorStatus(error_json, head.status, options_.name);
+      Result<nlohmann::json> error_json = ParseUntrustedJson(x.error_body, "upstream error");
+      return UpstreamErrorStatus(error_json.ok() ? *error_json : nlohmann::json{{"message", x.error_body}}, head.status,
+                                 options_.name);
     }
     KIMI_RETURN_IF_ERROR(Silence(read));
     if (over_cap) return Status::Corruption("a whole answer over " + std::to_string(kMaxWholeBodyBytes) + " bytes");
-    nlohmann::json whole = nlohmann::json::parse(x.error_body, nullptr, false);
-    if (whole.is_discarded()) return Status::Corruption("the answer is neither an event stream nor JSON");
-    KIMI_RETURN_IF_ERROR(x.normalizer.Consume(whole, &x.pending));
+    Result<nlohmann::json> whole = ParseUntrustedJson(x.error_body, "the answer (not an event stream)");
+    if (!whole.ok()) return whole.status();
+    KIMI_RETURN_IF_ERROR(x.normalizer.Consume(*whole, &x.pending));
   } else {
     SseParser parser([&x](const SseEvent& e) { return x.OnSseEvent(e); });
     bool data_after_done = false;

@@ -4,6 +4,7 @@
 #include "kimi/chat_format.h"
 
 #include "kimi/python_text.h"
+#include "kimi/untrusted_json.h"
 
 namespace kimi {
 namespace {
@@ -97,9 +98,9 @@ Result<ChatRequest> ParseChatRequest(const Json& body) {
 }
 
 Result<ChatRequest> ParseChatRequest(std::string_view body_json) {
-  Json body = Json::parse(body_json, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Status::InvalidArgument("request body: not valid JSON");
-  return ParseChatRequest(body);
+  const Result<Json> body = ParseUntrustedJson<Json>(body_json, "request body");
+  if (!body.ok()) return Status::InvalidArgument(body.status().message());
+  return ParseChatRequest(*body);
 }
 
 }  // namespace kimi

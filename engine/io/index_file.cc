@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/json_guard.h"
+#include "kimi/untrusted_json.h"
 #include "kimi/safetensors.h"
 
 namespace kimi {
@@ -129,7 +129,7 @@ class IndexSax : public nlohmann::json_sax<json> {
 }  // namespace
 
 Result<IndexFile> ParseIndexFile(std::string_view text, std::string_view label) {
-  KIMI_RETURN_IF_ERROR(CheckJsonDepth(text, label));
+  KIMI_RETURN_IF_ERROR(CheckJsonNesting(text, label, kMaxFileJsonNesting));
   IndexFile out;
   IndexSax sax(&out);
   bool ok = false;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/json_guard.h"
+#include "kimi/untrusted_json.h"
 #include "io/quantization_json.h"
 #include "kimi/config.h"
 #include "kimi/k3_tensors.h"
@@ -240,7 +240,7 @@ int64_t K3Config::ALogStoredLength() const {
 
 Result<K3Config> ParseK3Config(std::string_view json_text, std::string_view label_view) {
   std::string label(label_view);
-  KIMI_ASSIGN_OR_RETURN(json root, ParseUntrustedJson(json_text, label));
+  KIMI_ASSIGN_OR_RETURN(json root, ParseUntrustedJson(json_text, label, kMaxFileJsonNesting));
   if (!root.is_object()) return Status::InvalidArgument(label + ": config is not a JSON object");
 
   K3Config c;

@@ -20,6 +20,7 @@
 #include "kimi/k3_tensors.h"
 #include "kimi/model_dir.h"
 #include "kimi/safetensors.h"
+#include "kimi/untrusted_json.h"
 
 namespace kimi {
 namespace {
@@ -168,8 +169,9 @@ uint64_t SpecBytes(const std::vector<TensorSpec>& pieces) {
 // top level; text_config when it had none), so every other key stays as published.
 Result<std::string> RewriteConfig(const fs::path& path, const QuantizationConfig& q) {
   KIMI_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path.string()));
-  nlohmann::ordered_json root = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (root.is_discarded() || !root.is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
+  Result<nlohmann::ordered_json> parsed = ParseUntrustedJson<nlohmann::ordered_json>(text, path.string(), kMaxFileJsonNesting);
+  if (!parsed.ok() || !parsed->is_object()) return Status::InvalidArgument(path.string() + ": not a JSON object");
+  nlohmann::ordered_json root = std::move(*parsed);
   nlohmann::ordered_json* holder = &root;
   auto text_config = root.find("text_config");
   if (text_config != root.end() && text_config->is_object() && !root.contains("quantization_config")) {

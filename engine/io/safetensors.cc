@@ -4,7 +4,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "io/json_guard.h"
+#include "kimi/untrusted_json.h"
 #include "io/mapped_file.h"
 
 namespace kimi {
@@ -202,7 +202,7 @@ Result<SafetensorsHeader> ParseSafetensors(const uint8_t* bytes, uint64_t size, 
   if (header_len < 2) return FileError(label, "header of " + std::to_string(header_len) + " bytes is too short");
 
   std::string_view text(reinterpret_cast<const char*>(bytes + 8), header_len);
-  auto parsed = ParseUntrustedJson(text, std::string(label) + ": header");
+  auto parsed = ParseUntrustedJson(text, std::string(label) + ": header", kMaxFileJsonNesting);
   if (!parsed.ok()) return parsed.status();
   const nlohmann::json& header = *parsed;
   if (!header.is_object()) return FileError(label, "header JSON is not an object");

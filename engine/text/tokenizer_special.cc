@@ -1,4 +1,5 @@
 #include "text/tokenizer_special.h"
+#include "kimi/untrusted_json.h"
 
 #include <algorithm>
 #include <charconv>
@@ -22,10 +23,11 @@ std::vector<SpecialToken> CompleteSpecialTable(std::vector<SpecialToken> named, 
 
 Result<std::vector<SpecialToken>> ParseAddedTokensDecoder(std::string_view config_json,
                                                           int32_t num_base_tokens) {
-  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
+  const Result<nlohmann::json> parsed = ParseUntrustedJson(config_json, "tokenizer_config.json", kMaxFileJsonNesting);
+  if (!parsed.ok() || !parsed->is_object()) {
     return Status::InvalidArgument("tokenizer_config.json is not a JSON object");
   }
+  const nlohmann::json& config = *parsed;
   std::vector<SpecialToken> named;
   auto decoder = config.find("added_tokens_decoder");
   if (decoder != config.end()) {

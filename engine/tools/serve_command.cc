@@ -27,6 +27,7 @@
 #include "kimi/serving_request.h"
 #include "kimi/config.h"
 #include "kimi/log.h"
+#include "kimi/untrusted_json.h"
 #include "tools/command.h"
 #include "tools/flags.h"
 #include "tools/model_args.h"
@@ -96,8 +97,9 @@ struct StreamState {
 
 void HandleGeneration(const ServeContext& ctx, ServingEndpoint endpoint, const httplib::Request& req,
                       httplib::Response& res) {
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return SendError(res, Status::InvalidArgument("the request body is not valid JSON"));
+  Result<Json> parsed = ParseUntrustedJson<Json>(req.body, "the request body");
+  if (!parsed.ok()) return SendError(res, Status::InvalidArgument(parsed.status().message()));
+  Json body = std::move(*parsed);
   if (Status s = CheckBody(body, ctx.model_name); !s.ok()) return SendError(res, s);
   const bool stream = BoolField(body, "stream");
   const bool include_usage = body.contains("stream_options") && BoolField(body["stream_options"], "include_usage");

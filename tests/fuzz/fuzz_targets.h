@@ -45,4 +45,14 @@ bool FuzzPolicyOnce(const uint8_t* data, size_t size);
 // and the bytes themselves as a payload). True when the bundle parsed.
 bool FuzzOmsBundleOnce(const uint8_t* data, size_t size);
 
+// A request as the server receives it: the head the server reads itself (ScanHead,
+// ParseRequestHead) and a chunked body's strict framing check, whole and in pieces. True when
+// the head was accepted (and a chunked body was complete and well framed).
+bool FuzzHttpRequestOnce(const uint8_t* data, size_t size);
+
+// An upstream's response body: chunked framing (lenient), the event stream, whole and in
+// pieces, and the chunks normalised into the appliance's events, or one whole JSON answer.
+// True when the answer finished.
+bool FuzzUpstreamStreamOnce(const uint8_t* data, size_t size);
+
 }  // namespace kimi::fuzz

@@ -28,12 +28,21 @@ PROMPT_TOKENS, COMPLETION_TOKENS = 10, 5  # what the upstream reports for every 
 MODELS = ["m-a", "m-b"]
 
 
+DEEP = 200000
+
+
+def deeply_nested():
+    """An object DEEP levels deep: parsed without harm, but walking it recursively overflows a stack."""
+    return '{"a":' * DEEP + "1" + "}" * DEEP
+
+
 class Upstream:
     """A scripted upstream: streams one piece of text, a finish and a usage chunk. A request
     whose last message says "hold" stops after its first chunk until release(). Hostile ones:
     "ping-after-done" keeps the response open with pings after [DONE], "endless" streams text
     without end, "no-usage" leaves out the usage chunk, "unauthorized" refuses the appliance's
-    credential; `ended` is set when the daemon closed
+    credential, "deep" streams a tool call whose arguments nest DEEP levels, "deep-answer" and
+    "deep-error" answer with such a value whole; `ended` is set when the daemon closed
     a response that would not end by itself."""
 
     def __init__(self):
@@ -71,6 +80,20 @@ class Upstream:
                 chat = "messages" in body  # else a text completion, answered in its own shape
                 said = body["messages"][-1]["content"] if chat else body["prompt"]
                 hold, die = said == "hold", said == "die"
+                if said in ("deep-answer", "deep-error"):
+                    message = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "@"}}]}
+                    whole = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+                    if said == "deep-error":
+                        whole = {"error": {"message": "m", "param": "@", "code": 400}}
+                    data = json.dumps(whole).replace('"@"', deeply_nested()).encode()
+                    self.send_response(400 if said == "deep-error" else 200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 if said == "unauthorized":  # the appliance's own credential refused
                     data = json.dumps({"error": {"message": "Incorrect API key sk-upstream-secret", "code": 401}}).encode()
                     self.send_response(401)
@@ -98,6 +121,10 @@ class Upstream:
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
+                    if said == "deep":
+                        call = {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": "@"}}
+                        deep = chunk([{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}])
+                        self._chunk(deep.replace('"@"', deeply_nested()))
                     if said == "endless":
                         more = {"delta": {"content": "x"}} if chat else {"text": "x"}
                         self._write_until_closed(lambda: self._chunk(chunk([dict(more, index=0, finish_reason=None)])))
@@ -383,6 +410,22 @@ class HostileUpstreamTest(unittest.TestCase):
             self.assertTrue(self.upstream.ended.wait(WAIT_S), "the upstream kept generating past max_tokens")
         day = self.usage(2)
         self.assertEqual(day["completion_tokens"], 16)
+
+    def test_an_upstream_value_nested_too_deeply_is_a_bad_gateway_and_the_daemon_serves_on(self):
+        for said, stream in (("deep", True), ("deep-answer", False), ("deep-error", False)):
+            reply = chat(self.daemon, self.key, content=said, stream=stream)
+            self.assertIsNone(self.daemon.proc.poll(), "the daemon died on %s" % said)
+            if stream:
+                self.assertEqual(reply.status, 200, reply.body[:300])
+                self.assertIn("bad_gateway", reply.body[-2000:])
+            elif said == "deep-answer":
+                self.assertEqual(reply.status, 502, reply.body[:300])
+                self.assertEqual(reply.json()["error"]["code"], "bad_gateway")
+            else:  # a 400 is the request's fault, in the upstream's words: its text, cut to 1 KiB
+                self.assertEqual(reply.status, 400, reply.body[:300])
+                self.assertLess(len(reply.json()["error"]["message"]), 1100)
+            reply = chat(self.daemon, self.key)
+            self.assertEqual(reply.status, 200, reply.body[:300])
 
     def test_an_upstream_refusing_the_appliance_is_a_bad_gateway_then_an_open_breaker(self):
         reply = chat(self.daemon, self.key, content="unauthorized")
