@@ -8,8 +8,8 @@
 #
 # It trusts nothing on the medium until the medium's SHA256SUMS signature verifies against the
 # distribution key the operator received out of band (--key; its fingerprint is printed to be
-# compared with the one on the delivery note), and every file's digest matches. A modified
-# medium is refused before anything is installed. Packages come from the medium's signed apt
+# compared with the one on the delivery note), the medium holds exactly the plain files the list
+# names, and each matches its digest. A modified medium is refused before anything is installed. Packages come from the medium's signed apt
 # repository only, with no network. A model on the medium is imported into the model store
 # only if its own signature verifies against the trust store. Every step is logged to
 # /var/log/kimi-appliance/install.log (never the first administrator's one-time password).
@@ -103,7 +103,8 @@ openpgp_v4_fingerprint() {
     tail -c +$(( hdr + 1 )) "$file" | head -c "$len"; } | sha1sum | cut -c1-40 | tr a-f A-F
 }
 
-# 1. The medium: signature of SHA256SUMS, then every file's digest, then no unlisted file.
+# 1. The medium: only plain files with plain names, the signature of SHA256SUMS, the same files
+# as the signed list names, then every file's digest.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 chmod 0755 "$work"
@@ -120,14 +121,30 @@ fi
 chmod 0644 "$keyring"
 fingerprint=$(openpgp_v4_fingerprint "$keyring") || die "$key is not an OpenPGP v4 public key"
 step "distribution key fingerprint: $fingerprint (compare it with the one on the delivery note)"
+# Every name on the medium is looked at before any file on it is opened, read NUL-separated so
+# that no name can pass for two: a link would make a signed name's digest (or a key copied in
+# step 6) come from another file, a FIFO or device would hang or feed the digest check, and a
+# line break or other control character in a name could split it into names the list holds.
+(cd "$medium" && find . ! -type d -print0) >"$work/names" || die "could not list the files on $medium"
+! LC_ALL=C grep -qz '[[:cntrl:]]' "$work/names" ||
+  die "a file name on the medium holds a line break or other control character: refusing a modified medium"
+: >"$work/present"
+while IFS= read -r -d '' name; do
+  [ ! -L "$medium/$name" ] && [ -f "$medium/$name" ] ||
+    die "$name on the medium is a link, FIFO, device or other non-regular file: refusing a modified medium"
+  # Only the list and its signature at the top are not in the list; the same name elsewhere is.
+  case $name in ./SHA256SUMS|./SHA256SUMS.sig) ;; *) printf '%s\n' "${name#./}" >>"$work/present" ;; esac
+done <"$work/names"
 gpgv --keyring "$keyring" "$medium/SHA256SUMS.sig" "$medium/SHA256SUMS" >"$work/gpgv.log" 2>&1 ||
   { cat "$work/gpgv.log"; die "the medium's SHA256SUMS is not signed by this key: refusing a modified or foreign medium"; }
+LC_ALL=C sort -o "$work/present" "$work/present"
+awk '{ sub(/^[^ ]+ [ *]?/, ""); print }' "$medium/SHA256SUMS" | LC_ALL=C sort >"$work/listed"
+extra=$(LC_ALL=C comm -23 "$work/present" "$work/listed" | paste -sd ' ')
+[ -z "$extra" ] || die "files on the medium that its signed list does not name ($extra): refusing a modified medium"
+missing=$(LC_ALL=C comm -13 "$work/present" "$work/listed" | paste -sd ' ')
+[ -z "$missing" ] || die "files the medium's signed list names that it lacks ($missing): refusing a modified medium"
 (cd "$medium" && sha256sum --quiet --strict -c SHA256SUMS) >"$work/sums.log" 2>&1 ||
   { cat "$work/sums.log"; die "files on the medium do not match their signed digests: refusing a modified medium"; }
-(cd "$medium" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | LC_ALL=C sort) >"$work/present"
-awk '{ sub(/^[^ ]+ [ *]?/, ""); print }' "$medium/SHA256SUMS" | LC_ALL=C sort >"$work/listed"
-extra=$(comm -23 "$work/present" "$work/listed")
-[ -z "$extra" ] || die "files on the medium that its signed list does not name: $extra"
 step "medium verified: $(wc -l <"$work/listed") files match the signed SHA256SUMS"
 
 # 2. Packages from the medium only: a private apt configuration whose one source is the
@@ -221,6 +238,8 @@ if [ -d "$medium/model" ]; then
   fi
   signer_keys=()
   for pem in "$medium"/model-trust/*.pem ${model_trust:+"$model_trust"/*.pem}; do
+    # install copies what a link points to: a key is taken only as the plain file it is.
+    [ ! -L "$pem" ] || die "$pem is a symbolic link: refusing to copy what it points to into the trust store"
     [ -f "$pem" ] && signer_keys+=("$pem")
   done
   [ ${#signer_keys[@]} -gt 0 ] || die "the medium carries a model but names no signer (model-trust/*.pem); give --model-trust DIR"

@@ -146,9 +146,13 @@ if [ -n "$model" ]; then
   done
 fi
 
-# SHA256SUMS over every file, signed; then the image.
-(cd "$medium" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | LC_ALL=C sort |
-  xargs -d '\n' sha256sum >SHA256SUMS)
+# SHA256SUMS over every file, signed; then the image. The installer refuses a medium holding a
+# link, FIFO or device, or a name with a control character (they could make a signed name stand
+# for other bytes): better here than at the site. Names travel NUL-separated, never split.
+odd=$(cd "$medium" && LC_ALL=C find . ! -type d \( ! -type f -o -path '*[[:cntrl:]]*' \) -printf '%P ')
+[ -z "$odd" ] || die "not a plain file, or a name with a control character, in the medium: $odd(the installer would refuse it)"
+(cd "$medium" && find . -type f ! -path ./SHA256SUMS ! -path ./SHA256SUMS.sig -printf '%P\0' | LC_ALL=C sort -z |
+  xargs -0 sha256sum >SHA256SUMS)
 sign --detach-sign -o "$medium/SHA256SUMS.sig" "$medium/SHA256SUMS"
 
 mkdir -p "$(dirname "$out")"

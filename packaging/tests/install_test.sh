@@ -10,7 +10,11 @@
 #   - refusals: a medium whose model was changed and whose SHA256SUMS was signed again
 #     (the distributor's own mistake) is refused by the model's signature; a medium with one
 #     byte changed in the model, or in a package, is refused by SHA256SUMS before anything
-#     is installed.
+#     is installed; a medium given, after signing, a second SHA256SUMS holding a key and a
+#     model-trust/ link to it is refused, the trust store unchanged.
+# First, before anything that needs the build, a small medium signed with a key of the test's
+# own, changed in each way a hostile medium could be (a link, a FIFO, a device, a line break in
+# a name, a file the signed list does not name or lacks), must be refused by the medium check.
 # The test sends no packet off the machine: the medium's Debian packages and debootstrap's come
 # from caches in BUILD_DIR (deb-cache/, debootstrap/) that packaging/test-deps.sh fills before
 # `make test`; without them the test skips (77) and says so.
@@ -22,9 +26,12 @@ build_dir=$(cd "${1:?usage: install_test.sh BUILD_DIR}" && pwd)
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
 # Exit 77 (CTest's skip) where it cannot run at all; every other failure is a failure.
 [ "$(id -u)" -eq 0 ] || { echo "skip: install_test needs root (debootstrap, chroot, namespaces)"; exit 77; }
-for tool in debootstrap xorriso unshare chroot curl python3 gpg; do
-  command -v "$tool" >/dev/null || { echo "skip: install_test needs $tool (packaging/build-deps.sh)"; exit 77; }
-done
+need_tools() {
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "skip: install_test needs $tool (packaging/build-deps.sh)"; exit 77; }
+  done
+}
+need_tools unshare gpg gpgv
 unshare --net true 2>/dev/null || { echo "skip: install_test cannot make a network namespace here"; exit 77; }
 
 work=$(mktemp -d)
@@ -32,11 +39,81 @@ cleanup() {
   for root in "$work"/root-*; do
     [ -d "$root" ] && umount -R "$root/proc" 2>/dev/null || true
   done
+  gpgconf --homedir "$work/gnupg" --kill gpg-agent 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 step() { echo "== $*"; }
+fail() { echo "FAIL: $*"; exit 1; }
+sign_medium() {  # $1: a medium directory; $2: the GnuPG home whose key signs. As build-iso.sh does.
+  (cd "$1" && find . -type f ! -path ./SHA256SUMS ! -path ./SHA256SUMS.sig -printf '%P\0' | LC_ALL=C sort -z |
+    xargs -0 sha256sum >SHA256SUMS)
+  GNUPGHOME="$2" gpg --batch --yes --quiet --detach-sign -o "$1/SHA256SUMS.sig" "$1/SHA256SUMS"
+}
 
+step "a small medium changed after signing is refused by the medium check, whatever the change"
+mkdir -m 0700 "$work/gnupg"
+GNUPGHOME="$work/gnupg" gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
+  --quick-gen-key "install test <test@kimi-appliance.local>" ed25519 sign never
+GNUPGHOME="$work/gnupg" gpg --batch --armor --export >"$work/test-key.asc"
+# The installer runs on this host, so it gets no network, its log on a tmpfs, and an apt-get
+# that only says the medium check was passed: nothing of the host is changed even where the
+# check fails to refuse.
+mkdir "$work/no-apt"
+printf '#!/bin/sh\necho "apt-get: the installer passed the medium check" >&2\nexit 1\n' >"$work/no-apt/apt-get"
+chmod 0755 "$work/no-apt/apt-get"
+small_medium() {  # a fresh signed $work/medium: the installer, its README, one model signer's key
+  rm -rf "$work/medium"
+  mkdir -p "$work/medium/model-trust"
+  cp "$src_dir/installer/install.sh" "$work/medium/"
+  cp "$src_dir/installer/README.medium" "$work/medium/README.txt"
+  printf '%s\n' '-----BEGIN PUBLIC KEY-----' signer '-----END PUBLIC KEY-----' >"$work/medium/model-trust/signer.pem"
+  sign_medium "$work/medium" "$work/gnupg"
+}
+check_small_medium() {  # the installer on $work/medium, its output in $work/medium.log; 124 where it hung
+  # A new PID namespace: whatever the installer left blocked (on a FIFO) dies with it.
+  timeout 60 unshare --net --mount --pid --fork --kill-child \
+    sh -c 'mount -t tmpfs tmpfs /var/log && PATH="$0:$PATH" exec "$@"' "$work/no-apt" \
+    "$work/medium/install.sh" --key "$work/test-key.asc" >"$work/medium.log" 2>&1
+}
+small_medium
+check_small_medium || true
+grep -q "medium verified" "$work/medium.log" && grep -q "passed the medium check" "$work/medium.log" ||
+  { cat "$work/medium.log"; fail "the unchanged small medium did not pass the medium check"; }
+echo "the unchanged small medium passes the medium check"
+# Pairs: what the medium is given after signing, and the commands that give it, run in it.
+changes=(
+  "a second SHA256SUMS holding a key, and model-trust/evil.pem a link to it"
+  'mkdir docs && cp model-trust/signer.pem docs/SHA256SUMS && ln -s ../docs/SHA256SUMS model-trust/evil.pem'
+  "a file named SHA256SUMS below the top" 'mkdir docs && printf x >docs/SHA256SUMS'
+  "a link to a signed file" 'ln -s README.txt README.link'
+  "a FIFO in place of a signed file" 'rm README.txt && mkfifo README.txt'
+  "a device" 'mknod model-trust/null.pem c 1 3'
+  "a file name with a line break" 'printf x >"$(printf "README.txt\ninstall.sh")"'
+  "a file the signed list does not name" 'printf x >model-trust/extra.pem'
+  "no longer a file the signed list names" 'rm README.txt'
+)
+not_refused=()
+for ((i = 0; i < ${#changes[@]}; i += 2)); do
+  what=${changes[i]}
+  small_medium
+  (cd "$work/medium" && sh -c "${changes[i + 1]}")
+  status=0
+  check_small_medium || status=$?
+  if [ "$status" = 124 ]; then why="the installer hung"
+  elif grep -q "passed the medium check" "$work/medium.log"; then why="it passed the medium check"
+  elif ! grep -q "refusing a modified medium" "$work/medium.log"; then why="refused, but not as a modified medium"
+  else
+    echo "refused, $what: $(grep FAILED "$work/medium.log")"
+    continue
+  fi
+  cat "$work/medium.log"
+  echo "NOT REFUSED, $what: $why"
+  not_refused+=("$what")
+done
+[ ${#not_refused[@]} -eq 0 ] || fail "small media not refused as modified: $(printf '%s; ' "${not_refused[@]}")"
+
+need_tools debootstrap xorriso chroot curl python3
 step "building the ISO"
 tarball="$build_dir/debootstrap/bookworm-minbase.tgz"
 [ -f "$tarball" ] || { echo "skip: no cached Debian 12 at $tarball (packaging/test-deps.sh $build_dir makes it)"; exit 77; }
@@ -65,7 +142,6 @@ in_root() {
   env -u LD_PRELOAD unshare --net --mount --fork sh -c 'ip link set lo up && mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$root" "$@"
 }
 
-fail() { echo "FAIL: $*"; exit 1; }
 kimictl_in() { local root=$1; shift; in_root "$root" runuser -u kimi -- kimictl "$@"; }
 
 step "installing into a minimal root with no network"
@@ -149,9 +225,7 @@ cp -a "$root/media/kimi" "$root$signed_again"
 shard=$(ls "$root$signed_again"/model/*.safetensors | head -1)
 chmod u+w "$shard" "$root$signed_again/SHA256SUMS" "$root$signed_again/SHA256SUMS.sig"
 printf 'X' | dd of="$shard" bs=1 seek=4000 conv=notrunc status=none
-(cd "$root$signed_again" && find . -type f ! -name SHA256SUMS ! -name SHA256SUMS.sig -printf '%P\n' | LC_ALL=C sort |
-  xargs -d '\n' sha256sum >SHA256SUMS)
-GNUPGHOME="$gpg_home" gpg --batch --yes --quiet --detach-sign -o "$root$signed_again/SHA256SUMS.sig" "$root$signed_again/SHA256SUMS"
+sign_medium "$root$signed_again" "$gpg_home"
 if in_root "$root" "$signed_again/install.sh" --key /root/distribution-key.asc >"$work/resigned.log" 2>&1; then
   cat "$work/resigned.log"; fail "the installer accepted a model that does not match its signature"
 fi
@@ -160,6 +234,22 @@ grep -q "does not verify against the trust store: refusing it" "$work/resigned.l
 kimictl_in "$root" model list >"$work/models-after.txt"
 cmp -s "$work/models.txt" "$work/models-after.txt" || { cat "$work/models-after.txt"; fail "the model store changed"; }
 echo "refused: $(grep FAILED "$work/resigned.log")"
+
+step "a medium given, after signing, a second SHA256SUMS holding a key and a model-trust/ link to it is refused, the trust store unchanged"
+hostile=/media/kimi-hostile
+cp -a "$root/media/kimi" "$root$hostile"
+"$build_dir/appliance/kimictl" keygen --out "$work/attacker" >/dev/null
+mkdir "$root$hostile/docs"
+cp "$work/attacker.pub.pem" "$root$hostile/docs/SHA256SUMS"
+ln -s ../docs/SHA256SUMS "$root$hostile/model-trust/evil.pem"
+trust_store() { (cd "$root/etc/kimi-appliance/trust" && ls -lAn --time-style=+%s && sha256sum -- *); }
+trust_before=$(trust_store)
+if in_root "$root" "$hostile/install.sh" --key /root/distribution-key.asc >"$work/hostile.log" 2>&1; then
+  cat "$work/hostile.log"; fail "the installer accepted a medium with a key added after signing"
+fi
+grep -q "refusing a modified medium" "$work/hostile.log" || { cat "$work/hostile.log"; fail "refusal without its reason"; }
+[ "$(trust_store)" = "$trust_before" ] || { trust_store; fail "the trust store changed"; }
+echo "refused: $(grep FAILED "$work/hostile.log")"
 
 step "a medium with one byte changed in the model, then in a package, is refused before anything is installed"
 root="$work/root-tampered"
