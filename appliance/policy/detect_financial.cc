@@ -1,4 +1,5 @@
 // IBANs (mod 97) and payment card numbers (Luhn): see detectors.h.
+#include <algorithm>
 #include <string>
 
 #include "policy/check_digits.h"
@@ -11,6 +12,9 @@ namespace {
 using namespace text;
 
 bool IsIbanChar(char c) { return IsUpper(c) || IsDigit(c); }
+
+// ISO 13616: no country's IBAN is longer.
+constexpr size_t kMaxIbanChars = 34;
 
 // Length of the run of IBAN characters at text[i].
 size_t IbanRun(std::string_view text, size_t i) {
@@ -34,8 +38,10 @@ void FindIbans(std::string_view text, std::vector<Finding>* out) {
     size_t end = i + first;
     if (first == 4) {
       // The printed form: groups of four separated by one space, the last group 1..4 long.
+      // Never past an IBAN's length: a run of four-character groups ("AB12 AB12 ...") would
+      // otherwise be read again from each of its groups, in time quadratic in the run.
       size_t group = 4;
-      while (group == 4 && end + 1 < text.size() && text[end] == ' ') {
+      while (group == 4 && compact.size() < kMaxIbanChars && end + 1 < text.size() && text[end] == ' ') {
         group = IbanRun(text, end + 1);
         if (group == 0 || group > 4) break;
         compact.append(text.substr(end + 1, group));
@@ -73,7 +79,24 @@ bool PrintedAsACard(const std::vector<DigitGroup>& groups, size_t first, size_t 
   return length(last) >= 1 && length(last) <= 4;
 }
 
-bool CardDigits(const std::string& digits) { return digits.size() >= 13 && digits.size() <= 19 && LuhnValid(digits); }
+constexpr size_t kMinCardDigits = 13;
+constexpr size_t kMaxCardDigits = 19;
+// The most groups one printed card spans: fours, then a last group (4 + 4 + 4 + 4 + 3 = 19).
+constexpr size_t kMaxCardGroups = 5;
+
+bool CardDigits(const std::string& digits) {
+  return digits.size() >= kMinCardDigits && digits.size() <= kMaxCardDigits && LuhnValid(digits);
+}
+
+// The digits of the whole run, when it is no longer than a card.
+bool RunIsACard(std::string_view text, const std::vector<DigitGroup>& groups) {
+  size_t digits = 0;
+  for (const DigitGroup& g : groups) {
+    digits += g.end - g.begin;
+    if (digits > kMaxCardDigits) return false;
+  }
+  return CardDigits(GroupDigits(text, groups, 0, groups.size() - 1));
+}
 
 }  // namespace
 
@@ -91,16 +114,19 @@ void FindPaymentCards(std::string_view text, std::vector<Finding>* out) {
     // The whole run, however it is grouped; else a card printed in its groups inside a longer
     // run ("card 1 4111 1111 1111 1111", "4111-1111-1111-1111-0"), which checking the run alone
     // let through. Unseparated digits are not searched inside: a 20-digit reference is no card.
-    if (CardDigits(GroupDigits(text, groups, 0, groups.size() - 1))) {
+    if (RunIsACard(text, groups)) {
       out->push_back({groups.front().begin, end, kPaymentCard});
       continue;
     }
-    bool found = false;
-    for (size_t first = 0; first < groups.size() && !found; ++first) {
-      for (size_t last = groups.size() - 1; last >= first + 1 && !found; --last) {
+    // From every group, the longest card printed from it: cards may overlap each other or
+    // another value ("123-45-6789 4111 1111 1111 1111" holds a card from 6789 and one from
+    // 4111); the redactor masks the union. A card spans at most kMaxCardGroups groups, so
+    // the search is linear in the run.
+    for (size_t first = 0; first + 1 < groups.size(); ++first) {
+      for (size_t last = std::min(groups.size() - 1, first + kMaxCardGroups - 1); last >= first + 1; --last) {
         if (PrintedAsACard(groups, first, last) && CardDigits(GroupDigits(text, groups, first, last))) {
           out->push_back({groups[first].begin, groups[last].end, kPaymentCard});
-          found = true;
+          break;
         }
       }
     }

@@ -93,7 +93,27 @@ TEST(DetectorsTest, PaymentCards) {
                                {"reference 141111111111111110000", {}},
                                {"digits around 14111111111111111", {}},
                                {"a table 2023 1234 5678 9012 3456 7890 ok", {}},
+                               // Two cards in one run, and a card that begins inside another
+                               // value: every card printed from any group is found.
+                               {"4111 1111 1111 1111 5500 0000 0000 0004", {"4111 1111 1111 1111", "5500 0000 0000 0004"}},
+                               {"ssn 123-45-6789 4111 1111 1111 1111", {"6789 4111 1111 1111", "4111 1111 1111 1111"}},
                            });
+}
+
+// A run of digit groups was searched from every group to every later group, building the
+// digits each time: 8 KB of "1111 " took 7 s of CPU (4 KB 0.7 s), "AB12 " groups read again
+// from each group made IBANs quadratic. Each value is now looked for within its own length.
+TEST(DetectorsTest, LongRunsOfGroupsAreSearchedWithinAValuesLength) {
+  std::string cards;
+  for (int i = 0; i < 40000; ++i) cards += "1111 ";
+  cards += "4111 1111 1111 1111";
+  const std::vector<std::string> found_cards = kimi::policy::Run(&FindPaymentCards, cards);
+  ASSERT_FALSE(found_cards.empty());
+  EXPECT_EQ(found_cards.back(), "4111 1111 1111 1111");
+  std::string ibans;
+  for (int i = 0; i < 40000; ++i) ibans += "AB12 ";
+  ibans += "GB82 WEST 1234 5698 7654 32";
+  EXPECT_EQ(kimi::policy::Run(&FindIbans, ibans), std::vector<std::string>{"GB82 WEST 1234 5698 7654 32"});
 }
 
 TEST(DetectorsTest, UsSsns) {

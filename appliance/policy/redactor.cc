@@ -11,6 +11,17 @@ namespace {
 // apart in any realistic log while keeping the text short.
 constexpr size_t kTokenBytes = 8;
 
+// How much of a value an action keeps from the text: a block keeps the request from being
+// served, a mask shows only the category, a hash a token that links equal values.
+int Protects(Action action) {
+  switch (action) {
+    case Action::kBlock: return 2;
+    case Action::kMask: return 1;
+    case Action::kHash: return 0;
+  }
+  return 1;
+}
+
 }  // namespace
 
 std::string CategoryLabel(std::string_view category) {
@@ -73,7 +84,7 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionPolicy& policy
   return r;
 }
 
-std::vector<Finding> Redactor::FindAll(std::string_view text, std::vector<Finding>* overlapped_blocks) const {
+std::vector<Redactor::Span> Redactor::FindSpans(std::string_view text) const {
   std::vector<Finding> all;
   for (const BuiltinRule& rule : builtins_) rule.detector(text, &all);
   for (const PatternRule& rule : patterns_) rule.detector->Find(text, &all);
@@ -82,17 +93,19 @@ std::vector<Finding> Redactor::FindAll(std::string_view text, std::vector<Findin
     if (a.begin != b.begin) return a.begin < b.begin;
     return a.end > b.end;
   });
-  std::vector<Finding> kept;
-  size_t covered = 0;
+  std::vector<Span> spans;
   for (const Finding& f : all) {
-    if (f.begin < covered) {
-      if (ActionOf(f.category) == Action::kBlock) overlapped_blocks->push_back(f);
+    if (spans.empty() || f.begin >= spans.back().end) {
+      spans.push_back({f.begin, f.end, {f.category}});
       continue;
     }
-    kept.push_back(f);
-    covered = f.end;
+    Span& span = spans.back();
+    span.end = std::max(span.end, f.end);
+    if (std::find(span.categories.begin(), span.categories.end(), f.category) == span.categories.end()) {
+      span.categories.push_back(f.category);
+    }
   }
-  return kept;
+  return spans;
 }
 
 Action Redactor::ActionOf(std::string_view category) const {
@@ -124,19 +137,24 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool 
   std::string out;
   out.reserve(text.size());
   size_t copied = 0;
-  // A value a block rule finds refuses the request even where another rule's finding covers
-  // it (an e-mail the built-in rule masks and a custom rule blocks).
-  std::vector<Finding> overlapped_blocks;
-  const std::vector<Finding> findings = FindAll(text, &overlapped_blocks);
-  for (const Finding& f : overlapped_blocks) tally->Add(f.category, Action::kBlock);
-  for (const Finding& f : findings) {
-    const Action action = ActionOf(f.category);
-    tally->Add(f.category, action);
+  for (const Span& span : FindSpans(text)) {
+    // The span takes the most protective of its categories' actions (block, then mask, then
+    // hash) under the label of the first category that has it.
+    std::string_view label = span.categories.front();
+    Action action = ActionOf(label);
+    for (std::string_view category : span.categories) {
+      const Action its = ActionOf(category);
+      tally->Add(category, its);
+      if (Protects(its) > Protects(action)) {
+        action = its;
+        label = category;
+      }
+    }
     if (action == Action::kBlock && !mask_blocked) continue;  // the request is refused; the text is not used
-    out.append(text.substr(copied, f.begin - copied));
-    out.append(Replacement(f.category, text.substr(f.begin, f.end - f.begin),
+    out.append(text.substr(copied, span.begin - copied));
+    out.append(Replacement(label, text.substr(span.begin, span.end - span.begin),
                            action == Action::kBlock ? Action::kMask : action));
-    copied = f.end;
+    copied = span.end;
   }
   out.append(text.substr(copied));
   return out;

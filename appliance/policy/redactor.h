@@ -65,9 +65,16 @@ class Redactor {
     Action action;
   };
   Redactor() = default;
-  // The findings kept, earliest then longest, none overlapping; a block finding that an
-  // overlap dropped goes to *overlapped_blocks.
-  std::vector<Finding> FindAll(std::string_view text, std::vector<Finding>* overlapped_blocks) const;
+  // Findings that overlap are redacted as one span, from the first's start to the furthest
+  // end, so no part of any of them stays in the text (a card that began inside an SSN kept
+  // its last twelve digits when only the SSN was masked).
+  struct Span {
+    size_t begin = 0;
+    size_t end = 0;
+    std::vector<std::string_view> categories;  // each once, in finding order
+  };
+  // The spans of `text`, in order, none overlapping.
+  std::vector<Span> FindSpans(std::string_view text) const;
   Action ActionOf(std::string_view category) const;
   std::string Replacement(std::string_view category, std::string_view value, Action action) const;
 

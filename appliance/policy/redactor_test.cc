@@ -1,5 +1,7 @@
 #include "policy/redactor.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace kimi::policy {
@@ -101,13 +103,52 @@ TEST(RedactorTest, ABlockRuleRefusesWhateverRuleCoversTheSameText) {
   RedactionTally tally;
   (*r)->Redact("write to jane.doe@corp.example today", &tally);
   EXPECT_EQ(tally.BlockedCategory(), "internal_mail");
-  // Stored text is masked by whichever finding covers it.
+  // Stored text is masked under the rule that blocks it.
   RedactionTally stored;
   EXPECT_EQ((*r)->Redact("write to jane.doe@corp.example today", &stored, /*mask_blocked=*/true),
-            "write to [REDACTED:EMAIL] today");
+            "write to [REDACTED:INTERNAL_MAIL] today");
   RedactionTally other;
   (*r)->Redact("write to jane.doe@example.org today", &other);
   EXPECT_EQ(other.BlockedCategory(), std::nullopt);
+}
+
+// Findings that overlap without one holding the other: the first kept its span and the
+// second was dropped, so the digits of the second past the first stayed in the text (stored
+// in clear, or sent to the model with before_model).
+TEST(RedactorTest, OverlappingFindingsLeaveNoDigitsOfEither) {
+  RedactionPolicy p = Rules({{"payment_card", Action::kMask}, {"us_ssn", Action::kMask}, {"ip_address", Action::kMask}});
+  p.custom_patterns.push_back({"account", "ACCT [0-9]{4}", Action::kMask});
+  auto r = Redactor::Create(p, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  struct Case {
+    std::string text;
+    std::string redacted;
+  };
+  for (const Case& c : {Case{"customer 123-45-6789 4111 1111 1111 1111", "customer [REDACTED:US_SSN]"},
+                        Case{"from 10.0.0.18 4111 1111 1111 1111", "from [REDACTED:IP_ADDRESS]"},
+                        Case{"host fe80::4111 1111 1111 1111", "host [REDACTED:IP_ADDRESS]"},
+                        Case{"ACCT 4111 1111 1111 1111", "[REDACTED:ACCOUNT]"}}) {
+    RedactionTally tally;
+    EXPECT_EQ((*r)->Redact(c.text, &tally), c.redacted) << c.text;
+    const std::vector<RedactionDecision>& found = tally.decisions();
+    EXPECT_TRUE(std::any_of(found.begin(), found.end(), [](const RedactionDecision& d) {
+      return d.category == "payment_card";
+    })) << c.text;
+  }
+}
+
+// The most protective action of the categories a span holds applies: a hash of text that a
+// masking rule also found would show a token that links equal values.
+TEST(RedactorTest, ASpanTakesTheMostProtectiveActionOfItsFindings) {
+  const auth::ServerSecret secret = Secret(7);
+  RedactionPolicy p = Rules({{"email", Action::kHash}});
+  p.custom_patterns.push_back({"internal_mail", R"([a-z.]+@corp\.example)", Action::kMask});
+  auto r = Redactor::Create(p, &secret);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RedactionTally tally;
+  EXPECT_EQ((*r)->Redact("write to jane.doe@corp.example", &tally), "write to [REDACTED:INTERNAL_MAIL]");
+  EXPECT_EQ(tally.decisions(), (std::vector<RedactionDecision>{{"email", Action::kHash, 1},
+                                                               {"internal_mail", Action::kMask, 1}}));
 }
 
 TEST(RedactorTest, NoRulesLeavesTextAlone) {
