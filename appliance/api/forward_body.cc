@@ -11,14 +11,14 @@ using Json = nlohmann::ordered_json;
 using request::In;
 
 // The top-level fields an upstream receives as the request rules accepted them. Everything else
-// stays here: fields the appliance writes itself (the rendered texts, max_tokens, the thinking
-// settings as chat_template_kwargs), fields meant for the appliance (user, metadata, store,
-// service_tier) and every field it does not know (a vLLM server would act on chat_template,
+// stays here: fields the appliance writes itself (the rendered texts, the tool choice and the
+// stop strings as the policy left them, max_tokens, the thinking settings as
+// chat_template_kwargs), fields meant for the appliance (user, metadata, store, service_tier)
+// and every field it does not know (a vLLM server would act on chat_template,
 // priority, kv_transfer_params, guided_json, ...: none of them passed the policy).
 constexpr std::string_view kShared[] = {"model", "temperature", "top_p", "top_k", "n", "stream", "stream_options",
-                                        "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
-                                        "seed"};
-constexpr std::string_view kChat[] = {"top_logprobs", "tool_choice", "parallel_tool_calls", "add_generation_prompt"};
+                                        "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "seed"};
+constexpr std::string_view kChat[] = {"top_logprobs", "parallel_tool_calls", "add_generation_prompt"};
 // Not `suffix`: text the prompt does not print and the policy does not read.
 constexpr std::string_view kCompletion[] = {"echo", "best_of"};
 // A message's keys the chat format reads (engine/chat/chat_format.cc) and the policy scans
@@ -114,6 +114,7 @@ Json ForwardBody(const BackendRequest& request) {
   if (chat) {
     out["messages"] = ForwardedMessages(typed.chat.messages);
     if (!typed.chat.tools.is_null()) out["tools"] = typed.chat.tools;
+    if (typed.chat.has_tool_choice) out["tool_choice"] = typed.chat.tool_choice;
     if (typed.chat.has_response_format) out["response_format"] = typed.chat.response_format;
     // The only kwargs: the K3 template's own thinking settings. A caller's others (tools,
     // add_generation_prompt, any template variable) would reach the template unchecked.
@@ -123,6 +124,8 @@ Json ForwardBody(const BackendRequest& request) {
   } else {
     out["prompt"] = typed.prompt;
   }
+  // The stop strings as the policy left them.
+  if (!typed.generation.stop.empty()) out["stop"] = typed.generation.stop;
   // The output cap the request and the policy settled on; a caller's own max_tokens or
   // max_completion_tokens (a null one too) is not copied over it.
   if (typed.generation.max_tokens) out["max_tokens"] = *typed.generation.max_tokens;

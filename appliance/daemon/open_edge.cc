@@ -116,6 +116,11 @@ Status Daemon::OpenServer() {
   generation.policy = p.policy_service.get();
   generation.authenticator = p.authenticator.get();
   generation.audit_stores_content = p.auditor != nullptr && p.auditor->policy().content.store_content;
+  if (p.auditor != nullptr) {
+    generation.shown_client_text = [auditor = p.auditor.get()](std::string_view text) {
+      return auditor->ClientText(text);
+    };
+  }
   generation.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
   http::ModelListServices model_list{p.measured_backend.get()};
   model_list.describe_model = [&p, served_id = config.model.served_id](

@@ -339,7 +339,10 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   KIMI_ASSIGN_OR_RETURN(api::ApiRequest parsed,
                         api::ParseRequest(endpoint, req.body, RulesFor(services, ctx), FirstServedModel(services, ctx)));
   if (const std::string ignored = api::IgnoredFieldList(parsed); !ignored.empty()) {
-    log::Info("request fields ignored", {{"request_id", ctx.request_id}, {"fields", ignored}});
+    // The names are the caller's text: a key may hold what the policy redacts before storage.
+    log::Info("request fields ignored",
+              {{"request_id", ctx.request_id},
+               {"fields", services.shown_client_text ? services.shown_client_text(ignored) : ignored}});
   }
   KIMI_RETURN_IF_ERROR(CheckModelAccess(ctx, parsed.validated.model));
   // The one policy decision step, before any backend is chosen or called.

@@ -21,6 +21,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "http/routes.h"
 
@@ -49,6 +50,9 @@ struct GenerationServices {
   const api::ModelRulesTable* request_rules = nullptr;
   // The auditor's content policy stores content: the answer text is collected for the record.
   bool audit_stores_content = false;
+  // Caller text as logs may keep it (RequestAuditor::ClientText: the storage redaction); null:
+  // as sent.
+  std::function<std::string(std::string_view)> shown_client_text;
   size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
 };
 

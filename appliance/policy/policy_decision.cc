@@ -38,9 +38,11 @@ bool UsesTools(const ChatRequest& chat) {
   });
 }
 
-// Applies `fn` to every text of the request that reaches the model's prompt, in place: for
-// chat, the chat format's own list (kimi::ForEachRenderedText); for completions, the prompt.
-Status ForEachPromptText(ServingRequest* request, const std::function<void(std::string*)>& fn) {
+// Applies `fn` to every text of the caller's that a backend receives, in place: for chat, the
+// chat format's own list (kimi::ForEachRenderedText); for completions, the prompt; and the
+// stop strings (not in the prompt, but in the body an upstream receives).
+Status ForEachForwardedText(ServingRequest* request, const std::function<void(std::string*)>& fn) {
+  for (std::string& stop : request->generation.stop) fn(&stop);
   if (request->endpoint == ServingEndpoint::kChatCompletions) return ForEachRenderedText(&request->chat, fn);
   fn(&request->prompt);
   return Status::OK();
@@ -174,7 +176,7 @@ PolicyDecision DecideRequest(const ActivePolicy& active, const RequestFacts& fac
     std::optional<ServingRequest> rewritten;
     if (rewrite) rewritten = request->serving;
     ServingRequest& walked = rewrite ? *rewritten : request->serving;
-    Status status = ForEachPromptText(&walked, [&](std::string* text) {
+    Status status = ForEachForwardedText(&walked, [&](std::string* text) {
       std::string redacted = active.redactor->Redact(*text, &tally);
       if (rewrite) *text = std::move(redacted);
     });

@@ -204,6 +204,40 @@ TEST(PolicyDecisionTest, MaskAppliesToEveryTextThePromptPrints) {
   }
 }
 
+// Every string of the body an upstream receives, put in one at a time as a blocked value: the
+// request is refused, or the value is not in what the upstream receives. Call ids, a tool
+// result's tool_call_id, a message's id and the stop strings reached the upstream unread (an
+// upstream's template may print ids: K2's does).
+TEST(PolicyDecisionTest, NoTextReachesAnUpstreamUnchecked) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  const std::string card = "4111 1111 1111 1111";
+  Json body = Json::parse(R"({"model": "kimi-k3", "stop": ["STOP", "END"],
+    "tools": [{"type": "function", "function": {"name": "lookup", "description": "find it",
+               "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}],
+    "tool_choice": {"type": "function", "function": {"name": "lookup"}}, "messages": [
+    {"role": "system", "content": "be brief", "name": "policy", "id": "m0"},
+    {"role": "user", "content": [{"type": "text", "text": "look it up"}], "id": "m1"},
+    {"role": "assistant", "content": "calling", "reasoning_content": "why",
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "found"},
+    {"role": "user", "content": "next"}]})");
+  // Each string leaf, by its JSON pointer.
+  std::vector<std::string> leaves;
+  const Json flat = body.flatten();
+  for (const auto& [pointer, value] : flat.items()) {
+    if (value.is_string() && pointer != "/model" && pointer.find("/role") == std::string::npos) leaves.push_back(pointer);
+  }
+  ASSERT_GT(leaves.size(), 12u);
+  for (const std::string& pointer : leaves) {
+    Json marked = body;
+    marked[Json::json_pointer(pointer)] = "x " + card;
+    PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &marked);
+    if (d.allowed()) {
+      EXPECT_EQ(marked.dump().find(card), std::string::npos) << pointer << " reached the upstream";
+    }
+  }
+}
+
 TEST(PolicyDecisionTest, EscapedValueInToolArgumentsIsBlocked) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json body = EveryRenderedField("x")[4].second;  // the tool call's arguments

@@ -303,7 +303,14 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
       outcome->backend = slot->name;
       outcome->attempts = static_cast<int>(tried.size());
     }
-    if (!s.ok()) decision += ": " + Shorten(s.ToString());
+    // A request the upstream refused as the client's (400, 413, 422) is answered in the
+    // upstream's words, which may quote the request (vLLM's validation errors do): the client
+    // gets them, the audit record only the refusal's kind, as it holds no prompt text.
+    if (verdict == Verdict::kClientError) {
+      decision += ": " + std::string(Status::CodeName(s.code())) + " (the upstream's words went to the client)";
+    } else if (!s.ok()) {
+      decision += ": " + Shorten(s.ToString());
+    }
     if (s.ok() || guarded.emitted > 0 || !Retryable(verdict)) {
       if (!s.ok() && guarded.emitted > 0 && Retryable(verdict)) decision += " (after the first byte: not retried)";
       if (outcome != nullptr) outcome->decision = decision;

@@ -227,6 +227,22 @@ TEST(Router, UpstreamClientErrorIsFinal) {
   EXPECT_EQ(router.breaker_state("upstream:a"), BreakerState::kClosed);
 }
 
+// An upstream's validation error may quote the request ("... 'content': 'my card 4111 ...'"):
+// the client gets those words, the audit record's route decision only the refusal's kind.
+TEST(Router, AnUpstreamsWordsForAClientErrorStayOutOfTheDecision) {
+  FakeOpenAiServer echoing;
+  echoing.SetReply(FakeReply{.status = 400, .content_type = "application/json",
+                             .pieces = {R"({"error":{"message":"invalid: 'content': 'my card 4111 1111 1111 1111'"}})"}});
+  Router router({{Upstream("upstream:a", echoing.url())}}, RouterOptions{}, nullptr);
+  CollectingSink sink;
+  api::BackendOutcome outcome;
+  Status s = router.Generate(Request(), sink, &outcome);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("4111"), std::string::npos);
+  EXPECT_EQ(outcome.decision.find("4111"), std::string::npos) << outcome.decision;
+  EXPECT_NE(outcome.decision.find("InvalidArgument"), std::string::npos) << outcome.decision;
+}
+
 TEST(Router, BreakerOpensThenProbesAfterTheCooldown) {
   FakeOpenAiServer broken;
   broken.SetReply(FakeReply{.status = 500, .content_type = "text/plain", .pieces = {"oops"}});

@@ -96,12 +96,17 @@ void VisitContent(Json* content, const RenderedTextVisitor& visit) {
 void VisitMessage(Json* message, const RenderedTextVisitor& visit) {
   if (!message->is_object()) return;
   if (Json* content = Find(*message, "content")) VisitContent(content, visit);
-  for (const char* printed : {"name", "reasoning_content", "reasoning", "tool", "tools"}) {
+  // The ids are not in K3's prompt, but an upstream's template may print them (K2's prints a
+  // call's id and a tool result's tool_call_id), and the upstream receives them either way.
+  for (const char* printed : {"name", "reasoning_content", "reasoning", "tool", "tools", "id", "tool_call_id"}) {
     if (Json* value = Find(*message, printed)) VisitTree(value, visit);
   }
   Json* calls = Find(*message, "tool_calls");
   if (calls == nullptr || !calls->is_array()) return;
   for (Json& call : *calls) {
+    for (const char* forwarded : {"id", "type"}) {
+      if (Json* value = Find(call, forwarded)) VisitTree(value, visit);
+    }
     Json* function = Find(call, "function");
     Json& fn = (function != nullptr && function->is_object()) ? *function : call;
     if (Json* name = Find(fn, "name")) VisitTree(name, visit);
@@ -131,6 +136,8 @@ Status ForEachRenderedText(ChatRequest* request, const RenderedTextVisitor& visi
     for (Json& message : request->messages) VisitMessage(&message, visit);
   }
   VisitTree(&request->tools, visit);
+  // A named tool choice repeats a tool's name; rewritten alike, the two still match.
+  if (request->has_tool_choice) VisitTree(&request->tool_choice, visit);
   if (request->has_response_format) VisitTree(&request->response_format, visit);
   return Status::OK();
 }

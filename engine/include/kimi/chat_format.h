@@ -59,7 +59,9 @@ Result<ChatRequest> ParseChatRequest(std::string_view body_json);
 // text parts, `name`, `reasoning_content`/`reasoning`, a tool message's `tool`, tool calls'
 // names and arguments (a JSON object text as its decoded keys and values), the tools declared
 // globally or on a system message (every key and value: names, descriptions, parameter
-// schemas) and `response_format` (its schema's keys and values). Numbers are handed over as
+// schemas) and `response_format` (its schema's keys and values); and the texts an upstream's
+// template may print that K3's does not: a message's `id` and `tool_call_id`, a call's `id`
+// and `type`, a named `tool_choice`. Numbers are handed over as
 // the prompt prints them. `visit` may rewrite a text in place (a policy masking a value); the
 // request then renders with the rewritten text. This is the one list of rendered fields,
 // used by every policy that must see what the model reads: rendered_texts_test.cc holds it
