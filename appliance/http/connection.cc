@@ -140,17 +140,22 @@ class ConnectionStream : public httplib::Stream {
     return Fill::kError;
   }
 
-  // Starts a request whose head is the first `head_bytes` unconsumed bytes.
-  void BeginRequest(size_t head_bytes, BodyFraming framing, uint64_t content_length, uint64_t chunked_cap,
+  // Starts a request whose head is the first `head_bytes` unconsumed bytes; the library reads
+  // `library_head` in their place when it is not empty (request_head.h). A chunked body is
+  // capped at ctx->max_body_bytes as it stands when each byte is read: the dispatcher lowers it
+  // once the head authenticates no principal.
+  void BeginRequest(size_t head_bytes, std::string_view library_head, BodyFraming framing, uint64_t content_length,
                     Clock::time_point deadline, RequestContext* ctx) {
     buffer_.erase(0, pos_);
+    if (!library_head.empty()) {
+      buffer_.replace(0, head_bytes, library_head);
+      head_bytes = library_head.size();
+    }
     pos_ = 0;
     consumed_ = 0;
     head_bytes_ = head_bytes;
     framing_ = framing;
-    limit_ = head_bytes + (framing == BodyFraming::kContentLength ? content_length
-                           : framing == BodyFraming::kChunked    ? chunked_cap
-                                                                 : 0);
+    limit_ = head_bytes + (framing == BodyFraming::kContentLength ? content_length : 0);
     deadline_ = deadline;
     ctx_ = ctx;
     chunked_ = upstream::ChunkedDecoder(upstream::ChunkedDecoder::Framing::kStrict);
@@ -174,14 +179,15 @@ class ConnectionStream : public httplib::Stream {
   }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (consumed_ >= limit_) {
+    const uint64_t limit = Limit();
+    if (consumed_ >= limit) {
       if (framing_ == BodyFraming::kChunked && !chunked_ended_) {  // a chunked body ran past the cap
         if (ctx_) ctx_->body_limit_hit = true;
         return -1;
       }
       return 0;  // the end of this request's body: the next bytes belong to the next request
     }
-    size = std::min<uint64_t>(size, limit_ - consumed_);
+    size = std::min<uint64_t>(size, limit - consumed_);
     if (size == 0) return 0;
     if (pos_ == buffer_.size()) {
       Fill f = ReceiveMore(deadline_);
@@ -229,6 +235,12 @@ class ConnectionStream : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
  private:
+  // Where consumed_ stops: the end of the body, or the cap on a chunked body still arriving.
+  uint64_t Limit() const {
+    if (framing_ != BodyFraming::kChunked || chunked_ended_) return limit_;
+    return head_bytes_ + static_cast<uint64_t>(std::max<int64_t>(ctx_ != nullptr ? ctx_->max_body_bytes : 0, 0));
+  }
+
   Transport& transport_;
   int fd_;
   int64_t write_timeout_ms_;
@@ -243,7 +255,7 @@ class ConnectionStream : public httplib::Stream {
   size_t pos_ = 0;             // buffer_[pos_..] not yet handed out
   uint64_t consumed_ = 0;      // bytes of the current request handed out
   uint64_t head_bytes_ = 0;
-  uint64_t limit_ = 0;         // consumed_ stops here: end of body, or the chunked cap
+  uint64_t limit_ = 0;         // the end of the body (Limit())
   BodyFraming framing_ = BodyFraming::kNone;
   upstream::ChunkedDecoder chunked_{upstream::ChunkedDecoder::Framing::kStrict};
   std::string scratch_;
@@ -399,13 +411,13 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
 
     std::string method, path;
     PeekRequestLine(stream.Unconsumed(), &method, &path);
-    // A route anyone may call takes a small body only (the login's is the largest); every
-    // other request is authenticated from its head before its body is read (dispatcher.h).
+    // The route's name and probe flag label a refusal sent from here; the library routes the
+    // request itself. A request without a principal gets a smaller cap once the dispatcher
+    // has authenticated its head, before any of its body is read (dispatcher.h).
     ctx.max_body_bytes = limits.max_body_bytes;
     if (const Route* r = env.dispatcher->routes().Find(method, path)) {
       ctx.route = std::string(r->name);
       ctx.probe = r->probe;
-      if (r->permission == auth::Permission::kPublic) ctx.max_body_bytes = std::min(ctx.max_body_bytes, kPublicRouteBodyBytes);
     }
     if (scan.outcome == HeadScan::Outcome::kTooLarge) {
       ctx.request_id = NewRequestId();
@@ -435,8 +447,9 @@ void ServeConnection(Transport& transport, const ConnectionEnv& env) {
       return;
     }
 
-    stream.BeginRequest(scan.head_bytes, parsed.head.framing, parsed.head.content_length,
-                        static_cast<uint64_t>(ctx.max_body_bytes), deadline, &ctx);
+    if (parsed.head.framing == BodyFraming::kContentLength) ctx.declared_body_bytes = parsed.head.content_length;
+    stream.BeginRequest(scan.head_bytes, parsed.head.library_head, parsed.head.framing, parsed.head.content_length,
+                        deadline, &ctx);
     const bool bodyless = parsed.head.framing == BodyFraming::kNone ||
                           (parsed.head.framing == BodyFraming::kContentLength && parsed.head.content_length == 0);
     if (bodyless) stream.EndArrival(true);  // else the stream ends it with the body's last byte

@@ -5,10 +5,13 @@
 // the worker back for a connection waiting for one: ReclaimableWait), reads the head itself
 // within limits.max_header_bytes and the request deadline (limits.read_timeout_ms), refuses
 // bad heads on the raw socket (431, 413, 415, 400), and hands good ones to the Dispatcher
-// through a ConnectionStream. The stream serves the buffered bytes, then the socket, stops
-// the body at its framing (so a POST without Content-Length has an empty body instead of
-// reading to EOF), caps chunked bodies at limits.max_body_bytes (the chunk framing counts),
-// and enforces the request deadline on every read and limits.write_timeout_ms on every write.
+// through a ConnectionStream, as ParseRequestHead rewrote them for the library (without Range,
+// If-Range and percent-encoded cookies). The stream serves the buffered bytes, then the
+// socket, stops the body at its framing (so a POST without Content-Length has an empty body
+// instead of reading to EOF), caps chunked bodies at the request's cap (the chunk framing
+// counts): limits.max_body_bytes, or kAnonymousBodyBytes once the dispatcher has found no
+// principal in the head (dispatcher.h), and enforces the request deadline on every read and
+// limits.write_timeout_ms on every write.
 // A connection whose next request could not be found reliably (a refused body, an error
 // before the body was read) is closed.
 //
@@ -47,10 +50,6 @@ class ReclaimableWait {
 // connection. Heads and bodies of API requests arrive in one or a few packets; 64 clients that
 // each kept a head open held every worker for the whole read timeout (30 s), over and over.
 inline constexpr std::chrono::milliseconds kReclaimableArrivalAfter{1000};
-
-// The largest body a route that needs no credential takes (the login's name and password,
-// each escaped, fit): anonymous callers cannot make the server read megabytes.
-inline constexpr int64_t kPublicRouteBodyBytes = 16 * 1024;
 
 struct ConnectionEnv {
   Dispatcher* dispatcher;

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -180,6 +181,8 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
   library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
     AddAdminApiSecurityHeaders(req, res);
+    // The library offers ranges in every answer to HEAD; none is served (request_head.h).
+    res.headers.erase("Accept-Ranges");
     // After a refused request with a chunked body the connection is closed (connection.cc: the
     // body's end may not have been read); the response says so rather than offering keep-alive.
     if (res.status >= 400 && (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos ||
@@ -248,9 +251,15 @@ bool Dispatcher::RefusedFromHead(const httplib::Request& req, httplib::Response&
   RequestContext* ctx = t_active ? t_active->ctx : nullptr;
   if (ctx == nullptr) return false;
   const Status denied = AuthenticateHead(req, *ctx);
-  if (denied.ok()) return false;
+  if (!denied.ok()) {
+    ctx->refused_before_body = true;
+    WriteAccessRefusal(denied, *ctx, res);
+    return true;
+  }
+  if (!ctx->principal) ctx->max_body_bytes = std::min(ctx->max_body_bytes, kAnonymousBodyBytes);
+  if (ctx->declared_body_bytes <= static_cast<uint64_t>(std::max<int64_t>(ctx->max_body_bytes, 0))) return false;
   ctx->refused_before_body = true;
-  WriteAccessRefusal(denied, *ctx, res);
+  WriteRefusal(PayloadTooLarge(ctx->max_body_bytes), *ctx, res);
   return true;
 }
 

@@ -32,6 +32,13 @@ httplib::Stream* ActiveResponseStream();
 
 class RequestAuditor;
 
+// The largest body a request without a principal takes (the login's name and password, each
+// escaped, fit), whatever its method and path: a caller without a credential cannot make the
+// server read and hold megabytes, on a public route or beside one (a 404 or 405 on a public
+// path needs no credential). Decided from the authenticated head, not from the raw path, which
+// the library reads decoded.
+inline constexpr int64_t kAnonymousBodyBytes = 16 * 1024;
+
 // What the dispatcher itself uses around every route (the handlers hold their own services).
 // Owned by the daemon; outlives the server.
 struct DispatcherServices {
@@ -83,8 +90,10 @@ class Dispatcher {
   // a route's permission, or AuthenticateUnrouted's rule for a path no route takes. Runs once
   // per request (the 100-continue check, then routing).
   Status AuthenticateHead(const httplib::Request& req, RequestContext& ctx) const;
-  // AuthenticateHead for the request being processed; on a refusal, writes it to `res` and
-  // returns true (the body stays unread: the connection closes after the answer).
+  // AuthenticateHead for the request being processed, then the body cap that follows from it
+  // (kAnonymousBodyBytes without a principal; a larger Content-Length is refused with 413);
+  // on a refusal, writes it to `res` and returns true (the body stays unread: the connection
+  // closes after the answer).
   bool RefusedFromHead(const httplib::Request& req, httplib::Response& res) const;
 
   DispatcherServices services_;

@@ -74,8 +74,12 @@ struct RequestContext {
   // The library refused the request as malformed after this server's own head parser let it
   // through: where one request ends is in doubt, so the connection closes after the answer.
   bool library_refused = false;
-  // The most body bytes this request may send (limits.max_body_bytes, less on public routes).
+  // The most body bytes this request may send: limits.max_body_bytes, lowered by the
+  // dispatcher when the head authenticates no principal (dispatcher.h).
   int64_t max_body_bytes = 0;
+  // The body's size as its Content-Length says (0 without one; a chunked body is counted as
+  // it arrives).
+  uint64_t declared_body_bytes = 0;
   // Authenticated (or public) from the head alone, before the library read the body; the
   // route does not authenticate again. refused_before_body: refused from the head, its body
   // unread, so the connection closes after the answer.

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "kimi/ascii_text.h"
+#include "kimi/hex.h"
 
 namespace kimi::http {
 namespace {
@@ -16,6 +17,58 @@ bool IsTokenChar(char c) {
     default:
       return false;
   }
+}
+
+bool HexDigitsAt(std::string_view s, size_t from, size_t count) {
+  if (from + count > s.size()) return false;
+  for (size_t i = from; i < from + count; ++i) {
+    if (HexDigitValue(s[i]) < 0) return false;
+  }
+  return true;
+}
+
+// Whether the library would decode part of `value`: its decode_url turns "%XX" and "%uXXXX"
+// into the bytes they name, in every header value.
+bool HasLibraryEscape(std::string_view value) {
+  for (size_t i = value.find('%'); i != std::string_view::npos; i = value.find('%', i + 1)) {
+    if (HexDigitsAt(value, i + 1, 2) || (i + 1 < value.size() && value[i + 1] == 'u' && HexDigitsAt(value, i + 2, 4))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsUnreserved(char c) {  // RFC 3986: never needs an escape
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+         c == '_' || c == '~';
+}
+
+// Why the library would route `target` to another path than its bytes name, or "".
+std::string_view TargetReadOtherwise(std::string_view target) {
+  if (target.front() != '/') return "the target must be a path starting with '/'";
+  if (target.find('#') != std::string_view::npos) return "the target has a fragment ('#')";
+  const size_t query = target.find('?');
+  for (size_t i = target.find('%'); i != std::string_view::npos; i = target.find('%', i + 1)) {
+    if (!HexDigitsAt(target, i + 1, 2)) return "a '%' in the target is not followed by two hex digits";
+    if (i < query && IsUnreserved(static_cast<char>(HexDigitValue(target[i + 1]) * 16 + HexDigitValue(target[i + 2])))) {
+      return "the path percent-encodes a letter, a digit or one of -._~ (send it as itself)";
+    }
+  }
+  return {};
+}
+
+// The pairs of a Cookie value that carry no escape, joined as a browser joins them.
+std::string CookiesWithoutEscapes(std::string_view value) {
+  std::string kept;
+  while (!value.empty()) {
+    const size_t semi = value.find(';');
+    const std::string_view pair = TrimSpacesAndTabs(value.substr(0, semi));
+    value = semi == std::string_view::npos ? std::string_view() : value.substr(semi + 1);
+    if (pair.empty() || HasLibraryEscape(pair)) continue;
+    if (!kept.empty()) kept += "; ";
+    kept += pair;
+  }
+  return kept;
 }
 
 }  // namespace
@@ -73,16 +126,26 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
   for (char c : target) {
     if (c <= ' ' || c >= 0x7F) return fail(MalformedRequest("the target has a control, space or non-ASCII byte"));
   }
+  if (std::string_view why = TargetReadOtherwise(target); !why.empty()) return fail(MalformedRequest(why));
   out.head.method = std::string(method);
   out.head.target = std::string(target);
 
   bool has_length = false;
   bool chunked = false;
+  // The library's head, built only once a line is left out or changed: head[0, copied) is in it.
+  bool rewritten = false;
+  size_t copied = 0;
+  auto replace_line = [&](size_t line_start, size_t next_line, std::string_view with) {
+    out.head.library_head.append(head.substr(copied, line_start - copied)).append(with);
+    copied = next_line;
+    rewritten = true;
+  };
   size_t pos = eol + 2;
   while (pos < head.size()) {
     size_t end = head.find("\r\n", pos);
     if (end == std::string_view::npos || end == pos) break;  // the blank line ends the head
     std::string_view line = head.substr(pos, end - pos);
+    const size_t line_start = pos;
     pos = end + 2;
     if (line.size() > kLibraryMaxLineBytes) return fail(HeadersTooLarge(max_head_bytes));
     if (line.front() == ' ' || line.front() == '\t') {
@@ -98,7 +161,20 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
     for (char c : value) {  // RFC 9110 field values: visible bytes, spaces and tabs
       if ((c >= 0 && c < ' ' && c != '\t') || c == 0x7F) return fail(MalformedRequest("a header value has a control byte"));
     }
-    if (EqualsIgnoringAsciiCase(name, "Content-Length")) {
+    if (EqualsIgnoringAsciiCase(name, "Cookie")) {  // others' cookies may be escaped: left out, not refused
+      if (HasLibraryEscape(value)) {
+        const std::string kept = CookiesWithoutEscapes(value);
+        replace_line(line_start, pos, kept.empty() ? std::string() : std::string(name) + ": " + kept + "\r\n");
+      }
+      continue;
+    }
+    if (HasLibraryEscape(value)) {
+      return fail(MalformedRequest("the " + std::string(name.substr(0, 64)) +
+                                   " header has a percent escape (%XX), which would be decoded: send the value as itself"));
+    }
+    if (EqualsIgnoringAsciiCase(name, "Range") || EqualsIgnoringAsciiCase(name, "If-Range")) {
+      replace_line(line_start, pos, {});  // no route serves partial content: every answer is whole
+    } else if (EqualsIgnoringAsciiCase(name, "Content-Length")) {
       uint64_t n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
@@ -124,6 +200,7 @@ HeadParse ParseRequestHead(std::string_view head, int64_t max_body_bytes, int64_
       out.head.request_id = std::string(value);
     }
   }
+  if (rewritten) out.head.library_head.append(head.substr(copied));
   if (has_length && chunked) return fail(MalformedRequest("both Content-Length and Transfer-Encoding"));
   if (chunked) {
     out.head.framing = BodyFraming::kChunked;

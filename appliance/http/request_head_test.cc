@@ -88,5 +88,64 @@ TEST(ParseRequestHeadTest, RefusesControlBytesInTheTargetAndHeaderValues) {
   EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\nUser-Agent: a\tb caf\xc3\xa9\r\n\r\n"), 0);
 }
 
+// The library decodes "%XX" and "%uXXXX" in every header value after these checks: a bearer
+// token written "Bearer%20sk-kimi-..." authenticated (401 with a space missing), an escaped key
+// in x-api-key too, and "multipart%2Fform-data" reached the multipart parser past the 415.
+TEST(ParseRequestHeadTest, RefusesPercentEscapesInHeaderValuesNamingTheHeader) {
+  for (const char* line : {"Authorization: Bearer%20sk-kimi-0123", "x-api-key: sk-kimi-%43%32",
+                           "Content-Type: multipart%2Fform-data; boundary=abc", "Content-Type: application%2fjson",
+                           "X-Request-Id: run%2D7", "Expect: 100%2Dcontinue", "X-Csrf-Token: %u0061bc"}) {
+    const std::string name(line, std::string_view(line).find(':'));
+    HeadParse p = Parse("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + std::string(line) + "\r\n\r\n");
+    ASSERT_TRUE(p.error) << line;
+    EXPECT_EQ(p.error->http_status, 400) << line;
+    EXPECT_NE(p.error->message.find("the " + name + " header"), std::string::npos) << p.error->message;
+  }
+  // A '%' the library leaves as it is passes.
+  EXPECT_EQ(ErrorStatus("GET / HTTP/1.1\r\nUser-Agent: 100% sure, %zz, %u12, %4\r\n\r\n"), 0);
+}
+
+// Other applications on the appliance's host name may set percent-encoded cookies, which the
+// browser sends here too: they stay out of the head the library decodes, so no decoded cookie
+// ("x=a%3B%20kimi_session%3D..." is "x=a; kimi_session=...") reaches the session lookup.
+TEST(ParseRequestHeadTest, CookiesWithPercentEscapesStayOutOfTheLibrarysHead) {
+  HeadParse p = Parse("GET /admin/v1/keys HTTP/1.1\r\nCookie: sid=s%3Aab.c; kimi_session=0a1b; x=a%3B%20kimi_session%3D99\r\n"
+                      "Host: x\r\n\r\n");
+  ASSERT_FALSE(p.error) << p.error->message;
+  EXPECT_EQ(p.head.library_head, "GET /admin/v1/keys HTTP/1.1\r\nCookie: kimi_session=0a1b\r\nHost: x\r\n\r\n");
+  p = Parse("GET / HTTP/1.1\r\ncookie: a=%41\r\nHost: x\r\n\r\n");
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.head.library_head, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  p = Parse("GET / HTTP/1.1\r\nCookie: kimi_session=0a1b; theme=dark\r\n\r\n");
+  ASSERT_FALSE(p.error);
+  EXPECT_EQ(p.head.library_head, "") << "an unchanged head goes as received";
+}
+
+// The library answered "Range: bytes=0-,0-,..." (2,725 ranges, 8 KB, no credential) on a 16 KB
+// console file with a 40 MB multipart reply built in memory; no route serves partial content.
+TEST(ParseRequestHeadTest, RangeAndIfRangeStayOutOfTheLibrarysHead) {
+  std::string ranges = "bytes=0-";
+  for (int i = 0; i < 2000; ++i) ranges += ",0-";
+  HeadParse p = Parse("GET /console/css/console.css HTTP/1.1\r\nHost: x\r\nRange: " + ranges +
+                      "\r\nIf-Range: \"e1\"\r\nrange: bytes=x\r\nAccept: */*\r\n\r\n");
+  ASSERT_FALSE(p.error) << p.error->message;
+  EXPECT_EQ(p.head.library_head, "GET /console/css/console.css HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n");
+}
+
+// The library routes on the decoded path, after dropping a fragment and the empty piece before
+// a leading '?': "POST /admin/v1/sessio%6E" and "POST ?/admin/v1/session" reached the sign-in
+// while the raw target named no route.
+TEST(ParseRequestHeadTest, RefusesTargetsTheLibraryWouldReadAsAnotherPath) {
+  for (const char* target : {"/admin/v1/sessio%6E", "/admin/v1/sessio%6e", "?/admin/v1/session", "?\?/healthz",
+                             "/healthz#/admin/v1/session", "/%7Econsole", "/v1%2Dx", "/sessio%u006E", "/a%4", "/a%",
+                             "/a?q=%u0061", "/a?q=100%", "*", "http://x/healthz", "healthz"}) {
+    EXPECT_EQ(ErrorStatus("POST " + std::string(target) + " HTTP/1.1\r\n\r\n"), 400) << target;
+  }
+  // Escapes a path needs, and escapes of anything in the query, mean what the client meant.
+  for (const char* target : {"/v1/models/moonshotai%2FKimi-K3", "/caf%C3%A9", "/a%20b%25", "/a?user=%61b&q=a+b", "/?"}) {
+    EXPECT_EQ(ErrorStatus("GET " + std::string(target) + " HTTP/1.1\r\n\r\n"), 0) << target;
+  }
+}
+
 }  // namespace
 }  // namespace kimi::http

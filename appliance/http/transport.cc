@@ -26,6 +26,11 @@ std::string OpenSslError() {
   return buf;
 }
 
+void SetNonBlocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  if (flags >= 0 && !(flags & O_NONBLOCK)) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
 }  // namespace
 
 WaitEnd WaitForEvents(int fd, short events, Transport::Clock::time_point deadline, int other_fd, int last_fd,
@@ -53,9 +58,10 @@ int PollTimeoutMs(Transport::Clock::time_point deadline) {
   return static_cast<int>(std::min<int64_t>(ms, INT32_MAX));
 }
 
+Transport::Transport(int fd) : fd_(fd) { SetNonBlocking(fd); }
+
 Transport::Transport(int fd, SSL_CTX* ctx) : fd_(fd) {
-  int flags = ::fcntl(fd, F_GETFL, 0);
-  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  SetNonBlocking(fd);
   ssl_ = SSL_new(ctx);
   if (ssl_ == nullptr || SSL_set_fd(ssl_, fd) != 1) tls_unavailable_ = true;
 }
@@ -145,16 +151,22 @@ ssize_t Transport::Write(const char* data, size_t size, int64_t timeout_ms) {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   if (!is_tls()) {
     // The socket buffer has room almost always: send first, and wait only when it is full,
-    // so that a streamed frame costs one system call, not two.
-    for (;;) {
-      ssize_t sent = ::send(fd_, data, size, MSG_NOSIGNAL);
+    // so that a streamed frame costs one system call, not two. The socket is non-blocking: a
+    // full buffer is EAGAIN and the wait below, never a send blocked past the deadline. All
+    // of `data` goes, as SSL_write sends it: the library writes "100 Continue" in one call
+    // whose count it does not check.
+    size_t done = 0;
+    while (done < size) {
+      ssize_t sent = ::send(fd_, data + done, size - done, MSG_NOSIGNAL);
       if (sent < 0 && errno == EINTR) continue;
       if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         if (!WaitFor(fd_, POLLOUT, deadline)) return -1;
         continue;
       }
-      return sent;
+      if (sent <= 0) return -1;
+      done += static_cast<size_t>(sent);
     }
+    return static_cast<ssize_t>(size);
   }
   for (;;) {
     size_t written = 0;

@@ -1,11 +1,13 @@
 // Transport: the byte stream of one accepted connection, plain TCP or TLS over it, so the
 // connection loop reads and writes without knowing which.
 //
-// Plain: blocking socket read with MSG_DONTWAIT, waiting for readability until its deadline
-// whenever nothing is there, so a read never blocks past its deadline. TLS: the socket is switched to non-blocking and every OpenSSL call
-// that wants more bytes (or room to write) polls the socket until its deadline, so a slow or
-// silent TLS client holds its worker no longer than a plain one. TLS bytes already decrypted
-// inside OpenSSL are visible through Buffered(), which the caller checks before it polls.
+// The socket is switched to non-blocking, plain or TLS: a read or write that cannot go on at
+// once waits for the socket until its deadline (reads: the caller's; writes: limits.
+// write_timeout_ms), so a client that sends nothing, or stops reading, holds its worker no
+// longer than that. A blocking plain socket made ::send wait until the whole response was
+// queued, past any timeout, for a client that never read. Every OpenSSL call that wants more
+// bytes (or room to write) polls the same way. TLS bytes already decrypted inside OpenSSL are
+// visible through Buffered(), which the caller checks before it polls.
 //
 // Owns the SSL object (freed by the destructor), not the descriptor (the server closes it).
 // Thread safety: one Transport belongs to one thread.
@@ -40,7 +42,7 @@ class Transport {
   using Clock = std::chrono::steady_clock;
 
   // A plain TCP connection.
-  explicit Transport(int fd) : fd_(fd) {}
+  explicit Transport(int fd);
   // A TLS server connection over `fd` (handshake not yet done). `ctx` must outlive it.
   Transport(int fd, SSL_CTX* ctx);
   ~Transport();
@@ -69,8 +71,8 @@ class Transport {
   // `out`, waiting until `deadline` at most for the rest of a TLS record.
   ReadResult Read(char* out, size_t size, Clock::time_point deadline, size_t* n);
 
-  // Writes some of `data`, waiting up to `timeout_ms` for room. Returns the bytes written,
-  // or -1 on error or timeout.
+  // Writes all of `data`, waiting until `timeout_ms` after the call at most for room. Returns
+  // `size`, or -1 on error or timeout (some bytes may have gone: the connection is done).
   ssize_t Write(const char* data, size_t size, int64_t timeout_ms);
 
   // Ends the sending side: a TLS close_notify (best effort), then a TCP half-close.

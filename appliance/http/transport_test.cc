@@ -1,9 +1,10 @@
-// A silent peer holds a connection's thread until a deadline, never longer: the reads and the
-// lingering close of a plain connection against a peer that keeps its socket open and sends
-// nothing.
+// A silent peer holds a connection's thread until a deadline, never longer: the reads, the
+// writes and the lingering close of a plain connection against a peer that keeps its socket
+// open and sends nothing, or reads nothing.
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <memory>
@@ -74,6 +75,20 @@ TEST(TransportTest, APlainReadTimesOutAgainstASilentPeer) {
   });
   ASSERT_TRUE(returned);
   EXPECT_EQ(result, Transport::ReadResult::kTimeout);
+}
+
+// The plain socket was blocking: ::send waited until the whole response was queued, so a client
+// that stopped reading held its worker for ever, whatever limits.write_timeout_ms said.
+TEST(TransportTest, APlainWriteTimesOutAgainstAPeerThatDoesNotRead) {
+  auto pair = std::make_shared<SocketPair>();
+  auto sent = std::make_shared<std::atomic<int>>(-1);  // -1 until the write returns, then 0 or 1
+  const bool returned = ReturnsWithin(std::chrono::seconds(10), [pair, sent] {
+    Transport transport(pair->fd[0]);
+    const std::string response(8u << 20, 'x');
+    *sent = SendAll(transport, response, /*timeout_ms=*/100) ? 1 : 0;
+  });
+  ASSERT_TRUE(returned) << "the write blocked past its timeout";
+  EXPECT_EQ(*sent, 0);
 }
 
 }  // namespace

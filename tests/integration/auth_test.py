@@ -208,6 +208,19 @@ class AnonymousAndBadCredentialsTest(unittest.TestCase):
         self.assertEqual(record["actor"], "")
         self.assertFalse(file_contains(os.path.join(self.daemon.data_dir, "audit.db"), wrong))
 
+    def test_percent_escaped_credentials_are_refused_not_decoded(self):
+        # The HTTP library decoded every header value after the server's checks: "Bearer%20<key>"
+        # (no scheme to a proxy or a log scrubber that reads the raw bytes) and an escaped key
+        # authenticated with 200.
+        key = self.daemon.api_key
+        escaped = key[:8] + "".join("%%%02X" % ord(c) for c in key[8:12]) + key[12:]
+        for name, value in (("Authorization", "Bearer%20" + key), ("Authorization", "Bearer " + escaped),
+                            ("x-api-key", escaped)):
+            with self.subTest(name=name, value=value[:20]):
+                reply = request(self.daemon, "GET", "/admin/v1/session", {name: value})
+                assert_error(self, reply, 400, "invalid_request_error")
+                self.assertIn("the %s header" % name, reply.json()["error"]["message"])
+
     def test_x_api_key_header_is_accepted(self):
         reply = request(self.daemon, "GET", "/admin/v1/session", {"x-api-key": self.daemon.api_key})
         self.assertEqual(reply.status, 200, reply.body)
@@ -529,9 +542,27 @@ class ConsoleSessionTest(unittest.TestCase):
                 self.assertNotIn("set-cookie", reply.headers)
                 self.assertEqual(reply.status, 415, reply.body)
                 self.assertEqual(reply.json()["error"]["code"], "unsupported_media_type")
+        # Escaped, the media type was decoded by the HTTP library and taken as JSON.
+        reply = request(self.daemon, "POST", "/admin/v1/session", {"Content-Type": "application%2Fjson"}, body,
+                        auth=None)
+        self.assertNotIn("set-cookie", reply.headers)
+        assert_error(self, reply, 400, "invalid_request_error")
         reply = request(self.daemon, "POST", "/admin/v1/session", {"Content-Type": "Application/JSON; charset=utf-8"},
                         body, auth=None)
         self.assertEqual(reply.status, 200, reply.body)
+
+    def test_percent_encoded_cookies_are_not_read_decoded(self):
+        # Other applications on the appliance's host name may set percent-encoded cookies, which
+        # the browser sends here too: the session beside them still works. Decoded, a cookie
+        # "x=a%3B%20kimi_session%3D<id>" was also a session cookie, which authenticated.
+        reply = self.login("admin", self.bootstrap())
+        self.assertEqual(reply.status, 200, reply.body)
+        session = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1]
+        for cookie, status in (("connect.sid=s%3Aab.cd; kimi_session=" + session + "; theme=dark", 200),
+                               ("x=a%3B%20kimi_session%3D" + session, 401)):
+            with self.subTest(cookie=cookie[:30]):
+                reply = request(self.daemon, "GET", "/admin/v1/session", {"Cookie": cookie})
+                self.assertEqual(reply.status, status, reply.body)
 
     def test_bootstrap_runs_once(self):
         self.assertEqual(len(self.bootstrap()), 20)

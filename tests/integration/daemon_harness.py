@@ -60,6 +60,21 @@ def route_entries(source_dir=_SOURCE):
     return entries
 
 
+def public_requests():
+    """(method, target, status) of requests without a credential that may not send 8 MB: every
+    method on every path of a route open to anyone (413, or 401 where that method needs a
+    credential), and the sign-in under targets the HTTP library would read as its path (400)."""
+    public = {(m, re.sub(r"\{[^}]*\}", "x", p)) for m, p, permission in route_entries() if permission == "kPublic"}
+    other_paths = {re.sub(r"\{[^}]*\}", "x", p) for _, p, permission in route_entries() if permission != "kPublic"}
+    cases = []
+    for path in sorted({p for _, p in public}):
+        for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"):
+            open_to_anyone = ("GET" if method == "HEAD" else method, path) in public or path not in other_paths
+            cases.append((method, path, 413 if open_to_anyone else 401))
+    return cases + [("POST", "/admin/v1/sessio%6E", 400), ("POST", "?/admin/v1/session", 400),
+                    ("POST", "/healthz#/admin/v1/session", 400)]
+
+
 def write_config(directory, config):
     path = os.path.join(directory, "appliance.json")
     with open(path, "w") as f:

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import prometheus_text  # noqa: E402
 from daemon_harness import (DAEMON, KIMICTL, Daemon, base_config, is_closed, read_reply, request,  # noqa: E402
-                            run_to_exit, send_request, write_config)
+                            public_requests, run_to_exit, send_request, write_config)
 
 import tempfile  # noqa: E402
 import threading  # noqa: E402
@@ -220,6 +220,21 @@ class ServingTest(unittest.TestCase):
             s.sendall(b"POST /admin/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                       b"Content-Length: %d\r\n\r\n" % (16 * 1024 + 1))
             assert_openai_error(self, read_reply(s), 413, "request_too_large")
+        # The cap followed the route the raw target named: "POST /healthz", "DELETE /readyz", any
+        # method on a console path (a 404 or 405 there needs no credential), the sign-in as
+        # "/admin/v1/sessio%6E" or "?/admin/v1/session" (the library routes on the decoded path,
+        # and drops the empty piece before a '?') were each invited to send 8 MB, read and held
+        # (64 connections: 600+ MB). Without a credential, 16 KiB at most, told from the head.
+        for method, target, status in public_requests():
+            with self.subTest(method=method, target=target), self.daemon.connect(timeout=10) as s:
+                s.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8388000\r\n"
+                          b"Expect: 100-continue\r\n\r\n" % (method.encode(), target.encode()))
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = s.recv(4096)
+                    self.assertTrue(chunk, "closed without an answer")
+                    head += chunk
+                self.assertTrue(head.startswith(b"HTTP/1.1 %d " % status), head[:200])
 
 
 class LimitsTest(unittest.TestCase):

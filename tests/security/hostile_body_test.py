@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(SOURCE, "tests", "integration"))
 from audit_test import read_records  # noqa: E402
-from daemon_harness import Daemon, request, route_entries  # noqa: E402
+from daemon_harness import Daemon, public_requests, read_reply, request, route_entries  # noqa: E402
 
 def body_routes():
     return [(m, re.sub(r"\{[^}]*\}", "x", p)) for m, p, _ in route_entries(SOURCE) if m != "GET"]
@@ -48,6 +48,25 @@ class HostileBodyTest(unittest.TestCase):
         self.assertEqual(request(self.daemon, "GET", "/healthz").status, 200)
         refused = [r for r in read_records(self.daemon.data_dir) if r["http_status"] == 400]
         self.assertGreaterEqual(len(refused), 2 * len(routes))
+
+
+    def test_a_caller_without_a_credential_sends_16_kib_at_most_on_any_path(self):
+        # Only a public route's own method was capped, by the raw target: a chunked body to
+        # "POST /healthz", "PUT /readyz", a console path or "/admin/v1/sessio%6E" was read up to
+        # limits.max_body_bytes and held before the 404, 405 or sign-in answered. Here 64 KiB
+        # without the last chunk: a server still reading would wait for the rest, not answer.
+        chunk = b"%x\r\n%s\r\n" % (8192, b"z" * 8192)
+        codes = {413: "request_too_large", 401: "invalid_api_key", 400: "malformed_request"}
+        for method, target, status in public_requests():
+            if method not in ("POST", "PUT", "PATCH"):
+                continue  # the HTTP library reads no body for them (their heads: ServingTest)
+            with self.subTest(method=method, target=target), self.daemon.connect(timeout=10) as s:
+                s.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Transfer-Encoding: chunked\r\n\r\n%s" % (method.encode(), target.encode(), chunk * 8))
+                reply = read_reply(s)
+                self.assertEqual(reply.status, status, reply.body[:300])
+                self.assertEqual(reply.json()["error"]["code"], codes[status])
+        self.assertEqual(request(self.daemon, "GET", "/healthz").status, 200)
 
 
 class RefusalParamTest(unittest.TestCase):
