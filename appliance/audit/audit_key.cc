@@ -1,21 +1,14 @@
 #include "audit/audit_key.h"
 
-#include <fcntl.h>
 #include <sodium.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <cstdlib>
 
 #include "kimi/durable_file.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::audit {
-namespace {
-
-Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
-
-}  // namespace
 
 AuditKey AuditKey::FromSeed(const std::array<uint8_t, 32>& seed) {
   if (sodium_init() < 0) std::abort();  // no randomness or crypto without it: cannot continue
@@ -29,28 +22,27 @@ Result<AuditKey> AuditKey::LoadOrCreate(const std::string& dir) {
   if (sodium_init() < 0) return Status::Internal("libsodium failed to initialise");
   const std::string path = dir + "/" + std::string(kAuditKeyFile);
   std::array<uint8_t, 32> seed{};
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0) {
-    if ((st.st_mode & 077) != 0) {
+  // One descriptor, checked and read: neither a link nor a FIFO planted in the data directory is
+  // followed or waited on (kimi/regular_file.h).
+  Result<RegularFile> file = OpenRegularFile(path);
+  if (file.ok()) {
+    if ((file->mode() & 077) != 0) {
       return Status::PermissionDenied(path + " is accessible to group or others; run chmod 600 on it");
     }
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Errno("cannot open " + path);
-    const ssize_t n = ::read(fd, seed.data(), seed.size());
+    const ssize_t n = ::read(file->fd(), seed.data(), seed.size());
     uint8_t extra = 0;
-    const ssize_t more = ::read(fd, &extra, 1);
-    ::close(fd);
+    const ssize_t more = ::read(file->fd(), &extra, 1);
     if (n != static_cast<ssize_t>(seed.size()) || more != 0) {
       return Status::Corruption(path + " is not a 32-byte Ed25519 seed");
     }
-  } else if (errno == ENOENT) {
+  } else if (file.status().code() == Status::Code::kNotFound) {
     randombytes_buf(seed.data(), seed.size());
     // Whole or not at all: a seed cut short by a crash would stop the next start.
     KIMI_RETURN_IF_ERROR(WriteFileAtomically(path,
                                              std::string_view(reinterpret_cast<const char*>(seed.data()), seed.size()),
                                              0600, IfExists::kRefuse));
   } else {
-    return Errno("cannot stat " + path);
+    return file.status();
   }
   AuditKey key = FromSeed(seed);
   sodium_memzero(seed.data(), seed.size());

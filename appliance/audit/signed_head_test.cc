@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/audit_key.h"
 #include "audit/test_util.h"
@@ -80,6 +81,23 @@ TEST(AuditKeyFile, CreatedOnceWithMode0600AndReloaded) {
   Result<PublicKey> pk = ParsePublicKey(*exported);
   ASSERT_TRUE(pk.ok());
   EXPECT_EQ(*pk, first->public_key());
+}
+
+// A FIFO or a link planted in the seed's place in the data directory: the start waited in
+// open() for a writer (FIFO) or read the seed through the link. The alarm ends a regression.
+TEST(AuditKeyFile, RefusesAFifoOrALinkInTheSeedsPlaceWithoutWaiting) {
+  testing::TempDir dir;
+  ASSERT_TRUE(AuditKey::LoadOrCreate(dir.path()).ok());
+  const std::string seed = dir.File(std::string(kAuditKeyFile)), moved = dir.File("seed-elsewhere");
+  ASSERT_EQ(::rename(seed.c_str(), moved.c_str()), 0);
+  ASSERT_EQ(::symlink(moved.c_str(), seed.c_str()), 0);
+  EXPECT_EQ(AuditKey::LoadOrCreate(dir.path()).status().code(), Status::Code::kInvalidArgument);
+  ASSERT_EQ(::unlink(seed.c_str()), 0);
+  ASSERT_EQ(::mkfifo(seed.c_str(), 0600), 0);
+  ::alarm(60);
+  const Status fifo = AuditKey::LoadOrCreate(dir.path()).status();
+  ::alarm(0);
+  EXPECT_EQ(fifo.code(), Status::Code::kInvalidArgument) << fifo.ToString();
 }
 
 TEST(AuditKeyFile, RefusesAKeyOthersCanRead) {

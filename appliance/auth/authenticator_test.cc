@@ -1,5 +1,9 @@
 #include "auth/authenticator.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <thread>
@@ -666,6 +670,18 @@ TEST_F(AuthenticatorTest, ASessionInUseOutlivesAShortIdleTimeout) {
   }
   now_ms_ += 2'000;
   EXPECT_EQ(WithSession(polled, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
+// A FIFO planted in the secret's place in the data directory: the start waited in open() for a
+// writer. The alarm ends a regression.
+TEST_F(AuthenticatorTest, ServerSecretRefusesAFifoInItsPlaceWithoutWaiting) {
+  std::string dir = test_store_.root() + "/secret";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/auth-secret.key").c_str(), 0600), 0);
+  ::alarm(60);
+  const Status fifo = ServerSecret::LoadOrCreate(dir, 0).status();
+  ::alarm(0);
+  EXPECT_EQ(fifo.code(), Status::Code::kInvalidArgument) << fifo.ToString();
 }
 
 TEST_F(AuthenticatorTest, ServerSecretIsCreatedOnceWithMode0600) {

@@ -10,29 +10,26 @@
 #include <filesystem>
 
 #include "kimi/durable_file.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::auth {
 namespace {
 
 Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
 
+// Neither a link nor a FIFO planted in the data directory is followed or waited on.
 Result<std::array<uint8_t, 32>> ReadSecret(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open " + path);
-  struct stat st {};
+  KIMI_ASSIGN_OR_RETURN(RegularFile file, OpenRegularFile(path));
   std::array<uint8_t, 32> bytes{};
-  Status status;
-  if (::fstat(fd, &st) != 0) {
-    status = Errno("cannot stat " + path);
-  } else if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    status = Status::FailedPrecondition(path + " is readable by group or others; chmod 600 it");
-  } else if (st.st_size != static_cast<off_t>(bytes.size())) {
-    status = Status::Corruption(path + " is " + std::to_string(st.st_size) + " bytes, expected 32");
-  } else if (::read(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
-    status = Errno("cannot read " + path);
+  if ((file.mode() & (S_IRWXG | S_IRWXO)) != 0) {
+    return Status::FailedPrecondition(path + " is readable by group or others; chmod 600 it");
   }
-  ::close(fd);
-  if (!status.ok()) return status;
+  if (file.size() != bytes.size()) {
+    return Status::Corruption(path + " is " + std::to_string(file.size()) + " bytes, expected 32");
+  }
+  if (::read(file.fd(), bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
+    return Errno("cannot read " + path);
+  }
   return bytes;
 }
 

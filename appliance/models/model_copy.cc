@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Plan {
-  std::vector<fs::path> dirs;                           // relative, parents first
-  std::vector<std::pair<fs::path, uint64_t>> files;     // relative path, size
+  std::vector<fs::path> dirs;                            // relative, parents first
+  std::vector<std::pair<fs::path, FileIdentity>> files;  // relative path, the file seen there
   uint64_t bytes = 0;
 };
 
@@ -44,10 +44,10 @@ Result<Plan> PlanCopy(const fs::path& root) {
     if (fs::is_directory(st)) {
       plan.dirs.push_back(rel);
     } else if (fs::is_regular_file(st)) {
-      uint64_t size = fs::file_size(it->path(), ec);
-      if (ec) return Status::IOError("cannot stat " + it->path().string() + ": " + ec.message());
-      plan.files.emplace_back(rel, size);
-      plan.bytes += size;
+      // The copy reads this very file (HashRange::planned), not one renamed over it since.
+      KIMI_ASSIGN_OR_RETURN(FileIdentity seen, IdentityAt(it->path().string()));
+      plan.files.emplace_back(rel, seen);
+      plan.bytes += seen.size;
     } else {
       return Status::InvalidArgument("the source has " + rel.string() + ", which is not a regular file or directory");
     }
@@ -80,14 +80,15 @@ class Fd {
 std::vector<HashRange> CopyRanges(const Plan& plan, const fs::path& root, const fs::path& destination,
                                   uint64_t shard_size, std::vector<std::string>* names) {
   std::vector<HashRange> ranges;
-  for (const auto& [rel, size] : plan.files) {
+  for (const auto& [rel, seen] : plan.files) {
     std::string from = (root / rel).string();
     std::string to = (destination / rel).string();
+    const uint64_t size = seen.size;
     uint64_t step = shard_size == 0 ? std::max<uint64_t>(size, 1) : shard_size;
     uint64_t start = 0;
     do {  // an empty file is one empty range, so that it is created
       uint64_t length = std::min(step, size - start);
-      ranges.push_back({from, start, length, /*to_eof=*/start + length == size, to});
+      ranges.push_back({from, start, length, /*to_eof=*/start + length == size, to, seen});
       names->push_back(rel.generic_string());
       start += length;
     } while (start < size);
@@ -149,7 +150,8 @@ Result<CopyStats> CopyModelTree(const std::string& source, const std::string& de
   for (size_t i = 0; i < ranges.size(); ++i) {
     stats.digests[RangeKey(names[i], ranges[i].offset, ranges[i].length)] = std::move((*digests)[i]);
   }
-  for (const auto& [rel, size] : plan.files) KIMI_RETURN_IF_ERROR(SealFile((fs::path(destination) / rel).string()));
+  for (const auto& [rel, seen] : plan.files)
+    KIMI_RETURN_IF_ERROR(SealFile((fs::path(destination) / rel).string()));
   // Children before parents: a directory's entries are durable once it is synced.
   for (auto it = plan.dirs.rbegin(); it != plan.dirs.rend(); ++it) {
     KIMI_RETURN_IF_ERROR(SyncDirectory((fs::path(destination) / *it).string()));

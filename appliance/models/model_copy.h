@@ -2,8 +2,10 @@
 //
 // CopyModelTree() copies a model directory tree byte for byte: directories and
 // regular files only; a symlink, fifo, socket or device in the source is refused (naming it),
-// because the store holds plain files whose bytes the verifier can account for. The copy is
-// the parallel hasher's read (oms_hasher.h, one worker per core, largest file first): each
+// because the store holds plain files whose bytes the verifier can account for. The medium may
+// change under the copy: each file is read through one descriptor opened without following a
+// link or waiting, and must be the file listed (device, inode, size), else the copy fails. The
+// copy is the parallel hasher's read (oms_hasher.h, one worker per core, largest file first): each
 // file, or each shard of `shard_size` bytes, is read once with large sequential reads, hashed
 // and written from the same buffer, so the medium is read once and the caller gets the
 // SHA-256 of every range it wrote (CopyStats::digests, for VerifyRequest::known_digests).

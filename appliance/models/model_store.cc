@@ -9,10 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "kimi/log.h"
+#include "kimi/regular_file.h"
 #include "kimi/utc_time.h"
 #include "models/model_copy.h"
 #include "models/oms_bundle.h"
@@ -81,13 +81,12 @@ Status PruneUnsigned(const std::string& dir, const VerifiedManifest& manifest) {
 // The shard size the source's signature names, read without checking the signature: it only
 // chooses how the copy cuts files into hashed ranges. Verification then trusts nothing of it
 // and hashes again any range the copy did not cut the way the verified statement says.
+// The medium is not the appliance's: a model.sig that is a FIFO (whose open() would wait for
+// a writer, the import job with it) or a link is not read here, and the copy then refuses it.
 uint64_t UnverifiedShardSize(const std::string& source) {
-  std::ifstream in(fs::path(source) / kSignatureFile, std::ios::binary);
-  std::string text;
-  text.resize(kMaxBundleBytes);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  Result<OmsBundle> bundle = ParseBundle(text);
+  Result<std::string> text = ReadRegularFile((fs::path(source) / kSignatureFile).string(), kMaxBundleBytes);
+  if (!text.ok()) return 0;
+  Result<OmsBundle> bundle = ParseBundle(*text);
   if (!bundle.ok()) return 0;
   Result<SignedStatement> statement = ParseStatement(bundle->payload);
   if (!statement.ok() || statement->method != SerializationMethod::kShards) return 0;
@@ -139,7 +138,8 @@ Status ValidateModelId(std::string_view id) {
 
 std::optional<std::string> ModelStoreOwner(const std::string& data_dir) {
   std::string lock_path = (fs::path(data_dir) / "models" / std::string(kLockFile)).string();
-  int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Neither a link nor a FIFO planted in the data directory holds kimictl here.
+  int fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return std::nullopt;  // no store yet, so no owner
   std::optional<std::string> owner;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -164,7 +164,7 @@ Result<std::unique_ptr<ModelStore>> ModelStore::Open(ModelStoreOptions options) 
   fs::create_directories(models_dir, ec);
   if (ec) return Status::IOError("cannot create " + models_dir + ": " + ec.message());
   std::string lock_path = models_dir + "/" + std::string(kLockFile);
-  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   if (fd < 0) return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;

@@ -1,6 +1,7 @@
 #include "models/model_store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -374,6 +375,30 @@ TEST_F(ModelStoreTest, ACopyThatFailsPartWayLeavesNothing) {
   EXPECT_TRUE((*store)->List()->empty());
   EXPECT_TRUE(VersionDirs((*store)->models_dir()).empty());
   EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+}
+
+// `mkfifo <medium>/model.sig`: reading the signature's shard size before the copy waited in
+// open() for a writer, so the import job ran for ever and every later import got 429. Now the
+// import is refused at once, naming the file, and leaves nothing.
+TEST_F(ModelStoreTest, ImportRefusesAFifoSignatureWithoutWaiting) {
+  std::string source = fx_.MakeSignedModel("medium/k3", "alpha");
+  const std::string signature = source + "/model.sig";
+  ASSERT_EQ(::unlink(signature.c_str()), 0);
+  ASSERT_EQ(::mkfifo(signature.c_str(), 0600), 0);
+  auto store = fx_.OpenStore();
+  ASSERT_TRUE(store.ok());
+  Result<ModelVersion> v = Status::Internal("not run");
+  EXPECT_TRUE(testing::ReturnsWithin(
+      std::chrono::seconds(20),
+      [&] {
+        v = (*store)->Import({"k3", source}, actor_);
+      },
+      [&] { testing::ReleaseFifoReaders(signature); }));
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("model.sig"), std::string::npos) << v.status().message();
+  EXPECT_TRUE((*store)->List()->empty());
+  EXPECT_TRUE(StagingEmpty((*store)->models_dir()));
+  EXPECT_EQ(fx_.AuditTrail(), std::vector<std::string>{"model.import:refused"});
 }
 
 // A reader (kimictl beside the running daemon) takes no lock, lists and checks versions, and

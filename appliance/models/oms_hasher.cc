@@ -53,13 +53,17 @@ Status WriteAt(int fd, const char* data, size_t size, uint64_t offset, const std
 // read to *bytes_done as it goes.
 Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, EVP_MD_CTX* ctx,
                             std::atomic<uint64_t>* bytes_done, const std::atomic<bool>* cancel) {
-  FileDescriptor fd(open(range.path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return Status::IOError("cannot open " + range.path + ": " + std::strerror(errno));
+  KIMI_ASSIGN_OR_RETURN(const RegularFile in, OpenRegularFile(range.path));
+  if (range.planned && in.identity() != *range.planned) {
+    return Status::IOError(range.path +
+                           " was replaced or changed after it was listed (changed while copying?)");
+  }
   FileDescriptor out(range.copy_to.empty() ? -1 : open(range.copy_to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
   if (!range.copy_to.empty() && out.get() < 0) {
     return Status::IOError("cannot create " + range.copy_to + ": " + std::strerror(errno));
   }
-  posix_fadvise(fd.get(), static_cast<off_t>(range.offset), static_cast<off_t>(range.length), POSIX_FADV_SEQUENTIAL);
+  posix_fadvise(in.fd(), static_cast<off_t>(range.offset), static_cast<off_t>(range.length),
+                POSIX_FADV_SEQUENTIAL);
   if (EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) return Status::Internal("SHA-256 init failed");
   uint64_t pos = range.offset;
   uint64_t end = range.offset + range.length;
@@ -68,7 +72,7 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
       return Status::Cancelled("reading " + range.path + " cancelled");
     }
     size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - pos));
-    ssize_t got = pread(fd.get(), buffer.data(), want, static_cast<off_t>(pos));
+    ssize_t got = pread(in.fd(), buffer.data(), want, static_cast<off_t>(pos));
     if (got < 0) {
       if (errno == EINTR) continue;
       return Status::IOError("cannot read " + range.path + ": " + std::strerror(errno));
@@ -81,7 +85,7 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
   }
   if (range.to_eof) {
     char probe;
-    ssize_t extra = pread(fd.get(), &probe, 1, static_cast<off_t>(end));
+    ssize_t extra = pread(in.fd(), &probe, 1, static_cast<off_t>(end));
     if (extra != 0) return Status::IOError(range.path + " is longer than expected (changed while verifying?)");
   }
   unsigned char digest[EVP_MAX_MD_SIZE];

@@ -17,22 +17,29 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kimi/regular_file.h"
 #include "kimi/status.h"
 
 namespace kimi::models {
 
 struct HashRange {
-  std::string path;     // a regular file
+  // A regular file, opened without following a link or waiting (kimi/regular_file.h): a FIFO,
+  // socket, device or symlink found here is an error, and the range is read from that descriptor.
+  std::string path;
   uint64_t offset = 0;
   uint64_t length = 0;  // exact number of bytes; a file that ends earlier is an error
   bool to_eof = false;  // whole-file hashing: the file must end exactly at offset + length
   // When set, the bytes read are also written to this file at the same offset (it is created
   // when missing; ranges of one file may go to different workers). Not synced here.
   std::string copy_to;
+  // When set, the file opened must be this one (device, inode) and of this size: what the
+  // caller listed, not another file renamed over its name since.
+  std::optional<FileIdentity> planned;
 };
 
 // Raw digests computed elsewhere, keyed by RangeKey(); see VerifyRequest::known_digests.
@@ -68,7 +75,8 @@ struct HashOptions {
   std::vector<double>* worker_cpu_seconds = nullptr;
 };
 
-// Raw 32-byte digests, one per range in the order given; an IOError names the file.
+// Raw 32-byte digests, one per range in the order given; an error names the file (IOError, or
+// InvalidArgument for what is not a regular file, NotFound for what is gone).
 Result<std::vector<std::string>> HashRanges(const std::vector<HashRange>& ranges, const HashOptions& options);
 
 // The straightforward reference: one thread, one range after the other. Used by tests to

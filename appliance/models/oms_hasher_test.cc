@@ -1,5 +1,8 @@
 #include "models/oms_hasher.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "models/oms_encoding.h"
@@ -74,6 +77,54 @@ TEST(HasherTest, MissingShortAndGrownFilesAreErrorsNamingTheFile) {
   ASSERT_FALSE(longer.ok());
   EXPECT_NE(longer.status().message().find("longer than expected"), std::string::npos);
   EXPECT_TRUE(HashRanges({{dir / "f", 0, 4, false}}, {}).ok());  // a shard may end before EOF
+}
+
+// What was planned (listed by a copy or a verification) and swapped before it is hashed: a FIFO
+// held the hashing worker in open() for ever, a link was followed to bytes outside the model.
+// Both are refused at once, naming the file.
+TEST(HasherTest, APlannedFileSwappedForAFifoOrALinkIsRefused) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "outside", "12345");
+  testing::WriteFile(dir / "f", "12345");
+  const std::vector<HashRange> planned = {{dir / "f", 0, 5, true}};
+  ASSERT_TRUE(HashRanges(planned, {}).ok());
+
+  ASSERT_EQ(::unlink((dir / "f").c_str()), 0);
+  ASSERT_EQ(::mkfifo((dir / "f").c_str(), 0600), 0);
+  Result<std::vector<std::string>> fifo = Status::Internal("not run");
+  EXPECT_TRUE(testing::ReturnsWithin(
+      std::chrono::seconds(20), [&] { fifo = HashRanges(planned, {}); },
+      [&] { testing::ReleaseFifoReaders(dir / "f"); }));
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.status().message().find(dir / "f"), std::string::npos) << fifo.status().ToString();
+
+  ASSERT_EQ(::unlink((dir / "f").c_str()), 0);
+  ASSERT_EQ(::symlink((dir / "outside").c_str(), (dir / "f").c_str()), 0);
+  Result<std::vector<std::string>> link = HashRanges(planned, {});
+  ASSERT_FALSE(link.ok()) << "the link was followed";
+  EXPECT_NE(link.status().message().find(dir / "f"), std::string::npos) << link.status().ToString();
+}
+
+// A copy names the file it listed (HashRange::planned): another file renamed over its name, or
+// the same file grown, is refused even when it is a regular file.
+TEST(HasherTest, APlannedFileReplacedByAnotherIsRefused) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "f", "12345");
+  Result<FileIdentity> seen = IdentityAt(dir / "f");
+  ASSERT_TRUE(seen.ok());
+  HashRange planned{dir / "f", 0, 5, true, "", *seen};
+  ASSERT_TRUE(HashRanges({planned}, {}).ok());
+
+  testing::WriteFile(dir / "other", "12345");
+  ASSERT_EQ(::rename((dir / "other").c_str(), (dir / "f").c_str()), 0);
+  Result<std::vector<std::string>> replaced = HashRanges({planned}, {});
+  ASSERT_FALSE(replaced.ok());
+  EXPECT_NE(replaced.status().message().find("replaced or changed"), std::string::npos)
+      << replaced.status().ToString();
+
+  planned.planned = IdentityAt(dir / "f").value();
+  testing::WriteFile(dir / "f", "123456");  // in place: same inode, another size
+  EXPECT_FALSE(HashRanges({planned}, {}).ok());
 }
 
 }  // namespace

@@ -1,16 +1,23 @@
 #include "models/oms_test_support.h"
 
+#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "models/oms_bundle.h"
 #include "models/oms_encoding.h"
@@ -66,6 +73,39 @@ std::string CopyVector(const Vector& v, const std::string& dest) {
   for (const auto& e : fs::recursive_directory_iterator(model))
     fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
   return v.single_file ? (model / "signme-1").string() : model.string();
+}
+
+bool ReturnsWithin(std::chrono::seconds limit, const std::function<void()>& body,
+                   const std::function<void()>& unblock) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread runner([&] {
+    body();
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  const bool in_time = cv.wait_for(lock, limit, [&] { return done; });
+  if (!in_time) {
+    ADD_FAILURE() << "the call did not return within " << limit.count() << " s (blocked?)";
+    lock.unlock();
+    if (unblock) unblock();
+    lock.lock();
+    if (!cv.wait_for(lock, limit, [&] { return done; })) {
+      std::fprintf(stderr, "the blocked call could not be freed; aborting the test process\n");
+      std::abort();
+    }
+  }
+  lock.unlock();
+  runner.join();
+  return in_time;
+}
+
+void ReleaseFifoReaders(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) ::close(fd);
 }
 
 std::string ReadFile(const std::string& path) {

@@ -1,9 +1,11 @@
 // Helpers shared by the model-signing tests: the reference vectors, temporary model
 // directories, and bundles built around arbitrary payloads. Test-only.
 // Public header of models/: the tests of other folders use it too.
-// Thread safety: none needed; tests are single-threaded.
+// Thread safety: none needed; tests are single-threaded (ReturnsWithin runs one thread of its own).
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,16 @@ class TempDir {
 
 // Copies the vector's directory to `dest` (writable) and returns the model path to verify.
 std::string CopyVector(const Vector& v, const std::string& dest);
+
+// Runs `body` on a thread of its own and waits for it at most `limit`: true when it returned in
+// time. When it did not (a call blocked in the open() of a FIFO), the test fails, `unblock` (may
+// be empty) is called to free it, and the process aborts if even that does not end it within
+// `limit`: a regression fails instead of hanging. Not a timing assertion: `limit` is generous.
+bool ReturnsWithin(std::chrono::seconds limit, const std::function<void()>& body,
+                   const std::function<void()>& unblock = {});
+// Opens the FIFO at `path` for writing and closes it: a reader blocked in open() goes on, reads
+// the end of the file, and the body of ReturnsWithin() can finish.
+void ReleaseFifoReaders(const std::string& path);
 
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& bytes);

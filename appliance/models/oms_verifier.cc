@@ -1,12 +1,12 @@
 #include "models/oms_verifier.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "kimi/log.h"
+#include "kimi/regular_file.h"
 #include "models/oms_bundle.h"
 #include "models/oms_encoding.h"
 #include "models/oms_model_tree.h"
@@ -16,15 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Read through one descriptor: a signature file swapped for a FIFO is refused, not waited on.
+// A link is followed: what it names is authenticated by its signature.
 Result<std::string> ReadBundleFile(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return Status::NotFound("signature file " + path + " does not exist");
-  if (fs::file_size(path, ec) > kMaxBundleBytes) return Status::InvalidArgument("signature file " + path + " is too large");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) return Status::IOError("cannot read " + path);
-  return text.str();
+  Result<std::string> text = ReadRegularFile(path, kMaxBundleBytes, FinalLink::kFollow);
+  if (text.status().code() == Status::Code::kNotFound) {
+    return Status::NotFound("signature file " + path + " does not exist");
+  }
+  return text;
 }
 
 // The signature's path relative to the model root when it lies inside the model directory.
@@ -120,6 +119,14 @@ std::vector<std::string> VerifiedManifest::files() const {
     if (out.empty() || out.back() != e.path) out.push_back(e.path);
   }
   return out;
+}
+
+uint64_t VerifiedManifest::file_size(const std::string& path) const {
+  uint64_t end = 0;
+  for (const auto& e : entries_) {
+    if (e.path == path) end = std::max(end, e.end);
+  }
+  return end;
 }
 
 std::string DefaultSignaturePath(const std::string& model_path) {

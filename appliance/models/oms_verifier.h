@@ -49,6 +49,8 @@ class VerifiedManifest {
   uint64_t shard_size() const { return shard_size_; }
   const std::vector<Entry>& entries() const { return entries_; }
   std::vector<std::string> files() const;  // distinct paths, canonical order
+  // The signed size of `path`: where its last signed range ends (0 for a path not signed).
+  uint64_t file_size(const std::string& path) const;
   uint64_t total_bytes() const { return total_bytes_; }
   bool legacy_format() const { return legacy_; }
 

@@ -1,6 +1,5 @@
 #include "models/served_bytes.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "kimi/hex.h"
+#include "kimi/regular_file.h"
 #include "models/oms_openssl.h"
 
 namespace kimi::models {
@@ -27,7 +27,9 @@ void KeepPace(const ServedBytesPace& pace, Clock::time_point start, uint64_t don
 }
 
 // Reads `length` bytes at `offset` of the range into `out`: from the mapping when there is
-// one, else from the file. Returns false (with *why) when the bytes are not there.
+// one, else from the file. Returns false (with *why) when the bytes are not there. The file is
+// opened without waiting and without following a link (kimi/regular_file.h): one that is not
+// the regular file of its signed size is a failure, never a wait of the check's only thread.
 class RangeReader {
  public:
   RangeReader(const IntegrityTarget& target, const VerifiedManifest::Entry& entry) {
@@ -35,13 +37,18 @@ class RangeReader {
       if (m.file == entry.path) mapped_ = &m;
     }
     path_ = entry.path == "." ? target.directory : target.directory + "/" + entry.path;
-    if (mapped_ == nullptr) {
-      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd_ < 0) why_ = "cannot open " + path_ + ": " + std::strerror(errno);
+    if (mapped_ != nullptr) return;
+    Result<RegularFile> file = OpenRegularFile(path_);
+    if (!file.ok()) {
+      why_ = file.status().message();
+      return;
     }
-  }
-  ~RangeReader() {
-    if (fd_ >= 0) ::close(fd_);
+    if (const uint64_t signed_size = target.manifest->file_size(entry.path); file->size() != signed_size) {
+      why_ = path_ + " holds " + std::to_string(file->size()) + " bytes, the signed manifest says " +
+             std::to_string(signed_size);
+      return;
+    }
+    file_ = std::move(file).value();
   }
   RangeReader(const RangeReader&) = delete;
   RangeReader& operator=(const RangeReader&) = delete;
@@ -70,7 +77,7 @@ class RangeReader {
     buffer->resize(length);
     size_t got = 0;
     while (got < length) {
-      ssize_t n = ::pread(fd_, buffer->data() + got, length - got, static_cast<off_t>(offset + got));
+      ssize_t n = ::pread(file_.fd(), buffer->data() + got, length - got, static_cast<off_t>(offset + got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         why_ = n == 0 ? path_ + " ends before its signed range does" : "cannot read " + path_ + ": " + std::strerror(errno);
@@ -84,7 +91,7 @@ class RangeReader {
  private:
   const MappedWeightFile* mapped_ = nullptr;
   std::string path_;
-  int fd_ = -1;
+  RegularFile file_;
   std::string why_;
 };
 

@@ -6,7 +6,8 @@
 // CheckServedBytes() therefore hashes the served bytes themselves, every range of the signed
 // manifest: a range of a file the engine maps is hashed from the engine's mapping (what it
 // computes with, even when the path now names another file), every other file (config,
-// tokenizer, signed extras) from the file, and each digest is compared with the manifest's.
+// tokenizer, signed extras) from the file, opened without following a link or waiting
+// (kimi/regular_file.h), and each digest is compared with the manifest's.
 // docs/model-lifecycle.md ("Served bytes") describes how the daemon uses it.
 //
 // A pass may be paced (bytes per second) so that re-hashing never competes with serving for
@@ -60,7 +61,9 @@ struct ServedBytesPace {
 // Hashes every range of target.manifest as described above; with `only_files` (may be null)
 // only the ranges of those files (paths relative to the directory). Errors: Cancelled when `cancel`
 // (may be null) became true; InvalidArgument for a target without a manifest. A file that
-// cannot be read, or a mapping shorter than its signed range, is a failure, not an error.
+// cannot be read, that is not a regular file (a FIFO, a symlink: refused at once, never waited
+// on) or not of its signed size, or a mapping shorter than its signed range, is a failure, not
+// an error.
 Result<ServedBytesPass> CheckServedBytes(const IntegrityTarget& target, const ServedBytesPace& pace,
                                          const std::atomic<bool>* cancel = nullptr,
                                          const std::vector<std::string>* only_files = nullptr);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -157,6 +158,44 @@ TEST_F(ServedBytesTest, ATruncatedMappedFileIsAFailureNotACrash) {
   EXPECT_NE(pass->failure->message.find("truncated while served"), std::string::npos) << pass->failure->message;
 }
 
+// Someone who can write the model directory renames a FIFO over config.json: the check's open()
+// waited for a writer for ever, so no later pass ran and the daemon could not stop. Now anything
+// but a regular file (a FIFO, a link, even to the signed bytes) is a failure naming the file.
+TEST_F(ServedBytesTest, AFifoOrALinkInPlaceOfACheckedFileIsAFailureNotAWait) {
+  PrivateMapping mapping(dir_ + "/" + kWeights);
+  const std::string config = dir_ + "/config.json", fifo = dir_ + "/fifo";
+  const std::string signed_copy = fixture_.root() + "/config-copy.json";
+  std::filesystem::copy_file(config, signed_copy);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::rename(fifo, config);
+  Result<ServedBytesPass> pass = Status::Internal("not run");
+  EXPECT_TRUE(testing::ReturnsWithin(
+      std::chrono::seconds(20), [&] { pass = CheckServedBytes(Target({mapping.View(kWeights)}), {}); },
+      [&] { testing::ReleaseFifoReaders(config); }));
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  ASSERT_TRUE(pass->failure);
+  EXPECT_EQ(pass->failure->file, "config.json");
+  EXPECT_NE(pass->failure->message.find("FIFO"), std::string::npos) << pass->failure->message;
+
+  std::filesystem::remove(config);
+  std::filesystem::create_symlink(signed_copy, config);
+  pass = CheckServedBytes(Target({mapping.View(kWeights)}), {});
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  ASSERT_TRUE(pass->failure) << "a link to the signed bytes was followed";
+  EXPECT_EQ(pass->failure->file, "config.json");
+}
+
+// A checked file longer than signed: the signed ranges alone still hash right, the size does not.
+TEST_F(ServedBytesTest, AFileLongerThanSignedIsAFailure) {
+  PrivateMapping mapping(dir_ + "/" + kWeights);
+  const std::string config = dir_ + "/config.json";
+  testing::WriteFile(config, testing::ReadFile(config) + "   ");
+  Result<ServedBytesPass> pass = CheckServedBytes(Target({mapping.View(kWeights)}), {});
+  ASSERT_TRUE(pass.ok()) << pass.status().ToString();
+  ASSERT_TRUE(pass->failure);
+  EXPECT_EQ(pass->failure->file, "config.json");
+}
+
 TEST_F(ServedBytesTest, StopsWhenCancelledAndNeedsAManifest) {
   std::atomic<bool> cancel{true};
   EXPECT_EQ(CheckServedBytes(Target({}), {}, &cancel).status().code(), Status::Code::kCancelled);
@@ -240,6 +279,30 @@ TEST_F(ServedBytesTest, MonitorChecksAWrittenFileWithoutBeingAsked) {
   ASSERT_TRUE(reports.WaitForFailure());
   std::lock_guard<std::mutex> lock(reports.mu);
   EXPECT_EQ(reports.failures[0].file, kWeights);
+}
+
+// The reported attack end to end: a FIFO over config.json, then a flipped weight byte. The
+// monitor's one thread reports the FIFO (the model leaves service) and stops when asked.
+TEST_F(ServedBytesTest, MonitorReportsAFifoAndStillStops) {
+  Reports reports;
+  const std::string config = dir_ + "/config.json", fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::rename(fifo, config);
+  std::string served = testing::ReadFile(dir_ + "/" + kWeights);
+  served[100] = static_cast<char>(served[100] ^ 0x01);
+  MappedWeightFile view{kWeights, reinterpret_cast<const uint8_t*>(served.data()), served.size()};
+  EXPECT_TRUE(testing::ReturnsWithin(
+      std::chrono::seconds(30),
+      [&] {
+        IntegrityMonitor monitor(reports.Options(/*watch_writes=*/false));
+        monitor.Watch(Target({view}));
+        EXPECT_TRUE(reports.WaitForFailure());
+        monitor.Stop();
+      },
+      [&] { testing::ReleaseFifoReaders(config); }));
+  std::lock_guard<std::mutex> lock(reports.mu);
+  ASSERT_FALSE(reports.failures.empty());
+  EXPECT_EQ(reports.failures[0].file, "config.json");
 }
 
 // The daemon drains the engine after stopping the monitor: the monitor must not hold it.

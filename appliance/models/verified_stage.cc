@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "audit/hash.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::models {
 namespace {
@@ -18,29 +19,22 @@ namespace fs = std::filesystem;
 
 Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
 
-// The whole file, read through one descriptor (no link followed), at most kMaxStagedFileBytes.
-Result<std::string> ReadOnce(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return Errno("cannot open " + path);
-  std::string bytes;
-  char buffer[1 << 16];
-  Status status = Status::OK();
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      status = Errno("cannot read " + path);
-      break;
-    }
-    if (n == 0) break;
-    bytes.append(buffer, static_cast<size_t>(n));
-    if (bytes.size() > kMaxStagedFileBytes) {
-      status = Status::InvalidArgument(path + " grew past " + std::to_string(kMaxStagedFileBytes) + " bytes");
-      break;
-    }
+// The bytes of `file` (signed as `signed_size` bytes), read through one descriptor opened
+// without following a link or waiting (kimi/regular_file.h). Anything but a regular file of its
+// signed size is a file changed since verification.
+Result<std::string> ReadSigned(const std::string& path, const std::string& file, uint64_t signed_size) {
+  auto changed = [&](const std::string& how) {
+    return Status::Corruption(file + " changed after it was verified: " + how);
+  };
+  Result<RegularFile> opened = OpenRegularFile(path);
+  if (opened.status().code() == Status::Code::kInvalidArgument) return changed(opened.status().message());
+  if (!opened.ok()) return opened.status();
+  if (opened->size() != signed_size) {
+    return changed(std::to_string(opened->size()) + " bytes, the signed manifest covers " +
+                   std::to_string(signed_size));
   }
-  ::close(fd);
-  if (!status.ok()) return status;
+  Result<std::string> bytes = ReadToEnd(*opened, signed_size);
+  if (bytes.status().code() == Status::Code::kInvalidArgument) return changed("it grew while it was read");
   return bytes;
 }
 
@@ -108,13 +102,14 @@ Result<std::unique_ptr<VerifiedStage>> VerifiedStage::Create(const VerifiedManif
     const fs::path source = root / file, target = fs::path(stage->path_) / file;
     fs::create_directories(target.parent_path(), ec);
     if (ec) return Status::IOError("cannot create " + target.parent_path().string() + ": " + ec.message());
-    struct stat st {};
-    if (::lstat(source.c_str(), &st) != 0) return Errno("cannot read " + source.string());
-    if (IsWeightShard(file) || static_cast<uint64_t>(st.st_size) > kMaxStagedFileBytes) {
+    // Copied or linked as the manifest says, never as the disk says now: a small signed file
+    // grown (sparsely) past the limit after verification would otherwise have been linked.
+    const uint64_t signed_size = manifest.file_size(file);
+    if (IsWeightShard(file) || signed_size > kMaxStagedFileBytes) {
       if (::symlink(source.c_str(), target.c_str()) != 0) return Errno("cannot link " + target.string());
       continue;
     }
-    KIMI_ASSIGN_OR_RETURN(std::string bytes, ReadOnce(source.string()));
+    KIMI_ASSIGN_OR_RETURN(std::string bytes, ReadSigned(source.string(), file, signed_size));
     KIMI_RETURN_IF_ERROR(CheckAgainstEntries(manifest, file, bytes));
     KIMI_RETURN_IF_ERROR(WriteNew(target.string(), bytes));
   }

@@ -3,11 +3,11 @@
 // name, after the verifier has read them by name: a file swapped between the two reads (a
 // rename() and back takes a few milliseconds) was parsed without ever being verified, while
 // every check afterwards saw the signed bytes again. So each signed file but the weight shards
-// is read here once, checked against every manifest entry of its path, and written into a
-// private directory (0700, made with mkdtemp): the bytes the engine parses are the bytes that
-// were checked. The weight shards, which the engine maps and the served-bytes check hashes in
-// the mapping (served_bytes.h), are linked to where they lie. Files outside the manifest are
-// not there at all.
+// is read here once (through one descriptor, kimi/regular_file.h), checked against every
+// manifest entry of its path, and written into a private directory (0700, made with mkdtemp):
+// the bytes the engine parses are the bytes that were checked. The weight shards, which the
+// engine maps and the served-bytes check hashes in the mapping (served_bytes.h), are linked to
+// where they lie. Files outside the manifest are not there at all.
 //
 // The directory is removed when the VerifiedStage is destroyed; the engine has read what it
 // needs by then (ChatService::Open reads every small file and maps every shard).
@@ -24,15 +24,18 @@
 
 namespace kimi::models {
 
-// Signed files larger than this are linked, not copied (weight shards are linked whatever
-// their size); a file the engine parses is far smaller.
+// Signed files larger than this (by the size the manifest signs, not the size on disk) are
+// linked, not copied (weight shards are linked whatever their size); a file the engine parses is
+// far smaller.
 inline constexpr uint64_t kMaxStagedFileBytes = 256ull << 20;
 
 class VerifiedStage {
  public:
   // Stages `manifest`'s files of `model_dir` under a new directory in `parent` (made when
-  // missing; "": the system's temporary directory), mode 0700. Corruption naming the file when a copied file's bytes do not match its
-  // entries; IOError when a file cannot be read or written.
+  // missing; "": the system's temporary directory), mode 0700. Corruption naming the file when a
+  // file to copy is no longer a regular file of its signed size (a FIFO or a link is refused at
+  // once, never waited on or followed) or its bytes do not match its entries; IOError when a
+  // file cannot be read or written.
   static Result<std::unique_ptr<VerifiedStage>> Create(const VerifiedManifest& manifest, const std::string& model_dir,
                                                        const std::string& parent);
   ~VerifiedStage();

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -78,6 +79,41 @@ TEST_F(VerifiedStageTest, AFileChangedAfterVerificationIsRefused) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << original;
   }
   EXPECT_TRUE(VerifiedStage::Create(*manifest_, dir_, parent).ok());
+}
+
+// The choice between copying and linking was made from the size on disk at staging time: a
+// small signed config.json replaced after verification by one sparsely grown past
+// kMaxStagedFileBytes was linked, and the engine then read whatever the link named. It is made
+// from the manifest now, and a copied file whose size is not its signed size is refused.
+TEST_F(VerifiedStageTest, ASmallSignedFileGrownLargeIsRefusedNotLinked) {
+  const std::string parent = fixture_.data_dir() + "/stages";
+  const fs::path config = fs::path(dir_) / "config.json", grown = fs::path(dir_) / "grown.tmp";
+  std::ofstream(grown, std::ios::binary) << Contents(config);
+  ASSERT_EQ(::truncate(grown.c_str(), static_cast<off_t>(kMaxStagedFileBytes + 1)), 0);  // sparse
+  fs::rename(grown, config);
+  Result<std::unique_ptr<VerifiedStage>> stage = VerifiedStage::Create(*manifest_, dir_, parent);
+  ASSERT_FALSE(stage.ok()) << "staged " << (*stage)->path() << " with config.json "
+                           << (fs::is_symlink(fs::path((*stage)->path()) / "config.json") ? "linked"
+                                                                                          : "copied");
+  EXPECT_EQ(stage.status().code(), Status::Code::kCorruption) << stage.status().ToString();
+  EXPECT_NE(stage.status().message().find("config.json"), std::string::npos) << stage.status().ToString();
+  EXPECT_TRUE(fs::is_empty(parent));
+}
+
+// A FIFO renamed over a small signed file: staging waited in open() for a writer.
+TEST_F(VerifiedStageTest, AFifoInPlaceOfASignedFileIsRefusedWithoutWaiting) {
+  const std::string parent = fixture_.data_dir() + "/stages";
+  const std::string tokenizer = dir_ + "/sub/tokenizer.model", fifo = dir_ + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::rename(fifo, tokenizer);
+  Result<std::unique_ptr<VerifiedStage>> stage = Status::Internal("not run");
+  EXPECT_TRUE(testing::ReturnsWithin(
+      std::chrono::seconds(20), [&] { stage = VerifiedStage::Create(*manifest_, dir_, parent); },
+      [&] { testing::ReleaseFifoReaders(tokenizer); }));
+  ASSERT_FALSE(stage.ok());
+  EXPECT_NE(stage.status().message().find("sub/tokenizer.model"), std::string::npos)
+      << stage.status().ToString();
+  EXPECT_TRUE(fs::is_empty(parent));
 }
 
 }  // namespace

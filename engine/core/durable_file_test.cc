@@ -12,16 +12,13 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_dir.h"
+
 namespace kimi {
 namespace {
 
 class DurableFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / "durable-file-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Read(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
@@ -32,7 +29,8 @@ class DurableFileTest : public ::testing::Test {
   size_t Entries() const {
     return static_cast<size_t>(std::distance(std::filesystem::directory_iterator(dir_), {}));
   }
-  std::string dir_;
+  testing::TestDir tmp_;
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(DurableFileTest, ReplacesWholeWithTheGivenMode) {
@@ -69,6 +67,59 @@ TEST_F(DurableFileTest, AnAbandonedWriterLeavesTheTargetAsItWas) {
   }
   EXPECT_EQ(Read(path), "the previous export\n");
   EXPECT_EQ(Entries(), 1u);
+}
+
+// What is created is the owner's alone unless the caller asks for more, whatever the umask:
+// kimictl keeps the one it was started with (audit exports came out 0644).
+TEST_F(DurableFileTest, NewFilesAreOwnerOnlyUnlessAModeIsGiven) {
+  const mode_t umask_before = ::umask(022);
+  {
+    Result<std::unique_ptr<AtomicFileWriter>> writer = AtomicFileWriter::Create(dir_ + "/export.jsonl");
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    (*writer)->stream() << "records\n";
+    ASSERT_TRUE((*writer)->Commit().ok());
+  }
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/head.json", "{}").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir_ + "/model.sig", "{}", 0644).ok());
+  ::umask(umask_before);
+  EXPECT_EQ(Read(dir_ + "/export.jsonl"), "records\n");
+  for (const auto& [file, mode] :
+       {std::pair{"export.jsonl", 0600u}, {"head.json", 0600u}, {"model.sig", 0644u}}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ + "/" + file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, mode) << file;
+  }
+}
+
+// The writer keeps the descriptor it created and never opens its temporary file by name again:
+// another file, or a link to a victim, renamed over the temporary name in a directory others can
+// write is neither written, synced nor published, and the target keeps its contents.
+TEST_F(DurableFileTest, TheTemporaryFileIsNeverReopenedByName) {
+  const std::string path = dir_ + "/export.jsonl", victim = dir_ + "/victim";
+  ASSERT_TRUE(WriteFileAtomically(path, "the previous export\n").ok());
+  std::ofstream(victim, std::ios::binary) << "the victim's bytes";
+  for (bool link : {false, true}) {
+    Result<std::unique_ptr<AtomicFileWriter>> writer = AtomicFileWriter::Create(path);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    std::string temporary;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      if (entry.path().string().starts_with(path + ".tmp.")) temporary = entry.path().string();
+    }
+    ASSERT_FALSE(temporary.empty());
+    const std::string planted = dir_ + "/planted";
+    if (link) {
+      std::filesystem::create_symlink(victim, planted);
+    } else {
+      std::ofstream(planted, std::ios::binary) << "someone else's bytes";
+    }
+    std::filesystem::rename(planted, temporary);
+    (*writer)->stream() << "the new export\n";
+    const Status committed = (*writer)->Commit();
+    EXPECT_FALSE(committed.ok()) << (link ? "link" : "file");
+    EXPECT_EQ(Read(path), "the previous export\n") << (link ? "link" : "file");
+    EXPECT_EQ(Read(victim), "the victim's bytes");
+    std::filesystem::remove(temporary);
+  }
 }
 
 TEST_F(DurableFileTest, AFailedWriteNamesThePathAndLeavesNothing) {

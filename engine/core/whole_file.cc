@@ -1,21 +1,20 @@
 #include "core/whole_file.h"
 
-#include "kimi/durable_file.h"
+#include <limits>
 
-#include <fstream>
-#include <sstream>
+#include "kimi/durable_file.h"
+#include "kimi/regular_file.h"
 
 namespace kimi {
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return contents.str();
+  return ReadRegularFile(path, std::numeric_limits<uint64_t>::max(), FinalLink::kFollow);
 }
 
-Status WriteWholeFile(const std::string& path, std::string_view contents) { return WriteFileAtomically(path, contents); }
+// 0666 before the umask, as a program's output usually is: a model directory written by
+// `kimi-engine` is read by the appliance's own account when it is imported.
+Status WriteWholeFile(const std::string& path, std::string_view contents) {
+  return WriteFileAtomically(path, contents, 0666);
+}
 
 }  // namespace kimi

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +7,7 @@
 #include "io/quantization_json.h"
 #include "kimi/config.h"
 #include "kimi/k3_tensors.h"
+#include "kimi/regular_file.h"
 
 namespace kimi {
 namespace {
@@ -425,16 +425,7 @@ Status ValidateK3Config(const K3Config& c, std::string_view prefix_view) {
 }
 
 Result<K3Config> LoadK3Config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) return Status::IOError(path + ": cannot read");
-  if (size > (16 << 20)) return Status::InvalidArgument(path + ": larger than 16 MiB; not a config");
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (!in) return Status::IOError(path + ": short read");
+  KIMI_ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, 16 << 20, FinalLink::kFollow));
   return ParseK3Config(text, path);
 }
 

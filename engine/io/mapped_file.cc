@@ -1,40 +1,22 @@
 #include "io/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "kimi/regular_file.h"
+
 namespace kimi {
 
 Result<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::string why = std::strerror(errno);
-    if (errno == ENOENT) return Status::NotFound(path + ": " + why);
-    return Status::IOError(path + ": cannot open: " + why);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    std::string why = std::strerror(errno);
-    ::close(fd);
-    return Status::IOError(path + ": cannot stat: " + why);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return Status::InvalidArgument(path + ": not a regular file");
-  }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return std::unique_ptr<MappedFile>(new MappedFile(nullptr, 0));
-  }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int map_errno = errno;
-  ::close(fd);  // the mapping keeps the file alive
+  // A weight file of the engine's directory may be a link (the appliance links the verified
+  // shards), but never a FIFO or device whose open() waits for a writer.
+  KIMI_ASSIGN_OR_RETURN(RegularFile file, OpenRegularFile(path, FinalLink::kFollow));
+  const uint64_t size = file.size();
+  if (size == 0) return std::unique_ptr<MappedFile>(new MappedFile(nullptr, 0));
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd(), 0);
+  const int map_errno = errno;  // the mapping keeps the file alive once the descriptor closes
   if (p == MAP_FAILED) return Status::IOError(path + ": mmap failed: " + std::strerror(map_errno));
   return std::unique_ptr<MappedFile>(new MappedFile(static_cast<const uint8_t*>(p), size));
 }

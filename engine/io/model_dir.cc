@@ -1,11 +1,11 @@
 #include "kimi/model_dir.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "io/index_file.h"
 #include "kimi/k3_tensors.h"
+#include "kimi/regular_file.h"
 
 namespace kimi {
 namespace {
@@ -15,22 +15,6 @@ namespace fs = std::filesystem;
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
 constexpr uint64_t kMaxIndexBytes = 1ull << 30;
-
-Result<std::string> ReadSmallFile(const fs::path& path, uint64_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(path.string() + ": cannot open");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) return Status::IOError(path.string() + ": cannot read");
-  if (static_cast<uint64_t>(size) > limit) {
-    return Status::InvalidArgument(path.string() + ": larger than " + std::to_string(limit) + " bytes");
-  }
-  in.seekg(0);
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), size);
-  if (!in) return Status::IOError(path.string() + ": short read");
-  return text;
-}
 
 std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
   TensorView v;
@@ -53,7 +37,8 @@ Result<std::unique_ptr<ModelDir>> ModelDir::Open(const std::string& dir) {
   fs::path index = fs::path(dir) / kIndexName;
   if (fs::exists(index, ec)) {
     m->index_path_ = index.string();
-    KIMI_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(index, kMaxIndexBytes));
+    KIMI_ASSIGN_OR_RETURN(std::string text,
+                          ReadRegularFile(index.string(), kMaxIndexBytes, FinalLink::kFollow));
     KIMI_ASSIGN_OR_RETURN(IndexFile parsed, ParseIndexFile(text, m->index_path_));
     m->location_ = std::move(parsed.weight_map);
     for (auto& [name, spec] : parsed.tensor_specs) m->specs_[name] = {spec.dtype, std::move(spec.shape)};
