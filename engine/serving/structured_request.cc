@@ -7,16 +7,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Compiled schemas kept at most; past it the cache starts over (schemas repeat in practice:
-// an agent sends the same tools with every turn).
-constexpr size_t kMaxCompiled = 256;
-// And at most this many grammar states among them: one schema may compile to 200,000
-// (CompileBudget::max_states), and 256 of those would hold gigabytes.
-constexpr size_t kMaxCompiledStates = 2000000;
-// And at most this many bytes of the schema texts they are keyed by: a schema's bounds are on
-// its values, not its bytes (a description of megabytes is one value), so 256 keys could hold
-// a gigabyte. A schema whose key alone takes more than a sixteenth of it is compiled and not kept.
-constexpr size_t kMaxCompiledKeyBytes = 16 << 20;
+// Bounds (structured_request.h) keeps at most 256 compiled schemas (past it the cache starts
+// over; schemas repeat in practice: an agent sends the same tools with every turn), 2,000,000
+// grammar states among them (one schema may compile to 200,000, CompileBudget::max_states, and
+// 256 of those would hold gigabytes), and 16 MiB of the texts they are keyed by.
 // Calls a required tool choice may make when parallel_tool_calls is true.
 constexpr int kMaxParallelCalls = 4;
 
@@ -53,38 +47,69 @@ std::vector<StrictTool> DeclaredTools(const ChatRequest& request) {
 
 }  // namespace
 
-StructuredRequests::StructuredRequests(std::shared_ptr<const StructuredVocabulary> vocabulary)
-    : vocabulary_(std::move(vocabulary)) {}
+StructuredRequests::StructuredRequests(std::shared_ptr<const StructuredVocabulary> vocabulary, Bounds bounds)
+    : vocabulary_(std::move(vocabulary)), bounds_(bounds) {}
 
 StructuredRequests::Compiled StructuredRequests::Cached(const std::string& key,
                                                         const std::function<Compiled()>& compile) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
+    if (auto it = refused_.find(key); it != refused_.end()) return it->second;
   }
   // Compiled outside the lock: a slow schema must not hold up requests with cached ones.
-  KIMI_ASSIGN_OR_RETURN(std::shared_ptr<const StructuredOutput> output, compile());
+  Compiled compiled = compile();
   std::lock_guard<std::mutex> lock(mu_);
-  if (key.size() > kMaxCompiledKeyBytes / 16) return output;  // compiled for this request alone
+  if (!compiled.ok()) {
+    if (compiled.status().code() == Status::Code::kInvalidArgument) RememberRefusal(key, compiled.status());
+    return compiled;
+  }
+  Keep(key, *compiled);
+  return compiled;
+}
+
+void StructuredRequests::Keep(const std::string& key, const std::shared_ptr<const StructuredOutput>& output) {
+  const size_t states = output->grammar_states();
+  // Compiled for this request alone: kept, it would pass a bound by itself.
+  if (bounds_.compiled == 0 || key.size() > bounds_.key_bytes / 16 || states > bounds_.states) return;
   // When the kept schemas' masks leave a new schema no room for its own, the kept ones go (their
   // masks with them, once no request runs them).
   const bool masks_full = vocabulary_->cached_mask_room() < StructuredVocabulary::kMaxCachedMaskBytesPerSchema;
-  if (compiled_.size() >= kMaxCompiled || compiled_states_ + output->grammar_states() > kMaxCompiledStates ||
-      compiled_key_bytes_ + key.size() > kMaxCompiledKeyBytes || masks_full) {
+  if (compiled_.size() >= bounds_.compiled || compiled_states_ + states > bounds_.states ||
+      compiled_key_bytes_ + key.size() > bounds_.key_bytes || masks_full) {
     compiled_.clear();
     compiled_states_ = 0;
     compiled_key_bytes_ = 0;
   }
   if (compiled_.emplace(key, output).second) {
-    compiled_states_ += output->grammar_states();
+    compiled_states_ += states;
     compiled_key_bytes_ += key.size();
   }
-  return output;
+}
+
+void StructuredRequests::RememberRefusal(const std::string& key, const Status& status) {
+  const size_t bytes = key.size() + status.message().size();
+  if (bounds_.refusals == 0 || bytes > bounds_.refusal_bytes / 16) return;
+  if (refused_.size() >= bounds_.refusals || refused_bytes_ + bytes > bounds_.refusal_bytes) {
+    refused_.clear();
+    refused_bytes_ = 0;
+  }
+  if (refused_.emplace(key, status).second) refused_bytes_ += bytes;
 }
 
 size_t StructuredRequests::kept() const {
   std::lock_guard<std::mutex> lock(mu_);
   return compiled_.size();
+}
+
+size_t StructuredRequests::kept_states() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compiled_states_;
+}
+
+size_t StructuredRequests::refusals_kept() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_.size();
 }
 
 Result<std::shared_ptr<TokenConstraint>> StructuredRequests::ConstraintFor(const ServingRequest& serving) {

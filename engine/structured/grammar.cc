@@ -2,12 +2,50 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
+#include <string>
 #include <unordered_set>
 
 namespace kimi::structured {
 
+void GrammarBuilder::Limit(size_t max_states, size_t max_edges) {
+  max_states_ = std::min(max_states_, max_states);
+  max_edges_ = std::min(max_edges_, max_edges);
+  if (grammar_.states.size() > max_states_) Exhaust(std::to_string(max_states_) + " grammar states");
+  if (edges_ > max_edges_) Exhaust(std::to_string(max_edges_) + " grammar edges");
+}
+
+void GrammarBuilder::Exhaust(std::string what) {
+  if (exhausted_by_.empty()) exhausted_by_ = std::move(what);
+}
+
+// One rule and state past the limit that every later request for a state or rule gets; no
+// edge is added once exhausted, so nothing leads to it and it holds nothing.
+int32_t GrammarBuilder::Placeholder() {
+  Exhaust(std::to_string(max_states_) + " grammar states");
+  if (placeholder_rule_ < 0) {
+    placeholder_rule_ = static_cast<int32_t>(grammar_.rules.size());
+    grammar_.rules.push_back(GrammarRule{"(past the grammar's limit)"});
+    grammar_.rules.back().start = static_cast<int32_t>(grammar_.states.size());
+    grammar_.states.emplace_back();
+    grammar_.states.back().rule = placeholder_rule_;
+  }
+  return placeholder_rule_;
+}
+
+bool GrammarBuilder::TakeEdge() {
+  if (exhausted()) return false;
+  if (edges_ >= max_edges_) {
+    Exhaust(std::to_string(max_edges_) + " grammar edges");
+    return false;
+  }
+  ++edges_;
+  return true;
+}
+
 int32_t GrammarBuilder::NewRule(std::string name) {
+  if (exhausted() || grammar_.states.size() >= max_states_) return Placeholder();
   const int32_t rule = static_cast<int32_t>(grammar_.rules.size());
   grammar_.rules.push_back(GrammarRule{std::move(name)});
   grammar_.rules.back().start = NewState(rule);
@@ -15,20 +53,21 @@ int32_t GrammarBuilder::NewRule(std::string name) {
 }
 
 int32_t GrammarBuilder::NewState(int32_t rule) {
+  if (exhausted() || grammar_.states.size() >= max_states_) return RuleStart(Placeholder());
   grammar_.states.emplace_back();
   grammar_.states.back().rule = rule;
   return static_cast<int32_t>(grammar_.states.size() - 1);
 }
 
 void GrammarBuilder::AddBytes(int32_t from, const ByteSet& bytes, int32_t to) {
-  if (bytes.Empty()) return;
+  if (bytes.Empty() || !TakeEdge()) return;
   grammar_.states[size_t(from)].bytes.push_back(ByteEdge{bytes, to});
 }
 
 void GrammarBuilder::AddLiteral(int32_t from, std::string_view text, int32_t to) {
   if (text.empty()) return AddEpsilon(from, to);
   int32_t at = from;
-  for (size_t i = 0; i < text.size(); ++i) {
+  for (size_t i = 0; i < text.size() && !exhausted(); ++i) {
     const int32_t next = i + 1 == text.size() ? to : NewState(RuleOf(from));
     ByteSet one;
     one.Add(static_cast<uint8_t>(text[i]));
@@ -38,14 +77,17 @@ void GrammarBuilder::AddLiteral(int32_t from, std::string_view text, int32_t to)
 }
 
 void GrammarBuilder::AddSpecial(int32_t from, int32_t token, int32_t to) {
+  if (!TakeEdge()) return;
   grammar_.states[size_t(from)].specials.push_back(SpecialEdge{token, to});
 }
 
 void GrammarBuilder::AddEpsilon(int32_t from, EpsilonEdge edge) {
+  if (!TakeEdge()) return;
   grammar_.states[size_t(from)].epsilons.push_back(edge);
 }
 
 void GrammarBuilder::AddCall(int32_t from, int32_t rule, int32_t return_state) {
+  if (!TakeEdge()) return;
   grammar_.states[size_t(from)].calls.push_back(CallEdge{rule, return_state});
 }
 
@@ -222,6 +264,7 @@ Status CollectCounterBounds(Grammar* g) {
 }  // namespace
 
 Result<std::shared_ptr<const Grammar>> GrammarBuilder::Finish(int32_t root_rule, std::string_view what) {
+  if (exhausted()) return Status::InvalidArgument(std::string(what) + " compiles to more than " + exhausted_by_);
   grammar_.root_rule = root_rule;
   std::vector<int64_t> to_end = BytesToRuleEnd(grammar_);
   if (to_end[size_t(grammar_.rules[size_t(root_rule)].start)] >= kUnreachable) {

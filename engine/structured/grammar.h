@@ -10,7 +10,9 @@
 //
 // GrammarBuilder assembles a grammar; Finish() removes every state that cannot reach the end
 // of its rule (so a matcher never allows a step into a dead end), refuses left recursion (a
-// rule that can call itself before consuming anything) and freezes the result.
+// rule that can call itself before consuming anything) and freezes the result. A builder may
+// be limited in states and edges (Limit()): every state and edge is counted where it is made,
+// so no way of building escapes the bound, and past it the builder stops growing.
 //
 // Owns: states and rules. Thread safety: a finished Grammar is immutable and shared between
 // threads; a GrammarBuilder is used by one thread.
@@ -40,6 +42,7 @@ struct ByteSet {
   }
   bool Has(uint8_t b) const { return (words[b >> 6] >> (b & 63)) & 1; }
   bool Empty() const { return (words[0] | words[1] | words[2] | words[3]) == 0; }
+  auto operator<=>(const ByteSet&) const = default;
 };
 
 enum class CounterAction : uint8_t { kNone, kReset, kIncrement };
@@ -105,11 +108,25 @@ std::vector<int64_t> BytesToRuleEnd(const Grammar& grammar);
 
 class GrammarBuilder {
  public:
+  // At most max_states states and max_edges edges (of every kind) from now on; a lower limit
+  // set earlier stays. Past either, the builder is exhausted(): it adds nothing more (a state
+  // or rule asked for then is one placeholder that nothing reaches), and Finish() refuses the
+  // grammar. Code that builds in loops checks exhausted() (or state_room()) to stop early.
+  void Limit(size_t max_states, size_t max_edges);
+  bool exhausted() const { return !exhausted_by_.empty(); }
+  // States that may still be made before the limit.
+  size_t state_room() const { return grammar_.states.size() >= max_states_ ? 0 : max_states_ - grammar_.states.size(); }
+  size_t max_states() const { return max_states_; }
+  size_t max_edges() const { return max_edges_; }
+  size_t num_edges() const { return edges_; }
+
   int32_t NewRule(std::string name);  // with its start state
   int32_t NewState(int32_t rule);
   int32_t RuleStart(int32_t rule) const { return grammar_.rules[size_t(rule)].start; }
   int32_t RuleOf(int32_t state) const { return grammar_.states[size_t(state)].rule; }
-  void MarkEnd(int32_t state) { grammar_.states[size_t(state)].rule_end = true; }
+  void MarkEnd(int32_t state) {
+    if (!exhausted()) grammar_.states[size_t(state)].rule_end = true;
+  }
 
   void AddBytes(int32_t from, const ByteSet& bytes, int32_t to);
   // A chain of single bytes through new states of from's rule.
@@ -120,17 +137,30 @@ class GrammarBuilder {
   void AddCall(int32_t from, int32_t rule, int32_t return_state);
   // Declares that the rule's structure depends on `key` alone (see GrammarRule::shared_key);
   // Finish() drops the key when the rule calls others or its states are not contiguous.
-  void MarkShareable(int32_t rule, std::string key) { grammar_.rules[size_t(rule)].shared_key = std::move(key); }
+  void MarkShareable(int32_t rule, std::string key) {
+    if (!exhausted()) grammar_.rules[size_t(rule)].shared_key = std::move(key);
+  }
 
   size_t num_states() const { return grammar_.states.size(); }
   const std::string& grammar_rule_name(int32_t rule) const { return grammar_.rules[size_t(rule)].name; }
 
-  // Trims, checks and freezes. Errors: InvalidArgument when the root rule cannot produce any
-  // text ("admits no value") or a rule is left-recursive; `what` names the input in messages.
+  // Trims, checks and freezes. Errors: InvalidArgument when the builder is exhausted (naming
+  // the limit), the root rule cannot produce any text ("admits no value") or a rule is
+  // left-recursive; `what` names the input in messages.
   Result<std::shared_ptr<const Grammar>> Finish(int32_t root_rule, std::string_view what);
 
  private:
+  // Counts one edge; false (and exhausted) past the limit.
+  bool TakeEdge();
+  void Exhaust(std::string what);
+  int32_t Placeholder();
+
   Grammar grammar_;
+  size_t max_states_ = std::numeric_limits<size_t>::max();
+  size_t max_edges_ = std::numeric_limits<size_t>::max();
+  size_t edges_ = 0;
+  std::string exhausted_by_;  // the limit passed ("200000 grammar states"), empty while within
+  int32_t placeholder_rule_ = -1;
 };
 
 }  // namespace kimi::structured

@@ -91,17 +91,22 @@ TEST(GrammarMatcher, MaskEqualsBruteForceOnTheRealVocabulary) {
   const int32_t end_token = *real->end_of_msg;
   auto vocabulary_wide = std::make_shared<MaskCache>();
   std::mt19937_64 rng(9);
-  for (const char* schema : {R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},"tags":{"type":"array","items":{"enum":["a","b"]},"minItems":1},"n":{"type":"number","minimum":-2.5,"maximum":99}},"required":["name","n"],"additionalProperties":false})",
-                             R"({"$defs":{"node":{"type":"object","properties":{"next":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/node"}]},"v":{"type":"string","pattern":"^[a-f0-9]{2,6}$"}},"required":["v"]}},"$ref":"#/$defs/node"})",
-                             R"({})"}) {
+  // A class of scattered CJK characters takes more states than is copied onto each edge: its
+  // edges call one rule that spells it (counted by maxLength around the calls).
+  std::string scattered = testing::JsonEscapedClass(300, 0x4E00, 67);
+  scattered.insert(scattered.size() - 1, "a-c");
+  const std::string shared_class = R"({"type":"string","pattern":"^)" + scattered + R"(+$","maxLength":6})";
+  for (const std::string& schema : {std::string(R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},"tags":{"type":"array","items":{"enum":["a","b"]},"minItems":1},"n":{"type":"number","minimum":-2.5,"maximum":99}},"required":["name","n"],"additionalProperties":false})"),
+                                    std::string(R"({"$defs":{"node":{"type":"object","properties":{"next":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/node"}]},"v":{"type":"string","pattern":"^[a-f0-9]{2,6}$"}},"required":["v"]}},"$ref":"#/$defs/node"})"),
+                                    std::string(R"({})"), shared_class}) {
     auto g = CompileSchema(schema);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     testing::Walk walk = testing::RandomWalk(*g, real, end_token, rng, 10, 40);
     GrammarMatcher matcher(*g, real, std::make_shared<MaskCache>(vocabulary_wide), {end_token});
-    ExpectMaskMatchesBruteForce(matcher, *real, end_token, std::string(schema) + " step 0");
+    ExpectMaskMatchesBruteForce(matcher, *real, end_token, schema + " step 0");
     for (size_t t = 0; t < walk.tokens.size(); ++t) {
       ASSERT_TRUE(matcher.Advance(walk.tokens[t]).ok());
-      ExpectMaskMatchesBruteForce(matcher, *real, end_token, std::string(schema) + " step " + std::to_string(t + 1));
+      ExpectMaskMatchesBruteForce(matcher, *real, end_token, schema + " step " + std::to_string(t + 1));
     }
   }
 }
@@ -526,6 +531,46 @@ TEST(StructuredOutput, SelfReferencingSchemasAndTooManyToolsAreRefused) {
   EXPECT_NE(crowded.status().message().find("at most"), std::string::npos) << crowded.status().message();
   many.resize(kMaxStrictTools);
   EXPECT_TRUE(StructuredOutput::ForRequiredToolCalls(many, 1, options).ok());
+}
+
+// A penetration test's pattern: a class of 600 CJK characters (every other code point from
+// U+4E00) repeated {1000}{19}, 1,812 bytes within every bound on the document, compiled to
+// 22.8 million grammar states (each character range made new states on each of 19,000
+// edges) in 52 s and 5.6 GB, and was kept. Its 50-character sibling made 1.9 million. Each
+// such pattern is now refused by name, or compiles within the 200,000-state budget, whether
+// it is the schema, a property of it or a tool's parameter.
+void ExpectRefusedByNameOrWithinTheBudget(const Result<std::shared_ptr<const StructuredOutput>>& output, const std::string& what) {
+  if (output.ok()) {
+    EXPECT_LE((*output)->grammar_states(), CompileBudget().max_states) << what;
+    return;
+  }
+  EXPECT_EQ(output.status().code(), Status::Code::kInvalidArgument) << what << ": " << output.status().ToString();
+  const std::string& why = output.status().message();
+  EXPECT_TRUE(why.find("grammar states") != std::string::npos || why.find("character ranges") != std::string::npos)
+      << what << ": " << why;
+}
+
+TEST(StructuredOutput, ARepeatedCharacterClassIsRefusedOrCompilesWithinTheStateBudget) {
+  StructuredOutputOptions options;
+  auto vocabulary = StructuredVocabulary::Build(text::testing::RealTokenizer());
+  ASSERT_TRUE(vocabulary.ok()) << vocabulary.status().ToString();
+  options.vocabulary = *vocabulary;
+  const std::string fifty = testing::JsonEscapedClass(50, 0x4E00, 2);
+  for (const std::string& schema : {
+           R"({"type":"string","pattern":")" + fifty + R"({1000}{19}"})",
+           R"({"type":"object","properties":{"a":{"type":"string","pattern":")" + fifty + R"({1000}{19}"}}})",
+           // Within the bound on the pattern's automaton, past the grammar's: `.` copied onto
+           // 19,000 edges.
+           std::string(R"({"type":"string","pattern":".{1000}{19}"})"),
+           // Unrolled by maxLength: 1,000 layers of the class.
+           R"({"type":"string","pattern":"^)" + fifty + R"(+$","maxLength":1000})",
+       }) {
+    ExpectRefusedByNameOrWithinTheBudget(StructuredOutput::ForJsonSchema(schema, options), schema.substr(0, 80));
+  }
+  options.frame = StructuredOutputOptions::Frame::kK3;
+  std::vector<StrictTool> tools = {{"f", R"({"type":"object","properties":{"a":{"type":"string","pattern":")" + fifty +
+                                             R"({1000}{19}"}},"required":["a"]})"}};
+  ExpectRefusedByNameOrWithinTheBudget(StructuredOutput::ForRequiredToolCalls(tools, 4, options), "the tool");
 }
 
 }  // namespace

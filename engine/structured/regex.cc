@@ -1,8 +1,10 @@
 #include "structured/regex.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace kimi::structured {
 namespace {
@@ -256,7 +258,8 @@ class Parser {
       Next();
       negated = true;
     }
-    CharClass chars;
+    // Collected, then normalised once.
+    std::vector<CodePointRange> ranges;
     bool shorthand = false;
     bool first = true;
     while (true) {
@@ -292,8 +295,9 @@ class Parser {
           item = CharClass::Of(lo, hi);
         }
       }
-      chars.Add(item);
+      ranges.insert(ranges.end(), item.ranges().begin(), item.ranges().end());
     }
+    CharClass chars = CharClass::FromRanges(std::move(ranges));
     if (negated) chars = chars.ComplementWithin(shorthand ? Ascii() : CharClass::AnyChar());
     return MakeChars(std::move(chars));
   }
@@ -314,6 +318,25 @@ class NfaBuilder {
     return static_cast<int32_t>(nfa_->states.size() - 1);
   }
 
+  // The index of `chars` in the automaton's classes: one copy per distinct class.
+  int32_t Intern(const CharClass& chars) {
+    auto [it, fresh] = class_ids_.try_emplace(chars, int32_t(nfa_->classes.size()));
+    if (fresh) nfa_->classes.push_back(chars);
+    return it->second;
+  }
+
+  // An edge of class `chars` (an index), counted against the bound on edges times ranges.
+  Status AddEdge(int32_t from, int32_t chars, int32_t to) {
+    edge_ranges_ += nfa_->classes[size_t(chars)].ranges().size();
+    if (edge_ranges_ > kMaxRegexEdgeRanges) {
+      return Status::InvalidArgument("pattern: the expression is too large (its automaton's edges carry more than " +
+                                     std::to_string(kMaxRegexEdgeRanges) +
+                                     " character ranges in all: edges times the ranges of their classes)");
+    }
+    nfa_->states[size_t(from)].edges.push_back({chars, to});
+    return Status::OK();
+  }
+
   // Adds node between from and to.
   Status Build(const Node& node, int32_t from, int32_t to) {
     if (nfa_->states.size() > kMaxRegexStates) {
@@ -324,9 +347,12 @@ class NfaBuilder {
       case Node::Kind::kEmpty:
         nfa_->states[size_t(from)].epsilons.push_back(to);
         return Status::OK();
-      case Node::Kind::kChars:
-        nfa_->states[size_t(from)].edges.push_back({node.chars, to});
-        return Status::OK();
+      case Node::Kind::kChars: {
+        // A node repeated by a quantifier is looked up once.
+        auto [it, fresh] = node_classes_.try_emplace(&node, -1);
+        if (fresh) it->second = Intern(node.chars);
+        return AddEdge(from, it->second, to);
+      }
       case Node::Kind::kConcat: {
         int32_t at = from;
         for (size_t i = 0; i < node.children.size(); ++i) {
@@ -372,6 +398,9 @@ class NfaBuilder {
 
  private:
   CharNfa* nfa_;
+  std::map<CharClass, int32_t> class_ids_;
+  std::unordered_map<const Node*, int32_t> node_classes_;
+  size_t edge_ranges_ = 0;
 };
 
 }  // namespace
@@ -388,12 +417,12 @@ Result<CharNfa> CompileRegex(std::string_view pattern) {
   if (!parser.anchored_start()) {  // search: anything may come before the match
     from = builder.NewState();
     nfa.states[size_t(nfa.start)].epsilons.push_back(from);
-    nfa.states[size_t(from)].edges.push_back({any, from});
+    KIMI_RETURN_IF_ERROR(builder.AddEdge(from, builder.Intern(any), from));
   }
   if (!parser.anchored_end()) {
     to = builder.NewState();
     nfa.states[size_t(to)].epsilons.push_back(nfa.accept);
-    nfa.states[size_t(to)].edges.push_back({any, to});
+    KIMI_RETURN_IF_ERROR(builder.AddEdge(to, builder.Intern(any), to));
   }
   KIMI_RETURN_IF_ERROR(builder.Build(*body, from, to));
   return nfa;

@@ -9,8 +9,10 @@
 // Refused (InvalidArgument naming the construct): backreferences, lookaround, named groups,
 // \b \B \p \P, anchors elsewhere, and expressions past the bounds below: longer than
 // kMaxRegexPatternBytes, groups nested deeper than kMaxRegexGroupDepth, a repetition count above
-// kMaxRegexRepeat, or an automaton of more than kMaxRegexStates states. Parsing and building
-// are bounded by them (no recursion deeper than the group nesting).
+// kMaxRegexRepeat, an automaton of more than kMaxRegexStates states, or one whose edges carry
+// more than kMaxRegexEdgeRanges character ranges in all (edges times the ranges of their
+// classes: what placing the classes on the edges costs). Parsing and building are bounded by
+// them (no recursion deeper than the group nesting).
 //
 // Classes that contain negated shorthands (\D \W \S, or \d \w \s inside [^...]) are taken within
 // ASCII, because validators disagree on their Unicode meaning; `.` is every character but line
@@ -29,16 +31,20 @@
 namespace kimi::structured {
 
 inline constexpr size_t kMaxRegexStates = 20000;
+inline constexpr size_t kMaxRegexEdgeRanges = 200000;
 inline constexpr size_t kMaxRegexPatternBytes = 4096;
 inline constexpr int kMaxRegexGroupDepth = 32;
 inline constexpr int64_t kMaxRegexRepeat = 1000;
 
-// A nondeterministic automaton over characters.
+// A nondeterministic automaton over characters. Each distinct class is held once, and edges
+// refer to it by index, so a class repeated on thousands of edges is neither copied nor, by
+// the compilers that embed the automaton, worked out again.
 struct CharNfa {
   struct Edge {
-    CharClass chars;
+    int32_t chars;  // index in classes
     int32_t target;
   };
+  std::vector<CharClass> classes;
   struct State {
     std::vector<Edge> edges;
     std::vector<int32_t> epsilons;

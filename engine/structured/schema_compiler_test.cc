@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 
+#include "structured/char_class.h"
 #include "structured/schema_limits.h"
 #include "structured/structured_test_util.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using testing::Accepts;
 using testing::CompileSchema;
+using testing::JsonEscapedClass;
 
 struct Expectation {
   std::string schema;
@@ -278,6 +280,101 @@ TEST(SchemaCompiler, EveryVerifierCaseCompilesOrIsRefusedByName) {
   std::printf("verifier cases: %zu, compiled %d, refused %zu kinds\n", cases->size(), compiled, refused.size());
   for (const auto& [why, n] : refused) std::printf("  refused x%d: %s\n", n, why.c_str());
   EXPECT_EQ(compiled, int(cases->size()));
+}
+
+// The builder counts every state and edge where it is made: past its limit it adds nothing
+// more, and Finish() refuses the grammar naming the limit, whatever code did the building.
+TEST(GrammarBuilder, PastItsLimitsItStopsGrowingAndFinishRefuses) {
+  GrammarBuilder states;
+  states.Limit(20, 1000);
+  const int32_t rule = states.NewRule("r");
+  const int32_t end = states.NewState(rule);
+  states.MarkEnd(end);
+  states.AddLiteral(states.RuleStart(rule), std::string(100000, 'x'), end);
+  EXPECT_TRUE(states.exhausted());
+  EXPECT_LE(states.num_states(), 21u);  // the limit and one placeholder
+  auto refused = states.Finish(rule, "the test");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("20 grammar states"), std::string::npos) << refused.status().message();
+
+  GrammarBuilder edges;
+  edges.Limit(1000, 10);
+  const int32_t r = edges.NewRule("r");
+  const int32_t e = edges.NewState(r);
+  edges.MarkEnd(e);
+  for (int i = 0; i < 1000; ++i) edges.AddEpsilon(edges.RuleStart(r), e);
+  EXPECT_TRUE(edges.exhausted());
+  EXPECT_LE(edges.num_edges(), 10u);
+  auto too_many = edges.Finish(r, "the test");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("10 grammar edges"), std::string::npos) << too_many.status().message();
+}
+
+// A character class is placed on an edge as its bytes' automaton (shared suffixes merged) and,
+// when that takes more than a few states, as a call of one rule per class. The penetration
+// test's 50-character class repeated {1000}{19} is refused by the bound on the pattern's
+// automaton (edges times ranges); states made while placing classes count against the budget
+// as they are made.
+TEST(SchemaCompiler, RepeatedCharacterClassesStayWithinTheStateBudget) {
+  const std::string fifty = JsonEscapedClass(50, 0x4E00, 2);
+  auto repeated = CompileSchema(R"({"type":"string","pattern":")" + fifty + R"({1000}{19}"})");
+  if (repeated.ok()) {
+    EXPECT_LE((*repeated)->states.size(), CompileBudget().max_states);
+  } else {
+    EXPECT_EQ(repeated.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(repeated.status().message().find("character ranges"), std::string::npos) << repeated.status().message();
+  }
+  // `.` on 19,000 edges: within the pattern's bound, past the grammar's.
+  auto dots = CompileSchema(R"({"type":"string","pattern":".{1000}{19}"})");
+  if (dots.ok()) {
+    EXPECT_LE((*dots)->states.size(), CompileBudget().max_states);
+  } else {
+    EXPECT_NE(dots.status().message().find("grammar states"), std::string::npos) << dots.status().message();
+  }
+  // Every other code point merges into a few states per edge: 1,000 counted layers compile.
+  auto counted = CompileSchema(R"({"type":"string","pattern":"^)" + fifty + R"(+$","maxLength":1000})");
+  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+  EXPECT_LE((*counted)->states.size(), size_t(20000));
+  EXPECT_TRUE(Accepts(*counted, "\"\u4e00\u4e02\u4e62\""));
+  EXPECT_FALSE(Accepts(*counted, "\"\u4e01\""));
+  // 300 scattered characters repeated 300 times: one rule for the class, called per edge.
+  const std::string scattered = JsonEscapedClass(300, 0x4E00, 67);
+  auto called = CompileSchema(R"({"type":"string","pattern":"^)" + scattered + R"({300}$"})");
+  ASSERT_TRUE(called.ok()) << called.status().ToString();
+  EXPECT_LE((*called)->states.size(), size_t(5000));
+  std::string text = "\"";
+  for (int i = 0; i < 300; ++i) text += i % 2 ? "\u4e43" : "\u4e00";  // U+4E00 + 67 = U+4E43
+  EXPECT_TRUE(Accepts(*called, text + "\""));
+  EXPECT_FALSE(Accepts(*called, text + "\u4e00\""));
+  EXPECT_FALSE(Accepts(*called, "\"\u4e01" + text.substr(4) + "\""));
+  // A budget the placing passes is refused by name, not exceeded.
+  CompileBudget small;
+  small.max_states = 2000;
+  auto tight = CompileSchema(R"({"type":"string","pattern":"^.{400}$"})", small);
+  ASSERT_FALSE(tight.ok());
+  EXPECT_NE(tight.status().message().find("grammar states"), std::string::npos) << tight.status().message();
+}
+
+TEST(CharClass, RangesAddedInAnyOrderAreNormalised) {
+  CharClass c;
+  for (char32_t x : {U'z', U'a', U'm', U'b', U'y', U'c'}) c.Add(x, x);
+  c.Add(U'd', U'l');
+  c.Add(0xD000, 0xE100);  // the surrogates are cut out
+  ASSERT_EQ(c.ranges().size(), 4u);
+  EXPECT_EQ(c.ranges()[0], (CodePointRange{U'a', U'm'}));
+  EXPECT_EQ(c.ranges()[1], (CodePointRange{U'y', U'z'}));
+  EXPECT_EQ(c.ranges()[2], (CodePointRange{0xD000, 0xD7FF}));
+  EXPECT_EQ(c.ranges()[3], (CodePointRange{0xE000, 0xE100}));
+  EXPECT_EQ(CharClass::FromRanges({{U'y', U'z'}, {U'a', U'c'}, {U'b', U'm'}, {0xD000, 0xE100}}), c);
+  EXPECT_TRUE(c.Contains(U'k'));
+  EXPECT_FALSE(c.Contains(U'n'));
+  EXPECT_FALSE(c.Contains(0xD800));
+  CharClass other = CharClass::Of(U'n', U'x');
+  other.Add(c);
+  EXPECT_EQ(other.ranges().front(), (CodePointRange{U'a', U'z'}));
+  // A whole script's range and `.` take a handful of states; escapes share their prefixes.
+  EXPECT_LE(Utf8Bytes(CharClass::Of(0x4E00, 0x9FFF)).inner, 4);
+  EXPECT_LE(JsonStringBytes(CharClass::AnyChar()).inner, 16);
 }
 
 }  // namespace

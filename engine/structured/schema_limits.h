@@ -38,6 +38,8 @@ struct SchemaLimits {
 
 // The JSON pointer of `key` under `pointer` ("~" and "/" escaped), as messages spell them.
 std::string ChildPointer(const std::string& pointer, std::string_view key);
+// Appends "/" and `key`, escaped, to *pointer.
+void AppendPointerSegment(std::string* pointer, std::string_view key);
 
 // Errors: InvalidArgument naming the bound and the JSON pointer where it was passed.
 Status CheckSchemaLimits(const nlohmann::ordered_json& document, const SchemaLimits& limits = SchemaLimits());

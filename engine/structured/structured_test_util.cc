@@ -1,6 +1,7 @@
 #include "structured/structured_test_util.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -107,6 +108,16 @@ Walk RandomWalk(const std::shared_ptr<const Grammar>& grammar, const std::shared
     walk.text += trie->TokenBytes(choice);
   }
   return walk;
+}
+
+std::string JsonEscapedClass(int count, char32_t first, int step) {
+  std::string out = "[";
+  for (int i = 0; i < count; ++i) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\u%04x", unsigned(first) + unsigned(step * i));
+    out += hex;
+  }
+  return out + "]";
 }
 
 std::string ManyLongPropertyNames(int count) {

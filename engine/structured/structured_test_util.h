@@ -54,6 +54,10 @@ struct Walk {
 Walk RandomWalk(const std::shared_ptr<const Grammar>& grammar, const std::shared_ptr<const TokenTrie>& trie,
                 int32_t end_token, std::mt19937_64& rng, int free_steps, int max_steps);
 
+// A regular-expression class of `count` code points, first, first + step, ..., each written as
+// a JSON \u escape (for a pattern inside JSON text): "[\\u4e00\\u4e02...]".
+std::string JsonEscapedClass(int count, char32_t first, int step);
+
 // An object of `count` required integer properties with long, distinct names: a walk through it
 // reaches a new grammar state with nearly every token, so it caches a mask nearly every step.
 std::string ManyLongPropertyNames(int count);
