@@ -210,9 +210,12 @@ class Renderer {
     if (!message.is_object()) return Status::OK();  // the template skips non-mappings
     if (!message.contains("role")) return Status::InvalidArgument(Path(index) + ": a message needs a role");
     const Json* tools = Get(message, "tools");
-    const bool declares_tools = RoleIs(message, "system") && tools != nullptr && PythonTruthy(*tools);
-    if (RoleIs(message, "user") || (RoleIs(message, "system") && !declares_tools)) {
-      Attrs attrs = {{"role", RoleIs(message, "user") ? "user" : "system"}};
+    // OpenAI's `developer` role is the system role of its newer models; K3's template knows only
+    // `system`, so a developer message is written exactly as a system message.
+    const bool system = RoleIs(message, "system") || RoleIs(message, "developer");
+    const bool declares_tools = system && tools != nullptr && PythonTruthy(*tools);
+    if (RoleIs(message, "user") || (system && !declares_tools)) {
+      Attrs attrs = {{"role", system ? "system" : "user"}};
       NameAttr(message, &attrs);
       OpenTag("message", attrs);
       KIMI_RETURN_IF_ERROR(Content(Get(message, "content"), Path(index)));
