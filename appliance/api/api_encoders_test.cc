@@ -11,6 +11,7 @@
 #include "api/embedded_backend.h"
 #include "api/forward_body.h"
 #include "api/request_gate.h"
+#include "kimi/chat_format.h"
 
 namespace kimi::api {
 namespace {
@@ -489,6 +490,34 @@ TEST(RequestGateTest, TypedRequestAndTheBodyForwardedUpstream) {
   const Json forwarded_completion = ForwardBody(ToBackendRequest(std::move(*completion), "req-2", "kimi-k3"));
   EXPECT_EQ(forwarded_completion["prompt"], "Once");
   EXPECT_EQ(forwarded_completion["max_tokens"], 64);
+}
+
+// A developer message is OpenAI's system message: the embedded renderer writes it as one, an
+// upstream receives it as one (K3's template would leave a `developer` message out), and the
+// policy scans the text that both of them get.
+TEST(RequestGateTest, DeveloperMessagesReachThePromptAndTheUpstreamAsSystem) {
+  const Json body = Json::parse(R"({"model": "kimi-k3", "messages": [
+      {"role": "developer", "content": "You are a support bot.", "name": "ops"},
+      {"role": "user", "content": "hi"}], "thinking": false})");
+  Result<ApiRequest> parsed = ParseRequest(Endpoint::kChatCompletions, body);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->validated.body["messages"][0]["role"], "system");
+  EXPECT_EQ(parsed->serving.chat.messages[0]["role"], "system");
+
+  std::vector<std::string> scanned;
+  ChatRequest scan = parsed->serving.chat;
+  ASSERT_TRUE(ForEachRenderedText(&scan, [&](std::string* text) { scanned.push_back(*text); }).ok());
+  EXPECT_EQ(scanned, (std::vector<std::string>{"You are a support bot.", "ops", "hi"}));
+
+  Result<RenderedPrompt> prompt = ChatFormat::Render(parsed->serving.chat);
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  EXPECT_TRUE(prompt->text.starts_with(
+      "<|open|>message role=\"system\" name=\"ops\"<|sep|>You are a support bot.<|close|>message<|sep|><|end_of_msg|>"))
+      << prompt->text;
+
+  const Json forwarded = ForwardBody(ToBackendRequest(std::move(*parsed), "req-3", "kimi-k3"));
+  EXPECT_EQ(forwarded["messages"], Json::parse(R"([{"role": "system", "content": "You are a support bot.", "name": "ops"},
+                                                   {"role": "user", "content": "hi"}])"));
 }
 
 TEST(EmbeddedBackendTest, ServesNothingUntilAttached) {

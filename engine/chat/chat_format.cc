@@ -2,8 +2,9 @@
 // the template rule where the behaviour is not obvious from the output format.
 #include "kimi/chat_format.h"
 
-#include <set>
+#include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -209,9 +210,12 @@ class Renderer {
     if (!message.is_object()) return Status::OK();  // the template skips non-mappings
     if (!message.contains("role")) return Status::InvalidArgument(Path(index) + ": a message needs a role");
     const Json* tools = Get(message, "tools");
-    const bool declares_tools = RoleIs(message, "system") && tools != nullptr && PythonTruthy(*tools);
-    if (RoleIs(message, "user") || (RoleIs(message, "system") && !declares_tools)) {
-      Attrs attrs = {{"role", RoleIs(message, "user") ? "user" : "system"}};
+    // OpenAI's `developer` role is the system role of its newer models; K3's template knows only
+    // `system`, so a developer message is written exactly as a system message.
+    const bool system = RoleIs(message, "system") || RoleIs(message, "developer");
+    const bool declares_tools = system && tools != nullptr && PythonTruthy(*tools);
+    if (RoleIs(message, "user") || (system && !declares_tools)) {
+      Attrs attrs = {{"role", system ? "system" : "user"}};
       NameAttr(message, &attrs);
       OpenTag("message", attrs);
       KIMI_RETURN_IF_ERROR(Content(Get(message, "content"), Path(index)));
@@ -241,6 +245,8 @@ class Renderer {
     }
     tool_calls_ = IsNone(tool_calls) ? nullptr : tool_calls;
     tool_index_ = 0;
+    call_index_.clear();
+    call_index_built_ = false;
 
     Attrs attrs = {{"role", "assistant"}};
     NameAttr(message, &attrs);
@@ -342,39 +348,55 @@ class Renderer {
   // A run of consecutive tool messages. When every result names a call id of the latest
   // assistant turn, results are written in the order of that turn's calls; otherwise in
   // message order, each naming its tool itself or taking the call at its position.
+  //
+  // Ids match as Python's str() prints them (7 matches "7"). A result goes with the first call
+  // of its id; results of one id keep their message order. The turn's ids are indexed once
+  // (CallIndex), so a run costs one lookup per result whatever the number of calls or runs.
   Status ToolRun(size_t first) {
     const Json& messages = request_.messages;
-    std::vector<size_t> run;
-    size_t resolved = 0;
+    // (position of the result's call in the turn, message index), for the results in the run.
+    std::vector<std::pair<size_t, size_t>> matched;
+    size_t run_size = 0;
+    bool all_resolved = true;
     for (size_t k = first; k < messages.size() && RoleIs(messages[k], "tool"); ++k) {
-      run.push_back(k);
+      ++run_size;
+      if (!all_resolved) continue;
       const Json* call_id = ResultIdOf(messages[k]);
-      if (IsNone(call_id) || tool_calls_ == nullptr) continue;
-      for (const Json& call : *tool_calls_) {
-        const Json* id = Get(call, "id");
-        if (!IsNone(id) && PythonStr(*id) == PythonStr(*call_id)) {
-          ++resolved;
-          break;
-        }
+      if (IsNone(call_id) || tool_calls_ == nullptr) {
+        all_resolved = false;
+        continue;
       }
+      const auto& index = CallIndex();
+      const auto it = index.find(PythonStr(*call_id));
+      if (it == index.end()) {
+        all_resolved = false;
+        continue;
+      }
+      matched.emplace_back(it->second, k);
     }
-    if (!run.empty() && resolved == run.size()) {
-      std::set<std::string> emitted;
-      for (const Json& call : *tool_calls_) {
-        const Json* id = Get(call, "id");
-        if (IsNone(id) || !emitted.insert(PythonStr(*id)).second) continue;
-        const Json* name = Get(FunctionOf(call), "name");
-        for (size_t k : run) {
-          const Json* result_id = ResultIdOf(messages[k]);
-          if (!IsNone(result_id) && PythonStr(*result_id) == PythonStr(*id)) {
-            KIMI_RETURN_IF_ERROR(ToolMessage(k, name));
-          }
-        }
+    if (run_size > 0 && all_resolved) {
+      // Call order first, message order among the results of one call (k rises in `matched`).
+      std::stable_sort(matched.begin(), matched.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [call, k] : matched) {
+        KIMI_RETURN_IF_ERROR(ToolMessage(k, Get(FunctionOf((*tool_calls_)[call]), "name")));
       }
       return Status::OK();
     }
-    for (size_t k : run) KIMI_RETURN_IF_ERROR(ToolMessage(k, nullptr));
+    for (size_t k = first; k < first + run_size; ++k) KIMI_RETURN_IF_ERROR(ToolMessage(k, nullptr));
     return Status::OK();
+  }
+
+  // The latest assistant turn's call ids (as str() prints them) -> the position of the first
+  // call with that id; built on first use after each assistant turn. Precondition: tool_calls_.
+  const std::unordered_map<std::string, size_t>& CallIndex() {
+    if (call_index_built_) return call_index_;
+    call_index_built_ = true;
+    for (size_t j = 0; j < tool_calls_->size(); ++j) {
+      const Json* id = Get((*tool_calls_)[j], "id");
+      if (!IsNone(id)) call_index_.emplace(PythonStr(*id), j);
+    }
+    return call_index_;
   }
 
   Status ToolMessage(size_t index, const Json* resolved_name) {
@@ -429,6 +451,8 @@ class Renderer {
   std::vector<MarkupSpan> markup_;  // spans of out_ written as special-token text, in order
   const Json* tool_calls_ = nullptr;  // the latest assistant turn's tool_calls (template: state.tool_calls)
   size_t tool_index_ = 0;             // tool results written since that turn (state.tool_index)
+  std::unordered_map<std::string, size_t> call_index_;  // see CallIndex()
+  bool call_index_built_ = false;
   int64_t last_user_index_ = -1;
 };
 

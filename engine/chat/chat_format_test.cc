@@ -43,6 +43,41 @@ TEST(GoldenData, CoversAtLeastFortyConversations) {
   EXPECT_GE(rendered, 40u);
 }
 
+// OpenAI's developer role is its newer models' system role: every golden conversation renders
+// the same with each system message sent as a developer message (names, content parts and
+// dynamic tool declarations included).
+TEST(ChatFormat, DeveloperMessagesRenderAsSystemMessages) {
+  size_t with_system = 0;
+  for (const auto& path : TestDataFiles("golden")) {
+    const Json golden = ReadJsonFile(path);
+    if (!golden.contains("expected")) continue;
+    Json request = golden["request"];
+    bool changed = false;
+    for (Json& message : request["messages"]) {
+      if (message.is_object() && message.value("role", "") == "system") {
+        message["role"] = "developer";
+        changed = true;
+      }
+    }
+    if (!changed) continue;
+    ++with_system;
+    Result<RenderedPrompt> prompt = ChatFormat::Render(request);
+    ASSERT_TRUE(prompt.ok()) << path << ": " << prompt.status().ToString();
+    EXPECT_EQ(prompt->text, golden["expected"].get<std::string>()) << path;
+  }
+  EXPECT_GE(with_system, 5u);
+
+  const Json body = {{"messages", {{{"role", "developer"}, {"content", "You are a support bot."}},
+                                   {{"role", "user"}, {"content", "hi"}}}},
+                     {"thinking", false}};
+  Result<RenderedPrompt> prompt = ChatFormat::Render(body);
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  EXPECT_EQ(prompt->text,
+            "<|open|>message role=\"system\"<|sep|>You are a support bot.<|close|>message<|sep|><|end_of_msg|>"
+            "<|open|>message role=\"user\"<|sep|>hi<|close|>message<|sep|><|end_of_msg|>"
+            "<|open|>message role=\"assistant\"<|sep|><|open|>response<|sep|>");
+}
+
 const char* kVerifierQuestion = "请用 JSON 格式回答：北京是中国的首都吗？答案需要包含键 capital。";
 
 TEST(ChatFormat, VerifierPromptEndsWithTheResponseStub) {

@@ -110,6 +110,19 @@ class ServedModelTest(ServedModelCase):
         self.assertEqual(usage["total_tokens"], usage["prompt_tokens"] + usage["completion_tokens"])
         self.assertNotIn(REPLACEMENT, reply.body)
 
+    def test_a_developer_message_counts_as_the_system_message(self):
+        # It was accepted and left out of the prompt: the instructions never reached the model.
+        def prompt_tokens(messages):
+            reply = post_json(self.daemon, "/v1/chat/completions", chat_body(messages=messages, max_tokens=1))
+            self.assertEqual(reply.status, 200, reply.body)
+            return reply.json()["usage"]["prompt_tokens"]
+        user = {"role": "user", "content": "hi"}
+        instructions = "You are a support bot for a bicycle shop. Answer in one sentence."
+        alone = prompt_tokens([user])
+        as_system = prompt_tokens([{"role": "system", "content": instructions}, user])
+        self.assertGreater(as_system, alone)
+        self.assertEqual(prompt_tokens([{"role": "developer", "content": instructions}, user]), as_system)
+
     def test_logit_bias_is_honoured(self):
         # It was accepted and ignored by the embedded engine: a client banning or forcing a
         # token got the unbiased answer.

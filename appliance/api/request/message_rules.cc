@@ -126,6 +126,17 @@ Status CheckMessage(const Json& message, size_t index) {
 
 }  // namespace
 
+void WriteSystemRoles(Json* body) {
+  if (!body->is_object()) return;
+  auto messages = body->find("messages");
+  if (messages == body->end() || !messages->is_array()) return;
+  for (Json& message : *messages) {
+    if (!message.is_object()) continue;
+    auto role = message.find("role");
+    if (role != message.end() && *role == "developer") *role = "system";
+  }
+}
+
 Status CheckMessages(const Json& body) {
   const Json* messages = OptionalMember(body, "messages");
   if (messages == nullptr) return FieldError("messages", "is required");

@@ -126,10 +126,15 @@ Status CheckCompletionOnlyFields(const Json& body, const ModelRequestRules& rule
 
 }  // namespace
 
-Result<ValidatedRequest> ValidateChatCompletion(const Json& body, const ModelRequestRules& rules) {
-  KIMI_RETURN_IF_ERROR(CheckBodyObject(body));
+Result<ValidatedRequest> ValidateChatCompletion(const Json& sent, const ModelRequestRules& rules) {
+  KIMI_RETURN_IF_ERROR(CheckBodyObject(sent));
   ValidatedRequest out;
   out.endpoint = Endpoint::kChatCompletions;
+  // The rules read the body with developer messages as the system messages they are rendered,
+  // scanned and forwarded as.
+  out.body = sent;
+  request::WriteSystemRoles(&out.body);
+  const Json& body = out.body;
 
   // Pass 1: each field and each message on its own, dynamic tool lists included.
   KIMI_RETURN_IF_ERROR(request::CheckSamplingFields(body, rules, &out));
@@ -145,7 +150,6 @@ Result<ValidatedRequest> ValidateChatCompletion(const Json& body, const ModelReq
 
   KIMI_RETURN_IF_ERROR(ReadGeneration(body, &out));
   ListIgnoredFields(body, /*chat=*/true, &out);
-  out.body = body;
   request::WriteThinking(out, &out.body);
   return out;
 }

@@ -25,6 +25,24 @@ TEST(RequestValidatorTest, TheVerifiersPlainRequestPassesInEveryThinkingMode) {
   }
 }
 
+// A developer message is checked as, and becomes, a system message (WriteSystemRoles): its
+// dynamic tools are declared like a system message's, and the normalised body says `system`.
+TEST(RequestValidatorTest, DeveloperMessagesBecomeSystemMessages) {
+  auto validated = Chat(Json::parse(R"({"model": "kimi-k3", "messages": [
+      {"role": "developer", "content": "You are a support bot."},
+      {"role": "developer", "content": "", "tools": [{"type": "function", "function": {"name": "lookup"}}]},
+      {"role": "user", "content": "hi"}]})"));
+  ASSERT_TRUE(Accepted(validated));
+  EXPECT_EQ(validated->body["messages"][0], Json::parse(R"({"role": "system", "content": "You are a support bot."})"));
+  EXPECT_EQ(validated->body["messages"][1]["role"], "system");
+  ASSERT_EQ(validated->tools.size(), 1u);
+  EXPECT_TRUE(validated->tools[0].dynamic);
+  // What a system message may not carry, a developer message may not either.
+  EXPECT_TRUE(Rejected(Chat(Json::parse(R"({"model": "kimi-k3", "messages": [
+      {"role": "developer", "content": "text", "tools": [{"type": "function", "function": {"name": "lookup"}}]},
+      {"role": "user", "content": "hi"}]})")), "messages[0].content"));
+}
+
 // The chat format reads the normalised body exactly as the validator resolved it.
 TEST(RequestValidatorTest, ChatFormatReadsTheResolvedThinkingControls) {
   for (const char* fields : {

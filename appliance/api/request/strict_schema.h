@@ -18,7 +18,8 @@
 //     recursive reference may have no finite instance);
 //   - nothing under `not` or `if` is touched (narrowing there widens the whole).
 // A schema already in strict form comes back unchanged, and the function is idempotent:
-// NormaliseStrictSchema(NormaliseStrictSchema(s)) == NormaliseStrictSchema(s).
+// NormaliseStrictSchema(NormaliseStrictSchema(s)) == NormaliseStrictSchema(s). Its work is
+// linear in the schema's size, whatever the lengths of `required` and `properties` or the depth.
 //
 // Owns nothing. Thread safety: pure function. Precondition: nesting within chat::kMaxNesting
 // (the request validator checks the body first).

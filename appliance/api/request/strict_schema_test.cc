@@ -81,6 +81,23 @@ TEST(StrictSchemaTest, PropertiesWithReferencesOrFalseStayOptional) {
   EXPECT_EQ(out["$defs"]["node"]["additionalProperties"], false);
 }
 
+// A reference anywhere below a property keeps it optional, whatever comes before it: under a
+// keyword the normaliser does not enter (`not`, a value, an annotation that stays), behind a
+// `false` property, under a property named `$ref`; an annotation that goes takes its
+// reference with it.
+TEST(StrictSchemaTest, ReferencesDeepInAPropertyKeepItOptional) {
+  Json out = N(R"({"type": "object", "properties": {
+      "never": false,
+      "deep": {"type": "object", "properties": {"x": {"type": "array", "items": {"not": {"$ref": "#/$defs/a"}}}}},
+      "valued": {"enum": [{"$ref": "#"}]},
+      "named": {"type": "object", "properties": {"$ref": {"type": "string"}}},
+      "annotated": {"type": "string", "default": {"$ref": "#"}},
+      "plain": {"type": "string"}}})");
+  EXPECT_EQ(out["required"], Json::parse(R"(["annotated", "plain"])"));
+  EXPECT_FALSE(out["properties"]["deep"].contains("required")) << "x holds a reference";
+  EXPECT_EQ(out["properties"]["named"]["required"], Json::array({"$ref"}));
+}
+
 TEST(StrictSchemaTest, NotAndIfAreLeftAlone) {
   const char* schema = R"({"not": {"type": "object", "properties": {"a": {"default": 1}}},
                            "if": {"properties": {"k": {}}}, "then": {"properties": {"t": {}}}})";

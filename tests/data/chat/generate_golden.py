@@ -63,9 +63,13 @@ def tool_call_arguments(arguments):
 
 def prepared_messages(messages):
     """Messages with every tool call's arguments prepared by tool_call_arguments(); the
-    `_xtml_json_block` field is only ever derived here, never taken from the request."""
+    `_xtml_json_block` field is only ever derived here, never taken from the request. A
+    `developer` message (OpenAI's system role for newer models, which the template does not
+    know) becomes a `system` message, as chat_format.cc writes it."""
     out = []
     for message in messages:
+        if isinstance(message, dict) and message.get("role") == "developer":
+            message = dict(message, role="system")
         calls = message.get("tool_calls") if isinstance(message, dict) else None
         if not calls or not isinstance(calls, list):
             out.append(message)
@@ -247,7 +251,7 @@ CASES = [
     ("empty_and_null_content", {"messages": [S(""), U(""), {"role": "assistant", "content": None}, {"role": "user"}]}),
     ("unicode_content", {"messages": [U("Zürich 東京 😀👩‍👩‍👧 e\u0301 \u05e9\u05dc\u05d5\u05dd \u0000\u001f\u007f \u2028 tab\t end"),
                                       {"role": "assistant", "content": "Ответ: ✓", "reasoning_content": "think 🤔"}, U("ok")]}),
-    ("skipped_non_mapping_and_unknown_role", {"messages": ["just a string", {"role": "developer", "content": "dev"}, 42, U("after")]}),
+    ("skipped_non_mapping_and_unknown_role", {"messages": ["just a string", {"role": "critic", "content": "dev"}, 42, U("after")]}),
     ("tool_run_without_assistant", {"messages": [U("x"), {"role": "tool", "name": "t1", "content": "r"}, {"role": "tool", "tool_call_id": "a", "name": "t2", "content": "r2"}]}),
     ("tool_index_across_runs", {"messages": [U("x"),
         {"role": "assistant", "tool_calls": [call("a", "f", {}), call("b", "g", {})]},
