@@ -11,6 +11,8 @@ namespace {
 // apart in any realistic log while keeping the text short.
 constexpr size_t kTokenBytes = 8;
 
+bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 // How much of a value an action keeps from the text: a block keeps the request from being
 // served, a mask shows only the category, a hash a token that links equal values.
 int Protects(Action action) {
@@ -94,7 +96,11 @@ std::vector<Redactor::Span> Redactor::FindSpans(std::string_view text) const {
     return a.end > b.end;
   });
   std::vector<Span> spans;
-  for (const Finding& f : all) {
+  for (Finding f : all) {
+    // Patterns match bytes: a match that ends or starts inside a multi-byte character takes
+    // the whole character, so the redacted text stays valid UTF-8.
+    while (f.begin > 0 && IsUtf8Continuation(text[f.begin])) --f.begin;
+    while (f.end < text.size() && IsUtf8Continuation(text[f.end])) ++f.end;
     if (spans.empty() || f.begin >= spans.back().end) {
       spans.push_back({f.begin, f.end, {f.category}});
       continue;

@@ -151,6 +151,20 @@ TEST(RedactorTest, ASpanTakesTheMostProtectiveActionOfItsFindings) {
                                                                {"internal_mail", Action::kMask, 1}}));
 }
 
+// Operator patterns match bytes: `.{4}` after "ID " stops inside "đ" (2 bytes). The redacted
+// text kept half the character, which a strict JSON writer refuses later (a 500).
+TEST(RedactorTest, AMatchInsideAMultiByteCharacterTakesTheWholeCharacter) {
+  RedactionPolicy p;
+  p.custom_patterns.push_back({"ref", "ID .{4}", Action::kMask});
+  p.custom_patterns.push_back({"tail", "[0-9]{2}\\xC2", Action::kMask});
+  auto r = Redactor::Create(p, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RedactionTally tally;
+  EXPECT_EQ((*r)->Redact("mã ID abcđef", &tally), "mã [REDACTED:REF]ef");
+  RedactionTally other;
+  EXPECT_EQ((*r)->Redact("giá 12» nữa", &other), "giá [REDACTED:TAIL] nữa");
+}
+
 TEST(RedactorTest, NoRulesLeavesTextAlone) {
   auto r = Redactor::Create(RedactionPolicy{}, nullptr);
   ASSERT_TRUE(r.ok());
