@@ -146,9 +146,10 @@ bool Normalise(Json& node, bool member_of_all_of) {
   }
 
   if (node.contains("$ref")) return true;
-  for (const auto& [key, member] : node.items()) {
+  for (const auto& item : node.items()) {
+    const std::string& key = item.key();
     const auto it = std::find_if(answered.begin(), answered.end(), [&](const auto& a) { return a.first == key; });
-    if (it != answered.end() ? it->second : ContainsRef(member)) return true;
+    if (it != answered.end() ? it->second : ContainsRef(item.value())) return true;
   }
   return false;
 }
