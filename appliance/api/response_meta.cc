@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "kimi/tokenizer_utf8.h"
+
 namespace kimi::api {
 
 ResponseMeta NewResponseMeta(Endpoint endpoint, std::string_view request_id, std::string_view model) {
@@ -29,7 +31,7 @@ std::string DumpJson(const nlohmann::ordered_json& value) {
 
 size_t Utf8PrefixLength(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text.size();
-  auto is_continuation = [&](size_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+  auto is_continuation = [&](size_t i) { return kimi::text::IsUtf8Continuation(text[i]); };
   size_t cut = max_bytes;
   while (cut > 0 && is_continuation(cut)) --cut;
   if (cut > 0) return cut;

@@ -6,6 +6,7 @@
 
 #include "audit/canonical_json.h"
 #include "audit/hash.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::audit {
 namespace {
@@ -65,7 +66,7 @@ std::string AuditText(std::string_view in, size_t max_bytes) {
                              " bytes, sha256:" + ToHex(Sha256(text)) + "]";
   size_t keep = max_bytes - marker.size();
   // Back up to the start of a character so that the kept part stays valid UTF-8.
-  while (keep > 0 && (static_cast<uint8_t>(text[keep]) & 0xC0) == 0x80) --keep;
+  while (keep > 0 && kimi::text::IsUtf8Continuation(text[keep])) --keep;
   text.resize(keep);
   return text + marker;
 }

@@ -2,32 +2,15 @@
 
 #include <cassert>
 
+#include "kimi/tokenizer_utf8.h"
+
 namespace kimi::audit {
 namespace {
 
-// Length of the well-formed UTF-8 sequence at in[i], or 0 when it is ill-formed
-// (Unicode 15, table 3-7).
+// Length of the well-formed UTF-8 sequence at in[i], or 0 when it is ill-formed.
 size_t WellFormedLength(std::string_view in, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<uint8_t>(in[k]); };
-  const uint8_t c = b(i);
-  const size_t left = in.size() - i;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return (left >= 2 && (b(i + 1) & 0xC0) == 0x80) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3) return 0;
-    const uint8_t lo = (c == 0xE0) ? 0xA0 : 0x80;
-    const uint8_t hi = (c == 0xED) ? 0x9F : 0xBF;
-    if (b(i + 1) < lo || b(i + 1) > hi || (b(i + 2) & 0xC0) != 0x80) return 0;
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4) return 0;
-    const uint8_t lo = (c == 0xF0) ? 0x90 : 0x80;
-    const uint8_t hi = (c == 0xF4) ? 0x8F : 0xBF;
-    if (b(i + 1) < lo || b(i + 1) > hi || (b(i + 2) & 0xC0) != 0x80 || (b(i + 3) & 0xC0) != 0x80) return 0;
-    return 4;
-  }
-  return 0;
+  const kimi::text::Utf8Step step = kimi::text::DecodeUtf8At(in, i);
+  return step.kind == kimi::text::Utf8Kind::kComplete ? static_cast<size_t>(step.length) : 0;
 }
 
 }  // namespace
@@ -55,7 +38,7 @@ std::string SanitizeUtf8(std::string_view in) {
     out.append("\xEF\xBF\xBD");
     // Skip the lead byte and any continuation bytes that cannot start a sequence.
     ++i;
-    while (i < in.size() && (static_cast<uint8_t>(in[i]) & 0xC0) == 0x80) ++i;
+    while (i < in.size() && kimi::text::IsUtf8Continuation(in[i])) ++i;
   }
   return out;
 }

@@ -13,6 +13,7 @@
 //                       prompt's byte count, so only the render is needed
 //   BM_CountPromptTokens  the count alone (render and tokenise, the redacted prompt)
 //   BM_Detector/<i>     one built-in detector alone over the same text (BuiltinCategories order)
+//   BM_ReadingText      the text as the detectors read it (policy/reading_text.h), once
 //
 // The tokenizer: Kimi's 163,584 ranks from data/kimi-k3 (KimiDataDir()); should they fail to
 // load, the benchmarks that count tokens are skipped, saying so.
@@ -24,6 +25,7 @@
 
 #include "kimi/chat_service.h"
 #include "policy/policy_decision.h"
+#include "policy/reading_text.h"
 #include "kimi/kimi_data.h"
 
 namespace kimi::policy {
@@ -167,6 +169,17 @@ void BM_Detector(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_Detector)->DenseRange(0, 7)->Unit(benchmark::kMicrosecond);
+
+// The text as the detectors read it (ReadingText), once per text they scan.
+void BM_ReadingText(benchmark::State& state) {
+  const std::string text = Prompt();
+  for (auto _ : state) {
+    ReadingText reading(text);
+    benchmark::DoNotOptimize(reading.text().data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_ReadingText)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace kimi::policy

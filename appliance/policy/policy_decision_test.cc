@@ -247,6 +247,19 @@ TEST(PolicyDecisionTest, EscapedValueInToolArgumentsIsBlocked) {
   EXPECT_NE(d.reason.message().find("us_ssn"), std::string::npos) << d.reason.ToString();
 }
 
+// The shipped bank policy blocks cards: written in full-width digits, or with no-break or
+// zero-width characters between the groups, the card was served (the detectors read ASCII).
+TEST(PolicyDecisionTest, AValueWrittenInOtherCharactersIsBlocked) {
+  auto active = Active(LoadShipped("examples/bank.json"));
+  for (const std::string card : {"４１１１ １１１１ １１１１ １１１１", "4111\u00A01111\u00A01111\u00A01111",
+                                 "4111\u200B1111\u200B1111\u200B1111", "4111\u20101111\u20101111\u20101111"}) {
+    Json body = {{"model", "kimi-k3"}, {"messages", Json::array({{{"role", "user"}, {"content", "pay with " + card}}})}};
+    PolicyDecision d = Decide(*active, {"admin", "", "kimi-k3", true}, &body);
+    ASSERT_FALSE(d.allowed()) << card;
+    EXPECT_NE(d.reason.message().find("payment_card"), std::string::npos) << d.reason.ToString();
+  }
+}
+
 TEST(PolicyDecisionTest, ValueSplitAcrossTextPartsIsRefused) {
   auto active = Active(LoadShipped("examples/bank.json"));
   Json blocked = Chat("x");

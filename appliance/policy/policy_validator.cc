@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 
+#include "kimi/tokenizer_utf8.h"
 #include "policy/detectors.h"
 
 namespace kimi::policy {
@@ -22,13 +23,6 @@ std::string Child(const std::string& path, std::string_view key) {
   return out;
 }
 std::string Child(const std::string& path, size_t index) { return path + "/" + std::to_string(index); }
-
-// Length in Unicode code points, as JSON Schema counts it.
-size_t CodePoints(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 bool IsInteger(const json& v) {
   if (v.is_number_integer()) return true;
@@ -127,7 +121,7 @@ class Checker {
       return false;
     }
     const std::string& s = v.get_ref<const std::string&>();
-    const size_t n = CodePoints(s);
+    const size_t n = kimi::text::CountCodePoints(s);
     bool ok = true;
     if (n < min_len) ok = false, Fail(path, "must be at least " + std::to_string(min_len) + " characters long");
     if (n > max_len) ok = false, Fail(path, "must be at most " + std::to_string(max_len) + " characters long");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kimi/hex.h"
+#include "policy/reading_text.h"
 
 namespace kimi::policy {
 namespace {
@@ -10,8 +11,6 @@ namespace {
 // How many bytes of the keyed hash a token shows: 64 bits keep tokens of distinct values
 // apart in any realistic log while keeping the text short.
 constexpr size_t kTokenBytes = 8;
-
-bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 // How much of a value an action keeps from the text: a block keeps the request from being
 // served, a mask shows only the category, a hash a token that links equal values.
@@ -86,7 +85,8 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionPolicy& policy
   return r;
 }
 
-std::vector<Redactor::Span> Redactor::FindSpans(std::string_view text) const {
+std::vector<Redactor::Span> Redactor::FindSpans(const ReadingText& reading) const {
+  const std::string_view text = reading.text();
   std::vector<Finding> all;
   for (const BuiltinRule& rule : builtins_) rule.detector(text, &all);
   for (const PatternRule& rule : patterns_) rule.detector->Find(text, &all);
@@ -96,17 +96,17 @@ std::vector<Redactor::Span> Redactor::FindSpans(std::string_view text) const {
     return a.end > b.end;
   });
   std::vector<Span> spans;
-  for (Finding f : all) {
-    // Patterns match bytes: a match that ends or starts inside a multi-byte character takes
-    // the whole character, so the redacted text stays valid UTF-8.
-    while (f.begin > 0 && IsUtf8Continuation(text[f.begin])) --f.begin;
-    while (f.end < text.size() && IsUtf8Continuation(text[f.end])) ++f.end;
-    if (spans.empty() || f.begin >= spans.back().end) {
-      spans.push_back({f.begin, f.end, {f.category}});
+  for (const Finding& f : all) {
+    // Back in the original's bytes, whole characters: patterns match bytes and may stop inside
+    // a multi-byte character, which would leave half of it, invalid UTF-8, in the output.
+    // The way back keeps the findings' order.
+    const auto [begin, end] = reading.OriginalRange(f.begin, f.end);
+    if (spans.empty() || begin >= spans.back().end) {
+      spans.push_back({begin, end, {f.category}});
       continue;
     }
     Span& span = spans.back();
-    span.end = std::max(span.end, f.end);
+    span.end = std::max(span.end, end);
     if (std::find(span.categories.begin(), span.categories.end(), f.category) == span.categories.end()) {
       span.categories.push_back(f.category);
     }
@@ -143,7 +143,7 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool 
   std::string out;
   out.reserve(text.size());
   size_t copied = 0;
-  for (const Span& span : FindSpans(text)) {
+  for (const Span& span : FindSpans(ReadingText(text))) {
     // The span takes the most protective of its categories' actions (block, then mask, then
     // hash) under the label of the first category that has it.
     std::string_view label = span.categories.front();
@@ -158,7 +158,8 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool 
     }
     if (action == Action::kBlock && !mask_blocked) continue;  // the request is refused; the text is not used
     out.append(text.substr(copied, span.begin - copied));
-    out.append(Replacement(label, text.substr(span.begin, span.end - span.begin),
+    // A hash is of the value as read, so "4111 1111…" and its full-width form give one token.
+    out.append(Replacement(label, ReadAsDetectorsDo(text.substr(span.begin, span.end - span.begin)),
                            action == Action::kBlock ? Action::kMask : action));
     copied = span.end;
   }

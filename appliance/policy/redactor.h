@@ -1,12 +1,15 @@
 // Redactor: applies a policy's redaction rules to text. Built once per policy version
 // (its regular expressions compiled once) and shared by every request under that version.
 //
-// For each text: every enabled detector runs, overlapping findings are resolved (the earliest
-// start wins, then the longest, then the category listed first in BuiltinCategories(), then
-// operator patterns in their order), and each finding is replaced by its rule's action:
+// For each text: every enabled detector runs over the text as a reader reads it (ReadingText:
+// digits of any script, full-width forms, Unicode spaces and dashes as their ASCII characters,
+// zero-width characters as nothing), each finding is taken back to the original's bytes,
+// overlapping findings become one span (the earliest start wins, then the longest, then the
+// category listed first in BuiltinCategories(), then operator patterns in their order; the
+// span takes the most protective action of its findings), and each span is replaced:
 //   mask   "[REDACTED:IBAN]"    (the category upper-cased)
 //   hash   "[HASH:IBAN:3f0c9a21b4d5e6f7]": the first 8 bytes of BLAKE2b-256 keyed with the
-//          server secret over "kimi-redaction\0<category>\0<value>", so one value always
+//          server secret over "kimi-redaction\0<category>\0<value as read>", so one value always
 //          gives one token on this appliance and the token reveals nothing without the secret
 //   block  the text is left as is and the tally records the category; the caller refuses
 //          the request (a 400 naming the category, never the value)
@@ -27,6 +30,8 @@
 #include "policy/policy.h"
 
 namespace kimi::policy {
+
+class ReadingText;
 
 // Accumulates decisions over the several texts of one request.
 class RedactionTally {
@@ -73,8 +78,8 @@ class Redactor {
     size_t end = 0;
     std::vector<std::string_view> categories;  // each once, in finding order
   };
-  // The spans of `text`, in order, none overlapping.
-  std::vector<Span> FindSpans(std::string_view text) const;
+  // The spans of the original text, in order, none overlapping.
+  std::vector<Span> FindSpans(const ReadingText& reading) const;
   Action ActionOf(std::string_view category) const;
   std::string Replacement(std::string_view category, std::string_view value, Action action) const;
 

@@ -19,6 +19,12 @@ RedactionPolicy Rules(std::vector<RedactionRule> rules) {
   return p;
 }
 
+// A text and what the redactor makes of it.
+struct Case {
+  std::string text;
+  std::string redacted;
+};
+
 TEST(RedactorTest, MasksWithTheCategoryAndCountsWithoutValues) {
   auto r = Redactor::Create(Rules({{"iban", Action::kMask}, {"email", Action::kMask}}), nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -120,10 +126,6 @@ TEST(RedactorTest, OverlappingFindingsLeaveNoDigitsOfEither) {
   p.custom_patterns.push_back({"account", "ACCT [0-9]{4}", Action::kMask});
   auto r = Redactor::Create(p, nullptr);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  struct Case {
-    std::string text;
-    std::string redacted;
-  };
   for (const Case& c : {Case{"customer 123-45-6789 4111 1111 1111 1111", "customer [REDACTED:US_SSN]"},
                         Case{"from 10.0.0.18 4111 1111 1111 1111", "from [REDACTED:IP_ADDRESS]"},
                         Case{"host fe80::4111 1111 1111 1111", "host [REDACTED:IP_ADDRESS]"},
@@ -163,6 +165,47 @@ TEST(RedactorTest, AMatchInsideAMultiByteCharacterTakesTheWholeCharacter) {
   EXPECT_EQ((*r)->Redact("mã ID abcđef", &tally), "mã [REDACTED:REF]ef");
   RedactionTally other;
   EXPECT_EQ((*r)->Redact("giá 12» nữa", &other), "giá [REDACTED:TAIL] nữa");
+}
+
+// A value written so that a reader still reads it (full-width or other-script digits,
+// no-break spaces, Unicode dashes, zero-width characters between its digits, a full-width
+// "@", invisible tag characters) passed every detector, which read ASCII only: the card went
+// to the model and into storage in clear.
+TEST(RedactorTest, AValueIsFoundHoweverItsCharactersAreWritten) {
+  RedactionPolicy p = Rules({{"payment_card", Action::kMask}, {"us_ssn", Action::kMask}, {"email", Action::kMask},
+                             {"iban", Action::kMask}, {"phone", Action::kMask}});
+  p.custom_patterns.push_back({"account", "ACCT [0-9]{4}", Action::kMask});
+  auto r = Redactor::Create(p, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const Case& c : {
+           Case{"thẻ ４１１１ １１１１ １１１１ １１１１ nhé", "thẻ [REDACTED:PAYMENT_CARD] nhé"},
+           Case{"card 4111\u00A01111\u00A01111\u00A01111.", "card [REDACTED:PAYMENT_CARD]."},
+           Case{"card 4\u200B111\u200B1111\u200B1111\u200B1111", "card [REDACTED:PAYMENT_CARD]"},
+           Case{"card \u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661",
+                "card [REDACTED:PAYMENT_CARD]"},
+           Case{"card 4111\U000E003111111111111", "card [REDACTED:PAYMENT_CARD]"},
+           Case{"ssn 123\u201045\u20136789", "ssn [REDACTED:US_SSN]"},
+           Case{"ssn １２３－４５－６７８９", "ssn [REDACTED:US_SSN]"},
+           Case{"mail ｊａｎｅ＠ｅｘａｍｐｌｅ．ｏｒｇ ok", "mail [REDACTED:EMAIL] ok"},
+           Case{"iban ＧＢ８２ ＷＥＳＴ １２３４ ５６９８ ７６５４ ３２", "iban [REDACTED:IBAN]"},
+           Case{"ACCT ４５６７ ok", "[REDACTED:ACCOUNT] ok"},
+       }) {
+    RedactionTally tally;
+    EXPECT_EQ((*r)->Redact(c.text, &tally), c.redacted) << c.text;
+  }
+}
+
+// One value gives one hash token whichever way its characters are written.
+TEST(RedactorTest, AHashIsOfTheValueAsRead) {
+  const auth::ServerSecret secret = Secret(3);
+  auto r = Redactor::Create(Rules({{"payment_card", Action::kHash}}), &secret);
+  ASSERT_TRUE(r.ok());
+  RedactionTally tally;
+  const std::string ascii = (*r)->Redact("4111 1111 1111 1111", &tally);
+  EXPECT_TRUE(ascii.starts_with("[HASH:PAYMENT_CARD:")) << ascii;
+  EXPECT_EQ((*r)->Redact("４１１１ １１１１ １１１１ １１１１", &tally), ascii);
+  EXPECT_EQ((*r)->Redact("4111\u00A01111\u200B\u00A01111\u00A01111", &tally), ascii);
+  EXPECT_NE((*r)->Redact("4111111111111111", &tally), ascii);  // the separators are part of what is read
 }
 
 TEST(RedactorTest, NoRulesLeavesTextAlone) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kimi/python_text.h"
+#include "kimi/tokenizer_utf8.h"
 #include "structured/char_class.h"
 #include "structured/number_pattern.h"
 #include "structured/regex.h"
@@ -138,9 +139,6 @@ Result<NumberBounds> BoundsOf(const Json& schema, const SchemaPath& pointer) {
   return b;
 }
 
-size_t CodePoints(const std::string& s) {
-  return size_t(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
 
 // Puts a character automaton between from and to. In a JSON string (json_string) characters
 // are written escaped and, when min_length > 0 or max_length is bounded, counted by unrolling
@@ -335,7 +333,7 @@ std::string SchemaPath::Short(size_t max_bytes) const {
       std::string_view text = p->escaped_;
       if (text.size() + bytes > max_bytes) {  // its end, from a whole UTF-8 character
         size_t begin = text.size() - (max_bytes - std::min(bytes, max_bytes));
-        while (begin < text.size() && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) ++begin;
+        while (begin < text.size() && kimi::text::IsUtf8Continuation(text[begin])) ++begin;
         text = text.substr(begin);
         whole = false;
       }
@@ -350,7 +348,7 @@ std::string SchemaPath::Short(size_t max_bytes) const {
       const bool cut = key.size() > max_bytes / 4;
       if (cut) {
         size_t end = max_bytes / 4;
-        while (end > 0 && (static_cast<unsigned char>(key[end]) & 0xC0) == 0x80) --end;  // a whole UTF-8 character
+        while (end > 0 && kimi::text::IsUtf8Continuation(key[end])) --end;  // a whole UTF-8 character
         key = key.substr(0, end);
       }
       AppendPointerSegment(&segment, key);
@@ -753,7 +751,7 @@ Result<int32_t> SchemaCompiler::CompileLiterals(const Json& schema, const Schema
     if (v.is_null()) ok = types.count("null");
     if (v.is_boolean()) ok = types.count("boolean");
     if (v.is_string()) {
-      const auto n = int64_t(CodePoints(v.get<std::string>()));
+      const auto n = int64_t(kimi::text::CountCodePoints(v.get<std::string>()));
       ok = types.count("string") && n >= min_length && n <= max_length && !schema.contains("pattern") && !schema.contains("format");
     }
     if (v.is_number()) {

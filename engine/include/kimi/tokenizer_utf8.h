@@ -67,6 +67,18 @@ inline Utf8Step DecodeUtf8At(std::string_view text, size_t pos) {
   return {Utf8Kind::kComplete, need, cp};
 }
 
+// True for a byte that continues a multi-byte sequence (10xxxxxx): never where a character
+// starts, so a cut of the text before such a byte splits a character.
+inline bool IsUtf8Continuation(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
+
+// The number of code points of valid UTF-8 (what JSON Schema's string lengths count): the bytes
+// that start a character.
+inline size_t CountCodePoints(std::string_view text) {
+  size_t n = 0;
+  for (char byte : text) n += !IsUtf8Continuation(byte);
+  return n;
+}
+
 // OK when text is strictly valid UTF-8; otherwise InvalidArgument naming the first bad offset.
 Status ValidateUtf8(std::string_view text);
 
