@@ -130,7 +130,9 @@ struct BackendOutcome {
   std::string backend;  // name of the backend that served (or last failed) the request
   int attempts = 0;     // 1 unless the router retried before the first byte
   // The router's choice in one line for the audit record: the candidates with their load,
-  // breaker or health, the one chosen, and each retry with the error that caused it.
+  // breaker or health, the one chosen, and each retry with the error that caused it. A backend
+  // that refuses a request itself, before any server sees it, may say why here, in words that
+  // hold none of the request's text; the router adds them to its line.
   std::string decision;
   // The model version that served the request, as the backend that ran it holds it (the
   // embedded engine: the version its engine reference was taken from, at the request's

@@ -305,9 +305,11 @@ Status Router::Generate(const api::BackendRequest& request, api::EventSink& sink
     }
     // A request the upstream refused as the client's (400, 413, 422) is answered in the
     // upstream's words, which may quote the request (vLLM's validation errors do): the client
-    // gets them, the audit record only the refusal's kind, as it holds no prompt text.
+    // gets them, the audit record only the refusal's kind, as it holds no prompt text. A backend
+    // that refused it itself, before any server saw it, says why in words of its own.
     if (verdict == Verdict::kClientError) {
-      decision += ": " + std::string(Status::CodeName(s.code())) + " (the upstream's words went to the client)";
+      decision += ": " + std::string(Status::CodeName(s.code())) +
+                  (attempt.decision.empty() ? " (the upstream's words went to the client)" : " (" + attempt.decision + ")");
     } else if (!s.ok()) {
       decision += ": " + Shorten(s.ToString());
     }

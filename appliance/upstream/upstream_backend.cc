@@ -11,6 +11,7 @@
 #include "kimi/log.h"
 #include "kimi/untrusted_json.h"
 #include "upstream/chunk_normalizer.h"
+#include "upstream/markup_guard.h"
 #include "upstream/sse_parser.h"
 #include "upstream/upstream_request.h"
 
@@ -339,6 +340,13 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
     outcome->backend = options_.name;
     outcome->attempts = 1;
   }
+  Result<std::string> request_bytes = RequestFor(request);
+  if (!request_bytes.ok()) {
+    // The caller's error, found before any connection; the client's message names the field and
+    // the token, the audit record's route decision (bounded) only what happened.
+    if (outcome != nullptr) outcome->decision = "not sent: markup in the caller's text";
+    return request_bytes.status();
+  }
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = options_.request_timeout_ms > 0 ? start + std::chrono::milliseconds(options_.request_timeout_ms)
                                                         : std::chrono::steady_clock::time_point::max();
@@ -346,7 +354,7 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   Status forwarded;
   {
     const api::CancelWhileRegistered cancel_on_hang_up(sink, [&canceller] { canceller.Cancel(); });
-    forwarded = Forward(request, sink, deadline,
+    forwarded = Forward(request, *request_bytes, sink, deadline,
                         [&canceller](HttpConnection* connection) { canceller.Watch(connection); });
   }
   if (forwarded.ok()) return forwarded;
@@ -362,14 +370,19 @@ Status UpstreamBackend::Generate(const api::BackendRequest& request, api::EventS
   return forwarded;
 }
 
-Status UpstreamBackend::Forward(const api::BackendRequest& request, api::EventSink& sink,
-                                std::chrono::steady_clock::time_point deadline, const WatchConnection& watch) {
+Result<std::string> UpstreamBackend::RequestFor(const api::BackendRequest& request) const {
   const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
   nlohmann::ordered_json body = UpstreamBody(api::ForwardBody(request), options_.upstream_model);
   if (options_.send_priority) body["priority"] = request.priority;
-  const std::string request_bytes =
-      RequestBytes(chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), request.request_id);
+  // The server tokenises the caller's texts with its markup: a token's text typed by the caller
+  // never leaves (markup_guard.h).
+  KIMI_RETURN_IF_ERROR(CheckNoControlTokens(body, KimiControlTokens()));
+  return RequestBytes(chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), request.request_id);
+}
 
+Status UpstreamBackend::Forward(const api::BackendRequest& request, const std::string& request_bytes,
+                                api::EventSink& sink, std::chrono::steady_clock::time_point deadline,
+                                const WatchConnection& watch) {
   std::unique_ptr<HttpConnection> connection;
   // Declared after the connection, so run before it is destroyed: the canceller never holds a
   // connection that is gone, nor one given back to the pool (LetGo).

@@ -8,6 +8,11 @@
 // reports the client gone, the upstream connection is closed at once, which makes vLLM and
 // `kimi-engine serve` abort the generation.
 //
+// Before anything is sent, the body is searched for the text of a control token of Kimi's
+// tokenizer or chat format, which the server would read as markup (markup_guard.h): such a
+// caller's text is InvalidArgument, the caller's error, and no connection is made; the outcome's
+// decision says so ("not sent: markup in the caller's text").
+//
 // Errors before the first event: connection refused or timed out -> Unavailable; the
 // upstream's 4xx -> InvalidArgument with its message (429 -> ResourceExhausted); its 5xx ->
 // Unavailable; no byte within timeout_ms, or the request past request_timeout_ms ->
@@ -99,8 +104,10 @@ class UpstreamBackend final : public api::Backend {
   // Told each connection an exchange is about to use (nullptr once it lets it go), so that a
   // canceller on another thread can interrupt it.
   using WatchConnection = std::function<void(HttpConnection*)>;
-  // Generate() without its wording of the outcome.
-  Status Forward(const api::BackendRequest& request, api::EventSink& sink,
+  // The bytes of the request to send for `request`, or the caller's error (markup_guard.h).
+  Result<std::string> RequestFor(const api::BackendRequest& request) const;
+  // Generate() without its wording of the outcome: sends `request_bytes` (RequestFor(request)).
+  Status Forward(const api::BackendRequest& request, const std::string& request_bytes, api::EventSink& sink,
                  std::chrono::steady_clock::time_point deadline, const WatchConnection& watch);
   // Sends the request on a kept-alive connection, or a new one, and reads the response head.
   Status StartExchange(const std::string& request_bytes, std::chrono::steady_clock::time_point deadline,

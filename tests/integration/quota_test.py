@@ -43,11 +43,12 @@ class Upstream:
     without end, "no-usage" leaves out the usage chunk, "unauthorized" refuses the appliance's
     credential, "deep" streams a tool call whose arguments nest DEEP levels, "deep-answer" and
     "deep-error" answer with such a value whole; `ended` is set when the daemon closed
-    a response that would not end by itself."""
+    a response that would not end by itself; `bodies` holds every request body received."""
 
     def __init__(self):
         self.released = threading.Event()
         self.ended = threading.Event()
+        self.bodies = []
         upstream = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -77,6 +78,7 @@ class Upstream:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                upstream.bodies.append(body)
                 chat = "messages" in body  # else a text completion, answered in its own shape
                 said = body["messages"][-1]["content"] if chat else body["prompt"]
                 hold, die = said == "hold", said == "die"
