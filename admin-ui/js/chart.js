@@ -4,13 +4,15 @@
 // series has no value or misses a point, and a legend naming each series. The tick and label
 // arithmetic (niceTicks, timeTicks, formatValue) is pure, for node's test runner.
 
+import {setAttribute, setText} from './dom.js';
+
 const NS = 'http://www.w3.org/2000/svg';
 const WIDTH = 240;
 const HEIGHT = 56;
 
 function svg(tag, attrs) {
   const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const [k, v] of Object.entries(attrs)) setAttribute(el, k, v);
   return el;
 }
 
@@ -40,9 +42,7 @@ export function lineChart(series, label) {
     });
     flush();
   }
-  const title = svg('title', {});
-  title.textContent = label;
-  root.prepend(title);
+  root.prepend(setText(svg('title', {}), label));
   return root;
 }
 
@@ -119,9 +119,7 @@ const T_HEIGHT = 200;
 const MARGIN = {left: 64, right: 12, top: 10, bottom: 34};
 
 function text(x, y, content, className, anchor = 'middle') {
-  const el = svg('text', {x, y, class: className, 'text-anchor': anchor});
-  el.textContent = content;
-  return el;
+  return setText(svg('text', {x, y, class: className, 'text-anchor': anchor}), content);
 }
 
 // spec: {title, unit, from, to (ms), maxGap (ms), series: [{name, points: [[t, v]]}]}; returns a
@@ -136,9 +134,7 @@ export function timeChart(spec) {
   const y = (v) => MARGIN.top + plotH - (v / top) * plotH;
   const root = svg('svg', {viewBox: `0 0 ${T_WIDTH} ${T_HEIGHT}`, class: 'time-chart', role: 'img',
                            'aria-label': spec.title + ' (' + spec.unitLabel + ')'});
-  const title = svg('title', {});
-  title.textContent = spec.title;
-  root.append(title);
+  root.append(setText(svg('title', {}), spec.title));
   for (const tick of ticks) {
     root.append(svg('line', {x1: MARGIN.left, x2: MARGIN.left + plotW, y1: y(tick), y2: y(tick), class: 'grid'}));
     root.append(text(MARGIN.left - 6, y(tick) + 4, formatValue(tick, spec.unit), 'tick', 'end'));
@@ -165,14 +161,14 @@ export function timeChart(spec) {
     const item = document.createElement('li');
     item.className = className;
     const latest = s.points.length ? s.points[s.points.length - 1][1] : null;
-    item.textContent = s.name + ': ' + formatValue(latest, spec.unit);
+    setText(item, s.name + ': ' + formatValue(latest, spec.unit));
     legend.append(item);
   });
   const figure = document.createElement('figure');
   figure.className = 'time-chart';
   figure.dataset.chart = spec.id || '';
   const caption = document.createElement('figcaption');
-  caption.textContent = spec.title + ' (' + spec.unitLabel + ')';
+  setText(caption, spec.title + ' (' + spec.unitLabel + ')');
   figure.append(caption, root, legend);
   return figure;
 }

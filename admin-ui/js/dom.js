@@ -11,7 +11,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (key === 'class') el.className = value;
     else if (key === 'dataset') Object.assign(el.dataset, value);
     else if (key === 'value') el.value = value;
-    else el.setAttribute(key, value === true ? '' : String(value));
+    else setAttribute(el, key, value === true ? '' : value);
   }
   append(el, children);
   return el;
@@ -23,6 +23,22 @@ export function h(tag, attrs = {}, ...children) {
 const DISGUISING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g;
 export function shown(text) {
   return text.replace(DISGUISING, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+// Attributes the reader sees (a tooltip) or hears (what a screen reader says) hold text like
+// an element's: through shown(). Others (ids, values sent back, data-*) keep their bytes.
+const SHOWN_ATTRIBUTES = new Set(['title', 'aria-label', 'aria-description', 'aria-roledescription',
+                                  'aria-valuetext', 'placeholder', 'alt', 'label']);
+
+// Every attribute the console sets, on HTML and SVG elements alike, is set here.
+export function setAttribute(el, name, value) {
+  el.setAttribute(name, SHOWN_ATTRIBUTES.has(name) ? shown(String(value)) : String(value));
+}
+
+// An element's whole text, for elements not built with h() (SVG, and text that changes in place).
+export function setText(el, text) {
+  el.textContent = shown(String(text));
+  return el;
 }
 
 // Every text child goes through shown(): data from the appliance is text, whatever it holds.

@@ -63,7 +63,7 @@ function startIdleWatch(timeoutS) {
 
 function notify(message) {
   notice.hidden = !message;
-  notice.textContent = message || '';
+  replace(notice, message || '');
 }
 
 function leaveScreen() {
@@ -89,7 +89,7 @@ function enter(signedIn) {
   principal = signedIn;
   startIdleWatch(signedIn.idle_timeout_s);
   notify('');
-  who.textContent = principal.owner ? principal.owner + ' (' + principal.role + ')' : principal.role;
+  replace(who, principal.owner ? principal.owner + ' (' + principal.role + ')' : principal.role);
   replace(nav, allowedScreens().map((s) => h('a', {href: '#/' + s.id, dataset: {screen: s.id}}, s.label)));
   nav.hidden = who.hidden = signOutButton.hidden = false;
   route();

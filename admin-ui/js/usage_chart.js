@@ -2,7 +2,7 @@
 // inline style), with a y axis in the chart's unit, dates on the x axis and a legend naming
 // each colour. Colours come from the stylesheet (.usage-series-0 ...).
 
-import {h} from './dom.js';
+import {h, setAttribute, setText} from './dom.js';
 import {axis, compact, grouped, labelledDays, shortDate, stackMax} from './usage_model.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -14,8 +14,8 @@ const TOP = 12;
 
 function svg(tag, attrs, text) {
   const el = document.createElementNS(NS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) setAttribute(el, k, v);
+  if (text !== undefined) setText(el, text);
   return el;
 }
 

@@ -304,7 +304,8 @@ int RunKeyUpdate(const std::vector<std::string>& args, const Io& io) {
   Result<auth::KeyRecord> updated = opened->auth->UpdateKey(LocalActor(), id, change);
   if (!updated.ok()) return Fail("key update", updated.status(), io);
   std::string allowed;
-  for (const std::string& m : updated->models) allowed += (allowed.empty() ? "" : ",") + m;
+  // Model names an upstream's model list may have given, as in `key list`.
+  for (const std::string& m : updated->models) allowed += (allowed.empty() ? "" : ",") + audit::ShownText(m);
   std::fprintf(io.out, "updated %s: role %s; models %s; %s\n", id.c_str(), updated->role.c_str(),
                allowed.empty() ? "*" : allowed.c_str(), LimitsText(updated->limits).c_str());
   return kOk;

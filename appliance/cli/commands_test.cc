@@ -107,6 +107,26 @@ TEST(KimictlTest, KeyListShowsNamesAsText) {
   std::filesystem::remove_all(dir);
 }
 
+// A key's models are names of served models, which an upstream's own model list may give: shown as
+// text by `key update` as by `key list`.
+TEST(KimictlTest, KeyUpdateShowsModelNamesAsText) {
+  std::string dir = std::filesystem::temp_directory_path() / "kimictl-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  Captured created;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "create", "--data-dir", dir, "--name", "k", "--role", "user", "--models",
+                        "k3,up\x1b[31m\nkey_ffff"},
+                       created.io()),
+            0)
+      << created.err();
+  const std::string id = created.err().substr(created.err().find("key_"), 20);
+  Captured updated;
+  ASSERT_EQ(RunKimictl({"kimictl", "key", "update", id, "--data-dir", dir, "--role", "operator"}, updated.io()), 0)
+      << updated.err();
+  EXPECT_EQ(updated.out().find('\x1b'), std::string::npos) << updated.out();
+  EXPECT_NE(updated.out().find("models k3,up\\u001b[31m\\u000akey_ffff;"), std::string::npos) << updated.out();
+  std::filesystem::remove_all(dir);
+}
+
 // A temporary directory, removed with everything in it at the end of the test.
 class TempDir {
  public:

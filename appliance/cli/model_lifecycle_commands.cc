@@ -139,10 +139,12 @@ int Usage(std::ostream& err, const char* usage, const ParsedArgs& a) {
   return kExitUsage;
 }
 
+// A version's signer names a certificate's subject or the trust file its key came from, and its
+// detail may quote a signed file's name: text the medium or the signer chose, shown as text.
 void PrintVersion(std::ostream& out, const char* verb, const models::ModelVersion& v) {
   out << verb << " " << v.model_id << " version " << v.version << " (" << models::VersionStateName(v.state) << ")\n"
       << "digest: " << v.digest << "\n"
-      << "signer: " << v.signer << "\n";
+      << "signer: " << audit::ShownText(v.signer) << "\n";
 }
 
 }  // namespace
@@ -201,8 +203,8 @@ int RunModelList(const std::vector<std::string>& args, std::ostream& out, std::o
     }
     out << std::left << std::setw(16) << v.model_id << std::setw(8) << v.version << std::setw(10)
         << models::VersionStateName(v.state) << std::setw(14) << v.digest.substr(0, 12)
-        << std::setw(12) << HumanBytes(static_cast<double>(v.bytes)) << v.signer << "\n";
-    if (!v.detail.empty()) out << "    " << v.detail << "\n";
+        << std::setw(12) << HumanBytes(static_cast<double>(v.bytes)) << audit::ShownText(v.signer) << "\n";
+    if (!v.detail.empty()) out << "    " << audit::ShownText(v.detail) << "\n";
   }
   if (a.Has("--json")) out << json.dump(2) << "\n";
   return kExitOk;

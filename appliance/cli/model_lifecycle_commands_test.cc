@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "audit/audit_sink.h"
 #include "audit/audit_store.h"
 #include "cli/model_command_args.h"
 #include "models/model_store_test_support.h"
+#include "models/oms_keys.h"
+#include "models/oms_signer.h"
 #include "models/oms_test_support.h"
 
 namespace kimi::cli {
@@ -147,6 +150,40 @@ TEST_F(ModelLifecycleCommandsTest, ReadableErrorsAndExitCodes) {
   EXPECT_EQ(nothing.code, 1);
   EXPECT_NE(nothing.err.find("no active version"), std::string::npos) << nothing.err;
 
+}
+
+// What a medium or a signature names reaches the operator's terminal as text: the signer's
+// description names the trust file it came from (the installer copies model-trust/ from the
+// medium, names and all), and a failed re-verification names the signed file that changed.
+TEST_F(ModelLifecycleCommandsTest, ASignerOrAFileNamedWithControlsIsShownAsText) {
+  const std::string hostile = "x\x1b[31m\n\xe2\x80\xae";  // ESC, a line break, a right-to-left override
+  fs::rename(fx_.trust_dir() + "/signer.pem", fx_.trust_dir() + "/signer-" + hostile + ".pem");
+  std::string src = fx_.MakeSignedModel("medium/a", "alpha");
+  {
+    std::ofstream(src + "/notes-" + hostile + ".txt") << "signed notes";
+    std::ifstream key_file(fx_.private_key_path());
+    std::stringstream pem;
+    pem << key_file.rdbuf();
+    models::SignRequest request;
+    request.model_path = src;
+    request.private_key = *models::LoadPrivateKeyPem(pem.str());
+    ASSERT_TRUE(models::SignModel(request).ok());
+  }
+  CommandRun imported = Run(RunModelImport, {"--id", "k3", "--quiet", src});
+  ASSERT_EQ(imported.code, 0) << imported.err;
+  const std::string digest = DigestLine(imported.out);
+  const std::string shown = "x\\u001b[31m\\u000a\\u202e";
+  EXPECT_NE(imported.out.find("signer-" + shown + ".pem"), std::string::npos) << imported.out;
+  models::testing::FlipByte(fx_.data_dir() + "/models/k3/" + digest + "/notes-" + hostile + ".txt", 2);
+  EXPECT_EQ(Run(RunModelVerifyInstalled, {"k3", digest}).code, 1);
+  CommandRun list = Run(RunModelList, {}, false);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find("notes-" + shown + ".txt"), std::string::npos) << list.out;
+  for (const CommandRun& run : {imported, list}) {
+    EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("\xe2\x80\xae"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("m\n"), std::string::npos) << run.out;
+  }
 }
 
 // While the daemon owns the store (here: this test holds it, through its own open of the

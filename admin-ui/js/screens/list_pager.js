@@ -40,8 +40,8 @@ export function pagedList({id, path, what, searchHint, draw}) {
       const rows = page.data || [];
       replace(body, draw(rows));
       body.dataset.search = text;  // which search the rows answer (a newer one may be typed)
-      count.textContent = rows.length ? (offset + 1) + '–' + (offset + rows.length) + ' of ' + page.total
-                                      : '0 of ' + page.total;
+      replace(count, rows.length ? (offset + 1) + '–' + (offset + rows.length) + ' of ' + page.total
+                                 : '0 of ' + page.total);
       previous.disabled = offset === 0;
       next.disabled = !page.has_more;
     } catch (e) {

@@ -8,7 +8,7 @@
 
 import {get} from '../api.js';
 import {formatValue, timeChart} from '../chart.js';
-import {errorLine, h} from '../dom.js';
+import {errorLine, h, replace} from '../dom.js';
 
 export const RANGES = [['15m', '15 min'], ['1h', '1 hour'], ['6h', '6 hours'], ['24h', '24 hours']];
 // The history's points are 10 s apart at best: asking more often than this shows nothing new.
@@ -121,8 +121,8 @@ export function historySection() {
     if (asked !== range) return;  // a newer choice is on its way
     shown = asked;
     element.dataset.range = history.range;
-    status.textContent = history.points.length + ' points of ' + history.resolution_s + ' s kept by the appliance, ' +
-                         'up to ' + history.now.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+    replace(status, history.points.length + ' points of ' + history.resolution_s + ' s kept by the appliance, ' +
+                    'up to ' + history.now.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
     body.replaceChildren(h('div', {class: 'history-charts'}, historyCharts(history).map((spec) => timeChart(spec))),
                          breakdownTable(modelBreakdown(history)));
   }

@@ -1,7 +1,7 @@
 // The one time a secret is on screen (a new or rotated API key, a one-time password): a
 // read-only field, a copy button, and a button that removes it for good.
 
-import {field, h} from '../dom.js';
+import {field, h, replace} from '../dom.js';
 
 export function shownOnce(title, label, secret, onDismiss) {
   const input = h('input', {id: 'secret-once', readonly: true, value: secret, class: 'secret', spellcheck: 'false'});
@@ -10,9 +10,9 @@ export function shownOnce(title, label, secret, onDismiss) {
     input.select();
     try {
       await navigator.clipboard.writeText(secret);
-      copied.textContent = 'Copied.';
+      replace(copied, 'Copied.');
     } catch {
-      copied.textContent = 'Copy was refused by the browser; select the text and copy it.';
+      replace(copied, 'Copy was refused by the browser; select the text and copy it.');
     }
   }}, 'Copy');
   return h('section', {class: 'card once', 'aria-labelledby': 'once-title'},
