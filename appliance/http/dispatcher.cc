@@ -87,10 +87,11 @@ std::optional<std::string> NamedParameter(const std::string& message, const http
   return std::nullopt;
 }
 
-// Every admin API (/admin/) response: JSON the console reads, never to be cached.
-void AddAdminApiSecurityHeaders(const httplib::Request& req, httplib::Response& res) {
-  if (req.path.rfind("/admin/", 0) != 0) return;
-  SetBrowserSecurityHeaders(res, kNoContentSecurityPolicy, "no-store");
+// Every admin API (/admin/) response: JSON the console reads, never to be cached; every
+// other response at least not sniffed.
+void AddSecurityHeaders(const httplib::Request& req, httplib::Response& res) {
+  if (req.path.rfind("/admin/", 0) == 0) SetBrowserSecurityHeaders(res, kNoContentSecurityPolicy, "no-store");
+  SetNoSniff(res);
 }
 
 }  // namespace
@@ -180,7 +181,7 @@ Dispatcher::Dispatcher(DispatcherServices services, RouteTable routes, HttpMetri
   // before its first byte is written: the audit hook's place.
   library_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     RequestContext* ctx = t_active ? t_active->ctx : nullptr;
-    AddAdminApiSecurityHeaders(req, res);
+    AddSecurityHeaders(req, res);
     // The library offers ranges in every answer to HEAD; none is served (request_head.h).
     res.headers.erase("Accept-Ranges");
     // After a refused request with a chunked body the connection is closed (connection.cc: the

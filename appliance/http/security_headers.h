@@ -22,4 +22,8 @@ inline constexpr std::string_view kNoContentSecurityPolicy =
 void SetBrowserSecurityHeaders(httplib::Response& res, std::string_view content_security_policy,
                                std::string_view cache_control);
 
+// Every other response (the API, the probes, /metrics, errors): a browser that loads one
+// reads it as the type it is sent as, never sniffed into a page.
+void SetNoSniff(httplib::Response& res);
+
 }  // namespace kimi::http

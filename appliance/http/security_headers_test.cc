@@ -19,5 +19,14 @@ TEST(SecurityHeaders, EveryBrowserResponseGetsTheWholeListWithItsOwnPolicyAndCac
   EXPECT_EQ(res.get_header_value_count("Cache-Control"), 1u);
 }
 
+TEST(SecurityHeaders, NoSniffIsSetOnce) {
+  httplib::Response res;
+  SetNoSniff(res);
+  SetBrowserSecurityHeaders(res, kNoContentSecurityPolicy, "no-store");
+  SetNoSniff(res);
+  EXPECT_EQ(res.get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(res.get_header_value_count("X-Content-Type-Options"), 1u);
+}
+
 }  // namespace
 }  // namespace kimi::http

@@ -6,6 +6,7 @@
 #include "kimi/hex.h"
 #include "kimi/logprobs_json.h"
 #include "kimi/sse_frame.h"
+#include "kimi/tokenizer_utf8.h"
 
 namespace kimi::tools {
 namespace {
@@ -174,7 +175,10 @@ int ErrorHttpStatus(const Status& status) {
 nlohmann::ordered_json ErrorJson(const Status& status) {
   int http = ErrorHttpStatus(status);
   const char* type = http == 400 ? "BadRequestError" : http == 404 ? "NotFoundError" : "InternalServerError";
-  return Json{{"object", "error"}, {"message", status.message()}, {"type", type}, {"param", nullptr}, {"code", http}};
+  // A message may quote bytes of the request cut anywhere; a JSON writer refuses (throws on)
+  // text that is not UTF-8, which in a stream's provider would end the process.
+  return Json{{"object", "error"}, {"message", text::ReplaceInvalidUtf8(status.message())}, {"type", type}, {"param", nullptr},
+              {"code", http}};
 }
 
 }  // namespace kimi::tools

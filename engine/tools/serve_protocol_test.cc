@@ -143,6 +143,14 @@ TEST(ChunkWriter, CompletionsWriteTextChoices) {
   EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
 }
 
+// An error's message quoting request bytes cut inside a character: dump() threw, which in a
+// stream's provider ends the worker.
+TEST(ErrorJson, AMessageThatIsNotUtf8IsWrittenWithReplacementCharacters) {
+  const Json e = ErrorJson(Status::InvalidArgument(std::string("stop string 'ab\xE1\xBA' is too long")));
+  EXPECT_EQ(e["message"], "stop string 'ab\xEF\xBF\xBD' is too long");
+  EXPECT_NO_THROW(e.dump());
+}
+
 TEST(ErrorJson, VllmShapeAndStatus) {
   Json e = ErrorJson(Status::InvalidArgument("temperature must be a number"));
   EXPECT_EQ(e["object"], "error");

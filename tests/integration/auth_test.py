@@ -277,6 +277,7 @@ class RoleMatrixTest(unittest.TestCase):
                     reply = request(daemon, method, path, {"Content-Type": "application/json"}, data,
                                     auth=keys.get(role))
                     where = "%s %s as %s" % (method, path, role or "anonymous")
+                    self.assertEqual(reply.headers.get("x-content-type-options"), "nosniff", where)
                     if role is None:
                         assert_error(self, reply, 401, "authentication_error")
                     elif role in ALLOWED[permission]:
