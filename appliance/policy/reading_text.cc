@@ -26,7 +26,12 @@ uint8_t ReadingOf(char32_t cp) {
     const int32_t digit = u_charDigitValue(c);
     if (digit >= 0 && digit <= 9) return static_cast<uint8_t>('0' + digit);
   }
-  if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) return kDrop;
+  // A mark on a character does not change which character a reader reads ("4\u0301", the
+  // keycap "4\uFE0F\u20E3"); letters with marks written as one character stay as they are.
+  if (u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT) || category == U_NON_SPACING_MARK ||
+      category == U_ENCLOSING_MARK) {
+    return kDrop;
+  }
   if (cp == 0x85 || cp == 0x2028 || cp == 0x2029) return '\n';
   if (u_isUWhiteSpace(c)) return ' ';
   if (category == U_DASH_PUNCTUATION || cp == 0x2212) return '-';

@@ -8,7 +8,8 @@
 //   - a decimal digit of any script (category Nd)            -> its digit '0'..'9'
 //   - a tag character U+E0020..U+E007E                        -> the ASCII character it tags
 //   - a default-ignorable character (zero-width space and joiners, word joiner, soft hyphen,
-//     byte-order mark, bidi controls, variation selectors, the other tags) -> nothing
+//     byte-order mark, bidi controls, variation selectors, the other tags), or a combining
+//     mark that does not take space (category Mn, Me: an accent or keycap on a digit) -> nothing
 //   - a line or paragraph separator, NEL                      -> '\n'
 //   - any other white space (no-break, thin, ideographic)     -> ' '
 //   - a dash (category Pd) or the minus sign                  -> '-'

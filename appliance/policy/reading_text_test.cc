@@ -41,6 +41,8 @@ TEST(ReadingTextTest, SpacesDashesAndInvisibleCharactersReadAsASeparatorOrNothin
   EXPECT_EQ(ReadAsDetectorsDo("123\uFF0D45\u2013" "6789"), "123-45-6789");
   EXPECT_EQ(ReadAsDetectorsDo("41\u200B11\u200C11\u200D11\u206011\u00AD11\uFEFF11\u202E11"), "4111111111111111");
   EXPECT_EQ(ReadAsDetectorsDo("a\u2028b\u0085c"), "a\nb\nc");
+  // Marks on a digit: an accent, a keycap (variation selector and enclosing mark).
+  EXPECT_EQ(ReadAsDetectorsDo("4\u03011\u0308 4\uFE0F\u20E31\uFE0F\u20E3"), "41 41");
 }
 
 TEST(ReadingTextTest, FullWidthLettersAndPunctuationAndTagCharactersReadAsAscii) {

@@ -184,6 +184,8 @@ TEST(RedactorTest, AValueIsFoundHoweverItsCharactersAreWritten) {
            Case{"card \u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661",
                 "card [REDACTED:PAYMENT_CARD]"},
            Case{"card 4111\U000E003111111111111", "card [REDACTED:PAYMENT_CARD]"},
+           Case{"card 4\u0301111 1111 1111 1111", "card [REDACTED:PAYMENT_CARD]"},
+           Case{"card 4\uFE0F\u20E31\uFE0F\u20E31\uFE0F\u20E31\uFE0F\u20E3 1111 1111 1111", "card [REDACTED:PAYMENT_CARD]"},
            Case{"ssn 123\u201045\u20136789", "ssn [REDACTED:US_SSN]"},
            Case{"ssn １２３－４５－６７８９", "ssn [REDACTED:US_SSN]"},
            Case{"mail ｊａｎｅ＠ｅｘａｍｐｌｅ．ｏｒｇ ok", "mail [REDACTED:EMAIL] ok"},
