@@ -110,7 +110,7 @@ size_t ReadingText::OriginalAt(size_t position) const {
 std::pair<size_t, size_t> ReadingText::OriginalRange(size_t begin, size_t end) const {
   size_t first = OriginalAt(begin);
   size_t last = end == begin ? first : OriginalAt(end);
-  while (first > 0 && kimi::text::IsUtf8Continuation(original_[first])) --first;
+  while (first > 0 && first < original_.size() && kimi::text::IsUtf8Continuation(original_[first])) --first;
   while (last < original_.size() && kimi::text::IsUtf8Continuation(original_[last])) ++last;
   return {first, last};
 }

@@ -90,5 +90,17 @@ TEST(ReadingTextTest, TheWayBackKeepsOrder) {
   EXPECT_EQ(reading.OriginalRange(reading.text().size(), reading.text().size()).first, text.size());
 }
 
+// The end of the text is no character to widen: the byte past it (here a continuation byte of
+// the buffer the text is cut from) was read (found by the redaction fuzz target).
+TEST(ReadingTextTest, TheEndIsNotWidenedByTheBytePastIt) {
+  const std::string buffer = "a\uFF1F\u00E9";
+  const std::string_view text(buffer.data(), buffer.size() - 1);  // ends before é's last byte
+  ReadingText reading(text);
+  ASSERT_EQ(reading.text().substr(0, 2), "a?");
+  const auto [first, last] = reading.OriginalRange(reading.text().size(), reading.text().size());
+  EXPECT_EQ(first, text.size());
+  EXPECT_EQ(last, text.size());
+}
+
 }  // namespace
 }  // namespace kimi::policy

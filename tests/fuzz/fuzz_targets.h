@@ -55,4 +55,9 @@ bool FuzzHttpRequestOnce(const uint8_t* data, size_t size);
 // True when the answer finished.
 bool FuzzUpstreamStreamOnce(const uint8_t* data, size_t size);
 
+// A text under redaction (policy/redactor.h): read as the detectors read it, every category
+// on, as a prompt and as content to store; the way back to the original keeps order and valid
+// UTF-8 stays valid. True when something was found.
+bool FuzzRedactionOnce(const uint8_t* data, size_t size);
+
 }  // namespace kimi::fuzz
