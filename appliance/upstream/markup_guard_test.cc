@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -172,16 +171,16 @@ TEST(MarkupGuard, ABodyWithoutTokenTextsPasses) {
 }
 
 // 8 MiB built to make a search restart often: it is read about twice, not once per text.
-TEST(MarkupGuard, AMultiMegabyteTextIsSearchedInLinearTime) {
+// Megabytes of near misses, each a token's text but its last bytes: a walk from every start
+// byte ends within the longest text (the bound is the matcher's construction; benchmarks, not
+// tests, measure time), and the one whole text at the end is still found.
+TEST(MarkupGuard, AMultiMegabyteTextOfNearMissesIsSearched) {
   for (const std::string unit : {"<|reserved_token_16358", "<|<|[[<", "<|im_end|"}) {
     std::string text;
     while (text.size() < (8u << 20)) text += unit;
-    const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(Tokens().FindIn(text), std::nullopt) << unit;
     text += "<|im_end|>";
     EXPECT_EQ(Tokens().FindIn(text), std::optional<std::string_view>("<|im_end|>")) << unit;
-    const auto took = std::chrono::steady_clock::now() - start;
-    EXPECT_LT(took, std::chrono::seconds(2)) << unit;
   }
 }
 
