@@ -5,14 +5,17 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "audit/record.h"
 #include "kimi/untrusted_json.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::audit {
 namespace {
+
+// Keys, witness heads and proofs are a few KiB; a configuration at most a few MiB.
+constexpr uint64_t kMaxTextFileBytes = 16u << 20;
 
 void AppendBigEndian64(uint64_t v, std::string* out) {
   for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>((v >> shift) & 0xff));
@@ -146,12 +149,7 @@ Result<PublicKey> ParsePublicKey(std::string_view text) {
 }
 
 Result<std::string> ReadTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot open " + path + ": " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return ss.str();
+  return ReadRegularFile(path, kMaxTextFileBytes, FinalLink::kFollow);
 }
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {

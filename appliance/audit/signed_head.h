@@ -62,7 +62,8 @@ nlohmann::json PublicKeyToJson(const PublicKey& key);
 // Accepts the JSON above or a bare 64-character hex key.
 Result<PublicKey> ParsePublicKey(std::string_view text);
 
-// Reads a whole file; NotFound / IOError on failure.
+// Reads a whole file (a link is followed; a FIFO, a device or more than 16 MiB is refused
+// with InvalidArgument naming it); NotFound / IOError on failure.
 Result<std::string> ReadTextFile(const std::string& path);
 Result<nlohmann::json> ReadJsonFile(const std::string& path);
 

@@ -8,10 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "audit/audit_text.h"
 #include "cli/model_command_args.h"
@@ -20,17 +17,13 @@
 #include "models/oms_signer.h"
 #include "models/oms_trust.h"
 #include "models/oms_verifier.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::cli {
 namespace {
 
-Result<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// A key or certificate chain named on the command line.
+Result<std::string> ReadText(const std::string& path) { return ReadRegularFile(path, 1u << 20, FinalLink::kFollow); }
 
 Status WriteNewFile(const std::string& path, const std::string& text, mode_t mode, bool force) {
   Status s = WriteFileAtomically(path, text, mode, force ? IfExists::kReplace : IfExists::kRefuse);

@@ -2,17 +2,18 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "config/listen_address.h"
 #include "config/model_request_rules.h"
 #include "kimi/json_keys.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::config {
 namespace {
+
+// A configuration is a few KiB; anything past this is not one.
+constexpr uint64_t kMaxConfigFileBytes = 4u << 20;
 
 ObjectSchema<TlsConfig> TlsSchema() {
   return ObjectSchema<TlsConfig>()
@@ -291,16 +292,12 @@ Result<AppConfig> LoadConfigFile(const std::string& path, const std::vector<Over
   if (std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument("configuration file " + path + " is a directory");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound("cannot read configuration file " + path + ": " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IOError("error reading configuration file " + path);
+  // A link is followed (an operator's choice); a FIFO or a device is refused, not waited on.
+  Result<std::string> text = ReadRegularFile(path, kMaxConfigFileBytes, FinalLink::kFollow);
+  if (!text.ok()) return text.status().WithContext("configuration file");
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
-  KIMI_ASSIGN_OR_RETURN(AppConfig config, ParseConfig(text.str(), path, overrides, base_dir));
+  KIMI_ASSIGN_OR_RETURN(AppConfig config, ParseConfig(*text, path, overrides, base_dir));
   KIMI_RETURN_IF_ERROR(CheckConfig(config).WithContext(path));
   return config;
 }

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/listen_address.h"
 
@@ -234,6 +236,20 @@ TEST(ConfigDocsTest, EveryKeyIsDocumented) {
     EXPECT_NE(row.find("`" + k.default_value.dump() + "`"), std::string::npos)
         << dotted << ": default " << k.default_value.dump() << " is not in its row";
   }
+}
+
+// A configuration named by a FIFO waited in open(2) for a writer, and the daemon's start with
+// it; now it is refused at once, naming the file.
+TEST(ConfigFileTest, AFifoIsRefusedNotWaitedOn) {
+  char dir[] = "/tmp/kimi-config-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/appliance.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<AppConfig> loaded = LoadConfigFile(fifo, {});
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find("appliance.json is a FIFO"), std::string::npos) << loaded.status().ToString();
 }
 
 }  // namespace

@@ -1,13 +1,15 @@
 #include "http/console_assets.h"
+#include "kimi/regular_file.h"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 namespace kimi::http {
 namespace {
+
+// The console's largest file is tens of KiB.
+constexpr uint64_t kMaxConsoleFileBytes = 16u << 20;
 
 namespace fs = std::filesystem;
 
@@ -86,12 +88,9 @@ Result<ConsoleAsset> ConsoleAssets::Read(std::string_view relative_path) const {
   fs::path file = root / fs::path(std::string(relative_path));
   if (!fs::is_regular_file(file, ec) || !StaysBelow(root, file)) return not_found;
 
-  std::ifstream in(file, std::ios::binary);
-  if (!in.is_open()) return Status::IOError("cannot open console file " + file.string());
-  std::ostringstream body;
-  body << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read console file " + file.string());
-  return ConsoleAsset{body.str(), std::string(type)};
+  KIMI_ASSIGN_OR_RETURN(std::string body,
+                        ReadRegularFile(file.string(), kMaxConsoleFileBytes, FinalLink::kFollow));
+  return ConsoleAsset{std::move(body), std::string(type)};
 }
 
 }  // namespace kimi::http

@@ -5,23 +5,17 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kimi/log.h"
 #include "models/oms_keys.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::models {
 namespace {
 
-Result<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > (1u << 20)) return Status::InvalidArgument(path + " is larger than 1 MiB");
-  return text.str();
-}
+// A trust file read whole: a link is followed (an operator's choice), but a FIFO or a device
+// put there is refused rather than waited on or read without end.
+Result<std::string> ReadSmallFile(const std::string& path) { return ReadRegularFile(path, 1u << 20, FinalLink::kFollow); }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

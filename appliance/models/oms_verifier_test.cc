@@ -1,6 +1,7 @@
 #include "models/oms_verifier.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <type_traits>
@@ -235,6 +236,27 @@ TEST(VerifierTest, TrustDirectoryWithBothKindsVerifiesEveryVector) {
     auto manifest = VerifyVector(v, model, *trust);
     EXPECT_TRUE(manifest.ok()) << v.name << ": " << manifest.status().ToString();
   }
+}
+
+// A trust store named by a FIFO waited in open(2) for a writer, the daemon's start with it; a
+// link to a device (/dev/zero) was read without end. Each is refused, naming it, and the
+// directory's other files still load.
+TEST(VerifierTest, ATrustFileThatIsAFifoOrADeviceIsRefusedNotWaitedOnOrReadForever) {
+  TempDir trust_dir;
+  fs::copy(testing::VectorsDir() + "/keys/signing-key-pub.pem", trust_dir / "signer.pem");
+  const std::string fifo = trust_dir / "fifo.pem";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto from_fifo = TrustStore::LoadPath(fifo);
+  ASSERT_FALSE(from_fifo.ok());
+  EXPECT_NE(from_fifo.status().message().find("FIFO"), std::string::npos) << from_fifo.status().ToString();
+  const fs::path device = trust_dir / "zero.pem";
+  fs::create_symlink("/dev/zero", device);
+  auto from_device = TrustStore::LoadPath(device.string());
+  ASSERT_FALSE(from_device.ok());
+  EXPECT_NE(from_device.status().message().find("zero.pem"), std::string::npos) << from_device.status().ToString();
+  auto directory = TrustStore::LoadDirectory(trust_dir.path());
+  ASSERT_TRUE(directory.ok()) << directory.status().ToString();
+  EXPECT_EQ(directory->keys().size(), 1u);
 }
 
 TEST(VerifierTest, ChangeInASignedFileIsCaughtBesideIgnoredOnes) {

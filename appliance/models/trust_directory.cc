@@ -6,16 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kimi/durable_file.h"
 #include "kimi/hex.h"
 #include "kimi/log.h"
 #include "models/oms_keys.h"
+#include "kimi/regular_file.h"
 
 namespace kimi::models {
 namespace {
@@ -259,14 +257,12 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
   };
   std::string detail = found->description + " from ";
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in) {
+    Result<std::string> bytes = ReadRegularFile(file, 1u << 20, FinalLink::kFollow);
+    if (!bytes.ok()) {
       undo();
-      return refuse(Status::IOError("cannot read " + file), target);
+      return refuse(bytes.status(), target);
     }
-    kept.emplace_back(file, bytes.str());
+    kept.emplace_back(file, std::move(*bytes));
     // A file of several entries loses only this one's block; a file left without one goes.
     size_t others = 0;
     const std::string rest = WithoutEntry(kept.back().second, found->id, &others);
