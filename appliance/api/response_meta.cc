@@ -31,13 +31,12 @@ std::string DumpJson(const nlohmann::ordered_json& value) {
 
 size_t Utf8PrefixLength(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text.size();
-  auto is_continuation = [&](size_t i) { return kimi::text::IsUtf8Continuation(text[i]); };
   size_t cut = max_bytes;
-  while (cut > 0 && is_continuation(cut)) --cut;
+  while (cut > 0 && kimi::text::IsUtf8Continuation(text[cut])) --cut;
   if (cut > 0) return cut;
   // The first character alone is longer than max_bytes: send it whole.
   cut = 1;
-  while (cut < text.size() && is_continuation(cut)) ++cut;
+  while (cut < text.size() && kimi::text::IsUtf8Continuation(text[cut])) ++cut;
   return cut;
 }
 

@@ -15,7 +15,9 @@ namespace {
 
 // A trust file read whole: a link is followed (an operator's choice), but a FIFO or a device
 // put there is refused rather than waited on or read without end.
-Result<std::string> ReadSmallFile(const std::string& path) { return ReadRegularFile(path, 1u << 20, FinalLink::kFollow); }
+Result<std::string> ReadSmallFile(const std::string& path) {
+  return ReadRegularFile(path, kMaxTrustFileBytes, FinalLink::kFollow);
+}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

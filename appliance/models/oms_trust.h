@@ -14,6 +14,7 @@
 // Thread safety: immutable once loaded; share it freely between threads.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@
 namespace kimi::models {
 
 inline constexpr std::string_view kDefaultTrustDir = "/etc/kimi-appliance/trust";
+
+// The most a trust file may hold; a few keys or certificates take a few KiB.
+inline constexpr uint64_t kMaxTrustFileBytes = 1u << 20;
 
 struct TrustedKey {
   SharedPkey key;

@@ -12,8 +12,8 @@
 #include "kimi/durable_file.h"
 #include "kimi/hex.h"
 #include "kimi/log.h"
-#include "models/oms_keys.h"
 #include "kimi/regular_file.h"
+#include "models/oms_keys.h"
 
 namespace kimi::models {
 namespace {
@@ -257,7 +257,7 @@ Result<TrustEntry> TrustDirectory::Remove(std::string_view id, const Actor& acto
   };
   std::string detail = found->description + " from ";
   for (const std::string& file : files) {
-    Result<std::string> bytes = ReadRegularFile(file, 1u << 20, FinalLink::kFollow);
+    Result<std::string> bytes = ReadRegularFile(file, kMaxTrustFileBytes, FinalLink::kFollow);
     if (!bytes.ok()) {
       undo();
       return refuse(bytes.status(), target);

@@ -94,7 +94,7 @@ ReadingText::ReadingText(std::string_view original) : original_(original) {
     }
     pos += length;
   }
-  if (changes_.empty()) folded_.clear();  // nothing is read otherwise: read the original
+  if (changes_.empty()) folded_ = std::string();  // nothing is read otherwise: text() is the original
 }
 
 size_t ReadingText::OriginalAt(size_t position) const {
@@ -109,7 +109,7 @@ size_t ReadingText::OriginalAt(size_t position) const {
 
 std::pair<size_t, size_t> ReadingText::OriginalRange(size_t begin, size_t end) const {
   size_t first = OriginalAt(begin);
-  size_t last = end == begin ? first : OriginalAt(end);
+  size_t last = OriginalAt(end);
   while (first > 0 && first < original_.size() && kimi::text::IsUtf8Continuation(original_[first])) --first;
   while (last < original_.size() && kimi::text::IsUtf8Continuation(original_[last])) ++last;
   return {first, last};

@@ -36,7 +36,7 @@ class ReadingText {
   explicit ReadingText(std::string_view original);
 
   // The text the detectors read.
-  std::string_view text() const { return folded_.empty() && changes_.empty() ? original_ : folded_; }
+  std::string_view text() const { return changes_.empty() ? original_ : folded_; }
   std::string_view original() const { return original_; }
 
   // The original bytes that text()[begin, end) were read from, widened to whole characters

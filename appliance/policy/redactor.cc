@@ -130,7 +130,8 @@ std::string Redactor::Replacement(std::string_view category, std::string_view va
     input.push_back('\0');
     input.append(category);
     input.push_back('\0');
-    input.append(value);
+    // Of the value as read, so "4111 1111…" and its full-width form give one token.
+    input.append(ReadAsDetectorsDo(value));
     const auth::Digest digest = secret_->KeyedHash(input);
     std::string_view head(reinterpret_cast<const char*>(digest.data()), kTokenBytes);
     return "[HASH:" + CategoryLabel(category) + ":" + HexEncode(head) + "]";
@@ -158,8 +159,7 @@ std::string Redactor::Redact(std::string_view text, RedactionTally* tally, bool 
     }
     if (action == Action::kBlock && !mask_blocked) continue;  // the request is refused; the text is not used
     out.append(text.substr(copied, span.begin - copied));
-    // A hash is of the value as read, so "4111 1111…" and its full-width form give one token.
-    out.append(Replacement(label, ReadAsDetectorsDo(text.substr(span.begin, span.end - span.begin)),
+    out.append(Replacement(label, text.substr(span.begin, span.end - span.begin),
                            action == Action::kBlock ? Action::kMask : action));
     copied = span.end;
   }
