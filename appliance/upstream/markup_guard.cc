@@ -32,7 +32,7 @@ constexpr int kMaxDepth = 512;
 
 class BodySearch {
  public:
-  explicit BodySearch(const ControlTokenMatcher& tokens) : tokens_(tokens) {}
+  explicit BodySearch(const SpecialTextMatcher& tokens) : tokens_(tokens) {}
 
   // `field` is the path of `value` in the body; `decoded` is set inside a tool call's decoded
   // arguments, whose texts are named by the arguments field.
@@ -73,10 +73,10 @@ class BodySearch {
   }
 
   Status Text(std::string_view text, const std::string& field, std::string_view how) const {
-    std::optional<std::string_view> token = tokens_.FindIn(text);
-    if (!token) return Status::OK();
+    const SpecialTextMatch token = tokens_.FindNext(text);
+    if (!token.found()) return Status::OK();
     return Status::InvalidArgument((field.empty() ? std::string("the body") : field) + " " + std::string(how) + " '" +
-                                   std::string(*token) +
+                                   std::string(text.substr(token.position, token.length)) +
                                    "', a control token of the model's chat format; an upstream server would read it "
                                    "as markup");
   }
@@ -104,45 +104,10 @@ class BodySearch {
     return Text(joined, field, "(its text parts joined) contains");
   }
 
-  const ControlTokenMatcher& tokens_;
+  const SpecialTextMatcher& tokens_;
 };
 
 }  // namespace
-
-ControlTokenMatcher::ControlTokenMatcher(const std::vector<std::string>& texts) : texts_(texts) {
-  next_.assign(256, kNone);
-  text_of_.assign(1, kNone);
-  for (size_t t = 0; t < texts_.size(); ++t) {
-    int32_t state = 0;
-    for (unsigned char byte : texts_[t]) {
-      int32_t& edge = next_[static_cast<size_t>(state) * 256 + byte];
-      if (edge == kNone) {
-        edge = static_cast<int32_t>(text_of_.size());
-        text_of_.push_back(kNone);
-        next_.resize(next_.size() + 256, kNone);
-      }
-      state = next_[static_cast<size_t>(state) * 256 + byte];  // `edge` may have moved
-    }
-    text_of_[static_cast<size_t>(state)] = static_cast<int32_t>(t);
-    if (!texts_[t].empty()) starts_[static_cast<unsigned char>(texts_[t][0])] = true;
-  }
-}
-
-std::optional<std::string_view> ControlTokenMatcher::FindIn(std::string_view text) const {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (!starts_[bytes[i]]) continue;
-    int32_t found = kNone;
-    for (size_t j = i, state = 0; j < text.size(); ++j) {
-      const int32_t successor = next_[state * 256 + bytes[j]];
-      if (successor == kNone) break;
-      state = static_cast<size_t>(successor);
-      if (text_of_[state] != kNone) found = text_of_[state];
-    }
-    if (found != kNone) return std::string_view(texts_[static_cast<size_t>(found)]);
-  }
-  return std::nullopt;
-}
 
 std::vector<std::string> KimiControlTokenTexts() {
   std::vector<std::string> texts;
@@ -154,18 +119,24 @@ std::vector<std::string> KimiControlTokenTexts() {
   for (std::string_view name : kShippedConfigNames) add(name);
   // Every special id under the name tokenization_kimi.py gives an id its table leaves unnamed.
   for (int32_t id = kKimiBaseTokens; id < kKimiBaseTokens + Tokenizer::kNumSpecialTokens; ++id) {
-    add("<|reserved_token_" + std::to_string(id) + "|>");
+    add(ReservedSpecialTokenName(id));
   }
   add(kImagePlaceholder);
   return texts;
 }
 
-const ControlTokenMatcher& KimiControlTokens() {
-  static const ControlTokenMatcher matcher(KimiControlTokenTexts());
+const SpecialTextMatcher& KimiControlTokens() {
+  static const SpecialTextMatcher matcher = [] {
+    std::vector<SpecialToken> table;
+    for (std::string& text : KimiControlTokenTexts()) {
+      table.push_back({static_cast<int32_t>(table.size()), std::move(text)});
+    }
+    return SpecialTextMatcher(table);
+  }();
   return matcher;
 }
 
-Status CheckNoControlTokens(const nlohmann::ordered_json& body, const ControlTokenMatcher& tokens) {
+Status CheckNoControlTokens(const nlohmann::ordered_json& body, const SpecialTextMatcher& tokens) {
   std::string field;
   return BodySearch(tokens).Value(body, &field, /*decoded=*/false, 0);
 }

@@ -24,51 +24,31 @@
 // `[`) nowhere else, so two walks never cover the same byte: a multi-megabyte prompt costs about
 // two reads of its bytes.
 //
-// Thread safety: a ControlTokenMatcher is immutable after construction; KimiControlTokens() is
-// built once, on first use, and shared by every thread.
+// The search is the tokenizer's own (kimi/special_token_text.h).
+//
+// Thread safety: KimiControlTokens() is built once, on first use, and shared by every thread.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/special_token_text.h"
 #include "kimi/status.h"
 
 namespace kimi::upstream {
 
-class ControlTokenMatcher {
- public:
-  // Preconditions: no text is empty.
-  explicit ControlTokenMatcher(const std::vector<std::string>& texts);
-
-  // The leftmost text of the set inside `text` (the longest one at that position), or nullopt.
-  std::optional<std::string_view> FindIn(std::string_view text) const;
-
-  size_t size() const { return texts_.size(); }
-
- private:
-  static constexpr int32_t kNone = -1;
-  // State s's successor on byte b is next_[s * 256 + b]; state 0 is the empty prefix.
-  std::vector<int32_t> next_;
-  std::vector<int32_t> text_of_;  // per state: the index of the text it completes, or kNone
-  std::vector<std::string> texts_;
-  bool starts_[256] = {};  // bytes that begin some text
-};
-
 // Every text listed above, each once.
 std::vector<std::string> KimiControlTokenTexts();
-// A matcher of KimiControlTokenTexts(), built on first use.
-const ControlTokenMatcher& KimiControlTokens();
+// A matcher of KimiControlTokenTexts(), each text's id its index there; built on first use.
+const SpecialTextMatcher& KimiControlTokens();
 
 // OK, or InvalidArgument naming the first text of `body` (a request body as an upstream receives
 // it) that contains a token's text, with the field's path first, as the request rules name
 // fields: "messages[1].content contains '<|im_end|>', a control token of the model's chat
 // format; an upstream server would read it as markup". InvalidArgument also for `arguments`
 // nested deeper than chat::kMaxNesting, which cannot be searched as a server would decode them.
-Status CheckNoControlTokens(const nlohmann::ordered_json& body, const ControlTokenMatcher& tokens);
+Status CheckNoControlTokens(const nlohmann::ordered_json& body, const SpecialTextMatcher& tokens);
 
 }  // namespace kimi::upstream

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -18,14 +19,21 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const ControlTokenMatcher& Tokens() { return KimiControlTokens(); }
+const SpecialTextMatcher& Tokens() { return KimiControlTokens(); }
 
-bool IsToken(const std::string& text) { return Tokens().FindIn(text) == std::optional<std::string_view>(text); }
+// The first token's text found in text, or nullopt.
+std::optional<std::string_view> FindIn(std::string_view text) {
+  const SpecialTextMatch match = Tokens().FindNext(text);
+  if (!match.found()) return std::nullopt;
+  return text.substr(match.position, match.length);
+}
+
+bool IsToken(const std::string& text) { return FindIn(text) == std::optional<std::string_view>(text); }
 
 TEST(MarkupGuard, EveryTokenOfK3sTableIsOne) {
   for (const SpecialToken& token : Tokenizer::K3SpecialTokens(163'584)) {
     EXPECT_TRUE(IsToken(token.text)) << token.text;
-    EXPECT_EQ(Tokens().FindIn("say " + token.text + " now"), std::optional<std::string_view>(token.text));
+    EXPECT_EQ(FindIn("say " + token.text + " now"), std::optional<std::string_view>(token.text));
   }
 }
 
@@ -81,16 +89,13 @@ TEST(MarkupGuard, EveryMarkupTextTheK3FormatWritesIsOne) {
 TEST(MarkupGuard, OrdinaryTextAndNearMissesPass) {
   for (const char* text : {"", "a < b and c [d]", "<|im_end|", "|im_end|>", "<|IM_END|>", "[BOS", "[bos]", "<thinking>",
                            "<|reserved_token_1|>", "<|im_end |>", "<div>[x]</div>", "<<<<[[[[||||"}) {
-    EXPECT_EQ(Tokens().FindIn(text), std::nullopt) << text;
+    EXPECT_EQ(FindIn(text), std::nullopt) << text;
   }
 }
 
 TEST(MarkupGuard, TheLeftmostTextIsNamed) {
-  EXPECT_EQ(Tokens().FindIn("x</think><|im_end|>"), std::optional<std::string_view>("</think>"));
-  EXPECT_EQ(Tokens().FindIn("<<|<|open|>"), std::optional<std::string_view>("<|open|>"));
-  const ControlTokenMatcher nested({"<a", "<ab>"});
-  EXPECT_EQ(nested.FindIn("x<ab>"), std::optional<std::string_view>("<ab>"));  // the longest at one place
-  EXPECT_EQ(nested.FindIn("x<ac"), std::optional<std::string_view>("<a"));
+  EXPECT_EQ(FindIn("x</think><|im_end|>"), std::optional<std::string_view>("</think>"));
+  EXPECT_EQ(FindIn("<<|<|open|>"), std::optional<std::string_view>("<|open|>"));
 }
 
 // A refusal as the client sees it: the message, and the `param` the HTTP layer takes from it.
@@ -178,9 +183,9 @@ TEST(MarkupGuard, AMultiMegabyteTextOfNearMissesIsSearched) {
   for (const std::string unit : {"<|reserved_token_16358", "<|<|[[<", "<|im_end|"}) {
     std::string text;
     while (text.size() < (8u << 20)) text += unit;
-    EXPECT_EQ(Tokens().FindIn(text), std::nullopt) << unit;
+    EXPECT_EQ(FindIn(text), std::nullopt) << unit;
     text += "<|im_end|>";
-    EXPECT_EQ(Tokens().FindIn(text), std::optional<std::string_view>("<|im_end|>")) << unit;
+    EXPECT_EQ(FindIn(text), std::optional<std::string_view>("<|im_end|>")) << unit;
   }
 }
 

@@ -10,6 +10,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "kimi/special_token_text.h"
 #include "kimi/tokenizer_utf8.h"
 #include "text/piece_cache.h"
 #include "text/pretokenizer.h"
@@ -24,7 +25,7 @@ namespace kimi {
 struct Tokenizer::State {
   text::RankTable ranks;
   std::vector<SpecialToken> specials;
-  text::SpecialMatcher matcher;
+  SpecialTextMatcher matcher;
   uint64_t instance_id;
   std::unique_ptr<text::PieceCache> pieces = std::make_unique<text::PieceCache>();
 };
@@ -166,7 +167,7 @@ Result<Tokenizer> Tokenizer::FromContents(std::string_view tiktoken_text, std::s
   } else {
     KIMI_ASSIGN_OR_RETURN(specials, text::ParseAddedTokensDecoder(config_json, ranks.size()));
   }
-  text::SpecialMatcher matcher(specials);
+  SpecialTextMatcher matcher(specials);
   auto state = std::make_shared<State>(State{std::move(ranks), std::move(specials), std::move(matcher),
                                              g_next_instance_id.fetch_add(1)});
   return Tokenizer(std::move(state));
@@ -216,7 +217,7 @@ struct ByteRange {
 // `allowed` ranges (ascending, disjoint); the search looks only where such a match may start.
 // Slices are cut first and searched one by one, as the reference tokenizer does, so a
 // special-token text across a cut stays ordinary text.
-Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache, const text::SpecialMatcher& matcher,
+Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache, const SpecialTextMatcher& matcher,
                           std::string_view text, std::span<const ByteRange> allowed, std::vector<int32_t>* ids) {
   KIMI_RETURN_IF_ERROR(text::ValidateUtf8(text));
   const size_t initial_size = ids->size();
@@ -224,7 +225,7 @@ Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache,
   Status status = ForEachSlice(text, [&](std::string_view slice) -> Status {
     const size_t slice_offset = static_cast<size_t>(slice.data() - text.data());
     // The leftmost allowed match starting at or after search, as a slice offset.
-    auto next_allowed = [&](size_t search) -> text::SpecialMatch {
+    auto next_allowed = [&](size_t search) -> SpecialTextMatch {
       while (search < slice.size()) {
         const size_t at = slice_offset + search;
         while (range < allowed.size() && allowed[range].end <= at) ++range;
@@ -233,7 +234,7 @@ Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache,
         const size_t from = std::max(at, r.begin) - slice_offset;
         const size_t until = std::min(r.end - slice_offset, slice.size());
         if (from >= until) break;  // the range starts beyond this slice
-        const text::SpecialMatch match = matcher.FindNext(slice, from, until);
+        const SpecialTextMatch match = matcher.FindNext(slice, from, until);
         if (match.position == std::string_view::npos) {
           search = until;
         } else if (slice_offset + match.position + match.length <= r.end) {
@@ -246,7 +247,7 @@ Status EncodeWithSpecials(const text::RankTable& ranks, text::PieceCache& cache,
     };
     size_t pos = 0;  // next byte of the slice to encode
     while (pos < slice.size()) {
-      const text::SpecialMatch match = next_allowed(pos);
+      const SpecialTextMatch match = next_allowed(pos);
       const size_t ordinary_end = match.position == std::string_view::npos ? slice.size() : match.position;
       if (ordinary_end > pos) {
         EncodeOrdinary(ranks, cache, slice.substr(pos, ordinary_end - pos), ids);

@@ -1,4 +1,5 @@
 #include "text/tokenizer_special.h"
+#include "kimi/special_token_text.h"
 #include "kimi/untrusted_json.h"
 
 #include <algorithm>
@@ -16,7 +17,7 @@ std::vector<SpecialToken> CompleteSpecialTable(std::vector<SpecialToken> named, 
   table.reserve(Tokenizer::kNumSpecialTokens);
   for (int32_t id = num_base_tokens; id < num_base_tokens + Tokenizer::kNumSpecialTokens; ++id) {
     auto it = by_id.find(id);
-    table.push_back({id, it != by_id.end() ? it->second : "<|reserved_token_" + std::to_string(id) + "|>"});
+    table.push_back({id, it != by_id.end() ? it->second : ReservedSpecialTokenName(id)});
   }
   return table;
 }
@@ -60,34 +61,6 @@ Result<std::vector<SpecialToken>> ParseAddedTokensDecoder(std::string_view confi
     }
   }
   return table;
-}
-
-SpecialMatcher::SpecialMatcher(const std::vector<SpecialToken>& table) {
-  for (const auto& t : table) {
-    by_text_.emplace(t.text, t.id);
-    lengths_.push_back(t.text.size());
-    first_byte_[static_cast<uint8_t>(t.text[0])] = true;
-  }
-  std::sort(lengths_.begin(), lengths_.end(), std::greater<>());
-  lengths_.erase(std::unique(lengths_.begin(), lengths_.end()), lengths_.end());
-}
-
-int32_t SpecialMatcher::Find(std::string_view text) const {
-  auto it = by_text_.find(text);
-  return it == by_text_.end() ? -1 : it->second;
-}
-
-SpecialMatch SpecialMatcher::FindNext(std::string_view text, size_t from, size_t until) const {
-  const size_t last = std::min(until, text.size());
-  for (size_t pos = from; pos < last; ++pos) {
-    if (!first_byte_[static_cast<uint8_t>(text[pos])]) continue;
-    for (size_t len : lengths_) {
-      if (pos + len > text.size()) continue;
-      auto it = by_text_.find(text.substr(pos, len));
-      if (it != by_text_.end()) return {pos, len, it->second};
-    }
-  }
-  return {std::string_view::npos, 0, -1};
 }
 
 }  // namespace kimi::text
