@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kimi/special_token_text.h"
 #include "kimi/tokenizer.h"
 #include "kimi/tokenizer_utf8.h"
 #include "text/pretokenizer.h"
@@ -172,7 +173,7 @@ namespace kimi {
 std::string DemoTokenizerConfigJson(int num_base_tokens) {
   nlohmann::ordered_json decoder = nlohmann::ordered_json::object();
   for (const SpecialToken& t : Tokenizer::K3SpecialTokens(num_base_tokens)) {
-    if (t.text.rfind("<|reserved_token_", 0) == 0) continue;  // implicit, as in the real config
+    if (t.text == ReservedSpecialTokenName(t.id)) continue;  // implicit, as in the real config
     decoder[std::to_string(t.id)] = {{"content", t.text},   {"lstrip", false}, {"normalized", false},
                                      {"rstrip", false},     {"single_word", false}, {"special", true}};
   }
