@@ -1,5 +1,7 @@
 #include "api/request/message_rules.h"
 
+#include <algorithm>
+
 #include "api/request/tool_rules.h"
 
 namespace kimi::api::request {
@@ -7,6 +9,15 @@ namespace {
 
 bool IsKnownRole(const std::string& role) {
   return role == "system" || role == "developer" || role == "user" || role == "assistant" || role == "tool";
+}
+
+// A caller's short name as 'name' for a message; anything longer or not printable ASCII as
+// "another type", so that an error does not carry back megabytes or control bytes.
+std::string QuotedIfShortAscii(const std::string& name) {
+  constexpr size_t kMaxQuoted = 64;
+  const bool plain = name.size() <= kMaxQuoted &&
+                     std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  return plain ? "'" + name + "'" : "another type";
 }
 
 // Text, or an array of content parts ({"type": "text", "text": ...} or another typed part).
@@ -19,11 +30,19 @@ Status CheckContent(const Json& content, const std::string& field) {
     const Json* type = OptionalMember(content[i], "type");
     if (type == nullptr) return FieldError(Member(part, "type"), "is required");
     KIMI_RETURN_IF_ERROR(ExpectString(*type, Member(part, "type")));
-    if (*type == "text") {
+    if (*type != "image_url" && *type != "image") {
+      // The chat format prints a part's `text` whatever its type (an `input_text` part reads as
+      // text) and nothing else of it: a part without text (audio, a file, a refusal) would reach
+      // the model as nothing, answered as if it had been read.
       const Json* text = OptionalMember(content[i], "text");
-      if (text == nullptr) return FieldError(Member(part, "text"), "is required in a text part");
+      if (text == nullptr && *type == "text") return FieldError(Member(part, "text"), "is required in a text part");
+      if (text == nullptr) {
+        return FieldError(Member(part, "type"), "is " + QuotedIfShortAscii(type->get_ref<const std::string&>()) +
+                                                    ", a part this model cannot read: it reads text parts and "
+                                                    "images (image_url)");
+      }
       KIMI_RETURN_IF_ERROR(ExpectString(*text, Member(part, "text")));
-    } else if (*type == "image_url" || *type == "image") {
+    } else {
       // An upstream server fetches a URL it is given: only an inline image (a data: URL of an
       // image type) may pass, so no request makes anything inside the network connect anywhere,
       // and no text rides in a part the policy does not read (a data:text/plain URL).

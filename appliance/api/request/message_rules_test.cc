@@ -40,6 +40,23 @@ TEST(MessageRulesTest, ContentIsTextOrParts) {
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "text", "text": 1}]}])"),
                        "messages[0].content[0].text"));
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": ["hi"]}])"), "messages[0].content[0]"));
+  // A part is read for its text (any type) or as an image; one without either would reach the
+  // model as nothing.
+  EXPECT_TRUE(Accepted(WithMessages(R"([{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}])")));
+  for (const char* part : {R"({"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}})",
+                           R"({"type": "file", "file": {"file_data": "AAAA", "filename": "a.pdf"}})",
+                           R"({"type": "refusal", "refusal": "no"})", R"({"type": "input_text"})"}) {
+    const std::string messages = std::string(R"([{"role": "user", "content": [{"type": "text", "text": "a"}, )") + part + "]}]";
+    EXPECT_TRUE(Rejected(WithMessages(messages.c_str()),
+                         "messages[0].content[1].type", "a part this model cannot read"))
+        << part;
+  }
+  const std::string long_type = R"([{"role": "user", "content": [{"type": ")" + std::string(100'000, 'x') + R"("}]}])";
+  const Result<ValidatedRequest> long_refused = WithMessages(long_type.c_str());
+  EXPECT_TRUE(Rejected(long_refused, "messages[0].content[0].type", "is another type, a part"));
+  EXPECT_LT(long_refused.status().message().size(), 200u);  // the caller's bytes are not echoed back
+  EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": [{"type": "input_text", "text": 5}]}])"),
+                       "messages[0].content[0].text", "must be a string"));
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user"}])"), "messages[0].content", "is required in a user message"));
   EXPECT_TRUE(Rejected(WithMessages(R"([{"role": "user", "content": "hi", "name": 3}])"), "messages[0].name"));
 }

@@ -8,6 +8,7 @@
 #include "api/request/sampling_rules.h"
 #include "api/request/thinking_rules.h"
 #include "api/request/tool_rules.h"
+#include "api/request/unapplied_options.h"
 #include "kimi/python_text.h"
 
 namespace kimi::api {
@@ -144,6 +145,7 @@ Result<ValidatedRequest> ValidateChatCompletion(const Json& sent, const ModelReq
   KIMI_RETURN_IF_ERROR(request::CheckResponseFormat(body, &out));
   KIMI_RETURN_IF_ERROR(request::ResolveThinking(body, &out));
   KIMI_RETURN_IF_ERROR(CheckPassiveFields(body, /*chat=*/true));
+  KIMI_RETURN_IF_ERROR(request::CheckUnappliedOptions(body, /*chat=*/true));
 
   // Pass 2: rules across the request (tool names, tool_choice against the tools).
   KIMI_RETURN_IF_ERROR(request::ResolveTools(body, &out));
@@ -162,6 +164,7 @@ Result<ValidatedRequest> ValidateCompletion(const Json& body, const ModelRequest
   KIMI_RETURN_IF_ERROR(CheckPrompt(body, &out));
   KIMI_RETURN_IF_ERROR(CheckCompletionOnlyFields(body, rules));
   KIMI_RETURN_IF_ERROR(CheckPassiveFields(body, /*chat=*/false));
+  KIMI_RETURN_IF_ERROR(request::CheckUnappliedOptions(body, /*chat=*/false));
   KIMI_RETURN_IF_ERROR(ReadGeneration(body, &out));
   ListIgnoredFields(body, /*chat=*/false, &out);
   out.body = body;

@@ -76,7 +76,8 @@ struct ValidatedRequest {
   // Completions only.
   std::string prompt;
 
-  // Top-level fields this API does not know: the handler logs them, one line per request.
+  // Top-level fields this API does not know: the handler logs them, one line per request. (Other
+  // servers' options that would change the answer are refused instead: unapplied_options.h.)
   std::vector<std::string> ignored_fields;
 };
 
