@@ -203,9 +203,10 @@ Status Authenticator::Admit(const Principal& principal, int64_t* retry_after_s) 
 }
 
 Result<std::unique_ptr<UsageMeter::Lease>> Authenticator::BeginGeneration(const Principal& principal,
-                                                                          int64_t* retry_after_s) {
+                                                                          int64_t* retry_after_s,
+                                                                          int64_t most_tokens) {
   if (meter_ == nullptr) return Status::Unavailable("authentication is not ready yet");
-  return meter_->Begin(principal, retry_after_s);
+  return meter_->Begin(principal, retry_after_s, most_tokens);
 }
 
 Result<KeyUsage> Authenticator::Usage(const std::string& key_id) {

@@ -142,7 +142,8 @@ class Authenticator {
 
   // The quotas of a generation request (usage_meter.h): a lease to hold until the response
   // ends, or ResourceExhausted naming the limit with *retry_after_s set.
-  Result<std::unique_ptr<UsageMeter::Lease>> BeginGeneration(const Principal& principal, int64_t* retry_after_s);
+  Result<std::unique_ptr<UsageMeter::Lease>> BeginGeneration(const Principal& principal, int64_t* retry_after_s,
+                                                              int64_t most_tokens = 0);
   // The key's usage in the current UTC day and month.
   Result<KeyUsage> Usage(const std::string& key_id);
   // Generation requests of the key in flight now.

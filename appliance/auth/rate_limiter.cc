@@ -37,10 +37,15 @@ Status RateLimiter::Admit(const std::string& key_id, int64_t per_minute, int64_t
                                    std::to_string(*retry_after_s) + " s");
 }
 
-bool RateLimiter::HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s) {
+bool RateLimiter::HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s,
+                         int64_t held) {
   if (per_minute <= 0) return true;
   std::lock_guard<std::mutex> lock(mu_);
-  return Holds(Refilled(key_id, per_minute, now_ms), per_minute, retry_after_s);
+  const Bucket& b = Refilled(key_id, per_minute, now_ms);
+  if (!Holds(b, per_minute, retry_after_s)) return false;
+  if (b.tokens - static_cast<double>(held) >= 1.0) return true;
+  *retry_after_s = 1;
+  return false;
 }
 
 void RateLimiter::Charge(const std::string& key_id, int64_t per_minute, int64_t amount, int64_t now_ms) {

@@ -27,8 +27,10 @@ class RateLimiter {
   // OK and one spent, or ResourceExhausted with *retry_after_s set (at least 1).
   // per_minute <= 0 means no limit.
   Status Admit(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s);
-  // Whether the key holds at least one now, spending nothing; false with *retry_after_s set.
-  bool HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s);
+  // Whether the key holds at least one now beyond `held` (what requests in flight may still
+  // charge), spending nothing; false with *retry_after_s set (1 s when only the held part is
+  // missing: it is given back as those requests end).
+  bool HasOne(const std::string& key_id, int64_t per_minute, int64_t now_ms, int64_t* retry_after_s, int64_t held = 0);
   // Spends `amount` (>= 0), below zero if need be. A no-op for per_minute <= 0.
   void Charge(const std::string& key_id, int64_t per_minute, int64_t amount, int64_t now_ms);
 

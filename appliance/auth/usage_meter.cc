@@ -58,7 +58,7 @@ UsageMeter::Lease::~Lease() {
   if (Status s = Finish(); !s.ok()) {
     log::Warn("cannot record a request's token usage", {{"key_id", key_id_}, {"error", s.ToString()}});
   }
-  meter_->Release(key_id_);
+  meter_->Release(key_id_, held_tokens_);
 }
 
 void UsageMeter::Lease::Count(int64_t prompt_tokens, int64_t completion_tokens) {
@@ -72,8 +72,12 @@ Status UsageMeter::Lease::Finish() {
   finished_ = true;
   int64_t now = meter_->clock_ms_();
   meter_->tokens_per_minute_.Charge(key_id_, tokens_per_minute_, prompt_tokens_ + completion_tokens_, now);
-  return meter_->ledger_->Add(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens_,
-                              completion_tokens_);
+  Status added = meter_->ledger_->Add(key_id_, UtcDayStartMs(now), UtcMonthStartMs(now), prompt_tokens_,
+                                      completion_tokens_);
+  // The counts stand in for what the request held from here on.
+  meter_->Unhold(key_id_, held_tokens_);
+  held_tokens_ = 0;
+  return added;
 }
 
 Status UsageMeter::FlushUsage() { return ledger_ == nullptr ? Status::OK() : ledger_->Flush(); }
@@ -87,7 +91,8 @@ Status UsageMeter::SaveBuckets() {
   return store_->SaveRateBuckets(BucketKind::kTokens, tokens_per_minute_.Snapshot());
 }
 
-Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& principal, int64_t* retry_after_s) {
+Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& principal, int64_t* retry_after_s,
+                                                             int64_t most_tokens) {
   const bool is_key = principal.kind == Principal::Kind::kApiKey;
   const KeyLimits& limits = principal.limits;
   std::string key_id = is_key ? principal.id : std::string();
@@ -99,38 +104,57 @@ Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& pr
                                        " concurrent generation requests (auth.max_concurrent_streams) is reached; "
                                        "retry shortly");
     }
-    if (is_key && limits.max_concurrent_streams > 0 && per_key_[key_id] >= limits.max_concurrent_streams) {
+    if (is_key && limits.max_concurrent_streams > 0 && per_key_[key_id].streams >= limits.max_concurrent_streams) {
       *retry_after_s = 1;
       return Status::ResourceExhausted("this API key's limit of " + std::to_string(limits.max_concurrent_streams) +
                                        " concurrent streams (max_concurrent_streams) is reached; retry when one ends");
     }
     ++in_flight_;
-    if (is_key) ++per_key_[key_id];
+    if (is_key) ++per_key_[key_id].streams;
   }
-  // From here the slots are held by the lease, so every refusal below releases them.
-  std::unique_ptr<Lease> lease(new Lease(this, key_id, limits.tokens_per_minute));
+  // From here the slots belong to the lease, so every refusal below releases them.
+  std::unique_ptr<Lease> lease(new Lease(this, key_id, limits.tokens_per_minute, 0));
+  if (!is_key) return lease;
+  const bool quotas = store_ != nullptr && (limits.tokens_per_day > 0 || limits.tokens_per_month > 0);
   const int64_t now = clock_ms_();
-  if (is_key && !tokens_per_minute_.HasOne(key_id, limits.tokens_per_minute, now, retry_after_s)) {
+  // The first read of a key's usage may load it from the database: not under the lock.
+  if (quotas) KIMI_RETURN_IF_ERROR(ledger_->Read(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)).status());
+  // The checks and the holding are one step under the lock, and a lease gives back what it held
+  // only after its counts are in the usage: so requests admitted at once see each other's
+  // holds, and nothing is counted in neither.
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t held_by_others = per_key_[key_id].held_tokens;
+  const std::string in_flight_note =
+      held_by_others > 0 ? ", up to " + std::to_string(held_by_others) + " more held by its requests in flight" : "";
+  if (!tokens_per_minute_.HasOne(key_id, limits.tokens_per_minute, now, retry_after_s, held_by_others)) {
     return Status::ResourceExhausted("this API key's limit of " + std::to_string(limits.tokens_per_minute) +
-                                     " tokens per minute (tokens_per_minute) is used up; retry in " +
-                                     std::to_string(*retry_after_s) + " s");
+                                     " tokens per minute (tokens_per_minute) is used up" + in_flight_note +
+                                     "; retry in " + std::to_string(*retry_after_s) + " s");
   }
-  if (is_key && store_ != nullptr && (limits.tokens_per_day > 0 || limits.tokens_per_month > 0)) {
+  if (quotas) {
     KIMI_ASSIGN_OR_RETURN(KeyUsage usage, ledger_->Read(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
-    if (limits.tokens_per_day > 0 && usage.day.tokens() >= limits.tokens_per_day) {
-      *retry_after_s = SecondsUntil(now, UtcDayStartMs(now) + kDayMs);
+    // Used up only with what requests in flight hold: free again as they end (Retry-After 1),
+    // not at the period's end.
+    if (limits.tokens_per_day > 0 && usage.day.tokens() + held_by_others >= limits.tokens_per_day) {
+      const bool used_up = usage.day.tokens() >= limits.tokens_per_day;
+      *retry_after_s = used_up ? SecondsUntil(now, UtcDayStartMs(now) + kDayMs) : 1;
       return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_day) +
                                        " tokens per day (tokens_per_day) is used up (" +
-                                       std::to_string(usage.day.tokens()) + " used); it resets at 00:00 UTC");
+                                       std::to_string(usage.day.tokens()) + " used" + in_flight_note + "); " +
+                                       (used_up ? "it resets at 00:00 UTC" : "retry when they end"));
     }
-    if (limits.tokens_per_month > 0 && usage.month.tokens() >= limits.tokens_per_month) {
-      *retry_after_s = SecondsUntil(now, NextUtcMonthStartMs(now));
+    if (limits.tokens_per_month > 0 && usage.month.tokens() + held_by_others >= limits.tokens_per_month) {
+      const bool used_up = usage.month.tokens() >= limits.tokens_per_month;
+      *retry_after_s = used_up ? SecondsUntil(now, NextUtcMonthStartMs(now)) : 1;
       return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_month) +
                                        " tokens per month (tokens_per_month) is used up (" +
-                                       std::to_string(usage.month.tokens()) +
-                                       " used); it resets on the first of the month, 00:00 UTC");
+                                       std::to_string(usage.month.tokens()) + " used" + in_flight_note + "); " +
+                                       (used_up ? "it resets on the first of the month, 00:00 UTC"
+                                                : "retry when they end"));
     }
   }
+  lease->held_tokens_ = std::max<int64_t>(0, most_tokens);
+  per_key_[key_id].held_tokens += lease->held_tokens_;
   return lease;
 }
 
@@ -148,15 +172,23 @@ int64_t UsageMeter::InFlight() {
 int64_t UsageMeter::InFlight(const std::string& key_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = per_key_.find(key_id);
-  return it == per_key_.end() ? 0 : it->second;
+  return it == per_key_.end() ? 0 : it->second.streams;
 }
 
-void UsageMeter::Release(const std::string& key_id) {
+void UsageMeter::Release(const std::string& key_id, int64_t held_tokens) {
   std::lock_guard<std::mutex> lock(mu_);
   --in_flight_;
   if (key_id.empty()) return;
   auto it = per_key_.find(key_id);
-  if (it != per_key_.end() && --it->second <= 0) per_key_.erase(it);
+  if (it == per_key_.end()) return;
+  it->second.held_tokens -= held_tokens;
+  if (--it->second.streams <= 0) per_key_.erase(it);
+}
+
+void UsageMeter::Unhold(const std::string& key_id, int64_t held_tokens) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = per_key_.find(key_id);
+  if (it != per_key_.end()) it->second.held_tokens -= held_tokens;
 }
 
 }  // namespace kimi::auth

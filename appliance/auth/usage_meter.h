@@ -15,7 +15,11 @@
 // A request is admitted while the period's usage is below the quota, so the request that
 // crosses it finishes and the next one is refused until the period ends (Retry-After: the
 // seconds to the next UTC midnight or first of the month, or until the minute's bucket holds
-// a token again). Console sessions have no key limits; only the appliance-wide limit applies
+// a token again). The key's requests in flight count as the most they may use (each one's
+// `most_tokens`: its estimated prompt and its max_tokens), held from their admission until
+// their counts are recorded: otherwise every request admitted at once saw the same usage
+// below the quota, and a burst of them took many times the quota. A refusal for what requests
+// in flight hold says so, with Retry-After 1. Console sessions have no key limits; only the appliance-wide limit applies
 // to them. The tokens-per-minute buckets are restored from the store at construction and
 // written back by SaveBuckets(). Close() writes the usage not written yet and stops the
 // ledger's writer; call it before the store closes.
@@ -73,19 +77,22 @@ class UsageMeter {
 
    private:
     friend class UsageMeter;
-    Lease(UsageMeter* meter, std::string key_id, int64_t tokens_per_minute)
-        : meter_(meter), key_id_(std::move(key_id)), tokens_per_minute_(tokens_per_minute) {}
+    Lease(UsageMeter* meter, std::string key_id, int64_t tokens_per_minute, int64_t held_tokens)
+        : meter_(meter), key_id_(std::move(key_id)), tokens_per_minute_(tokens_per_minute), held_tokens_(held_tokens) {}
     UsageMeter* meter_;
     std::string key_id_;  // empty for sessions
     int64_t tokens_per_minute_;
+    int64_t held_tokens_;  // held against the key's quotas until the counts are recorded
     bool counted_ = false;
     bool finished_ = false;
     int64_t prompt_tokens_ = 0;
     int64_t completion_tokens_ = 0;
   };
 
-  // A lease, or ResourceExhausted naming the limit, with *retry_after_s set.
-  Result<std::unique_ptr<Lease>> Begin(const Principal& principal, int64_t* retry_after_s);
+  // A lease, or ResourceExhausted naming the limit, with *retry_after_s set. `most_tokens`: the
+  // most this request may use (prompt and completion), held against the key's quotas while it
+  // runs.
+  Result<std::unique_ptr<Lease>> Begin(const Principal& principal, int64_t* retry_after_s, int64_t most_tokens = 0);
   // The key's usage in the current UTC day and month.
   Result<KeyUsage> Usage(const std::string& key_id);
   // Generation requests in flight now: appliance-wide, and for one key.
@@ -101,7 +108,15 @@ class UsageMeter {
   UsageLedgerStats UsageStats() const;
 
  private:
-  void Release(const std::string& key_id);
+  // The end of a lease: its slots and what it still holds.
+  void Release(const std::string& key_id, int64_t held_tokens);
+  // Gives back what a lease held once its counts are recorded.
+  void Unhold(const std::string& key_id, int64_t held_tokens);
+
+  struct KeyInFlight {
+    int64_t streams = 0;      // > 0 while listed
+    int64_t held_tokens = 0;  // the sum of the streams' held tokens not given back yet
+  };
 
   AuthStore* store_;
   std::unique_ptr<UsageLedger> ledger_;  // null without a store
@@ -110,7 +125,7 @@ class UsageMeter {
   std::function<int64_t()> clock_ms_;
   std::mutex mu_;
   int64_t in_flight_ = 0;                      // guarded by mu_
-  std::map<std::string, int64_t> per_key_;     // guarded by mu_: key id -> in flight (> 0)
+  std::map<std::string, KeyInFlight> per_key_;  // guarded by mu_
 };
 
 }  // namespace kimi::auth

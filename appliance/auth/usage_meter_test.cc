@@ -1,6 +1,9 @@
 #include "auth/usage_meter.h"
 
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -138,6 +141,64 @@ TEST_F(UsageMeterTest, TokensPerMinuteRefusesUntilTheBucketRefills) {
   now_ms_ += 5'500;
   EXPECT_TRUE(meter_->Begin(p, &retry_).ok());
   EXPECT_TRUE(meter_->Begin(Key("key_b", KeyLimits{0, 0, 0, 0, 120}), &retry_).ok());  // its own bucket
+}
+
+// Requests admitted at once each saw the same usage below the quota: a burst of them took many
+// times it. Each request in flight now holds the most it may use until its counts are in.
+TEST_F(UsageMeterTest, RequestsInFlightHoldTheMostTheyMayUseAgainstTheDailyQuota) {
+  Principal p = Key("key_a", KeyLimits{0, 100, 0, 0});
+  auto first = meter_->Begin(p, &retry_, 60);
+  auto second = meter_->Begin(p, &retry_, 60);  // 60 held, below the quota: may cross it, as one request may
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto refused = meter_->Begin(p, &retry_, 60);
+  ASSERT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("up to 120 more held by its requests in flight"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(retry_, 1);  // free again as they end, not at midnight
+  ASSERT_TRUE((*first)->Finish(10, 5).ok());  // its counts replace what it held
+  auto third = meter_->Begin(p, &retry_, 60);  // 15 used + 60 held
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  second->reset();
+  third->reset();
+  first->reset();
+  EXPECT_EQ(meter_->InFlight("key_a"), 0);
+  EXPECT_TRUE(meter_->Begin(p, &retry_, 84).ok());  // 15 used: nothing held any more
+}
+
+TEST_F(UsageMeterTest, RequestsInFlightHoldTheMostTheyMayUseAgainstTheMinuteBucket) {
+  Principal p = Key("key_a", KeyLimits{0, 0, 0, 0, 120});
+  auto first = meter_->Begin(p, &retry_, 200);
+  ASSERT_TRUE(first.ok());
+  auto refused = meter_->Begin(p, &retry_, 10);
+  ASSERT_EQ(refused.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("tokens per minute"), std::string::npos);
+  EXPECT_EQ(retry_, 1);
+  ASSERT_TRUE((*first)->Finish(20, 10).ok());  // 90 left in the bucket, nothing held
+  EXPECT_TRUE(meter_->Begin(p, &retry_, 10).ok());
+  EXPECT_TRUE(meter_->Begin(Key("key_b", KeyLimits{0, 0, 0, 0, 120}), &retry_, 200).ok());  // its own
+}
+
+// Many requests of one key admitted from many threads at once: what they hold keeps the
+// admitted ones within the quota's reach (100 tokens, 40 each: at most three admitted).
+TEST_F(UsageMeterTest, ABurstOfRequestsAtOnceIsAdmittedOnlyAsFarAsTheQuotaReaches) {
+  UsageMeter meter(store_, 0, [this] { return now_ms_; });
+  Principal p = Key("key_a", KeyLimits{0, 100, 0, 0});
+  std::mutex mu;
+  std::vector<std::unique_ptr<UsageMeter::Lease>> admitted;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([&] {
+      int64_t retry = 0;
+      Result<std::unique_ptr<UsageMeter::Lease>> lease = meter.Begin(p, &retry, 40);
+      if (!lease.ok()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      admitted.push_back(std::move(lease).value());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(admitted.size(), 3u);
+  admitted.clear();
+  ASSERT_TRUE(meter.Close().ok());
 }
 
 TEST_F(UsageMeterTest, UsageSurvivesANewMeterOnTheSameDatabase) {

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -122,6 +123,9 @@ Status Daemon::OpenServer() {
     };
   }
   generation.stream_argument_chunk_bytes = static_cast<size_t>(config.model.stream_argument_chunk_bytes);
+  // The embedded engine caps such a request at the model's default, an upstream at what the
+  // router assumes of it.
+  generation.assumed_max_tokens = std::max(config.model.default_max_tokens, config.router.default_max_tokens);
   http::ModelListServices model_list{p.measured_backend.get()};
   model_list.describe_model = [&p, served_id = config.model.served_id](
                                   const std::string& model) -> std::optional<http::ServedModelDetails> {

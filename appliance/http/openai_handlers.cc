@@ -358,9 +358,13 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   if (decided.stored_content) ctx.audit.stored_content = std::move(decided.stored_content);
   KIMI_RETURN_IF_ERROR(decided.refusal);
   KIMI_ASSIGN_OR_RETURN(std::string model, ResolveModel(services, ctx, parsed.validated.model));
+  const int64_t estimated_prompt_tokens = api::EstimatePromptTokens(parsed.serving);
   std::shared_ptr<Lease> lease;
   if (services.authenticator != nullptr && ctx.principal) {
-    Result<std::unique_ptr<Lease>> begun = services.authenticator->BeginGeneration(*ctx.principal, &ctx.retry_after_s);
+    const int64_t most_tokens =
+        estimated_prompt_tokens + parsed.serving.generation.max_tokens.value_or(services.assumed_max_tokens);
+    Result<std::unique_ptr<Lease>> begun =
+        services.authenticator->BeginGeneration(*ctx.principal, &ctx.retry_after_s, most_tokens);
     if (!begun.ok()) {
       ctx.auth_failure = "quota: " + begun.status().message();
       return begun.status();
@@ -378,7 +382,7 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   // ctx.audit.model_digest comes from the backend's outcome (the version its engine reference
   // belongs to), not from what is active now: an activation may switch between the two.
   GenerationTally tally;
-  tally.estimated_prompt_tokens = api::EstimatePromptTokens(request.serving);
+  tally.estimated_prompt_tokens = estimated_prompt_tokens;
   tally.keep_completion_text = ctx.audit.stored_content != nullptr || services.audit_stores_content;
   const bool chat = endpoint == api::Endpoint::kChatCompletions;
   if (!mode.stream) {

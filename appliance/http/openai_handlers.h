@@ -54,6 +54,9 @@ struct GenerationServices {
   // as sent.
   std::function<std::string(std::string_view)> shown_client_text;
   size_t stream_argument_chunk_bytes = 64;  // a tool call's arguments per streamed frame
+  // The max_tokens assumed of a request that names none, in what it holds against its key's
+  // quotas while it runs (usage_meter.h).
+  int64_t assumed_max_tokens = 4096;
 };
 
 // What /v1/models says of a served model besides its id: the version the engine serves.

@@ -281,6 +281,20 @@ class TokenQuotaTest(unittest.TestCase):
         self.assertEqual(patch_key(self.daemon, "key_none", {"tokens_per_day": 1}).status, 404)
         self.assertEqual(patch_key(self.daemon, key_id, {"tokens_per_day": -1}).status, 400)
 
+    def test_a_request_in_flight_holds_what_it_may_use_so_a_burst_cannot_pass_the_quota(self):
+        # Every request of a burst used to see the same usage below the quota: all were served.
+        key, key_id = create_key(self.daemon, tokens_per_day=1)
+        held = open_held_stream(self.daemon, key)  # admitted at 0 used; may use its prompt + max_tokens
+        try:
+            refused = chat(self.daemon, key)
+            assert_rate_limited(self, refused, "held by its requests in flight", self.daemon)
+            self.assertEqual(refused.headers["retry-after"], "1")  # free again when the stream ends
+        finally:
+            self.upstream.released.set()
+            held.close()
+        self.wait_for_usage(key_id, lambda d: d["requests"] == 1)
+        assert_rate_limited(self, chat(self.daemon, key), "resets at 00:00 UTC")
+
     def test_tokens_per_minute_refuses_until_the_minute_has_paid_for_them(self):
         per_request = PROMPT_TOKENS + COMPLETION_TOKENS
         key, key_id = create_key(self.daemon, tokens_per_minute=per_request)
