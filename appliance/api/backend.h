@@ -119,6 +119,11 @@ struct BackendRequest {
   // receives it as vLLM's `priority` when configured to (docs/policies.md).
   std::string workload_class;
   int priority = 0;
+  // On whose behalf the request runs, for the prompt prefixes it may reuse from the engine's
+  // cache (kimi::PrefixCacheScope): "key:<id>" or "user:<name>"; "" shares with every request
+  // that names none. A cache shared across callers would tell one, by its time to first token,
+  // what another sent.
+  std::string prefix_cache_scope;
   // The prompt as the policy step rendered it (and tokenised it, when it counted its tokens),
   // for the embedded engine to run without rendering or tokenising again
   // (ChatService::Start); null when the step needed no prompt. Other backends ignore it.

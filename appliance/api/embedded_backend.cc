@@ -1,6 +1,7 @@
 #include "api/embedded_backend.h"
 
 #include "api/response_meta.h"
+#include "kimi/runtime.h"
 
 namespace kimi::api {
 
@@ -50,7 +51,9 @@ Status EmbeddedBackend::Generate(const BackendRequest& request, EventSink& sink,
   const std::shared_ptr<ChatService>& service = now.service;
   if (service == nullptr) return Status::Unavailable("the model is not loaded yet");
   KIMI_ASSIGN_OR_RETURN(std::unique_ptr<ChatStream> stream,
-                        service->Start(request.serving, request.priority, request.encoded_prompt.get()));
+                        service->Start(request.serving, {.priority = request.priority,
+                                                         .prefix_cache_scope = PrefixCacheScope(request.prefix_cache_scope),
+                                                         .prepared = request.encoded_prompt.get()}));
   // A request waiting for a place in the running batch emits nothing until it has one; a
   // client that leaves meanwhile drops it from the queue at the scheduler's next step.
   const CancelWhileRegistered cancel_on_hang_up(sink, [&stream] { stream->Cancel(); });

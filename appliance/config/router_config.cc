@@ -40,7 +40,11 @@ config::ObjectSchema<BackendConfig> BackendSchema() {
                "server's own keep-alive timeout (5 s for vLLM's uvicorn and kimi-engine serve); 0: no reuse.")
       .Boolean("send_priority", &BackendConfig::send_priority,
                "Upstream only: send each request's workload-class priority as vLLM's `priority` field "
-               "(for a server started with --scheduling-policy priority; docs/policies.md).");
+               "(for a server started with --scheduling-policy priority; docs/policies.md).")
+      .Boolean("send_cache_salt", &BackendConfig::send_cache_salt,
+               "Upstream only: send each request's caller (its API key or console user, hashed) as vLLM's "
+               "`cache_salt`, so that the server's prefix cache is shared only by one caller's requests "
+               "(kimi-engine serve and vLLM's V1 engine read it).");
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ struct BackendConfig {
   int64_t health_interval_ms = 5'000;
   int64_t keep_alive_ms = 4'000;  // upstream: how long an idle connection is kept for reuse
   bool send_priority = false;     // upstream: send the request's priority as vLLM's `priority`
+  bool send_cache_salt = false;   // upstream: send the request's caller, hashed, as vLLM's `cache_salt`
 };
 
 struct RouterConfig {

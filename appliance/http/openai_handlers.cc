@@ -376,6 +376,10 @@ Status ServeGeneration(api::Endpoint endpoint, const GenerationServices& service
   api::BackendRequest request =
       api::ToBackendRequest(std::move(parsed), ctx.request_id, model, std::move(decided.workload_class),
                             decided.priority, std::move(decided.prompt));
+  if (ctx.principal) {
+    const bool key = ctx.principal->kind == auth::Principal::Kind::kApiKey;
+    request.prefix_cache_scope = (key ? "key:" : "user:") + ctx.principal->id;
+  }
   api::Backend& backend = *services.backend;
   ctx.audit.model = model;
   ctx.audit.backend = std::string(backend.name());

@@ -35,6 +35,7 @@ Result<std::unique_ptr<Router>> BuildRouter(
     o.health_interval_ms = b.health_interval_ms;
     o.keep_alive_ms = b.keep_alive_ms;
     o.send_priority = b.send_priority;
+    o.send_cache_salt = b.send_cache_salt;
     o.request_timeout_ms = b.request_timeout_ms;
     routed.push_back(RoutedBackend{std::make_shared<upstream::UpstreamBackend>(std::move(o)), b.request_timeout_ms});
   }

@@ -9,6 +9,7 @@
 #include "api/forward_body.h"
 #include "api/prompt_estimate.h"
 #include "kimi/log.h"
+#include "kimi/runtime.h"
 #include "kimi/untrusted_json.h"
 #include "upstream/chunk_normalizer.h"
 #include "upstream/markup_guard.h"
@@ -374,6 +375,9 @@ Result<std::string> UpstreamBackend::RequestFor(const api::BackendRequest& reque
   const bool chat = request.endpoint == api::Endpoint::kChatCompletions;
   nlohmann::ordered_json body = UpstreamBody(api::ForwardBody(request), options_.upstream_model);
   if (options_.send_priority) body["priority"] = request.priority;
+  if (options_.send_cache_salt && !request.prefix_cache_scope.empty()) {
+    body["cache_salt"] = std::to_string(PrefixCacheScope(request.prefix_cache_scope));
+  }
   // The server tokenises the caller's texts with its markup: a token's text typed by the caller
   // never leaves (markup_guard.h).
   KIMI_RETURN_IF_ERROR(CheckNoControlTokens(body, KimiControlTokens()));

@@ -77,6 +77,10 @@ struct UpstreamOptions {
   // Send BackendRequest::priority as vLLM's `priority` (lower runs sooner); off by default,
   // since a server not started with --scheduling-policy priority refuses the field.
   bool send_priority = false;
+  // Send BackendRequest::prefix_cache_scope, hashed, as vLLM's `cache_salt`: the server's prefix
+  // cache then serves a cached prompt prefix only to requests of the same caller. Off by
+  // default, since servers that do not know the field may refuse it.
+  bool send_cache_salt = false;
 };
 
 class UpstreamBackend final : public api::Backend {

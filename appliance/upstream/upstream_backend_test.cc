@@ -133,22 +133,47 @@ TEST(UpstreamBackend, NormalisesAVllmStreamSplitAtOddBytes) {
   EXPECT_FALSE(bodies[0].contains("thinking"));
 }
 
+// Sends `request` to `server` through a backend whose options `configure` sets.
+void SendThrough(FakeOpenAiServer& server, const api::BackendRequest& request,
+                 const std::function<void(UpstreamOptions&)>& configure) {
+  UpstreamOptions options = Options(server.url());
+  configure(options);
+  UpstreamBackend backend(options);
+  RecordingSink sink;
+  ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
+}
+
 TEST(UpstreamBackend, PriorityIsSentOnlyWhenConfigured) {
   FakeOpenAiServer server;
   server.SetReply(FakeReply{.pieces = {VllmStream()}});
   api::BackendRequest request = Request();
   request.priority = 1;
-  for (bool send : {false, true}) {
-    UpstreamOptions options = Options(server.url());
-    options.send_priority = send;
-    UpstreamBackend backend(options);
-    RecordingSink sink;
-    ASSERT_TRUE(backend.Generate(request, sink, nullptr).ok());
-  }
+  for (bool send : {false, true}) SendThrough(server, request, [send](UpstreamOptions& o) { o.send_priority = send; });
   std::vector<json> bodies = server.bodies();
   ASSERT_EQ(bodies.size(), 2u);
   EXPECT_FALSE(bodies[0].contains("priority"));
   EXPECT_EQ(bodies[1]["priority"], 1);
+}
+
+// With send_cache_salt, each caller's requests carry a salt of their own (never the caller's
+// name), so the server's prefix cache serves one caller's prefixes to no other.
+TEST(UpstreamBackend, ACallersCacheSaltIsSentOnlyWhenConfigured) {
+  FakeOpenAiServer server;
+  server.SetReply(FakeReply{.pieces = {VllmStream()}});
+  for (const char* scope : {"key:key_a", "key:key_b", "key:key_a"}) {
+    api::BackendRequest request = Request();
+    request.prefix_cache_scope = scope;
+    for (bool send : {false, true}) {
+      SendThrough(server, request, [send](UpstreamOptions& o) { o.send_cache_salt = send; });
+    }
+  }
+  std::vector<json> bodies = server.bodies();
+  ASSERT_EQ(bodies.size(), 6u);
+  for (size_t i = 0; i < 6; i += 2) EXPECT_FALSE(bodies[i].contains("cache_salt"));
+  ASSERT_TRUE(bodies[1]["cache_salt"].is_string());
+  EXPECT_NE(bodies[1]["cache_salt"], bodies[3]["cache_salt"]);
+  EXPECT_EQ(bodies[1]["cache_salt"], bodies[5]["cache_salt"]);
+  EXPECT_EQ(bodies[1]["cache_salt"].get<std::string>().find("key_a"), std::string::npos);
 }
 
 TEST(UpstreamBackend, ClientGoneClosesTheUpstreamConnection) {

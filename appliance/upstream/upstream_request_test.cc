@@ -47,18 +47,20 @@ TEST(UpstreamBody, OnlyKnownFieldsAndTheThinkingKwargsAreSent) {
                                   {"tools", Json::array({Json{{"type", "function"}}})},
                                   {"add_generation_prompt", false}};
   body["reasoning_effort"] = "medium";
-  for (const char* unknown : {"chat_template", "kv_transfer_params", "guided_json", "user"}) body[unknown] = "x";
+  // (Options that would change the answer, chat_template or guided_json, are refused by the
+  // request rules: api/request/unapplied_options.h.)
+  for (const char* unknown : {"kv_transfer_params", "vllm_xargs", "frobnicate", "user"}) body[unknown] = "x";
   body["priority"] = -100;
   body["metadata"] = {{"k", "4111 1111 1111 1111"}};
   body["messages"][0]["refusal"] = "card 4111 1111 1111 1111";
+  // (A part without text, such as a `refusal` part, is refused by the request rules.)
   body["messages"][0]["content"] = Json::array({Json{{"type", "text"}, {"text", "hi"}, {"extra", "x"}},
-                                                Json{{"type", "refusal"}, {"refusal", "4111 1111 1111 1111"}},
                                                 Json{{"type", "input_text"}, {"text", "shown"}}});
   body["max_tokens"] = nullptr;
   const Json out = UpstreamBody(Forwarded(body), "served-name");
   EXPECT_EQ(out["chat_template_kwargs"],
             (Json{{"thinking", false}, {"thinking_effort", "medium"}, {"preserve_thinking", true}}));
-  for (const char* unknown : {"chat_template", "priority", "kv_transfer_params", "guided_json", "metadata", "user",
+  for (const char* unknown : {"priority", "kv_transfer_params", "vllm_xargs", "frobnicate", "metadata", "user",
                               "max_tokens", "reasoning_effort"}) {
     EXPECT_FALSE(out.contains(unknown)) << unknown;
   }

@@ -43,13 +43,13 @@ uint64_t PrefixCache::SnapshotBytes(const KdaSnapshot& kda) {
   return bytes;
 }
 
-PrefixHit PrefixCache::Lookup(std::span<const int32_t> prompt) {
+PrefixHit PrefixCache::Lookup(uint64_t scope, std::span<const int32_t> prompt) {
   const int64_t page_tokens = pool_.page_tokens();
   const int64_t usable = (int64_t(prompt.size()) - 1) / page_tokens;  // keep one token to run
   ++clock_;
   std::vector<Entry*> chain;
   size_t best = 0;
-  uint64_t key = 0;
+  uint64_t key = scope;  // a first page's parent: chains of other scopes never match
   for (int64_t k = 0; k < usable; ++k) {
     const auto tokens = prompt.subspan(size_t(k * page_tokens), size_t(page_tokens));
     const uint64_t next = ChainKey(key, tokens);
@@ -79,13 +79,14 @@ void PrefixCache::Record(const PrefixHit& hit, int64_t prompt_tokens) {
   stats_.hit_tokens += hit.tokens;
 }
 
-int64_t PrefixCache::Insert(std::span<const int32_t> prompt, int64_t n, const SequenceState& state, bool snapshot) {
+int64_t PrefixCache::Insert(uint64_t scope, std::span<const int32_t> prompt, int64_t n, const SequenceState& state,
+                            bool snapshot) {
   const int64_t page_tokens = pool_.page_tokens();
   if (n <= 0 || n % page_tokens != 0 || state.mla.empty()) return 0;
   const auto& table = state.mla[0].block_table;
   ++clock_;
   int64_t added = 0;
-  uint64_t key = 0;
+  uint64_t key = scope;
   Entry* last = nullptr;
   for (int64_t k = 0; k < n / page_tokens; ++k) {
     const auto tokens = prompt.subspan(size_t(k * page_tokens), size_t(page_tokens));

@@ -10,6 +10,10 @@
 // Eviction is least recently used, from the tail of a chain only (an entry with no cached
 // continuation), and never of a page that a running sequence still reads.
 //
+// Every chain belongs to a scope (GenerationRequest::prefix_cache_scope): a prompt finds only
+// the prefixes cached by requests of its own scope. A shared prefix answers sooner, so a cache
+// shared by every caller would tell one caller, by its time to first token, what others sent.
+//
 // Owns: the entries, their page references and snapshots.
 // Thread safety: none; the scheduler thread only.
 #pragma once
@@ -57,13 +61,13 @@ class PrefixCache {
   // caller, who releases them with its state.
   // Counts nothing: a request that does not fit yet may be looked up again; Record() counts the
   // lookup that admitted it.
-  PrefixHit Lookup(std::span<const int32_t> prompt);
+  PrefixHit Lookup(uint64_t scope, std::span<const int32_t> prompt);
   void Record(const PrefixHit& hit, int64_t prompt_tokens);
 
   // `state` has consumed prompt[0, n), n a multiple of page_tokens, its MLA caches pooled.
   // Caches its pages not cached yet (returning how many, so the caller can move them out of
   // its own reservation) and, when `snapshot` and none exists at n, a copy of its KDA state.
-  int64_t Insert(std::span<const int32_t> prompt, int64_t n, const SequenceState& state, bool snapshot);
+  int64_t Insert(uint64_t scope, std::span<const int32_t> prompt, int64_t n, const SequenceState& state, bool snapshot);
 
   // Bytes a snapshot of these KDA layers takes (also a sequence's KDA slot: state.kda).
   static uint64_t SnapshotBytes(const KdaSnapshot& kda);
@@ -77,7 +81,7 @@ class PrefixCache {
 
  private:
   struct Entry {
-    uint64_t parent = 0;
+    uint64_t parent = 0;  // the previous page's key; a first page's scope
     std::vector<int32_t> tokens;  // this page's tokens
     int32_t page = -1;
     std::shared_ptr<const KdaSnapshot> kda;

@@ -11,6 +11,7 @@ namespace kimi::runtime {
 namespace {
 
 constexpr int64_t kPageTokens = 4;
+constexpr uint64_t kScope = 7;
 
 SequenceState Probe() {
   SequenceState s;
@@ -43,19 +44,44 @@ std::vector<int32_t> Iota(int n, int32_t first) {
   return v;
 }
 
+// A prefix cached under one scope is no hit under another (a caller would read another's prompt
+// from its time to first token), nor is a hash chain of one scope continued by another's; the
+// same tokens cached under two scopes are two entries.
+TEST(PrefixCacheTest, APrefixIsFoundOnlyByRequestsOfItsOwnScope) {
+  PagePool pool(Probe(), 16);
+  PrefixCache cache(pool);
+  const auto prompt = Iota(12, 100);
+  SequenceState a = Consumed(pool, 8, 1.5f);
+  ASSERT_EQ(cache.Insert(kScope, prompt, 8, a, /*snapshot=*/true), 2);
+  for (uint64_t other : {uint64_t{0}, kScope + 1, ~kScope}) EXPECT_EQ(cache.Lookup(other, prompt).tokens, 0) << other;
+  PrefixHit own = cache.Lookup(kScope, prompt);
+  EXPECT_EQ(own.tokens, 8);
+  for (int32_t p : own.pages) pool.Release(p);
+
+  SequenceState b = Consumed(pool, 8, 2.5f);
+  EXPECT_EQ(cache.Insert(kScope + 1, prompt, 8, b, /*snapshot=*/true), 2);  // its own copy
+  PrefixHit theirs = cache.Lookup(kScope + 1, prompt);
+  ASSERT_TRUE(theirs.kda);
+  EXPECT_EQ((*theirs.kda)[0].recurrent[0], 2.5f);
+  EXPECT_EQ(theirs.pages, b.mla[0].block_table);
+  for (int32_t p : theirs.pages) pool.Release(p);
+  pool.ReleaseAll(a);
+  pool.ReleaseAll(b);
+}
+
 TEST(PrefixCacheTest, HitNeedsTheSameTokensASnapshotAndOneTokenLeft) {
   PagePool pool(Probe(), 16);
   PrefixCache cache(pool);
   const auto prompt = Iota(12, 100);
-  EXPECT_EQ(cache.Lookup(prompt).tokens, 0);
+  EXPECT_EQ(cache.Lookup(kScope, prompt).tokens, 0);
 
   SequenceState a = Consumed(pool, 8, 1.5f);
-  EXPECT_EQ(cache.Insert(prompt, 8, a, /*snapshot=*/true), 2);
+  EXPECT_EQ(cache.Insert(kScope, prompt, 8, a, /*snapshot=*/true), 2);
   EXPECT_EQ(cache.stats().pages, 2);
   EXPECT_EQ(cache.stats().snapshots, 1);
   EXPECT_EQ(pool.RefCount(a.mla[0].block_table[0]), 2);  // the sequence's and the cache's
 
-  PrefixHit hit = cache.Lookup(prompt);
+  PrefixHit hit = cache.Lookup(kScope, prompt);
   EXPECT_EQ(hit.tokens, 8);
   EXPECT_EQ(hit.pages, a.mla[0].block_table);
   ASSERT_TRUE(hit.kda);
@@ -64,13 +90,13 @@ TEST(PrefixCacheTest, HitNeedsTheSameTokensASnapshotAndOneTokenLeft) {
   for (int32_t p : hit.pages) pool.Release(p);
 
   // Exactly 8 tokens: the snapshot at 8 would leave nothing to run.
-  EXPECT_EQ(cache.Lookup(Iota(8, 100)).tokens, 0);
+  EXPECT_EQ(cache.Lookup(kScope, Iota(8, 100)).tokens, 0);
   // A different token inside the second page: only the first page matches, with no snapshot.
   auto other = prompt;
   other[5] = 7;
-  EXPECT_EQ(cache.Lookup(other).tokens, 0);
+  EXPECT_EQ(cache.Lookup(kScope, other).tokens, 0);
   // The same tokens in another position of the chain do not match.
-  EXPECT_EQ(cache.Lookup(Iota(12, 104)).tokens, 0);
+  EXPECT_EQ(cache.Lookup(kScope, Iota(12, 104)).tokens, 0);
   pool.ReleaseAll(a);
   EXPECT_EQ(pool.in_use(), 2);  // the cache's pages
 }
@@ -80,9 +106,9 @@ TEST(PrefixCacheTest, EvictsLeastRecentlyUsedTailsThatNoSequenceReads) {
   PrefixCache cache(pool);
   const auto p1 = Iota(9, 0), p2 = Iota(9, 50);
   SequenceState a = Consumed(pool, 8, 1.0f), b = Consumed(pool, 8, 2.0f);
-  cache.Insert(p1, 4, a, true);
-  cache.Insert(p1, 8, a, true);
-  cache.Insert(p2, 8, b, true);
+  cache.Insert(kScope, p1, 4, a, true);
+  cache.Insert(kScope, p1, 8, a, true);
+  cache.Insert(kScope, p2, 8, b, true);
   pool.ReleaseAll(b);
   const uint64_t full = cache.bytes();
   EXPECT_EQ(cache.stats().pages, 4);
@@ -93,8 +119,8 @@ TEST(PrefixCacheTest, EvictsLeastRecentlyUsedTailsThatNoSequenceReads) {
   EXPECT_EQ(cache.stats().evictions, 2);
   EXPECT_EQ(cache.stats().pages, 2);
   EXPECT_LT(cache.bytes(), full);
-  EXPECT_EQ(cache.Lookup(p2).tokens, 0);
-  PrefixHit hit = cache.Lookup(p1);
+  EXPECT_EQ(cache.Lookup(kScope, p2).tokens, 0);
+  PrefixHit hit = cache.Lookup(kScope, p1);
   EXPECT_EQ(hit.tokens, 8);
   for (int32_t p : hit.pages) pool.Release(p);
 

@@ -16,6 +16,16 @@ namespace kimi {
 
 using runtime::Clock;
 
+uint64_t PrefixCacheScope(std::string_view name) {
+  if (name.empty()) return 0;
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a, then a finaliser so that near names spread
+  for (unsigned char c : name) hash = (hash ^ c) * 0x100000001b3ull;
+  hash ^= hash >> 33;
+  hash *= 0xff51afd7ed558ccdull;
+  hash ^= hash >> 33;
+  return hash == 0 ? 1 : hash;
+}
+
 std::string_view FinishReasonName(FinishReason reason) {
   switch (reason) {
     case FinishReason::kStop: return "stop";

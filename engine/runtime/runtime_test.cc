@@ -412,6 +412,32 @@ TEST_F(RuntimeTest, RepeatedSystemPromptHitsThePrefixCacheWithTheSameTokens) {
   EXPECT_EQ(c.inter_token.count, 4 * 7);
 }
 
+// The same system prompt sent on behalf of another caller (another prefix-cache scope) finds
+// nothing cached: a hit would answer sooner and tell that caller what the first one sent. A
+// second request of the first caller still hits.
+TEST_F(RuntimeTest, ACachedPrefixIsReusedOnlyWithinItsScope) {
+  auto runtime = Start({});
+  const int64_t vocab = runtime->model().config().vocab_size;
+  std::vector<int32_t> prompt = Tokens(50, 900, vocab);
+  const auto user = Tokens(4, 950, vocab);
+  prompt.insert(prompt.end(), user.begin(), user.end());
+  GenerationRequest alice = Greedy(prompt, 4);
+  alice.prefix_cache_scope = PrefixCacheScope("key:key_alice");
+  GenerationRequest bob = alice;
+  bob.prefix_cache_scope = PrefixCacheScope("key:key_bob");
+  const Outcome first = Collect(*runtime->Submit(alice));
+  ASSERT_TRUE(first.error.ok()) << first.error.ToString();
+  const Outcome other = Collect(*runtime->Submit(bob));
+  ASSERT_TRUE(other.error.ok()) << other.error.ToString();
+  EXPECT_EQ(other.tokens, first.tokens);
+  EXPECT_EQ(IdleCounters(*runtime).prefix_cache_hits, 0);
+  const Outcome again = Collect(*runtime->Submit(alice));
+  EXPECT_EQ(again.tokens, first.tokens);
+  EXPECT_EQ(IdleCounters(*runtime).prefix_cache_hits, 1);
+  EXPECT_NE(PrefixCacheScope("key:key_alice"), PrefixCacheScope("key:key_bob"));
+  EXPECT_EQ(PrefixCacheScope(""), 0u);
+}
+
 // When the budget is full, the prefix cache gives its memory back (LRU) to admit a request,
 // which still produces its own tokens.
 TEST_F(RuntimeTest, PrefixCacheIsEvictedWhenARequestNeedsItsMemory) {

@@ -135,7 +135,7 @@ void Scheduler::Admit() {
     }
     const int64_t context_tokens = int64_t(head.context.size());
     PrefixHit hit;
-    if (options_.prefix_caching && pool_.capacity() > 0) hit = cache_.Lookup(head.context);
+    if (options_.prefix_caching && pool_.capacity() > 0) hit = cache_.Lookup(head.request.prefix_cache_scope, head.context);
     const int64_t own_pages = sizer_.PagesFor(context_tokens + 1) - int64_t(hit.pages.size());
     const uint64_t need = sizer_.fixed_bytes() + uint64_t(own_pages) * sizer_.page_bytes();
     if (!Fits(need)) {
@@ -233,7 +233,7 @@ void Scheduler::CachePrefix(Sequence& seq) {
   if (!options_.prefix_caching || seq.prefilled == 0 || seq.prefilled % page_tokens != 0) return;
   // The snapshot is new memory; the pages only move from the sequence's reservation to the cache.
   const bool room = Fits(sizer_.fixed_bytes());
-  const int64_t moved = cache_.Insert(seq.context, seq.prefilled, *seq.state, room);
+  const int64_t moved = cache_.Insert(seq.request.prefix_cache_scope, seq.context, seq.prefilled, *seq.state, room);
   const uint64_t moved_bytes = uint64_t(moved) * sizer_.page_bytes();
   seq.page_quota -= moved;
   seq.borrowed_pages += moved;

@@ -116,8 +116,9 @@ ChatService::~ChatService() = default;
 
 std::vector<MappedWeightFile> ChatService::MappedWeights() const { return runtime_->model().MappedWeights(); }
 
-Result<std::unique_ptr<ChatStream>> ChatService::Start(const ServingRequest& request, int priority,
-                                                       const EncodedRequestPrompt* prepared) {
+Result<std::unique_ptr<ChatStream>> ChatService::Start(const ServingRequest& request,
+                                                       const ChatStartOptions& options) {
+  const EncodedRequestPrompt* prepared = options.prepared;
   const GenerationParams& params = request.generation;
   KIMI_RETURN_IF_ERROR(CheckEngineLimits(params));
   EncodedRequestPrompt prompt;
@@ -148,7 +149,8 @@ Result<std::unique_ptr<ChatStream>> ChatService::Start(const ServingRequest& req
   generation.sampling = params.sampling;
   generation.stop = params.stop;
   generation.max_tokens = std::min(params.max_tokens.value_or(options_.default_max_tokens), room);
-  generation.priority = priority;
+  generation.priority = options.priority;
+  generation.prefix_cache_scope = options.prefix_cache_scope;
   if (chat) {
     KIMI_ASSIGN_OR_RETURN(generation.constraint, structured_->ConstraintFor(request));
   }

@@ -188,7 +188,7 @@ TEST_F(ChatServiceTest, HandedPromptIsRunWithoutRenderingOrTokenisingAgain) {
     const PromptWorkCounts before = PromptWork();
     auto plain = service_->Start(*request);
     const PromptWorkCounts after_plain = PromptWork();
-    auto handed = service_->Start(*request, 0, &*prompt);
+    auto handed = service_->Start(*request, {.prepared = &*prompt});
     const PromptWorkCounts after_handed = PromptWork();
     ASSERT_TRUE(plain.ok() && handed.ok());
     EXPECT_EQ(after_plain.tokenizations - before.tokenizations, 1u);

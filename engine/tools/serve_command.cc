@@ -27,6 +27,7 @@
 #include "kimi/serving_request.h"
 #include "kimi/config.h"
 #include "kimi/log.h"
+#include "kimi/runtime.h"
 #include "kimi/untrusted_json.h"
 #include "tools/command.h"
 #include "tools/flags.h"
@@ -106,7 +107,13 @@ void HandleGeneration(const ServeContext& ctx, ServingEndpoint endpoint, const h
 
   Result<ServingRequest> request = ReadServingRequest(body, endpoint);
   if (!request.ok()) return SendError(res, request.status());
-  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(*request);
+  ChatStartOptions start;
+  // vLLM's field: requests share cached prompt prefixes only with requests of the same salt.
+  if (auto salt = body.find("cache_salt"); salt != body.end() && !salt->is_null()) {
+    if (!salt->is_string()) return SendError(res, Status::InvalidArgument("cache_salt must be a string"));
+    start.prefix_cache_scope = PrefixCacheScope(salt->get_ref<const std::string&>());
+  }
+  Result<std::unique_ptr<ChatStream>> started = ctx.service->Start(*request, start);
   if (!started.ok()) return SendError(res, started.status());
   std::unique_ptr<ChatStream> chat = std::move(started).value();
   // The first event decides the status line: a refusal by the runtime is still an HTTP error.

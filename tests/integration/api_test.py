@@ -92,7 +92,29 @@ class ServedModelCase(unittest.TestCase):
         cls.tmp.cleanup()
 
 
+def prefix_cache_hits(daemon):
+    families = prometheus_text.parse(request(daemon, "GET", "/metrics").body)
+    return sum(v for _, labels, v in families["kimi_engine_prefix_cache"]["samples"]
+               if labels.get("kind") == "hit_requests")
+
+
 class ServedModelTest(ServedModelCase):
+    def test_a_cached_prompt_prefix_is_reused_only_for_the_key_that_sent_it(self):
+        # A hit answers sooner: shared across keys, the cache would tell one caller what another sent.
+        created = post_json(self.daemon, "/admin/v1/keys", {"name": "prefix-other", "role": "user"})
+        self.assertEqual(created.status, 201, created.body)
+        other_key = created.json()["key"]
+        body = chat_body(messages=[{"role": "system", "content": "Patient record 4471: " + "details " * 120},
+                                   {"role": "user", "content": "Summarise."}], max_tokens=2)
+        self.assertEqual(post_json(self.daemon, "/v1/chat/completions", body).status, 200)
+        before = prefix_cache_hits(self.daemon)
+        other = request(self.daemon, "POST", "/v1/chat/completions", {"Content-Type": "application/json"},
+                        json.dumps(body).encode(), auth=other_key)
+        self.assertEqual(other.status, 200, other.body)
+        self.assertEqual(prefix_cache_hits(self.daemon), before)
+        self.assertEqual(post_json(self.daemon, "/v1/chat/completions", body).status, 200)
+        self.assertEqual(prefix_cache_hits(self.daemon), before + 1)
+
     def test_whole_chat_completion(self):
         reply = post_json(self.daemon, "/v1/chat/completions", chat_body())
         self.assertEqual(reply.status, 200, reply.body)

@@ -87,6 +87,16 @@ struct ChatServiceOptions {
   int64_t default_max_tokens = 2048;
 };
 
+// How one request is run besides what it asks.
+struct ChatStartOptions {
+  int priority = 0;                 // the runtime's admission priority (GenerationRequest::priority)
+  uint64_t prefix_cache_scope = 0;  // GenerationRequest::prefix_cache_scope
+  // RenderRequestPrompt(request), maybe tokenised, made by the caller before submitting; it must
+  // be this request's prompt. Its ids are used when this service's tokenizer made them. May be
+  // null.
+  const EncodedRequestPrompt* prepared = nullptr;
+};
+
 class ChatService {
  public:
   // Loads model_dir's weights (Model::Load) and its tokenizer (Tokenizer::LoadDirectory) and
@@ -102,12 +112,7 @@ class ChatService {
   ChatService& operator=(const ChatService&) = delete;
 
   // Errors (nothing was submitted): InvalidArgument naming the request field at fault.
-  // `priority`: the runtime's admission priority (GenerationRequest::priority). `prepared`
-  // (may be null): RenderRequestPrompt(request), maybe tokenised, made by the caller before
-  // submitting; it must be this request's prompt. Its ids are used when this service's
-  // tokenizer made them.
-  Result<std::unique_ptr<ChatStream>> Start(const ServingRequest& request, int priority = 0,
-                                            const EncodedRequestPrompt* prepared = nullptr);
+  Result<std::unique_ptr<ChatStream>> Start(const ServingRequest& request, const ChatStartOptions& options = {});
 
   RuntimeCounters Counters() const;
   // The model's weight files as it reads them in place (Model::MappedWeights); valid while

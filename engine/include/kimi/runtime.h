@@ -115,10 +115,18 @@ struct GenerationRequest {
   // convention); equal values keep arrival order. The appliance gives the workload class with
   // the tighter inter-token latency target the lower value (docs/policies.md).
   int priority = 0;
+  // Whose cached prompt prefixes this request may reuse, and under which its own are cached:
+  // only those of requests with the same scope (the appliance gives each API key its own).
+  uint64_t prefix_cache_scope = 0;
 };
 
 enum class FinishReason { kStop, kLength, kCancelled };
 std::string_view FinishReasonName(FinishReason reason);  // "stop", "length", "cancelled"
+
+// The prefix-cache scope of requests made on behalf of `name` (an API key's id): distinct names
+// give distinct scopes (a collision is a 2^-64 chance, and its tokens are still compared); ""
+// gives 0, the scope of requests that name none.
+uint64_t PrefixCacheScope(std::string_view name);
 
 struct RequestStats {
   int64_t prompt_tokens = 0;
