@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "auth/authenticator.h"
+#include "http/request_host.h"
 #include "kimi/ascii_text.h"
 
 namespace kimi::http {
@@ -77,6 +78,13 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
 
 Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
                            auth::Permission permission, RequestContext& ctx) {
+  if (services.refuse_rebound_hosts &&
+      (req.get_header_value_count("Host") > 1 || !IsLoopbackSafeHost(TrimSpacesAndTabs(Header(req, "Host"))))) {
+    ctx.auth_failure = "forbidden: a Host that is not an address or localhost over plain HTTP";
+    return Status::PermissionDenied(
+        "over plain HTTP the appliance answers only requests addressed to an IP address or localhost "
+        "(the Host header), so that no other site's page can reach it by DNS rebinding");
+  }
   if (services.admin_requires_client_certificate && req.path.starts_with("/admin/") &&
       !ctx.client_certificate_verified) {
     ctx.auth_failure = "forbidden: no verified client certificate for the admin API";

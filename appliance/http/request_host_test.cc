@@ -1,0 +1,27 @@
+#include "http/request_host.h"
+
+#include <gtest/gtest.h>
+
+namespace kimi::http {
+namespace {
+
+TEST(RequestHost, AddressesAndLocalhostAreTakenWithOrWithoutAPort) {
+  for (const char* host : {"", "127.0.0.1", "127.0.0.1:8080", "10.0.0.5:1", "[::1]", "[::1]:8080", "localhost",
+                           "LocalHost:8080", "console.localhost", "a-b.c.localhost:65535"}) {
+    EXPECT_TRUE(IsLoopbackSafeHost(host)) << host;
+  }
+}
+
+// What a DNS-rebinding page sends: its own name, which now resolves to the appliance.
+TEST(RequestHost, OtherNamesAndMalformedValuesAreRefused) {
+  for (const char* host : {"evil.example", "evil.example:8080", "127.0.0.1.nip.io", "localhost.evil.example",
+                           "evillocalhost", "localhost.", ".localhost", "a..localhost", "a_b.localhost",
+                           "127.0.0.1:", "127.0.0.1:80a", "127.0.0.1:123456", "2130706433", "0x7f.1", "::1",
+                           "[::1", "[::1]x", "[::1]:", "[evil.example]", "127.0.0.1 evil.example",
+                           "127.0.0.1@evil.example", "x"}) {
+    EXPECT_FALSE(IsLoopbackSafeHost(host)) << host;
+  }
+}
+
+}  // namespace
+}  // namespace kimi::http
