@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "auth/authenticator.h"
-#include "http/request_host.h"
 #include "kimi/ascii_text.h"
+#include "kimi/loopback_host.h"
 
 namespace kimi::http {
 namespace {

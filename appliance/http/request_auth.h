@@ -39,7 +39,7 @@ struct RequestAuthentication {
   // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
   bool admin_requires_client_certificate = false;
   // The listener speaks plain HTTP (loopback only): a request whose Host is not an address or
-  // localhost is a DNS-rebinding page's, refused on every route (request_host.h).
+  // localhost is a DNS-rebinding page's, refused on every route (kimi/loopback_host.h).
   bool refuse_rebound_hosts = false;
 };
 

@@ -1,12 +1,14 @@
-#include "http/request_host.h"
+#include "kimi/loopback_host.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
+#include <algorithm>
 #include <string>
 
 #include "kimi/ascii_text.h"
 
-namespace kimi::http {
+namespace kimi {
 namespace {
 
 bool IsPort(std::string_view s) {
@@ -17,9 +19,13 @@ bool IsPort(std::string_view s) {
   return true;
 }
 
+bool IsAddress(int family, std::string_view text, unsigned char (&out)[16]) {
+  return inet_pton(family, std::string(text).c_str(), out) == 1;
+}
+
 bool IsAddress(int family, std::string_view text) {
   unsigned char out[16];
-  return inet_pton(family, std::string(text).c_str(), out) == 1;
+  return IsAddress(family, text, out);
 }
 
 // A name with every label of letters, digits and hyphens, ending in the label "localhost".
@@ -66,4 +72,13 @@ bool IsLoopbackSafeHost(std::string_view host) {
   return IsAddress(AF_INET, name) || IsLocalhostName(name);
 }
 
-}  // namespace kimi::http
+bool IsLoopbackListenAddress(std::string_view address) {
+  if (EqualsIgnoringAsciiCase(address, "localhost")) return true;
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+  unsigned char bytes[16];
+  if (IsAddress(AF_INET, address, bytes)) return bytes[0] == 127;
+  static const unsigned char kV6Loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  return IsAddress(AF_INET6, address, bytes) && std::equal(bytes, bytes + 16, kV6Loopback);
+}
+
+}  // namespace kimi

@@ -1,11 +1,11 @@
-#include "http/request_host.h"
+#include "kimi/loopback_host.h"
 
 #include <gtest/gtest.h>
 
-namespace kimi::http {
+namespace kimi {
 namespace {
 
-TEST(RequestHost, AddressesAndLocalhostAreTakenWithOrWithoutAPort) {
+TEST(LoopbackHost, AddressesAndLocalhostAreTakenWithOrWithoutAPort) {
   for (const char* host : {"", "127.0.0.1", "127.0.0.1:8080", "10.0.0.5:1", "[::1]", "[::1]:8080", "localhost",
                            "LocalHost:8080", "console.localhost", "a-b.c.localhost:65535"}) {
     EXPECT_TRUE(IsLoopbackSafeHost(host)) << host;
@@ -13,7 +13,7 @@ TEST(RequestHost, AddressesAndLocalhostAreTakenWithOrWithoutAPort) {
 }
 
 // What a DNS-rebinding page sends: its own name, which now resolves to the appliance.
-TEST(RequestHost, OtherNamesAndMalformedValuesAreRefused) {
+TEST(LoopbackHost, OtherNamesAndMalformedValuesAreRefused) {
   for (const char* host : {"evil.example", "evil.example:8080", "127.0.0.1.nip.io", "localhost.evil.example",
                            "evillocalhost", "localhost.", ".localhost", "a..localhost", "a_b.localhost",
                            "127.0.0.1:", "127.0.0.1:80a", "127.0.0.1:123456", "2130706433", "0x7f.1", "::1",
@@ -23,5 +23,14 @@ TEST(RequestHost, OtherNamesAndMalformedValuesAreRefused) {
   }
 }
 
+TEST(LoopbackHost, ListenAddressesOnLoopbackAreTold) {
+  for (const char* address : {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"}) {
+    EXPECT_TRUE(IsLoopbackListenAddress(address)) << address;
+  }
+  for (const char* address : {"0.0.0.0", "::", "10.0.0.5", "[::2]", "::ffff:127.0.0.1", "evil.example", ""}) {
+    EXPECT_FALSE(IsLoopbackListenAddress(address)) << address;
+  }
+}
+
 }  // namespace
-}  // namespace kimi::http
+}  // namespace kimi
