@@ -96,6 +96,10 @@ struct SessionRecord {
   std::string csrf_token;
   int64_t created_ms = 0;
   int64_t last_seen_ms = 0;
+  // The deadlines the settings gave it: at login (absolute), and at its last use (idle). A
+  // later, longer setting does not move them.
+  int64_t ends_ms = 0;
+  int64_t idle_ends_ms = 0;
 };
 
 // Which per-minute buckets (rate_limiter.h): a key's requests, or its prompt and completion tokens.
@@ -197,11 +201,13 @@ class AuthStore {
   Status DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,
                      const std::function<AuthEvent(const std::string& key_id)>& key_event);
 
+  // Also removes the rows of sessions past their own deadlines at session.created_ms, so the
+  // table holds no more than the sessions of the last timeout.
   Status InsertSession(const Digest& id_hash, const SessionRecord& session);
   Result<std::optional<SessionRecord>> FindSession(const Digest& id_hash);
-  Status TouchSession(const Digest& id_hash, int64_t now_ms);
+  // A use at now_ms, which moves the idle deadline to idle_ends_ms.
+  Status TouchSession(const Digest& id_hash, int64_t now_ms, int64_t idle_ends_ms);
   Status DeleteSession(const Digest& id_hash, const AuthEvent* event);
-  Status DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms);
 
   Status AppendEvent(const AuthEvent& event);
   // Up to `limit` events, oldest first.

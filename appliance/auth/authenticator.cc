@@ -160,8 +160,10 @@ Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
   KIMI_ASSIGN_OR_RETURN(std::optional<SessionRecord> session, store_->FindSession(hash));
   if (!session) return Status::Unauthenticated("invalid session; log in again");
   int64_t now = NowMs();
-  if (now >= session->created_ms + options_.session_absolute_timeout_ms ||
-      now >= session->last_seen_ms + options_.session_idle_timeout_ms) {
+  // The earlier of the deadlines the session was given and those of today's settings: a lowered
+  // timeout applies at once, a raised one does not revive a session that had ended.
+  if (now >= std::min(session->ends_ms, session->created_ms + options_.session_absolute_timeout_ms) ||
+      now >= std::min(session->idle_ends_ms, session->last_seen_ms + options_.session_idle_timeout_ms)) {
     store_->DeleteSession(hash, nullptr);
     return Status::Unauthenticated("session expired; log in again");
   }
@@ -175,7 +177,7 @@ Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
     }
   }
   const int64_t touch_every = std::min(kSessionTouchMs, options_.session_idle_timeout_ms / 10);
-  if (now - session->last_seen_ms >= touch_every) store_->TouchSession(hash, now);
+  if (now - session->last_seen_ms >= touch_every) store_->TouchSession(hash, now, now + options_.session_idle_timeout_ms);
   Principal p;
   p.kind = Principal::Kind::kSession;
   p.id = user->username;
@@ -329,7 +331,8 @@ Result<Session> Authenticator::Login(const std::string& username, const std::str
   session.csrf_token = RandomHex(32);
   session.expires_ms = now + options_.session_absolute_timeout_ms;
   Digest hash = secret_->KeyedHash(session.session_id);
-  KIMI_RETURN_IF_ERROR(store_->InsertSession(hash, SessionRecord{username, session.csrf_token, now, now}));
+  KIMI_RETURN_IF_ERROR(store_->InsertSession(
+      hash, SessionRecord{username, session.csrf_token, now, now, session.expires_ms, now + options_.session_idle_timeout_ms}));
   session.principal.kind = Principal::Kind::kSession;
   session.principal.id = username;
   session.principal.role = *role;

@@ -672,6 +672,46 @@ TEST_F(AuthenticatorTest, ASessionInUseOutlivesAShortIdleTimeout) {
   EXPECT_EQ(WithSession(polled, false, "").status().code(), Status::Code::kUnauthenticated);
 }
 
+// A session that had timed out was judged again by the settings of its next use: raising the
+// idle or the absolute timeout and restarting made it valid again. Its row outlived it too.
+TEST_F(AuthenticatorTest, RaisingATimeoutDoesNotReviveASessionThatHadEnded) {
+  AuthOptions options = auth_->options();  // idle 60 s, absolute 300 s
+  Session left = LoggedInUser("erin", Role::kUser);
+  Session kept = *auth_->Login("erin", "a-new-password-1", "x");
+  for (int i = 0; i < 5; ++i) {  // `kept` in use up to its absolute end, `left` idle past its own
+    now_ms_ += 50'000;
+    EXPECT_TRUE(WithSession(kept, false, "").ok()) << i;
+  }
+  now_ms_ += 51'000;
+  AuthOptions longer = options;
+  longer.session_idle_timeout_ms = 3'600'000;
+  longer.session_absolute_timeout_ms = 7'200'000;
+  Restart(longer);
+  EXPECT_EQ(WithSession(left, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithSession(kept, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // A lowered timeout still applies at once; a session made now has the longer ones.
+  Session fresh = *auth_->Login("erin", "a-new-password-1", "x");
+  now_ms_ += 120'000;
+  EXPECT_TRUE(WithSession(fresh, false, "").ok());
+  Restart(options);
+  now_ms_ += 61'000;
+  EXPECT_EQ(WithSession(fresh, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // A sign-in removes the rows of sessions past their own deadlines.
+  Restart(longer);
+  Session last = *auth_->Login("erin", "a-new-password-1", "x");
+  int64_t rows = -1;
+  ASSERT_TRUE(db_->Read([&](sqlite3* db) -> Status {
+                   store::SqlStatement count(db, "SELECT COUNT(*) FROM auth_sessions");
+                   KIMI_ASSIGN_OR_RETURN(bool row, count.Step());
+                   if (row) rows = count.Int(0);
+                   return Status::OK();
+                 }).ok());
+  EXPECT_EQ(rows, 1) << "only the session just made";
+  EXPECT_TRUE(WithSession(last, false, "").ok());
+}
+
 // A FIFO planted in the secret's place in the data directory: the start waited in open() for a
 // writer. The alarm ends a regression.
 TEST_F(AuthenticatorTest, ServerSecretRefusesAFifoInItsPlaceWithoutWaiting) {

@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import sys
+import tempfile
 import time
 import unittest
 
@@ -589,6 +590,33 @@ class ConsoleSessionTest(unittest.TestCase):
                 self.assertEqual(reply.status, 200, reply.body)
         reply = request(self.daemon, "GET", "/admin/v1/session", {"Cookie": "kimi_session=" + session, "Host": "localhost"})
         self.assertEqual(reply.status, 200, reply.body)
+
+    def test_raising_a_timeout_does_not_revive_a_session_that_had_ended(self):
+        # A session past its idle timeout was judged again by the settings of its next use: the
+        # daemon restarted with a longer timeout took it back (200).
+        data = tempfile.TemporaryDirectory(prefix="kimi-it-sessions-")
+        self.addCleanup(data.cleanup)
+        config = fast_auth_config(session_idle_timeout_ms=1000)
+        config["storage"]["data_dir"] = data.name
+        first = Daemon(config=config)
+        self.addCleanup(first.close)
+        code, otp, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", data.name])
+        self.assertEqual(code, 0, err)
+        reply = post_json(first, "/admin/v1/session", {"username": "admin", "password": otp.strip()}, auth=None)
+        self.assertEqual(reply.status, 200, reply.body)
+        cookie = {"Cookie": reply.headers["set-cookie"].split(";")[0]}
+        time.sleep(1.5)  # past the idle timeout: the session has ended
+        first.stop()
+        first.wait_exit()
+        config["auth"]["session_idle_timeout_ms"] = 3600000
+        second = Daemon(config=config)
+        self.addCleanup(second.close)
+        self.addCleanup(second.stop)
+        assert_error(self, request(second, "GET", "/admin/v1/session", cookie), 401, "authentication_error")
+        reply = post_json(second, "/admin/v1/session", {"username": "admin", "password": otp.strip()}, auth=None)
+        self.assertEqual(reply.status, 200, reply.body)
+        fresh = {"Cookie": reply.headers["set-cookie"].split(";")[0]}
+        self.assertEqual(request(second, "GET", "/admin/v1/session", fresh).status, 200)
 
     def test_percent_encoded_cookies_are_not_read_decoded(self):
         # Other applications on the appliance's host name may set percent-encoded cookies, which
