@@ -102,6 +102,12 @@ struct SessionRecord {
   int64_t idle_ends_ms = 0;
 };
 
+// A session's row: the keyed hash of its id and what is kept with it.
+struct StoredSession {
+  Digest id_hash{};
+  SessionRecord record;
+};
+
 // Which per-minute buckets (rate_limiter.h): a key's requests, or its prompt and completion tokens.
 enum class BucketKind { kRequests, kTokens };
 
@@ -192,10 +198,11 @@ class AuthStore {
   Status UnlockUser(const std::string& username, const AuthEvent& event);
   // Clears the disabled flag, with the event. NotFound for an unknown user.
   Status EnableUser(const std::string& username, const AuthEvent& event);
-  // New hash, sets must_change_password as given, clears the failure count and the lock, and
-  // drops the user's sessions but `keep_session` (null: all). NotFound for an unknown user.
+  // New hash, sets must_change_password as given, clears the failure count and the lock, ends
+  // every session of the user and, when given, starts `successor` (a password change's new
+  // session for its caller), all in one transaction. NotFound for an unknown user.
   Status SetPassword(const std::string& username, const std::string& hash, bool must_change_password,
-                     const Digest* keep_session, const AuthEvent& event);
+                     const StoredSession* successor, const AuthEvent& event);
   // Disables the user, deletes its sessions and revokes (at now_ms) every key it owns that is
   // not revoked yet, with `event` and key_event(key id) for each key. NotFound for an unknown user.
   Status DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,

@@ -326,20 +326,28 @@ Result<Session> Authenticator::Login(const std::string& username, const std::str
       username, now,
       Event(actor, "auth.login", username, "ok", user->must_change_password ? "password change required" : "")));
 
-  Session session;
+  NewSession made = MakeSession(username, *role, user->must_change_password, now);
+  KIMI_RETURN_IF_ERROR(store_->InsertSession(made.row.id_hash, made.row.record));
+  return made.session;
+}
+
+Authenticator::NewSession Authenticator::MakeSession(const std::string& username, Role role,
+                                                     bool must_change_password, int64_t now_ms) const {
+  NewSession made;
+  Session& session = made.session;
   session.session_id = RandomHex(32);
   session.csrf_token = RandomHex(32);
-  session.expires_ms = now + options_.session_absolute_timeout_ms;
-  Digest hash = secret_->KeyedHash(session.session_id);
-  KIMI_RETURN_IF_ERROR(store_->InsertSession(
-      hash, SessionRecord{username, session.csrf_token, now, now, session.expires_ms, now + options_.session_idle_timeout_ms}));
+  session.expires_ms = now_ms + options_.session_absolute_timeout_ms;
   session.principal.kind = Principal::Kind::kSession;
   session.principal.id = username;
-  session.principal.role = *role;
+  session.principal.role = role;
   session.principal.owner = username;
-  session.principal.must_change_password = user->must_change_password;
-  session.principal.session_hash = hash;
-  return session;
+  session.principal.must_change_password = must_change_password;
+  session.principal.session_hash = secret_->KeyedHash(session.session_id);
+  made.row = StoredSession{session.principal.session_hash,
+                           SessionRecord{username, session.csrf_token, now_ms, now_ms, session.expires_ms,
+                                         now_ms + options_.session_idle_timeout_ms}};
+  return made;
 }
 
 int64_t Authenticator::LockUntil(int64_t failures, int64_t now_ms) const {
@@ -393,8 +401,8 @@ Status Authenticator::Logout(const Principal& principal, const std::string& sour
   return store_->DeleteSession(principal.session_hash, &event);
 }
 
-Status Authenticator::ChangePassword(const Principal& principal, const std::string& old_password,
-                                     const std::string& new_password, const std::string& source) {
+Result<Session> Authenticator::ChangePassword(const Principal& principal, const std::string& old_password,
+                                              const std::string& new_password, const std::string& source) {
   if (principal.kind != Principal::Kind::kSession) {
     return Status::InvalidArgument("changing a password needs the session cookie, not an API key");
   }
@@ -409,8 +417,11 @@ Status Authenticator::ChangePassword(const Principal& principal, const std::stri
     return Status::PermissionDenied("the current password is wrong, or the account is locked");
   }
   KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(new_password));
-  return store_->SetPassword(principal.id, hash, /*must_change_password=*/false, &principal.session_hash,
-                             Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", ""));
+  NewSession successor = MakeSession(principal.id, principal.role, /*must_change_password=*/false, NowMs());
+  KIMI_RETURN_IF_ERROR(store_->SetPassword(
+      principal.id, hash, /*must_change_password=*/false, &successor.row,
+      Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", "sessions ended; a new one issued")));
+  return successor.session;
 }
 
 Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& spec) {

@@ -248,12 +248,33 @@ TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
   Result<Session> s = auth_->Login("admin", *otp, "test");
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->principal.must_change_password);
-  EXPECT_EQ(auth_->ChangePassword(s->principal, *otp, "short", "test").code(), Status::Code::kInvalidArgument);
-  ASSERT_TRUE(auth_->ChangePassword(s->principal, *otp, "a-much-better-one", "test").ok());
-  Result<Principal> after = WithSession(*s, false, "");
+  EXPECT_EQ(auth_->ChangePassword(s->principal, *otp, "short", "test").status().code(),
+            Status::Code::kInvalidArgument);
+  Result<Session> changed = auth_->ChangePassword(s->principal, *otp, "a-much-better-one", "test");
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  Result<Principal> after = WithSession(*changed, false, "");
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->must_change_password);
   EXPECT_FALSE(auth_->Login("admin", *otp, "test").ok());
+}
+
+// The session a password was changed with stayed valid, so a copy of its id (a thief's, the
+// reason to change it) outlived the change, now with the rights the one-time password lacked.
+TEST_F(AuthenticatorTest, APasswordChangeEndsTheSessionItWasMadeWithAndIssuesANewOne) {
+  std::string otp = *auth_->AddUser(admin_, "frank", Role::kAdmin);
+  Session used = *auth_->Login("frank", otp, "test");
+  Session other = *auth_->Login("frank", otp, "test");
+  Result<Session> changed = auth_->ChangePassword(used.principal, otp, "a-new-password-1", "test");
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(WithSession(used, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithSession(other, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_NE(changed->session_id, used.session_id);
+  EXPECT_NE(changed->csrf_token, used.csrf_token);
+  Result<Principal> next = WithSession(*changed, true, changed->csrf_token);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->role, Role::kAdmin);
+  EXPECT_FALSE(next->must_change_password);
+  EXPECT_EQ(WithSession(*changed, true, used.csrf_token).status().code(), Status::Code::kPermissionDenied);
 }
 
 TEST_F(AuthenticatorTest, BootstrapsAtOnceMakeOneAdmin) {

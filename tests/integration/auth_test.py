@@ -563,7 +563,9 @@ class ConsoleSessionTest(unittest.TestCase):
         session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
         password = "a-fresh-console-password"
         change = {"old_password": otp, "new_password": password}
-        self.assertEqual(self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change).status, 200)
+        reply = self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change)
+        self.assertEqual(reply.status, 200, reply.body)
+        session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
         rebound = "rebind.attacker.example:%d" % self.daemon.port
         cookie = {"Cookie": "kimi_session=" + session, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
         sign_in = {"Content-Type": "application/json"}
@@ -662,6 +664,14 @@ class ConsoleSessionTest(unittest.TestCase):
                      "permission_error")
         reply = self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change)
         self.assertEqual(reply.status, 200, reply.body)
+        # Every session of the user ends, this one too (a copy of its id may be why the password
+        # changes): the caller goes on with the new session the reply sets, and its token.
+        assert_error(self, self.with_cookie("GET", "/admin/v1/session", session), 401, "authentication_error")
+        for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/"):
+            self.assertIn(flag, reply.headers["set-cookie"])
+        old_csrf = csrf
+        session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
+        self.assertNotEqual(csrf, old_csrf)
 
         self.assertEqual(self.with_cookie("GET", "/admin/v1/keys", session).status, 200)
         new_key = {"name": "from-console", "role": "user"}
