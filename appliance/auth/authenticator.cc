@@ -436,6 +436,7 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   k.name = spec.name;
   k.owner = !spec.owner.empty() ? spec.owner : !actor.owner.empty() ? actor.owner : std::string(kSystemPrincipal);
   KIMI_RETURN_IF_ERROR(CheckKeyOwner(k.owner));
+  k.owner_enabled = true;  // what CheckKeyOwner found; the answer shows the key's state from it
   k.role = std::string(RoleName(spec.role));
   k.models = spec.models;
   k.created_ms = NowMs();

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/api_key.h"
+#include "auth/lifecycle_state.h"
 #include "auth/test_auth_store.h"
 
 namespace kimi::auth {
@@ -421,6 +422,8 @@ TEST_F(AuthenticatorTest, AKeyOwnerIsAnEnabledUserOrASystemPrincipal) {
     Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"k", owner, Role::kUser, {}, 0});
     ASSERT_TRUE(key.ok()) << owner;
     EXPECT_TRUE(WithKey(key->secret).ok()) << owner;
+    // The record the creation answers with (POST /admin/v1/keys) said owner_disabled for a user's key.
+    EXPECT_EQ(KeyStateOf(key->record, now_ms_), KeyState::kActive) << owner;
   }
   // No user may take a system principal's name, nor the name the appliance's own records
   // carry (a user "kimi-appliance" stored policy versions that read as the shipped default's).
