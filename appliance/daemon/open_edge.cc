@@ -83,7 +83,8 @@ Status Daemon::OpenServer() {
   const config::AppConfig& config = p.config;
   const http::RequestAuthentication authentication{p.authenticator.get(),
                                                    p.tls != nullptr && p.tls->verifies_clients(),
-                                                   /*refuse_rebound_hosts=*/p.tls == nullptr};
+                                                   /*refuse_rebound_hosts=*/p.tls == nullptr,
+                                                   config.server.plain_http_hosts};
   http::RouteTable routes;
   http::MetricsServices metrics{&p.registry};
   std::function<void()> refresh =

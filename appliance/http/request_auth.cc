@@ -79,7 +79,7 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
 Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
                            auth::Permission permission, RequestContext& ctx) {
   if (services.refuse_rebound_hosts &&
-      (req.get_header_value_count("Host") > 1 || !IsLoopbackSafeHost(TrimSpacesAndTabs(Header(req, "Host"))))) {
+      (req.get_header_value_count("Host") > 1 || !IsLoopbackSafeHost(TrimSpacesAndTabs(Header(req, "Host")), services.plain_http_hosts))) {
     ctx.auth_failure = "forbidden: a Host that is not an address or localhost over plain HTTP";
     return Status::PermissionDenied(
         "over plain HTTP the appliance answers only requests addressed to an IP address or localhost "

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/principal.h"
 #include "auth/roles.h"
@@ -41,6 +42,7 @@ struct RequestAuthentication {
   // The listener speaks plain HTTP (loopback only): a request whose Host is not an address or
   // localhost is a DNS-rebinding page's, refused on every route (kimi/loopback_host.h).
   bool refuse_rebound_hosts = false;
+  std::vector<std::string> plain_http_hosts;  // server.plain_http_hosts: names also taken then
 };
 
 // Authenticates (unless `permission` is kPublic) and authorises the request; see above. With

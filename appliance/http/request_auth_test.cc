@@ -105,6 +105,12 @@ TEST(RequestAuthTest, OverPlainHttpARequestForAnotherHostIsRefusedOnEveryRoute) 
   local.headers.emplace("Host", "127.0.0.1:8080");
   RequestContext ctx;
   EXPECT_TRUE(AuthenticateRequest(plain, local, auth::Permission::kPublic, ctx).ok());
+  // A reverse proxy on the machine forwards its own name: the operator lists it.
+  httplib::Request proxied;
+  proxied.headers.emplace("Host", "appliance.example");
+  EXPECT_EQ(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).code(), Status::Code::kPermissionDenied);
+  plain.plain_http_hosts = {"appliance.example"};
+  EXPECT_TRUE(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).ok());
 }
 
 TEST(RequestAuthTest, CookiesCarryEveryFlag) {

@@ -55,7 +55,7 @@ bool IsLocalhostName(std::string_view name) {
 
 }  // namespace
 
-bool IsLoopbackSafeHost(std::string_view host) {
+bool IsLoopbackSafeHost(std::string_view host, std::span<const std::string> named) {
   if (host.empty()) return true;
   if (host.front() == '[') {
     const size_t close = host.find(']');
@@ -69,7 +69,9 @@ bool IsLoopbackSafeHost(std::string_view host) {
     if (!IsPort(host.substr(colon + 1))) return false;
     name = host.substr(0, colon);
   }
-  return IsAddress(AF_INET, name) || IsLocalhostName(name);
+  if (IsAddress(AF_INET, name) || IsLocalhostName(name)) return true;
+  return std::any_of(named.begin(), named.end(),
+                     [name](const std::string& allowed) { return !name.empty() && EqualsIgnoringAsciiCase(name, allowed); });
 }
 
 bool IsLoopbackListenAddress(std::string_view address) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace kimi {
 namespace {
 
@@ -20,6 +23,18 @@ TEST(LoopbackHost, OtherNamesAndMalformedValuesAreRefused) {
                            "[::1", "[::1]x", "[::1]:", "[evil.example]", "127.0.0.1 evil.example",
                            "127.0.0.1@evil.example", "x"}) {
     EXPECT_FALSE(IsLoopbackSafeHost(host)) << host;
+  }
+}
+
+// A reverse proxy on the machine that forwards its own Host: the operator names it.
+TEST(LoopbackHost, NamesTheOperatorListsAreTakenWithOrWithoutAPort) {
+  const std::vector<std::string> named = {"appliance.example", "Kimi.Internal"};
+  for (const char* host : {"appliance.example", "APPLIANCE.example:443", "kimi.internal", "127.0.0.1"}) {
+    EXPECT_TRUE(IsLoopbackSafeHost(host, named)) << host;
+  }
+  for (const char* host : {"evil.example", "x.appliance.example", "appliance.example.", "appliance.example:",
+                           "appliance.example:x", ":443"}) {
+    EXPECT_FALSE(IsLoopbackSafeHost(host, named)) << host;
   }
 }
 

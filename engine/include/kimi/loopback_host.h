@@ -8,14 +8,18 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace kimi {
 
 // Whether a plain-HTTP request with this Host value may be served: none (not a browser: HTTP/1.0
-// and hand-written clients), an IPv4 or a bracketed IPv6 address, or `localhost` and a name
-// under it (RFC 6761: resolved to loopback without asking DNS), each with or without a port.
-bool IsLoopbackSafeHost(std::string_view host);
+// and hand-written clients), an IPv4 or a bracketed IPv6 address, `localhost` and a name under
+// it (RFC 6761: resolved to loopback without asking DNS), or one of `named` (compared without
+// ASCII case: the names an operator's reverse proxy on this machine forwards), each with or
+// without a port.
+bool IsLoopbackSafeHost(std::string_view host, std::span<const std::string> named = {});
 
 // Whether a listen address (no port) is a loopback one: 127.0.0.0/8, ::1 (bracketed or not) or
 // `localhost`.
