@@ -177,7 +177,9 @@ Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
     }
   }
   const int64_t touch_every = std::min(kSessionTouchMs, options_.session_idle_timeout_ms / 10);
-  if (now - session->last_seen_ms >= touch_every) store_->TouchSession(hash, now, now + options_.session_idle_timeout_ms);
+  if (now - session->last_seen_ms >= touch_every) {
+    store_->TouchSession(hash, now, now + options_.session_idle_timeout_ms);
+  }
   Principal p;
   p.kind = Principal::Kind::kSession;
   p.id = user->username;
@@ -418,9 +420,9 @@ Result<Session> Authenticator::ChangePassword(const Principal& principal, const 
   }
   KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(new_password));
   NewSession successor = MakeSession(principal.id, principal.role, /*must_change_password=*/false, NowMs());
-  KIMI_RETURN_IF_ERROR(store_->SetPassword(
-      principal.id, hash, /*must_change_password=*/false, &successor.row,
-      Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", "sessions ended; a new one issued")));
+  KIMI_RETURN_IF_ERROR(store_->SetPassword(principal.id, hash, /*must_change_password=*/false, &successor.row,
+                                           Event(Actor::Of(principal, source), "auth.password_changed",
+                                                 principal.id, "ok", "sessions ended; a new one issued")));
   return successor.session;
 }
 

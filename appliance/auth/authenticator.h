@@ -232,7 +232,8 @@ class Authenticator {
     Session session;
     StoredSession row;
   };
-  NewSession MakeSession(const std::string& username, Role role, bool must_change_password, int64_t now_ms) const;
+  NewSession MakeSession(const std::string& username, Role role, bool must_change_password,
+                         int64_t now_ms) const;
   // HashPassword within a hash slot.
   Result<std::string> Hash(const std::string& password);
   // The lock that `failures` consecutive failures earn from now_ms (0: none).

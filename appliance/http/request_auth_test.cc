@@ -108,7 +108,8 @@ TEST(RequestAuthTest, OverPlainHttpARequestForAnotherHostIsRefusedOnEveryRoute) 
   // A reverse proxy on the machine forwards its own name: the operator lists it.
   httplib::Request proxied;
   proxied.headers.emplace("Host", "appliance.example");
-  EXPECT_EQ(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).code(), Status::Code::kPermissionDenied);
+  EXPECT_EQ(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).code(),
+            Status::Code::kPermissionDenied);
   plain.plain_http_hosts = {"appliance.example"};
   EXPECT_TRUE(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).ok());
 }

@@ -70,13 +70,16 @@ bool IsLoopbackSafeHost(std::string_view host, std::span<const std::string> name
     name = host.substr(0, colon);
   }
   if (IsAddress(AF_INET, name) || IsLocalhostName(name)) return true;
-  return std::any_of(named.begin(), named.end(),
-                     [name](const std::string& allowed) { return !name.empty() && EqualsIgnoringAsciiCase(name, allowed); });
+  return !name.empty() && std::any_of(named.begin(), named.end(), [name](const std::string& allowed) {
+    return EqualsIgnoringAsciiCase(name, allowed);
+  });
 }
 
 bool IsLoopbackListenAddress(std::string_view address) {
   if (EqualsIgnoringAsciiCase(address, "localhost")) return true;
-  if (address.size() >= 2 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']') {
+    address = address.substr(1, address.size() - 2);
+  }
   unsigned char bytes[16];
   if (IsAddress(AF_INET, address, bytes)) return bytes[0] == 127;
   static const unsigned char kV6Loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
