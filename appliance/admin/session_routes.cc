@@ -79,10 +79,16 @@ Status HandleSessionPassword(auth::Authenticator* auth, RequestContext& ctx, con
       json body, http::ParseBody(req.body, {"old_password", "new_password"}, {}, {}, &ctx.error_param));
   KIMI_ASSIGN_OR_RETURN(std::string old_password, PasswordField(body, "old_password", ctx));
   KIMI_ASSIGN_OR_RETURN(std::string new_password, PasswordField(body, "new_password", ctx));
-  Status s = auth->ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
+  Result<auth::Session> successor =
+      auth->ChangePassword(*ctx.principal, old_password, new_password, ctx.remote_addr);
   DrainAuthEvents(*auth, ctx);
-  KIMI_RETURN_IF_ERROR(s);
-  ReplyJson(res, 200, json{{"status", "password_changed"}});
+  KIMI_RETURN_IF_ERROR(successor.status());
+  // Every session of the user ended, this one too: the caller carries on with a new id and token.
+  const int64_t max_age_s = auth->options().session_absolute_timeout_ms / 1000;
+  res.set_header("Set-Cookie", http::SessionCookie(successor->session_id, max_age_s));
+  ReplyJson(res, 200, json{{"status", "password_changed"},
+                           {"csrf_token", successor->csrf_token},
+                           {"expires_at", FormatUtcMillis(successor->expires_ms)}});
   return Status::OK();
 }
 

@@ -3,7 +3,8 @@
 // Public header of auth/: other folders include it.
 //   auth_keys      API keys: public id, keyed hash of the secret, metadata, revocation, use
 //   auth_users     console users: Argon2id hash, role, lockout state
-//   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times
+//   auth_sessions  console sessions: keyed hash of the session id, CSRF token, times and
+//                  the deadlines the settings gave it (migration 9)
 //   auth_usage     tokens and requests per key per UTC day and month (quotas, the console)
 //   auth_rate_buckets  requests-per-minute buckets, saved so a restart does not refill them
 //   auth_token_buckets tokens-per-minute buckets, likewise
@@ -135,6 +136,15 @@ inline constexpr store::Migration kAuthMigrations[] = {
     // that the change and its record commit together; '' for auth's own events.
     {"auth", 8, "the outbox carries whole audit records of other modules' changes",
      "ALTER TABLE auth_events ADD COLUMN record TEXT NOT NULL DEFAULT '';"},
+    // A session ends at the deadlines of the settings it was made and last used under (or
+    // earlier, when the settings are lowered): judged only by the settings of its next use, a
+    // session that had timed out was valid again once a timeout was raised. Sessions made before
+    // carry no deadlines and the settings they had are unknown, so they end here: console users
+    // sign in again once after the upgrade.
+    {"auth", 9, "a session's own deadlines: absolute, and idle from its last use",
+     "DELETE FROM auth_sessions;"
+     "ALTER TABLE auth_sessions ADD COLUMN ends_ms INTEGER NOT NULL DEFAULT 0;"
+     "ALTER TABLE auth_sessions ADD COLUMN idle_ends_ms INTEGER NOT NULL DEFAULT 0;"},
 };
 
 }  // namespace kimi::auth

@@ -107,6 +107,16 @@ Status InsertEvent(sqlite3* db, const AuthEvent& e) {
   return s.Run();
 }
 
+Status InsertSessionRow(sqlite3* db, const StoredSession& session) {
+  const SessionRecord& r = session.record;
+  SqlStatement s(db,
+                 "INSERT INTO auth_sessions(id_hash, username, csrf_token, created_ms, last_seen_ms, ends_ms, "
+                 "idle_ends_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  s.BindBlob(1, session.id_hash).Bind(2, r.username).Bind(3, r.csrf_token).Bind(4, r.created_ms);
+  s.Bind(5, r.last_seen_ms).Bind(6, r.ends_ms).Bind(7, r.idle_ends_ms);
+  return s.Run();
+}
+
 constexpr const char* kUsersExist =
     "the appliance already has users; bootstrap runs once (add users as an admin)";
 
@@ -395,7 +405,7 @@ Status AuthStore::EnableUser(const std::string& username, const AuthEvent& event
 }
 
 Status AuthStore::SetPassword(const std::string& username, const std::string& hash, bool must_change_password,
-                              const Digest* keep_session, const AuthEvent& event) {
+                              const StoredSession* successor, const AuthEvent& event) {
   return store_->Write([&](sqlite3* db) -> Status {
     SqlStatement s(db,
                    "UPDATE auth_users SET password_hash = ?2, must_change_password = ?3, failed_logins = 0, "
@@ -403,9 +413,9 @@ Status AuthStore::SetPassword(const std::string& username, const std::string& ha
     s.Bind(1, username).Bind(2, hash).Bind(3, int64_t{must_change_password});
     KIMI_RETURN_IF_ERROR(s.Run());
     if (s.Changes() == 0) return Status::NotFound("no user " + username);
-    SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1 AND id_hash != ?2");
-    drop.Bind(1, username).BindBlob(2, keep_session ? *keep_session : Digest{});
-    KIMI_RETURN_IF_ERROR(drop.Run());
+    SqlStatement drop(db, "DELETE FROM auth_sessions WHERE username = ?1");
+    KIMI_RETURN_IF_ERROR(drop.Bind(1, username).Run());
+    if (successor != nullptr) KIMI_RETURN_IF_ERROR(InsertSessionRow(db, *successor));
     return InsertEvent(db, event);
   });
 }
@@ -429,21 +439,21 @@ Status AuthStore::DisableUser(const std::string& username, int64_t now_ms, const
 
 Status AuthStore::InsertSession(const Digest& id_hash, const SessionRecord& r) {
   return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db,
-                   "INSERT INTO auth_sessions(id_hash, username, csrf_token, created_ms, last_seen_ms) "
-                   "VALUES(?1, ?2, ?3, ?4, ?5)");
-    s.BindBlob(1, id_hash).Bind(2, r.username).Bind(3, r.csrf_token).Bind(4, r.created_ms).Bind(5, r.last_seen_ms);
-    return s.Run();
+    SqlStatement ended(db, "DELETE FROM auth_sessions WHERE ends_ms <= ?1 OR idle_ends_ms <= ?1");
+    KIMI_RETURN_IF_ERROR(ended.Bind(1, r.created_ms).Run());
+    return InsertSessionRow(db, StoredSession{id_hash, r});
   });
 }
 
 Result<std::optional<SessionRecord>> AuthStore::FindSession(const Digest& id_hash) {
   std::optional<SessionRecord> found;
   Status status = store_->Read([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "SELECT username, csrf_token, created_ms, last_seen_ms, id_hash FROM auth_sessions WHERE id_hash = ?1");
+    SqlStatement s(db,
+                   "SELECT username, csrf_token, created_ms, last_seen_ms, ends_ms, idle_ends_ms, id_hash "
+                   "FROM auth_sessions WHERE id_hash = ?1");
     KIMI_ASSIGN_OR_RETURN(bool row, s.BindBlob(1, id_hash).Step());
-    if (row && DigestEquals(DigestColumn(s, 4), id_hash)) {
-      found = SessionRecord{s.Text(0), s.Text(1), s.Int(2), s.Int(3)};
+    if (row && DigestEquals(DigestColumn(s, 6), id_hash)) {
+      found = SessionRecord{s.Text(0), s.Text(1), s.Int(2), s.Int(3), s.Int(4), s.Int(5)};
     }
     return Status::OK();
   });
@@ -451,10 +461,10 @@ Result<std::optional<SessionRecord>> AuthStore::FindSession(const Digest& id_has
   return found;
 }
 
-Status AuthStore::TouchSession(const Digest& id_hash, int64_t now_ms) {
+Status AuthStore::TouchSession(const Digest& id_hash, int64_t now_ms, int64_t idle_ends_ms) {
   return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "UPDATE auth_sessions SET last_seen_ms = ?2 WHERE id_hash = ?1");
-    s.BindBlob(1, id_hash).Bind(2, now_ms);
+    SqlStatement s(db, "UPDATE auth_sessions SET last_seen_ms = ?2, idle_ends_ms = ?3 WHERE id_hash = ?1");
+    s.BindBlob(1, id_hash).Bind(2, now_ms).Bind(3, idle_ends_ms);
     return s.Run();
   });
 }
@@ -465,14 +475,6 @@ Status AuthStore::DeleteSession(const Digest& id_hash, const AuthEvent* event) {
     s.BindBlob(1, id_hash);
     KIMI_RETURN_IF_ERROR(s.Run());
     return event ? InsertEvent(db, *event) : Status::OK();
-  });
-}
-
-Status AuthStore::DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms) {
-  return store_->Write([&](sqlite3* db) -> Status {
-    SqlStatement s(db, "DELETE FROM auth_sessions WHERE created_ms < ?1 OR last_seen_ms < ?2");
-    s.Bind(1, created_before_ms).Bind(2, seen_before_ms);
-    return s.Run();
   });
 }
 

@@ -96,6 +96,16 @@ struct SessionRecord {
   std::string csrf_token;
   int64_t created_ms = 0;
   int64_t last_seen_ms = 0;
+  // The deadlines the settings gave it: at login (absolute), and at its last use (idle). A
+  // later, longer setting does not move them.
+  int64_t ends_ms = 0;
+  int64_t idle_ends_ms = 0;
+};
+
+// A session's row: the keyed hash of its id and what is kept with it.
+struct StoredSession {
+  Digest id_hash{};
+  SessionRecord record;
 };
 
 // Which per-minute buckets (rate_limiter.h): a key's requests, or its prompt and completion tokens.
@@ -188,20 +198,23 @@ class AuthStore {
   Status UnlockUser(const std::string& username, const AuthEvent& event);
   // Clears the disabled flag, with the event. NotFound for an unknown user.
   Status EnableUser(const std::string& username, const AuthEvent& event);
-  // New hash, sets must_change_password as given, clears the failure count and the lock, and
-  // drops the user's sessions but `keep_session` (null: all). NotFound for an unknown user.
+  // New hash, sets must_change_password as given, clears the failure count and the lock, ends
+  // every session of the user and, when given, starts `successor` (a password change's new
+  // session for its caller), all in one transaction. NotFound for an unknown user.
   Status SetPassword(const std::string& username, const std::string& hash, bool must_change_password,
-                     const Digest* keep_session, const AuthEvent& event);
+                     const StoredSession* successor, const AuthEvent& event);
   // Disables the user, deletes its sessions and revokes (at now_ms) every key it owns that is
   // not revoked yet, with `event` and key_event(key id) for each key. NotFound for an unknown user.
   Status DisableUser(const std::string& username, int64_t now_ms, const AuthEvent& event,
                      const std::function<AuthEvent(const std::string& key_id)>& key_event);
 
+  // Also removes the rows of sessions past their own deadlines at session.created_ms, so the
+  // table holds no more than the sessions of the last timeout.
   Status InsertSession(const Digest& id_hash, const SessionRecord& session);
   Result<std::optional<SessionRecord>> FindSession(const Digest& id_hash);
-  Status TouchSession(const Digest& id_hash, int64_t now_ms);
+  // A use at now_ms, which moves the idle deadline to idle_ends_ms.
+  Status TouchSession(const Digest& id_hash, int64_t now_ms, int64_t idle_ends_ms);
   Status DeleteSession(const Digest& id_hash, const AuthEvent* event);
-  Status DeleteSessionsOlderThan(int64_t created_before_ms, int64_t seen_before_ms);
 
   Status AppendEvent(const AuthEvent& event);
   // Up to `limit` events, oldest first.

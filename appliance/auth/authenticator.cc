@@ -160,8 +160,10 @@ Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
   KIMI_ASSIGN_OR_RETURN(std::optional<SessionRecord> session, store_->FindSession(hash));
   if (!session) return Status::Unauthenticated("invalid session; log in again");
   int64_t now = NowMs();
-  if (now >= session->created_ms + options_.session_absolute_timeout_ms ||
-      now >= session->last_seen_ms + options_.session_idle_timeout_ms) {
+  // The earlier of the deadlines the session was given and those of today's settings: a lowered
+  // timeout applies at once, a raised one does not revive a session that had ended.
+  if (now >= std::min(session->ends_ms, session->created_ms + options_.session_absolute_timeout_ms) ||
+      now >= std::min(session->idle_ends_ms, session->last_seen_ms + options_.session_idle_timeout_ms)) {
     store_->DeleteSession(hash, nullptr);
     return Status::Unauthenticated("session expired; log in again");
   }
@@ -175,7 +177,9 @@ Result<Principal> Authenticator::AuthenticateSession(const Credentials& c) {
     }
   }
   const int64_t touch_every = std::min(kSessionTouchMs, options_.session_idle_timeout_ms / 10);
-  if (now - session->last_seen_ms >= touch_every) store_->TouchSession(hash, now);
+  if (now - session->last_seen_ms >= touch_every) {
+    store_->TouchSession(hash, now, now + options_.session_idle_timeout_ms);
+  }
   Principal p;
   p.kind = Principal::Kind::kSession;
   p.id = user->username;
@@ -325,19 +329,28 @@ Result<Session> Authenticator::Login(const std::string& username, const std::str
       username, now,
       Event(actor, "auth.login", username, "ok", user->must_change_password ? "password change required" : "")));
 
-  Session session;
+  NewSession made = MakeSession(username, *role, user->must_change_password, now);
+  KIMI_RETURN_IF_ERROR(store_->InsertSession(made.row.id_hash, made.row.record));
+  return made.session;
+}
+
+Authenticator::NewSession Authenticator::MakeSession(const std::string& username, Role role,
+                                                     bool must_change_password, int64_t now_ms) const {
+  NewSession made;
+  Session& session = made.session;
   session.session_id = RandomHex(32);
   session.csrf_token = RandomHex(32);
-  session.expires_ms = now + options_.session_absolute_timeout_ms;
-  Digest hash = secret_->KeyedHash(session.session_id);
-  KIMI_RETURN_IF_ERROR(store_->InsertSession(hash, SessionRecord{username, session.csrf_token, now, now}));
+  session.expires_ms = now_ms + options_.session_absolute_timeout_ms;
   session.principal.kind = Principal::Kind::kSession;
   session.principal.id = username;
-  session.principal.role = *role;
+  session.principal.role = role;
   session.principal.owner = username;
-  session.principal.must_change_password = user->must_change_password;
-  session.principal.session_hash = hash;
-  return session;
+  session.principal.must_change_password = must_change_password;
+  session.principal.session_hash = secret_->KeyedHash(session.session_id);
+  made.row = StoredSession{session.principal.session_hash,
+                           SessionRecord{username, session.csrf_token, now_ms, now_ms, session.expires_ms,
+                                         now_ms + options_.session_idle_timeout_ms}};
+  return made;
 }
 
 int64_t Authenticator::LockUntil(int64_t failures, int64_t now_ms) const {
@@ -391,8 +404,8 @@ Status Authenticator::Logout(const Principal& principal, const std::string& sour
   return store_->DeleteSession(principal.session_hash, &event);
 }
 
-Status Authenticator::ChangePassword(const Principal& principal, const std::string& old_password,
-                                     const std::string& new_password, const std::string& source) {
+Result<Session> Authenticator::ChangePassword(const Principal& principal, const std::string& old_password,
+                                              const std::string& new_password, const std::string& source) {
   if (principal.kind != Principal::Kind::kSession) {
     return Status::InvalidArgument("changing a password needs the session cookie, not an API key");
   }
@@ -407,8 +420,11 @@ Status Authenticator::ChangePassword(const Principal& principal, const std::stri
     return Status::PermissionDenied("the current password is wrong, or the account is locked");
   }
   KIMI_ASSIGN_OR_RETURN(std::string hash, Hash(new_password));
-  return store_->SetPassword(principal.id, hash, /*must_change_password=*/false, &principal.session_hash,
-                             Event(Actor::Of(principal, source), "auth.password_changed", principal.id, "ok", ""));
+  NewSession successor = MakeSession(principal.id, principal.role, /*must_change_password=*/false, NowMs());
+  KIMI_RETURN_IF_ERROR(store_->SetPassword(principal.id, hash, /*must_change_password=*/false, &successor.row,
+                                           Event(Actor::Of(principal, source), "auth.password_changed",
+                                                 principal.id, "ok", "sessions ended; a new one issued")));
+  return successor.session;
 }
 
 Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& spec) {
@@ -423,6 +439,7 @@ Result<CreatedKey> Authenticator::CreateKey(const Actor& actor, const NewKey& sp
   k.name = spec.name;
   k.owner = !spec.owner.empty() ? spec.owner : !actor.owner.empty() ? actor.owner : std::string(kSystemPrincipal);
   KIMI_RETURN_IF_ERROR(CheckKeyOwner(k.owner));
+  k.owner_enabled = true;  // what CheckKeyOwner found; the answer shows the key's state from it
   k.role = std::string(RoleName(spec.role));
   k.models = spec.models;
   k.created_ms = NowMs();

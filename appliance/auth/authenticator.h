@@ -164,8 +164,10 @@ class Authenticator {
   Result<Session> Login(const std::string& username, const std::string& password, const std::string& source,
                         int64_t* retry_after_s = nullptr);
   Status Logout(const Principal& principal, const std::string& source);
-  Status ChangePassword(const Principal& principal, const std::string& old_password, const std::string& new_password,
-                        const std::string& source);
+  // Ends every session of the user, the caller's too, and answers the caller's new one: a
+  // copy of the id the change was made with (a thief's) must not outlive the change.
+  Result<Session> ChangePassword(const Principal& principal, const std::string& old_password,
+                                 const std::string& new_password, const std::string& source);
 
   // InvalidArgument for an empty name, an unusable role, or an owner that is neither an
   // enabled user nor a system principal. An empty owner is the actor's owner.
@@ -226,6 +228,13 @@ class Authenticator {
   Status WriteRoleLimits(const Actor& actor, Role role, const KeyLimits& limits);
   // AddUser; with only_if_none, only while there is no user at all (Bootstrap).
   Result<std::string> NewUser(const Actor& actor, const std::string& username, Role role, bool only_if_none);
+  // A new session of `username` at now_ms: what the caller is shown once, and its row.
+  struct NewSession {
+    Session session;
+    StoredSession row;
+  };
+  NewSession MakeSession(const std::string& username, Role role, bool must_change_password,
+                         int64_t now_ms) const;
   // HashPassword within a hash slot.
   Result<std::string> Hash(const std::string& password);
   // The lock that `failures` consecutive failures earn from now_ms (0: none).

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "auth/api_key.h"
+#include "auth/lifecycle_state.h"
 #include "auth/test_auth_store.h"
 
 namespace kimi::auth {
@@ -248,12 +249,33 @@ TEST_F(AuthenticatorTest, BootstrapOnceWithAOneTimePasswordThatMustBeChanged) {
   Result<Session> s = auth_->Login("admin", *otp, "test");
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->principal.must_change_password);
-  EXPECT_EQ(auth_->ChangePassword(s->principal, *otp, "short", "test").code(), Status::Code::kInvalidArgument);
-  ASSERT_TRUE(auth_->ChangePassword(s->principal, *otp, "a-much-better-one", "test").ok());
-  Result<Principal> after = WithSession(*s, false, "");
+  EXPECT_EQ(auth_->ChangePassword(s->principal, *otp, "short", "test").status().code(),
+            Status::Code::kInvalidArgument);
+  Result<Session> changed = auth_->ChangePassword(s->principal, *otp, "a-much-better-one", "test");
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  Result<Principal> after = WithSession(*changed, false, "");
   ASSERT_TRUE(after.ok());
   EXPECT_FALSE(after->must_change_password);
   EXPECT_FALSE(auth_->Login("admin", *otp, "test").ok());
+}
+
+// The session a password was changed with stayed valid, so a copy of its id (a thief's, the
+// reason to change it) outlived the change, now with the rights the one-time password lacked.
+TEST_F(AuthenticatorTest, APasswordChangeEndsTheSessionItWasMadeWithAndIssuesANewOne) {
+  std::string otp = *auth_->AddUser(admin_, "frank", Role::kAdmin);
+  Session used = *auth_->Login("frank", otp, "test");
+  Session other = *auth_->Login("frank", otp, "test");
+  Result<Session> changed = auth_->ChangePassword(used.principal, otp, "a-new-password-1", "test");
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(WithSession(used, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithSession(other, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_NE(changed->session_id, used.session_id);
+  EXPECT_NE(changed->csrf_token, used.csrf_token);
+  Result<Principal> next = WithSession(*changed, true, changed->csrf_token);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->role, Role::kAdmin);
+  EXPECT_FALSE(next->must_change_password);
+  EXPECT_EQ(WithSession(*changed, true, used.csrf_token).status().code(), Status::Code::kPermissionDenied);
 }
 
 TEST_F(AuthenticatorTest, BootstrapsAtOnceMakeOneAdmin) {
@@ -400,6 +422,8 @@ TEST_F(AuthenticatorTest, AKeyOwnerIsAnEnabledUserOrASystemPrincipal) {
     Result<CreatedKey> key = auth_->CreateKey(admin_, NewKey{"k", owner, Role::kUser, {}, 0});
     ASSERT_TRUE(key.ok()) << owner;
     EXPECT_TRUE(WithKey(key->secret).ok()) << owner;
+    // The record the creation answers with (POST /admin/v1/keys) said owner_disabled for a user's key.
+    EXPECT_EQ(KeyStateOf(key->record, now_ms_), KeyState::kActive) << owner;
   }
   // No user may take a system principal's name, nor the name the appliance's own records
   // carry (a user "kimi-appliance" stored policy versions that read as the shipped default's).
@@ -670,6 +694,46 @@ TEST_F(AuthenticatorTest, ASessionInUseOutlivesAShortIdleTimeout) {
   }
   now_ms_ += 2'000;
   EXPECT_EQ(WithSession(polled, false, "").status().code(), Status::Code::kUnauthenticated);
+}
+
+// A session that had timed out was judged again by the settings of its next use: raising the
+// idle or the absolute timeout and restarting made it valid again. Its row outlived it too.
+TEST_F(AuthenticatorTest, RaisingATimeoutDoesNotReviveASessionThatHadEnded) {
+  AuthOptions options = auth_->options();  // idle 60 s, absolute 300 s
+  Session left = LoggedInUser("erin", Role::kUser);
+  Session kept = *auth_->Login("erin", "a-new-password-1", "x");
+  for (int i = 0; i < 5; ++i) {  // `kept` in use up to its absolute end, `left` idle past its own
+    now_ms_ += 50'000;
+    EXPECT_TRUE(WithSession(kept, false, "").ok()) << i;
+  }
+  now_ms_ += 51'000;
+  AuthOptions longer = options;
+  longer.session_idle_timeout_ms = 3'600'000;
+  longer.session_absolute_timeout_ms = 7'200'000;
+  Restart(longer);
+  EXPECT_EQ(WithSession(left, false, "").status().code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(WithSession(kept, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // A lowered timeout still applies at once; a session made now has the longer ones.
+  Session fresh = *auth_->Login("erin", "a-new-password-1", "x");
+  now_ms_ += 120'000;
+  EXPECT_TRUE(WithSession(fresh, false, "").ok());
+  Restart(options);
+  now_ms_ += 61'000;
+  EXPECT_EQ(WithSession(fresh, false, "").status().code(), Status::Code::kUnauthenticated);
+
+  // A sign-in removes the rows of sessions past their own deadlines.
+  Restart(longer);
+  Session last = *auth_->Login("erin", "a-new-password-1", "x");
+  int64_t rows = -1;
+  ASSERT_TRUE(db_->Read([&](sqlite3* db) -> Status {
+                   store::SqlStatement count(db, "SELECT COUNT(*) FROM auth_sessions");
+                   KIMI_ASSIGN_OR_RETURN(bool row, count.Step());
+                   if (row) rows = count.Int(0);
+                   return Status::OK();
+                 }).ok());
+  EXPECT_EQ(rows, 1) << "only the session just made";
+  EXPECT_TRUE(WithSession(last, false, "").ok());
 }
 
 // A FIFO planted in the secret's place in the data directory: the start waited in open() for a

@@ -43,6 +43,16 @@ ObjectSchema<ServerConfig> ServerSchema() {
       .Boolean("allow_plain_http_on_loopback", &ServerConfig::allow_plain_http_on_loopback,
                "Serve plain HTTP when the listen address is loopback and server.tls is not set. Without TLS the "
                "daemon only starts when this is true and the address is loopback.")
+      .StringList("plain_http_hosts", &ServerConfig::plain_http_hosts,
+                  "Host names a plain-HTTP request may name besides IP addresses and localhost: those a reverse "
+                  "proxy on this machine forwards. Any other name is refused (DNS rebinding).",
+                  [](const std::string& v) {
+                    constexpr std::string_view kNameBytes =
+                        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-";
+                    const bool name = !v.empty() && v.size() <= 253 && v.front() != '.' && v.back() != '.' &&
+                                      v.find_first_not_of(kNameBytes) == std::string::npos;
+                    return name ? std::string() : std::string("must be a DNS name without a port");
+                  })
       .Object("tls", &ServerConfig::tls, TlsSchema(), "HTTPS: certificate, key, lowest version.");
 }
 

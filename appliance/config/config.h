@@ -34,6 +34,9 @@ struct TlsConfig {
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
   bool allow_plain_http_on_loopback = false;
+  // Names a plain-HTTP request may give as its Host besides addresses and localhost (a reverse
+  // proxy on this machine that forwards its own); any other is refused (kimi/loopback_host.h).
+  std::vector<std::string> plain_http_hosts;
   TlsConfig tls;
   bool tls_enabled() const { return !tls.cert_file.empty(); }
 };

@@ -83,7 +83,9 @@ Status Daemon::OpenServer() {
   Parts& p = *parts_;
   const config::AppConfig& config = p.config;
   const http::RequestAuthentication authentication{p.authenticator.get(),
-                                                   p.tls != nullptr && p.tls->verifies_clients()};
+                                                   p.tls != nullptr && p.tls->verifies_clients(),
+                                                   /*refuse_rebound_hosts=*/p.tls == nullptr,
+                                                   config.server.plain_http_hosts};
   http::RouteTable routes;
   http::MetricsServices metrics{&p.registry};
   std::function<void()> refresh =

@@ -7,6 +7,7 @@
 
 #include "auth/authenticator.h"
 #include "kimi/ascii_text.h"
+#include "kimi/loopback_host.h"
 
 namespace kimi::http {
 namespace {
@@ -54,6 +55,13 @@ std::string AmbiguousCredential(const httplib::Request& req) {
   return "";
 }
 
+// Whether a plain-HTTP request names a host a DNS-rebinding page would (kimi/loopback_host.h),
+// or two hosts (the first read here, a proxy in front may read the other).
+bool NamesAForeignHost(const RequestAuthentication& services, const httplib::Request& req) {
+  return req.get_header_value_count("Host") > 1 ||
+         !IsLoopbackSafeHost(TrimSpacesAndTabs(Header(req, "Host")), services.plain_http_hosts);
+}
+
 }  // namespace
 
 std::string_view CookieValue(std::string_view header, std::string_view name) {
@@ -77,6 +85,13 @@ auth::Credentials CredentialsOf(const httplib::Request& req) {
 
 Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
                            auth::Permission permission, RequestContext& ctx) {
+  if (services.refuse_rebound_hosts && NamesAForeignHost(services, req)) {
+    ctx.auth_failure = "forbidden: a Host that is not an address or localhost over plain HTTP";
+    return Status::PermissionDenied(
+        "over plain HTTP the appliance answers only requests addressed to an IP address, localhost or a name "
+        "of server.plain_http_hosts (the Host header), so that no other site's page can reach it by DNS "
+        "rebinding");
+  }
   if (services.admin_requires_client_certificate && req.path.starts_with("/admin/") &&
       !ctx.client_certificate_verified) {
     ctx.auth_failure = "forbidden: no verified client certificate for the admin API";

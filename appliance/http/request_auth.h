@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "auth/principal.h"
 #include "auth/roles.h"
@@ -38,11 +39,16 @@ struct RequestAuthentication {
   auth::Authenticator* authenticator = nullptr;
   // Mutual TLS on the admin API: /admin/ requests need ctx.client_certificate_verified.
   bool admin_requires_client_certificate = false;
+  // The listener speaks plain HTTP (loopback only): a request whose Host is not an address or
+  // localhost is a DNS-rebinding page's, refused on every route (kimi/loopback_host.h).
+  bool refuse_rebound_hosts = false;
+  std::vector<std::string> plain_http_hosts;  // server.plain_http_hosts: names also taken then
 };
 
 // Authenticates (unless `permission` is kPublic) and authorises the request; see above. With
-// admin_requires_client_certificate, an /admin/ request first needs a verified TLS client
-// certificate (403 otherwise).
+// refuse_rebound_hosts, any request first needs one Host that IsLoopbackSafeHost takes (403
+// otherwise, public routes included); with admin_requires_client_certificate, an /admin/
+// request first needs a verified TLS client certificate (403 otherwise).
 Status AuthenticateRequest(const RequestAuthentication& services, const httplib::Request& req,
                            auth::Permission permission, RequestContext& ctx);
 

@@ -83,6 +83,37 @@ TEST(RequestAuthTest, CredentialsThatReadTwoWaysAreRefused) {
   }
 }
 
+// A DNS-rebinding page reached the plain-HTTP daemon under its own name: a key was made with a
+// session cookie and its token (201), and its wrong passwords locked the account.
+TEST(RequestAuthTest, OverPlainHttpARequestForAnotherHostIsRefusedOnEveryRoute) {
+  RequestAuthentication plain;
+  plain.refuse_rebound_hosts = true;
+  for (auth::Permission permission : {auth::Permission::kPublic, auth::Permission::kSessionSelf}) {
+    for (const std::vector<const char*>& hosts : std::vector<std::vector<const char*>>{
+             {"evil.example:8080"}, {"127.0.0.1", "evil.example"}, {"evil.example", "127.0.0.1"}}) {
+      httplib::Request req;
+      req.method = "POST";
+      for (const char* host : hosts) req.headers.emplace("Host", host);
+      RequestContext ctx;
+      EXPECT_EQ(AuthenticateRequest(plain, req, permission, ctx).code(), Status::Code::kPermissionDenied) << hosts[0];
+      EXPECT_NE(ctx.auth_failure.find("forbidden: a Host"), std::string::npos) << ctx.auth_failure;
+      EXPECT_TRUE(AuthenticateRequest(RequestAuthentication{}, req, auth::Permission::kPublic, ctx).ok())
+          << "over HTTPS the certificate binds the name";
+    }
+  }
+  httplib::Request local;
+  local.headers.emplace("Host", "127.0.0.1:8080");
+  RequestContext ctx;
+  EXPECT_TRUE(AuthenticateRequest(plain, local, auth::Permission::kPublic, ctx).ok());
+  // A reverse proxy on the machine forwards its own name: the operator lists it.
+  httplib::Request proxied;
+  proxied.headers.emplace("Host", "appliance.example");
+  EXPECT_EQ(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).code(),
+            Status::Code::kPermissionDenied);
+  plain.plain_http_hosts = {"appliance.example"};
+  EXPECT_TRUE(AuthenticateRequest(plain, proxied, auth::Permission::kPublic, ctx).ok());
+}
+
 TEST(RequestAuthTest, CookiesCarryEveryFlag) {
   std::string c = SessionCookie("abc", 60);
   for (const char* flag : {"kimi_session=abc", "Path=/", "Max-Age=60", "HttpOnly", "Secure", "SameSite=Strict"}) {

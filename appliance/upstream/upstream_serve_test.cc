@@ -190,6 +190,26 @@ TEST_F(UpstreamServeTest, HealthAndModels) {
   EXPECT_EQ(backend.Models(), std::vector<std::string>{"kimi-k3"});
 }
 
+// A worker on loopback has no credential to check: a page that rebinds its own name to
+// 127.0.0.1 generated through it and read the answers (200), past the appliance's keys, policy
+// and audit log.
+TEST_F(UpstreamServeTest, AWorkerOnLoopbackRefusesARequestForAnotherHost) {
+  httplib::Client client(worker_->url());
+  for (const char* path : {"/v1/models", "/health", "/metrics"}) {
+    httplib::Result refused = client.Get(path, httplib::Headers{{"Host", "rebind.attacker.example:8000"}});
+    ASSERT_TRUE(refused) << path;
+    EXPECT_EQ(refused->status, 403) << path;
+    EXPECT_NE(refused->body.find("PermissionDeniedError"), std::string::npos) << refused->body;
+  }
+  httplib::Result generated = client.Post("/v1/chat/completions", httplib::Headers{{"Host", "rebind.attacker.example"}},
+                                          GreedyBody(false).dump(), "application/json");
+  ASSERT_TRUE(generated);
+  EXPECT_EQ(generated->status, 403);
+  httplib::Result local = client.Get("/v1/models", httplib::Headers{{"Host", "localhost:8000"}});
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->status, 200);
+}
+
 TEST_F(UpstreamServeTest, SameEventsAsTheEngineInProcess) {
   ChatServiceOptions options;
   options.model.threads = 1;

@@ -27,6 +27,7 @@
 #include "kimi/serving_request.h"
 #include "kimi/config.h"
 #include "kimi/log.h"
+#include "kimi/loopback_host.h"
 #include "kimi/runtime.h"
 #include "kimi/untrusted_json.h"
 #include "tools/command.h"
@@ -274,6 +275,19 @@ Status Serve(const Flags& flags) {
   server.set_keep_alive_timeout(time_t(keep_alive_s));
   server.new_task_queue = [max_connections] { return new httplib::ThreadPool(size_t(max_connections)); };
   server.set_payload_max_length(64u << 20);
+  // On loopback, a request for another host is a DNS-rebinding page's (kimi/loopback_host.h):
+  // this worker has no credential to check, so that page could otherwise generate past the
+  // appliance's keys, policy and audit log and read the answers.
+  if (IsLoopbackListenAddress(host)) {
+    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_header_value_count("Host") <= 1 && IsLoopbackSafeHost(req.get_header_value("Host"))) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      SendError(res, Status::PermissionDenied("a worker listening on loopback answers only requests addressed to an IP "
+                                              "address or localhost (the Host header)"));
+      return httplib::Server::HandlerResponse::Handled;
+    });
+  }
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
   server.Get("/v1/models", [&models](const httplib::Request&, httplib::Response& res) {
     res.set_content(models.dump(), "application/json");

@@ -165,6 +165,7 @@ int ErrorHttpStatus(const Status& status) {
     case Status::Code::kInvalidArgument:
     case Status::Code::kResourceExhausted:
     case Status::Code::kFailedPrecondition: return 400;
+    case Status::Code::kPermissionDenied: return 403;
     case Status::Code::kNotFound: return 404;
     case Status::Code::kUnimplemented: return 501;
     case Status::Code::kUnavailable: return 503;
@@ -174,7 +175,10 @@ int ErrorHttpStatus(const Status& status) {
 
 nlohmann::ordered_json ErrorJson(const Status& status) {
   int http = ErrorHttpStatus(status);
-  const char* type = http == 400 ? "BadRequestError" : http == 404 ? "NotFoundError" : "InternalServerError";
+  const char* type = http == 400   ? "BadRequestError"
+                     : http == 403 ? "PermissionDeniedError"
+                     : http == 404 ? "NotFoundError"
+                                   : "InternalServerError";
   // A message may quote bytes of the request cut anywhere; a JSON writer refuses (throws on)
   // text that is not UTF-8, which in a stream's provider would end the process.
   return Json{{"object", "error"}, {"message", text::ReplaceInvalidUtf8(status.message())}, {"type", type}, {"param", nullptr},

@@ -158,6 +158,8 @@ TEST(ErrorJson, VllmShapeAndStatus) {
   EXPECT_EQ(e["message"], "temperature must be a number");
   EXPECT_EQ(ErrorHttpStatus(Status::ResourceExhausted("too big for the budget")), 400);
   EXPECT_EQ(ErrorHttpStatus(Status::NotFound("model")), 404);
+  EXPECT_EQ(ErrorHttpStatus(Status::PermissionDenied("Host")), 403);
+  EXPECT_EQ(ErrorJson(Status::PermissionDenied("Host"))["type"], "PermissionDeniedError");
   EXPECT_EQ(ErrorHttpStatus(Status::Internal("bug")), 500);
 }
 

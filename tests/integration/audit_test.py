@@ -95,12 +95,12 @@ class AuditRecordsTest(unittest.TestCase):
             r = request(daemon, "POST", "/healthz", {"X-Request-Id": "it-415", "Content-Encoding": "gzip"}, body=b"xx")
             sent["it-415"] = (r, b"", 415, "http.unmatched")
             with daemon.connect() as s:  # 431: the head is over the cap, its id is not read
-                s.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n" + b"".join(
+                s.sendall(b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(
                     b"X-More-%d: %s\r\n" % (i, b"b" * 4000) for i in range(5)) + b"\r\n")
                 r = read_reply(s)
             sent[r.headers["x-request-id"]] = (r, b"", 431, "http.unmatched")
             with daemon.connect() as s:  # 400: bare line feeds
-                s.sendall(b"GET /nope HTTP/1.1\nHost: x\n\n")
+                s.sendall(b"GET /nope HTTP/1.1\nHost: 127.0.0.1\n\n")
                 r = read_reply(s)
             sent[r.headers["x-request-id"]] = (r, b"", 400, "http.unmatched")
             for path in ("/healthz", "/readyz", "/metrics"):  # probes: not recorded by default
@@ -154,7 +154,7 @@ class AuditRecordsTest(unittest.TestCase):
             reply = request(daemon, "GET", "/healthz", {"X-Request-Id": "it-hz"})
             self.assertEqual(reply.status, 200)
             with daemon.connect() as s:  # HEAD: no body is sent, so none is hashed
-                s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: it-head\r\nConnection: close\r\n\r\n")
+                s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: it-head\r\nConnection: close\r\n\r\n")
                 self.assertIn(b" 200 ", s.recv(65536))
             self.assertEqual(daemon.stop(), 0)
         finally:

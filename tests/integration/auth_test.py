@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import sys
+import tempfile
 import time
 import unittest
 
@@ -552,6 +553,73 @@ class ConsoleSessionTest(unittest.TestCase):
                         body, auth=None)
         self.assertEqual(reply.status, 200, reply.body)
 
+    def test_a_page_that_reaches_the_daemon_by_dns_rebinding_is_refused(self):
+        # A page whose own name is made to resolve to 127.0.0.1 is a same-origin client of this
+        # plain-HTTP daemon, past CORS and the JSON-only sign-in: it read every public answer and
+        # its wrong passwords locked the account; with a session's cookie and token, a request
+        # under its name made a key (201). Only an address or localhost is served.
+        otp = self.bootstrap()
+        reply = self.login("admin", otp)
+        session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
+        password = "a-fresh-console-password"
+        change = {"old_password": otp, "new_password": password}
+        reply = self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change)
+        self.assertEqual(reply.status, 200, reply.body)
+        session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
+        rebound = "rebind.attacker.example:%d" % self.daemon.port
+        cookie = {"Cookie": "kimi_session=" + session, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
+        sign_in = {"Content-Type": "application/json"}
+        attempts = [("GET", "/healthz", {}, b""), ("GET", "/readyz", {}, b""), ("GET", "/", {}, b""),
+                    ("POST", "/admin/v1/keys", cookie, _json({"name": "rebound", "role": "admin"})),
+                    ("GET", "/admin/v1/keys", cookie, b"")]
+        attempts += [("POST", "/admin/v1/session", sign_in, _json({"username": "admin", "password": "guess-%d" % i}))
+                     for i in range(3)]
+        for method, path, headers, body in attempts:
+            with self.subTest(method=method, path=path):
+                reply = request(self.daemon, method, path, dict(headers, Host=rebound), body, auth=None)
+                assert_error(self, reply, 403, "permission_error")
+                self.assertIn("DNS rebinding", reply.json()["error"]["message"])
+                self.assertNotIn("set-cookie", reply.headers)
+        keys = request(self.daemon, "GET", "/admin/v1/keys").json()["data"]
+        self.assertNotIn("rebound", [k["name"] for k in keys])
+        # The guesses were not counted against the account, and the names a browser that asked
+        # for this daemon sends are served.
+        for host in ("127.0.0.1:%d" % self.daemon.port, "localhost:%d" % self.daemon.port, "[::1]:%d" % self.daemon.port,
+                     "console.localhost"):
+            with self.subTest(host=host):
+                reply = request(self.daemon, "POST", "/admin/v1/session", dict(sign_in, Host=host),
+                                _json({"username": "admin", "password": password}), auth=None)
+                self.assertEqual(reply.status, 200, reply.body)
+        reply = request(self.daemon, "GET", "/admin/v1/session", {"Cookie": "kimi_session=" + session, "Host": "localhost"})
+        self.assertEqual(reply.status, 200, reply.body)
+
+    def test_raising_a_timeout_does_not_revive_a_session_that_had_ended(self):
+        # A session past its idle timeout was judged again by the settings of its next use: the
+        # daemon restarted with a longer timeout took it back (200).
+        data = tempfile.TemporaryDirectory(prefix="kimi-it-sessions-")
+        self.addCleanup(data.cleanup)
+        config = fast_auth_config(session_idle_timeout_ms=1000)
+        config["storage"]["data_dir"] = data.name
+        first = Daemon(config=config)
+        self.addCleanup(first.close)
+        code, otp, err = run_to_exit([KIMICTL, "admin", "bootstrap", "--data-dir", data.name])
+        self.assertEqual(code, 0, err)
+        reply = post_json(first, "/admin/v1/session", {"username": "admin", "password": otp.strip()}, auth=None)
+        self.assertEqual(reply.status, 200, reply.body)
+        cookie = {"Cookie": reply.headers["set-cookie"].split(";")[0]}
+        time.sleep(1.5)  # past the idle timeout: the session has ended
+        first.stop()
+        first.wait_exit()
+        config["auth"]["session_idle_timeout_ms"] = 3600000
+        second = Daemon(config=config)
+        self.addCleanup(second.close)
+        self.addCleanup(second.stop)
+        assert_error(self, request(second, "GET", "/admin/v1/session", cookie), 401, "authentication_error")
+        reply = post_json(second, "/admin/v1/session", {"username": "admin", "password": otp.strip()}, auth=None)
+        self.assertEqual(reply.status, 200, reply.body)
+        fresh = {"Cookie": reply.headers["set-cookie"].split(";")[0]}
+        self.assertEqual(request(second, "GET", "/admin/v1/session", fresh).status, 200)
+
     def test_percent_encoded_cookies_are_not_read_decoded(self):
         # Other applications on the appliance's host name may set percent-encoded cookies, which
         # the browser sends here too: the session beside them still works. Decoded, a cookie
@@ -596,6 +664,14 @@ class ConsoleSessionTest(unittest.TestCase):
                      "permission_error")
         reply = self.with_cookie("POST", "/admin/v1/session/password", session, csrf, change)
         self.assertEqual(reply.status, 200, reply.body)
+        # Every session of the user ends, this one too (a copy of its id may be why the password
+        # changes): the caller goes on with the new session the reply sets, and its token.
+        assert_error(self, self.with_cookie("GET", "/admin/v1/session", session), 401, "authentication_error")
+        for flag in ("HttpOnly", "Secure", "SameSite=Strict", "Path=/"):
+            self.assertIn(flag, reply.headers["set-cookie"])
+        old_csrf = csrf
+        session, csrf = reply.headers["set-cookie"].split(";")[0].split("=", 1)[1], reply.json()["csrf_token"]
+        self.assertNotEqual(csrf, old_csrf)
 
         self.assertEqual(self.with_cookie("GET", "/admin/v1/keys", session).status, 200)
         new_key = {"name": "from-console", "role": "user"}

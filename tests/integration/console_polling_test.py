@@ -54,7 +54,7 @@ class ConsolePollingTest(unittest.TestCase):
                              {"old_password": one_time, "new_password": password},
                              {"Cookie": cookie, "X-CSRF-Token": csrf})
         self.assertEqual(reply.status, 200, reply.body)
-        return cookie
+        return "kimi_session=" + reply.headers["set-cookie"].split(";")[0].split("=", 1)[1]  # the change's new session
 
     def test_console_polling_and_sign_in_probes_add_no_record_but_denials_do(self):
         cookie = self.sign_in("operator-1", "operator")

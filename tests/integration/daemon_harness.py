@@ -323,9 +323,12 @@ def read_reply(sock):
 
 
 def send_request(sock, method, path, headers=None, body=b""):
-    """Writes one request (Connection: close) on an open socket."""
-    head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" % (method, path)
-    for k, v in (headers or {}).items():
+    """Writes one request (Connection: close) on an open socket; its Host is 127.0.0.1 unless
+    `headers` names another."""
+    headers = dict(headers or {})
+    host = next((headers.pop(k) for k in list(headers) if k.lower() == "host"), "127.0.0.1")
+    head = "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n" % (method, path, host)
+    for k, v in headers.items():
         head += "%s: %s\r\n" % (k, v)
     if body:
         head += "Content-Length: %d\r\n" % len(body)

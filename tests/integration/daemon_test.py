@@ -113,12 +113,12 @@ class ServingTest(unittest.TestCase):
 
     def test_oversized_body_is_413_before_reading_it(self):
         with self.daemon.connect() as s:
-            s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (8 * 1024 * 1024 + 1))
+            s.sendall(b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % (8 * 1024 * 1024 + 1))
             assert_openai_error(self, read_reply(s), 413, "request_too_large")
 
     def test_oversized_headers_are_431(self):
         with self.daemon.connect() as s:
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"a" * 4000 + b"\r\n")
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Filler: " + b"a" * 4000 + b"\r\n")
             for i in range(5):  # 20 KB of headers, over the 16 KiB default
                 s.sendall(b"X-More-%d: %s\r\n" % (i, b"b" * 4000))
             s.sendall(b"\r\n")
@@ -135,11 +135,11 @@ class ServingTest(unittest.TestCase):
 
     def test_keep_alive_and_pipelining_stay_in_step(self):
         with self.daemon.connect() as s:
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p1\r\n\r\n"
-                      b"POST /nope HTTP/1.1\r\nHost: x\r\n" + self.daemon.auth_header() +
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: p1\r\n\r\n"
+                      b"POST /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n" + self.daemon.auth_header() +
                       b"Content-Length: 5\r\nX-Request-Id: p2\r\n\r\nhello"
-                      b"POST /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p3\r\n\r\n"
-                      b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: p4\r\n\r\n")
+                      b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: p3\r\n\r\n"
+                      b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: p4\r\n\r\n")
             replies = [read_reply(s) for _ in range(4)]
         self.assertEqual([r.status for r in replies], [200, 404, 405, 200])
         # Each reply carries its own request's id, in order: the ids the server gave them.
@@ -149,14 +149,14 @@ class ServingTest(unittest.TestCase):
 
     def test_malformed_request_is_400_json(self):
         with self.daemon.connect() as s:
-            s.sendall(b"GET / HTTP/1.1\nHost: x\n\n")
+            s.sendall(b"GET / HTTP/1.1\nHost: 127.0.0.1\n\n")
             assert_openai_error(self, read_reply(s), 400, "malformed_request")
 
     def test_a_malformed_request_closes_its_connection(self):
         # A NUL in the target: answered 400 and the connection kept, the bytes after it were
         # read as a second request (two parsers disagreeing on where a request ends).
         with self.daemon.connect() as s:
-            s.sendall(b"GET /healthz\x00 HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /healthz\x00 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             assert_openai_error(self, read_reply(s), 400, "malformed_request")
             s.settimeout(10)
             self.assertEqual(s.recv(4096), b"", "a second reply on a connection that should be closed")
@@ -166,10 +166,10 @@ class ServingTest(unittest.TestCase):
         # The connection closes after a refused request with a chunked body: its response must
         # say so, not offer keep-alive to a client that pipelines the next request behind it.
         with self.daemon.connect() as s:
-            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+            s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
                       self.daemon.api_key.encode() + b"\r\nContent-Type: application/json\r\n"
                       b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
-                      b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                      b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             reply = read_reply(s)
             self.assertEqual(reply.status, 400, reply.body)
             self.assertEqual(reply.headers.get("connection", "").lower(), "close", reply.headers)
@@ -182,9 +182,9 @@ class ServingTest(unittest.TestCase):
         body = b'{"model":"m","prompt":"hi"}'
         for size_line in (b"0x%x\r\n", b"+%x\r\n", b"   %x\r\n", b"%x \r\n", b"%x\n"):
             with self.subTest(size_line), self.daemon.connect() as s:
-                s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n" + self.daemon.auth_header() +
+                s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + self.daemon.auth_header() +
                           b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                          size_line % len(body) + body + b"\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                          size_line % len(body) + body + b"\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 reply = assert_openai_error(self, read_reply(s), 400, "malformed_request")
                 self.assertIn("chunked", reply["message"])
                 s.settimeout(10)
@@ -197,7 +197,7 @@ class ServingTest(unittest.TestCase):
                                  ("/v1/chat/completions", b"Authorization: Bearer sk-kimi-wrong\r\n"),
                                  ("/no/such/path", b"")):
             with self.subTest(path=path, credential=credential), self.daemon.connect(timeout=5) as s:
-                s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + credential +
+                s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + credential +
                           b"Content-Type: application/json\r\nContent-Length: 8000000\r\n\r\n")
                 data = b""
                 while b"\r\n\r\n" not in data:
@@ -211,13 +211,13 @@ class ServingTest(unittest.TestCase):
         # Asked to wait for "100 Continue", such a caller gets its 401 instead; a valid one gets 100.
         for credential, expected in ((b"", b"HTTP/1.1 401"), (self.daemon.auth_header(), b"HTTP/1.1 100")):
             with self.daemon.connect(timeout=5) as s:
-                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + credential +
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + credential +
                           b"Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n")
                 self.assertTrue(s.recv(4096).startswith(expected))
 
     def test_a_route_open_to_anyone_takes_a_small_body_only(self):
         with self.daemon.connect() as s:
-            s.sendall(b"POST /admin/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            s.sendall(b"POST /admin/v1/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                       b"Content-Length: %d\r\n\r\n" % (16 * 1024 + 1))
             assert_openai_error(self, read_reply(s), 413, "request_too_large")
         # The cap followed the route the raw target named: "POST /healthz", "DELETE /readyz", any
@@ -227,7 +227,7 @@ class ServingTest(unittest.TestCase):
         # (64 connections: 600+ MB). Without a credential, 16 KiB at most, told from the head.
         for method, target, status in public_requests():
             with self.subTest(method=method, target=target), self.daemon.connect(timeout=10) as s:
-                s.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8388000\r\n"
+                s.sendall(b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 8388000\r\n"
                           b"Expect: 100-continue\r\n\r\n" % (method.encode(), target.encode()))
                 head = b""
                 while b"\r\n\r\n" not in head:
@@ -242,7 +242,7 @@ class LimitsTest(unittest.TestCase):
         daemon = Daemon(limits={"max_body_bytes": 1024})
         try:
             with daemon.connect() as s:
-                s.sendall(b"POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                s.sendall(b"POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
                 for _ in range(4):
                     s.sendall(b"200\r\n" + b"z" * 0x200 + b"\r\n")
                 s.sendall(b"0\r\n\r\n")
@@ -301,7 +301,7 @@ class LimitsTest(unittest.TestCase):
             # The third worker taken too: the next connection waits limits.worker_wait_ms for one,
             # then is refused rather than queued behind the slow clients.
             third = daemon.connect()
-            third.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-3: ")
+            third.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow-3: ")
             slow.append(third)
             refused = request(daemon, "GET", "/healthz")
             assert_openai_error(self, refused, 503, "overloaded")
@@ -336,7 +336,7 @@ class LimitsTest(unittest.TestCase):
             slow = []
             for _ in range(3):
                 s = daemon.connect()
-                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + daemon.auth_header() +
+                s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + daemon.auth_header() +
                           b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"")
                 slow.append(s)
             self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
@@ -355,7 +355,7 @@ class LimitsTest(unittest.TestCase):
         heads = []
         for i in range(count):
             s = daemon.connect()
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow-%d: " % i)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow-%d: " % i)
             heads.append(s)
         return heads
 
@@ -419,9 +419,9 @@ class ShutdownTest(unittest.TestCase):
         try:
             with daemon.connect() as s:
                 # A first request makes sure a worker owns the connection before the signal.
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                 self.assertEqual(read_reply(s).status, 200)
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # half a request
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a request
                 daemon.proc.send_signal(signal.SIGINT)
                 self.assertIsNotNone(daemon.wait_for_event(lambda e: e.get("msg") == "stopped accepting connections"))
                 s.sendall(b"\r\n")

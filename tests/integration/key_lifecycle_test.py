@@ -163,6 +163,7 @@ class UserLifecycleTest(LifecycleCase):
         changed = request(self.daemon, "POST", "/admin/v1/session/password", headers,
                           b'{"old_password": "%s", "new_password": "second-secret-12"}' % out.strip().encode())
         self.assertEqual(changed.status, 200, changed.body)
+        headers.update({"Cookie": changed.headers["set-cookie"].split(";")[0], "X-CSRF-Token": changed.json()["csrf_token"]})
         session = request(self.daemon, "GET", "/admin/v1/session", headers).json()
         self.assertEqual(session["idle_timeout_s"], 1800)
         for path in ("/admin/v1/users/disable", "/admin/v1/users/reset-password"):

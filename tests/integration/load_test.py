@@ -113,7 +113,7 @@ class WorkerSlotTest(unittest.TestCase):
         for _ in range(2):  # both workers hold a keep-alive connection waiting for its next request
             s = daemon.connect()
             self.addCleanup(s.close)
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             self.assertEqual(read_reply(s).status, 200)
             idle.append(s)
         self.assertEqual(request(daemon, "GET", "/healthz").status, 200)
@@ -121,7 +121,7 @@ class WorkerSlotTest(unittest.TestCase):
         self.assertEqual(sorted(closed), [False, True], "exactly one idle connection gives its worker up")
         # The one kept is still served.
         kept = idle[closed.index(False)]
-        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         self.assertEqual(read_reply(kept).status, 200)
 
     def test_request_arriving_on_an_idle_connection_keeps_its_worker(self):
@@ -131,12 +131,12 @@ class WorkerSlotTest(unittest.TestCase):
         self.addCleanup(daemon.close)
         s = daemon.connect()
         self.addCleanup(s.close)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         self.assertEqual(read_reply(s).status, 200)
-        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # half a head: a request in flight
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # half a head: a request in flight
         late = daemon.connect(timeout=120)
         self.addCleanup(late.close)
-        late.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        late.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         self.assertFalse(is_closed(s, 0.5), "a connection with a request in flight was taken back")
         s.sendall(b"Connection: close\r\n\r\n")
         self.assertEqual(read_reply(s).status, 200)

@@ -61,7 +61,7 @@ class HostileBodyTest(unittest.TestCase):
             if method not in ("POST", "PUT", "PATCH"):
                 continue  # the HTTP library reads no body for them (their heads: ServingTest)
             with self.subTest(method=method, target=target), self.daemon.connect(timeout=10) as s:
-                s.sendall(b"%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                s.sendall(b"%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                           b"Transfer-Encoding: chunked\r\n\r\n%s" % (method.encode(), target.encode(), chunk * 8))
                 reply = read_reply(s)
                 self.assertEqual(reply.status, status, reply.body[:300])

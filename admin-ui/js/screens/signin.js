@@ -46,7 +46,10 @@ export function renderPasswordChange(container, {onSignedIn, currentPassword = '
       replace(status, h('p', {class: 'error', role: 'alert'}, 'The two new passwords differ.'));
       return;
     }
-    await post('/admin/v1/session/password', {old_password: current.value, new_password: fresh.value});
+    // The change ends every session of the user, this one too: the reply's cookie and token are
+    // the new session's.
+    const changed = await post('/admin/v1/session/password', {old_password: current.value, new_password: fresh.value});
+    setCsrfToken(changed.csrf_token);
     onSignedIn(await get('/admin/v1/session'));
   }));
   replace(container, form);
