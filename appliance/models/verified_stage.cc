@@ -90,9 +90,12 @@ Result<RegularFile> OpenVerified(const VerifiedManifest& manifest, const std::st
   }
   if (!opened.ok()) return opened.status();
   if (opened->identity() != *verified) {
-    return Status::Corruption(file + " changed after it was verified: another file (" +
-                              std::to_string(opened->size()) + " bytes) is in place of the one verified (" +
-                              std::to_string(verified->size) + " bytes)");
+    const std::string sizes = opened->size() == verified->size
+                                  ? ""
+                                  : " (" + std::to_string(opened->size()) + " bytes, the one verified " +
+                                        std::to_string(verified->size) + ")";
+    return Status::Corruption(file + " changed after it was verified: another file is in place of the one verified" +
+                              sizes);
   }
   return opened;
 }
