@@ -55,8 +55,7 @@ Result<std::string> HashOne(const HashRange& range, std::vector<char>& buffer, E
                             std::atomic<uint64_t>* bytes_done, const std::atomic<bool>* cancel) {
   KIMI_ASSIGN_OR_RETURN(const RegularFile in, OpenRegularFile(range.path));
   if (range.planned && in.identity() != *range.planned) {
-    return Status::IOError(range.path +
-                           " was replaced or changed after it was listed (changed while copying?)");
+    return Status::IOError(range.path + " was replaced or changed after it was listed");
   }
   FileDescriptor out(range.copy_to.empty() ? -1 : open(range.copy_to.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
   if (!range.copy_to.empty() && out.get() < 0) {

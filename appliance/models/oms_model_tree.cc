@@ -38,9 +38,8 @@ Result<std::vector<ModelFile>> ListModelFiles(const std::string& model_path, con
   if (ec || !fs::exists(top)) return Status::NotFound("model path " + model_path + " does not exist");
   if (fs::is_symlink(top)) return Status::InvalidArgument("model path " + model_path + " is a symbolic link; give its target");
   if (fs::is_regular_file(top)) {
-    uint64_t size = fs::file_size(model_path, ec);
-    if (ec) return Status::IOError("cannot stat " + model_path + ": " + ec.message());
-    return std::vector<ModelFile>{{".", model_path, size}};
+    KIMI_ASSIGN_OR_RETURN(FileIdentity seen, IdentityAt(model_path));
+    return std::vector<ModelFile>{{".", model_path, seen.size, seen}};
   }
   if (!fs::is_directory(top)) return Status::InvalidArgument("model path " + model_path + " is neither a file nor a directory");
 
@@ -68,14 +67,14 @@ Result<std::vector<ModelFile>> ListModelFiles(const std::string& model_path, con
         return Status::InvalidArgument("symbolic link \"" + name + "\" points outside the model directory");
       if (!fs::is_regular_file(target, ec))
         return Status::InvalidArgument("symbolic link \"" + name + "\" does not point to a regular file");
-      files.push_back({name, target.string(), fs::file_size(target, ec)});
+      KIMI_ASSIGN_OR_RETURN(FileIdentity seen, IdentityAt(target.string()));
+      files.push_back({name, target.string(), seen.size, seen});
       continue;
     }
     if (fs::is_directory(st)) continue;
     if (!fs::is_regular_file(st)) return Status::InvalidArgument("\"" + name + "\" is not a regular file (fifo, socket or device)");
-    uint64_t size = fs::file_size(entry.path(), ec);
-    if (ec) return Status::IOError("cannot stat " + name + ": " + ec.message());
-    files.push_back({name, entry.path().string(), size});
+    KIMI_ASSIGN_OR_RETURN(FileIdentity seen, IdentityAt(entry.path().string()));
+    files.push_back({name, entry.path().string(), seen.size, seen});
   }
   std::sort(files.begin(), files.end(), [](const ModelFile& a, const ModelFile& b) {
     ManifestResource ra, rb;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kimi/regular_file.h"
 #include "kimi/status.h"
 
 namespace kimi::models {
@@ -21,6 +22,9 @@ struct ModelFile {
   std::string name;      // relative to the model root; "." for a single-file model
   std::string abs_path;  // what to open (a symlink's resolved target when links are allowed)
   uint64_t size = 0;
+  // The file abs_path named when it was listed: what is hashed must be this very file, and what
+  // the engine later opens too (a name may be renamed over in between).
+  FileIdentity identity;
 };
 
 struct ModelTreeOptions {

@@ -47,6 +47,14 @@ struct Expected {
   std::vector<ManifestResource> resources;  // same order as ranges
 };
 
+// A range of `f` to hash, read from the very file listed: the identity the manifest then
+// carries is the file whose bytes were hashed, whatever was renamed over its name meanwhile.
+HashRange ListedRange(const ModelFile& f, uint64_t offset, uint64_t length, bool to_eof) {
+  HashRange range{f.abs_path, offset, length, to_eof};
+  range.planned = f.identity;
+  return range;
+}
+
 Status MatchFilesToManifest(const SignedStatement& st, const std::vector<ModelFile>& files, Expected* out) {
   std::map<std::string, const ModelFile*> on_disk;
   for (const auto& f : files) on_disk[f.name] = &f;
@@ -67,7 +75,7 @@ Status MatchFilesToManifest(const SignedStatement& st, const std::vector<ModelFi
   for (const auto& [path, signed_items] : by_path) {
     const ModelFile& f = *on_disk[path];
     if (st.method == SerializationMethod::kFiles) {
-      out->ranges.push_back({f.abs_path, 0, f.size, /*to_eof=*/true});
+      out->ranges.push_back(ListedRange(f, 0, f.size, /*to_eof=*/true));
       out->resources.push_back(*signed_items[0]);
       continue;
     }
@@ -83,7 +91,7 @@ Status MatchFilesToManifest(const SignedStatement& st, const std::vector<ModelFi
                       " bytes, which does not match its signed shards (size changed)");
     for (size_t i = 0; i < shards.size(); ++i) {
       bool last = i + 1 == shards.size();
-      out->ranges.push_back({f.abs_path, shards[i].first, shards[i].second - shards[i].first, last});
+      out->ranges.push_back(ListedRange(f, shards[i].first, shards[i].second - shards[i].first, last));
       out->resources.push_back(*signed_items[i]);
     }
   }
@@ -119,6 +127,11 @@ std::vector<std::string> VerifiedManifest::files() const {
     if (out.empty() || out.back() != e.path) out.push_back(e.path);
   }
   return out;
+}
+
+const FileIdentity* VerifiedManifest::verified_file(const std::string& path) const {
+  auto it = identities_.find(path);
+  return it == identities_.end() ? nullptr : &it->second;
 }
 
 uint64_t VerifiedManifest::file_size(const std::string& path) const {
@@ -176,6 +189,7 @@ Result<VerifiedManifest> ModelVerifier::Verify(const VerifyRequest& request, con
     }
     uint64_t end = st.method == SerializationMethod::kShards ? r.end : expected.ranges[i].length;
     manifest.entries_.push_back({r.name, r.path, r.start, end, HexEncode(r.digest)});
+    manifest.identities_[r.path] = *expected.ranges[i].planned;
     manifest.total_bytes_ += expected.ranges[i].length;
   }
   if (!mismatched.empty()) {

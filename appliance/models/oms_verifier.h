@@ -16,9 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "kimi/regular_file.h"
 #include "kimi/status.h"
 #include "models/oms_hasher.h"
 #include "models/oms_signature.h"
@@ -51,6 +53,10 @@ class VerifiedManifest {
   std::vector<std::string> files() const;  // distinct paths, canonical order
   // The signed size of `path`: where its last signed range ends (0 for a path not signed).
   uint64_t file_size(const std::string& path) const;
+  // The file (device, inode, size) whose bytes were found to be `path`'s signed bytes; null for
+  // a path not signed. A name can be renamed over after verification: whoever opens `path`
+  // later must find this file there, or it reads bytes nobody verified.
+  const FileIdentity* verified_file(const std::string& path) const;
   uint64_t total_bytes() const { return total_bytes_; }
   bool legacy_format() const { return legacy_; }
 
@@ -65,6 +71,7 @@ class VerifiedManifest {
   SerializationMethod method_ = SerializationMethod::kFiles;
   uint64_t shard_size_ = 0;
   std::vector<Entry> entries_;
+  std::map<std::string, FileIdentity> identities_;  // by path
   uint64_t total_bytes_ = 0;
   bool legacy_ = false;
 };

@@ -77,6 +77,29 @@ Status CheckAgainstEntries(const VerifiedManifest& manifest, const std::string& 
   return Status::OK();
 }
 
+// `file` opened again for the engine, which must find there the very file whose bytes the
+// verifier hashed: a shard renamed over since would be mapped and served unverified until the
+// served-bytes check after the load found it. A link is followed (a signature may allow links
+// inside the model): what decides is the file it leads to.
+Result<RegularFile> OpenVerified(const VerifiedManifest& manifest, const std::string& path, const std::string& file) {
+  const FileIdentity* verified = manifest.verified_file(file);
+  if (verified == nullptr) return Status::Internal(file + " has no verified file in its manifest");
+  Result<RegularFile> opened = OpenRegularFile(path, FinalLink::kFollow);
+  if (opened.status().code() == Status::Code::kInvalidArgument || opened.status().code() == Status::Code::kNotFound) {
+    return Status::Corruption(file + " changed after it was verified: " + opened.status().message());
+  }
+  if (!opened.ok()) return opened.status();
+  if (opened->identity() != *verified) {
+    const std::string sizes = opened->size() == verified->size
+                                  ? ""
+                                  : " (" + std::to_string(opened->size()) + " bytes, the one verified " +
+                                        std::to_string(verified->size) + ")";
+    return Status::Corruption(file + " changed after it was verified: another file is in place of the one verified" +
+                              sizes);
+  }
+  return opened;
+}
+
 // Whether `path` (relative to the model root) is a weight shard: linked, not copied.
 bool IsWeightShard(const std::string& path) {
   constexpr std::string_view kSuffix = ".safetensors";
@@ -106,7 +129,11 @@ Result<std::unique_ptr<VerifiedStage>> VerifiedStage::Create(const VerifiedManif
     // grown (sparsely) past the limit after verification would otherwise have been linked.
     const uint64_t signed_size = manifest.file_size(file);
     if (IsWeightShard(file) || signed_size > kMaxStagedFileBytes) {
-      if (::symlink(source.c_str(), target.c_str()) != 0) return Errno("cannot link " + target.string());
+      // Linked to the descriptor, not the name: the engine opens the file checked here.
+      KIMI_ASSIGN_OR_RETURN(RegularFile verified, OpenVerified(manifest, source.string(), file));
+      const std::string descriptor = "/proc/self/fd/" + std::to_string(verified.fd());
+      if (::symlink(descriptor.c_str(), target.c_str()) != 0) return Errno("cannot link " + target.string());
+      stage->linked_.push_back(std::move(verified));
       continue;
     }
     KIMI_ASSIGN_OR_RETURN(std::string bytes, ReadSigned(source.string(), file, signed_size));
