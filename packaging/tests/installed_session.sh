@@ -16,7 +16,10 @@ base=https://127.0.0.1:8443
 cert="$root/var/lib/kimi-appliance/tls/cert.pem"
 log="$root/var/log/kimi-appliance/daemon.log"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+pid=
+stopped=no
+# Nothing outlives the session: a daemon still running when it ends, on a failure too, is killed.
+trap '[ -z "$pid" ] || [ "$stopped" = yes ] || kill -KILL "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; echo "--- daemon log"; tail -40 "$log"; exit 1; }
 # A JSON field of a file, by a Python expression on `j` (the test host's python3; the
 # installed root is a minimal Debian without it).
@@ -62,8 +65,16 @@ session=$(sed -n 's/^[Ss]et-[Cc]ookie: kimi_session=\([^;]*\);.*/\1/p' "$work/he
 [ -n "$session" ] || fail "no session cookie"
 as_admin=(-H "Cookie: kimi_session=$session" -H "X-CSRF-Token: $csrf" -H "Content-Type: application/json")
 printf '{"old_password": "%s", "new_password": "a-fresh-console-passphrase"}' "$otp" >"$work/change.json"
-status=$(call "${as_admin[@]}" --data-binary @"$work/change.json" "$base/admin/v1/session/password")
+status=$(call -D "$work/headers" "${as_admin[@]}" --data-binary @"$work/change.json" "$base/admin/v1/session/password")
 [ "$status" = 200 ] || fail "password change: $status $(cat "$work/body")"
+# The change ends the session it was made with and answers a new one.
+old_session=("${as_admin[@]}")
+csrf=$(field "$work/body" 'j["csrf_token"]')
+session=$(sed -n 's/^[Ss]et-[Cc]ookie: kimi_session=\([^;]*\);.*/\1/p' "$work/headers")
+[ -n "$session" ] || fail "no new session cookie after the password change"
+as_admin=(-H "Cookie: kimi_session=$session" -H "X-CSRF-Token: $csrf" -H "Content-Type: application/json")
+status=$(call "${old_session[@]}" --data-binary '{"name": "stale", "role": "user"}' "$base/admin/v1/keys")
+[ "$status" = 401 ] || fail "the session the password was changed with still answers $status"
 echo "signed in as admin with the one-time password and changed it"
 
 status=$(call "${as_admin[@]}" --data-binary '{"name": "install-test", "role": "user"}' "$base/admin/v1/keys")
@@ -99,6 +110,7 @@ status=$(call -H "Content-Type: application/json" --data-binary "$request" "$bas
 kill -TERM "$pid"
 code=0
 wait "$pid" || code=$?
+stopped=yes
 [ "$code" = 0 ] || fail "the daemon exited $code after SIGTERM"
 echo "daemon stopped cleanly"
 
