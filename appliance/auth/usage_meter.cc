@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <string_view>
 
 #include "kimi/log.h"
 
@@ -131,27 +132,24 @@ Result<std::unique_ptr<UsageMeter::Lease>> UsageMeter::Begin(const Principal& pr
                                      " tokens per minute (tokens_per_minute) is used up" + in_flight_note +
                                      "; retry in " + std::to_string(*retry_after_s) + " s");
   }
+  // A period's quota used up, or used up only with what requests in flight hold: then free
+  // again as they end (Retry-After 1), not at the period's end.
+  auto within = [&](int64_t used, int64_t quota, std::string_view per, int64_t period_end_ms,
+                    std::string_view resets) -> Status {
+    if (quota <= 0 || used + held_by_others < quota) return Status::OK();
+    const bool used_up = used >= quota;
+    *retry_after_s = used_up ? SecondsUntil(now, period_end_ms) : 1;
+    return Status::ResourceExhausted("this API key's quota of " + std::to_string(quota) + " tokens per " +
+                                     std::string(per) + " (tokens_per_" + std::string(per) + ") is used up (" +
+                                     std::to_string(used) + " used" + in_flight_note + "); " +
+                                     (used_up ? std::string(resets) : "retry when they end"));
+  };
   if (quotas) {
     KIMI_ASSIGN_OR_RETURN(KeyUsage usage, ledger_->Read(key_id, UtcDayStartMs(now), UtcMonthStartMs(now)));
-    // Used up only with what requests in flight hold: free again as they end (Retry-After 1),
-    // not at the period's end.
-    if (limits.tokens_per_day > 0 && usage.day.tokens() + held_by_others >= limits.tokens_per_day) {
-      const bool used_up = usage.day.tokens() >= limits.tokens_per_day;
-      *retry_after_s = used_up ? SecondsUntil(now, UtcDayStartMs(now) + kDayMs) : 1;
-      return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_day) +
-                                       " tokens per day (tokens_per_day) is used up (" +
-                                       std::to_string(usage.day.tokens()) + " used" + in_flight_note + "); " +
-                                       (used_up ? "it resets at 00:00 UTC" : "retry when they end"));
-    }
-    if (limits.tokens_per_month > 0 && usage.month.tokens() + held_by_others >= limits.tokens_per_month) {
-      const bool used_up = usage.month.tokens() >= limits.tokens_per_month;
-      *retry_after_s = used_up ? SecondsUntil(now, NextUtcMonthStartMs(now)) : 1;
-      return Status::ResourceExhausted("this API key's quota of " + std::to_string(limits.tokens_per_month) +
-                                       " tokens per month (tokens_per_month) is used up (" +
-                                       std::to_string(usage.month.tokens()) + " used" + in_flight_note + "); " +
-                                       (used_up ? "it resets on the first of the month, 00:00 UTC"
-                                                : "retry when they end"));
-    }
+    KIMI_RETURN_IF_ERROR(within(usage.day.tokens(), limits.tokens_per_day, "day", UtcDayStartMs(now) + kDayMs,
+                                "it resets at 00:00 UTC"));
+    KIMI_RETURN_IF_ERROR(within(usage.month.tokens(), limits.tokens_per_month, "month", NextUtcMonthStartMs(now),
+                                "it resets on the first of the month, 00:00 UTC"));
   }
   lease->held_tokens_ = std::max<int64_t>(0, most_tokens);
   per_key_[key_id].held_tokens += lease->held_tokens_;
